@@ -1,0 +1,1 @@
+"""Performance benchmarks (``make bench``); targets live here, never in unit tests."""

@@ -1,0 +1,61 @@
+"""mdlnb: which encoder is best for my task, all readouts considered?
+
+Minimum-description-length evaluation of representations by readout-model
+switching (stage 1: online training of a board of readouts, stage 2: a
+switching strategy over their next-step log-losses). Units are nats inside;
+every report labels nats and bits.
+
+Submodules are imported lazily, so ``import mdlnb`` is cheap and a
+notebook pays only for what it uses.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from mdlnb._task import Task
+
+__version__ = "0.1.0"
+
+_SUBMODULES = (
+    "cli",
+    "curves",
+    "data",
+    "encoders",
+    "experts",
+    "evaluation",
+    "labelfree",
+    "plots",
+    "prequential",
+    "probes",
+    "ranking",
+    "readouts",
+    "report",
+    "runner",
+    "switching",
+    "transfer",
+)
+
+# Top-level names re-exported from submodules: name -> module.
+_EXPORTS = {
+    "expert_grid": "mdlnb.experts",
+    "Expert": "mdlnb.experts",
+    "evaluate": "mdlnb.evaluation",
+    "Report": "mdlnb.evaluation",
+    "LossMatrix": "mdlnb.prequential",
+}
+
+__all__ = ["Task", "__version__", *_SUBMODULES, *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"mdlnb.{name}")
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'mdlnb' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

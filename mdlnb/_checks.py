@@ -1,0 +1,80 @@
+"""Input validation shared by every public function.
+
+Each check raises ``ValueError`` naming the offending argument, so a user
+sees *which* input is wrong, not a traceback from inside a jitted kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def as_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None = None,
+             dtype: Any = None) -> np.ndarray:
+    """``np.asarray(x)`` with a rank check that names ``name``."""
+    try:
+        a = np.asarray(x, dtype=dtype)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{name}: cannot convert to an array ({e})") from None
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if a.ndim not in allowed:
+            want = " or ".join(str(d) for d in allowed)
+            raise ValueError(f"{name}: expected a {want}-D array, got shape {a.shape}")
+    return a
+
+
+def check_finite(a: np.ndarray, name: str) -> np.ndarray:
+    """Reject NaN and ±inf, naming the first bad index."""
+    a = np.asarray(a)
+    if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
+        bad = np.argwhere(~np.isfinite(a))[0]
+        raise ValueError(f"{name}: contains NaN or inf (first at index {tuple(int(i) for i in bad)})")
+    return a
+
+
+def check_nonempty(a: np.ndarray, name: str) -> np.ndarray:
+    if a.size == 0 or (a.ndim > 0 and a.shape[0] == 0):
+        raise ValueError(f"{name}: is empty (shape {a.shape})")
+    return a
+
+
+def check_labels(y: Any, num_classes: int | None, name: str = "y") -> np.ndarray:
+    """Integer labels in ``[0, num_classes)``; returns an int32 array."""
+    y = as_array(y, name, ndim=1)
+    check_nonempty(y, name)
+    if y.dtype.kind == "f":
+        if not np.all(np.isfinite(y)) or not np.all(y == np.round(y)):
+            raise ValueError(f"{name}: labels must be integers, got non-integer values")
+    elif y.dtype.kind not in "iub":
+        raise ValueError(f"{name}: labels must be integers, got dtype {y.dtype}")
+    y = y.astype(np.int64)
+    if y.min() < 0:
+        raise ValueError(f"{name}: labels must be >= 0, got {int(y.min())}")
+    if num_classes is not None:
+        if int(num_classes) < 1:
+            raise ValueError(f"num_classes: must be >= 1, got {num_classes}")
+        if y.max() >= num_classes:
+            raise ValueError(
+                f"{name}: labels must be in [0, {num_classes}), got {int(y.max())}")
+    return y.astype(np.int32)
+
+
+def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
+    if len(a) != len(b):
+        raise ValueError(f"{name_a} and {name_b}: lengths differ ({len(a)} vs {len(b)})")
+
+
+def check_positive(v: float, name: str, *, strict: bool = True) -> float:
+    ok = v > 0 if strict else v >= 0
+    if not np.isfinite(v) or not ok:
+        raise ValueError(f"{name}: must be {'>' if strict else '>='} 0, got {v}")
+    return v
+
+
+def check_probability(p: float, name: str) -> float:
+    if not (0.0 <= p <= 1.0):
+        raise ValueError(f"{name}: must lie in [0, 1], got {p}")
+    return p

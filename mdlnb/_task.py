@@ -1,0 +1,149 @@
+"""The ``Task``: inputs, integer labels, and what they are."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from mdlnb._checks import as_array, check_finite, check_labels, check_nonempty, check_same_length
+
+GROUPS = ("natural", "specialized", "structured")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Task:
+    """A labelled downstream task.
+
+    Attributes:
+      name: short identifier, e.g. ``"fashion_mnist"``.
+      x: inputs, shape ``(N, ...)``: images ``(N, H, W, C)`` or features ``(N, D)``.
+      y: integer labels in ``[0, num_classes)``, shape ``(N,)``.
+      num_classes: C, the size of the label alphabet (the uniform code costs
+        ``log C`` nats per example).
+      group: ``"natural"``, ``"specialized"``, ``"structured"`` or ``None``.
+      meta: free-form provenance (source, split, preprocessing).
+    """
+
+    name: str
+    x: np.ndarray
+    y: np.ndarray
+    num_classes: int
+    group: str | None = None
+    meta: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name: must be a non-empty string, got {self.name!r}")
+        x = as_array(self.x, "x")
+        if x.ndim < 2:
+            raise ValueError(f"x: expected shape (N, ...) with at least 2 dims, got {x.shape}")
+        check_nonempty(x, "x")
+        if x.dtype.kind not in "fiub":
+            raise ValueError(f"x: must be numeric, got dtype {x.dtype}")
+        check_finite(x, "x")
+        if not isinstance(self.num_classes, (int, np.integer)) or self.num_classes < 2:
+            raise ValueError(f"num_classes: must be an integer >= 2, got {self.num_classes!r}")
+        y = check_labels(self.y, int(self.num_classes), "y")
+        check_same_length(x, y, "x", "y")
+        if self.group is not None and self.group not in GROUPS:
+            raise ValueError(f"group: must be one of {GROUPS} or None, got {self.group!r}")
+        object.__setattr__(self, "x", x)
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "num_classes", int(self.num_classes))
+        object.__setattr__(self, "meta", dict(self.meta))
+
+    # -- basic views ---------------------------------------------------------
+    def __len__(self) -> int:
+        return int(self.y.shape[0])
+
+    @property
+    def n(self) -> int:
+        """Number of examples N."""
+        return len(self)
+
+    @property
+    def features(self) -> np.ndarray:
+        """``x`` flattened to ``(N, D)`` float32."""
+        return self.x.reshape(len(self), -1).astype(np.float32, copy=False)
+
+    def __repr__(self) -> str:
+        return (f"Task(name={self.name!r}, N={self.n}, x={self.x.shape[1:]}, "
+                f"num_classes={self.num_classes}, group={self.group!r})")
+
+    def replace(self, **changes: Any) -> "Task":
+        return dataclasses.replace(self, **changes)
+
+    def take(self, idx: Any, *, name: str | None = None) -> "Task":
+        """The sub-task at indices ``idx`` (order kept)."""
+        idx = np.asarray(idx)
+        return self.replace(x=self.x[idx], y=self.y[idx], name=name or self.name)
+
+    def subsample(self, n: int, seed: int = 0) -> "Task":
+        """A uniformly random subset of ``n`` examples (without replacement)."""
+        if not 1 <= n <= self.n:
+            raise ValueError(f"n: must be in [1, {self.n}], got {n}")
+        idx = np.sort(np.random.default_rng(seed).choice(self.n, size=n, replace=False))
+        return self.take(idx).replace(meta={**self.meta, "subsample": {"n": n, "seed": seed}})
+
+    # -- user data -----------------------------------------------------------
+    @classmethod
+    def from_arrays(cls, x: Any, y: Any, *, name: str = "user", num_classes: int | None = None,
+                    **kw: Any) -> "Task":
+        """Build a task from arrays; ``num_classes`` defaults to ``max(y) + 1``."""
+        y = check_labels(y, None, "y")
+        c = int(num_classes) if num_classes is not None else max(int(y.max()) + 1, 2)
+        return cls(name=name, x=np.asarray(x), y=y, num_classes=c, **kw)
+
+    @classmethod
+    def from_npz(cls, path: str | Path, *, x_key: str = "x", y_key: str = "y",
+                 name: str | None = None, num_classes: int | None = None, **kw: Any) -> "Task":
+        """Load ``x`` and ``y`` arrays from an ``.npz`` file."""
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"path: no such file {str(path)!r}")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                keys = set(z.files)
+                for k, arg in ((x_key, "x_key"), (y_key, "y_key")):
+                    if k not in keys:
+                        raise ValueError(f"{arg}: {k!r} not in {path.name} (keys: {sorted(keys)})")
+                x, y = z[x_key], z[y_key]
+                if num_classes is None and "num_classes" in keys:
+                    num_classes = int(z["num_classes"])
+        except (OSError, EOFError) as e:
+            raise ValueError(f"path: {str(path)!r} is not a readable .npz file ({e})") from None
+        return cls.from_arrays(x, y, name=name or path.stem, num_classes=num_classes, **kw)
+
+    @classmethod
+    def from_parquet(cls, path: str | Path, *, y_key: str = "y", x_key: str | None = "x",
+                     name: str | None = None, num_classes: int | None = None, **kw: Any) -> "Task":
+        """Load a table: label column ``y_key``; features from column ``x_key``
+        (list-valued) if present, else every other numeric column."""
+        import pandas as pd
+
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"path: no such file {str(path)!r}")
+        try:
+            df = pd.read_parquet(path)
+        except Exception as e:  # pyarrow raises several types
+            raise ValueError(f"path: {str(path)!r} is not a readable parquet file ({e})") from None
+        if y_key not in df.columns:
+            raise ValueError(f"y_key: column {y_key!r} not in {path.name}")
+        if x_key is not None and x_key in df.columns:
+            x = np.stack([np.asarray(v, dtype=np.float32) for v in df[x_key]])
+        else:
+            cols = [c for c in df.columns if c != y_key and np.issubdtype(df[c].dtype, np.number)]
+            if not cols:
+                raise ValueError(f"path: {path.name} has no numeric feature columns")
+            x = df[cols].to_numpy(np.float32)
+        return cls.from_arrays(x, df[y_key].to_numpy(), name=name or path.stem,
+                               num_classes=num_classes, **kw)
+
+    def to_npz(self, path: str | Path) -> Path:
+        from mdlnb._io import atomic_savez
+
+        return atomic_savez(path, x=self.x, y=self.y, num_classes=np.int64(self.num_classes))
