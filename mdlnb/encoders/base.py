@@ -1,0 +1,122 @@
+"""The ``Encoder`` interface and cached feature extraction.
+
+An encoder maps a batch of images, float32 ``(B, H, W, C)`` with values in
+``[0, 1]``, to features ``(B, D)``. Every encoder family (pretrained
+EfficientNet-Lite, self-pretrained ResNet/ViT) returns this one type, so the
+studies treat them alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from mdlnb._io import atomic_savez, cache_dir, content_hash
+from mdlnb._task import Task
+
+ApplyFn = Callable[[Any, Any], Any]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Encoder:
+    """A feature extractor.
+
+    Attributes:
+      name: identifier, part of the feature-cache key (e.g. ``"efficientnet_lite0"``).
+      params: parameter pytree (arrays).
+      apply: ``apply(params, images) -> features``; images float32
+        ``(B, H, W, channels)`` in ``[0, 1]``, features ``(B, feature_dim)``.
+      input_size: ``(H, W)`` the encoder expects; inputs are resized to it.
+      channels: 1 or 3; grey images are repeated to 3 channels, colour
+        images averaged to 1, as needed.
+      feature_dim: D.
+      meta: provenance (objective, architecture, size, training steps, seed).
+    """
+
+    name: str
+    params: Any
+    apply: ApplyFn
+    input_size: tuple[int, int]
+    channels: int
+    feature_dim: int
+    meta: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def fingerprint(self) -> str:
+        """Content hash of the name, shapes and parameter values."""
+        import jax
+
+        leaves = [np.asarray(v) for v in jax.tree_util.tree_leaves(self.params)]
+        return content_hash(self.name, self.input_size, self.channels, leaves)
+
+
+def prepare_images(images: Any, input_size: tuple[int, int], channels: int) -> np.ndarray:
+    """uint8/float images ``(B, H, W[, C])`` → float32 ``(B, *input_size, channels)`` in [0, 1].
+
+    uint8 is divided by 255; floats are taken to be in [0, 1] already.
+    Resizing is bilinear (``jax.image.resize``), antialiased when shrinking.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    x = np.asarray(images)
+    if x.ndim == 3:
+        x = x[..., None]
+    if x.ndim != 4:
+        raise ValueError(f"images: expected (B, H, W) or (B, H, W, C), got shape {x.shape}")
+    x = x.astype(np.float32) / 255.0 if x.dtype == np.uint8 else x.astype(np.float32)
+    c = x.shape[-1]
+    if c != channels:
+        if c == 1 and channels == 3:
+            x = np.repeat(x, 3, axis=-1)
+        elif c == 3 and channels == 1:
+            x = x.mean(axis=-1, keepdims=True)
+        else:
+            raise ValueError(f"images: cannot map {c} channels to {channels}")
+    if tuple(x.shape[1:3]) != tuple(input_size):
+        x = np.asarray(jax.image.resize(jnp.asarray(x), (x.shape[0], *input_size, channels),
+                                        method="bilinear", antialias=True))
+    return x
+
+
+def features(encoder: Encoder, task: Task, *, batch_size: int = 128, cache: bool = True,
+             progress: bool = False) -> Task:
+    """The task with ``x`` replaced by the encoder's features ``(N, D)`` float32.
+
+    Features are cached on disk under ``cache_dir("features")``, keyed by the
+    encoder's fingerprint, the task's images and the preprocessing.
+    """
+    import jax
+
+    if batch_size < 1:
+        raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
+    key = content_hash("features-v1", encoder.fingerprint(), task.x, encoder.input_size,
+                       encoder.channels)
+    path = cache_dir("features") / f"{encoder.name}-{task.name}-{key}.npz"
+    if cache and path.exists():
+        with np.load(path) as z:
+            feats = z["features"]
+    else:
+        fn = jax.jit(encoder.apply)
+        chunks = []
+        it = range(0, task.n, batch_size)
+        if progress:
+            from tqdm.auto import tqdm
+
+            it = tqdm(it, desc=f"{encoder.name} features", unit="batch")
+        for i in it:
+            xb = prepare_images(task.x[i:i + batch_size], encoder.input_size, encoder.channels)
+            if xb.shape[0] < batch_size and task.n > batch_size:  # keep one compiled shape
+                pad = np.zeros((batch_size - xb.shape[0], *xb.shape[1:]), xb.dtype)
+                out = np.asarray(fn(encoder.params, np.concatenate([xb, pad])))[: xb.shape[0]]
+            else:
+                out = np.asarray(fn(encoder.params, xb))
+            chunks.append(out.astype(np.float32))
+        feats = np.concatenate(chunks)
+        if not np.all(np.isfinite(feats)):
+            raise ValueError(f"encoder: {encoder.name} produced non-finite features on {task.name}")
+        if cache:
+            atomic_savez(path, features=feats)
+    meta = {**task.meta, "encoder": encoder.name, "encoder_meta": dict(encoder.meta)}
+    return task.replace(x=feats, name=task.name, meta=meta)
