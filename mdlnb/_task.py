@@ -104,6 +104,10 @@ class Task:
         path = Path(path)
         if not path.is_file():
             raise ValueError(f"path: no such file {str(path)!r}")
+        import zipfile
+
+        if not zipfile.is_zipfile(path):
+            raise ValueError(f"path: {str(path)!r} is not a readable .npz file (not a zip archive)")
         try:
             with np.load(path, allow_pickle=False) as z:
                 keys = set(z.files)
@@ -113,7 +117,7 @@ class Task:
                 x, y = z[x_key], z[y_key]
                 if num_classes is None and "num_classes" in keys:
                     num_classes = int(z["num_classes"])
-        except (OSError, EOFError) as e:
+        except (OSError, EOFError, zipfile.BadZipFile) as e:
             raise ValueError(f"path: {str(path)!r} is not a readable .npz file ({e})") from None
         return cls.from_arrays(x, y, name=name or path.stem, num_classes=num_classes, **kw)
 

@@ -1,0 +1,27 @@
+"""Every notebook runs end to end with its ``smoke`` parameters."""
+
+import json
+
+import pytest
+
+from mdlnb import runner
+
+NOTEBOOKS = runner.available()
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_smoke(name, tmp_path):
+    out = runner.run(name, "smoke", out_dir=tmp_path / "nb",
+                     parameters={"paper_dir": str(tmp_path / "paper")})
+    nb = json.loads(out.read_text())
+    errors = [o for c in nb["cells"] if c["cell_type"] == "code"
+              for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors
+    # A notebook that saves nothing to paper/ has not done its job.
+    assert any((tmp_path / "paper").iterdir()), f"{name} wrote nothing to paper_dir"
+
+
+def test_profiles_are_known():
+    with pytest.raises(ValueError, match="profile"):
+        runner.profile_parameters("quickstart", "huge")

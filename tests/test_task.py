@@ -1,0 +1,117 @@
+"""Task construction, validation, user-data loaders; cache keys and atomic IO."""
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mdlnb
+from mdlnb import _io
+from mdlnb._checks import check_labels
+
+
+def _task(**kw):
+    args = dict(name="t", x=np.arange(12, dtype=np.float32).reshape(6, 2), y=[0, 1, 2, 0, 1, 2],
+                num_classes=3)
+    args.update(kw)
+    return mdlnb.Task(**args)
+
+
+def test_task_basic_views():
+    t = _task()
+    assert t.n == len(t) == 6
+    np.testing.assert_array_equal(t.features, np.arange(12).reshape(6, 2))
+    assert t.y.dtype == np.int32
+    sub = t.take([4, 1])
+    np.testing.assert_array_equal(sub.y, [1, 1])
+    s = t.subsample(3, seed=1)
+    assert s.n == 3 and s.meta["subsample"] == {"n": 3, "seed": 1}
+    np.testing.assert_array_equal(s.x, t.subsample(3, seed=1).x)
+
+
+@pytest.mark.parametrize("kw, arg", [
+    (dict(x=np.zeros((0, 2)), y=np.zeros(0, int)), "x"),
+    (dict(x=np.array([[np.nan, 0]] * 6)), "x"),
+    (dict(x=np.zeros(6)), "x"),
+    (dict(y=[0, 1, 2, 0, 1, 3]), "y"),
+    (dict(y=[0, 1, 2, 0, 1, -1]), "y"),
+    (dict(y=[0.5, 1, 2, 0, 1, 2]), "y"),
+    (dict(y=[0, 1, 2]), "x and y"),
+    (dict(num_classes=1), "num_classes"),
+    (dict(group="weird"), "group"),
+    (dict(name=""), "name"),
+])
+def test_task_rejects_bad_input_naming_the_argument(kw, arg):
+    with pytest.raises(ValueError, match=f"^{arg}"):
+        _task(**kw)
+
+
+def test_check_labels_accepts_integral_floats():
+    np.testing.assert_array_equal(check_labels(np.array([0.0, 2.0]), 3), [0, 2])
+
+
+def test_from_npz_and_parquet_roundtrip(tmp_path):
+    t = _task()
+    t.to_npz(tmp_path / "a.npz")
+    back = mdlnb.Task.from_npz(tmp_path / "a.npz")
+    np.testing.assert_array_equal(back.x, t.x)
+    assert back.num_classes == 3 and back.name == "a"
+    df = pd.DataFrame({"f0": t.x[:, 0], "f1": t.x[:, 1], "y": t.y})
+    df.to_parquet(tmp_path / "b.parquet")
+    back = mdlnb.Task.from_parquet(tmp_path / "b.parquet")
+    np.testing.assert_array_equal(back.x, t.x)
+    df2 = pd.DataFrame({"x": list(t.x), "y": t.y})
+    df2.to_parquet(tmp_path / "c.parquet")
+    np.testing.assert_array_equal(mdlnb.Task.from_parquet(tmp_path / "c.parquet").x, t.x)
+
+
+def test_loaders_reject_missing_and_corrupt_files(tmp_path):
+    with pytest.raises(ValueError, match="^path: no such file"):
+        mdlnb.Task.from_npz(tmp_path / "missing.npz")
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="^path"):
+        mdlnb.Task.from_npz(tmp_path / "bad.npz")
+    np.savez(tmp_path / "nokey.npz", features=np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="^x_key"):
+        mdlnb.Task.from_npz(tmp_path / "nokey.npz")
+    (tmp_path / "bad.parquet").write_bytes(b"nope")
+    with pytest.raises(ValueError, match="^path"):
+        mdlnb.Task.from_parquet(tmp_path / "bad.parquet")
+
+
+def test_content_hash_is_stable_and_sensitive():
+    a = np.arange(5, dtype=np.float32)
+    h = _io.content_hash(a, {"k": 1, "j": [1, 2]})
+    assert h == _io.content_hash(a.copy(), {"j": [1, 2], "k": 1})
+    assert h != _io.content_hash(a.astype(np.float64), {"k": 1, "j": [1, 2]})
+    assert h != _io.content_hash(a, {"k": 2, "j": [1, 2]})
+    b = a.copy(); b[0] = 1
+    assert h != _io.content_hash(b, {"k": 1, "j": [1, 2]})
+
+
+def test_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    path = tmp_path / "x.npz"
+    _io.atomic_savez(path, a=np.ones(3))
+    np.testing.assert_array_equal(np.load(path)["a"], np.ones(3))
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(KeyboardInterrupt):
+        _io.atomic_savez(path, a=np.zeros(3))
+    np.testing.assert_array_equal(np.load(path)["a"], np.ones(3))  # old file intact
+    assert [p.name for p in tmp_path.iterdir()] == ["x.npz"]  # no temp left over
+
+
+def test_cache_dir_honours_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("MDLNB_CACHE", str(tmp_path / "c"))
+    assert _io.cache_dir("losses") == tmp_path / "c" / "losses"
+    assert (tmp_path / "c" / "losses").is_dir()
+
+
+def test_lazy_top_level_api():
+    assert "switching" in dir(mdlnb)
+    with pytest.raises(AttributeError):
+        mdlnb.does_not_exist
