@@ -1,0 +1,136 @@
+"""Readout families as pure ``(init, apply)`` pairs over parameter pytrees.
+
+A readout maps features ``(B, D)`` float32 to class logits ``(B, C)``. The
+board of the paper (App. A.5.1) is a linear layer and MLPs of 1–7 hidden ReLU
+layers. Parameters are a tuple of ``{"w": (d_in, d_out), "b": (d_out,)}``
+layers, so readouts of one architecture stack along a leading axis and
+``jax.vmap`` over it.
+
+Initialisation (documented, deterministic given the key):
+
+* hidden layers: He/Kaiming truncated normal, variance ``2 / d_in``
+  (``jax.nn.initializers.he_normal``, the standard choice for ReLU layers),
+  zero biases;
+* output layer: zeros, so an untrained readout predicts the uniform
+  distribution and codes each label with exactly ``log C`` nats — the
+  prequential code starts from the uniform code rather than from a random
+  guess that costs more than ``log C``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+Params = tuple[dict[str, Any], ...]
+
+DEFAULT_WIDTH = 256
+MAX_HIDDEN_LAYERS = 7
+
+
+@dataclasses.dataclass(frozen=True)
+class Readout:
+    """An architecture: ``hidden_layers`` ReLU layers of ``width`` units, then a linear layer.
+
+    Attributes:
+      name: ``"linear"``, ``"mlp2"``, or ``"mlp2x512"`` when the width is not 256.
+      family: ``"linear"`` or ``"mlp"``.
+      hidden_layers: number of hidden ReLU layers (0 for linear).
+      width: units per hidden layer (0 for linear).
+    """
+
+    name: str
+    family: str
+    hidden_layers: int
+    width: int
+
+    def __post_init__(self) -> None:
+        if self.family not in ("linear", "mlp"):
+            raise ValueError(f"family: must be 'linear' or 'mlp', got {self.family!r}")
+        if self.family == "linear" and (self.hidden_layers, self.width) != (0, 0):
+            raise ValueError("hidden_layers: a linear readout has no hidden layers")
+        if self.family == "mlp":
+            _check_mlp(self.hidden_layers, self.width)
+        if self.name != _name(self.family, self.hidden_layers, self.width):
+            raise ValueError(f"name: expected {_name(self.family, self.hidden_layers, self.width)!r}, "
+                             f"got {self.name!r}; build readouts with linear() or mlp()")
+
+    def layer_sizes(self, in_dim: int, num_classes: int) -> tuple[tuple[int, int], ...]:
+        """``(d_in, d_out)`` of each affine layer, input to output."""
+        dims = [int(in_dim), *[self.width] * self.hidden_layers, int(num_classes)]
+        return tuple(zip(dims[:-1], dims[1:]))
+
+    def num_params(self, in_dim: int, num_classes: int) -> int:
+        """Number of scalar parameters (weights and biases)."""
+        return sum(i * o + o for i, o in self.layer_sizes(in_dim, num_classes))
+
+    def flops(self, in_dim: int, num_classes: int) -> int:
+        """Multiply-adds ×2 of one forward pass for one example (FLOPs)."""
+        return sum(2 * i * o for i, o in self.layer_sizes(in_dim, num_classes))
+
+    def init(self, key: jax.Array, in_dim: int, num_classes: int) -> Params:
+        """Fresh parameters for ``(in_dim,) -> (num_classes,)``; see module docstring."""
+        if in_dim < 1:
+            raise ValueError(f"in_dim: must be >= 1, got {in_dim}")
+        if num_classes < 2:
+            raise ValueError(f"num_classes: must be >= 2, got {num_classes}")
+        sizes = self.layer_sizes(in_dim, num_classes)
+        keys = jax.random.split(key, len(sizes))
+        he = jax.nn.initializers.variance_scaling(2.0, "fan_in", "truncated_normal")
+        layers = []
+        for j, ((i, o), k) in enumerate(zip(sizes, keys)):
+            last = j == len(sizes) - 1
+            w = jnp.zeros((i, o), jnp.float32) if last else he(k, (i, o), jnp.float32)
+            layers.append({"w": w, "b": jnp.zeros((o,), jnp.float32)})
+        return tuple(layers)
+
+    def apply(self, params: Params, x: jax.Array) -> jax.Array:
+        """Logits ``(B, C)`` for features ``x`` ``(B, D)``."""
+        h = x
+        for layer in params[:-1]:
+            h = jax.nn.relu(h @ layer["w"] + layer["b"])
+        return h @ params[-1]["w"] + params[-1]["b"]
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "family": self.family,
+                "hidden_layers": self.hidden_layers, "width": self.width}
+
+
+def _check_mlp(hidden_layers: int, width: int) -> None:
+    if not isinstance(hidden_layers, int) or not 1 <= hidden_layers <= MAX_HIDDEN_LAYERS:
+        raise ValueError(f"hidden_layers: must be an int in [1, {MAX_HIDDEN_LAYERS}], "
+                         f"got {hidden_layers!r}")
+    if not isinstance(width, int) or width < 1:
+        raise ValueError(f"width: must be a positive int, got {width!r}")
+
+
+def _name(family: str, hidden_layers: int, width: int) -> str:
+    if family == "linear":
+        return "linear"
+    return f"mlp{hidden_layers}" + ("" if width == DEFAULT_WIDTH else f"x{width}")
+
+
+def linear() -> Readout:
+    """A linear (softmax-regression) readout."""
+    return Readout("linear", "linear", 0, 0)
+
+
+def mlp(hidden_layers: int, width: int = DEFAULT_WIDTH) -> Readout:
+    """An MLP readout with ``hidden_layers`` ReLU layers of ``width`` units."""
+    _check_mlp(hidden_layers, width)
+    return Readout(_name("mlp", hidden_layers, width), "mlp", hidden_layers, width)
+
+
+def from_config(config: dict[str, Any]) -> Readout:
+    """Inverse of :meth:`Readout.config`."""
+    if config.get("family") == "linear":
+        return linear()
+    return mlp(int(config["hidden_layers"]), int(config["width"]))
+
+
+def board(max_hidden_layers: int = MAX_HIDDEN_LAYERS, width: int = DEFAULT_WIDTH) -> list[Readout]:
+    """The paper's board: linear plus MLPs of 1..``max_hidden_layers`` hidden layers."""
+    return [linear(), *(mlp(h, width) for h in range(1, max_hidden_layers + 1))]
