@@ -1,0 +1,202 @@
+"""A dSprites-like generator (structured group): white shapes on black.
+
+Factors, as in Matthey et al. (2017): shape ∈ {square, ellipse, heart},
+scale ∈ [0.5, 1], orientation, and the (x, y) position of the shape's area
+centroid in pixels (continuous, x = column, y = row, pixel centres at
+integers). Images are binary uint8 (0 or 255) ``(N, S, S, 1)``.
+
+Orientation is measured within each shape's rotational-symmetry period
+(square π/2, ellipse π, heart 2π) and drawn uniformly over it, so every
+orientation label can be read off the pixels. (Real dSprites draws [0, 2π)
+for every shape, which leaves squares and ellipses ambiguous.) A positive
+angle turns the shape counter-clockwise as displayed (rows pointing down).
+
+Tasks, as in VTAB (Zhai et al. 2019, paper Table 3):
+``dsprites_location`` — x position in ``bins`` equal bins over the allowed
+range; ``dsprites_orientation`` — orientation as a fraction of the period, in
+``bins`` equal bins. Defaults: 64×64, 4,000 train / 1,000 test, 16 bins.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from mdlnb._task import Task
+from mdlnb.data.procedural import add_noise, cached, check_count, disjoint_split
+from mdlnb.data.registry import TaskSpec, register
+
+VERSION = 1
+SHAPES = ("square", "ellipse", "heart")
+PERIOD = {"square": np.pi / 2, "ellipse": np.pi, "heart": 2 * np.pi}
+RADIUS = 0.18     # bounding radius at scale 1, as a fraction of the image side
+SCALES = (0.5, 1.0)
+ELLIPSE_AXES = (1.0, 0.5)
+
+
+def _heart_implicit(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    # (X² + Y² − 1)³ − X² Y³ ≤ 0, Y pointing up; lobes up, tip down.
+    return (X**2 + Y**2 - 1) ** 3 - X**2 * Y**3
+
+
+@functools.lru_cache(maxsize=1)
+def _heart_frame() -> tuple[float, float]:
+    """(vertical centroid offset, bounding radius about the centroid) of the heart curve."""
+    g = np.linspace(-1.6, 1.6, 1601)
+    X, Y = np.meshgrid(g, g)
+    inside = _heart_implicit(X, Y) <= 0
+    cy = float(Y[inside].mean())  # the centroid lies on the mirror axis X = 0
+    r = float(np.sqrt(X[inside] ** 2 + (Y[inside] - cy) ** 2).max())
+    return cy, r
+
+
+def _inside(shape: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Membership in the canonical shapes, each centred on its centroid with bounding radius 1.
+
+    ``u`` right, ``v`` down, in units of the bounding radius; ``shape`` broadcasts.
+    """
+    square = np.maximum(np.abs(u), np.abs(v)) <= 1 / np.sqrt(2)
+    a, b = ELLIPSE_AXES
+    ellipse = (u / a) ** 2 + (v / b) ** 2 <= 1
+    cy, r = _heart_frame()
+    heart = _heart_implicit(u * r, cy - v * r) <= 0
+    return np.where(shape == 0, square, np.where(shape == 1, ellipse, heart))
+
+
+def margin(image_size: int) -> float:
+    """Distance from the border kept free: the largest bounding radius plus one pixel."""
+    return RADIUS * image_size * SCALES[1] + 1.0
+
+
+def render(shape: np.ndarray, scale: np.ndarray, orientation: np.ndarray, x: np.ndarray,
+           y: np.ndarray, image_size: int = 64) -> np.ndarray:
+    """Binary uint8 images ``(N, S, S)`` of the given factors (vectorized over N).
+
+    Only a window around each shape is evaluated; positions must keep the
+    shape ``margin(image_size)`` pixels from the border.
+    """
+    shape, scale, orientation, x, y = (np.asarray(a) for a in (shape, scale, orientation, x, y))
+    n, s = len(shape), int(image_size)
+    m = margin(s)
+    if np.any((x < m) | (x > s - 1 - m) | (y < m) | (y > s - 1 - m)):
+        raise ValueError(f"x: positions must lie in [{m:.2f}, {s - 1 - m:.2f}] for image_size={s}")
+    half = int(np.ceil(m))
+    w = min(2 * half + 1, s)
+    top = np.clip(np.rint(y).astype(np.int64) - half, 0, s - w)   # window covers [y − R, y + R]
+    left = np.clip(np.rint(x).astype(np.int64) - half, 0, s - w)
+    rows = top[:, None] + np.arange(w)                    # (N, w)
+    cols = left[:, None] + np.arange(w)
+    dy = (rows - y[:, None])[:, :, None]                  # (N, w, 1)
+    dx = (cols - x[:, None])[:, None, :]                  # (N, 1, w)
+    c, s_ = np.cos(orientation)[:, None, None], np.sin(orientation)[:, None, None]
+    # Counter-clockwise on screen (v down) is clockwise in (u, v): rotate the pixel by +θ there.
+    u = c * dx - s_ * dy
+    v = s_ * dx + c * dy
+    R = (RADIUS * s * scale)[:, None, None]
+    mask = _inside(shape[:, None, None], u / R, v / R)
+    out = np.zeros((n, s, s), np.uint8)
+    out[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]] = mask * np.uint8(255)
+    return out
+
+
+def sample_factors(rng: np.random.Generator, n: int, image_size: int = 64,
+                   shapes: tuple[str, ...] = SHAPES) -> dict[str, np.ndarray]:
+    """Independent uniform factors; ``orientation`` in [0, period of the shape)."""
+    ids = np.array([SHAPES.index(s) for s in shapes])
+    shape = ids[rng.integers(0, len(ids), n)]
+    period = np.array([PERIOD[s] for s in SHAPES])[shape]
+    m = margin(image_size)
+    return {
+        "shape": shape,
+        "scale": rng.uniform(*SCALES, n),
+        "orientation": rng.uniform(0, 1, n) * period,
+        "x": rng.uniform(m, image_size - 1 - m, n),
+        "y": rng.uniform(m, image_size - 1 - m, n),
+    }
+
+
+def location_bin(x: np.ndarray, image_size: int, bins: int) -> np.ndarray:
+    """Bin of the x position among ``bins`` equal bins over the allowed range."""
+    m = margin(image_size)
+    frac = (np.asarray(x) - m) / (image_size - 1 - 2 * m)
+    return np.clip((frac * bins).astype(np.int64), 0, bins - 1)
+
+
+def orientation_bin(shape: np.ndarray, orientation: np.ndarray, bins: int) -> np.ndarray:
+    """Bin of the orientation as a fraction of the shape's symmetry period."""
+    period = np.array([PERIOD[s] for s in SHAPES])[np.asarray(shape)]
+    frac = np.asarray(orientation) / period
+    return np.clip((frac * bins).astype(np.int64), 0, bins - 1)
+
+
+def generate(n: int, seed: int = 0, *, image_size: int = 64, shapes: tuple[str, ...] = SHAPES,
+             noise: float = 0.0) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """``n`` images ``(n, S, S, 1)`` uint8 and their factors, from ``seed``."""
+    n = check_count(n, "n")
+    image_size = check_count(image_size, "image_size", 16)
+    bad = [s for s in shapes if s not in SHAPES]
+    if bad or not shapes:
+        raise ValueError(f"shapes: must be a non-empty subset of {SHAPES}, got {shapes!r}")
+    rng = np.random.default_rng(seed)
+    f = sample_factors(rng, n, image_size, tuple(shapes))
+    images = np.concatenate([
+        render(*(f[k][i:i + 2048] for k in ("shape", "scale", "orientation", "x", "y")), image_size)
+        for i in range(0, n, 2048)])
+    return add_noise(images, noise, rng)[..., None], f
+
+
+def _build(target: str, seed: int, n_train: int, n_test: int, image_size: int, bins: int,
+           shapes: tuple[str, ...], noise: float, cache: bool) -> tuple[Task, Task]:
+    n_train, n_test = check_count(n_train, "n_train"), check_count(n_test, "n_test")
+    bins = check_count(bins, "bins", 2)
+    params = dict(version=VERSION, seed=seed, n=n_train + n_test, image_size=image_size,
+                  shapes=list(shapes), noise=float(noise))
+
+    def make() -> dict[str, np.ndarray]:
+        # 2 % spare draws replace the (rare) repeated images removed by disjoint_split
+        images, f = generate(int((n_train + n_test) * 1.02) + 8, seed, image_size=image_size,
+                             shapes=tuple(shapes), noise=noise)
+        return {"images": images, **f}
+
+    d = cached("dsprites", params, make, cache=cache)
+    tr, te = disjoint_split(d["images"], n_train, n_test)
+    if target == "location":
+        y = location_bin(d["x"], image_size, bins)
+    else:
+        y = orientation_bin(d["shape"], d["orientation"], bins)
+    name = f"dsprites_{target}"
+    out = []
+    for split, idx in (("train", tr), ("test", te)):
+        factors = {k: d[k][idx] for k in ("shape", "scale", "orientation", "x", "y")}
+        out.append(Task(name, d["images"][idx], y[idx], bins, group="structured",
+                        meta={"source": "procedural dSprites-like", "split": split,
+                              "factors": factors, "shapes": SHAPES, "params": params}))
+    return out[0], out[1]
+
+
+def build_location(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
+                   image_size: int = 64, bins: int = 16, shapes: tuple[str, ...] = SHAPES,
+                   noise: float = 0.0, cache: bool = True) -> tuple[Task, Task]:
+    """dSprites location: the x position of the shape in ``bins`` classes."""
+    return _build("location", seed, n_train, n_test, image_size, bins, tuple(shapes), noise, cache)
+
+
+def build_orientation(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
+                      image_size: int = 64, bins: int = 16, shapes: tuple[str, ...] = SHAPES,
+                      noise: float = 0.0, cache: bool = True) -> tuple[Task, Task]:
+    """dSprites orientation: the orientation within the symmetry period in ``bins`` classes."""
+    return _build("orientation", seed, n_train, n_test, image_size, bins, tuple(shapes), noise,
+                  cache)
+
+
+_SOURCE = "procedural (this package), after dSprites (Matthey et al. 2017)"
+_SPLIT = "one seeded stream, repeated images dropped, first n_train / next n_test"
+register(TaskSpec(
+    name="dsprites_location", group="structured", num_classes=16, image_shape=(64, 64, 1),
+    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=_SPLIT, build=build_location,
+    description="x position of the shape, 16 bins"))
+register(TaskSpec(
+    name="dsprites_orientation", group="structured", num_classes=16, image_shape=(64, 64, 1),
+    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=_SPLIT, build=build_orientation,
+    description="orientation within the shape's symmetry period, 16 bins"))
