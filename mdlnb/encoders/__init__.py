@@ -1,5 +1,7 @@
 """Encoders: real pretrained EfficientNet-Lite weights and self-pretrained objectives."""
 
 from mdlnb.encoders.base import Encoder, features, prepare_images
+from mdlnb.encoders.efficientnet import efficientnet_lite, efficientnet_lite_logits
 
 __all__ = ["Encoder", "features", "prepare_images"]
+__all__ += ["efficientnet_lite", "efficientnet_lite_logits"]
