@@ -10,6 +10,8 @@ Images are uint8 ``(N, H, W, C)`` with C = 1 or 3.
 
 from mdlnb.data.registry import TaskSpec, info, load, names, register, spec
 from mdlnb.data.splits import reshuffle, stratified_indices, stratified_split, subsample
+from mdlnb.data.user import from_image_folder
+from mdlnb.data.vtab import vtab
 
 __all__ = ["TaskSpec", "info", "load", "names", "register", "spec", "reshuffle", "subsample",
-           "stratified_indices", "stratified_split"]
+           "stratified_indices", "stratified_split", "from_image_folder", "vtab"]

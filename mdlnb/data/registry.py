@@ -68,7 +68,7 @@ def register(spec: TaskSpec) -> TaskSpec:
     return spec
 
 
-_DEFAULT_MODULES = ("fashion_mnist", "sklearn_tasks", "dsprites", "clevr")
+_DEFAULT_MODULES = ("fashion_mnist", "sklearn_tasks", "dsprites", "clevr", "skimage_tasks")
 
 
 def _ensure_defaults() -> None:
