@@ -1,0 +1,301 @@
+"""Stage 1 (prequential): protocol against a NumPy re-implementation, information-theoretic
+bounds, vmap-vs-alone equality, determinism, resume, cache, compile count, bad input."""
+
+import math
+
+import jax
+import numpy as np
+import pytest
+
+import mdlnb
+from mdlnb import prequential, readouts
+from mdlnb.experts import Expert, expert_grid
+
+N, D, C, B = 200, 6, 3, 16          # 13 batches, the last one partial (8 examples)
+CHUNK = 4                           # 4 chunks, the last padded with 3 empty batches
+
+
+def _board():
+    return [Expert(readouts.linear(), 1e-2, ema=0.3, replay_streams=3),
+            Expert(readouts.linear(), 3e-3, b1=0.5, weight_decay=1e-2, label_smoothing=0.1,
+                   replay_streams=5),
+            Expert(readouts.mlp(1, 16), 3e-3, ema=0.5, replay_streams=4)]
+
+
+def _task(seed=0, n=N, d=D, c=C, name="toy"):
+    rng = np.random.default_rng(seed)
+    x = (rng.normal(size=(n, d)) * [1, 2, 3, 4, 5, 6][:d] + 3).astype(np.float32)
+    y = (x @ rng.normal(size=(d, c))).argmax(1)
+    return mdlnb.Task(name, x, y, c)
+
+
+def _run(task, experts, **kw):
+    kw = {"batch_size": B, "cache": False, "chunk_batches": CHUNK, **kw}
+    return prequential.run(task, experts, **kw)
+
+
+# --------------------------------------------------------------------- NumPy reference
+
+
+def _reference_linear(task, e: Expert, b, seed):
+    """Plain NumPy float64 re-implementation of the protocol for one linear expert."""
+    n, c = task.n, task.num_classes
+    key = jax.random.PRNGKey(seed)
+    order = np.asarray(jax.random.permutation(jax.random.fold_in(key, 0), n))
+    x, y = task.features[order].astype(np.float64), task.y[order]
+    w, bias = np.zeros((x.shape[1], c)), np.zeros(c)          # zero-initialised output layer
+    ew, eb = w.copy(), bias.copy()
+    m = [np.zeros_like(w), np.zeros_like(bias)]
+    v = [np.zeros_like(w), np.zeros_like(bias)]
+    count = 0
+    mean, inv = None, None
+    out = np.zeros(n)
+
+    def logsoftmax(z):
+        z = z - z.max(1, keepdims=True)
+        return z - np.log(np.exp(z).sum(1, keepdims=True))
+
+    for i in range(math.ceil(n / b)):
+        lo, hi = i * b, min((i + 1) * b, n)
+        if i == 0:
+            out[lo:hi] = math.log(c)
+        else:
+            lp = logsoftmax(((x[lo:hi] - mean) * inv) @ ew + eb)
+            out[lo:hi] = -lp[np.arange(hi - lo), y[lo:hi]]
+        mean = x[:hi].mean(0)                                  # prefix statistics [0, t_end)
+        inv = 1 / x[:hi].std(0)
+        for r in range(e.replay_streams):
+            k = jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(key, 2), i), r)
+            pos = np.asarray(jax.random.randint(k, (b,), 0, hi))
+            xr, yr = (x[pos] - mean) * inv, y[pos]
+            target = np.full((b, c), e.label_smoothing / c)
+            target[np.arange(b), yr] += 1 - e.label_smoothing
+            g = np.exp(logsoftmax(xr @ w + bias)) - target
+            grads = [xr.T @ g / b, g.mean(0)]
+            count += 1
+            for j, (p, gr) in enumerate(zip((w, bias), grads)):
+                m[j] = e.b1 * m[j] + (1 - e.b1) * gr
+                v[j] = 0.999 * v[j] + 0.001 * gr ** 2
+                mhat, vhat = m[j] / (1 - e.b1 ** count), v[j] / (1 - 0.999 ** count)
+                p -= e.learning_rate * (mhat / (np.sqrt(vhat) + 1e-8) + e.weight_decay * p)
+            ew = (1 - e.ema) * ew + e.ema * w
+            eb = (1 - e.ema) * eb + e.ema * bias
+    return order, out
+
+
+def test_matches_numpy_reference_protocol():
+    task = _task(1, n=50, d=4, c=3)                           # 50 = 6·8 + 2: partial last batch
+    e = Expert(readouts.linear(), 3e-2, b1=0.7, weight_decay=1e-2, ema=0.4, label_smoothing=0.2,
+               replay_streams=3)
+    lm = prequential.run(task, [e], batch_size=8, seed=5, cache=False)
+    order, ref = _reference_linear(task, e, 8, 5)
+    np.testing.assert_array_equal(lm.order, order)
+    np.testing.assert_allclose(lm.losses[:, 0], ref, rtol=2e-5, atol=1e-6)
+    assert np.all(lm.losses[:8, 0] == np.float32(math.log(3)))
+    assert ref[-8:].mean() < math.log(3) - 0.3               # it learned: the check is not vacuous
+
+
+# --------------------------------------------------------------------- information bounds
+
+
+def _entropy(counts):
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * np.log(p)).sum())
+
+
+@pytest.mark.parametrize("probs", [(0.25,) * 4, (0.55, 0.25, 0.1, 0.1)])
+def test_random_labels_carry_no_information(probs):
+    rng = np.random.default_rng(7)
+    n = 1024
+    x = rng.normal(size=(n, 16)).astype(np.float32)
+    y = rng.choice(4, size=n, p=probs)
+    lm = prequential.run(mdlnb.Task("noise", x, y, 4), mdlnb.experts.preset("small"), cache=False)
+    totals = lm.totals().to_numpy()
+    h_emp = n * _entropy(np.bincount(y, minlength=4))         # ML code in hindsight, nats
+    assert np.all(totals >= h_emp - 2 * math.log(n))
+    if len(set(probs)) == 1:
+        _, best = lm.best_expert()
+        assert abs(best / (n * math.log(4)) - 1) <= 0.03
+
+
+def test_separable_task_is_compressed():
+    rng = np.random.default_rng(3)
+    n = 1024
+    y = rng.integers(0, 4, n)
+    x = (rng.normal(size=(4, 16))[y] * 2.5 + rng.normal(size=(n, 16))).astype(np.float32)
+    from sklearn.linear_model import LogisticRegression
+    assert LogisticRegression(C=100).fit(x, y).score(x, y) == 1.0    # linearly separable
+    lm = prequential.run(mdlnb.Task("sep", x, y, 4), mdlnb.experts.preset("small"), cache=False)
+    _, best = lm.best_expert()
+    assert best / n < 0.2 * math.log(4)
+    # the last quarter is coded far better still, and better than the first
+    late = lm.losses[-256:].mean(0)
+    assert late.min() < 0.02 * math.log(4)
+    assert np.all(late < lm.losses[32:288].mean(0))
+
+
+# --------------------------------------------------------------------- batching and determinism
+
+
+def test_vmapped_board_equals_each_expert_alone():
+    task, board = _task(), _board()
+    together = _run(task, board)
+    assert together.names == [e.name for e in board]
+    for k, e in enumerate(board):
+        alone = _run(task, [e])
+        np.testing.assert_allclose(together.losses[:, k], alone.losses[:, 0], rtol=1e-5, atol=1e-7)
+    # the experts really differ, so a column mix-up would be caught
+    assert np.abs(together.losses[B:, 0] - together.losses[B:, 2]).max() > 1e-2
+
+
+def test_deterministic_and_seed_dependent():
+    task, board = _task(), _board()
+    a, b = _run(task, board), _run(task, board)
+    np.testing.assert_array_equal(a.losses, b.losses)
+    c = _run(task, board, seed=1)
+    assert not np.array_equal(np.sort(a.order), a.order) and not np.array_equal(a.order, c.order)
+    assert np.abs(a.totals().to_numpy() - c.totals().to_numpy()).max() > 1e-3
+
+
+def test_replay_override_and_zero_replay_is_uniform():
+    task = _task()
+    lm = _run(task, _board(), replay_streams=0)
+    assert all(e.replay_streams == 0 for e in lm.experts)
+    np.testing.assert_allclose(lm.losses, math.log(C), rtol=1e-6)  # never trained: uniform code
+
+
+def test_no_peeking_at_future_examples():
+    task, board = _task(), _board()
+    base = _run(task, board)
+    cut = 5 * B                                              # start of batch 5
+    x = task.x.copy()
+    future = base.order[cut:]
+    x[future] = x[future] * 10 - 7                           # change every later example
+    y = task.y.copy()
+    y[future] = (y[future] + 1) % C
+    other = _run(mdlnb.Task("toy", x, y, C), board)
+    np.testing.assert_array_equal(base.losses[:cut], other.losses[:cut])
+    assert not np.allclose(base.losses[cut:], other.losses[cut:])
+
+
+def test_standardization_makes_losses_affine_invariant():
+    task, board = _task(), _board()
+    a = _run(task, board)
+    scaled = mdlnb.Task("toy", task.x * np.float32(100) - 40, task.y, C)
+    np.testing.assert_allclose(_run(scaled, board).losses, a.losses, rtol=2e-3, atol=2e-4)
+    raw = _run(scaled, board, standardize=False)
+    assert np.abs(raw.losses - a.losses).max() > 0.1
+
+
+# --------------------------------------------------------------------- runtime behaviour
+
+
+def test_compiles_once_per_run():
+    task = _task(n=150)                                     # a new shape: forces one compile
+    before = prequential.trace_count()
+    _run(task, _board(), chunk_batches=3)                   # 10 batches in 4 chunks
+    assert prequential.trace_count() == before + 1
+    _run(task, _board(), chunk_batches=3)
+    assert prequential.trace_count() == before + 1           # reused, not retraced
+
+
+def test_kill_and_resume_is_bit_identical(tmp_path):
+    task, board = _task(), _board()
+    full = _run(task, board)
+    seen = []
+
+    def killer(done, total, best):
+        seen.append(done)
+        if len(seen) == 2:
+            raise KeyboardInterrupt("simulated kill")
+
+    with pytest.raises(KeyboardInterrupt):
+        _run(task, board, checkpoint_dir=tmp_path, checkpoint_every_s=0, progress=killer)
+    assert len(list(tmp_path.glob("*.ckpt.npz"))) == 1
+    resumed_at = []
+    res = _run(task, board, checkpoint_dir=tmp_path, checkpoint_every_s=0,
+               progress=lambda d, t, b: resumed_at.append(d))
+    assert resumed_at[0] == 3 * CHUNK * B                    # resumed after chunk 2, not from 0
+    np.testing.assert_array_equal(res.losses, full.losses)
+    assert not list(tmp_path.glob("*.ckpt.npz"))             # removed when finished
+
+
+def test_cache_hit(monkeypatch, tmp_path):
+    monkeypatch.setenv("MDLNB_CACHE", str(tmp_path))
+    task, board = _task(), _board()
+    first = _run(task, board, cache=True)
+    files = list((tmp_path / "losses").glob("toy-*.npz"))
+    assert len(files) == 1
+
+    def boom(*a, **k):
+        raise AssertionError("recomputed despite cache")
+
+    monkeypatch.setattr(prequential, "_run_chunk", boom)
+    second = _run(task, board, cache=True)
+    np.testing.assert_array_equal(second.losses, first.losses)
+    assert second.names == first.names and second.meta == first.meta
+    with pytest.raises(AssertionError, match="recomputed"):
+        _run(task, board, cache=True, seed=3)               # different key: not a hit
+
+
+def test_loss_matrix_roundtrip_and_summaries(tmp_path):
+    lm = _run(_task(), _board())
+    path = lm.save(tmp_path / "lm.npz")
+    back = prequential.LossMatrix.load(path)
+    np.testing.assert_array_equal(back.losses, lm.losses)
+    np.testing.assert_array_equal(back.order, lm.order)
+    assert back.experts == lm.experts and back.seed == 0 and back.batch_size == B
+    sums = lm.losses.astype(np.float64).sum(0)
+    np.testing.assert_allclose(lm.totals().to_numpy(), sums)
+    assert lm.best_expert() == (int(np.argmin(sums)), pytest.approx(sums.min()))
+    assert mdlnb.LossMatrix is prequential.LossMatrix
+
+
+# --------------------------------------------------------------------- bad input
+
+
+def _nan_task():
+    t = _task()
+    x = t.x.copy()
+    x[3, 2] = np.nan
+    object.__setattr__(t, "x", x)                            # bypass Task's own check
+    return t
+
+
+def _bad_label_task():
+    t = _task()
+    object.__setattr__(t, "y", np.full(N, C, np.int32))
+    return t
+
+
+@pytest.mark.parametrize("make, kwargs, arg", [
+    (lambda: "not a task", {}, "task"),
+    (_nan_task, {}, "task.x"),
+    (_bad_label_task, {}, "task.y"),
+    (_task, {"batch_size": 0}, "batch_size"),
+    (_task, {"experts": []}, "experts"),
+    (_task, {"experts": ["linear"]}, "experts"),
+    (_task, {"seed": -1}, "seed"),
+    (_task, {"replay_streams": -2}, "replay_streams"),
+    (_task, {"checkpoint_every_s": -1}, "checkpoint_every_s"),
+])
+def test_bad_input(make, kwargs, arg):
+    kwargs = {"experts": _board(), **kwargs}
+    with pytest.raises(ValueError, match=arg):
+        prequential.run(make(), cache=False, **kwargs)
+
+
+def test_empty_task_and_nan_features_rejected_at_construction():
+    with pytest.raises(ValueError, match="x"):
+        mdlnb.Task("e", np.zeros((0, 3), np.float32), np.zeros(0, int), 2)
+    with pytest.raises(ValueError, match="x"):
+        mdlnb.Task("e", np.full((4, 3), np.nan, np.float32), np.zeros(4, int), 2)
+    with pytest.raises(ValueError, match="y"):
+        mdlnb.Task("e", np.zeros((4, 3), np.float32), np.array([0, 1, 2, 5]), 3)
+
+
+def test_expert_grid_board_runs_with_mixed_replay():
+    grid = expert_grid([readouts.linear()], learning_rate=[1e-2], replay_streams=[1, 3])
+    lm = _run(_task(), grid)
+    # one more replay step per batch learns faster on a separable task
+    assert lm.totals().iloc[1] < lm.totals().iloc[0]
