@@ -1,0 +1,177 @@
+"""Procedural tasks: labels recovered from the rendered pixels, independently of the generators."""
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+from mdlnb import data
+from mdlnb.data import clevr, dsprites
+
+S = 64
+
+
+def _centroids(mask):
+    rows, cols = np.arange(mask.shape[1]), np.arange(mask.shape[2])
+    area = mask.sum((1, 2))
+    return (mask.sum(2) * rows).sum(1) / area, (mask.sum(1) * cols).sum(1) / area
+
+
+@pytest.fixture(scope="module")
+def sprites():
+    return dsprites.build_location(seed=1, n_train=400, n_test=100, cache=False)
+
+
+def test_dsprites_location_bin_from_mask_centroid(sprites):
+    tr, _ = sprites
+    assert set(np.unique(tr.x)) == {0, 255}
+    _, cx = _centroids(tr.x[..., 0] > 0)
+    # documented geometry: 16 equal bins of x over [m, S - 1 - m], m = 0.18 S + 1
+    m = 0.18 * S + 1
+    edges = np.linspace(m, S - 1 - m, 17)
+    est = np.clip(np.searchsorted(edges, cx, side="right") - 1, 0, 15)
+    clear = np.min(np.abs(cx[:, None] - edges[None, :]), axis=1) > 0.3
+    assert clear.mean() > 0.5
+    assert np.array_equal(est[clear], tr.y[clear])
+    assert np.all(np.abs(est - tr.y) <= 1)
+
+
+def test_dsprites_ellipse_orientation_from_second_moments():
+    tr, _ = dsprites.build_orientation(seed=2, n_train=600, n_test=10, shapes=("ellipse",),
+                                       cache=False)
+    est = []
+    for img in tr.x[..., 0] > 0:
+        r, c = np.nonzero(img)
+        x, y = c - c.mean(), -(r - r.mean())   # y up: counter-clockwise as displayed is positive
+        est.append(0.5 * np.arctan2(2 * (x * y).mean(), (x * x).mean() - (y * y).mean()) % np.pi)
+    est = np.degrees(est)
+    width = 180 / 16
+    centre = (tr.y + 0.5) * width
+    err = (est - centre + 90) % 180 - 90
+    assert np.all(np.abs(err) <= width / 2 + 5)        # within the label's bin, up to pixelation
+    assert np.mean(np.abs(err) <= width / 2) > 0.8
+    hist = np.bincount(tr.y, minlength=16)
+    assert hist.min() > 0.5 * hist.mean()               # uniform over the period
+
+
+def test_dsprites_orientation_by_template_matching_against_scipy_rotation():
+    # Templates: the upright shape rotated by scipy.ndimage.rotate (not the generator's
+    # rotation), matched by correlation after aligning centroids. Large shapes only:
+    # at scale 0.5 a heart is ~12 px wide and its pixelation blurs the angle.
+    tr, _ = dsprites.build_orientation(seed=3, n_train=120, n_test=10, cache=False)
+    f = tr.meta["factors"]
+    big = f["scale"] >= 0.75
+    period = {0: 90, 1: 180, 2: 360}
+    centre = (S - 1) / 2
+    hits = 0
+    for img, shape, scale, label in zip(tr.x[big, ..., 0], f["shape"][big], f["scale"][big],
+                                        tr.y[big]):
+        up = dsprites.render([shape], [scale], [0.0], [centre], [centre], S)[0].astype(float)
+        cy, cx = _centroids(img[None] > 0)
+        moved = ndimage.shift(img.astype(float), (centre - cy[0], centre - cx[0]), order=1)
+        angles = np.arange(0, period[shape], 2.0)
+        score = [np.sum(ndimage.rotate(up, a, reshape=False, order=1) * moved) for a in angles]
+        est = angles[int(np.argmax(score))]
+        width = period[shape] / 16
+        err = (est - (label + 0.5) * width + period[shape] / 2) % period[shape] - period[shape] / 2
+        assert abs(err) <= width / 2 + 7, (shape, est, label)
+        hits += abs(err) <= width / 2
+    assert big.sum() > 30 and hits / big.sum() > 0.7
+
+
+def test_dsprites_render_is_centred_on_the_area_centroid():
+    n = 30
+    rng = np.random.default_rng(0)
+    shape = np.repeat([0, 1, 2], 10)
+    x, y = rng.uniform(20, 44, n), rng.uniform(20, 44, n)
+    img = dsprites.render(shape, np.ones(n), rng.uniform(0, 6.28, n), x, y, S)
+    cy, cx = _centroids(img > 0)
+    assert np.max(np.abs(cx - x)) < 0.25 and np.max(np.abs(cy - y)) < 0.25
+
+
+@pytest.fixture(scope="module")
+def scenes():
+    return clevr.build_distance(seed=4, n_train=300, n_test=50, cache=False)
+
+
+def _objects(images):
+    """Connected components of saturated (coloured) pixels: the floor and sky are grey."""
+    sat = images.max(-1).astype(int) - images.min(-1).astype(int)
+    return [ndimage.label(s > 25, structure=np.ones((3, 3)))for s in sat]
+
+
+def test_clevr_count_equals_connected_components(scenes):
+    tr, _ = scenes
+    found = np.array([k for _, k in _objects(tr.x)])
+    assert np.array_equal(found, tr.meta["factors"]["count"])
+    assert found.min() >= 3 and found.max() <= 10
+    # the count task labels the same scenes with count - 3
+    ct, _ = clevr.build_count(seed=4, n_train=300, n_test=50, cache=False)
+    assert np.array_equal(ct.x, tr.x) and np.array_equal(ct.y, found - 3)
+    assert ct.num_classes == 8
+
+
+def test_clevr_distance_from_the_lowest_object_in_the_image(scenes):
+    tr, _ = scenes
+    # documented camera: floor contact row y_b = h + (S - 2 - h) / z, h = S / 4
+    h = S / 4
+    bottom = np.array([np.nonzero(lab)[0].max() + 0.5 for lab, _ in _objects(tr.x)])
+    z = (S - 2 - h) / (bottom - h)
+    edges = np.linspace(1, 2, 7)
+    est = np.clip(np.searchsorted(edges, z, side="right") - 1, 0, 5)
+    # the lowest covered pixel is within half a pixel of y_b: skip rows that close to a bin edge
+    edge_rows = h + (S - 2 - h) / edges
+    clear = np.min(np.abs(bottom[:, None] - edge_rows[None, :]), axis=1) > 0.6
+    assert clear.mean() > 0.5
+    assert np.array_equal(est[clear], tr.y[clear])
+    assert np.all(np.abs(est - tr.y) <= 1)
+
+
+def test_clevr_objects_do_not_touch():
+    images, f = clevr.generate(200, seed=5, max_objects=10, min_objects=10)
+    assert all(k == 10 for _, k in _objects(images))
+    cx, cy, r = f["cx"], f["cy"], f["r"]
+    d = np.hypot(cx[:, :, None] - cx[:, None, :], cy[:, :, None] - cy[:, None, :])
+    bound = np.where(f["kind"] == 1, r * clevr.SQUARE_HALF * np.sqrt(2), r)
+    need = bound[:, :, None] + bound[:, None, :] + clevr.GAP
+    off = ~np.eye(10, dtype=bool)
+    assert np.all(d[:, off] >= need[:, off] - 1e-9)
+
+
+@pytest.mark.parametrize("build", [dsprites.build_location, clevr.build_count])
+def test_procedural_splits_are_deterministic_and_disjoint(build):
+    a_tr, a_te = build(seed=7, n_train=300, n_test=100, cache=False)
+    b_tr, b_te = build(seed=7, n_train=300, n_test=100, cache=False)
+    c_tr, _ = build(seed=8, n_train=300, n_test=100, cache=False)
+    assert np.array_equal(a_tr.x, b_tr.x) and np.array_equal(a_te.y, b_te.y)
+    assert not np.array_equal(a_tr.x, c_tr.x)
+    train = set(map(bytes, a_tr.x.reshape(a_tr.n, -1)))
+    assert not any(bytes(r) in train for r in a_te.x.reshape(a_te.n, -1))
+    assert len(train) == a_tr.n
+
+
+def test_noise_option_and_bad_options():
+    clean, _ = dsprites.build_location(seed=0, n_train=50, n_test=10, cache=False)
+    noisy, _ = dsprites.build_location(seed=0, n_train=50, n_test=10, noise=20.0, cache=False)
+    diff = noisy.x.astype(float) - clean.x.astype(float)
+    assert 5 < diff.std() < 20 and np.array_equal(noisy.y, clean.y)
+    with pytest.raises(ValueError, match="noise"):
+        dsprites.build_location(n_train=10, n_test=5, noise=-1, cache=False)
+    with pytest.raises(ValueError, match="shapes"):
+        dsprites.build_location(n_train=10, n_test=5, shapes=("star",), cache=False)
+    with pytest.raises(ValueError, match="max_objects"):
+        clevr.build_count(n_train=10, n_test=5, min_objects=5, max_objects=4, cache=False)
+    with pytest.raises(ValueError, match="n_train"):
+        data.load("clevr_count", n_train=0)
+
+
+def test_slow_builds_are_cached_atomically(tmp_path, monkeypatch):
+    from mdlnb.data import procedural
+
+    monkeypatch.setenv("MDLNB_CACHE", str(tmp_path))
+    monkeypatch.setattr(procedural, "CACHE_AFTER_S", 0.0)
+    a, _ = clevr.build_count(seed=9, n_train=40, n_test=10)
+    files = list((tmp_path / "data").glob("clevr-*.npz"))
+    assert len(files) == 1 and not list((tmp_path / "data").glob(".*tmp"))
+    monkeypatch.setattr(clevr, "generate", lambda *a, **k: pytest.fail("cache not used"))
+    b, _ = clevr.build_count(seed=9, n_train=40, n_test=10)
+    assert np.array_equal(a.x, b.x) and np.array_equal(a.y, b.y)
