@@ -229,7 +229,7 @@ def _nearest(query: np.ndarray, ref: np.ndarray, m: int, *, exclude_self: bool):
         if exclude_self:
             d2[np.arange(b - a), np.arange(a, b)] = np.inf
         cand = np.argpartition(d2, c - 1, axis=1)[:, :c]
-        diff = q32[a:b, None, :].astype(np.float64) - r32[cand].astype(np.float64)
+        diff = query[a:b, None, :].astype(np.float64) - ref[cand].astype(np.float64)
         exact = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
         order = np.argsort(exact, axis=1, kind="stable")[:, :m]
         idx_out[a:b] = np.take_along_axis(cand, order, 1)
