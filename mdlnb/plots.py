@@ -1,0 +1,162 @@
+"""Figures shared by the notebooks: posterior over readouts, regret curves,
+per-expert codelengths.
+
+Every function draws on ``ax`` (or a new Axes in seaborn's ``whitegrid``
+style) and returns the Axes; none calls ``plt.show``. Codelengths are in
+nats unless ``units="bits"`` is asked for; axis labels say which.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from mdlnb._checks import as_array, check_finite
+
+UNITS = {"nats": 1.0, "bits": 1.0 / math.log(2.0)}
+
+
+def _axes(ax: Any = None, figsize: tuple[float, float] = (6.4, 3.6)) -> Any:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    with sns.axes_style("whitegrid"):
+        _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+def _unit_scale(units: str) -> float:
+    if units not in UNITS:
+        raise ValueError(f"units: must be one of {sorted(UNITS)}, got {units!r}")
+    return UNITS[units]
+
+
+def log_spaced(n: int, max_points: int, start: int = 1) -> np.ndarray:
+    """At most ``max_points`` distinct integers in ``[start, n)``, log-spaced, always
+    including both ends (for plotting long curves on a log axis)."""
+    if n - start <= max_points:
+        return np.arange(start, n)
+    # log-spacing of (i + 1), so that start = 0 is allowed
+    idx = np.round(np.geomspace(start + 1, n, max_points)).astype(np.int64) - 1
+    return np.unique(np.clip(idx, start, n - 1))
+
+
+def posterior_area(frame: Any, *, by: str = "readout", ax: Any = None, log_x: bool = True,
+                   max_points: int = 400, palette: str = "viridis", title: str | None = None) -> Any:
+    """Stacked area of the posterior p(readout | D_<t) against examples seen (paper Fig. 1/9).
+
+    Args:
+      frame: tidy DataFrame with columns ``t`` (examples seen), ``by`` (group
+        label, e.g. ``"readout"`` or ``"expert"``) and ``probability``; rows of
+        a given ``t`` must sum to 1.
+      by: the grouping column; one area per distinct value, in order of appearance.
+      log_x: log-scaled x axis (``t = 0``, the prior, is then dropped).
+      max_points: at most this many values of ``t`` are drawn (log-spaced).
+    """
+    import pandas as pd
+    import seaborn as sns
+
+    for col in ("t", by, "probability"):
+        if col not in frame.columns:
+            raise ValueError(f"frame: missing column {col!r} (has {list(frame.columns)})")
+    if not isinstance(max_points, int) or max_points < 2:
+        raise ValueError(f"max_points: must be an integer >= 2, got {max_points!r}")
+    groups = list(pd.unique(frame[by]))
+    wide = frame.pivot_table(index="t", columns=by, values="probability", aggfunc="sum",
+                             observed=True)[groups].sort_index()
+    if log_x:
+        wide = wide[wide.index > 0]
+    if len(wide) > max_points:
+        wide = wide.iloc[log_spaced(len(wide), max_points, start=0)]
+    ax = _axes(ax)
+    colors = sns.color_palette(palette, len(groups))
+    ax.stackplot(wide.index.to_numpy(), wide.to_numpy().T, labels=[str(g) for g in groups],
+                 colors=colors, linewidth=0)
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlim(wide.index.min(), wide.index.max())
+    ax.set_ylim(0.0, 1.0)
+    ax.set_xlabel("examples seen")
+    ax.set_ylabel(f"posterior p({by} | data)")
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, title=by)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def regret(curves: Mapping[str, Any], baseline: Any, *, baseline_label: str = "baseline",
+           ax: Any = None, units: str = "nats", log_x: bool = True,
+           max_points: int = 2000) -> Any:
+    """Cumulative codelength difference Σ_{s≤t} (ℓ_s − ℓ^baseline_s) against t (paper Fig. 3/5).
+
+    Args:
+      curves: name → per-step losses (N,) in nats, e.g. ``SwitchResult.per_step``
+        or a column of a loss matrix.
+      baseline: per-step losses (N,) in nats of the comparator.
+      units: ``"nats"`` or ``"bits"`` on the y axis.
+
+    One line per curve plus a dashed zero line (the baseline). Below zero means
+    shorter than the baseline.
+    """
+    import seaborn as sns
+
+    scale = _unit_scale(units)
+    base = check_finite(as_array(baseline, "baseline", ndim=1, dtype=np.float64), "baseline")
+    if not curves:
+        raise ValueError("curves: is empty")
+    ax = _axes(ax)
+    colors = sns.color_palette("tab10", len(curves))
+    idx = log_spaced(len(base) + 1, max_points, start=1)
+    for color, (name, c) in zip(colors, curves.items()):
+        c = check_finite(as_array(c, f"curves[{name!r}]", ndim=1, dtype=np.float64),
+                         f"curves[{name!r}]")
+        if c.shape != base.shape:
+            raise ValueError(f"curves[{name!r}]: length {len(c)} differs from baseline's {len(base)}")
+        cum = np.cumsum(c - base) * scale
+        ax.plot(idx, cum[idx - 1], label=str(name), color=color)
+    ax.axhline(0.0, color="0.3", linestyle="--", linewidth=1.0, label=f"baseline: {baseline_label}")
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel("examples coded")
+    ax.set_ylabel(f"cumulative regret [{units}]")
+    ax.legend(frameon=False)
+    return ax
+
+
+def codelengths(totals: Mapping[str, float] | Any, *, n: int | None = None,
+                reference: Mapping[str, float] | None = None, ax: Any = None,
+                units: str = "bits", top: int | None = None) -> Any:
+    """Horizontal bars of per-expert codelengths (nats in), shortest at the top.
+
+    Args:
+      totals: name → total codelength in nats (e.g. ``LossMatrix.totals()``).
+      n: if given, plot per-example codelengths (divide by ``n``).
+      reference: name → total nats drawn as vertical lines (e.g. the
+        switching code, the uniform code ``N log C``).
+      units: ``"bits"`` or ``"nats"``.
+      top: show only the ``top`` shortest.
+    """
+    import pandas as pd
+    import seaborn as sns
+
+    scale = _unit_scale(units) / (n if n else 1)
+    s = pd.Series(totals, dtype=np.float64).sort_values()
+    if s.empty:
+        raise ValueError("totals: is empty")
+    if top is not None:
+        s = s.iloc[:top]
+    ax = _axes(ax, figsize=(6.4, 0.25 * len(s) + 1.2))
+    ax.barh(np.arange(len(s)), s.to_numpy() * scale, color=sns.color_palette("crest", len(s)))
+    ax.set_yticks(np.arange(len(s)), [str(i) for i in s.index])
+    ax.invert_yaxis()
+    for color, (name, v) in zip(sns.color_palette("tab10", len(reference or {})),
+                                (reference or {}).items()):
+        ax.axvline(v * scale, color=color, linestyle="--", label=str(name))
+    if reference:
+        ax.legend(frameon=False, loc="lower right")
+    ax.set_xlabel(f"codelength [{units}{' per example' if n else ''}]")
+    return ax
