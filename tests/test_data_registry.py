@@ -1,0 +1,146 @@
+"""Registry table, scikit-image tasks, user image folders, optional VTAB."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from mdlnb import data
+from mdlnb.data import fashion_mnist, skimage_tasks
+
+HAVE_FMNIST = (fashion_mnist.ROOT / fashion_mnist.FILES["train"][0]).is_file()
+PROCEDURAL = ("dsprites_location", "dsprites_orientation", "clevr_count", "clevr_distance",
+              "textures", "sci_patches")
+
+
+def test_registry_table_matches_every_built_task():
+    table = data.info()
+    print("\n" + table[["name", "group", "n_train", "n_test", "classes", "image_shape"]]
+          .to_string(index=False))
+    assert list(table["name"]) == data.names()
+    assert set(table["group"]) == {"natural", "specialized", "structured"}
+    assert data.names("structured") == ["clevr_count", "clevr_distance", "dsprites_location",
+                                        "dsprites_orientation"]
+    for row in table.itertuples():
+        if row.name == "fashion_mnist" and not HAVE_FMNIST:
+            continue
+        tr, te = data.spec(row.name).build(seed=0)
+        assert (tr.n, te.n) == (row.n_train, row.n_test), row.name
+        for t in (tr, te):
+            assert t.x.dtype == np.uint8 and t.x.shape[1:] == row.image_shape, row.name
+            assert t.num_classes == row.classes and t.group == row.group, row.name
+        assert set(np.unique(tr.y)) == set(range(row.classes)), row.name  # every class present
+        if row.name in PROCEDURAL:  # no image in both splits
+            seen = set(map(bytes, tr.x.reshape(tr.n, -1)))
+            assert not any(bytes(r) in seen for r in te.x.reshape(te.n, -1)), row.name
+
+
+def test_load_split_all_and_determinism():
+    a = data.load("textures", split="all", seed=3)
+    tr, te = data.load("textures", seed=3), data.load("textures", split="test", seed=3)
+    assert np.array_equal(a.x, np.concatenate([tr.x, te.x]))
+    assert a.meta["split"] == "all" and tr.meta["split"] == "train"
+    assert not np.array_equal(tr.x, data.load("textures", seed=4).x)
+    s = data.load("sci_patches", size=100, seed=1)
+    assert s.n == 100 and np.array_equal(np.bincount(s.y), [25, 25, 25, 25])
+
+
+def _locate(image, patch):
+    """All (row, col) where ``patch`` occurs in ``image`` exactly (brute force)."""
+    win = np.lib.stride_tricks.sliding_window_view(image, patch.shape[:2], axis=(0, 1))
+    first = np.argwhere(np.all(win[..., 0, 0] == patch[0, 0], axis=-1) if image.ndim == 3
+                        else win[:, :, 0, 0] == patch[0, 0])
+    return [tuple(p) for p in first
+            if np.array_equal(image[p[0]:p[0] + patch.shape[0], p[1]:p[1] + patch.shape[1]], patch)]
+
+
+@pytest.mark.parametrize("name, sources, rgb", [("textures", skimage_tasks.TEXTURES, False),
+                                                ("sci_patches", skimage_tasks.SCIENTIFIC, True)])
+def test_patches_come_from_their_class_image_and_split_region(name, sources, rgb):
+    classes = list(sources)
+    for split in ("train", "test"):
+        t = data.load(name, split=split, size=2 * len(classes), seed=5)
+        for img, label in zip(t.x, t.y):
+            file, scale, box = sources[classes[label]]
+            src = skimage_tasks.read_image(file, scale, rgb)
+            hits = _locate(src, img)
+            assert hits, (name, split, classes[label])
+            h, w = src.shape[:2]
+            cut = int(round(box[2] * w)) + int(round(0.75 * (int(round(box[3] * w)) - int(round(box[2] * w)))))
+            cols = [c for _, c in hits]
+            if split == "train":
+                assert any(c + 32 <= cut for c in cols)
+            else:
+                assert any(c >= cut for c in cols)
+
+
+def test_lfw_faces_split_and_pixels():
+    import skimage.data
+
+    ref = skimage.data.lfw_subset()
+    a = data.load("lfw_faces", split="all")
+    assert a.n == 200 and np.bincount(a.y).tolist() == [100, 100]
+    keyed = sorted((int(y), x.tobytes()) for x, y in zip(a.x[..., 0], a.y))
+    want = sorted((int(i >= 100), np.rint(r * 255).astype(np.uint8).tobytes()) for i, r in enumerate(ref))
+    assert keyed == want
+    assert (data.load("lfw_faces").n, data.load("lfw_faces", split="test").n) == (160, 40)
+
+
+def _png(path, arr):
+    from skimage import io
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    io.imsave(path, arr, check_contrast=False)
+
+
+def test_from_image_folder_reads_classes_in_sorted_order(tmp_path):
+    rng = np.random.default_rng(0)
+    cats = rng.integers(0, 256, (3, 8, 8), dtype=np.uint8)
+    dogs = rng.integers(0, 256, (2, 8, 8), dtype=np.uint8)
+    for i, im in enumerate(cats):
+        _png(tmp_path / "cat" / f"{i}.png", im)
+    for i, im in enumerate(dogs):
+        _png(tmp_path / "dog" / f"{i}.png", im)
+    (tmp_path / "dog" / "notes.txt").write_text("ignored")
+    t = data.from_image_folder(tmp_path, size=(8, 8))
+    assert t.num_classes == 2 and t.meta["classes"] == ("cat", "dog")
+    assert t.y.tolist() == [0, 0, 0, 1, 1] and t.x.shape == (5, 8, 8, 1)
+    assert np.array_equal(t.x[:3, ..., 0], cats) and np.array_equal(t.x[3:, ..., 0], dogs)
+    # a colour image turns the task to RGB (grey ones repeated); resizing a flat image keeps it flat
+    _png(tmp_path / "dog" / "9.png", np.full((16, 12, 3), [10, 200, 30], np.uint8))
+    t = data.from_image_folder(tmp_path, size=(8, 8))
+    assert t.x.shape == (6, 8, 8, 3)
+    assert np.array_equal(t.x[0, ..., 1], cats[0]) and np.all(t.x[5] == [10, 200, 30])
+
+
+def test_from_image_folder_errors(tmp_path):
+    with pytest.raises(ValueError, match="path: .*not a folder"):
+        data.from_image_folder(tmp_path / "missing")
+    with pytest.raises(ValueError, match="path: .*one subfolder per class"):
+        data.from_image_folder(tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    _png(tmp_path / "a" / "0.png", np.zeros((4, 4), np.uint8))
+    with pytest.raises(ValueError, match="path: class folder .*b.* has no images"):
+        data.from_image_folder(tmp_path)
+    (tmp_path / "b" / "broken.png").write_bytes(b"\x89PNG not really")
+    with pytest.raises(ValueError, match="path: cannot read image .*broken.png"):
+        data.from_image_folder(tmp_path)
+    with pytest.raises(ValueError, match="size"):
+        data.from_image_folder(tmp_path, size=(0, 4))
+
+
+def test_vtab_fails_cleanly_without_tensorflow_datasets(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tensorflow_datasets", None)  # import raises ImportError
+    with pytest.raises(ImportError, match=r"tensorflow-datasets.*pip install mdlnb\[full\]"):
+        data.vtab("dsprites_location")
+    with pytest.raises(ValueError, match="name: unknown VTAB task"):
+        data.vtab("imagenet")
+
+
+def test_vtab_lists_the_papers_19_tasks_in_three_groups():
+    from mdlnb.data.vtab import TASKS
+
+    groups = [g for g, *_ in TASKS.values()]
+    assert len(TASKS) == 19  # paper Table 3
+    assert (groups.count("natural"), groups.count("specialized"), groups.count("structured")) == (7, 4, 8)
