@@ -37,13 +37,14 @@ ELLIPSE_AXES = (1.0, 0.5)
 
 def _heart_implicit(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     # (X² + Y² − 1)³ − X² Y³ ≤ 0, Y pointing up; lobes up, tip down.
-    return (X**2 + Y**2 - 1) ** 3 - X**2 * Y**3
+    t = X * X + Y * Y - 1
+    return t * t * t - X * X * Y * Y * Y
 
 
 @functools.lru_cache(maxsize=1)
 def _heart_frame() -> tuple[float, float]:
     """(vertical centroid offset, bounding radius about the centroid) of the heart curve."""
-    g = np.linspace(-1.6, 1.6, 1601)
+    g = np.linspace(-1.6, 1.6, 1201)
     X, Y = np.meshgrid(g, g)
     inside = _heart_implicit(X, Y) <= 0
     cy = float(Y[inside].mean())  # the centroid lies on the mirror axis X = 0
@@ -51,17 +52,16 @@ def _heart_frame() -> tuple[float, float]:
     return cy, r
 
 
-def _inside(shape: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Membership in the canonical shapes, each centred on its centroid with bounding radius 1.
-
-    ``u`` right, ``v`` down, in units of the bounding radius; ``shape`` broadcasts.
-    """
-    square = np.maximum(np.abs(u), np.abs(v)) <= 1 / np.sqrt(2)
-    a, b = ELLIPSE_AXES
-    ellipse = (u / a) ** 2 + (v / b) ** 2 <= 1
+def _inside(shape: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Membership in canonical shape ``shape`` (index into ``SHAPES``), centred on its
+    area centroid with bounding radius 1; ``u`` right, ``v`` down, in bounding radii."""
+    if shape == 0:
+        return np.maximum(np.abs(u), np.abs(v)) <= 1 / np.sqrt(2)
+    if shape == 1:
+        a, b = ELLIPSE_AXES
+        return (u * u) / (a * a) + (v * v) / (b * b) <= 1
     cy, r = _heart_frame()
-    heart = _heart_implicit(u * r, cy - v * r) <= 0
-    return np.where(shape == 0, square, np.where(shape == 1, ellipse, heart))
+    return _heart_implicit(u * r, cy - v * r) <= 0
 
 
 def margin(image_size: int) -> float:
@@ -87,14 +87,18 @@ def render(shape: np.ndarray, scale: np.ndarray, orientation: np.ndarray, x: np.
     left = np.clip(np.rint(x).astype(np.int64) - half, 0, s - w)
     rows = top[:, None] + np.arange(w)                    # (N, w)
     cols = left[:, None] + np.arange(w)
-    dy = (rows - y[:, None])[:, :, None]                  # (N, w, 1)
-    dx = (cols - x[:, None])[:, None, :]                  # (N, 1, w)
-    c, s_ = np.cos(orientation)[:, None, None], np.sin(orientation)[:, None, None]
+    R = (RADIUS * s * scale)[:, None, None]
+    dy = ((rows - y[:, None])[:, :, None] / R).astype(np.float32)   # (N, w, 1)
+    dx = ((cols - x[:, None])[:, None, :] / R).astype(np.float32)   # (N, 1, w)
+    c = np.cos(orientation).astype(np.float32)[:, None, None]
+    s_ = np.sin(orientation).astype(np.float32)[:, None, None]
     # Counter-clockwise on screen (v down) is clockwise in (u, v): rotate the pixel by +θ there.
     u = c * dx - s_ * dy
     v = s_ * dx + c * dy
-    R = (RADIUS * s * scale)[:, None, None]
-    mask = _inside(shape[:, None, None], u / R, v / R)
+    mask = np.zeros((n, w, w), bool)
+    for k in np.unique(shape):  # one vectorized pass per shape kind (at most 3)
+        sel = shape == k
+        mask[sel] = _inside(int(k), u[sel], v[sel])
     out = np.zeros((n, s, s), np.uint8)
     out[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]] = mask * np.uint8(255)
     return out

@@ -1,0 +1,82 @@
+"""Task build times at default size, and vectorized rendering vs a per-image loop.
+
+Numbers:
+* ``build_s[name]``: seconds to build both splits of each registered task at
+  its defaults, with the disk cache off and in-process file caches cleared
+  (real datasets: decoding the files; procedural: sampling + rendering);
+* ``cached_s[name]``: the same through ``load`` with the disk cache on, second
+  call (procedural tasks only; a build under 2 s is not cached, so this can
+  equal the build time);
+* ``render_speedup_*``: one vectorized ``render`` call on 512 scenes over a
+  Python loop calling it once per scene, same process.
+Target: every task builds in < 5 s on a 2-core CPU; > 10× from vectorizing.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from mdlnb import data
+from mdlnb.data import clevr, dsprites, fashion_mnist, skimage_tasks, sklearn_tasks
+
+
+def _clear() -> None:
+    for f in (fashion_mnist._read_split, sklearn_tasks._digits, skimage_tasks.read_image,
+              skimage_tasks._lfw):
+        f.cache_clear()
+
+
+def _time(fn, repeat: int = 1) -> float:
+    best = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> dict:
+    import sklearn.datasets  # noqa: F401  (import time is not build time)
+
+    build, cached = {}, {}
+    for name in data.names():
+        s = data.spec(name)
+        opts = {"cache": False} if "cache" in s.options() else {}
+        _clear()
+        try:
+            build[name] = round(_time(lambda: s.build(seed=0, **opts)), 3)
+        except FileNotFoundError as e:
+            print(f"{name}: skipped ({e})")
+            continue
+        if "cache" in s.options():
+            data.load(name)
+            cached[name] = round(_time(lambda: data.load(name)), 3)
+
+    rng = np.random.default_rng(0)
+    f = dsprites.sample_factors(rng, 512, 64)
+    args = [f[k] for k in ("shape", "scale", "orientation", "x", "y")]
+    vec = _time(lambda: dsprites.render(*args, 64), 3)
+    loop = _time(lambda: [dsprites.render(*(a[i:i + 1] for a in args), 64) for i in range(512)])
+    scenes = clevr.sample_scenes(rng, 512, 64, 3, 10)
+    grid = {k: v for k, v in scenes.items() if v.ndim == 2}
+    cvec = _time(lambda: clevr.render(grid, 64), 3)
+    cloop = _time(lambda: [clevr.render({k: v[i:i + 1] for k, v in grid.items()}, 64)
+                           for i in range(512)])
+
+    table = data.info().set_index("name")[["group", "n_train", "n_test", "classes", "image_shape"]]
+    table["build_s"] = table.index.map(build)
+    print(table.to_string())
+    out = {"build_s": build, "cached_s": cached,
+           "render_speedup_dsprites": round(loop / vec, 1),
+           "render_speedup_clevr": round(cloop / cvec, 1),
+           "max_build_s": max(build.values())}
+    print(f"render 512 scenes: dSprites {vec * 1e3:.0f} ms vectorized vs {loop * 1e3:.0f} ms looped "
+          f"({out['render_speedup_dsprites']}×); Clevr {cvec * 1e3:.0f} ms vs {cloop * 1e3:.0f} ms "
+          f"({out['render_speedup_clevr']}×)")
+    return out
+
+
+if __name__ == "__main__":
+    main()
