@@ -8,6 +8,7 @@ C = 1 when every image is grey, else 3 (grey images repeated, alpha dropped).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,9 @@ def _read(path: Path, size: tuple[int, int]) -> np.ndarray:
     from skimage import io, transform
 
     try:
-        img = np.asarray(io.imread(path))
+        with warnings.catch_warnings():  # imageio's plugin probing warns on unreadable files
+            warnings.simplefilter("ignore", DeprecationWarning)
+            img = np.asarray(io.imread(path))
     except Exception as e:  # imageio/PIL raise many types for bad files
         raise ValueError(f"path: cannot read image {str(path)!r} ({type(e).__name__}: {e})") from None
     if img.ndim == 4 or (img.ndim == 3 and img.shape[-1] not in (1, 3, 4)):

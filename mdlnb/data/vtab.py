@@ -105,5 +105,7 @@ def vtab(name: str, split: str = "train", data_dir: str | Path | None = None,
                           0, 255).astype(np.uint8)
         xs.append(img if img.ndim == 3 else img[..., None])
         ys.append(int(label(ex)))
+    if len({x.shape for x in xs}) > 1:
+        raise ValueError(f"image_size: {name} images have different sizes; pass image_size=")
     return Task(f"vtab_{name}", np.stack(xs), np.asarray(ys), classes, group=group,
                 meta={"source": f"tensorflow_datasets {tfds_name}", "split": split})
