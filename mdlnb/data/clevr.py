@@ -15,8 +15,7 @@ of objects, ``min_objects..max_objects`` (default 3–10 → 8 classes);
 ``clevr_distance`` — depth of the nearest object in ``bins`` equal bins over
 ``NEAREST`` = [1, 2] (default 6). The nearest depth is drawn uniformly from
 ``NEAREST``, the others uniformly from [nearest, Z_FAR], so distance classes
-are balanced. Defaults: 64×64,
-4,000 train / 1,000 test.
+are balanced. Defaults: 64×64, 4,000 train / 1,000 test.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from mdlnb._task import Task
 from mdlnb.data.procedural import add_noise, cached, check_count, disjoint_split
 from mdlnb.data.registry import TaskSpec, register
 
-VERSION = 1
+VERSION = 2  # bump when the pixels change (part of the cache key)
 HORIZON = 0.25
 Z_FAR = 3.5
 NEAREST = (1.0, 2.0)    # range of the nearest depth (the distance label)

@@ -27,7 +27,7 @@ from mdlnb._task import Task
 from mdlnb.data.procedural import add_noise, cached, check_count, disjoint_split
 from mdlnb.data.registry import TaskSpec, register
 
-VERSION = 1
+VERSION = 2  # bump when the pixels change (part of the cache key)
 SHAPES = ("square", "ellipse", "heart")
 PERIOD = {"square": np.pi / 2, "ellipse": np.pi, "heart": 2 * np.pi}
 RADIUS = 0.18     # bounding radius at scale 1, as a fraction of the image side
