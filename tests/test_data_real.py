@@ -144,3 +144,12 @@ def test_reshuffle_preserves_the_multiset_and_sizes():
     old_test = set(map(bytes, te.x.reshape(te.n, -1)))
     from_old_test = sum(bytes(r) in old_test for r in b.x.reshape(b.n, -1))
     assert 0 < from_old_test < b.n
+
+
+def test_reshuffle_rejects_mismatched_tasks():
+    digits = data.load("digits")
+    faces = data.load("lfw_faces")
+    with pytest.raises(ValueError, match="task_test: num_classes"):
+        data.reshuffle(digits, faces)
+    with pytest.raises(ValueError, match="task_test: input shape"):
+        data.reshuffle(digits, data.load("textures", size=10).replace(num_classes=10))
