@@ -1,0 +1,34 @@
+"""Stage 2: switching between readout models (paper Sec. 3, Eq. 1–2, Alg. 1–2).
+
+Given a loss matrix L (N, K), L[t, k] = −log p_k(y_t | x_t; θ_k(D_<t)) in
+nats, a switching strategy is an HMM prior over which expert ξ_t predicts
+example t; the codelength −log Σ_ξ Π_t p_{ξ_t}(y_t) p(ξ_t | ξ_{t−1}) is
+computed exactly by the forward algorithm.
+
+    codelength(losses, strategy) -> SwitchResult      # whole matrix
+    streaming(strategy, K).update(chunk)               # chunks as they come
+    init_state(strategy, K); step(strategy, state, rows)   # pure, for lax.scan
+
+Strategies: BayesianMixture, ElementwiseMixture, FixedShare, SwitchDistribution,
+RunLength (``get_strategy(name, **kw)`` by name).
+"""
+
+from mdlnb.switching.batch import codelength
+from mdlnb.switching.forward import SwitchState, init_state, step, uses_linear_kernel
+from mdlnb.switching.result import SwitchResult
+from mdlnb.switching.strategies import (
+    BayesianMixture,
+    ElementwiseMixture,
+    FixedShare,
+    RunLength,
+    SwitchDistribution,
+    get_strategy,
+    names,
+)
+from mdlnb.switching.stream import Stream, codelength_chunked, streaming
+
+__all__ = [
+    "BayesianMixture", "ElementwiseMixture", "FixedShare", "RunLength", "Stream",
+    "SwitchDistribution", "SwitchResult", "SwitchState", "codelength", "codelength_chunked",
+    "get_strategy", "init_state", "names", "step", "streaming", "uses_linear_kernel",
+]

@@ -1,0 +1,85 @@
+"""Codelength of a whole loss matrix (paper Eq. 1, Alg. 2 stage 2)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mdlnb._checks import as_array
+from mdlnb.switching import forward
+from mdlnb.switching.result import SwitchResult
+from mdlnb.switching.strategies import FixedShare, get_strategy
+
+DEFAULT_CHUNK_ROWS = 1 << 16
+
+
+def check_losses(losses, name: str = "losses") -> np.ndarray:
+    """(N, K) float array with N, K ≥ 1; values are checked inside the pass."""
+    L = as_array(losses, name, ndim=2)
+    if L.dtype.kind not in "fiu":
+        raise ValueError(f"{name}: expected real numbers, got dtype {L.dtype}")
+    if L.shape[0] == 0 or L.shape[1] == 0:
+        raise ValueError(f"{name}: needs N >= 1 rows and K >= 1 experts, got shape {L.shape}")
+    return L
+
+
+def raise_for_flags(flags: np.ndarray, per_step: np.ndarray, offset: int, name: str = "losses") -> None:
+    """ValueError naming the first bad step (1-indexed t = row + 1)."""
+    bad = np.flatnonzero(flags)
+    if bad.size:
+        i = int(bad[0])
+        f, t = int(flags[i]), offset + i + 1
+        if f & forward.FLAG_NAN:
+            raise ValueError(f"{name}: NaN at step t={t} (row {t - 1})")
+        if f & forward.FLAG_NEGATIVE:
+            raise ValueError(f"{name}: negative loss at step t={t} (row {t - 1}); log-losses are >= 0")
+        raise ValueError(f"{name}: every expert has an infinite loss at step t={t} (row {t - 1})")
+    inf = np.flatnonzero(~np.isfinite(per_step))
+    if inf.size:
+        t = offset + int(inf[0]) + 1
+        raise ValueError(
+            f"{name}: the mixture gives zero probability at step t={t} (row {t - 1}): every expert "
+            "with positive weight has an infinite loss there")
+
+
+def _bucket(n: int, chunk_rows: int, smallest: int = 1024) -> int:
+    """Padded chunk length: a power of two ≥ ``smallest`` (few compilations)."""
+    return min(chunk_rows, max(smallest, 1 << (n - 1).bit_length()))
+
+
+def codelength(losses, strategy=None, *, posterior: bool = True,
+               chunk_rows: int = DEFAULT_CHUNK_ROWS) -> SwitchResult:
+    """Switching codelength of a loss matrix, in nats (Eq. 1).
+
+    losses:   (N, K) NumPy or JAX array, L[t, k] = −log p_k(y_t | x_t; θ_k(D_<t))
+              in nats, ≥ 0; +inf marks a diverged expert (weight 0 from then
+              on). Computed in float32, totals accumulated in float64.
+    strategy: a strategy object, a name accepted by ``get_strategy``, or None
+              (fixed share with decreasing rate, m = 2).
+    posterior: also return log p(ξ_t | D_<t), (N, K) float32.
+
+    Exact forward pass of the strategy's HMM, streamed over chunks of
+    ``chunk_rows`` rows (memory beyond the input: O(chunk_rows · K)).
+    """
+    strategy = FixedShare() if strategy is None else get_strategy(strategy)
+    L = check_losses(losses)
+    n, k = L.shape
+    if int(chunk_rows) < 16:
+        raise ValueError(f"chunk_rows: must be >= 16, got {chunk_rows}")
+    linear = forward.uses_linear_kernel(strategy, k, n)
+    state = forward.init_state(strategy, k)
+    per_step = np.empty(n, np.float64)
+    log_post = np.empty((n, k), np.float32) if posterior else None
+    for start in range(0, n, int(chunk_rows)):
+        block = np.asarray(L[start:start + chunk_rows], np.float32)
+        m = block.shape[0]
+        size = _bucket(m, int(chunk_rows))
+        if size != m:
+            block = np.concatenate([block, np.zeros((size - m, k), np.float32)])
+        state, ps, lp, flags = forward.run_chunk(strategy, state, block, m,
+                                                 posterior=posterior, linear=linear)
+        ps = np.asarray(ps[:m], np.float64)
+        raise_for_flags(np.asarray(flags[:m]), ps, start)
+        per_step[start:start + m] = ps
+        if posterior:
+            log_post[start:start + m] = np.asarray(lp[:m])
+    return SwitchResult(float(np.sum(per_step)), per_step, log_post, strategy)

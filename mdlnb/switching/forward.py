@@ -1,0 +1,197 @@
+"""Exact HMM forward pass over a loss matrix (paper Alg. 1–2), as pure JAX.
+
+State (a pytree, so stage 1 can carry it through ``lax.scan``):
+``SwitchState(log_weights, t, total, comp)`` — the normalized log predictive
+distribution log p(state_{t+1} | D_{≤t}) over the strategy's (R, K) expanded
+state, the number t of rows consumed, and their codelength in nats as a
+Kahan-compensated float32 pair (``total + comp`` … see ``total_nats``).
+
+Two kernels compute the same recursion:
+
+* ``_log_rows``: the generic log-space recursion, one row per scan step:
+  joint = log w − L_t, per-step loss = −logsumexp(joint), filter, transition.
+* ``_linear_rows``: fixed share (and the elementwise mixture, α = 1) in linear
+  space. Per block of rows, p = exp(c_t − L_t) with c_t = min_k L_t[k] is one
+  vectorized pass; the scan carries only the normalized weights,
+  w_{t+1} = (1 − α_{t+1})·w_t p_t / z_t + α_{t+1}·w, z_t = Σ_k w_t p_t; after
+  the scan the per-step losses c_t − log z_t are one vectorized pass. Used when
+  every weight stays ≥ 1e-20 (α_t·w_k and p(ξ_1)), so float32 underflow of
+  exp(c_t − L_t) cannot change a result.
+
+Per-row flags (fused into the same pass) report NaN, negative and all-+inf
+rows so the caller can raise a ValueError naming the step.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.nn import logsumexp
+
+from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
+
+_BLOCK = 256            # rows per vectorized exp block in the linear kernel
+_MIN_WEIGHT = 1e-20     # linear kernel only when all weights stay above this
+
+FLAG_NAN, FLAG_NEGATIVE, FLAG_ALL_INF = 1, 2, 4
+
+
+class SwitchState(NamedTuple):
+    """Carried state of the forward pass (see module docstring)."""
+
+    log_weights: jax.Array   # (R, K) float32, normalized log p(state_{t+1} | D_≤t)
+    t: jax.Array             # () int32, rows consumed
+    total: jax.Array         # () float32, codelength so far (nats), Kahan sum
+    comp: jax.Array          # () float32, Kahan compensation (subtract from total)
+
+    @property
+    def total_nats(self):
+        return self.total - self.comp
+
+    @property
+    def log_posterior(self):
+        """(K,) log p(ξ_{t+1} | D_≤t): the expanded state marginalized."""
+        return logsumexp(self.log_weights, axis=0)
+
+
+def init_state(strategy, num_experts: int) -> SwitchState:
+    """Initial state: p(state_1) of ``strategy`` over ``num_experts`` experts."""
+    if int(num_experts) < 1:
+        raise ValueError(f"num_experts: must be >= 1, got {num_experts}")
+    lw = jnp.asarray(strategy.log_initial(int(num_experts)), jnp.float32)
+    zero = jnp.zeros((), jnp.float32)
+    return SwitchState(lw, jnp.zeros((), jnp.int32), zero, zero)
+
+
+def uses_linear_kernel(strategy, num_experts: int, horizon: int = 2**31 - 1) -> bool:
+    """Whether the linear-space kernel is exact in float32 for this strategy."""
+    if isinstance(strategy, ElementwiseMixture):
+        alpha = 1.0
+    elif isinstance(strategy, FixedShare):
+        alpha = strategy.min_alpha(horizon)
+    else:
+        return False
+    lw = strategy.log_weights(num_experts)
+    l1 = strategy.log_first(num_experts)
+    return bool(alpha * np.exp(lw.min()) >= _MIN_WEIGHT and np.exp(l1.min()) >= _MIN_WEIGHT)
+
+
+def _alpha(strategy, t):
+    if isinstance(strategy, ElementwiseMixture):
+        return jnp.ones_like(jnp.asarray(t, jnp.float32))
+    return strategy.alpha_at(t)
+
+
+def _row_flags(L):
+    """int32 flags per row: NaN, negative, every entry +inf."""
+    nan = jnp.any(jnp.isnan(L), axis=-1)
+    neg = jnp.any(L < 0, axis=-1)
+    allinf = jnp.all(L == jnp.inf, axis=-1)
+    return (nan * FLAG_NAN + neg * FLAG_NEGATIVE + allinf * FLAG_ALL_INF).astype(jnp.int32)
+
+
+def _kahan(total, comp, x):
+    y = x - comp
+    s = total + y
+    return s, (s - total) - y
+
+
+def _log_rows(strategy, state: SwitchState, L, valid, posterior: bool):
+    """Generic log-space forward over rows of L (n, K); ``valid`` masks padding."""
+    K = L.shape[1]
+
+    def row(carry, inp):
+        lw, t, total, comp = carry
+        l, ok = inp
+        joint = lw - l[None, :]
+        lz = logsumexp(joint)
+        new = strategy.transition(joint - lz, t + 2, K)
+        ps = -lz
+        total2, comp2 = _kahan(total, comp, jnp.where(ok, ps, 0.0))
+        carry2 = (jnp.where(ok, new, lw), t + ok.astype(jnp.int32), total2, comp2)
+        out = (ps, logsumexp(lw, axis=0) if posterior else None)
+        return carry2, out
+
+    carry, (ps, lp) = lax.scan(row, tuple(state), (L, valid), unroll=1)
+    return SwitchState(*carry), ps, lp
+
+
+def _linear_block(strategy, w, t, L, valid, posterior: bool):
+    """Linear-space fixed share over one block L (B, K); w (K,) normalized."""
+    K = L.shape[1]
+    c = jnp.min(L, axis=1)
+    c = jnp.where(jnp.isfinite(c), c, 0.0)
+    P = jnp.exp(c[:, None] - L)
+    steps = t + 2 + jnp.cumsum(valid.astype(jnp.int32)) - valid.astype(jnp.int32)
+    a = _alpha(strategy, steps)
+    base = jnp.exp(jnp.asarray(strategy.log_weights(K), jnp.float32))
+
+    def row(w, inp):
+        p, ai, ok = inp
+        q = w * p
+        z = jnp.sum(q)
+        new = q * ((1.0 - ai) / z) + ai * base
+        return jnp.where(ok, new, w), (z, w if posterior else None)
+
+    w, (z, ws) = lax.scan(row, w, (P, a, valid))
+    ps = c - jnp.log(z)
+    return w, ps, ws
+
+
+def _linear_rows(strategy, state: SwitchState, L, valid, posterior: bool):
+    n, K = L.shape
+    B = _BLOCK if n % _BLOCK == 0 else n
+    Lb, vb = L.reshape(n // B, B, K), valid.reshape(n // B, B)
+
+    def block(carry, inp):
+        w, t, total, comp = carry
+        Lk, vk = inp
+        w2, ps, ws = _linear_block(strategy, w, t, Lk, vk, posterior)
+        s = jnp.sum(jnp.where(vk, ps, 0.0))
+        total2, comp2 = _kahan(total, comp, s)
+        return (w2, t + jnp.sum(vk.astype(jnp.int32)), total2, comp2), (ps, ws)
+
+    w0 = jnp.exp(state.log_weights[0])
+    (w, t, total, comp), (ps, ws) = lax.scan(block, (w0, state.t, state.total, state.comp), (Lb, vb))
+    lp = jnp.log(ws.reshape(n, K)) if posterior else None
+    return SwitchState(jnp.log(w)[None, :], t, total, comp), ps.reshape(n), lp
+
+
+def _rows(strategy, state, L, valid, posterior, linear):
+    L = jnp.asarray(L, jnp.float32)
+    kernel = _linear_rows if linear else _log_rows
+    state, ps, lp = kernel(strategy, state, L, valid, posterior)
+    return state, ps, lp, _row_flags(L)
+
+
+@partial(jax.jit, static_argnames=("strategy", "posterior", "linear"))
+def run_chunk(strategy, state: SwitchState, L, n_valid, *, posterior: bool, linear: bool):
+    """Forward over a (padded) chunk L (C, K); rows ≥ ``n_valid`` are ignored.
+
+    Returns (state, per_step (C,), log_posterior (C, K) or None, flags (C,)).
+    """
+    valid = jnp.arange(L.shape[0]) < n_valid
+    return _rows(strategy, state, L, valid, posterior, linear)
+
+
+def step(strategy, state: SwitchState, losses, *, linear: Optional[bool] = None):
+    """Pure forward step over one loss row (K,) or a chunk of rows (B, K).
+
+    Jit- and scan-compatible (``strategy`` is static, close over it). Returns
+    (new_state, per-step mixture losses in nats, shape () or (B,)). No input
+    validation happens here (it cannot raise under jit): NaN/negative input
+    gives garbage, use :class:`~mdlnb.switching.Stream` for checked input.
+    """
+    L = jnp.asarray(losses, jnp.float32)
+    single = L.ndim == 1
+    L2 = L[None, :] if single else L
+    if linear is None:
+        linear = uses_linear_kernel(strategy, L2.shape[1])
+    valid = jnp.ones(L2.shape[0], bool)
+    state, ps, _, _ = _rows(strategy, state, L2, valid, False, linear)
+    return state, (ps[0] if single else ps)

@@ -1,0 +1,299 @@
+"""Switching strategies: priors p(ξ_1) and transitions p(ξ_t | ξ_{t-1}).
+
+Every strategy is a frozen dataclass that defines a hidden Markov model over
+an *expanded* state laid out as an (R, K) array: row r is an auxiliary state
+(none for R = 1; unstable/stable for the switch distribution; the current run
+length for the run-length model) and column k is the expert used. Inference
+(``forward.py``) only needs three things from a strategy:
+
+* ``num_rows`` — R;
+* ``log_initial(K)`` — log p(state at t = 1), shape (R, K);
+* ``transition(log_f, t, K)`` — maps the normalized log filtering
+  distribution p(state_{t-1} | D_{<t}) to the log predictive distribution
+  p(state_t | D_{<t}), in log space (natural log), for t ≥ 2.
+
+Time t is 1-indexed as in the paper: row t of the loss matrix is example t.
+``weights`` is the distribution w(k) a new block draws its expert from
+(uniform unless given); ``initial`` is p(ξ_1) (``weights`` unless given).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
+
+import jax.numpy as jnp
+import numpy as np
+from jax.nn import logsumexp
+
+Probs = Optional[Tuple[float, ...]]
+
+_SUM_TOL = 1e-6
+
+
+def _as_probs(p: Any, name: str) -> Probs:
+    """Validate a probability vector; returns a hashable tuple (or None)."""
+    if p is None:
+        return None
+    a = np.asarray(p, dtype=np.float64)
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"{name}: expected a non-empty 1-D probability vector, got shape {a.shape}")
+    if not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ValueError(f"{name}: entries must be finite and >= 0")
+    if abs(a.sum() - 1.0) > _SUM_TOL:
+        raise ValueError(f"{name}: must sum to 1, sums to {a.sum():.9g}")
+    return tuple(float(v) for v in a / a.sum())
+
+
+def _log_probs(p: Probs, num_experts: int, name: str) -> np.ndarray:
+    """log of ``p`` (uniform if None) as a float64 (K,) array, length-checked."""
+    if p is None:
+        return np.full(num_experts, -math.log(num_experts))
+    if len(p) != num_experts:
+        raise ValueError(f"{name}: has {len(p)} entries but the losses have K = {num_experts} experts")
+    with np.errstate(divide="ignore"):
+        return np.log(np.asarray(p, dtype=np.float64))
+
+
+def _log(x):
+    """Natural log that maps 0 to -inf without a warning (traced or not)."""
+    return jnp.log(jnp.asarray(x, jnp.float32))
+
+
+class _Strategy:
+    """Shared helpers; subclasses are frozen dataclasses."""
+
+    num_rows = 1
+
+    def _check_common(self) -> None:
+        object.__setattr__(self, "initial", _as_probs(self.initial, "initial"))
+        if hasattr(self, "weights"):
+            object.__setattr__(self, "weights", _as_probs(self.weights, "weights"))
+
+    def log_weights(self, num_experts: int) -> np.ndarray:
+        return _log_probs(getattr(self, "weights", None), num_experts, "weights")
+
+    def log_first(self, num_experts: int) -> np.ndarray:
+        """log p(ξ_1 = k), float64 (K,)."""
+        if self.initial is not None:
+            return _log_probs(self.initial, num_experts, "initial")
+        return self.log_weights(num_experts)
+
+    def log_initial(self, num_experts: int) -> np.ndarray:
+        return self.log_first(num_experts)[None, :]
+
+
+@dataclass(frozen=True)
+class BayesianMixture(_Strategy):
+    """No switching: p(ξ_t | ξ_{t-1}) = 1[ξ_t = ξ_{t-1}].
+
+    Codelength −log Σ_k p(ξ_1 = k) exp(−Σ_t L[t, k]) (nats).
+    """
+
+    initial: Probs = None
+
+    def __post_init__(self):
+        self._check_common()
+
+    def transition(self, log_f, t, num_experts):
+        return log_f
+
+
+@dataclass(frozen=True)
+class ElementwiseMixture(_Strategy):
+    """Independent draws: p(ξ_t | ξ_{t-1}) = w(ξ_t) for t ≥ 2 (paper App. A.6)."""
+
+    weights: Probs = None
+    initial: Probs = None
+
+    def __post_init__(self):
+        self._check_common()
+
+    def transition(self, log_f, t, num_experts):
+        return jnp.broadcast_to(jnp.asarray(self.log_weights(num_experts), jnp.float32), log_f.shape)
+
+
+@dataclass(frozen=True)
+class FixedShare(_Strategy):
+    """Fixed share (Herbster & Warmuth 1998), paper Eq. 2.
+
+    p(ξ_t | ξ_{t-1}) = (1 − α_t)·1[ξ_t = ξ_{t-1}] + α_t·w(ξ_t), t ≥ 2, with
+    either a constant rate α_t = ``alpha`` or the decreasing rate
+    α_t = min(1, (m − 1)/t). With w uniform this is Eq. 2: stay with
+    probability 1 − α_t(K − 1)/K, move to each other expert with α_t/K.
+    Neither given: m = 2 (the paper's choice).
+    """
+
+    alpha: Optional[float] = None
+    m: Optional[float] = None
+    weights: Probs = None
+    initial: Probs = None
+
+    def __post_init__(self):
+        self._check_common()
+        if self.alpha is not None and self.m is not None:
+            raise ValueError("alpha, m: give a constant rate alpha or a decreasing-rate m, not both")
+        if self.alpha is None and self.m is None:
+            object.__setattr__(self, "m", 2.0)
+        if self.alpha is not None:
+            a = float(self.alpha)
+            if not (0.0 <= a <= 1.0):
+                raise ValueError(f"alpha: must lie in [0, 1], got {self.alpha}")
+            object.__setattr__(self, "alpha", a)
+        else:
+            m = float(self.m)
+            if not (math.isfinite(m) and m >= 1.0):
+                raise ValueError(f"m: must be a finite number >= 1, got {self.m}")
+            object.__setattr__(self, "m", m)
+
+    def alpha_at(self, t):
+        """α_t for the transition into step t (t ≥ 2; array or scalar)."""
+        t = jnp.asarray(t, jnp.float32)
+        if self.alpha is not None:
+            return jnp.full_like(t, self.alpha)
+        return jnp.minimum(1.0, (self.m - 1.0) / t)
+
+    def min_alpha(self, horizon: int) -> float:
+        """Smallest α_t over 2 ≤ t ≤ horizon."""
+        if self.alpha is not None:
+            return self.alpha
+        return min(1.0, (self.m - 1.0) / max(horizon, 2))
+
+    def transition(self, log_f, t, num_experts):
+        a = self.alpha_at(t)
+        lw = jnp.asarray(self.log_weights(num_experts), jnp.float32)
+        return jnp.logaddexp(jnp.log1p(-a) + log_f, _log(a) + lw)
+
+
+@dataclass(frozen=True)
+class SwitchDistribution(_Strategy):
+    """Switch distribution (van Erven, Grünwald & de Rooij 2012) as the HMM of
+    Koolen & de Rooij (2008) with an unstable and a stable chain.
+
+    Prior on expert sequences: the data are cut into blocks starting at
+    t_1 = 1 < t_2 < …; block i uses expert k_i ~ w (k_1 ~ p(ξ_1)).
+    * Switch times: π_T(t) = 1/(t(t − 1)) for t ≥ 2, conditioned on
+      t_{i+1} > t_i, i.e. π_T(t | t > t_i) = t_i/(t(t − 1)). Its hazard is
+      P(new block at t | none since t_i) = 1/t, independent of t_i, which is
+      what makes the chain Markov.
+    * Number of blocks: each block is the last one with probability
+      ``stable`` (θ), so π_M(m) = (1 − θ)^{m−1} θ (geometric).
+    Hidden state (row 0 = unstable, row 1 = stable, column = expert):
+    from (u, k) a new block starts at t w.p. 1/t and is stable w.p. θ; (s, k)
+    never leaves. Exact for this prior; log_posterior marginalizes the rows.
+    """
+
+    stable: float = 0.5
+    weights: Probs = None
+    initial: Probs = None
+
+    num_rows = 2
+
+    def __post_init__(self):
+        self._check_common()
+        s = float(self.stable)
+        if not (0.0 <= s <= 1.0):
+            raise ValueError(f"stable: must lie in [0, 1], got {self.stable}")
+        object.__setattr__(self, "stable", s)
+
+    def log_initial(self, num_experts: int) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            rows = np.log([1.0 - self.stable, self.stable])
+        return rows[:, None] + self.log_first(num_experts)[None, :]
+
+    def transition(self, log_f, t, num_experts):
+        lw = jnp.asarray(self.log_weights(num_experts), jnp.float32)
+        h = 1.0 / jnp.asarray(t, jnp.float32)
+        new = jnp.log(h) + logsumexp(log_f[0]) + lw         # a block starts at t
+        unstable = jnp.logaddexp(jnp.log1p(-h) + log_f[0], _log(1.0 - self.stable) + new)
+        stable = jnp.logaddexp(log_f[1], _log(self.stable) + new)
+        return jnp.stack([unstable, stable])
+
+
+@dataclass(frozen=True)
+class RunLength(_Strategy):
+    """Run-length model (Koolen & de Rooij 2008): i.i.d. block lengths.
+
+    Blocks have lengths ℓ ~ π_L, independently, and experts k ~ w (the first
+    k ~ p(ξ_1)). Prior on run lengths, given by its hazard
+    h(r) = P(ℓ = r | ℓ ≥ r), with R = ``max_run``:
+        h(r) = 1/(r + 1) for r < R,   h(r) = 1/(R + 1) for r ≥ R,
+    i.e. the power law π_L(r) = 1/(r(r + 1)) for r < R with a geometric tail
+    P(ℓ = r) = (1/R)·(1/(R + 1))·(R/(R + 1))^{r−R} for r ≥ R. The hidden
+    state is (current run length r, expert), with r ∈ {1, …, R − 1, "≥ R"}:
+    R·K states, O(N·R·K) time. Because the tail is memoryless, merging all
+    run lengths ≥ R into one state is exact — not a truncation — for this
+    prior.
+    """
+
+    max_run: int = 32
+    weights: Probs = None
+    initial: Probs = None
+
+    def __post_init__(self):
+        self._check_common()
+        if isinstance(self.max_run, bool) or int(self.max_run) != self.max_run or self.max_run < 1:
+            raise ValueError(f"max_run: must be an integer >= 1, got {self.max_run}")
+        object.__setattr__(self, "max_run", int(self.max_run))
+
+    @property
+    def num_rows(self) -> int:  # type: ignore[override]
+        return self.max_run
+
+    def hazard(self) -> np.ndarray:
+        """h(r) for r = 1 … R (the last entry is the constant tail hazard)."""
+        r = np.arange(1, self.max_run + 1, dtype=np.float64)
+        return 1.0 / (np.minimum(r, self.max_run) + 1.0)
+
+    def log_initial(self, num_experts: int) -> np.ndarray:
+        out = np.full((self.max_run, num_experts), -np.inf)
+        out[0] = self.log_first(num_experts)
+        return out
+
+    def transition(self, log_f, t, num_experts):
+        h = self.hazard()
+        log_end = jnp.asarray(np.log(h), jnp.float32)[:, None]
+        log_go = jnp.asarray(np.log1p(-h), jnp.float32)[:, None]
+        lw = jnp.asarray(self.log_weights(num_experts), jnp.float32)
+        start = logsumexp(log_end + log_f) + lw              # a block ends → run length 1
+        cont = log_go + log_f                                 # r → r + 1
+        if self.max_run == 1:
+            return jnp.logaddexp(start, cont[0])[None]
+        tail = jnp.logaddexp(cont[-2], cont[-1])              # r = R−1 → ≥R, ≥R → ≥R
+        return jnp.concatenate([start[None], cont[:-2], tail[None]], axis=0)
+
+
+_NAMES = {
+    "bayes": BayesianMixture,
+    "elementwise": ElementwiseMixture,
+    "fixed-share": FixedShare,
+    "switch": SwitchDistribution,
+    "run-length": RunLength,
+}
+
+Strategy = Any  # one of the five dataclasses above
+
+
+def names() -> list[str]:
+    """Strategy names accepted by :func:`get_strategy`."""
+    return list(_NAMES)
+
+
+def get_strategy(name: Any, **kwargs) -> Strategy:
+    """Strategy by name (``"bayes"``, ``"elementwise"``, ``"fixed-share"``,
+    ``"switch"``, ``"run-length"``; ``_`` and case are ignored) with its
+    keyword arguments; a strategy instance is returned unchanged."""
+    if isinstance(name, tuple(_NAMES.values())):
+        if kwargs:
+            raise ValueError("strategy: keyword arguments given with a strategy instance")
+        return name
+    if not isinstance(name, str):
+        raise ValueError(f"strategy: expected a name or a strategy, got {type(name).__name__}")
+    key = name.strip().lower().replace("_", "-")
+    if key not in _NAMES:
+        raise ValueError(f"strategy: unknown strategy {name!r}; choose one of {names()}")
+    try:
+        return _NAMES[key](**kwargs)
+    except TypeError as e:
+        raise ValueError(f"strategy: bad options for {key!r} ({e})") from None
