@@ -1,0 +1,104 @@
+"""Command line: ``mdlnb <subcommand> ...``.
+
+Each subcommand is a pair (``add_<name>(parser)``, ``run_<name>(args) -> int``)
+registered in ``COMMANDS``; adding one is a new pair and one dict entry.
+
+    mdlnb switch LOSSES.npz --strategy fixed-share --m 2 [--posterior out.csv]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+
+def add_switch(p: argparse.ArgumentParser) -> None:
+    from mdlnb.switching import names
+    p.add_argument("losses", type=Path, help="npz file with an (N, K) loss matrix in nats")
+    p.add_argument("--key", default="losses", help="array name in the npz (default: losses)")
+    p.add_argument("--strategy", default="fixed-share", choices=names())
+    p.add_argument("--m", type=float, default=None, help="fixed share: decreasing rate α_t = (m−1)/t")
+    p.add_argument("--alpha", type=float, default=None, help="fixed share: constant rate α")
+    p.add_argument("--stable", type=float, default=None, help="switch: P(a block is the last)")
+    p.add_argument("--max-run", type=int, default=None, help="run-length: states per expert")
+    p.add_argument("--posterior", type=Path, default=None,
+                   help="write the tidy posterior p(ξ_t | D_<t) to .csv or .parquet")
+
+
+def _strategy_options(args: argparse.Namespace) -> dict:
+    given = {"m": args.m, "alpha": args.alpha, "stable": args.stable, "max_run": args.max_run}
+    allowed = {"fixed-share": {"m", "alpha"}, "switch": {"stable"}, "run-length": {"max_run"}}
+    opts = {k: v for k, v in given.items() if v is not None}
+    extra = set(opts) - allowed.get(args.strategy, set())
+    if extra:
+        flags = ", ".join("--" + e.replace("_", "-") for e in sorted(extra))
+        raise ValueError(f"strategy: option(s) {flags} do not apply to {args.strategy!r}")
+    return opts
+
+
+def run_switch(args: argparse.Namespace) -> int:
+    from mdlnb import switching
+    if args.posterior is not None and args.posterior.suffix not in (".csv", ".parquet"):
+        raise ValueError(f"posterior: expected a .csv or .parquet path, got {args.posterior}")
+    strategy = switching.get_strategy(args.strategy, **_strategy_options(args))
+    try:
+        data = np.load(args.losses, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"losses: cannot read {args.losses} ({e})") from None
+    with data:
+        if args.key not in data.files:
+            raise ValueError(f"key: {args.key!r} not in {args.losses} (has {data.files})")
+        losses = data[args.key]
+        names = [str(n) for n in data["names"]] if "names" in data.files else None
+    result = switching.codelength(losses, strategy, posterior=args.posterior is not None)
+    n, k = losses.shape
+    print(f"strategy        {strategy!r}")
+    print(f"examples N      {n}")
+    print(f"experts K       {k}")
+    print(f"codelength      {result.total_nats:.6f} nats = {result.total_bits:.6f} bits")
+    print(f"per example     {result.nats_per_example:.6f} nats = {result.bits_per_example:.6f} bits")
+    if args.posterior is not None:
+        frame = result.to_frame(names)
+        args.posterior.parent.mkdir(parents=True, exist_ok=True)
+        if args.posterior.suffix == ".csv":
+            frame.to_csv(args.posterior, index=False)
+        else:
+            frame.to_parquet(args.posterior, index=False)
+        print(f"posterior       {args.posterior} ({len(frame)} rows: t, expert, probability)")
+    return 0
+
+
+Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]
+
+COMMANDS: dict[str, Command] = {
+    "switch": (add_switch, run_switch, "codelength of a loss matrix under a switching strategy"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mdlnb", description="MDL evaluation with readout-model switching")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (add, run, help_) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_, description=help_)
+        add(p)
+        p.set_defaults(_run=run)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point; returns the exit status (2 for bad input, with the message on stderr)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args._run(args)
+    except ValueError as e:
+        print(f"mdlnb {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

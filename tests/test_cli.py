@@ -1,0 +1,99 @@
+"""``mdlnb switch``: printed codelength, posterior files, errors."""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import logsumexp
+
+from mdlnb import cli
+
+
+@pytest.fixture
+def npz(tmp_path):
+    L = np.random.default_rng(0).exponential(1.0, size=(40, 3))
+    path = tmp_path / "losses.npz"
+    np.savez(path, losses=L, names=np.array(["linear", "mlp1", "mlp2"]))
+    return path, L
+
+
+def _nats(out: str) -> float:
+    return float(re.search(r"codelength\s+([0-9.]+) nats", out).group(1))
+
+
+def test_switch_bayes_prints_closed_form(npz, capsys):
+    path, L = npz
+    assert cli.main(["switch", str(path), "--strategy", "bayes"]) == 0
+    out = capsys.readouterr().out
+    want = -logsumexp(-L.sum(0)) + math.log(3)
+    assert _nats(out) == pytest.approx(want, rel=1e-6)
+    bits = float(re.search(r"= ([0-9.]+) bits", out).group(1))
+    assert bits == pytest.approx(want / math.log(2), rel=1e-6)
+    per = float(re.search(r"per example\s+([0-9.]+) nats", out).group(1))
+    assert per == pytest.approx(want / 40, rel=1e-5)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_switch_writes_tidy_posterior(npz, tmp_path, capsys, suffix):
+    path, L = npz
+    out_path = tmp_path / f"post{suffix}"
+    assert cli.main(["switch", str(path), "--strategy", "fixed-share", "--alpha", "1",
+                     "--posterior", str(out_path)]) == 0
+    # α = 1 is the elementwise mixture: total = Σ_t −log mean_k exp(−L)
+    assert _nats(capsys.readouterr().out) == pytest.approx(
+        -logsumexp(-L, axis=1).sum() + 40 * math.log(3), rel=1e-6)
+    df = pd.read_csv(out_path) if suffix == ".csv" else pd.read_parquet(out_path)
+    assert list(df.columns) == ["t", "expert", "probability"] and len(df) == 120
+    assert set(df.expert.astype(str)) == {"linear", "mlp1", "mlp2"}
+    np.testing.assert_allclose(df.probability, 1 / 3, rtol=1e-5)
+
+
+def test_switch_key_and_m(tmp_path, capsys):
+    L = np.random.default_rng(1).exponential(1.0, size=(25, 2))
+    path = tmp_path / "x.npz"
+    np.savez(path, other=L)
+    assert cli.main(["switch", str(path), "--key", "other", "--strategy", "fixed-share", "--m", "1"]) == 0
+    # m = 1 never switches: Bayesian mixture
+    assert _nats(capsys.readouterr().out) == pytest.approx(-logsumexp(-L.sum(0)) + math.log(2), rel=1e-6)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--key", "nope"], "key: 'nope' not in"),
+    (["--m", "0.5"], "m: must be"),
+    (["--alpha", "2"], "alpha: must lie"),
+    (["--strategy", "bayes", "--m", "2"], "option(s) --m do not apply to 'bayes'"),
+    (["--posterior", "out.txt"], "posterior: expected a .csv or .parquet"),
+])
+def test_switch_errors(npz, capsys, argv, match):
+    path, _ = npz
+    assert cli.main(["switch", str(path), *argv]) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_switch_bad_file_and_bad_losses(tmp_path, capsys):
+    assert cli.main(["switch", str(tmp_path / "missing.npz")]) == 2
+    assert "losses: cannot read" in capsys.readouterr().err
+    path = tmp_path / "neg.npz"
+    np.savez(path, losses=-np.ones((3, 2)))
+    assert cli.main(["switch", str(path)]) == 2
+    assert "losses: negative loss at step t=1" in capsys.readouterr().err
+
+
+def test_unknown_strategy_is_an_argparse_error(npz):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["switch", str(npz[0]), "--strategy", "teleport"])
+    assert e.value.code == 2
+
+
+def test_switch_subprocess(npz):
+    path, L = npz
+    proc = subprocess.run([sys.executable, "-m", "mdlnb.cli", "switch", str(path), "--strategy", "elementwise"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert _nats(proc.stdout) == pytest.approx(-logsumexp(-L, axis=1).sum() + 40 * math.log(3), rel=1e-6)
