@@ -1,0 +1,117 @@
+"""Plots draw what they are given (values read back from the artists), run
+headless, and the table/figure writers produce exact, atomic files."""
+
+import math
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from mdlnb import plots, report  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def _posterior_frame(n=50, groups=("linear", "mlp1", "mlp2"), seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(len(groups)), size=n)
+    return pd.DataFrame({"t": np.repeat(np.arange(n), len(groups)),
+                         "readout": np.tile(groups, n), "probability": p.reshape(-1)}), p
+
+
+def test_headless_backend():
+    assert matplotlib.get_backend().lower() == "agg"
+
+
+def test_posterior_area_stacks_one_area_per_group_to_one():
+    frame, p = _posterior_frame()
+    ax = plots.posterior_area(frame, by="readout")
+    assert len(ax.collections) == 3
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["linear", "mlp1", "mlp2"]
+    assert ax.get_xscale() == "log" and ax.get_ylim() == (0.0, 1.0)
+    # upper edge of area j at t is the cumulative sum p[t, :j+1]: 1 for the last area
+    def upper(j, t):
+        v = ax.collections[j].get_paths()[0].vertices
+        return v[np.isclose(v[:, 0], t), 1].max()
+
+    for t in (1, 10, 49):
+        assert upper(2, t) == pytest.approx(1.0, abs=1e-9)
+        assert upper(0, t) == pytest.approx(p[t, 0], abs=1e-9)
+        assert upper(1, t) == pytest.approx(p[t, 0] + p[t, 1], abs=1e-9)
+    first = ax.collections[0].get_paths()[0].vertices
+    # t = 0 (the prior) cannot sit on a log axis and is dropped
+    assert first[:, 0].min() == 1
+
+
+def test_posterior_area_subsamples_long_sequences():
+    frame, _ = _posterior_frame(n=5000, groups=("a", "b"))
+    ax = plots.posterior_area(frame, by="readout", max_points=100, log_x=False)
+    xs = np.unique(ax.collections[0].get_paths()[0].vertices[:, 0])
+    assert len(xs) <= 100 and xs.min() == 0 and xs.max() == 4999
+    with pytest.raises(ValueError, match="frame"):
+        plots.posterior_area(frame.drop(columns="probability"))
+
+
+def test_regret_lines_and_values():
+    rng = np.random.default_rng(1)
+    base = rng.exponential(size=300)
+    a, b = base + 0.01, base - rng.uniform(0, 0.02, 300)
+    ax = plots.regret({"a": a, "b": b}, base, baseline_label="expert 0")
+    assert len(ax.lines) == 3          # two curves + the zero line
+    xa, ya = ax.lines[0].get_xdata(), ax.lines[0].get_ydata()
+    assert xa[0] == 1 and xa[-1] == 300
+    np.testing.assert_allclose(ya, 0.01 * xa, rtol=1e-9)
+    assert ax.lines[1].get_ydata()[-1] == pytest.approx(np.sum(b - base), rel=1e-9)
+    ax_bits = plots.regret({"a": a}, base, units="bits")
+    assert ax_bits.lines[0].get_ydata()[-1] == pytest.approx(3.0 / math.log(2), rel=1e-9)
+    assert "bits" in ax_bits.get_ylabel()
+    with pytest.raises(ValueError, match="units"):
+        plots.regret({"a": a}, base, units="dits")
+    with pytest.raises(ValueError, match="curves"):
+        plots.regret({"a": a[:10]}, base)
+
+
+def test_codelength_bars():
+    totals = pd.Series({"mlp1": 300.0, "linear": 500.0, "mlp2": 400.0})
+    ax = plots.codelengths(totals, n=100, reference={"switching": 250.0, "uniform": 600.0})
+    widths = [p.get_width() for p in ax.patches]
+    np.testing.assert_allclose(widths, np.array([300, 400, 500]) / 100 / math.log(2))
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["mlp1", "mlp2", "linear"]
+    assert len(ax.lines) == 2
+    assert ax.lines[0].get_xdata()[0] == pytest.approx(2.5 / math.log(2))
+
+
+def test_to_markdown_exact():
+    df = pd.DataFrame({"expert": ["linear", "mlp|1"], "total [nats]": [1234.56789, 0.5],
+                       "N": [10, 20]})
+    assert report.to_markdown(df, digits=2) == (
+        "| expert | total [nats] | N |\n"
+        "|---|---:|---:|\n"
+        "| linear | 1,234.57 | 10 |\n"
+        "| mlp\\|1 | 0.5 | 20 |\n")
+
+
+def test_save_table_and_figure(tmp_path):
+    df = pd.DataFrame({"a": [1.0, 2.5], "b": ["x", "y"]})
+    csv, md = report.save_table(df, "t1", tmp_path / "paper")
+    pd.testing.assert_frame_equal(pd.read_csv(csv), df)
+    assert md.read_text() == report.to_markdown(df)
+    ax = plots.regret({"a": np.ones(5)}, np.zeros(5))
+    png = report.save_figure(ax, "fig", tmp_path / "paper")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # nothing but the three artifacts (no temporary files left behind)
+    assert sorted(p.name for p in (tmp_path / "paper").iterdir()) == ["fig.png", "t1.csv", "t1.md"]
+    with pytest.raises(ValueError, match="name"):
+        report.save_table(df, "../escape", tmp_path)
+    with pytest.raises(ValueError, match="df"):
+        report.save_table({"a": 1}, "t2", tmp_path)
+    with pytest.raises(ValueError, match="fig"):
+        report.save_figure("not a figure", "f", tmp_path)
