@@ -74,6 +74,7 @@ from mdlnb.readouts import Readout
 
 CODE_VERSION = "prequential-v1"
 DEFAULT_CHUNK_BATCHES = 128
+BLOCK_BYTES = 8 * 2 ** 20  # cache budget for the state of one block of experts (see _block_size)
 
 ProgressFn = Callable[[int, int, float], None]
 
@@ -202,6 +203,7 @@ class _Spec:
     readouts: tuple[Readout, ...]     # one per architecture group
     max_replay: tuple[int, ...]       # per group
     masked: tuple[bool, ...]          # per group: do replay counts differ within the group
+    block: tuple[int, ...]            # per group: experts trained together (divides group size)
     num_classes: int
     batch_size: int
 
@@ -245,12 +247,19 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
     def train(groups):
         out = []
         for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
-            def step(r, g, ro=ro, j=j):
-                pos = replay_positions(seed_key, xs["batch"], r, xs["t_end"], b)
-                x = (x_all[pos] - xs["mean"]) * xs["inv_std"]
-                upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y_all[pos])
-                return jax.vmap(upd)(g, hypers[j])
-            out.append(jax.lax.fori_loop(0, spec.max_replay[j], step, g))
+            def block_steps(carry, ro=ro, j=j):
+                def step(r, g):
+                    pos = replay_positions(seed_key, xs["batch"], r, xs["t_end"], b)
+                    x = (x_all[pos] - xs["mean"]) * xs["inv_std"]
+                    upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y_all[pos])
+                    return jax.vmap(upd)(g, carry[1])
+                return jax.lax.fori_loop(0, spec.max_replay[j], step, carry[0])
+            # Blocks of experts run all their replay steps back to back, so a
+            # block's parameters and optimiser state stay in cache.
+            split = lambda a, j=j: a.reshape(-1, spec.block[j], *a.shape[1:])  # noqa: E731
+            blocked = jax.tree_util.tree_map(split, (g, hypers[j]))
+            g = jax.lax.map(block_steps, blocked)
+            out.append(jax.tree_util.tree_map(lambda a: a.reshape(-1, *a.shape[2:]), g))
         return tuple(out)
 
     groups = jax.lax.cond(xs["valid"], train, lambda g: g, groups)
@@ -273,6 +282,13 @@ def _group(experts: Sequence[Expert]) -> list[tuple[Readout, list[int]]]:
     for i, e in enumerate(experts):
         groups.setdefault(e.readout, []).append(i)
     return list(groups.items())
+
+
+def _block_size(group_size: int, num_params: int) -> int:
+    """Largest divisor of ``group_size`` whose training state (params, Adam μ/ν, EMA,
+    grads: 5 × 4 bytes per parameter) fits in ``BLOCK_BYTES``; at least 1."""
+    fit = max(1, BLOCK_BYTES // (20 * num_params))
+    return max(k for k in range(1, group_size + 1) if group_size % k == 0 and k <= fit)
 
 
 def _init_group(readout: Readout, members: Sequence[Expert], seed: int, d: int, c: int):
@@ -440,6 +456,8 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
     spec = _Spec(readouts=tuple(ro for ro, _ in groups),
                  max_replay=tuple(max(e.replay_streams for e in m) for m in members),
                  masked=tuple(len({e.replay_streams for e in m}) > 1 for m in members),
+                 block=tuple(_block_size(len(m), ro.num_params(d, c))
+                             for (ro, _), m in zip(groups, members)),
                  num_classes=c, batch_size=b)
     column = np.concatenate([idx for _, idx in groups])  # group-major column -> expert index
     state = tuple(_init_group(ro, m, seed, d, c) for (ro, _), m in zip(groups, members))
