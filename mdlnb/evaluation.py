@@ -173,6 +173,41 @@ class Report:
         """``total_nats − best_expert_nats``: negative when switching beats every single expert."""
         return self.total_nats - self.best_expert_nats
 
+    def expert(self, name: str | None = None) -> Any:
+        """The ``Expert`` called ``name`` (default: the best single expert)."""
+        names = self.expert_names
+        name = self.best_expert if name is None else name
+        if name not in names:
+            raise ValueError(f"name: no expert {name!r} in this report")
+        return self.losses.experts[names.index(name)]
+
+    def codelength_table(self, strategies: Sequence[Any] | None = None):
+        """Codelengths of the same loss matrix under several codes, one row each:
+        the given switching strategies (default: Bayesian mixture, elementwise
+        mixture, fixed share with m = 2 and m = 11, switch distribution,
+        run-length), the best single expert and the uniform code. Columns
+        ``code``, ``total [nats]``, ``total [bits]``, ``per example [bits]``,
+        ``vs best expert [nats]``."""
+        import pandas as pd
+
+        from mdlnb import switching
+
+        if strategies is None:
+            strategies = [switching.BayesianMixture(), switching.ElementwiseMixture(),
+                          switching.FixedShare(m=2.0), switching.FixedShare(m=DEFAULT_M),
+                          switching.SwitchDistribution(), switching.RunLength()]
+        codes = [(strategy_label(r.strategy), r.total_nats)
+                 for r in (self.with_strategy(st) for st in strategies)]
+        codes += [(f"best single expert ({self.best_expert})", self.best_expert_nats),
+                  ("uniform (N log C)", self.uniform_nats)]
+        return pd.DataFrame({
+            "code": [c for c, _ in codes],
+            "total [nats]": [v for _, v in codes],
+            "total [bits]": [v / LN2 for _, v in codes],
+            "per example [bits]": [v / LN2 / self.n for _, v in codes],
+            "vs best expert [nats]": [v - self.best_expert_nats for _, v in codes],
+        })
+
     # -- posterior -----------------------------------------------------------
     @functools.cached_property
     def _posterior(self) -> np.ndarray:

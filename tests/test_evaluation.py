@@ -165,3 +165,20 @@ def test_as_task_passthrough():
     t = _task(True)
     assert as_task(t) is t
     assert as_task((t.x, t.y)).num_classes == C
+
+
+def test_codelength_table(report):
+    tab = report.codelength_table().set_index("code")
+    assert tab.loc["FixedShare(m=11)", "total [nats]"] == pytest.approx(report.total_nats, rel=1e-12)
+    totals = report.losses.totals().to_numpy()
+    lse = -np.log(np.mean(np.exp(-(totals - totals.min())))) + totals.min()
+    assert tab.loc["BayesianMixture()", "total [nats]"] == pytest.approx(lse, rel=1e-6)
+    ew = -np.sum(np.log(np.mean(np.exp(-report.losses.losses.astype(np.float64)), axis=1)))
+    assert tab.loc["ElementwiseMixture()", "total [nats]"] == pytest.approx(ew, rel=1e-5)
+    assert tab.loc["uniform (N log C)", "total [nats]"] == pytest.approx(N * math.log(C))
+    np.testing.assert_allclose(tab["total [bits]"], tab["total [nats]"] / math.log(2), rtol=1e-12)
+    np.testing.assert_allclose(tab["vs best expert [nats]"],
+                               tab["total [nats]"] - report.best_expert_nats, rtol=1e-12)
+    assert report.expert() is report.losses.experts[int(np.argmin(totals))]
+    with pytest.raises(ValueError, match="name"):
+        report.expert("nope")
