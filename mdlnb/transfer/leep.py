@@ -1,0 +1,133 @@
+"""LEEP, N-LEEP and NCE: transferability from a source classifier's outputs.
+
+All three score how well the target label ``y`` can be read off a source
+label ``z`` through the empirical conditional ``p̂(y|z)`` (PACTran paper,
+Sec. 2.1–2.2, Eq. 1–3). Values are in nats per example, always ``<= 0``;
+higher is better transfer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.special import log_softmax
+
+from mdlnb.transfer import _validate as v
+
+
+def source_probs_from_logits(logits: Any, temperature: float = 1.0) -> np.ndarray:
+    """Softmax of source-classifier logits ``(N, Z)`` at ``temperature`` → ``(N, Z)`` float64."""
+    z = v.features(logits, "logits")
+    t = v.positive(temperature, "temperature")
+    return np.exp(log_softmax(z / t, axis=1))
+
+
+def source_probs_from_head(features: Any, weight: Any, bias: Any = None) -> np.ndarray:
+    """Probabilities of a linear source head: ``softmax(features @ weight + bias)``.
+
+    ``features`` (N, D), ``weight`` (D, Z), ``bias`` (Z,) or None — e.g. the
+    ImageNet classifier of a pretrained encoder applied to its penultimate
+    features.
+    """
+    f = v.features(features)
+    w = v.features(weight, "weight")
+    if w.shape[0] != f.shape[1]:
+        raise ValueError(f"weight: expected {f.shape[1]} rows to match features, got {w.shape[0]}")
+    logits = f @ w
+    if bias is not None:
+        b = np.asarray(bias, dtype=np.float64)
+        if b.shape != (w.shape[1],):
+            raise ValueError(f"bias: expected shape ({w.shape[1]},), got {b.shape}")
+        v.features(b[None], "bias")
+        logits = logits + b
+    return source_probs_from_logits(logits)
+
+
+def _leep_from_probs(theta: np.ndarray, y: np.ndarray, c: int) -> float:
+    n = theta.shape[0]
+    joint = np.zeros((c, theta.shape[1]))
+    np.add.at(joint, y, theta)            # N · p̂(y, z), Eq. 1
+    pz = joint.sum(axis=0)
+    cond = np.divide(joint, pz, out=np.zeros_like(joint), where=pz > 0)   # p̂(y|z)
+    eep = np.einsum("nz,nz->n", theta, cond[y])                          # Eq. 2
+    return float(np.log(eep).sum() / n)
+
+
+def leep(source_probs: Any, labels: Any, *, num_classes: int | None = None) -> float:
+    """LEEP (Nguyen et al. 2020; PACTran Eq. 2), nats per example, higher is better.
+
+    ``(1/N) Σ_i log Σ_z p̂(y_i|z) θ_iz`` with ``θ = source_probs`` (N, Z),
+    rows summing to 1, and ``p̂(y|z) ∝ Σ_i θ_iz [y_i = y]``. Equals 0 when the
+    source prediction determines the target label; ``-H(Y)`` when it carries
+    no information.
+    """
+    theta = v.probabilities(source_probs)
+    y, c = v.labels(labels, theta.shape[0], num_classes, other="source_probs")
+    return _leep_from_probs(theta, y, c)
+
+
+def nce(source_labels: Any, labels: Any, *, num_classes: int | None = None) -> float:
+    """Negative conditional entropy ``-H(Y|Z)`` (Tran et al. 2019), nats, higher is better.
+
+    ``source_labels``: source hard labels (N,) or source probabilities (N, Z),
+    reduced by argmax. ``-H(Y|Z) = Σ_{y,z} p̂(y,z) log p̂(y|z)`` from the
+    empirical joint counts; 0 for a deterministic map ``z → y``, ``-H(Y)`` when
+    ``Z`` and ``Y`` are empirically independent.
+    """
+    y, c = v.labels(labels, np.shape(source_labels)[0] if np.ndim(source_labels) else -1,
+                    num_classes, other="source_labels")
+    z = v.hard_labels(source_labels, len(y))
+    _, zi = np.unique(z, return_inverse=True)
+    joint = np.zeros((c, zi.max() + 1))
+    np.add.at(joint, (y, zi), 1.0)
+    pz = joint.sum(axis=0, keepdims=True)
+    nz = joint > 0
+    return float(np.sum(joint[nz] * np.log((joint / pz)[nz])) / len(y))
+
+
+def gmm_posteriors(features: Any, n_components: int, *, variance: float = 0.8,
+                   covariance_type: str = "full", reg_covar: float = 1e-6,
+                   seed: int = 0) -> np.ndarray:
+    """N-LEEP's cluster posteriors ``p(v|s(x))`` (PACTran Eq. 3), (N, n_components).
+
+    ``s(x)``: PCA (sklearn, full SVD, centred, not whitened) keeping the
+    smallest number of components whose explained variance reaches
+    ``variance`` of the total; then a ``GaussianMixture`` with
+    ``n_components`` components of ``covariance_type``, ``reg_covar`` added to
+    the diagonals, k-means initialization seeded by ``seed``.
+    """
+    from sklearn.decomposition import PCA
+    from sklearn.mixture import GaussianMixture
+
+    f = v.features(features)
+    frac = v.fraction(variance, "variance")
+    if isinstance(n_components, bool) or int(n_components) != n_components or n_components < 1:
+        raise ValueError(f"n_components: must be a positive integer, got {n_components!r}")
+    if n_components > f.shape[0]:
+        raise ValueError(f"n_components: {n_components} exceeds the number of examples {f.shape[0]}")
+    if covariance_type not in ("full", "tied", "diag", "spherical"):
+        raise ValueError(f"covariance_type: unknown {covariance_type!r}")
+    s = f - f.mean(axis=0)
+    if frac < 1.0 and np.any(s.std(axis=0) > 0):
+        s = PCA(n_components=frac, svd_solver="full").fit_transform(s)
+    gmm = GaussianMixture(n_components=int(n_components), covariance_type=covariance_type,
+                          reg_covar=reg_covar, random_state=seed)
+    return gmm.fit(s).predict_proba(s)
+
+
+def nleep(features: Any, labels: Any, *, num_classes: int | None = None,
+          variance: float = 0.8, n_components: int | None = None,
+          covariance_type: str = "full", seed: int = 0) -> float:
+    """N-LEEP (Li et al. 2021; PACTran Sec. 2.2), nats per example, higher is better.
+
+    LEEP with the GMM posteriors of :func:`gmm_posteriors` in place of source
+    probabilities. Defaults follow PACTran Sec. 4.1.4: PCA keeping
+    ``variance = 0.8`` of the variance, ``n_components`` = number of target
+    classes ``C``.
+    """
+    f = v.features(features)
+    y, c = v.labels(labels, f.shape[0], num_classes)
+    k = c if n_components is None else n_components
+    theta = gmm_posteriors(f, k, variance=variance, covariance_type=covariance_type, seed=seed)
+    return _leep_from_probs(theta, y, c)
