@@ -212,8 +212,10 @@ def _nearest(query: np.ndarray, ref: np.ndarray, m: int, *, exclude_self: bool):
     ``ref`` for each row of ``query``, sorted ascending.
 
     Candidates come from blocked float32 ‖a‖² + ‖b‖² − 2a·b; the distances of
-    ``m + _CANDIDATES`` candidates are recomputed exactly in float64 so that
-    cancellation in the float32 expansion cannot reorder close neighbours.
+    ``m + _CANDIDATES`` candidates are recomputed from the coordinate
+    differences (float32 subtraction, exact for close coordinates by Sterbenz's
+    lemma and otherwise within 2⁻²⁴ relative; squares summed in float64), so
+    cancellation in the expansion cannot reorder close neighbours.
     """
     shift = ref.astype(np.float64).mean(axis=0)   # translation invariance: smaller norms
     q32 = (query - shift).astype(np.float32)
@@ -229,7 +231,7 @@ def _nearest(query: np.ndarray, ref: np.ndarray, m: int, *, exclude_self: bool):
         if exclude_self:
             d2[np.arange(b - a), np.arange(a, b)] = np.inf
         cand = np.argpartition(d2, c - 1, axis=1)[:, :c]
-        diff = query[a:b, None, :].astype(np.float64) - ref[cand].astype(np.float64)
+        diff = (query[a:b, None, :] - ref[cand]).astype(np.float64)
         exact = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
         order = np.argsort(exact, axis=1, kind="stable")[:, :m]
         idx_out[a:b] = np.take_along_axis(cand, order, 1)
@@ -425,20 +427,23 @@ def alignment(z1: Any, z2: Any, *, alpha: float = 2.0) -> float:
 
 def uniformity(z: Any, *, t: float = 2.0) -> float:
     """L_unif = log mean_{i<j} exp(−t ‖ẑ_i − ẑ_j‖²) in nats, ẑ = z/‖z‖. In
-    [−4t, 0]; lower = more uniform on the sphere. Blocked O(N²D), no N×N
-    matrix held."""
+    [−4t, 0]; lower = more uniform on the sphere. Blocked over the upper
+    triangle (N²D/2 multiply-adds), no N×N matrix held; log-sum-exp per row,
+    rows combined in float64."""
     z = _normalize_rows(features_matrix(z, min_rows=2), "z")
     check_positive(t, "t")
     n = len(z)
-    row_lse = np.empty(n, np.float64)
-    for a in range(0, n, _CHUNK):
+    row_lse = np.full(n, -np.inf)
+    for a in range(0, n - 1, _CHUNK):
         b = min(a + _CHUNK, n)
-        v = -t * np.maximum(2.0 - 2.0 * (z[a:b] @ z.T), 0.0)      # −t‖ẑi − ẑj‖²
-        v[np.arange(b - a), np.arange(a, b)] = -np.inf
-        m = v.max(axis=1, keepdims=True)
-        row_lse[a:b] = m[:, 0] + np.log(np.exp(v - m).sum(axis=1, dtype=np.float64))
+        v = -t * np.maximum(2.0 - 2.0 * (z[a:b] @ z[a:].T), 0.0)   # −t‖ẑi − ẑj‖², j ≥ a
+        v[np.tril_indices(b - a, 0, v.shape[1])] = -np.inf           # keep j > i only
+        m = v.max(axis=1)
+        ok = np.isfinite(m)
+        s = np.exp(v[ok] - m[ok, None]).sum(axis=1, dtype=np.float64)
+        row_lse[a:b][ok] = m[ok] + np.log(s)
     top = row_lse.max()
-    return float(top + np.log(np.exp(row_lse - top).sum()) - np.log(n * (n - 1.0)))
+    return float(top + np.log(np.exp(row_lse - top).sum()) - np.log(n * (n - 1.0) / 2.0))
 
 
 # ----------------------------------------------------------------------------
@@ -458,13 +463,26 @@ def _mcr_inputs(z: Any, eps_sq: float, normalize: bool) -> np.ndarray:
     return (_normalize_rows(z, "z") if normalize else z).astype(np.float64)
 
 
+def _rate(z: np.ndarray, eps_sq: float) -> float:
+    n, d = z.shape
+    return 0.5 * _logdet_i_plus(z, d / (n * eps_sq))
+
+
+def _class_rate(z: np.ndarray, y: np.ndarray, eps_sq: float) -> float:
+    n, d = z.shape
+    order = np.argsort(y, kind="stable")
+    ys, zs = y[order], z[order]
+    starts = np.flatnonzero(np.r_[True, ys[1:] != ys[:-1]])
+    ends = np.r_[starts[1:], n]
+    return float(sum((e - s) / (2.0 * n) * _logdet_i_plus(zs[s:e], d / ((e - s) * eps_sq))
+                     for s, e in zip(starts, ends)))
+
+
 def coding_rate(z: Any, *, eps_sq: float = 0.5, normalize: bool = True) -> float:
     """R(Z, ε) = ½ logdet(I + D/(N ε²) ZᵀZ), nats (Yu et al. 2020, Eq. 4 with
     rows as samples). ``eps_sq`` is ε²; rows are L2-normalized if
     ``normalize``."""
-    z = _mcr_inputs(z, eps_sq, normalize)
-    n, d = z.shape
-    return 0.5 * _logdet_i_plus(z, d / (n * eps_sq))
+    return _rate(_mcr_inputs(z, eps_sq, normalize), eps_sq)
 
 
 def class_coding_rate(z: Any, labels: Any, *, eps_sq: float = 0.5,
@@ -474,13 +492,7 @@ def class_coding_rate(z: Any, labels: Any, *, eps_sq: float = 0.5,
     z = _mcr_inputs(z, eps_sq, normalize)
     y = check_labels(labels, None, "labels")
     check_same_length(z, y, "z", "labels")
-    n, d = z.shape
-    order = np.argsort(y, kind="stable")
-    ys, zs = y[order], z[order]
-    starts = np.flatnonzero(np.r_[True, ys[1:] != ys[:-1]])
-    ends = np.r_[starts[1:], n]
-    return float(sum((e - s) / (2.0 * n) * _logdet_i_plus(zs[s:e], d / ((e - s) * eps_sq))
-                     for s, e in zip(starts, ends)))
+    return _class_rate(z, y, eps_sq)
 
 
 def coding_rate_reduction(z: Any, labels: Any = None, *, key: Any = None,
@@ -497,10 +509,11 @@ def coding_rate_reduction(z: Any, labels: Any = None, *, key: Any = None,
     if labels is None:
         if key is None:
             raise ValueError("key: required to seed k-means when labels is None")
-        labels = kmeans(zf.astype(np.float32), _default_clusters(len(zf), n_clusters),
-                        key).labels
-    return (coding_rate(zf, eps_sq=eps_sq, normalize=False)
-            - class_coding_rate(zf, labels, eps_sq=eps_sq, normalize=False))
+        y = kmeans(zf.astype(np.float32), _default_clusters(len(zf), n_clusters), key).labels
+    else:
+        y = check_labels(labels, None, "labels")
+        check_same_length(zf, y, "z", "labels")
+    return _rate(zf, eps_sq) - _class_rate(zf, y, eps_sq)
 
 
 # ----------------------------------------------------------------------------
