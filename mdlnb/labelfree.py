@@ -4,19 +4,20 @@ alignment/uniformity, MCR² coding-rate reduction, RankMe.
 Every metric takes feature arrays ``z`` of shape (N, D) (rows are examples)
 and returns a Python float; the cross-model combinations (:func:`clid`,
 :func:`wclid`) take one value per model and return one score per model.
-Signs, as the papers use them as predictors of downstream performance:
+Signs, as the papers use them as predictors of downstream performance
+("better" = predicted to perform better):
 
-=====================  ===============================  =====================
-function               quantity                         better representation
-=====================  ===============================  =====================
-``twonn_id``           intrinsic dimension (no unit)    higher (expressive)
-``cluster_learnability`` 1-NN accuracy on k-means labels  higher (learnable)
-``clid``               min–max(CL) + min–max(ID)        higher
-``alignment``          E‖ẑ−ẑ'‖^α of positive pairs      lower
-``uniformity``         log E exp(−t‖ẑ1−ẑ2‖²) (nats)     lower
-``coding_rate_reduction`` ΔR = R − R_c (nats)           higher
-``rankme``             effective rank (no unit)          higher
-=====================  ===============================  =====================
+- ``twonn_id``: intrinsic dimension (no unit); higher = more expressive.
+- ``cluster_learnability``: k-NN accuracy on k-means pseudo-labels, in
+  [0, 1]; higher = more learnable.
+- ``clid``: min–max(CL) + min–max(ID) across models, in [0, 2]; higher.
+  ``wclid``: w·[min–max(CL), min–max(ID)], w fitted on in-domain performance.
+- ``alignment``: E‖ẑ − ẑ'‖^α over positive pairs; lower. ``uniformity``:
+  log E exp(−t‖ẑ1 − ẑ2‖²), nats; lower. CLID's baseline predictor is
+  −L_align − L_unif.
+- ``coding_rate_reduction``: ΔR = R − R_c, nats; higher (the quantity MCR²
+  maximizes; CLID Table 1 finds it *negatively* correlated with accuracy).
+- ``rankme``: effective rank (no unit); higher.
 
 Conventions that public implementations disagree on, fixed here:
 
@@ -38,8 +39,9 @@ Conventions that public implementations disagree on, fixed here:
   i < j (as ``torch.pdist``), in nats.
 * **MCR²** (Yu et al. 2020, Eq. 6): R(Z, ε) = ½ logdet(I + D/(N ε²) ZᵀZ) and
   R_c = Σ_j (N_j / 2N) logdet(I + D/(N_j ε²) Z_jᵀZ_j), natural log (nats).
-  The argument here is ``eps_sq`` = ε²: the ``eps`` of the reference code
-  (``scalar = p / (m * self.eps)``) is ε², not ε.
+  The argument here is ``eps_sq`` = ε² (default 0.5): the ``eps`` of the
+  reference code (``scalar = p / (m * self.eps)``, class default 0.01) is
+  ε², not ε. Rows are L2-normalized first by default (CLID Sec. 3.2).
 * **RankMe** (Garrido et al. 2023): p_k = σ_k / Σσ + ε over the singular
   values σ of the *uncentred* Z, RankMe = exp(−Σ p_k log p_k). It is defined
   on σ, not on the eigenvalues σ² of ZᵀZ (which gives a smaller value).
@@ -479,7 +481,7 @@ def _class_rate(z: np.ndarray, y: np.ndarray, eps_sq: float) -> float:
 
 
 def coding_rate(z: Any, *, eps_sq: float = 0.5, normalize: bool = True) -> float:
-    """R(Z, ε) = ½ logdet(I + D/(N ε²) ZᵀZ), nats (Yu et al. 2020, Eq. 4 with
+    """R(Z, ε) = ½ logdet(I + D/(N ε²) ZᵀZ), nats (Yu et al. 2020, with
     rows as samples). ``eps_sq`` is ε²; rows are L2-normalized if
     ``normalize``."""
     return _rate(_mcr_inputs(z, eps_sq, normalize), eps_sq)
@@ -488,7 +490,7 @@ def coding_rate(z: Any, *, eps_sq: float = 0.5, normalize: bool = True) -> float
 def class_coding_rate(z: Any, labels: Any, *, eps_sq: float = 0.5,
                       normalize: bool = True) -> float:
     """R_c(Z, ε | Π) = Σ_j (N_j / 2N) logdet(I + D/(N_j ε²) Z_jᵀZ_j), nats,
-    for the hard partition ``labels`` (Yu et al. 2020, Eq. 5–6)."""
+    for the hard partition ``labels`` (Yu et al. 2020)."""
     z = _mcr_inputs(z, eps_sq, normalize)
     y = check_labels(labels, None, "labels")
     check_same_length(z, y, "z", "labels")
