@@ -475,6 +475,7 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
         state, losses, running, next_chunk = _load_checkpoint(ckpt_file, key, state)
 
     report, close = _make_progress(progress, n, len(experts))
+    totals = losses[: next_chunk * chunk * b].sum(axis=0, dtype=np.float64)  # for progress only
     last_ckpt = time.perf_counter()
     try:
         for ci in range(next_chunk, num_chunks):
@@ -488,8 +489,8 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
                     time.perf_counter() - last_ckpt >= checkpoint_every_s:
                 _save_checkpoint(ckpt_file, key, state, losses, running, ci + 1)
                 last_ckpt = time.perf_counter()
-            best = float(losses[:hi].sum(axis=0, dtype=np.float64).min()) / hi
-            report(hi, n, best)
+            totals += block.sum(axis=0, dtype=np.float64)
+            report(hi, n, float(totals.min()) / hi)
     finally:
         close()
 
