@@ -296,7 +296,7 @@ def twonn_ratios(z: Any, *, metric: str = "euclidean") -> np.ndarray:
     z = features_matrix(z, min_rows=3)
     if _check_metric(metric) == "cosine":
         z = _normalize_rows(z, "z")
-    z = np.unique(z, axis=0)
+    z = np.unique(z + np.float32(0.0), axis=0)        # + 0.0 maps −0.0 to 0.0 first
     if len(z) < 3:
         raise ValueError(f"z: needs at least 3 distinct rows, got {len(z)}")
     _, d = _nearest(z, z, 2, exclude_self=True)

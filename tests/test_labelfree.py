@@ -94,6 +94,8 @@ def test_twonn_duplicates_removed():
     x = _rotate_into(np.random.default_rng(9).random((600, 3)), 8, seed=5)
     with_dups = np.concatenate([x, x[:50], x[:10]])
     assert lf.twonn_id(with_dups) == lf.twonn_id(x)
+    signed_zero = np.concatenate([x, np.zeros((1, 8), np.float32), -np.zeros((1, 8), np.float32)])
+    assert np.all(np.isfinite(lf.twonn_ratios(signed_zero)))
     assert np.isfinite(lf.twonn_id(with_dups, estimator="mle"))
 
 

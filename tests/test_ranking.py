@@ -8,6 +8,9 @@ import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from scipy import stats
 
 from mdlnb import ranking as rk
@@ -34,6 +37,22 @@ def test_average_ranks_with_ties_hand_table():
     low = rk.average_ranks(_tied_scores(), higher_is_better=False)
     np.testing.assert_allclose(low.to_numpy(), [5 - hand[m] for m in "ABCD"])
     np.testing.assert_allclose(rk.rank_table(_tied_scores()).loc["d2"], [4, 1, 2.5, 2.5])
+
+
+@settings(max_examples=40, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(1, 8), st.integers(2, 6)),
+              elements=st.integers(-3, 3).map(float)))
+def test_rank_properties(x):
+    n, k = x.shape
+    r = rk.average_ranks(x)
+    assert r.sum() == pytest.approx(k * (k + 1) / 2)                  # ranks 1..k per row
+    np.testing.assert_allclose(rk.average_ranks(x, higher_is_better=False), k + 1 - r)
+    # rank statistics ignore strictly increasing transforms of the scores
+    np.testing.assert_allclose(rk.average_ranks(np.exp(x) * 3 - 1), r)
+    res = rk.friedman(x, tie_correction=True) if np.ptp(x, axis=1).max() > 0 else None
+    if res is not None and n > 1 and k >= 3:          # scipy needs >= 3 methods
+        ref = stats.friedmanchisquare(*x.T)
+        assert res.statistic == pytest.approx(ref.statistic, rel=1e-9, abs=1e-12)
 
 
 def test_friedman_matches_scipy_without_and_with_ties():
