@@ -19,9 +19,9 @@ Training of each block's model ("to convergence", made precise): AdamW
 ``max(⌈n_train / batch_size⌉, ⌈min_steps / epochs⌉)`` steps, each step on
 ``batch_size`` examples drawn uniformly with replacement from the training
 part (``batch_size=None``: full-batch steps). With ``holdout > 0`` the last
-``⌊holdout · b_{s-1}⌋`` examples of the previous blocks are held out and the
-epoch with the lowest held-out loss is kept (early stopping by checkpoint
-selection); when that holdout is empty (tiny prefixes) or ``holdout=0``, the
+``max(1, ⌊holdout · b_{s-1}⌋)`` examples of the previous blocks are held out
+and the epoch with the lowest held-out loss is kept (early stopping by
+checkpoint selection); with ``holdout=0`` (or a one-example prefix) the
 parameters after the last epoch are used. Predictions use the EMA parameters
 if the expert has ``ema < 1``. Features are standardized with the mean/std of
 the previous blocks (data the receiver already has).
@@ -273,7 +273,10 @@ def blockwise(task: Task, expert: Any, boundaries: Sequence[int] | None = None, 
         base = jax.random.PRNGKey(seed)
         for s in range(1, len(b)):
             n_prev, n_next = int(b[s - 1]), int(b[s])
-            n_train = n_prev - int(math.floor(float(holdout) * n_prev))
+            n_hold = int(math.floor(float(holdout) * n_prev))
+            if holdout > 0 and n_prev >= 2:
+                n_hold = max(n_hold, 1)
+            n_train = n_prev - n_hold
             per_epoch = math.ceil(n_train / batch_size) if batch_size is not None else 1
             steps = max(per_epoch, math.ceil(min_steps / epochs), 1)
             losses, be = program(h, jax.random.fold_in(base, s), x, y, n_train, n_prev, n_next,
