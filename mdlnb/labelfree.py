@@ -33,7 +33,9 @@ Conventions that public implementations disagree on, fixed here:
   by default) on all N points gives pseudo-labels; a seeded random split
   (``train_fraction``) trains a k-NN (1 neighbour by default) whose accuracy on
   the held-out part is CL. ``metric="cosine"`` (the paper's choice)
-  normalizes rows first, so k-means and k-NN both work on the unit sphere.
+  normalizes rows first; k-means is then Euclidean k-means on the unit
+  vectors (centroids are cluster means, not re-projected onto the sphere)
+  and 1-NN by Euclidean distance equals 1-NN by cosine similarity.
 * **Alignment / uniformity** (Wang & Isola 2020, α = t = 2): inputs are
   L2-normalized here, explicitly; uniformity averages over unordered pairs
   i < j (as ``torch.pdist``), in nats.
