@@ -80,6 +80,22 @@ def prepare_images(images: Any, input_size: tuple[int, int], channels: int) -> n
     return x
 
 
+_JITTED: dict[int, tuple[ApplyFn, Any]] = {}
+
+
+def _jitted(apply: ApplyFn) -> Any:
+    """One ``jax.jit`` wrapper per apply function, so repeated feature
+    extraction with the same encoder reuses its compilation."""
+    import jax
+
+    hit = _JITTED.get(id(apply))
+    if hit is None or hit[0] is not apply:
+        if len(_JITTED) >= 32:
+            _JITTED.pop(next(iter(_JITTED)))
+        hit = _JITTED[id(apply)] = (apply, jax.jit(apply))
+    return hit[1]
+
+
 def features(encoder: Encoder, task: Task, *, batch_size: int = 128, cache: bool = True,
              progress: bool = False) -> Task:
     """The task with ``x`` replaced by the encoder's features ``(N, D)`` float32.
@@ -87,8 +103,6 @@ def features(encoder: Encoder, task: Task, *, batch_size: int = 128, cache: bool
     Features are cached on disk under ``cache_dir("features")``, keyed by the
     encoder's fingerprint, the task's images and the preprocessing.
     """
-    import jax
-
     if batch_size < 1:
         raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
     key = content_hash("features-v1", encoder.fingerprint(), task.x, encoder.input_size,
@@ -98,7 +112,7 @@ def features(encoder: Encoder, task: Task, *, batch_size: int = 128, cache: bool
         with np.load(path) as z:
             feats = z["features"]
     else:
-        fn = jax.jit(encoder.apply)
+        fn = _jitted(encoder.apply)
         chunks = []
         it = range(0, task.n, batch_size)
         if progress:
