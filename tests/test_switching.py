@@ -559,3 +559,17 @@ def test_property_between_single_sequence_and_zero(n, k, seed, name):
         seq = (e,) * n
         assert total <= L[:, e].sum() - math.log(prior[seq]) + 1e-5 * (1 + total)
     assert total == pytest.approx(brute_force(L, prior)[0], rel=5e-6, abs=1e-6)
+
+
+@pytest.mark.parametrize("name", ["fixed-share", "switch"])
+def test_device_array_in_place_path_matches_chunked(name):
+    # A JAX array longer than chunk_rows takes the single in-place pass (run_all).
+    L = np.random.default_rng(12).exponential(1.0, size=(2500, 4)).astype(np.float32)
+    a = sw.codelength(L, name, chunk_rows=1024)
+    b = sw.codelength(jnp.asarray(L), name, chunk_rows=1024)
+    assert b.total_nats == pytest.approx(a.total_nats, rel=1e-6)
+    np.testing.assert_allclose(b.log_posterior, a.log_posterior, atol=1e-5)
+    bad = L.copy()
+    bad[2400, 1] = np.nan
+    with pytest.raises(ValueError, match="losses: NaN at step t=2401"):
+        sw.codelength(jnp.asarray(bad), name, chunk_rows=1024)

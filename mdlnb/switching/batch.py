@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from mdlnb._checks import as_array
@@ -13,8 +15,14 @@ DEFAULT_CHUNK_ROWS = 1 << 16
 
 
 def check_losses(losses, name: str = "losses") -> np.ndarray:
-    """(N, K) float array with N, K ≥ 1; values are checked inside the pass."""
-    L = as_array(losses, name, ndim=2)
+    """(N, K) real array with N, K ≥ 1 (a JAX array stays one); values are
+    checked inside the pass."""
+    if isinstance(losses, jax.Array):
+        L = losses
+        if L.ndim != 2:
+            raise ValueError(f"{name}: expected a 2-D array, got shape {L.shape}")
+    else:
+        L = as_array(losses, name, ndim=2)
     if L.dtype.kind not in "fiu":
         raise ValueError(f"{name}: expected real numbers, got dtype {L.dtype}")
     if L.shape[0] == 0 or L.shape[1] == 0:
@@ -67,6 +75,13 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
         raise ValueError(f"chunk_rows: must be >= 16, got {chunk_rows}")
     linear = forward.uses_linear_kernel(strategy, k, n)
     state = forward.init_state(strategy, k)
+    if isinstance(L, jax.Array) and n > chunk_rows:
+        # Already in XLA memory: one pass in place, no host round trip or chunk copies.
+        state, ps, lp, flags = forward.run_all(strategy, state, L.astype(jnp.float32),
+                                               posterior=posterior, linear=linear)
+        ps = np.asarray(ps, np.float64)
+        raise_for_flags(np.asarray(flags), ps, 0)
+        return SwitchResult(float(np.sum(ps)), ps, np.asarray(lp) if posterior else None, strategy)
     per_step = np.empty(n, np.float64)
     log_post = np.empty((n, k), np.float32) if posterior else None
     for start in range(0, n, int(chunk_rows)):

@@ -114,11 +114,11 @@ def _log_rows(strategy, state: SwitchState, L, valid, posterior: bool):
         ps = -lz
         total2, comp2 = _kahan(total, comp, jnp.where(ok, ps, 0.0))
         carry2 = (jnp.where(ok, new, lw), t + ok.astype(jnp.int32), total2, comp2)
-        out = (ps, logsumexp(lw, axis=0) if posterior else None)
+        out = (ps, logsumexp(lw, axis=0) if posterior else None, _row_flags(l))
         return carry2, out
 
-    carry, (ps, lp) = lax.scan(row, tuple(state), (L, valid), unroll=1)
-    return SwitchState(*carry), ps, lp
+    carry, (ps, lp, flags) = lax.scan(row, tuple(state), (L, valid), unroll=1)
+    return SwitchState(*carry), ps, lp, flags
 
 
 def _linear_block(strategy, w, t, L, valid, posterior: bool):
@@ -140,33 +140,47 @@ def _linear_block(strategy, w, t, L, valid, posterior: bool):
 
     w, (z, ws) = lax.scan(row, w, (P, a, valid))
     ps = c - jnp.log(z)
-    return w, ps, ws
+    return w, ps, ws, _row_flags(L)
 
 
 def _linear_rows(strategy, state: SwitchState, L, valid, posterior: bool):
+    """Linear kernel over L (n, K): full blocks of ``_BLOCK`` rows are read in
+    place with ``dynamic_slice`` (no copy of L), the last partial block is padded."""
     n, K = L.shape
-    B = _BLOCK if n % _BLOCK == 0 else n
-    Lb, vb = L.reshape(n // B, B, K), valid.reshape(n // B, B)
+    B = min(_BLOCK, n)
+    nb, rem = divmod(n, B)
 
-    def block(carry, inp):
+    def block(carry, Lk, vk):
         w, t, total, comp = carry
-        Lk, vk = inp
-        w2, ps, ws = _linear_block(strategy, w, t, Lk, vk, posterior)
-        s = jnp.sum(jnp.where(vk, ps, 0.0))
-        total2, comp2 = _kahan(total, comp, s)
-        return (w2, t + jnp.sum(vk.astype(jnp.int32)), total2, comp2), (ps, ws)
+        w2, ps, ws, fl = _linear_block(strategy, w, t, Lk, vk, posterior)
+        total2, comp2 = _kahan(total, comp, jnp.sum(jnp.where(vk, ps, 0.0)))
+        return (w2, t + jnp.sum(vk.astype(jnp.int32)), total2, comp2), (ps, ws, fl)
 
-    w0 = jnp.exp(state.log_weights[0])
-    (w, t, total, comp), (ps, ws) = lax.scan(block, (w0, state.t, state.total, state.comp), (Lb, vb))
-    lp = jnp.log(ws.reshape(n, K)) if posterior else None
-    return SwitchState(jnp.log(w)[None, :], t, total, comp), ps.reshape(n), lp
+    def full(carry, i):
+        Lk = lax.dynamic_slice_in_dim(L, i * B, B)
+        vk = lax.dynamic_slice_in_dim(valid, i * B, B)
+        return block(carry, Lk, vk)
+
+    carry = (jnp.exp(state.log_weights[0]), state.t, state.total, state.comp)
+    carry, (ps, ws, fl) = lax.scan(full, carry, jnp.arange(nb))
+    ps, fl = ps.reshape(-1), fl.reshape(-1)
+    ws = ws.reshape(-1, K) if posterior else None
+    if rem:
+        pad = ((0, B - rem), (0, 0))
+        Lk = jnp.pad(L[nb * B:], pad)
+        vk = jnp.pad(valid[nb * B:], pad[:1])
+        carry, (ps2, ws2, fl2) = block(carry, Lk, vk)
+        ps, fl = jnp.concatenate([ps, ps2[:rem]]), jnp.concatenate([fl, fl2[:rem]])
+        ws = jnp.concatenate([ws, ws2[:rem]]) if posterior else None
+    w, t, total, comp = carry
+    lp = jnp.log(ws) if posterior else None
+    return SwitchState(jnp.log(w)[None, :], t, total, comp), ps, lp, fl
 
 
 def _rows(strategy, state, L, valid, posterior, linear):
     L = jnp.asarray(L, jnp.float32)
     kernel = _linear_rows if linear else _log_rows
-    state, ps, lp = kernel(strategy, state, L, valid, posterior)
-    return state, ps, lp, _row_flags(L)
+    return kernel(strategy, state, L, valid, posterior)
 
 
 @partial(jax.jit, static_argnames=("strategy", "posterior", "linear"))
@@ -177,6 +191,13 @@ def run_chunk(strategy, state: SwitchState, L, n_valid, *, posterior: bool, line
     """
     valid = jnp.arange(L.shape[0]) < n_valid
     return _rows(strategy, state, L, valid, posterior, linear)
+
+
+@partial(jax.jit, static_argnames=("strategy", "posterior", "linear"))
+def run_all(strategy, state: SwitchState, L, *, posterior: bool, linear: bool):
+    """Forward over all rows of a device array L (N, K) without copying it
+    (compiles once per shape; for large inputs). Same outputs as ``run_chunk``."""
+    return _rows(strategy, state, L, jnp.ones(L.shape[0], bool), posterior, linear)
 
 
 def step(strategy, state: SwitchState, losses, *, linear: Optional[bool] = None):
