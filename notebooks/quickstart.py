@@ -80,8 +80,9 @@ rep.summary()
 #
 # `rep.losses.losses[t, k]` is the next-step log-loss (nats) of expert `k` on
 # the `t`-th example of the stream. Summing a column gives that expert's own
-# prequential codelength. Small readouts learn fast but saturate; large ones
-# start slowly and end better — no single column is best everywhere.
+# prequential codelength. Typically small readouts learn fast but saturate,
+# while large ones start slowly and end better, so no single column is best
+# at every data size.
 
 # %%
 print("loss matrix:", rep.losses.losses.shape, "(examples × experts), nats")
@@ -116,9 +117,13 @@ ax = rep.plot_regret()
 # %% [markdown]
 # ## Which readout does the data prefer, and when? (paper Fig. 1)
 #
-# The posterior `p(ξ_t | D_<t)` summed over each readout's hyperparameters:
-# early on the simplest readouts carry the prediction; with more data the
-# posterior moves to more flexible ones.
+# The posterior `p(ξ_t | D_<t)` summed over each readout's hyperparameters.
+# Until the first batch has been trained on it is the uniform prior; after
+# that it follows whichever readout has recently predicted best. The paper
+# (Fig. 1, Fig. 9) finds the simple readouts ahead with little data and deeper
+# ones taking over as data grows; how early that happens depends on the task
+# and the representation — on raw digit pixels the linear readout loses its
+# weight within a few hundred examples.
 
 # %%
 ax = rep.plot_posterior(by="readout")
