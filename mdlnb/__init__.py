@@ -19,6 +19,7 @@ from mdlnb._task import Task
 __version__ = "0.1.0"
 
 _SUBMODULES = (
+    "blockwise",
     "cli",
     "curves",
     "data",
@@ -33,6 +34,7 @@ _SUBMODULES = (
     "readouts",
     "report",
     "runner",
+    "studies",
     "switching",
     "transfer",
 )

@@ -7,7 +7,8 @@ profiles: ``smoke`` (CI, seconds) and ``full`` (GPU/TPU, real benchmarks)::
     python -m mdlnb.runner --profile smoke quickstart parity_toy
 
 Executed notebooks go to ``build/notebooks/<profile>/``; what a notebook
-saves goes to its ``paper_dir`` parameter (``paper/`` by default).
+saves goes to its ``paper_dir`` parameter: ``paper/`` for the default and
+full profiles, ``build/paper-smoke/`` for smoke runs.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def profile_parameters(name: str, profile: str) -> dict[str, Any]:
     table = yaml.safe_load(path.read_text()) if path.exists() else {}
     params = dict((table or {}).get(name, {}).get(profile, {}) or {})
     params.setdefault("profile", profile)
+    if profile == "smoke":  # smoke runs never overwrite the committed paper/
+        params.setdefault("paper_dir", str(ROOT / "build" / "paper-smoke"))
     return params
 
 
