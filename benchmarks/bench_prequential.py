@@ -1,8 +1,9 @@
 """Stage-1 throughput: the vmapped board vs a matmul/bandwidth roofline and a Python loop.
 
 Setting (brief): K = 64 experts on 10,000 × 64 features, C = 10, B = 32,
-10 replay streams; boards (a) 64 × MLP 2×256 and (b) linear + MLP 1–3 × 16
-hyperparameter settings. To keep the run to minutes, each board is timed on a
+10 replay streams; boards (a) 64 × MLP 2×256, (b) linear + MLP 1–3 × 16
+hyperparameter settings, (c) 64 × linear (where per-call overhead dominates
+a Python loop). To keep the run to minutes, each board is timed on a
 prefix of the stream (``PREFIX_BATCHES`` batches, after a warm-up run of the
 same shapes so compilation is excluded) and extrapolated linearly to
 10,000 examples: the cost per batch does not depend on the position in the
@@ -52,8 +53,10 @@ def _boards() -> dict[str, list]:
                       replay_streams=R)
     mixed = expert_grid(readouts.board(3), learning_rate=lrs, weight_decay=wds, ema=[1.0],
                         replay_streams=R)
-    assert len(mlp) == K and len(mixed) == K
-    return {"mlp2x256": mlp, "mixed_linear_mlp1-3": mixed}
+    lin = expert_grid([readouts.linear()], learning_rate=lrs, weight_decay=wds, ema=emas,
+                      replay_streams=R)
+    assert len(mlp) == K and len(mixed) == K and len(lin) == K
+    return {"mlp2x256": mlp, "mixed_linear_mlp1-3": mixed, "linear": lin}
 
 
 def _update_flops(ro, b=B) -> int:

@@ -40,7 +40,10 @@ Implementation: experts are grouped by architecture; each group's parameters,
 AdamW state and EMA parameters are stacked and ``vmap``-ped, hyperparameters
 are arrays (one compilation serves a grid), and one jitted ``lax.scan`` over a
 chunk of batches runs every group. Experts with fewer replay steps than their
-group's maximum have the extra updates masked out. Python drives the chunks,
+group's maximum have the extra updates masked out. Within a group, experts are
+trained in blocks (``lax.map`` over blocks, ``vmap`` within one) sized so that
+a block's parameters and AdamW/EMA state stay in cache across its replay
+steps (``BLOCK_BYTES``); this changes the loop order, not the result. Python drives the chunks,
 which is where progress is shown and checkpoints are written.
 
 A readout here is anything with ``init(key, in_dim, C)`` and
@@ -59,7 +62,7 @@ import time
 import zlib
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
