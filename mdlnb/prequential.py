@@ -524,3 +524,8 @@ def _load_checkpoint(path: Path, key: str, like):
             treedef, [jnp.asarray(z[f"leaf{i}"]) for i in range(len(leaves))])
         return (state, np.array(z["losses"]), (z["s1"], z["s2"], float(z["count"])),
                 int(z["next_chunk"]))
+
+
+# The block-wise code (Voita & Titov 2020) is a comparison estimator for the
+# prequential code above; it lives in its own module and is re-exported here.
+from mdlnb.blockwise import BlockwiseResult, blockwise  # noqa: E402
