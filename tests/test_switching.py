@@ -234,35 +234,34 @@ def test_single_expert_is_its_own_loss():
 
 
 def best_with_switches(L, s):
-    """min over sequences with ≤ s switches of Σ_t L[t, ξ_t], and the argmin (DP)."""
+    """min over sequences with ≤ s switches of Σ_t L[t, ξ_t], and an argmin (DP).
+
+    D[t, j, e]: least loss of rows 0..t with exactly j switches, ending in e."""
     n, k = L.shape
-    D = np.full((s + 1, k), np.inf)
-    D[0] = L[0]
-    back = np.zeros((n, s + 1, k), dtype=np.int64)
+    D = np.full((n, s + 1, k), np.inf)
+    D[0, 0] = L[0]
     for t in range(1, n):
-        stay = D
-        move = np.vstack([np.full((1, k), np.inf), np.repeat(D[:-1].min(1, keepdims=True), k, 1)])
-        back[t] = np.where(move < stay, -1, 0)
-        D = np.minimum(stay, move) + L[t]
-    j, e = np.unravel_index(np.argmin(D), D.shape)
-    best = D[j, e]
+        D[t] = D[t - 1]
+        D[t, 1:] = np.minimum(D[t - 1, 1:], D[t - 1, :-1].min(1, keepdims=True))
+        D[t] += L[t]
+    j, e = np.unravel_index(np.argmin(D[-1]), D[-1].shape)
     seq = [e]
-    prev_best = None
-    # backtrack
-    Dt = [None] * n
-    D = np.full((s + 1, k), np.inf)
-    D[0] = L[0]
-    Dt[0] = D.copy()
-    for t in range(1, n):
-        move = np.vstack([np.full((1, k), np.inf), np.repeat(D[:-1].min(1, keepdims=True), k, 1)])
-        D = np.minimum(D, move) + L[t]
-        Dt[t] = D.copy()
     for t in range(n - 1, 0, -1):
-        if back[t, j, e] == -1:
-            j, e = j - 1, int(np.argmin(Dt[t - 1][j - 1]))
+        if not np.isclose(D[t, j, e] - L[t, e], D[t - 1, j, e]):  # came by a switch
+            j, e = j - 1, int(np.argmin(D[t - 1, j - 1]))
         seq.append(e)
-    del prev_best
-    return best, np.array(seq[::-1])
+    return D[-1].min(), np.array(seq[::-1])
+
+
+def test_best_with_switches_brute_force():
+    L = np.random.default_rng(13).exponential(1.0, size=(6, 3))
+    for s in range(4):
+        want = min(L[np.arange(6), list(q)].sum() for q in itertools.product(range(3), repeat=6)
+                   if sum(a != b for a, b in zip(q, q[1:])) <= s)
+        best, seq = best_with_switches(L, s)
+        assert best == pytest.approx(want)
+        assert L[np.arange(6), seq].sum() == pytest.approx(want)
+        assert np.sum(seq[1:] != seq[:-1]) <= s
 
 
 def neg_log_prior_fixed_share(seq, k, m):
@@ -478,6 +477,8 @@ def test_units_and_frame():
     assert r.nats_per_example == pytest.approx(r.total_nats / 30)
     assert r.cumulative_nats[-1] == pytest.approx(r.total_nats)
     np.testing.assert_allclose(r.posterior.sum(1), 1.0, atol=1e-5)
+    assert r.summary()["bits_per_example"] == pytest.approx(r.bits_per_example)
+    assert list(r.to_frame(every=10).t.unique()) == [1, 11, 21]
     df = r.to_frame(names=["lin", "mlp1", "mlp2"])
     assert list(df.columns) == ["t", "expert", "probability"] and len(df) == 90
     sub = df[(df.t == 5) & (df.expert == "mlp1")]
