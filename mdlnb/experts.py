@@ -22,7 +22,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from mdlnb import readouts as _readouts
-from mdlnb.readouts import Readout
+from mdlnb.readouts import ReadoutLike
 
 # Batch size the paper used with each preset grid (App. A.5).
 PRESET_BATCH_SIZE = {"vtab": 32, "imagenet": 512, "default": 32, "small": 32}
@@ -43,7 +43,9 @@ class Expert:
     """A readout and how it is trained online.
 
     Attributes:
-      readout: the architecture.
+      readout: the architecture: a :class:`~mdlnb.readouts.Readout`, or any
+        :class:`~mdlnb.readouts.ReadoutLike` (e.g. an encoder + head trained
+        end to end, :class:`mdlnb.finetune.FinetuneReadout`).
       learning_rate: AdamW step size (> 0).
       b1: AdamW first-moment decay β1 in [0, 1); β2 = 0.999, ε = 1e-8 fixed.
       weight_decay: decoupled weight decay (optax ``adamw``: the update adds
@@ -55,7 +57,7 @@ class Expert:
         drawn uniformly from everything seen so far (≥ 0).
     """
 
-    readout: Readout
+    readout: ReadoutLike
     learning_rate: float
     b1: float = 0.9
     weight_decay: float = 0.0
@@ -64,7 +66,7 @@ class Expert:
     replay_streams: int = 10
 
     def __post_init__(self) -> None:
-        if not isinstance(self.readout, Readout):
+        if not isinstance(self.readout, ReadoutLike):
             raise ValueError(f"readout: must be a Readout, got {type(self.readout).__name__}")
         for f in ("learning_rate", "b1", "weight_decay", "ema", "label_smoothing"):
             v = getattr(self, f)
@@ -128,7 +130,7 @@ def _values(v: Any, name: str) -> list:
     return vals
 
 
-def expert_grid(readouts: Readout | Iterable[Readout],
+def expert_grid(readouts: ReadoutLike | Iterable[ReadoutLike],
                 learning_rate: Sequence[float] | float = (1e-3,),
                 b1: Sequence[float] | float = (0.9,),
                 weight_decay: Sequence[float] | float = (0.0,),
@@ -142,9 +144,9 @@ def expert_grid(readouts: Readout | Iterable[Readout],
     Scalars are taken as one-element lists. Each value is validated by
     :class:`Expert`; duplicate experts raise ``ValueError``.
     """
-    ros = [readouts] if isinstance(readouts, Readout) else _values(readouts, "readouts")
+    ros = [readouts] if isinstance(readouts, ReadoutLike) else _values(readouts, "readouts")
     for r in ros:
-        if not isinstance(r, Readout):
+        if not isinstance(r, ReadoutLike):
             raise ValueError(f"readouts: expected Readout objects, got {type(r).__name__}")
     axes = [_values(v, n) for v, n in ((learning_rate, "learning_rate"), (b1, "b1"),
                                        (weight_decay, "weight_decay"), (ema, "ema"),

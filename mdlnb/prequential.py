@@ -26,7 +26,11 @@ variance of the positions *trained on so far*: the replay steps after batch
 ``i + 1`` uses those same statistics (its own features are not in them).
 Batch 0 is coded uniformly, so it needs none. Features whose variance is zero
 up to round-off are only centred. Statistics are accumulated in float64 in
-NumPy; no example after ``t_end`` is ever used.
+NumPy; no example after ``t_end`` is ever used. A readout whose
+``standardize_inputs`` attribute is False (an encoder trained end to end on
+raw pixels, :class:`mdlnb.finetune.FinetuneReadout`) always sees the raw
+features, whatever ``standardize`` says; the others on the same board are
+unaffected.
 
 Randomness, all from ``seed``: ``key = PRNGKey(seed)``; the order is
 ``jax.random.permutation(fold_in(key, 0), N)``; expert ``e`` is initialised
@@ -47,8 +51,12 @@ steps (``BLOCK_BYTES``); this changes the loop order, not the result. Python dri
 which is where progress is shown and checkpoints are written.
 
 A readout here is anything with ``init(key, in_dim, C)`` and
-``apply(params, x)``; an encoder-plus-readout for fine-tuning fits the same
-slot later (its params would include the encoder's).
+``apply(params, x)`` (:class:`mdlnb.readouts.ReadoutLike`); an encoder plus
+head trained end to end (:mod:`mdlnb.finetune`) fits the same slot, its
+params including the encoder's. Readouts other than
+:class:`~mdlnb.readouts.Readout` are initialised one expert at a time on the
+host (their ``init`` may draw with NumPy) and stacked; if a readout has
+``check_task(task)``, it is called once before anything runs.
 """
 
 from __future__ import annotations
@@ -73,7 +81,7 @@ from mdlnb._checks import check_finite
 from mdlnb._io import atomic_savez, cache_dir, content_hash
 from mdlnb._task import Task
 from mdlnb.experts import Expert
-from mdlnb.readouts import Readout
+from mdlnb.readouts import Readout, ReadoutLike
 
 CODE_VERSION = "prequential-v1"
 DEFAULT_CHUNK_BATCHES = 128
@@ -160,13 +168,23 @@ class LossMatrix:
             meta=np.array(json.dumps(self.meta, default=str)))
 
     @classmethod
-    def load(cls, path: str | Path) -> "LossMatrix":
+    def load(cls, path: str | Path, experts: Sequence[Expert] | None = None) -> "LossMatrix":
+        """Read a file written by :meth:`save`.
+
+        ``experts``: the board to attach, in column order, checked against the
+        stored configs; needed for experts that cannot be rebuilt from their
+        config (fine-tuned encoders hold parameters). ``None`` rebuilds them.
+        """
         path = Path(path)
         if not path.is_file():
             raise ValueError(f"path: no such file {str(path)!r}")
         with np.load(path, allow_pickle=False) as z:
-            return cls(losses=z["losses"], order=z["order"],
-                       experts=tuple(Expert.from_config(c) for c in json.loads(str(z["experts"]))),
+            configs = json.loads(str(z["experts"]))
+            if experts is None:
+                experts = tuple(Expert.from_config(c) for c in configs)
+            elif [json.loads(json.dumps(e.config(), default=str)) for e in experts] != configs:
+                raise ValueError(f"experts: do not match the experts stored in {path.name}")
+            return cls(losses=z["losses"], order=z["order"], experts=tuple(experts),
                        task_name=str(z["task_name"]), num_classes=int(z["num_classes"]),
                        seed=int(z["seed"]), batch_size=int(z["batch_size"]),
                        meta=json.loads(str(z["meta"])))
@@ -203,15 +221,16 @@ def replay_positions(seed_key: jax.Array, batch_index, step, t_end, batch_size: 
 class _Spec:
     """Static structure of the compiled chunk program (hashable)."""
 
-    readouts: tuple[Readout, ...]     # one per architecture group
+    readouts: tuple[ReadoutLike, ...]  # one per architecture group
     max_replay: tuple[int, ...]       # per group
     masked: tuple[bool, ...]          # per group: do replay counts differ within the group
     block: tuple[int, ...]            # per group: experts trained together (divides group size)
+    standardize: tuple[bool, ...]     # per group: does the readout see standardised features
     num_classes: int
     batch_size: int
 
 
-def _train_loss(readout: Readout, params, x, y, smoothing, num_classes):
+def _train_loss(readout: ReadoutLike, params, x, y, smoothing, num_classes):
     logits = readout.apply(params, x)
     targets = optax.smooth_labels(jax.nn.one_hot(y, num_classes), smoothing)
     return optax.softmax_cross_entropy(logits, targets).mean()
@@ -241,8 +260,9 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
     b, c = spec.batch_size, spec.num_classes
     xn = (xs["x"] - xs["mean_prev"]) * xs["inv_std_prev"]
     coded = []
-    for ro, g in zip(spec.readouts, groups):
-        logp = jax.nn.log_softmax(jax.vmap(ro.apply, in_axes=(0, None))(g["ema"], xn))
+    for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
+        xj = xn if spec.standardize[j] else xs["x"]
+        logp = jax.nn.log_softmax(jax.vmap(ro.apply, in_axes=(0, None))(g["ema"], xj))
         coded.append(-jnp.take_along_axis(logp, xs["y"][None, :, None], axis=2)[..., 0])
     losses = jnp.concatenate(coded, axis=0).T  # (B, K)
     losses = jnp.where(xs["batch"] == 0, jnp.float32(math.log(c)), losses)
@@ -253,7 +273,8 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
             def block_steps(carry, ro=ro, j=j):
                 def step(r, g):
                     pos = replay_positions(seed_key, xs["batch"], r, xs["t_end"], b)
-                    x = (x_all[pos] - xs["mean"]) * xs["inv_std"]
+                    x = (x_all[pos] - xs["mean"]) * xs["inv_std"] if spec.standardize[j] \
+                        else x_all[pos]
                     upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y_all[pos])
                     return jax.vmap(upd)(g, carry[1])
                 return jax.lax.fori_loop(0, spec.max_replay[j], step, carry[0])
@@ -280,8 +301,8 @@ def _run_chunk(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
 # ----------------------------------------------------------------------------- driver
 
 
-def _group(experts: Sequence[Expert]) -> list[tuple[Readout, list[int]]]:
-    groups: dict[Readout, list[int]] = {}
+def _group(experts: Sequence[Expert]) -> list[tuple[ReadoutLike, list[int]]]:
+    groups: dict[ReadoutLike, list[int]] = {}
     for i, e in enumerate(experts):
         groups.setdefault(e.readout, []).append(i)
     return list(groups.items())
@@ -294,9 +315,13 @@ def _block_size(group_size: int, num_params: int) -> int:
     return max(k for k in range(1, group_size + 1) if group_size % k == 0 and k <= fit)
 
 
-def _init_group(readout: Readout, members: Sequence[Expert], seed: int, d: int, c: int):
+def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: int, c: int):
     keys = jnp.stack([expert_key(seed, e) for e in members])
-    params = jax.vmap(lambda k: readout.init(k, d, c))(keys)
+    if isinstance(readout, Readout):
+        params = jax.vmap(lambda k: readout.init(k, d, c))(keys)
+    else:  # its init may draw on the host; one call per expert, then stack
+        inits = [readout.init(k, d, c) for k in keys]
+        params = jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(v) for v in a]), *inits)
     opt = jax.vmap(optax.adamw(1e-3).init)(params)  # state layout does not depend on hyperparameters
     return {"params": params, "opt": opt, "ema": params}
 
@@ -430,6 +455,27 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
     Returns:
       A :class:`LossMatrix` with ``losses`` (N, K) float32 nats in stream order.
     """
+    return _run(task, experts, batch_size, seed, replay_streams=replay_streams,
+                progress=progress, cache=cache, checkpoint_dir=checkpoint_dir,
+                checkpoint_every_s=checkpoint_every_s, standardize=standardize,
+                chunk_batches=chunk_batches, keep_params=False)[0]
+
+
+def run_with_params(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int = 0,
+                    **kwargs) -> tuple[LossMatrix, list[dict]]:
+    """:func:`run`, also returning each expert's parameters at the end of the stream.
+
+    Same arguments and losses as :func:`run` (a cached result is not read,
+    since it holds no parameters). Returns ``(loss_matrix, params)`` with
+    ``params[k] = {"params": raw, "ema": prediction}`` pytrees of expert ``k``
+    after training on the whole stream.
+    """
+    return _run(task, experts, batch_size, seed, keep_params=True, **kwargs)
+
+
+def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=None, cache=True,
+         checkpoint_dir=None, checkpoint_every_s=120.0, standardize=True,
+         chunk_batches=DEFAULT_CHUNK_BATCHES, keep_params=False):
     experts = _validate(task, experts, batch_size, seed, replay_streams, checkpoint_every_s)
     if isinstance(chunk_batches, bool) or not isinstance(chunk_batches, (int, np.integer)) \
             or chunk_batches < 1:
@@ -441,12 +487,15 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
         raise ValueError(f"task.y: labels must lie in [0, {task.num_classes})")
     n, d = feats.shape
     c = task.num_classes
+    for ro in dict.fromkeys(e.readout for e in experts):
+        if hasattr(ro, "check_task"):
+            ro.check_task(task)
     key = content_hash(CODE_VERSION, feats, labels, [e.config() for e in experts], b, seed,
                        bool(standardize), c)
     meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": bool(standardize)}
     cache_file = cache_dir("losses") / f"{_safe(task.name)}-{key}.npz" if cache else None
-    if cache_file is not None and cache_file.is_file():
-        return LossMatrix.load(cache_file)
+    if cache_file is not None and cache_file.is_file() and not keep_params:
+        return LossMatrix.load(cache_file, experts=experts), None
     if checkpoint_dir is None and cache:
         checkpoint_dir = cache_dir("checkpoints")
     ckpt_file = Path(checkpoint_dir) / f"{key}.ckpt.npz" if checkpoint_dir is not None else None
@@ -461,6 +510,8 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
                  masked=tuple(len({e.replay_streams for e in m}) > 1 for m in members),
                  block=tuple(_block_size(len(m), ro.num_params(d, c))
                              for (ro, _), m in zip(groups, members)),
+                 standardize=tuple(bool(getattr(ro, "standardize_inputs", True))
+                                   for ro, _ in groups),
                  num_classes=c, batch_size=b)
     column = np.concatenate([idx for _, idx in groups])  # group-major column -> expert index
     state = tuple(_init_group(ro, m, seed, d, c) for (ro, _), m in zip(groups, members))
@@ -504,7 +555,14 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
         result.save(cache_file)
     if ckpt_file is not None:
         ckpt_file.unlink(missing_ok=True)
-    return result
+    if not keep_params:
+        return result, None
+    params: list = [None] * len(experts)
+    for (_, idx), g in zip(groups, state):
+        for row, k in enumerate(idx):
+            params[k] = jax.tree_util.tree_map(lambda a, row=row: a[row],
+                                               {"params": g["params"], "ema": g["ema"]})
+    return result, params
 
 
 def _save_checkpoint(path: Path, key: str, state, losses, running, next_chunk) -> None:

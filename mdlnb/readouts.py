@@ -20,7 +20,7 @@ Initialisation (documented, deterministic given the key):
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import jax
 import jax.numpy as jnp
@@ -99,6 +99,30 @@ class Readout:
                 "hidden_layers": self.hidden_layers, "width": self.width}
 
 
+@runtime_checkable
+class ReadoutLike(Protocol):
+    """What stage 1 needs of a readout: :class:`Readout` and
+    :class:`mdlnb.finetune.FinetuneReadout` both satisfy it.
+
+    Optional attributes read by :func:`mdlnb.prequential.run`:
+    ``standardize_inputs`` (default True: the readout sees standardised
+    features when standardisation is on) and ``check_task(task)`` (raise
+    ``ValueError`` if the task's inputs do not fit the readout).
+    """
+
+    name: str
+
+    def init(self, key: jax.Array, in_dim: int, num_classes: int) -> Any: ...
+
+    def apply(self, params: Any, x: jax.Array) -> jax.Array: ...
+
+    def num_params(self, in_dim: int, num_classes: int) -> int: ...
+
+    def flops(self, in_dim: int, num_classes: int) -> int: ...
+
+    def config(self) -> dict[str, Any]: ...
+
+
 def _check_mlp(hidden_layers: int, width: int) -> None:
     if not isinstance(hidden_layers, int) or not 1 <= hidden_layers <= MAX_HIDDEN_LAYERS:
         raise ValueError(f"hidden_layers: must be an int in [1, {MAX_HIDDEN_LAYERS}], "
@@ -125,7 +149,10 @@ def mlp(hidden_layers: int, width: int = DEFAULT_WIDTH) -> Readout:
 
 
 def from_config(config: dict[str, Any]) -> Readout:
-    """Inverse of :meth:`Readout.config`."""
+    """Inverse of :meth:`Readout.config` (linear and MLP readouts only)."""
+    if config.get("family") not in ("linear", "mlp"):
+        raise ValueError(f"config: cannot rebuild a {config.get('family')!r} readout from its "
+                         "config (it is not a plain linear/MLP readout); pass the experts instead")
     if config.get("family") == "linear":
         return linear()
     return mlp(int(config["hidden_layers"]), int(config["width"]))
