@@ -161,7 +161,7 @@ def main() -> dict:
         fns[name] = lambda s=s: sw.codelength(Ls, s, posterior=False, chunk_rows=n)
     state0 = sw.init_state(fs, k)
     fns["fixed-share (log kernel)"] = lambda: jax.block_until_ready(
-        forward.run_all(fs, state0, Ls, posterior=False, linear=False))
+        forward.run_all(fs.skeleton(), fs.params(k), state0, Ls, posterior=False, linear=False))
     t = _interleaved(fns, repeats=2)
     print(f"N={n:,} K={k}:")
     for name, v in t.items():

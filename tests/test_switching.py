@@ -372,7 +372,7 @@ def test_streaming_matches_batch(name):
     stream = sw.streaming(name, 5)
     parts, start = [], 0
     for size in (1, 7, 300, 16, 1000, 152, 1024):
-        parts.append(stream.update(L[start:start + size]))
+        parts.append(stream.update(L[start] if size == 1 else L[start:start + size]))  # (K,) or (B, K)
         start += size
     assert start == 2500 and stream.num_steps == 2500
     assert stream.total_nats == pytest.approx(batch.total_nats, rel=1e-6)
@@ -574,3 +574,15 @@ def test_device_array_in_place_path_matches_chunked(name):
     bad[2400, 1] = np.nan
     with pytest.raises(ValueError, match="losses: NaN at step t=2401"):
         sw.codelength(jnp.asarray(bad), name, chunk_rows=1024)
+
+
+def test_numeric_parameters_do_not_recompile():
+    from mdlnb.switching import forward
+    L = np.random.default_rng(14).exponential(1.0, size=(100, 3))
+    sw.codelength(L, sw.FixedShare(m=2))
+    before = forward.run_chunk._cache_size()
+    totals = [sw.codelength(L, sw.FixedShare(m=m, weights=w)).total_nats
+              for m, w in [(1.5, None), (3.0, [0.2, 0.3, 0.5])]]
+    assert forward.run_chunk._cache_size() == before
+    # and the traced numbers are really used: both differ from m = 2 and each other
+    assert len({round(v, 6) for v in totals + [sw.codelength(L, sw.FixedShare(m=2)).total_nats]}) == 3

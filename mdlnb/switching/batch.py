@@ -75,9 +75,10 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
         raise ValueError(f"chunk_rows: must be >= 16, got {chunk_rows}")
     linear = forward.uses_linear_kernel(strategy, k, n)
     state = forward.init_state(strategy, k)
+    params = strategy.params(k)
     if isinstance(L, jax.Array) and n > chunk_rows:
         # Already in XLA memory: one pass in place, no host round trip or chunk copies.
-        state, ps, lp, flags = forward.run_all(strategy, state, L.astype(jnp.float32),
+        state, ps, lp, flags = forward.run_all(strategy.skeleton(), params, state, L.astype(jnp.float32),
                                                posterior=posterior, linear=linear)
         ps = np.asarray(ps, np.float64)
         raise_for_flags(np.asarray(flags), ps, 0)
@@ -90,7 +91,7 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
         size = _bucket(m, int(chunk_rows))
         if size != m:
             block = np.concatenate([block, np.zeros((size - m, k), np.float32)])
-        state, ps, lp, flags = forward.run_chunk(strategy, state, block, m,
+        state, ps, lp, flags = forward.run_chunk(strategy.skeleton(), params, state, block, m,
                                                  posterior=posterior, linear=linear)
         ps = np.asarray(ps[:m], np.float64)
         raise_for_flags(np.asarray(flags[:m]), ps, start)

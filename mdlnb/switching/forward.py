@@ -4,7 +4,8 @@ State (a pytree, so stage 1 can carry it through ``lax.scan``):
 ``SwitchState(log_weights, t, total, comp)`` — the normalized log predictive
 distribution log p(state_{t+1} | D_{≤t}) over the strategy's (R, K) expanded
 state, the number t of rows consumed, and their codelength in nats as a
-Kahan-compensated float32 pair (``total + comp`` … see ``total_nats``).
+Kahan-compensated float32 pair (the sum is ``total − comp``, see
+``SwitchState.total_nats``).
 
 Two kernels compute the same recursion:
 
@@ -81,10 +82,10 @@ def uses_linear_kernel(strategy, num_experts: int, horizon: int = 2**31 - 1) -> 
     return bool(alpha * np.exp(lw.min()) >= _MIN_WEIGHT and np.exp(l1.min()) >= _MIN_WEIGHT)
 
 
-def _alpha(strategy, t):
+def _alpha(strategy, t, p):
     if isinstance(strategy, ElementwiseMixture):
         return jnp.ones_like(jnp.asarray(t, jnp.float32))
-    return strategy.alpha_at(t)
+    return strategy.alpha_at(t, p["rate"])
 
 
 def _row_flags(L):
@@ -101,16 +102,14 @@ def _kahan(total, comp, x):
     return s, (s - total) - y
 
 
-def _log_rows(strategy, state: SwitchState, L, valid, posterior: bool):
+def _log_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
     """Generic log-space forward over rows of L (n, K); ``valid`` masks padding."""
-    K = L.shape[1]
-
     def row(carry, inp):
         lw, t, total, comp = carry
         l, ok = inp
         joint = lw - l[None, :]
         lz = logsumexp(joint)
-        new = strategy.transition(joint - lz, t + 2, K)
+        new = strategy.transition(joint - lz, t + 2, p)
         ps = -lz
         total2, comp2 = _kahan(total, comp, jnp.where(ok, ps, 0.0))
         carry2 = (jnp.where(ok, new, lw), t + ok.astype(jnp.int32), total2, comp2)
@@ -121,19 +120,18 @@ def _log_rows(strategy, state: SwitchState, L, valid, posterior: bool):
     return SwitchState(*carry), ps, lp, flags
 
 
-def _linear_block(strategy, w, t, L, valid, posterior: bool):
+def _linear_block(strategy, p, w, t, L, valid, posterior: bool):
     """Linear-space fixed share over one block L (B, K); w (K,) normalized."""
-    K = L.shape[1]
     c = jnp.min(L, axis=1)
     c = jnp.where(jnp.isfinite(c), c, 0.0)
     P = jnp.exp(c[:, None] - L)
     steps = t + 2 + jnp.cumsum(valid.astype(jnp.int32)) - valid.astype(jnp.int32)
-    a = _alpha(strategy, steps)
-    base = jnp.exp(jnp.asarray(strategy.log_weights(K), jnp.float32))
+    a = _alpha(strategy, steps, p)
+    base = jnp.exp(p["log_w"])
 
     def row(w, inp):
-        p, ai, ok = inp
-        q = w * p
+        pt, ai, ok = inp
+        q = w * pt
         z = jnp.sum(q)
         new = q * ((1.0 - ai) / z) + ai * base
         return jnp.where(ok, new, w), (z, w if posterior else None)
@@ -143,7 +141,7 @@ def _linear_block(strategy, w, t, L, valid, posterior: bool):
     return w, ps, ws, _row_flags(L)
 
 
-def _linear_rows(strategy, state: SwitchState, L, valid, posterior: bool):
+def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
     """Linear kernel over L (n, K): full blocks of ``_BLOCK`` rows are read in
     place with ``dynamic_slice`` (no copy of L), the last partial block is padded."""
     n, K = L.shape
@@ -152,7 +150,7 @@ def _linear_rows(strategy, state: SwitchState, L, valid, posterior: bool):
 
     def block(carry, Lk, vk):
         w, t, total, comp = carry
-        w2, ps, ws, fl = _linear_block(strategy, w, t, Lk, vk, posterior)
+        w2, ps, ws, fl = _linear_block(strategy, p, w, t, Lk, vk, posterior)
         total2, comp2 = _kahan(total, comp, jnp.sum(jnp.where(vk, ps, 0.0)))
         return (w2, t + jnp.sum(vk.astype(jnp.int32)), total2, comp2), (ps, ws, fl)
 
@@ -177,27 +175,28 @@ def _linear_rows(strategy, state: SwitchState, L, valid, posterior: bool):
     return SwitchState(jnp.log(w)[None, :], t, total, comp), ps, lp, fl
 
 
-def _rows(strategy, state, L, valid, posterior, linear):
+def _rows(strategy, p, state, L, valid, posterior, linear):
     L = jnp.asarray(L, jnp.float32)
     kernel = _linear_rows if linear else _log_rows
-    return kernel(strategy, state, L, valid, posterior)
+    return kernel(strategy, p, state, L, valid, posterior)
 
 
 @partial(jax.jit, static_argnames=("strategy", "posterior", "linear"))
-def run_chunk(strategy, state: SwitchState, L, n_valid, *, posterior: bool, linear: bool):
+def run_chunk(strategy, params, state: SwitchState, L, n_valid, *, posterior: bool, linear: bool):
     """Forward over a (padded) chunk L (C, K); rows ≥ ``n_valid`` are ignored.
 
-    Returns (state, per_step (C,), log_posterior (C, K) or None, flags (C,)).
+    ``strategy`` is static (pass ``s.skeleton()``), ``params = s.params(K)``
+    traced. Returns (state, per_step (C,), log_posterior (C, K) or None, flags (C,)).
     """
     valid = jnp.arange(L.shape[0]) < n_valid
-    return _rows(strategy, state, L, valid, posterior, linear)
+    return _rows(strategy, params, state, L, valid, posterior, linear)
 
 
 @partial(jax.jit, static_argnames=("strategy", "posterior", "linear"))
-def run_all(strategy, state: SwitchState, L, *, posterior: bool, linear: bool):
+def run_all(strategy, params, state: SwitchState, L, *, posterior: bool, linear: bool):
     """Forward over all rows of a device array L (N, K) without copying it
     (compiles once per shape; for large inputs). Same outputs as ``run_chunk``."""
-    return _rows(strategy, state, L, jnp.ones(L.shape[0], bool), posterior, linear)
+    return _rows(strategy, params, state, L, jnp.ones(L.shape[0], bool), posterior, linear)
 
 
 def step(strategy, state: SwitchState, losses, *, linear: Optional[bool] = None):
@@ -214,5 +213,5 @@ def step(strategy, state: SwitchState, losses, *, linear: Optional[bool] = None)
     if linear is None:
         linear = uses_linear_kernel(strategy, L2.shape[1])
     valid = jnp.ones(L2.shape[0], bool)
-    state, ps, _, _ = _rows(strategy, state, L2, valid, False, linear)
+    state, ps, _, _ = _rows(strategy, strategy.params(L2.shape[1]), state, L2, valid, False, linear)
     return state, (ps[0] if single else ps)

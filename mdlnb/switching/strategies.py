@@ -8,9 +8,14 @@ length for the run-length model) and column k is the expert used. Inference
 
 * ``num_rows`` — R;
 * ``log_initial(K)`` — log p(state at t = 1), shape (R, K);
-* ``transition(log_f, t, K)`` — maps the normalized log filtering
+* ``params(K)`` — its numbers (log w, rates) as float32 arrays, so they
+  are traced, not compiled in: changing α, m, θ or w does not recompile;
+* ``skeleton()`` — the same strategy with canonical numbers: the static
+  (hashable) part a compiled kernel is specialized on;
+* ``transition(log_f, t, p)`` — maps the normalized log filtering
   distribution p(state_{t-1} | D_{<t}) to the log predictive distribution
-  p(state_t | D_{<t}), in log space (natural log), for t ≥ 2.
+  p(state_t | D_{<t}), in log space (natural log), for t ≥ 2, reading every
+  number from ``p = params(K)``.
 
 Time t is 1-indexed as in the paper: row t of the loss matrix is example t.
 ``weights`` is the distribution w(k) a new block draws its expert from
@@ -20,7 +25,7 @@ Time t is 1-indexed as in the paper: row t of the loss matrix is example t.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Tuple
 
 import jax.numpy as jnp
@@ -83,6 +88,15 @@ class _Strategy:
     def log_initial(self, num_experts: int) -> np.ndarray:
         return self.log_first(num_experts)[None, :]
 
+    def params(self, num_experts: int) -> dict:
+        return {"log_w": jnp.asarray(self.log_weights(num_experts), jnp.float32)}
+
+    def skeleton(self):
+        fields = {"initial": None}
+        if hasattr(self, "weights"):
+            fields["weights"] = None
+        return replace(self, **fields)
+
 
 @dataclass(frozen=True)
 class BayesianMixture(_Strategy):
@@ -96,7 +110,7 @@ class BayesianMixture(_Strategy):
     def __post_init__(self):
         self._check_common()
 
-    def transition(self, log_f, t, num_experts):
+    def transition(self, log_f, t, p):
         return log_f
 
 
@@ -110,8 +124,8 @@ class ElementwiseMixture(_Strategy):
     def __post_init__(self):
         self._check_common()
 
-    def transition(self, log_f, t, num_experts):
-        return jnp.broadcast_to(jnp.asarray(self.log_weights(num_experts), jnp.float32), log_f.shape)
+    def transition(self, log_f, t, p):
+        return jnp.broadcast_to(p["log_w"], log_f.shape)
 
 
 @dataclass(frozen=True)
@@ -147,12 +161,25 @@ class FixedShare(_Strategy):
                 raise ValueError(f"m: must be a finite number >= 1, got {self.m}")
             object.__setattr__(self, "m", m)
 
-    def alpha_at(self, t):
-        """α_t for the transition into step t (t ≥ 2; array or scalar)."""
+    @property
+    def rate(self) -> float:
+        """α (constant rate) or m (decreasing rate)."""
+        return self.alpha if self.alpha is not None else self.m
+
+    def alpha_at(self, t, rate=None):
+        """α_t for the transition into step t (t ≥ 2; array or scalar);
+        ``rate`` (traced) overrides :attr:`rate`."""
         t = jnp.asarray(t, jnp.float32)
+        rate = self.rate if rate is None else rate
         if self.alpha is not None:
-            return jnp.full_like(t, self.alpha)
-        return jnp.minimum(1.0, (self.m - 1.0) / t)
+            return jnp.full_like(t, rate)
+        return jnp.minimum(1.0, (rate - 1.0) / t)
+
+    def params(self, num_experts: int) -> dict:
+        return {**super().params(num_experts), "rate": jnp.float32(self.rate)}
+
+    def skeleton(self):
+        return FixedShare(alpha=0.0) if self.alpha is not None else FixedShare(m=1.0)
 
     def min_alpha(self, horizon: int) -> float:
         """Smallest α_t over 2 ≤ t ≤ horizon."""
@@ -160,10 +187,9 @@ class FixedShare(_Strategy):
             return self.alpha
         return min(1.0, (self.m - 1.0) / max(horizon, 2))
 
-    def transition(self, log_f, t, num_experts):
-        a = self.alpha_at(t)
-        lw = jnp.asarray(self.log_weights(num_experts), jnp.float32)
-        return jnp.logaddexp(jnp.log1p(-a) + log_f, _log(a) + lw)
+    def transition(self, log_f, t, p):
+        a = self.alpha_at(t, p["rate"])
+        return jnp.logaddexp(jnp.log1p(-a) + log_f, _log(a) + p["log_w"])
 
 
 @dataclass(frozen=True)
@@ -202,12 +228,17 @@ class SwitchDistribution(_Strategy):
             rows = np.log([1.0 - self.stable, self.stable])
         return rows[:, None] + self.log_first(num_experts)[None, :]
 
-    def transition(self, log_f, t, num_experts):
-        lw = jnp.asarray(self.log_weights(num_experts), jnp.float32)
+    def params(self, num_experts: int) -> dict:
+        return {**super().params(num_experts), "stable": jnp.float32(self.stable)}
+
+    def skeleton(self):
+        return SwitchDistribution()
+
+    def transition(self, log_f, t, p):
         h = 1.0 / jnp.asarray(t, jnp.float32)
-        new = jnp.log(h) + logsumexp(log_f[0]) + lw         # a block starts at t
-        unstable = jnp.logaddexp(jnp.log1p(-h) + log_f[0], _log(1.0 - self.stable) + new)
-        stable = jnp.logaddexp(log_f[1], _log(self.stable) + new)
+        new = jnp.log(h) + logsumexp(log_f[0]) + p["log_w"]   # a block starts at t
+        unstable = jnp.logaddexp(jnp.log1p(-h) + log_f[0], _log(1.0 - p["stable"]) + new)
+        stable = jnp.logaddexp(log_f[1], _log(p["stable"]) + new)
         return jnp.stack([unstable, stable])
 
 
@@ -251,11 +282,11 @@ class RunLength(_Strategy):
         out[0] = self.log_first(num_experts)
         return out
 
-    def transition(self, log_f, t, num_experts):
+    def transition(self, log_f, t, p):
         h = self.hazard()
         log_end = jnp.asarray(np.log(h), jnp.float32)[:, None]
         log_go = jnp.asarray(np.log1p(-h), jnp.float32)[:, None]
-        lw = jnp.asarray(self.log_weights(num_experts), jnp.float32)
+        lw = p["log_w"]
         start = logsumexp(log_end + log_f) + lw              # a block ends → run length 1
         cont = log_go + log_f                                 # r → r + 1
         if self.max_run == 1:

@@ -29,6 +29,8 @@ class Stream:
         self.num_experts = int(num_experts)
         self.state = forward.init_state(self.strategy, self.num_experts)
         self._linear = forward.uses_linear_kernel(self.strategy, self.num_experts)
+        self._skeleton = self.strategy.skeleton()
+        self._params = self.strategy.params(self.num_experts)
         self._max = int(max_chunk_rows)
         self._total = 0.0
         self._comp = 0.0
@@ -65,7 +67,7 @@ class Stream:
             if size != m:
                 block = np.concatenate([block, np.zeros((size - m, self.num_experts), np.float32)])
             offset = self.num_steps
-            state, ps, _, flags = forward.run_chunk(self.strategy, self.state, block, m,
+            state, ps, _, flags = forward.run_chunk(self._skeleton, self._params, self.state, block, m,
                                                     posterior=False, linear=self._linear)
             ps = np.asarray(ps[:m], np.float64)
             raise_for_flags(np.asarray(flags[:m]), ps, offset, "chunk")
