@@ -453,6 +453,9 @@ def test_all_infinite_row_names_the_step():
     stream.update(L[:5])
     with pytest.raises(ValueError, match=r"chunk: every expert .* step t=7"):
         stream.update(L[5:])
+    assert stream.num_steps == 5          # the bad chunk was not consumed
+    stream.update(L[5:6])
+    assert stream.num_steps == 6
 
 
 def test_zero_probability_mixture_is_an_error():
@@ -586,3 +589,14 @@ def test_numeric_parameters_do_not_recompile():
     assert forward.run_chunk._cache_size() == before
     # and the traced numbers are really used: both differ from m = 2 and each other
     assert len({round(v, 6) for v in totals + [sw.codelength(L, sw.FixedShare(m=2)).total_nats]}) == 3
+
+
+def test_bayes_posterior_does_not_drift_over_long_sequences():
+    # No mixing → float32 rounding would accumulate; the double-float log weights keep it exact.
+    n, k = 100_000, 4
+    L = (np.random.default_rng(15).exponential(1.0, size=(n, k)) + [0, 1e-3, 2e-3, 3e-3]).astype(np.float32)
+    cum = np.vstack([np.zeros(k), np.cumsum(L.astype(np.float64), 0)[:-1]])
+    want = np.exp(-cum - logsumexp(-cum, axis=1, keepdims=True))
+    got = sw.codelength(L, "bayes").posterior
+    big = want > 1e-3
+    assert np.max(np.abs(got - want)[big] / want[big]) < 1e-5

@@ -21,7 +21,8 @@ class Stream:
     to a power of two ≥ 1024 rows so that varying chunk sizes compile a
     few times, not once per size (for row-at-a-time use inside JAX, use
     ``step``). Input is validated (ValueError names the
-    global step); after an error the stream must not be used further.
+    global step); a chunk (of at most ``max_chunk_rows`` rows) that raises is
+    not consumed, so the stream stays usable.
     """
 
     def __init__(self, strategy, num_experts: int, *, max_chunk_rows: int = 1 << 16):
