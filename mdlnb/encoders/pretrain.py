@@ -428,14 +428,14 @@ def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed:
                                      f"{done + int(np.argmin(np.isfinite(chunk_losses)))}")
         done += n
         losses.append(float(chunk_losses.mean()))
+        if cache and done < steps and time.perf_counter() - t_last >= checkpoint_seconds:
+            _save(ckpt, (state, np.int64(done), np.float64(seconds)), {"chunk_losses": losses})
+            t_last = time.perf_counter()
         if bar is not None:
             bar.update(n)
             bar.set_postfix(loss=f"{losses[-1]:.4f}")
         elif callable(progress):
             progress(done, losses[-1])
-        if cache and done < steps and time.perf_counter() - t_last > checkpoint_seconds:
-            _save(ckpt, (state, np.int64(done), np.float64(seconds)), {"chunk_losses": losses})
-            t_last = time.perf_counter()
     if bar is not None:
         bar.close()
 
