@@ -3,6 +3,8 @@ cache/resume, and a linear-probe sanity check on Fashion-MNIST."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -11,7 +13,8 @@ import jax.numpy as jnp  # noqa: E402
 
 from mdlnb import Task  # noqa: E402
 from mdlnb.encoders import archs, augment, objectives  # noqa: E402
-from mdlnb.encoders import pretrain as P  # noqa: E402
+# the module (the package re-exports the function under the same name)
+P = importlib.import_module("mdlnb.encoders.pretrain")
 
 
 def _np_logsumexp(a, axis):
@@ -147,6 +150,14 @@ def test_sizes_grow_and_configs_validate():
 
 # -- augmentations --------------------------------------------------------------------
 
+_augment = jax.jit(augment.augment)
+_crop = jax.jit(augment.random_resized_crop, static_argnums=(2, 3))
+_flip = jax.jit(augment.horizontal_flip, static_argnums=2)
+_translate = jax.jit(augment.translate, static_argnums=2)
+_jitter = jax.jit(augment.color_jitter, static_argnums=(2, 3, 4))
+_noise = jax.jit(augment.gaussian_noise, static_argnums=2)
+
+
 @pytest.fixture(scope="module")
 def images():
     rng = np.random.default_rng(8)
@@ -155,34 +166,34 @@ def images():
 
 def test_augment_shape_range_determinism(images):
     k = jax.random.PRNGKey(9)
-    a1, a2 = augment.augment(k, images), augment.augment(k, images)
-    b = augment.augment(jax.random.PRNGKey(10), images)
+    a1, a2 = _augment(k, images), _augment(k, images)
+    b = _augment(jax.random.PRNGKey(10), images)
     assert a1.shape == images.shape and a1.dtype == jnp.float32
     assert float(a1.min()) >= 0.0 and float(a1.max()) <= 1.0
     np.testing.assert_array_equal(np.asarray(a1), np.asarray(a2))
     assert not np.allclose(np.asarray(a1), np.asarray(b))
-    v1, v2 = augment.two_views(k, images)
+    v1, v2 = jax.jit(augment.two_views)(k, images)
     assert not np.allclose(np.asarray(v1), np.asarray(v2))
 
 
 def test_full_crop_is_identity_and_flip_matches_numpy(images):
     k = jax.random.PRNGKey(11)
-    same = augment.random_resized_crop(k, images, scale=(1.0, 1.0), ratio=(1.0, 1.0))
+    same = _crop(k, images, (1.0, 1.0), (1.0, 1.0))
     np.testing.assert_allclose(np.asarray(same), np.asarray(images), atol=1e-6)
-    flipped = np.asarray(augment.horizontal_flip(k, images, prob=1.0))
+    flipped = np.asarray(_flip(k, images, 1.0))
     np.testing.assert_array_equal(flipped, np.asarray(images)[:, :, ::-1])
-    np.testing.assert_array_equal(np.asarray(augment.horizontal_flip(k, images, prob=0.0)),
+    np.testing.assert_array_equal(np.asarray(_flip(k, images, 0.0)),
                                   np.asarray(images))
 
 
 def test_crop_of_constant_image_is_constant():
     x = jnp.full((4, 28, 28, 1), 0.37)
-    out = augment.random_resized_crop(jax.random.PRNGKey(12), x, scale=(0.2, 0.5))
+    out = _crop(jax.random.PRNGKey(12), x, (0.2, 0.5), (0.5, 2.0))
     np.testing.assert_allclose(np.asarray(out), 0.37, atol=1e-6)
 
 
 def test_translate_matches_shifted_numpy(images):
-    out = np.asarray(augment.translate(jax.random.PRNGKey(13), images, max_shift=3))
+    out = np.asarray(_translate(jax.random.PRNGKey(13), images, 3))
     x = np.asarray(images)
     for o, img in zip(out, x):  # some integer shift with zero fill reproduces it
         hits = []
@@ -198,9 +209,9 @@ def test_translate_matches_shifted_numpy(images):
 
 def test_color_jitter_and_noise(images):
     k = jax.random.PRNGKey(14)
-    out = np.asarray(augment.color_jitter(k, images, brightness=0.0, contrast=0.0, prob=1.0))
+    out = np.asarray(_jitter(k, images, 0.0, 0.0, 1.0))
     np.testing.assert_allclose(out, np.asarray(images), atol=1e-6)
-    noisy = np.asarray(augment.gaussian_noise(k, jnp.full((64, 28, 28, 1), 0.5), std=0.05))
+    noisy = np.asarray(_noise(k, jnp.full((64, 28, 28, 1), 0.5), 0.05))
     assert abs(noisy.std() - 0.05) < 0.002 and abs(noisy.mean() - 0.5) < 0.002
 
 
@@ -245,7 +256,7 @@ def test_determinism_same_seed_bit_identical(small_task):
     assert a.meta["param_count"] == archs.param_count(r.params) == r.meta["param_count"]
 
 
-@pytest.mark.parametrize("objective", ["byol", "dino", "mae", "autoencoder", "supervised"])
+@pytest.mark.parametrize("objective", ["byol", "dino", "autoencoder"])
 def test_every_objective_trains_finite(objective, small_task):
     e = P.pretrain(objective, "vit", "XS", small_task, 4, 0, batch_size=16, cache=False,
                    chunk_steps=4)
@@ -310,3 +321,37 @@ def test_bad_arguments(small_task):
         P.pretrain("simclr", "vit", "XS", small_task.replace(x=small_task.features), 2, 0)
     with pytest.raises(ValueError, match="temperature"):
         P.Hyper(temperature=0.0)
+
+
+# -- sanity: pretrained features beat the random initialization ----------------------------
+
+def test_supervised_and_simclr_beat_random_init_in_linear_probe(tmp_path, monkeypatch):
+    """ViT-XS, 200 steps of batch 128 on 10k Fashion-MNIST training images;
+    logistic regression on standardized features, 2,000 test images to fit and
+    2,000 others to score. Measured: random 0.603, supervised 0.733, SimCLR
+    0.708; asserted margin: +0.05 over random (the binomial
+    standard error of a 2,000-image accuracy is about 0.01)."""
+    from sklearn.linear_model import LogisticRegression
+
+    import mdlnb.data
+    from mdlnb.encoders import features
+
+    monkeypatch.setenv("MDLNB_CACHE", str(tmp_path))
+    try:
+        train = mdlnb.data.load("fashion_mnist", split="train").subsample(10_000, seed=0)
+        test = mdlnb.data.load("fashion_mnist", split="test").subsample(4_000, seed=0)
+    except (ValueError, FileNotFoundError, OSError) as e:  # dataset package missing
+        pytest.skip(f"Fashion-MNIST unavailable: {e}")
+    kw = dict(batch_size=128, learning_rate=3e-3, cache=False, chunk_steps=200)
+
+    def probe(objective):
+        enc = P.pretrain(objective, "vit", "XS", train, 200, 0, **kw)
+        f = features(enc, test, cache=False).x
+        mu, sd = f[:2000].mean(0), f[:2000].std(0) + 1e-6
+        f = (f - mu) / sd
+        clf = LogisticRegression(max_iter=2000).fit(f[:2000], test.y[:2000])
+        return clf.score(f[2000:], test.y[2000:])
+
+    acc = {o: probe(o) for o in ("random", "supervised", "simclr")}
+    assert acc["supervised"] > acc["random"] + 0.05, acc
+    assert acc["simclr"] > acc["random"] + 0.05, acc

@@ -272,10 +272,14 @@ def _init_state(objective: str, cfg: archs.ArchConfig, hp: Hyper, steps: int, nu
     params = {"encoder": archs.init(k_enc, cfg),
               "head": _head_init(k_head, objective, cfg, hp, num_classes)}
 
-    def build(params):  # one compiled program instead of one per zeros_like
-        return params, _optimizer(hp, steps).init(params), _aux_init(objective, params, hp)
+    return (*_build_state(objective, hp, steps)(params), k_train)
 
-    return (*jax.jit(build)(params), k_train)
+
+@functools.lru_cache(maxsize=32)
+def _build_state(objective: str, hp: Hyper, steps: int) -> Callable:
+    """Jitted ``params -> (params, opt_state, aux)``: one compiled program
+    instead of one per ``zeros_like``."""
+    return jax.jit(lambda p: (p, _optimizer(hp, steps).init(p), _aux_init(objective, p, hp)))
 
 
 # -- public API -------------------------------------------------------------------
@@ -446,3 +450,89 @@ def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed:
         _save(path, params, meta)
         ckpt.unlink(missing_ok=True)
     return _encoder(objective, cfg, jax.tree_util.tree_map(jnp.asarray, params), meta)
+
+
+# -- suites and profiles --------------------------------------------------------------
+
+def supports(objective: str, arch: str) -> bool:
+    """Whether ``objective`` is defined for ``arch`` (MAE needs patch tokens: ViT only)."""
+    return objective in OBJECTIVES and arch in archs.ARCHS and (
+        objective not in _VIT_ONLY or arch == "vit")
+
+
+def pretrain_suite(objectives: Iterable[str], archs: Iterable[str], sizes: Iterable[str],
+                   steps: int | Mapping[str, int], seed: int, data: Task,
+                   progress: bool | Callable[[int, float], Any] | None = None,
+                   **kwargs: Any) -> dict[tuple[str, str, str], Encoder]:
+    """Every supported ``(objective, arch, size)`` combination, keyed by that triple.
+
+    ``steps`` is one count or a mapping objective → count; unsupported
+    combinations (MAE on a ResNet) are skipped. Each encoder is cached on its
+    own, so an interrupted suite resumes where it stopped. ``kwargs`` go to
+    ``pretrain``.
+    """
+    out: dict[tuple[str, str, str], Encoder] = {}
+    for arch in archs:  # noqa: F402 (shadows the module inside this function only)
+        for size in sizes:
+            for objective in objectives:
+                if not supports(objective, arch):
+                    if objective not in OBJECTIVES:
+                        raise ValueError(f"objectives: unknown {objective!r}; one of {OBJECTIVES}")
+                    continue
+                n = steps[objective] if isinstance(steps, Mapping) else steps
+                out[(objective, arch, size)] = pretrain(objective, arch, size, data, n, seed,
+                                                        progress=progress, **kwargs)
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Profile:
+    """How long to train the encoders of the two studies.
+
+    ``objectives_study`` and ``scaling_study`` list ``(objective, arch, size)``.
+    """
+
+    name: str
+    steps: int
+    batch_size: int
+    learning_rate: float
+    objectives_study: tuple[tuple[str, str, str], ...]
+    scaling_study: tuple[tuple[str, str, str], ...]
+
+
+def _study(size: str) -> tuple[tuple[str, str, str], ...]:
+    return tuple((o, "resnet", size) for o in ("random", "supervised", "simclr", "byol",
+                                               "autoencoder")) + tuple(
+        (o, "vit", size) for o in ("random", "supervised", "simclr", "dino", "mae"))
+
+
+PROFILES: dict[str, Profile] = {
+    # seconds: notebooks' CI runs
+    "smoke": Profile("smoke", steps=10, batch_size=32, learning_rate=3e-3,
+                     objectives_study=_study("XS"),
+                     scaling_study=tuple(("mae", "vit", s) for s in ("XS", "S"))),
+    # ≤ 20 min on a 2-core CPU for both studies (benchmarks/bench_pretrain.py)
+    "default": Profile("default", steps=300, batch_size=128, learning_rate=2e-3,
+                       objectives_study=_study("S"),
+                       scaling_study=tuple(("mae", "vit", s) for s in ("S", "M", "L"))),
+    # an accelerator: longer training, larger batches (contrastive losses like them)
+    "full": Profile("full", steps=10_000, batch_size=512, learning_rate=1e-3,
+                    objectives_study=_study("M"),
+                    scaling_study=tuple(("mae", "vit", s) for s in ("S", "M", "L"))
+                    + tuple(("byol", "resnet", s) for s in ("S", "M", "L"))),
+}
+
+
+def pretrain_study(study: str, data: Task, *, profile: str = "default", seed: int = 0,
+                   progress: bool | Callable[[int, float], Any] | None = None,
+                   **kwargs: Any) -> dict[tuple[str, str, str], Encoder]:
+    """The encoders of ``study`` in {"objectives", "scaling"} under ``PROFILES[profile]``."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile: must be one of {sorted(PROFILES)}, got {profile!r}")
+    if study not in ("objectives", "scaling"):
+        raise ValueError(f"study: must be 'objectives' or 'scaling', got {study!r}")
+    prof = PROFILES[profile]
+    kwargs = {"batch_size": prof.batch_size, "learning_rate": prof.learning_rate, **kwargs}
+    plan = prof.objectives_study if study == "objectives" else prof.scaling_study
+    return {(o, a, s): pretrain(o, a, s, data, prof.steps, seed, progress=progress, **kwargs)
+            for o, a, s in plan}

@@ -1,0 +1,66 @@
+"""Per-encoder pretraining time of the default profile on this machine.
+
+For every encoder of the objectives and scaling studies (``PROFILES["default"]``)
+this compiles the training step, times ``measure_steps`` steps after
+compilation, and extrapolates to the profile's step count; the sum is the
+CPU budget of ``make reproduce`` for encoders (target ≤ 20 min on 2 cores).
+``MDLNB_BENCH_PRETRAIN_FULL=1`` trains every encoder for real instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import time
+
+
+def main() -> dict:
+    import jax
+
+    import mdlnb.data
+    from mdlnb.encoders import archs
+
+    P = importlib.import_module("mdlnb.encoders.pretrain")
+    prof = P.PROFILES["default"]
+    data = mdlnb.data.load("fashion_mnist", split="train")
+    full = os.environ.get("MDLNB_BENCH_PRETRAIN_FULL") == "1"
+    measure = int(os.environ.get("MDLNB_BENCH_PRETRAIN_STEPS", "10"))
+    plan = dict.fromkeys(prof.objectives_study + prof.scaling_study)
+    rows = {}
+    for objective, arch, size in plan:
+        name = f"{objective}/{arch}_{size}"
+        cfg = archs.config(arch, size)
+        n_params = archs.param_count(archs.init(jax.random.PRNGKey(0), cfg))
+        if objective == "random":
+            rows[name] = {"params": n_params, "seconds_per_step": 0.0, "seconds_at_default": 0.0}
+            continue
+        kw = dict(batch_size=prof.batch_size, learning_rate=prof.learning_rate, cache=False)
+        if full:
+            t0 = time.perf_counter()
+            e = P.pretrain(objective, arch, size, data, prof.steps, 0, **kw)
+            total = time.perf_counter() - t0
+            per_step = e.meta["train_seconds"] / prof.steps
+            final = e.meta["final_loss"]
+        else:
+            t0 = time.perf_counter()
+            P.pretrain(objective, arch, size, data, measure, 0, chunk_steps=measure, **kw)
+            first = time.perf_counter() - t0          # compile + measure steps
+            t0 = time.perf_counter()
+            e = P.pretrain(objective, arch, size, data, measure, 1, chunk_steps=measure, **kw)
+            per_step = (time.perf_counter() - t0) / measure   # compiled (memoized) program
+            compile_s = max(first - per_step * measure, 0.0)
+            total = compile_s + per_step * prof.steps
+            final = None
+        rows[name] = {"params": n_params, "seconds_per_step": round(per_step, 4),
+                      "seconds_at_default": round(total, 1), "final_loss": final}
+        print(f"{name:24s} {n_params:>9,d} params  {per_step * 1e3:8.1f} ms/step  "
+              f"≈{total:7.1f} s at {prof.steps} steps (batch {prof.batch_size})", flush=True)
+    total = sum(r["seconds_at_default"] for r in rows.values())
+    print(f"total ≈ {total / 60:.1f} min for {len(rows)} encoders "
+          f"({'trained' if full else 'extrapolated'}; target ≤ 20 min)")
+    return {"profile": "default", "steps": prof.steps, "batch_size": prof.batch_size,
+            "extrapolated": not full, "encoders": rows, "total_seconds": round(total, 1)}
+
+
+if __name__ == "__main__":
+    main()
