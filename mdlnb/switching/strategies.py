@@ -70,6 +70,10 @@ class _Strategy:
     """Shared helpers; subclasses are frozen dataclasses."""
 
     num_rows = 1
+    # Whether the log-space kernel must carry compensated (double-float) log
+    # weights: True where some probability mass is never mixed (no switching),
+    # so float32 rounding would accumulate over N steps.
+    compensated = True
 
     def _check_common(self) -> None:
         object.__setattr__(self, "initial", _as_probs(self.initial, "initial"))
@@ -255,12 +259,16 @@ class RunLength(_Strategy):
     state is (current run length r, expert), with r ∈ {1, …, R − 1, "≥ R"}:
     R·K states, O(N·R·K) time. Because the tail is memoryless, merging all
     run lengths ≥ R into one state is exact — not a truncation — for this
-    prior.
+    prior. The price of the geometric tail: each step a block lasts beyond R
+    costs log((R + 1)/R) nats of prior, so choose R near the run lengths you
+    expect (cost and memory grow linearly in R).
     """
 
     max_run: int = 32
     weights: Probs = None
     initial: Probs = None
+
+    compensated = False  # every state ends its block w.p. ≥ 1/(R + 1) per step
 
     def __post_init__(self):
         self._check_common()
