@@ -1,0 +1,258 @@
+"""Transferability study: protocol pieces on tiny synthetic cases with known answers."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mdlnb import Task
+from mdlnb.studies import transferability as tr
+
+
+def _tau_a(x, y):
+    """PACTran App. B.8: (1/(C(C−1))) Σ_{i≠j} sign(x_i − x_j) sign(y_i − y_j) (no ties here)."""
+    s = sum(np.sign(x[i] - x[j]) * np.sign(y[i] - y[j])
+            for i, j in itertools.permutations(range(len(x)), 2))
+    return s / (len(x) * (len(x) - 1))
+
+
+# ----------------------------------------------------------------------------- subsamples
+
+
+@pytest.mark.parametrize("ratio,k,min_n,expected", [(2, 10, 20, 20), (5, 10, 20, 50),
+                                                    (10, 16, 20, 160), (2, 4, 20, 20),
+                                                    (10, 4, 20, 40), (5, 2, 7, 10)])
+def test_subsample_size_is_max_of_ratio_k_and_min_n(ratio, k, min_n, expected):
+    assert tr.subsample_size(ratio, k, min_n) == expected
+
+
+def test_subsample_indices_stratified_seeded_and_shared():
+    y = np.repeat(np.arange(10), 30)
+    a = tr.subsample_indices(y, 5, 10, min_n=20, seed=3, repeat=1)
+    assert len(a) == 50 and len(np.unique(a)) == 50
+    assert np.array_equal(np.bincount(y[a], minlength=10), np.full(10, 5))
+    assert np.array_equal(a, tr.subsample_indices(y, 5, 10, min_n=20, seed=3, repeat=1))
+    b = tr.subsample_indices(y, 5, 10, min_n=20, seed=3, repeat=2)
+    c = tr.subsample_indices(y, 5, 10, min_n=20, seed=4, repeat=1)
+    assert not np.array_equal(a, b) and not np.array_equal(a, c)
+    # N/K = 2 with K = 4 hits the floor N = 20: 5 per class
+    y4 = np.repeat(np.arange(4), 25)
+    d = tr.subsample_indices(y4, 2, 4, min_n=20, seed=0)
+    assert np.array_equal(np.bincount(y4[d]), [5, 5, 5, 5])
+    with pytest.raises(ValueError, match="ratio"):
+        tr.subsample_indices(y4, 50, 4, min_n=20)
+
+
+def test_subsample_size_rejects_bad_input():
+    with pytest.raises(ValueError, match="ratio"):
+        tr.subsample_size(0, 10)
+    with pytest.raises(ValueError, match="num_classes"):
+        tr.subsample_size(2, 1.5)
+
+
+# ----------------------------------------------------------------------------- Kendall τ
+
+
+def _frame(values, metric, task="t", ratio=2, repeat=0):
+    return [dict(encoder=f"e{i}", task=task, ratio=ratio, n=20, repeat=repeat, metric=metric,
+                 value=v) for i, v in enumerate(values) if v is not None]
+
+
+def _truth(acc, task="t"):
+    return pd.DataFrame([dict(encoder=f"e{i}", task=task, readout="best", model="linear",
+                              accuracy=a) for i, a in enumerate(acc)])
+
+
+def test_kendall_table_against_hand_computed_tau():
+    acc = [0.9, 0.8, 0.7, 0.6]
+    rows = (_frame([4, 3, 2, 1], "logme", repeat=0)           # τ = 1
+            + _frame([3, 4, 2, 1], "logme", repeat=1)         # one discordant pair: τ = 4/6
+            + _frame([1, 2, 3, 4], "linear", repeat=0)        # lower is better: τ = 1
+            + _frame([4, 3, 2, 1], "linear", repeat=1)        # τ = −1
+            + _frame([0.1, 0.3, 0.2, None], "leep", repeat=0)  # no source classifier for e3
+            + _frame([5, 5, 5, 5], "hscore", repeat=0)        # constant: τ = 0
+            + _frame([2, np.nan, 1, 0], "mdl", repeat=0))     # failed on e1: τ over 3 = −1
+    tau = tr.kendall_table(pd.DataFrame(rows), _truth(acc)).set_index("metric")
+    assert tau.loc["logme", "tau"] == pytest.approx((1 + 4 / 6) / 2)
+    assert tau.loc["logme", "tau_std"] == pytest.approx(1 / 6)
+    assert tau.loc["logme", "repeats"] == 2
+    assert tau.loc["linear", "tau"] == pytest.approx(0.0)
+    assert tau.loc["linear", "tau_std"] == pytest.approx(1.0)
+    # leep over e0..e2: acc 0.9 > 0.8 > 0.7, leep 0.1 < 0.3 > 0.2 → pairs (+,−,−)... brute force
+    assert tau.loc["leep", "tau"] == pytest.approx(_tau_a([0.1, 0.3, 0.2], acc[:3]))
+    assert tau.loc["leep", "encoders"] == 3
+    assert tau.loc["hscore", "tau"] == 0.0
+    assert tau.loc["mdl", "tau"] == pytest.approx(-_tau_a([2, 1, 0], [0.9, 0.7, 0.6]))
+    assert tau.loc["mdl", "encoders"] == 3
+
+
+def test_kendall_table_matches_brute_force_on_random_scores():
+    rng = np.random.default_rng(0)
+    acc = rng.permutation(7) / 10.0
+    rows, expected = [], []
+    for rep in range(3):
+        v = rng.normal(size=7)
+        rows += _frame(v, "pactran_gaussian", repeat=rep)     # lower is better
+        expected.append(_tau_a(-v, acc))
+    tau = tr.kendall_table(pd.DataFrame(rows), _truth(acc))
+    assert tau["tau"].item() == pytest.approx(np.mean(expected))
+    assert tau["tau_std"].item() == pytest.approx(np.std(expected))
+
+
+def test_kendall_table_rejects_missing_readout():
+    with pytest.raises(ValueError, match="readout"):
+        tr.kendall_table(pd.DataFrame(_frame([1, 2], "logme")), _truth([0.5, 0.6]),
+                         readout="mlp")
+
+
+def test_average_table_equals_mean_of_per_task_table():
+    rng = np.random.default_rng(1)
+    rows = [dict(task=t, ratio=r, metric=m, tau=rng.uniform(-1, 1), tau_std=0.0, repeats=5,
+                 encoders=e)
+            for t in ("a", "b", "c") for r in (2, 5, 10)
+            for m, e in (("logme", 6), ("leep", 3), ("mdl", 6))]
+    tau = pd.DataFrame(rows)
+    avg = tr.average_table(tau).set_index("metric")
+    assert list(avg.index) == ["leep", "logme", "mdl"]             # registry order
+    for m in ("logme", "leep", "mdl"):
+        for r in (2, 5, 10):
+            sel = tau[(tau.metric == m) & (tau.ratio == r)]["tau"]
+            assert avg.loc[m, f"N/K={r}"] == pytest.approx(sel.mean())
+    assert avg.loc["leep", "encoders"] == 3
+    per_task = tr.per_task_table(tau)
+    assert per_task.set_index(["ratio", "metric"]).loc[(5, "mdl"), "b"] == pytest.approx(
+        tau[(tau.task == "b") & (tau.ratio == 5) & (tau.metric == "mdl")]["tau"].item())
+
+
+# ----------------------------------------------------------------------------- grid and CLID
+
+
+def test_select_grid_picks_knob_agreeing_with_linear_valid():
+    lv = [0.2, 0.5, 0.9]                       # LINEAR-VALID losses of e0, e1, e2
+    scores = pd.DataFrame(_frame(lv, "linear_valid"))
+    grid = []
+    for knob, vals in (("beta=0.1N", [3.0, 2.0, 1.0]), ("beta=1N", [1.0, 2.0, 3.0]),
+                       ("beta=10N", [1.0, 3.0, 2.0])):
+        grid += [{**r, "knob": knob} for r in _frame(vals, "linear_grid")]
+    rows, chosen = tr.select_grid(pd.DataFrame(grid), scores)
+    assert chosen["knob"].tolist() == ["beta=1N"]
+    assert rows.sort_values("encoder")["value"].tolist() == [1.0, 2.0, 3.0]
+    assert set(rows["metric"]) == {"linear_grid"}
+
+
+def test_add_clid_is_sum_of_min_max_normalized_cl_and_id():
+    cl, ids = [0.2, 0.6, 0.4], [3.0, 1.0, 2.0]
+    scores = pd.DataFrame(_frame(cl, "cl") + _frame(ids, "twonn_id")
+                          + _frame([0.5, 0.5, 0.5], "cl", repeat=1)
+                          + _frame([1.0, 2.0, 5.0], "twonn_id", repeat=1))
+    out = tr.add_clid(scores)
+    c0 = out[(out.metric == "clid") & (out.repeat == 0)].sort_values("encoder")["value"]
+    # min–max: CL → [0, 1, .5], ID → [1, 0, .5]
+    assert c0.tolist() == pytest.approx([1.0, 1.0, 1.0])
+    c1 = out[(out.metric == "clid") & (out.repeat == 1)].sort_values("encoder")["value"]
+    assert c1.tolist() == pytest.approx([0.0, 0.25, 1.0])    # constant CL contributes 0
+
+
+def test_orient_uses_each_metric_sign():
+    scores = pd.DataFrame(_frame([1.0, 2.0], "logme") + _frame([1.0, 2.0], "mdl")
+                          + _frame([1.0, 2.0], "clid"))
+    o = tr.orient(scores)
+    assert o["oriented"].tolist() == [1.0, 2.0, -1.0, -2.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match="name"):
+        tr.metric_sign("accuracy")
+
+
+# ----------------------------------------------------------------------------- end to end
+
+
+def _noisy_label_features(noise, n_train=240, n_test=400, k=4, d=8, seed=0):
+    """Features = class mean (fixed, well separated) + isotropic noise of std ``noise``."""
+    rng = np.random.default_rng(seed)
+    means = 3.0 * np.linalg.qr(rng.normal(size=(d, d)))[0][:k]
+    out = []
+    for n, off in ((n_train, 0), (n_test, 1)):
+        y = np.arange(n) % k
+        r = np.random.default_rng([seed, off, int(noise * 100)])
+        x = (means[y] + noise * r.normal(size=(n, d))).astype(np.float32)
+        out.append(Task("toy", x, y, k))
+    return out
+
+
+@pytest.fixture(scope="module")
+def toy_study():
+    sets = []
+    for i, noise in enumerate((0.5, 2.0, 6.0)):
+        train, test = _noisy_label_features(noise)
+        sets.append(tr.FeatureSet(f"enc{i}", "toy", train, test))
+    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",),
+                                   ratios=(10,), repeats=2, min_n=20,
+                                   metrics=("logme", "linear_valid"), grid_metrics=True,
+                                   label_free=False, mdl=True, mdl_batch_size=4)
+    truth = tr.ground_truth(sets, readouts=("linear",), steps=150, batch_size=64)
+    scores, grid = tr.score_subsamples(sets, cfg)
+    extra, chosen = tr.select_grid(grid, scores)
+    scores = tr.orient(pd.concat([scores, extra], ignore_index=True))
+    return truth, scores, chosen
+
+
+def test_noisier_encoders_have_lower_ground_truth(toy_study):
+    truth = toy_study[0]
+    best = truth[truth.readout == "best"].set_index("encoder")["accuracy"]
+    assert best["enc0"] > best["enc1"] > best["enc2"]
+    assert best["enc0"] > 0.95 and best["enc2"] < 0.8
+    assert set(truth["readout"]) == {"linear", "best"}
+
+
+def test_well_behaved_metrics_rank_noisy_encoders_perfectly(toy_study):
+    truth, scores, chosen = toy_study
+    assert set(scores["n"]) == {40}                  # N = 10 · K
+    assert len(chosen) == 2 * 2                     # two grid metrics × two repeats
+    tau = tr.kendall_table(scores, truth).set_index("metric")
+    for m in ("logme", "linear_valid", "mdl", "pactran_gaussian_grid", "linear_grid"):
+        assert tau.loc[m, "tau"] == pytest.approx(1.0), m
+        assert tau.loc[m, "encoders"] == 3
+
+
+# ----------------------------------------------------------------------------- config, encoders
+
+
+def test_parse_encoder():
+    assert tr.parse_encoder("lite1@64") == tr.EncoderSpec("efficientnet", variant=1,
+                                                          resolution=64)
+    assert tr.parse_encoder("lite2").resolution == 260
+    s = tr.parse_encoder("simclr:vit_XS:120:3")
+    assert (s.family, s.arch, s.size, s.steps, s.seed) == ("simclr", "vit", "XS", 120, 3)
+    assert not s.has_source_classifier
+    assert tr.parse_encoder("random:resnet_S").steps == 0
+    for bad in ("lite@64", "nonsense:resnet_S", "simclr", "simclr:resnet_S:many", ""):
+        with pytest.raises(ValueError, match="encoders"):
+            tr.parse_encoder(bad)
+
+
+@pytest.mark.parametrize("change,arg", [(dict(encoders=("lite0@32",)), "encoders"),
+                                        (dict(ratios=(2, 0)), "ratios"),
+                                        (dict(repeats=0), "repeats"),
+                                        (dict(metrics=("lep",)), "metrics"),
+                                        (dict(truth="finetune"), "truth"),
+                                        (dict(truth_readouts=("mlp",)), "truth_readouts"),
+                                        (dict(train_size=1), "train_size")])
+def test_config_rejects_bad_input(change, arg):
+    with pytest.raises(ValueError, match=arg):
+        tr.TransferabilityConfig(**change)
+
+
+def test_source_probs_is_softmax_of_the_head():
+    from mdlnb.encoders import Encoder
+
+    rng = np.random.default_rng(0)
+    w, b = rng.normal(size=(5, 7)), rng.normal(size=7)
+    enc = Encoder("toy", {"classifier": {"w": w, "b": b}}, lambda p, x: x, (4, 4), 1, 5)
+    f = rng.normal(size=(3, 5))
+    logits = f @ w + b
+    expected = np.exp(logits - logits.max(1, keepdims=True))
+    expected /= expected.sum(1, keepdims=True)
+    assert tr.source_probs(enc, f) == pytest.approx(expected, rel=1e-6)
+    assert tr.source_probs(enc.__class__("t", {"w": w}, enc.apply, (4, 4), 1, 5), f) is None
