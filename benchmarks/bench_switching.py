@@ -154,7 +154,8 @@ def main() -> dict:
     strategies = {
         "bayes": sw.BayesianMixture(), "elementwise": sw.ElementwiseMixture(),
         "fixed-share (linear kernel)": fs, "switch": sw.SwitchDistribution(),
-        "run-length R=8": sw.RunLength(max_run=8), "run-length R=32": sw.RunLength(max_run=32),
+        "run-length R=8 J=16 (default)": sw.RunLength(),
+        "run-length R=32 J=1": sw.RunLength(max_run=32, phases=1),
     }
     fns = {"logsumexp": lambda: _lse(Ls).block_until_ready()}
     for name, s in strategies.items():

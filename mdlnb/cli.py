@@ -24,14 +24,16 @@ def add_switch(p: argparse.ArgumentParser) -> None:
     p.add_argument("--m", type=float, default=None, help="fixed share: decreasing rate α_t = (m−1)/t")
     p.add_argument("--alpha", type=float, default=None, help="fixed share: constant rate α")
     p.add_argument("--stable", type=float, default=None, help="switch: P(a block is the last)")
-    p.add_argument("--max-run", type=int, default=None, help="run-length: states per expert")
+    p.add_argument("--max-run", type=int, default=None, help="run-length: exact run-length states + 1")
+    p.add_argument("--phases", type=int, default=None, help="run-length: doubling tail phases")
     p.add_argument("--posterior", type=Path, default=None,
                    help="write the tidy posterior p(ξ_t | D_<t) to .csv or .parquet")
 
 
 def _strategy_options(args: argparse.Namespace) -> dict:
-    given = {"m": args.m, "alpha": args.alpha, "stable": args.stable, "max_run": args.max_run}
-    allowed = {"fixed-share": {"m", "alpha"}, "switch": {"stable"}, "run-length": {"max_run"}}
+    given = {"m": args.m, "alpha": args.alpha, "stable": args.stable, "max_run": args.max_run,
+             "phases": args.phases}
+    allowed = {"fixed-share": {"m", "alpha"}, "switch": {"stable"}, "run-length": {"max_run", "phases"}}
     opts = {k: v for k, v in given.items() if v is not None}
     extra = set(opts) - allowed.get(args.strategy, set())
     if extra:

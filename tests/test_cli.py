@@ -97,3 +97,11 @@ def test_switch_subprocess(npz):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert _nats(proc.stdout) == pytest.approx(-logsumexp(-L, axis=1).sum() + 40 * math.log(3), rel=1e-6)
+
+
+def test_switch_run_length_options(npz, capsys):
+    path, _ = npz
+    assert cli.main(["switch", str(path), "--strategy", "run-length", "--max-run", "1", "--phases", "1"]) == 0
+    rl = _nats(capsys.readouterr().out)
+    assert cli.main(["switch", str(path), "--strategy", "fixed-share", "--alpha", "0.5"]) == 0
+    assert rl == pytest.approx(_nats(capsys.readouterr().out), rel=1e-6)  # constant hazard 1/2

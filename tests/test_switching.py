@@ -89,12 +89,42 @@ def run_length_pmf(r, R):
     return (1.0 / R) * (1.0 / (R + 1)) * (R / (R + 1)) ** (r - R)
 
 
-def run_length_block_prob(R):
+def run_length_pmf_phases(R, J, rmax):
+    """π_L(1 … rmax) of the run-length chain as documented: exact states with
+    end hazard 1/(r+1) for r < R, then J phases with scale s = R·2^j, end
+    hazard 1/(s+1), advance 1/s (none from the last). Propagated in NumPy."""
+    h = [1 / (r + 1) for r in range(1, R)] + [1 / (R * 2**j + 1) for j in range(J)]
+    a = [1.0] * (R - 1) + [1 / (R * 2**j) for j in range(J - 1)] + [0.0]
+    h, a = np.array(h), np.array(a)
+    v = np.zeros(len(h))
+    v[0] = 1.0
+    pmf = []
+    for _ in range(rmax):
+        pmf.append(v @ h)
+        go = v * (1 - h)
+        v = go * (1 - a) + np.concatenate([[0.0], (go * a)[:-1]])
+    return np.array(pmf)
+
+
+def run_length_block_prob(R, J, n):
+    pmf = run_length_pmf_phases(R, J, n)
+
     def prob(lengths):
-        p = np.prod([run_length_pmf(ln, R) for ln in lengths[:-1]])
-        survive = 1.0 - sum(run_length_pmf(j, R) for j in range(1, lengths[-1]))
+        p = np.prod([pmf[ln - 1] for ln in lengths[:-1]])
+        survive = 1.0 - pmf[:lengths[-1] - 1].sum()
         return p * survive
     return prob
+
+
+def test_run_length_prior_matches_its_closed_forms():
+    pmf = run_length_pmf_phases(5, 1, 3000)  # one phase: power law + geometric tail
+    np.testing.assert_allclose(pmf[:200], [run_length_pmf(r, 5) for r in range(1, 201)], rtol=1e-12)
+    pmf = run_length_pmf_phases(4, 12, 200_000)
+    np.testing.assert_allclose(pmf[:3], [1 / 2, 1 / 6, 1 / 12], rtol=1e-12)  # exact part
+    assert pmf.sum() == pytest.approx(1.0, abs=1e-3)
+    # heavy tail: survival at r decays roughly like 1/r (power law), not geometrically
+    surv = 1 - np.cumsum(pmf)
+    assert 0.2 < surv[9_999] * 10_000 < 5 and 0.2 < surv[99] * 100 < 5
 
 
 def brute_force(L, prior):
@@ -126,7 +156,7 @@ def reference_prior(strategy, n, k):
     if isinstance(strategy, sw.SwitchDistribution):
         return prior_blocks(n, k, switch_block_prob(n, strategy.stable), w, init)
     if isinstance(strategy, sw.RunLength):
-        return prior_blocks(n, k, run_length_block_prob(strategy.max_run), w, init)
+        return prior_blocks(n, k, run_length_block_prob(strategy.max_run, strategy.phases, n), w, init)
     raise AssertionError(strategy)
 
 
@@ -139,9 +169,10 @@ STRATEGIES = [
     sw.FixedShare(m=3.5, weights=[0.6, 0.3, 0.1], initial=[0.1, 0.1, 0.8]),
     sw.SwitchDistribution(),
     sw.SwitchDistribution(stable=0.2, weights=[0.3, 0.3, 0.4]),
-    sw.RunLength(max_run=3),
-    sw.RunLength(max_run=1, initial=[0.2, 0.2, 0.6]),
-    sw.RunLength(max_run=8),
+    sw.RunLength(max_run=3, phases=1),
+    sw.RunLength(max_run=1, phases=1, initial=[0.2, 0.2, 0.6]),
+    sw.RunLength(max_run=2, phases=3),
+    sw.RunLength(),
 ]
 
 
@@ -221,7 +252,7 @@ def test_switch_distribution_degenerate_cases(L200):
 def test_run_length_one_state_is_fixed_share_half(L200):
     # R = 1: constant hazard 1/2 → fixed share with α = 1/2.
     fs = sw.codelength(L200, sw.FixedShare(alpha=0.5)).total_nats
-    assert sw.codelength(L200, sw.RunLength(max_run=1)).total_nats == pytest.approx(fs, rel=1e-6)
+    assert sw.codelength(L200, sw.RunLength(max_run=1, phases=1)).total_nats == pytest.approx(fs, rel=1e-6)
 
 
 def test_single_expert_is_its_own_loss():
@@ -523,6 +554,7 @@ def test_bad_losses(bad, match):
     (lambda: sw.SwitchDistribution(stable=2.0), "stable"),
     (lambda: sw.RunLength(max_run=0), "max_run"),
     (lambda: sw.RunLength(max_run=2.5), "max_run"),
+    (lambda: sw.RunLength(phases=0), "phases"),
     (lambda: sw.get_strategy("nope"), "strategy: unknown strategy 'nope'"),
     (lambda: sw.get_strategy(3), "strategy"),
     (lambda: sw.get_strategy("fixed-share", beta=1), "strategy: bad options"),

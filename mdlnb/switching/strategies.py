@@ -251,56 +251,74 @@ class RunLength(_Strategy):
     """Run-length model (Koolen & de Rooij 2008): i.i.d. block lengths.
 
     Blocks have lengths ℓ ~ π_L, independently, and experts k ~ w (the first
-    k ~ p(ξ_1)). Prior on run lengths, given by its hazard
-    h(r) = P(ℓ = r | ℓ ≥ r), with R = ``max_run``:
-        h(r) = 1/(r + 1) for r < R,   h(r) = 1/(R + 1) for r ≥ R,
-    i.e. the power law π_L(r) = 1/(r(r + 1)) for r < R with a geometric tail
-    P(ℓ = r) = (1/R)·(1/(R + 1))·(R/(R + 1))^{r−R} for r ≥ R. The hidden
-    state is (current run length r, expert), with r ∈ {1, …, R − 1, "≥ R"}:
-    R·K states, O(N·R·K) time. Because the tail is memoryless, merging all
-    run lengths ≥ R into one state is exact — not a truncation — for this
-    prior. The price of the geometric tail: each step a block lasts beyond R
-    costs log((R + 1)/R) nats of prior, so choose R near the run lengths you
-    expect (cost and memory grow linearly in R).
+    k ~ p(ξ_1)). π_L is the law of the absorption time of a small Markov
+    chain over "run-length states" q = 0 … Q − 1 (a new block starts in
+    q = 0); each step in state q the block ends w.p. h_q, else moves to q + 1
+    w.p. a_q, else stays. With R = ``max_run`` and J = ``phases``:
+
+    * exact states r = 1 … R − 1 (q = r − 1): h = 1/(r + 1), a = 1 — the
+      power law π_L(r) = 1/(r(r + 1)) for r < R;
+    * tail phases j = 0 … J − 1 for r ≥ R, with scale s_j = R·2^j:
+      h = 1/(s_j + 1), a = 1/s_j (a = 0 in the last phase) — the hazard
+      follows the power law's 1/(r + 1) at r ≈ s_j, and a run spends about s_j
+      steps in phase j, so the tail decays like a power law up to
+      ≈ R·2^{J−1} and geometrically (hazard 1/(R·2^{J−1} + 1)) beyond.
+
+    J = 1 is the power law with a geometric tail of hazard 1/(R + 1):
+    P(ℓ = r) = (1/R)·(1/(R + 1))·(R/(R + 1))^{r−R} for r ≥ R. The forward
+    pass runs over (q, expert): (R − 1 + J)·K states, O(N·(R + J)·K) time,
+    exact for this prior (no truncation: the chain *is* the prior).
+    Default R = 8, J = 16: a power-law-like prior up to runs of ~2.6·10^5.
     """
 
-    max_run: int = 32
+    max_run: int = 8
+    phases: int = 16
     weights: Probs = None
     initial: Probs = None
 
-    compensated = False  # every state ends its block w.p. ≥ 1/(R + 1) per step
-
     def __post_init__(self):
         self._check_common()
-        if isinstance(self.max_run, bool) or int(self.max_run) != self.max_run or self.max_run < 1:
-            raise ValueError(f"max_run: must be an integer >= 1, got {self.max_run}")
-        object.__setattr__(self, "max_run", int(self.max_run))
+        for name in ("max_run", "phases"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer, float)) or int(v) != v or v < 1:
+                raise ValueError(f"{name}: must be an integer >= 1, got {v}")
+            object.__setattr__(self, name, int(v))
 
     @property
     def num_rows(self) -> int:  # type: ignore[override]
-        return self.max_run
+        return self.max_run - 1 + self.phases
 
-    def hazard(self) -> np.ndarray:
-        """h(r) for r = 1 … R (the last entry is the constant tail hazard)."""
-        r = np.arange(1, self.max_run + 1, dtype=np.float64)
-        return 1.0 / (np.minimum(r, self.max_run) + 1.0)
+    @property
+    def compensated(self) -> bool:  # type: ignore[override]
+        # with one phase every state ends its block w.p. ≥ 1/(R + 1) per step
+        return self.phases > 1
+
+    def chain(self) -> tuple[np.ndarray, np.ndarray]:
+        """(h, a): end and advance probabilities of the Q run-length states."""
+        r = np.arange(1, self.max_run, dtype=np.float64)
+        scale = self.max_run * 2.0 ** np.arange(self.phases)
+        h = np.concatenate([1.0 / (r + 1.0), 1.0 / (scale + 1.0)])
+        a = np.concatenate([np.ones(self.max_run - 1), 1.0 / scale])
+        a[-1] = 0.0
+        return h, a
 
     def log_initial(self, num_experts: int) -> np.ndarray:
-        out = np.full((self.max_run, num_experts), -np.inf)
+        out = np.full((self.num_rows, num_experts), -np.inf)
         out[0] = self.log_first(num_experts)
         return out
 
     def transition(self, log_f, t, p):
-        h = self.hazard()
-        log_end = jnp.asarray(np.log(h), jnp.float32)[:, None]
-        log_go = jnp.asarray(np.log1p(-h), jnp.float32)[:, None]
-        lw = p["log_w"]
-        start = logsumexp(log_end + log_f) + lw              # a block ends → run length 1
-        cont = log_go + log_f                                 # r → r + 1
-        if self.max_run == 1:
-            return jnp.logaddexp(start, cont[0])[None]
-        tail = jnp.logaddexp(cont[-2], cont[-1])              # r = R−1 → ≥R, ≥R → ≥R
-        return jnp.concatenate([start[None], cont[:-2], tail[None]], axis=0)
+        h, a = self.chain()
+        with np.errstate(divide="ignore"):
+            log_end = np.log(h)[:, None]
+            log_stay = (np.log1p(-h) + np.log1p(-a))[:, None]
+            log_move = (np.log1p(-h) + np.log(a))[:, None]
+        f32 = lambda x: jnp.asarray(x, jnp.float32)
+        start = logsumexp(f32(log_end) + log_f) + p["log_w"]       # a block ends → q = 0
+        stay = f32(log_stay) + log_f
+        move = f32(log_move) + log_f                                # q → q + 1
+        inflow = jnp.concatenate([start[None], move[:-1]], axis=0)
+        return jnp.logaddexp(stay, inflow)
 
 
 _NAMES = {
