@@ -107,7 +107,11 @@ result.seconds
 #
 # Only the EfficientNets have a source (ImageNet) classifier, so LEEP, NCE,
 # PT-Dir and PT-Gam are computed over them alone; the `encoders` column of
-# every τ table says over how many encoders each τ is.
+# every τ table says over how many encoders each τ is. A metric value that
+# comes out NaN/inf (a metric failing on an encoder's features) is left out of
+# that τ and counted in the `nonfinite` column; at the time of writing LogME's
+# fixed-point iteration diverges on many N < D EfficientNet subsamples, so
+# read its row with that column.
 
 # %%
 display(result.encoders)

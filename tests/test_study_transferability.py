@@ -86,7 +86,8 @@ def test_kendall_table_against_hand_computed_tau():
     assert tau.loc["leep", "encoders"] == 3
     assert tau.loc["hscore", "tau"] == 0.0
     assert tau.loc["mdl", "tau"] == pytest.approx(-_tau_a([2, 1, 0], [0.9, 0.7, 0.6]))
-    assert tau.loc["mdl", "encoders"] == 3
+    assert tau.loc["mdl", "encoders"] == 3 and tau.loc["mdl", "nonfinite"] == 1
+    assert tau.loc["logme", "nonfinite"] == 0
 
 
 def test_kendall_table_matches_brute_force_on_random_scores():

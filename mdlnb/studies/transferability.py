@@ -543,7 +543,8 @@ def kendall_table(scores, truth, *, readout: str = "best"):
 
     Returns a DataFrame with ``task``, ``ratio``, ``metric``, ``tau`` (mean
     over repeats), ``tau_std`` (over repeats, ddof 0), ``repeats``,
-    ``encoders`` (how many encoders the τ is over).
+    ``encoders`` (the fewest encoders any of its τ is over), ``nonfinite``
+    (metric values left out as NaN/inf, summed over repeats).
     """
     import pandas as pd
 
@@ -557,30 +558,35 @@ def kendall_table(scores, truth, *, readout: str = "best"):
     per_rep = []
     for (task, ratio, metric, repeat), g in scores.groupby(["task", "ratio", "metric", "repeat"],
                                                            sort=True):
-        g = g[np.array([(task, e) in acc.index for e in g["encoder"]], bool)
-              & np.isfinite(g["oriented"].to_numpy(float))]
+        g = g[np.array([(task, e) in acc.index for e in g["encoder"]], bool)]
+        finite = np.isfinite(g["oriented"].to_numpy(float))
+        nonfinite, g = int((~finite).sum()), g[finite]
         if len(g) < 2:
             continue
         x = g["oriented"].to_numpy(float)
         y = np.array([acc[(task, e)] for e in g["encoder"]], float)
         tau = 0.0 if np.ptp(x) == 0 or np.ptp(y) == 0 else kendall_tau(x, y)
         per_rep.append(dict(task=task, ratio=ratio, metric=metric, repeat=repeat, tau=tau,
-                            encoders=len(g)))
+                            encoders=len(g), nonfinite=nonfinite))
     per_rep = pd.DataFrame(per_rep, columns=["task", "ratio", "metric", "repeat", "tau",
-                                             "encoders"])
+                                             "encoders", "nonfinite"])
     agg = per_rep.groupby(["task", "ratio", "metric"], sort=True).agg(
         tau=("tau", "mean"), tau_std=("tau", lambda s: float(np.std(s))),
-        repeats=("tau", "size"), encoders=("encoders", "min"))
+        repeats=("tau", "size"), encoders=("encoders", "min"),
+        nonfinite=("nonfinite", "sum"))
     return agg.reset_index()
 
 
 def average_table(tau, *, metrics: Sequence[str] | None = None):
     """Mean τ over tasks: one row per metric, one column ``N/K=<ratio>`` per
-    ratio, plus ``encoders`` (the fewest any τ was over) — PACTran Table 1's
+    ratio, plus ``encoders`` (the fewest any τ was over) and ``nonfinite``
+    (values left out as NaN/inf, summed) — PACTran Table 1's
     "Average" column, CLID Table 2's "Avg" row."""
     wide = tau.pivot_table(index="metric", columns="ratio", values="tau", aggfunc="mean")
     wide.columns = [f"N/K={c}" for c in wide.columns]
     wide["encoders"] = tau.groupby("metric")["encoders"].min()
+    if "nonfinite" in tau:
+        wide["nonfinite"] = tau.groupby("metric")["nonfinite"].sum()
     order = list(metrics) if metrics is not None else metric_order(wide.index)
     return wide.loc[[m for m in order if m in wide.index]].reset_index()
 
