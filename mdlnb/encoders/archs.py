@@ -29,8 +29,9 @@ IMAGE_SIZE = 28
 class ArchConfig:
     """Architecture hyperparameters.
 
-    ResNet: ``widths`` channels per stage (stride 2 between stages), ``blocks``
-    residual blocks per stage. ViT: ``dim`` token width, ``depth`` blocks,
+    ResNet: a stride-2 3×3 stem, then ``widths`` channels per stage (stride 2
+    between stages; 14, 7, 4 pixels on 28×28 inputs), ``blocks`` residual
+    blocks per stage. ViT: ``dim`` token width, ``depth`` blocks,
     ``heads`` attention heads, ``patch`` patch side in pixels, ``mlp_ratio``.
     """
 
@@ -162,7 +163,7 @@ def _resnet_init(rng: np.random.Generator, cfg: ArchConfig) -> Params:
 
 
 def _resnet_apply(params: Params, x: jax.Array, cfg: ArchConfig) -> jax.Array:
-    h = conv(params["stem"]["w"], x)
+    h = conv(params["stem"]["w"], x, stride=2)  # 28 → 14: stages run at 14, 7, 4
     h = jax.nn.relu(group_norm(params["stem"]["gn"], h, _groups(cfg.widths[0])))
     for s, (width, n) in enumerate(zip(cfg.widths, cfg.blocks)):
         for b in range(n):
