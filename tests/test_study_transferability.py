@@ -257,3 +257,22 @@ def test_source_probs_is_softmax_of_the_head():
     expected /= expected.sum(1, keepdims=True)
     assert tr.source_probs(enc, f) == pytest.approx(expected, rel=1e-6)
     assert tr.source_probs(enc.__class__("t", {"w": w}, enc.apply, (4, 4), 1, 5), f) is None
+
+
+def test_result_save_writes_tables_that_read_back(toy_study, tmp_path):
+    truth, scores, chosen = toy_study
+    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",),
+                                   ratios=(10,), repeats=2)
+    tau = tr.kendall_table(scores, truth)
+    enc = pd.DataFrame({"encoder": ["enc0", "enc1", "enc2"], "feature_dim": [8, 8, 8]})
+    res = tr.TransferabilityResult(cfg, scores, chosen, truth, tau, enc, {"scores": 1.0})
+    paths = res.save(tmp_path, prefix="tt")
+    assert {p.name for p in paths} >= {"tt_kendall.csv", "tt_kendall.md", "tt_kendall.png",
+                                       "tt_truth.csv", "tt_scores.csv"}
+    back = pd.read_csv(tmp_path / "tt_kendall.csv").set_index("metric")
+    assert back.loc["mdl", "N/K=10"] == pytest.approx(1.0)
+    assert back["N/K=10"].to_dict() == pytest.approx(
+        tau.set_index("metric")["tau"].to_dict())
+    t = pd.read_csv(tmp_path / "tt_truth.csv").set_index("encoder")["toy"]
+    assert t.to_dict() == pytest.approx(
+        truth[truth.readout == "best"].set_index("encoder")["accuracy"].to_dict())
