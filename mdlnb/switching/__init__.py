@@ -9,8 +9,15 @@ computed exactly by the forward algorithm.
     streaming(strategy, K).update(chunk)               # chunks as they come
     init_state(strategy, K); step(strategy, state, rows)   # pure, for lax.scan
 
-Strategies: BayesianMixture, ElementwiseMixture, FixedShare, SwitchDistribution,
-RunLength (``get_strategy(name, **kw)`` by name).
+Strategies (priors documented on each class): BayesianMixture,
+ElementwiseMixture, FixedShare (constant α or α_t = (m−1)/t, paper Eq. 2),
+SwitchDistribution (switch times π_T(t) = 1/(t(t−1)), geometric number of
+blocks), RunLength (power-law run lengths with doubling tail phases);
+``get_strategy(name, **kw)`` by name. Units: nats; results also give bits.
+
+Modules: ``strategies`` (priors and transitions), ``forward`` (the compiled
+forward pass and its pytree state), ``batch`` (``codelength``), ``stream``
+(``Stream``), ``result`` (``SwitchResult``).
 """
 
 from mdlnb.switching.batch import codelength

@@ -125,6 +125,8 @@ class ElementwiseMixture(_Strategy):
     weights: Probs = None
     initial: Probs = None
 
+    compensated = False  # the transition forgets the past entirely
+
     def __post_init__(self):
         self._check_common()
 
