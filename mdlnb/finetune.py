@@ -153,10 +153,31 @@ class FinetuneReadout:
                 + self.head.num_params(self.encoder.feature_dim, num_classes))
 
     def flops(self, in_dim: int, num_classes: int) -> int:
-        """FLOPs of one forward pass for one example (XLA's count for the encoder
-        on one prepared image, plus the head's 2·multiply-adds)."""
+        """FLOPs (2 × multiply-adds, the convention of :meth:`Readout.flops`) of one
+        forward pass for one example: every matmul and convolution of the encoder
+        (:func:`matmul_flops` of its jaxpr; padded taps counted, elementwise ops
+        not), plus the head."""
         self._check_dims(in_dim, num_classes)
-        return _encoder_flops(self) + self.head.flops(self.encoder.feature_dim, num_classes)
+        x = jax.ShapeDtypeStruct((1, in_dim), jnp.float32)
+        jaxpr = jax.make_jaxpr(lambda p, x: self.features(p, x))({"encoder": self.encoder.params}, x)
+        return matmul_flops(jaxpr) + self.head.flops(self.encoder.feature_dim, num_classes)
+
+    @functools.cached_property
+    def max_block(self) -> int | None:
+        """Experts trained side by side in one ``vmap`` (read by ``prequential.run``).
+
+        On CPU, XLA turns a ``vmap`` over per-expert convolution kernels into a
+        grouped convolution, which is slower than running the experts one after
+        another (``benchmarks/bench_finetune.py``: 1.47× for ResNet-S, K = 2).
+        So an encoder with convolutions trains one expert per block on CPU
+        (``lax.map`` over experts inside the same compiled program); otherwise
+        no cap (None).
+        """
+        if jax.default_backend() != "cpu":
+            return None
+        x = jax.ShapeDtypeStruct((1, math.prod(self.image_shape)), jnp.float32)
+        jaxpr = jax.make_jaxpr(lambda p, x: self.features(p, x))({"encoder": self.encoder.params}, x)
+        return 1 if _has_primitive(jaxpr.jaxpr, "conv_general_dilated") else None
 
     # -- the readout protocol -------------------------------------------------------
     def init(self, key: jax.Array, in_dim: int, num_classes: int) -> dict[str, Any]:
@@ -204,13 +225,46 @@ class FinetuneReadout:
                              f"readout divides by pixel_max={self.pixel_max:g}")
 
 
-@functools.lru_cache(maxsize=64)
-def _encoder_flops(readout: FinetuneReadout) -> int:
-    x = jax.ShapeDtypeStruct((1, math.prod(readout.image_shape)), jnp.float32)
-    fn = lambda p, x: readout.encoder.apply(p, readout.images(x))  # noqa: E731
-    cost = jax.jit(fn).lower(readout.encoder.params, x).cost_analysis()
-    cost = cost[0] if isinstance(cost, (list, tuple)) else cost
-    return int(round(float(cost.get("flops", 0.0))))
+def _subjaxprs(eqn) -> list:
+    out = []
+    for v in eqn.params.values():
+        for item in (v if isinstance(v, (list, tuple)) else [v]):
+            if hasattr(item, "eqns"):
+                out.append(item)
+            elif hasattr(item, "jaxpr") and hasattr(item.jaxpr, "eqns"):
+                out.append(item.jaxpr)
+    return out
+
+
+def _has_primitive(jaxpr, name: str) -> bool:
+    return any(e.primitive.name == name or any(_has_primitive(j, name) for j in _subjaxprs(e))
+               for e in jaxpr.eqns)
+
+
+def matmul_flops(jaxpr) -> int:
+    """2 × multiply-adds of every ``dot_general`` and ``conv_general_dilated`` in a
+    (closed) jaxpr, nested jaxprs included (a ``scan``/``while`` body counted once).
+
+    ``dot_general``: 2 · |output| · Π contracting sizes. Convolution: 2 · |output| ·
+    (kernel window · input channels / feature groups), padding taps included.
+    """
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    total = 0
+    for e in jaxpr.eqns:
+        name = e.primitive.name
+        if name == "dot_general":
+            (lc, _), _ = e.params["dimension_numbers"]
+            lhs = e.invars[0].aval.shape
+            total += 2 * math.prod(e.outvars[0].aval.shape) * math.prod(lhs[d] for d in lc)
+        elif name == "conv_general_dilated":
+            rhs = e.invars[1].aval.shape
+            dn = e.params["dimension_numbers"]
+            rhs_spec = dn.rhs_spec  # (out feature dim, in feature dim, *spatial dims)
+            window = math.prod(rhs[d] for d in rhs_spec[2:]) * rhs[rhs_spec[1]]
+            total += 2 * math.prod(e.outvars[0].aval.shape) * window
+        for sub in _subjaxprs(e):
+            total += matmul_flops(sub)
+    return int(total)
 
 
 def _image_format(task: Task) -> tuple[tuple[int, int, int], float]:

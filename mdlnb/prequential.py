@@ -56,7 +56,9 @@ head trained end to end (:mod:`mdlnb.finetune`) fits the same slot, its
 params including the encoder's. Readouts other than
 :class:`~mdlnb.readouts.Readout` are initialised one expert at a time on the
 host (their ``init`` may draw with NumPy) and stacked; if a readout has
-``check_task(task)``, it is called once before anything runs.
+``check_task(task)``, it is called once before anything runs; if it has
+``max_block``, no more than that many of its experts train in one ``vmap``
+block (convolutional encoders on CPU, where vmapped convolutions are slow).
 """
 
 from __future__ import annotations
@@ -308,10 +310,13 @@ def _group(experts: Sequence[Expert]) -> list[tuple[ReadoutLike, list[int]]]:
     return list(groups.items())
 
 
-def _block_size(group_size: int, num_params: int) -> int:
+def _block_size(group_size: int, num_params: int, cap: int | None = None) -> int:
     """Largest divisor of ``group_size`` whose training state (params, Adam μ/ν, EMA,
-    grads: 5 × 4 bytes per parameter) fits in ``BLOCK_BYTES``; at least 1."""
+    grads: 5 × 4 bytes per parameter) fits in ``BLOCK_BYTES``, and at most ``cap``
+    (a readout's ``max_block``, if it has one); at least 1."""
     fit = max(1, BLOCK_BYTES // (20 * num_params))
+    if cap is not None:
+        fit = max(1, min(fit, int(cap)))
     return max(k for k in range(1, group_size + 1) if group_size % k == 0 and k <= fit)
 
 
@@ -508,7 +513,7 @@ def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=
     spec = _Spec(readouts=tuple(ro for ro, _ in groups),
                  max_replay=tuple(max(e.replay_streams for e in m) for m in members),
                  masked=tuple(len({e.replay_streams for e in m}) > 1 for m in members),
-                 block=tuple(_block_size(len(m), ro.num_params(d, c))
+                 block=tuple(_block_size(len(m), ro.num_params(d, c), getattr(ro, "max_block", None))
                              for (ro, _), m in zip(groups, members)),
                  standardize=tuple(bool(getattr(ro, "standardize_inputs", True))
                                    for ro, _ in groups),

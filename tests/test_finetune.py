@@ -137,8 +137,9 @@ def test_first_batch_uniform_and_encoder_parameters_change(stream, pretrained):
         assert float(np.abs(np.asarray(p["params"]["head"][0]["w"])).max()) > 0
 
 
-def _replay_by_hand(ro, init, task, order, lr, steps, train_encoder):
-    """Batch 1's losses after ``steps`` hand-written AdamW steps on batch 0."""
+def _replay_by_hand(ro, init, task, order, lr, steps):
+    """Batch 1's losses after ``steps`` hand-written AdamW steps on batch 0:
+    training encoder and head, and training the head only (a frozen probe)."""
     x = jnp.asarray(task.features[order])
     y = jnp.asarray(task.y[order])
     key = jax.random.PRNGKey(0)
@@ -155,12 +156,15 @@ def _replay_by_hand(ro, init, task, order, lr, steps, train_encoder):
         upd, state = opt.update(g, state, params)
         return optax.apply_updates(params, upd), state
 
-    params, state = init, opt.init(init)
-    for r in range(steps):
-        pos = prequential.replay_positions(key, 0, r, B, B)
-        params, state = step(params, state, x[pos], y[pos], jnp.float32(train_encoder))
-    logp = jax.nn.log_softmax(jax.jit(ro.apply)(params, x[B:2 * B]))
-    return -np.asarray(jnp.take_along_axis(logp, y[B:2 * B, None], 1)[:, 0])
+    out, predict = [], jax.jit(ro.apply)
+    for enc_scale in (1.0, 0.0):
+        params, state = init, opt.init(init)
+        for r in range(steps):
+            pos = prequential.replay_positions(key, 0, r, B, B)
+            params, state = step(params, state, x[pos], y[pos], jnp.float32(enc_scale))
+        logp = jax.nn.log_softmax(predict(params, x[B:2 * B]))
+        out.append(-np.asarray(jnp.take_along_axis(logp, y[B:2 * B, None], 1)[:, 0]))
+    return out
 
 
 def test_second_batch_matches_hand_written_replay_with_encoder_trained(stream, pretrained):
@@ -168,8 +172,7 @@ def test_second_batch_matches_hand_written_replay_with_encoder_trained(stream, p
     k = next(i for i, e in enumerate(board) if not e.readout.from_scratch and e.learning_rate == 3e-3)
     ro, lr = board[k].readout, board[k].learning_rate
     init = ro.init(prequential.expert_key(0, board[k]), 784, 10)
-    want = _replay_by_hand(ro, init, task, lm.order, lr, 3, train_encoder=True)
-    frozen = _replay_by_hand(ro, init, task, lm.order, lr, 3, train_encoder=False)
+    want, frozen = _replay_by_hand(ro, init, task, lm.order, lr, 3)
     np.testing.assert_allclose(lm.losses[B:2 * B, k], want, atol=2e-5, rtol=1e-5)
     assert np.abs(lm.losses[B:2 * B, k] - frozen).max() > 1e-3  # a frozen probe differs
 
@@ -269,14 +272,38 @@ def test_sizes_and_scratch_init(pretrained, fmnist):
     cfg = archs.config("vit", "XS")
     assert ro.num_params(784, 10) == archs.param_count(archs.init(jax.random.PRNGKey(0), cfg)) \
         + cfg.dim * 10 + 10
-    # Encoder FLOPs by hand for ViT-XS on one image: patch embedding, one block
-    # (qkv, scores, weighted values, out projection, MLP), then the linear head.
+    # FLOPs by hand for ViT-XS on one image: patch embedding, one block (qkv,
+    # scores, weighted values, out projection, MLP), then the linear head.
     t, d, p = cfg.num_patches, cfg.dim, cfg.patch * cfg.patch
-    matmuls = 2 * t * (p * d + 3 * d * d + d * d + 2 * cfg.mlp_ratio * d * d) + 2 * 2 * t * t * d
-    assert matmuls <= ro.flops(784, 10) - 2 * d * 10 <= 1.5 * matmuls
+    r = cfg.mlp_ratio
+    assert ro.flops(784, 10) == 2 * t * (p * d + 3 * d * d + d * d + 2 * r * d * d) \
+        + 2 * 2 * t * t * d + 2 * d * 10
+    assert ro.max_block is None  # no convolutions: experts are vmapped together
     a = ro.init(jax.random.PRNGKey(1), 784, 10)["encoder"]
     b = ro.init(jax.random.PRNGKey(1), 784, 10)["encoder"]
     c = ro.init(jax.random.PRNGKey(2), 784, 10)["encoder"]
     np.testing.assert_array_equal(a["embed"]["w"], b["embed"]["w"])
     assert not np.allclose(a["embed"]["w"], c["embed"]["w"])
     assert ro.name == "scratch_linear[vit_XS]" and "encoder_fingerprint" not in ro.config()
+
+
+def test_conv_encoder_flops_by_hand_and_one_expert_per_block_on_cpu():
+    rng = np.random.default_rng(0)
+    w1 = rng.standard_normal((3, 3, 1, 4)).astype(np.float32)
+    w2 = rng.standard_normal((3, 3, 4, 6)).astype(np.float32)
+
+    def apply(p, x):  # conv 3x3 (1→4) at 8x8, conv 3x3 stride 2 (4→6) to 4x4, pool, dense 6→5
+        h = jax.nn.relu(archs.conv(p["w1"], x))
+        h = archs.conv(p["w2"], h, stride=2).mean((1, 2))
+        return h @ p["d"]
+
+    params = {"w1": w1, "w2": w2, "d": rng.standard_normal((6, 5)).astype(np.float32)}
+    enc = Encoder("conv", params, apply, (8, 8), 1, 5)
+    ro = FinetuneReadout(enc, (8, 8, 1), pixel_max=1.0)
+    macs = 8 * 8 * 9 * 1 * 4 + 4 * 4 * 9 * 4 * 6 + 6 * 5  # padded taps counted
+    assert ro.flops(64, 3) == 2 * macs + 2 * 5 * 3
+    assert finetune.matmul_flops(jax.make_jaxpr(lambda p, x: apply(p, x))(
+        params, jnp.zeros((2, 8, 8, 1)))) == 2 * 2 * macs  # scales with the batch
+    assert ro.num_params(64, 3) == 9 * 4 + 9 * 24 + 30 + 5 * 3 + 3
+    if jax.default_backend() == "cpu":
+        assert ro.max_block == 1  # vmapped convolutions are slow on CPU
