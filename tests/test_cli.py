@@ -105,3 +105,51 @@ def test_switch_run_length_options(npz, capsys):
     rl = _nats(capsys.readouterr().out)
     assert cli.main(["switch", str(path), "--strategy", "fixed-share", "--alpha", "0.5"]) == 0
     assert rl == pytest.approx(_nats(capsys.readouterr().out), rel=1e-6)  # constant hazard 1/2
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+@pytest.fixture
+def features_npz(tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(160, 4)).astype(np.float32)
+    y = (x[:, 0] + 0.1 * x[:, 1] > 0).astype(np.int64)
+    path = tmp_path / "feats.npz"
+    np.savez(path, x=x, y=y)
+    return path, x, y
+
+
+def test_evaluate_matches_the_library_and_writes_the_posterior(features_npz, tmp_path, capsys):
+    import mdlnb
+    from mdlnb.experts import preset
+
+    path, x, y = features_npz
+    out = tmp_path / "post.csv"
+    assert cli.main(["evaluate", str(path), "--experts", "small", "--quiet",
+                     "--posterior", str(out)]) == 0
+    text = capsys.readouterr().out
+    rep = mdlnb.evaluate((x, y), preset("small"), progress=False)
+    assert f"{rep.total_nats:.1f} nats" in text
+    assert rep.total_nats < 0.8 * len(y) * math.log(2)   # a learnable task compresses
+    post = pd.read_csv(out)
+    sums = post.groupby("t")["probability"].sum().to_numpy()
+    np.testing.assert_allclose(sums, 1.0, atol=1e-6)
+
+
+def test_evaluate_parquet_and_other_strategy(features_npz, tmp_path, capsys):
+    _, x, y = features_npz
+    path = tmp_path / "feats.parquet"
+    pd.DataFrame({"x": list(x), "y": y}).to_parquet(path)
+    assert cli.main(["evaluate", str(path), "--experts", "small", "--quiet",
+                     "--strategy", "bayes"]) == 0
+    assert "BayesianMixture" in capsys.readouterr().out
+
+
+def test_evaluate_errors_name_the_argument(tmp_path, capsys):
+    assert cli.main(["evaluate", str(tmp_path / "missing.npz")]) == 2
+    assert "path: no such file" in capsys.readouterr().err
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, x=np.zeros((4, 2)), y=np.array([0, 1, 2, -1]))
+    assert cli.main(["evaluate", str(bad), "--quiet"]) == 2
+    assert "y: labels must be >= 0" in capsys.readouterr().err
