@@ -1,9 +1,12 @@
 """Per-encoder pretraining time of the default profile on this machine.
 
 For every encoder of the objectives and scaling studies (``PROFILES["default"]``)
-this compiles the training step, times ``measure_steps`` steps after
+this compiles the training step, times ``MDLNB_BENCH_PRETRAIN_STEPS`` steps after
 compilation, and extrapolates to the profile's step count; the sum is the
 CPU budget of ``make reproduce`` for encoders (target ≤ 20 min on 2 cores).
+Both wall seconds and process CPU seconds are reported: on a shared machine
+the wall time is inflated by other load, while CPU seconds / cores bounds
+the wall time on an idle machine from below.
 ``MDLNB_BENCH_PRETRAIN_FULL=1`` trains every encoder for real instead.
 """
 
@@ -32,34 +35,45 @@ def main() -> dict:
         cfg = archs.config(arch, size)
         n_params = archs.param_count(archs.init(jax.random.PRNGKey(0), cfg))
         if objective == "random":
-            rows[name] = {"params": n_params, "seconds_per_step": 0.0, "seconds_at_default": 0.0}
+            rows[name] = {"params": n_params, "seconds_per_step": 0.0, "seconds_at_default": 0.0,
+                          "cpu_seconds_at_default": 0.0}
             continue
         kw = dict(batch_size=prof.batch_size, learning_rate=prof.learning_rate, cache=False)
         if full:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             e = P.pretrain(objective, arch, size, data, prof.steps, 0, **kw)
-            total = time.perf_counter() - t0
+            total, total_cpu = time.perf_counter() - t0, time.process_time() - c0
+            cpu_per_step = total_cpu / prof.steps
             per_step = e.meta["train_seconds"] / prof.steps
+            total_cpu = cpu_per_step = float("nan")
             final = e.meta["final_loss"]
         else:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             P.pretrain(objective, arch, size, data, measure, 0, chunk_steps=measure, **kw)
-            first = time.perf_counter() - t0          # compile + measure steps
-            t0 = time.perf_counter()
-            e = P.pretrain(objective, arch, size, data, measure, 1, chunk_steps=measure, **kw)
+            first, first_cpu = time.perf_counter() - t0, time.process_time() - c0
+            t0, c0 = time.perf_counter(), time.process_time()
+            P.pretrain(objective, arch, size, data, measure, 1, chunk_steps=measure, **kw)
             per_step = (time.perf_counter() - t0) / measure   # compiled (memoized) program
-            compile_s = max(first - per_step * measure, 0.0)
-            total = compile_s + per_step * prof.steps
+            cpu_per_step = (time.process_time() - c0) / measure
+            total = max(first - per_step * measure, 0.0) + per_step * prof.steps
+            total_cpu = max(first_cpu - cpu_per_step * measure, 0.0) + cpu_per_step * prof.steps
             final = None
         rows[name] = {"params": n_params, "seconds_per_step": round(per_step, 4),
-                      "seconds_at_default": round(total, 1), "final_loss": final}
-        print(f"{name:24s} {n_params:>9,d} params  {per_step * 1e3:8.1f} ms/step  "
-              f"≈{total:7.1f} s at {prof.steps} steps (batch {prof.batch_size})", flush=True)
+                      "cpu_seconds_per_step": round(cpu_per_step, 4),
+                      "seconds_at_default": round(total, 1),
+                      "cpu_seconds_at_default": round(total_cpu, 1), "final_loss": final}
+        print(f"{name:24s} {n_params:>9,d} params  {per_step * 1e3:8.1f} ms/step "
+              f"({cpu_per_step * 1e3:8.1f} CPU ms)  ≈{total:7.1f} s wall, {total_cpu:7.1f} CPU s "
+              f"at {prof.steps} steps (batch {prof.batch_size})", flush=True)
     total = sum(r["seconds_at_default"] for r in rows.values())
-    print(f"total ≈ {total / 60:.1f} min for {len(rows)} encoders "
+    total_cpu = sum(r["cpu_seconds_at_default"] for r in rows.values())
+    cores = os.cpu_count() or 1
+    print(f"total ≈ {total / 60:.1f} min wall here, {total_cpu / 60:.1f} CPU min "
+          f"(≥ {total_cpu / 60 / cores:.1f} min on {cores} idle cores) for {len(rows)} encoders "
           f"({'trained' if full else 'extrapolated'}; target ≤ 20 min)")
     return {"profile": "default", "steps": prof.steps, "batch_size": prof.batch_size,
-            "extrapolated": not full, "encoders": rows, "total_seconds": round(total, 1)}
+            "extrapolated": not full, "encoders": rows, "total_seconds": round(total, 1),
+            "total_cpu_seconds": round(total_cpu, 1)}
 
 
 if __name__ == "__main__":
