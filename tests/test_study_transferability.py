@@ -239,7 +239,8 @@ def test_parse_encoder():
                                         (dict(metrics=("lep",)), "metrics"),
                                         (dict(truth="finetune"), "truth"),
                                         (dict(truth_readouts=("mlp",)), "truth_readouts"),
-                                        (dict(train_size=1), "train_size")])
+                                        (dict(train_size=1), "train_size"),
+                                        (dict(mdl_standardize="global"), "mdl_standardize")])
 def test_config_rejects_bad_input(change, arg):
     with pytest.raises(ValueError, match=arg):
         tr.TransferabilityConfig(**change)
@@ -276,3 +277,16 @@ def test_result_save_writes_tables_that_read_back(toy_study, tmp_path):
     t = pd.read_csv(tmp_path / "tt_truth.csv").set_index("encoder")["toy"]
     assert t.to_dict() == pytest.approx(
         truth[truth.readout == "best"].set_index("encoder")["accuracy"].to_dict())
+
+
+def test_zscore_and_mdl_below_uniform_code():
+    rng = np.random.default_rng(0)
+    f = np.column_stack([rng.normal(3.0, 2.0, 40), np.full(40, 5.0), rng.normal(0, 1e-4, 40)])
+    z = tr.zscore(f)
+    assert z.mean(0) == pytest.approx([0, 0, 0], abs=1e-6)
+    assert z.std(0) == pytest.approx([1, 0, 1], abs=1e-5)
+    # labels carried by the near-constant third feature: the code must beat log K
+    y = (f[:, 2] > 0).astype(int)
+    assert tr.mdl_score(f, y, 2, batch_size=4) < np.log(2)
+    with pytest.raises(ValueError, match="standardize"):
+        tr.mdl_score(f, y, 2, standardize="global")

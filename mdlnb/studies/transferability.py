@@ -167,7 +167,8 @@ class TransferabilityConfig:
       label_free: add CL, TwoNN ID, CLID and RankMe.
       mdl: add the MDL-switching codelength; ``mdl_experts`` names a preset
         of :func:`mdlnb.experts.preset`, ``mdl_batch_size`` its batch size
-        (small: the first batch is coded uniformly).
+        (small: the first batch is coded uniformly); ``mdl_standardize``:
+        ``"subsample"`` or ``"online"`` (see :func:`mdl_score`).
       pretrain_data, pretrain_size: data the self-pretrained encoders train on;
         pretrain_batch_size: their batch size.
       truth_readouts: readouts of the ground-truth probe (``"linear"``,
@@ -191,6 +192,7 @@ class TransferabilityConfig:
     mdl: bool = True
     mdl_experts: str = "small"
     mdl_batch_size: int = 4
+    mdl_standardize: str = "subsample"
     pretrain_data: str = "fashion_mnist"
     pretrain_size: int | None = 5000
     pretrain_batch_size: int = 64
@@ -232,6 +234,9 @@ class TransferabilityConfig:
             unknown = [m for m in self.metrics if m not in transfer.METRICS]
             if unknown:
                 raise ValueError(f"metrics: unknown {unknown}; known: {sorted(transfer.METRICS)}")
+        if self.mdl_standardize not in ("subsample", "online"):
+            raise ValueError(f"mdl_standardize: must be 'subsample' or 'online', "
+                             f"got {self.mdl_standardize!r}")
         if self.truth not in TRUTH_READOUTS:
             raise ValueError(f"truth: must be one of {TRUTH_READOUTS}, got {self.truth!r}")
         object.__setattr__(self, "truth_readouts", tuple(self.truth_readouts))
@@ -410,16 +415,36 @@ def label_free_scores(features: Any, *, seed: int = 0) -> dict[str, float]:
             "rankme": float(labelfree.rankme(features))}
 
 
-def mdl_score(features: Any, labels: Any, num_classes: int, *, experts: str = "small",
-              batch_size: int = 4, seed: int = 0) -> float:
-    """MDL-switching codelength (fixed share, :func:`mdlnb.evaluate`) in nats per example."""
-    import mdlnb
-    from mdlnb import experts as _experts
+def zscore(features: Any) -> np.ndarray:
+    """Per-feature (x − mean) / std over the rows given, float32; a constant
+    feature is only centred."""
+    f = np.asarray(features, np.float64)
+    sd = f.std(axis=0)
+    return ((f - f.mean(axis=0)) / np.where(sd > 0, sd, 1.0)).astype(np.float32)
 
-    task = Task("subsample", np.asarray(features, np.float32), np.asarray(labels), num_classes)
-    rep = mdlnb.evaluate(task, experts=_experts.preset(experts), batch_size=int(batch_size),
-                         seed=int(seed), progress=False)
-    return float(rep.total_nats) / task.n
+
+def mdl_score(features: Any, labels: Any, num_classes: int, *, experts: str = "small",
+              batch_size: int = 4, seed: int = 0, standardize: str = "subsample") -> float:
+    """MDL-switching codelength (fixed share, α_t = 10/t) in nats per example.
+
+    ``standardize="subsample"`` z-scores the features with the statistics of
+    all N inputs before coding (the code is for the labels given the inputs,
+    which sender and receiver both hold); ``"online"`` leaves it to
+    :func:`mdlnb.prequential.run`'s running statistics, which at N ≈ 20–160
+    with near-constant features (EfficientNet's 1280-d ReLU6 means) can blow
+    up the first predictions to tens of nats per example.
+    """
+    from mdlnb import experts as _experts
+    from mdlnb import prequential
+    from mdlnb.evaluation import Report
+
+    if standardize not in ("subsample", "online"):
+        raise ValueError(f"standardize: must be 'subsample' or 'online', got {standardize!r}")
+    x = zscore(features) if standardize == "subsample" else np.asarray(features, np.float32)
+    task = Task("subsample", x, np.asarray(labels), num_classes)
+    lm = prequential.run(task, _experts.preset(experts), batch_size=int(batch_size),
+                         seed=int(seed), standardize=standardize == "online", progress=False)
+    return float(Report.from_losses(lm).total_nats) / task.n
 
 
 def score_subsample(fs: FeatureSet, idx: np.ndarray, config: TransferabilityConfig, *,
@@ -440,7 +465,8 @@ def score_subsample(fs: FeatureSet, idx: np.ndarray, config: TransferabilityConf
         out.update(label_free_scores(f, seed=seed))
     if config.mdl:
         out["mdl"] = mdl_score(f, y, k, experts=config.mdl_experts,
-                               batch_size=config.mdl_batch_size, seed=seed)
+                               batch_size=config.mdl_batch_size, seed=seed,
+                               standardize=config.mdl_standardize)
     return out, grid
 
 
