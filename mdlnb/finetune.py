@@ -90,7 +90,8 @@ class FinetuneReadout:
             raise ValueError(f"encoder: must be an Encoder, got {type(self.encoder).__name__}")
         shape = tuple(int(v) for v in np.ravel(self.image_shape))
         if len(shape) != 3 or min(shape) < 1 or shape[2] not in (1, 3):
-            raise ValueError(f"image_shape: must be (H, W, C) with C in (1, 3), got {self.image_shape!r}")
+            raise ValueError("image_shape: must be (H, W, C) with C in (1, 3), "
+                             f"got {self.image_shape!r}")
         object.__setattr__(self, "image_shape", shape)
         pm = self.pixel_max
         if isinstance(pm, bool) or not isinstance(pm, (int, float, np.integer, np.floating)) \
@@ -158,9 +159,13 @@ class FinetuneReadout:
         (:func:`matmul_flops` of its jaxpr; padded taps counted, elementwise ops
         not), plus the head."""
         self._check_dims(in_dim, num_classes)
-        x = jax.ShapeDtypeStruct((1, in_dim), jnp.float32)
-        jaxpr = jax.make_jaxpr(lambda p, x: self.features(p, x))({"encoder": self.encoder.params}, x)
-        return matmul_flops(jaxpr) + self.head.flops(self.encoder.feature_dim, num_classes)
+        return matmul_flops(self._encoder_jaxpr()) + self.head.flops(self.encoder.feature_dim,
+                                                                     num_classes)
+
+    def _encoder_jaxpr(self):
+        """Jaxpr of :meth:`features` on one flattened example (traced, not compiled)."""
+        x = jax.ShapeDtypeStruct((1, math.prod(self.image_shape)), jnp.float32)
+        return jax.make_jaxpr(self.features)({"encoder": self.encoder.params}, x)
 
     @functools.cached_property
     def max_block(self) -> int | None:
@@ -175,9 +180,7 @@ class FinetuneReadout:
         """
         if jax.default_backend() != "cpu":
             return None
-        x = jax.ShapeDtypeStruct((1, math.prod(self.image_shape)), jnp.float32)
-        jaxpr = jax.make_jaxpr(lambda p, x: self.features(p, x))({"encoder": self.encoder.params}, x)
-        return 1 if _has_primitive(jaxpr.jaxpr, "conv_general_dilated") else None
+        return 1 if _has_primitive(self._encoder_jaxpr().jaxpr, "conv_general_dilated") else None
 
     # -- the readout protocol -------------------------------------------------------
     def init(self, key: jax.Array, in_dim: int, num_classes: int) -> dict[str, Any]:
@@ -190,10 +193,11 @@ class FinetuneReadout:
         else:
             enc = self.encoder.params
         enc = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float32), enc)
-        return {"encoder": enc, "head": self.head.init(k_head, self.encoder.feature_dim, num_classes)}
+        head = self.head.init(k_head, self.encoder.feature_dim, num_classes)
+        return {"encoder": enc, "head": head}
 
     def images(self, x: jax.Array) -> jax.Array:
-        """Flattened task inputs ``(B, H·W·C)`` → the encoder's input ``(B, h, w, c)`` in [0, 1]."""
+        """Flattened inputs ``(B, H·W·C)`` → the encoder's input ``(B, h, w, c)`` in [0, 1]."""
         b = x.shape[0]
         img = x.reshape(b, *self.image_shape) / jnp.float32(self.pixel_max)
         c_in, c_out = self.image_shape[2], self.encoder.channels
@@ -215,7 +219,7 @@ class FinetuneReadout:
         return self.head.apply(params["head"], self.features(params, x))
 
     def check_task(self, task: Task) -> None:
-        """Raise ``ValueError`` if ``task.x`` is not images of ``image_shape`` scaled to ``pixel_max``."""
+        """``ValueError`` unless ``task.x`` is images of ``image_shape`` up to ``pixel_max``."""
         shape, pixel_max = _image_format(task)
         if shape != self.image_shape:
             raise ValueError(f"task: images of shape {shape}, but the readout expects "
@@ -277,7 +281,8 @@ def _image_format(task: Task) -> tuple[tuple[int, int, int], float]:
     elif x.ndim == 4 and x.shape[3] in (1, 3):
         shape = x.shape[1:]
     else:
-        raise ValueError(f"task: expected images (N, H, W) or (N, H, W, 1|3), got x of shape {x.shape}")
+        raise ValueError("task: expected images (N, H, W) or (N, H, W, 1|3), "
+                         f"got x of shape {x.shape}")
     if x.dtype == np.uint8:
         return tuple(int(v) for v in shape), 255.0
     if x.size and (np.nanmin(x) < 0 or np.nanmax(x) > 1):
@@ -299,8 +304,8 @@ def experts(encoder: Encoder, task: Task, *, learning_rate: Sequence[float] | fl
     then the from-scratch ones. ``head`` defaults to a linear readout.
     """
     head = _readouts.linear() if head is None else head
-    ros = ([FinetuneReadout.for_task(encoder, task, head=head)] if finetune else []) + \
-          ([FinetuneReadout.for_task(encoder, task, head=head, from_scratch=True)] if scratch else [])
+    ros = [FinetuneReadout.for_task(encoder, task, head=head, from_scratch=s)
+           for s, wanted in ((False, finetune), (True, scratch)) if wanted]
     if not ros:
         raise ValueError("finetune: at least one of finetune and scratch must be True")
     return expert_grid(ros, learning_rate=learning_rate, b1=b1, weight_decay=weight_decay,

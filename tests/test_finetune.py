@@ -169,7 +169,8 @@ def _replay_by_hand(ro, init, task, order, lr, steps):
 
 def test_second_batch_matches_hand_written_replay_with_encoder_trained(stream, pretrained):
     task, board, lm, _ = stream
-    k = next(i for i, e in enumerate(board) if not e.readout.from_scratch and e.learning_rate == 3e-3)
+    k = next(i for i, e in enumerate(board)
+             if not e.readout.from_scratch and e.learning_rate == 3e-3)
     ro, lr = board[k].readout, board[k].learning_rate
     init = ro.init(prequential.expert_key(0, board[k]), 784, 10)
     want, frozen = _replay_by_hand(ro, init, task, lm.order, lr, 3)
