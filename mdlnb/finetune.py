@@ -173,7 +173,8 @@ class FinetuneReadout:
 
         On CPU, XLA turns a ``vmap`` over per-expert convolution kernels into a
         grouped convolution, which is slower than running the experts one after
-        another (``benchmarks/bench_finetune.py``: 1.47× for ResNet-S, K = 2).
+        another (``benchmarks/bench_finetune.py``, ResNet-S, K = 2, best of 3 on a
+        shared 2-core machine: 1.08–1.12× slower).
         So an encoder with convolutions trains one expert per block on CPU
         (``lax.map`` over experts inside the same compiled program); otherwise
         no cap (None).
