@@ -26,6 +26,7 @@ _SUBMODULES = (
     "encoders",
     "experts",
     "evaluation",
+    "finetune",
     "labelfree",
     "plots",
     "prequential",
