@@ -181,6 +181,32 @@ if result.grid_choice is not None:
 #   tracks the labelled metrics. The `paper/transferability_kendall*.md`
 #   tables of the default run are the numbers to compare.
 
+# %% [markdown]
+# **What the default run found** (`paper/transferability_kendall.md`; 6
+# encoders, 3 tasks, 5 subsamples per N/K; other profiles give other numbers):
+#
+# * The MDL codelength has the highest mean τ at every N/K (≈ 0.80, 0.79,
+#   0.76), followed by the validation-style and regularised scores:
+#   LINEAR-VALID (0.75–0.79), Ledoit–Wolf H-score (0.74–0.83), LINEAR and
+#   LINEAR-grid (0.71–0.75), PT-Gauss fixed and grid (0.67–0.74), N-PT-Dir/Gam
+#   and N-LEEP (0.59–0.73) and RankMe (≈ 0.68). PACTran Table 1 also has
+#   PT-Gauss and LINEAR-VALID near the top; it did not include MDL.
+# * The source-classifier metrics (LEEP, NCE, PT-Dir, PT-Gam), computed over
+#   the 3 EfficientNets only (τ in steps of 1/3), are near 0 or negative: the
+#   three are within a few accuracy points of one another and their ImageNet
+#   heads see 64-px inputs. PACTran Table 1 likewise finds LEEP the weakest
+#   (0.08–0.13).
+# * Plain H-score is weak while N < D (N/K = 2, 5) and recovers at N/K = 10,
+#   the N < D failure PACTran describes; the regularised H-score does not
+#   have it. LogME's values are mostly non-finite on the EfficientNets (the
+#   `nonfinite` column), so its row is over the remaining encoders only and
+#   is not comparable.
+# * Label-free: cluster learnability alone (0.34–0.53) beats CLID
+#   (0.26–0.45), because TwoNN ID is uncorrelated with accuracy on this pool
+#   (−0.17 to 0.09). CLID Table 2 reports 0.70 on SSL checkpoints of one
+#   architecture; here 1280-d ImageNet networks sit next to 32-d toy encoders,
+#   and ID does not order the two families the way accuracy does.
+
 # %%
 paths = result.save(paper_dir)
 [str(p) for p in paths]
