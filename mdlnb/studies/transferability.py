@@ -609,7 +609,7 @@ def average_table(tau, *, metrics: Sequence[str] | None = None):
     (values left out as NaN/inf, summed) — PACTran Table 1's
     "Average" column, CLID Table 2's "Avg" row."""
     wide = tau.pivot_table(index="metric", columns="ratio", values="tau", aggfunc="mean")
-    wide = wide.round(12)   # means of exact multiples of 2/(m(m−1)): drop 1e-17 residues
+    wide = wide.round(12) + 0.0   # means of multiples of 2/(m(m−1)): drop 1e-17 residues, −0
     wide.columns = [f"N/K={c}" for c in wide.columns]
     wide["encoders"] = tau.groupby("metric")["encoders"].min()
     if "nonfinite" in tau:
