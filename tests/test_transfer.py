@@ -12,6 +12,7 @@ re-derivations of the mean-field updates.
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -416,3 +417,31 @@ def test_score_all_and_registry_signs():
 def test_bad_input_names_argument(call, arg):
     with pytest.raises(ValueError, match=arg):
         call()
+
+
+def test_logme_converges_when_few_wide_features_interpolate_a_class():
+    """Regression: 20 EfficientNet-Lite features (D = 1280), 2 per class. One class
+    is fit exactly (evidence maximal as β → ∞); computing N − γ as a difference
+    cancelled and sent β to 0 and the evidence to NaN. Reference: the evidence
+    maximised directly over (log α, log β) from the N×N marginal covariance."""
+    from scipy.optimize import minimize
+
+    data = np.load(Path(__file__).parent / "data" / "logme_interpolating.npz")
+    f, y = data["f"], data["y"]
+    res = T.logme_result(f, y, num_classes=10)
+    assert res.converged and np.all(np.isfinite(res.evidence))
+    g = f.astype(np.float64) @ f.T.astype(np.float64)
+    n = len(y)
+
+    def neg_evidence(p, yk):
+        a, b = np.exp(np.clip(p, -50, 50))
+        cov = g / a + np.eye(n) / b
+        _, logdet = np.linalg.slogdet(cov)
+        return 0.5 * (logdet + yk @ np.linalg.solve(cov, yk) + n * np.log(2 * np.pi))
+
+    for k in range(3):
+        yk = (y == k).astype(np.float64)
+        best = min((minimize(neg_evidence, [la, lb], args=(yk,), method="Nelder-Mead",
+                             options=dict(maxiter=4000, xatol=1e-10, fatol=1e-12))
+                    for la in (-5, 0, 5) for lb in (0, 5, 10, 15)), key=lambda o: o.fun)
+        np.testing.assert_allclose(res.evidence[k], -best.fun, rtol=1e-6, atol=1e-6)

@@ -96,10 +96,14 @@ def logme_result(features: Any, labels: Any, *, num_classes: int | None = None,
         a, b = alpha[:, None], beta[:, None]
         den = a + b * sigma
         gamma = np.sum(b * sigma / den, axis=1)
+        # N − γ summed term by term, α/(α + βσ_j) ≥ 0, not as a difference:
+        # when N ≤ D the data can be interpolated, γ → N and the difference
+        # cancels catastrophically, driving β to 0 or ∞ and the evidence to NaN.
+        n_minus_gamma = (n - sigma.size) + np.sum(a / den, axis=1)
         mm = np.sum(b ** 2 * sigma * z ** 2 / den ** 2, axis=1)
         res = np.sum((a * z / den) ** 2, axis=1) + rest
         alpha = gamma / np.maximum(mm, 1e-300)
-        beta = (n - gamma) / np.maximum(res, 1e-300)
+        beta = n_minus_gamma / np.maximum(res, 1e-300)
         new_ev = log_evidence(sigma, z, rest, n, d, alpha, beta)
         done = np.all(np.abs(new_ev - ev) <= tol * n)
         ev = new_ev
