@@ -46,8 +46,8 @@ import numpy as np
 from mdlnb import _fit
 from mdlnb._checks import as_array, check_positive
 from mdlnb._task import Task
+from mdlnb._units import LN2, Codelength
 
-LN2 = math.log(2.0)
 
 #: Block ends as fractions of N used by Voita & Titov (2020).
 VOITA_FRACTIONS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.0625, 0.125, 0.25, 0.5, 1.0)
@@ -82,7 +82,7 @@ def _check_boundaries(boundaries: Any, n: int) -> np.ndarray:
 
 
 @dataclasses.dataclass(frozen=True)
-class BlockwiseResult:
+class BlockwiseResult(Codelength):
     """Codelength of the block-wise code.
 
     Attributes:
@@ -115,18 +115,6 @@ class BlockwiseResult:
     @property
     def total_nats(self) -> float:
         return float(np.sum(self.block_nats, dtype=np.float64))
-
-    @property
-    def total_bits(self) -> float:
-        return self.total_nats / LN2
-
-    @property
-    def nats_per_example(self) -> float:
-        return self.total_nats / self.n
-
-    @property
-    def bits_per_example(self) -> float:
-        return self.total_bits / self.n
 
     @property
     def uniform_nats(self) -> float:

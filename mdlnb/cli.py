@@ -31,6 +31,25 @@ def add_switch(p: argparse.ArgumentParser) -> None:
                    help="write the tidy posterior p(ξ_t | D_<t) to .csv or .parquet")
 
 
+def _check_table_path(path: Optional[Path]) -> None:
+    if path is not None and path.suffix not in (".csv", ".parquet"):
+        raise ValueError(f"posterior: expected a .csv or .parquet path, got {path}")
+
+
+def _write_table(frame, path: Path) -> None:
+    """Write a DataFrame as .csv or .parquet, atomically."""
+    import io
+
+    from mdlnb._io import atomic_write_bytes
+
+    buf = io.BytesIO()
+    if path.suffix == ".csv":
+        frame.to_csv(buf, index=False)
+    else:
+        frame.to_parquet(buf, index=False)
+    atomic_write_bytes(path, buf.getvalue())
+
+
 def _strategy_options(args: argparse.Namespace) -> dict:
     given = {"m": args.m, "alpha": args.alpha, "stable": args.stable, "max_run": args.max_run,
              "phases": args.phases}
@@ -45,8 +64,7 @@ def _strategy_options(args: argparse.Namespace) -> dict:
 
 def run_switch(args: argparse.Namespace) -> int:
     from mdlnb import switching
-    if args.posterior is not None and args.posterior.suffix not in (".csv", ".parquet"):
-        raise ValueError(f"posterior: expected a .csv or .parquet path, got {args.posterior}")
+    _check_table_path(args.posterior)
     strategy = switching.get_strategy(args.strategy, **_strategy_options(args))
     try:
         data = np.load(args.losses, allow_pickle=False)
@@ -66,11 +84,7 @@ def run_switch(args: argparse.Namespace) -> int:
     print(f"per example     {result.nats_per_example:.6f} nats = {result.bits_per_example:.6f} bits")
     if args.posterior is not None:
         frame = result.to_frame(names)
-        args.posterior.parent.mkdir(parents=True, exist_ok=True)
-        if args.posterior.suffix == ".csv":
-            frame.to_csv(args.posterior, index=False)
-        else:
-            frame.to_parquet(args.posterior, index=False)
+        _write_table(frame, args.posterior)
         print(f"posterior       {args.posterior} ({len(frame)} rows: t, expert, probability)")
     return 0
 
@@ -99,8 +113,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     import mdlnb
     from mdlnb.experts import preset
 
-    if args.posterior is not None and args.posterior.suffix not in (".csv", ".parquet"):
-        raise ValueError(f"posterior: expected a .csv or .parquet path, got {args.posterior}")
+    _check_table_path(args.posterior)
     if args.features.suffix == ".parquet":
         task = mdlnb.Task.from_parquet(args.features, x_key=args.x_key, y_key=args.y_key,
                                        num_classes=args.num_classes)
@@ -115,11 +128,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     print(rep)
     if args.posterior is not None:
         frame = rep.readout_posterior()
-        args.posterior.parent.mkdir(parents=True, exist_ok=True)
-        if args.posterior.suffix == ".csv":
-            frame.to_csv(args.posterior, index=False)
-        else:
-            frame.to_parquet(args.posterior, index=False)
+        _write_table(frame, args.posterior)
         print(f"posterior       {args.posterior} ({len(frame)} rows)")
     return 0
 

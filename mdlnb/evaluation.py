@@ -25,8 +25,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from mdlnb._task import Task
+from mdlnb._units import LN2, Codelength
 
-LN2 = math.log(2.0)
 
 #: m of fixed share with α_t = (m − 1)/t: the paper's VTAB setting α_t = 10/t.
 DEFAULT_M = 11.0
@@ -81,7 +81,7 @@ def _readout_of(expert: Any) -> str:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class Report:
+class Report(Codelength):
     """The outcome of :func:`evaluate` (all codelengths in nats unless named bits).
 
     Attributes:
@@ -127,18 +127,6 @@ class Report:
     @property
     def total_nats(self) -> float:
         return float(self.switch.total_nats)
-
-    @property
-    def total_bits(self) -> float:
-        return self.total_nats / LN2
-
-    @property
-    def nats_per_example(self) -> float:
-        return self.total_nats / self.n
-
-    @property
-    def bits_per_example(self) -> float:
-        return self.total_bits / self.n
 
     @property
     def per_step(self) -> np.ndarray:

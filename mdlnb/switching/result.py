@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
-LN2 = math.log(2.0)
+from mdlnb._units import Codelength
+
 
 
 @dataclass(frozen=True)
-class SwitchResult:
+class SwitchResult(Codelength):
     """Codelength of Eq. 1 for one strategy over an (N, K) loss matrix.
 
     total_nats:    the codelength −log p(y_{1:N}) in nats (float64 sum).
@@ -34,16 +34,9 @@ class SwitchResult:
         return int(self.per_step.shape[0])
 
     @property
-    def total_bits(self) -> float:
-        return self.total_nats / LN2
-
-    @property
-    def nats_per_example(self) -> float:
-        return self.total_nats / self.num_steps
-
-    @property
-    def bits_per_example(self) -> float:
-        return self.total_bits / self.num_steps
+    def n(self) -> int:
+        """Examples coded (``num_steps``)."""
+        return self.num_steps
 
     @property
     def cumulative_nats(self) -> np.ndarray:

@@ -1,0 +1,33 @@
+"""Nats ↔ bits for every result that carries a codelength.
+
+A result class defines ``total_nats`` and ``n`` (examples coded); mixing in
+:class:`Codelength` gives the other units, so each is derived in one place.
+"""
+
+from __future__ import annotations
+
+import math
+
+LN2 = math.log(2.0)
+
+
+class Codelength:
+    """Mixin: ``total_bits``, ``nats_per_example``, ``bits_per_example``."""
+
+    __slots__ = ()
+
+    total_nats: float
+    n: int
+
+    @property
+    def total_bits(self) -> float:
+        """The codelength in bits (nats / ln 2)."""
+        return self.total_nats / LN2
+
+    @property
+    def nats_per_example(self) -> float:
+        return self.total_nats / self.n
+
+    @property
+    def bits_per_example(self) -> float:
+        return self.total_bits / self.n
