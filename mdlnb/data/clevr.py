@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from mdlnb._task import Task
-from mdlnb.data.procedural import add_noise, cached, check_count, disjoint_split
+from mdlnb.data.procedural import SPLIT_RULE, add_noise, cached, check_count, disjoint_split
 from mdlnb.data.registry import TaskSpec, register
 
 VERSION = 2  # bump when the pixels change (part of the cache key)
@@ -226,12 +226,11 @@ def build_distance(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
 
 
 _SOURCE = "procedural (this package), after CLEVR (Johnson et al. 2017)"
-_SPLIT = "one seeded stream, repeated images dropped, first n_train / next n_test"
 register(TaskSpec(
     name="clevr_count", group="structured", num_classes=8, image_shape=(64, 64, 3),
-    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=_SPLIT, build=build_count,
+    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=build_count,
     description="number of objects, 3-10"))
 register(TaskSpec(
     name="clevr_distance", group="structured", num_classes=6, image_shape=(64, 64, 3),
-    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=_SPLIT, build=build_distance,
+    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=build_distance,
     description="depth of the nearest object, 6 bins"))

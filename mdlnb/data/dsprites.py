@@ -24,7 +24,7 @@ import functools
 import numpy as np
 
 from mdlnb._task import Task
-from mdlnb.data.procedural import add_noise, cached, check_count, disjoint_split
+from mdlnb.data.procedural import SPLIT_RULE, add_noise, cached, check_count, disjoint_split
 from mdlnb.data.registry import TaskSpec, register
 
 VERSION = 2  # bump when the pixels change (part of the cache key)
@@ -195,12 +195,11 @@ def build_orientation(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_00
 
 
 _SOURCE = "procedural (this package), after dSprites (Matthey et al. 2017)"
-_SPLIT = "one seeded stream, repeated images dropped, first n_train / next n_test"
 register(TaskSpec(
     name="dsprites_location", group="structured", num_classes=16, image_shape=(64, 64, 1),
-    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=_SPLIT, build=build_location,
+    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=build_location,
     description="x position of the shape, 16 bins"))
 register(TaskSpec(
     name="dsprites_orientation", group="structured", num_classes=16, image_shape=(64, 64, 1),
-    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=_SPLIT, build=build_orientation,
+    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=build_orientation,
     description="orientation within the shape's symmetry period, 16 bins"))

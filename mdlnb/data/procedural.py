@@ -17,6 +17,10 @@ from mdlnb._io import atomic_savez, cache_dir, content_hash
 CACHE_AFTER_S = 2.0  # builds slower than this are cached on disk
 
 
+# How every procedural task splits (recorded in the registry).
+SPLIT_RULE = "one seeded stream, repeated images dropped, first n_train / next n_test"
+
+
 def first_unique(images: np.ndarray) -> np.ndarray:
     """Sorted indices of the first occurrence of each distinct image."""
     flat = np.ascontiguousarray(images.reshape(len(images), -1))
