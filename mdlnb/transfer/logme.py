@@ -65,11 +65,45 @@ def log_evidence(sigma: np.ndarray, z: np.ndarray, rest: np.ndarray, n: int, d: 
     """
     a, b = alpha[:, None], beta[:, None]
     r = sigma.size
-    den = a + b * sigma
-    beta_res = np.sum(a ** 2 * z ** 2 * b / den ** 2, axis=1) + beta * rest
-    alpha_mm = np.sum(a * b ** 2 * sigma * z ** 2 / den ** 2, axis=1)
-    return (-0.5 * np.sum(np.log(a / b + sigma), axis=1) + 0.5 * (n - r) * np.log(beta)
+    lam = a / b                                  # α/β; all terms in λ so β → ∞ cannot overflow
+    den = lam + sigma
+    beta_res = a[:, 0] * np.sum(lam * z ** 2 / den ** 2, axis=1) + beta * rest  # β‖Fm − y‖²
+    alpha_mm = a[:, 0] * np.sum(sigma * z ** 2 / den ** 2, axis=1)             # α‖m‖²
+    return (-0.5 * np.sum(np.log(den), axis=1) + 0.5 * (n - r) * np.log(beta)
             + 0.5 * r * np.log(alpha) - 0.5 * n * _LOG_2PI - 0.5 * beta_res - 0.5 * alpha_mm)
+
+
+# Fixed-point starts (α, β): the reference method's (1, 1), plus a strong
+# prior with noisy labels and a weak prior with clean labels.
+STARTS = ((1.0, 1.0), (1e4, 1.0), (1.0, 1e4))
+
+
+def fixed_point(sigma: np.ndarray, z: np.ndarray, rest: np.ndarray, n: int, d: int,
+                alpha: np.ndarray, beta: np.ndarray, tol: float, max_iter: int):
+    """MacKay's fixed point from ``(alpha, beta)`` for every row of ``z``;
+    returns ``(evidence, alpha, beta, iterations, converged)``."""
+    ev = log_evidence(sigma, z, rest, n, d, alpha, beta)
+    it, converged = 0, False
+    while it < max_iter:
+        it += 1
+        # Everything in λ = α/β: when N ≤ D a class can be interpolated, the
+        # evidence is maximal as β → ∞, and β² or N − γ taken as a difference
+        # (γ → N) overflow or cancel, sending the evidence to NaN.
+        lam = (alpha / beta)[:, None]
+        den = lam + sigma
+        gamma = np.sum(sigma / den, axis=1)
+        n_minus_gamma = (n - sigma.size) + np.sum(lam / den, axis=1)   # N − γ, term by term
+        mm = np.sum(sigma * z ** 2 / den ** 2, axis=1)                  # ‖m‖²
+        res = np.sum((lam * z / den) ** 2, axis=1) + rest               # ‖Fm − y‖²
+        alpha = gamma / np.maximum(mm, 1e-300)
+        beta = np.minimum(n_minus_gamma / np.maximum(res, 1e-300), 1e300)
+        new_ev = log_evidence(sigma, z, rest, n, d, alpha, beta)
+        done = np.all(np.abs(new_ev - ev) <= tol * n)
+        ev = new_ev
+        if done:
+            converged = True
+            break
+    return ev, alpha, beta, it, converged
 
 
 def logme_result(features: Any, labels: Any, *, num_classes: int | None = None,
@@ -88,28 +122,18 @@ def logme_result(features: Any, labels: Any, *, num_classes: int | None = None,
         rest = np.zeros(c)
     else:
         rest = np.maximum(onehot.sum(axis=0) - np.sum(z ** 2, axis=1), 0.0)
-    alpha, beta = np.ones(c), np.ones(c)
-    ev = log_evidence(sigma, z, rest, n, d, alpha, beta)
-    it, converged = 0, False
-    while it < max_iter:
-        it += 1
-        a, b = alpha[:, None], beta[:, None]
-        den = a + b * sigma
-        gamma = np.sum(b * sigma / den, axis=1)
-        # N − γ summed term by term, α/(α + βσ_j) ≥ 0, not as a difference:
-        # when N ≤ D the data can be interpolated, γ → N and the difference
-        # cancels catastrophically, driving β to 0 or ∞ and the evidence to NaN.
-        n_minus_gamma = (n - sigma.size) + np.sum(a / den, axis=1)
-        mm = np.sum(b ** 2 * sigma * z ** 2 / den ** 2, axis=1)
-        res = np.sum((a * z / den) ** 2, axis=1) + rest
-        alpha = gamma / np.maximum(mm, 1e-300)
-        beta = n_minus_gamma / np.maximum(res, 1e-300)
-        new_ev = log_evidence(sigma, z, rest, n, d, alpha, beta)
-        done = np.all(np.abs(new_ev - ev) <= tol * n)
-        ev = new_ev
-        if done:
-            converged = True
-            break
+    # The evidence can have several local maxima in (α, β) (e.g. an
+    # interpolating β → ∞ branch next to a finite-noise one when N ≤ D): run
+    # the fixed point from each start in STARTS and keep each class's best.
+    s_count = len(STARTS)
+    a0 = np.repeat([a for a, _ in STARTS], c)
+    b0 = np.repeat([b for _, b in STARTS], c)
+    ev, alpha, beta, it, converged = fixed_point(sigma, np.tile(z, (s_count, 1)),
+                                                 np.tile(rest, s_count), n, d, a0, b0,
+                                                 tol, max_iter)
+    best = np.nanargmax(np.where(np.isfinite(ev), ev, -np.inf).reshape(s_count, c), axis=0)
+    pick = best * c + np.arange(c)
+    ev, alpha, beta = ev[pick], alpha[pick], beta[pick]
     return LogMEResult(float(np.mean(ev) / n), ev, alpha, beta, it, converged)
 
 
@@ -117,7 +141,8 @@ def logme(features: Any, labels: Any, *, num_classes: int | None = None,
           tol: float = 1e-10, max_iter: int = 10_000) -> float:
     """LogME, nats per example (mean over classes of ``L_k/N``), higher is better.
 
-    Knobs: fixed-point start ``α = β = 1``, stop when no class's evidence
+    Knobs: fixed-point starts :data:`STARTS` (the reference method's
+    ``α = β = 1`` and two more; each class keeps its highest evidence), stop when no class's evidence
     moves by more than ``tol`` nats per example, at most ``max_iter``
     iterations. See :func:`logme_result`.
     """
