@@ -111,9 +111,10 @@ result.seconds
 # PT-Dir and PT-Gam are computed over them alone; the `encoders` column of
 # every τ table says over how many encoders each τ is. A metric value that
 # comes out NaN/inf (a metric failing on an encoder's features) is left out of
-# that τ and counted in the `nonfinite` column; at the time of writing LogME's
-# fixed-point iteration diverges on many N < D EfficientNet subsamples, so
-# read its row with that column.
+# that τ and counted in the `nonfinite` column. (An earlier LogME diverged on
+# N < D EfficientNet subsamples that interpolate a class; `mdlnb.transfer.logme`
+# now iterates in λ = α/β from several starts and is checked against a direct
+# maximisation of the evidence on two such subsamples.)
 
 # %%
 display(result.encoders)
@@ -198,9 +199,8 @@ if result.grid_choice is not None:
 #   (0.08–0.13).
 # * Plain H-score is weak while N < D (N/K = 2, 5) and recovers at N/K = 10,
 #   the N < D failure PACTran describes; the regularised H-score does not
-#   have it. LogME's values are mostly non-finite on the EfficientNets (the
-#   `nonfinite` column), so its row is over the remaining encoders only and
-#   is not comparable.
+#   have it. LogME (0.58–0.64) sits with N-LEEP, below the validation-style
+#   scores, as in PACTran Table 1 where it trails PT-Gauss and LINEAR-VALID.
 # * Label-free: cluster learnability alone (0.34–0.53) beats CLID
 #   (0.26–0.45), because TwoNN ID is uncorrelated with accuracy on this pool
 #   (−0.17 to 0.09). CLID Table 2 reports 0.70 on SSL checkpoints of one
