@@ -111,7 +111,7 @@ def _python_loop(task, board) -> float:
     feats, labels = task.features, task.y.astype(np.int32)
     x_dev, y_dev = jnp.asarray(feats), jnp.asarray(labels)
     key = jax.random.PRNGKey(0)
-    states = [(_Spec((e.readout,), (e.replay_streams,), (False,), (1,), C, B),
+    states = [(_Spec((e.readout,), (e.replay_streams,), (False,), (1,), (True,), C, B),
                _init_group(e.readout, [e], 0, D, C), _hypers([e])) for e in board]
     running = (np.zeros(D), np.zeros(D), 0.0)
     inputs = []
