@@ -120,7 +120,7 @@ class _RestrictedUnpickler(pickle.Unpickler):
     """Admits only the globals of a plain tensor ``state_dict``.
 
     ``persistent_load`` resolves ``('storage', type, key, location, numel[, view])``
-    ids to ``_Storage`` placeholders, recorded in ``self.storages``.
+    ids to ``_Storage`` stand-ins, recorded in ``self.storages``.
     """
 
     def __init__(self, file: BinaryIO, *, allow_globals: bool = True):
