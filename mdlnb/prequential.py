@@ -25,7 +25,12 @@ variance of the positions *trained on so far*: the replay steps after batch
 ``i`` use the statistics of ``[0, t_end)`` of batch ``i``, and coding batch
 ``i + 1`` uses those same statistics (its own features are not in them).
 Batch 0 is coded uniformly, so it needs none. Features whose variance is zero
-up to round-off are only centred. Statistics are accumulated in float64 in
+up to round-off are only centred. Standardised values are clipped to
+``±CLIP_Z`` (10): with few examples seen, a feature that was nearly constant
+so far (a dead ReLU unit of a wide encoder, say) has a tiny variance
+estimate, and its next value would otherwise reach the readout as a z-score
+of 10⁴–10⁶ and cost tens of nats per example. Clipping keeps the affine
+invariance per feature and changes nothing for well-estimated features. Statistics are accumulated in float64 in
 NumPy; no example after ``t_end`` is ever used. A readout whose
 ``standardize_inputs`` attribute is False (an encoder trained end to end on
 raw pixels, :class:`mdlnb.finetune.FinetuneReadout`) always sees the raw
@@ -85,7 +90,7 @@ from mdlnb._task import Task
 from mdlnb.experts import Expert
 from mdlnb.readouts import Readout, ReadoutLike
 
-CODE_VERSION = "prequential-v1"
+CODE_VERSION = "prequential-v2"  # v2: standardised inputs clipped to ±CLIP_Z
 DEFAULT_CHUNK_BATCHES = 128
 BLOCK_BYTES = 8 * 2 ** 20  # cache budget for the state of one block of experts (see _block_size)
 
@@ -258,9 +263,17 @@ def _expert_update(readout, num_classes, masked, r, x, y, state, hp):
     return new
 
 
+CLIP_Z = 10.0  # standardised inputs are clipped to [-CLIP_Z, CLIP_Z]
+
+
+def _standardize(x, mean, inv_std):
+    """``clip((x − mean) · inv_std, ±CLIP_Z)``; see the module docstring."""
+    return jnp.clip((x - mean) * inv_std, -CLIP_Z, CLIP_Z)
+
+
 def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
     b, c = spec.batch_size, spec.num_classes
-    xn = (xs["x"] - xs["mean_prev"]) * xs["inv_std_prev"]
+    xn = _standardize(xs["x"], xs["mean_prev"], xs["inv_std_prev"])
     coded = []
     for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
         xj = xn if spec.standardize[j] else xs["x"]
@@ -275,8 +288,8 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
             def block_steps(carry, ro=ro, j=j):
                 def step(r, g):
                     pos = replay_positions(seed_key, xs["batch"], r, xs["t_end"], b)
-                    x = (x_all[pos] - xs["mean"]) * xs["inv_std"] if spec.standardize[j] \
-                        else x_all[pos]
+                    x = _standardize(x_all[pos], xs["mean"], xs["inv_std"]) \
+                        if spec.standardize[j] else x_all[pos]
                     upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y_all[pos])
                     return jax.vmap(upd)(g, carry[1])
                 return jax.lax.fori_loop(0, spec.max_replay[j], step, carry[0])

@@ -60,14 +60,14 @@ def _reference_linear(task, e: Expert, b, seed):
         if i == 0:
             out[lo:hi] = math.log(c)
         else:
-            lp = logsoftmax(((x[lo:hi] - mean) * inv) @ ew + eb)
+            lp = logsoftmax(np.clip((x[lo:hi] - mean) * inv, -10, 10) @ ew + eb)
             out[lo:hi] = -lp[np.arange(hi - lo), y[lo:hi]]
         mean = x[:hi].mean(0)                                  # prefix statistics [0, t_end)
         inv = 1 / x[:hi].std(0)
         for r in range(e.replay_streams):
             k = jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(key, 2), i), r)
             pos = np.asarray(jax.random.randint(k, (b,), 0, hi))
-            xr, yr = (x[pos] - mean) * inv, y[pos]
+            xr, yr = np.clip((x[pos] - mean) * inv, -10, 10), y[pos]
             target = np.full((b, c), e.label_smoothing / c)
             target[np.arange(b), yr] += 1 - e.label_smoothing
             g = np.exp(logsoftmax(xr @ w + bias)) - target
@@ -299,3 +299,23 @@ def test_expert_grid_board_runs_with_mixed_replay():
     lm = _run(_task(), grid)
     # one more replay step per batch learns faster on a separable task
     assert lm.totals().iloc[1] < lm.totals().iloc[0]
+
+
+def test_standardisation_is_robust_to_features_constant_in_the_prefix():
+    """A feature that is constant up to 1e-6 noise in the first batches of the
+    stream and then informative must not blow the code up: its variance
+    estimate is tiny, and unclipped z-scores of ~1e5 cost tens of nats."""
+    rng = np.random.default_rng(3)
+    n, c = 256, 2
+    y = rng.integers(0, c, n)
+    x = rng.normal(size=(n, 4)).astype(np.float32)
+    t = np.empty(n, int)
+    t[prequential.stream_order(0, n)] = np.arange(n)     # stream position of each example
+    x[:, 0] = np.where(t < 64, 1e-6 * rng.normal(size=n), 2.0 * y - 1.0)
+    task = mdlnb.Task("dead-unit", x, y, c)
+    board = [Expert(readouts.linear(), 1e-2, replay_streams=4),
+             Expert(readouts.linear(), 1e-1, replay_streams=10)]
+    losses = prequential.run(task, board, batch_size=32, seed=0, cache=False,
+                             progress=False).losses
+    assert losses.max() < 20 * math.log(c)                     # unclipped: > 1e4 nats
+    assert losses[-64:].mean(0).min() < 0.5 * math.log(c)      # the feature is used once informative
