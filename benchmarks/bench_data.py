@@ -14,27 +14,18 @@ Target: every task builds in < 5 s on a 2-core CPU; > 10× from vectorizing.
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
 from mdlnb import data
 from mdlnb.data import clevr, dsprites, fashion_mnist, skimage_tasks, sklearn_tasks
+from benchmarks._timing import best_of
 
 
 def _clear() -> None:
     for f in (fashion_mnist._read_split, sklearn_tasks._digits, skimage_tasks.read_image,
               skimage_tasks._lfw):
         f.cache_clear()
-
-
-def _time(fn, repeat: int = 1) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main() -> dict:
@@ -46,24 +37,25 @@ def main() -> dict:
         opts = {"cache": False} if "cache" in s.options() else {}
         _clear()
         try:
-            build[name] = round(_time(lambda: s.build(seed=0, **opts)), 3)
+            build[name] = round(best_of(lambda: s.build(seed=0, **opts), 1, warmup=False), 3)
         except FileNotFoundError as e:
             print(f"{name}: skipped ({e})")
             continue
         if "cache" in s.options():
             data.load(name)
-            cached[name] = round(_time(lambda: data.load(name)), 3)
+            cached[name] = round(best_of(lambda: data.load(name), 1, warmup=False), 3)
 
     rng = np.random.default_rng(0)
     f = dsprites.sample_factors(rng, 512, 64)
     args = [f[k] for k in ("shape", "scale", "orientation", "x", "y")]
-    vec = _time(lambda: dsprites.render(*args, 64), 3)
-    loop = _time(lambda: [dsprites.render(*(a[i:i + 1] for a in args), 64) for i in range(512)])
+    vec = best_of(lambda: dsprites.render(*args, 64), 3, warmup=False)
+    loop = best_of(lambda: [dsprites.render(*(a[i:i + 1] for a in args), 64) for i in range(512)],
+                   1, warmup=False)
     scenes = clevr.sample_scenes(rng, 512, 64, 3, 10)
     grid = {k: v for k, v in scenes.items() if v.ndim == 2}
-    cvec = _time(lambda: clevr.render(grid, 64), 3)
-    cloop = _time(lambda: [clevr.render({k: v[i:i + 1] for k, v in grid.items()}, 64)
-                           for i in range(512)])
+    cvec = best_of(lambda: clevr.render(grid, 64), 3, warmup=False)
+    cloop = best_of(lambda: [clevr.render({k: v[i:i + 1] for k, v in grid.items()}, 64)
+                           for i in range(512)], 1, warmup=False)
 
     table = data.info().set_index("name")[["group", "n_train", "n_test", "classes", "image_shape"]]
     table["build_s"] = table.index.map(build)

@@ -34,6 +34,7 @@ import numpy as np
 import mdlnb
 from mdlnb import prequential, readouts
 from mdlnb.experts import expert_grid
+from benchmarks._timing import best_of
 
 N, D, C, B, R, K = 10_000, 64, 10, 32, 10, 64
 PREFIX_BATCHES = 24
@@ -67,22 +68,12 @@ def _update_flops(ro, b=B) -> int:
     return fwd + wgrad + xgrad
 
 
-def _timeit(fn, reps=3) -> float:
-    fn()
-    best = math.inf
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def _matmul_rate() -> float:
     a = jax.random.normal(jax.random.PRNGKey(0), (K, B, 256))
     w = jax.random.normal(jax.random.PRNGKey(1), (K, 256, 256))
     f = jax.jit(lambda a, w: jnp.einsum("kbi,kij->kbj", a, w))
     reps = 50
-    t = _timeit(lambda: [f(a, w).block_until_ready() for _ in range(reps)])
+    t = best_of(lambda: [f(a, w).block_until_ready() for _ in range(reps)])
     return reps * 2 * K * B * 256 * 256 / t
 
 
@@ -92,7 +83,7 @@ def _bandwidth() -> float:
     y = jnp.ones((n,), jnp.float32)
     f = jax.jit(lambda x, y: x * 0.999 + y)
     reps = 20
-    t = _timeit(lambda: [f(x, y).block_until_ready() for _ in range(reps)])
+    t = best_of(lambda: [f(x, y).block_until_ready() for _ in range(reps)])
     return reps * 3 * 4 * n / t   # two reads, one write
 
 

@@ -20,19 +20,10 @@ import numpy as np
 
 from mdlnb import switching as sw
 from mdlnb.switching import forward
+from benchmarks._timing import best_of
 
 N_BIG, K_BIG = 1_000_000, 256
 REPEATS = 3
-
-
-def _best(fn, repeats=REPEATS):
-    fn()  # compile / warm up
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def _interleaved(fns: dict, repeats=REPEATS) -> dict:
@@ -129,8 +120,8 @@ def main() -> dict:
     out.update(lse_s=t["logsumexp"], fixed_share_s=t["fixed_share"], fixed_share_ratio=ratio)
     print(f"N={N_BIG:,} K={K_BIG} float32 (device array): logsumexp {t['logsumexp']:.3f} s, "
           f"fixed share m=2 {t['fixed_share']:.3f} s -> {ratio:.2f}x (target <= 1.5x)")
-    t_post = _best(lambda: sw.codelength(L, fs, posterior=True), repeats=1)
-    t_np = _best(lambda: sw.codelength(L_np, fs, posterior=False), repeats=1)
+    t_post = best_of(lambda: sw.codelength(L, fs, posterior=True), repeats=1)
+    t_np = best_of(lambda: sw.codelength(L_np, fs, posterior=False), repeats=1)
     out.update(fixed_share_with_posterior_s=t_post, fixed_share_numpy_input_s=t_np)
     print(f"  with the (N, K) posterior: {t_post:.3f} s; from a NumPy array (chunked host->XLA "
           f"copies): {t_np:.3f} s")
