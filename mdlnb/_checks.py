@@ -41,6 +41,17 @@ def check_nonempty(a: np.ndarray, name: str) -> np.ndarray:
     return a
 
 
+def check_matrix(x: Any, name: str) -> np.ndarray:
+    """A non-empty, finite, numeric (N, D) array with D >= 1 (dtype kept)."""
+    a = as_array(x, name, ndim=2)
+    if a.dtype.kind not in "fiub":
+        raise ValueError(f"{name}: expected a numeric array, got dtype {a.dtype}")
+    check_nonempty(a, name)
+    if a.shape[1] == 0:
+        raise ValueError(f"{name}: has no columns (shape {a.shape})")
+    return check_finite(a, name)
+
+
 def check_labels(y: Any, num_classes: int | None, name: str = "y") -> np.ndarray:
     """Integer labels in ``[0, num_classes)``; returns an int32 array."""
     y = as_array(y, name, ndim=1)

@@ -60,7 +60,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb._checks import (as_array, check_finite, check_labels, check_nonempty,
+from mdlnb._checks import (as_array, check_finite, check_labels, check_matrix, check_nonempty,
                            check_positive, check_probability, check_same_length)
 
 __all__ = [
@@ -83,13 +83,7 @@ _CANDIDATES = 8        # float32 neighbour candidates re-checked in float64
 
 def features_matrix(z: Any, name: str = "z", *, min_rows: int = 1) -> np.ndarray:
     """Validated (N, D) float32 feature matrix; ValueError naming ``name``."""
-    a = as_array(z, name, ndim=2)
-    if a.dtype.kind not in "fiub":
-        raise ValueError(f"{name}: expected a numeric array, got dtype {a.dtype}")
-    check_nonempty(a, name)
-    if a.shape[1] == 0:
-        raise ValueError(f"{name}: has no feature columns (shape {a.shape})")
-    check_finite(a, name)
+    a = check_matrix(z, name)
     if a.shape[0] < min_rows:
         raise ValueError(f"{name}: needs at least {min_rows} rows, got {a.shape[0]}")
     return a.astype(np.float32, copy=False)

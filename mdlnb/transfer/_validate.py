@@ -10,19 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import (as_array, check_finite, check_labels, check_nonempty,
-                           check_positive, check_same_length)
+from mdlnb._checks import (as_array, check_labels, check_matrix, check_positive,
+                           check_same_length)
 
 
 def features(x: Any, name: str = "features", *, keep_float32: bool = False) -> np.ndarray:
     """(N, D) finite real array → float64 (float32 input stays float32 if ``keep_float32``)."""
-    a = as_array(x, name, ndim=2)
-    check_nonempty(a, name)
-    if a.shape[1] == 0:
-        raise ValueError(f"{name}: has no columns (shape {a.shape})")
-    if a.dtype.kind not in "fiub":
-        raise ValueError(f"{name}: expected a real array, got dtype {a.dtype}")
-    check_finite(a, name)
+    a = check_matrix(x, name)
     if keep_float32 and a.dtype == np.float32:
         return a
     return a.astype(np.float64)
