@@ -47,7 +47,7 @@ from mdlnb import prequential as _prequential
 from mdlnb import readouts as _readouts
 from mdlnb._task import Task
 from mdlnb.encoders import archs as _archs
-from mdlnb.encoders.base import Encoder
+from mdlnb.encoders.base import Encoder, adapt_images
 from mdlnb.experts import Expert, expert_grid
 from mdlnb.readouts import Readout
 
@@ -201,15 +201,7 @@ class FinetuneReadout:
         """Flattened inputs ``(B, H·W·C)`` → the encoder's input ``(B, h, w, c)`` in [0, 1]."""
         b = x.shape[0]
         img = x.reshape(b, *self.image_shape) / jnp.float32(self.pixel_max)
-        c_in, c_out = self.image_shape[2], self.encoder.channels
-        if c_in == 1 and c_out == 3:
-            img = jnp.repeat(img, 3, axis=-1)
-        elif c_in == 3 and c_out == 1:
-            img = img.mean(axis=-1, keepdims=True)
-        size = tuple(self.encoder.input_size)
-        if tuple(self.image_shape[:2]) != size:
-            img = jax.image.resize(img, (b, *size, c_out), method="bilinear", antialias=True)
-        return img
+        return adapt_images(img, self.encoder.input_size, self.encoder.channels)
 
     def features(self, params: dict[str, Any], x: jax.Array) -> jax.Array:
         """Encoder features ``(B, D)`` of flattened inputs under ``params["encoder"]``."""

@@ -1,9 +1,9 @@
 """Encoders: real pretrained EfficientNet-Lite weights and self-pretrained objectives."""
 
-from mdlnb.encoders.base import Encoder, features, prepare_images
+from mdlnb.encoders.base import Encoder, adapt_images, features, prepare_images
 from mdlnb.encoders.efficientnet import efficientnet_lite, efficientnet_lite_logits
 from mdlnb.encoders.pretrain import PROFILES, pretrain, pretrain_study, pretrain_suite
 
-__all__ = ["Encoder", "features", "prepare_images"]
+__all__ = ["Encoder", "adapt_images", "features", "prepare_images"]
 __all__ += ["efficientnet_lite", "efficientnet_lite_logits"]
 __all__ += ["pretrain", "pretrain_suite", "pretrain_study", "PROFILES"]

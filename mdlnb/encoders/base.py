@@ -51,33 +51,43 @@ class Encoder:
         return content_hash(self.name, self.input_size, self.channels, leaves)
 
 
-def prepare_images(images: Any, input_size: tuple[int, int], channels: int) -> np.ndarray:
-    """uint8/float images ``(B, H, W[, C])`` → float32 ``(B, *input_size, channels)`` in [0, 1].
+def adapt_images(x: Any, input_size: tuple[int, int], channels: int) -> Any:
+    """Float images ``(B, H, W, C)`` in [0, 1] → ``(B, *input_size, channels)``, traceable.
 
-    uint8 is divided by 255; floats are taken to be in [0, 1] already.
-    Resizing is bilinear (``jax.image.resize``), antialiased when shrinking.
+    Grey is repeated to 3 channels, colour averaged to 1; resizing is
+    bilinear (``jax.image.resize``), antialiased when shrinking.
     """
     import jax
     import jax.numpy as jnp
 
+    x = jnp.asarray(x, jnp.float32)
+    c = x.shape[-1]
+    if c != channels:
+        if c == 1 and channels == 3:
+            x = jnp.repeat(x, 3, axis=-1)
+        elif c == 3 and channels == 1:
+            x = x.mean(axis=-1, keepdims=True)
+        else:
+            raise ValueError(f"images: cannot map {c} channels to {channels}")
+    if tuple(x.shape[1:3]) != tuple(input_size):
+        x = jax.image.resize(x, (x.shape[0], *input_size, channels), method="bilinear",
+                             antialias=True)
+    return x
+
+
+def prepare_images(images: Any, input_size: tuple[int, int], channels: int) -> np.ndarray:
+    """uint8/float images ``(B, H, W[, C])`` → float32 ``(B, *input_size, channels)`` in [0, 1].
+
+    uint8 is divided by 255; floats are taken to be in [0, 1] already; then
+    :func:`adapt_images`.
+    """
     x = np.asarray(images)
     if x.ndim == 3:
         x = x[..., None]
     if x.ndim != 4:
         raise ValueError(f"images: expected (B, H, W) or (B, H, W, C), got shape {x.shape}")
     x = x.astype(np.float32) / 255.0 if x.dtype == np.uint8 else x.astype(np.float32)
-    c = x.shape[-1]
-    if c != channels:
-        if c == 1 and channels == 3:
-            x = np.repeat(x, 3, axis=-1)
-        elif c == 3 and channels == 1:
-            x = x.mean(axis=-1, keepdims=True)
-        else:
-            raise ValueError(f"images: cannot map {c} channels to {channels}")
-    if tuple(x.shape[1:3]) != tuple(input_size):
-        x = np.asarray(jax.image.resize(jnp.asarray(x), (x.shape[0], *input_size, channels),
-                                        method="bilinear", antialias=True))
-    return x
+    return np.asarray(adapt_images(x, input_size, channels))
 
 
 _JITTED: dict[int, tuple[ApplyFn, Any]] = {}
