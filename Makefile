@@ -40,7 +40,7 @@ bench: setup
 
 lab: setup
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[lab]"
-	$(BIN)/jupyter lab --notebook-dir=notebooks
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(SUDO),,--allow-root)
 
 clean:
 	rm -rf build .pytest_cache .hypothesis $(VENV)
