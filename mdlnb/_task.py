@@ -90,9 +90,13 @@ class Task:
 
     # -- user data -----------------------------------------------------------
     @classmethod
-    def from_arrays(cls, x: Any, y: Any, *, name: str = "user", num_classes: int | None = None,
-                    **kw: Any) -> "Task":
+    def from_arrays(cls, x: Any, y: Any, *, name: str | None = None,
+                    num_classes: int | None = None, **kw: Any) -> "Task":
         """Build a task from arrays; ``num_classes`` defaults to ``max(y) + 1``.
+
+        ``name`` defaults to a fingerprint of the arrays, ``arrays-<8 hex>``, so
+        reports of different features never print the same name; name your
+        representation (e.g. ``"digits|pca16"``) to read reports at a glance.
 
         When C is inferred that way and a class in ``[0, C)`` never occurs
         (labels 1..10 give C = 11 with class 0 unused: the uniform code then
@@ -101,6 +105,10 @@ class Task:
         """
         y = check_labels(y, None, "y")
         c = int(num_classes) if num_classes is not None else max(int(y.max()) + 1, 2)
+        if name is None:
+            from mdlnb._io import content_hash
+
+            name = f"arrays-{content_hash(np.asarray(x), y, length=8)}"
         if num_classes is None:
             warn_missing_classes(y, c, name)
         return cls(name=name, x=np.asarray(x), y=y, num_classes=c, **kw)

@@ -42,9 +42,11 @@ from mdlnb._units import LN2, Codelength
 DEFAULT_M = 11.0
 
 
-def as_task(task_or_arrays: Any, *, name: str = "user") -> Task:
+def as_task(task_or_arrays: Any, *, name: str | None = None) -> Task:
     """A :class:`Task` from a Task, an ``(x, y)`` tuple, or a mapping with ``x``, ``y``
-    (and optionally ``num_classes``, ``name``)."""
+    (and optionally ``num_classes``, ``name``). Arrays without a name are named
+    after their content, ``arrays-<8 hex>`` (:meth:`Task.from_arrays`); give
+    ``{"x": x, "y": y, "name": "digits|pca16"}`` to name the representation."""
     if isinstance(task_or_arrays, Task):
         return task_or_arrays
     if isinstance(task_or_arrays, Mapping):
@@ -101,7 +103,7 @@ def posterior_frame(posterior: np.ndarray, names: Sequence[str],
     * ``t``: examples seen before the prediction, 0 … N−1 (row t of the loss
       matrix; ``t = 0`` is the prior p(ξ_1));
     * ``expert``: the expert's name (its column index as text when unknown);
-    * ``readout``: the expert's readout name (empty when unknown);
+    * ``readout``: the expert's readout name (missing — empty in a CSV — when unknown);
     * ``probability``: p(ξ = expert | D_<t), the switching posterior before
       seeing example t + 1's label.
     """
@@ -110,7 +112,7 @@ def posterior_frame(posterior: np.ndarray, names: Sequence[str],
     post = np.asarray(posterior)
     n, k = post.shape
     names = [str(x) for x in names]
-    ros = [""] * k if readouts is None else [str(r) for r in readouts]
+    ros = [None] * k if readouts is None else [str(r) for r in readouts]
     if len(names) != k or len(ros) != k:
         raise ValueError(f"names: need K = {k} expert names and readouts, got {len(names)} "
                          f"and {len(ros)}")
@@ -119,7 +121,7 @@ def posterior_frame(posterior: np.ndarray, names: Sequence[str],
         "expert": pd.Categorical(np.tile(np.asarray(names, object), n),
                                  categories=list(dict.fromkeys(names))),
         "readout": pd.Categorical(np.tile(np.asarray(ros, object), n),
-                                  categories=list(dict.fromkeys(ros))),
+                                  categories=[r for r in dict.fromkeys(ros) if r is not None]),
         "probability": post.reshape(-1),
     })
 
