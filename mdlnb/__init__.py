@@ -29,6 +29,7 @@ _SUBMODULES = (
     "finetune",
     "labelfree",
     "plots",
+    "preference",
     "prequential",
     "probes",
     "ranking",
@@ -47,6 +48,7 @@ _EXPORTS = {
     "evaluate": "mdlnb.evaluation",
     "Report": "mdlnb.evaluation",
     "LossMatrix": "mdlnb.prequential",
+    "readout_preference": "mdlnb.preference",
 }
 
 __all__ = ["Task", "__version__", *_SUBMODULES, *_EXPORTS]

@@ -5,6 +5,9 @@ registered in ``COMMANDS``; adding one is a new pair and one dict entry.
 
     mdlnb switch LOSSES.npz --strategy fixed-share --m 2 [--posterior out.csv]
     mdlnb evaluate FEATURES.npz|.parquet [--experts default] [--posterior out.csv]
+
+Both ``--posterior`` options write one format (:data:`POSTERIOR_HELP`,
+:func:`mdlnb.evaluation.posterior_frame`).
 """
 
 from __future__ import annotations
@@ -16,10 +19,20 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+POSTERIOR_HELP = (
+    "write the switching posterior to .csv or .parquet, one row per (t, expert): "
+    "t = examples seen before the prediction (0 … N−1; t = 0 is the prior), "
+    "expert = expert name (column index when the input has no names), "
+    "readout = the expert's readout name (empty when unknown), "
+    "probability = p(expert | first t examples). Same format for `mdlnb switch` and "
+    "`mdlnb evaluate`; the readout posterior is its sum over rows of one (t, readout)")
+
 
 def add_switch(p: argparse.ArgumentParser) -> None:
     from mdlnb.switching import names
-    p.add_argument("losses", type=Path, help="npz file with an (N, K) loss matrix in nats")
+    p.add_argument("losses", type=Path,
+                   help="npz file with an (N, K) loss matrix in nats (a LossMatrix.save file, "
+                        "or any npz; optional arrays `names` and `readouts`, K strings each)")
     p.add_argument("--key", default="losses", help="array name in the npz (default: losses)")
     p.add_argument("--strategy", default="fixed-share", choices=names())
     p.add_argument("--m", type=float, default=None, help="fixed share: decreasing rate α_t = (m−1)/t")
@@ -27,8 +40,32 @@ def add_switch(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stable", type=float, default=None, help="switch: P(a block is the last)")
     p.add_argument("--max-run", type=int, default=None, help="run-length: exact run-length states + 1")
     p.add_argument("--phases", type=int, default=None, help="run-length: doubling tail phases")
-    p.add_argument("--posterior", type=Path, default=None,
-                   help="write the tidy posterior p(ξ_t | D_<t) to .csv or .parquet")
+    p.add_argument("--posterior", type=Path, default=None, help=POSTERIOR_HELP)
+
+
+def _expert_labels(data, k: int) -> tuple[list[str], list[str] | None]:
+    """Expert names and readout names stored in a losses npz, as far as known:
+    a ``LossMatrix.save`` file (``experts`` configs), or ``names``/``readouts``
+    arrays; library expert names (``mlp2-lr1e-3-…``) give their readout."""
+    import json
+    import re
+
+    names, readouts = [str(i) for i in range(k)], None
+    if "experts" in data.files:
+        configs = json.loads(str(data["experts"]))
+        names = [str(c["name"]) for c in configs]
+        readouts = [str(c.get("readout_name", "")) for c in configs]
+    elif "names" in data.files:
+        names = [str(n) for n in data["names"]]
+    if "readouts" in data.files:
+        readouts = [str(r) for r in data["readouts"]]
+    if readouts is None:
+        lib = [re.match(r"^(linear|mlp\d+(?:x\d+)?)-lr", n) for n in names]
+        if all(lib):
+            readouts = [m.group(1) for m in lib]
+    if len(names) != k or (readouts is not None and len(readouts) != k):
+        raise ValueError(f"losses: names/readouts in the file do not match K = {k} columns")
+    return names, readouts
 
 
 def _check_table_path(path: Optional[Path]) -> None:
@@ -74,7 +111,9 @@ def run_switch(args: argparse.Namespace) -> int:
         if args.key not in data.files:
             raise ValueError(f"key: {args.key!r} not in {args.losses} (has {data.files})")
         losses = data[args.key]
-        names = [str(n) for n in data["names"]] if "names" in data.files else None
+        if losses.ndim != 2:
+            raise ValueError(f"losses: expected an (N, K) matrix, got shape {losses.shape}")
+        names, readouts = _expert_labels(data, losses.shape[1])
     result = switching.codelength(losses, strategy, posterior=args.posterior is not None)
     n, k = losses.shape
     print(f"strategy        {strategy!r}")
@@ -83,9 +122,12 @@ def run_switch(args: argparse.Namespace) -> int:
     print(f"codelength      {result.total_nats:.6f} nats = {result.total_bits:.6f} bits")
     print(f"per example     {result.nats_per_example:.6f} nats = {result.bits_per_example:.6f} bits")
     if args.posterior is not None:
-        frame = result.to_frame(names)
+        from mdlnb.evaluation import posterior_frame
+
+        frame = posterior_frame(result.posterior, names, readouts)
         _write_table(frame, args.posterior)
-        print(f"posterior       {args.posterior} ({len(frame)} rows: t, expert, probability)")
+        print(f"posterior       {args.posterior} ({len(frame)} rows: t, expert, readout, "
+              "probability)")
     return 0
 
 
@@ -95,7 +137,9 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
     p.add_argument("features", type=Path, help="npz or parquet with features `x` (N, D) and labels `y` (N,)")
     p.add_argument("--x-key", default="x", help="feature array/column name (default: x)")
     p.add_argument("--y-key", default="y", help="label array/column name (default: y)")
-    p.add_argument("--num-classes", type=int, default=None, help="C (default: max(y) + 1)")
+    p.add_argument("--num-classes", type=int, default=None,
+                   help="C (default: max(y) + 1, with a warning when a class in [0, C) "
+                        "never occurs, e.g. labels 1..10)")
     p.add_argument("--experts", default="default", choices=sorted(PRESET_BATCH_SIZE),
                    help="board of readout experts (default: default)")
     p.add_argument("--strategy", default="fixed-share", choices=names())
@@ -105,8 +149,7 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-cache", action="store_true", help="recompute even if cached")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--posterior", type=Path, default=None,
-                   help="write the tidy readout posterior to .csv or .parquet")
+    p.add_argument("--posterior", type=Path, default=None, help=POSTERIOR_HELP)
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
@@ -127,9 +170,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
                          progress=False if args.quiet else None, cache=not args.no_cache)
     print(rep)
     if args.posterior is not None:
-        frame = rep.readout_posterior()
+        frame = rep.posterior
         _write_table(frame, args.posterior)
-        print(f"posterior       {args.posterior} ({len(frame)} rows)")
+        print(f"posterior       {args.posterior} ({len(frame)} rows: t, expert, readout, "
+              "probability)")
     return 0
 
 

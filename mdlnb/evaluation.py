@@ -7,6 +7,14 @@ and wraps the result in a :class:`Report`: totals in nats and bits, the best
 single expert for comparison, the posterior over experts and readouts as a
 function of data size, and plots.
 
+Which number ranks encoders: the switching code ``Report.total_nats`` (the
+paper's MDL score, Eq. 1). It is a code fixed before seeing the data. The best
+single expert's code ``best_expert_nats`` is picked in hindsight among K and
+does not pay for that choice, so it is shown for comparison only. The switching
+code can exceed it, by at most the prior's cost of never switching
+(``regret_bound_nats``, :func:`mdlnb.switching.never_switch_cost`, paper App.
+A.1).
+
 Default strategy: fixed share with decreasing switching rate α_t = (m − 1)/t
 (paper Eq. 2), where m − 1 is the expected number of switches. The paper uses
 α_t = 10/t (m = 11) for frozen encoders on VTAB (App. A.5.1) and α_t = 1/t
@@ -20,10 +28,12 @@ import dataclasses
 import functools
 import html
 import math
+import warnings
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from mdlnb import _diagnostics
 from mdlnb._task import Task
 from mdlnb._units import LN2, Codelength
 
@@ -32,9 +42,11 @@ from mdlnb._units import LN2, Codelength
 DEFAULT_M = 11.0
 
 
-def as_task(task_or_arrays: Any, *, name: str = "user") -> Task:
+def as_task(task_or_arrays: Any, *, name: str | None = None) -> Task:
     """A :class:`Task` from a Task, an ``(x, y)`` tuple, or a mapping with ``x``, ``y``
-    (and optionally ``num_classes``, ``name``)."""
+    (and optionally ``num_classes``, ``name``). Arrays without a name are named
+    after their content, ``arrays-<8 hex>`` (:meth:`Task.from_arrays`); give
+    ``{"x": x, "y": y, "name": "digits|pca16"}`` to name the representation."""
     if isinstance(task_or_arrays, Task):
         return task_or_arrays
     if isinstance(task_or_arrays, Mapping):
@@ -67,7 +79,10 @@ def resolve_strategy(strategy: Any = None, m: float | None = None) -> Any:
 
 
 def strategy_label(strategy: Any) -> str:
-    """Short label, e.g. ``FixedShare(m=11)``: the class name and the fields that are set."""
+    """Short label, e.g. ``FixedShare(m=11)``: the class name and the fields that are set
+    (a strategy's own ``label``, the same as its ``repr``)."""
+    if hasattr(strategy, "label"):
+        return str(strategy.label)
     if not dataclasses.is_dataclass(strategy):
         return repr(strategy)
     fields = {f.name: getattr(strategy, f.name) for f in dataclasses.fields(strategy)}
@@ -80,13 +95,65 @@ def _readout_of(expert: Any) -> str:
     return expert.readout.name
 
 
+def posterior_frame(posterior: np.ndarray, names: Sequence[str],
+                    readouts: Sequence[str] | None = None):
+    """The one tidy posterior format (``Report.posterior``, ``mdlnb switch/evaluate
+    --posterior``): one row per (t, expert), columns
+
+    * ``t``: examples seen before the prediction, 0 … N−1 (row t of the loss
+      matrix; ``t = 0`` is the prior p(ξ_1));
+    * ``expert``: the expert's name (its column index as text when unknown);
+    * ``readout``: the expert's readout name (missing — empty in a CSV — when unknown);
+    * ``probability``: p(ξ = expert | D_<t), the switching posterior before
+      seeing example t + 1's label.
+    """
+    import pandas as pd
+
+    post = np.asarray(posterior)
+    n, k = post.shape
+    names = [str(x) for x in names]
+    ros = [None] * k if readouts is None else [str(r) for r in readouts]
+    if len(names) != k or len(ros) != k:
+        raise ValueError(f"names: need K = {k} expert names and readouts, got {len(names)} "
+                         f"and {len(ros)}")
+    return pd.DataFrame({
+        "t": np.repeat(np.arange(n), k),
+        "expert": pd.Categorical(np.tile(np.asarray(names, object), n),
+                                 categories=list(dict.fromkeys(names))),
+        "readout": pd.Categorical(np.tile(np.asarray(ros, object), n),
+                                  categories=[r for r in dict.fromkeys(ros) if r is not None]),
+        "probability": post.reshape(-1),
+    })
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Report(Codelength):
     """The outcome of :func:`evaluate` (all codelengths in nats unless named bits).
 
+    **Rank encoders by** ``total_nats``, the switching code (paper Eq. 1): a
+    code fixed before the data, the same protocol for every encoder. The best
+    single expert (``best_expert_nats``) is chosen in hindsight among K experts
+    and its code does not pay for that choice; it is a comparison, not a score.
+    ``regret_nats = total_nats − best_expert_nats`` is at most
+    ``regret_bound_nats`` = −log p(best expert throughout), the prior's cost of
+    keeping the option to switch (paper App. A.1; for fixed share with
+    α_t = (m − 1)/t about log K + (m − 1) log N). A positive regret means the
+    readouts' order of merit did not change enough with N to repay it.
+
+    **Readout preference** is a function of data size and of the example
+    order: :meth:`readout_preference` (log-spaced bins) and
+    :func:`mdlnb.readout_preference` over several seeds, which states a switch
+    point only where the preference is stable across orders. The
+    ``preferred_readout`` property (whole-run average) is one order's summary
+    and is printed as such.
+
     Attributes:
       losses: the stage-1 ``LossMatrix`` (N, K) in nats.
       switch: the stage-2 ``SwitchResult`` (total, per-step mixture loss, log posterior).
+
+    Warnings (``warnings``, also issued as ``UserWarning`` by :meth:`from_losses`):
+    the best expert on an edge of a hyperparameter axis of the board, and N ≤ B
+    (no readout trained).
     """
 
     losses: Any
@@ -94,18 +161,24 @@ class Report(Codelength):
 
     # -- construction --------------------------------------------------------
     @classmethod
-    def from_losses(cls, losses: Any, strategy: Any = None, *, m: float | None = None) -> "Report":
-        """Stage 2 on an existing ``LossMatrix`` (default strategy as in :func:`evaluate`)."""
+    def from_losses(cls, losses: Any, strategy: Any = None, *, m: float | None = None,
+                    warn: bool = True) -> "Report":
+        """Stage 2 on an existing ``LossMatrix`` (default strategy as in :func:`evaluate`);
+        ``warn``: issue the report's :attr:`warnings` as ``UserWarning``."""
         from mdlnb import switching
 
         if not hasattr(losses, "losses") or not hasattr(losses, "experts"):
             raise ValueError(f"losses: expected an mdlnb LossMatrix, got {type(losses).__name__}")
         result = switching.codelength(losses.losses, resolve_strategy(strategy, m), posterior=True)
-        return cls(losses, result)
+        report = cls(losses, result)
+        if warn:
+            for text in report.warnings:
+                warnings.warn(text, UserWarning, stacklevel=2)
+        return report
 
     def with_strategy(self, strategy: Any, *, m: float | None = None) -> "Report":
-        """The same loss matrix scored with another switching strategy."""
-        return Report.from_losses(self.losses, strategy, m=m)
+        """The same loss matrix scored with another switching strategy (no repeated warnings)."""
+        return Report.from_losses(self.losses, strategy, m=m, warn=False)
 
     # -- numbers -------------------------------------------------------------
     @property
@@ -161,6 +234,47 @@ class Report(Codelength):
         """``total_nats − best_expert_nats``: negative when switching beats every single expert."""
         return self.total_nats - self.best_expert_nats
 
+    @functools.cached_property
+    def regret_bound_nats(self) -> float:
+        """Guaranteed bound on :attr:`regret_nats`: −log p(ξ_1 = … = ξ_N = best expert)
+        under the strategy's prior, nats (:func:`mdlnb.switching.never_switch_cost`;
+        paper App. A.1, Eq. 4 with the best single expert as comparator)."""
+        from mdlnb.switching import never_switch_cost
+
+        return never_switch_cost(self.strategy, self.n, len(self.expert_names),
+                                 self.losses.best_expert()[0])
+
+    def prior_cost_line(self) -> str:
+        """One line: what the regret bound is made of."""
+        k = len(self.expert_names)
+        first = -float(self.strategy.log_first(k)[self.losses.best_expert()[0]])
+        rest = self.regret_bound_nats - first
+        text = (f"{self.regret_bound_nats:,.1f} nats = {first:.1f} to name 1 of K={k} experts"
+                f" + {rest:,.1f} to keep the option to switch over N={self.n}")
+        return text + "; switching wins only when later readouts repay it"
+
+    @functools.cached_property
+    def grid_edges(self) -> list:
+        """:class:`mdlnb._diagnostics.GridEdge` for each hyperparameter axis of the board on
+        whose edge the best single expert sits (empty: every axis brackets it)."""
+        return _diagnostics.grid_edges(self.losses.experts, self.losses.best_expert()[0])
+
+    @property
+    def trained(self) -> bool:
+        """False when N ≤ B: every example was coded uniformly, no readout trained."""
+        return _diagnostics.nothing_trained(self.n, int(self.losses.batch_size)) is None
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Plain sentences: no readout trained (N ≤ B); best expert on a grid edge."""
+        out = []
+        untrained = _diagnostics.nothing_trained(self.n, int(self.losses.batch_size))
+        if untrained:
+            out.append(untrained)
+        else:
+            out += [e.message(self.best_expert) for e in self.grid_edges]
+        return tuple(out)
+
     def expert(self, name: str | None = None) -> Any:
         """The ``Expert`` called ``name`` (default: the best single expert)."""
         names = self.expert_names
@@ -204,19 +318,9 @@ class Report(Codelength):
     @property
     def posterior(self):
         """Tidy DataFrame of p(ξ_t = expert | D_<t): columns ``t`` (examples seen
-        before the prediction, 0 … N−1), ``expert``, ``readout``, ``probability``."""
-        import pandas as pd
-
-        post = self._posterior
-        n, k = post.shape
-        names, ros = self.expert_names, self.readouts
-        return pd.DataFrame({
-            "t": np.repeat(np.arange(n), k),
-            "expert": pd.Categorical(np.tile(np.asarray(names, object), n), categories=names),
-            "readout": pd.Categorical(np.tile(np.asarray(ros, object), n),
-                                      categories=list(dict.fromkeys(ros))),
-            "probability": post.reshape(-1),
-        })
+        before the prediction, 0 … N−1), ``expert``, ``readout``, ``probability``
+        (:func:`posterior_frame`, the format of the CLI's ``--posterior`` files)."""
+        return posterior_frame(self._posterior, self.expert_names, self.readouts)
 
     def readout_matrix(self) -> tuple[list[str], np.ndarray]:
         """(readout names R, (N, R) posterior summed over each readout's hyperparameters)."""
@@ -239,17 +343,50 @@ class Report(Codelength):
         })
 
     @property
-    def preferred_readout(self) -> str:
-        """argmax_r (1/N) Σ_t p(r | D_<t): the readout the posterior prefers over the
-        whole sequence (paper Fig. 2)."""
-        uniq, mat = self.readout_matrix()
-        return uniq[int(np.argmax(mat.mean(axis=0)))]
+    def preferred_readout(self) -> str | None:
+        """argmax_r (1/N) Σ_t p(r | D_<t): the readout the posterior prefers on average
+        over this run (paper Fig. 2); None when no readout was trained (N ≤ B).
+
+        One order's summary: it changes with the seed and the strategy. For
+        "which readout from how many examples on" use :meth:`readout_preference`
+        and :func:`mdlnb.readout_preference` over several seeds.
+        """
+        from mdlnb.preference import whole_run_preference
+
+        return whole_run_preference(self)[0] if self.trained else None
+
+    def readout_preference(self, *, per_decade: int = 3):
+        """Preferred readout and its posterior mass on log-spaced bins of examples
+        seen (:func:`mdlnb.readout_preference` on this one order: no bin is
+        called stable)."""
+        from mdlnb.preference import readout_preference
+
+        return readout_preference(self, per_decade=per_decade)
+
+    def _preference_text(self) -> str:
+        if not self.trained:
+            return "none: no readout trained"
+        from mdlnb.preference import whole_run_preference
+
+        ro, mass = whole_run_preference(self)
+        bins = self.readout_preference(per_decade=1).table
+        by_size = " | ".join(f"[{r.n_from:,},{r.n_to:,}) {r.readout} {r.mass:.2f}"
+                             for r in bins.itertuples(index=False))
+        return (f"{by_size}  (mean posterior by examples seen; one order, stability across "
+                f"orders unchecked: mdlnb.readout_preference([reports of several seeds]); "
+                f"whole-run average {ro} {mass:.2f})")
 
     # -- presentation --------------------------------------------------------
     def summary(self):
         """One-row DataFrame (units in the column names)."""
         import pandas as pd
 
+        if self.trained:
+            from mdlnb.preference import whole_run_preference
+
+            ro, mass = whole_run_preference(self)
+        else:
+            ro, mass = "none (no readout trained)", float("nan")
         return pd.DataFrame([{
             "task": self.task_name,
             "N": self.n,
@@ -264,20 +401,28 @@ class Report(Codelength):
             "best expert": self.best_expert,
             "best expert [nats]": self.best_expert_nats,
             "regret vs best expert [nats]": self.regret_nats,
-            "preferred readout": self.preferred_readout,
+            "regret bound [nats]": self.regret_bound_nats,
+            "whole-run readout (one order)": ro,
+            "whole-run readout mass": mass,
+            "warnings": len(self.warnings),
         }])
 
     def __str__(self) -> str:
-        return "\n".join([
+        lines = [
             f"MDL report: task {self.task_name!r}, N={self.n}, C={self.num_classes}, "
             f"K={len(self.expert_names)} experts, {strategy_label(self.strategy)}",
             f"  switching code : {self.total_nats:,.1f} nats = {self.total_bits:,.1f} bits "
-            f"({self.bits_per_example:.4f} bits/example)",
-            f"  best expert    : {self.best_expert_nats:,.1f} nats ({self.best_expert})",
-            f"  regret vs best : {self.regret_nats:+,.1f} nats",
+            f"({self.bits_per_example:.4f} bits/example)  <- the score: rank encoders by this",
+            f"  best expert    : {self.best_expert_nats:,.1f} nats ({self.best_expert}; picked in "
+            "hindsight, for comparison)",
+            f"  regret vs best : {self.regret_nats:+,.1f} nats (guaranteed <= "
+            f"{self.regret_bound_nats:+,.1f}: the prior's cost)",
+            f"  prior's cost   : {self.prior_cost_line()}",
             f"  uniform code   : {self.uniform_nats:,.1f} nats",
-            f"  preferred readout: {self.preferred_readout}",
-        ])
+            f"  readout        : {self._preference_text()}",
+        ]
+        lines += [f"  warning        : {w}" for w in self.warnings]
+        return "\n".join(lines)
 
     __repr__ = __str__
 
@@ -300,10 +445,22 @@ class Report(Codelength):
                                     title=f"{self.task_name}: posterior over {by}s")
 
     def baseline_per_step(self, baseline: Any) -> tuple[str, np.ndarray]:
-        """(label, (N,) per-step nats) of an expert (name or column index) or another Report."""
+        """(label, (N,) per-step nats) of an expert (name or column index) or another Report.
+
+        Another Report must code the same task's examples in the same order
+        (same task name, N and example order): per-step codelengths of
+        different orders are not comparable, so a mismatch is a ``ValueError``.
+        """
         if isinstance(baseline, Report):
+            if baseline.task_name != self.task_name:
+                raise ValueError(f"baseline: codes task {baseline.task_name!r}, this report "
+                                 f"{self.task_name!r}; compare reports of one task")
             if baseline.n != self.n:
                 raise ValueError(f"baseline: has N={baseline.n}, this report N={self.n}")
+            if not np.array_equal(np.asarray(baseline.losses.order), np.asarray(self.losses.order)):
+                raise ValueError(f"baseline: its examples came in a different order (seed "
+                                 f"{baseline.losses.seed} vs {self.losses.seed}); per-step "
+                                 "regret needs one order: evaluate both with the same seed")
             return f"{baseline.task_name} ({strategy_label(baseline.strategy)})", baseline.per_step
         names = self.expert_names
         if isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool):

@@ -17,6 +17,8 @@ from mdlnb._checks import as_array, check_finite
 
 UNITS = {"nats": 1.0, "bits": 1.0 / math.log(2.0)}
 
+_CURVE_GID, _BASELINE_GID = "mdlnb-regret-curve", "mdlnb-regret-baseline"
+
 
 def _axes(ax: Any = None, figsize: tuple[float, float] = (6.4, 3.6)) -> Any:
     if ax is not None:
@@ -100,7 +102,9 @@ def regret(curves: Mapping[str, Any], baseline: Any, *, baseline_label: str = "b
       units: ``"nats"`` or ``"bits"`` on the y axis.
 
     One line per curve plus a dashed zero line (the baseline). Below zero means
-    shorter than the baseline.
+    shorter than the baseline. Called again on the same ``ax`` (overlaying
+    curves), new curves take the next colours of the palette and the zero
+    line is drawn once; a different baseline is added to its legend entry.
     """
     import seaborn as sns
 
@@ -109,7 +113,9 @@ def regret(curves: Mapping[str, Any], baseline: Any, *, baseline_label: str = "b
     if not curves:
         raise ValueError("curves: is empty")
     ax = _axes(ax)
-    colors = sns.color_palette("tab10", len(curves))
+    drawn = [ln for ln in ax.get_lines() if ln.get_gid() == _CURVE_GID]
+    palette = sns.color_palette("tab10", 10)
+    colors = [palette[(len(drawn) + i) % len(palette)] for i in range(len(curves))]
     idx = log_spaced(len(base) + 1, max_points, start=1)
     for color, (name, c) in zip(colors, curves.items()):
         c = check_finite(as_array(c, f"curves[{name!r}]", ndim=1, dtype=np.float64),
@@ -117,8 +123,13 @@ def regret(curves: Mapping[str, Any], baseline: Any, *, baseline_label: str = "b
         if c.shape != base.shape:
             raise ValueError(f"curves[{name!r}]: length {len(c)} differs from baseline's {len(base)}")
         cum = np.cumsum(c - base) * scale
-        ax.plot(idx, cum[idx - 1], label=str(name), color=color)
-    ax.axhline(0.0, color="0.3", linestyle="--", linewidth=1.0, label=f"baseline: {baseline_label}")
+        ax.plot(idx, cum[idx - 1], label=str(name), color=color, gid=_CURVE_GID)
+    zero = [ln for ln in ax.get_lines() if ln.get_gid() == _BASELINE_GID]
+    label = f"baseline: {baseline_label}"
+    if not zero:
+        ax.axhline(0.0, color="0.3", linestyle="--", linewidth=1.0, label=label, gid=_BASELINE_GID)
+    elif baseline_label not in zero[0].get_label().removeprefix("baseline: ").split(" / "):
+        zero[0].set_label(f"{zero[0].get_label()} / {baseline_label}")
     if log_x:
         ax.set_xscale("log")
     ax.set_xlabel("examples coded")

@@ -36,7 +36,8 @@ class Readout:
     """An architecture: ``hidden_layers`` ReLU layers of ``width`` units, then a linear layer.
 
     Attributes:
-      name: ``"linear"``, ``"mlp2"``, or ``"mlp2x512"`` when the width is not 256.
+      name: ``"linear"``, ``"mlp2"``, or ``"mlp2x512"`` when the width is not 256
+        (:func:`from_name` inverts it).
       family: ``"linear"`` or ``"mlp"``.
       hidden_layers: number of hidden ReLU layers (0 for linear).
       width: units per hidden layer (0 for linear).
@@ -156,6 +157,25 @@ def from_config(config: dict[str, Any]) -> Readout:
     if config.get("family") == "linear":
         return linear()
     return mlp(int(config["hidden_layers"]), int(config["width"]))
+
+
+def from_name(name: str) -> Readout:
+    """The readout called ``name``: inverse of :attr:`Readout.name`.
+
+    Names, one scheme for every preset and study: ``"linear"``; ``"mlp<L>"``
+    for L hidden layers of the paper's width 256 (:data:`DEFAULT_WIDTH`);
+    ``"mlp<L>x<W>"`` for another width W (e.g. the ``small`` preset's
+    ``"mlp1x64"``). ``"mlp<L>x256"`` is accepted too and gives ``mlp<L>``.
+    """
+    if isinstance(name, str):
+        if name == "linear":
+            return linear()
+        if name.startswith("mlp"):
+            layers, sep, width = name[3:].partition("x")
+            if layers.isdigit() and (not sep or width.isdigit()):
+                return mlp(int(layers), int(width) if sep else DEFAULT_WIDTH)
+    raise ValueError(f"name: cannot parse readout name {name!r}; use 'linear', 'mlp<L>' "
+                     "(width 256) or 'mlp<L>x<W>'")
 
 
 def board(max_hidden_layers: int = MAX_HIDDEN_LAYERS, width: int = DEFAULT_WIDTH) -> list[Readout]:

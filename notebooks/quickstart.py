@@ -128,7 +128,7 @@ ax = rep.plot_regret()
 # %%
 ax = rep.plot_posterior(by="readout")
 report.save_figure(ax, "quickstart_posterior", paper_dir)
-print("preferred readout over the whole stream:", rep.preferred_readout)
+rep.readout_preference()   # one order: which readout per data-size bin, not yet a stable fact
 
 # %% [markdown]
 # ## The same idea with fewer updates: the block-wise code

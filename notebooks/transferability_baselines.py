@@ -130,7 +130,7 @@ display(Markdown(report.to_markdown(summary, digits=3)))
 
 # %%
 ax = tr.plot_kendall(result.tau, title=f"Kendall τ vs {truth}-readout accuracy "
-                                       f"({len(encoders)} encoders, {len(tasks)} tasks)")
+                                       f"({len(tasks)} tasks)")
 plt.show()
 
 # %% [markdown]

@@ -49,9 +49,25 @@ def test_switch_writes_tidy_posterior(npz, tmp_path, capsys, suffix):
     assert _nats(capsys.readouterr().out) == pytest.approx(
         -logsumexp(-L, axis=1).sum() + 40 * math.log(3), rel=1e-6)
     df = pd.read_csv(out_path) if suffix == ".csv" else pd.read_parquet(out_path)
-    assert list(df.columns) == ["t", "expert", "probability"] and len(df) == 120
+    assert list(df.columns) == ["t", "expert", "readout", "probability"] and len(df) == 120
     assert set(df.expert.astype(str)) == {"linear", "mlp1", "mlp2"}
+    assert df.t.min() == 0 and df.t.max() == 39     # examples seen before the prediction
+    assert df.readout.isna().all()                  # plain names: readout unknown, left empty
     np.testing.assert_allclose(df.probability, 1 / 3, rtol=1e-5)
+
+
+def test_switch_prints_the_strategy_short(npz, capsys):
+    assert cli.main(["switch", str(npz[0]), "--strategy", "fixed-share", "--m", "2"]) == 0
+    assert re.search(r"strategy\s+FixedShare\(m=2\)\n", capsys.readouterr().out)
+
+
+def test_posterior_format_is_documented_in_help(capsys):
+    for cmd in ("switch", "evaluate"):
+        with pytest.raises(SystemExit):
+            cli.main([cmd, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "t = examples seen before the prediction (0 … N−1" in text
+        assert "readout = the expert's readout name" in text
 
 
 def test_switch_key_and_m(tmp_path, capsys):
@@ -137,13 +153,38 @@ def test_evaluate_matches_the_library_and_writes_the_posterior(features_npz, tmp
     np.testing.assert_allclose(sums, 1.0, atol=1e-6)
 
 
+def test_switch_and_evaluate_write_one_posterior_format(features_npz, tmp_path, capsys):
+    """The same loss matrix through `mdlnb evaluate --posterior` and, saved, through
+    `mdlnb switch --posterior` gives the same table: columns, t origin, expert and
+    readout names, probabilities."""
+    import mdlnb
+    from mdlnb.experts import preset
+
+    path, x, y = features_npz
+    a, b, lm_path = tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "lm.npz"
+    assert cli.main(["evaluate", str(path), "--experts", "small", "--quiet",
+                     "--posterior", str(a)]) == 0
+    rep = mdlnb.evaluate(mdlnb.Task.from_npz(path), preset("small"), progress=False)
+    rep.losses.save(lm_path)
+    assert cli.main(["switch", str(lm_path), "--strategy", "fixed-share", "--m", "11",
+                     "--posterior", str(b)]) == 0
+    capsys.readouterr()
+    da, db = pd.read_csv(a), pd.read_csv(b)
+    assert list(da.columns) == list(db.columns) == ["t", "expert", "readout", "probability"]
+    pd.testing.assert_frame_equal(da.drop(columns="probability"), db.drop(columns="probability"))
+    np.testing.assert_allclose(da.probability, db.probability, atol=1e-6)
+    assert set(da.readout) == {"linear", "mlp1x64"} and da.t.min() == 0 and da.t.max() == len(y) - 1
+    # t = 0 is the prior: uniform over the K = 4 experts
+    np.testing.assert_allclose(da[da.t == 0].probability, 0.25, rtol=1e-6)
+
+
 def test_evaluate_parquet_and_other_strategy(features_npz, tmp_path, capsys):
     _, x, y = features_npz
     path = tmp_path / "feats.parquet"
     pd.DataFrame({"x": list(x), "y": y}).to_parquet(path)
     assert cli.main(["evaluate", str(path), "--experts", "small", "--quiet",
                      "--strategy", "bayes"]) == 0
-    assert "BayesianMixture" in capsys.readouterr().out
+    assert "BayesianMixture()" in capsys.readouterr().out
 
 
 def test_evaluate_errors_name_the_argument(tmp_path, capsys):

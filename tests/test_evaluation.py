@@ -182,3 +182,257 @@ def test_codelength_table(report):
     assert report.expert() is report.losses.experts[int(np.argmin(totals))]
     with pytest.raises(ValueError, match="name"):
         report.expert("nope")
+
+
+# --------------------------------------------------------------------------- issue 15: honest reports
+
+from itertools import product  # noqa: E402
+
+from mdlnb.experts import expert_grid  # noqa: E402
+from mdlnb.prequential import LossMatrix  # noqa: E402
+from mdlnb.readouts import linear, mlp  # noqa: E402
+from mdlnb.switching import never_switch_cost  # noqa: E402
+
+
+def _fs_sequence_logprob(seq, k, *, m=None, alpha=None, w=None, p1=None):
+    """log p(ξ_{1:N} = seq) under fixed share, straight from Eq. 2 (no HMM code)."""
+    w = np.full(k, 1 / k) if w is None else np.asarray(w)
+    p1 = w if p1 is None else np.asarray(p1)
+    lp = math.log(p1[seq[0]])
+    for t in range(2, len(seq) + 1):
+        a = alpha if alpha is not None else min(1.0, (m - 1) / t)
+        stay = seq[t - 1] == seq[t - 2]
+        lp += math.log((1 - a) * stay + a * w[seq[t - 1]])
+    return lp
+
+
+@pytest.mark.parametrize("kw", [dict(m=3.0), dict(m=11.0), dict(alpha=0.2),
+                                dict(m=2.0, w=(0.5, 0.3, 0.2), p1=(0.2, 0.2, 0.6))])
+def test_never_switch_cost_fixed_share_by_enumeration(kw):
+    """Bound = −log p(constant sequence): checked against Eq. 2 directly, and as the
+    exact maximum of L_switch − L_k, by enumerating all K^N sequences."""
+    n, k = 6, 3
+    st = switching.FixedShare(m=kw.get("m"), alpha=kw.get("alpha"), weights=kw.get("w"),
+                              initial=kw.get("p1"))
+    law = {s: _fs_sequence_logprob(s, k, **kw) for s in product(range(k), repeat=n)}
+    assert sum(math.exp(v) for v in law.values()) == pytest.approx(1.0, abs=1e-12)
+    for e in range(k):
+        assert never_switch_cost(st, n, k, e) == pytest.approx(-law[(e,) * n], rel=1e-12)
+    # the bound holds on random losses and is attained when the other experts never predict
+    L = np.random.default_rng(0).exponential(1.0, size=(n, k))
+    brute = -np.logaddexp.reduce([v - L[np.arange(n), list(s)].sum() for s, v in law.items()])
+    for e in range(k):
+        assert brute - L[:, e].sum() <= never_switch_cost(st, n, k, e) + 1e-9
+    L_one = np.full((n, k), 60.0)
+    L_one[:, 1] = 0.0
+    total = switching.codelength(L_one.astype(np.float32), st).total_nats
+    assert total == pytest.approx(never_switch_cost(st, n, k, 1), rel=1e-5)
+
+
+def test_never_switch_cost_other_strategies_from_their_definitions():
+    n, k = 7, 3
+    # Bayes: only the first draw; elementwise: a fresh draw every step
+    assert never_switch_cost(switching.BayesianMixture(), n, k) == pytest.approx(math.log(k))
+    assert never_switch_cost(switching.ElementwiseMixture(), n, k) == pytest.approx(n * math.log(k))
+    # switch distribution: enumerate the block starts S ⊆ {2..N} (hazard 1/t while
+    # unstable, each block stable w.p. θ), every block drawing expert e from w = 1/K
+    theta = 0.3
+    total = 0.0
+    for mask in product([0, 1], repeat=n - 1):
+        starts = [t for t, b in zip(range(2, n + 1), mask) if b]
+        p, prev = 1.0, 1
+        for s in starts:
+            p *= (1 - theta) * np.prod([1 - 1 / t for t in range(prev + 1, s)]) / s
+            prev = s
+        p *= theta + (1 - theta) * np.prod([1 - 1 / t for t in range(prev + 1, n + 1)])
+        total += p * (1 / k) ** (len(starts) + 1)
+    sd = switching.SwitchDistribution(stable=theta)
+    assert never_switch_cost(sd, n, k) == pytest.approx(-math.log(total), rel=1e-5)
+    # run-length with one tail phase: documented block-length law, segmentations of 1..N
+    R = 3
+    def pmf(r):
+        return 1 / (r * (r + 1)) if r < R else (1 / R) * (1 / (R + 1)) * (R / (R + 1)) ** (r - R)
+    def surv(r):  # P(length >= r)
+        return 1 - sum(pmf(j) for j in range(1, r))
+    def ways(rest):  # Σ over segmentations of `rest` steps, each block drawing e (w = 1/K)
+        out = surv(rest)                                    # one last (censored) block
+        for r in range(1, rest):
+            out += pmf(r) * (1 / k) * ways(rest - r)
+        return out
+    rl = switching.RunLength(max_run=R, phases=1)
+    assert never_switch_cost(rl, n, k) == pytest.approx(-math.log(ways(n) / k), rel=1e-5)
+    with pytest.raises(ValueError, match="expert"):
+        never_switch_cost(sd, n, k, expert=k)
+
+
+def _lm(losses, experts, *, order=None, batch_size=32, task="synthetic", seed=0):
+    n = losses.shape[0]
+    return LossMatrix(np.asarray(losses, np.float32), tuple(experts),
+                      np.arange(n) if order is None else order, task, 4, seed, batch_size)
+
+
+def test_regret_bound_on_a_real_report_and_attained(report):
+    k = len(BOARD)
+    t = np.arange(2, N + 1)
+    alpha = np.minimum(1.0, (DEFAULT_M - 1) / t)
+    closed = math.log(k) - np.sum(np.log1p(-alpha * (k - 1) / k))
+    assert report.regret_bound_nats == pytest.approx(closed, rel=1e-12)
+    assert report.regret_nats <= report.regret_bound_nats
+    # one expert predicts, the others never do: the regret is the bound exactly
+    L = np.full((N, k), 50.0)
+    L[:, 2] = 0.1
+    tight = Report.from_losses(_lm(L, BOARD), warn=False)
+    assert tight.regret_nats == pytest.approx(tight.regret_bound_nats, rel=1e-5)
+    s = str(report)
+    assert "rank encoders by this" in s and f"{report.regret_bound_nats:+,.1f}" in s
+    assert "prior's cost" in s and f"K={k}" in s
+
+
+BOARD3 = expert_grid([linear(), mlp(1, 8)], learning_rate=[1e-4, 1e-3, 1e-2],
+                     weight_decay=[0.0, 1e-4], ema=[1e-2, 1.0])
+
+
+def _best_is(name, n=100):
+    L = np.full((n, len(BOARD3)), 1.0)
+    L[:, [e.name for e in BOARD3].index(name)] = 0.5
+    return _lm(L, BOARD3)
+
+
+def test_grid_edge_warning_fires_on_an_edge():
+    edge = "mlp1x8-lr1e-2-wd1e-4-ema1e-2-r10"        # largest lr, smallest ema
+    with pytest.warns(UserWarning, match=r"learning_rate = 0.01 is the largest"):
+        rep = Report.from_losses(_best_is(edge))
+    axes = {(e.axis, e.side) for e in rep.grid_edges}
+    assert axes == {("learning_rate", "largest"), ("ema", "smallest"), ("weight_decay", "largest")}
+    assert len(rep.warnings) == 3 and "warning" in str(rep)
+    assert rep.summary().iloc[0]["warnings"] == 3
+
+
+def test_grid_edge_warning_silent_inside_the_grid():
+    import warnings as _w
+
+    inside = "linear-lr1e-3-wd0-ema1-r10"   # middle lr; wd 0 and ema 1 are domain bounds
+    with _w.catch_warnings():
+        _w.simplefilter("error")
+        rep = Report.from_losses(_best_is(inside))
+    assert rep.grid_edges == [] and rep.warnings == ()
+    # with_strategy never repeats the warnings
+    with _w.catch_warnings():
+        _w.simplefilter("error")
+        Report.from_losses(_best_is("mlp1x8-lr1e-2-wd1e-4-ema1e-2-r10"), warn=False).with_strategy("bayes")
+
+
+def test_fewer_examples_than_a_batch_trains_no_readout():
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    with pytest.warns(UserWarning, match="no readout trained"):
+        rep = evaluate({"x": d.data[:10], "y": d.target[:10], "num_classes": 10, "name": "d10"},
+                       BOARD)
+    assert not rep.trained and rep.preferred_readout is None
+    assert rep.total_nats == pytest.approx(10 * math.log(10), rel=1e-6)   # all uniform
+    s = str(rep)
+    assert "no readout trained" in s and "readout        : none" in s
+    assert rep.summary().iloc[0]["whole-run readout (one order)"] == "none (no readout trained)"
+
+
+def _switching_lm(order_seed, *, flip_at=200, n=600, noise=0.0, batch_size=32):
+    """linear is better before `flip_at` examples, mlp1 after (per-step losses)."""
+    rng = np.random.default_rng(order_seed)
+    board = expert_grid([linear(), mlp(1, 8)], learning_rate=[1e-3])
+    L = np.empty((n, 2))
+    L[:, 0] = np.where(np.arange(n) < flip_at, 0.5, 1.5)
+    L[:, 1] = np.where(np.arange(n) < flip_at, 1.5, 0.5)
+    L[:batch_size] = math.log(4)                       # the uniform first batch
+    L += noise * rng.normal(size=L.shape)
+    return _lm(np.abs(L), board, order=rng.permutation(n), seed=order_seed,
+               batch_size=batch_size)
+
+
+def test_readout_preference_bins_masses_and_switch_point():
+    reps = [Report.from_losses(_switching_lm(s), warn=False) for s in range(3)]
+    pref = mdlnb.readout_preference(reps, per_decade=4)
+    tab = pref.table
+    assert tab["n_from"].iloc[0] == 32 and tab["n_to"].iloc[-1] == 600   # from B to N
+    # masses: the per-report readout posterior averaged over the bin and the reports, by pandas
+    rp = pd.concat([r.readout_posterior().assign(rep=i) for i, r in enumerate(reps)])
+    for row in tab.itertuples():
+        sel = rp[(rp.t >= row.n_from) & (rp.t < row.n_to) & (rp.readout == row.readout)]
+        assert row.mass == pytest.approx(sel.groupby("rep")["probability"].mean().mean(), rel=1e-9)
+    assert pref.orders == 3 and pref.stable
+    assert tab["readout"].iloc[0] == "linear" and tab["readout"].iloc[-1] == "mlp1x8"
+    # exactly one switch, stated at a bin edge after the change of the losses at 200
+    assert len(pref.switch_points) == 1
+    n_at, a, b = pref.switch_points[0]
+    assert (a, b) == ("linear", "mlp1x8") and n_at in set(tab["n_from"]) and 200 <= n_at <= 400
+    assert pref.settled == (n_at, "mlp1x8")
+    assert "switch points: linear → mlp1x8" in str(pref)
+
+
+def test_readout_preference_is_not_stated_when_unstable_or_from_one_order():
+    one = mdlnb.readout_preference(Report.from_losses(_switching_lm(0), warn=False))
+    assert one.orders == 1 and not one.table["stable"].any() and one.switch_points == ()
+    assert "stability unknown" in str(one)
+    # orders that disagree: mlp1 takes over at 100 in one run, at 500 in another
+    reps = [Report.from_losses(_switching_lm(s, flip_at=f), warn=False)
+            for s, f in ((0, 100), (1, 500), (2, 300))]
+    pref = mdlnb.readout_preference(reps, per_decade=4)
+    assert not pref.stable and pref.switch_points == ()
+    unstable = pref.table[~pref.table["stable"]]
+    assert (unstable["agreement"] < 1).all() and len(unstable) >= 1
+    # two readouts that predict alike: a tie is no preference, never stable
+    lm = _switching_lm(0)
+    same = np.repeat(lm.losses[:, :1], 2, axis=1)
+    tie = mdlnb.readout_preference([Report.from_losses(_lm(same, lm.experts, order=o), warn=False)
+                                    for o in (lm.order, lm.order[::-1])])
+    assert (tie.table["readout"] == "none").all() and not tie.table["stable"].any()
+    with pytest.raises(ValueError, match="reports"):
+        mdlnb.readout_preference([reps[0], Report.from_losses(_switching_lm(0, n=500), warn=False)])
+
+
+def test_report_text_does_not_state_one_orders_preference_as_a_fact(report):
+    s = str(report)
+    assert "preferred readout:" not in s
+    assert "one order, stability across orders unchecked" in s
+    row = report.summary().iloc[0]
+    assert "preferred readout" not in row.index
+    assert row["whole-run readout (one order)"] == report.preferred_readout
+
+
+def test_plot_regret_refuses_other_orders_and_tasks():
+    a = Report.from_losses(_switching_lm(0), warn=False)
+    b = Report.from_losses(_switching_lm(1), warn=False)
+    with pytest.raises(ValueError, match="different order"):
+        a.plot_regret(b)
+    c = Report.from_losses(_lm(a.losses.losses, a.losses.experts, order=a.losses.order,
+                               task="other"), warn=False)
+    with pytest.raises(ValueError, match="task"):
+        a.plot_regret(c)
+    same = Report.from_losses(_lm(a.losses.losses, a.losses.experts, order=a.losses.order),
+                              "bayes", warn=False)
+    ax = a.plot_regret(same)                      # same order: fine
+    assert ax.lines[0].get_ydata()[-1] == pytest.approx(a.total_nats - same.total_nats, rel=1e-9)
+    import matplotlib.pyplot as plt
+    plt.close("all")
+
+
+def test_overlaid_regret_curves_get_distinct_colours_and_one_baseline(report):
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    ax = report.plot_regret()
+    report.with_strategy("bayes").plot_regret(ax=ax)
+    report.with_strategy("fixed-share", m=2).plot_regret(ax=ax)
+    curves = [ln for ln in ax.lines if ln.get_linestyle() == "-"]
+    assert len(curves) == 3 and len({to_hex(ln.get_color()) for ln in curves}) == 3
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert sum(t.startswith("baseline") for t in labels) == 1 and len(labels) == 4
+    plt.close("all")
+
+
+def test_strategies_print_one_way(report):
+    assert repr(switching.FixedShare(m=11)) == "FixedShare(m=11)" == switching.FixedShare(m=11).label
+    assert repr(switching.FixedShare()) == "FixedShare(m=2)"
+    assert repr(switching.SwitchDistribution()) == "SwitchDistribution(stable=0.5)"
+    assert repr(switching.ElementwiseMixture(weights=[0.2] * 5)) == "ElementwiseMixture(weights=<5 values>)"
+    assert f"{report.strategy!r}" in str(report) and report.summary().iloc[0]["strategy"] == "FixedShare(m=11)"

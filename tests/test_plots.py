@@ -115,3 +115,31 @@ def test_save_table_and_figure(tmp_path):
         report.save_table({"a": 1}, "t2", tmp_path)
     with pytest.raises(ValueError, match="fig"):
         report.save_figure("not a figure", "f", tmp_path)
+
+
+def test_regret_overlays_take_new_colours_and_draw_the_baseline_once():
+    from matplotlib.colors import to_hex
+
+    rng = np.random.default_rng(0)
+    base = rng.exponential(size=30)
+    ax = plots.regret({"a": base + 0.1}, base, baseline_label="best")
+    plots.regret({"b": base - 0.1, "c": base}, base, baseline_label="best", ax=ax)
+    plots.regret({"d": base + 0.2}, base, baseline_label="linear", ax=ax)
+    curves = [ln for ln in ax.lines if ln.get_label() in "abcd"]
+    assert [ln.get_label() for ln in curves] == ["a", "b", "c", "d"]
+    assert len({to_hex(ln.get_color()) for ln in curves}) == 4
+    zero = [ln for ln in ax.lines if ln.get_label().startswith("baseline")]
+    assert len(zero) == 1 and zero[0].get_label() == "baseline: best / linear"
+    assert curves[1].get_ydata()[-1] == pytest.approx(-0.1 * 30)
+
+
+def test_kendall_figure_counts_encoders_from_the_plotted_table():
+    from mdlnb.studies.transferability import plot_kendall
+
+    tau = pd.DataFrame({"task": ["t1", "t2", "t1", "t2"], "ratio": [2, 2, 2, 2],
+                        "metric": ["leep", "leep", "logme", "logme"],
+                        "tau": [0.5, 1.0, -1.0, 0.0], "encoders": [2, 2, 3, 3]})
+    ax = plot_kendall(tau, title="smoke (2 tasks)")
+    assert ax.get_title() == "smoke (2 tasks), τ over 2–3 encoders"
+    assert "error bar ±1 sd" in ax.get_ylabel()
+    assert plot_kendall(tau[tau.metric == "logme"]).get_title() == "τ over 3 encoders"

@@ -90,3 +90,19 @@ def test_distinct_keys_distinct_params():
 def test_bad_input(call, arg):
     with pytest.raises(ValueError, match=arg):
         call()
+
+
+def test_from_name_accepts_every_name_the_library_produces():
+    from mdlnb.experts import PRESET_BATCH_SIZE, preset
+
+    names = {e.readout.name for p in PRESET_BATCH_SIZE for e in preset(p)}
+    assert {"linear", "mlp1", "mlp7", "mlp1x64"} <= names
+    for name in names:
+        assert readouts.from_name(name).name == name
+    assert readouts.from_name("mlp2x256") == readouts.mlp(2)        # the width spelled out
+    assert readouts.from_name("mlp3x512").width == 512
+    for bad in ("mlp", "mlpx3", "conv2", "mlp2x", 3):
+        with pytest.raises(ValueError, match="name"):
+            readouts.from_name(bad)
+    from mdlnb.studies.transferability import readout_from_name
+    assert readout_from_name("mlp1") == readouts.mlp(1)

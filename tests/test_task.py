@@ -115,3 +115,50 @@ def test_lazy_top_level_api():
     assert "switching" in dir(mdlnb)
     with pytest.raises(AttributeError):
         mdlnb.does_not_exist
+
+
+# --------------------------------------------------------------------------- issue 15: silent mistakes
+
+
+def test_labels_one_to_ten_warn_and_say_how_to_pass_num_classes():
+    import warnings
+
+    from sklearn.datasets import load_digits
+
+    from mdlnb.evaluation import as_task
+
+    d = load_digits()
+    with pytest.warns(UserWarning, match=r"1 of the C = max\(y\) \+ 1 = 11 classes never occur") as rec:
+        t = mdlnb.Task.from_arrays(d.data, d.target + 1)
+    msg = str(rec[0].message)
+    assert "[0]" in msg and "y - 1" in msg and "num_classes" in msg and "--num-classes" in msg
+    # the cost of the mistake: the uniform code grows from N log 10 to N log 11
+    assert t.num_classes == 11 and len(t) * np.log(11) - len(t) * np.log(10) > 170
+    with pytest.warns(UserWarning, match="never occur"):
+        as_task((d.data, d.target + 1))                  # evaluate's input path
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mdlnb.Task.from_arrays(d.data, d.target)                   # 0..9: all present
+        mdlnb.Task.from_arrays(d.data, d.target + 1, num_classes=11)   # explicit: no guess
+        as_task({"x": d.data, "y": d.target + 1, "num_classes": 11})
+
+
+def test_arrays_and_features_are_named_after_the_representation():
+    import jax.numpy as jnp
+
+    from mdlnb.encoders import Encoder, features
+    from mdlnb.evaluation import as_task
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(20, 3)), np.arange(20) % 2
+    a, b = as_task((x, y)), as_task((x + 1, y))
+    assert a.name.startswith("arrays-") and a.name != b.name != "user"
+    assert as_task((x, y)).name == a.name                       # a fingerprint: reproducible
+    assert as_task({"x": x, "y": y, "name": "mine|pca"}).name == "mine|pca"
+    task = mdlnb.Task("digits", rng.uniform(size=(6, 8, 8, 1)).astype(np.float32),
+                      np.arange(6) % 2, 2)
+    enc = Encoder(name="meanpool", params={}, apply=lambda p, im: jnp.mean(im, axis=(1, 2)),
+                  input_size=(8, 8), channels=1, feature_dim=1)
+    f = features(enc, task, cache=False)
+    assert f.name == "digits|meanpool" and f.meta["source_task"] == "digits"
+    np.testing.assert_allclose(f.x[:, 0], task.x.mean(axis=(1, 2, 3)), rtol=1e-6)

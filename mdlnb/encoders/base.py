@@ -108,7 +108,10 @@ def _jitted(apply: ApplyFn) -> Any:
 
 def features(encoder: Encoder, task: Task, *, batch_size: int = 128, cache: bool = True,
              progress: bool = False) -> Task:
-    """The task with ``x`` replaced by the encoder's features ``(N, D)`` float32.
+    """The task with ``x`` replaced by the encoder's features ``(N, D)`` float32,
+    named after the representation: ``"<task>|<encoder>"`` (e.g.
+    ``"digits|efficientnet_lite0_64px"``), so reports of two encoders on one task
+    print differently; ``meta["source_task"]`` keeps the task's own name.
 
     Features are cached on disk under ``cache_dir("features")``, keyed by the
     encoder's fingerprint, the task's images and the preprocessing.
@@ -142,5 +145,6 @@ def features(encoder: Encoder, task: Task, *, batch_size: int = 128, cache: bool
             raise ValueError(f"encoder: {encoder.name} produced non-finite features on {task.name}")
         if cache:
             atomic_savez(path, features=feats)
-    meta = {**task.meta, "encoder": encoder.name, "encoder_meta": dict(encoder.meta)}
-    return task.replace(x=feats, name=task.name, meta=meta)
+    meta = {**task.meta, "encoder": encoder.name, "encoder_meta": dict(encoder.meta),
+            "source_task": task.meta.get("source_task", task.name)}
+    return task.replace(x=feats, name=f"{task.name}|{encoder.name}", meta=meta)

@@ -252,16 +252,13 @@ class TransferabilityConfig:
 
 
 def readout_from_name(name: str) -> Any:
-    """``"linear"`` → linear readout; ``"mlp<L>x<W>"`` (e.g. ``"mlp1x64"``) → MLP."""
+    """:func:`mdlnb.readouts.from_name` (``"linear"``, ``"mlp<L>"``, ``"mlp<L>x<W>"``)."""
     from mdlnb import readouts
 
-    if name == "linear":
-        return readouts.linear()
-    if isinstance(name, str) and name.startswith("mlp") and "x" in name:
-        layers, _, width = name[3:].partition("x")
-        if layers.isdigit() and width.isdigit():
-            return readouts.mlp(int(layers), int(width))
-    raise ValueError(f"truth_readouts: cannot parse {name!r}; use 'linear' or 'mlp<L>x<W>'")
+    try:
+        return readouts.from_name(name)
+    except ValueError as e:
+        raise ValueError(f"truth_readouts: {e}") from None
 
 
 # ----------------------------------------------------------------------------- subsamples
@@ -638,7 +635,8 @@ def metric_order(names: Any) -> list[str]:
 
 def plot_kendall(tau, *, ax: Any = None, title: str | None = None):
     """Mean Kendall τ over tasks per metric (bars) for each N/K (hue); error bars:
-    standard deviation over tasks. Returns the Axes."""
+    standard deviation over tasks. The title ends with the number of encoders
+    the plotted τ were computed over (``tau["encoders"]``). Returns the Axes."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
@@ -650,11 +648,13 @@ def plot_kendall(tau, *, ax: Any = None, title: str | None = None):
                 palette="viridis")
     ax.axhline(0.0, color="0.3", lw=0.8)
     ax.set_ylim(-1.05, 1.05)
-    ax.set_ylabel("Kendall τ vs accuracy")
+    ax.set_ylabel("Kendall τ vs accuracy\n(mean over tasks; error bar ±1 sd)")
     ax.set_xlabel("")
     ax.tick_params(axis="x", rotation=60)
     for t in ax.get_xticklabels():
         t.set_ha("right")
+    ne = sorted({int(tau["encoders"].min()), int(tau["encoders"].max())}) if "encoders" in tau else []
+    title = ", ".join([t for t in (title, ne and f"τ over {'–'.join(map(str, ne))} encoders") if t])
     if title:
         ax.set_title(title)
     return ax
@@ -712,8 +712,7 @@ class TransferabilityResult:
                                  ("encoders", self.encoders, 4),
                                  ("scores", self.scores, 5)):
             paths += report.save_table(df, f"{prefix}_{name}", paper_dir, digits=digits)
-        ax = plot_kendall(self.tau, title=f"{len(self.config.encoders)} encoders, "
-                                          f"{len(self.config.tasks)} tasks, ground truth: "
+        ax = plot_kendall(self.tau, title=f"{len(self.config.tasks)} tasks, ground truth: "
                                           f"{self.config.truth} readout")
         paths.append(report.save_figure(ax.figure, f"{prefix}_kendall", paper_dir))
         plt.close(ax.figure)

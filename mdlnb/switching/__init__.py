@@ -17,11 +17,13 @@ blocks), RunLength (power-law run lengths with doubling tail phases);
 
 Modules: ``strategies`` (priors and transitions), ``forward`` (the compiled
 forward pass and its pytree state), ``batch`` (``codelength``), ``stream``
-(``Stream``), ``result`` (``SwitchResult``).
+(``Stream``), ``result`` (``SwitchResult``), ``prior_cost``
+(``never_switch_cost``: the guaranteed regret bound vs one expert).
 """
 
 from mdlnb.switching.batch import codelength
 from mdlnb.switching.forward import SwitchState, init_state, step, uses_linear_kernel
+from mdlnb.switching.prior_cost import never_switch_cost
 from mdlnb.switching.result import SwitchResult
 from mdlnb.switching.strategies import (
     BayesianMixture,
@@ -37,5 +39,6 @@ from mdlnb.switching.stream import Stream, codelength_chunked, streaming
 __all__ = [
     "BayesianMixture", "ElementwiseMixture", "FixedShare", "RunLength", "Stream",
     "SwitchDistribution", "SwitchResult", "SwitchState", "codelength", "codelength_chunked",
-    "get_strategy", "init_state", "names", "step", "streaming", "uses_linear_kernel",
+    "get_strategy", "init_state", "names", "never_switch_cost", "step", "streaming",
+    "uses_linear_kernel",
 ]

@@ -95,6 +95,32 @@ class _Strategy:
     def params(self, num_experts: int) -> dict:
         return {"log_w": jnp.asarray(self.log_weights(num_experts), jnp.float32)}
 
+    def __repr__(self) -> str:
+        """Short form, the same everywhere: the class and the fields that are set,
+        e.g. ``FixedShare(m=11)``, ``BayesianMixture()``; vectors longer than 4
+        print as their length (``weights=<24 values>``)."""
+        import dataclasses
+
+        args = []
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if v is None:
+                continue
+            if isinstance(v, tuple):
+                text = (f"<{len(v)} values>" if len(v) > 4
+                        else "(" + ", ".join(f"{x:g}" for x in v) + ")")
+            elif isinstance(v, float):
+                text = f"{v:g}"
+            else:
+                text = repr(v)
+            args.append(f"{f.name}={text}")
+        return f"{type(self).__name__}({', '.join(args)})"
+
+    @property
+    def label(self) -> str:
+        """``repr(self)``: the one way a strategy is printed (reports, tables, CLI)."""
+        return repr(self)
+
     def skeleton(self):
         fields = {"initial": None}
         if hasattr(self, "weights"):
@@ -326,6 +352,12 @@ class RunLength(_Strategy):
         inflow = jnp.concatenate([(end * jnp.exp(p["log_w"]))[None], move[:-1]], axis=0)
         return jnp.log(stay + inflow) + top
 
+
+# ``@dataclass`` writes a __repr__ listing every field into each class; print
+# the short form of _Strategy.__repr__ instead, one way everywhere.
+for _cls in (BayesianMixture, ElementwiseMixture, FixedShare, SwitchDistribution, RunLength):
+    _cls.__repr__ = _Strategy.__repr__
+del _cls
 
 _NAMES = {
     "bayes": BayesianMixture,

@@ -1,0 +1,76 @@
+"""Checks a :class:`mdlnb.Report` runs on its board and stream, each a plain sentence.
+
+* :func:`grid_edges` — the best single expert sits on an edge of a
+  hyperparameter axis of the board (learning rate, weight decay, EMA, AdamW
+  β1, label smoothing, replay streams): the grid did not bracket the best
+  value, so a wider grid may find a shorter code.
+* :func:`nothing_trained` — N ≤ B: the whole stream is the first batch, coded
+  by the uniform distribution before any readout took a step.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Sequence
+
+#: Hyperparameter axes checked, with the bound of each parameter's domain
+#: (side, value) at which an edge is no search failure: a grid cannot go below
+#: zero weight decay, smoothing, β1 or replay, nor above EMA step 1 (no averaging).
+AXES = {
+    "learning_rate": None,
+    "weight_decay": ("smallest", 0.0),
+    "ema": ("largest", 1.0),
+    "b1": ("smallest", 0.0),
+    "label_smoothing": ("smallest", 0.0),
+    "replay_streams": ("smallest", 0),
+}
+
+
+class GridEdge(NamedTuple):
+    """The best expert's ``value`` is the ``side`` (``"smallest"``/``"largest"``) of
+    ``grid``, the board's values of ``axis`` for the best expert's readout."""
+
+    axis: str
+    value: float
+    side: str
+    grid: tuple
+
+    def message(self, expert: str) -> str:
+        vals = ", ".join(f"{v:g}" for v in self.grid)
+        return (f"best expert {expert} sits on the edge of the board's grid: "
+                f"{self.axis} = {self.value:g} is the {self.side} of {{{vals}}}; the best value "
+                f"may lie beyond it — widen that axis (mdlnb.expert_grid(..., {self.axis}=[...]))")
+
+
+def grid_edges(experts: Sequence[Any], best: int) -> list[GridEdge]:
+    """Axes on whose edge expert ``best`` sits, among the experts of its readout.
+
+    An axis counts when the best expert's readout is trained with at least two
+    values of it; an edge at the bound of the parameter's domain (:data:`AXES`)
+    is not reported.
+    """
+    if not 0 <= best < len(experts):
+        raise ValueError(f"best: must be in [0, {len(experts)}), got {best!r}")
+    chosen = experts[best]
+    same = [e for e in experts if getattr(e.readout, "name", None) == chosen.readout.name]
+    out = []
+    for axis, domain_bound in AXES.items():
+        if not hasattr(chosen, axis):
+            continue
+        grid = tuple(sorted({getattr(e, axis) for e in same}))
+        if len(grid) < 2:
+            continue
+        value = getattr(chosen, axis)
+        side = "smallest" if value == grid[0] else "largest" if value == grid[-1] else None
+        if side is None or (domain_bound is not None and domain_bound == (side, value)):
+            continue
+        out.append(GridEdge(axis, value, side, grid))
+    return out
+
+
+def nothing_trained(n: int, batch_size: int) -> str | None:
+    """The sentence to report when no readout was trained before a prediction, else None."""
+    if n > batch_size:
+        return None
+    return (f"no readout trained: N = {n} <= batch size B = {batch_size}, so every example "
+            "was coded by the uniform distribution (log C nats each) before any training "
+            "step; use a smaller batch_size or more data")

@@ -1,0 +1,88 @@
+"""What a switching prior pays for the option to switch: the regret bound vs one expert.
+
+For any strategy, the switching code of Eq. 1 sums over all expert sequences,
+so it is at most the term of one sequence (paper App. A.1, Eq. 4, second
+line). Taking that sequence to be one expert k throughout, and comparing with
+expert k's *own* prequential code (so the plug-in term of Eq. 3 cancels):
+
+    L_switch − L_k ≤ −log p(ξ_1 = … = ξ_N = k)          (nats, for every k)
+
+a data-independent guarantee; with k the best single expert it bounds the
+regret a :class:`mdlnb.Report` prints. For fixed share (Eq. 2, new block
+expert drawn from w, first expert from p(ξ_1)):
+
+    −log p(ξ_{1:N} = k) = −log p(ξ_1 = k) − Σ_{t=2}^N log(1 − α_t + α_t w_k)
+
+and with w and p(ξ_1) uniform over K experts and α_t = min(1, (m − 1)/t):
+log K + Σ_{t=2}^N −log(1 − α_t (K − 1)/K) ≈ log K + (m − 1) log N for
+N ≫ m. The first term is the price of choosing among K experts, the second
+the price of keeping the option to switch. (The paper's
+m log K + (m − 1) log(N/(m − 1)) bounds the prior's cost of a comparator with
+m − 1 switches instead.) Bayesian mixture: −log p(ξ_1 = k) (log K);
+elementwise mixture: −log p(ξ_1 = k) − (N − 1) log w_k. Other strategies
+(switch distribution, run-length) are computed exactly by their forward pass
+on a two-column loss matrix: expert k with zero loss and "every other expert"
+(prior weight 1 − w_k) with a loss no sequence can afford.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from mdlnb.switching.strategies import BayesianMixture, ElementwiseMixture, FixedShare
+
+_NEVER = 1.0e4   # nats per step: exp(−1e4) underflows to 0 in float32 and float64
+
+
+def _check(n: int, num_experts: int, expert: int) -> None:
+    for name, v, lo in (("n", n, 1), ("num_experts", num_experts, 1)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise ValueError(f"{name}: must be an integer >= {lo}, got {v!r}")
+    if isinstance(expert, bool) or not isinstance(expert, (int, np.integer)) \
+            or not 0 <= expert < num_experts:
+        raise ValueError(f"expert: must be an integer in [0, {num_experts}), got {expert!r}")
+
+
+def never_switch_cost(strategy, n: int, num_experts: int, expert: int = 0) -> float:
+    """``−log p(ξ_1 = … = ξ_n = expert)`` under ``strategy``'s prior, in nats.
+
+    The switching code of any loss matrix with ``n`` rows and ``num_experts``
+    columns is at most expert ``expert``'s own codelength plus this (module
+    docstring): the guaranteed bound on the regret vs that single expert.
+    """
+    _check(n, num_experts, expert)
+    log_first = float(strategy.log_first(num_experts)[expert])
+    if isinstance(strategy, BayesianMixture):
+        return -log_first
+    log_w = float(strategy.log_weights(num_experts)[expert])
+    if isinstance(strategy, ElementwiseMixture):
+        return -log_first - (n - 1) * log_w
+    if isinstance(strategy, FixedShare):
+        t = np.arange(2, n + 1, dtype=np.float64)
+        alpha = (np.full_like(t, strategy.alpha) if strategy.alpha is not None
+                 else np.minimum(1.0, (strategy.m - 1.0) / t))
+        stay = (1.0 - alpha) + alpha * math.exp(log_w)
+        with np.errstate(divide="ignore"):
+            return float(-log_first - np.sum(np.log(stay)))
+    return _by_forward_pass(strategy, n, num_experts, expert)
+
+
+def _by_forward_pass(strategy, n: int, num_experts: int, expert: int) -> float:
+    from mdlnb.switching.batch import codelength
+
+    def two(logp: np.ndarray) -> tuple[float, float]:
+        p = math.exp(float(logp[expert]))
+        return (p, max(0.0, 1.0 - p))
+
+    changes = {}
+    for f in ("weights", "initial"):
+        if hasattr(strategy, f):
+            src = strategy.log_weights if f == "weights" else strategy.log_first
+            changes[f] = two(src(num_experts))
+    two_column = dataclasses.replace(strategy, **changes)
+    losses = np.zeros((n, 2), np.float32)
+    losses[:, 1] = _NEVER
+    return float(codelength(losses, two_column, posterior=False).total_nats)
