@@ -106,6 +106,43 @@ def test_hscore_fixed_values():
         assert T.hscore(f, y) == pytest.approx(_hscore_direct(f, y), rel=1e-8)
 
 
+def _hscore_exact_solve(f, y):
+    """tr(S⁻¹ B) by a float64 linear solve of the full-rank 1/N covariance (no cut-off)."""
+    fc = f - f.mean(0)
+    g = np.stack([fc[y == k].mean(0) for k in np.unique(y)])[np.searchsorted(np.unique(y), y)]
+    return np.trace(np.linalg.solve(fc.T @ fc / len(f), g.T @ g / len(f)))
+
+
+def test_hscore_scale_free_on_breast_cancer():
+    """Regression (issue 10): raw breast-cancer features have a covariance of
+    condition number ~6e11; an eigenvalue cut-off at 1e-10·λ_max dropped three
+    genuine directions (0.76590). H is invariant to invertible linear maps."""
+    from sklearn.datasets import load_breast_cancer
+
+    x, y = load_breast_cancer(return_X_y=True)
+    exact = _hscore_exact_solve(x, y)
+    assert exact == pytest.approx(0.774324652637, abs=1e-9)
+    assert T.hscore(x, y) == pytest.approx(exact, rel=1e-9)
+    assert T.regularized_hscore(x, y, shrinkage=0.0) == pytest.approx(exact, rel=1e-9)
+    rng = np.random.default_rng(0)
+    for lo, hi in [(-6, 6), (-6, -6), (6, 6)]:
+        scale = 10.0 ** rng.uniform(lo, hi, x.shape[1])
+        assert T.hscore(x * scale, y) == pytest.approx(exact, rel=1e-9)
+    z = (x - x.mean(0)) / x.std(0)
+    a = rng.normal(size=(30, 30))                       # a generic invertible map
+    assert T.hscore(z @ a + 5.0, y) == pytest.approx(exact, rel=1e-8)
+
+
+def test_hscore_rank_deficient_keeps_only_numerical_duplicates():
+    """Columns that are exact combinations of others add nothing, whatever their scale."""
+    from sklearn.datasets import load_wine
+
+    x, y = load_wine(return_X_y=True)
+    exact = _hscore_exact_solve(x, y)
+    dup = np.hstack([x, 1e5 * x[:, :3] - 2e-4 * x[:, 3:6]])
+    assert T.hscore(dup, y) == pytest.approx(exact, rel=1e-9)
+
+
 def test_hscore_independent_features_near_zero():
     f = RNG.normal(size=(4000, 5))
     y = RNG.integers(0, 3, 4000)
@@ -447,3 +484,20 @@ def test_logme_converges_when_few_wide_features_interpolate_a_class(case):
                              options=dict(maxiter=4000, xatol=1e-10, fatol=1e-12))
                     for la in (-5, 0, 5) for lb in (0, 5, 10, 15)), key=lambda o: o.fun)
         np.testing.assert_allclose(res.evidence[k], -best.fun, rtol=1e-6, atol=1e-6)
+
+
+def test_no_exported_name_hides_a_submodule():
+    """Every public attribute of mdlnb.transfer is what it says: no function
+    shadows a module of the same name (modules are private ``_x.py``)."""
+    import importlib
+    import pkgutil
+
+    import mdlnb.transfer as pkg
+
+    subs = {m.name for m in pkgutil.iter_modules(pkg.__path__)}
+    assert all(name.startswith("_") for name in subs), subs
+    for name in pkg.__all__:
+        assert not hasattr(getattr(pkg, name), "__path__")
+    for name in subs:
+        mod = importlib.import_module(f"mdlnb.transfer.{name}")
+        assert getattr(pkg, name, mod) is mod

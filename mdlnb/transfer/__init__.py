@@ -19,15 +19,17 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from mdlnb.transfer import _validate as _v
-from mdlnb.transfer.gaussian import (PactranGaussianResult, pactran_gaussian,
+from mdlnb.transfer._gaussian import SIGMA0_FACTORS
+from mdlnb.transfer._gaussian import (PactranGaussianResult, pactran_gaussian,
                                      pactran_gaussian_grid, pactran_gaussian_result,
                                      select_by_kendall)
-from mdlnb.transfer.hscore import hscore, ledoit_wolf_shrinkage, regularized_hscore
-from mdlnb.transfer.leep import (gmm_posteriors, leep, nce, nleep, source_probs_from_head,
+from mdlnb.transfer._hscore import hscore, ledoit_wolf_shrinkage, regularized_hscore
+from mdlnb.transfer._leep import (gmm_posteriors, leep, nce, nleep, source_probs_from_head,
                                  source_probs_from_logits)
-from mdlnb.transfer.linear import linear, linear_valid, linear_valid_losses, two_folds
-from mdlnb.transfer.logme import LogMEResult, logme, logme_result
-from mdlnb.transfer.pactran import (PactranResult, pactran_dirichlet,
+from mdlnb.transfer._linear import BETA_FACTORS
+from mdlnb.transfer._linear import linear, linear_valid, linear_valid_losses, two_folds
+from mdlnb.transfer._logme import LogMEResult, logme, logme_result
+from mdlnb.transfer._pactran import (PactranResult, pactran_dirichlet,
                                     pactran_dirichlet_result, pactran_gamma,
                                     pactran_gamma_result)
 
@@ -71,10 +73,11 @@ def _registry() -> dict[str, Metric]:
         Metric("nleep", lambda i, y, c, r: leep(_gmm(i, y, c, r), y, num_classes=c), +1, f, nat,
                {"variance": 0.8, "n_components": "C", "covariance_type": "full"}),
         Metric("hscore", lambda i, y, c, r: hscore(i["features"], y, num_classes=c), +1, f, dim,
-               {"rcond": 1e-10}),
+               {"rank": "SVD of centred, unit-norm columns; rcond max(N,D)*eps",
+                "invariance": "invertible linear maps of the features"}),
         Metric("regularized_hscore",
                lambda i, y, c, r: regularized_hscore(i["features"], y, num_classes=c), +1, f, dim,
-               {"shrinkage": "Ledoit-Wolf"}),
+               {"shrinkage": "Ledoit-Wolf", "covariance": "1/N"}),
         Metric("logme", lambda i, y, c, r: logme(i["features"], y, num_classes=c), +1, f, nat,
                {"tol": 1e-10, "init": "alpha=beta=1"}),
         Metric("pactran_dirichlet",
@@ -143,7 +146,7 @@ def score_all(features: Any, labels: Any, source_probs: Any = None, *,
 
 
 __all__ = [
-    "METRICS", "Metric", "oriented", "score_all",
+    "METRICS", "Metric", "oriented", "score_all", "BETA_FACTORS", "SIGMA0_FACTORS",
     "leep", "nleep", "nce", "gmm_posteriors", "source_probs_from_logits", "source_probs_from_head",
     "hscore", "regularized_hscore", "ledoit_wolf_shrinkage",
     "logme", "logme_result", "LogMEResult",
