@@ -298,6 +298,29 @@ def test_pactran_gamma_matches_float64_reference_and_scale_invariance():
     assert T.pactran_gamma(M_PT * scale, Y_PT) == pytest.approx(res.value, abs=2e-5)
 
 
+def _digits_16_way_source():
+    from sklearn.datasets import load_digits
+
+    x, y = load_digits(return_X_y=True)
+    z = (x - x.mean(0)) / (x.std(0) + 1e-9)
+    w = np.random.default_rng(0).normal(size=(64, 16)) / 8       # a fixed 16-way source head
+    return T.source_probs_from_head(z, w), y
+
+
+def test_pactran_runs_to_the_float64_fixed_point_on_digits():
+    """Regression (issue 10): float32 iterates reported convergence after 61
+    (Dirichlet) / 39 (Gamma) iterations when the float32 change hit 0, 1.2e-3 and
+    2.2e-4 relative above the fixed point. Reference: 600 plain float64 NumPy
+    mean-field iterations (the bound no longer changes in float64 after ~450)."""
+    m, y = _digits_16_way_source()
+    for result, ref in ((T.pactran_dirichlet_result, _dirichlet_reference),
+                        (T.pactran_gamma_result, _gamma_reference)):
+        res = result(m, y)
+        assert res.converged and res.delta <= res.tol == 1e-12
+        assert res.iterations > 200 and len(res.history) == res.iterations + 1
+        assert res.value == pytest.approx(ref(m, y, 10, 600), rel=1e-10)
+
+
 def test_pactran_gamma_dirichlet_relation_eq11():
     """Normalised independent Gamma(a_y, 1) weights are Dir(a): with one-hot M the
     Gamma model (Eq. 11) has the Dirichlet model's exact evidence, which PT-Gamma
