@@ -79,7 +79,20 @@ def test_nleep_separated_clusters_and_sklearn_pipeline():
     x2 = RNG.normal(size=(90, 8))
     s = PCA(n_components=0.8, svd_solver="full").fit_transform(x2 - x2.mean(0))
     post = GaussianMixture(3, random_state=0).fit(s).predict_proba(s)
-    assert T.nleep(x2, y) == pytest.approx(T.leep(post, y), abs=1e-12)
+    assert T.nleep(x2, y, components="classes") == pytest.approx(T.leep(post, y), abs=1e-12)
+    post9 = GaussianMixture(9, random_state=0).fit(s).predict_proba(s)     # max(min(3, 18), 9)
+    res = T.nleep_result(x2, y)
+    assert (res.n_components, res.rule) == (9, "paper")
+    assert res.value == pytest.approx(T.leep(post9, y), abs=1e-12)
+
+
+@pytest.mark.parametrize("n,c,paper", [(20, 10, 4), (50, 10, 10), (100, 10, 10), (1797, 10, 179),
+                                       (4, 2, 1), (30, 3, 3), (300, 3, 30)])
+def test_nleep_component_rules(n, c, paper):
+    """PACTran code: max(min(C, int(0.2 N)), int(0.1 N)); the paper's text: C."""
+    assert T.nleep_components("paper", n, c) == paper
+    assert T.nleep_components("classes", n, c) == c
+    assert T.nleep_components(7, n, c) == 7
 
 
 # ---------------------------------------------------------------- H-score
@@ -470,6 +483,8 @@ def test_score_all_and_registry_signs():
     (lambda: T.leep(np.array([[1.5, -0.5], [0.5, 0.5]]), [0, 1]), "source_probs"),
     (lambda: T.nce(np.array([0, 1]), [0, 1, 1]), "labels"),
     (lambda: T.nleep(np.ones((4, 2)), [0, 1, 0, 1], variance=1.5), "variance"),
+    (lambda: T.nleep(np.ones((4, 2)), [0, 1, 0, 1], components="many"), "components"),
+    (lambda: T.score_all(np.ones((4, 2)), [0, 1, 0, 1], nleep_components=0), "components"),
     (lambda: T.pactran_gaussian(np.ones((4, 2)), [0, 1, 0, 1], beta_factor=-1), "beta_factor"),
     (lambda: T.score_all(np.ones((4, 2)), [0, 1, 0, 1], metrics=["nope"]), "metrics"),
     (lambda: T.score_all(np.ones((4, 2)), [0, 1, 0, 1], metrics=["leep"]), "source_probs"),
