@@ -8,8 +8,9 @@ Covariances use the 1/N normalisation (it cancels in the ratio).
 H is invariant to every invertible linear map ``f → f A`` of the features:
 with ``F`` the centred features, ``cov(f)⁺ cov(E[f|y])`` only sees the column
 space of ``F``, and ``H = Σ_c ‖Qᵀ 1_c‖² / n_c`` for any orthonormal basis
-``Q`` of it (``1_c`` the indicator of class c, ``n_c`` its size). We take
-``Q`` from the thin SVD of ``F`` with every column scaled to unit norm, so
+``Q`` of it (``1_c`` the indicator of class c, ``n_c`` its size). We scale
+every column of ``F`` to unit norm and take ``Q`` from its Gram
+eigenbasis when that is well conditioned, else from its thin SVD, so
 neither feature units nor the squared condition number of a Gram matrix
 can decide the rank: a direction is dropped only when its singular value is
 below ``rcond`` times the largest (default ``max(N, D)·eps``, NumPy's
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb.transfer import _gram
 from mdlnb.transfer import _validate as v
 
 
@@ -56,20 +58,34 @@ def _rank_tol(s: np.ndarray, shape: tuple[int, int], rcond: float | None) -> flo
     return rel * top
 
 
-def _column_basis(f: np.ndarray, rcond: float | None) -> np.ndarray:
-    """Orthonormal basis (N, r) of the column space of the centred ``f``.
+# Above this condition number of the unit-norm columns the Gram route would
+# lose more than ~eps·κ² ≈ 1e-8 relative accuracy: take the SVD instead.
+_GRAM_MAX_COND_SQ = 1e8
+
+
+def _class_coordinates(f: np.ndarray, ind: np.ndarray, rcond: float | None) -> np.ndarray:
+    """``Qᵀ 1_c`` (r, C) for an orthonormal basis ``Q`` of the column space of ``f``.
 
     Columns are scaled to unit norm first (a zero column, i.e. a constant
     feature, is dropped), which makes the rank decision independent of the
-    units of each feature.
+    units of each feature. When the scaled matrix is well conditioned
+    (``κ² < 1e8``: every direction is genuine and the Gram eigenbasis is
+    accurate to ~1e-8) the smaller Gram matrix is used, ``O(N·min(N,D)²)``
+    like :mod:`mdlnb.transfer._gram`; otherwise the thin SVD decides the rank
+    at ``rcond`` (default ``max(N, D)·eps``) on singular values, not their
+    squares.
     """
-    norms = np.linalg.norm(f, axis=0)
+    norms = np.sqrt(np.einsum("ij,ij->j", f, f))
     keep = norms > 0
     if not np.any(keep):
-        return np.zeros((f.shape[0], 0))
-    g = f[:, keep] / norms[keep]
+        return np.zeros((0, ind.shape[1]))
+    g = f / norms if keep.all() else f[:, keep] / norms[keep]
+    if rcond is None:
+        sp = _gram.spectrum(g)
+        if sp.evals[-1] > sp.evals[0] / _GRAM_MAX_COND_SQ:
+            return sp.left_coords(g, ind)
     u, s = _thin_svd(g)
-    return u[:, s > _rank_tol(s, g.shape, rcond)]
+    return u[:, s > _rank_tol(s, g.shape, rcond)].T @ ind
 
 
 def _rcond(rcond: Any) -> float | None:
@@ -90,9 +106,8 @@ def hscore(features: Any, labels: Any, *, num_classes: int | None = None,
     f = v.features(features)
     y, c = v.labels(labels, f.shape[0], num_classes)
     rc = _rcond(rcond)
-    q = _column_basis(f - f.mean(axis=0), rc)
     ind, counts = _class_indicator(y, c)
-    return float(np.sum((q.T @ ind) ** 2 / counts))
+    return float(np.sum(_class_coordinates(f - f.mean(axis=0), ind, rc) ** 2 / counts))
 
 
 def ledoit_wolf_shrinkage(features: Any) -> float:
@@ -104,7 +119,7 @@ def ledoit_wolf_shrinkage(features: Any) -> float:
     """
     f = v.features(features)
     f = f - f.mean(axis=0)
-    return _lw_alpha(f, _thin_svd(f)[1] ** 2)
+    return _lw_alpha(f, _gram.spectrum(f).evals)
 
 
 def _lw_alpha(f: np.ndarray, evals: np.ndarray) -> float:
@@ -125,9 +140,10 @@ def regularized_hscore(features: Any, labels: Any, *, num_classes: int | None = 
 
     ``Σ_α = (1-α) cov(f) + α (tr cov(f)/D) I`` with Ledoit–Wolf ``α``
     (:func:`ledoit_wolf_shrinkage`) unless ``shrinkage`` is given. For
-    ``α > 0`` the shrunk covariance is positive definite and the trace is
-    taken in the SVD basis of the centred features (class means lie in the
-    span of their right singular vectors). At ``α = 0`` it is
+    ``α > 0`` the shrunk covariance is positive definite (eigenvalues
+    ≥ αμ) and the trace is taken in the eigenbasis of the smaller Gram matrix
+    of the centred features (class means lie in the span of its right
+    singular vectors). At ``α = 0`` it is
     :func:`hscore` (scale-free, ``rcond`` applies); shrinkage towards ``μI``
     is not invariant to rescaling features, by construction.
     """
@@ -136,18 +152,17 @@ def regularized_hscore(features: Any, labels: Any, *, num_classes: int | None = 
     rc = _rcond(rcond)
     n, d = f.shape
     f = f - f.mean(axis=0)
-    u, s = _thin_svd(f)
-    evals = s ** 2
+    sp = _gram.spectrum(f)
+    evals = sp.evals
     a = _lw_alpha(f, evals) if shrinkage is None else float(shrinkage)
     if not 0.0 <= a <= 1.0:
         raise ValueError(f"shrinkage: must lie in [0, 1], got {shrinkage}")
     ind, counts = _class_indicator(y, c)
     if a == 0.0:
-        q = _column_basis(f, rc)
-        return float(np.sum((q.T @ ind) ** 2 / counts))
+        return float(np.sum(_class_coordinates(f, ind, rc) ** 2 / counts))
     mu = evals.sum() / (n * d)
     if mu == 0.0:                                         # every feature constant
         return 0.0
-    denom = (1 - a) * evals / n + a * mu                  # > 0: eigenvalues of Σ_α on span(V)
-    ut1 = u.T @ ind                                       # Uᵀ 1_c; Vᵀ Fᵀ 1_c = S Uᵀ 1_c
-    return float((1 - a) * np.sum(evals[:, None] * ut1 ** 2 / (denom[:, None] * n * counts)))
+    denom = (1 - a) * evals / n + a * mu                  # ≥ αμ > 0: eigenvalues of Σ_α on span(V)
+    proj = sp.coords(f, ind)                              # Vᵀ Fᵀ 1_c; class means lie in span(V)
+    return float((1 - a) * np.sum(proj ** 2 / (denom[:, None] * n * counts)))
