@@ -133,8 +133,9 @@ def main() -> None:
     cases: list[dict] = []
 
     def add(case_id, metric, peer, peer_value, mapping, *, tol, differs=None, **extra):
-        cases.append(dict(id=case_id, metric=metric, peer=peer, peer_value=float(peer_value),
-                          mapping=mapping, tol=tol, differs=differs, **extra))
+        cases.append(dict(id=case_id, metric=metric, peer=peer, input=input_of(case_id),
+                          peer_value=float(peer_value), mapping=mapping, tol=tol,
+                          differs=differs, **extra))
 
     # ---- LEEP / NCE: digits through a fixed 16-way source head
     p, y = I.digits_source16()
@@ -304,7 +305,6 @@ def main() -> None:
     # ---- rank statistics on a real table: 5-fold accuracies of 5 classifiers on 8 datasets
     import pandas as pd
     from autorank import autorank
-    from sklearn.model_selection import StratifiedKFold, cross_val_score
 
     table = score_table()
     df = pd.DataFrame(table, index=list(I.TABLE_DATASETS), columns=list(I.TABLE_CLASSIFIERS))
@@ -345,6 +345,34 @@ def main() -> None:
     )
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     print(f"{len(cases)} cases -> {args.out}")
+
+
+INPUTS = (   # case-id prefix -> the inputs.py call that builds the case's input
+    ("leep_", "digits_source16(): 1797 x 16 source probabilities, digits labels"),
+    ("nce_", "argmax of digits_source16(), digits labels"),
+    ("nleep_pactran_n300", "digits_projection(300): 300 x 16"),
+    ("nleep_pactran_n20", "digits_projection(20): 20 x 16 (few-shot, 2 per class)"),
+    ("hscore_tllib_breast_cancer", "breast_cancer(): raw 569 x 30"),
+    ("regularized_hscore_tllib_breast_cancer", "breast_cancer(): raw 569 x 30"),
+    ("hscore_", "digits_projection(): 1797 x 16"),
+    ("regularized_hscore_", "digits_projection(): 1797 x 16"),
+    ("logme_thuml_few_shot", "digits_few_shot(2): raw digits, 20 x 64"),
+    ("logme_", "digits_projection(): 1797 x 16"),
+    ("pactran_gaussian", "digits_projection(300): 300 x 16"),
+    ("linear_", "digits_projection(300): 300 x 16"),
+    ("pactran_", "digits_source16(500): 500 x 16 source probabilities"),
+    ("twonn_skdim_duplicates", "digits_with_duplicates(): 430 x 64 raw digits, 30 exact pairs"),
+    ("twonn_", "digits_projection(): 1797 x 16"),
+    ("alignment_", "wine_views(): two noisy views of standardised wine, 178 x 13"),
+    ("uniformity_", "wine_views()[0]"),
+    ("coding_rate", "wine_standardised(): 178 x 13, wine labels"),
+    ("class_coding_rate", "wine_standardised(): 178 x 13, wine labels"),
+    ("", "score_table: 5-fold accuracies, 8 datasets x 5 classifiers (pinned below)"),
+)
+
+
+def input_of(case_id: str) -> str:
+    return next(desc for prefix, desc in INPUTS if case_id.startswith(prefix))
 
 
 def score_table() -> np.ndarray:
