@@ -78,7 +78,7 @@ def _registry() -> dict[str, Metric]:
                 "n_components": "score_all(nleep_components=): 'paper' (default) = "
                                 "max(min(C, int(0.2N)), int(0.1N)), 'classes' = C, or an int"}),
         Metric("hscore", lambda i, y, c, r: hscore(i["features"], y, num_classes=c), +1, f, dim,
-               {"rank": "SVD of centred, unit-norm columns; rcond max(N,D)*eps",
+               {"rank": "centred unit-norm columns (Gram if cond^2 < 1e8, else SVD); rcond max(N,D)*eps",
                 "invariance": "invertible linear maps of the features"}),
         Metric("regularized_hscore",
                lambda i, y, c, r: regularized_hscore(i["features"], y, num_classes=c), +1, f, dim,
