@@ -25,14 +25,20 @@ Conventions that public implementations disagree on, fixed here:
   *Euclidean* distances; the slope of a line through the origin fitted to
   ``(log μ_(i), −log(1 − i/N))`` after discarding the largest
   ``discard_fraction`` of μ (the last point has −log 0 = ∞). Exact duplicate
-  rows are removed first (they give r1 = 0). With ``metric="cosine"`` rows are
+  rows give r1 = 0; ``duplicates="unique"`` (default) keeps one copy of each
+  distinct row before the neighbour search (as DADApy's
+  ``remove_identical_points``); ``duplicates="drop"`` keeps every row in the
+  neighbour search and leaves out of the fit each point whose nearest
+  neighbour is at distance 0 — all copies — as scikit-dimension's ``TwoNN``
+  does. With ``metric="cosine"`` rows are
   L2-normalized and the *chordal* distance √(2 − 2 cos) is used; CLID's
   footnote distance 2 − 2 cos is its square, and squaring every distance
   squares μ and so halves the estimate.
 * **Cluster learnability** (CLID Sec. 2.2, 3.1): k-means (k = round(√N)
   by default) on all N points gives pseudo-labels; a seeded random split
   (``train_fraction``) trains a k-NN (1 neighbour by default) whose accuracy on
-  the held-out part is CL. ``metric="cosine"`` (the paper's choice)
+  the held-out part is CL. k-means is greedy k-means++ (scikit-learn's
+  seeding) with ``n_init = 10`` restarts, keeping the lowest inertia. ``metric="cosine"`` (the paper's choice)
   normalizes rows first; k-means is then Euclidean k-means on the unit
   vectors (centroids are cluster means, not re-projected onto the sphere)
   and 1-NN by Euclidean distance equals 1-NN by cosine similarity.
@@ -123,7 +129,7 @@ def _default_clusters(n: int, n_clusters: int | None) -> int:
 
 
 # ----------------------------------------------------------------------------
-# k-means (k-means++ seeding, Lloyd iterations), compiled JAX
+# k-means (greedy k-means++ seeding, Lloyd iterations, n_init restarts), compiled JAX
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,24 +147,33 @@ def _sq_dists(z: jax.Array, c: jax.Array) -> jax.Array:
     return jnp.maximum(d2, 0.0)
 
 
-@partial(jax.jit, static_argnames=("n_clusters", "max_iter"))
-def _kmeans_jit(z, key, tol, *, n_clusters: int, max_iter: int):
-    n, _ = z.shape
+def _greedy_kmeanspp(z, key, n_clusters: int, n_trials: int):
+    """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007; scikit-learn's
+    ``_kmeans_plusplus``): each new centre is the best, by the potential
+    Σ_i min_c ‖z_i − c‖², of ``n_trials`` candidates drawn ∝ squared distance."""
+    n = z.shape[0]
     k_first, k_rest = jax.random.split(key)
     first = jax.random.randint(k_first, (), 0, n)
     cents = jnp.zeros((n_clusters, z.shape[1]), z.dtype).at[0].set(z[first])
     min_d2 = jnp.sum((z - z[first]) ** 2, axis=1)
 
-    def seed_step(i, carry):  # k-means++: next centre ∝ squared distance
+    def seed_step(i, carry):
         cents, min_d2 = carry
         pos = min_d2 > 0
         logits = jnp.where(jnp.any(pos), jnp.where(pos, jnp.log(jnp.where(pos, min_d2, 1.0)),
                                                    -jnp.inf), 0.0)
-        idx = jax.random.categorical(jax.random.fold_in(k_rest, i), logits)
-        cents = cents.at[i].set(z[idx])
-        return cents, jnp.minimum(min_d2, jnp.sum((z - z[idx]) ** 2, axis=1))
+        cand = jax.random.categorical(jax.random.fold_in(k_rest, i), logits, shape=(n_trials,))
+        d2 = jnp.minimum(min_d2[None, :], _sq_dists(z[cand], z))        # (trials, N)
+        best = jnp.argmin(jnp.sum(d2, axis=1))
+        return cents.at[i].set(z[cand[best]]), d2[best]
 
     cents, _ = jax.lax.fori_loop(1, n_clusters, seed_step, (cents, min_d2))
+    return cents
+
+
+def _kmeans_one(z, key, tol, n_clusters: int, max_iter: int, n_trials: int):
+    n, _ = z.shape
+    cents = _greedy_kmeanspp(z, key, n_clusters, n_trials)
 
     def assign(cents):
         d2 = _sq_dists(z, cents)
@@ -183,11 +198,30 @@ def _kmeans_jit(z, key, tol, *, n_clusters: int, max_iter: int):
     return lab, cents, inertia, it
 
 
-def kmeans(z: Any, n_clusters: int, key: Any, *, max_iter: int = 100,
-           tol: float = 1e-6) -> KMeansResult:
-    """Euclidean k-means: k-means++ seeding then Lloyd until the inertia
-    improves by less than ``tol`` (relative) or ``max_iter`` iterations.
+@partial(jax.jit, static_argnames=("n_clusters", "max_iter", "n_init", "n_trials"))
+def _kmeans_jit(z, key, tol, *, n_clusters: int, max_iter: int, n_init: int, n_trials: int):
+    keys = jax.random.split(key, n_init)
+    # lax.map (sequential): a vmapped while_loop runs every restart for the
+    # slowest one's iterations and measured 3x slower on CPU.
+    lab, cents, inertia, it = jax.lax.map(
+        lambda k: _kmeans_one(z, k, tol, n_clusters, max_iter, n_trials), keys)
+    best = jnp.argmin(inertia)
+    return lab[best], cents[best], inertia[best], it[best]
 
+
+def kmeans(z: Any, n_clusters: int, key: Any, *, max_iter: int = 100,
+           tol: float = 1e-6, n_init: int = 10, n_trials: int | None = None) -> KMeansResult:
+    """Euclidean k-means: greedy k-means++ seeding then Lloyd until the inertia
+    improves by less than ``tol`` (relative) or ``max_iter`` iterations; the
+    best of ``n_init`` independently seeded runs (lowest inertia).
+
+    Greedy seeding draws ``n_trials`` candidates per centre (default
+    ``2 + ⌊ln k⌋``, scikit-learn's choice) and keeps the one that lowers the
+    potential most. The ``n_init`` runs are one compiled program (``lax.map``).
+    With ``n_init = 10`` the inertia on digits and wine is at or below the median
+    of scikit-learn's ``KMeans(n_init=1)`` (greedy k-means++, one run) and
+    1–4 % below one greedy run of ours; plain k-means++ with one run, the
+    previous default, was 0.5–5 % above scikit-learn's.
     ``key`` is a ``jax.random`` key (or an int seed). Empty clusters keep their
     previous centroid.
     """
@@ -195,9 +229,15 @@ def kmeans(z: Any, n_clusters: int, key: Any, *, max_iter: int = 100,
     n_clusters = _default_clusters(len(z), n_clusters)
     if int(max_iter) < 1:
         raise ValueError(f"max_iter: must be >= 1, got {max_iter}")
+    if isinstance(n_init, bool) or int(n_init) != n_init or n_init < 1:
+        raise ValueError(f"n_init: must be an integer >= 1, got {n_init!r}")
+    trials = 2 + int(math.log(n_clusters)) if n_trials is None else n_trials
+    if isinstance(trials, bool) or int(trials) != trials or trials < 1:
+        raise ValueError(f"n_trials: must be an integer >= 1, got {n_trials!r}")
     check_positive(tol, "tol", strict=False)
     lab, cents, inertia, it = _kmeans_jit(jnp.asarray(z), _as_key(key), jnp.float32(tol),
-                                          n_clusters=n_clusters, max_iter=int(max_iter))
+                                          n_clusters=n_clusters, max_iter=int(max_iter),
+                                          n_init=int(n_init), n_trials=int(trials))
     return KMeansResult(np.asarray(lab, np.int32), np.asarray(cents), float(inertia), int(it))
 
 
@@ -264,7 +304,10 @@ def knn_accuracy(train: Any, train_labels: Any, test: Any, test_labels: Any, *,
 # TwoNN intrinsic dimension
 
 
-def _precomputed_two_nearest(dist: Any) -> np.ndarray:
+_DUPLICATES = ("unique", "drop")
+
+
+def _precomputed_two_nearest(dist: Any, duplicates: str) -> np.ndarray:
     d = as_array(dist, "z", ndim=2, dtype=np.float64)
     if d.shape[0] != d.shape[1]:
         raise ValueError(f"z: metric='precomputed' needs a square distance matrix, "
@@ -272,35 +315,48 @@ def _precomputed_two_nearest(dist: Any) -> np.ndarray:
     check_finite(d, "z")
     if np.any(d < 0) or not np.allclose(d, d.T):
         raise ValueError("z: distances must be non-negative and symmetric")
-    dup = np.triu(d == 0, k=1).any(axis=0)          # j repeats an earlier point
-    d = d[~dup][:, ~dup]
+    if duplicates == "unique":
+        dup = np.triu(d == 0, k=1).any(axis=0)      # j repeats an earlier point
+        d = d[~dup][:, ~dup]
     if len(d) < 3:
         raise ValueError(f"z: needs at least 3 distinct points, got {len(d)}")
+    d = d.copy()
     np.fill_diagonal(d, np.inf)
     return np.sort(np.partition(d, 1, axis=1)[:, :2], axis=1)
 
 
-def twonn_ratios(z: Any, *, metric: str = "euclidean") -> np.ndarray:
-    """μ_i = r_i2 / r_i1 ≥ 1 for every distinct row (duplicates removed),
-    sorted ascending. Exact (float64) distances; see the module docstring for
-    ``metric``. ``metric="precomputed"``: ``z`` is an (N, N) distance matrix
-    (e.g. geodesic distances on a manifold); points at distance 0 from an
-    earlier point are dropped."""
+def _ratios(r: np.ndarray) -> np.ndarray:
+    """Sorted μ = r2/r1 over the points with r1 > 0 (all of them after ``unique``)."""
+    r = r[r[:, 0] > 0]
+    if len(r) < 3:
+        raise ValueError(f"z: needs at least 3 points with a non-zero nearest-neighbour "
+                         f"distance, got {len(r)}")
+    return np.sort(r[:, 1] / r[:, 0])
+
+
+def twonn_ratios(z: Any, *, metric: str = "euclidean", duplicates: str = "unique") -> np.ndarray:
+    """μ_i = r_i2 / r_i1 ≥ 1, sorted ascending. Exact (float64) distances; see
+    the module docstring for ``metric`` and ``duplicates`` (``"unique"``: one
+    copy of each distinct row; ``"drop"``: all rows are neighbours, rows with
+    r1 = 0 are left out, as scikit-dimension). ``metric="precomputed"``: ``z``
+    is an (N, N) distance matrix (e.g. geodesic distances on a manifold)."""
+    if duplicates not in _DUPLICATES:
+        raise ValueError(f"duplicates: expected one of {_DUPLICATES}, got {duplicates!r}")
     if metric == "precomputed":
-        d = _precomputed_two_nearest(z)
-        return np.sort(d[:, 1] / d[:, 0])
+        return _ratios(_precomputed_two_nearest(z, duplicates))
     z = features_matrix(z, min_rows=3)
     if _check_metric(metric) == "cosine":
         z = _normalize_rows(z, "z")
-    z = np.unique(z + np.float32(0.0), axis=0)        # + 0.0 maps −0.0 to 0.0 first
+    if duplicates == "unique":
+        z = np.unique(z + np.float32(0.0), axis=0)    # + 0.0 maps −0.0 to 0.0 first
     if len(z) < 3:
         raise ValueError(f"z: needs at least 3 distinct rows, got {len(z)}")
     _, d = _nearest(z, z, 2, exclude_self=True)
-    return np.sort(d[:, 1] / d[:, 0])
+    return _ratios(d)
 
 
 def twonn_id(z: Any, *, discard_fraction: float = 0.1, metric: str = "euclidean",
-             estimator: str = "fit") -> float:
+             estimator: str = "fit", duplicates: str = "unique") -> float:
     """TwoNN intrinsic dimension (Facco et al. 2017; CLID Sec. 2.2). Higher =
     more expressive.
 
@@ -309,13 +365,14 @@ def twonn_id(z: Any, *, discard_fraction: float = 0.1, metric: str = "euclidean"
     of the N ratios (Facco's default discards 10%). ``estimator="mle"``: the
     Pareto maximum-likelihood form (N − 1) / Σ log μ_i over all ratios
     (``discard_fraction`` unused). Returns ``inf`` when every μ equals 1.
+    ``duplicates``: see :func:`twonn_ratios` (scikit-dimension: ``"drop"``).
     """
     check_probability(discard_fraction, "discard_fraction")
     if discard_fraction >= 1.0:
         raise ValueError(f"discard_fraction: must be < 1, got {discard_fraction}")
     if estimator not in ("fit", "mle"):
         raise ValueError(f"estimator: expected 'fit' or 'mle', got {estimator!r}")
-    mu = twonn_ratios(z, metric=metric)
+    mu = twonn_ratios(z, metric=metric, duplicates=duplicates)
     n = len(mu)
     x = np.log(mu)
     if estimator == "mle":
@@ -336,13 +393,15 @@ def twonn_id(z: Any, *, discard_fraction: float = 0.1, metric: str = "euclidean"
 
 def cluster_learnability(z: Any, key: Any, *, n_clusters: int | None = None,
                          n_neighbors: int = 1, metric: str = "cosine",
-                         train_fraction: float = 0.5, max_iter: int = 100) -> float:
+                         train_fraction: float = 0.5, max_iter: int = 100,
+                         n_init: int = 10) -> float:
     """Cluster learnability CL in [0, 1] (CLID Eq. 2). Higher = more learnable.
 
     k-means with ``n_clusters`` (default round(√N)) on all rows gives
     pseudo-labels; a random split (``train_fraction`` of the rows train a
     ``n_neighbors``-NN classifier) and CL is its accuracy on the other rows.
-    ``key`` (jax key or int) seeds both k-means and the split.
+    ``key`` (jax key or int) seeds both k-means (:func:`kmeans`, best of
+    ``n_init`` greedy k-means++ runs) and the split.
     """
     z = features_matrix(z, min_rows=2)
     if _check_metric(metric) == "cosine":
@@ -354,7 +413,8 @@ def cluster_learnability(z: Any, key: Any, *, n_clusters: int | None = None,
         raise ValueError(f"train_fraction: {train_fraction} leaves an empty train or test "
                          f"part of N={n}")
     k_km, k_split = jax.random.split(_as_key(key))
-    labels = kmeans(z, _default_clusters(n, n_clusters), k_km, max_iter=max_iter).labels
+    labels = kmeans(z, _default_clusters(n, n_clusters), k_km, max_iter=max_iter,
+                    n_init=n_init).labels
     perm = np.asarray(jax.random.permutation(k_split, n))
     tr, te = perm[:n_train], perm[n_train:]
     return knn_accuracy(z[tr], labels[tr], z[te], labels[te], n_neighbors=n_neighbors)

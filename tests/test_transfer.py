@@ -79,7 +79,20 @@ def test_nleep_separated_clusters_and_sklearn_pipeline():
     x2 = RNG.normal(size=(90, 8))
     s = PCA(n_components=0.8, svd_solver="full").fit_transform(x2 - x2.mean(0))
     post = GaussianMixture(3, random_state=0).fit(s).predict_proba(s)
-    assert T.nleep(x2, y) == pytest.approx(T.leep(post, y), abs=1e-12)
+    assert T.nleep(x2, y, components="classes") == pytest.approx(T.leep(post, y), abs=1e-12)
+    post9 = GaussianMixture(9, random_state=0).fit(s).predict_proba(s)     # max(min(3, 18), 9)
+    res = T.nleep_result(x2, y)
+    assert (res.n_components, res.rule) == (9, "paper")
+    assert res.value == pytest.approx(T.leep(post9, y), abs=1e-12)
+
+
+@pytest.mark.parametrize("n,c,paper", [(20, 10, 4), (50, 10, 10), (100, 10, 10), (1797, 10, 179),
+                                       (4, 2, 1), (30, 3, 3), (300, 3, 30)])
+def test_nleep_component_rules(n, c, paper):
+    """PACTran code: max(min(C, int(0.2 N)), int(0.1 N)); the paper's text: C."""
+    assert T.nleep_components("paper", n, c) == paper
+    assert T.nleep_components("classes", n, c) == c
+    assert T.nleep_components(7, n, c) == 7
 
 
 # ---------------------------------------------------------------- H-score
@@ -104,6 +117,43 @@ def test_hscore_fixed_values():
         y = RNG.integers(0, 4, n)
         f[:, 2] += y
         assert T.hscore(f, y) == pytest.approx(_hscore_direct(f, y), rel=1e-8)
+
+
+def _hscore_exact_solve(f, y):
+    """tr(S⁻¹ B) by a float64 linear solve of the full-rank 1/N covariance (no cut-off)."""
+    fc = f - f.mean(0)
+    g = np.stack([fc[y == k].mean(0) for k in np.unique(y)])[np.searchsorted(np.unique(y), y)]
+    return np.trace(np.linalg.solve(fc.T @ fc / len(f), g.T @ g / len(f)))
+
+
+def test_hscore_scale_free_on_breast_cancer():
+    """Regression (issue 10): raw breast-cancer features have a covariance of
+    condition number ~6e11; an eigenvalue cut-off at 1e-10·λ_max dropped three
+    genuine directions (0.76590). H is invariant to invertible linear maps."""
+    from sklearn.datasets import load_breast_cancer
+
+    x, y = load_breast_cancer(return_X_y=True)
+    exact = _hscore_exact_solve(x, y)
+    assert exact == pytest.approx(0.774324652637, abs=1e-9)
+    assert T.hscore(x, y) == pytest.approx(exact, rel=1e-9)
+    assert T.regularized_hscore(x, y, shrinkage=0.0) == pytest.approx(exact, rel=1e-9)
+    rng = np.random.default_rng(0)
+    for lo, hi in [(-6, 6), (-6, -6), (6, 6)]:
+        scale = 10.0 ** rng.uniform(lo, hi, x.shape[1])
+        assert T.hscore(x * scale, y) == pytest.approx(exact, rel=1e-9)
+    z = (x - x.mean(0)) / x.std(0)
+    a = rng.normal(size=(30, 30))                       # a generic invertible map
+    assert T.hscore(z @ a + 5.0, y) == pytest.approx(exact, rel=1e-8)
+
+
+def test_hscore_rank_deficient_keeps_only_numerical_duplicates():
+    """Columns that are exact combinations of others add nothing, whatever their scale."""
+    from sklearn.datasets import load_wine
+
+    x, y = load_wine(return_X_y=True)
+    exact = _hscore_exact_solve(x, y)
+    dup = np.hstack([x, 1e5 * x[:, :3] - 2e-4 * x[:, 3:6]])
+    assert T.hscore(dup, y) == pytest.approx(exact, rel=1e-9)
 
 
 def test_hscore_independent_features_near_zero():
@@ -261,6 +311,29 @@ def test_pactran_gamma_matches_float64_reference_and_scale_invariance():
     assert T.pactran_gamma(M_PT * scale, Y_PT) == pytest.approx(res.value, abs=2e-5)
 
 
+def _digits_16_way_source():
+    from sklearn.datasets import load_digits
+
+    x, y = load_digits(return_X_y=True)
+    z = (x - x.mean(0)) / (x.std(0) + 1e-9)
+    w = np.random.default_rng(0).normal(size=(64, 16)) / 8       # a fixed 16-way source head
+    return T.source_probs_from_head(z, w), y
+
+
+def test_pactran_runs_to_the_float64_fixed_point_on_digits():
+    """Regression (issue 10): float32 iterates reported convergence after 61
+    (Dirichlet) / 39 (Gamma) iterations when the float32 change hit 0, 1.2e-3 and
+    2.2e-4 relative above the fixed point. Reference: 600 plain float64 NumPy
+    mean-field iterations (the bound no longer changes in float64 after ~450)."""
+    m, y = _digits_16_way_source()
+    for result, ref in ((T.pactran_dirichlet_result, _dirichlet_reference),
+                        (T.pactran_gamma_result, _gamma_reference)):
+        res = result(m, y)
+        assert res.converged and res.delta <= res.tol == 1e-12
+        assert res.iterations > 200 and len(res.history) == res.iterations + 1
+        assert res.value == pytest.approx(ref(m, y, 10, 600), rel=1e-10)
+
+
 def test_pactran_gamma_dirichlet_relation_eq11():
     """Normalised independent Gamma(a_y, 1) weights are Dir(a): with one-hot M the
     Gamma model (Eq. 11) has the Dirichlet model's exact evidence, which PT-Gamma
@@ -410,6 +483,8 @@ def test_score_all_and_registry_signs():
     (lambda: T.leep(np.array([[1.5, -0.5], [0.5, 0.5]]), [0, 1]), "source_probs"),
     (lambda: T.nce(np.array([0, 1]), [0, 1, 1]), "labels"),
     (lambda: T.nleep(np.ones((4, 2)), [0, 1, 0, 1], variance=1.5), "variance"),
+    (lambda: T.nleep(np.ones((4, 2)), [0, 1, 0, 1], components="many"), "components"),
+    (lambda: T.score_all(np.ones((4, 2)), [0, 1, 0, 1], nleep_components=0), "components"),
     (lambda: T.pactran_gaussian(np.ones((4, 2)), [0, 1, 0, 1], beta_factor=-1), "beta_factor"),
     (lambda: T.score_all(np.ones((4, 2)), [0, 1, 0, 1], metrics=["nope"]), "metrics"),
     (lambda: T.score_all(np.ones((4, 2)), [0, 1, 0, 1], metrics=["leep"]), "source_probs"),
@@ -447,3 +522,20 @@ def test_logme_converges_when_few_wide_features_interpolate_a_class(case):
                              options=dict(maxiter=4000, xatol=1e-10, fatol=1e-12))
                     for la in (-5, 0, 5) for lb in (0, 5, 10, 15)), key=lambda o: o.fun)
         np.testing.assert_allclose(res.evidence[k], -best.fun, rtol=1e-6, atol=1e-6)
+
+
+def test_no_exported_name_hides_a_submodule():
+    """Every public attribute of mdlnb.transfer is what it says: no function
+    shadows a module of the same name (modules are private ``_x.py``)."""
+    import importlib
+    import pkgutil
+
+    import mdlnb.transfer as pkg
+
+    subs = {m.name for m in pkgutil.iter_modules(pkg.__path__)}
+    assert all(name.startswith("_") for name in subs), subs
+    for name in pkg.__all__:
+        assert not hasattr(getattr(pkg, name), "__path__")
+    for name in subs:
+        mod = importlib.import_module(f"mdlnb.transfer.{name}")
+        assert getattr(pkg, name, mod) is mod

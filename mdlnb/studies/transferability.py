@@ -391,7 +391,7 @@ def grid_scores(features: Any, labels: Any, num_classes: int) -> dict[tuple[str,
     Returns ``{(metric, knob): value}``, lower is better, nats/example.
     """
     from mdlnb import transfer
-    from mdlnb.transfer.linear import BETA_FACTORS
+    from mdlnb.transfer import BETA_FACTORS
 
     out = {}
     for (bf, sf), v in transfer.pactran_gaussian_grid(features, labels,

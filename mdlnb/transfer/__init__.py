@@ -18,16 +18,20 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from mdlnb.transfer import _leep
 from mdlnb.transfer import _validate as _v
-from mdlnb.transfer.gaussian import (PactranGaussianResult, pactran_gaussian,
+from mdlnb.transfer._gaussian import SIGMA0_FACTORS
+from mdlnb.transfer._gaussian import (PactranGaussianResult, pactran_gaussian,
                                      pactran_gaussian_grid, pactran_gaussian_result,
                                      select_by_kendall)
-from mdlnb.transfer.hscore import hscore, ledoit_wolf_shrinkage, regularized_hscore
-from mdlnb.transfer.leep import (gmm_posteriors, leep, nce, nleep, source_probs_from_head,
-                                 source_probs_from_logits)
-from mdlnb.transfer.linear import linear, linear_valid, linear_valid_losses, two_folds
-from mdlnb.transfer.logme import LogMEResult, logme, logme_result
-from mdlnb.transfer.pactran import (PactranResult, pactran_dirichlet,
+from mdlnb.transfer._hscore import hscore, ledoit_wolf_shrinkage, regularized_hscore
+from mdlnb.transfer._leep import (COMPONENT_RULES, NLeepResult, gmm_posteriors, leep, nce,
+                                  nleep, nleep_components, nleep_result, source_probs_from_head,
+                                  source_probs_from_logits)
+from mdlnb.transfer._linear import BETA_FACTORS
+from mdlnb.transfer._linear import linear, linear_valid, linear_valid_losses, two_folds
+from mdlnb.transfer._logme import LogMEResult, logme, logme_result
+from mdlnb.transfer._pactran import (PactranResult, pactran_dirichlet,
                                     pactran_dirichlet_result, pactran_gamma,
                                     pactran_gamma_result)
 
@@ -57,7 +61,8 @@ def _gmm(inp, labels, num_classes, seed):
     key = ("gmm", seed)
     if key not in inp:
         c = num_classes if num_classes is not None else int(np.max(labels)) + 1
-        inp[key] = gmm_posteriors(inp["features"], c, variance=0.8, seed=seed)
+        k = nleep_components(inp.get("nleep_components", "paper"), len(labels), c)
+        inp[key] = gmm_posteriors(inp["features"], k, variance=0.8, seed=seed)
     return inp[key]
 
 
@@ -69,20 +74,23 @@ def _registry() -> dict[str, Metric]:
         Metric("nce", lambda i, y, c, r: nce(i["source_probs"], y, num_classes=c), +1, s, nat,
                {"source_labels": "argmax of source_probs"}),
         Metric("nleep", lambda i, y, c, r: leep(_gmm(i, y, c, r), y, num_classes=c), +1, f, nat,
-               {"variance": 0.8, "n_components": "C", "covariance_type": "full"}),
+               {"variance": 0.8, "covariance_type": "full",
+                "n_components": "score_all(nleep_components=): 'paper' (default) = "
+                                "max(min(C, int(0.2N)), int(0.1N)), 'classes' = C, or an int"}),
         Metric("hscore", lambda i, y, c, r: hscore(i["features"], y, num_classes=c), +1, f, dim,
-               {"rcond": 1e-10}),
+               {"rank": "centred unit-norm columns (Gram if cond^2 < 1e8, else SVD); rcond max(N,D)*eps",
+                "invariance": "invertible linear maps of the features"}),
         Metric("regularized_hscore",
                lambda i, y, c, r: regularized_hscore(i["features"], y, num_classes=c), +1, f, dim,
-               {"shrinkage": "Ledoit-Wolf"}),
+               {"shrinkage": "Ledoit-Wolf", "covariance": "1/N"}),
         Metric("logme", lambda i, y, c, r: logme(i["features"], y, num_classes=c), +1, f, nat,
                {"tol": 1e-10, "init": "alpha=beta=1"}),
         Metric("pactran_dirichlet",
                lambda i, y, c, r: pactran_dirichlet(i["source_probs"], y, num_classes=c), -1, s,
-               nat, {"prior": "p(y)", "lambda": "N", "tol": 1e-6}),
+               nat, {"prior": "p(y)", "lambda": "N", "tol": 1e-12, "dtype": "float64"}),
         Metric("pactran_gamma",
                lambda i, y, c, r: pactran_gamma(i["source_probs"], y, num_classes=c), -1, s, nat,
-               {"prior": "p(y)", "b": 1, "lambda": "N", "tol": 1e-6}),
+               {"prior": "p(y)", "b": 1, "lambda": "N", "tol": 1e-12, "dtype": "float64"}),
         Metric("n_pactran_dirichlet",
                lambda i, y, c, r: pactran_dirichlet(_gmm(i, y, c, r), y, num_classes=c), -1, f,
                nat, {"prior": "p(y)", "source": "N-LEEP GMM posteriors"}),
@@ -113,16 +121,19 @@ def oriented(name: str, value: float) -> float:
 
 def score_all(features: Any, labels: Any, source_probs: Any = None, *,
               num_classes: int | None = None, metrics: Sequence[str] | None = None,
-              seed: int = 0) -> dict[str, float]:
+              seed: int = 0, nleep_components: str | int = "paper") -> dict[str, float]:
     """Every applicable metric of :data:`METRICS` (or those named in ``metrics``).
 
     Metrics needing ``source_probs`` are skipped when it is None (an error if
     named explicitly). The GMM of N-LEEP is fitted once and shared by the
-    N-PT variants. Returns ``{name: value}`` with each metric's own sign.
+    N-PT variants; ``nleep_components`` is its component rule
+    (:func:`nleep_components`: ``"paper"``, ``"classes"`` or an int).
+    Returns ``{name: value}`` with each metric's own sign.
     """
     f = _v.features(features, keep_float32=True)
     y, c = _v.labels(labels, f.shape[0], num_classes)
-    inputs: dict[Any, Any] = {"features": f}
+    _leep.nleep_components(nleep_components, f.shape[0], c)          # validate the rule
+    inputs: dict[Any, Any] = {"features": f, "nleep_components": nleep_components}
     if source_probs is not None:
         sp = _v.probabilities(source_probs)
         _v.same_length(f, sp, "features", "source_probs")
@@ -143,8 +154,9 @@ def score_all(features: Any, labels: Any, source_probs: Any = None, *,
 
 
 __all__ = [
-    "METRICS", "Metric", "oriented", "score_all",
-    "leep", "nleep", "nce", "gmm_posteriors", "source_probs_from_logits", "source_probs_from_head",
+    "METRICS", "Metric", "oriented", "score_all", "BETA_FACTORS", "SIGMA0_FACTORS",
+    "leep", "nleep", "nleep_result", "NLeepResult", "nleep_components", "COMPONENT_RULES",
+    "nce", "gmm_posteriors", "source_probs_from_logits", "source_probs_from_head",
     "hscore", "regularized_hscore", "ledoit_wolf_shrinkage",
     "logme", "logme_result", "LogMEResult",
     "pactran_dirichlet", "pactran_dirichlet_result", "pactran_gamma", "pactran_gamma_result",

@@ -61,8 +61,3 @@ def spectrum(f: np.ndarray) -> Spectrum:
         e, vv = np.linalg.eigh(f.T @ f)
     return Spectrum(np.clip(e[::-1], 0.0, None), None, vv[:, ::-1], d)
 
-
-def keep(evals: np.ndarray, rcond: float) -> np.ndarray:
-    """Mask of eigenvalues above ``rcond · max(evals)``."""
-    top = evals.max() if evals.size else 0.0
-    return evals > rcond * top if top > 0 else np.zeros(evals.shape, bool)

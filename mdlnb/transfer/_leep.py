@@ -8,6 +8,7 @@ higher is better transfer.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -116,18 +117,68 @@ def gmm_posteriors(features: Any, n_components: int, *, variance: float = 0.8,
     return gmm.fit(s).predict_proba(s)
 
 
+COMPONENT_RULES = ("paper", "classes")
+
+
+def nleep_components(rule: str | int, n: int, num_classes: int) -> int:
+    """Number of GMM components of N-LEEP for ``n`` examples and ``num_classes`` classes.
+
+    ``"paper"``: ``max(min(C, ⌊0.2N⌋), ⌊0.1N⌋)``, the rule of the PACTran
+    paper's released code (``gmm_estimator`` in google-research/pactran_metrics,
+    which produced its tables); at least 1. ``"classes"``: ``C``, the recipe
+    PACTran Sec. 4.1.4 states in words (after Li et al. 2021). An int: that
+    many. The rules agree for ``5C ≤ N ≤ 10C``; at ``N = 2C`` the paper's
+    code fits ``0.4C`` components, for ``N > 10C`` it fits ``0.1N``.
+    """
+    if isinstance(rule, str):
+        if rule == "paper":
+            k = max(min(num_classes, int(n * 0.2)), int(n * 0.1))
+        elif rule == "classes":
+            k = num_classes
+        else:
+            raise ValueError(f"components: expected one of {COMPONENT_RULES} or an int, "
+                             f"got {rule!r}")
+        return int(min(max(k, 1), n))
+    if isinstance(rule, bool) or int(rule) != rule or rule < 1:
+        raise ValueError(f"components: expected one of {COMPONENT_RULES} or a positive int, "
+                         f"got {rule!r}")
+    return int(rule)
+
+
+@dataclasses.dataclass(frozen=True)
+class NLeepResult:
+    """N-LEEP and the GMM it used: ``value`` (nats/example), ``n_components``,
+    ``rule`` (the ``components`` argument), ``variance`` (PCA fraction kept)."""
+
+    value: float
+    n_components: int
+    rule: str | int
+    variance: float
+
+
+def nleep_result(features: Any, labels: Any, *, num_classes: int | None = None,
+                 variance: float = 0.8, components: str | int = "paper",
+                 covariance_type: str = "full", seed: int = 0) -> NLeepResult:
+    """N-LEEP with the component count it used; see :func:`nleep`."""
+    f = v.features(features)
+    y, c = v.labels(labels, f.shape[0], num_classes)
+    k = nleep_components(components, f.shape[0], c)
+    theta = gmm_posteriors(f, k, variance=variance, covariance_type=covariance_type, seed=seed)
+    return NLeepResult(_leep_from_probs(theta, y, c), k, components, float(variance))
+
+
 def nleep(features: Any, labels: Any, *, num_classes: int | None = None,
-          variance: float = 0.8, n_components: int | None = None,
+          variance: float = 0.8, components: str | int = "paper",
           covariance_type: str = "full", seed: int = 0) -> float:
     """N-LEEP (Li et al. 2021; PACTran Sec. 2.2), nats per example, higher is better.
 
     LEEP with the GMM posteriors of :func:`gmm_posteriors` in place of source
-    probabilities. Defaults follow PACTran Sec. 4.1.4: PCA keeping
-    ``variance = 0.8`` of the variance, ``n_components`` = number of target
-    classes ``C``.
+    probabilities: PCA keeping ``variance = 0.8`` of the variance (PACTran
+    Sec. 4.1.4), then a GMM with :func:`nleep_components` ``(components, N, C)``
+    components — by default the rule of the PACTran code (``"paper"``);
+    ``"classes"`` gives C as the paper's text says. With the same count and
+    seed this equals the PACTran code's ``calculate_nleep`` (to 1e-7).
     """
-    f = v.features(features)
-    y, c = v.labels(labels, f.shape[0], num_classes)
-    k = c if n_components is None else n_components
-    theta = gmm_posteriors(f, k, variance=variance, covariance_type=covariance_type, seed=seed)
-    return _leep_from_probs(theta, y, c)
+    return nleep_result(features, labels, num_classes=num_classes, variance=variance,
+                        components=components, covariance_type=covariance_type,
+                        seed=seed).value

@@ -4,10 +4,16 @@ Both put a conjugate prior on a top layer that maps source outputs
 ``M(x_i)`` (N, Z) to target labels and report the negative evidence lower
 bound of ``log Z(S)`` with ``λ = N``, divided by N: a PAC-Bayes bound on
 the generalisation error in nats per example, **lower is better**. The
-mean-field updates are iterated inside one ``lax.while_loop`` (float32)
-until the bound moves by less than ``tol`` nats per example; the iteration
-count and the bound after every iteration are returned (the paper fixes 10
-iterations, far from converged on ordinary inputs). Start: ``q(z_i) ∝ M_iz``.
+mean-field updates are iterated inside one ``lax.while_loop`` in float64
+(``jax.enable_x64`` for this call only; the global JAX config is untouched)
+until the bound moves by at most ``tol`` nats per example (default 1e-12,
+some 3 orders above float64 round-off of the bound); the iteration count,
+the last change and the bound after every iteration are returned. The paper
+fixes 10 iterations, far from converged on ordinary inputs; and float32
+iterates are not enough either: on digits with a 16-way source the float32
+change hit exactly 0 after 61 iterations while the float64 fixed point kept
+descending for ~1,000 and ended 1.2e-3 (Dirichlet) / 2.2e-4 (Gamma)
+relative lower. Start: ``q(z_i) ∝ M_iz``.
 Prior ``α_y = a_y = p̂(y)``, the empirical label frequencies, unless given.
 
 Dirichlet (Eq. 10): ``w_z ~ Dir(α)``, ``p(y|x) = Σ_z M_z w_yz``;
@@ -46,14 +52,18 @@ class PactranResult:
     Attributes:
       value: the bound after the last iteration (nats per example).
       iterations: mean-field iterations run.
-      converged: whether the last change was below ``tol``.
+      converged: whether the last change was at most ``tol``.
+      delta: the last change of the bound, nats per example (``|b_k − b_{k−1}|/N``).
       history: (iterations + 1,) the bound at the start and after each iteration.
+      tol: the stopping tolerance used (nats per example).
     """
 
     value: float
     iterations: int
     converged: bool
+    delta: float
     history: np.ndarray
+    tol: float
 
 
 @functools.lru_cache(maxsize=None)
@@ -94,7 +104,7 @@ def _solver(kind: str):
         log_m = jnp.where(m_pos, jnp.log(jnp.where(m_pos, m, 1.0)), -jnp.inf)
         lq0 = jax.nn.log_softmax(log_m, axis=1)
         b0, post0 = bound(lq0, m, m_pos, log_m, onehot, prior)
-        hist = jnp.full(max_iter + 1, jnp.nan, jnp.float32).at[0].set(b0 / n)
+        hist = jnp.full(max_iter + 1, jnp.nan, m.dtype).at[0].set(b0 / n)
 
         def cond(s):
             k, _, _, delta, _ = s
@@ -107,7 +117,7 @@ def _solver(kind: str):
             return k + 1, npost, nb, jnp.abs(b - nb) / n, hist.at[k + 1].set(nb / n)
 
         k, _, b, delta, hist = jax.lax.while_loop(
-            cond, body, (0, post0, b0, jnp.asarray(jnp.inf, jnp.float32), hist))
+            cond, body, (0, post0, b0, jnp.asarray(jnp.inf, m.dtype), hist))
         return b / n, k, delta, hist
 
     return solve
@@ -128,44 +138,47 @@ def _run(kind: str, source_probs: Any, labels: Any, num_classes: int | None,
         if a.shape != (c,) or not np.all(np.isfinite(a)) or np.any(a <= 0):
             raise ValueError(f"prior: expected {c} positive finite values, got {a!r}")
     if kind == "gamma":
-        m = m / m.max(axis=1, keepdims=True)          # row scale cancels; keep float32 range
-    value, k, delta, hist = _solver(kind)(
-        m.astype(np.float32), y.astype(np.int32), a.astype(np.float32),
-        np.float32(tol), max_iter=int(max_iter))
-    k = int(k)
-    return PactranResult(float(value), k, bool(delta <= tol),
-                         np.asarray(hist[:k + 1], np.float64))
+        m = m / m.max(axis=1, keepdims=True)          # row scale cancels (Eq. 11)
+    import jax
+
+    with jax.enable_x64(True):                       # float64 for this call only
+        value, k, delta, hist = _solver(kind)(
+            np.asarray(m, np.float64), y.astype(np.int32), np.asarray(a, np.float64),
+            np.float64(tol), max_iter=int(max_iter))
+        value, k, delta, hist = float(value), int(k), float(delta), np.asarray(hist)
+    return PactranResult(value, k, bool(delta <= tol), delta, hist[:k + 1].copy(), tol)
 
 
 def pactran_dirichlet_result(source_probs: Any, labels: Any, *, num_classes: int | None = None,
-                             prior: Any = None, tol: float = 1e-6,
-                             max_iter: int = 2000) -> PactranResult:
+                             prior: Any = None, tol: float = 1e-12,
+                             max_iter: int = 100_000) -> PactranResult:
     """PACTran-Dirichlet with its iteration trace; see :func:`pactran_dirichlet`."""
     return _run("dirichlet", source_probs, labels, num_classes, prior, tol, max_iter)
 
 
 def pactran_dirichlet(source_probs: Any, labels: Any, *, num_classes: int | None = None,
-                      prior: Any = None, tol: float = 1e-6, max_iter: int = 2000) -> float:
+                      prior: Any = None, tol: float = 1e-12, max_iter: int = 100_000) -> float:
     """PACTran-Dirichlet (Eq. 10) / N, nats per example, lower is better.
 
     ``source_probs`` (N, Z) rows summing to 1 (source-classifier
     probabilities, or GMM posteriors for N-PT-Dir); ``prior`` α (C,),
     default ``p̂(y)`` (classes absent from ``labels`` get ``1/N``).
-    Iterates until the bound changes by < ``tol`` nats per example, at most
-    ``max_iter`` times. See the module doc.
+    Iterates (float64) until the bound changes by at most ``tol`` nats per
+    example, at most ``max_iter`` times; :func:`pactran_dirichlet_result`
+    also gives the count and the last change. See the module doc.
     """
     return _run("dirichlet", source_probs, labels, num_classes, prior, tol, max_iter).value
 
 
 def pactran_gamma_result(source_probs: Any, labels: Any, *, num_classes: int | None = None,
-                         prior: Any = None, tol: float = 1e-6,
-                         max_iter: int = 2000) -> PactranResult:
+                         prior: Any = None, tol: float = 1e-12,
+                         max_iter: int = 100_000) -> PactranResult:
     """PACTran-Gamma with its iteration trace; see :func:`pactran_gamma`."""
     return _run("gamma", source_probs, labels, num_classes, prior, tol, max_iter)
 
 
 def pactran_gamma(source_probs: Any, labels: Any, *, num_classes: int | None = None,
-                  prior: Any = None, tol: float = 1e-6, max_iter: int = 2000) -> float:
+                  prior: Any = None, tol: float = 1e-12, max_iter: int = 100_000) -> float:
     """PACTran-Gamma (Eq. 12) / N, nats per example, lower is better.
 
     ``source_probs`` (N, Z) non-negative (need not be normalised); prior
