@@ -86,24 +86,30 @@ def committed_text(path: str | Path, rev: str = "HEAD") -> str | None:
 def paper_diff(paper_dir: str | Path = "paper", *, rev: str = "HEAD", rtol: float = RTOL,
                atol: float = ATOL) -> Any:
     """Moved numeric cells (:func:`compare_tables`) of every ``paper_dir/*.csv`` against
-    its version at ``rev``, with a ``file`` column; files new since ``rev`` are skipped."""
+    its version at ``rev``, with a ``file`` column; files new since ``rev`` are skipped.
+    ``attrs["compared"]`` counts the files that had a version at ``rev``."""
     import pandas as pd
 
-    frames = []
+    frames, compared = [], 0
     for p in sorted(Path(paper_dir).glob("*.csv")):
         old = committed_text(p, rev)
         if old is None:
             continue
+        compared += 1
         d = compare_tables(pd.read_csv(p), pd.read_csv(io.StringIO(old)), rtol=rtol, atol=atol)
         if not d.empty:
             frames.append(d.assign(file=p.name)[COLUMNS])
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+    out.attrs["compared"] = compared
+    return out
 
 
 def report(diff: Any, *, rtol: float = RTOL, atol: float = ATOL, top: int = 5) -> str:
     """Plain-text summary of :func:`paper_diff`: per file the number of moved cells and
     the ``top`` largest moves."""
     head = f"paper/ against git (moved: |new - old| > {atol:g} + {rtol:g}*|old|):"
+    if diff.attrs.get("compared", 1) == 0:
+        return head + " no committed paper/*.csv found (not a git checkout?); nothing compared."
     if diff.empty:
         return head + " no committed number moved."
     lines = [head]

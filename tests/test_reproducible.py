@@ -94,6 +94,10 @@ def test_paper_diff_against_a_git_commit(tmp_path):
     assert "a.csv: 1 cell(s) moved" in text and "0.9833 -> 0.97" in text
     (paper / "a.csv").write_text("task,acc\ndigits,0.8767\ntextures,0.9833\n")
     assert "no committed number moved" in _paperdiff.report(_paperdiff.paper_diff(paper))
+    outside = tmp_path.parent / f"{tmp_path.name}-nogit"
+    outside.mkdir()
+    (outside / "a.csv").write_text("x\n1\n")
+    assert "nothing compared" in _paperdiff.report(_paperdiff.paper_diff(outside))
 
 
 def test_makefile_reproduce_ends_with_the_paper_diff():

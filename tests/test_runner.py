@@ -62,3 +62,28 @@ def test_profile_parameters_checks_and_fills_defaults(fake_notebooks):
 
 def test_repository_profiles_are_valid():
     runner.check_profiles()
+
+
+def test_main_checks_all_profiles_first_and_ends_with_the_paper_diff(tmp_path, monkeypatch,
+                                                                     capsys):
+    import subprocess
+
+    ran = []
+    monkeypatch.setattr(runner, "run", lambda name, profile, **kw: ran.append(name) or name)
+    real = runner.notebook_dir()
+    monkeypatch.setattr(runner, "notebook_dir", lambda: real)
+    monkeypatch.setattr(runner, "ROOT", tmp_path)          # paper/ of a throw-away repo
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "t.csv").write_text("k,v\na,1.0\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": __import__("os").environ["PATH"]}
+    for cmd in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "p"]):
+        subprocess.run(["git", *cmd], cwd=tmp_path, check=True, env=env, capture_output=True)
+    (tmp_path / "paper" / "t.csv").write_text("k,v\na,2.0\n")
+    assert runner.main(["--profile", "smoke", "--compare-to-git", "HEAD", "quickstart"]) == 0
+    out = capsys.readouterr().out
+    assert ran == ["quickstart"]
+    assert "t.csv: 1 cell(s) moved" in out and "1 -> 2" in out
+    with pytest.raises(ValueError, match="name"):          # checked before anything runs
+        runner.main(["--profile", "smoke", "quickstart", "no_such_notebook"])
+    assert ran == ["quickstart"]
