@@ -48,8 +48,8 @@
 # %% tags=["parameters"]
 profile = "default"          # "smoke" (CI, seconds), "default" (CPU, ~15 min), "full" (GPU)
 paper_dir = "paper"          # where tables and the figure are written
-study = "transferability"    # mdlnb.studies.transferability: its TransferabilityConfig holds every default
-overrides = {}               # {field: value} changes to those defaults; profiles.yaml fills it per profile
+study = "transferability"    # mdlnb.studies.<study>: its config class holds every default
+overrides = {}               # {field: value} changes to those defaults (profiles.yaml)
 
 # %% [markdown]
 # The study's parameters live in one place, `TransferabilityConfig` (see its

@@ -89,11 +89,13 @@ class TransferabilityResult:
             g = long[long["ratio"] == ratio].sort_values("tau", ascending=False)
             top = g.iloc[0]
             tied = [r for r in g.iloc[1:].itertuples() if r.tau + r.ci >= top.tau - top.ci]
+            nxt = ", ".join(f"{display_name(r.metric)} ({fmt(r)})"
+                            for r in g.iloc[1:4].itertuples())
             lines.append(
                 f"* N/K = {ratio}: highest mean τ {display_name(top.metric)} ({fmt(top)}), then "
-                + ", ".join(f"{display_name(r.metric)} ({fmt(r)})" for r in g.iloc[1:4].itertuples())
-                + f". Intervals overlapping the top one: {len(tied)} of {len(g) - 1} other metrics"
-                + (f" ({', '.join(display_name(r.metric) for r in tied)})" if tied else "") + ".")
+                f"{nxt}. Intervals overlapping the top one: {len(tied)} of {len(g) - 1} other "
+                f"metrics" + (f" ({', '.join(display_name(r.metric) for r in tied)})"
+                              if tied else "") + ".")
         src = long[long["metric"].isin(SOURCE_METRICS)]
         if not src.empty:
             e = int(src["encoders"].min())
