@@ -459,6 +459,8 @@ def test_findings_numbers_come_from_the_summary(toy_study):
     long = tr.mean_over_tasks(tau).sort_values("tau", ascending=False).iloc[0]
     assert f"highest mean τ {tr.display_name(long.metric)} ({long.tau:.2f} ± " in text
     assert "one swapped pair moves a subsample's τ by 0.667" in text    # 3 encoders: 2/3
+    mdl = tr.mean_over_tasks(tau).set_index("metric").loc["mdl"]
+    assert f"MDL codelength: N/K = 10: {mdl.tau:.2f} ± {mdl.ci:.2f}, rank " in text
 
 
 def test_result_save_is_byte_identical_and_png_has_no_metadata(toy_study, tmp_path):

@@ -96,6 +96,13 @@ class TransferabilityResult:
                 f"{nxt}. Intervals overlapping the top one: {len(tied)} of {len(g) - 1} other "
                 f"metrics" + (f" ({', '.join(display_name(r.metric) for r in tied)})"
                               if tied else "") + ".")
+        if "mdl" in set(long["metric"]):
+            ranks = []
+            for ratio in ratios:
+                g = long[long["ratio"] == ratio].sort_values("tau", ascending=False)
+                pos = list(g["metric"]).index("mdl")
+                ranks.append(f"N/K = {ratio}: {fmt(g.iloc[pos])}, rank {pos + 1} of {len(g)}")
+            lines.append("* MDL codelength: " + "; ".join(ranks) + ".")
         src = long[long["metric"].isin(SOURCE_METRICS)]
         if not src.empty:
             e = int(src["encoders"].min())
