@@ -48,7 +48,7 @@
 # %% tags=["parameters"]
 profile = "default"          # "smoke" (CI, seconds), "default" (CPU, ~15 min), "full" (GPU)
 paper_dir = "paper"          # where tables and the figure are written
-study = "transferability"    # mdlnb.studies.<study>: its config class holds every default
+study = "transferability"    # mdlnb.studies.<study> holds the defaults (runner checks overrides)
 overrides = {}               # {field: value} changes to those defaults (profiles.yaml)
 
 # %% [markdown]
