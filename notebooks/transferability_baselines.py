@@ -194,8 +194,12 @@ display(Markdown(result.findings()))
 # the committed `paper/`), before it is overwritten: a difference counts as
 # beyond noise when it exceeds the two 95 % half-widths combined,
 # sqrt(h_a² + h_b²) (a table saved without spreads contributes 0).
-# `make reproduce` also ends by listing every committed `paper/` number that
-# moved at all (`mdlnb._paperdiff`).
+# The intervals measure subsample noise only, not the draw of a trained
+# encoder: a metric whose value barely varies across subsamples (RankMe, a
+# function of the features alone) can move beyond its interval when one
+# encoder comes out of training differently. `make reproduce` also ends by
+# listing every committed `paper/` number that moved at all
+# (`mdlnb._paperdiff`).
 
 # %%
 diff = result.compare_saved(paper_dir)
