@@ -28,9 +28,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[test]"
 	@touch $(STAMP)
 
-# Regenerate every table and figure in paper/ (PROFILE=default|smoke|full).
+# Regenerate every table and figure in paper/ (PROFILE=default|smoke|full), then list
+# the committed paper/*.csv numbers that moved (tolerance: mdlnb/_paperdiff.py).
 reproduce: setup
-	$(BIN)/python -m mdlnb.runner --profile $(PROFILE) $(NOTEBOOKS)
+	$(BIN)/python -m mdlnb.runner --profile $(PROFILE) --compare-to-git HEAD $(NOTEBOOKS)
 
 test: setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -171,3 +171,46 @@ def codelengths(totals: Mapping[str, float] | Any, *, n: int | None = None,
         ax.legend(frameon=False, loc="lower right")
     ax.set_xlabel(f"codelength [{units}{' per example' if n else ''}]")
     return ax
+
+
+def kendall_bars(frame: Any, *, order: Sequence[str] | None = None, ax: Any = None,
+                 title: str | None = None, palette: str = "viridis",
+                 ci_label: str = "95 % interval") -> Any:
+    """Mean Kendall τ per metric (bars), one bar per N/K (hue), with error bars.
+
+    Args:
+      frame: tidy DataFrame with columns ``metric``, ``ratio``, ``tau`` and
+        ``ci`` (half-width of the interval drawn; e.g. the 95 % interval of
+        :func:`mdlnb.studies.transferability.mean_over_tasks`).
+      order: metrics on the x axis, in this order (default: order of appearance).
+      ci_label: what the error bars are, for the y label.
+
+    With a column ``encoders`` (how many encoders each τ is over), the title ends
+    with that count, taken from the rows plotted.
+    """
+    import seaborn as sns
+
+    for col in ("metric", "ratio", "tau", "ci"):
+        if col not in frame:
+            raise ValueError(f"frame: needs a column {col!r}; has {list(frame.columns)}")
+    names = list(dict.fromkeys(frame["metric"])) if order is None else list(order)
+    ratios = sorted(frame["ratio"].unique())
+    ax = _axes(ax, figsize=(max(6.0, 0.55 * len(names)), 3.8))
+    width = 0.8 / max(len(ratios), 1)
+    x = np.arange(len(names))
+    for i, (ratio, color) in enumerate(zip(ratios, sns.color_palette(palette, len(ratios)))):
+        g = frame[frame["ratio"] == ratio].set_index("metric").reindex(names)
+        ax.bar(x + (i - (len(ratios) - 1) / 2) * width, g["tau"].to_numpy(float), width,
+               yerr=g["ci"].to_numpy(float), color=color, label=f"N/K = {ratio}",
+               error_kw={"elinewidth": 0.8, "capsize": 1.5})
+    ax.axhline(0.0, color="0.3", lw=0.8)
+    ax.set_ylim(-1.05, 1.05)
+    ax.set_xticks(x, names, rotation=60, ha="right")
+    ax.set_ylabel(f"Kendall τ vs accuracy\n(error bars: {ci_label})")
+    ax.legend(fontsize="small", ncols=len(ratios))
+    if "encoders" in frame:  # count from the table actually plotted
+        ne = sorted({int(frame["encoders"].min()), int(frame["encoders"].max())})
+        title = ", ".join(t for t in (title, f"τ over {'–'.join(map(str, ne))} encoders") if t)
+    if title:
+        ax.set_title(title)
+    return ax

@@ -3,7 +3,10 @@
 Tables are written as CSV (full precision, for machines) and Markdown
 (rounded, for people) side by side; figures as PNG. Every write is atomic
 (temporary file + ``os.replace``), so an interrupted notebook never leaves a
-half-written artifact behind. Put units in column names (``"total [nats]"``).
+half-written artifact behind, and deterministic: the same table or figure
+gives the same bytes (PNGs carry no software/version metadata), so a rerun
+that reproduces the numbers reproduces the files bit for bit. Put units in
+column names (``"total [nats]"``).
 """
 
 from __future__ import annotations
@@ -72,12 +75,18 @@ def save_table(df: Any, name: str, paper_dir: str | Path = "paper", *, digits: i
     return csv, md
 
 
+#: PNG text chunks written with every figure: none (matplotlib would add its version as
+#: "Software", which changes the bytes across installs without changing the figure).
+PNG_METADATA = {"Software": None}
+
+
 def save_figure(fig: Any, name: str, paper_dir: str | Path = "paper", *, dpi: int = 150) -> Path:
-    """Write a matplotlib Figure (or the figure of an Axes) to ``paper_dir/name.png`` atomically."""
+    """Write a matplotlib Figure (or the figure of an Axes) to ``paper_dir/name.png``
+    atomically, with no metadata (:data:`PNG_METADATA`): same figure, same bytes."""
     name = _check_name(name)
     fig = getattr(fig, "figure", fig)   # an Axes → its Figure
     if not hasattr(fig, "savefig"):
         raise ValueError(f"fig: expected a matplotlib Figure or Axes, got {type(fig).__name__}")
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata=PNG_METADATA)
     return atomic_write_bytes(Path(paper_dir) / f"{name}.png", buf.getvalue())

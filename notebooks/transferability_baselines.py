@@ -48,32 +48,19 @@
 # %% tags=["parameters"]
 profile = "default"          # "smoke" (CI, seconds), "default" (CPU, ~15 min), "full" (GPU)
 paper_dir = "paper"          # where tables and the figure are written
-# Encoders: "lite<v>@<px>" = ImageNet EfficientNet-Lite<v> at <px> pixels (has an
-# ImageNet source classifier); "<objective>:<arch>_<size>:<steps>" = self-pretrained
-# on Fashion-MNIST by mdlnb.encoders.pretrain (no source classifier).
-encoders = ["lite0@64", "lite1@64", "lite2@64",
-            "random:resnet_XS", "supervised:resnet_XS:100", "simclr:vit_XS:100"]
-tasks = ["digits", "textures", "sci_patches"]   # embedded tasks with 10, 5 and 4 classes
-train_size = 600             # cap on each training split (stratified); ground truth uses all of it
-test_size = 300              # cap on each test split
-ratios = [2, 5, 10]          # N/K settings
-repeats = 5                  # subsamples per setting
-min_n = 20                   # N is the larger of ratio times K and min_n
-metrics = None               # None: every metric of mdlnb.transfer.METRICS
-grid_metrics = True          # PT-Gauss-grid and LINEAR selected by tau vs LINEAR-VALID
-label_free = True            # CL, TwoNN ID, CLID, RankMe
-mdl = True                   # MDL-switching codelength
-mdl_experts = "small"        # expert preset (linear + MLP-1x64, 2 learning rates)
-mdl_batch_size = 4           # small B: the first batch is coded uniformly
-mdl_standardize = "subsample"  # z-score features over the subsample's inputs, or "online"
-pretrain_data = "fashion_mnist"
-pretrain_size = 2000         # Fashion-MNIST training images for the self-pretrained encoders
-pretrain_batch_size = 64
-truth_readouts = ["linear", "mlp1x64"]
-truth_steps = 300            # AdamW steps per probe configuration
-truth_batch_size = 128
-truth = "best"               # "best", "linear" or "mlp"
-seed = 0
+study = "transferability"    # mdlnb.studies.<study> holds the defaults (runner checks overrides)
+overrides = {}               # {field: value} changes to those defaults (profiles.yaml)
+
+# %% [markdown]
+# The study's parameters live in one place, `TransferabilityConfig` (see its
+# docstring for each field): this notebook's default run *is* the library's
+# default config, and the `smoke`/`full` profiles in `notebooks/profiles.yaml`
+# list only the fields they change. Encoders are named `"lite<v>@<px>"`
+# (ImageNet EfficientNet-Lite<v> at <px> pixels, with an ImageNet source
+# classifier) or `"<objective>:<arch>_<size>:<steps>"` (self-pretrained on
+# Fashion-MNIST by `mdlnb.encoders.pretrain`, no source classifier). The MDL
+# score's protocol (board, batch size B, fixed-share m, standardisation) is
+# `config.mdl_protocol()`.
 
 # %%
 import matplotlib.pyplot as plt
@@ -82,15 +69,7 @@ from IPython.display import Markdown, display
 from mdlnb import report
 from mdlnb.studies import transferability as tr
 
-config = tr.TransferabilityConfig(
-    encoders=tuple(encoders), tasks=tuple(tasks), train_size=train_size, test_size=test_size,
-    ratios=tuple(ratios), repeats=repeats, min_n=min_n,
-    metrics=None if metrics is None else tuple(metrics), grid_metrics=grid_metrics,
-    label_free=label_free, mdl=mdl, mdl_experts=mdl_experts, mdl_batch_size=mdl_batch_size,
-    mdl_standardize=mdl_standardize,
-    pretrain_data=pretrain_data, pretrain_size=pretrain_size,
-    pretrain_batch_size=pretrain_batch_size, truth_readouts=tuple(truth_readouts),
-    truth_steps=truth_steps, truth_batch_size=truth_batch_size, truth=truth, seed=seed)
+config = tr.TransferabilityConfig.from_overrides(overrides)
 config
 
 # %% [markdown]
@@ -98,7 +77,9 @@ config
 #
 # Encoders are built (self-pretrained ones trained or loaded from the cache),
 # features of every (encoder, task) extracted (cached on disk), ground truth
-# computed, then every metric on every subsample.
+# computed, then every metric on every subsample. Each finished unit of work
+# (one encoder × task ground truth, one subsample's scores) is cached on disk,
+# so an interrupted run resumes where it stopped and a rerun takes seconds.
 
 # %%
 result = tr.run(config, progress=profile != "smoke")
@@ -111,10 +92,9 @@ result.seconds
 # PT-Dir and PT-Gam are computed over them alone; the `encoders` column of
 # every τ table says over how many encoders each τ is. A metric value that
 # comes out NaN/inf (a metric failing on an encoder's features) is left out of
-# that τ and counted in the `nonfinite` column. (An earlier LogME diverged on
-# N < D EfficientNet subsamples that interpolate a class; `mdlnb.transfer.logme`
-# now iterates in λ = α/β from several starts and is checked against a direct
-# maximisation of the evidence on two such subsamples.)
+# that τ and counted in the `nonfinite` column. `final_loss` is each
+# self-pretrained encoder's training loss at its last steps — the first
+# number to compare when two machines disagree (below).
 
 # %%
 display(result.encoders)
@@ -123,18 +103,24 @@ result.truth.pivot_table(index=["task", "encoder"], columns="readout", values="a
 
 # %% [markdown]
 # ## Kendall τ, averaged over tasks (PACTran Table 1, CLID Table 2)
+#
+# Each cell is the mean over tasks of the per-task mean over subsamples; the
+# `±95%` column next to it is the half-width of its 95 % interval over the
+# subsamples (tasks fixed; `mdlnb.studies.transferability.mean_over_tasks`
+# gives the formula). Two metrics whose intervals overlap are not ranked
+# apart by this run.
 
 # %%
-summary = result.summary()
-display(Markdown(report.to_markdown(summary, digits=3)))
+display(Markdown(report.to_markdown(result.summary(), digits=3)))
 
 # %%
-ax = tr.plot_kendall(result.tau, title=f"Kendall τ vs {truth}-readout accuracy "
-                                       f"({len(tasks)} tasks)")
+ax = result.plot()
 plt.show()
 
 # %% [markdown]
 # ## Per task (PACTran Tables 4–6)
+#
+# Mean τ over the subsamples of each task, and its standard deviation (`sd`).
 
 # %%
 display(Markdown(report.to_markdown(result.per_task(), digits=3)))
@@ -150,62 +136,75 @@ if result.grid_choice is not None:
 # %% [markdown]
 # ## Reading the numbers
 #
-# * **Coarseness.** With m encoders there are m(m−1)/2 pairs and τ moves in
-#   steps of 2/(m(m−1)/2): 0.133 for the 6 encoders of the default run, 1/3
-#   for the 3 EfficientNets that LEEP, NCE, PT-Dir and PT-Gam are computed
-#   over. The papers rank tens (PACTran: 30 per task on VTAB) to hundreds of
-#   checkpoints; their τ are averages over far more pairs. Differences of one
-#   step between metrics here are not evidence.
+# * **Coarseness.** With m encoders there are m(m−1)/2 pairs, and swapping
+#   one pair moves a subsample's τ by 4/(m(m−1)) (the findings below give it
+#   for this run, and for the encoders with a source classifier). The papers
+#   rank tens (PACTran: 30 per task on VTAB) to hundreds of checkpoints; their
+#   τ are averages over far more pairs. Differences smaller than the intervals
+#   in the table are not evidence.
 # * **Pool.** The pool mixes two families with very different accuracy: the
 #   ImageNet EfficientNets (1280-d features) and small self-pretrained
 #   encoders (32–64-d). Many metrics separate the families easily (feature
 #   dimension alone nearly does, as PACTran App. B.7 warns); the harder
 #   question is the order *within* a family.
-# * **MDL.** The MDL codelength is computed with the `small` expert board and
-#   batch size `mdl_batch_size` (4 in the default run): at N = 20–160 the first
-#   batch, coded uniformly, then costs only a few examples' worth of log K.
-#   It is a prequential (online) code, so, like LINEAR-VALID, it measures
-#   generalisation from the few examples rather than fit. The features are
-#   z-scored with the statistics of the subsample's N inputs before coding
-#   (the code is for the labels given the inputs, which both sides hold):
-#   the prequential code's own running standardisation, fed a few examples of
-#   1280-d EfficientNet features with near-constant dimensions, produced
-#   codelengths of up to ~40 nats/example (log K ≈ 1.6–2.3) and an MDL τ near 0.
+# * **MDL.** The MDL codelength is computed with the board, batch size, m and
+#   standardisation of `config.mdl_protocol()`: with a small B the first
+#   batch, coded uniformly, costs only a few examples' worth of log K at
+#   N = 20–160. It is a prequential (online) code, so, like LINEAR-VALID, it
+#   measures generalisation from the few examples rather than fit. The
+#   features are z-scored with the statistics of the subsample's N inputs
+#   before coding (the code is for the labels given the inputs, which both
+#   sides hold): the prequential code's own running standardisation, fed a
+#   few examples of 1280-d EfficientNet features with near-constant
+#   dimensions, produced codelengths far above log K and an MDL τ near 0.
 # * **Comparison with the papers.** PACTran Table 1 reports average τ of
 #   0.08–0.13 for LEEP, 0.15–0.23 for LogME, 0.37–0.48 for LINEAR-VALID and
 #   0.63–0.68 for PT-Gauss, with τ growing with N/K for most metrics; CLID
 #   Table 2 reports 0.70 for CLID against fine-tuned accuracy of 7 transfer
-#   tasks. The table above is on a different, much smaller pool and against a
-#   frozen-feature ground truth, so agreement is expected only in direction:
-#   whether validation-style scores (LINEAR-VALID, MDL, PT-Gauss) beat
-#   training-fit scores (LINEAR, H-score), and whether the label-free CLID
-#   tracks the labelled metrics. The `paper/transferability_kendall*.md`
-#   tables of the default run are the numbers to compare.
+#   tasks. This study uses a different, much smaller pool and a frozen-feature
+#   ground truth, so agreement is expected only in direction: whether
+#   validation-style scores (LINEAR-VALID, MDL, PT-Gauss) beat training-fit
+#   scores (LINEAR, H-score), and whether the label-free CLID tracks the
+#   labelled metrics.
 
 # %% [markdown]
-# **What the default run found** (`paper/transferability_kendall.md`; 6
-# encoders, 3 tasks, 5 subsamples per N/K; other profiles give other numbers):
+# ## What this run found
 #
-# * The MDL codelength has the highest mean τ at every N/K (≈ 0.80, 0.79,
-#   0.76), followed by the validation-style and regularised scores:
-#   LINEAR-VALID (0.75–0.79), Ledoit–Wolf H-score (0.74–0.83), LINEAR and
-#   LINEAR-grid (0.71–0.75), PT-Gauss fixed and grid (0.67–0.74), N-PT-Dir/Gam
-#   and N-LEEP (0.59–0.73) and RankMe (≈ 0.68). PACTran Table 1 also has
-#   PT-Gauss and LINEAR-VALID near the top; it did not include MDL.
-# * The source-classifier metrics (LEEP, NCE, PT-Dir, PT-Gam), computed over
-#   the 3 EfficientNets only (τ in steps of 1/3), are near 0 or negative: the
-#   three are within a few accuracy points of one another and their ImageNet
-#   heads see 64-px inputs. PACTran Table 1 likewise finds LEEP the weakest
-#   (0.08–0.13).
-# * Plain H-score is weak while N < D (N/K = 2, 5) and recovers at N/K = 10,
-#   the N < D failure PACTran describes; the regularised H-score does not
-#   have it. LogME (0.58–0.64) sits with N-LEEP, below the validation-style
-#   scores, as in PACTran Table 1 where it trails PT-Gauss and LINEAR-VALID.
-# * Label-free: cluster learnability alone (0.34–0.53) beats CLID
-#   (0.26–0.45), because TwoNN ID is uncorrelated with accuracy on this pool
-#   (−0.17 to 0.09). CLID Table 2 reports 0.70 on SSL checkpoints of one
-#   architecture; here 1280-d ImageNet networks sit next to 32-d toy encoders,
-#   and ID does not order the two families the way accuracy does.
+# Computed from `result` (`result.findings()`), so it describes whichever
+# profile ran — `paper/transferability_kendall.md` holds the default run's.
+
+# %%
+display(Markdown(result.findings()))
+
+# %% [markdown]
+# ## Is a difference from an earlier run real?
+#
+# On one machine the whole study is deterministic: a rerun writes
+# byte-identical files (`tests/test_reproducible.py` checks it in two
+# processes). Another machine can differ: XLA compiles the encoders' training
+# for the CPU's vector instructions (AVX-512, AVX2, SSE4.2), which changes the
+# order of floating-point sums; a hundred optimizer steps of a self-pretrained
+# encoder amplify that round-off into a different final loss (see
+# `final_loss` above), different features, and so different τ. Changing the
+# pretraining seed moves the final loss far more than changing the CPU does:
+# such encoders are one draw among many, and τ over six encoders moves in
+# coarse steps. So the question for any two runs is whether their means
+# differ by more than the subsample noise both carry. Here this run is
+# compared with the table already in `paper_dir` (for the default profile:
+# the committed `paper/`), before it is overwritten: a difference counts as
+# beyond noise when it exceeds the two 95 % half-widths combined,
+# sqrt(h_a² + h_b²) (a table saved without spreads contributes 0).
+# The intervals measure subsample noise only, not the draw of a trained
+# encoder: a metric whose value barely varies across subsamples (RankMe, a
+# function of the features alone) can move beyond its interval when one
+# encoder comes out of training differently. `make reproduce` also ends by
+# listing every committed `paper/` number that moved at all
+# (`mdlnb._paperdiff`).
+
+# %%
+diff = result.compare_saved(paper_dir)
+display(Markdown(tr.noise_summary(diff)))
+diff
 
 # %%
 paths = result.save(paper_dir)

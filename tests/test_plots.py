@@ -134,12 +134,10 @@ def test_regret_overlays_take_new_colours_and_draw_the_baseline_once():
 
 
 def test_kendall_figure_counts_encoders_from_the_plotted_table():
-    from mdlnb.studies.transferability import plot_kendall
-
-    tau = pd.DataFrame({"task": ["t1", "t2", "t1", "t2"], "ratio": [2, 2, 2, 2],
-                        "metric": ["leep", "leep", "logme", "logme"],
-                        "tau": [0.5, 1.0, -1.0, 0.0], "encoders": [2, 2, 3, 3]})
-    ax = plot_kendall(tau, title="smoke (2 tasks)")
+    long = pd.DataFrame({"metric": ["leep", "logme"], "ratio": [2, 2], "tau": [0.75, -0.5],
+                         "ci": [0.1, 0.2], "encoders": [2, 3]})
+    ax = plots.kendall_bars(long, title="smoke (2 tasks)")
     assert ax.get_title() == "smoke (2 tasks), τ over 2–3 encoders"
-    assert "error bar ±1 sd" in ax.get_ylabel()
-    assert plot_kendall(tau[tau.metric == "logme"]).get_title() == "τ over 3 encoders"
+    assert "error bars: 95 % interval" in ax.get_ylabel()
+    ax = plots.kendall_bars(long[long.metric == "logme"])
+    assert ax.get_title() == "τ over 3 encoders"

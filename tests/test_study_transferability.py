@@ -77,10 +77,12 @@ def test_kendall_table_against_hand_computed_tau():
             + _frame([2, np.nan, 1, 0], "mdl", repeat=0))     # failed on e1: τ over 3 = −1
     tau = tr.kendall_table(pd.DataFrame(rows), _truth(acc)).set_index("metric")
     assert tau.loc["logme", "tau"] == pytest.approx((1 + 4 / 6) / 2)
-    assert tau.loc["logme", "tau_std"] == pytest.approx(1 / 6)
+    # sample standard deviation of {1, 4/6}: |1 − 4/6| / √2
+    assert tau.loc["logme", "tau_std"] == pytest.approx((1 / 3) / np.sqrt(2))
     assert tau.loc["logme", "repeats"] == 2
     assert tau.loc["linear", "tau"] == pytest.approx(0.0)
-    assert tau.loc["linear", "tau_std"] == pytest.approx(1.0)
+    assert tau.loc["linear", "tau_std"] == pytest.approx(np.sqrt(2.0))
+    assert np.isnan(tau.loc["leep", "tau_std"])                 # one repeat: no spread
     # leep over e0..e2: acc 0.9 > 0.8 > 0.7, leep 0.1 < 0.3 > 0.2 → pairs (+,−,−)... brute force
     assert tau.loc["leep", "tau"] == pytest.approx(_tau_a([0.1, 0.3, 0.2], acc[:3]))
     assert tau.loc["leep", "encoders"] == 3
@@ -100,7 +102,7 @@ def test_kendall_table_matches_brute_force_on_random_scores():
         expected.append(_tau_a(-v, acc))
     tau = tr.kendall_table(pd.DataFrame(rows), _truth(acc))
     assert tau["tau"].item() == pytest.approx(np.mean(expected))
-    assert tau["tau_std"].item() == pytest.approx(np.std(expected))
+    assert tau["tau_std"].item() == pytest.approx(np.std(expected, ddof=1))
 
 
 def test_kendall_table_rejects_missing_readout():
@@ -240,7 +242,11 @@ def test_parse_encoder():
                                         (dict(truth="finetune"), "truth"),
                                         (dict(truth_readouts=("mlp",)), "truth_readouts"),
                                         (dict(train_size=1), "train_size"),
-                                        (dict(mdl_standardize="global"), "mdl_standardize")])
+                                        (dict(mdl_standardize="global"), "mdl_standardize"),
+                                        (dict(mdl_m=0.5), "mdl_m"),
+                                        (dict(nleep_components=0), "nleep_components"),
+                                        (dict(linear_beta_factors=(1.0, -1.0)),
+                                         "linear_beta_factors")])
 def test_config_rejects_bad_input(change, arg):
     with pytest.raises(ValueError, match=arg):
         tr.TransferabilityConfig(**change)
@@ -290,3 +296,201 @@ def test_zscore_and_mdl_below_uniform_code():
     assert tr.mdl_score(f, y, 2, batch_size=4) < np.log(2)
     with pytest.raises(ValueError, match="standardize"):
         tr.mdl_score(f, y, 2, standardize="global")
+
+
+# ----------------------------------------------------------------------------- spreads
+
+
+def _per_repeat_frame(rng, means, sds, repeats):
+    """Per-repeat τ draws: task t, repeat r ~ N(means[t], sds[t]); one metric, one ratio."""
+    return pd.DataFrame([dict(task=f"t{t}", ratio=2, metric="logme", repeat=r,
+                              tau=rng.normal(mu, sd), encoders=6, nonfinite=0)
+                         for t, (mu, sd) in enumerate(zip(means, sds))
+                         for r in range(repeats[t])])
+
+
+def _aggregate(per_rep):
+    return per_rep.groupby(["task", "ratio", "metric"]).agg(
+        tau=("tau", "mean"), tau_std=("tau", lambda s: np.std(s, ddof=1)),
+        repeats=("tau", "size"), encoders=("encoders", "min"),
+        nonfinite=("nonfinite", "sum")).reset_index()
+
+
+def test_mean_over_tasks_interval_from_raw_repeats():
+    """The half-width equals t_{.975, Σ(R−1)} · SE with SE computed from the raw per-repeat
+    values as the standard error of their (task-stratified) grand mean."""
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    per_rep = _per_repeat_frame(rng, [0.2, 0.5, 0.7], [0.1, 0.3, 0.05], [5, 4, 6])
+    got = tr.mean_over_tasks(_aggregate(per_rep)).iloc[0]
+    groups = [g["tau"].to_numpy() for _, g in per_rep.groupby("task")]
+    mean = np.mean([g.mean() for g in groups])
+    se = np.sqrt(sum(g.var(ddof=1) / len(g) for g in groups)) / len(groups)
+    assert got["tau"] == pytest.approx(mean)
+    assert got["ci"] == pytest.approx(stats.t.ppf(0.975, 5 + 4 + 6 - 3) * se)
+
+
+def test_mean_over_tasks_interval_covers_the_true_mean_95_percent_of_the_time():
+    rng = np.random.default_rng(0)
+    means, sds, runs = [0.1, 0.4, 0.8], [0.3, 0.2, 0.4], 1000
+    draws = rng.normal(np.repeat(means, 5), np.repeat(sds, 5), size=(runs, 15))
+    per_rep = pd.DataFrame({"metric": np.repeat([f"m{i:04d}" for i in range(runs)], 15),
+                            "task": np.tile(np.repeat(["a", "b", "c"], 5), runs),
+                            "repeat": np.tile(np.arange(5), 3 * runs), "ratio": 2,
+                            "tau": draws.ravel(), "encoders": 6, "nonfinite": 0})
+    got = tr.mean_over_tasks(_aggregate(per_rep))
+    hits = (got["tau"] - np.mean(means)).abs() <= got["ci"]
+    assert len(got) == runs and 0.93 <= hits.mean() <= 0.97
+
+
+def test_average_and_per_task_tables_carry_spreads():
+    rng = np.random.default_rng(4)
+    per_rep = pd.concat([_per_repeat_frame(rng, [0.2, 0.6], [0.1, 0.2], [5, 5])
+                         .assign(ratio=r) for r in (2, 10)])
+    tau = _aggregate(per_rep)
+    avg = tr.average_table(tau).set_index("metric")
+    long = tr.mean_over_tasks(tau).set_index("ratio")
+    for r in (2, 10):
+        assert avg.loc["logme", f"±95% N/K={r}"] == pytest.approx(long.loc[r, "ci"])
+        assert avg.loc["logme", f"±95% N/K={r}"] > 0
+    per_task = tr.per_task_table(tau).set_index(["ratio", "metric"])
+    sd = per_rep[(per_rep.task == "t1") & (per_rep.ratio == 10)]["tau"].std(ddof=1)
+    assert per_task.loc[(10, "logme"), "t1 sd"] == pytest.approx(sd)
+
+
+def test_differences_flag_moves_beyond_combined_half_widths():
+    cur = pd.DataFrame({"metric": ["mdl", "clid"], "N/K=2": [0.746, 0.112],
+                        "±95% N/K=2": [0.04, 0.2], "encoders": [6, 6]})
+    ref = pd.DataFrame({"metric": ["mdl", "clid"], "N/K=2": [0.801, 0.255],
+                        "±95% N/K=2": [0.03, 0.2], "encoders": [6, 6]})
+    d = tr.differences(cur, ref).set_index("metric")
+    assert d.loc["mdl", "noise"] == pytest.approx(0.05)        # sqrt(.04² + .03²)
+    assert d.loc["mdl", "beyond_noise"]                          # |Δ| = 0.055 > 0.05
+    assert not d.loc["clid", "beyond_noise"]                     # |Δ| = 0.143 < 0.283
+    text = tr.noise_summary(tr.differences(cur, ref))
+    assert text.startswith("1 of 2") and "mdl at N/K = 2 (0.801 → 0.746" in text
+    # a reference saved without spreads contributes 0 to the combined half-width
+    d0 = tr.differences(cur, ref.drop(columns="±95% N/K=2")).set_index("metric")
+    assert d0.loc["mdl", "noise"] == pytest.approx(0.04)
+    assert tr.noise_summary(None).startswith("No earlier table")
+
+
+# ----------------------------------------------------------------------------- one source
+
+
+def test_notebook_and_profiles_hold_no_copy_of_the_config_defaults():
+    from mdlnb import runner
+
+    params = runner.notebook_parameters("transferability_baselines")
+    assert params["study"] == "transferability" and params["overrides"] == {}
+    assert set(params) == {"profile", "paper_dir", "study", "overrides"}
+    runner.check_profiles()           # every override names a real field with a valid value
+    smoke = runner.profile_parameters("transferability_baselines", "smoke")["overrides"]
+    cfg = tr.TransferabilityConfig.from_overrides(smoke)
+    assert cfg.repeats == 2 and cfg.min_n == tr.TransferabilityConfig().min_n
+
+
+def test_from_overrides_rejects_unknown_fields():
+    assert tr.TransferabilityConfig.from_overrides({}) == tr.TransferabilityConfig()
+    with pytest.raises(ValueError, match="overrides.*repeat"):
+        tr.TransferabilityConfig.from_overrides({"repeat": 3})
+
+
+def test_default_config_is_the_run_that_wrote_paper():
+    """The committed paper/ tables were written by the default config: same encoders,
+    and the self-pretrained ones with the steps the encoder table records."""
+    from pathlib import Path
+
+    enc = pd.read_csv(Path(__file__).resolve().parent.parent / "paper"
+                      / "transferability_encoders.csv")
+    cfg = tr.TransferabilityConfig()
+    assert tuple(enc["encoder"]) == cfg.encoders
+    for name, steps in zip(enc["encoder"], enc["pretrain_steps"]):
+        assert tr.parse_encoder(name).steps == steps
+    assert cfg.mdl_protocol() == {"experts": "small", "batch_size": 4, "strategy": "fixed_share",
+                                  "m": 11.0, "standardize": "subsample", "seed": 0}
+
+
+def test_nleep_components_is_passed_on_or_refused():
+    import inspect
+
+    from mdlnb import transfer
+
+    cfg = tr.TransferabilityConfig()
+    assert tr.nleep_kwargs(cfg, ["logme", "leep"]) == {}          # no GMM metric: nothing
+    if "nleep_components" in inspect.signature(transfer.score_all).parameters:
+        assert tr.nleep_kwargs(cfg, ["nleep"]) == {"nleep_components": "paper"}
+    else:
+        with pytest.raises(ValueError, match="nleep_components"):
+            tr.nleep_kwargs(cfg, ["n_pactran_gamma"])
+
+
+# ----------------------------------------------------------------------------- cache, findings
+
+
+def test_scores_are_cached_per_subsample_and_read_back_exactly(monkeypatch):
+    from mdlnb.studies.transferability import _run
+
+    sets = [tr.FeatureSet(f"enc{i}", "toy", *_noisy_label_features(noise, n_train=80, seed=5))
+            for i, noise in enumerate((0.5, 3.0))]
+    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32"), tasks=("toy",),
+                                   ratios=(5,), repeats=2, metrics=("logme", "hscore"),
+                                   grid_metrics=False, label_free=True, mdl=False, seed=11)
+    first, _ = tr.score_subsamples(sets, cfg, cache=True)
+
+    def fail(*a, **k):
+        raise AssertionError("recomputed a cached unit")
+
+    monkeypatch.setattr(_run, "score_subsample", fail)
+    again, _ = tr.score_subsamples(sets, cfg, cache=True)
+    pd.testing.assert_frame_equal(first, again, check_exact=True)
+    with pytest.raises(AssertionError, match="recomputed"):     # another seed: new units
+        tr.score_subsamples(sets, cfg.replace(seed=12), cache=True)
+
+
+def test_findings_numbers_come_from_the_summary(toy_study):
+    truth, scores, chosen = toy_study
+    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",),
+                                   ratios=(10,), repeats=2)
+    tau = tr.kendall_table(scores, truth)
+    res = tr.TransferabilityResult(cfg, scores, chosen, truth, tau, pd.DataFrame(), {})
+    text = res.findings()
+    long = tr.mean_over_tasks(tau).sort_values("tau", ascending=False).iloc[0]
+    assert f"highest mean τ {tr.display_name(long.metric)} ({long.tau:.2f} ± " in text
+    assert "one swapped pair moves a subsample's τ by 0.667" in text    # 3 encoders: 2/3
+    mdl = tr.mean_over_tasks(tau).set_index("metric").loc["mdl"]
+    assert f"MDL codelength: N/K = 10: {mdl.tau:.2f} ± {mdl.ci:.2f}, rank " in text
+
+
+def test_result_save_is_byte_identical_and_png_has_no_metadata(toy_study, tmp_path):
+    truth, scores, chosen = toy_study
+    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",),
+                                   ratios=(10,), repeats=2)
+    enc = pd.DataFrame({"encoder": ["enc0", "enc1", "enc2"], "feature_dim": [8, 8, 8]})
+    res = tr.TransferabilityResult(cfg, scores, chosen, truth, tr.kendall_table(scores, truth),
+                                   enc, {})
+    a = {p.name: p.read_bytes() for p in res.save(tmp_path / "a")}
+    b = {p.name: p.read_bytes() for p in res.save(tmp_path / "b")}
+    assert a == b
+    png = a["transferability_kendall.png"]
+    assert b"Software" not in png and b"matplotlib" not in png
+
+
+def test_kendall_bars_draw_means_and_interval_half_widths():
+    import matplotlib.pyplot as plt
+
+    from mdlnb import plots
+
+    long = pd.DataFrame({"metric": ["mdl", "logme", "mdl", "logme"], "ratio": [2, 2, 10, 10],
+                         "tau": [0.8, 0.6, 0.7, -0.2], "ci": [0.05, 0.1, 0.2, 0.3]})
+    ax = plots.kendall_bars(long, order=["logme", "mdl"])
+    heights = [p.get_height() for p in ax.patches]
+    assert heights == pytest.approx([0.6, 0.8, -0.2, 0.7])        # hue N/K=2, then N/K=10
+    segs = [s for c in ax.collections for s in c.get_segments()]
+    assert sorted(abs(s[1][1] - s[0][1]) / 2 for s in segs) == pytest.approx([0.05, 0.1, 0.2,
+                                                                             0.3])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["logme", "mdl"]
+    plt.close(ax.figure)
+    with pytest.raises(ValueError, match="ci"):
+        plots.kendall_bars(long.drop(columns="ci"))

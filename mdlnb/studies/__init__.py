@@ -1,7 +1,33 @@
-"""Studies: the logic behind the experiment notebooks, as small pure functions.
+"""Studies: the logic behind the experiment notebooks, one small package per experiment.
 
-A notebook chooses parameters, calls one study module and saves what it
-returns; everything it computes lives here, where tests can reach it.
+Every study follows the pattern of :mod:`mdlnb.studies.transferability`; a new
+one copies it:
+
+* **Config ↔ notebook parameters.** A frozen dataclass ``<Name>Config``
+  (exported also as ``Config``) holds every parameter and is the *only* place
+  its defaults live: the defaults are the CPU run that ``make reproduce``
+  makes. The notebook's parameter cell holds ``study = "<name>"`` and
+  ``overrides = {}``; ``notebooks/profiles.yaml`` lists per profile only the
+  fields that change, and :func:`mdlnb.runner.profile_parameters` rejects an
+  unknown field (``Config.from_overrides``). Settings that decide a
+  codelength are fields that map one to one onto a protocol.
+* **run() → result with tidy frames.** ``run(config, *, progress, cache)``
+  drives the computation in units of work (one subsample, one encoder × task),
+  each cached on disk under a hash of its inputs, so an interrupted run
+  resumes; a progress bar counts units. It returns a frozen result dataclass
+  of tidy DataFrames (one row per observation, units in column names).
+* **Spreads.** Every table that averages over subsamples or seeds carries its
+  spread (standard deviation, or the half-width of a 95 % interval) next to
+  the mean, and figures draw it.
+* **result.save(dir)** writes the paper files (CSV + Markdown tables, PNG
+  figures) atomically through :mod:`mdlnb.report`; the same result gives
+  byte-identical files, so a same-machine rerun reproduces ``paper/`` bit for
+  bit (``tests/test_reproducible.py``).
+* **Prose numbers from the result.** What the notebook says about its numbers
+  comes from a result method (``result.findings()``, Markdown) or a library
+  call displayed as Markdown — never typed by hand.
+
+The notebook then only sets parameters, calls ``run``, shows and saves.
 """
 
 from __future__ import annotations
@@ -11,7 +37,14 @@ from typing import Any
 
 _SUBMODULES = ("transferability",)
 
-__all__ = list(_SUBMODULES)
+__all__ = ["config_class", *_SUBMODULES]
+
+
+def config_class(study: str) -> type:
+    """The ``Config`` dataclass of study package ``mdlnb.studies.<study>``."""
+    if study not in _SUBMODULES:
+        raise ValueError(f"study: unknown study {study!r}; known: {list(_SUBMODULES)}")
+    return importlib.import_module(f"mdlnb.studies.{study}").Config
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,111 @@
+"""Encoders of the study: parse ``"lite0@64"`` / ``"simclr:resnet_S:300"``, build them,
+their source-classifier probabilities, and a provenance table."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+import numpy as np
+
+from mdlnb._task import Task
+
+@dataclasses.dataclass(frozen=True)
+class EncoderSpec:
+    """How to build one encoder.
+
+    ``family == "efficientnet"``: ImageNet EfficientNet-Lite``variant`` at
+    ``resolution`` px (has a source classifier). Otherwise ``family`` is a
+    pretraining objective of :mod:`mdlnb.encoders.pretrain` and ``arch``,
+    ``size``, ``steps``, ``seed`` are its arguments.
+    """
+
+    family: str
+    variant: int = 0
+    resolution: int = 64
+    arch: str = "resnet"
+    size: str = "S"
+    steps: int = 0
+    seed: int = 0
+
+    @property
+    def has_source_classifier(self) -> bool:
+        return self.family == "efficientnet"
+
+
+def parse_encoder(text: str) -> EncoderSpec:
+    """Parse ``"lite0@64"`` (EfficientNet-Lite0 at 64 px) or
+    ``"objective:arch_size[:steps[:seed]]"`` (e.g. ``"simclr:resnet_S:300"``,
+    ``"random:resnet_S"``)."""
+    try:
+        from mdlnb.encoders import OBJECTIVES
+    except ImportError:  # before issue 8 made encoders.pretrain a private module
+        from mdlnb.encoders.pretrain import OBJECTIVES
+
+    if not isinstance(text, str) or not text:
+        raise ValueError(f"encoders: expected a non-empty string, got {text!r}")
+    if text.startswith("lite"):
+        head, _, res = text.partition("@")
+        try:
+            variant = int(head[4:])
+            resolution = int(res) if res else {0: 224, 1: 240, 2: 260}[variant]
+        except (ValueError, KeyError):
+            raise ValueError(f"encoders: cannot parse {text!r}; expected e.g. 'lite0@64'") from None
+        return EncoderSpec("efficientnet", variant=variant, resolution=resolution)
+    parts = text.split(":")
+    if len(parts) < 2 or parts[0] not in OBJECTIVES or "_" not in parts[1]:
+        raise ValueError(f"encoders: cannot parse {text!r}; expected 'lite<v>@<px>' or "
+                         f"'<objective>:<arch>_<size>[:steps[:seed]]' with objective in "
+                         f"{OBJECTIVES}")
+    arch, size = parts[1].split("_", 1)
+    try:
+        steps = int(parts[2]) if len(parts) > 2 else 0
+        seed = int(parts[3]) if len(parts) > 3 else 0
+    except ValueError:
+        raise ValueError(f"encoders: steps and seed must be integers in {text!r}") from None
+    return EncoderSpec(parts[0], arch=arch, size=size, steps=steps, seed=seed)
+
+
+def build_encoder(spec: EncoderSpec, pretrain_data: Task | None = None, *,
+                  batch_size: int = 64, progress: bool = False) -> Any:
+    """The :class:`mdlnb.encoders.Encoder` of ``spec`` (self-pretrained ones are
+    trained on ``pretrain_data``, or loaded from the encoder cache)."""
+    from mdlnb import encoders
+
+    if spec.family == "efficientnet":
+        return encoders.efficientnet_lite(spec.variant, resolution=spec.resolution)
+    from mdlnb.encoders import pretrain
+
+    if pretrain_data is None:
+        raise ValueError(f"pretrain_data: needed to build the {spec.family!r} encoder")
+    return pretrain(spec.family, spec.arch, spec.size, pretrain_data, spec.steps, spec.seed,
+                    batch_size=min(int(batch_size), pretrain_data.n), progress=progress)
+
+
+def source_probs(encoder: Any, features: np.ndarray) -> np.ndarray | None:
+    """ImageNet class probabilities (N, 1000) from penultimate features, or None
+    for an encoder without a source classifier."""
+    from mdlnb.transfer import source_probs_from_head
+
+    head = encoder.params.get("classifier") if isinstance(encoder.params, Mapping) else None
+    if head is None:
+        return None
+    return source_probs_from_head(features, np.asarray(head["w"]), np.asarray(head["b"]))
+
+
+def encoder_table(specs: Mapping[str, EncoderSpec], built: Mapping[str, Any]):
+    """One row per encoder: name, family, source classifier, feature dim, provenance."""
+    import pandas as pd
+
+    rows = []
+    for key, spec in specs.items():
+        enc = built[key]
+        m = dict(enc.meta)
+        rows.append({"encoder": key, "name": enc.name, "family": spec.family,
+                     "source_classifier": spec.has_source_classifier,
+                     "feature_dim": int(enc.feature_dim),
+                     "input": f"{enc.input_size[0]}x{enc.input_size[1]}x{enc.channels}",
+                     "pretrain_steps": m.get("steps", 0 if spec.has_source_classifier else None),
+                     "final_loss": m.get("final_loss")})
+    return pd.DataFrame(rows)
+

@@ -1,0 +1,187 @@
+"""Kendall τ between each metric and the ground truth, with its spread.
+
+τ is computed across encoders for every (task, ratio, repeat, metric)
+(:func:`kendall_per_repeat`), then averaged over the repeats of a task
+(:func:`kendall_table`, PACTran Tables 4–6: mean ± sample standard deviation
+over the 5 subsamples) and over tasks (:func:`average_table`, PACTran
+Table 1, CLID Table 2's "Avg" row).
+
+Spread of the mean over tasks: the tasks are fixed and the subsamples are
+random, so the standard error of the mean of T per-task means is
+SE = (1/T)·sqrt(Σ_t s_t² / R_t), s_t the sample standard deviation (ddof 1)
+of task t's R_t repeats; the table gives the half-width of the 95 % interval,
+t_{0.975, Σ(R_t−1)}·SE. Two runs whose means differ by less than their
+half-widths combined (sqrt(h_a² + h_b²)) do not differ beyond subsample noise.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from mdlnb.studies.transferability._metrics import metric_order
+from mdlnb.studies.transferability._scores import orient
+
+PER_REPEAT_COLUMNS = ["task", "ratio", "metric", "repeat", "tau", "encoders", "nonfinite"]
+
+
+def kendall_per_repeat(scores, truth, *, readout: str = "best"):
+    """τ_b (:func:`mdlnb.ranking.kendall_tau`) of each metric's oriented values against
+    the ``readout`` ground-truth accuracy, across encoders, per (task, ratio, repeat).
+
+    A metric constant across encoders gets τ = 0 (PACTran's definition:
+    sign(0) = 0 in every pair). Non-finite values (a metric that failed on an
+    encoder) are left out of that τ and counted in ``nonfinite``; ``encoders``
+    says over how many encoders τ is.
+    """
+    import pandas as pd
+
+    from mdlnb.ranking import kendall_tau
+
+    if readout not in set(truth["readout"]):
+        raise ValueError(f"readout: {readout!r} not in truth; has {sorted(set(truth['readout']))}")
+    if "oriented" not in scores:
+        scores = orient(scores)
+    acc = truth[truth["readout"] == readout].set_index(["task", "encoder"])["accuracy"]
+    rows = []
+    for (task, ratio, metric, repeat), g in scores.groupby(["task", "ratio", "metric", "repeat"],
+                                                           sort=True):
+        g = g[np.array([(task, e) in acc.index for e in g["encoder"]], bool)]
+        finite = np.isfinite(g["oriented"].to_numpy(float))
+        nonfinite, g = int((~finite).sum()), g[finite]
+        if len(g) < 2:
+            continue
+        x = g["oriented"].to_numpy(float)
+        y = np.array([acc[(task, e)] for e in g["encoder"]], float)
+        tau = 0.0 if np.ptp(x) == 0 or np.ptp(y) == 0 else kendall_tau(x, y)
+        rows.append(dict(task=task, ratio=ratio, metric=metric, repeat=repeat, tau=float(tau),
+                         encoders=len(g), nonfinite=nonfinite))
+    return pd.DataFrame(rows, columns=PER_REPEAT_COLUMNS)
+
+
+def _sd(s) -> float:
+    return float(np.std(s, ddof=1)) if len(s) > 1 else math.nan
+
+
+def kendall_table(scores, truth, *, readout: str = "best"):
+    """τ per (task, ratio, metric): ``tau`` (mean over repeats), ``tau_std`` (sample
+    standard deviation over repeats, ddof 1; NaN with one repeat), ``repeats``,
+    ``encoders`` (the fewest encoders any of its τ is over), ``nonfinite``
+    (metric values left out as NaN/inf, summed over repeats)."""
+    per_rep = kendall_per_repeat(scores, truth, readout=readout)
+    agg = per_rep.groupby(["task", "ratio", "metric"], sort=True).agg(
+        tau=("tau", "mean"), tau_std=("tau", _sd), repeats=("tau", "size"),
+        encoders=("encoders", "min"), nonfinite=("nonfinite", "sum"))
+    return agg.reset_index()
+
+
+def mean_over_tasks(tau, *, level: float = 0.95):
+    """One row per (metric, ratio): ``tau`` (mean of the per-task means), ``ci`` (half-width
+    of the ``level`` interval of that mean over subsamples, tasks fixed; module
+    docstring), ``tasks``, ``encoders`` (fewest), ``nonfinite`` (summed)."""
+    import pandas as pd
+    from scipy import stats
+
+    if not 0 < level < 1:
+        raise ValueError(f"level: must be in (0, 1), got {level!r}")
+    rows = []
+    for (metric, ratio), g in tau.groupby(["metric", "ratio"], sort=True):
+        t = len(g)
+        var = (g["tau_std"] ** 2 / g["repeats"]).sum()
+        dof = int((g["repeats"] - 1).sum())
+        ci = (float(stats.t.ppf(0.5 + level / 2, dof) * math.sqrt(var) / t)
+              if dof > 0 and np.isfinite(var) else math.nan)
+        rows.append(dict(metric=metric, ratio=int(ratio), tau=float(g["tau"].mean()), ci=ci,
+                         tasks=t, encoders=int(g["encoders"].min()),
+                         nonfinite=int(g["nonfinite"].sum()) if "nonfinite" in g else 0))
+    return pd.DataFrame(rows, columns=["metric", "ratio", "tau", "ci", "tasks", "encoders",
+                                       "nonfinite"])
+
+
+def average_table(tau, *, metrics: Sequence[str] | None = None, level: float = 0.95):
+    """Mean τ over tasks, one row per metric: per ratio a column ``N/K=<ratio>`` and
+    its spread ``±95% N/K=<ratio>`` (:func:`mean_over_tasks`), then ``encoders``
+    and ``nonfinite`` — PACTran Table 1's "Average", CLID Table 2's "Avg" row."""
+    import pandas as pd
+
+    long = mean_over_tasks(tau, level=level)
+    pct = f"±{level:.0%}"
+    wide = pd.DataFrame(index=pd.Index(sorted(long["metric"].unique()), name="metric"))
+    for ratio, g in long.groupby("ratio", sort=True):
+        g = g.set_index("metric")
+        wide[f"N/K={ratio}"] = g["tau"].round(12) + 0.0   # drop 1e-17 residues and −0
+        wide[f"{pct} N/K={ratio}"] = g["ci"].round(12)
+    wide["encoders"] = long.groupby("metric")["encoders"].min()
+    wide["nonfinite"] = long.groupby("metric")["nonfinite"].sum()
+    order = list(metrics) if metrics is not None else metric_order(wide.index)
+    return wide.loc[[m for m in order if m in wide.index]].reset_index()
+
+
+def per_task_table(tau):
+    """τ per task for each (ratio, metric): columns ``<task>`` (mean over repeats) and
+    ``<task> sd`` (sample standard deviation over repeats) — PACTran Tables 4–6."""
+    import pandas as pd
+
+    tasks = sorted(tau["task"].unique())
+    mean = tau.pivot_table(index=["ratio", "metric"], columns="task", values="tau")
+    sd = tau.pivot_table(index=["ratio", "metric"], columns="task", values="tau_std",
+                         dropna=False)
+    wide = pd.DataFrame(index=mean.index)
+    for t in tasks:
+        wide[t] = mean[t]
+        wide[f"{t} sd"] = sd[t] if t in sd else np.nan
+    order = {m: i for i, m in enumerate(metric_order(tau["metric"].unique()))}
+    wide = wide.reset_index()
+    wide = wide.assign(_o=wide["metric"].map(order)).sort_values(["ratio", "_o"])
+    return wide.drop(columns="_o").reset_index(drop=True)
+
+
+def differences(current, reference, *, level: float = 0.95) -> Any:
+    """Compare two :func:`average_table` frames (e.g. this run and the committed
+    ``paper/transferability_kendall.csv``): per (metric, ratio) both means,
+    the difference, the combined half-width sqrt(h_a² + h_b²) (a missing
+    spread counts as 0) and ``beyond_noise`` = |difference| > combined."""
+    import pandas as pd
+
+    pct = f"±{level:.0%}"
+
+    def long(df):
+        df = df.set_index("metric")
+        out = {}
+        for c in df.columns:
+            if c.startswith("N/K="):
+                r = int(c[4:])
+                h = df[f"{pct} {c}"] if f"{pct} {c}" in df else pd.Series(np.nan, df.index)
+                for m in df.index:
+                    out[(m, r)] = (float(df.loc[m, c]), float(h.loc[m]))
+        return out
+
+    a, b = long(current), long(reference)
+    rows = []
+    for key in [k for k in a if k in b]:
+        (ta, ha), (tb, hb) = a[key], b[key]
+        comb = math.sqrt(np.nan_to_num(ha) ** 2 + np.nan_to_num(hb) ** 2)
+        rows.append(dict(metric=key[0], ratio=key[1], tau=ta, reference=tb, difference=ta - tb,
+                         noise=comb, beyond_noise=bool(abs(ta - tb) > comb)))
+    return pd.DataFrame(rows, columns=["metric", "ratio", "tau", "reference", "difference",
+                                       "noise", "beyond_noise"])
+
+
+def noise_summary(diff) -> str:
+    """One Markdown sentence on a :func:`differences` frame: how many (metric, N/K)
+    means moved beyond their combined 95 % half-widths, and which."""
+    if diff is None:
+        return "No earlier table to compare with.\n"
+    if diff.empty:
+        return "The earlier table shares no (metric, N/K) cell with this run.\n"
+    moved = diff[diff["beyond_noise"]]
+    text = (f"{len(diff) - len(moved)} of {len(diff)} (metric, N/K) means differ from the "
+            f"earlier table by less than their combined 95 % half-widths (within subsample "
+            f"noise); largest difference {diff['difference'].abs().max():.3f}.")
+    if not moved.empty:
+        text += " Beyond noise: " + ", ".join(
+            f"{r.metric} at N/K = {r.ratio} ({r.reference:.3f} → {r.tau:.3f}, ± {r.noise:.3f})"
+            for r in moved.itertuples()) + "."
+    return text + "\n"

@@ -1,0 +1,40 @@
+"""The study's metric names: which way is better, their units, their order in tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Scores computed by the study besides :data:`mdlnb.transfer.METRICS`: name → (sign, unit).
+EXTRA_METRICS: dict[str, tuple[int, str]] = {
+    "pactran_gaussian_grid": (-1, "nats/example"),
+    "linear_grid": (-1, "nats/example"),
+    "mdl": (-1, "nats/example"),
+    "cl": (+1, "accuracy"),
+    "twonn_id": (+1, "dimensions"),
+    "clid": (+1, "dimensionless"),
+    "rankme": (+1, "dimensions"),
+}
+LABEL_FREE = ("cl", "twonn_id", "clid", "rankme")
+GRID_METRICS = ("pactran_gaussian_grid", "linear_grid")
+#: Registry metrics that use the N-LEEP Gaussian mixture (and so its number of components).
+GMM_METRICS = ("nleep", "n_pactran_dirichlet", "n_pactran_gamma")
+
+
+def metric_sign(name: str) -> int:
+    """+1 if ``name`` is higher-is-better, −1 if lower-is-better."""
+    from mdlnb import transfer
+
+    if name in transfer.METRICS:
+        return transfer.METRICS[name].sign
+    if name in EXTRA_METRICS:
+        return EXTRA_METRICS[name][0]
+    raise ValueError(f"name: unknown metric {name!r}")
+
+
+def metric_order(names: Any) -> list[str]:
+    """Registry order, then the grid metrics, MDL, and the label-free ones."""
+    from mdlnb import transfer
+
+    ref = list(transfer.METRICS) + list(EXTRA_METRICS)
+    names = list(names)
+    return [m for m in ref if m in names] + sorted(m for m in names if m not in ref)

@@ -1,0 +1,192 @@
+"""Scores on one few-shot subsample, and the table steps that need all encoders.
+
+Per subsample (:func:`score_subsample`): every registered metric of
+:data:`mdlnb.transfer.METRICS`, PT-Gauss and LINEAR over their grids, the
+label-free CL / TwoNN ID / RankMe and the MDL-switching codelength (nats per
+example). Across encoders of one (task, ratio, repeat): the grid knob chosen
+by Kendall τ against LINEAR-VALID (:func:`select_grid`, PACTran Sec. 4.1.4)
+and CLID's min–max combination (:func:`add_clid`, CLID Sec. 3.5).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+
+from mdlnb._task import Task
+from mdlnb.studies.transferability._config import TransferabilityConfig
+from mdlnb.studies.transferability._features import FeatureSet
+from mdlnb.studies.transferability._metrics import GMM_METRICS, metric_sign
+
+GROUP = ["task", "ratio", "repeat"]
+SCORE_COLUMNS = ["encoder", "task", "ratio", "n", "repeat", "metric", "value"]
+
+
+def grid_scores(features: Any, labels: Any, num_classes: int, *,
+                linear_beta_factors: tuple[float, ...] = (0.1, 1.0, 10.0)
+                ) -> dict[tuple[str, str], float]:
+    """PT-Gauss over its (β, σ0²) grid and LINEAR over β = factor·N (PACTran Sec. 4.1.4).
+
+    Returns ``{(metric, knob): value}``, lower is better, nats/example.
+    """
+    from mdlnb import transfer
+
+    out = {}
+    for (bf, sf), v in transfer.pactran_gaussian_grid(features, labels,
+                                                      num_classes=num_classes).items():
+        out[("pactran_gaussian_grid", f"beta={bf:g}N,sigma0^2={sf:g}/D")] = float(v)
+    for bf in linear_beta_factors:
+        out[("linear_grid", f"beta={bf:g}N")] = float(
+            transfer.linear(features, labels, num_classes=num_classes, beta_factor=bf))
+    return out
+
+
+def label_free_scores(features: Any, *, seed: int = 0) -> dict[str, float]:
+    """Cluster learnability (k-means √N clusters, 1-NN, cosine), TwoNN ID and RankMe."""
+    from mdlnb import labelfree
+
+    return {"cl": float(labelfree.cluster_learnability(features, int(seed))),
+            "twonn_id": float(labelfree.twonn_id(features)),
+            "rankme": float(labelfree.rankme(features))}
+
+
+def zscore(features: Any) -> np.ndarray:
+    """Per-feature (x − mean) / std over the rows given, float32; a constant
+    feature is only centred.
+
+    The one standardiser of the study (to be replaced by the library's single
+    standardiser of issue 8 when it lands).
+    """
+    f = np.asarray(features, np.float64)
+    sd = f.std(axis=0)
+    return ((f - f.mean(axis=0)) / np.where(sd > 0, sd, 1.0)).astype(np.float32)
+
+
+def mdl_score(features: Any, labels: Any, num_classes: int, *, experts: str = "small",
+              batch_size: int = 4, m: float = 11.0, seed: int = 0,
+              standardize: str = "subsample") -> float:
+    """MDL-switching codelength (fixed share, α_t = (m−1)/t) in nats per example.
+
+    ``standardize="subsample"`` z-scores the features with the statistics of
+    all N inputs before coding (the code is for the labels given the inputs,
+    which sender and receiver both hold); ``"online"`` leaves it to
+    :func:`mdlnb.prequential.run`'s running statistics, which at N ≈ 20–160
+    with near-constant features (EfficientNet's 1280-d ReLU6 means) can blow
+    up the first predictions to tens of nats per example.
+    """
+    from mdlnb import experts as _experts
+    from mdlnb import prequential, switching
+    from mdlnb.evaluation import Report
+
+    if standardize not in ("subsample", "online"):
+        raise ValueError(f"standardize: must be 'subsample' or 'online', got {standardize!r}")
+    x = zscore(features) if standardize == "subsample" else np.asarray(features, np.float32)
+    task = Task("subsample", x, np.asarray(labels), num_classes)
+    lm = prequential.run(task, _experts.preset(experts), batch_size=int(batch_size),
+                         seed=int(seed), standardize=standardize == "online", progress=False)
+    report = Report.from_losses(lm, switching.FixedShare(m=float(m)))
+    return float(report.total_nats) / task.n
+
+
+def registry_metrics(config: TransferabilityConfig, has_source: bool) -> list[str]:
+    """The :data:`mdlnb.transfer.METRICS` names scored on a subsample (LINEAR-VALID is
+    added when grid metrics need it; source-classifier metrics only with ``has_source``)."""
+    from mdlnb import transfer
+
+    names = list(transfer.METRICS) if config.metrics is None else list(config.metrics)
+    if config.grid_metrics and "linear_valid" not in names:
+        names.append("linear_valid")
+    return [m for m in names if has_source or "source_probs" not in transfer.METRICS[m].needs]
+
+
+def nleep_kwargs(config: TransferabilityConfig, names: list[str]) -> dict[str, Any]:
+    """``{"nleep_components": ...}`` for :func:`mdlnb.transfer.score_all` when it takes
+    that option; ``{}`` when no GMM metric is scored. A ValueError naming
+    ``nleep_components`` when a GMM metric is scored by a library that cannot
+    honour the setting (silently fitting another number of components would
+    change N-LEEP without saying so)."""
+    from mdlnb import transfer
+
+    if not any(m in GMM_METRICS for m in names):
+        return {}
+    if "nleep_components" in inspect.signature(transfer.score_all).parameters:
+        return {"nleep_components": config.nleep_components}
+    raise ValueError(f"nleep_components: {config.nleep_components!r} cannot be passed on: this "
+                     f"mdlnb.transfer.score_all takes no 'nleep_components' (it fits C "
+                     f"components); leave out {[m for m in names if m in GMM_METRICS]} via "
+                     f"'metrics' or use a library with the option")
+
+
+def score_subsample(fs: FeatureSet, idx: np.ndarray, config: TransferabilityConfig, *,
+                    seed: int = 0) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
+    """All scores of ``config`` on rows ``idx`` of ``fs.train``: ``({metric: value},
+    {(grid metric, knob): value})``, each value with its metric's own sign."""
+    from mdlnb import transfer
+
+    f, y, k = fs.train.x[idx], fs.train.y[idx], fs.train.num_classes
+    sp = None if fs.source_probs is None else fs.source_probs[idx]
+    names = registry_metrics(config, sp is not None)
+    out = transfer.score_all(f, y, sp, num_classes=k, metrics=names, seed=seed,
+                             **nleep_kwargs(config, names))
+    grid = (grid_scores(f, y, k, linear_beta_factors=config.linear_beta_factors)
+            if config.grid_metrics else {})
+    if config.label_free:
+        out.update(label_free_scores(f, seed=seed))
+    if config.mdl:
+        out["mdl"] = mdl_score(f, y, k, experts=config.mdl_experts,
+                               batch_size=config.mdl_batch_size, m=config.mdl_m, seed=seed,
+                               standardize=config.mdl_standardize)
+    return out, grid
+
+
+def select_grid(grid, scores, reference: str = "linear_valid"):
+    """Per (task, ratio, repeat), each grid metric at the knob whose values have the
+    highest Kendall τ with ``reference`` across encoders (PACTran Sec. 4.1.4).
+
+    Returns ``(rows, chosen)``: score rows (as in ``scores``) for the grid
+    metrics, and a table of the knob chosen per group.
+    """
+    import pandas as pd
+
+    from mdlnb.transfer import select_by_kendall
+
+    ref = scores[scores["metric"] == reference].set_index([*GROUP, "encoder"])["value"]
+    rows, chosen = [], []
+    for (metric, *gkey), g in grid.groupby(["metric", *GROUP], sort=True):
+        table = {e: dict(zip(h["knob"], h["value"])) for e, h in g.groupby("encoder")}
+        refmap = {e: float(ref[(*gkey, e)]) for e in table if (*gkey, e) in ref.index}
+        if len(refmap) < 2:
+            raise ValueError(f"scores: need {reference!r} for >= 2 encoders of {tuple(gkey)}")
+        knob = select_by_kendall(table, refmap)
+        sel = g[g["knob"] == knob]
+        rows += sel.drop(columns="knob").to_dict("records")
+        chosen.append(dict(zip(GROUP, gkey), metric=metric, knob=knob))
+    return pd.DataFrame(rows, columns=list(scores.columns)), pd.DataFrame(chosen)
+
+
+def add_clid(scores):
+    """Append CLID = min–max(CL) + min–max(ID) across the encoders of each
+    (task, ratio, repeat) (:func:`mdlnb.labelfree.clid`)."""
+    import pandas as pd
+
+    from mdlnb import labelfree
+
+    part = scores[scores["metric"].isin(["cl", "twonn_id"])]
+    if part.empty:
+        return scores
+    wide = part.pivot_table(index=[*GROUP, "encoder", "n"], columns="metric", values="value")
+    rows = []
+    for _, g in wide.groupby(level=GROUP, sort=True):
+        values = labelfree.clid(g["cl"].to_numpy(), g["twonn_id"].to_numpy())
+        for (task, ratio, repeat, enc, n), v in zip(g.index, values):
+            rows.append(dict(encoder=enc, task=task, ratio=ratio, n=n, repeat=repeat,
+                             metric="clid", value=float(v)))
+    return pd.concat([scores, pd.DataFrame(rows, columns=scores.columns)], ignore_index=True)
+
+
+def orient(scores):
+    """``scores`` with a column ``oriented`` = sign · value (higher-is-better)."""
+    signs = {m: metric_sign(m) for m in scores["metric"].unique()}
+    return scores.assign(oriented=scores["value"] * scores["metric"].map(signs).astype(float))
