@@ -206,7 +206,7 @@ def test_run_tidy_frame_and_resume(tmp_path):
     assert r.select(size="XS") == ["random:resnet_XS", "random:vit_XS"]
     t = r.average_ranks(encs)
     assert t["mdl rank"].sum() == pytest.approx(6.0)   # ranks 1..3 on every task
-    paths = r.save(tmp_path, parts={"ranks": t, "cd": r.plot_cd(encs)})
+    paths = r.save(tmp_path, parts={"ranks": t, "cd": r.plot_cd(encs)}, frame=True)
     assert (tmp_path / "encoders_frame.csv").exists() and (tmp_path / "encoders_cd.png").exists()
     assert len(paths) == 2 * 3 + 2 + 1
 

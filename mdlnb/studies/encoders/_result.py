@@ -240,17 +240,18 @@ class EncodersResult:
 
     # -- files ---------------------------------------------------------------
     def save(self, paper_dir: str | Path = "paper", *, prefix: str = "encoders",
-             parts: Mapping[str, Any] | None = None) -> list[Path]:
-        """Write the tidy frame, encoder table and timing (csv + md) atomically, plus
-        ``parts``: ``{name: DataFrame | Figure | Axes}`` as ``<prefix>_<name>``."""
+             parts: Mapping[str, Any] | None = None, frame: bool = False) -> list[Path]:
+        """Write the encoder table and timing (csv + md) atomically, the tidy frame
+        too if ``frame``, plus ``parts``: ``{name: DataFrame | Figure | Axes}`` as
+        ``<prefix>_<name>``."""
         import matplotlib.pyplot as plt
         import pandas as pd
 
         from mdlnb import report
 
         paths = []
-        base = {"frame": (self.frame, 5), "encoders": (self.encoders, 4),
-                "timing": (self.timing(), 1)}
+        base = {"encoders": (self.encoders, 4), "timing": (self.timing(), 1),
+                **({"frame": (self.frame, 5)} if frame else {})}
         for name, (df, digits) in base.items():
             paths += report.save_table(df, f"{prefix}_{name}", paper_dir, digits=digits)
         for name, obj in (parts or {}).items():
