@@ -107,7 +107,10 @@ def resolve_protocol(protocol: Any = None) -> Plan:
     strategy, m = spec.get("strategy"), spec.get("m")
     if strategy is None and m is None:
         m = 11.0
-    strat = resolve_strategy(strategy, m if (strategy is None or isinstance(strategy, str)) else None)
+    try:
+        strat = resolve_strategy(strategy, m)
+    except ValueError as e:
+        raise ValueError(f"protocol: {e}") from None
     name = spec.get("name")
     std = bool(spec.get("standardize", True))
     label = f"{name or f'{len(board)} experts'}, B={int(b)}, {strategy_label(strat)}"
