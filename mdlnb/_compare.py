@@ -120,7 +120,7 @@ def resolve_protocol(protocol: Any = None) -> Plan:
 # ----------------------------------------------------------------------------- inputs
 
 
-def _features_of(name: str, value: Any, task: Task | None, n: int) -> np.ndarray:
+def _features_of(name: str, value: Any, task: Task | None, y: np.ndarray) -> np.ndarray:
     """(N, D) float32 features of one entry of ``encoders``."""
     from mdlnb._checks import check_matrix
     from mdlnb.encoders import Encoder, features
@@ -140,9 +140,9 @@ def _features_of(name: str, value: Any, task: Task | None, n: int) -> np.ndarray
         x = check_matrix(x, "x")
     except ValueError as e:
         raise ValueError(f"encoders: {name!r}: {e}") from None
-    if x.shape[0] != n:
-        raise ValueError(f"encoders: {name!r} has {x.shape[0]} examples, the labels {n}")
-    if isinstance(value, Task) and not np.array_equal(value.y, task.y if task is not None else value.y):
+    if x.shape[0] != len(y):
+        raise ValueError(f"encoders: {name!r} has {x.shape[0]} examples, the labels {len(y)}")
+    if isinstance(value, Task) and not np.array_equal(value.y, y):
         raise ValueError(f"encoders: {name!r} is a Task whose labels differ from task_or_labels")
     return np.asarray(x, np.float32)
 
@@ -318,7 +318,7 @@ def compare(encoders: Mapping[str, Any], task_or_labels: Any, *, protocol: Any =
         raise ValueError(f"seeds: need at least {MIN_ORDERS} distinct data orders, got {seeds}")
     plan = resolve_protocol(protocol)
     task, y, c = _labels(task_or_labels, num_classes)
-    feats = {k: _features_of(k, v, task, len(y)) for k, v in encoders.items()}
+    feats = {k: _features_of(k, v, task, y) for k, v in encoders.items()}
     task_name = task.name if task is not None else "labels"
     jobs = [(e, s) for s in seeds for e in feats]
     it = jobs

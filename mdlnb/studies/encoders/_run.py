@@ -3,9 +3,9 @@
 Each pair is independent. Its measurements (:func:`._pair.compute_pair`)
 are written atomically to ``cache_dir("studies/encoders")`` as one JSON file
 named by a hash of everything that decides them — the pair's train and test
-features and labels, the config fields a pair reads, and
-:data:`CACHE_VERSION` — so a killed run resumes without redoing finished
-pairs, and the three notebooks that read this study share one computation.
+features and labels, the config fields a pair reads, :data:`CACHE_VERSION`
+and stage 1's ``CODE_VERSION`` — so a killed run resumes without redoing
+finished pairs, and the three notebooks that read this study share one computation.
 Stage-1 loss matrices, encoders and features have their own caches. Pairs
 run in ``config.workers`` processes (spawned; default 1, in process) under
 one progress bar.
@@ -33,13 +33,14 @@ FRAME_COLUMNS = ["encoder", "architecture", "objective", "size", "task", "group"
 def pair_key(train: Any, test: Any, config: EncodersConfig) -> str:
     """Hash of the pair's data and the config fields it reads."""
     from mdlnb._compare import resolve_protocol
+    from mdlnb.prequential import CODE_VERSION
 
     plan = resolve_protocol(config.protocol)
     fields = {f: getattr(config, f) for f in PAIR_FIELDS if f != "protocol"}
     proto = ([e.config() for e in plan.experts], plan.batch_size, repr(plan.strategy),
              plan.standardize)
-    return content_hash(CACHE_VERSION, train.x, train.y, test.x, test.y, train.num_classes,
-                        json.dumps(fields, sort_keys=True, default=str), proto)
+    return content_hash(CACHE_VERSION, CODE_VERSION, train.x, train.y, test.x, test.y,
+                        train.num_classes, json.dumps(fields, sort_keys=True, default=str), proto)
 
 
 def pair_path(encoder: str, task: str, key: str):
