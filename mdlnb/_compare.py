@@ -56,49 +56,68 @@ class Plan(NamedTuple):
     label: str                # short description for tables
 
 
-#: Named protocols: (expert preset, B, fixed-share m). ``paper-vtab``: Table 6,
-#: B = 32, α_t = 10/t (App. A.5.1); ``paper-imagenet``: Table 9, B = 512,
-#: α_t = 1/t (App. A.5.2); ``quick``: the CPU board of :func:`mdlnb.evaluate`.
-PRESETS: dict[str, tuple[str, int, float]] = {
-    "quick": ("default", 32, 11.0),
-    "small": ("small", 16, 11.0),
-    "paper-vtab": ("vtab", 32, 11.0),
-    "paper-imagenet": ("imagenet", 512, 2.0),
+#: Named protocols: (expert preset, B, fixed-share m, standardise online). The
+#: names and meanings of the coming ``mdlnb.Protocol`` presets: ``paper-vtab``
+#: (Table 6, B = 32, α_t = 10/t, raw features: App. A.5.1), ``paper-imagenet``
+#: (Table 9, B = 512, α_t = 1/t: App. A.5.2), ``default`` (the CPU board of
+#: :func:`mdlnb.evaluate`, prefix standardisation) and ``small`` (tests).
+#: ``quick`` is an alias of ``default``.
+PRESETS: dict[str, tuple[str, int, float, bool]] = {
+    "default": ("default", 32, 11.0, True),
+    "quick": ("default", 32, 11.0, True),
+    "small": ("small", 16, 11.0, True),
+    "paper-vtab": ("vtab", 32, 11.0, False),
+    "paper-imagenet": ("imagenet", 512, 2.0, False),
 }
+_FIELDS = ("experts", "board", "batch_size", "strategy", "m", "standardize", "name")
+
+
+def _standardize(value: Any) -> bool:
+    """``True``/``"prefix"`` → online standardisation; ``False``/``"none"`` → raw features."""
+    if value in (True, "prefix"):
+        return True
+    if value in (False, "none"):
+        return False
+    raise ValueError(f"protocol: standardize must be True/False or 'prefix'/'none', got {value!r}")
 
 
 def resolve_protocol(protocol: Any = None) -> Plan:
     """A :class:`Plan` from ``protocol``.
 
-    ``protocol`` is None (``"quick"``), a name in :data:`PRESETS`, a mapping
+    ``protocol`` is None (``"default"``), a name in :data:`PRESETS`, a mapping
     or an object (e.g. the coming ``mdlnb.Protocol``) with any of the fields
-    ``experts`` (a preset name or a list of experts), ``batch_size``,
-    ``strategy`` (object or name), ``m`` (fixed share), ``standardize``.
-    Missing fields take the ``quick`` values.
+    ``board`` (or ``experts``: a preset name or a list of experts),
+    ``batch_size``, ``strategy`` (object or name), ``m`` (fixed share),
+    ``standardize`` (bool, ``"prefix"`` or ``"none"``). Missing fields take
+    the ``default`` values.
     """
     from mdlnb import experts as _experts
     from mdlnb.evaluation import resolve_strategy, strategy_label
 
-    fields = ("experts", "batch_size", "strategy", "m", "standardize")
     if protocol is None:
-        protocol = "quick"
+        protocol = "default"
     if isinstance(protocol, str):
         if protocol not in PRESETS:
             raise ValueError(f"protocol: unknown preset {protocol!r}; choose from {sorted(PRESETS)}")
-        board, b, m = PRESETS[protocol]
-        spec = {"experts": board, "batch_size": b, "m": m, "name": protocol}
+        board, b, m, std = PRESETS[protocol]
+        spec = {"board": board, "batch_size": b, "m": m, "standardize": std, "name": protocol}
     elif isinstance(protocol, Mapping):
-        unknown = set(protocol) - set(fields) - {"name"}
+        unknown = set(protocol) - set(_FIELDS)
         if unknown:
-            raise ValueError(f"protocol: unknown fields {sorted(unknown)}; use {list(fields)}")
+            raise ValueError(f"protocol: unknown fields {sorted(unknown)}; use {list(_FIELDS)}")
         spec = dict(protocol)
-    elif any(hasattr(protocol, f) for f in fields):
-        spec = {f: getattr(protocol, f) for f in fields + ("name",) if hasattr(protocol, f)}
+    elif any(hasattr(protocol, f) for f in _FIELDS[:-1]):
+        spec = {f: getattr(protocol, f) for f in _FIELDS if hasattr(protocol, f)}
     else:
         raise ValueError(f"protocol: expected None, a preset name, a mapping or a Protocol, "
                          f"got {type(protocol).__name__}")
-    board = spec.get("experts", "default")
-    board = tuple(_experts.preset(board) if isinstance(board, str) else board)
+    if "experts" in spec and "board" in spec:
+        raise ValueError("protocol: give the board as 'board' or 'experts', not both")
+    board = spec.get("board", spec.get("experts", "default"))
+    try:
+        board = tuple(_experts.preset(board) if isinstance(board, str) else board)
+    except ValueError as e:
+        raise ValueError(f"protocol: {e}") from None
     if not board:
         raise ValueError("protocol: the board of experts is empty")
     b = spec.get("batch_size", 32)
@@ -112,7 +131,7 @@ def resolve_protocol(protocol: Any = None) -> Plan:
     except ValueError as e:
         raise ValueError(f"protocol: {e}") from None
     name = spec.get("name")
-    std = bool(spec.get("standardize", True))
+    std = _standardize(spec.get("standardize", True))
     label = f"{name or f'{len(board)} experts'}, B={int(b)}, {strategy_label(strat)}"
     return Plan(board, int(b), strat, std, label)
 
@@ -295,7 +314,7 @@ def compare(encoders: Mapping[str, Any], task_or_labels: Any, *, protocol: Any =
         Task of images; features are extracted and cached).
       task_or_labels: a Task (its labels; its images for Encoders) or an
         (N,) array of integer labels.
-      protocol: see :func:`resolve_protocol` (default ``"quick"``).
+      protocol: see :func:`resolve_protocol` (default ``"default"``).
       seeds: one data order per seed (≥ 3); the same orders for every encoder.
       num_classes: C when ``task_or_labels`` is an array (default max(y) + 1).
       progress: a progress bar over (encoder, seed) runs.

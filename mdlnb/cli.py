@@ -5,7 +5,7 @@ registered in ``COMMANDS``; adding one is a new pair and one dict entry.
 
     mdlnb switch LOSSES.npz --strategy fixed-share --m 2 [--posterior out.csv]
     mdlnb evaluate FEATURES.npz|.parquet [--experts default] [--posterior out.csv]
-    mdlnb compare A.npz B.npz ... [--labels y.npy] [--protocol quick] [--seeds 0 1 2]
+    mdlnb compare A.npz B.npz ... [--labels y.npy] [--protocol default] [--seeds 0 1 2]
 """
 
 from __future__ import annotations
@@ -143,8 +143,8 @@ def add_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--names", nargs="+", default=None, help="encoder names (default: file stems)")
     p.add_argument("--x-key", default="x", help="feature array name (default: x)")
     p.add_argument("--num-classes", type=int, default=None, help="C (default: max(y) + 1)")
-    p.add_argument("--protocol", default="quick", choices=sorted(PRESETS),
-                   help="board, batch size and switching rate (default: quick)")
+    p.add_argument("--protocol", default="default", choices=sorted(PRESETS),
+                   help="board, batch size and switching rate (default: default)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
                    help="one data order per seed, the same for every encoder (>= 3)")
     p.add_argument("--no-cache", action="store_true", help="recompute even if cached")

@@ -109,9 +109,21 @@ def test_bad_input(digits):
 
 def test_protocol_presets():
     p = resolve_protocol("paper-vtab")
-    assert (len(p.experts), p.batch_size, p.strategy.m) == (4608, 32, 11.0)
-    p = resolve_protocol({"experts": "small", "batch_size": 8, "m": 2})
-    assert (len(p.experts), p.batch_size, p.strategy.m) == (4, 8, 2.0)
+    assert (len(p.experts), p.batch_size, p.strategy.m, p.standardize) == (4608, 32, 11.0, False)
+    p = resolve_protocol("paper-imagenet")
+    assert (len(p.experts), p.batch_size, p.strategy.m) == (384, 512, 2.0)
+    p = resolve_protocol({"board": "small", "batch_size": 8, "m": 2, "standardize": "none"})
+    assert (len(p.experts), p.batch_size, p.strategy.m, p.standardize) == (4, 8, 2.0, False)
+
+    class Protocolish:   # the coming mdlnb.Protocol, duck-typed
+        board, batch_size, strategy, standardize, name = "small", 4, None, "prefix", "x"
+
+    p = resolve_protocol(Protocolish())
+    assert (len(p.experts), p.batch_size, p.strategy.m, p.standardize) == (4, 4, 11.0, True)
+    with pytest.raises(ValueError, match="protocol: standardize"):
+        resolve_protocol({"standardize": "sometimes"})
+    with pytest.raises(ValueError, match="protocol"):
+        resolve_protocol({"board": "huge"})
 
 
 def test_cli_round_trip(result, digits, tmp_path, capsys):

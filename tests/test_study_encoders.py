@@ -200,6 +200,12 @@ def test_run_tidy_frame_and_resume(tmp_path):
     assert again.cached_pairs == 3
     pd.testing.assert_frame_equal(r.frame, again.frame)
     json.loads(files[0].read_text())   # rewritten whole
+    # two lost pairs recomputed by two worker processes: the same numbers
+    for f in sorted(cache_dir("studies/encoders").glob("pair-random_*-lfw_faces-*.json"))[:2]:
+        f.unlink()
+    par = st.run(cfg.replace(workers=2), progress=False)
+    assert par.cached_pairs == 4
+    pd.testing.assert_frame_equal(r.frame, par.frame)
     # slices the notebooks use
     encs = r.select(architecture=["resnet", "vit"])
     assert encs == ["random:resnet_XS", "random:resnet_S", "random:vit_XS"]

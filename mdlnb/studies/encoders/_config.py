@@ -3,7 +3,7 @@
 Field ``protocol`` is everything besides the data that decides a codelength
 (board, batch size B, switching strategy and m, standardisation); it takes
 what :func:`mdlnb._compare.resolve_protocol` takes (a preset name such as
-``"quick"`` or ``"paper-vtab"``, or a mapping) and maps one to one onto the
+``"default"`` or ``"paper-vtab"``, or a mapping) and maps one to one onto the
 coming ``mdlnb.Protocol``.
 """
 
@@ -56,7 +56,7 @@ class EncodersConfig:
                               "dsprites_location")
     train_size: int | None = 500
     test_size: int | None = 300
-    protocol: Any = "quick"
+    protocol: Any = "default"
     seeds: tuple[int, ...] = (0, 1, 2)
     probe_readouts: tuple[str, ...] = ("linear", "mlp1x256", "mlp2x256")
     probe_grid: Mapping[str, Sequence[float]] = dataclasses.field(
