@@ -132,7 +132,8 @@ def resolve_protocol(protocol: Any = None) -> Plan:
         raise ValueError(f"protocol: {e}") from None
     name = spec.get("name")
     std = _standardize(spec.get("standardize", True))
-    label = f"{name or f'{len(board)} experts'}, B={int(b)}, {strategy_label(strat)}"
+    label = (f"{name + ': ' if name else ''}{len(board)} experts, B={int(b)}, "
+             f"{strategy_label(strat)}, {'prefix-standardised' if std else 'raw'} features")
     return Plan(board, int(b), strat, std, label)
 
 

@@ -28,10 +28,10 @@
 profile = "default"          # "smoke" (CI, seconds), "default" (CPU), "full" (GPU, paper-shaped)
 paper_dir = "paper"
 overrides = {}               # fields of mdlnb.studies.encoders.EncodersConfig (profiles.yaml)
-encoders = ["lite0@64", "lite1@64", "lite2@64", "mae:vit_S:300", "mae:vit_M:300",
-            "mae:vit_L:300"]
+encoders = ["lite0@64", "lite1@64", "lite2@64", "mae:vit_S:150", "mae:vit_M:150",
+            "mae:vit_L:150"]
 regret_a = ["lite2@64", "lite0@64"]           # [larger, smaller]
-regret_b = ["mae:vit_L:300", "mae:vit_S:300"]
+regret_b = ["mae:vit_L:150", "mae:vit_S:150"]
 alpha = 0.10
 
 # %%

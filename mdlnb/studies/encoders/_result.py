@@ -59,6 +59,13 @@ class EncodersResult:
         return list(t["encoder"])
 
     @property
+    def protocol_label(self) -> str:
+        """The stage 1 + 2 protocol the grid ran (board size, B, strategy)."""
+        from mdlnb._compare import resolve_protocol
+
+        return resolve_protocol(self.config.protocol).label
+
+    @property
     def groups(self) -> dict[str, str]:
         return self.frame.drop_duplicates("task").set_index("task")["group"].to_dict()
 
