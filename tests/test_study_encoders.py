@@ -197,7 +197,7 @@ def test_run_tidy_frame_and_resume(tmp_path):
     assert len(files) == 1
     files[0].unlink()
     again = st.run(cfg, progress=False)
-    assert again.cached_pairs == 3
+    assert again.cached_pairs == 5
     pd.testing.assert_frame_equal(r.frame, again.frame)
     json.loads(files[0].read_text())   # rewritten whole
     # two lost pairs recomputed by two worker processes: the same numbers
