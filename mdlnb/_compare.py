@@ -32,7 +32,6 @@ or any object with those attributes — :func:`resolve_protocol`.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
@@ -98,7 +97,8 @@ def resolve_protocol(protocol: Any = None) -> Plan:
         protocol = "default"
     if isinstance(protocol, str):
         if protocol not in PRESETS:
-            raise ValueError(f"protocol: unknown preset {protocol!r}; choose from {sorted(PRESETS)}")
+            raise ValueError(f"protocol: unknown preset {protocol!r}; "
+                             f"choose from {sorted(PRESETS)}")
         board, b, m, std = PRESETS[protocol]
         spec = {"board": board, "batch_size": b, "m": m, "standardize": std, "name": protocol}
     elif isinstance(protocol, Mapping):
@@ -207,7 +207,7 @@ class Comparison:
         return list(dict.fromkeys(self.runs["encoder"]))
 
     def totals(self) -> np.ndarray:
-        """(E, S) codelengths in nats, encoders × seeds in :attr:`encoders` / :attr:`seeds` order."""
+        """(E, S) codelengths in nats, encoders × seeds (:attr:`encoders`, :attr:`seeds` order)."""
         w = self.runs.pivot(index="encoder", columns="seed", values="total [nats]")
         return w.loc[self.encoders, list(self.seeds)].to_numpy(np.float64)
 
@@ -272,7 +272,8 @@ class Comparison:
         from mdlnb.plots import log_spaced
 
         tab = self.table()
-        fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1, 1.6]})
+        fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 3.8),
+                                     gridspec_kw={"width_ratios": [1, 1.6]})
         pal = dict(zip(tab["encoder"], sns.color_palette("colorblind", len(tab))))
         sns.barplot(data=self.runs, x="encoder", y="per example [bits]", order=list(tab["encoder"]),
                     hue="encoder", palette=pal, errorbar="sd", ax=a0, legend=False)

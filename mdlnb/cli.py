@@ -175,7 +175,8 @@ def run_compare(args: argparse.Namespace) -> int:
             feats[name] = z[args.x_key]
             if args.labels is None and "y" in z.files:
                 if labels is not None and not np.array_equal(labels, z["y"]):
-                    raise ValueError(f"features: the labels `y` of {path} differ from the first file's")
+                    raise ValueError(f"features: the labels `y` of {path} differ from the "
+                                     "first file's")
                 labels = z["y"] if labels is None else labels
     if args.labels is not None:
         try:

@@ -153,6 +153,8 @@ class EncodersResult:
         best = {m: t[f"{m} rank"].idxmin() for m in _tables.METHODS}
         n_tasks, k = int(cd.loc["all", "N"]), len(encoders)
         spread = t["mdl rank"].max() - t["mdl rank"].min()
+        verdict = ("at least one pair differs significantly" if spread >= cd.loc["all", "CD"]
+                   else "no pair of encoders differs significantly")
         lines = [
             f"- **Best encoder** over {n_tasks} tasks, k = {k}: by linear accuracy "
             f"`{best['linear']}` (rank {_f(t.loc[best['linear'], 'linear rank'])}), by best-MLP "
@@ -171,7 +173,7 @@ class EncodersResult:
             f"{fr_all.loc['linear', 'p']:.3g}, (MLP) = {fr_all.loc['mlp', 'p']:.3g}. Nemenyi CD "
             f"at α = {alpha:g} with the correct q = {_f(cd.loc['all', 'q'], 3)}: "
             f"{_f(cd.loc['all', 'CD'], 3)} rank units; the MDL average ranks span "
-            f"{_f(spread)}, so {'at least one pair differs significantly' if spread >= cd.loc['all', 'CD'] else 'no pair of encoders differs significantly'}"
+            f"{_f(spread)}, so {verdict}"
             f". The paper prints 1.894 for its r = 6, N = 19 (q = 3.12 stated); the correct q for "
             f"r = 6 is {_f(cd.loc['all', 'correct q (paper r)'], 3)}, CD "
             f"{_f(cd.loc['all', 'correct CD (paper r, N)'], 3)}.",
@@ -225,7 +227,8 @@ class EncodersResult:
         last = r.sort_values("n").groupby("task").tail(1)
         parts = [f"{task} {d:+.1f} ± {0.0 if np.isnan(sd) else sd:.1f}" for task, d, sd in
                  zip(last["task"], last["larger − smaller [nats]"], last["sd [nats]"])]
-        return (f"- `{larger}` − `{smaller}` at the end of each stream (nats, ± sd over orders): "
+        return (f"- `{larger}` − `{smaller}` at the end of each stream "
+                "(nats, ± sd over orders): "
                 + "; ".join(parts) + ".")
 
     def readout_findings(self, encoders: Sequence[str] | None = None) -> str:
