@@ -124,7 +124,7 @@ def preference_heatmap(table, groups: dict[str, str]):
             start = i
     ax.set_xlabel("")
     ax.set_ylabel("")
-    ax.set_title("preferred readout (0 = linear, h = MLP with h hidden layers)", pad=22)
+    ax.set_title("preferred readout (0 = linear, h = MLP with h hidden layers)", pad=30)
     return ax
 
 
