@@ -200,12 +200,6 @@ def test_run_tidy_frame_and_resume(tmp_path):
     assert again.cached_pairs == 5
     pd.testing.assert_frame_equal(r.frame, again.frame)
     json.loads(files[0].read_text())   # rewritten whole
-    # two lost pairs recomputed by two worker processes: the same numbers
-    for f in sorted(cache_dir("studies/encoders").glob("pair-random_*-lfw_faces-*.json"))[:2]:
-        f.unlink()
-    par = st.run(cfg.replace(workers=2), progress=False)
-    assert par.cached_pairs == 4
-    pd.testing.assert_frame_equal(r.frame, par.frame)
     # slices the notebooks use
     encs = r.select(architecture=["resnet", "vit"])
     assert encs == ["random:resnet_XS", "random:resnet_S", "random:vit_XS"]
@@ -228,3 +222,18 @@ def test_config_errors():
         st.EncodersConfig(encoders=("lite9x",))
     with pytest.raises(ValueError, match="workers"):
         st.EncodersConfig(workers=0)
+
+
+@pytest.mark.slow
+def test_worker_processes_give_the_same_frame():
+    """Two lost pairs recomputed by two spawned worker processes (each imports JAX and
+    compiles the probe programs again: the costly part of this test)."""
+    from mdlnb._io import cache_dir
+
+    cfg = st.EncodersConfig.from_overrides(TINY)
+    r = st.run(cfg, progress=False)   # cached by test_run_tidy_frame_and_resume
+    for f in sorted(cache_dir("studies/encoders").glob("pair-random_*-lfw_faces-*.json"))[:2]:
+        f.unlink()
+    par = st.run(cfg.replace(workers=2), progress=False)
+    assert par.cached_pairs == 4
+    pd.testing.assert_frame_equal(r.frame, par.frame)
