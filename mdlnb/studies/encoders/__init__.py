@@ -17,24 +17,25 @@ validation search. The three notebooks slice the one tidy frame:
     result.average_ranks(result.select(size="S")); result.save("paper", parts={...})
 
 Budget of the default grid (11 encoders × 5 tasks = 55 pairs, 3 orders;
-target: the three notebooks ≤ 25 min on 2 CPU cores from a cold cache).
-Measured on the shared 2-core machine under load ~17 (CPU seconds of the
-process; wall was 5–10× higher there), then extrapolated — *not* a measured
-default run:
+target: the three notebooks ≤ 25 min on 2 CPU cores from a cold cache; the
+second and third notebook read the cached grid). Measured on the shared
+2-core machine under load ~15 (CPU seconds of the process; wall was 5–10×
+higher there), then extrapolated — *not* a measured default run:
 
 * stage 1 + 2, ``default`` board (24 experts), N = 500, 3 orders: 12.6–18.1 s
   for the first pair of a new (N, D, C) shape (XLA compile), 5.2 s after;
 * the App. A.4 search (3 readouts × 4 settings × 300 steps): 12–13 s for a
   new shape, 3.4 s after;
 * features: 1.2–1.7 s per (encoder, task) (800 images, small encoders);
-* pretraining, compile + 20 steps at batch 128: supervised ResNet-S 26 s,
-  SimCLR ResNet-S 65 s (steps not separated from compile).
+* pretraining at batch 128, compile / per step: ViT-M MAE 15 s / 0.21 s,
+  ViT-L MAE 20 s / 0.49 s, ViT-S DINO 17 s / 0.45 s; ResNet-S supervised
+  26 s and SimCLR 65 s for compile + 20 steps.
 
-Extrapolated: pairs ≈ 20 new shapes × ~27 s + 35 × ~7 s ≈ 13 min; features
-≈ 2–3 min (EfficientNet compiles unmeasured); pretraining 8 encoders × 150
-steps ≈ 10–14 min (ViT-M/L per step unmeasured) — ≈ 26–30 CPU minutes, below
-that in wall time when XLA uses both cores. If the lead's run is over, drop
-``mae:vit_L:150`` or lower the steps.
+Extrapolated: pretraining 8 encoders × 150 steps ≈ 10 min; pairs ≈ 20 new
+(N, D, C) shapes × ~23 s + 35 × ~7 s ≈ 12 min; features and EfficientNet
+compiles ≈ 2–3 min — ≈ 24–25 CPU minutes, less in wall time where XLA uses
+both cores. If the lead's run is over budget: drop ``mae:vit_L:150`` or
+lower the pretraining steps.
 
 Modules: ``_config`` (EncodersConfig), ``_pair`` (one pair's measurements),
 ``_run`` (the driver), ``_tables`` and ``_plots`` (slices of the frame),
