@@ -27,11 +27,12 @@ higher there), then extrapolated — *not* a measured default run:
 * the App. A.4 search (3 readouts × 4 settings × 300 steps): 12–13 s for a
   new shape, 3.4 s after;
 * features: 1.2–1.7 s per (encoder, task) (800 images, small encoders);
-* pretraining at batch 128, compile / per step: ViT-M MAE 15 s / 0.21 s,
-  ViT-L MAE 20 s / 0.49 s, ViT-S DINO 17 s / 0.45 s; ResNet-S supervised
-  26 s and SimCLR 65 s for compile + 20 steps.
+* pretraining at batch 128, compile / per step: ResNet-S supervised
+  29 s / 0.09 s, BYOL 73 s / 0.27 s (SimCLR: 65 s for compile + 20 steps);
+  ViT-S supervised 8 s / 0.14 s, DINO 17 s / 0.45 s; ViT-M MAE 15 s /
+  0.21 s, ViT-L MAE 20 s / 0.49 s.
 
-Extrapolated: pretraining 8 encoders × 150 steps ≈ 10 min; pairs ≈ 20 new
+Extrapolated: pretraining 8 encoders × 150 steps ≈ 540 s ≈ 9 min; pairs ≈ 20 new
 (N, D, C) shapes × ~23 s + 35 × ~7 s ≈ 12 min; features and EfficientNet
 compiles ≈ 2–3 min — ≈ 24–25 CPU minutes, less in wall time where XLA uses
 both cores. If the lead's run is over budget: drop ``mae:vit_L:150`` or
