@@ -49,6 +49,8 @@ _EXPORTS = {
     "Report": "mdlnb.evaluation",
     "LossMatrix": "mdlnb.prequential",
     "readout_preference": "mdlnb.preference",
+    "compare": "mdlnb._compare",
+    "Comparison": "mdlnb._compare",
 }
 
 __all__ = ["Task", "__version__", *_SUBMODULES, *_EXPORTS]

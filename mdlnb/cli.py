@@ -5,6 +5,7 @@ registered in ``COMMANDS``; adding one is a new pair and one dict entry.
 
     mdlnb switch LOSSES.npz --strategy fixed-share --m 2 [--posterior out.csv]
     mdlnb evaluate FEATURES.npz|.parquet [--experts default] [--posterior out.csv]
+    mdlnb compare A.npz B.npz ... [--labels y.npy] [--protocol default] [--seeds 0 1 2]
 
 Both ``--posterior`` options write one format (:data:`POSTERIOR_HELP`,
 :func:`mdlnb.evaluation.posterior_frame`).
@@ -177,12 +178,78 @@ def run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_compare(p: argparse.ArgumentParser) -> None:
+    from mdlnb._compare import PRESETS
+    p.add_argument("features", type=Path, nargs="+",
+                   help="one npz per encoder with features `x` (N, D) (and labels `y`)")
+    p.add_argument("--labels", type=Path, default=None,
+                   help="labels (N,) as .npy (default: `y` of the first npz; all must agree)")
+    p.add_argument("--names", nargs="+", default=None, help="encoder names (default: file stems)")
+    p.add_argument("--x-key", default="x", help="feature array name (default: x)")
+    p.add_argument("--num-classes", type=int, default=None, help="C (default: max(y) + 1)")
+    p.add_argument("--protocol", default="default", choices=sorted(PRESETS),
+                   help="board, batch size and switching rate (default: default)")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
+                   help="one data order per seed, the same for every encoder (>= 3)")
+    p.add_argument("--no-cache", action="store_true", help="recompute even if cached")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--table", type=Path, default=None, help="write the table to .csv or .parquet")
+    p.add_argument("--figure", type=Path, default=None, help="write the figure to .png")
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from mdlnb._compare import compare
+
+    if args.table is not None and args.table.suffix not in (".csv", ".parquet"):
+        raise ValueError(f"table: expected a .csv or .parquet path, got {args.table}")
+    if args.figure is not None and args.figure.suffix != ".png":
+        raise ValueError(f"figure: expected a .png path, got {args.figure}")
+    names = args.names or [p.stem for p in args.features]
+    if len(names) != len(args.features) or len(set(names)) != len(names):
+        raise ValueError(f"names: need {len(args.features)} distinct names, got {names}")
+    feats, labels = {}, None
+    for name, path in zip(names, args.features):
+        try:
+            z = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"features: cannot read {path} ({e})") from None
+        with z:
+            if args.x_key not in z.files:
+                raise ValueError(f"x_key: {args.x_key!r} not in {path} (has {z.files})")
+            feats[name] = z[args.x_key]
+            if args.labels is None and "y" in z.files:
+                if labels is not None and not np.array_equal(labels, z["y"]):
+                    raise ValueError(f"features: the labels `y` of {path} differ from the "
+                                     "first file's")
+                labels = z["y"] if labels is None else labels
+    if args.labels is not None:
+        try:
+            labels = np.load(args.labels, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"labels: cannot read {args.labels} ({e})") from None
+    if labels is None:
+        raise ValueError("labels: none given and no `y` in the feature files")
+    cmp = compare(feats, labels, protocol=args.protocol, seeds=args.seeds,
+                  num_classes=args.num_classes, progress=not args.quiet, cache=not args.no_cache)
+    print(cmp)
+    if args.table is not None:
+        _write_table(cmp.table(), args.table)
+        print(f"table           {args.table}")
+    if args.figure is not None:
+        from mdlnb.report import save_figure
+        save_figure(cmp.plot(), args.figure.stem, args.figure.parent)
+        print(f"figure          {args.figure}")
+    return 0
+
+
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]
 
 COMMANDS: dict[str, Command] = {
     "switch": (add_switch, run_switch, "codelength of a loss matrix under a switching strategy"),
     "evaluate": (add_evaluate, run_evaluate,
                  "MDL of labels given features: online readouts + switching"),
+    "compare": (add_compare, run_compare,
+                "rank encoders' features on one task by MDL, paired over >= 3 data orders"),
 }
 
 

@@ -25,3 +25,15 @@ def test_notebook_smoke(name, tmp_path):
 def test_profiles_are_known():
     with pytest.raises(ValueError, match="profile"):
         runner.profile_parameters("quickstart", "huge")
+
+
+def test_encoder_notebooks_share_one_grid():
+    """objectives, scaling and readout_preference read one mdlnb.studies.encoders grid:
+    the same overrides in every profile, so CI (and make reproduce) computes it once."""
+    from mdlnb.studies.encoders import EncodersConfig
+
+    for profile in ("smoke", "default", "full"):
+        grids = [runner.profile_parameters(n, profile).get("overrides", {})
+                 for n in ("objectives", "scaling", "readout_preference")]
+        assert grids[0] == grids[1] == grids[2], profile
+        EncodersConfig.from_overrides(grids[0])   # every field known and valid

@@ -35,7 +35,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("transferability",)
+_SUBMODULES = ("encoders", "transferability")
 
 __all__ = ["config_class", *_SUBMODULES]
 

@@ -1,0 +1,368 @@
+"""``mdlnb.compare``: several encoders, one task, the same data orders — which codes shortest?
+
+The question a researcher with a few checkpoints and one labelled dataset
+asks first. For every encoder and every order ``s`` in ``seeds`` the labels
+are coded by MDL with readout-model switching (stage 1
+:func:`mdlnb.prequential.run`, stage 2 :func:`mdlnb.switching.codelength`)
+under one protocol. The order of the examples is
+``stream_order(seed, N)`` (:mod:`mdlnb.prequential`), a function of the seed
+and N only, so every encoder sees **the same examples in the same order**
+for a given seed — the comparison is paired.
+
+Reported per encoder ``e`` (codelengths L_{e,s} in nats; bits = nats / ln 2):
+
+* mean and standard deviation (ddof = 1) of L_{e,s} over the S orders, total
+  and per example;
+* the paired difference to the best encoder b (lowest mean codelength),
+  Δ_{e,s} = L_{e,s} − L_{b,s}, its mean and standard deviation over orders.
+  The order-to-order noise is largely shared between encoders (a hard
+  example early in the stream costs every encoder), so std(Δ) is usually far
+  below std(L) (paper App. A.7 reports std 134 nats on a 55,906-nat total and
+  neighbours ~5,000 nats away);
+* the rank by mean codelength (1 = shortest) and how many orders each
+  encoder ranks first in;
+* the preferred readout: argmax_r (1/(S·N)) Σ_s Σ_t p(r | D_<t) — the
+  paper's Fig. 2 statistic averaged over orders.
+
+The protocol (board of experts, batch size B, switching strategy and its m,
+input standardisation) is one value, ``protocol``: a preset name, a mapping,
+or any object with those attributes — :func:`resolve_protocol`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping, NamedTuple, Sequence
+
+import numpy as np
+
+from mdlnb._task import Task
+from mdlnb._units import LN2
+
+MIN_ORDERS = 3
+
+
+# ----------------------------------------------------------------------------- protocol
+
+
+class Plan(NamedTuple):
+    """A resolved protocol: everything but the data that decides a codelength."""
+
+    experts: tuple            # the board (mdlnb.Expert)
+    batch_size: int
+    strategy: Any             # a switching strategy object
+    standardize: bool
+    label: str                # short description for tables
+
+
+#: Named protocols: (expert preset, B, fixed-share m, standardise online). The
+#: names and meanings of the coming ``mdlnb.Protocol`` presets: ``paper-vtab``
+#: (Table 6, B = 32, α_t = 10/t, raw features: App. A.5.1), ``paper-imagenet``
+#: (Table 9, B = 512, α_t = 1/t: App. A.5.2), ``default`` (the CPU board of
+#: :func:`mdlnb.evaluate`, prefix standardisation) and ``small`` (tests).
+#: ``quick`` is an alias of ``default``.
+PRESETS: dict[str, tuple[str, int, float, bool]] = {
+    "default": ("default", 32, 11.0, True),
+    "quick": ("default", 32, 11.0, True),
+    "small": ("small", 16, 11.0, True),
+    "paper-vtab": ("vtab", 32, 11.0, False),
+    "paper-imagenet": ("imagenet", 512, 2.0, False),
+}
+_FIELDS = ("experts", "board", "batch_size", "strategy", "m", "standardize", "name")
+
+
+def _standardize(value: Any) -> bool:
+    """``True``/``"prefix"`` → online standardisation; ``False``/``"none"`` → raw features."""
+    if value in (True, "prefix"):
+        return True
+    if value in (False, "none"):
+        return False
+    raise ValueError(f"protocol: standardize must be True/False or 'prefix'/'none', got {value!r}")
+
+
+def resolve_protocol(protocol: Any = None) -> Plan:
+    """A :class:`Plan` from ``protocol``.
+
+    ``protocol`` is None (``"default"``), a name in :data:`PRESETS`, a mapping
+    or an object (e.g. the coming ``mdlnb.Protocol``) with any of the fields
+    ``board`` (or ``experts``: a preset name or a list of experts),
+    ``batch_size``, ``strategy`` (object or name), ``m`` (fixed share),
+    ``standardize`` (bool, ``"prefix"`` or ``"none"``). Missing fields take
+    the ``default`` values.
+    """
+    from mdlnb import experts as _experts
+    from mdlnb.evaluation import resolve_strategy, strategy_label
+
+    if protocol is None:
+        protocol = "default"
+    if isinstance(protocol, str):
+        if protocol not in PRESETS:
+            raise ValueError(f"protocol: unknown preset {protocol!r}; "
+                             f"choose from {sorted(PRESETS)}")
+        board, b, m, std = PRESETS[protocol]
+        spec = {"board": board, "batch_size": b, "m": m, "standardize": std, "name": protocol}
+    elif isinstance(protocol, Mapping):
+        unknown = set(protocol) - set(_FIELDS)
+        if unknown:
+            raise ValueError(f"protocol: unknown fields {sorted(unknown)}; use {list(_FIELDS)}")
+        spec = dict(protocol)
+    elif any(hasattr(protocol, f) for f in _FIELDS[:-1]):
+        spec = {f: getattr(protocol, f) for f in _FIELDS if hasattr(protocol, f)}
+    else:
+        raise ValueError(f"protocol: expected None, a preset name, a mapping or a Protocol, "
+                         f"got {type(protocol).__name__}")
+    if "experts" in spec and "board" in spec:
+        raise ValueError("protocol: give the board as 'board' or 'experts', not both")
+    board = spec.get("board", spec.get("experts", "default"))
+    try:
+        board = tuple(_experts.preset(board) if isinstance(board, str) else board)
+    except ValueError as e:
+        raise ValueError(f"protocol: {e}") from None
+    if not board:
+        raise ValueError("protocol: the board of experts is empty")
+    b = spec.get("batch_size", 32)
+    if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1:
+        raise ValueError(f"protocol: batch_size must be an integer >= 1, got {b!r}")
+    strategy, m = spec.get("strategy"), spec.get("m")
+    if strategy is None and m is None:
+        m = 11.0
+    try:
+        strat = resolve_strategy(strategy, m)
+    except ValueError as e:
+        raise ValueError(f"protocol: {e}") from None
+    name = spec.get("name")
+    std = _standardize(spec.get("standardize", True))
+    label = (f"{name + ': ' if name else ''}{len(board)} experts, B={int(b)}, "
+             f"{strategy_label(strat)}, {'prefix-standardised' if std else 'raw'} features")
+    return Plan(board, int(b), strat, std, label)
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def _features_of(name: str, value: Any, task: Task | None, y: np.ndarray) -> np.ndarray:
+    """(N, D) float32 features of one entry of ``encoders``."""
+    from mdlnb._checks import check_matrix
+    from mdlnb.encoders import Encoder, features
+
+    if isinstance(value, Encoder):
+        if task is None or task.x.ndim != 4:
+            raise ValueError(f"encoders: {name!r} is an Encoder; task_or_labels must then be a "
+                             "Task of images (N, H, W, C)")
+        return features(value, task).x.astype(np.float32)
+    if isinstance(value, Task):
+        x = value.x.reshape(value.n, -1)
+    else:
+        x = np.asarray(value)
+        if x.ndim > 2:
+            x = x.reshape(x.shape[0], -1)
+    try:
+        x = check_matrix(x, "x")
+    except ValueError as e:
+        raise ValueError(f"encoders: {name!r}: {e}") from None
+    if x.shape[0] != len(y):
+        raise ValueError(f"encoders: {name!r} has {x.shape[0]} examples, the labels {len(y)}")
+    if isinstance(value, Task) and not np.array_equal(value.y, y):
+        raise ValueError(f"encoders: {name!r} is a Task whose labels differ from task_or_labels")
+    return np.asarray(x, np.float32)
+
+
+def _labels(task_or_labels: Any, num_classes: int | None) -> tuple[Task | None, np.ndarray, int]:
+    from mdlnb._checks import check_labels
+
+    if isinstance(task_or_labels, Task):
+        return task_or_labels, task_or_labels.y, task_or_labels.num_classes
+    y = check_labels(task_or_labels, num_classes, "task_or_labels")
+    c = int(num_classes) if num_classes is not None else max(int(y.max()) + 1, 2)
+    return None, y, c
+
+
+# ----------------------------------------------------------------------------- result
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Comparison:
+    """The outcome of :func:`compare`.
+
+    Attributes:
+      runs: tidy DataFrame, one row per (encoder, seed): ``total [nats]``,
+        ``per example [bits]``, ``best expert [nats]``, ``preferred readout``.
+      per_step: ``{(encoder, seed): (N,) float64}`` the switching code's
+        next-step loss in nats, stream order (the same order for every encoder).
+      readout_mass: ``{(encoder, seed): {readout: (1/N) Σ_t p(readout | D_<t)}}``.
+      protocol: the resolved :class:`Plan`; n, num_classes, seeds, task_name.
+    """
+
+    runs: Any
+    per_step: Mapping[tuple[str, int], np.ndarray]
+    readout_mass: Mapping[tuple[str, int], Mapping[str, float]]
+    protocol: Plan
+    n: int
+    num_classes: int
+    seeds: tuple[int, ...]
+    task_name: str
+
+    @property
+    def encoders(self) -> list[str]:
+        return list(dict.fromkeys(self.runs["encoder"]))
+
+    def totals(self) -> np.ndarray:
+        """(E, S) codelengths in nats, encoders × seeds (:attr:`encoders`, :attr:`seeds` order)."""
+        w = self.runs.pivot(index="encoder", columns="seed", values="total [nats]")
+        return w.loc[self.encoders, list(self.seeds)].to_numpy(np.float64)
+
+    @property
+    def best(self) -> str:
+        """The encoder with the lowest mean codelength over orders."""
+        return self.encoders[int(np.argmin(self.totals().mean(axis=1)))]
+
+    def preferred_readout(self, encoder: str) -> str:
+        """argmax_r of the posterior mass of readout r averaged over t and orders."""
+        acc: dict[str, float] = {}
+        for s in self.seeds:
+            for r, v in self.readout_mass[(encoder, s)].items():
+                acc[r] = acc.get(r, 0.0) + v / len(self.seeds)
+        return max(acc, key=acc.get)
+
+    def table(self):
+        """One row per encoder, best first (units in the column names; std over orders, ddof 1)."""
+        import pandas as pd
+
+        tot = self.totals()
+        best = int(np.argmin(tot.mean(axis=1)))
+        diff = tot - tot[best]
+        first = (tot == tot.min(axis=0, keepdims=True)).sum(axis=1)
+        n = self.n
+        df = pd.DataFrame({
+            "encoder": self.encoders,
+            "total [nats]": tot.mean(axis=1),
+            "total std [nats]": tot.std(axis=1, ddof=1),
+            "per example [bits]": tot.mean(axis=1) / LN2 / n,
+            "per example std [bits]": tot.std(axis=1, ddof=1) / LN2 / n,
+            "vs best [nats]": diff.mean(axis=1),
+            "vs best std [nats]": diff.std(axis=1, ddof=1),
+            "rank": pd.Series(tot.mean(axis=1)).rank(method="min").astype(int).to_numpy(),
+            "orders ranked first": first.astype(int),
+            "preferred readout": [self.preferred_readout(e) for e in self.encoders],
+        })
+        df.insert(1, "orders", len(self.seeds))
+        return df.sort_values(["rank", "encoder"]).reset_index(drop=True)
+
+    def cumulative_difference(self):
+        """Tidy DataFrame: ``encoder``, ``seed``, ``t`` (examples coded), ``vs best [nats]``
+        = Σ_{u≤t} (loss_e − loss_best) in the shared stream order."""
+        import pandas as pd
+
+        best = self.best
+        frames = []
+        t = np.arange(1, self.n + 1)
+        for e in self.encoders:
+            for s in self.seeds:
+                d = np.cumsum(self.per_step[(e, s)] - self.per_step[(best, s)])
+                frames.append(pd.DataFrame({"encoder": e, "seed": s, "t": t, "vs best [nats]": d}))
+        return pd.concat(frames, ignore_index=True)
+
+    def plot(self, *, max_points: int = 200):
+        """One figure: (left) bits/example, mean ± std over orders; (right) the
+        cumulative paired difference to the best encoder along the stream,
+        mean ± std over orders, log x. Returns the Figure."""
+        import matplotlib.pyplot as plt
+        import seaborn as sns
+
+        from mdlnb.plots import log_spaced
+
+        tab = self.table()
+        fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 3.8),
+                                     gridspec_kw={"width_ratios": [1, 1.6]})
+        pal = dict(zip(tab["encoder"], sns.color_palette("colorblind", len(tab))))
+        sns.barplot(data=self.runs, x="encoder", y="per example [bits]", order=list(tab["encoder"]),
+                    hue="encoder", palette=pal, errorbar="sd", ax=a0, legend=False)
+        a0.set_xlabel("")
+        a0.set_title(f"{self.task_name}: codelength, ±1 sd over {len(self.seeds)} orders")
+        a0.tick_params(axis="x", rotation=30)
+        cum = self.cumulative_difference()
+        cum = cum[cum["t"].isin(log_spaced(self.n + 1, max_points, start=1))]
+        sns.lineplot(data=cum, x="t", y="vs best [nats]", hue="encoder", palette=pal,
+                     errorbar="sd", ax=a1, hue_order=list(tab["encoder"]))
+        a1.axhline(0.0, color="0.3", lw=0.8)
+        a1.set_xscale("log")
+        a1.set_xlabel("examples coded")
+        a1.set_title(f"paired difference to {self.best} (cumulative), ±1 sd")
+        fig.tight_layout()
+        return fig
+
+    def __str__(self) -> str:
+        from mdlnb.report import to_markdown
+
+        return (f"compare: task {self.task_name!r}, N={self.n}, C={self.num_classes}, "
+                f"{len(self.seeds)} orders, {self.protocol.label}\n"
+                + to_markdown(self.table(), digits=3))
+
+    __repr__ = __str__
+
+
+# ----------------------------------------------------------------------------- compare
+
+
+def compare(encoders: Mapping[str, Any], task_or_labels: Any, *, protocol: Any = None,
+            seeds: Sequence[int] = (0, 1, 2), num_classes: int | None = None,
+            progress: bool = False, cache: bool = True) -> Comparison:
+    """Rank encoders on one task by MDL with readout switching, paired over data orders.
+
+    Args:
+      encoders: ``{name: features}``; each value an (N, D) array of features,
+        a :class:`mdlnb.Task` of features (same labels), or an
+        :class:`mdlnb.encoders.Encoder` (then ``task_or_labels`` must be a
+        Task of images; features are extracted and cached).
+      task_or_labels: a Task (its labels; its images for Encoders) or an
+        (N,) array of integer labels.
+      protocol: see :func:`resolve_protocol` (default ``"default"``).
+      seeds: one data order per seed (≥ 3); the same orders for every encoder.
+      num_classes: C when ``task_or_labels`` is an array (default max(y) + 1).
+      progress: a progress bar over (encoder, seed) runs.
+      cache: stage-1 loss matrices are cached on disk (:func:`mdlnb.prequential.run`).
+
+    Returns:
+      a :class:`Comparison` (``.table()``, ``.plot()``, ``.runs``).
+    """
+    import pandas as pd
+
+    from mdlnb import prequential, switching
+    from mdlnb.evaluation import Report
+
+    if not isinstance(encoders, Mapping) or len(encoders) < 2:
+        raise ValueError("encoders: expected a mapping {name: features} with at least 2 entries")
+    if any(not isinstance(k, str) or not k for k in encoders):
+        raise ValueError("encoders: names must be non-empty strings")
+    seeds = tuple(int(s) for s in seeds)
+    if len(seeds) < MIN_ORDERS or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds: need at least {MIN_ORDERS} distinct data orders, got {seeds}")
+    plan = resolve_protocol(protocol)
+    task, y, c = _labels(task_or_labels, num_classes)
+    feats = {k: _features_of(k, v, task, y) for k, v in encoders.items()}
+    task_name = task.name if task is not None else "labels"
+    jobs = [(e, s) for s in seeds for e in feats]
+    it = jobs
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(jobs, desc="compare", unit="run")
+    rows, per_step, mass, orders = [], {}, {}, {}
+    for e, s in it:
+        t = Task(f"{task_name}:{e}", feats[e], y, c)
+        lm = prequential.run(t, list(plan.experts), batch_size=plan.batch_size, seed=s,
+                             standardize=plan.standardize, progress=False, cache=cache)
+        if s in orders and not np.array_equal(orders[s], lm.order):
+            raise RuntimeError("compare: two encoders got different data orders for one seed")
+        orders[s] = lm.order
+        rep = Report(lm, switching.codelength(lm.losses, plan.strategy, posterior=True))
+        ros, mat = rep.readout_matrix()
+        mass[(e, s)] = dict(zip(ros, mat.mean(axis=0).tolist()))
+        per_step[(e, s)] = rep.per_step.astype(np.float64)
+        rows.append({"encoder": e, "seed": s, "total [nats]": rep.total_nats,
+                     "per example [bits]": rep.bits_per_example,
+                     "best expert [nats]": rep.best_expert_nats,
+                     "preferred readout": rep.preferred_readout})
+    runs = pd.DataFrame(rows)
+    return Comparison(runs=runs, per_step=per_step, readout_mass=mass, protocol=plan, n=len(y),
+                      num_classes=c, seeds=seeds, task_name=task_name)

@@ -1,0 +1,140 @@
+"""The encoder study's parameters: one frozen dataclass, the only place defaults live.
+
+Field ``protocol`` is everything besides the data that decides a codelength
+(board, batch size B, switching strategy and m, standardisation); it takes
+what :func:`mdlnb._compare.resolve_protocol` takes (a preset name such as
+``"default"`` or ``"paper-vtab"``, or a mapping) and maps one to one onto the
+coming ``mdlnb.Protocol``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+#: The objectives suite: paper Table 1a's six (ResNet: supervised, SimCLR,
+#: BYOL; ViT: supervised, DINO, MAE) at CPU size S; the scaling suite
+#: (Table 1b: sizes of one family): ImageNet EfficientNet-Lite0/1/2 (real
+#: weights) and ViT-MAE at M and L (S is in the objectives suite).
+OBJECTIVES_SUITE = ("supervised:resnet_S:150", "simclr:resnet_S:150", "byol:resnet_S:150",
+                    "supervised:vit_S:150", "dino:vit_S:150", "mae:vit_S:150")
+SCALING_SUITE = ("lite0@64", "lite1@64", "lite2@64", "mae:vit_M:150", "mae:vit_L:150")
+_PROBE_GRID = {"learning_rate": (1e-3, 3e-3), "weight_decay": (0.0, 1e-4), "ema": (1.0,)}
+
+
+@dataclasses.dataclass(frozen=True)
+class EncodersConfig:
+    """Parameters of the encoder study (one grid of encoders × tasks).
+
+    The defaults are the CPU run of ``make reproduce`` (11 encoders × 5 tasks,
+    one or two per VTAB group; budget: the package docstring).
+
+    Attributes:
+      encoders: encoder strings of
+        :func:`mdlnb.studies.transferability.parse_encoder` (``"lite0@64"``,
+        ``"byol:resnet_S:300"``).
+      tasks: task names of :func:`mdlnb.data.names`; their group (natural /
+        specialized / structured) comes from the registry.
+      train_size, test_size: caps (stratified subsamples) on the training split
+        (the MDL stream and the probe's train/validation data) and on the test
+        split (probe accuracy only). None = the whole split.
+      protocol: stage 1 + 2 protocol (see the module docstring).
+      seeds: data orders of the MDL stream (≥ 1; ≥ 3 for the permutation
+        variance of App. A.7); the same orders for every encoder.
+      probe_readouts: readouts of the App. A.4 accuracy protocol
+        (``"linear"``, ``"mlp<L>x<W>"``); probe_grid/steps/batch_size: its search.
+      posterior_bins: log-spaced bins along t for the stored posterior and
+        cumulative codelength (the exact per-t arrays are not kept).
+      pretrain_data, pretrain_size, pretrain_batch_size: what the
+        self-pretrained encoders train on.
+      workers: parallel processes over (encoder, task) pairs (1 = in process).
+      seed: task subsampling, probes, pretraining data.
+    """
+
+    encoders: tuple[str, ...] = OBJECTIVES_SUITE + SCALING_SUITE
+    tasks: tuple[str, ...] = ("digits", "lfw_faces", "sci_patches", "clevr_count",
+                              "dsprites_location")
+    train_size: int | None = 400
+    test_size: int | None = 200
+    protocol: Any = "default"
+    seeds: tuple[int, ...] = (0, 1, 2)
+    probe_readouts: tuple[str, ...] = ("linear", "mlp1x256", "mlp2x256")
+    probe_grid: Mapping[str, Sequence[float]] = dataclasses.field(
+        default_factory=lambda: dict(_PROBE_GRID))
+    probe_steps: int = 200
+    probe_batch_size: int = 256
+    posterior_bins: int = 24
+    pretrain_data: str = "fashion_mnist"
+    pretrain_size: int | None = 5000
+    pretrain_batch_size: int = 128
+    workers: int = 1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        from mdlnb import data
+        from mdlnb._compare import resolve_protocol
+        from mdlnb.studies.transferability import parse_encoder, readout_from_name
+
+        for name in ("encoders", "tasks", "seeds", "probe_readouts"):
+            value = tuple(getattr(self, name))
+            if not value:
+                raise ValueError(f"{name}: must not be empty")
+            if len(set(value)) != len(value):
+                raise ValueError(f"{name}: repeated entries in {value}")
+            object.__setattr__(self, name, value)
+        for e in self.encoders:
+            parse_encoder(e)
+        known = data.names()
+        bad = [t for t in self.tasks if t not in known]
+        if bad:
+            raise ValueError(f"tasks: unknown {bad}; known: {known}")
+        for r in self.probe_readouts:
+            readout_from_name(r)
+        resolve_protocol(self.protocol)
+        if isinstance(self.protocol, Mapping):
+            object.__setattr__(self, "protocol", dict(self.protocol))
+        for name in ("probe_steps", "probe_batch_size", "posterior_bins", "pretrain_batch_size",
+                     "workers"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name}: must be an integer >= 1, got {v!r}")
+        for name in ("train_size", "test_size", "pretrain_size"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, (int, np.integer)) or v < 10):
+                raise ValueError(f"{name}: must be None or an integer >= 10, got {v!r}")
+        if any(not isinstance(s, (int, np.integer)) or s < 0 for s in self.seeds):
+            raise ValueError(f"seeds: must be integers >= 0, got {self.seeds}")
+        object.__setattr__(self, "probe_grid", dict(self.probe_grid))
+
+    @classmethod
+    def from_overrides(cls, overrides: Mapping[str, Any] | None = None) -> "EncodersConfig":
+        """The default config with ``overrides`` applied; an unknown field is a
+        ValueError naming it (a typo in profiles.yaml fails instead of being ignored)."""
+        overrides = dict(overrides or {})
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ValueError(f"overrides: unknown EncodersConfig fields {unknown}; "
+                             f"known: {sorted(known)}")
+        return cls(**overrides)
+
+    def replace(self, **changes: Any) -> "EncodersConfig":
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def describe_encoder(text: str) -> dict[str, str]:
+    """``architecture``, ``objective``, ``size`` of an encoder string: for
+    ``"lite1@64"`` ("efficientnet-lite", "supervised-imagenet", "lite1"), for
+    ``"byol:resnet_S:300"`` ("resnet", "byol", "S")."""
+    from mdlnb.studies.transferability import parse_encoder
+
+    spec = parse_encoder(text)
+    if spec.family == "efficientnet":
+        return {"architecture": "efficientnet-lite", "objective": "supervised-imagenet",
+                "size": f"lite{spec.variant}"}
+    return {"architecture": spec.arch, "objective": spec.family, "size": spec.size}

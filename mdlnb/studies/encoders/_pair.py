@@ -1,0 +1,117 @@
+"""One unit of work: everything the study measures on one (encoder, task) pair.
+
+For every data order ``s`` in ``config.seeds`` (paper Sec. 4, App. A.3):
+
+* stage 1, the ``LossMatrix`` L[t, k] of the protocol's board on the training
+  split's features (cached on disk by :func:`mdlnb.prequential.run`);
+* stage 2, the switching codelength (nats) and the posterior p(ξ_t | D_<t);
+* the best single expert's codelength (nats);
+* the preferred readout, argmax_r (1/N) Σ_t p(r | D_<t) (paper Fig. 2),
+  stored as its number of hidden layers (0 = linear, h = MLP with h layers);
+* readout switches: how often the MAP readout argmax_r p(r | D_<t) changes
+  along t (the "switching frequency" of Sec. 4, Readout Models);
+* a compact trace: in ``bins`` log-spaced bins of t the mean posterior of
+  each readout, and the cumulative switching codelength at each bin's end.
+
+Once per pair: linear and best-MLP test accuracy under the App. A.4 protocol
+(:func:`mdlnb.probes.accuracy`: 90/10 train/validation, the readout and its
+hyperparameters chosen on validation loss within each family).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from mdlnb._task import Task
+
+#: metric name → (lower is better?, unit)
+METRICS: dict[str, tuple[bool, str]] = {
+    "codelength [nats]": (True, "nats"),
+    "codelength [bits/example]": (True, "bits/example"),
+    "best expert [nats]": (True, "nats"),
+    "preferred readout depth": (True, "hidden layers"),
+    "readout switches": (True, "count"),
+    "linear accuracy": (False, "top-1"),
+    "mlp accuracy": (False, "top-1"),
+    "best accuracy": (False, "top-1"),
+}
+
+
+def log_bins(n: int, bins: int) -> np.ndarray:
+    """Edges ``0 = e_0 < e_1 < … < e_B = n`` of at most ``bins`` log-spaced bins
+    of stream positions (bin i covers t ∈ [e_i, e_{i+1}))."""
+    if n < 1 or bins < 1:
+        raise ValueError(f"bins: need n >= 1 and bins >= 1, got n={n}, bins={bins}")
+    edges = np.unique(np.round(np.geomspace(1, n, bins + 1)).astype(np.int64))
+    return np.unique(np.concatenate([[0], edges, [n]]))
+
+
+def readout_trace(mat: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """(B, R) mean of the (N, R) readout posterior over each bin of ``edges``."""
+    return np.stack([mat[a:b].mean(axis=0) for a, b in zip(edges[:-1], edges[1:])])
+
+
+def map_switches(mat: np.ndarray) -> int:
+    """Number of t with argmax_r p(r | D_<t) ≠ argmax_r p(r | D_<t−1)."""
+    top = np.argmax(mat, axis=1)
+    return int(np.count_nonzero(top[1:] != top[:-1]))
+
+
+def mdl_rows(train: Task, config: Any, *, cache: bool = True) -> dict[str, list]:
+    """Stage 1 + 2 for every order: metric rows, posterior trace rows, curve rows."""
+    from mdlnb import prequential, switching
+    from mdlnb._compare import resolve_protocol
+    from mdlnb._units import LN2
+    from mdlnb.evaluation import Report
+
+    plan = resolve_protocol(config.protocol)
+    edges = log_bins(train.n, int(config.posterior_bins))
+    rows, post, curve = [], [], []
+    for s in config.seeds:
+        lm = prequential.run(train, list(plan.experts), batch_size=plan.batch_size, seed=int(s),
+                             standardize=plan.standardize, progress=False, cache=cache)
+        rep = Report(lm, switching.codelength(lm.losses, plan.strategy, posterior=True))
+        ros, mat = rep.readout_matrix()
+        depth = {e.readout.name: int(e.readout.hidden_layers) for e in lm.experts}
+        rows += [(int(s), "codelength [nats]", rep.total_nats),
+                 (int(s), "codelength [bits/example]", rep.total_nats / LN2 / train.n),
+                 (int(s), "best expert [nats]", rep.best_expert_nats),
+                 (int(s), "preferred readout depth", float(depth[rep.preferred_readout])),
+                 (int(s), "readout switches", float(map_switches(mat)))]
+        trace = readout_trace(mat, edges)
+        cum = np.cumsum(rep.per_step.astype(np.float64))
+        for i, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
+            post += [(int(s), int(a), int(b), r, float(trace[i, j])) for j, r in enumerate(ros)]
+            curve.append((int(s), int(b), float(cum[b - 1])))
+    return {"rows": rows, "posterior": post, "curve": curve}
+
+
+def probe_rows(train: Task, test: Task, config: Any) -> list:
+    """Linear, best-MLP and overall-best test accuracy (App. A.4), seed ``config.seed``."""
+    from mdlnb import probes
+    from mdlnb.studies.transferability import readout_from_name
+
+    ros = [readout_from_name(r) for r in config.probe_readouts]
+    table = probes.accuracy(train, ros, config.probe_grid, test=test, seed=int(config.seed),
+                            steps=int(config.probe_steps),
+                            batch_size=int(config.probe_batch_size))
+    out = [(int(config.seed), f"{rec['family']} accuracy", float(rec["test_accuracy"]))
+           for rec in table.to_dict("records")]
+    best = table.loc[table["val_loss [nats]"].idxmin()]
+    out.append((int(config.seed), "best accuracy", float(best["test_accuracy"])))
+    return out
+
+
+def compute_pair(train: Task, test: Task, config: Any, *, cache: bool = True) -> dict[str, Any]:
+    """All measurements of one pair as a JSON-able dict (see the module docstring);
+    ``seconds`` holds the wall time of the MDL part and of the accuracy protocol."""
+    t0 = time.perf_counter()
+    mdl = mdl_rows(train, config, cache=cache)
+    t1 = time.perf_counter()
+    acc = probe_rows(train, test, config)
+    t2 = time.perf_counter()
+    return {"rows": mdl["rows"] + acc, "posterior": mdl["posterior"], "curve": mdl["curve"],
+            "n": int(train.n), "seconds": {"mdl": round(t1 - t0, 3), "accuracy": round(t2 - t1, 3)}}

@@ -1,0 +1,175 @@
+"""Figures of the encoder study (seaborn/matplotlib), each from a table of :mod:`._tables`."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from mdlnb.studies.encoders import _tables
+
+
+def cd_diagrams(frame, encoders: Sequence[str], *, alpha: float = 0.10,
+                methods: Sequence[str] = tuple(_tables.METHODS), group: str | None = None,
+                title: str = ""):
+    """One Nemenyi CD diagram per method (paper Fig. 6/7 summarised), correct q_α.
+    Returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    from mdlnb import ranking
+
+    rf = _tables.rank_frame(frame, encoders=encoders, group=group, methods=methods)
+    n = rf["task"].nunique()
+    cd = ranking.nemenyi_cd(len(encoders), n, alpha)
+    fig, axes = plt.subplots(len(methods), 1, figsize=(9, 2.2 * len(methods) + 0.6))
+    axes = np.atleast_1d(axes)
+    for ax, m in zip(axes, methods):
+        avg = rf[rf["method"] == m].groupby("encoder")["rank"].mean()
+        ranking.plot_cd(avg, cd, ax=ax, title=f"{m} ({title or group or 'all tasks'}, N={n}, "
+                                             f"α={alpha:g})")
+    fig.tight_layout()
+    return fig
+
+
+def rank_boxes(frame, encoders: Sequence[str], *, group: str | None = None):
+    """Paper Fig. 6: per-task ranks as box plots per encoder and method, the mean
+    as a red dot. Returns the Axes."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    rf = _tables.rank_frame(frame, encoders=encoders, group=group)
+    order = list(_tables.average_rank_table(frame, encoders, group=group)["encoder"])
+    fig, ax = plt.subplots(figsize=(max(7.0, 1.1 * len(encoders)), 3.8))
+    sns.boxplot(data=rf, x="encoder", y="rank", hue="method", order=order, ax=ax,
+                palette="Set2", fliersize=2)
+    sns.pointplot(data=rf, x="encoder", y="rank", hue="method", order=order, ax=ax,
+                  estimator="mean", errorbar=None, dodge=0.53, linestyle="none",
+                  palette=["red"] * rf["method"].nunique(), markers="o", legend=False)
+    ax.set_ylabel("rank per task (1 = best)")
+    ax.set_xlabel("")
+    ax.tick_params(axis="x", rotation=30)
+    ax.set_title(f"ranks over {rf['task'].nunique()} tasks ({group or 'all'}); red dot: mean")
+    return ax
+
+
+def scaling(table):
+    """Paper Fig. 8 / Table 1b: codelength (bits/example, ± sd over tasks) and
+    average MDL rank against parameter count, one line per (architecture,
+    objective) family. Returns the Figure."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    t = table.assign(family=table["architecture"] + " " + table["objective"])
+    fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 3.8))
+    pal = dict(zip(sorted(t["family"].unique()), sns.color_palette("colorblind")))
+    for fam, g in t.sort_values("parameters").groupby("family"):
+        a0.errorbar(g["parameters"], g["bits/example"], yerr=g["bits/example sd (tasks)"],
+                    marker="o", capsize=3, label=fam, color=pal[fam])
+        a1.plot(g["parameters"], g["mdl rank"], marker="o", label=fam, color=pal[fam])
+        for _, r in g.iterrows():
+            a1.annotate(r["size"], (r["parameters"], r["mdl rank"]), textcoords="offset points",
+                        xytext=(4, 4), fontsize=8)
+    for ax in (a0, a1):
+        ax.set_xscale("log")
+        ax.set_xlabel("encoder parameters")
+    a0.set_ylabel("codelength [bits/example], mean over tasks ± sd")
+    a1.set_ylabel("average MDL rank (1 = best)")
+    a1.invert_yaxis()
+    a0.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def regret(regret_frame, *, ax: Any = None):
+    """Cumulative codelength of the larger encoder minus the smaller along n (nats),
+    one line per task, band = ±1 sd over data orders. Returns the Axes."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 3.6))
+    pal = dict(zip(regret_frame["task"].unique(), sns.color_palette("colorblind")))
+    for task, g in regret_frame.groupby("task", sort=False):
+        m, s = g["larger − smaller [nats]"].to_numpy(), g["sd [nats]"].fillna(0).to_numpy()
+        ax.plot(g["n"], m, label=task, color=pal[task])
+        ax.fill_between(g["n"], m - s, m + s, color=pal[task], alpha=0.2)
+    ax.axhline(0, color="0.3", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("examples coded n")
+    ax.set_ylabel("cumulative difference [nats]")
+    r = regret_frame.iloc[0]
+    ax.set_title(f"{r['larger']} − {r['smaller']} (below 0: larger codes shorter)")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def preference_heatmap(table, groups: dict[str, str]):
+    """Paper Fig. 2: preferred readout depth per (encoder, task), tasks grouped by
+    task group (labels on top). Returns the Axes."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, ax = plt.subplots(figsize=(1.0 * table.shape[1] + 3, 0.45 * table.shape[0] + 1.6))
+    sns.heatmap(table, annot=True, fmt=".0f", cmap="viridis", cbar_kws={"label": "hidden layers"},
+                ax=ax, vmin=0)
+    cols = list(table.columns)
+    for i in range(1, len(cols)):
+        if groups[cols[i]] != groups[cols[i - 1]]:
+            ax.axvline(i, color="white", lw=3)
+    start = 0
+    for i in range(1, len(cols) + 1):
+        if i == len(cols) or groups[cols[i]] != groups[cols[start]]:
+            ax.text((start + i) / 2, -0.3, groups[cols[start]], ha="center", va="bottom",
+                    fontsize=9)
+            start = i
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+    ax.set_title("preferred readout (0 = linear, h = MLP with h hidden layers)", pad=30)
+    return ax
+
+
+def posteriors(posterior, pairs: Sequence[tuple[str, str]], *, seed: int = 0):
+    """Paper Fig. 9: stacked posterior over readouts along t for a few (encoder,
+    task) pairs, averaged in log-spaced bins. Returns the Figure."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, axes = plt.subplots(1, len(pairs), figsize=(4.2 * len(pairs), 3.4), squeeze=False)
+    readouts = list(dict.fromkeys(posterior["readout"]))
+    pal = sns.color_palette("viridis", len(readouts))
+    for ax, (enc, task) in zip(axes[0], pairs):
+        p = posterior[(posterior["encoder"] == enc) & (posterior["task"] == task)
+                      & (posterior["seed"] == seed)]
+        if p.empty:
+            raise ValueError(f"pairs: no posterior for {(enc, task)} at seed {seed}")
+        w = p.pivot_table(index="t_end", columns="readout", values="probability")
+        w = w[[r for r in readouts if r in w.columns]]
+        ax.stackplot(w.index, w.T.to_numpy(), labels=list(w.columns), colors=pal[:w.shape[1]],
+                     step="pre")
+        ax.set_xscale("log")
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("examples seen t")
+        ax.set_title(f"{enc}\n{task}", fontsize=9)
+    axes[0][0].set_ylabel("p(readout | D<t)")
+    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    return fig
+
+
+def switching(frame, sizes: dict[str, int]):
+    """MAP-readout switches per 1,000 examples by task group (each dot one
+    encoder × task × order). Returns the Axes."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    f = frame[frame["metric"] == "readout switches"]
+    f = f.assign(**{"switches per 1k examples": f["value"] / f["task"].map(sizes) * 1000.0})
+    order = [g for g in _tables.GROUP_ORDER if g in set(f["group"])]
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    sns.boxplot(data=f, x="group", y="switches per 1k examples", order=order, ax=ax,
+                color="0.85", fliersize=0)
+    sns.stripplot(data=f, x="group", y="switches per 1k examples", order=order, ax=ax,
+                  hue="task", size=3, jitter=0.25)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ax.set_xlabel("")
+    return ax

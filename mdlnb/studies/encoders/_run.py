@@ -1,0 +1,192 @@
+"""The driver: encoders → features → one unit of work per (encoder, task) pair → result.
+
+Each pair is independent. Its measurements (:func:`._pair.compute_pair`)
+are written atomically to ``cache_dir("studies/encoders")`` as one JSON file
+named by a hash of everything that decides them — the pair's train and test
+features and labels, the config fields a pair reads, :data:`CACHE_VERSION`
+and stage 1's ``CODE_VERSION`` — so a killed run resumes without redoing
+finished pairs, and the three notebooks that read this study share one computation.
+Stage-1 loss matrices, encoders and features have their own caches. Pairs
+run in ``config.workers`` processes (spawned; default 1, in process) under
+one progress bar.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any, Sequence
+
+from mdlnb._io import atomic_write_text, cache_dir, content_hash
+from mdlnb.studies.encoders._config import EncodersConfig, describe_encoder
+from mdlnb.studies.encoders._pair import compute_pair
+
+CACHE_VERSION = "encoders-pair-v1"
+#: Config fields a pair's measurements depend on (besides its features and labels).
+PAIR_FIELDS = ("protocol", "seeds", "probe_readouts", "probe_grid", "probe_steps",
+               "probe_batch_size", "posterior_bins", "seed")
+FRAME_COLUMNS = ["encoder", "architecture", "objective", "size", "task", "group", "metric",
+                 "value", "seed"]
+
+
+def pair_key(train: Any, test: Any, config: EncodersConfig) -> str:
+    """Hash of the pair's data and the config fields it reads."""
+    from mdlnb._compare import resolve_protocol
+    from mdlnb.prequential import CODE_VERSION
+
+    plan = resolve_protocol(config.protocol)
+    fields = {f: getattr(config, f) for f in PAIR_FIELDS if f != "protocol"}
+    proto = ([e.config() for e in plan.experts], plan.batch_size, repr(plan.strategy),
+             plan.standardize)
+    return content_hash(CACHE_VERSION, CODE_VERSION, train.x, train.y, test.x, test.y,
+                        train.num_classes, json.dumps(fields, sort_keys=True, default=str), proto)
+
+
+def pair_path(encoder: str, task: str, key: str):
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{encoder}-{task}")
+    return cache_dir("studies/encoders") / f"pair-{safe}-{key}.json"
+
+
+def _work(train: Any, test: Any, config: EncodersConfig, path: str | None,
+          cache: bool) -> dict[str, Any]:
+    """Compute one pair and (if ``path``) write it atomically; runs in a worker process."""
+    out = compute_pair(train, test, config, cache=cache)
+    if path is not None:
+        atomic_write_text(path, json.dumps(out))
+    return out
+
+
+def run_pairs(featuresets: Sequence[Any], config: EncodersConfig, *, progress: bool = True,
+              cache: bool = True) -> dict[tuple[str, str], dict[str, Any]]:
+    """``{(encoder, task): measurements}``, finished pairs read from disk, the rest computed."""
+    done: dict[tuple[str, str], dict[str, Any]] = {}
+    todo = []
+    for fs in featuresets:
+        path = pair_path(fs.encoder, fs.task, pair_key(fs.train, fs.test, config))
+        if cache and path.exists():
+            done[(fs.encoder, fs.task)] = {**json.loads(path.read_text()), "cached": True}
+        else:
+            todo.append((fs, str(path) if cache else None))
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(featuresets), initial=len(done), desc="encoder × task pairs",
+                   unit="pair")
+    if config.workers == 1 or len(todo) <= 1:
+        for fs, path in todo:
+            done[(fs.encoder, fs.task)] = {**_work(fs.train, fs.test, config, path, cache),
+                                           "cached": False}
+            if bar is not None:
+                bar.update(1)
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(int(config.workers), mp_context=mp.get_context("spawn")) as ex:
+            futs = {ex.submit(_work, fs.train, fs.test, config, path, cache): fs
+                    for fs, path in todo}
+            for f in as_completed(futs):
+                fs = futs[f]
+                done[(fs.encoder, fs.task)] = {**f.result(), "cached": False}
+                if bar is not None:
+                    bar.update(1)
+    if bar is not None:
+        bar.close()
+    return done
+
+
+def _param_count(encoder: Any) -> int:
+    """Encoder parameters, a source classifier head excluded."""
+    from mdlnb.encoders.archs import param_count
+
+    params = encoder.params
+    head = params.get("classifier") if isinstance(params, dict) else None
+    return int(param_count(params) - (param_count(head) if head is not None else 0))
+
+
+def encoder_table(config: EncodersConfig, built: dict[str, Any]):
+    """One row per encoder: architecture, objective, size, parameters, feature_dim,
+    pretraining steps and final pretraining loss."""
+    import pandas as pd
+
+    rows = []
+    for e in config.encoders:
+        enc = built[e]
+        m = dict(enc.meta)
+        rows.append({"encoder": e, **describe_encoder(e), "parameters": _param_count(enc),
+                     "feature_dim": int(enc.feature_dim), "pretrain_steps": int(m.get("steps", 0)),
+                     "final_loss": m.get("final_loss")})
+    return pd.DataFrame(rows)
+
+
+def to_frames(config: EncodersConfig, pairs: dict[tuple[str, str], dict[str, Any]]):
+    """(frame, posterior, curves): the tidy frame of FRAME_COLUMNS and the compact traces."""
+    import pandas as pd
+
+    from mdlnb import data
+
+    group = {t: data.spec(t).group for t in config.tasks}
+    rows, post, curve = [], [], []
+    for e in config.encoders:
+        desc = describe_encoder(e)
+        for t in config.tasks:
+            p = pairs[(e, t)]
+            key = {"encoder": e, **desc, "task": t, "group": group[t]}
+            rows += [{**key, "metric": m, "value": float(v), "seed": int(s)}
+                     for s, m, v in p["rows"]]
+            post += [{"encoder": e, "task": t, "group": group[t], "seed": s, "t_start": a,
+                      "t_end": b, "readout": r, "probability": v}
+                     for s, a, b, r, v in p["posterior"]]
+            curve += [{"encoder": e, "task": t, "seed": s, "n": n, "cumulative [nats]": v}
+                      for s, n, v in p["curve"]]
+    frame = pd.DataFrame(rows, columns=FRAME_COLUMNS)
+    return frame, pd.DataFrame(post), pd.DataFrame(curve)
+
+
+def run(config: EncodersConfig | None = None, *, progress: bool = True, cache: bool = True):
+    """Build (or load) the encoders, extract features, measure every pair, and
+    return an :class:`EncodersResult` (``config`` defaults to ``EncodersConfig()``).
+
+    ``seconds`` in the result: wall time of this call per stage
+    (``pretraining``, ``features``, ``pairs``) and the computing time recorded
+    by the pairs themselves (``mdl``: stage 1 + 2 over all orders,
+    ``accuracy``: the App. A.4 search), summed over pairs whether they were
+    computed now or read from the cache.
+    """
+    from mdlnb import data
+    from mdlnb.studies.encoders._result import EncodersResult
+    from mdlnb.studies.transferability import build_encoder, extract, load_tasks, parse_encoder
+
+    config = EncodersConfig() if config is None else config
+    if not isinstance(config, EncodersConfig):
+        raise ValueError(f"config: expected an EncodersConfig, got {type(config).__name__}")
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    specs = {e: parse_encoder(e) for e in config.encoders}
+    pre = None
+    if any(not s.has_source_classifier for s in specs.values()):
+        pre = data.load(config.pretrain_data, split="train", size=config.pretrain_size,
+                        seed=config.seed)
+    built = {k: build_encoder(s, pre, batch_size=config.pretrain_batch_size, progress=progress)
+             for k, s in specs.items()}
+    seconds["pretraining"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    tasks = load_tasks(config.tasks, train_size=config.train_size, test_size=config.test_size,
+                       seed=config.seed)
+    feats = extract(built, tasks, progress=False)
+    seconds["features"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    pairs = run_pairs(feats, config, progress=progress, cache=cache)
+    seconds["pairs"] = time.perf_counter() - t0
+    seconds["mdl (recorded)"] = sum(p["seconds"]["mdl"] for p in pairs.values())
+    seconds["accuracy (recorded)"] = sum(p["seconds"]["accuracy"] for p in pairs.values())
+    frame, posterior, curves = to_frames(config, pairs)
+    return EncodersResult(config=config, frame=frame, posterior=posterior, curves=curves,
+                          encoders=encoder_table(config, built),
+                          sizes={t: int(tasks[t][0].n) for t in config.tasks},
+                          cached_pairs=sum(p["cached"] for p in pairs.values()),
+                          seconds={k: round(v, 2) for k, v in seconds.items()})

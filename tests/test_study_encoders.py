@@ -1,0 +1,239 @@
+"""The encoder study: per-pair measurements, resume, and the tables the notebooks show.
+
+Tables are checked on hand-made frames against SciPy / plain NumPy; the
+driver on a tiny real grid (two untrained encoders × digits and LFW faces).
+"""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from mdlnb import Task, prequential, switching
+from mdlnb._compare import resolve_protocol
+from mdlnb.studies import encoders as st
+from mdlnb.studies.encoders import _tables
+
+# The notebooks' smoke profile (notebooks/profiles.yaml) is this grid: whichever runs first
+# in a session pays, the others read the cached pairs.
+TINY = dict(encoders=["random:resnet_XS", "random:resnet_S", "random:vit_XS"],
+            tasks=["digits", "lfw_faces"],
+            train_size=60, test_size=40, protocol="small", probe_readouts=["linear", "mlp1x64"],
+            probe_steps=20, posterior_bins=8)
+
+
+# ----------------------------------------------------------------------------- pieces
+
+
+def test_log_bins_cover_the_stream_once():
+    for n, b in ((1, 4), (7, 3), (100, 10), (1437, 24)):
+        e = st.log_bins(n, b)
+        assert e[0] == 0 and e[-1] == n and np.all(np.diff(e) > 0) and len(e) - 1 <= b + 1
+    assert list(st.log_bins(10, 100)) == list(range(11))
+
+
+def test_map_switches_counts_argmax_changes():
+    mat = np.array([[.6, .4], [.7, .3], [.4, .6], [.3, .7], [.8, .2]])
+    assert st.map_switches(mat) == 2
+    rng = np.random.default_rng(0)
+    m = rng.dirichlet(np.ones(3), size=50)
+    top = [int(np.argmax(r)) for r in m]
+    assert st.map_switches(m) == sum(a != b for a, b in zip(top, top[1:]))
+
+
+@pytest.fixture(scope="module")
+def digits_pair():
+    from sklearn.datasets import load_digits
+
+    x, y = load_digits(return_X_y=True)
+    x = x.astype(np.float32)
+    return Task("digits-px", x[:200], y[:200], 10), Task("digits-px-test", x[1500:], y[1500:], 10)
+
+
+def test_compute_pair_matches_stage_1_and_2(digits_pair):
+    train, test = digits_pair
+    cfg = st.EncodersConfig(encoders=("random:resnet_XS",), tasks=("digits",), protocol="small",
+                            seeds=(0, 1), probe_readouts=("linear",), probe_steps=30,
+                            posterior_bins=6)
+    out = st.compute_pair(train, test, cfg)
+    rows = {(s, m): v for s, m, v in out["rows"]}
+    plan = resolve_protocol("small")
+    for s in (0, 1):
+        lm = prequential.run(train, list(plan.experts), batch_size=plan.batch_size, seed=s)
+        res = switching.codelength(lm.losses, plan.strategy, posterior=True)
+        assert rows[(s, "codelength [nats]")] == pytest.approx(res.total_nats)
+        assert rows[(s, "codelength [bits/example]")] == pytest.approx(
+            res.total_nats / math.log(2) / train.n)
+        assert rows[(s, "best expert [nats]")] == pytest.approx(
+            lm.losses.astype(np.float64).sum(axis=0).min())
+        # posterior over readouts, summed over each readout's experts by hand
+        post = res.posterior
+        ros = [e.readout.name for e in lm.experts]
+        names = list(dict.fromkeys(ros))
+        mass = np.stack([post[:, [r == n for r in ros]].sum(axis=1) for n in names], axis=1)
+        depth = {"linear": 0, "mlp1x64": 1}[names[int(np.argmax(mass.mean(axis=0)))]]
+        assert rows[(s, "preferred readout depth")] == depth
+        top = mass.argmax(axis=1)
+        assert rows[(s, "readout switches")] == int(np.sum(top[1:] != top[:-1]))
+        # trace: bin means of the posterior, cumulative code at the bin ends
+        tr = pd.DataFrame([p for p in out["posterior"] if p[0] == s],
+                          columns=["seed", "a", "b", "readout", "p"])
+        for (a, b), g in tr.groupby(["a", "b"]):
+            assert g["p"].sum() == pytest.approx(1.0, abs=1e-5)
+            want = mass[a:b, names.index("linear")].mean()
+            assert g.set_index("readout").loc["linear", "p"] == pytest.approx(want, abs=1e-6)
+        curve = [c for c in out["curve"] if c[0] == s]
+        assert curve[-1][1] == train.n
+        assert curve[-1][2] == pytest.approx(res.total_nats, rel=1e-5)
+    acc = rows[(cfg.seed, "linear accuracy")]
+    assert 0.5 < acc <= 1.0      # raw digits pixels, 30 probe steps: far above chance (0.1)
+    assert rows[(cfg.seed, "best accuracy")] == acc   # only one family searched
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+def _frame(values, metric="codelength [nats]", groups=None):
+    """values: {task: {encoder: [value per seed]}}."""
+    rows = []
+    for task, d in values.items():
+        for enc, vs in d.items():
+            for s, v in enumerate(vs):
+                rows.append(dict(encoder=enc, architecture="a", objective=enc, size="S", task=task,
+                                 group=(groups or {}).get(task, "natural"), metric=metric,
+                                 value=v, seed=s))
+    return pd.DataFrame(rows)
+
+
+def test_average_ranks_and_friedman_match_scipy():
+    rng = np.random.default_rng(3)
+    encs, tasks = ["a", "b", "c", "d"], [f"t{i}" for i in range(7)]
+    mdl = rng.normal(size=(7, 4)) + np.arange(4)
+    acc = rng.uniform(size=(7, 4))
+    f = pd.concat([
+        _frame({t: {e: [mdl[i, j]] for j, e in enumerate(encs)} for i, t in enumerate(tasks)}),
+        _frame({t: {e: [acc[i, j]] for j, e in enumerate(encs)} for i, t in enumerate(tasks)},
+               "linear accuracy"),
+        _frame({t: {e: [acc[i, j]] for j, e in enumerate(encs)} for i, t in enumerate(tasks)},
+               "mlp accuracy")])
+    tab = _tables.average_rank_table(f, encs).set_index("encoder")
+    want_mdl = stats.rankdata(mdl, axis=1).mean(axis=0)
+    want_lin = stats.rankdata(-acc, axis=1).mean(axis=0)
+    np.testing.assert_allclose(tab.loc[encs, "mdl rank"], want_mdl)
+    np.testing.assert_allclose(tab.loc[encs, "linear rank"], want_lin)
+    np.testing.assert_allclose(tab.loc[encs, "mdl sd"],
+                               stats.rankdata(mdl, axis=1).std(axis=0, ddof=1))
+    fr = _tables.friedman_table(f, encs, groups=False).set_index("method")
+    ref = stats.friedmanchisquare(*mdl.T)
+    assert fr.loc["mdl", "chi2_F"] == pytest.approx(ref.statistic)
+    assert fr.loc["mdl", "p"] == pytest.approx(ref.pvalue)
+
+
+def test_cd_table_uses_the_correct_q_beside_the_paper():
+    f = _frame({f"t{i}": {e: [float(j)] for j, e in enumerate("abcdef")} for i in range(19)})
+    cd = _tables.cd_table(f, list("abcdef"), alpha=0.10).set_index("tasks")
+    q = stats.studentized_range.ppf(0.90, 6, np.inf) / math.sqrt(2)
+    assert cd.loc["all", "q"] == pytest.approx(q)
+    assert cd.loc["all", "CD"] == pytest.approx(q * math.sqrt(6 * 7 / (6 * 19)))
+    assert cd.loc["all", "CD"] == pytest.approx(cd.loc["all", "correct CD (paper r, N)"])
+    assert cd.loc["all", "paper printed"] == 1.894
+    assert cd.loc["all", "CD"] == pytest.approx(1.571, abs=1e-3)   # mdlnb.ranking docstring
+
+
+def test_permutation_variance_gaps():
+    f = _frame({"t": {"a": [10.0, 12.0, 14.0], "b": [20.0, 20.0, 23.0], "c": [40.0, 41.0, 39.0]}})
+    v = _tables.permutation_variance(f, ["a", "b", "c"]).set_index("encoder")
+    assert v.loc["a", "sd [nats]"] == pytest.approx(2.0)
+    assert v.loc["b", "gap above [nats]"] == pytest.approx(21.0 - 12.0)
+    assert v.loc["b", "gap below [nats]"] == pytest.approx(40.0 - 21.0)
+    assert v.loc["b", "sd / nearest gap"] == pytest.approx(np.std([20, 20, 23], ddof=1) / 9.0)
+    s = _tables.permutation_summary(v.reset_index())
+    assert s.iloc[1]["median sd / gap"] == pytest.approx(134 / (60549 - 55906))   # nearer one
+
+
+def test_regret_along_n_is_paired_by_order():
+    c = pd.DataFrame([dict(encoder=e, task="t", seed=s, n=n, **{"cumulative [nats]": v})
+                      for e, base in (("big", 0.0), ("small", 5.0))
+                      for s in range(3) for n, v in ((10, base + s), (20, 2 * base + s))])
+    r = _tables.regret_along_n(c, "big", "small").set_index("n")
+    assert r.loc[10, "larger − smaller [nats]"] == pytest.approx(-5.0)
+    assert r.loc[20, "larger − smaller [nats]"] == pytest.approx(-10.0)
+    assert r.loc[10, "sd [nats]"] == pytest.approx(0.0)   # the order offset cancels
+
+
+def test_preferred_readout_mode_and_switching_by_group():
+    f = pd.concat([
+        _frame({"t1": {"a": [1, 1, 3]}, "t2": {"a": [0, 2, 2]}}, "preferred readout depth",
+               {"t1": "natural", "t2": "structured"}),
+        _frame({"t1": {"a": [2, 4, 6]}, "t2": {"a": [10, 10, 10]}}, "readout switches",
+               {"t1": "natural", "t2": "structured"})])
+    p = _tables.preferred_readout_table(f)
+    assert p.loc["a", "t1"] == 1 and p.loc["a", "t2"] == 2
+    s = _tables.switching_by_group(f, {"t1": 100, "t2": 200}).set_index("group")
+    assert s.loc["natural", "per 1k examples"] == pytest.approx(40.0)
+    assert s.loc["structured", "per 1k examples"] == pytest.approx(50.0)
+    assert s.loc["structured", "preferred depth"] == pytest.approx(4 / 3)
+
+
+# ----------------------------------------------------------------------------- driver
+
+
+def test_run_tidy_frame_and_resume(tmp_path):
+    cfg = st.EncodersConfig.from_overrides(TINY)
+    r = st.run(cfg, progress=False)
+    assert list(r.frame.columns) == st.FRAME_COLUMNS
+    assert r.cached_pairs == 0
+    assert set(r.frame["group"]) == {"natural", "specialized"}
+    assert set(r.frame["metric"]) == set(st.METRICS)
+    n_rows = 6 * (5 * 3 + 3)   # 6 pairs × (5 MDL metrics × 3 orders + 3 accuracies)
+    assert len(r.frame) == n_rows
+    # a killed run: one pair's file is gone; the rerun recomputes that pair only
+    from mdlnb._io import cache_dir
+
+    files = sorted(cache_dir("studies/encoders").glob("pair-random_resnet_XS-digits-*.json"))
+    assert len(files) == 1
+    files[0].unlink()
+    again = st.run(cfg, progress=False)
+    assert again.cached_pairs == 5
+    pd.testing.assert_frame_equal(r.frame, again.frame)
+    json.loads(files[0].read_text())   # rewritten whole
+    # slices the notebooks use
+    encs = r.select(architecture=["resnet", "vit"])
+    assert encs == ["random:resnet_XS", "random:resnet_S", "random:vit_XS"]
+    assert r.select(size="XS") == ["random:resnet_XS", "random:vit_XS"]
+    t = r.average_ranks(encs)
+    assert t["mdl rank"].sum() == pytest.approx(6.0)   # ranks 1..3 on every task
+    paths = r.save(tmp_path, parts={"ranks": t, "cd": r.plot_cd(encs)}, frame=True)
+    assert (tmp_path / "encoders_frame.csv").exists() and (tmp_path / "encoders_cd.png").exists()
+    assert len(paths) == 2 * 3 + 2 + 1
+
+
+def test_config_errors():
+    with pytest.raises(ValueError, match="tasks: unknown"):
+        st.EncodersConfig(tasks=("nope",))
+    with pytest.raises(ValueError, match="overrides: unknown"):
+        st.EncodersConfig.from_overrides({"encoder": ["x"]})
+    with pytest.raises(ValueError, match="protocol"):
+        st.EncodersConfig(protocol="huge")
+    with pytest.raises(ValueError, match="encoders"):
+        st.EncodersConfig(encoders=("lite9x",))
+    with pytest.raises(ValueError, match="workers"):
+        st.EncodersConfig(workers=0)
+
+
+@pytest.mark.slow
+def test_worker_processes_give_the_same_frame():
+    """Two lost pairs recomputed by two spawned worker processes (each imports JAX and
+    compiles the probe programs again: the costly part of this test)."""
+    from mdlnb._io import cache_dir
+
+    cfg = st.EncodersConfig.from_overrides(TINY)
+    r = st.run(cfg, progress=False)   # cached by test_run_tidy_frame_and_resume
+    for f in sorted(cache_dir("studies/encoders").glob("pair-random_*-lfw_faces-*.json"))[:2]:
+        f.unlink()
+    par = st.run(cfg.replace(workers=2), progress=False)
+    assert par.cached_pairs == 4
+    pd.testing.assert_frame_equal(r.frame, par.frame)
