@@ -28,7 +28,7 @@ layer, so an untrained expert codes with the uniform distribution); the
 encoder starts from ``encoder.params`` (fine-tuning) or, with
 ``from_scratch=True``, from :func:`mdlnb.encoders.archs.init` of the same
 architecture seeded by the expert's key (the comparator; needs an encoder
-built by :func:`mdlnb.encoders.pretrain.pretrain`, whose ``meta`` names
+built by :func:`mdlnb.encoders.pretrain`, whose ``meta`` names
 ``arch`` and ``size``).
 """
 
@@ -105,7 +105,7 @@ class FinetuneReadout:
         if self.from_scratch and _arch_of(self.encoder) is None:
             raise ValueError(f"from_scratch: encoder {self.encoder.name!r} has no archs "
                              "architecture in its meta (arch, size); build it with "
-                             "mdlnb.encoders.pretrain.pretrain")
+                             "mdlnb.encoders.pretrain")
 
     @classmethod
     def for_task(cls, encoder: Encoder, task: Task, **kwargs: Any) -> "FinetuneReadout":

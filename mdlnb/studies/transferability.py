@@ -96,7 +96,7 @@ def parse_encoder(text: str) -> EncoderSpec:
     """Parse ``"lite0@64"`` (EfficientNet-Lite0 at 64 px) or
     ``"objective:arch_size[:steps[:seed]]"`` (e.g. ``"simclr:resnet_S:300"``,
     ``"random:resnet_S"``)."""
-    from mdlnb.encoders.pretrain import OBJECTIVES
+    from mdlnb.encoders import OBJECTIVES
 
     if not isinstance(text, str) or not text:
         raise ValueError(f"encoders: expected a non-empty string, got {text!r}")
@@ -130,7 +130,7 @@ def build_encoder(spec: EncoderSpec, pretrain_data: Task | None = None, *,
 
     if spec.family == "efficientnet":
         return encoders.efficientnet_lite(spec.variant, resolution=spec.resolution)
-    from mdlnb.encoders.pretrain import pretrain
+    from mdlnb.encoders import pretrain
 
     if pretrain_data is None:
         raise ValueError(f"pretrain_data: needed to build the {spec.family!r} encoder")

@@ -24,6 +24,7 @@ from mdlnb.switching.batch import codelength
 from mdlnb.switching.forward import SwitchState, init_state, step, uses_linear_kernel
 from mdlnb.switching.result import SwitchResult
 from mdlnb.switching.strategies import (
+    DEFAULT_M,
     BayesianMixture,
     ElementwiseMixture,
     FixedShare,
@@ -35,7 +36,7 @@ from mdlnb.switching.strategies import (
 from mdlnb.switching.stream import Stream, codelength_chunked, streaming
 
 __all__ = [
-    "BayesianMixture", "ElementwiseMixture", "FixedShare", "RunLength", "Stream",
+    "DEFAULT_M", "BayesianMixture", "ElementwiseMixture", "FixedShare", "RunLength", "Stream",
     "SwitchDistribution", "SwitchResult", "SwitchState", "codelength", "codelength_chunked",
     "get_strategy", "init_state", "names", "step", "streaming", "uses_linear_kernel",
 ]

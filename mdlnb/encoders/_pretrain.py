@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import time
 from typing import Any, Callable, Iterable, Mapping
 
@@ -37,7 +36,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from mdlnb._io import atomic_savez, cache_dir, content_hash
+from mdlnb import _checkpoint
+from mdlnb._io import cache_dir, content_hash
 from mdlnb._task import Task
 from mdlnb.encoders import archs, objectives
 from mdlnb.encoders.augment import AugmentConfig, two_views
@@ -45,7 +45,7 @@ from mdlnb.encoders.base import Encoder, prepare_images
 
 OBJECTIVES = ("random", "supervised", "simclr", "byol", "dino", "mae", "autoencoder")
 _VIT_ONLY = ("mae",)
-_FORMAT = "mdlnb-pretrain-v1"
+_FORMAT = "mdlnb-pretrain-v2"  # v2: the shared checkpoint format (mdlnb._checkpoint)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -324,26 +324,14 @@ def _encoder(objective: str, cfg: archs.ArchConfig, params: Any, meta: dict) -> 
                    feature_dim=cfg.feature_dim, meta=meta)
 
 
-def _save(path, tree: Any, meta: dict) -> None:
-    leaves = jax.tree_util.tree_leaves(tree)
-    arrays = {f"leaf{i:04d}": np.asarray(v) for i, v in enumerate(leaves)}
-    atomic_savez(path, meta=np.array(json.dumps(meta, default=str)), **arrays)
+def _save(path, tree: Any, meta: dict, key: str) -> None:
+    _checkpoint.save(path, tree, key=key, meta=meta)
 
 
-def _load(path, template: Any) -> tuple[Any, dict] | None:
+def _load(path, template: Any, key: str) -> tuple[Any, dict] | None:
     """Leaves from ``path`` in the structure of ``template``; None if they do not fit."""
-    leaves_t, treedef = jax.tree_util.tree_flatten(template)
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            leaves = [z[f"leaf{i:04d}"] for i in range(len(leaves_t))]
-            extra = sum(1 for k in z.files if k.startswith("leaf")) != len(leaves_t)
-    except (OSError, KeyError, ValueError, EOFError):
-        return None
-    if extra or any(np.shape(a) != np.shape(b) or np.asarray(a).dtype != np.asarray(b).dtype
-                    for a, b in zip(leaves, leaves_t)):
-        return None
-    return jax.tree_util.tree_unflatten(treedef, [jnp.asarray(a) for a in leaves]), meta
+    ck = _checkpoint.load(path, template, key=key)
+    return None if ck is None else (ck.tree, ck.meta)
 
 
 def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed: int = 0, *,
@@ -403,7 +391,7 @@ def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed:
     ckpt = path.with_suffix(".ckpt.npz")
     meta.update(hyper=hp_dict, data_hash=data_hash)
     if cache and path.exists():
-        loaded = _load(path, enc0)
+        loaded = _load(path, enc0, ckey)
         if loaded is not None:
             params, saved = loaded
             return _encoder(objective, cfg, params, {**saved, "loaded_from_cache": True})
@@ -412,7 +400,7 @@ def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed:
     meta["head_param_count"] = archs.param_count(state[0]["head"])
     done, losses, seconds = 0, [], 0.0
     if cache and ckpt.exists():
-        loaded = _load(ckpt, (state, np.int64(0), np.float64(0.0)))
+        loaded = _load(ckpt, (state, np.int64(0), np.float64(0.0)), ckey)
         if loaded is not None:
             (state, done, seconds), extra = loaded
             done, seconds, losses = int(done), float(seconds), list(extra["chunk_losses"])
@@ -440,7 +428,7 @@ def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed:
         done += n
         losses.append(float(chunk_losses.mean()))
         if cache and done < steps and time.perf_counter() - t_last >= checkpoint_seconds:
-            _save(ckpt, (state, np.int64(done), np.float64(seconds)), {"chunk_losses": losses})
+            _save(ckpt, (state, np.int64(done), np.float64(seconds)), {"chunk_losses": losses}, ckey)
             t_last = time.perf_counter()
         if bar is not None:
             bar.update(n)
@@ -454,7 +442,7 @@ def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed:
     meta.update(final_loss=losses[-1], chunk_losses=losses, train_seconds=round(seconds, 3),
                 chunk_steps=chunk, unrolled=unroll)
     if cache:
-        _save(path, params, meta)
+        _save(path, params, meta, ckey)
         ckpt.unlink(missing_ok=True)
     return _encoder(objective, cfg, jax.tree_util.tree_map(jnp.asarray, params), meta)
 
