@@ -357,6 +357,17 @@ def _is_labels(value: Any) -> bool:
     return hasattr(value, "__array__") and np.ndim(value) == 1
 
 
+def _is_board(value: Any) -> bool:
+    from mdlnb.experts import PRESETS, Expert
+
+    if isinstance(value, str):
+        return value in PRESETS
+    if isinstance(value, Expert):
+        return True
+    return isinstance(value, (list, tuple)) and bool(value) and \
+        all(isinstance(v, Expert) for v in value)
+
+
 def evaluate(task_or_arrays: Any, experts: Any = None, strategy: Any = None, *,
              protocol: Any = None, batch_size: int | None = None, seed: int | None = None,
              m: float | None = None, standardize: str | bool | None = None,
@@ -364,7 +375,8 @@ def evaluate(task_or_arrays: Any, experts: Any = None, strategy: Any = None, *,
              cache: bool = True) -> Report:
     """MDL with readout-model switching, stage 1 + stage 2, in one call.
 
-    ``evaluate(x, y)`` works as well (features and labels, as in scikit-learn).
+    ``evaluate(x, y)`` works as well (features and labels, as in scikit-learn;
+    ``evaluate(x, y, board)`` with a board), the rest by keyword.
 
     Args:
       task_or_arrays: a :class:`mdlnb.Task`, an ``(x, y)`` tuple, a dict with
@@ -390,7 +402,10 @@ def evaluate(task_or_arrays: Any, experts: Any = None, strategy: Any = None, *,
     from mdlnb import prequential
 
     if _is_labels(experts) and not isinstance(task_or_arrays, (Task, Mapping)):
-        task_or_arrays, experts = (task_or_arrays, experts), None   # evaluate(x, y)
+        # evaluate(x, y[, board]): the arguments after y shift by one
+        task_or_arrays, experts = (task_or_arrays, experts), None
+        if strategy is not None and _is_board(strategy):
+            experts, strategy = strategy, None
     task = as_task(task_or_arrays)
     proto = prequential.resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
                                          standardize=standardize, replay_streams=replay_streams)
