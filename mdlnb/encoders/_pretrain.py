@@ -37,6 +37,7 @@ import numpy as np
 import optax
 
 from mdlnb import _checkpoint
+from mdlnb._checks import check_images
 from mdlnb._io import cache_dir, content_hash
 from mdlnb._task import Task
 from mdlnb.encoders import archs, objectives
@@ -307,13 +308,9 @@ def _images(data: Task) -> np.ndarray:
     """``data.x`` as uint8 (N, 28, 28, 1) when it already is, else float32 in [0, 1]."""
     if not isinstance(data, Task):
         raise ValueError(f"data: must be an mdlnb.Task of images, got {type(data).__name__}")
-    x = data.x
-    if x.ndim not in (3, 4):
-        raise ValueError(f"data: expected images (N, H, W[, C]), got x of shape {x.shape}")
-    if x.dtype == np.uint8 and x.shape[1:3] == (28, 28) and (x.ndim == 3 or x.shape[3] == 1):
-        return x.reshape(x.shape[0], 28, 28, 1)
-    if x.dtype != np.uint8 and (x.min() < 0 or x.max() > 1):
-        raise ValueError("data: float images must lie in [0, 1]")
+    x, _ = check_images(data.x, "data")
+    if x.dtype == np.uint8 and x.shape[1:] == (28, 28, 1):
+        return x
     return prepare_images(x, (archs.IMAGE_SIZE, archs.IMAGE_SIZE), 1)
 
 
