@@ -45,9 +45,10 @@ def save(path: str | Path, tree: Any, *, key: str = "", meta: dict | None = None
                         **{k: np.asarray(v) for k, v in arrays.items()})
 
 
-def load(path: str | Path, like: Any, *, key: str = "") -> Checkpoint | None:
+def load(path: str | Path, like: Any, *, key: str | None = "") -> Checkpoint | None:
     """The checkpoint at ``path`` in the structure of ``like`` (leaves as JAX arrays),
-    or ``None`` if it is missing, unreadable, of another ``key`` or does not fit ``like``."""
+    or ``None`` if it is missing, unreadable, of another ``key`` or does not fit ``like``.
+    ``key=None`` skips the key check (files whose name already holds their key)."""
     import jax
     import jax.numpy as jnp
 
@@ -57,7 +58,7 @@ def load(path: str | Path, like: Any, *, key: str = "") -> Checkpoint | None:
     leaves_t, treedef = jax.tree_util.tree_flatten(like)
     try:
         with np.load(path, allow_pickle=False) as z:
-            if str(z["key"]) != str(key):
+            if key is not None and str(z["key"]) != str(key):
                 return None
             names = [f for f in z.files if f.startswith("leaf")]
             if len(names) != len(leaves_t):

@@ -188,3 +188,12 @@ def test_cli_evaluate_takes_a_protocol(tmp_path, capsys):
     assert f"{rep.total_nats:,.1f} nats" in out
     with pytest.raises(SystemExit):
         cli.main(["evaluate", str(path), "--protocol", "nope"])
+
+
+def test_cli_switch_without_m_uses_the_default_protocols_m(tmp_path, capsys):
+    L = np.random.default_rng(2).exponential(size=(80, 4)).astype(np.float32)
+    np.savez(tmp_path / "L.npz", losses=L)
+    assert cli.main(["switch", str(tmp_path / "L.npz")]) == 0
+    line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("codelength"))
+    want = switching.codelength(L, switching.FixedShare(m=mdlnb.protocol("default").m)).total_nats
+    assert float(line.split()[1]) == pytest.approx(want, abs=1e-6)

@@ -61,6 +61,7 @@ def test_checkpoint_roundtrip_and_refusals(tmp_path):
     assert int(ck.tree["n"][0]) == 4 and ck.meta == {"steps": 4}
     np.testing.assert_array_equal(ck.arrays["losses"], np.ones(3))
     assert _checkpoint.load(path, tree, key="other") is None          # another run's
+    assert _checkpoint.load(path, tree, key=None) is not None         # key not checked
     bad = {"w": np.zeros((3, 2), np.float32), "n": (np.int64(0),)}
     assert _checkpoint.load(path, bad, key="k1") is None              # does not fit
     assert _checkpoint.load(tmp_path / "missing.npz", tree) is None

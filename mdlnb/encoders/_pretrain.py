@@ -46,7 +46,7 @@ from mdlnb.encoders.base import Encoder, prepare_images
 
 OBJECTIVES = ("random", "supervised", "simclr", "byol", "dino", "mae", "autoencoder")
 _VIT_ONLY = ("mae",)
-_FORMAT = "mdlnb-pretrain-v2"  # v2: the shared checkpoint format (mdlnb._checkpoint)
+_FORMAT = "mdlnb-pretrain-v1"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -325,9 +325,11 @@ def _save(path, tree: Any, meta: dict, key: str) -> None:
     _checkpoint.save(path, tree, key=key, meta=meta)
 
 
-def _load(path, template: Any, key: str) -> tuple[Any, dict] | None:
-    """Leaves from ``path`` in the structure of ``template``; None if they do not fit."""
-    ck = _checkpoint.load(path, template, key=key)
+def _load(path, template: Any) -> tuple[Any, dict] | None:
+    """Leaves from ``path`` in the structure of ``template``; None if they do not fit.
+    The file name holds the cache key (files written before the shared format
+    carry no key field and still load)."""
+    ck = _checkpoint.load(path, template, key=None)
     return None if ck is None else (ck.tree, ck.meta)
 
 
@@ -388,7 +390,7 @@ def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed:
     ckpt = path.with_suffix(".ckpt.npz")
     meta.update(hyper=hp_dict, data_hash=data_hash)
     if cache and path.exists():
-        loaded = _load(path, enc0, ckey)
+        loaded = _load(path, enc0)
         if loaded is not None:
             params, saved = loaded
             return _encoder(objective, cfg, params, {**saved, "loaded_from_cache": True})
@@ -397,7 +399,7 @@ def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed:
     meta["head_param_count"] = archs.param_count(state[0]["head"])
     done, losses, seconds = 0, [], 0.0
     if cache and ckpt.exists():
-        loaded = _load(ckpt, (state, np.int64(0), np.float64(0.0)), ckey)
+        loaded = _load(ckpt, (state, np.int64(0), np.float64(0.0)))
         if loaded is not None:
             (state, done, seconds), extra = loaded
             done, seconds, losses = int(done), float(seconds), list(extra["chunk_losses"])

@@ -444,7 +444,7 @@ def mdl_score(features: Any, labels: Any, num_classes: int, *, experts: str = "s
     task = Task("subsample", x, np.asarray(labels), num_classes)
     lm = prequential.run(task, _experts.preset(experts), batch_size=int(batch_size),
                          seed=int(seed), standardize=standardize == "online", progress=False)
-    return float(Report.from_losses(lm).total_nats) / task.n
+    return float(Report.from_losses(lm, m=11.0).total_nats) / task.n
 
 
 def score_subsample(fs: FeatureSet, idx: np.ndarray, config: TransferabilityConfig, *,
