@@ -91,11 +91,15 @@ def check_probability(p: float, name: str) -> float:
     return p
 
 
+IMAGE_TOL = 1e-3
+
+
 def check_images(x: Any, name: str) -> tuple[np.ndarray, float]:
     """Images ``(N, H, W)`` or ``(N, H, W, C)`` with C ∈ {1, 3}, as a 4-D array, and
     the value of a white pixel: 255 for uint8, 1 for floats, which must lie in
-    [0, 1]. The one image validator (encoder inputs, pre-training data,
-    fine-tuned readouts)."""
+    [0, 1] (up to ``IMAGE_TOL`` = 1e-3, the round-off of a resampled white pixel).
+    The one image validator (encoder inputs, pre-training data, fine-tuned
+    readouts)."""
     a = as_array(x, name, ndim=(3, 4))
     if a.ndim == 3:
         a = a[..., None]
@@ -106,6 +110,7 @@ def check_images(x: Any, name: str) -> tuple[np.ndarray, float]:
         return a, 255.0
     if a.dtype.kind not in "fiub":
         raise ValueError(f"{name}: expected numeric images, got dtype {a.dtype}")
-    if a.size and not (np.all(np.isfinite(a)) and a.min() >= 0 and a.max() <= 1):
+    if a.size and not (np.all(np.isfinite(a)) and a.min() >= -IMAGE_TOL
+                       and a.max() <= 1 + IMAGE_TOL):
         raise ValueError(f"{name}: float images must lie in [0, 1] (or be uint8)")
     return a, 1.0
