@@ -37,7 +37,7 @@ import optax
 
 from mdlnb import finetune, prequential
 from mdlnb.data import fashion_mnist
-from mdlnb.encoders.pretrain import pretrain
+from mdlnb.encoders import pretrain
 
 N, B, R, C = 256, 32, 3, 10
 LRS = (1e-3, 3e-3)

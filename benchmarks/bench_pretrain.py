@@ -23,7 +23,7 @@ def main() -> dict:
     import mdlnb.data
     from mdlnb.encoders import archs
 
-    P = importlib.import_module("mdlnb.encoders.pretrain")
+    P = importlib.import_module("mdlnb.encoders._pretrain")
     prof = P.PROFILES["default"]
     data = mdlnb.data.load("fashion_mnist", split="train")
     full = os.environ.get("MDLNB_BENCH_PRETRAIN_FULL") == "1"

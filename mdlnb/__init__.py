@@ -18,28 +18,16 @@ from mdlnb._task import Task
 
 __version__ = "0.1.0"
 
-_SUBMODULES = (
-    "blockwise",
-    "cli",
-    "curves",
-    "data",
-    "encoders",
-    "experts",
-    "evaluation",
-    "finetune",
-    "labelfree",
-    "plots",
-    "preference",
-    "prequential",
-    "probes",
-    "ranking",
-    "readouts",
-    "report",
-    "runner",
-    "studies",
-    "switching",
-    "transfer",
-)
+def _public_submodules() -> tuple[str, ...]:
+    """Public (no leading underscore) submodules and subpackages that exist on disk, so
+    ``from mdlnb import *`` never names a module that is not there."""
+    import pkgutil
+
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__)
+                        if not m.name.startswith("_")))
+
+
+_SUBMODULES = _public_submodules()
 
 # Top-level names re-exported from submodules: name -> module.
 _EXPORTS = {
@@ -51,16 +39,18 @@ _EXPORTS = {
     "readout_preference": "mdlnb.preference",
     "compare": "mdlnb._compare",
     "Comparison": "mdlnb._compare",
+    "Protocol": "mdlnb._protocol",
+    "protocol": "mdlnb._protocol",
 }
 
 __all__ = ["Task", "__version__", *_SUBMODULES, *_EXPORTS]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        return importlib.import_module(f"mdlnb.{name}")
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"mdlnb.{name}")
     raise AttributeError(f"module 'mdlnb' has no attribute {name!r}")
 
 

@@ -89,3 +89,28 @@ def check_probability(p: float, name: str) -> float:
     if not (0.0 <= p <= 1.0):
         raise ValueError(f"{name}: must lie in [0, 1], got {p}")
     return p
+
+
+IMAGE_TOL = 1e-3
+
+
+def check_images(x: Any, name: str) -> tuple[np.ndarray, float]:
+    """Images ``(N, H, W)`` or ``(N, H, W, C)`` with C ∈ {1, 3}, as a 4-D array, and
+    the value of a white pixel: 255 for uint8, 1 for floats, which must lie in
+    [0, 1] (up to ``IMAGE_TOL`` = 1e-3, the round-off of a resampled white pixel).
+    The one image validator (encoder inputs, pre-training data, fine-tuned
+    readouts)."""
+    a = as_array(x, name, ndim=(3, 4))
+    if a.ndim == 3:
+        a = a[..., None]
+    if a.shape[3] not in (1, 3):
+        raise ValueError(f"{name}: expected images (N, H, W) or (N, H, W, 1|3), "
+                         f"got shape {np.shape(x)}")
+    if a.dtype == np.uint8:
+        return a, 255.0
+    if a.dtype.kind not in "fiub":
+        raise ValueError(f"{name}: expected numeric images, got dtype {a.dtype}")
+    if a.size and not (np.all(np.isfinite(a)) and a.min() >= -IMAGE_TOL
+                       and a.max() <= 1 + IMAGE_TOL):
+        raise ValueError(f"{name}: float images must lie in [0, 1] (or be uint8)")
+    return a, 1.0

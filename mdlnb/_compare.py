@@ -25,14 +25,14 @@ Reported per encoder ``e`` (codelengths L_{e,s} in nats; bits = nats / ln 2):
   paper's Fig. 2 statistic averaged over orders.
 
 The protocol (board of experts, batch size B, switching strategy and its m,
-input standardisation) is one value, ``protocol``: a preset name, a mapping,
-or any object with those attributes — :func:`resolve_protocol`.
+input standardisation) is one :class:`mdlnb.Protocol`, given as ``protocol``:
+a preset name, a Protocol, or a mapping of its fields — :func:`resolve_protocol`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -45,96 +45,44 @@ MIN_ORDERS = 3
 # ----------------------------------------------------------------------------- protocol
 
 
-class Plan(NamedTuple):
-    """A resolved protocol: everything but the data that decides a codelength."""
-
-    experts: tuple            # the board (mdlnb.Expert)
-    batch_size: int
-    strategy: Any             # a switching strategy object
-    standardize: bool
-    label: str                # short description for tables
+#: Fields a mapping may give (those of :class:`mdlnb.Protocol`, ``experts`` as
+#: another name for ``board``, and ``m`` for fixed share's m).
+_FIELDS = ("name", "board", "experts", "batch_size", "strategy", "m", "standardize", "clip",
+           "replay_streams", "seed")
 
 
-#: Named protocols: (expert preset, B, fixed-share m, standardise online). The
-#: names and meanings of the coming ``mdlnb.Protocol`` presets: ``paper-vtab``
-#: (Table 6, B = 32, α_t = 10/t, raw features: App. A.5.1), ``paper-imagenet``
-#: (Table 9, B = 512, α_t = 1/t: App. A.5.2), ``default`` (the CPU board of
-#: :func:`mdlnb.evaluate`, prefix standardisation) and ``small`` (tests).
-#: ``quick`` is an alias of ``default``.
-PRESETS: dict[str, tuple[str, int, float, bool]] = {
-    "default": ("default", 32, 11.0, True),
-    "quick": ("default", 32, 11.0, True),
-    "small": ("small", 16, 11.0, True),
-    "paper-vtab": ("vtab", 32, 11.0, False),
-    "paper-imagenet": ("imagenet", 512, 2.0, False),
-}
-_FIELDS = ("experts", "board", "batch_size", "strategy", "m", "standardize", "name")
+def resolve_protocol(protocol: Any = None) -> Any:
+    """The :class:`mdlnb.Protocol` that ``protocol`` names or describes.
 
-
-def _standardize(value: Any) -> bool:
-    """``True``/``"prefix"`` → online standardisation; ``False``/``"none"`` → raw features."""
-    if value in (True, "prefix"):
-        return True
-    if value in (False, "none"):
-        return False
-    raise ValueError(f"protocol: standardize must be True/False or 'prefix'/'none', got {value!r}")
-
-
-def resolve_protocol(protocol: Any = None) -> Plan:
-    """A :class:`Plan` from ``protocol``.
-
-    ``protocol`` is None (``"default"``), a name in :data:`PRESETS`, a mapping
-    or an object (e.g. the coming ``mdlnb.Protocol``) with any of the fields
-    ``board`` (or ``experts``: a preset name or a list of experts),
-    ``batch_size``, ``strategy`` (object or name), ``m`` (fixed share),
-    ``standardize`` (bool, ``"prefix"`` or ``"none"``). Missing fields take
-    the ``default`` values.
+    ``protocol`` is None (``"default"``), a preset name (:func:`mdlnb.protocol`),
+    a :class:`mdlnb.Protocol`, or a mapping of its fields (``experts`` may stand
+    for ``board``; ``m`` sets fixed share's m) applied to the ``"default"``
+    protocol.
     """
-    from mdlnb import experts as _experts
-    from mdlnb.evaluation import resolve_strategy, strategy_label
+    from mdlnb._protocol import Protocol
+    from mdlnb._protocol import protocol as preset
+    from mdlnb.evaluation import resolve_strategy
 
-    if protocol is None:
-        protocol = "default"
-    if isinstance(protocol, str):
-        if protocol not in PRESETS:
-            raise ValueError(f"protocol: unknown preset {protocol!r}; "
-                             f"choose from {sorted(PRESETS)}")
-        board, b, m, std = PRESETS[protocol]
-        spec = {"board": board, "batch_size": b, "m": m, "standardize": std, "name": protocol}
-    elif isinstance(protocol, Mapping):
-        unknown = set(protocol) - set(_FIELDS)
-        if unknown:
-            raise ValueError(f"protocol: unknown fields {sorted(unknown)}; use {list(_FIELDS)}")
+    try:
+        if protocol is None or isinstance(protocol, (str, Protocol)):
+            return preset("default" if protocol is None else protocol)
+        if not isinstance(protocol, Mapping):
+            raise ValueError(f"expected None, a preset name, a Protocol or a mapping, "
+                             f"got {type(protocol).__name__}")
         spec = dict(protocol)
-    elif any(hasattr(protocol, f) for f in _FIELDS[:-1]):
-        spec = {f: getattr(protocol, f) for f in _FIELDS if hasattr(protocol, f)}
-    else:
-        raise ValueError(f"protocol: expected None, a preset name, a mapping or a Protocol, "
-                         f"got {type(protocol).__name__}")
-    if "experts" in spec and "board" in spec:
-        raise ValueError("protocol: give the board as 'board' or 'experts', not both")
-    board = spec.get("board", spec.get("experts", "default"))
-    try:
-        board = tuple(_experts.preset(board) if isinstance(board, str) else board)
+        unknown = set(spec) - set(_FIELDS)
+        if unknown:
+            raise ValueError(f"unknown fields {sorted(unknown)}; use {list(_FIELDS)}")
+        if "experts" in spec:
+            if "board" in spec:
+                raise ValueError("give the board as 'board' or 'experts', not both")
+            spec["board"] = spec.pop("experts")
+        m = spec.pop("m", None)
+        if m is not None or isinstance(spec.get("strategy"), str):
+            spec["strategy"] = resolve_strategy(spec.get("strategy"), m)
+        return preset("default").replace(**spec)
     except ValueError as e:
         raise ValueError(f"protocol: {e}") from None
-    if not board:
-        raise ValueError("protocol: the board of experts is empty")
-    b = spec.get("batch_size", 32)
-    if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1:
-        raise ValueError(f"protocol: batch_size must be an integer >= 1, got {b!r}")
-    strategy, m = spec.get("strategy"), spec.get("m")
-    if strategy is None and m is None:
-        m = 11.0
-    try:
-        strat = resolve_strategy(strategy, m)
-    except ValueError as e:
-        raise ValueError(f"protocol: {e}") from None
-    name = spec.get("name")
-    std = _standardize(spec.get("standardize", True))
-    label = (f"{name + ': ' if name else ''}{len(board)} experts, B={int(b)}, "
-             f"{strategy_label(strat)}, {'prefix-standardised' if std else 'raw'} features")
-    return Plan(board, int(b), strat, std, label)
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -190,13 +138,14 @@ class Comparison:
       per_step: ``{(encoder, seed): (N,) float64}`` the switching code's
         next-step loss in nats, stream order (the same order for every encoder).
       readout_mass: ``{(encoder, seed): {readout: (1/N) Σ_t p(readout | D_<t)}}``.
-      protocol: the resolved :class:`Plan`; n, num_classes, seeds, task_name.
+      protocol: the :class:`mdlnb.Protocol` it ran (its seed is replaced by each
+        order's); n, num_classes, seeds, task_name.
     """
 
     runs: Any
     per_step: Mapping[tuple[str, int], np.ndarray]
     readout_mass: Mapping[tuple[str, int], Mapping[str, float]]
-    protocol: Plan
+    protocol: Any
     n: int
     num_classes: int
     seeds: tuple[int, ...]
@@ -295,7 +244,7 @@ class Comparison:
         from mdlnb.report import to_markdown
 
         return (f"compare: task {self.task_name!r}, N={self.n}, C={self.num_classes}, "
-                f"{len(self.seeds)} orders, {self.protocol.label}\n"
+                f"{len(self.seeds)} orders, {self.protocol!r}\n"
                 + to_markdown(self.table(), digits=3))
 
     __repr__ = __str__
@@ -327,7 +276,7 @@ def compare(encoders: Mapping[str, Any], task_or_labels: Any, *, protocol: Any =
     """
     import pandas as pd
 
-    from mdlnb import prequential, switching
+    from mdlnb import prequential
     from mdlnb.evaluation import Report
 
     if not isinstance(encoders, Mapping) or len(encoders) < 2:
@@ -350,12 +299,11 @@ def compare(encoders: Mapping[str, Any], task_or_labels: Any, *, protocol: Any =
     rows, per_step, mass, orders = [], {}, {}, {}
     for e, s in it:
         t = Task(f"{task_name}:{e}", feats[e], y, c)
-        lm = prequential.run(t, list(plan.experts), batch_size=plan.batch_size, seed=s,
-                             standardize=plan.standardize, progress=False, cache=cache)
+        lm = prequential.run(t, protocol=plan, seed=s, progress=False, cache=cache)
         if s in orders and not np.array_equal(orders[s], lm.order):
             raise RuntimeError("compare: two encoders got different data orders for one seed")
         orders[s] = lm.order
-        rep = Report(lm, switching.codelength(lm.losses, plan.strategy, posterior=True))
+        rep = Report.from_losses(lm, plan.strategy, warn=False)
         ros, mat = rep.readout_matrix()
         mass[(e, s)] = dict(zip(ros, mat.mean(axis=0).tolist()))
         per_step[(e, s)] = rep.per_step.astype(np.float64)

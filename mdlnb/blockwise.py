@@ -24,7 +24,8 @@ and the epoch with the lowest held-out loss is kept (early stopping by
 checkpoint selection); with ``holdout=0`` (or a one-example prefix) the
 parameters after the last epoch are used. Predictions use the EMA parameters
 if the expert has ``ema < 1``. Features are standardized with the mean/std of
-the previous blocks (data the receiver already has).
+the previous blocks (data the receiver already has), clipped to ±10 as in
+stage 1's ``"prefix"`` standardisation (:mod:`mdlnb._standardize`).
 
 All epochs of one block run in one compiled ``lax.scan`` (steps in a
 ``fori_loop``); the program is compiled once per (readout, N, D, C, epochs,
@@ -44,6 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mdlnb import _fit
+from mdlnb._standardize import CLIP_Z
 from mdlnb._checks import as_array, check_positive
 from mdlnb._task import Task
 from mdlnb._units import LN2, Codelength
@@ -164,7 +166,7 @@ def _block_program(readout: Any, n: int, in_dim: int, num_classes: int, epochs: 
     def program(h, key, x, y, n_train, n_prev, n_next, steps_per_epoch):
         pos = jnp.arange(n)
         if standardize:
-            x = _fit.masked_standardize(x, pos < n_prev)
+            x = _fit.masked_standardize(x, pos < n_prev, clip=CLIP_Z)
         train_w = (pos < n_train).astype(jnp.float32)
         hold_w = ((pos >= n_train) & (pos < n_prev)).astype(jnp.float32)
         n_hold = jnp.sum(hold_w)
@@ -173,9 +175,9 @@ def _block_program(readout: Any, n: int, in_dim: int, num_classes: int, epochs: 
 
         def one_step(ekey, i, st):
             if batch_size is None:
-                return _fit.step(apply, st, h, x, y, train_w, num_classes)
+                return _fit.step(apply, st, h, x, y, num_classes, train_w)
             idx = jax.random.randint(jax.random.fold_in(ekey, i), (batch_size,), 0, n_train)
-            return _fit.step(apply, st, h, x[idx], y[idx], jnp.ones(batch_size), num_classes)
+            return _fit.step(apply, st, h, x[idx], y[idx], num_classes)
 
         def epoch(carry, inp):
             st, best_loss, best_params, best_epoch = carry
@@ -224,7 +226,8 @@ def blockwise(task: Task, expert: Any, boundaries: Sequence[int] | None = None, 
         (0 disables early stopping).
       order: explicit example order (a permutation of ``range(N)``), e.g. a
         ``LossMatrix.order`` to code the same sequence as the prequential run.
-      standardize: standardize features with the statistics of the previous blocks.
+      standardize: standardize features with the statistics of the previous blocks
+        (clipped to ±``CLIP_Z``).
 
     Returns:
       :class:`BlockwiseResult` with per-block and total codelengths in nats.

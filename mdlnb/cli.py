@@ -4,9 +4,12 @@ Each subcommand is a pair (``add_<name>(parser)``, ``run_<name>(args) -> int``)
 registered in ``COMMANDS``; adding one is a new pair and one dict entry.
 
     mdlnb switch LOSSES.npz --strategy fixed-share --m 2 [--posterior out.csv]
-    mdlnb evaluate FEATURES.npz|.parquet [--experts default] [--posterior out.csv]
+    mdlnb evaluate FEATURES.npz|.parquet [--protocol default] [--experts ...] [--posterior out.csv]
     mdlnb compare A.npz B.npz ... [--labels y.npy] [--protocol default] [--seeds 0 1 2]
 
+``evaluate`` runs a protocol (:func:`mdlnb.protocol`: ``default``, ``small``,
+``paper-vtab``, ``paper-imagenet``); ``--experts``, ``--batch-size``, ``--m``,
+``--standardize``, ``--replay-streams`` and ``--seed`` override its fields.
 Both ``--posterior`` options write one format (:data:`POSTERIOR_HELP`,
 :func:`mdlnb.evaluation.posterior_frame`).
 """
@@ -36,7 +39,9 @@ def add_switch(p: argparse.ArgumentParser) -> None:
                         "or any npz; optional arrays `names` and `readouts`, K strings each)")
     p.add_argument("--key", default="losses", help="array name in the npz (default: losses)")
     p.add_argument("--strategy", default="fixed-share", choices=names())
-    p.add_argument("--m", type=float, default=None, help="fixed share: decreasing rate α_t = (m−1)/t")
+    p.add_argument("--m", type=float, default=None,
+                   help="fixed share: decreasing rate α_t = (m−1)/t (default: m = 2, "
+                        "the default protocol's)")
     p.add_argument("--alpha", type=float, default=None, help="fixed share: constant rate α")
     p.add_argument("--stable", type=float, default=None, help="switch: P(a block is the last)")
     p.add_argument("--max-run", type=int, default=None, help="run-length: exact run-length states + 1")
@@ -133,7 +138,9 @@ def run_switch(args: argparse.Namespace) -> int:
 
 
 def add_evaluate(p: argparse.ArgumentParser) -> None:
-    from mdlnb.experts import PRESET_BATCH_SIZE
+    from mdlnb._protocol import STANDARDIZE
+    from mdlnb._protocol import names as protocols
+    from mdlnb.experts import PRESETS
     from mdlnb.switching import names
     p.add_argument("features", type=Path, help="npz or parquet with features `x` (N, D) and labels `y` (N,)")
     p.add_argument("--x-key", default="x", help="feature array/column name (default: x)")
@@ -141,13 +148,21 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--num-classes", type=int, default=None,
                    help="C (default: max(y) + 1, with a warning when a class in [0, C) "
                         "never occurs, e.g. labels 1..10)")
-    p.add_argument("--experts", default="default", choices=sorted(PRESET_BATCH_SIZE),
-                   help="board of readout experts (default: default)")
-    p.add_argument("--strategy", default="fixed-share", choices=names())
+    p.add_argument("--protocol", default="default", choices=protocols(),
+                   help="board, batch size, strategy, standardisation and seed (default: "
+                        "default); the flags below override its fields")
+    p.add_argument("--experts", default=None, choices=list(PRESETS),
+                   help="board of readout experts (default: the protocol's)")
+    p.add_argument("--strategy", default=None, choices=names(),
+                   help="switching strategy (default: the protocol's, fixed share)")
     p.add_argument("--m", type=float, default=None,
-                   help="fixed share: m − 1 expected switches (default: the paper's m = 11)")
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--seed", type=int, default=0)
+                   help="fixed share: m − 1 expected switches (default: the protocol's)")
+    p.add_argument("--batch-size", type=int, default=None, help="B (default: the protocol's)")
+    p.add_argument("--standardize", default=None, choices=list(STANDARDIZE),
+                   help="online input standardisation (default: the protocol's)")
+    p.add_argument("--replay-streams", type=int, default=None,
+                   help="override every expert's replay count")
+    p.add_argument("--seed", type=int, default=None, help="default: the protocol's")
     p.add_argument("--no-cache", action="store_true", help="recompute even if cached")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--posterior", type=Path, default=None, help=POSTERIOR_HELP)
@@ -155,7 +170,6 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     import mdlnb
-    from mdlnb.experts import preset
 
     _check_table_path(args.posterior)
     if args.features.suffix == ".parquet":
@@ -164,11 +178,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
     else:
         task = mdlnb.Task.from_npz(args.features, x_key=args.x_key, y_key=args.y_key,
                                    num_classes=args.num_classes)
-    # fixed share with m=None is evaluate's default (the paper's m = 11)
-    strategy = None if args.strategy == "fixed-share" else args.strategy
-    rep = mdlnb.evaluate(task, preset(args.experts), strategy,
+    rep = mdlnb.evaluate(task, args.experts, args.strategy, protocol=args.protocol,
                          batch_size=args.batch_size, seed=args.seed, m=args.m,
+                         standardize=args.standardize, replay_streams=args.replay_streams,
                          progress=False if args.quiet else None, cache=not args.no_cache)
+    print(f"protocol        {rep.protocol!r}")
     print(rep)
     if args.posterior is not None:
         frame = rep.posterior
@@ -179,7 +193,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 
 def add_compare(p: argparse.ArgumentParser) -> None:
-    from mdlnb._compare import PRESETS
+    from mdlnb._protocol import names as protocols
     p.add_argument("features", type=Path, nargs="+",
                    help="one npz per encoder with features `x` (N, D) (and labels `y`)")
     p.add_argument("--labels", type=Path, default=None,
@@ -187,8 +201,12 @@ def add_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--names", nargs="+", default=None, help="encoder names (default: file stems)")
     p.add_argument("--x-key", default="x", help="feature array name (default: x)")
     p.add_argument("--num-classes", type=int, default=None, help="C (default: max(y) + 1)")
-    p.add_argument("--protocol", default="default", choices=sorted(PRESETS),
-                   help="board, batch size and switching rate (default: default)")
+    p.add_argument("--protocol", default="default", choices=protocols(),
+                   help="board, batch size, switching rate, standardisation (default: "
+                        "default); --batch-size and --m override its fields")
+    p.add_argument("--batch-size", type=int, default=None, help="B (default: the protocol's)")
+    p.add_argument("--m", type=float, default=None,
+                   help="fixed share: m − 1 expected switches (default: the protocol's)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
                    help="one data order per seed, the same for every encoder (>= 3)")
     p.add_argument("--no-cache", action="store_true", help="recompute even if cached")
@@ -198,7 +216,8 @@ def add_compare(p: argparse.ArgumentParser) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from mdlnb._compare import compare
+    from mdlnb._compare import compare, resolve_protocol
+    from mdlnb.evaluation import resolve_strategy
 
     if args.table is not None and args.table.suffix not in (".csv", ".parquet"):
         raise ValueError(f"table: expected a .csv or .parquet path, got {args.table}")
@@ -229,7 +248,12 @@ def run_compare(args: argparse.Namespace) -> int:
             raise ValueError(f"labels: cannot read {args.labels} ({e})") from None
     if labels is None:
         raise ValueError("labels: none given and no `y` in the feature files")
-    cmp = compare(feats, labels, protocol=args.protocol, seeds=args.seeds,
+    proto = resolve_protocol(args.protocol)
+    if args.batch_size is not None:
+        proto = proto.replace(batch_size=args.batch_size)
+    if args.m is not None:
+        proto = proto.replace(strategy=resolve_strategy(None, args.m))
+    cmp = compare(feats, labels, protocol=proto, seeds=args.seeds,
                   num_classes=args.num_classes, progress=not args.quiet, cache=not args.no_cache)
     print(cmp)
     if args.table is not None:

@@ -15,11 +15,13 @@ code can exceed it, by at most the prior's cost of never switching
 (``regret_bound_nats``, :func:`mdlnb.switching.never_switch_cost`, paper App.
 A.1).
 
-Default strategy: fixed share with decreasing switching rate α_t = (m − 1)/t
-(paper Eq. 2), where m − 1 is the expected number of switches. The paper uses
-α_t = 10/t (m = 11) for frozen encoders on VTAB (App. A.5.1) and α_t = 1/t
-(m = 2) on ImageNet (App. A.5.2); mdlnb's default board is VTAB-like (several
-readouts on small-to-medium tasks), so :data:`DEFAULT_M` = 11.
+Everything besides the data that decides the codelength — board, batch size,
+switching strategy and its m, standardisation, seed — is a
+:class:`mdlnb.Protocol` (``protocol=``, default ``"default"``: fixed share with
+decreasing switching rate α_t = (m − 1)/t, paper Eq. 2, m = :data:`DEFAULT_M`
+= 2). The paper's protocols are the presets ``"paper-vtab"`` (α_t = 10/t,
+m = 11, App. A.5.1) and ``"paper-imagenet"`` (α_t = 1/t, m = 2, App. A.5.2).
+The :class:`Report` records the protocol it ran (:attr:`Report.protocol`).
 """
 
 from __future__ import annotations
@@ -36,10 +38,7 @@ import numpy as np
 from mdlnb import _diagnostics
 from mdlnb._task import Task
 from mdlnb._units import LN2, Codelength
-
-
-#: m of fixed share with α_t = (m − 1)/t: the paper's VTAB setting α_t = 10/t.
-DEFAULT_M = 11.0
+from mdlnb.switching.strategies import DEFAULT_M  # noqa: F401  (the default protocol's m = 2)
 
 
 def as_task(task_or_arrays: Any, *, name: str | None = None) -> Task:
@@ -63,13 +62,20 @@ def as_task(task_or_arrays: Any, *, name: str | None = None) -> Task:
                      f"'x' and 'y', got {type(task_or_arrays).__name__}")
 
 
-def resolve_strategy(strategy: Any = None, m: float | None = None) -> Any:
-    """The switching strategy: ``FixedShare(m=m or DEFAULT_M)`` when ``strategy`` is None;
-    a name (with ``m`` passed on for fixed share) or a strategy object otherwise."""
+def resolve_strategy(strategy: Any = None, m: float | None = None, *, default: Any = None) -> Any:
+    """The switching strategy: ``default`` (a protocol's strategy; ``FixedShare()``,
+    m = :data:`DEFAULT_M`, if None) when ``strategy`` is None, with ``m`` replacing
+    fixed share's m; a name (with ``m`` passed on for fixed share) or a strategy
+    object otherwise."""
     from mdlnb import switching
 
     if strategy is None:
-        return switching.FixedShare(m=DEFAULT_M if m is None else m)
+        base = switching.FixedShare() if default is None else switching.get_strategy(default)
+        if m is None:
+            return base
+        if not isinstance(base, switching.FixedShare):
+            raise ValueError(f"m: the protocol's strategy {type(base).__name__} has no m")
+        return switching.FixedShare(m=m, weights=base.weights, initial=base.initial)
     if m is not None:
         if isinstance(strategy, str):
             return switching.get_strategy(strategy, m=m)
@@ -163,13 +169,16 @@ class Report(Codelength):
     @classmethod
     def from_losses(cls, losses: Any, strategy: Any = None, *, m: float | None = None,
                     warn: bool = True) -> "Report":
-        """Stage 2 on an existing ``LossMatrix`` (default strategy as in :func:`evaluate`);
-        ``warn``: issue the report's :attr:`warnings` as ``UserWarning``."""
+        """Stage 2 on an existing ``LossMatrix``; the default strategy is the one of the
+        protocol it records (else ``FixedShare()``), with ``m`` if given. ``warn``: issue
+        the report's :attr:`warnings` as ``UserWarning``."""
         from mdlnb import switching
 
         if not hasattr(losses, "losses") or not hasattr(losses, "experts"):
             raise ValueError(f"losses: expected an mdlnb LossMatrix, got {type(losses).__name__}")
-        result = switching.codelength(losses.losses, resolve_strategy(strategy, m), posterior=True)
+        proto = getattr(losses, "protocol", None)
+        strat = resolve_strategy(strategy, m, default=None if proto is None else proto.strategy)
+        result = switching.codelength(losses.losses, strat, posterior=True)
         report = cls(losses, result)
         if warn:
             for text in report.warnings:
@@ -184,6 +193,15 @@ class Report(Codelength):
     @property
     def strategy(self) -> Any:
         return self.switch.strategy
+
+    @property
+    def protocol(self) -> Any:
+        """The :class:`mdlnb.Protocol` that produced this report: the loss matrix's,
+        with the strategy stage 2 used (None for a loss matrix without one)."""
+        proto = getattr(self.losses, "protocol", None)
+        if proto is None or proto.strategy == self.strategy:
+            return proto
+        return proto.replace(strategy=self.strategy)
 
     @property
     def n(self) -> int:
@@ -296,7 +314,7 @@ class Report(Codelength):
 
         if strategies is None:
             strategies = [switching.BayesianMixture(), switching.ElementwiseMixture(),
-                          switching.FixedShare(m=2.0), switching.FixedShare(m=DEFAULT_M),
+                          switching.FixedShare(m=2.0), switching.FixedShare(m=11.0),
                           switching.SwitchDistribution(), switching.RunLength()]
         codes = [(strategy_label(r.strategy), r.total_nats)
                  for r in (self.with_strategy(st) for st in strategies)]
@@ -485,32 +503,70 @@ class Report(Codelength):
                             baseline_label=base_label, ax=ax, units=units)
 
 
-def evaluate(task_or_arrays: Any, experts: Sequence[Any] | None = None, strategy: Any = None, *,
-             batch_size: int = 32, seed: int = 0, m: float | None = None,
-             progress: Any = None, cache: bool = True) -> Report:
+def _is_labels(value: Any) -> bool:
+    """Whether ``value`` looks like a label vector (the ``evaluate(x, y)`` call)."""
+    if value is None or isinstance(value, str):
+        return False
+    if isinstance(value, np.ndarray):
+        return value.ndim == 1
+    if isinstance(value, (list, tuple)) and value:
+        return all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
+    return hasattr(value, "__array__") and np.ndim(value) == 1
+
+
+def _is_board(value: Any) -> bool:
+    from mdlnb.experts import PRESETS, Expert
+
+    if isinstance(value, str):
+        return value in PRESETS
+    if isinstance(value, Expert):
+        return True
+    return isinstance(value, (list, tuple)) and bool(value) and \
+        all(isinstance(v, Expert) for v in value)
+
+
+def evaluate(task_or_arrays: Any, experts: Any = None, strategy: Any = None, *,
+             protocol: Any = None, batch_size: int | None = None, seed: int | None = None,
+             m: float | None = None, standardize: str | bool | None = None,
+             replay_streams: int | None = None, progress: Any = None,
+             cache: bool = True) -> Report:
     """MDL with readout-model switching, stage 1 + stage 2, in one call.
 
+    ``evaluate(x, y)`` works as well (features and labels, as in scikit-learn;
+    ``evaluate(x, y, board)`` with a board), the rest by keyword.
+
     Args:
-      task_or_arrays: a :class:`mdlnb.Task`, an ``(x, y)`` tuple or a dict with ``x``, ``y``.
-      experts: the board; default ``mdlnb.experts.preset("default")`` (linear +
-        MLP 1–3 under a small hyperparameter grid).
-      strategy: a switching strategy object or name; default fixed share with
-        α_t = (m − 1)/t.
-      batch_size, seed, progress, cache: passed to :func:`mdlnb.prequential.run`.
-      m: fixed share's m (m − 1 = expected number of switches); default
-        :data:`DEFAULT_M` = 11, the paper's VTAB setting (α_t = 10/t).
+      task_or_arrays: a :class:`mdlnb.Task`, an ``(x, y)`` tuple, a dict with
+        ``x``, ``y``, or the features ``x`` with the labels as second argument.
+      experts: the board (a list of Experts or an expert preset name); default
+        the protocol's (``"default"``: linear + MLP 1–3 × 5 learning rates × 2
+        EMA steps = 40 experts).
+      strategy: a switching strategy object or name; default the protocol's
+        (fixed share with α_t = (m − 1)/t).
+      protocol: a :class:`mdlnb.Protocol` or a preset name
+        (:func:`mdlnb.protocol`; default ``"default"``). The other keyword
+        arguments override its fields; the report records the result
+        (:attr:`Report.protocol`).
+      batch_size, seed, standardize, replay_streams: override the protocol's
+        (see :func:`mdlnb.prequential.run`).
+      m: fixed share's m (m − 1 = expected number of switches); default the
+        protocol's (``"default"``: :data:`DEFAULT_M` = 2; ``"paper-vtab"``: 11).
+      progress, cache: passed to :func:`mdlnb.prequential.run`.
 
     Returns:
       a :class:`Report` (totals in nats and bits, posterior, plots).
     """
-    from mdlnb import experts as _experts
     from mdlnb import prequential
 
+    if _is_labels(experts) and not isinstance(task_or_arrays, (Task, Mapping)):
+        # evaluate(x, y[, board]): the arguments after y shift by one
+        task_or_arrays, experts = (task_or_arrays, experts), None
+        if strategy is not None and _is_board(strategy):
+            experts, strategy = strategy, None
     task = as_task(task_or_arrays)
-    board = _experts.preset("default") if experts is None else list(experts)
-    if not board:
-        raise ValueError("experts: is empty")
-    strat = resolve_strategy(strategy, m)   # validate before the long stage 1
-    lm = prequential.run(task, board, batch_size=batch_size, seed=seed, progress=progress,
-                         cache=cache)
+    proto = prequential.resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
+                                         standardize=standardize, replay_streams=replay_streams)
+    strat = resolve_strategy(strategy, m, default=proto.strategy)  # validate before stage 1
+    proto = proto.resolve(strategy=strat)
+    lm = prequential.run(task, protocol=proto, progress=progress, cache=cache)
     return Report.from_losses(lm, strat)

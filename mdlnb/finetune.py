@@ -28,7 +28,7 @@ layer, so an untrained expert codes with the uniform distribution); the
 encoder starts from ``encoder.params`` (fine-tuning) or, with
 ``from_scratch=True``, from :func:`mdlnb.encoders.archs.init` of the same
 architecture seeded by the expert's key (the comparator; needs an encoder
-built by :func:`mdlnb.encoders.pretrain.pretrain`, whose ``meta`` names
+built by :func:`mdlnb.encoders.pretrain`, whose ``meta`` names
 ``arch`` and ``size``).
 """
 
@@ -45,6 +45,7 @@ import numpy as np
 
 from mdlnb import prequential as _prequential
 from mdlnb import readouts as _readouts
+from mdlnb._checks import check_images
 from mdlnb._task import Task
 from mdlnb.encoders import archs as _archs
 from mdlnb.encoders.base import Encoder, adapt_images
@@ -105,7 +106,7 @@ class FinetuneReadout:
         if self.from_scratch and _arch_of(self.encoder) is None:
             raise ValueError(f"from_scratch: encoder {self.encoder.name!r} has no archs "
                              "architecture in its meta (arch, size); build it with "
-                             "mdlnb.encoders.pretrain.pretrain")
+                             "mdlnb.encoders.pretrain")
 
     @classmethod
     def for_task(cls, encoder: Encoder, task: Task, **kwargs: Any) -> "FinetuneReadout":
@@ -268,19 +269,8 @@ def _image_format(task: Task) -> tuple[tuple[int, int, int], float]:
     """``((H, W, C), pixel_max)`` of a task of images; ``ValueError`` otherwise."""
     if not isinstance(task, Task):
         raise ValueError(f"task: must be an mdlnb.Task, got {type(task).__name__}")
-    x = task.x
-    if x.ndim == 3:
-        shape = (*x.shape[1:], 1)
-    elif x.ndim == 4 and x.shape[3] in (1, 3):
-        shape = x.shape[1:]
-    else:
-        raise ValueError("task: expected images (N, H, W) or (N, H, W, 1|3), "
-                         f"got x of shape {x.shape}")
-    if x.dtype == np.uint8:
-        return tuple(int(v) for v in shape), 255.0
-    if x.size and (np.nanmin(x) < 0 or np.nanmax(x) > 1):
-        raise ValueError("task: float images must lie in [0, 1] (or be uint8)")
-    return tuple(int(v) for v in shape), 1.0
+    x, white = check_images(task.x, "task")
+    return tuple(int(v) for v in x.shape[1:]), white
 
 
 # ----------------------------------------------------------------------------- boards

@@ -19,7 +19,11 @@ DESIGN.md "The two stages"). With ``B = batch_size``:
    to the training loss only. After every step the prediction parameters move
    as ``ema ← (1 − ema_k)·ema + ema_k·params``.
 
-Standardisation (``standardize=True``): the readouts see
+The batch size, board, seed and standardisation come from a
+:class:`mdlnb.Protocol` (``protocol=``, default ``"default"``); keyword
+arguments override its fields, and the result records the protocol it ran.
+
+Standardisation (protocol ``standardize="prefix"``): the readouts see
 ``(x − m) / s`` with ``m`` and ``s²`` the per-feature mean and (biased)
 variance of the positions *trained on so far*: the replay steps after batch
 ``i`` use the statistics of ``[0, t_end)`` of batch ``i``, and coding batch
@@ -30,8 +34,11 @@ up to round-off are only centred. Standardised values are clipped to
 so far (a dead ReLU unit of a wide encoder, say) has a tiny variance
 estimate, and its next value would otherwise reach the readout as a z-score
 of 10⁴–10⁶ and cost tens of nats per example. Clipping keeps the affine
-invariance per feature and changes nothing for well-estimated features. Statistics are accumulated in float64 in
-NumPy; no example after ``t_end`` is ever used. A readout whose
+invariance per feature and changes nothing for well-estimated features.
+Statistics are accumulated in float64 in NumPy; no example after ``t_end`` is
+ever used; the zero-variance rule and the clip are :mod:`mdlnb._standardize`'s.
+With ``standardize="none"`` (the paper's protocols) the readouts see the
+features as given, neither shifted, scaled nor clipped. A readout whose
 ``standardize_inputs`` attribute is False (an encoder trained end to end on
 raw pixels, :class:`mdlnb.finetune.FinetuneReadout`) always sees the raw
 features, whatever ``standardize`` says; the others on the same board are
@@ -77,20 +84,26 @@ import time
 import zlib
 from functools import partial
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
+from mdlnb import _checkpoint, _fit, _standardize
 from mdlnb._checks import check_finite
 from mdlnb._io import atomic_savez, cache_dir, content_hash
+from mdlnb._protocol import Protocol
+from mdlnb._protocol import protocol as _protocol
+from mdlnb._standardize import CLIP_Z  # noqa: F401  (re-exported)
 from mdlnb._task import Task
 from mdlnb.experts import Expert
 from mdlnb.readouts import Readout, ReadoutLike
 
-CODE_VERSION = "prequential-v2"  # v2: standardised inputs clipped to ±CLIP_Z
+# v2: standardised inputs clipped to ±CLIP_Z. v3: one AdamW step (mdlnb._fit.step) and
+# state NamedTuple, the protocol in the cache key, raw features no longer clipped under
+# standardize="none", the shared checkpoint format (mdlnb._checkpoint).
+CODE_VERSION = "prequential-v3"
 DEFAULT_CHUNK_BATCHES = 128
 BLOCK_BYTES = 8 * 2 ** 20  # cache budget for the state of one block of experts (see _block_size)
 
@@ -118,6 +131,8 @@ class LossMatrix:
       order: ``(N,)`` int64, task index of each stream position.
       task_name, num_classes, seed, batch_size: provenance.
       meta: free-form (cache key, code version, standardisation, timing).
+      protocol: the :class:`mdlnb.Protocol` that produced it (its stage-1 part
+        decides the losses; the strategy is the one ``evaluate`` was given).
     """
 
     losses: np.ndarray
@@ -128,6 +143,7 @@ class LossMatrix:
     seed: int
     batch_size: int
     meta: dict = dataclasses.field(default_factory=dict)
+    protocol: Protocol | None = None
 
     def __post_init__(self) -> None:
         losses = np.asarray(self.losses, np.float32)
@@ -172,7 +188,9 @@ class LossMatrix:
             experts=np.array(json.dumps([e.config() for e in self.experts])),
             task_name=np.array(self.task_name), num_classes=np.int64(self.num_classes),
             seed=np.int64(self.seed), batch_size=np.int64(self.batch_size),
-            meta=np.array(json.dumps(self.meta, default=str)))
+            meta=np.array(json.dumps(self.meta, default=str)),
+            protocol=np.array(json.dumps(None if self.protocol is None
+                                         else self.protocol.to_dict(), default=str)))
 
     @classmethod
     def load(cls, path: str | Path, experts: Sequence[Expert] | None = None) -> "LossMatrix":
@@ -191,10 +209,13 @@ class LossMatrix:
                 experts = tuple(Expert.from_config(c) for c in configs)
             elif [json.loads(json.dumps(e.config(), default=str)) for e in experts] != configs:
                 raise ValueError(f"experts: do not match the experts stored in {path.name}")
+            proto = json.loads(str(z["protocol"])) if "protocol" in z.files else None
+            if proto is not None:
+                proto = Protocol.from_dict(proto, experts=experts)
             return cls(losses=z["losses"], order=z["order"], experts=tuple(experts),
                        task_name=str(z["task_name"]), num_classes=int(z["num_classes"]),
                        seed=int(z["seed"]), batch_size=int(z["batch_size"]),
-                       meta=json.loads(str(z["meta"])))
+                       meta=json.loads(str(z["meta"])), protocol=proto)
 
 
 # ----------------------------------------------------------------------------- randomness
@@ -235,49 +256,33 @@ class _Spec:
     standardize: tuple[bool, ...]     # per group: does the readout see standardised features
     num_classes: int
     batch_size: int
+    clip: float | None                # the "prefix" clip; None for standardize="none"
 
 
-def _train_loss(readout: ReadoutLike, params, x, y, smoothing, num_classes):
-    logits = readout.apply(params, x)
-    targets = optax.smooth_labels(jax.nn.one_hot(y, num_classes), smoothing)
-    return optax.softmax_cross_entropy(logits, targets).mean()
-
-
-def _adamw(hp):
-    return optax.adamw(learning_rate=hp["learning_rate"], b1=hp["b1"], b2=0.999, eps=1e-8,
-                       weight_decay=hp["weight_decay"])
-
-
-def _expert_update(readout, num_classes, masked, r, x, y, state, hp):
-    """One AdamW + EMA step of a single expert (vmapped over the group)."""
-    params, opt, ema = state["params"], state["opt"], state["ema"]
-    grads = jax.grad(_train_loss, argnums=1)(readout, params, x, y, hp["label_smoothing"],
-                                             num_classes)
-    updates, opt = _adamw(hp).update(grads, opt, params)
-    params = optax.apply_updates(params, updates)
-    ema = optax.incremental_update(params, ema, hp["ema"])
-    new = {"params": params, "opt": opt, "ema": ema}
+def _expert_update(readout, num_classes, masked, r, x, y, state, hp, replay):
+    """One AdamW + EMA step of a single expert (:func:`mdlnb._fit.step`, vmapped over
+    the group); with ``masked``, a no-op for experts past their replay count."""
+    new = _fit.step(readout.apply, state, hp, x, y, num_classes)
     if masked:
-        take = r < hp["replay_streams"]
+        take = r < replay
         new = jax.tree_util.tree_map(lambda a, b: jnp.where(take, a, b), new, state)
     return new
 
 
-CLIP_Z = 10.0  # standardised inputs are clipped to [-CLIP_Z, CLIP_Z]
-
-
-def _standardize(x, mean, inv_std):
-    """``clip((x − mean) · inv_std, ±CLIP_Z)``; see the module docstring."""
-    return jnp.clip((x - mean) * inv_std, -CLIP_Z, CLIP_Z)
+def _standardized(spec: _Spec, x, mean, inv_std):
+    """The readouts' view of ``x``: prefix z-scores clipped to ``±spec.clip``, or ``x``."""
+    if spec.clip is None:  # standardize="none": mean 0, scale 1, nothing clipped
+        return x
+    return _standardize.apply(x, _standardize.Moments(mean, inv_std), clip=spec.clip)
 
 
 def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
     b, c = spec.batch_size, spec.num_classes
-    xn = _standardize(xs["x"], xs["mean_prev"], xs["inv_std_prev"])
+    xn = _standardized(spec, xs["x"], xs["mean_prev"], xs["inv_std_prev"])
     coded = []
     for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
         xj = xn if spec.standardize[j] else xs["x"]
-        logp = jax.nn.log_softmax(jax.vmap(ro.apply, in_axes=(0, None))(g["ema"], xj))
+        logp = jax.nn.log_softmax(jax.vmap(ro.apply, in_axes=(0, None))(g.ema_params, xj))
         coded.append(-jnp.take_along_axis(logp, xs["y"][None, :, None], axis=2)[..., 0])
     losses = jnp.concatenate(coded, axis=0).T  # (B, K)
     losses = jnp.where(xs["batch"] == 0, jnp.float32(math.log(c)), losses)
@@ -288,10 +293,10 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
             def block_steps(carry, ro=ro, j=j):
                 def step(r, g):
                     pos = replay_positions(seed_key, xs["batch"], r, xs["t_end"], b)
-                    x = _standardize(x_all[pos], xs["mean"], xs["inv_std"]) \
+                    x = _standardized(spec, x_all[pos], xs["mean"], xs["inv_std"]) \
                         if spec.standardize[j] else x_all[pos]
                     upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y_all[pos])
-                    return jax.vmap(upd)(g, carry[1])
+                    return jax.vmap(upd)(g, *carry[1])
                 return jax.lax.fori_loop(0, spec.max_replay[j], step, carry[0])
             # Blocks of experts run all their replay steps back to back, so a
             # block's parameters and optimiser state stay in cache.
@@ -340,24 +345,13 @@ def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: i
     else:  # its init may draw on the host; one call per expert, then stack
         inits = [readout.init(k, d, c) for k in keys]
         params = jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(v) for v in a]), *inits)
-    opt = jax.vmap(optax.adamw(1e-3).init)(params)  # state layout does not depend on hyperparameters
-    return {"params": params, "opt": opt, "ema": params}
+    return jax.vmap(_fit.state_of)(params)  # the state layout does not depend on hyperparameters
 
 
-def _hypers(members: Sequence[Expert]) -> dict[str, jax.Array]:
-    f = lambda name: jnp.asarray([getattr(e, name) for e in members], jnp.float32)  # noqa: E731
-    return {"learning_rate": f("learning_rate"), "b1": f("b1"), "weight_decay": f("weight_decay"),
-            "ema": f("ema"), "label_smoothing": f("label_smoothing"),
-            "replay_streams": jnp.asarray([e.replay_streams for e in members], jnp.int32)}
-
-
-def _prefix_stats(s1, s2, count):
-    """Mean and 1/std from float64 running sums; round-off-zero variance → 1/std = 1."""
-    count = np.maximum(np.asarray(count, np.float64), 1.0)[..., None]
-    mean = s1 / count
-    var = np.maximum(s2 / count - mean ** 2, 0.0)
-    ok = var > 1e-12 * mean ** 2 + 1e-30
-    return mean, np.where(ok, 1.0 / np.sqrt(np.where(ok, var, 1.0)), 1.0)
+def _hypers(members: Sequence[Expert]) -> tuple[_fit.Hyper, jax.Array]:
+    """Stacked :class:`mdlnb._fit.Hyper` of a group and its replay counts."""
+    h = _fit.stack_hypers([_fit.hyper_of(e) for e in members])
+    return h, jnp.asarray([e.replay_streams for e in members], jnp.int32)
 
 
 def _chunk_inputs(x_ord, y_ord, first_batch, nbatch, b, running, standardize):
@@ -380,7 +374,7 @@ def _chunk_inputs(x_ord, y_ord, first_batch, nbatch, b, running, standardize):
     c1 = np.concatenate([s1[None], s1 + np.cumsum(xb.sum(axis=1), axis=0)])
     c2 = np.concatenate([s2[None], s2 + np.cumsum((xb * xb).sum(axis=1), axis=0)])
     counts = np.concatenate([[count], t_end]).astype(np.float64)
-    mean, inv = _prefix_stats(c1, c2, counts)
+    mean, inv = _standardize.from_sums(c1, c2, counts)
     if not standardize:
         mean, inv = np.zeros_like(mean), np.ones_like(inv)
     xs = {"batch": batches.astype(np.int32), "t_end": t_end.astype(np.int32), "valid": valid,
@@ -391,31 +385,13 @@ def _chunk_inputs(x_ord, y_ord, first_batch, nbatch, b, running, standardize):
     return xs, (c1[last], c2[last], float(counts[last]))
 
 
-def _validate(task, experts, batch_size, seed, replay_streams, checkpoint_every_s):
+def _validate(task, checkpoint_every_s) -> None:
     if not isinstance(task, Task):
         raise ValueError(f"task: must be an mdlnb.Task, got {type(task).__name__}")
     if task.n == 0:
         raise ValueError("task: is empty")
-    if isinstance(experts, Expert):
-        experts = [experts]
-    experts = list(experts) if experts is not None else []
-    if not experts:
-        raise ValueError("experts: must contain at least one Expert")
-    for e in experts:
-        if not isinstance(e, Expert):
-            raise ValueError(f"experts: expected Expert objects, got {type(e).__name__}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size: must be an int >= 1, got {batch_size!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 32:
-        raise ValueError(f"seed: must be an int in [0, 2**32), got {seed!r}")
-    if replay_streams is not None:
-        if isinstance(replay_streams, bool) or not isinstance(replay_streams, (int, np.integer)) \
-                or replay_streams < 0:
-            raise ValueError(f"replay_streams: must be None or an int >= 0, got {replay_streams!r}")
-        experts = [e.replace(replay_streams=int(replay_streams)) for e in experts]
     if not checkpoint_every_s >= 0:
         raise ValueError(f"checkpoint_every_s: must be >= 0, got {checkpoint_every_s}")
-    return experts
 
 
 def _safe(name: str) -> str:
@@ -441,10 +417,11 @@ def _make_progress(progress, n, k):
     return update, bar.close
 
 
-def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int = 0, *,
-        replay_streams: int | None = None, progress: bool | ProgressFn | None = None,
-        cache: bool = True, checkpoint_dir: str | Path | None = None,
-        checkpoint_every_s: float = 120.0, standardize: bool = True,
+def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: int | None = None,
+        seed: int | None = None, *, protocol: Protocol | str | None = None,
+        replay_streams: int | None = None, standardize: str | bool | None = None,
+        progress: bool | ProgressFn | None = None, cache: bool = True,
+        checkpoint_dir: str | Path | None = None, checkpoint_every_s: float = 120.0,
         chunk_batches: int = DEFAULT_CHUNK_BATCHES) -> LossMatrix:
     """Train every expert online on ``task`` and record its next-step log-losses (nats).
 
@@ -452,34 +429,44 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
 
     Args:
       task: the labelled task; ``task.features`` (N, D) are the inputs.
-      experts: the board (e.g. :func:`mdlnb.experts.preset` or :func:`mdlnb.expert_grid`).
-      batch_size: B, examples per incoming batch and per replay step.
-      seed: drives the order, the initialisations and the replay samples.
+      experts: the board (a list of Experts or an expert preset name); default
+        the protocol's.
+      batch_size: B, examples per incoming batch and per replay step; default
+        the protocol's.
+      seed: drives the order, the initialisations and the replay samples;
+        default the protocol's.
+      protocol: a :class:`mdlnb.Protocol` or preset name (default
+        ``"default"``); the arguments above and ``replay_streams``,
+        ``standardize`` override its fields when given. The result records the
+        protocol that ran.
       replay_streams: if given, overrides every expert's replay count.
+      standardize: ``"prefix"`` (``True``) or ``"none"`` (``False``), see the
+        module docstring; default the protocol's.
       progress: ``True``/``False``, ``None`` (a tqdm bar when N·K ≥ 2e6 and
         stdout is a terminal), or a callable ``f(done, total, best_nats_per_example)``
         called after each chunk.
       cache: read/write the result under ``cache_dir("losses")``, keyed by a
-        content hash of features, labels, experts, B, seed, standardisation and
+        content hash of features, labels, the protocol's stage-1 part
+        (:meth:`mdlnb.Protocol.stage1`: experts, B, seed, standardisation) and
         the code version.
       checkpoint_dir: where to checkpoint; ``None`` → ``cache_dir("checkpoints")``
         when ``cache`` is on, else no checkpoints.
       checkpoint_every_s: seconds of work between checkpoints (0 = every chunk).
         A killed run resumes from its last checkpoint and gives a bit-identical
         result on the same machine.
-      standardize: standardise features online from the prefix (module docstring).
       chunk_batches: batches per jitted call (progress/checkpoint granularity).
 
     Returns:
       A :class:`LossMatrix` with ``losses`` (N, K) float32 nats in stream order.
     """
-    return _run(task, experts, batch_size, seed, replay_streams=replay_streams,
-                progress=progress, cache=cache, checkpoint_dir=checkpoint_dir,
-                checkpoint_every_s=checkpoint_every_s, standardize=standardize,
+    return _run(task, experts, batch_size, seed, protocol=protocol, replay_streams=replay_streams,
+                standardize=standardize, progress=progress, cache=cache,
+                checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
                 chunk_batches=chunk_batches, keep_params=False)[0]
 
 
-def run_with_params(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int = 0,
+def run_with_params(task: Task, experts: Sequence[Expert] | str | None = None,
+                    batch_size: int | None = None, seed: int | None = None,
                     **kwargs) -> tuple[LossMatrix, list[dict]]:
     """:func:`run`, also returning each expert's parameters at the end of the stream.
 
@@ -491,14 +478,33 @@ def run_with_params(task: Task, experts: Sequence[Expert], batch_size: int = 32,
     return _run(task, experts, batch_size, seed, keep_params=True, **kwargs)
 
 
-def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=None, cache=True,
-         checkpoint_dir=None, checkpoint_every_s=120.0, standardize=True,
-         chunk_batches=DEFAULT_CHUNK_BATCHES, keep_params=False):
-    experts = _validate(task, experts, batch_size, seed, replay_streams, checkpoint_every_s)
+def resolve_protocol(protocol: Protocol | str | None = None, experts: Any = None,
+                     **fields: Any) -> Protocol:
+    """The protocol a call runs: ``protocol`` (default ``"default"``) with the board
+    ``experts`` (a list of Experts or a preset name) and the other ``fields`` that
+    are not None."""
+    if experts is not None and not isinstance(experts, str):
+        experts = [experts] if isinstance(experts, Expert) else list(experts)
+        if not experts:
+            raise ValueError("experts: must contain at least one Expert")
+        for e in experts:
+            if not isinstance(e, Expert):
+                raise ValueError(f"experts: expected Expert objects, got {type(e).__name__}")
+    return _protocol("default" if protocol is None else protocol, board=experts, **fields)
+
+
+def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, replay_streams=None,
+         standardize=None, progress=None, cache=True, checkpoint_dir=None,
+         checkpoint_every_s=120.0, chunk_batches=DEFAULT_CHUNK_BATCHES, keep_params=False):
+    _validate(task, checkpoint_every_s)
+    proto = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
+                             replay_streams=replay_streams, standardize=standardize)
+    experts = proto.experts()
     if isinstance(chunk_batches, bool) or not isinstance(chunk_batches, (int, np.integer)) \
             or chunk_batches < 1:
         raise ValueError(f"chunk_batches: must be an int >= 1, got {chunk_batches!r}")
-    b, seed = int(batch_size), int(seed)
+    b, seed = proto.batch_size, proto.seed
+    prefix = proto.standardize == "prefix"
     feats = check_finite(task.features, "task.x")
     labels = np.asarray(task.y)
     if labels.min() < 0 or labels.max() >= task.num_classes:
@@ -508,12 +514,11 @@ def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=
     for ro in dict.fromkeys(e.readout for e in experts):
         if hasattr(ro, "check_task"):
             ro.check_task(task)
-    key = content_hash(CODE_VERSION, feats, labels, [e.config() for e in experts], b, seed,
-                       bool(standardize), c)
-    meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": bool(standardize)}
+    key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c)
+    meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize}
     cache_file = cache_dir("losses") / f"{_safe(task.name)}-{key}.npz" if cache else None
     if cache_file is not None and cache_file.is_file() and not keep_params:
-        return LossMatrix.load(cache_file, experts=experts), None
+        return dataclasses.replace(LossMatrix.load(cache_file, experts=experts), protocol=proto), None
     if checkpoint_dir is None and cache:
         checkpoint_dir = cache_dir("checkpoints")
     ckpt_file = Path(checkpoint_dir) / f"{key}.ckpt.npz" if checkpoint_dir is not None else None
@@ -530,7 +535,7 @@ def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=
                              for (ro, _), m in zip(groups, members)),
                  standardize=tuple(bool(getattr(ro, "standardize_inputs", True))
                                    for ro, _ in groups),
-                 num_classes=c, batch_size=b)
+                 num_classes=c, batch_size=b, clip=(proto.clip if prefix else None))
     column = np.concatenate([idx for _, idx in groups])  # group-major column -> expert index
     state = tuple(_init_group(ro, m, seed, d, c) for (ro, _), m in zip(groups, members))
     hypers = tuple(_hypers(m) for m in members)
@@ -543,15 +548,17 @@ def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=
     losses = np.zeros((n, len(experts)), np.float32)
     running = (np.zeros(d), np.zeros(d), 0.0)
     next_chunk = 0
-    if ckpt_file is not None and ckpt_file.is_file():
-        state, losses, running, next_chunk = _load_checkpoint(ckpt_file, key, state)
+    if ckpt_file is not None:
+        resumed = _load_checkpoint(ckpt_file, key, state)
+        if resumed is not None:
+            state, losses, running, next_chunk = resumed
 
     report, close = _make_progress(progress, n, len(experts))
     totals = losses[: next_chunk * chunk * b].sum(axis=0, dtype=np.float64)  # for progress only
     last_ckpt = time.perf_counter()
     try:
         for ci in range(next_chunk, num_chunks):
-            xs, running = _chunk_inputs(x_ord, y_ord, ci * chunk, chunk, b, running, standardize)
+            xs, running = _chunk_inputs(x_ord, y_ord, ci * chunk, chunk, b, running, prefix)
             state, out = _run_chunk(spec, state, hypers, x_dev, y_dev, seed_key, xs)
             lo, hi = ci * chunk * b, min((ci + 1) * chunk * b, n)
             block = np.asarray(out).reshape(-1, len(experts))[: hi - lo]
@@ -568,7 +575,7 @@ def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=
 
     meta["seconds"] = round(time.perf_counter() - t0, 3)
     result = LossMatrix(losses=losses, experts=tuple(experts), order=order, task_name=task.name,
-                        num_classes=c, seed=seed, batch_size=b, meta=meta)
+                        num_classes=c, seed=seed, batch_size=b, meta=meta, protocol=proto)
     if cache_file is not None:
         result.save(cache_file)
     if ckpt_file is not None:
@@ -579,27 +586,22 @@ def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=
     for (_, idx), g in zip(groups, state):
         for row, k in enumerate(idx):
             params[k] = jax.tree_util.tree_map(lambda a, row=row: a[row],
-                                               {"params": g["params"], "ema": g["ema"]})
+                                               {"params": g.params, "ema": g.ema_params})
     return result, params
 
 
 def _save_checkpoint(path: Path, key: str, state, losses, running, next_chunk) -> None:
-    leaves = jax.tree_util.tree_leaves(state)
-    atomic_savez(path, key=np.array(key), next_chunk=np.int64(next_chunk), losses=losses,
-                 s1=running[0], s2=running[1], count=np.float64(running[2]),
-                 **{f"leaf{i}": np.asarray(v) for i, v in enumerate(leaves)})
+    _checkpoint.save(path, state, key=key, next_chunk=np.int64(next_chunk), losses=losses,
+                     s1=running[0], s2=running[1], count=np.float64(running[2]))
 
 
 def _load_checkpoint(path: Path, key: str, like):
-    """Restore a checkpoint written for the same inputs; the layout comes from ``like``."""
-    with np.load(path, allow_pickle=False) as z:
-        leaves, treedef = jax.tree_util.tree_flatten(like)
-        if str(z["key"]) != key or sum(f.startswith("leaf") for f in z.files) != len(leaves):
-            raise ValueError(f"checkpoint_dir: {path.name} does not match this run; delete it")
-        state = jax.tree_util.tree_unflatten(
-            treedef, [jnp.asarray(z[f"leaf{i}"]) for i in range(len(leaves))])
-        return (state, np.array(z["losses"]), (z["s1"], z["s2"], float(z["count"])),
-                int(z["next_chunk"]))
+    """Restore a checkpoint of this run (``None``: none, or one that does not fit)."""
+    ck = _checkpoint.load(path, like, key=key)
+    if ck is None:
+        return None
+    a = ck.arrays
+    return ck.tree, a["losses"], (a["s1"], a["s2"], float(a["count"])), int(a["next_chunk"])
 
 
 # The block-wise code (Voita & Titov 2020) is a comparison estimator for the

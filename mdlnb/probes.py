@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _fit
+from mdlnb import _fit, _standardize
 from mdlnb._task import Task
 
 #: Paper Table 4 (accuracy-based evaluation on VTAB).
@@ -91,11 +91,10 @@ def _config_program(readout: Any, num_classes: int, steps: int, batch_size: int)
     def program(h, init_key, data_key, xtr, ytr, xva, yva, xte, yte):
         n = xtr.shape[0]
         state = _fit.init_state(readout.init, init_key, xtr.shape[1], num_classes, h)
-        ones = jnp.ones(batch_size, jnp.float32)
 
         def body(st, i):
             idx = jax.random.randint(jax.random.fold_in(data_key, i), (batch_size,), 0, n)
-            return _fit.step(apply, st, h, xtr[idx], ytr[idx], ones, num_classes), None
+            return _fit.step(apply, st, h, xtr[idx], ytr[idx], num_classes), None
 
         state, _ = jax.lax.scan(body, state, jnp.arange(steps))
         vl, va = _metrics(apply, state.ema_params, xva, yva)
@@ -133,12 +132,10 @@ def evaluate_config(readout: Any, config: Mapping[str, float], index: int, train
 
 
 def _standardized(train: Task, val: Task, test: Task):
-    xtr = train.features
-    mu = xtr.mean(axis=0, dtype=np.float64)
-    sd = xtr.std(axis=0, dtype=np.float64)
-    sd = np.where(sd > 1e-6, sd, 1.0)
-    f = lambda x: jnp.asarray(((x - mu) / sd).astype(np.float32))
-    return f(xtr), f(val.features), f(test.features)
+    """All three splits standardised with the training split's statistics (no clip)."""
+    mom = _standardize.fit(train.features)
+    f = lambda x: jnp.asarray(_standardize.apply(np.asarray(x, np.float64), mom).astype(np.float32))  # noqa: E731
+    return f(train.features), f(val.features), f(test.features)
 
 
 def search(train: Task, val: Task, test: Task, readouts: Sequence[Any] | None = None,

@@ -40,10 +40,9 @@ paper_dir = "paper"          # where the figure and the table are written
 task_name = "digits"         # any name in mdlnb.data.names()
 split = "all"                # the whole dataset is one stream to compress
 size = None                  # None: every example; else a stratified subsample
-experts_preset = "default"   # "small", "default", "vtab", "imagenet"
-batch_size = 32              # the paper's B for frozen encoders (App. A.5.1)
+protocol = "default"         # board, B, switching m, standardisation: "small", "default",
+                             # "paper-vtab" (Table 6, B 32, m 11), "paper-imagenet" (Table 9, B 512, m 2)
 seed = 0                     # example order, initialisations, replay samples
-m = 11                       # fixed share, m - 1 expected switches (paper VTAB setting, alpha_t 10/t)
 blockwise_epochs = 100       # epochs per block of the block-wise code (Voita & Titov)
 
 # %%
@@ -52,15 +51,22 @@ import math
 import matplotlib.pyplot as plt
 
 import mdlnb
-from mdlnb import blockwise, experts, plots, report
+from mdlnb import blockwise, plots, report
 
 # %% [markdown]
-# ## The task and the board of readouts
+# ## The task, the protocol and the board of readouts
+#
+# A *protocol* fixes everything besides the data that decides the codelength:
+# the board of readout experts, the batch size B, the switching strategy and
+# its m, and whether inputs are standardised online. Codelengths are
+# comparable only under the same protocol; every result records its own.
 
 # %%
 task = mdlnb.data.load(task_name, split=split, size=size, seed=seed)
-board = experts.preset(experts_preset)
+proto = mdlnb.protocol(protocol, seed=seed)
+board = proto.experts()
 print(task)
+print(proto)
 print(f"{len(board)} experts, e.g. {board[0].name} … {board[-1].name}")
 print(f"uniform code: log C = {math.log(task.num_classes):.3f} nats per example")
 
@@ -71,7 +77,8 @@ print(f"uniform code: log C = {math.log(task.num_classes):.3f} nats per example"
 # returns a `Report`. The codelength is in nats; bits are nats / ln 2.
 
 # %%
-rep = mdlnb.evaluate(task, board, batch_size=batch_size, seed=seed, m=m)
+rep = mdlnb.evaluate(task, protocol=proto)
+print(rep.protocol)
 print(rep)
 rep.summary()
 
@@ -91,7 +98,7 @@ totals.to_frame("codelength [nats]").assign(**{"per example [bits]": totals / ta
 
 # %%
 ax = plots.codelengths(totals, n=task.n, top=12,
-                       reference={f"switching ({m=})": rep.total_nats, "uniform": rep.uniform_nats})
+                       reference={f"switching (m={rep.protocol.m:g})": rep.total_nats, "uniform": rep.uniform_nats})
 ax.set_title("per-expert prequential codes vs the switching code")
 
 # %% [markdown]

@@ -18,6 +18,11 @@ N = 1797
 SEEDS = (0, 1, 2)
 
 
+# The 4-expert board at B = 16 and fixed share m = 11 (the setting the README's
+# table was measured with).
+PROTOCOL = {"board": "small", "batch_size": 16, "m": 11}
+
+
 @pytest.fixture(scope="module")
 def digits():
     x, y = load_digits(return_X_y=True)
@@ -31,7 +36,7 @@ def digits():
 @pytest.fixture(scope="module")
 def result(digits):
     feats, y = digits
-    return compare(feats, y, protocol="small", seeds=SEEDS)
+    return compare(feats, y, protocol=PROTOCOL, seeds=SEEDS)
 
 
 def test_table_is_the_numpy_statistics_of_the_runs(result):
@@ -68,10 +73,10 @@ def test_every_encoder_sees_the_same_order(result, digits):
     for s in SEEDS:
         order = prequential.stream_order(s, N)
         lm = prequential.run(Task("x", feats["pca16"], y, 10),
-                             list(resolve_protocol("small").experts), batch_size=16, seed=s)
+                             resolve_protocol("small").experts(), batch_size=16, seed=s)
         assert np.array_equal(lm.order, order)
     # … and identical features give identical codes on every order (diff 0, std 0)
-    twin = compare({"a": feats["pca16"], "b": feats["pca16"].copy()}, y, protocol="small",
+    twin = compare({"a": feats["pca16"], "b": feats["pca16"].copy()}, y, protocol=PROTOCOL,
                    seeds=SEEDS)
     tab = twin.table().set_index("encoder")
     assert tab.loc["b", "vs best [nats]"] == 0.0 and tab.loc["b", "vs best std [nats]"] == 0.0
@@ -108,22 +113,25 @@ def test_bad_input(digits):
 
 
 def test_protocol_presets():
+    import mdlnb
+
     p = resolve_protocol("paper-vtab")
-    assert (len(p.experts), p.batch_size, p.strategy.m, p.standardize) == (4608, 32, 11.0, False)
+    assert (len(p.experts()), p.batch_size, p.strategy.m, p.standardize) == (4608, 32, 11.0, "none")
     p = resolve_protocol("paper-imagenet")
-    assert (len(p.experts), p.batch_size, p.strategy.m) == (384, 512, 2.0)
+    assert (len(p.experts()), p.batch_size, p.strategy.m) == (384, 512, 2.0)
     p = resolve_protocol({"board": "small", "batch_size": 8, "m": 2, "standardize": "none"})
-    assert (len(p.experts), p.batch_size, p.strategy.m, p.standardize) == (4, 8, 2.0, False)
-
-    class Protocolish:   # the coming mdlnb.Protocol, duck-typed
-        board, batch_size, strategy, standardize, name = "small", 4, None, "prefix", "x"
-
-    p = resolve_protocol(Protocolish())
-    assert (len(p.experts), p.batch_size, p.strategy.m, p.standardize) == (4, 4, 11.0, True)
+    assert (len(p.experts()), p.batch_size, p.strategy.m, p.standardize) == (4, 8, 2.0, "none")
+    p = resolve_protocol({"experts": "small", "m": 11})
+    assert (len(p.experts()), p.strategy.m, p.standardize) == (4, 11.0, "prefix")
+    proto = mdlnb.protocol("small", batch_size=4)
+    assert resolve_protocol(proto) is proto
+    assert resolve_protocol(None) == mdlnb.protocol("default")
     with pytest.raises(ValueError, match="protocol: standardize"):
         resolve_protocol({"standardize": "sometimes"})
     with pytest.raises(ValueError, match="protocol"):
         resolve_protocol({"board": "huge"})
+    with pytest.raises(ValueError, match="protocol: unknown fields"):
+        resolve_protocol({"boards": "small"})
 
 
 def test_cli_round_trip(result, digits, tmp_path, capsys):
@@ -135,7 +143,8 @@ def test_cli_round_trip(result, digits, tmp_path, capsys):
     np.save(tmp_path / "y.npy", y)
     out = tmp_path / "table.csv"
     rc = cli.main(["compare", *map(str, paths), "--labels", str(tmp_path / "y.npy"),
-                   "--protocol", "small", "--quiet", "--table", str(out),
+                   "--protocol", "small", "--batch-size", "16", "--m", "11", "--quiet",
+                   "--table", str(out),
                    "--figure", str(tmp_path / "fig.png")])
     assert rc == 0 and (tmp_path / "fig.png").stat().st_size > 0
     got = pd.read_csv(out).set_index("encoder")

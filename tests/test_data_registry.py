@@ -139,7 +139,7 @@ def test_vtab_fails_cleanly_without_tensorflow_datasets(monkeypatch):
 
 
 def test_vtab_lists_the_papers_19_tasks_in_three_groups():
-    from mdlnb.data.vtab import TASKS
+    from mdlnb.data._vtab import TASKS
 
     groups = [g for g, *_ in TASKS.values()]
     assert len(TASKS) == 19  # paper Table 3

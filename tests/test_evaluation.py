@@ -47,7 +47,7 @@ def test_totals_agree_with_switching_on_the_loss_matrix(report):
     assert report.total_nats == pytest.approx(direct.total_nats, rel=1e-12)
     np.testing.assert_allclose(report.per_step, direct.per_step, rtol=1e-12)
     assert report.per_step.sum() == pytest.approx(report.total_nats, rel=1e-9)
-    assert DEFAULT_M == 11.0   # paper App. A.5.1: alpha_t = 10 / t on VTAB
+    assert DEFAULT_M == 2.0    # the default protocol (README "Protocols"); paper-vtab uses 11
 
 
 def test_units(report):
@@ -169,7 +169,7 @@ def test_as_task_passthrough():
 
 def test_codelength_table(report):
     tab = report.codelength_table().set_index("code")
-    assert tab.loc["FixedShare(m=11)", "total [nats]"] == pytest.approx(report.total_nats, rel=1e-12)
+    assert tab.loc["FixedShare(m=2)", "total [nats]"] == pytest.approx(report.total_nats, rel=1e-12)
     totals = report.losses.totals().to_numpy()
     lse = -np.log(np.mean(np.exp(-(totals - totals.min())))) + totals.min()
     assert tab.loc["BayesianMixture()", "total [nats]"] == pytest.approx(lse, rel=1e-6)

@@ -52,7 +52,7 @@ def fmnist():
 @pytest.fixture(scope="module")
 def pretrained(fmnist):
     """A ViT-XS pretrained with labels on 4,000 training images (300 steps)."""
-    from mdlnb.encoders.pretrain import pretrain
+    from mdlnb.encoders import pretrain
 
     train, _ = fmnist
     return pretrain("supervised", "vit", "XS", train.take(np.arange(4000)), 300, seed=0,

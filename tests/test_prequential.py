@@ -37,8 +37,11 @@ def _run(task, experts, **kw):
 # --------------------------------------------------------------------- NumPy reference
 
 
-def _reference_linear(task, e: Expert, b, seed):
-    """Plain NumPy float64 re-implementation of the protocol for one linear expert."""
+def _reference_linear(task, e: Expert, b, seed, standardize="prefix"):
+    """Plain NumPy float64 re-implementation of the protocol for one linear expert
+    (``standardize="none"``: the features as given, never shifted, scaled or clipped)."""
+    view = (lambda v, mean, inv: np.clip((v - mean) * inv, -10, 10)) if standardize == "prefix" \
+        else (lambda v, mean, inv: v)
     n, c = task.n, task.num_classes
     key = jax.random.PRNGKey(seed)
     order = np.asarray(jax.random.permutation(jax.random.fold_in(key, 0), n))
@@ -60,14 +63,14 @@ def _reference_linear(task, e: Expert, b, seed):
         if i == 0:
             out[lo:hi] = math.log(c)
         else:
-            lp = logsoftmax(np.clip((x[lo:hi] - mean) * inv, -10, 10) @ ew + eb)
+            lp = logsoftmax(view(x[lo:hi], mean, inv) @ ew + eb)
             out[lo:hi] = -lp[np.arange(hi - lo), y[lo:hi]]
         mean = x[:hi].mean(0)                                  # prefix statistics [0, t_end)
         inv = 1 / x[:hi].std(0)
         for r in range(e.replay_streams):
             k = jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(key, 2), i), r)
             pos = np.asarray(jax.random.randint(k, (b,), 0, hi))
-            xr, yr = np.clip((x[pos] - mean) * inv, -10, 10), y[pos]
+            xr, yr = view(x[pos], mean, inv), y[pos]
             target = np.full((b, c), e.label_smoothing / c)
             target[np.arange(b), yr] += 1 - e.label_smoothing
             g = np.exp(logsoftmax(xr @ w + bias)) - target
@@ -93,6 +96,23 @@ def test_matches_numpy_reference_protocol():
     np.testing.assert_allclose(lm.losses[:, 0], ref, rtol=2e-5, atol=1e-6)
     assert np.all(lm.losses[:8, 0] == np.float32(math.log(3)))
     assert ref[-8:].mean() < math.log(3) - 0.3               # it learned: the check is not vacuous
+
+
+def test_matches_numpy_reference_without_standardisation():
+    """Protocol ``standardize="none"`` (the paper's): raw features reach the readout,
+    not clipped to ±10 (features here reach ±60), via ``protocol=``."""
+    task = _task(1, n=50, d=4, c=3)
+    task = mdlnb.Task("big", task.x * 4.0, task.y, 3)
+    assert np.abs(task.x).max() > 30
+    e = Expert(readouts.linear(), 3e-3, b1=0.7, weight_decay=1e-2, ema=0.4, replay_streams=3)
+    proto = mdlnb.Protocol(board=[e], batch_size=8, seed=5, standardize="none")
+    lm = prequential.run(task, protocol=proto, cache=False)
+    assert lm.protocol == proto and lm.batch_size == 8 and lm.seed == 5
+    order, ref = _reference_linear(task, e, 8, 5, standardize="none")
+    np.testing.assert_array_equal(lm.order, order)
+    np.testing.assert_allclose(lm.losses[:, 0], ref, rtol=2e-5, atol=1e-5)
+    clipped = _reference_linear(task, e, 8, 5, standardize="prefix")[1]
+    assert np.abs(clipped - ref).max() > 0.1                 # the two views do differ here
 
 
 # --------------------------------------------------------------------- information bounds

@@ -62,7 +62,7 @@ def test_compute_pair_matches_stage_1_and_2(digits_pair):
     rows = {(s, m): v for s, m, v in out["rows"]}
     plan = resolve_protocol("small")
     for s in (0, 1):
-        lm = prequential.run(train, list(plan.experts), batch_size=plan.batch_size, seed=s)
+        lm = prequential.run(train, plan.experts(), batch_size=plan.batch_size, seed=s)
         res = switching.codelength(lm.losses, plan.strategy, posterior=True)
         assert rows[(s, "codelength [nats]")] == pytest.approx(res.total_nats)
         assert rows[(s, "codelength [bits/example]")] == pytest.approx(

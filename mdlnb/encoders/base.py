@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from mdlnb._checks import check_images
 from mdlnb._io import atomic_savez, cache_dir, content_hash
 from mdlnb._task import Task
 
@@ -78,15 +79,11 @@ def adapt_images(x: Any, input_size: tuple[int, int], channels: int) -> Any:
 def prepare_images(images: Any, input_size: tuple[int, int], channels: int) -> np.ndarray:
     """uint8/float images ``(B, H, W[, C])`` → float32 ``(B, *input_size, channels)`` in [0, 1].
 
-    uint8 is divided by 255; floats are taken to be in [0, 1] already; then
-    :func:`adapt_images`.
+    uint8 is divided by 255; floats must lie in [0, 1] already
+    (:func:`mdlnb._checks.check_images`); then :func:`adapt_images`.
     """
-    x = np.asarray(images)
-    if x.ndim == 3:
-        x = x[..., None]
-    if x.ndim != 4:
-        raise ValueError(f"images: expected (B, H, W) or (B, H, W, C), got shape {x.shape}")
-    x = x.astype(np.float32) / 255.0 if x.dtype == np.uint8 else x.astype(np.float32)
+    x, white = check_images(images, "images")
+    x = x.astype(np.float32) / np.float32(white) if white != 1.0 else x.astype(np.float32)
     return np.asarray(adapt_images(x, input_size, channels))
 
 

@@ -26,6 +26,7 @@ from mdlnb.switching.forward import SwitchState, init_state, step, uses_linear_k
 from mdlnb.switching.prior_cost import never_switch_cost
 from mdlnb.switching.result import SwitchResult
 from mdlnb.switching.strategies import (
+    DEFAULT_M,
     BayesianMixture,
     ElementwiseMixture,
     FixedShare,
@@ -37,7 +38,7 @@ from mdlnb.switching.strategies import (
 from mdlnb.switching.stream import Stream, codelength_chunked, streaming
 
 __all__ = [
-    "BayesianMixture", "ElementwiseMixture", "FixedShare", "RunLength", "Stream",
+    "DEFAULT_M", "BayesianMixture", "ElementwiseMixture", "FixedShare", "RunLength", "Stream",
     "SwitchDistribution", "SwitchResult", "SwitchState", "codelength", "codelength_chunked",
     "get_strategy", "init_state", "names", "never_switch_cost", "step", "streaming",
     "uses_linear_kernel",

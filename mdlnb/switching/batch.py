@@ -62,7 +62,8 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
               in nats, ≥ 0; +inf marks a diverged expert (weight 0 from then
               on). Computed in float32, totals accumulated in float64.
     strategy: a strategy object, a name accepted by ``get_strategy``, or None
-              (fixed share with decreasing rate, m = 2).
+              (``FixedShare()``: decreasing rate α_t = 1/t,
+              m = ``DEFAULT_M`` = 2, the default protocol's).
     posterior: also return log p(ξ_t | D_<t), (N, K) float32.
 
     Exact forward pass of the strategy's HMM, streamed over chunks of

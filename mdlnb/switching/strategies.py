@@ -36,6 +36,9 @@ Probs = Optional[Tuple[float, ...]]
 
 _SUM_TOL = 1e-6
 
+#: m of a bare ``FixedShare()`` (α_t = (m − 1)/t = 1/t): the default protocol's.
+DEFAULT_M = 2.0
+
 
 def _as_probs(p: Any, name: str) -> Probs:
     """Validate a probability vector; returns a hashable tuple (or None)."""
@@ -168,7 +171,12 @@ class FixedShare(_Strategy):
     either a constant rate α_t = ``alpha`` or the decreasing rate
     α_t = min(1, (m − 1)/t). With w uniform this is Eq. 2: stay with
     probability 1 − α_t(K − 1)/K, move to each other expert with α_t/K.
-    Neither given: m = 2 (the paper's choice).
+
+    Neither given: m = :data:`DEFAULT_M` = 2 (α_t = 1/t), the default
+    protocol's (``mdlnb.protocol("default")``, chosen from measurements:
+    README "Protocols"). The paper uses m = 2 on ImageNet (App. A.5.2,
+    protocol ``"paper-imagenet"``) and m = 11, α_t = 10/t, on VTAB (Sec. 4,
+    App. A.5.1, protocol ``"paper-vtab"``).
     """
 
     alpha: Optional[float] = None
@@ -181,7 +189,7 @@ class FixedShare(_Strategy):
         if self.alpha is not None and self.m is not None:
             raise ValueError("alpha, m: give a constant rate alpha or a decreasing-rate m, not both")
         if self.alpha is None and self.m is None:
-            object.__setattr__(self, "m", 2.0)
+            object.__setattr__(self, "m", DEFAULT_M)
         if self.alpha is not None:
             a = float(self.alpha)
             if not (0.0 <= a <= 1.0):

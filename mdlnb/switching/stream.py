@@ -92,7 +92,8 @@ def streaming(strategy, num_experts: int, **kwargs) -> Stream:
 
 def codelength_chunked(chunks: Iterable, strategy=None, *, num_experts: int | None = None) -> Stream:
     """Consume an iterable of (B, K) loss chunks; returns the finished Stream
-    (``.total_nats``, ``.num_steps``, ``.log_posterior``)."""
+    (``.total_nats``, ``.num_steps``, ``.log_posterior``). ``strategy=None``:
+    ``FixedShare()`` (m = ``DEFAULT_M`` = 2, the default protocol's)."""
     from mdlnb.switching.strategies import FixedShare
     strategy = FixedShare() if strategy is None else get_strategy(strategy)
     stream = None

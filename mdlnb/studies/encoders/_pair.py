@@ -62,7 +62,7 @@ def map_switches(mat: np.ndarray) -> int:
 
 def mdl_rows(train: Task, config: Any, *, cache: bool = True) -> dict[str, list]:
     """Stage 1 + 2 for every order: metric rows, posterior trace rows, curve rows."""
-    from mdlnb import prequential, switching
+    from mdlnb import prequential
     from mdlnb._compare import resolve_protocol
     from mdlnb._units import LN2
     from mdlnb.evaluation import Report
@@ -71,9 +71,8 @@ def mdl_rows(train: Task, config: Any, *, cache: bool = True) -> dict[str, list]
     edges = log_bins(train.n, int(config.posterior_bins))
     rows, post, curve = [], [], []
     for s in config.seeds:
-        lm = prequential.run(train, list(plan.experts), batch_size=plan.batch_size, seed=int(s),
-                             standardize=plan.standardize, progress=False, cache=cache)
-        rep = Report(lm, switching.codelength(lm.losses, plan.strategy, posterior=True))
+        lm = prequential.run(train, protocol=plan, seed=int(s), progress=False, cache=cache)
+        rep = Report.from_losses(lm, plan.strategy, warn=False)
         ros, mat = rep.readout_matrix()
         depth = {e.readout.name: int(e.readout.hidden_layers) for e in lm.experts}
         rows += [(int(s), "codelength [nats]", rep.total_nats),

@@ -63,7 +63,7 @@ class EncodersResult:
         """The stage 1 + 2 protocol the grid ran (board size, B, strategy)."""
         from mdlnb._compare import resolve_protocol
 
-        return resolve_protocol(self.config.protocol).label
+        return repr(resolve_protocol(self.config.protocol))
 
     @property
     def groups(self) -> dict[str, str]:

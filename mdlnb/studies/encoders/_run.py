@@ -37,10 +37,11 @@ def pair_key(train: Any, test: Any, config: EncodersConfig) -> str:
 
     plan = resolve_protocol(config.protocol)
     fields = {f: getattr(config, f) for f in PAIR_FIELDS if f != "protocol"}
-    proto = ([e.config() for e in plan.experts], plan.batch_size, repr(plan.strategy),
-             plan.standardize)
+    proto = {k: v for k, v in plan.stage1().items() if k != "seed"}
+    proto["strategy"] = plan.to_dict()["strategy"]
     return content_hash(CACHE_VERSION, CODE_VERSION, train.x, train.y, test.x, test.y,
-                        train.num_classes, json.dumps(fields, sort_keys=True, default=str), proto)
+                        train.num_classes, json.dumps(fields, sort_keys=True, default=str),
+                        json.dumps(proto, sort_keys=True, default=str))
 
 
 def pair_path(encoder: str, task: str, key: str):

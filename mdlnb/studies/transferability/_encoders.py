@@ -37,10 +37,7 @@ def parse_encoder(text: str) -> EncoderSpec:
     """Parse ``"lite0@64"`` (EfficientNet-Lite0 at 64 px) or
     ``"objective:arch_size[:steps[:seed]]"`` (e.g. ``"simclr:resnet_S:300"``,
     ``"random:resnet_S"``)."""
-    try:
-        from mdlnb.encoders import OBJECTIVES
-    except ImportError:  # before issue 8 made encoders.pretrain a private module
-        from mdlnb.encoders.pretrain import OBJECTIVES
+    from mdlnb.encoders import OBJECTIVES
 
     if not isinstance(text, str) or not text:
         raise ValueError(f"encoders: expected a non-empty string, got {text!r}")

@@ -53,15 +53,12 @@ def label_free_scores(features: Any, *, seed: int = 0) -> dict[str, float]:
 
 
 def zscore(features: Any) -> np.ndarray:
-    """Per-feature (x − mean) / std over the rows given, float32; a constant
-    feature is only centred.
+    """Per-feature (x − mean) / std over the rows given, float32: the library's one
+    standardiser, :func:`mdlnb._standardize.zscore` (a feature constant up to
+    round-off is only centred)."""
+    from mdlnb import _standardize
 
-    The one standardiser of the study (to be replaced by the library's single
-    standardiser of issue 8 when it lands).
-    """
-    f = np.asarray(features, np.float64)
-    sd = f.std(axis=0)
-    return ((f - f.mean(axis=0)) / np.where(sd > 0, sd, 1.0)).astype(np.float32)
+    return _standardize.zscore(np.asarray(features))
 
 
 def mdl_score(features: Any, labels: Any, num_classes: int, *, experts: str = "small",

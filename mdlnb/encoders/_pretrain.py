@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import time
 from typing import Any, Callable, Iterable, Mapping
 
@@ -37,7 +36,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from mdlnb._io import atomic_savez, cache_dir, content_hash
+from mdlnb import _checkpoint
+from mdlnb._checks import check_images
+from mdlnb._io import cache_dir, content_hash
 from mdlnb._task import Task
 from mdlnb.encoders import archs, objectives
 from mdlnb.encoders.augment import AugmentConfig, two_views
@@ -307,13 +308,9 @@ def _images(data: Task) -> np.ndarray:
     """``data.x`` as uint8 (N, 28, 28, 1) when it already is, else float32 in [0, 1]."""
     if not isinstance(data, Task):
         raise ValueError(f"data: must be an mdlnb.Task of images, got {type(data).__name__}")
-    x = data.x
-    if x.ndim not in (3, 4):
-        raise ValueError(f"data: expected images (N, H, W[, C]), got x of shape {x.shape}")
-    if x.dtype == np.uint8 and x.shape[1:3] == (28, 28) and (x.ndim == 3 or x.shape[3] == 1):
-        return x.reshape(x.shape[0], 28, 28, 1)
-    if x.dtype != np.uint8 and (x.min() < 0 or x.max() > 1):
-        raise ValueError("data: float images must lie in [0, 1]")
+    x, _ = check_images(data.x, "data")
+    if x.dtype == np.uint8 and x.shape[1:] == (28, 28, 1):
+        return x
     return prepare_images(x, (archs.IMAGE_SIZE, archs.IMAGE_SIZE), 1)
 
 
@@ -324,26 +321,16 @@ def _encoder(objective: str, cfg: archs.ArchConfig, params: Any, meta: dict) -> 
                    feature_dim=cfg.feature_dim, meta=meta)
 
 
-def _save(path, tree: Any, meta: dict) -> None:
-    leaves = jax.tree_util.tree_leaves(tree)
-    arrays = {f"leaf{i:04d}": np.asarray(v) for i, v in enumerate(leaves)}
-    atomic_savez(path, meta=np.array(json.dumps(meta, default=str)), **arrays)
+def _save(path, tree: Any, meta: dict, key: str) -> None:
+    _checkpoint.save(path, tree, key=key, meta=meta)
 
 
 def _load(path, template: Any) -> tuple[Any, dict] | None:
-    """Leaves from ``path`` in the structure of ``template``; None if they do not fit."""
-    leaves_t, treedef = jax.tree_util.tree_flatten(template)
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            leaves = [z[f"leaf{i:04d}"] for i in range(len(leaves_t))]
-            extra = sum(1 for k in z.files if k.startswith("leaf")) != len(leaves_t)
-    except (OSError, KeyError, ValueError, EOFError):
-        return None
-    if extra or any(np.shape(a) != np.shape(b) or np.asarray(a).dtype != np.asarray(b).dtype
-                    for a, b in zip(leaves, leaves_t)):
-        return None
-    return jax.tree_util.tree_unflatten(treedef, [jnp.asarray(a) for a in leaves]), meta
+    """Leaves from ``path`` in the structure of ``template``; None if they do not fit.
+    The file name holds the cache key (files written before the shared format
+    carry no key field and still load)."""
+    ck = _checkpoint.load(path, template, key=None)
+    return None if ck is None else (ck.tree, ck.meta)
 
 
 def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed: int = 0, *,
@@ -440,7 +427,7 @@ def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed:
         done += n
         losses.append(float(chunk_losses.mean()))
         if cache and done < steps and time.perf_counter() - t_last >= checkpoint_seconds:
-            _save(ckpt, (state, np.int64(done), np.float64(seconds)), {"chunk_losses": losses})
+            _save(ckpt, (state, np.int64(done), np.float64(seconds)), {"chunk_losses": losses}, ckey)
             t_last = time.perf_counter()
         if bar is not None:
             bar.update(n)
@@ -454,7 +441,7 @@ def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed:
     meta.update(final_loss=losses[-1], chunk_losses=losses, train_seconds=round(seconds, 3),
                 chunk_steps=chunk, unrolled=unroll)
     if cache:
-        _save(path, params, meta)
+        _save(path, params, meta, ckey)
         ckpt.unlink(missing_ok=True)
     return _encoder(objective, cfg, jax.tree_util.tree_map(jnp.asarray, params), meta)
 

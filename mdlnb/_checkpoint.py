@@ -1,0 +1,75 @@
+"""One checkpoint format for long runs (stage 1, encoder pre-training).
+
+A checkpoint is an ``.npz`` written atomically (``mdlnb._io.atomic_savez``, no
+pickles) holding a parameter pytree as numbered leaves ``leaf0000 …``, a JSON
+``meta`` dict, the ``key`` of the run it belongs to, and any extra named
+arrays. :func:`load` restores the pytree in the structure of a template and
+returns ``None`` when the file belongs to another run or does not fit the
+template (other key, leaf count, shapes or dtypes, unreadable file), so a
+caller can start afresh instead of resuming from the wrong state.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+_RESERVED = ("meta", "key")
+
+
+class Checkpoint(NamedTuple):
+    """What :func:`load` returns: the pytree, the extra arrays and the meta dict."""
+
+    tree: Any
+    arrays: dict[str, np.ndarray]
+    meta: dict[str, Any]
+
+
+def save(path: str | Path, tree: Any, *, key: str = "", meta: dict | None = None,
+         **arrays: Any) -> Path:
+    """Write ``tree``'s leaves, ``meta`` (JSON) and ``arrays`` to ``path`` atomically."""
+    import jax
+
+    from mdlnb._io import atomic_savez
+
+    bad = [k for k in arrays if k in _RESERVED or k.startswith("leaf")]
+    if bad:
+        raise ValueError(f"arrays: reserved names {bad}")
+    leaves = jax.tree_util.tree_leaves(tree)
+    return atomic_savez(path, key=np.array(str(key)),
+                        meta=np.array(json.dumps(meta or {}, default=str)),
+                        **{f"leaf{i:04d}": np.asarray(v) for i, v in enumerate(leaves)},
+                        **{k: np.asarray(v) for k, v in arrays.items()})
+
+
+def load(path: str | Path, like: Any, *, key: str | None = "") -> Checkpoint | None:
+    """The checkpoint at ``path`` in the structure of ``like`` (leaves as JAX arrays),
+    or ``None`` if it is missing, unreadable, of another ``key`` or does not fit ``like``.
+    ``key=None`` skips the key check (files whose name already holds their key)."""
+    import jax
+    import jax.numpy as jnp
+
+    path = Path(path)
+    if not path.is_file():
+        return None
+    leaves_t, treedef = jax.tree_util.tree_flatten(like)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if key is not None and str(z["key"]) != str(key):
+                return None
+            names = [f for f in z.files if f.startswith("leaf")]
+            if len(names) != len(leaves_t):
+                return None
+            leaves = [np.array(z[f"leaf{i:04d}"]) for i in range(len(leaves_t))]
+            meta = json.loads(str(z["meta"]))
+            arrays = {f: np.array(z[f]) for f in z.files if f not in _RESERVED and f not in names}
+    except (OSError, KeyError, ValueError, EOFError):
+        return None
+    if any(np.shape(a) != np.shape(b) or np.asarray(a).dtype != np.asarray(b).dtype
+           for a, b in zip(leaves, leaves_t)):
+        return None
+    return Checkpoint(jax.tree_util.tree_unflatten(treedef, [jnp.asarray(a) for a in leaves]),
+                      arrays, meta)

@@ -1,0 +1,273 @@
+"""The protocol: everything besides the data that decides a codelength.
+
+A :class:`Protocol` names the board of readout experts, the batch size B,
+the switching strategy (with fixed share's m), the input standardisation,
+an optional replay-count override and the seed. :func:`mdlnb.evaluate`,
+:func:`mdlnb.prequential.run` and ``mdlnb evaluate --protocol NAME`` take
+one; a :class:`~mdlnb.prequential.LossMatrix` and a
+:class:`~mdlnb.evaluation.Report` record the one they ran, and stage 1's
+cache key holds its stage-1 part (:meth:`Protocol.stage1`).
+
+Presets (:func:`protocol`, :data:`PRESETS`):
+
+* ``"paper-vtab"`` — paper App. A.5.1 / Table 6 (frozen encoders on VTAB):
+  the 4,608-expert board ``experts.preset("vtab")``, B = 32, fixed share
+  α_t = 10/t (m = 11), no standardisation.
+* ``"paper-imagenet"`` — App. A.5.2 / Table 9: the 384-expert board
+  ``experts.preset("imagenet")``, B = 512, α_t = 1/t (m = 2), no
+  standardisation.
+* ``"default"`` — the package's quick, CPU-sized protocol: the 32-expert
+  board ``experts.preset("default")``, B = 32, fixed share with
+  :data:`~mdlnb.switching.strategies.DEFAULT_M`, online ``"prefix"``
+  standardisation clipped to ±10 (chosen from measurements: README
+  "Protocols").
+* ``"small"`` — ``"default"`` on the 4-expert board (tests, smoke runs).
+
+Standardisation ``"prefix"``: stage 1 z-scores each feature with the mean and
+variance of the examples seen before (:mod:`mdlnb.prequential`,
+:mod:`mdlnb._standardize`), clipped to ``±clip``; ``"none"``: the readouts see
+the features as given, as in the paper.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping, Sequence
+
+from mdlnb._standardize import CLIP_Z
+
+STANDARDIZE = ("none", "prefix")
+
+
+def _strategy_dict(strategy: Any) -> dict[str, Any]:
+    """``{"name": ..., field: value}`` of a switching strategy (fields that are set)."""
+    from mdlnb import switching
+
+    name = next(n for n in switching.names() if type(switching.get_strategy(n)) is type(strategy))
+    fields = {f.name: getattr(strategy, f.name) for f in dataclasses.fields(strategy)}
+    return {"name": name, **{k: (list(v) if isinstance(v, tuple) else v)
+                             for k, v in fields.items() if v is not None}}
+
+
+def _strategy_label(strategy: Any) -> str:
+    d = _strategy_dict(strategy)
+    cls = type(strategy).__name__
+    args = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v!r}"
+                     for k, v in d.items() if k != "name" and not isinstance(v, list))
+    return f"{cls}({args})"
+
+
+def _standardize_value(value: Any) -> str:
+    if isinstance(value, bool):  # the old keyword: standardize=True/False
+        return "prefix" if value else "none"
+    if value not in STANDARDIZE:
+        raise ValueError(f"standardize: must be one of {STANDARDIZE}, got {value!r}")
+    return value
+
+
+def _int(value: Any, name: str, low: int, high: int | None = None) -> int:
+    import numpy as np
+
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
+            or (high is not None and value >= high):
+        bound = f"in [{low}, {high})" if high is not None else f">= {low}"
+        raise ValueError(f"{name}: must be an int {bound}, got {value!r}")
+    return int(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Protocol:
+    """Board, batch size, switching strategy, standardisation, replay override, seed.
+
+    Attributes:
+      name: the preset it came from (``"custom"`` when built by hand;
+        ``"<preset> (modified)"`` after :meth:`replace` changed a field).
+      board: an expert preset name (``mdlnb.experts.preset``) or a tuple of
+        :class:`~mdlnb.experts.Expert`.
+      batch_size: B, examples per incoming batch and per replay step.
+      strategy: the stage-2 switching strategy (an object of
+        :mod:`mdlnb.switching`, or its name).
+      standardize: ``"prefix"`` (online z-scores from the examples seen so
+        far, clipped to ``±clip``) or ``"none"`` (raw features, the paper's
+        protocol); ``True``/``False`` are read as ``"prefix"``/``"none"``.
+      clip: the ``"prefix"`` clip (``None``: no clip); ignored for ``"none"``.
+      replay_streams: if set, overrides every expert's replay count.
+      seed: example order, initialisations and replay samples.
+    """
+
+    name: str = "custom"
+    board: Any = "default"
+    batch_size: int = 32
+    strategy: Any = None
+    standardize: Any = "prefix"
+    clip: float | None = CLIP_Z
+    replay_streams: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        from mdlnb import experts as _experts
+        from mdlnb import switching
+
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name: must be a non-empty string, got {self.name!r}")
+        board = self.board
+        if isinstance(board, str):
+            if board not in _experts.PRESETS:
+                raise ValueError(f"board: unknown expert preset {board!r}; choose from "
+                                 f"{list(_experts.PRESETS)} or pass a list of Experts")
+        else:
+            board = (board,) if isinstance(board, _experts.Expert) else tuple(board)
+            if not board or not all(isinstance(e, _experts.Expert) for e in board):
+                raise ValueError("board: must be a preset name or a non-empty list of Experts")
+        object.__setattr__(self, "board", board)
+        object.__setattr__(self, "batch_size", _int(self.batch_size, "batch_size", 1))
+        strategy = switching.FixedShare() if self.strategy is None else self.strategy
+        object.__setattr__(self, "strategy", switching.get_strategy(strategy))
+        object.__setattr__(self, "standardize", _standardize_value(self.standardize))
+        clip = self.clip if self.standardize == "prefix" else None
+        if clip is not None:
+            if isinstance(clip, bool) or not isinstance(clip, (int, float)) or not clip > 0:
+                raise ValueError(f"clip: must be None or a number > 0, got {clip!r}")
+            clip = float(clip)
+        object.__setattr__(self, "clip", clip)
+        if self.replay_streams is not None:
+            object.__setattr__(self, "replay_streams",
+                               _int(self.replay_streams, "replay_streams", 0))
+        object.__setattr__(self, "seed", _int(self.seed, "seed", 0, 2 ** 32))
+
+    # -- presets -------------------------------------------------------------
+    @classmethod
+    def preset(cls, name: str) -> "Protocol":
+        """The named protocol (:data:`PRESETS`)."""
+        if isinstance(name, Protocol):
+            return name
+        if name not in PRESETS:
+            raise ValueError(f"protocol: unknown protocol {name!r}; choose from {names()}")
+        return cls(name=name, **PRESETS[name])
+
+    @property
+    def m(self) -> float | None:
+        """Fixed share's m (``None`` for other strategies or a constant rate)."""
+        return getattr(self.strategy, "m", None)
+
+    def replace(self, **changes: Any) -> "Protocol":
+        """A copy with ``changes``; the name gains `` (modified)`` when a field changed."""
+        if changes.get("standardize") in ("prefix", True) and "clip" not in changes \
+                and self.standardize == "none":
+            changes = {**changes, "clip": CLIP_Z}   # "prefix" comes with its clip
+        if "name" not in changes:
+            new = dataclasses.replace(self, **changes)
+            if new.to_dict() != self.to_dict() and not self.name.endswith("(modified)") \
+                    and self.name != "custom":
+                new = dataclasses.replace(new, name=f"{self.name} (modified)")
+            return new
+        return dataclasses.replace(self, **changes)
+
+    def resolve(self, **overrides: Any) -> "Protocol":
+        """:meth:`replace` with the overrides that are not ``None`` (keyword arguments of
+        ``evaluate``/``prequential.run``/the CLI win over the protocol's fields)."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return self.replace(**given) if given else self
+
+    # -- what it means -------------------------------------------------------
+    def experts(self) -> list:
+        """The board as a list of Experts, with :attr:`replay_streams` applied."""
+        from mdlnb import experts as _experts
+
+        board = _experts.preset(self.board) if isinstance(self.board, str) else list(self.board)
+        if self.replay_streams is not None:
+            board = [e.replace(replay_streams=self.replay_streams) for e in board]
+        return board
+
+    def stage1(self) -> dict[str, Any]:
+        """The part stage 1 depends on (the loss matrix's cache key): resolved expert
+        configs, B, seed, standardisation and clip. The strategy is not in it."""
+        return {"experts": [e.config() for e in self.experts()], "batch_size": self.batch_size,
+                "seed": self.seed, "standardize": self.standardize, "clip": self.clip}
+
+    @property
+    def board_label(self) -> str:
+        if isinstance(self.board, str):
+            return f"{self.board!r}"
+        return f"<{len(self.board)} experts>"
+
+    def __repr__(self) -> str:
+        std = self.standardize + (f" (clip ±{self.clip:g})" if self.clip is not None else "")
+        parts = [repr(self.name), f"board={self.board_label}", f"batch_size={self.batch_size}",
+                 f"strategy={_strategy_label(self.strategy)}", f"standardize={std!r}"]
+        if self.replay_streams is not None:
+            parts.append(f"replay_streams={self.replay_streams}")
+        parts.append(f"seed={self.seed}")
+        return f"Protocol({', '.join(parts)})"
+
+    # -- recording -----------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable; a board of Experts is written as their configs."""
+        board = self.board if isinstance(self.board, str) else [e.config() for e in self.board]
+        return {"name": self.name, "board": board, "batch_size": self.batch_size,
+                "strategy": _strategy_dict(self.strategy), "standardize": self.standardize,
+                "clip": self.clip, "replay_streams": self.replay_streams, "seed": self.seed}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], *, experts: Sequence[Any] | None = None) -> "Protocol":
+        """Inverse of :meth:`to_dict`. ``experts``: the board to attach when it was a list
+        (needed for experts that cannot be rebuilt from their config)."""
+        from mdlnb import switching
+        from mdlnb.experts import Expert
+
+        if not isinstance(d, Mapping):
+            raise ValueError(f"d: expected a mapping, got {type(d).__name__}")
+        board = d["board"]
+        if not isinstance(board, str):
+            board = tuple(experts) if experts is not None else \
+                tuple(Expert.from_config(c) for c in board)
+        st = dict(d["strategy"])
+        strategy = switching.get_strategy(st.pop("name"), **st)
+        return cls(name=d["name"], board=board, batch_size=d["batch_size"], strategy=strategy,
+                   standardize=d["standardize"], clip=d["clip"],
+                   replay_streams=d.get("replay_streams"), seed=d["seed"])
+
+
+def _presets() -> dict[str, dict[str, Any]]:
+    from mdlnb.switching import FixedShare
+
+    return {
+        "default": dict(board="default", batch_size=32, strategy=FixedShare(),
+                        standardize="prefix", clip=CLIP_Z),
+        "small": dict(board="small", batch_size=32, strategy=FixedShare(),
+                      standardize="prefix", clip=CLIP_Z),
+        "paper-vtab": dict(board="vtab", batch_size=32, strategy=FixedShare(m=11.0),
+                           standardize="none", clip=None),
+        "paper-imagenet": dict(board="imagenet", batch_size=512, strategy=FixedShare(m=2.0),
+                               standardize="none", clip=None),
+    }
+
+
+class _Presets(Mapping):
+    """Read-only view of the preset fields (built lazily: switching imports jax)."""
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        return dict(_presets()[key])
+
+    def __iter__(self):
+        return iter(("default", "small", "paper-vtab", "paper-imagenet"))
+
+    def __len__(self) -> int:
+        return 4
+
+
+#: name → the fields of each named protocol.
+PRESETS: Mapping[str, dict[str, Any]] = _Presets()
+
+
+def names() -> list[str]:
+    """Names of the preset protocols."""
+    return list(PRESETS)
+
+
+def protocol(name: str | Protocol = "default", **overrides: Any) -> Protocol:
+    """The preset protocol ``name`` (a Protocol is returned as is), with ``overrides``
+    (fields of :class:`Protocol`; ``None`` values are ignored)."""
+    if not isinstance(name, (str, Protocol)):
+        raise ValueError(f"protocol: expected a preset name or a Protocol, got {type(name).__name__}")
+    return Protocol.preset(name).resolve(**overrides)
