@@ -85,7 +85,7 @@ import numpy as np
 import optax
 
 from mdlnb._checks import check_finite
-from mdlnb._io import atomic_savez, cache_dir, content_hash
+from mdlnb._io import atomic_savez, cache_dir, content_hash, load_entry, read_npz
 from mdlnb._task import Task
 from mdlnb.experts import Expert
 from mdlnb.readouts import Readout, ReadoutLike
@@ -185,16 +185,19 @@ class LossMatrix:
         path = Path(path)
         if not path.is_file():
             raise ValueError(f"path: no such file {str(path)!r}")
-        with np.load(path, allow_pickle=False) as z:
-            configs = json.loads(str(z["experts"]))
-            if experts is None:
-                experts = tuple(Expert.from_config(c) for c in configs)
-            elif [json.loads(json.dumps(e.config(), default=str)) for e in experts] != configs:
-                raise ValueError(f"experts: do not match the experts stored in {path.name}")
-            return cls(losses=z["losses"], order=z["order"], experts=tuple(experts),
-                       task_name=str(z["task_name"]), num_classes=int(z["num_classes"]),
-                       seed=int(z["seed"]), batch_size=int(z["batch_size"]),
-                       meta=json.loads(str(z["meta"])))
+        return cls._from_arrays(read_npz(path, require_checksum=False), experts, path.name)
+
+    @classmethod
+    def _from_arrays(cls, z: dict, experts: Sequence[Expert] | None, source: str) -> "LossMatrix":
+        configs = json.loads(str(z["experts"]))
+        if experts is None:
+            experts = tuple(Expert.from_config(c) for c in configs)
+        elif [json.loads(json.dumps(e.config(), default=str)) for e in experts] != configs:
+            raise ValueError(f"experts: do not match the experts stored in {source}")
+        return cls(losses=z["losses"], order=z["order"], experts=tuple(experts),
+                   task_name=str(z["task_name"]), num_classes=int(z["num_classes"]),
+                   seed=int(z["seed"]), batch_size=int(z["batch_size"]),
+                   meta=json.loads(str(z["meta"])))
 
 
 # ----------------------------------------------------------------------------- randomness
@@ -512,8 +515,9 @@ def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=
                        bool(standardize), c)
     meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": bool(standardize)}
     cache_file = cache_dir("losses") / f"{_safe(task.name)}-{key}.npz" if cache else None
-    if cache_file is not None and cache_file.is_file() and not keep_params:
-        return LossMatrix.load(cache_file, experts=experts), None
+    hit = load_entry(cache_file) if cache_file is not None and not keep_params else None
+    if hit is not None:  # None: absent, or damaged (warned and recomputed)
+        return LossMatrix._from_arrays(hit, experts, cache_file.name), None
     if checkpoint_dir is None and cache:
         checkpoint_dir = cache_dir("checkpoints")
     ckpt_file = Path(checkpoint_dir) / f"{key}.ckpt.npz" if checkpoint_dir is not None else None
@@ -543,8 +547,9 @@ def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=
     losses = np.zeros((n, len(experts)), np.float32)
     running = (np.zeros(d), np.zeros(d), 0.0)
     next_chunk = 0
-    if ckpt_file is not None and ckpt_file.is_file():
-        state, losses, running, next_chunk = _load_checkpoint(ckpt_file, key, state)
+    saved = load_entry(ckpt_file) if ckpt_file is not None else None
+    if saved is not None:
+        state, losses, running, next_chunk = _load_checkpoint(saved, ckpt_file, key, state)
 
     report, close = _make_progress(progress, n, len(experts))
     totals = losses[: next_chunk * chunk * b].sum(axis=0, dtype=np.float64)  # for progress only
@@ -590,16 +595,16 @@ def _save_checkpoint(path: Path, key: str, state, losses, running, next_chunk) -
                  **{f"leaf{i}": np.asarray(v) for i, v in enumerate(leaves)})
 
 
-def _load_checkpoint(path: Path, key: str, like):
-    """Restore a checkpoint written for the same inputs; the layout comes from ``like``."""
-    with np.load(path, allow_pickle=False) as z:
-        leaves, treedef = jax.tree_util.tree_flatten(like)
-        if str(z["key"]) != key or sum(f.startswith("leaf") for f in z.files) != len(leaves):
-            raise ValueError(f"checkpoint_dir: {path.name} does not match this run; delete it")
-        state = jax.tree_util.tree_unflatten(
-            treedef, [jnp.asarray(z[f"leaf{i}"]) for i in range(len(leaves))])
-        return (state, np.array(z["losses"]), (z["s1"], z["s2"], float(z["count"])),
-                int(z["next_chunk"]))
+def _load_checkpoint(z: dict, path: Path, key: str, like):
+    """Restore a checkpoint (arrays ``z`` read from ``path``) written for the same
+    inputs; the layout comes from ``like``."""
+    leaves, treedef = jax.tree_util.tree_flatten(like)
+    if str(z["key"]) != key or sum(f.startswith("leaf") for f in z) != len(leaves):
+        raise ValueError(f"checkpoint_dir: {path.name} does not match this run; delete it")
+    state = jax.tree_util.tree_unflatten(
+        treedef, [jnp.asarray(z[f"leaf{i}"]) for i in range(len(leaves))])
+    return (state, np.array(z["losses"]), (z["s1"], z["s2"], float(z["count"])),
+            int(z["next_chunk"]))
 
 
 # The block-wise code (Voita & Titov 2020) is a comparison estimator for the

@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from mdlnb._io import atomic_savez, cache_dir, content_hash
+from mdlnb._io import atomic_savez, cache_dir, content_hash, load_entry
 from mdlnb._task import Task
 from mdlnb.encoders import archs, objectives
 from mdlnb.encoders.augment import AugmentConfig, two_views
@@ -333,12 +333,14 @@ def _save(path, tree: Any, meta: dict) -> None:
 def _load(path, template: Any) -> tuple[Any, dict] | None:
     """Leaves from ``path`` in the structure of ``template``; None if they do not fit."""
     leaves_t, treedef = jax.tree_util.tree_flatten(template)
+    z = load_entry(path)  # None: absent, or damaged (warned, recomputed)
+    if z is None:
+        return None
     try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            leaves = [z[f"leaf{i:04d}"] for i in range(len(leaves_t))]
-            extra = sum(1 for k in z.files if k.startswith("leaf")) != len(leaves_t)
-    except (OSError, KeyError, ValueError, EOFError):
+        meta = json.loads(str(z["meta"]))
+        leaves = [z[f"leaf{i:04d}"] for i in range(len(leaves_t))]
+        extra = sum(1 for k in z if k.startswith("leaf")) != len(leaves_t)
+    except (KeyError, ValueError):
         return None
     if extra or any(np.shape(a) != np.shape(b) or np.asarray(a).dtype != np.asarray(b).dtype
                     for a, b in zip(leaves, leaves_t)):
