@@ -105,7 +105,7 @@ def arrays_checksum(arrays: Mapping[str, np.ndarray]) -> str:
     in sorted name order. What :func:`atomic_savez` stores and :func:`read_npz` checks."""
     h = hashlib.sha256()
     for name in sorted(arrays):
-        a = np.ascontiguousarray(arrays[name])
+        a = np.asarray(arrays[name], order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
         h.update(f"{name}\0{a.dtype.str}\0{a.shape}\0".encode())
         h.update(a.reshape(-1).view(np.uint8) if a.dtype.kind != "O" else a.tobytes())
     return h.hexdigest()
