@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import html
 import math
+import warnings
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -101,7 +102,21 @@ class Report(Codelength):
         if not hasattr(losses, "losses") or not hasattr(losses, "experts"):
             raise ValueError(f"losses: expected an mdlnb LossMatrix, got {type(losses).__name__}")
         result = switching.codelength(losses.losses, resolve_strategy(strategy, m), posterior=True)
-        return cls(losses, result)
+        report = cls(losses, result)
+        if report.diverged:
+            from mdlnb.switching.divergence import DivergenceWarning, describe
+
+            warnings.warn(f"{report.task_name}: " + describe(switching.diverged(losses.losses),
+                                                             report.expert_names),
+                          DivergenceWarning, stacklevel=2)
+        return report
+
+    @property
+    def diverged(self) -> list[tuple[str, int]]:
+        """``[(expert name, t), ...]``: experts whose losses became NaN/inf (a learning
+        rate that overflows), with their first such step t (1-indexed). The switching
+        code gives them probability 0 from then on; ``from_losses`` warns."""
+        return self.losses.diverged()
 
     def with_strategy(self, strategy: Any, *, m: float | None = None) -> "Report":
         """The same loss matrix scored with another switching strategy."""

@@ -113,7 +113,8 @@ class LossMatrix:
 
     Attributes:
       losses: ``(N, K)`` float32, nats; ``losses[t, k]`` is expert ``k``'s loss
-        on stream position ``t``, i.e. on task example ``order[t]``.
+        on stream position ``t``, i.e. on task example ``order[t]``. A NaN
+        (a diverged expert, see :meth:`diverged`) is stored as +inf.
       experts: the K experts, column order.
       order: ``(N,)`` int64, task index of each stream position.
       task_name, num_classes, seed, batch_size: provenance.
@@ -136,6 +137,8 @@ class LossMatrix:
         order = np.asarray(self.order, np.int64)
         if order.shape != (losses.shape[0],):
             raise ValueError(f"order: expected shape ({losses.shape[0]},), got {order.shape}")
+        if np.isnan(losses).any():  # a diverged expert gives the label probability 0
+            losses = np.where(np.isnan(losses), np.float32(np.inf), losses)
         object.__setattr__(self, "losses", losses)
         object.__setattr__(self, "order", order)
         object.__setattr__(self, "experts", tuple(self.experts))
@@ -158,6 +161,13 @@ class LossMatrix:
 
         return pd.Series(self.losses.sum(axis=0, dtype=np.float64), index=self.names,
                          name="codelength_nats")
+
+    def diverged(self) -> list[tuple[str, int]]:
+        """``[(expert name, t), ...]``: experts whose loss became non-finite, with the
+        first such stream step t (1-indexed); see :func:`mdlnb.switching.diverged`."""
+        from mdlnb.switching import diverged
+
+        return [(self.experts[k].name, t) for k, t in diverged(self.losses)]
 
     def best_expert(self) -> tuple[int, float]:
         """``(index, total nats)`` of the expert with the shortest codelength."""

@@ -274,6 +274,7 @@ def _race_main(cache, log, barrier, out):
     out.put(_race_features(cache, log, barrier))
 
 
+@pytest.mark.slow
 def test_two_processes_compute_the_same_entry_once(tmp_path):
     ctx = mp.get_context("spawn")
     barrier, out = ctx.Barrier(2), ctx.Queue()

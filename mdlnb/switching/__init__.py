@@ -17,10 +17,12 @@ blocks), RunLength (power-law run lengths with doubling tail phases);
 
 Modules: ``strategies`` (priors and transitions), ``forward`` (the compiled
 forward pass and its pytree state), ``batch`` (``codelength``), ``stream``
-(``Stream``), ``result`` (``SwitchResult``).
+(``Stream``), ``result`` (``SwitchResult``), ``divergence`` (``diverged``:
+experts whose losses became NaN/inf, read as +inf by the forward pass).
 """
 
 from mdlnb.switching.batch import codelength
+from mdlnb.switching.divergence import DivergenceWarning, diverged
 from mdlnb.switching.forward import SwitchState, init_state, step, uses_linear_kernel
 from mdlnb.switching.result import SwitchResult
 from mdlnb.switching.strategies import (
@@ -35,7 +37,7 @@ from mdlnb.switching.strategies import (
 from mdlnb.switching.stream import Stream, codelength_chunked, streaming
 
 __all__ = [
-    "BayesianMixture", "ElementwiseMixture", "FixedShare", "RunLength", "Stream",
+    "BayesianMixture", "DivergenceWarning", "ElementwiseMixture", "FixedShare", "RunLength", "Stream",
     "SwitchDistribution", "SwitchResult", "SwitchState", "codelength", "codelength_chunked",
-    "get_strategy", "init_state", "names", "step", "streaming", "uses_linear_kernel",
+    "diverged", "get_strategy", "init_state", "names", "step", "streaming", "uses_linear_kernel",
 ]

@@ -36,8 +36,6 @@ def raise_for_flags(flags: np.ndarray, per_step: np.ndarray, offset: int, name: 
     if bad.size:
         i = int(bad[0])
         f, t = int(flags[i]), offset + i + 1
-        if f & forward.FLAG_NAN:
-            raise ValueError(f"{name}: NaN at step t={t} (row {t - 1})")
         if f & forward.FLAG_NEGATIVE:
             raise ValueError(f"{name}: negative loss at step t={t} (row {t - 1}); log-losses are >= 0")
         raise ValueError(f"{name}: every expert has an infinite loss at step t={t} (row {t - 1})")
@@ -59,8 +57,11 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
     """Switching codelength of a loss matrix, in nats (Eq. 1).
 
     losses:   (N, K) NumPy or JAX array, L[t, k] = −log p_k(y_t | x_t; θ_k(D_<t))
-              in nats, ≥ 0; +inf marks a diverged expert (weight 0 from then
-              on). Computed in float32, totals accumulated in float64.
+              in nats, ≥ 0; +inf or NaN marks a diverged expert (probability 0
+              of the label, so filtered weight 0; see :func:`diverged`).
+              Computed in float32, totals accumulated in float64. A
+              ValueError names the step where a loss is negative or every
+              expert with positive weight has an infinite loss.
     strategy: a strategy object, a name accepted by ``get_strategy``, or None
               (fixed share with decreasing rate, m = 2).
     posterior: also return log p(ξ_t | D_<t), (N, K) float32.

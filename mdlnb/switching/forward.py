@@ -19,8 +19,15 @@ Two kernels compute the same recursion:
   every weight stays ≥ 1e-20 (α_t·w_k and p(ξ_1)), so float32 underflow of
   exp(c_t − L_t) cannot change a result.
 
-Per-row flags (fused into the same pass) report NaN, negative and all-+inf
-rows so the caller can raise a ValueError naming the step.
+A NaN loss (what a diverged expert produces once its parameters overflow) is
+read as +inf: the expert gives the label probability 0, so its filtered
+weight p(ξ_t = k | D_≤t) is 0 and the mixture stays finite as long as some
+expert with positive weight has a finite loss. (Under fixed share the
+diverged expert still receives its α_t·w_k share of the prediction each step;
+that share is lost, exactly as the HMM prescribes.)
+
+Per-row flags (fused into the same pass) report negative and all-+inf rows so
+the caller can raise a ValueError naming the step.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
 _BLOCK = 256            # rows per vectorized exp block in the linear kernel
 _MIN_WEIGHT = 1e-20     # linear kernel only when all weights stay above this
 
-FLAG_NAN, FLAG_NEGATIVE, FLAG_ALL_INF = 1, 2, 4
+FLAG_NEGATIVE, FLAG_ALL_INF = 2, 4
 
 
 class SwitchState(NamedTuple):
@@ -90,11 +97,10 @@ def _alpha(strategy, t, p):
 
 
 def _row_flags(L):
-    """int32 flags per row: NaN, negative, every entry +inf."""
-    nan = jnp.any(jnp.isnan(L), axis=-1)
+    """int32 flags per row (NaN already read as +inf): negative, every entry +inf."""
     neg = jnp.any(L < 0, axis=-1)
     allinf = jnp.all(L == jnp.inf, axis=-1)
-    return (nan * FLAG_NAN + neg * FLAG_NEGATIVE + allinf * FLAG_ALL_INF).astype(jnp.int32)
+    return (neg * FLAG_NEGATIVE + allinf * FLAG_ALL_INF).astype(jnp.int32)
 
 
 def _kahan(total, comp, x):
@@ -209,6 +215,7 @@ def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
 
 def _rows(strategy, p, state, L, valid, posterior, linear):
     L = jnp.asarray(L, jnp.float32)
+    L = jnp.where(jnp.isnan(L), jnp.inf, L)  # a diverged expert: probability 0
     kernel = _linear_rows if linear else _log_rows
     return kernel(strategy, p, state, L, valid, posterior)
 
@@ -235,9 +242,10 @@ def step(strategy, state: SwitchState, losses, *, linear: Optional[bool] = None)
     """Pure forward step over one loss row (K,) or a chunk of rows (B, K).
 
     Jit- and scan-compatible (``strategy`` is static, close over it). Returns
-    (new_state, per-step mixture losses in nats, shape () or (B,)). No input
-    validation happens here (it cannot raise under jit): NaN/negative input
-    gives garbage, use :class:`~mdlnb.switching.Stream` for checked input.
+    (new_state, per-step mixture losses in nats, shape () or (B,)). NaN is
+    read as +inf (a diverged expert). No input validation happens here (it
+    cannot raise under jit): negative input gives garbage, use
+    :class:`~mdlnb.switching.Stream` for checked input.
     """
     L = jnp.asarray(losses, jnp.float32)
     single = L.ndim == 1
