@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 
 _SUBMODULES = (
     "blockwise",
+    "cache",
     "cli",
     "curves",
     "data",

@@ -5,6 +5,7 @@ registered in ``COMMANDS``; adding one is a new pair and one dict entry.
 
     mdlnb switch LOSSES.npz --strategy fixed-share --m 2 [--posterior out.csv]
     mdlnb evaluate FEATURES.npz|.parquet [--experts default] [--posterior out.csv]
+    mdlnb cache [--clear] [--kind KIND] [--older-than DATE]
 """
 
 from __future__ import annotations
@@ -133,12 +134,38 @@ def run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_cache(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--clear", action="store_true",
+                   help="delete the selected entries (default: all); they are recomputed when needed")
+    p.add_argument("--kind", default=None,
+                   help="only this kind (losses, checkpoints, features, encoders, data)")
+    p.add_argument("--older-than", default=None, metavar="DATE",
+                   help="only entries last written before DATE (ISO, e.g. 2026-01-31)")
+
+
+def run_cache(args: argparse.Namespace) -> int:
+    from mdlnb import cache
+
+    if args.clear:
+        removed = cache.clear(args.kind, older_than=args.older_than)
+        freed = sum(e.bytes for e in removed)
+        print(f"removed {len(removed)} entries ({cache.human_bytes(freed)}) from {cache.location()}")
+        return 0
+    table = cache.usage(args.kind, older_than=args.older_than)
+    print(f"cache: {cache.location()}  (set $MDLNB_CACHE to move it)")
+    for row in table.itertuples():
+        print(f"  {row.kind:<12} {row.files:>6} files {cache.human_bytes(row.bytes):>11}")
+    print(f"  {'total':<12} {table.files.sum():>6} files {cache.human_bytes(table.bytes.sum()):>11}")
+    return 0
+
+
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]
 
 COMMANDS: dict[str, Command] = {
     "switch": (add_switch, run_switch, "codelength of a loss matrix under a switching strategy"),
     "evaluate": (add_evaluate, run_evaluate,
                  "MDL of labels given features: online readouts + switching"),
+    "cache": (add_cache, run_cache, "the on-disk cache: location, size per kind, --clear"),
 }
 
 
