@@ -85,7 +85,7 @@ import numpy as np
 import optax
 
 from mdlnb._checks import check_finite
-from mdlnb._io import atomic_savez, cache_dir, content_hash, load_entry, read_npz
+from mdlnb._io import atomic_savez, cache_dir, content_hash, load_entry, locked, read_npz
 from mdlnb._task import Task
 from mdlnb.experts import Expert
 from mdlnb.readouts import Readout, ReadoutLike
@@ -506,7 +506,7 @@ def run_with_params(task: Task, experts: Sequence[Expert], batch_size: int = 32,
 
 def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=None, cache=True,
          checkpoint_dir=None, checkpoint_every_s=120.0, standardize=True,
-         chunk_batches=DEFAULT_CHUNK_BATCHES, keep_params=False):
+         chunk_batches=DEFAULT_CHUNK_BATCHES, keep_params=False, _locked=False):
     experts = _validate(task, experts, batch_size, seed, replay_streams, checkpoint_every_s)
     if isinstance(chunk_batches, bool) or not isinstance(chunk_batches, (int, np.integer)) \
             or chunk_batches < 1:
@@ -525,6 +525,12 @@ def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=
                        bool(standardize), c)
     meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": bool(standardize)}
     cache_file = cache_dir("losses") / f"{_safe(task.name)}-{key}.npz" if cache else None
+    if cache_file is not None and not _locked:
+        with locked(cache_file):  # one process computes a key; the others wait, then read it
+            return _run(task, experts, batch_size, seed, replay_streams=replay_streams,
+                        progress=progress, cache=cache, checkpoint_dir=checkpoint_dir,
+                        checkpoint_every_s=checkpoint_every_s, standardize=standardize,
+                        chunk_batches=chunk_batches, keep_params=keep_params, _locked=True)
     hit = load_entry(cache_file) if cache_file is not None and not keep_params else None
     if hit is not None:  # None: absent, or damaged (warned and recomputed)
         return LossMatrix._from_arrays(hit, experts, cache_file.name), None

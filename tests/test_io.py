@@ -242,8 +242,9 @@ def test_written_files_respect_the_umask(tmp_path, umask, mode):
 # --------------------------------------------------------------------- concurrency
 
 
-def _race_features(cache: str, log: str, barrier) -> str:
-    """One process of the race: features of digits under a random projection."""
+def _race(cache: str, log: str, barrier, out) -> None:
+    """One process of the race: features of digits under a random projection, then
+    stage 1 on them; each computation (not a cache read) appends a line to ``log``."""
     os.environ["MDLNB_CACHE"] = cache
     import time
 
@@ -252,46 +253,50 @@ def _race_features(cache: str, log: str, barrier) -> str:
     from mdlnb import encoders
     from mdlnb.encoders import base
 
-    original = base._compute_features
+    def counted(what, fn):
+        def wrapper(*args, **kw):
+            with open(log, "a") as f:
+                f.write(f"{what}\n")
+            time.sleep(0.3)                                   # widen the race window
+            return fn(*args, **kw)
+        return wrapper
 
-    def counted(*args, **kw):
-        with open(log, "a") as f:
-            f.write(f"{os.getpid()}\n")
-        time.sleep(0.5)                                       # widen the race window
-        return original(*args, **kw)
-
-    base._compute_features = counted
+    base._compute_features = counted("features", base._compute_features)
+    prequential._run_chunk = counted("stage1", prequential._run_chunk)
     task = mdlnb.data.load("digits")
+    task = task.replace(x=task.x[:128], y=task.y[:128], name="digits128")
     proj = np.random.default_rng(1).normal(size=(64, 7)).astype(np.float32)
     enc = encoders.Encoder("race", {"w": proj},
                            lambda p, x: jnp.reshape(x, (x.shape[0], -1)) @ p["w"], (8, 8), 1, 7)
     barrier.wait()
-    feats = encoders.features(enc, task).x
-    return hashlib.sha256(feats.tobytes()).hexdigest()
-
-
-def _race_main(cache, log, barrier, out):
-    out.put(_race_features(cache, log, barrier))
+    feats = encoders.features(enc, task)
+    barrier.wait()
+    lm = prequential.run(feats, [Expert(readouts.linear(), 1e-2, replay_streams=1)], batch_size=32,
+                         chunk_batches=4)
+    out.put((hashlib.sha256(feats.x.tobytes()).hexdigest(),
+             hashlib.sha256(lm.losses.tobytes()).hexdigest()))
 
 
 @pytest.mark.slow
 def test_two_processes_compute_the_same_entry_once(tmp_path):
+    """Two spawned processes ask for the same features, then the same loss matrix, at the
+    same moment: each is computed by one of them, the other reads it."""
     ctx = mp.get_context("spawn")
     barrier, out = ctx.Barrier(2), ctx.Queue()
     log = tmp_path / "computed.log"
-    procs = [ctx.Process(target=_race_main, args=(str(tmp_path / "cache"), str(log), barrier, out))
+    procs = [ctx.Process(target=_race, args=(str(tmp_path / "cache"), str(log), barrier, out))
              for _ in range(2)]
     for p in procs:
         p.start()
-    digests = [out.get(timeout=120) for _ in procs]
+    digests = [out.get(timeout=180) for _ in procs]
     for p in procs:
         p.join(timeout=60)
         assert p.exitcode == 0
-    assert len(log.read_text().split()) == 1                  # computed by one process only
+    assert log.read_text().split() == ["features", "stage1"]  # one chunk of 4 batches, once
     assert digests[0] == digests[1]
-    files = sorted(p.name for p in (tmp_path / "cache" / "features").iterdir())
-    assert len(files) == 1 and files[0].startswith("race-digits-")   # no temp or lock left
-    _io.read_npz(tmp_path / "cache" / "features" / files[0])
+    for kind in ("features", "losses"):                        # no temp or lock file left
+        (entry,) = (tmp_path / "cache" / kind).iterdir()
+        _io.read_npz(entry)
 
 
 def _writer(path: str, value: int, rounds: int, barrier) -> None:
