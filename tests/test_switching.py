@@ -735,3 +735,33 @@ def test_real_diverging_expert_is_reported_and_the_code_stays_finite(diverging_d
     res = sw.codelength(window, sw.FixedShare(alpha=0.1))
     assert res.total_nats == pytest.approx(total, rel=2e-6)
     np.testing.assert_allclose(res.posterior, post, atol=2e-6)
+
+
+def _brute_force_log(L, prior):
+    """(total, posterior) by enumeration in log space (float64): exact for huge losses."""
+    n, k = L.shape
+    seqs = [(s, p) for s, p in prior.items() if p > 0]
+    logs = np.array([math.log(p) - L[np.arange(n), list(s)].sum() for s, p in seqs])
+    total = -logsumexp(logs)
+    post = np.zeros((n, k))
+    for t in range(n):
+        prefix = np.array([math.log(p) - L[np.arange(t), list(s)[:t]].sum() for s, p in seqs])
+        for j in range(k):
+            mask = np.array([s[t] == j for s, _ in seqs])
+            post[t, j] = logsumexp(prefix[mask]) if mask.any() else -np.inf
+        post[t] = np.exp(post[t] - logsumexp(post[t]))
+    return total, post
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=repr)
+def test_huge_finite_losses_keep_the_posterior_normalised(strategy):
+    """Found by fuzzing: losses of 1e10–1e30 nats (a nearly diverged expert gives 1e27)
+    left the Bayes weights unnormalised (posterior summing to 1.5, a negative step loss):
+    the log-normalizer was a difference of numbers near −1e10. Against log-space brute force."""
+    L = np.array([[0, 0, 1e10], [1e10, 1e10, 0], [0, 0, 0], [1e30, 3e10, 1e30],
+                  [2.0, 0.5, 1.0], [1e30, 1e30, 1e30]], np.float32)
+    total, post = _brute_force_log(L.astype(np.float64), reference_prior(strategy, 6, 3))
+    res = sw.codelength(L, strategy)
+    assert res.total_nats == pytest.approx(total, rel=1e-6)
+    np.testing.assert_allclose(res.posterior, post, atol=2e-6)
+    assert np.all(res.per_step >= 0)

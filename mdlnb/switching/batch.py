@@ -87,7 +87,8 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
     per_step = np.empty(n, np.float64)
     log_post = np.empty((n, k), np.float32) if posterior else None
     for start in range(0, n, int(chunk_rows)):
-        block = np.asarray(L[start:start + chunk_rows], np.float32)
+        with np.errstate(over="ignore"):  # a loss beyond float32 is +inf (probability 0)
+            block = np.asarray(L[start:start + chunk_rows], np.float32)
         m = block.shape[0]
         size = _bucket(m, int(chunk_rows))
         if size != m:

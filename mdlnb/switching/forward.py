@@ -118,6 +118,16 @@ def _two_sum(a, b):
     return s, jnp.where(jnp.isfinite(s), e, 0.0)
 
 
+def _finite_max(joint):
+    """max (of all entries; 0 if it is not finite): the shift that keeps the normalization
+    exact when the losses are huge (|L| ≫ 1/ulp, e.g. 1e10 nats from a nearly
+    diverged expert): joint − max is then computed exactly for the leading
+    entries and the log-normalizer is a sum near 0, not a difference of two
+    numbers near −1e10 (which lost the O(1) part and left the weights unnormalized)."""
+    m = jnp.max(joint)
+    return jnp.where(jnp.isfinite(m), m, 0.0)
+
+
 def _log_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
     """Generic log-space forward over rows of L (n, K); ``valid`` masks padding.
 
@@ -133,24 +143,35 @@ def _log_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
 
     def row(carry, inp):
         lw, lo, t, total, comp = carry
-        l, ok = inp
+        raw, ok = inp
+        # Shift the row by its smallest finite loss c (the posterior is invariant, the
+        # step loss is c − lz): exact weights even for huge losses (1e10–1e30 nats).
+        c = -_finite_max(-raw)
+        l, e0 = _two_sum(raw, -c)
         if strategy.compensated:
             joint, e1 = _two_sum(lw, -l[None, :])
-            lz = logsumexp(joint)
-            f, e2 = _two_sum(joint, -lz)
-            f_lo = jnp.where(jnp.isfinite(f), lo + e1 + e2, 0.0)
+            e1 = e1 - e0[None, :]
+            m = _finite_max(joint)
+            shifted, e2 = _two_sum(joint, -m)
+            s_lo = jnp.where(jnp.isfinite(shifted), lo + e1 + e2, 0.0)
+            rel = logsumexp(shifted + s_lo)
+            f, e3 = _two_sum(shifted, -rel)
+            f, f_lo = _two_sum(f, jnp.where(jnp.isfinite(f), s_lo + e3, 0.0))  # |lo| ≤ ulp(hi)
+            lz = m + rel
             new, new_lo = jax.jvp(lambda x: transition(x, t + 2), (f,), (f_lo,))
             new_lo = jnp.where(jnp.isfinite(new) & jnp.isfinite(new_lo), new_lo, 0.0)
             hi2, lo2 = _two_sum(new, new_lo)
         else:
             joint = lw - l[None, :]
-            lz = logsumexp(joint)
-            hi2, lo2 = transition(joint - lz, t + 2), lo
-        ps = -lz
+            m = _finite_max(joint)
+            rel = logsumexp(joint - m)
+            lz = m + rel
+            hi2, lo2 = transition(joint - m - rel, t + 2), lo
+        ps = c - lz
         total2, comp2 = _kahan(total, comp, jnp.where(ok, ps, 0.0))
         carry2 = (jnp.where(ok, hi2, lw), jnp.where(ok, lo2, lo), t + ok.astype(jnp.int32),
                   total2, comp2)
-        out = (ps, logsumexp(lw, axis=0) if posterior else None, _row_flags(l))
+        out = (ps, logsumexp(lw, axis=0) if posterior else None, _row_flags(raw))
         return carry2, out
 
     carry, (ps, lp, flags) = lax.scan(row, tuple(state), (L, valid), unroll=1)
