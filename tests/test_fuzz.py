@@ -202,7 +202,7 @@ def test_streaming_matches_batch_or_raises_the_same(L, name):
 BOARD = [Expert(readouts.linear(), 1e-2, replay_streams=1)]
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
+@settings(max_examples=15, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_evaluate_tiny_inputs(data):
