@@ -226,3 +226,46 @@ def test_evaluate_tiny_inputs(data):
     # one expert: the switching code is that expert's prequential code
     assert rep.total_nats == pytest.approx(float(rep.losses.losses.sum(dtype=np.float64)), rel=1e-5)
     assert rep.diverged == []
+
+
+# --------------------------------------------------------------------- transfer, ranking
+
+
+@settings(FUZZ, max_examples=60)
+@given(data=st.data())
+@pytest.mark.parametrize("metric", [
+    "hscore", "linear",
+    pytest.param("logme", marks=pytest.mark.xfail(
+        reason="found by this test: transfer.logme returns NaN on all-zero features "
+               "(e.g. x = zeros((2, 1)), y = [0, 1]); mdlnb/transfer/logme.py is owned by "
+               "the transfer work", strict=False)),
+])
+def test_transfer_metrics(data, metric):
+    """Feature-based transferability metrics on fuzzed (features, labels)."""
+    from mdlnb import transfer
+
+    fault = data.draw(FAULTS)
+    x = data.draw(feature_arrays(valid=fault != "x", max_n=8))
+    y = data.draw(label_arrays(x.shape[0] if x.ndim else 0, valid=fault != "y"))
+    try:
+        value = getattr(transfer, metric)(x, y)
+    except (ValueError, TypeError) as e:
+        _check_message(e, ("features", "labels", "num_classes", "x", "y"))
+        return
+    event("finite result")
+    assert isinstance(value, float) and math.isfinite(value), value
+
+
+@settings(FUZZ, max_examples=80)
+@given(a=hnp.arrays(np.float64, st.integers(0, 6), elements=st.sampled_from(SPECIAL)),
+       b=hnp.arrays(np.float64, st.integers(0, 6), elements=st.sampled_from(SPECIAL)))
+def test_kendall_tau(a, b):
+    from mdlnb import ranking
+
+    try:
+        tau = ranking.kendall_tau(a, b)
+    except (ValueError, TypeError) as e:
+        _check_message(e, ("x", "y"))
+        return
+    event("result")
+    assert isinstance(tau, float) and (math.isnan(tau) or -1.0 <= tau <= 1.0)
