@@ -52,21 +52,22 @@ def load(path: str | Path, like: Any, *, key: str | None = "") -> Checkpoint | N
     import jax
     import jax.numpy as jnp
 
-    path = Path(path)
-    if not path.is_file():
-        return None
+    from mdlnb._io import load_entry
+
     leaves_t, treedef = jax.tree_util.tree_flatten(like)
+    z = load_entry(path)  # None: absent, or damaged (warned; the caller recomputes)
+    if z is None:
+        return None
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if key is not None and str(z["key"]) != str(key):
-                return None
-            names = [f for f in z.files if f.startswith("leaf")]
-            if len(names) != len(leaves_t):
-                return None
-            leaves = [np.array(z[f"leaf{i:04d}"]) for i in range(len(leaves_t))]
-            meta = json.loads(str(z["meta"]))
-            arrays = {f: np.array(z[f]) for f in z.files if f not in _RESERVED and f not in names}
-    except (OSError, KeyError, ValueError, EOFError):
+        if key is not None and str(z["key"]) != str(key):
+            return None
+        names = [f for f in z if f.startswith("leaf")]
+        if len(names) != len(leaves_t):
+            return None
+        leaves = [np.array(z[f"leaf{i:04d}"]) for i in range(len(leaves_t))]
+        meta = json.loads(str(z["meta"]))
+        arrays = {f: np.array(v) for f, v in z.items() if f not in _RESERVED and f not in names}
+    except (KeyError, ValueError):
         return None
     if any(np.shape(a) != np.shape(b) or np.asarray(a).dtype != np.asarray(b).dtype
            for a, b in zip(leaves, leaves_t)):

@@ -1,28 +1,71 @@
-"""Disk helpers: the cache directory, content hashes, atomic writes.
+"""Disk helpers: the cache directory, content hashes, atomic writes, verified reads.
 
 Everything long-running (loss matrices, features, encoder parameters,
-checkpoints) goes through these, so an interrupted run never leaves a
-half-written file and the same inputs always map to the same cache key.
+checkpoints, study results) goes through these, so that
+
+* a write never leaves a half file and never interleaves with another
+  process's: the bytes go to a uniquely named temporary file in the target
+  directory, are flushed and fsynced, get the usual permissions
+  (``0o666 & ~umask``) and are renamed over the target (``os.replace`` is
+  atomic on POSIX); the directory is fsynced after the rename;
+* every cache entry carries a SHA-256 checksum of its content
+  (:func:`atomic_savez` stores it as the array ``__sha256__``), verified on
+  read by :func:`read_npz`; :func:`load_entry` turns a damaged entry
+  (truncated, flipped bytes, no checksum) into a cache miss with a
+  :class:`CacheWarning` naming the file, so the caller recomputes it;
+* two processes that would compute the same expensive entry can take a lock
+  per key (:func:`locked`, ``fcntl.flock``) and the second one reads what the
+  first wrote (:func:`compute_once`);
+* the same inputs always map to the same cache key (:func:`content_hash`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import os
 import tempfile
+import warnings
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
+
+try:  # POSIX advisory locks; elsewhere the lock is a no-op (atomic writes still hold)
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None
+
+#: Name of the array holding an entry's checksum inside an ``.npz``.
+CHECKSUM_KEY = "__sha256__"
+LOCK_SUFFIX = ".lock"
+TMP_SUFFIX = ".tmp"
+
+
+class CacheWarning(UserWarning):
+    """A cache entry was damaged and is ignored (it will be recomputed)."""
+
+
+class DamagedFile(ValueError):
+    """A file that cannot be read back as written (truncated, altered, no checksum)."""
 
 
 def cache_dir(sub: str = "") -> Path:
     """Root of mdlnb's on-disk cache: ``$MDLNB_CACHE`` or ``~/.cache/mdlnb``."""
-    root = Path(os.environ.get("MDLNB_CACHE", Path.home() / ".cache" / "mdlnb"))
+    root = cache_root()
     path = root / sub if sub else root
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def cache_root() -> Path:
+    """``$MDLNB_CACHE`` or ``~/.cache/mdlnb`` (not created)."""
+    return Path(os.environ.get("MDLNB_CACHE", Path.home() / ".cache" / "mdlnb"))
+
+
+# ----------------------------------------------------------------------------- hashing
 
 
 def _update(h: "hashlib._Hash", obj: Any) -> None:
@@ -57,13 +100,61 @@ def content_hash(*objs: Any, length: int = 16) -> str:
     return h.hexdigest()[:length]
 
 
+def arrays_checksum(arrays: Mapping[str, np.ndarray]) -> str:
+    """SHA-256 (hex) of named arrays: each name, dtype, shape and C-order bytes,
+    in sorted name order. What :func:`atomic_savez` stores and :func:`read_npz` checks."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.asarray(arrays[name], order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
+        h.update(f"{name}\0{a.dtype.str}\0{a.shape}\0".encode())
+        h.update(a.reshape(-1).view(np.uint8) if a.dtype.kind != "O" else a.tobytes())
+    return h.hexdigest()
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where /proc allows."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # pragma: no cover - non-Linux fallback
+    os.umask(mask)
+    return mask
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` via a temporary file and ``os.replace``."""
+    """Write ``data`` to ``path`` atomically.
+
+    A uniquely named temporary file in the same directory (so concurrent
+    writers never share one) is written, fsynced, given mode
+    ``0o666 & ~umask`` (what ``open(path, "w")`` would give), and renamed over
+    ``path``; readers see the old file or the new one, never a part.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -71,17 +162,136 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _fsync_dir(path.parent)
     return path
 
 
 def atomic_savez(path: str | os.PathLike, **arrays: Any) -> Path:
-    """``np.savez`` that never leaves a partial file behind."""
-    import io
+    """``np.savez`` with a checksum (array ``__sha256__``), written atomically.
 
+    Read it back with :func:`read_npz` (checked) or :func:`load_entry` (cache
+    reads: damaged → ``None`` and a warning). ``np.load`` still reads it.
+    """
+    if CHECKSUM_KEY in arrays:
+        raise ValueError(f"arrays: the name {CHECKSUM_KEY!r} is reserved for the checksum")
+    arrays = {k: np.asarray(v) for k, v in arrays.items()}
     buf = io.BytesIO()
-    np.savez(buf, **arrays)
+    np.savez(buf, **arrays, **{CHECKSUM_KEY: np.array(arrays_checksum(arrays))})
     return atomic_write_bytes(path, buf.getvalue())
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write_bytes(path, text.encode())
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def read_npz(path: str | os.PathLike, *, require_checksum: bool = True) -> dict[str, np.ndarray]:
+    """All arrays of an ``.npz`` (no pickles), checksum verified.
+
+    Raises ``FileNotFoundError`` when ``path`` does not exist and
+    :class:`DamagedFile` (a ``ValueError`` naming the file) when it cannot be
+    parsed, its checksum does not match its content, or it has no checksum
+    and ``require_checksum`` (files not written by :func:`atomic_savez`, e.g.
+    a user's own ``.npz``, are read with ``require_checksum=False``).
+    """
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise
+    except Exception as e:  # any parse failure of a damaged file: BadZipFile, zlib, EOF, header…
+        raise DamagedFile(f"{path}: unreadable ({type(e).__name__}: {e})") from None
+    stored = arrays.pop(CHECKSUM_KEY, None)
+    if stored is None:
+        if require_checksum:
+            raise DamagedFile(f"{path}: has no checksum (not written by this version of mdlnb)")
+    elif stored.shape != () or str(stored) != arrays_checksum(arrays):
+        raise DamagedFile(f"{path}: checksum mismatch (content altered after it was written)")
+    return arrays
+
+
+def load_entry(path: str | os.PathLike) -> dict[str, np.ndarray] | None:
+    """A cache entry's arrays, or ``None`` when it is absent or damaged.
+
+    A damaged entry is removed (unless another process replaced it in the
+    meantime) with a :class:`CacheWarning` naming the file, so the caller
+    recomputes and rewrites it: never trust, never crash.
+    """
+    path = Path(path)
+    try:
+        before = path.stat()
+        return read_npz(path)
+    except FileNotFoundError:
+        return None
+    except DamagedFile as e:
+        warnings.warn(f"mdlnb cache: {e}; ignoring it, it will be recomputed", CacheWarning,
+                      stacklevel=2)
+        with contextlib.suppress(OSError):
+            now = path.stat()
+            if (now.st_ino, now.st_mtime_ns) == (before.st_ino, before.st_mtime_ns):
+                path.unlink()
+        return None
+
+
+# ----------------------------------------------------------------------------- locking
+
+
+@contextlib.contextmanager
+def locked(path: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive lock on the cache key ``path`` (blocks until free).
+
+    ``fcntl.flock`` on the hidden file ``.NAME.lock`` next to ``path``; the
+    lock file is removed on release (safely: a waiter that wakes on a removed
+    lock file retries on the new one). Advisory: it serialises mdlnb
+    processes computing the same entry, not other programs. Not re-entrant.
+    """
+    path = Path(path)
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = path.with_name(f".{path.name}{LOCK_SUFFIX}")
+    while True:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666 & ~_umask())
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            st = os.fstat(fd)
+            cur = os.stat(lock_path)
+            if (cur.st_ino, cur.st_dev) == (st.st_ino, st.st_dev):
+                break
+        except FileNotFoundError:
+            pass
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # the file we locked was removed by the previous holder: retry
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            lock_path.unlink()
+        os.close(fd)  # releases the flock
+
+
+def compute_once(path: str | os.PathLike,
+                 make: Callable[[], Mapping[str, Any]]) -> dict[str, np.ndarray]:
+    """The entry at ``path``, computing and writing it with ``make()`` if needed.
+
+    Across processes sharing the cache, ``make`` runs once per key: the first
+    process takes the key's lock and computes; the others wait for the lock
+    and then read the finished entry. A damaged entry is recomputed
+    (:func:`load_entry`). ``make`` returns a mapping of arrays.
+    """
+    hit = load_entry(path)
+    if hit is not None:
+        return hit
+    with locked(path):
+        hit = load_entry(path)  # written by another process while we waited
+        if hit is not None:
+            return hit
+        arrays = {k: np.asarray(v) for k, v in make().items()}
+        atomic_savez(path, **arrays)
+        return arrays

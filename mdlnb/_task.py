@@ -124,17 +124,19 @@ class Task:
 
         if not zipfile.is_zipfile(path):
             raise ValueError(f"path: {str(path)!r} is not a readable .npz file (not a zip archive)")
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                keys = set(z.files)
-                for k, arg in ((x_key, "x_key"), (y_key, "y_key")):
-                    if k not in keys:
-                        raise ValueError(f"{arg}: {k!r} not in {path.name} (keys: {sorted(keys)})")
-                x, y = z[x_key], z[y_key]
-                if num_classes is None and "num_classes" in keys:
-                    num_classes = int(z["num_classes"])
-        except (OSError, EOFError, zipfile.BadZipFile) as e:
-            raise ValueError(f"path: {str(path)!r} is not a readable .npz file ({e})") from None
+        from mdlnb._io import DamagedFile, read_npz
+
+        try:  # checksum verified when the file has one (Task.save writes it)
+            z = read_npz(path, require_checksum=False)
+        except DamagedFile as e:
+            raise ValueError(f"path: not a readable .npz file ({e})") from None
+        keys = set(z)
+        for k, arg in ((x_key, "x_key"), (y_key, "y_key")):
+            if k not in keys:
+                raise ValueError(f"{arg}: {k!r} not in {path.name} (keys: {sorted(keys)})")
+        x, y = z[x_key], z[y_key]
+        if num_classes is None and "num_classes" in keys:
+            num_classes = int(z["num_classes"])
         return cls.from_arrays(x, y, name=name or path.stem, num_classes=num_classes, **kw)
 
     @classmethod

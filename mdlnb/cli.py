@@ -6,6 +6,7 @@ registered in ``COMMANDS``; adding one is a new pair and one dict entry.
     mdlnb switch LOSSES.npz --strategy fixed-share --m 2 [--posterior out.csv]
     mdlnb evaluate FEATURES.npz|.parquet [--protocol default] [--experts ...] [--posterior out.csv]
     mdlnb compare A.npz B.npz ... [--labels y.npy] [--protocol default] [--seeds 0 1 2]
+    mdlnb cache [--clear] [--kind KIND] [--older-than DATE]
 
 ``evaluate`` runs a protocol (:func:`mdlnb.protocol`: ``default``, ``small``,
 ``paper-vtab``, ``paper-imagenet``); ``--experts``, ``--batch-size``, ``--m``,
@@ -266,6 +267,31 @@ def run_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_cache(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--clear", action="store_true",
+                   help="delete the selected entries (default: all); they are recomputed when needed")
+    p.add_argument("--kind", default=None,
+                   help="only this kind (losses, checkpoints, features, encoders, data)")
+    p.add_argument("--older-than", default=None, metavar="DATE",
+                   help="only entries last written before DATE (ISO, e.g. 2026-01-31)")
+
+
+def run_cache(args: argparse.Namespace) -> int:
+    from mdlnb import cache
+
+    if args.clear:
+        removed = cache.clear(args.kind, older_than=args.older_than)
+        freed = sum(e.bytes for e in removed)
+        print(f"removed {len(removed)} entries ({cache.human_bytes(freed)}) from {cache.location()}")
+        return 0
+    table = cache.usage(args.kind, older_than=args.older_than)
+    print(f"cache: {cache.location()}  (set $MDLNB_CACHE to move it)")
+    for row in table.itertuples():
+        print(f"  {row.kind:<12} {row.files:>6} files {cache.human_bytes(row.bytes):>11}")
+    print(f"  {'total':<12} {table.files.sum():>6} files {cache.human_bytes(table.bytes.sum()):>11}")
+    return 0
+
+
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]
 
 COMMANDS: dict[str, Command] = {
@@ -274,6 +300,7 @@ COMMANDS: dict[str, Command] = {
                  "MDL of labels given features: online readouts + switching"),
     "compare": (add_compare, run_compare,
                 "rank encoders' features on one task by MDL, paired over >= 3 data orders"),
+    "cache": (add_cache, run_cache, "the on-disk cache: location, size per kind, --clear"),
 }
 
 

@@ -183,7 +183,20 @@ class Report(Codelength):
         if warn:
             for text in report.warnings:
                 warnings.warn(text, UserWarning, stacklevel=2)
+        if report.diverged:
+            from mdlnb.switching.divergence import DivergenceWarning, describe
+
+            warnings.warn(f"{report.task_name}: " + describe(switching.diverged(losses.losses),
+                                                             report.expert_names),
+                          DivergenceWarning, stacklevel=2)
         return report
+
+    @property
+    def diverged(self) -> list[tuple[str, int]]:
+        """``[(expert name, t), ...]``: experts whose losses became NaN/inf (a learning
+        rate that overflows), with their first such step t (1-indexed). The switching
+        code gives them probability 0 from then on; ``from_losses`` warns."""
+        return self.losses.diverged()
 
     def with_strategy(self, strategy: Any, *, m: float | None = None) -> "Report":
         """The same loss matrix scored with another switching strategy (no repeated warnings)."""

@@ -92,7 +92,7 @@ import numpy as np
 
 from mdlnb import _checkpoint, _fit, _standardize
 from mdlnb._checks import check_finite
-from mdlnb._io import atomic_savez, cache_dir, content_hash
+from mdlnb._io import atomic_savez, cache_dir, content_hash, load_entry, locked, read_npz
 from mdlnb._protocol import Protocol
 from mdlnb._protocol import protocol as _protocol
 from mdlnb._standardize import CLIP_Z  # noqa: F401  (re-exported)
@@ -126,7 +126,8 @@ class LossMatrix:
 
     Attributes:
       losses: ``(N, K)`` float32, nats; ``losses[t, k]`` is expert ``k``'s loss
-        on stream position ``t``, i.e. on task example ``order[t]``.
+        on stream position ``t``, i.e. on task example ``order[t]``. A NaN
+        (a diverged expert, see :meth:`diverged`) is stored as +inf.
       experts: the K experts, column order.
       order: ``(N,)`` int64, task index of each stream position.
       task_name, num_classes, seed, batch_size: provenance.
@@ -152,6 +153,8 @@ class LossMatrix:
         order = np.asarray(self.order, np.int64)
         if order.shape != (losses.shape[0],):
             raise ValueError(f"order: expected shape ({losses.shape[0]},), got {order.shape}")
+        if np.isnan(losses).any():  # a diverged expert gives the label probability 0
+            losses = np.where(np.isnan(losses), np.float32(np.inf), losses)
         object.__setattr__(self, "losses", losses)
         object.__setattr__(self, "order", order)
         object.__setattr__(self, "experts", tuple(self.experts))
@@ -174,6 +177,13 @@ class LossMatrix:
 
         return pd.Series(self.losses.sum(axis=0, dtype=np.float64), index=self.names,
                          name="codelength_nats")
+
+    def diverged(self) -> list[tuple[str, int]]:
+        """``[(expert name, t), ...]``: experts whose loss became non-finite, with the
+        first such stream step t (1-indexed); see :func:`mdlnb.switching.diverged`."""
+        from mdlnb.switching import diverged
+
+        return [(self.experts[k].name, t) for k, t in diverged(self.losses)]
 
     def best_expert(self) -> tuple[int, float]:
         """``(index, total nats)`` of the expert with the shortest codelength."""
@@ -203,19 +213,22 @@ class LossMatrix:
         path = Path(path)
         if not path.is_file():
             raise ValueError(f"path: no such file {str(path)!r}")
-        with np.load(path, allow_pickle=False) as z:
-            configs = json.loads(str(z["experts"]))
-            if experts is None:
-                experts = tuple(Expert.from_config(c) for c in configs)
-            elif [json.loads(json.dumps(e.config(), default=str)) for e in experts] != configs:
-                raise ValueError(f"experts: do not match the experts stored in {path.name}")
-            proto = json.loads(str(z["protocol"])) if "protocol" in z.files else None
-            if proto is not None:
-                proto = Protocol.from_dict(proto, experts=experts)
-            return cls(losses=z["losses"], order=z["order"], experts=tuple(experts),
-                       task_name=str(z["task_name"]), num_classes=int(z["num_classes"]),
-                       seed=int(z["seed"]), batch_size=int(z["batch_size"]),
-                       meta=json.loads(str(z["meta"])), protocol=proto)
+        return cls._from_arrays(read_npz(path, require_checksum=False), experts, path.name)
+
+    @classmethod
+    def _from_arrays(cls, z: dict, experts: Sequence[Expert] | None, source: str) -> "LossMatrix":
+        configs = json.loads(str(z["experts"]))
+        if experts is None:
+            experts = tuple(Expert.from_config(c) for c in configs)
+        elif [json.loads(json.dumps(e.config(), default=str)) for e in experts] != configs:
+            raise ValueError(f"experts: do not match the experts stored in {source}")
+        proto = json.loads(str(z["protocol"])) if "protocol" in z else None
+        if proto is not None:
+            proto = Protocol.from_dict(proto, experts=experts)
+        return cls(losses=z["losses"], order=z["order"], experts=tuple(experts),
+                   task_name=str(z["task_name"]), num_classes=int(z["num_classes"]),
+                   seed=int(z["seed"]), batch_size=int(z["batch_size"]),
+                   meta=json.loads(str(z["meta"])), protocol=proto)
 
 
 # ----------------------------------------------------------------------------- randomness
@@ -495,7 +508,7 @@ def resolve_protocol(protocol: Protocol | str | None = None, experts: Any = None
 
 def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, replay_streams=None,
          standardize=None, progress=None, cache=True, checkpoint_dir=None,
-         checkpoint_every_s=120.0, chunk_batches=DEFAULT_CHUNK_BATCHES, keep_params=False):
+         checkpoint_every_s=120.0, chunk_batches=DEFAULT_CHUNK_BATCHES, keep_params=False, _locked=False):
     _validate(task, checkpoint_every_s)
     proto = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
                              replay_streams=replay_streams, standardize=standardize)
@@ -517,8 +530,15 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c)
     meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize}
     cache_file = cache_dir("losses") / f"{_safe(task.name)}-{key}.npz" if cache else None
-    if cache_file is not None and cache_file.is_file() and not keep_params:
-        return dataclasses.replace(LossMatrix.load(cache_file, experts=experts), protocol=proto), None
+    if cache_file is not None and not _locked:
+        with locked(cache_file):  # one process computes a key; the others wait, then read it
+            return _run(task, None, protocol=proto, progress=progress, cache=cache,
+                        checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
+                        chunk_batches=chunk_batches, keep_params=keep_params, _locked=True)
+    hit = load_entry(cache_file) if cache_file is not None and not keep_params else None
+    if hit is not None:  # None: absent, or damaged (warned and recomputed)
+        return dataclasses.replace(LossMatrix._from_arrays(hit, experts, cache_file.name),
+                                   protocol=proto), None
     if checkpoint_dir is None and cache:
         checkpoint_dir = cache_dir("checkpoints")
     ckpt_file = Path(checkpoint_dir) / f"{key}.ckpt.npz" if checkpoint_dir is not None else None

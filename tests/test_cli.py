@@ -166,7 +166,7 @@ def test_switch_and_evaluate_write_one_posterior_format(features_npz, tmp_path, 
                      "--posterior", str(a)]) == 0
     rep = mdlnb.evaluate(mdlnb.Task.from_npz(path), preset("small"), progress=False)
     rep.losses.save(lm_path)
-    assert cli.main(["switch", str(lm_path), "--strategy", "fixed-share", "--m", "11",
+    assert cli.main(["switch", str(lm_path), "--strategy", "fixed-share", "--m", "2",
                      "--posterior", str(b)]) == 0
     capsys.readouterr()
     da, db = pd.read_csv(a), pd.read_csv(b)

@@ -435,4 +435,4 @@ def test_strategies_print_one_way(report):
     assert repr(switching.FixedShare()) == "FixedShare(m=2)"
     assert repr(switching.SwitchDistribution()) == "SwitchDistribution(stable=0.5)"
     assert repr(switching.ElementwiseMixture(weights=[0.2] * 5)) == "ElementwiseMixture(weights=<5 values>)"
-    assert f"{report.strategy!r}" in str(report) and report.summary().iloc[0]["strategy"] == "FixedShare(m=11)"
+    assert f"{report.strategy!r}" in str(report) and report.summary().iloc[0]["strategy"] == "FixedShare(m=2)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import jax
 import jax.numpy as jnp
@@ -532,7 +533,7 @@ def test_units_and_frame():
     (np.ones((2, 3, 4)), "losses: expected a 2-D"),
     (np.ones((0, 3)), "losses: needs N >= 1"),
     (np.ones((3, 0)), "losses: needs N >= 1"),
-    (np.array([[1.0, np.nan], [1.0, 1.0]]), r"losses: NaN at step t=1"),
+    (np.array([[np.nan, np.nan], [1.0, 1.0]]), r"losses: every expert has an infinite loss at step t=1"),
     (np.array([[1.0, 1.0], [1.0, -0.5]]), r"losses: negative loss at step t=2"),
     (np.array([[1.0, 1.0], [-np.inf, 1.0]]), r"losses: negative loss at step t=2"),
     (np.array([["a", "b"]]), "losses"),
@@ -606,8 +607,8 @@ def test_device_array_in_place_path_matches_chunked(name):
     assert b.total_nats == pytest.approx(a.total_nats, rel=1e-6)
     np.testing.assert_allclose(b.log_posterior, a.log_posterior, atol=1e-5)
     bad = L.copy()
-    bad[2400, 1] = np.nan
-    with pytest.raises(ValueError, match="losses: NaN at step t=2401"):
+    bad[2400, :] = np.nan
+    with pytest.raises(ValueError, match="losses: every expert has an infinite loss at step t=2401"):
         sw.codelength(jnp.asarray(bad), name, chunk_rows=1024)
 
 
@@ -632,3 +633,135 @@ def test_bayes_posterior_does_not_drift_over_long_sequences():
     got = sw.codelength(L, "bayes").posterior
     big = want > 1e-3
     assert np.max(np.abs(got - want)[big] / want[big]) < 1e-5
+
+
+# ---------------------------------------------------------------- diverged experts (NaN = +inf)
+
+
+def _diverging(n=7, k=3, col=1, at=3, seed=21):
+    """Losses with expert ``col`` NaN from row ``at`` on (what an overflowed expert gives)."""
+    L = np.random.default_rng(seed).exponential(1.0, size=(n, k))
+    L[at:, col] = np.nan
+    return L
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=repr)
+def test_nan_column_is_an_infinite_loss_against_brute_force(strategy):
+    """A NaN column is coded as +inf (probability 0): total and posterior match the
+    brute-force sum over all 3^7 sequences with an inf column, in the batch pass,
+    the stream, and the pure step."""
+    L = _diverging()
+    ref_L = np.where(np.isnan(L), np.inf, L)
+    total, post = brute_force(ref_L, reference_prior(strategy, 7, 3))
+    assert math.isfinite(total)
+    res = sw.codelength(L, strategy)
+    assert res.total_nats == pytest.approx(total, rel=2e-6)
+    np.testing.assert_allclose(res.posterior, post, atol=2e-6)
+    assert np.all(np.isfinite(res.per_step))
+    stream = sw.streaming(strategy, 3)
+    stream.update(L[:2])
+    stream.update(L[2:])
+    assert stream.total_nats == pytest.approx(total, rel=2e-6)
+    state, ps = sw.step(strategy, sw.init_state(strategy, 3), jnp.asarray(L, jnp.float32))
+    assert float(np.sum(np.asarray(ps, np.float64))) == pytest.approx(total, rel=2e-6)
+
+
+def test_diverged_expert_has_zero_weight_from_then_on():
+    L = _diverging(n=40, k=3, col=2, at=10)
+    bayes = sw.codelength(L, "bayes")
+    assert np.all(bayes.posterior[11:, 2] == 0.0) and bayes.posterior[10, 2] > 0
+    # closed form (Bayes): −log Σ_k w_k exp(−Σ_t L_tk) over the two finite experts
+    assert bayes.total_nats == pytest.approx(-logsumexp(np.log(1 / 3) - L[:, :2].sum(0)), rel=1e-6)
+    # fixed share: the filtered weight of the diverged expert is 0, so its predictive
+    # weight at t+1 is exactly the share α_{t+1}·w_k = (m−1)/(t+1)·(1/3) it is given back
+    fs = sw.codelength(L, sw.FixedShare(m=2))
+    t = np.arange(12, 41)                                    # 1-indexed steps after t = 11
+    np.testing.assert_allclose(fs.posterior[t - 1, 2], 1.0 / t / 3, rtol=1e-5)
+
+
+def test_diverged_lists_experts_and_first_step():
+    L = np.ones((6, 4), np.float32)
+    L[3:, 1] = np.nan                                        # expert 1 from t=4
+    L[1, 3] = np.inf                                         # expert 3 at t=2 only
+    L[5, 3] = np.nan
+    assert sw.diverged(L) == [(1, 4), (3, 2)]
+    assert sw.diverged(np.ones((3, 2))) == [] and sw.diverged(np.ones((3, 2), int)) == []
+    with pytest.raises(ValueError, match="losses: expected a 2-D"):
+        sw.diverged(np.ones(3))
+
+
+@pytest.fixture(scope="module")
+def diverging_digits():
+    """A real run: digits, a board whose third expert (lr = 1e20) overflows to NaN."""
+    import mdlnb
+    from mdlnb import prequential, readouts
+    from mdlnb.experts import Expert
+
+    task = mdlnb.data.load("digits")
+    task = mdlnb.Task.from_arrays(task.features[:320], task.y[:320], num_classes=10,
+                                  name="digits320")
+    board = [Expert(readouts.linear(), 1e-2, replay_streams=2),
+             Expert(readouts.mlp(1, 32), 1e-3, replay_streams=2),
+             Expert(readouts.mlp(1, 32), 1e20, replay_streams=2)]
+    return prequential.run(task, board, batch_size=32, cache=False)
+
+
+@pytest.mark.slow
+def test_real_diverging_expert_is_reported_and_the_code_stays_finite(diverging_digits):
+    from mdlnb import Report
+
+    lm = diverging_digits
+    name = lm.names[2]
+    assert lm.diverged() == [(name, 33)]                    # finite on the uniform first batch
+    assert np.all(lm.losses[32:, 2] == np.inf)              # NaN stored as +inf
+    assert np.all(np.isfinite(lm.losses[:, :2]))
+    assert lm.best_expert()[0] != 2
+    with pytest.warns(sw.DivergenceWarning, match=rf"1 of 3 experts diverged.*{re.escape(name)} at t=33"):
+        rep = Report.from_losses(lm, "bayes")
+    assert rep.diverged == [(name, 33)]
+    L64 = lm.losses.astype(np.float64)
+    want = -logsumexp(np.log(1 / 3) - L64[:, :2].sum(0))     # Bayes closed form, 2 finite experts
+    assert rep.total_nats == pytest.approx(want, rel=1e-6)
+    with pytest.warns(sw.DivergenceWarning):
+        fs = Report.from_losses(lm)                          # default fixed share (m = 11)
+    # never worse than the best expert plus −log of fixed share's prior on "always that expert":
+    # w_k Π_{t=2..N} (1 − α_t + α_t w_k), α_t = min(1, (m − 1)/t), w_k = 1/3
+    a = np.minimum(1.0, 10.0 / np.arange(2, lm.n + 1))
+    bound = lm.best_expert()[1] + math.log(3) - np.log(1 - a + a / 3).sum()
+    assert math.isfinite(fs.total_nats) and lm.best_expert()[1] - 50 < fs.total_nats <= bound
+    # around the divergence (rows 28–35), against brute force over all 3^8 sequences
+    window = L64[28:36]
+    total, post = brute_force(window, reference_prior(sw.FixedShare(alpha=0.1), 8, 3))
+    res = sw.codelength(window, sw.FixedShare(alpha=0.1))
+    assert res.total_nats == pytest.approx(total, rel=2e-6)
+    np.testing.assert_allclose(res.posterior, post, atol=2e-6)
+
+
+def _brute_force_log(L, prior):
+    """(total, posterior) by enumeration in log space (float64): exact for huge losses."""
+    n, k = L.shape
+    seqs = [(s, p) for s, p in prior.items() if p > 0]
+    logs = np.array([math.log(p) - L[np.arange(n), list(s)].sum() for s, p in seqs])
+    total = -logsumexp(logs)
+    post = np.zeros((n, k))
+    for t in range(n):
+        prefix = np.array([math.log(p) - L[np.arange(t), list(s)[:t]].sum() for s, p in seqs])
+        for j in range(k):
+            mask = np.array([s[t] == j for s, _ in seqs])
+            post[t, j] = logsumexp(prefix[mask]) if mask.any() else -np.inf
+        post[t] = np.exp(post[t] - logsumexp(post[t]))
+    return total, post
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=repr)
+def test_huge_finite_losses_keep_the_posterior_normalised(strategy):
+    """Found by fuzzing: losses of 1e10–1e30 nats (a nearly diverged expert gives 1e27)
+    left the Bayes weights unnormalised (posterior summing to 1.5, a negative step loss):
+    the log-normalizer was a difference of numbers near −1e10. Against log-space brute force."""
+    L = np.array([[0, 0, 1e10], [1e10, 1e10, 0], [0, 0, 0], [1e30, 3e10, 1e30],
+                  [2.0, 0.5, 1.0], [1e30, 1e30, 1e30]], np.float32)
+    total, post = _brute_force_log(L.astype(np.float64), reference_prior(strategy, 6, 3))
+    res = sw.codelength(L, strategy)
+    assert res.total_nats == pytest.approx(total, rel=1e-6)
+    np.testing.assert_allclose(res.posterior, post, atol=2e-6)
+    assert np.all(res.per_step >= 0)

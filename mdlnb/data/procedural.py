@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from mdlnb._io import atomic_savez, cache_dir, content_hash
+from mdlnb._io import atomic_savez, cache_dir, content_hash, load_entry
 
 CACHE_AFTER_S = 2.0  # builds slower than this are cached on disk
 
@@ -62,9 +62,9 @@ def cached(kind: str, params: Mapping[str, Any], make: Callable[[], dict[str, np
     string ``VERSION`` via ``params``); the file is written atomically.
     """
     path = cache_dir("data") / f"{kind}-{content_hash(kind, dict(params))}.npz"
-    if cache and path.is_file():
-        with np.load(path, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
+    hit = load_entry(path) if cache else None  # None: absent, or damaged (warned, recomputed)
+    if hit is not None:
+        return hit
     t0 = time.perf_counter()
     out = make()
     if cache and time.perf_counter() - t0 > CACHE_AFTER_S:

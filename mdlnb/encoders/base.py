@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from mdlnb._checks import check_images
-from mdlnb._io import atomic_savez, cache_dir, content_hash
+from mdlnb._io import cache_dir, compute_once, content_hash
 from mdlnb._task import Task
 
 ApplyFn = Callable[[Any, Any], Any]
@@ -118,30 +118,33 @@ def features(encoder: Encoder, task: Task, *, batch_size: int = 128, cache: bool
     key = content_hash("features-v1", encoder.fingerprint(), task.x, encoder.input_size,
                        encoder.channels)
     path = cache_dir("features") / f"{encoder.name}-{task.name}-{key}.npz"
-    if cache and path.exists():
-        with np.load(path) as z:
-            feats = z["features"]
+    if cache:  # computed once across processes; a damaged entry is recomputed
+        feats = compute_once(path, lambda: {"features": _compute_features(encoder, task, batch_size,
+                                                                          progress)})["features"]
     else:
-        fn = _jitted(encoder.apply)
-        chunks = []
-        it = range(0, task.n, batch_size)
-        if progress:
-            from tqdm.auto import tqdm
-
-            it = tqdm(it, desc=f"{encoder.name} features", unit="batch")
-        for i in it:
-            xb = prepare_images(task.x[i:i + batch_size], encoder.input_size, encoder.channels)
-            if xb.shape[0] < batch_size and task.n > batch_size:  # keep one compiled shape
-                pad = np.zeros((batch_size - xb.shape[0], *xb.shape[1:]), xb.dtype)
-                out = np.asarray(fn(encoder.params, np.concatenate([xb, pad])))[: xb.shape[0]]
-            else:
-                out = np.asarray(fn(encoder.params, xb))
-            chunks.append(out.astype(np.float32))
-        feats = np.concatenate(chunks)
-        if not np.all(np.isfinite(feats)):
-            raise ValueError(f"encoder: {encoder.name} produced non-finite features on {task.name}")
-        if cache:
-            atomic_savez(path, features=feats)
+        feats = _compute_features(encoder, task, batch_size, progress)
     meta = {**task.meta, "encoder": encoder.name, "encoder_meta": dict(encoder.meta),
             "source_task": task.meta.get("source_task", task.name)}
     return task.replace(x=feats, name=f"{task.name}|{encoder.name}", meta=meta)
+
+
+def _compute_features(encoder: Encoder, task: Task, batch_size: int, progress: bool) -> np.ndarray:
+    fn = _jitted(encoder.apply)
+    chunks = []
+    it = range(0, task.n, batch_size)
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(it, desc=f"{encoder.name} features", unit="batch")
+    for i in it:
+        xb = prepare_images(task.x[i:i + batch_size], encoder.input_size, encoder.channels)
+        if xb.shape[0] < batch_size and task.n > batch_size:  # keep one compiled shape
+            pad = np.zeros((batch_size - xb.shape[0], *xb.shape[1:]), xb.dtype)
+            out = np.asarray(fn(encoder.params, np.concatenate([xb, pad])))[: xb.shape[0]]
+        else:
+            out = np.asarray(fn(encoder.params, xb))
+        chunks.append(out.astype(np.float32))
+    feats = np.concatenate(chunks)
+    if not np.all(np.isfinite(feats)):
+        raise ValueError(f"encoder: {encoder.name} produced non-finite features on {task.name}")
+    return feats

@@ -18,10 +18,12 @@ blocks), RunLength (power-law run lengths with doubling tail phases);
 Modules: ``strategies`` (priors and transitions), ``forward`` (the compiled
 forward pass and its pytree state), ``batch`` (``codelength``), ``stream``
 (``Stream``), ``result`` (``SwitchResult``), ``prior_cost``
-(``never_switch_cost``: the guaranteed regret bound vs one expert).
+(``never_switch_cost``: the guaranteed regret bound vs one expert), ``divergence``
+(``diverged``: experts whose losses became NaN/inf, read as +inf by the forward pass).
 """
 
 from mdlnb.switching.batch import codelength
+from mdlnb.switching.divergence import DivergenceWarning, diverged
 from mdlnb.switching.forward import SwitchState, init_state, step, uses_linear_kernel
 from mdlnb.switching.prior_cost import never_switch_cost
 from mdlnb.switching.result import SwitchResult
@@ -38,8 +40,8 @@ from mdlnb.switching.strategies import (
 from mdlnb.switching.stream import Stream, codelength_chunked, streaming
 
 __all__ = [
-    "DEFAULT_M", "BayesianMixture", "ElementwiseMixture", "FixedShare", "RunLength", "Stream",
-    "SwitchDistribution", "SwitchResult", "SwitchState", "codelength", "codelength_chunked",
-    "get_strategy", "init_state", "names", "never_switch_cost", "step", "streaming",
-    "uses_linear_kernel",
+    "DEFAULT_M", "BayesianMixture", "DivergenceWarning", "ElementwiseMixture", "FixedShare",
+    "RunLength", "Stream", "SwitchDistribution", "SwitchResult", "SwitchState", "codelength",
+    "codelength_chunked", "diverged", "get_strategy", "init_state", "names", "never_switch_cost",
+    "step", "streaming", "uses_linear_kernel",
 ]

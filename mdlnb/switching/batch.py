@@ -36,8 +36,6 @@ def raise_for_flags(flags: np.ndarray, per_step: np.ndarray, offset: int, name: 
     if bad.size:
         i = int(bad[0])
         f, t = int(flags[i]), offset + i + 1
-        if f & forward.FLAG_NAN:
-            raise ValueError(f"{name}: NaN at step t={t} (row {t - 1})")
         if f & forward.FLAG_NEGATIVE:
             raise ValueError(f"{name}: negative loss at step t={t} (row {t - 1}); log-losses are >= 0")
         raise ValueError(f"{name}: every expert has an infinite loss at step t={t} (row {t - 1})")
@@ -59,8 +57,11 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
     """Switching codelength of a loss matrix, in nats (Eq. 1).
 
     losses:   (N, K) NumPy or JAX array, L[t, k] = −log p_k(y_t | x_t; θ_k(D_<t))
-              in nats, ≥ 0; +inf marks a diverged expert (weight 0 from then
-              on). Computed in float32, totals accumulated in float64.
+              in nats, ≥ 0; +inf or NaN marks a diverged expert (probability 0
+              of the label, so filtered weight 0; see :func:`diverged`).
+              Computed in float32, totals accumulated in float64. A
+              ValueError names the step where a loss is negative or every
+              expert with positive weight has an infinite loss.
     strategy: a strategy object, a name accepted by ``get_strategy``, or None
               (``FixedShare()``: decreasing rate α_t = 1/t,
               m = ``DEFAULT_M`` = 2, the default protocol's).
@@ -87,7 +88,8 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
     per_step = np.empty(n, np.float64)
     log_post = np.empty((n, k), np.float32) if posterior else None
     for start in range(0, n, int(chunk_rows)):
-        block = np.asarray(L[start:start + chunk_rows], np.float32)
+        with np.errstate(over="ignore"):  # a loss beyond float32 is +inf (probability 0)
+            block = np.asarray(L[start:start + chunk_rows], np.float32)
         m = block.shape[0]
         size = _bucket(m, int(chunk_rows))
         if size != m:

@@ -19,8 +19,15 @@ Two kernels compute the same recursion:
   every weight stays ≥ 1e-20 (α_t·w_k and p(ξ_1)), so float32 underflow of
   exp(c_t − L_t) cannot change a result.
 
-Per-row flags (fused into the same pass) report NaN, negative and all-+inf
-rows so the caller can raise a ValueError naming the step.
+A NaN loss (what a diverged expert produces once its parameters overflow) is
+read as +inf: the expert gives the label probability 0, so its filtered
+weight p(ξ_t = k | D_≤t) is 0 and the mixture stays finite as long as some
+expert with positive weight has a finite loss. (Under fixed share the
+diverged expert still receives its α_t·w_k share of the prediction each step;
+that share is lost, exactly as the HMM prescribes.)
+
+Per-row flags (fused into the same pass) report negative and all-+inf rows so
+the caller can raise a ValueError naming the step.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
 _BLOCK = 256            # rows per vectorized exp block in the linear kernel
 _MIN_WEIGHT = 1e-20     # linear kernel only when all weights stay above this
 
-FLAG_NAN, FLAG_NEGATIVE, FLAG_ALL_INF = 1, 2, 4
+FLAG_NEGATIVE, FLAG_ALL_INF = 2, 4
 
 
 class SwitchState(NamedTuple):
@@ -90,11 +97,10 @@ def _alpha(strategy, t, p):
 
 
 def _row_flags(L):
-    """int32 flags per row: NaN, negative, every entry +inf."""
-    nan = jnp.any(jnp.isnan(L), axis=-1)
+    """int32 flags per row (NaN already read as +inf): negative, every entry +inf."""
     neg = jnp.any(L < 0, axis=-1)
     allinf = jnp.all(L == jnp.inf, axis=-1)
-    return (nan * FLAG_NAN + neg * FLAG_NEGATIVE + allinf * FLAG_ALL_INF).astype(jnp.int32)
+    return (neg * FLAG_NEGATIVE + allinf * FLAG_ALL_INF).astype(jnp.int32)
 
 
 def _kahan(total, comp, x):
@@ -112,6 +118,16 @@ def _two_sum(a, b):
     return s, jnp.where(jnp.isfinite(s), e, 0.0)
 
 
+def _finite_max(joint):
+    """max (of all entries; 0 if it is not finite): the shift that keeps the normalization
+    exact when the losses are huge (|L| ≫ 1/ulp, e.g. 1e10 nats from a nearly
+    diverged expert): joint − max is then computed exactly for the leading
+    entries and the log-normalizer is a sum near 0, not a difference of two
+    numbers near −1e10 (which lost the O(1) part and left the weights unnormalized)."""
+    m = jnp.max(joint)
+    return jnp.where(jnp.isfinite(m), m, 0.0)
+
+
 def _log_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
     """Generic log-space forward over rows of L (n, K); ``valid`` masks padding.
 
@@ -127,24 +143,35 @@ def _log_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
 
     def row(carry, inp):
         lw, lo, t, total, comp = carry
-        l, ok = inp
+        raw, ok = inp
+        # Shift the row by its smallest finite loss c (the posterior is invariant, the
+        # step loss is c − lz): exact weights even for huge losses (1e10–1e30 nats).
+        c = -_finite_max(-raw)
+        l, e0 = _two_sum(raw, -c)
         if strategy.compensated:
             joint, e1 = _two_sum(lw, -l[None, :])
-            lz = logsumexp(joint)
-            f, e2 = _two_sum(joint, -lz)
-            f_lo = jnp.where(jnp.isfinite(f), lo + e1 + e2, 0.0)
+            e1 = e1 - e0[None, :]
+            m = _finite_max(joint)
+            shifted, e2 = _two_sum(joint, -m)
+            s_lo = jnp.where(jnp.isfinite(shifted), lo + e1 + e2, 0.0)
+            rel = logsumexp(shifted + s_lo)
+            f, e3 = _two_sum(shifted, -rel)
+            f, f_lo = _two_sum(f, jnp.where(jnp.isfinite(f), s_lo + e3, 0.0))  # |lo| ≤ ulp(hi)
+            lz = m + rel
             new, new_lo = jax.jvp(lambda x: transition(x, t + 2), (f,), (f_lo,))
             new_lo = jnp.where(jnp.isfinite(new) & jnp.isfinite(new_lo), new_lo, 0.0)
             hi2, lo2 = _two_sum(new, new_lo)
         else:
             joint = lw - l[None, :]
-            lz = logsumexp(joint)
-            hi2, lo2 = transition(joint - lz, t + 2), lo
-        ps = -lz
+            m = _finite_max(joint)
+            rel = logsumexp(joint - m)
+            lz = m + rel
+            hi2, lo2 = transition(joint - m - rel, t + 2), lo
+        ps = c - lz
         total2, comp2 = _kahan(total, comp, jnp.where(ok, ps, 0.0))
         carry2 = (jnp.where(ok, hi2, lw), jnp.where(ok, lo2, lo), t + ok.astype(jnp.int32),
                   total2, comp2)
-        out = (ps, logsumexp(lw, axis=0) if posterior else None, _row_flags(l))
+        out = (ps, logsumexp(lw, axis=0) if posterior else None, _row_flags(raw))
         return carry2, out
 
     carry, (ps, lp, flags) = lax.scan(row, tuple(state), (L, valid), unroll=1)
@@ -209,6 +236,7 @@ def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
 
 def _rows(strategy, p, state, L, valid, posterior, linear):
     L = jnp.asarray(L, jnp.float32)
+    L = jnp.where(jnp.isnan(L), jnp.inf, L)  # a diverged expert: probability 0
     kernel = _linear_rows if linear else _log_rows
     return kernel(strategy, p, state, L, valid, posterior)
 
@@ -235,9 +263,10 @@ def step(strategy, state: SwitchState, losses, *, linear: Optional[bool] = None)
     """Pure forward step over one loss row (K,) or a chunk of rows (B, K).
 
     Jit- and scan-compatible (``strategy`` is static, close over it). Returns
-    (new_state, per-step mixture losses in nats, shape () or (B,)). No input
-    validation happens here (it cannot raise under jit): NaN/negative input
-    gives garbage, use :class:`~mdlnb.switching.Stream` for checked input.
+    (new_state, per-step mixture losses in nats, shape () or (B,)). NaN is
+    read as +inf (a diverged expert). No input validation happens here (it
+    cannot raise under jit): negative input gives garbage, use
+    :class:`~mdlnb.switching.Stream` for checked input.
     """
     L = jnp.asarray(losses, jnp.float32)
     single = L.ndim == 1

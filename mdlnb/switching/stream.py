@@ -62,7 +62,8 @@ class Stream:
             raise ValueError(f"chunk: has {L.shape[1]} experts, the stream has {self.num_experts}")
         out = []
         for start in range(0, L.shape[0], self._max):
-            block = np.asarray(L[start:start + self._max], np.float32)
+            with np.errstate(over="ignore"):  # a loss beyond float32 is +inf (probability 0)
+                block = np.asarray(L[start:start + self._max], np.float32)
             m = block.shape[0]
             size = _bucket(m, self._max)
             if size != m:
