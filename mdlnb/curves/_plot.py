@@ -1,0 +1,58 @@
+"""The loss-data figure (SDL paper Fig. 1–2): curves with spread bands on a log-n axis, ε, measures."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from mdlnb.curves._curve import LossDataCurve
+from mdlnb.curves._measures import as_eps, esc
+
+
+def plot(curves: Sequence[LossDataCurve], eps: Any = None, *, ax: Any = None, band: str = "std",
+         mark_esc: bool = True, shade_sdl: bool = True, va_at: int | None = None,
+         title: str | None = None) -> Any:
+    """Mean loss (nats) against n on a log axis, a ±1 sd (or min–max) band over seeds.
+
+    With ``eps``: the line y = ε; each curve's SDL drawn as the shaded area between
+    its left-edge step function and ε (Fig. 1 middle); its εSC as a vertical tick
+    at the first n with L ≤ ε. ``va_at``: a vertical line at that n (VA is where
+    the curves cross it, Fig. 1 left)."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    curves = list(curves) if not isinstance(curves, LossDataCurve) else [curves]
+    if not curves or not all(isinstance(c, LossDataCurve) for c in curves):
+        raise ValueError("curves: must be a LossDataCurve or a non-empty list of them")
+    if band not in ("std", "minmax"):
+        raise ValueError(f"band: must be 'std' or 'minmax', got {band!r}")
+    if ax is None:
+        with sns.axes_style("whitegrid"):
+            _, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
+    e = None if eps is None else as_eps(eps)
+    colors = sns.color_palette("colorblind", len(curves))
+    for c, col in zip(curves, colors):
+        n, mu = c.sizes, c.mean_loss
+        lo, hi = ((mu - c.std_loss, mu + c.std_loss) if band == "std"
+                  else (c.loss.min(axis=0), c.loss.max(axis=0)))
+        ax.plot(n, mu, "-o", ms=3, color=col, label=c.representation)
+        ax.fill_between(n, lo, hi, color=col, alpha=0.2, linewidth=0)
+        if e is not None and shade_sdl:
+            ax.fill_between(n, np.maximum(mu, e.value), e.value, step="post", color=col,
+                            alpha=0.12, hatch="//", linewidth=0)
+        if e is not None and mark_esc:
+            s = esc(c, e)
+            if not s.exceeded:
+                ax.axvline(s.n, color=col, ls=":", lw=1.2)
+    if e is not None:
+        ax.axhline(e.value, color="k", ls="--", lw=1, label=f"ε = {e.value:.3g} nats")
+    if va_at is not None:
+        ax.axvline(va_at, color="grey", ls="-.", lw=1, label=f"VA / MDL at n = {va_at}")
+    ax.set_xscale("log")
+    ax.set_xlabel("evaluation-set size n (examples)")
+    ax.set_ylabel("held-out loss [nats / example]")
+    ax.legend(fontsize="small")
+    if title:
+        ax.set_title(title)
+    return ax
