@@ -341,3 +341,29 @@ def test_parity_rankings_flip_for_va_not_for_sdl():
         curves.parity_tasks(4, 10, alpha=0.7)
     with pytest.raises(ValueError, match="y"):
         curves.gf2_fit(np.array([[1, 0], [1, 0]]), np.array([0, 1]), np.zeros((1, 2), int))
+
+
+def test_measure_table_and_rankings_as_the_evaluation_set_grows():
+    """Hand curves (C = 2, ε = 0.15): A flat at 0.35, B reaching 0 at n = 16. Values by hand."""
+    n = np.array([1, 2, 4, 8, 16, 32])
+    a = curves.LossDataCurve("A", n, np.full((2, 6), 0.35), None, (0, 1), 2)
+    b = curves.LossDataCurve("B", n, np.array([[0.69, 0.69, 0.69, 0.3, 0.0, 0.0]] * 2), None,
+                             (0, 1), 2)
+    t = curves.measure_table([a, b], 0.15, at=[2, 4, 8, 16, 32])
+    r = curves.rankings(t).set_index(["measure", "n"])["prefers"]
+    assert r[("VA", 2)] == "A" and r[("VA", 8)] == "B"
+    assert r[("MDL", 4)] == "A" and r[("MDL", 32)] == "B"
+    assert r[("SDL", 8)] == "undetermined (all lower bounds)"
+    assert r[("SDL", 16)] == "undetermined (a lower bound is smaller)"   # A: ≥ 3.54 < B 5.52
+    assert r[("SDL", 32)] == "B" and r[("eSC", 16)] == "B" and r[("eSC", 8)].startswith("undet")
+    row = t.set_index(["representation", "measure", "n"])
+    lg = math.log(2)
+    assert row.loc[("B", "SDL", 16), "value"] == pytest.approx(lg - 0.15 + 0.54 + 2 * 0.54
+                                                               + 4 * 0.54 + 8 * 0.15)
+    assert row.loc[("A", "SDL", 16), "value"] == pytest.approx(lg - 0.15 + 15 * 0.2)
+    assert row.loc[("A", "SDL", 16), "shown"].startswith("≥")
+    assert row.loc[("A", "eSC", 32), "shown"] == "> 32" and row.loc[("A", "eSC", 32), "exceeded"] == 1
+    assert row.loc[("A", "MDL", 32), "value"] == pytest.approx(lg + 31 * 0.35)
+    assert row.loc[("B", "MDL", 32), "seed std"] == 0.0
+    with pytest.raises(ValueError, match="n"):
+        curves.truncate(a, 0)

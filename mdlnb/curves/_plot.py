@@ -56,3 +56,57 @@ def plot(curves: Sequence[LossDataCurve], eps: Any = None, *, ax: Any = None, ba
     if title:
         ax.set_title(title)
     return ax
+
+
+def plot_measures(table, *, eps: float | None = None, axes: Any = None) -> Any:
+    """SDL paper Fig. 2 (bottom): VA, MDL, SDL and εSC against the evaluation-set size n.
+
+    ``table`` is :func:`mdlnb.curves.measure_table`'s output. One line per
+    representation; SDL/εSC points that are only lower bounds are drawn hollow
+    (εSC "> n" at n itself). ``eps`` picks one ε when the table holds several.
+    Returns the array of four Axes."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    for col in ("representation", "measure", "n", "eps", "value", "status"):
+        if col not in getattr(table, "columns", []):
+            raise ValueError(f"table: missing column {col!r}; pass measure_table's output")
+    t = table
+    if eps is None:
+        levels = sorted(t["eps"].dropna().unique())
+        eps = levels[0] if levels else None
+    if axes is None:
+        with sns.axes_style("whitegrid"):
+            _, axes = plt.subplots(1, 4, figsize=(15, 3.4), layout="constrained")
+    reps = list(dict.fromkeys(t["representation"]))
+    colors = dict(zip(reps, sns.color_palette("colorblind", len(reps))))
+    titles = {"VA": "VA: loss at n [nats]", "MDL": "MDL(n) [nats]",
+              "SDL": f"SDL, ε = {eps:.3g} [nats]" if eps is not None else "SDL",
+              "eSC": f"εSC, ε = {eps:.3g} [examples]" if eps is not None else "εSC"}
+    for ax, measure in zip(axes, ("VA", "MDL", "SDL", "eSC")):
+        g = t[t["measure"] == measure]
+        if measure in ("SDL", "eSC"):
+            g = g[np.isclose(g["eps"], eps)] if eps is not None else g.iloc[0:0]
+        for rep in reps:
+            r = g[g["representation"] == rep].sort_values("n")
+            if r.empty:
+                continue
+            y = r["value"].to_numpy(float)
+            if measure == "eSC":
+                y = np.where(np.isinf(y), r["n"].to_numpy(float), y)
+            final = (r["status"] != "lower bound").to_numpy()
+            ax.plot(r["n"], y, "-", color=colors[rep], label=rep)
+            ax.scatter(r["n"][final], y[final], color=colors[rep], s=18, zorder=3)
+            ax.scatter(r["n"][~final], y[~final], facecolors="none", edgecolors=colors[rep],
+                       s=18, zorder=3)
+        ax.set_xscale("log")
+        if measure in ("MDL", "eSC"):
+            ax.set_yscale("log")
+        elif measure == "SDL":
+            ax.set_yscale("symlog", linthresh=1.0)
+        ax.set_title(titles[measure], fontsize="medium")
+        ax.set_xlabel("evaluation-set size n")
+    axes[0].legend(fontsize="small")
+    axes[-1].annotate("hollow: lower bound", xy=(0.02, 0.02), xycoords="axes fraction",
+                      fontsize="small")
+    return axes

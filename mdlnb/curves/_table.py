@@ -1,9 +1,14 @@
-"""Tidy tables of every measure for several curves, with spreads over seeds, and the rankings.
+"""Every measure of several curves as the evaluation set grows (SDL paper Fig. 2), and the rankings.
+
+For each evaluation-set size ``n`` in ``at``, each measure sees only what an
+evaluator holding ``n`` examples could measure: the curve's points with
+``n_k ≤ n``. VA(n) and MDL(n) are then numbers; SDL and εSC are **tight** (or
+found) once the truncated curve has gone below ε (SDL: below ε/2, Alg. 1) and
+**lower bounds** before — that is how they refuse to rank prematurely.
 
 Each measure is computed on the seed-mean curve (the paper's ``L̂_n``) and on
-every seed's own curve; the table gives the value on the mean curve and the
-mean and standard deviation of the per-seed values (εSC per seed counts a seed
-that never reaches ε as "> n_max": its share is reported as ``exceeded``).
+every seed's own curve: ``seed mean`` / ``seed std`` give the spread (εSC:
+over the seeds that reached ε; ``exceeded`` is the fraction that did not).
 """
 
 from __future__ import annotations
@@ -16,6 +21,15 @@ from mdlnb.curves._curve import LossDataCurve
 from mdlnb.curves._measures import as_eps, esc, mdl, sdl, va
 
 
+def truncate(curve: LossDataCurve, n: int) -> LossDataCurve:
+    """The points of ``curve`` with size ``≤ n`` (ValueError naming ``n`` if none)."""
+    keep = curve.sizes <= n
+    if not keep.any():
+        raise ValueError(f"n: {n} is below the smallest measured size {curve.sizes[0]}")
+    return LossDataCurve(curve.representation, curve.sizes[keep], curve.loss[:, keep],
+                         curve.accuracy[:, keep], curve.seeds, curve.num_classes, curve.meta)
+
+
 def _per_seed(curve: LossDataCurve) -> list[LossDataCurve]:
     return [LossDataCurve.from_arrays(curve.sizes, curve.loss[r], num_classes=curve.num_classes,
                                       representation=curve.representation)
@@ -24,69 +38,91 @@ def _per_seed(curve: LossDataCurve) -> list[LossDataCurve]:
 
 def _spread(values: Sequence[float]) -> tuple[float, float]:
     v = np.asarray(values, np.float64)
-    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
+    if v.size == 0:
+        return np.nan, np.nan
+    return float(v.mean()), (float(v.std(ddof=1)) if v.size > 1 else 0.0)
 
 
 def measure_table(curves: Sequence[LossDataCurve], eps: Any, *, at: Sequence[int] | None = None):
-    """One row per (representation, measure, n): VA and MDL at each size in ``at``
-    (default: the common measured sizes), SDL and εSC at ``eps``.
+    """Tidy table: one row per (representation, measure, n, ε).
 
-    Columns: ``representation``, ``measure``, ``n`` (evaluation-set size; empty for
-    SDL/εSC), ``value`` (on the seed-mean curve; εSC as a number, inf when > n_max),
-    ``shown`` (the value as reported, e.g. "> 48000", "≥ 12.3"), ``status``,
-    ``seed mean``, ``seed std``, ``exceeded`` (εSC: fraction of seeds above n_max),
-    ``units``.
+    Args:
+      curves: the curves to compare (one per representation).
+      eps: ε in nats (number or ``Epsilon``), or a list of them (SDL/εSC rows per ε).
+      at: evaluation-set sizes; default the sizes every curve measured.
+
+    Columns: ``representation``, ``measure`` (VA, MDL, SDL, eSC), ``n``, ``eps``
+    (SDL/εSC), ``value`` (seed-mean curve; εSC inf when "> n"), ``shown`` (as
+    reported: "≥ 12.3", "> 500"), ``status``, ``seed mean``, ``seed std``,
+    ``exceeded`` (εSC: fraction of seeds not reaching ε), ``units``.
     """
     import pandas as pd
 
-    curves = list(curves)
+    curves = [curves] if isinstance(curves, LossDataCurve) else list(curves)
     if not curves or not all(isinstance(c, LossDataCurve) for c in curves):
         raise ValueError("curves: must be a non-empty list of LossDataCurve")
-    e = as_eps(eps)
+    epss = [as_eps(e) for e in (eps if isinstance(eps, (list, tuple)) else [eps])]
     if at is None:
         at = sorted(set.intersection(*(set(c.sizes.tolist()) for c in curves)))
     rows = []
+
+    def row(c, measure, n, e, m, shown, per, units, exceeded=np.nan):
+        mu, sd = _spread(per)
+        rows.append({"representation": c.representation, "measure": measure, "n": int(n),
+                     "eps": e, "value": m.value, "shown": shown, "status": m.status,
+                     "seed mean": mu, "seed std": sd, "exceeded": exceeded, "units": units})
+
     for c in curves:
-        seeds = _per_seed(c)
         for n in at:
-            for name, fn, units in (("VA", lambda k: va(k, int(n)), "nats/example"),
-                                    ("MDL", lambda k: mdl(k, n=int(n)), "nats")):
-                m = fn(c)
-                mu, sd = _spread([fn(s).value for s in seeds])
-                rows.append(dict(representation=c.representation, measure=name, n=int(n),
-                                 value=m.value, shown=f"{m.value:.4g}", status=m.status,
-                                 **{"seed mean": mu, "seed std": sd}, exceeded=np.nan,
-                                 units=units))
-        m = sdl(c, e)
-        mu, sd = _spread([sdl(s, e).value for s in seeds])
-        rows.append(dict(representation=c.representation, measure="SDL", n=None, value=m.value,
-                         shown=("≥ " if not m.tight else "") + f"{m.value:.4g}", status=m.status,
-                         **{"seed mean": mu, "seed std": sd}, exceeded=np.nan, units="nats"))
-        s = esc(c, e)
-        per = [esc(k, e) for k in seeds]
-        found = [p.value for p in per if not p.exceeded]
-        mu, sd = _spread(found) if found else (np.nan, np.nan)
-        rows.append(dict(representation=c.representation, measure="eSC", n=None, value=s.value,
-                         shown=str(s), status=s.status, **{"seed mean": mu, "seed std": sd},
-                         exceeded=float(np.mean([p.exceeded for p in per])), units="examples"))
+            n = int(n)
+            part = truncate(c, n)
+            seeds = _per_seed(part)
+            m = va(c, n)
+            row(c, "VA", n, np.nan, m, f"{m.value:.4g}", [va(s, n).value for s in seeds],
+                "nats/example")
+            m = mdl(c, n=n)
+            row(c, "MDL", n, np.nan, m, f"{m.value:.4g}",
+                [mdl(s, n=n).value for s in _per_seed(c)], "nats")
+            for e in epss:
+                m = sdl(part, e)
+                row(c, "SDL", n, e.value, m, ("≥ " if not m.tight else "") + f"{m.value:.4g}",
+                    [sdl(s, e).value for s in seeds], "nats")
+                m = esc(part, e)
+                per = [esc(s, e) for s in seeds]
+                row(c, "eSC", n, e.value, m, str(m), [p.value for p in per if not p.exceeded],
+                    "examples", float(np.mean([p.exceeded for p in per])))
     return pd.DataFrame(rows)
+
+
+def _winner(g) -> str:
+    """Lowest value; for SDL/εSC a winner only when its value is final (tight / found) and no
+    lower bound of another representation could still go below it."""
+    reps, vals = g["representation"].tolist(), g["value"].to_numpy()
+    final = (g["status"] != "lower bound").to_numpy()
+    if g["measure"].iloc[0] in ("SDL", "eSC"):
+        if not final.any():
+            return "undetermined (all lower bounds)"
+        best = vals[final].min()
+        if np.any(~final & (vals < best)):
+            return "undetermined (a lower bound is smaller)"
+        winners = [r for r, v, f in zip(reps, vals, final) if f and v == best]
+    else:
+        winners = [r for r, v in zip(reps, vals) if v == vals.min()]
+    return winners[0] if len(winners) == 1 else "tie"
 
 
 def rankings(table) -> Any:
-    """Which representation each (measure, n) prefers (lowest ``value``; ties → "tie").
-
-    SDL/εSC rows where every representation is a lower bound / exceeded say
-    "none reaches ε" instead of a winner: the paper's premature-evaluation guard."""
+    """Which representation each (measure, ε, n) prefers, with every representation's shown value."""
     import pandas as pd
 
     rows = []
-    for (measure, n), g in table.groupby(["measure", table["n"].fillna(-1)], sort=False):
-        best = g["value"].min()
-        winners = g.loc[g["value"] == best, "representation"].tolist()
-        if measure in ("SDL", "eSC") and (g["status"] == "lower bound").all():
-            pick = "none reaches ε"
-        else:
-            pick = winners[0] if len(winners) == 1 else "tie"
-        rows.append(dict(measure=measure, n=None if n == -1 else int(n), prefers=pick,
-                         **{r: v for r, v in zip(g["representation"], g["shown"])}))
-    return pd.DataFrame(rows)
+    keys = [table["measure"], table["eps"].fillna(-1.0), table["n"]]
+    for (measure, e, n), g in table.groupby(keys, sort=False):
+        rows.append({"measure": measure, "eps": None if e == -1.0 else e, "n": int(n),
+                     "prefers": _winner(g),
+                     **{r: v for r, v in zip(g["representation"], g["shown"])}})
+    out = pd.DataFrame(rows)
+    order = {"VA": 0, "MDL": 1, "SDL": 2, "eSC": 3}
+    out = out.assign(_m=out["measure"].map(order), _e=out["eps"].fillna(-1.0))
+    return out.sort_values(["_m", "_e", "n"], kind="stable").drop(columns=["_m", "_e"]) \
+        .reset_index(drop=True)
