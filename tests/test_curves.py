@@ -365,5 +365,31 @@ def test_measure_table_and_rankings_as_the_evaluation_set_grows():
     assert row.loc[("A", "eSC", 32), "shown"] == "> 32" and row.loc[("A", "eSC", 32), "exceeded"] == 1
     assert row.loc[("A", "MDL", 32), "value"] == pytest.approx(lg + 31 * 0.35)
     assert row.loc[("B", "MDL", 32), "seed std"] == 0.0
+    off = curves.measure_table([a, b], 0.15, at=[3, 20]).set_index(["representation", "measure", "n"])
+    assert off.loc[("B", "VA", 20), "value"] == 0.0 and off.loc[("B", "VA", 3), "value"] == 0.69
+    assert off.loc[("B", "eSC", 20), "shown"] == "16"
     with pytest.raises(ValueError, match="n"):
         curves.truncate(a, 0)
+
+
+def test_plot_draws_eps_and_the_esc_crossing():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    c = hand_curve()
+    ax = curves.plot([c], 0.3)
+    ys = [tuple(l.get_ydata()) for l in ax.lines]
+    xs = [tuple(l.get_xdata()) for l in ax.lines]
+    assert (0.3, 0.3) in ys                     # the ε line
+    assert (80, 80) in xs                       # εSC = 80 at ε = 0.3
+    assert ax.get_xscale() == "log"
+    t = curves.measure_table([c], 0.3, at=[20, 80])
+    axes = curves.plot_measures(t)
+    assert len(axes) == 4 and axes[1].get_yscale() == "log"
+    with pytest.raises(ValueError, match="table"):
+        curves.plot_measures(t.drop(columns=["status"]))
+    with pytest.raises(ValueError, match="curves"):
+        curves.plot([], 0.3)
+    import matplotlib.pyplot as plt
+
+    plt.close("all")

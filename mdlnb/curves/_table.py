@@ -76,13 +76,13 @@ def measure_table(curves: Sequence[LossDataCurve], eps: Any, *, at: Sequence[int
         for n in at:
             n = int(n)
             part = truncate(c, n)
-            seeds = _per_seed(part)
+            seeds, whole = _per_seed(part), _per_seed(c)
             m = va(c, n)
-            row(c, "VA", n, np.nan, m, f"{m.value:.4g}", [va(s, n).value for s in seeds],
+            row(c, "VA", n, np.nan, m, f"{m.value:.4g}", [va(s, n).value for s in whole],
                 "nats/example")
             m = mdl(c, n=n)
-            row(c, "MDL", n, np.nan, m, f"{m.value:.4g}",
-                [mdl(s, n=n).value for s in _per_seed(c)], "nats")
+            row(c, "MDL", n, np.nan, m, f"{m.value:.4g}", [mdl(s, n=n).value for s in whole],
+                "nats")
             for e in epss:
                 m = sdl(part, e)
                 row(c, "SDL", n, e.value, m, ("≥ " if not m.tight else "") + f"{m.value:.4g}",
