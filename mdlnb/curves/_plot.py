@@ -13,7 +13,8 @@ from mdlnb.curves._measures import as_eps, esc
 def plot(curves: Sequence[LossDataCurve], eps: Any = None, *, ax: Any = None, band: str = "std",
          mark_esc: bool = True, shade_sdl: bool = True, va_at: int | None = None,
          title: str | None = None) -> Any:
-    """Mean loss (nats) against n on a log axis, a ±1 sd (or min–max) band over seeds.
+    """Mean loss (nats) against n on a log axis, a ±1 sd (or min–max) band over seeds
+    (clipped at 0: log-losses are non-negative).
 
     With ``eps``: the line y = ε; each curve's SDL drawn as the shaded area between
     its left-edge step function and ε (Fig. 1 middle); its εSC as a vertical tick
@@ -37,7 +38,7 @@ def plot(curves: Sequence[LossDataCurve], eps: Any = None, *, ax: Any = None, ba
         lo, hi = ((mu - c.std_loss, mu + c.std_loss) if band == "std"
                   else (c.loss.min(axis=0), c.loss.max(axis=0)))
         ax.plot(n, mu, "-o", ms=3, color=col, label=c.representation)
-        ax.fill_between(n, lo, hi, color=col, alpha=0.2, linewidth=0)
+        ax.fill_between(n, np.maximum(lo, 0.0), hi, color=col, alpha=0.2, linewidth=0)
         if e is not None and shade_sdl:
             ax.fill_between(n, np.maximum(mu, e.value), e.value, step="post", color=col,
                             alpha=0.12, hatch="//", linewidth=0)
