@@ -393,3 +393,11 @@ def test_plot_draws_eps_and_the_esc_crossing():
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_auto_chunk_by_hand():
+    # linear 4 -> 3: 15 parameters, widths 3; 4 bytes × (5·15 + (3·2 + 5)·(3 + 4)) = 608 per probe
+    from mdlnb.curves._curve import auto_chunk
+
+    assert auto_chunk(readouts.linear(), 4, 3, 2, 5, budget=6080) == 10
+    assert auto_chunk(readouts.linear(), 4, 3, 2, 5, budget=100) == 1

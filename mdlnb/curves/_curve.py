@@ -44,6 +44,7 @@ from mdlnb._checks import as_array, check_finite
 from mdlnb._task import Task
 
 TEST_CHUNK = 1024   # test examples per forward pass inside the compiled program
+MEMORY_BUDGET = 4 * 2 ** 30   # bytes of per-probe state one compiled call may hold (auto chunking)
 
 
 def log_grid(n_max: int, num: int = 20, n_min: int = 10) -> np.ndarray:
@@ -250,6 +251,18 @@ def _program(readout: Any, num_classes: int, steps: int, batch_size: int, evals:
     return jax.jit(vm)
 
 
+def auto_chunk(readout: Any, in_dim: int, num_classes: int, batch_size: int, test_chunk: int,
+               budget: int = MEMORY_BUDGET) -> int:
+    """Probes per call so that their float32 state fits ``budget`` bytes: per probe, 5 copies
+    of the parameters (params, Adam μ and ν, EMA, gradients) plus the activations of one
+    training batch (×3: forward, backward) and of one test chunk."""
+    params = readout.num_params(in_dim, num_classes) if hasattr(readout, "num_params") else 0
+    widths = sum(o for _, o in readout.layer_sizes(in_dim, num_classes)) \
+        if hasattr(readout, "layer_sizes") else num_classes
+    per_probe = 4 * (5 * params + (3 * batch_size + test_chunk) * (widths + in_dim))
+    return max(1, int(budget // max(per_probe, 1)))
+
+
 def probe_keys(seeds: Sequence[int], seed_index: np.ndarray) -> tuple[jax.Array, jax.Array]:
     """(init keys, minibatch keys) of each probe: ``fold_in(PRNGKey(seed), 0 / 1)``."""
     base = jax.vmap(jax.random.PRNGKey)(jnp.asarray(seeds, jnp.uint32))[jnp.asarray(seed_index)]
@@ -319,7 +332,8 @@ def loss_data_curve(task: Task, readout: Any = None, *, test: Task | float | Non
         (0: off); ``evals`` checkpoints; at most ``max_holdout`` held-out examples.
       standardize: standardise features with the training pool's mean/std.
       representation: label of the curve (default ``task.name``).
-      chunk: at most this many probes per compiled call (default: all in one).
+      chunk: at most this many probes per compiled call (default: all in one call,
+        unless their estimated state exceeds :data:`MEMORY_BUDGET`: see :func:`auto_chunk`).
 
     Returns:
       :class:`LossDataCurve`, losses in nats per held-out example.
@@ -370,7 +384,8 @@ def loss_data_curve(task: Task, readout: Any = None, *, test: Task | float | Non
     prog = _program(ro, c, int(steps), int(batch_size), int(evals) if early_stopping else 1,
                     float(early_stopping), hold_cap)
     p = len(r_idx)
-    size = p if chunk is None else min(int(chunk), p)
+    size = min(auto_chunk(ro, x.shape[1], c, batch_size, min(t, TEST_CHUNK)) if chunk is None
+               else int(chunk), p)
     args = (jnp.asarray(perms), jnp.asarray(x), jnp.asarray(pool.y, jnp.int32),
             jnp.asarray(xte_p), jnp.asarray(yte_p, jnp.int32), jnp.asarray(wte_p))
     losses, accs = [], []
