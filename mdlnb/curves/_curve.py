@@ -15,8 +15,10 @@ estimated on a held-out set. Conventions here (App. C.1, made precise):
   training part of its prefix under early stopping).
 * **Early stopping** (optional): the last ``⌈f·n⌉`` examples of the prefix
   (at most ``max_holdout``, none when ``n < 2``) are held out; the loss on them
-  is read ``evals`` times during training and the parameters with the lowest
-  held-out loss are kept (checkpoint selection).
+  is read at the initial parameters and ``evals`` times during training, and
+  the parameters with the lowest held-out loss are kept (checkpoint selection;
+  a tie keeps the earlier). Without it a probe trained for many updates on a
+  few examples becomes over-confident (held-out loss above ``log C``).
 * **Seeds.** Seed ``r`` fixes the permutation, the initialisation and the
   minibatch stream; the same initialisation is shared by all sizes of a seed.
 * **Standardisation.** Features are standardised with the mean/std of the
@@ -222,17 +224,21 @@ def _program(readout: Any, num_classes: int, steps: int, batch_size: int, evals:
             hidx = perms[r, jnp.minimum(n_train + hj, perms.shape[1] - 1)]
             hw = (hj < n_hold).astype(jnp.float32)
 
+            def held_loss(params):
+                held = jnp.sum(hw * _fit.example_losses(apply(params, x[hidx]), y[hidx]))
+                return held / jnp.maximum(jnp.sum(hw), 1.0)
+
             def epoch(carry, e):
                 st, best, best_params = carry
                 st, _ = jax.lax.scan(one, st, e * per_eval + jnp.arange(per_eval))
-                held = jnp.sum(hw * _fit.example_losses(apply(st.ema_params, x[hidx]), y[hidx]))
-                held = held / jnp.maximum(jnp.sum(hw), 1.0)
+                held = held_loss(st.ema_params)
                 better = (n_hold == 0) | (held < best)
                 best_params = jax.tree.map(lambda a, b: jnp.where(better, a, b),
                                            st.ema_params, best_params)
                 return (st, jnp.where(better, held, best), best_params), None
 
-            carry = (state, jnp.asarray(jnp.inf, jnp.float32), state.ema_params)
+            # the initial parameters are a checkpoint too (readouts start at the uniform code)
+            carry = (state, held_loss(state.ema_params), state.ema_params)
             (_, _, params), _ = jax.lax.scan(epoch, carry, jnp.arange(evals))
 
         def test_chunk(acc, chunk):
