@@ -224,22 +224,21 @@ def _program(readout: Any, num_classes: int, steps: int, batch_size: int, evals:
             hidx = perms[r, jnp.minimum(n_train + hj, perms.shape[1] - 1)]
             hw = (hj < n_hold).astype(jnp.float32)
 
-            def held_loss(params):
-                held = jnp.sum(hw * _fit.example_losses(apply(params, x[hidx]), y[hidx]))
-                return held / jnp.maximum(jnp.sum(hw), 1.0)
-
             def epoch(carry, e):
+                # checkpoint e = 0 is the initial parameters (readouts start at the uniform
+                # code); checkpoint e >= 1 follows per_eval more updates
                 st, best, best_params = carry
-                st, _ = jax.lax.scan(one, st, e * per_eval + jnp.arange(per_eval))
-                held = held_loss(st.ema_params)
+                st = jax.lax.fori_loop(0, jnp.where(e == 0, 0, per_eval),
+                                       lambda i, s: one(s, (e - 1) * per_eval + i)[0], st)
+                held = jnp.sum(hw * _fit.example_losses(apply(st.ema_params, x[hidx]), y[hidx]))
+                held = held / jnp.maximum(jnp.sum(hw), 1.0)
                 better = (n_hold == 0) | (held < best)
                 best_params = jax.tree.map(lambda a, b: jnp.where(better, a, b),
                                            st.ema_params, best_params)
                 return (st, jnp.where(better, held, best), best_params), None
 
-            # the initial parameters are a checkpoint too (readouts start at the uniform code)
-            carry = (state, held_loss(state.ema_params), state.ema_params)
-            (_, _, params), _ = jax.lax.scan(epoch, carry, jnp.arange(evals))
+            carry = (state, jnp.asarray(jnp.inf, jnp.float32), state.ema_params)
+            (_, _, params), _ = jax.lax.scan(epoch, carry, jnp.arange(evals + 1))
 
         def test_chunk(acc, chunk):
             xc, yc, wc = chunk
