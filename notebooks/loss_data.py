@@ -169,15 +169,13 @@ report.save_figure(axes[0].figure, "loss_data_measures", paper_dir)
 ranks
 
 # %%
-changes = (ranks.assign(eps=ranks["eps"].round(4))
-           .groupby(["measure", "eps"], dropna=False)["prefers"]
-           .agg(lambda p: " → ".join(dict.fromkeys(p))))
-for (measure, e), seq in changes.items():
-    print(f"{measure:4s}{'' if pd.isna(e) else f' (eps {e})'}: {seq}")
+changes = curves.winner_changes(ranks)
+report.save_table(changes, "loss_data_winner_changes", paper_dir)
+changes
 
 # %% [markdown]
-# Reading the output above: each line lists, in order of growing n, the
-# representations a measure preferred (an arrow marks a change). VA and MDL
+# Reading the table above: each row lists, in order of growing n, the
+# verdicts of one measure (an arrow marks a change). VA and MDL
 # always name a winner, even at the smallest n; when their line has more than
 # one representation in it, a smaller or larger evaluation set would have
 # named another. SDL and εSC say "undetermined" while the values they would
@@ -187,11 +185,10 @@ for (measure, e), seq in changes.items():
 # below).
 
 # %%
-named = {k: [p for p in v.split(" → ") if not p.startswith(("undetermined", "tie"))]
-         for k, v in changes.items()}
-flipped = [f"{m}{'' if pd.isna(e) else f' (eps {e})'}" for (m, e), p in named.items()
-           if len(set(p)) > 1]
-print("measures whose named winner changed as n grew:", flipped or "none")
+flipped = changes[changes["changed"]]
+print("measures whose named winner changed as n grew:",
+      [f"{m}" + ("" if pd.isna(e) else f" (eps {e:.3g})") for m, e in zip(flipped["measure"],
+                                                                        flipped["eps"])] or "none")
 
 # %% [markdown]
 # The values at the largest n, with their spread over seeds:

@@ -113,11 +113,11 @@ report.save_table(ranks, "parity_rankings", paper_dir)
 ranks
 
 # %%
-picks = ranks.groupby("measure")["prefers"].agg(lambda p: sorted(set(p)))
+changes = curves.winner_changes(ranks).set_index("measure")
 sdl_a, sdl_b = curves.sdl(curve_a, eps), curves.sdl(curve_b, eps)
 esc_a, esc_b = curves.esc(curve_a, eps), curves.esc(curve_b, eps)
-print(f"VA prefers, depending on n: {picks['VA']}")
-print(f"MDL prefers, depending on n: {picks['MDL']}")
+for m in ("VA", "MDL", "SDL", "eSC"):
+    print(f"{m:4s} as n grows: {changes.loc[m, 'sequence']}")
 print(f"SDL: A {sdl_a.value:.1f} nats [{sdl_a.status}], B {sdl_b.value:.1f} nats [{sdl_b.status}]")
 print(f"eSC: A {esc_a}, B {esc_b} examples")
 mdl_cross = table.query("measure == 'MDL'").pivot(index="n", columns="representation", values="value")

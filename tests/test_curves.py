@@ -405,3 +405,16 @@ def test_auto_chunk_by_hand():
 
     assert auto_chunk(readouts.linear(), 4, 3, 2, 5, budget=6080) == 10
     assert auto_chunk(readouts.linear(), 4, 3, 2, 5, budget=100) == 1
+
+
+def test_winner_changes_reads_the_rankings():
+    n = np.array([1, 2, 4, 8, 16, 32])
+    a = curves.LossDataCurve("A", n, np.full((1, 6), 0.35), None, (0,), 2)
+    b = curves.LossDataCurve("B", n, np.array([[0.69, 0.69, 0.69, 0.3, 0.0, 0.0]]), None, (0,), 2)
+    ch = curves.winner_changes(curves.rankings(curves.measure_table([a, b], 0.15, at=[2, 8, 32])))
+    ch = ch.set_index("measure")
+    assert ch.loc["VA", "sequence"] == "A → B" and ch.loc["VA", "changed"]
+    assert ch.loc["SDL", "sequence"] == "undetermined (all lower bounds) → B"
+    assert ch.loc["SDL", "winners"] == "B" and not ch.loc["SDL", "changed"]
+    with pytest.raises(ValueError, match="ranks"):
+        curves.winner_changes(ch)

@@ -126,3 +126,26 @@ def rankings(table) -> Any:
     out = out.assign(_m=out["measure"].map(order), _e=out["eps"].fillna(-1.0))
     return out.sort_values(["_m", "_e", "n"], kind="stable").drop(columns=["_m", "_e"]) \
         .reset_index(drop=True)
+
+
+def winner_changes(ranks) -> Any:
+    """Per (measure, ε): the sequence of :func:`rankings`' verdicts as n grows, and whether
+    the *named* winner (ignoring "undetermined" and "tie") changed.
+
+    Columns ``measure``, ``eps``, ``sequence`` (verdicts in order of n, repeats
+    dropped, joined by " → "), ``winners`` (named representations in order),
+    ``changed`` (more than one named winner)."""
+    import pandas as pd
+
+    for col in ("measure", "eps", "n", "prefers"):
+        if col not in getattr(ranks, "columns", []):
+            raise ValueError(f"ranks: missing column {col!r}; pass rankings()'s output")
+    rows = []
+    keys = [ranks["measure"], ranks["eps"].fillna(-1.0)]
+    for (measure, e), g in ranks.sort_values("n", kind="stable").groupby(keys, sort=False):
+        seq = list(dict.fromkeys(g["prefers"]))
+        named = [p for p in seq if not p.startswith(("undetermined", "tie"))]
+        rows.append({"measure": measure, "eps": None if e == -1.0 else e,
+                     "sequence": " → ".join(seq), "winners": ", ".join(named),
+                     "changed": len(named) > 1})
+    return pd.DataFrame(rows)
