@@ -418,3 +418,12 @@ def test_winner_changes_reads_the_rankings():
     assert ch.loc["SDL", "winners"] == "B" and not ch.loc["SDL", "changed"]
     with pytest.raises(ValueError, match="ranks"):
         curves.winner_changes(ch)
+
+
+def test_winner_changes_keeps_returns():
+    import pandas as pd
+
+    ranks = pd.DataFrame({"measure": ["VA"] * 4, "eps": [None] * 4, "n": [1, 2, 3, 4],
+                          "prefers": ["A", "B", "B", "A"]})
+    ch = curves.winner_changes(ranks).iloc[0]
+    assert ch["sequence"] == "A → B → A" and ch["winners"] == "A, B, A" and ch["changed"]

@@ -132,9 +132,9 @@ def winner_changes(ranks) -> Any:
     """Per (measure, ε): the sequence of :func:`rankings`' verdicts as n grows, and whether
     the *named* winner (ignoring "undetermined" and "tie") changed.
 
-    Columns ``measure``, ``eps``, ``sequence`` (verdicts in order of n, repeats
-    dropped, joined by " → "), ``winners`` (named representations in order),
-    ``changed`` (more than one named winner)."""
+    Columns ``measure``, ``eps``, ``sequence`` (verdicts in order of n, consecutive
+    repeats dropped, joined by " → "), ``winners`` (the named representations in
+    that order), ``changed`` (more than one distinct named winner)."""
     import pandas as pd
 
     for col in ("measure", "eps", "n", "prefers"):
@@ -143,9 +143,11 @@ def winner_changes(ranks) -> Any:
     rows = []
     keys = [ranks["measure"], ranks["eps"].fillna(-1.0)]
     for (measure, e), g in ranks.sort_values("n", kind="stable").groupby(keys, sort=False):
-        seq = list(dict.fromkeys(g["prefers"]))
+        verdicts = g["prefers"].tolist()
+        seq = [v for i, v in enumerate(verdicts) if i == 0 or v != verdicts[i - 1]]
         named = [p for p in seq if not p.startswith(("undetermined", "tie"))]
+        named = [p for i, p in enumerate(named) if i == 0 or p != named[i - 1]]
         rows.append({"measure": measure, "eps": None if e == -1.0 else e,
                      "sequence": " → ".join(seq), "winners": ", ".join(named),
-                     "changed": len(named) > 1})
+                     "changed": len(set(named)) > 1})
     return pd.DataFrame(rows)
