@@ -8,6 +8,16 @@ from mdlnb import runner
 
 NOTEBOOKS = runner.available()
 
+# What a notebook's smoke run must have written to paper_dir (besides anything else).
+EXPECTED = {
+    "parity_toy": ["parity_curves.png", "parity_rankings.csv", "parity_measures.csv",
+                   "parity_mlp_measures.csv", "parity_switching.csv",
+                   "parity_switching_posterior.png"],
+    "loss_data": ["loss_data_curves.csv", "loss_data_curves.png", "loss_data_measures.csv",
+                  "loss_data_measures.png", "loss_data_rankings.csv", "loss_data_final.csv",
+                  "loss_data_esc_refined.csv"],
+}
+
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -20,6 +30,8 @@ def test_notebook_smoke(name, tmp_path):
     assert not errors
     # A notebook that saves nothing to paper/ has not done its job.
     assert any((tmp_path / "paper").iterdir()), f"{name} wrote nothing to paper_dir"
+    missing = [f for f in EXPECTED.get(name, []) if not (tmp_path / "paper" / f).is_file()]
+    assert not missing, f"{name} did not write {missing}"
 
 
 def test_profiles_are_known():
