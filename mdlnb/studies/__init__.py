@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("transferability",)
+_SUBMODULES = ("switching", "transferability")
 
 __all__ = list(_SUBMODULES)
 
