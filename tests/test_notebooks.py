@@ -1,25 +1,74 @@
-"""Every notebook runs end to end with its ``smoke`` parameters."""
+"""Every notebook runs end to end with its ``smoke`` parameters, and writes what it should."""
 
 import json
+import math
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from mdlnb import runner
+from mdlnb import claims, runner
 
 NOTEBOOKS = runner.available()
+_RUNS: dict = {}
+
+
+def smoke(name, tmp_path_factory):
+    """Run notebook ``name``'s smoke profile once per session; returns its paper_dir."""
+    if name not in _RUNS:
+        root = tmp_path_factory.mktemp(name)
+        out = runner.run(name, "smoke", out_dir=root / "nb",
+                         parameters={"paper_dir": str(root / "paper")})
+        _RUNS[name] = (json.loads(out.read_text()), root / "paper")
+    return _RUNS[name]
 
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_smoke(name, tmp_path):
-    out = runner.run(name, "smoke", out_dir=tmp_path / "nb",
-                     parameters={"paper_dir": str(tmp_path / "paper")})
-    nb = json.loads(out.read_text())
+def test_notebook_smoke(name, tmp_path_factory):
+    nb, paper = smoke(name, tmp_path_factory)
     errors = [o for c in nb["cells"] if c["cell_type"] == "code"
               for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
     # A notebook that saves nothing to paper/ has not done its job.
-    assert any((tmp_path / "paper").iterdir()), f"{name} wrote nothing to paper_dir"
+    assert any(paper.iterdir()), f"{name} wrote nothing to paper_dir"
+
+
+def _claims_ok(paper, name, ids):
+    df = pd.read_csv(paper / "claims" / f"{name}.csv", dtype=str, keep_default_na=False)
+    assert list(df.columns) == list(claims.COLUMNS)
+    assert sorted(df["id"]) == sorted(ids)
+    assert df["verdict"].isin(claims.VERDICTS).all()
+    assert (df["our_value"].str.len() > 0).all() and (df["rule"].str.len() > 0).all()
+
+
+# A switching code of experts that start at the uniform code pays at most log C
+# per example plus what the worst prior pays over the best expert; on these
+# small boards that stays below 0.5 nats per example.
+MARGIN_NATS = 0.5
+
+
+@pytest.mark.notebook
+def test_switching_strategies_outputs(tmp_path_factory):
+    _, paper = smoke("switching_strategies", tmp_path_factory)
+    cl = pd.read_csv(paper / "switching_codelengths.csv")
+    assert {"pair", "seed", "strategy", "num_classes", "n", "codelength [nats]",
+            "nats per example", "regret [nats]"} <= set(cl.columns)
+    assert np.isfinite(cl.select_dtypes("number")).all().all()
+    assert (cl["nats per example"] <= np.log(cl["num_classes"]) + MARGIN_NATS).all()
+    assert (cl["nats per example"] > 0).all()
+    assert (cl.loc[cl["strategy"] == "fixed share", "regret [nats]"] == 0).all()
+    assert set(cl["strategy"]) == {"fixed share", "Bayesian mixture", "elementwise mixture",
+                                   "switch distribution", "run-length"}
+    sens = pd.read_csv(paper / "switching_sensitivity.csv")
+    assert set(sens["rate"]) == {"m", "constant α"} and np.isfinite(sens["mean"]).all()
+    seq = pd.read_csv(paper / "switching_sequence.csv")
+    # allowing more switches can only lower the best sequence loss
+    for _, g in seq.groupby(["pair", "seed"]):
+        assert np.all(np.diff(g["best sequence [nats]"]) <= 1e-6)
+    _claims_ok(paper, "switching_strategies", ["b1", "b2", "c1", "c2"])
+    for png in ("switching_regret", "switching_sensitivity", "switching_bound"):
+        assert (paper / f"{png}.png").stat().st_size > 1000
 
 
 def test_profiles_are_known():
