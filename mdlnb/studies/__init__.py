@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("switching", "transferability")
+_SUBMODULES = ("data_efficiency", "switching", "transferability")
 
 __all__ = list(_SUBMODULES)
 
