@@ -71,6 +71,29 @@ def test_switching_strategies_outputs(tmp_path_factory):
         assert (paper / f"{png}.png").stat().st_size > 1000
 
 
+@pytest.mark.notebook
+def test_data_efficiency_outputs(tmp_path_factory):
+    _, paper = smoke("data_efficiency", tmp_path_factory)
+    cl = pd.read_csv(paper / "data_efficiency_codelengths.csv")
+    assert {"task", "domain", "seed", "method", "n", "codelength [nats]", "nats per example",
+            "regret [nats]", "crossing n"} <= set(cl.columns)
+    assert set(cl["domain"]) == {"in-domain", "out-of-domain"}
+    assert set(cl["method"]) == {"linear probe", "deep MLP", "fine-tuned", "from scratch"}
+    num = cl[["n", "codelength [nats]", "nats per example", "regret [nats]"]]
+    assert np.isfinite(num).all().all() and (cl["nats per example"] > 0).all()
+    log_c = cl["task"].map({"fashion_mnist": math.log(10), "sci_patches": math.log(4)})
+    assert (cl["nats per example"] <= log_c + MARGIN_NATS).all()
+    assert (cl.loc[cl["method"] == "from scratch", "regret [nats]"] == 0).all()
+    # regret is a difference of codelengths of the same stream
+    for _, g in cl.groupby(["task", "seed"]):
+        base = g.loc[g["method"] == "from scratch", "codelength [nats]"].item()
+        np.testing.assert_allclose(g["regret [nats]"], g["codelength [nats]"] - base, atol=1e-6)
+    crossing = cl["crossing n"].dropna()
+    assert ((crossing >= 1) & (crossing <= cl.loc[crossing.index, "n"])).all()
+    _claims_ok(paper, "data_efficiency", ["e1", "e2"])
+    assert (paper / "data_efficiency_regret.png").stat().st_size > 1000
+
+
 def test_profiles_are_known():
     with pytest.raises(ValueError, match="profile"):
         runner.profile_parameters("quickstart", "huge")
