@@ -64,7 +64,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 import mdlnb
-from mdlnb import claims, report
+from mdlnb import claims, manifest, report
 from mdlnb.encoders import pretrain
 from mdlnb.studies import data_efficiency as study
 from mdlnb.studies import switching as switching_study
@@ -139,6 +139,7 @@ for (domain, method), g in summary.groupby(["domain", "method"], sort=False):
 # %%
 found = study.claims(runs, early=early)
 claims.write_claims(found, paper_dir, "data_efficiency")
+manifest.record(paper_dir, "data_efficiency", profile, pattern="data_efficiency_*")
 for c in found:
     print(f"({c.id}) {c.verdict.upper()}: {c.statement}\n    ours: {c.our_value}\n    rule: {c.rule}")
 

@@ -47,7 +47,7 @@ import math
 
 import matplotlib.pyplot as plt
 
-from mdlnb import claims, experts, readouts, report
+from mdlnb import claims, experts, manifest, readouts, report
 from mdlnb.studies import switching as study
 
 # %% [markdown]
@@ -178,6 +178,7 @@ freq
 # %%
 found = study.claims(results)
 claims.write_claims(found, paper_dir, "switching_strategies")
+manifest.record(paper_dir, "switching_strategies", profile, pattern="switching_*")
 for c in found:
     print(f"({c.id}) {c.verdict.upper()}: {c.statement}\n    ours: {c.our_value}\n    rule: {c.rule}")
 

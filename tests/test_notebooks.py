@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mdlnb import claims, runner
+from mdlnb import claims, manifest, runner
 
 NOTEBOOKS = runner.available()
 _RUNS: dict = {}
@@ -40,6 +40,11 @@ def _claims_ok(paper, name, ids):
     assert sorted(df["id"]) == sorted(ids)
     assert df["verdict"].isin(claims.VERDICTS).all()
     assert (df["our_value"].str.len() > 0).all() and (df["rule"].str.len() > 0).all()
+    # the notebook's manifest lists what it wrote, and each listed file parses
+    m = pd.read_csv(paper / "manifest" / f"{name}.csv")
+    assert set(m["notebook"]) == {name} and set(m["profile"]) == {"smoke"}
+    assert set(m["file"]) == {p.name for p in paper.iterdir() if p.suffix in (".csv", ".png")}
+    assert manifest.check(paper) == len(m)
 
 
 # A switching code of experts that start at the uniform code pays at most log C
