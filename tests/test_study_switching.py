@@ -82,3 +82,29 @@ def test_switch_counts_by_hand():
     np.testing.assert_allclose(df["tv"], [0, 0.4, 0.5, 0.1])
     g = study.switch_counts(P, ["a", "b", "b"], points=4)   # b = experts 1 + 2
     assert list(g["map switches"]) == [0, 1, 1, 1]
+
+
+def _pair(seed, final):
+    """A PairResult with hand-made frames: ``final`` = each strategy's regret at n = N = 100."""
+    import pandas as pd
+
+    regret = pd.DataFrame([{"n": n, "strategy": s, "codelength [nats]": 50.0 + v * n / 100,
+                            "regret [nats]": v * n / 100} for s, v in final.items() for n in (1, 100)])
+    bound = pd.DataFrame({"n": [1, 100], "regret [nats]": [0.0, 3.0], "bound [nats]": [1.0, 5.0]})
+    seq = pd.DataFrame({"switches": [0, 1], "best sequence [nats]": [48.0, 45.0],
+                        "regret [nats]": [2.0, 5.0], "bound [nats]": [9.0, 9.0]})
+    return study.PairResult("p", seed, 100, 3, 10, 2.0, regret, None, bound, seq, None)
+
+
+def test_claims_from_frames():
+    good = {"fixed share": 0.0, "Bayesian mixture": 20.0, "elementwise mixture": 30.0,
+            "switch distribution": 1.0, "run-length": 2.0}
+    results = [_pair(0, good), _pair(1, {**good, "switch distribution": -2.0})]
+    cl = study.final_codelengths(results)
+    assert list(cl["nats per example"]) == pytest.approx(list(cl["codelength [nats]"] / 100))
+    b1, b2, c1, c2 = study.claims(results)
+    assert (b1.verdict, b2.verdict, c1.verdict, c2.verdict) == ("holds",) * 4
+    assert c1.our_value == "max ratio per unit 0.598, 0.598"   # (3 - 0.01) / 5
+    bad = [_pair(0, {**good, "Bayesian mixture": -1.0}), _pair(1, {**good, "switch distribution": 25.0})]
+    b1, b2, _, _ = study.claims(bad)
+    assert b1.verdict == "does not hold" and b2.verdict == "does not hold"
