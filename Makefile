@@ -30,8 +30,12 @@ $(STAMP): pyproject.toml
 
 # Regenerate every table and figure in paper/ (PROFILE=default|smoke|full), then list
 # the committed paper/*.csv numbers that moved (tolerance: mdlnb/_paperdiff.py).
+# paper/claims.md and paper/README.md are merged from what the notebooks wrote.
+PAPER_DIR = $(if $(filter smoke,$(PROFILE)),build/paper-smoke,paper)
 reproduce: setup
 	$(BIN)/python -m mdlnb.runner --profile $(PROFILE) --compare-to-git HEAD $(NOTEBOOKS)
+	$(BIN)/python -m mdlnb.claims $(PAPER_DIR)
+	$(BIN)/python -m mdlnb.manifest $(PAPER_DIR)
 
 test: setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("encoders", "transferability")
+_SUBMODULES = ("data_efficiency", "encoders", "switching", "transferability")
 
 __all__ = ["config_class", *_SUBMODULES]
 

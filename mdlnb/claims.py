@@ -1,0 +1,259 @@
+"""Claims: what the paper says, what our runs measured, and a verdict decided by a rule.
+
+Each experiment notebook tests a few qualitative claims of the papers in
+``/work/shared/papers`` and records one :class:`Claim` per claim: the paper's
+statement and anchor (table/figure), the paper's value, ours, the rule that
+decides the verdict, and the verdict itself — one of :data:`VERDICTS`. The
+verdict is never typed by hand: it comes from a rule helper applied to data,
+
+* :func:`sign_on_every` — a sign that must hold on every task/seed/order;
+* :func:`interval_excludes` — a Student-t confidence interval of the mean over
+  seeds/orders lies entirely on the claimed side of a value;
+* :func:`paired_test` — a one-sided paired test (Wilcoxon signed-rank or the
+  exact sign test) of ``a < b`` (or ``a > b``) at level ``alpha``;
+
+each returning a :class:`Decision` (verdict + the numbers behind it).
+:func:`write_claims` stores a notebook's claims as
+``paper_dir/claims/<notebook>.csv`` (atomically); :func:`merge_claims` merges
+all of them into ``paper_dir/claims.md`` (sorted by claim id, then notebook;
+deterministic), also runnable as ``python -m mdlnb.claims paper/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, Iterable, NamedTuple, Sequence
+
+import numpy as np
+
+from mdlnb._io import atomic_write_text
+
+HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
+VERDICTS = (HOLDS, FAILS, INCONCLUSIVE)
+CLAIMS_SUBDIR = "claims"
+
+
+class Decision(NamedTuple):
+    """A rule's outcome: ``verdict`` in :data:`VERDICTS` and ``detail``, the
+    numbers that decided it as text (goes into the claim's ``our_value``)."""
+
+    verdict: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One qualitative claim and its verdict.
+
+    id:          short key, e.g. ``"b"`` or ``"b1"`` (issue 14's lettering);
+    statement:   the paper's claim in one sentence;
+    anchor:      where the paper makes it, e.g. ``"App. A.6, Fig. 5"``;
+    paper_value: the paper's number(s) or ``"qualitative"``;
+    our_value:   our measurement (with its spread where averaged);
+    rule:        the decision rule in words (the test, level, what must hold);
+    verdict:     one of :data:`VERDICTS`.
+    """
+
+    id: str
+    statement: str
+    anchor: str
+    paper_value: str
+    our_value: str
+    rule: str
+    verdict: str
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if not isinstance(v, str) or (f.name != "paper_value" and not v.strip()):
+                raise ValueError(f"{f.name}: must be a non-empty string, got {v!r}")
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict: must be one of {VERDICTS}, got {self.verdict!r}")
+
+    @classmethod
+    def decided(cls, id: str, statement: str, anchor: str, paper_value: str, rule: str,
+                decision: Decision, *, our_value: str | None = None) -> "Claim":
+        """A claim whose verdict (and, unless given, our value) come from ``decision``."""
+        if not isinstance(decision, Decision):
+            raise ValueError(f"decision: expected a Decision, got {type(decision).__name__}")
+        return cls(id, statement, anchor, paper_value,
+                   decision.detail if our_value is None else our_value, rule, decision.verdict)
+
+
+# ----------------------------------------------------------------------------- rules
+
+
+def _finite(values: Any, name: str) -> np.ndarray:
+    a = np.asarray(values, dtype=np.float64).reshape(-1)
+    if a.size and not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: must be finite, got {a}")
+    return a
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def sign_on_every(values: Any, *, sign: str = "negative") -> Decision:
+    """Holds if every value is strictly ``sign`` (``"negative"``/``"positive"``).
+
+    Does not hold if any value has the wrong sign (or is 0); inconclusive for
+    no values at all."""
+    if sign not in ("negative", "positive"):
+        raise ValueError(f"sign: must be 'negative' or 'positive', got {sign!r}")
+    a = _finite(values, "values")
+    if a.size == 0:
+        return Decision(INCONCLUSIVE, "no values")
+    ok = a < 0 if sign == "negative" else a > 0
+    detail = f"{int(ok.sum())}/{a.size} {sign}; range [{_fmt(a.min())}, {_fmt(a.max())}]"
+    return Decision(HOLDS if ok.all() else FAILS, detail)
+
+
+def t_interval(samples: Any, *, level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, lo, hi): the two-sided Student-t ``level`` interval of the mean,
+    mean ± t_{(1+level)/2, n−1} · s/√n (s: sample std, ddof = 1); n ≥ 2."""
+    from scipy import stats
+
+    a = _finite(samples, "samples")
+    if a.size < 2:
+        raise ValueError(f"samples: need at least 2 values for an interval, got {a.size}")
+    if not 0 < level < 1:
+        raise ValueError(f"level: must lie in (0, 1), got {level!r}")
+    mean, sem = float(a.mean()), float(stats.sem(a))
+    if sem == 0:
+        return mean, mean, mean
+    lo, hi = stats.t.interval(level, a.size - 1, loc=mean, scale=sem)
+    return mean, float(lo), float(hi)
+
+
+def interval_excludes(samples: Any, value: float, *, level: float = 0.95,
+                      side: str = "below") -> Decision:
+    """Is the mean of ``samples`` (seeds/orders) ``side`` of ``value``?
+
+    Holds if the whole ``level`` t-interval (:func:`t_interval`) lies strictly
+    ``side`` (``"below"``/``"above"``) of ``value``; does not hold if it lies
+    strictly on the other side; inconclusive if it contains ``value`` or there
+    are fewer than 2 samples."""
+    if side not in ("below", "above"):
+        raise ValueError(f"side: must be 'below' or 'above', got {side!r}")
+    a = _finite(samples, "samples")
+    if a.size < 2:
+        return Decision(INCONCLUSIVE, f"{a.size} sample(s): no interval")
+    mean, lo, hi = t_interval(a, level=level)
+    detail = f"mean {_fmt(mean)}, {level:.0%} CI [{_fmt(lo)}, {_fmt(hi)}] (n={a.size})"
+    below, above = hi < value, lo > value
+    if side == "below":
+        return Decision(HOLDS if below else FAILS if above else INCONCLUSIVE, detail)
+    return Decision(HOLDS if above else FAILS if below else INCONCLUSIVE, detail)
+
+
+def paired_test(a: Any, b: Any, *, alternative: str = "less", alpha: float = 0.05,
+                method: str = "wilcoxon") -> Decision:
+    """One-sided paired test of ``a < b`` (``alternative="less"``) or ``a > b``.
+
+    ``method="wilcoxon"``: :func:`scipy.stats.wilcoxon` on a − b (exact for
+    small n without ties); ``"sign"``: the exact sign test, a binomial test of
+    the count of positive differences (zeros dropped). Holds if the p-value of
+    the claimed direction is < ``alpha``; does not hold if that of the
+    opposite direction is; inconclusive otherwise."""
+    from scipy import stats
+
+    if alternative not in ("less", "greater"):
+        raise ValueError(f"alternative: must be 'less' or 'greater', got {alternative!r}")
+    if method not in ("wilcoxon", "sign"):
+        raise ValueError(f"method: must be 'wilcoxon' or 'sign', got {method!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha: must lie in (0, 1), got {alpha!r}")
+    x, y = _finite(a, "a"), _finite(b, "b")
+    if x.shape != y.shape:
+        raise ValueError(f"b: must have the shape of a, {x.shape}, got {y.shape}")
+    d = x - y
+    nz = d[d != 0]
+    if nz.size == 0:
+        return Decision(INCONCLUSIVE, f"all {d.size} differences are 0")
+    other = "greater" if alternative == "less" else "less"
+
+    def p(alt: str) -> float:
+        if method == "wilcoxon":
+            return float(stats.wilcoxon(nz, alternative=alt).pvalue)
+        k = int((nz > 0).sum())
+        return float(stats.binomtest(k, nz.size, 0.5, alternative=alt).pvalue)
+
+    p_claim, p_other = p(alternative), p(other)
+    detail = (f"median a−b {_fmt(float(np.median(d)))}, {method} one-sided p={p_claim:.3g} "
+              f"(n={d.size})")
+    verdict = HOLDS if p_claim < alpha else FAILS if p_other < alpha else INCONCLUSIVE
+    return Decision(verdict, detail)
+
+
+# ----------------------------------------------------------------------------- files
+
+COLUMNS = ("id", "notebook", "statement", "anchor", "paper_value", "our_value", "rule", "verdict")
+
+
+def write_claims(claims: Iterable[Claim], paper_dir: str | Path, notebook: str) -> Path:
+    """Write ``paper_dir/claims/<notebook>.csv`` atomically; returns its path."""
+    import pandas as pd
+
+    from mdlnb.report import _check_name
+
+    notebook = _check_name(notebook)
+    claims = list(claims)
+    if not claims or not all(isinstance(c, Claim) for c in claims):
+        raise ValueError("claims: expected a non-empty sequence of Claim objects")
+    ids = [c.id for c in claims]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"claims: repeated ids {ids}")
+    df = pd.DataFrame([{**asdict(c), "notebook": notebook} for c in claims], columns=list(COLUMNS))
+    return atomic_write_text(Path(paper_dir) / CLAIMS_SUBDIR / f"{notebook}.csv",
+                             df.to_csv(index=False))
+
+
+def read_claims(paper_dir: str | Path):
+    """All ``paper_dir/claims/*.csv`` as one DataFrame sorted by (id, notebook)."""
+    import pandas as pd
+
+    files = sorted((Path(paper_dir) / CLAIMS_SUBDIR).glob("*.csv"))
+    frames = [pd.read_csv(f, dtype=str, keep_default_na=False) for f in files]
+    if not frames:
+        return pd.DataFrame(columns=list(COLUMNS))
+    df = pd.concat(frames, ignore_index=True)
+    missing = set(COLUMNS) - set(df.columns)
+    if missing:
+        raise ValueError(f"paper_dir: claims files lack columns {sorted(missing)}")
+    bad = df.loc[~df["verdict"].isin(VERDICTS), "verdict"]
+    if len(bad):
+        raise ValueError(f"paper_dir: unknown verdicts {sorted(set(bad))}")
+    return df[list(COLUMNS)].sort_values(["id", "notebook"], kind="stable").reset_index(drop=True)
+
+
+def merge_claims(paper_dir: str | Path) -> Path:
+    """Build ``paper_dir/claims.md`` from every ``paper_dir/claims/*.csv``."""
+    from mdlnb.report import to_markdown
+
+    df = read_claims(paper_dir)
+    counts = {v: int((df["verdict"] == v).sum()) for v in VERDICTS}
+    head = ("# Claims of the papers, checked by this package's runs\n\n"
+            "Generated by `python -m mdlnb.claims paper/` from `paper/claims/*.csv`; each row is "
+            "written by the notebook that tests it, its verdict decided by the rule next to it.\n\n"
+            + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".\n\n")
+    return atomic_write_text(Path(paper_dir) / "claims.md", head + to_markdown(df))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m mdlnb.claims",
+                                 description="Merge paper/claims/*.csv into paper/claims.md")
+    ap.add_argument("paper_dir", nargs="?", default="paper")
+    args = ap.parse_args(argv)
+    print(merge_claims(args.paper_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+__all__ = ["Claim", "Decision", "VERDICTS", "HOLDS", "FAILS", "INCONCLUSIVE", "sign_on_every",
+           "t_interval", "interval_excludes", "paired_test", "write_claims", "read_claims",
+           "merge_claims", "main"]

@@ -1,0 +1,96 @@
+"""Claims: rule helpers against SciPy/hand computations; files and the merged page."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from mdlnb import claims
+from mdlnb.claims import FAILS, HOLDS, INCONCLUSIVE, Claim
+
+
+def test_sign_on_every():
+    assert claims.sign_on_every([-1, -0.5, -2]).verdict == HOLDS
+    d = claims.sign_on_every([-1, 0.0, -2])
+    assert d.verdict == FAILS and d.detail.startswith("2/3 negative")
+    assert claims.sign_on_every([1, 3], sign="positive").verdict == HOLDS
+    assert claims.sign_on_every([]).verdict == INCONCLUSIVE
+    with pytest.raises(ValueError, match="sign"):
+        claims.sign_on_every([1], sign="up")
+    with pytest.raises(ValueError, match="values"):
+        claims.sign_on_every([np.nan])
+
+
+def test_t_interval_by_hand():
+    x = np.array([1.0, 2.0, 4.0, 7.0])
+    mean, lo, hi = claims.t_interval(x, level=0.9)
+    s = math.sqrt(((x - x.mean()) ** 2).sum() / 3)
+    half = 2.3533634348018264 * s / 2   # t_{0.95, 3} (table value) · s/√4
+    assert mean == pytest.approx(3.5)
+    assert (lo, hi) == pytest.approx((3.5 - half, 3.5 + half), rel=1e-9)
+
+
+def test_interval_excludes_three_ways():
+    rng = np.random.default_rng(0)
+    below = rng.normal(-5, 0.5, size=6)
+    assert claims.interval_excludes(below, 0.0).verdict == HOLDS
+    assert claims.interval_excludes(below, 0.0, side="above").verdict == FAILS
+    assert claims.interval_excludes(below, -5.0).verdict == INCONCLUSIVE
+    assert claims.interval_excludes([1.0], 0.0).verdict == INCONCLUSIVE
+    # Interval boundary by hand: n=2, [0, 2] → mean 1, sem 1, t_{.975,1} = 12.706
+    d = claims.interval_excludes([0.0, 2.0], 13.0)
+    assert d.verdict == INCONCLUSIVE and "[-11.71, 13.71]" in d.detail
+    assert claims.interval_excludes([0.0, 2.0], 13.8).verdict == HOLDS
+    assert claims.interval_excludes([0.0, 2.0], 13.6).verdict == INCONCLUSIVE
+
+
+def test_paired_test_matches_scipy_and_binomial():
+    a = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
+    b = a + np.array([0.5, 1.1, 0.2, 2.0, 0.9, 1.7, 0.3, 1.4])   # a < b everywhere
+    d = claims.paired_test(a, b)
+    assert d.verdict == HOLDS
+    # exact Wilcoxon, all 8 differences negative: p = 1/2^8
+    assert f"p={1 / 256:.3g}" in d.detail
+    assert claims.paired_test(b, a).verdict == FAILS
+    # sign test: 6 of 8 negative → binomial tail P(K ≤ 2 | 8, ½) = (1 + 8 + 28)/256
+    c = a - np.array([0.5, 0.5, -1, -1, 0.5, 0.5, 0.5, 0.5])
+    d = claims.paired_test(c, a, method="sign")
+    assert f"p={37 / 256:.3g}" in d.detail and d.verdict == INCONCLUSIVE
+    assert claims.paired_test(a, a).verdict == INCONCLUSIVE
+    p = stats.wilcoxon(c - a, alternative="less").pvalue
+    assert f"p={p:.3g}" in claims.paired_test(c, a).detail
+    with pytest.raises(ValueError, match="b"):
+        claims.paired_test(a, b[:3])
+
+
+def _claim(i, verdict=HOLDS):
+    return Claim(i, "a statement, with a comma", "Fig. 5", "qualitative", "1.0", "rule", verdict)
+
+
+def test_claim_validates():
+    with pytest.raises(ValueError, match="verdict"):
+        _claim("a", "maybe")
+    with pytest.raises(ValueError, match="statement"):
+        Claim("a", "", "Fig. 5", "", "1", "rule", HOLDS)
+    c = Claim.decided("b", "s", "Fig. 5", "", "rule", claims.sign_on_every([-1]))
+    assert c.verdict == HOLDS and c.our_value.startswith("1/1 negative")
+
+
+def test_write_and_merge(tmp_path):
+    claims.write_claims([_claim("c"), _claim("b", FAILS)], tmp_path, "nb_two")
+    claims.write_claims([_claim("a", INCONCLUSIVE)], tmp_path, "nb_one")
+    df = pd.read_csv(tmp_path / "claims" / "nb_two.csv")
+    assert list(df.columns) == list(claims.COLUMNS) and list(df["id"]) == ["c", "b"]
+    out = claims.main([str(tmp_path)])
+    assert out == 0
+    text = (tmp_path / "claims.md").read_text()
+    assert "1 holds, 1 does not hold, 1 inconclusive" in text
+    rows = [ln for ln in text.splitlines() if ln.startswith("| ") and not ln.startswith("| id ")]
+    assert [r.split(" | ")[0] for r in rows] == ["| a", "| b", "| c"]
+    first = text
+    claims.merge_claims(tmp_path)
+    assert (tmp_path / "claims.md").read_text() == first   # deterministic
+    with pytest.raises(ValueError, match="ids"):
+        claims.write_claims([_claim("a"), _claim("a")], tmp_path, "dup")

@@ -1,0 +1,53 @@
+"""Data-efficiency study: crossings, regret frames and claims against hand computations."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mdlnb.claims import FAILS, HOLDS
+from mdlnb.studies import data_efficiency as de
+
+
+def test_zero_crossing_by_hand():
+    assert de.zero_crossing([0, 0, -1, -2, 1, 3]) == 5          # n = 5 onwards positive
+    assert math.isnan(de.zero_crossing([0, 0, -1, -2, -3]))     # never changes sign
+    assert math.isnan(de.zero_crossing([0, 1, 2]))
+    assert de.zero_crossing([1, -1, 1, -1, -2]) == 4
+    assert math.isnan(de.zero_crossing([1, -1, 0]))             # ends at zero: no sign
+    with pytest.raises(ValueError, match="cumulative"):
+        de.zero_crossing([])
+
+
+def _steps(n=100, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.arange(1, n + 1)
+    scratch = 2.0 / np.sqrt(t) + 0.05 * rng.random(n)            # learns slowly, ends best
+    return {"linear probe": np.full(n, 0.5) + 0.01 * rng.random(n),   # good early, flat
+            "deep MLP": 0.3 + 1.0 / t, "fine-tuned": 1.5 / np.sqrt(t), de.SCRATCH: scratch}
+
+
+def test_regret_frames_against_numpy():
+    p = _steps()
+    curves, summary = de.regret_frames(p, task="t", domain="out-of-domain", seed=3, points=20)
+    lin = curves[curves["method"] == "linear probe"]
+    want = np.cumsum(p["linear probe"] - p[de.SCRATCH])
+    np.testing.assert_allclose(lin["regret [nats]"], want[lin["n"].to_numpy() - 1], rtol=1e-12)
+    row = summary.set_index("method").loc["linear probe"]
+    assert row["regret [nats]"] == pytest.approx(want[-1])
+    assert row["nats per example"] == pytest.approx(p["linear probe"].sum() / 100)
+    first = np.flatnonzero(np.sign(want) != np.sign(want[-1]))[-1] + 2
+    assert row["crossing n"] == first
+    assert summary.set_index("method").loc[de.SCRATCH, "regret [nats]"] == 0
+    assert de.regret_at(p, "fine-tuned", 10) == pytest.approx(
+        np.sum(p["fine-tuned"][:10] - p[de.SCRATCH][:10]))
+
+
+def test_claims_decided_from_the_curves():
+    runs = [("t", "out-of-domain", s, _steps(seed=s)) for s in range(3)]
+    e1, e2 = de.claims(runs, early=5)
+    assert e1.verdict == HOLDS      # probe 0.5 and MLP ~0.5 per example vs scratch ~1.3 early
+    assert e2.verdict == HOLDS      # late: scratch ≈ 2/√90 ≈ 0.21 < probe 0.5
+    flat = [("t", "out-of-domain", 0, {**_steps(), de.SCRATCH: np.full(100, 0.1)})]
+    e1, e2 = de.claims(flat, early=5)
+    assert e1.verdict == FAILS and e2.verdict == HOLDS

@@ -1,0 +1,114 @@
+"""Switching study: closed forms against the forward pass and brute force."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from mdlnb import switching
+from mdlnb.studies import switching as study
+
+
+def _losses(n=40, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    L = rng.exponential(1.0, size=(n, k)).astype(np.float32)
+    L[n // 2:, 0] += 1.5       # expert 0 good early, bad late: switching matters
+    L[: n // 2, 1] += 1.5
+    return L
+
+
+@pytest.mark.parametrize("strategy", [switching.FixedShare(m=3), switching.FixedShare(alpha=0.2),
+                                      switching.BayesianMixture(), switching.ElementwiseMixture()])
+def test_never_switch_cost_is_the_forward_pass_on_one_path(strategy):
+    # Expert 0 has loss 0, the others +inf: the codelength is -log p(ξ_1..t = 0).
+    n, k = 12, 4
+    L = np.full((n, k), np.inf, np.float32)
+    L[:, 0] = 0.0
+    want = np.cumsum(switching.codelength(L, strategy, posterior=False).per_step)
+    curve = study.never_switch_curve(strategy, k, n)
+    np.testing.assert_allclose(curve, want, rtol=1e-5)
+    # its end point is the library's regret bound (mdlnb.switching.never_switch_cost)
+    for t in (1, 5, n):
+        assert curve[t - 1] == pytest.approx(switching.never_switch_cost(strategy, t, k), rel=1e-9)
+
+
+def test_never_switch_cost_by_hand():
+    # fixed share m = 3, K = 2: α_2 = 1, α_3 = 2/3 → stay 1/2, then 2/3.
+    c = study.never_switch_curve(switching.FixedShare(m=3), 2, 3)
+    np.testing.assert_allclose(c, [math.log(2), math.log(4), math.log(4) + math.log(1.5)])
+    with pytest.raises(ValueError, match="strategy"):
+        study.never_switch_curve(switching.SwitchDistribution(), 2, 3)
+
+
+def test_best_sequence_loss_brute_force():
+    L = _losses(n=7, k=3, seed=1)
+    brute = np.full(4, np.inf)
+    for seq in itertools.product(range(3), repeat=7):
+        s = sum(a != b for a, b in zip(seq, seq[1:]))
+        tot = float(sum(L[t, e] for t, e in enumerate(seq)))
+        for j in range(s, 4):
+            brute[j] = min(brute[j], tot)
+    np.testing.assert_allclose(study.best_sequence_loss(L, 3), brute, rtol=1e-6)
+
+
+def test_regret_curves_and_bound():
+    L = _losses()
+    strats = {k: v for k, v in study.strategies(m=3).items()
+              if k in (study.BASELINE, "Bayesian mixture")}   # one compile each: keep it to two
+    df = study.regret_curves(L, strats, points=50)
+    assert set(df["strategy"]) == set(strats)
+    assert np.all(df.loc[df["strategy"] == study.BASELINE, "regret [nats]"] == 0)
+    bm = df[(df["strategy"] == "Bayesian mixture") & (df["n"] == len(L))]["codelength [nats]"].item()
+    tot = L.sum(axis=0, dtype=np.float64)
+    assert bm == pytest.approx(-logsumexp(-tot) + math.log(3), rel=1e-5)
+    b = study.bound_curves(L, switching.FixedShare(m=3), points=50)
+    assert np.all(b["regret [nats]"] <= b["bound [nats]"] + 1e-4)
+    assert b["n"].iloc[-1] == len(L)
+
+
+def test_sensitivity_alpha_zero_is_bayes():
+    L = _losses()
+    df = study.sensitivity(L, ms=[1, 3], alphas=[0.0, 0.5])
+    bm = switching.codelength(L, switching.BayesianMixture(), posterior=False).total_nats
+    got = df.set_index(["rate", "value"])["codelength [nats]"]
+    assert got[("constant α", 0.0)] == pytest.approx(bm, rel=1e-6)
+    assert got[("m", 1.0)] == pytest.approx(bm, rel=1e-6)   # α_t = 0
+    best = L.sum(axis=0, dtype=np.float64).min()
+    np.testing.assert_allclose(df["regret to best expert [nats]"], df["codelength [nats]"] - best)
+
+
+def test_switch_counts_by_hand():
+    P = np.array([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1], [0.1, 0.3, 0.6], [0.1, 0.2, 0.7]])
+    df = study.switch_counts(P, points=4)
+    assert list(df["map switches"]) == [0, 1, 2, 2]
+    np.testing.assert_allclose(df["tv"], [0, 0.4, 0.5, 0.1])
+    g = study.switch_counts(P, ["a", "b", "b"], points=4)   # b = experts 1 + 2
+    assert list(g["map switches"]) == [0, 1, 1, 1]
+
+
+def _pair(seed, final):
+    """A PairResult with hand-made frames: ``final`` = each strategy's regret at n = N = 100."""
+    import pandas as pd
+
+    regret = pd.DataFrame([{"n": n, "strategy": s, "codelength [nats]": 50.0 + v * n / 100,
+                            "regret [nats]": v * n / 100} for s, v in final.items() for n in (1, 100)])
+    bound = pd.DataFrame({"n": [1, 100], "regret [nats]": [0.0, 3.0], "bound [nats]": [1.0, 5.0]})
+    seq = pd.DataFrame({"switches": [0, 1], "best sequence [nats]": [48.0, 45.0],
+                        "regret [nats]": [2.0, 5.0], "bound [nats]": [9.0, 9.0]})
+    return study.PairResult("p", seed, 100, 3, 10, 2.0, regret, None, bound, seq, None)
+
+
+def test_claims_from_frames():
+    good = {"fixed share": 0.0, "Bayesian mixture": 20.0, "elementwise mixture": 30.0,
+            "switch distribution": 1.0, "run-length": 2.0}
+    results = [_pair(0, good), _pair(1, {**good, "switch distribution": -2.0})]
+    cl = study.final_codelengths(results)
+    assert list(cl["nats per example"]) == pytest.approx(list(cl["codelength [nats]"] / 100))
+    b1, b2, c1, c2 = study.claims(results)
+    assert (b1.verdict, b2.verdict, c1.verdict, c2.verdict) == ("holds",) * 4
+    assert c1.our_value == "max ratio per unit 0.598, 0.598"   # (3 - 0.01) / 5
+    bad = [_pair(0, {**good, "Bayesian mixture": -1.0}), _pair(1, {**good, "switch distribution": 25.0})]
+    b1, b2, _, _ = study.claims(bad)
+    assert b1.verdict == "does not hold" and b2.verdict == "does not hold"
