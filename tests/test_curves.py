@@ -194,7 +194,7 @@ def test_vmapped_curve_equals_one_probe_trained_alone(digits):
     sd = np.where(sd > 1e-6, sd, 1.0)
     z = lambda a: ((a - mu) / sd).astype(np.float32)
     h = _fit.hyper(3e-3)
-    step = jax.jit(lambda st, xb, yb: _fit.step(ro.apply, st, h, xb, yb, jnp.ones(b), 10))
+    step = jax.jit(lambda st, xb, yb: _fit.step(ro.apply, st, h, xb, yb, 10, jnp.ones(b)))
     for r, s in enumerate(seeds):
         perm = np.random.default_rng(s).permutation(pool.n)
         key = jax.random.PRNGKey(s)

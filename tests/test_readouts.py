@@ -93,9 +93,9 @@ def test_bad_input(call, arg):
 
 
 def test_from_name_accepts_every_name_the_library_produces():
-    from mdlnb.experts import PRESET_BATCH_SIZE, preset
+    from mdlnb.experts import PRESETS, preset
 
-    names = {e.readout.name for p in PRESET_BATCH_SIZE for e in preset(p)}
+    names = {e.readout.name for p in PRESETS for e in preset(p)}
     assert {"linear", "mlp1", "mlp7", "mlp1x64"} <= names
     for name in names:
         assert readouts.from_name(name).name == name

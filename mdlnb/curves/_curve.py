@@ -214,7 +214,7 @@ def _program(readout: Any, num_classes: int, steps: int, batch_size: int, evals:
         def one(st, i):
             j = jax.random.randint(jax.random.fold_in(k_data, i), (batch_size,), 0, n_train)
             idx = perms[r, j]
-            return _fit.step(apply, st, h, x[idx], y[idx], ones, num_classes), None
+            return _fit.step(apply, st, h, x[idx], y[idx], num_classes, ones), None
 
         if holdout <= 0:
             state, _ = jax.lax.scan(one, state, jnp.arange(steps))
