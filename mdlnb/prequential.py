@@ -45,15 +45,17 @@ depend on which other experts share the board); replay step ``r`` after batch
 t_end)`` — the same positions for every expert that takes that step
 (:func:`replay_positions`).
 
-Implementation: experts are grouped by architecture; each group's parameters,
-AdamW state and EMA parameters are stacked and ``vmap``-ped, hyperparameters
-are arrays (one compilation serves a grid), and one jitted ``lax.scan`` over a
-chunk of batches runs every group. Experts with fewer replay steps than their
-group's maximum have the extra updates masked out. Within a group, experts are
-trained in blocks (``lax.map`` over blocks, ``vmap`` within one) sized so that
-a block's parameters and AdamW/EMA state stay in cache across its replay
-steps (``BLOCK_BYTES``); this changes the loop order, not the result. Python drives the chunks,
-which is where progress is shown and checkpoints are written.
+Implementation: experts are grouped by (architecture, replay count); each
+group's parameters, AdamW state and EMA parameters are stacked and
+``vmap``-ped, hyperparameters are arrays (one compilation serves a grid), and
+one jitted ``lax.scan`` over a chunk of batches runs every group. Within a
+group, experts are trained in blocks of a fixed width (a ``fori_loop`` over
+blocks, updated in place; ``vmap`` within one) sized so that a block's
+parameters and AdamW/EMA state stay in cache across its replay steps
+(``BLOCK_BYTES``); groups are cut into whole blocks, so an expert's losses are
+bit-identical whichever other experts share the board (see :func:`_group`).
+The state is donated to the chunk program, so it is updated in place. Python
+drives the chunks, which is where progress is shown and checkpoints are written.
 
 A readout here is anything with ``init(key, in_dim, C)`` and
 ``apply(params, x)`` (:class:`mdlnb.readouts.ReadoutLike`); an encoder plus
@@ -285,27 +287,39 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
     def train(groups):
         out = []
         for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
-            def block_steps(carry, ro=ro, j=j):
+            def block_steps(g, h, ro=ro, j=j):
                 def step(r, g):
                     pos = replay_positions(seed_key, xs["batch"], r, xs["t_end"], b)
                     x = _standardize(x_all[pos], xs["mean"], xs["inv_std"]) \
                         if spec.standardize[j] else x_all[pos]
                     upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y_all[pos])
-                    return jax.vmap(upd)(g, carry[1])
-                return jax.lax.fori_loop(0, spec.max_replay[j], step, carry[0])
+                    return jax.vmap(upd)(g, h)
+                # no replay steps on a padding batch (valid = False)
+                steps = jnp.where(xs["valid"], spec.max_replay[j], 0)
+                return jax.lax.fori_loop(0, steps, step, g)
             # Blocks of experts run all their replay steps back to back, so a
-            # block's parameters and optimiser state stay in cache.
-            split = lambda a, j=j: a.reshape(-1, spec.block[j], *a.shape[1:])  # noqa: E731
-            blocked = jax.tree_util.tree_map(split, (g, hypers[j]))
-            g = jax.lax.map(block_steps, blocked)
-            out.append(jax.tree_util.tree_map(lambda a: a.reshape(-1, *a.shape[2:]), g))
+            # block's parameters and optimiser state stay in cache. Each block
+            # is sliced out of the group's state and written back in place
+            # (dynamic_update_slice in a loop): no second copy of the group's
+            # state is ever live (a lax.map over blocks stacked a new one).
+            blk = spec.block[j]
+
+            def one_block(i, g, j=j, blk=blk, block_steps=block_steps):
+                take = lambda a: jax.lax.dynamic_slice_in_dim(a, i * blk, blk)  # noqa: E731
+                gb = block_steps(jax.tree_util.tree_map(take, g),
+                                 jax.tree_util.tree_map(take, hypers[j]))
+                put = lambda a, u: jax.lax.dynamic_update_slice_in_dim(a, u, i * blk, 0)  # noqa: E731
+                return jax.tree_util.tree_map(put, g, gb)
+            n_blocks = jax.tree_util.tree_leaves(g)[0].shape[0] // blk
+            out.append(jax.lax.fori_loop(0, n_blocks, one_block, g))
         return tuple(out)
 
-    groups = jax.lax.cond(xs["valid"], train, lambda g: g, groups)
+    groups = train(groups)
     return groups, losses
 
 
-@partial(jax.jit, static_argnums=0)
+# donate_argnums=1: the experts' state is updated in place (its input buffers are reused).
+@partial(jax.jit, static_argnums=0, donate_argnums=1)
 def _run_chunk(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
     global _TRACE_COUNT
     _TRACE_COUNT += 1
@@ -316,21 +330,41 @@ def _run_chunk(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
 # ----------------------------------------------------------------------------- driver
 
 
-def _group(experts: Sequence[Expert]) -> list[tuple[ReadoutLike, list[int]]]:
-    groups: dict[ReadoutLike, list[int]] = {}
+def _group(experts: Sequence[Expert], d: int, c: int) -> list[tuple[ReadoutLike, list[int]]]:
+    """Experts grouped by (architecture, replay count), each group then cut into
+    whole blocks of :func:`_block_fit` experts plus a remainder group.
+
+    One vmapped group per (architecture, replay count): no expert waits through
+    masked replay steps of a longer-replay neighbour (the ``vtab`` grid, replay
+    3–100, would run 400 steps where 143 are real). Every block then has the
+    same width and members whatever the rest of the board is, so an expert's
+    float results do not depend on which other experts share its run (XLA's
+    CPU matmul kernels round differently at different widths): a board split
+    into slices of whole blocks (:mod:`mdlnb._memory`) or over devices
+    (:mod:`mdlnb._sharding`) gives bit-identical losses.
+    """
+    groups: dict[tuple[ReadoutLike, int], list[int]] = {}
     for i, e in enumerate(experts):
-        groups.setdefault(e.readout, []).append(i)
-    return list(groups.items())
+        groups.setdefault((e.readout, e.replay_streams), []).append(i)
+    out = []
+    for (ro, _), idx in groups.items():
+        fit = _block_fit(ro.num_params(d, c), getattr(ro, "max_block", None))
+        full = len(idx) // fit * fit
+        out += [(ro, part) for part in (idx[:full], idx[full:]) if part]
+    return out
+
+
+def _block_fit(num_params: int, cap: int | None = None) -> int:
+    """Experts per block: as many as keep their training state (params, Adam μ/ν,
+    EMA, grads: 5 × 4 bytes per parameter) within ``BLOCK_BYTES``, at most
+    ``cap`` (a readout's ``max_block``, if it has one); at least 1."""
+    fit = max(1, BLOCK_BYTES // (20 * num_params))
+    return max(1, min(fit, int(cap))) if cap is not None else fit
 
 
 def _block_size(group_size: int, num_params: int, cap: int | None = None) -> int:
-    """Largest divisor of ``group_size`` whose training state (params, Adam μ/ν, EMA,
-    grads: 5 × 4 bytes per parameter) fits in ``BLOCK_BYTES``, and at most ``cap``
-    (a readout's ``max_block``, if it has one); at least 1."""
-    fit = max(1, BLOCK_BYTES // (20 * num_params))
-    if cap is not None:
-        fit = max(1, min(fit, int(cap)))
-    return max(k for k in range(1, group_size + 1) if group_size % k == 0 and k <= fit)
+    """Block width of a group made by :func:`_group` (it divides the group size)."""
+    return min(group_size, _block_fit(num_params, cap))
 
 
 def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: int, c: int):
@@ -341,7 +375,8 @@ def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: i
         inits = [readout.init(k, d, c) for k in keys]
         params = jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(v) for v in a]), *inits)
     opt = jax.vmap(optax.adamw(1e-3).init)(params)  # state layout does not depend on hyperparameters
-    return {"params": params, "opt": opt, "ema": params}
+    # ema is a copy, not the same buffers: the state is donated to the chunk program
+    return {"params": params, "opt": opt, "ema": jax.tree_util.tree_map(jnp.copy, params)}
 
 
 def _hypers(members: Sequence[Expert]) -> dict[str, jax.Array]:
@@ -445,7 +480,8 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
         replay_streams: int | None = None, progress: bool | ProgressFn | None = None,
         cache: bool = True, checkpoint_dir: str | Path | None = None,
         checkpoint_every_s: float = 120.0, standardize: bool = True,
-        chunk_batches: int = DEFAULT_CHUNK_BATCHES) -> LossMatrix:
+        chunk_batches: int = DEFAULT_CHUNK_BATCHES,
+        memory_budget: int | str | None = "auto") -> LossMatrix:
     """Train every expert online on ``task`` and record its next-step log-losses (nats).
 
     See the module docstring for the exact protocol.
@@ -469,10 +505,29 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
         result on the same machine.
       standardize: standardise features online from the prefix (module docstring).
       chunk_batches: batches per jitted call (progress/checkpoint granularity).
+      memory_budget: bytes the experts in flight may use. ``"auto"``: a safe
+        fraction of the available memory (:mod:`mdlnb._memory`); ``None``: one
+        pass whatever the size. A board over budget runs in slices of whole
+        blocks, one after another (:func:`mdlnb._slicing.run_sliced`), with a
+        bit-identical result; ``meta["memory_plan"]`` records the plan.
 
     Returns:
       A :class:`LossMatrix` with ``losses`` (N, K) float32 nats in stream order.
     """
+    if memory_budget is not None:  # memory plan: slice a board that does not fit (mdlnb/_memory.py)
+        from mdlnb import _memory, _slicing  # noqa: PLC0415 (they import this module)
+
+        experts = _validate(task, experts, batch_size, seed, replay_streams, checkpoint_every_s)
+        if isinstance(memory_budget, str) and memory_budget != "auto":
+            raise ValueError(f"memory_budget: must be 'auto', None or bytes, got {memory_budget!r}")
+        budget = None if memory_budget == "auto" else memory_budget
+        plan = _memory.plan(experts, task.n, np.shape(task.features)[1], task.num_classes,
+                            budget_bytes=budget)
+        if len(plan.slices) > 1:
+            return _slicing.run_sliced(
+                task, experts, batch_size, seed, memory_plan=plan, progress=progress, cache=cache,
+                checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
+                standardize=standardize, chunk_batches=chunk_batches)
     return _run(task, experts, batch_size, seed, replay_streams=replay_streams,
                 progress=progress, cache=cache, checkpoint_dir=checkpoint_dir,
                 checkpoint_every_s=checkpoint_every_s, standardize=standardize,
@@ -521,7 +576,7 @@ def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=
     t0 = time.perf_counter()
     order = stream_order(seed, n)
     x_ord, y_ord = feats[order], labels[order].astype(np.int32)
-    groups = _group(experts)
+    groups = _group(experts, d, c)
     members = [[experts[i] for i in idx] for _, idx in groups]
     spec = _Spec(readouts=tuple(ro for ro, _ in groups),
                  max_replay=tuple(max(e.replay_streams for e in m) for m in members),
