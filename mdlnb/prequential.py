@@ -86,6 +86,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from mdlnb import _sharding
 from mdlnb._checks import check_finite
 from mdlnb._io import atomic_savez, cache_dir, content_hash
 from mdlnb._task import Task
@@ -481,7 +482,7 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
         cache: bool = True, checkpoint_dir: str | Path | None = None,
         checkpoint_every_s: float = 120.0, standardize: bool = True,
         chunk_batches: int = DEFAULT_CHUNK_BATCHES,
-        memory_budget: int | str | None = "auto") -> LossMatrix:
+        memory_budget: int | str | None = "auto", devices: Sequence | None = None) -> LossMatrix:
     """Train every expert online on ``task`` and record its next-step log-losses (nats).
 
     See the module docstring for the exact protocol.
@@ -510,6 +511,10 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
         pass whatever the size. A board over budget runs in slices of whole
         blocks, one after another (:func:`mdlnb._slicing.run_sliced`), with a
         bit-identical result; ``meta["memory_plan"]`` records the plan.
+      devices: the devices the expert axis is sharded over (``None``: every
+        device, of every process under ``jax.distributed``; one device runs
+        unsharded). Same losses as on one device (:mod:`mdlnb._sharding`);
+        ``meta["devices"]`` records count and kind.
 
     Returns:
       A :class:`LossMatrix` with ``losses`` (N, K) float32 nats in stream order.
@@ -521,17 +526,18 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
         if isinstance(memory_budget, str) and memory_budget != "auto":
             raise ValueError(f"memory_budget: must be 'auto', None or bytes, got {memory_budget!r}")
         budget = None if memory_budget == "auto" else memory_budget
+        ndev = len(devices) if devices is not None else jax.device_count()
         plan = _memory.plan(experts, task.n, np.shape(task.features)[1], task.num_classes,
-                            budget_bytes=budget)
+                            budget_bytes=budget, devices=ndev)
         if len(plan.slices) > 1:
             return _slicing.run_sliced(
                 task, experts, batch_size, seed, memory_plan=plan, progress=progress, cache=cache,
                 checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
-                standardize=standardize, chunk_batches=chunk_batches)
+                standardize=standardize, chunk_batches=chunk_batches, devices=devices)
     return _run(task, experts, batch_size, seed, replay_streams=replay_streams,
                 progress=progress, cache=cache, checkpoint_dir=checkpoint_dir,
                 checkpoint_every_s=checkpoint_every_s, standardize=standardize,
-                chunk_batches=chunk_batches, keep_params=False)[0]
+                chunk_batches=chunk_batches, keep_params=False, devices=devices)[0]
 
 
 def run_with_params(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int = 0,
@@ -548,7 +554,7 @@ def run_with_params(task: Task, experts: Sequence[Expert], batch_size: int = 32,
 
 def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=None, cache=True,
          checkpoint_dir=None, checkpoint_every_s=120.0, standardize=True,
-         chunk_batches=DEFAULT_CHUNK_BATCHES, keep_params=False):
+         chunk_batches=DEFAULT_CHUNK_BATCHES, keep_params=False, devices=None):
     experts = _validate(task, experts, batch_size, seed, replay_streams, checkpoint_every_s)
     if isinstance(chunk_batches, bool) or not isinstance(chunk_batches, (int, np.integer)) \
             or chunk_batches < 1:
@@ -577,16 +583,26 @@ def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=
     order = stream_order(seed, n)
     x_ord, y_ord = feats[order], labels[order].astype(np.int32)
     groups = _group(experts, d, c)
-    members = [[experts[i] for i in idx] for _, idx in groups]
+    # Devices (mdlnb/_sharding.py): with several, each group is padded to whole
+    # blocks per device (index -1: a copy of its first expert, column dropped).
+    mesh = _sharding.expert_mesh(devices) if devices is not None or jax.device_count() > 1 else None
+    ndev = 1 if mesh is None else mesh.size
+    if ndev > 1:
+        groups = _sharding.pad_groups(groups, ndev, lambda ro, size: _block_size(
+            size, ro.num_params(d, c), getattr(ro, "max_block", None)))
+    members = [[experts[i if i >= 0 else idx[0]] for i in idx] for _, idx in groups]
     spec = _Spec(readouts=tuple(ro for ro, _ in groups),
                  max_replay=tuple(max(e.replay_streams for e in m) for m in members),
                  masked=tuple(len({e.replay_streams for e in m}) > 1 for m in members),
-                 block=tuple(_block_size(len(m), ro.num_params(d, c), getattr(ro, "max_block", None))
+                 block=tuple(_block_size(len(m) // ndev, ro.num_params(d, c),
+                                         getattr(ro, "max_block", None))
                              for (ro, _), m in zip(groups, members)),
                  standardize=tuple(bool(getattr(ro, "standardize_inputs", True))
                                    for ro, _ in groups),
                  num_classes=c, batch_size=b)
-    column = np.concatenate([idx for _, idx in groups])  # group-major column -> expert index
+    # column of the chunk output -> expert index (-1: padding); device-major when sharded
+    column = _sharding.columns(groups, ndev)
+    keep = column >= 0
     state = tuple(_init_group(ro, m, seed, d, c) for (ro, _), m in zip(groups, members))
     hypers = tuple(_hypers(m) for m in members)
     x_dev, y_dev = jnp.asarray(x_ord), jnp.asarray(y_ord)
@@ -600,6 +616,13 @@ def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=
     next_chunk = 0
     if ckpt_file is not None and ckpt_file.is_file():
         state, losses, running, next_chunk = _load_checkpoint(ckpt_file, key, state)
+    if ndev > 1:  # the expert axis over the mesh, the rest replicated
+        state, hypers = _sharding.shard(mesh, state), _sharding.shard(mesh, hypers)
+        x_dev, y_dev, seed_key = _sharding.replicate(mesh, (x_ord, y_ord, seed_key))
+        chunk_program = partial(_sharding.run_chunk, spec, mesh)
+    else:
+        chunk_program = partial(_run_chunk, spec)
+    meta["devices"] = _sharding.describe(mesh or _sharding.expert_mesh(jax.local_devices()[:1]))
 
     report, close = _make_progress(progress, n, len(experts))
     totals = losses[: next_chunk * chunk * b].sum(axis=0, dtype=np.float64)  # for progress only
@@ -607,10 +630,12 @@ def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=
     try:
         for ci in range(next_chunk, num_chunks):
             xs, running = _chunk_inputs(x_ord, y_ord, ci * chunk, chunk, b, running, standardize)
-            state, out = _run_chunk(spec, state, hypers, x_dev, y_dev, seed_key, xs)
+            if ndev > 1:
+                xs = _sharding.replicate(mesh, xs)
+            state, out = chunk_program(state, hypers, x_dev, y_dev, seed_key, xs)
             lo, hi = ci * chunk * b, min((ci + 1) * chunk * b, n)
-            block = np.asarray(out).reshape(-1, len(experts))[: hi - lo]
-            losses[lo:hi, column] = block
+            block = _sharding.to_host(out).reshape(-1, len(column))[: hi - lo, keep]
+            losses[lo:hi, column[keep]] = block
             done = ci + 1 == num_chunks
             if ckpt_file is not None and not done and \
                     time.perf_counter() - last_ckpt >= checkpoint_every_s:
@@ -632,9 +657,10 @@ def _run(task, experts, batch_size=32, seed=0, *, replay_streams=None, progress=
         return result, None
     params: list = [None] * len(experts)
     for (_, idx), g in zip(groups, state):
+        g = jax.tree_util.tree_map(_sharding.to_host, {"params": g["params"], "ema": g["ema"]})
         for row, k in enumerate(idx):
-            params[k] = jax.tree_util.tree_map(lambda a, row=row: a[row],
-                                               {"params": g["params"], "ema": g["ema"]})
+            if k >= 0:
+                params[k] = jax.tree_util.tree_map(lambda a, row=row: jnp.asarray(a[row]), g)
     return result, params
 
 
@@ -642,7 +668,7 @@ def _save_checkpoint(path: Path, key: str, state, losses, running, next_chunk) -
     leaves = jax.tree_util.tree_leaves(state)
     atomic_savez(path, key=np.array(key), next_chunk=np.int64(next_chunk), losses=losses,
                  s1=running[0], s2=running[1], count=np.float64(running[2]),
-                 **{f"leaf{i}": np.asarray(v) for i, v in enumerate(leaves)})
+                 **{f"leaf{i}": _sharding.to_host(v) for i, v in enumerate(leaves)})
 
 
 def _load_checkpoint(path: Path, key: str, like):
