@@ -337,12 +337,11 @@ def _group(experts: Sequence[Expert], d: int, c: int) -> list[tuple[ReadoutLike,
 
     One vmapped group per (architecture, replay count): no expert waits through
     masked replay steps of a longer-replay neighbour (the ``vtab`` grid, replay
-    3–100, would run 400 steps where 143 are real). Every block then has the
-    same width and members whatever the rest of the board is, so an expert's
-    float results do not depend on which other experts share its run (XLA's
-    CPU matmul kernels round differently at different widths): a board split
-    into slices of whole blocks (:mod:`mdlnb._memory`) or over devices
-    (:mod:`mdlnb._sharding`) gives bit-identical losses.
+    3–100, would run 400 steps where 143 are real). A block's members and
+    width then depend only on its own group, so a board split into slices of
+    whole blocks (:mod:`mdlnb._memory`) gives bit-identical losses (XLA's CPU
+    matmuls round differently at different block widths, so an expert trained
+    alone may differ from the same expert in a block in the last bit).
     """
     groups: dict[tuple[ReadoutLike, int], list[int]] = {}
     for i, e in enumerate(experts):
