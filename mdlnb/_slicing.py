@@ -32,6 +32,17 @@ def _slice_progress(progress, index: int, count: int):
     return report
 
 
+def announce(plan: _memory.SlicePlan, progress, n: int) -> dict:
+    """Print the plan line to stderr when progress is shown (``progress`` truthy,
+    or ``None`` on a terminal for N·K ≥ 2e6); return it as ``meta["memory_plan"]``."""
+    line = plan.describe()
+    if progress or (progress is None and n * plan.num_experts >= 2_000_000 and sys.stdout.isatty()):
+        print(line, file=sys.stderr, flush=True)
+    eb = np.asarray(plan.expert_bytes, np.float64)
+    return {"line": line, "bytes_per_expert_mean": float(eb.mean()),
+            "budget_bytes": plan.budget_bytes, "slice_sizes": [len(s) for s in plan.slices]}
+
+
 def run_sliced(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int = 0, *,
                memory_plan: _memory.SlicePlan | None = None, budget_bytes: int | None = None,
                progress=None, **kwargs):
@@ -63,9 +74,7 @@ def run_sliced(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed
     if memory_plan.num_experts != len(experts) or \
             sorted(i for s in memory_plan.slices for i in s) != list(range(len(experts))):
         raise ValueError("memory_plan: its slices are not a partition of the experts")
-    line = memory_plan.describe()
-    if progress or (progress is None and n * len(experts) >= 2_000_000 and sys.stdout.isatty()):
-        print(line, file=sys.stderr, flush=True)
+    plan_meta = announce(memory_plan, progress, n)
     losses = np.empty((n, len(experts)), np.float32)
     seconds, first = [], None
     for i, idx in enumerate(memory_plan.slices):
@@ -75,12 +84,8 @@ def run_sliced(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed
         losses[:, list(idx)] = part.losses
         seconds.append(round(time.perf_counter() - t0, 3))
         first = first or part
-    eb = np.asarray(memory_plan.expert_bytes, np.float64)
     meta = {**{k: v for k, v in first.meta.items() if k not in ("cache_key", "seconds")},
-            "seconds": round(sum(seconds), 3), "slice_seconds": seconds,
-            "memory_plan": {"line": line, "bytes_per_expert_mean": float(eb.mean()),
-                            "budget_bytes": memory_plan.budget_bytes,
-                            "slice_sizes": [len(s) for s in memory_plan.slices]}}
+            "seconds": round(sum(seconds), 3), "slice_seconds": seconds, "memory_plan": plan_meta}
     return _pq.LossMatrix(losses=losses, experts=tuple(experts), order=first.order,
                           task_name=first.task_name, num_classes=first.num_classes, seed=first.seed,
                           batch_size=first.batch_size, meta=meta)

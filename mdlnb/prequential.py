@@ -533,10 +533,11 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
                 task, experts, batch_size, seed, memory_plan=plan, progress=progress, cache=cache,
                 checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
                 standardize=standardize, chunk_batches=chunk_batches, devices=devices)
+        _slicing.announce(plan, progress, task.n)  # the plan line, with the progress output
     return _run(task, experts, batch_size, seed, replay_streams=replay_streams,
-                progress=progress, cache=cache, checkpoint_dir=checkpoint_dir,
-                checkpoint_every_s=checkpoint_every_s, standardize=standardize,
-                chunk_batches=chunk_batches, keep_params=False, devices=devices)[0]
+              progress=progress, cache=cache, checkpoint_dir=checkpoint_dir,
+              checkpoint_every_s=checkpoint_every_s, standardize=standardize,
+              chunk_batches=chunk_batches, keep_params=False, devices=devices)[0]
 
 
 def run_with_params(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int = 0,
