@@ -525,6 +525,9 @@ def run(task: Task, experts: Sequence[Expert], batch_size: int = 32, seed: int =
         if isinstance(memory_budget, str) and memory_budget != "auto":
             raise ValueError(f"memory_budget: must be 'auto', None or bytes, got {memory_budget!r}")
         budget = None if memory_budget == "auto" else memory_budget
+        for ro in dict.fromkeys(e.readout for e in experts):  # before sizing them (num_params)
+            if hasattr(ro, "check_task"):
+                ro.check_task(task)
         ndev = len(devices) if devices is not None else jax.device_count()
         plan = _memory.plan(experts, task.n, np.shape(task.features)[1], task.num_classes,
                             budget_bytes=budget, devices=ndev)
