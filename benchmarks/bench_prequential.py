@@ -97,12 +97,12 @@ def _vmapped(task, board) -> float:
 
 def _python_loop(task, board) -> float:
     """Seconds per batch for a Python loop over experts, each a jitted single-expert step."""
-    from mdlnb.prequential import _Spec, _chunk_inputs, _hypers, _init_group, _run_chunk
+    from mdlnb.prequential import CLIP_Z, _Spec, _chunk_inputs, _hypers, _init_group, _run_chunk
 
     feats, labels = task.features, task.y.astype(np.int32)
     x_dev, y_dev = jnp.asarray(feats), jnp.asarray(labels)
     key = jax.random.PRNGKey(0)
-    states = [(_Spec((e.readout,), (e.replay_streams,), (False,), (1,), (True,), C, B),
+    states = [(_Spec((e.readout,), (e.replay_streams,), (False,), (1,), (True,), C, B, CLIP_Z),
                _init_group(e.readout, [e], 0, D, C), _hypers([e])) for e in board]
     running = (np.zeros(D), np.zeros(D), 0.0)
     inputs = []

@@ -52,15 +52,17 @@ depend on which other experts share the board); replay step ``r`` after batch
 t_end)`` — the same positions for every expert that takes that step
 (:func:`replay_positions`).
 
-Implementation: experts are grouped by architecture; each group's parameters,
-AdamW state and EMA parameters are stacked and ``vmap``-ped, hyperparameters
-are arrays (one compilation serves a grid), and one jitted ``lax.scan`` over a
-chunk of batches runs every group. Experts with fewer replay steps than their
-group's maximum have the extra updates masked out. Within a group, experts are
-trained in blocks (``lax.map`` over blocks, ``vmap`` within one) sized so that
-a block's parameters and AdamW/EMA state stay in cache across its replay
-steps (``BLOCK_BYTES``); this changes the loop order, not the result. Python drives the chunks,
-which is where progress is shown and checkpoints are written.
+Implementation: experts are grouped by (architecture, replay count); each
+group's parameters, AdamW state and EMA parameters are stacked and
+``vmap``-ped, hyperparameters are arrays (one compilation serves a grid), and
+one jitted ``lax.scan`` over a chunk of batches runs every group. Within a
+group, experts are trained in blocks of a fixed width (a ``fori_loop`` over
+blocks, updated in place; ``vmap`` within one) sized so that a block's
+parameters and AdamW/EMA state stay in cache across its replay steps
+(``BLOCK_BYTES``); groups are cut into whole blocks, so an expert's losses are
+bit-identical whichever other experts share the board (see :func:`_group`).
+The state is donated to the chunk program, so it is updated in place. Python
+drives the chunks, which is where progress is shown and checkpoints are written.
 
 A readout here is anything with ``init(key, in_dim, C)`` and
 ``apply(params, x)`` (:class:`mdlnb.readouts.ReadoutLike`); an encoder plus
@@ -90,7 +92,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _checkpoint, _fit, _standardize
+from mdlnb import _checkpoint, _fit, _sharding, _standardize
 from mdlnb._checks import check_finite
 from mdlnb._io import atomic_savez, cache_dir, content_hash, load_entry, locked, read_npz
 from mdlnb._protocol import Protocol
@@ -303,27 +305,39 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
     def train(groups):
         out = []
         for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
-            def block_steps(carry, ro=ro, j=j):
+            def block_steps(g, h, ro=ro, j=j):
                 def step(r, g):
                     pos = replay_positions(seed_key, xs["batch"], r, xs["t_end"], b)
                     x = _standardized(spec, x_all[pos], xs["mean"], xs["inv_std"]) \
                         if spec.standardize[j] else x_all[pos]
                     upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y_all[pos])
-                    return jax.vmap(upd)(g, *carry[1])
-                return jax.lax.fori_loop(0, spec.max_replay[j], step, carry[0])
+                    return jax.vmap(upd)(g, *h)
+                # no replay steps on a padding batch (valid = False)
+                steps = jnp.where(xs["valid"], spec.max_replay[j], 0)
+                return jax.lax.fori_loop(0, steps, step, g)
             # Blocks of experts run all their replay steps back to back, so a
-            # block's parameters and optimiser state stay in cache.
-            split = lambda a, j=j: a.reshape(-1, spec.block[j], *a.shape[1:])  # noqa: E731
-            blocked = jax.tree_util.tree_map(split, (g, hypers[j]))
-            g = jax.lax.map(block_steps, blocked)
-            out.append(jax.tree_util.tree_map(lambda a: a.reshape(-1, *a.shape[2:]), g))
+            # block's parameters and optimiser state stay in cache. Each block
+            # is sliced out of the group's state and written back in place
+            # (dynamic_update_slice in a loop): no second copy of the group's
+            # state is ever live (a lax.map over blocks stacked a new one).
+            blk = spec.block[j]
+
+            def one_block(i, g, j=j, blk=blk, block_steps=block_steps):
+                take = lambda a: jax.lax.dynamic_slice_in_dim(a, i * blk, blk)  # noqa: E731
+                gb = block_steps(jax.tree_util.tree_map(take, g),
+                                 jax.tree_util.tree_map(take, hypers[j]))
+                put = lambda a, u: jax.lax.dynamic_update_slice_in_dim(a, u, i * blk, 0)  # noqa: E731
+                return jax.tree_util.tree_map(put, g, gb)
+            n_blocks = jax.tree_util.tree_leaves(g)[0].shape[0] // blk
+            out.append(jax.lax.fori_loop(0, n_blocks, one_block, g))
         return tuple(out)
 
-    groups = jax.lax.cond(xs["valid"], train, lambda g: g, groups)
+    groups = train(groups)
     return groups, losses
 
 
-@partial(jax.jit, static_argnums=0)
+# donate_argnums=1: the experts' state is updated in place (its input buffers are reused).
+@partial(jax.jit, static_argnums=0, donate_argnums=1)
 def _run_chunk(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
     global _TRACE_COUNT
     _TRACE_COUNT += 1
@@ -334,21 +348,40 @@ def _run_chunk(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
 # ----------------------------------------------------------------------------- driver
 
 
-def _group(experts: Sequence[Expert]) -> list[tuple[ReadoutLike, list[int]]]:
-    groups: dict[ReadoutLike, list[int]] = {}
+def _group(experts: Sequence[Expert], d: int, c: int) -> list[tuple[ReadoutLike, list[int]]]:
+    """Experts grouped by (architecture, replay count), each group then cut into
+    whole blocks of :func:`_block_fit` experts plus a remainder group.
+
+    One vmapped group per (architecture, replay count): no expert waits through
+    masked replay steps of a longer-replay neighbour (the ``vtab`` grid, replay
+    3–100, would run 400 steps where 143 are real). A block's members and
+    width then depend only on its own group, so a board split into slices of
+    whole blocks (:mod:`mdlnb._memory`) gives bit-identical losses (XLA's CPU
+    matmuls round differently at different block widths, so an expert trained
+    alone may differ from the same expert in a block in the last bit).
+    """
+    groups: dict[tuple[ReadoutLike, int], list[int]] = {}
     for i, e in enumerate(experts):
-        groups.setdefault(e.readout, []).append(i)
-    return list(groups.items())
+        groups.setdefault((e.readout, e.replay_streams), []).append(i)
+    out = []
+    for (ro, _), idx in groups.items():
+        fit = _block_fit(ro.num_params(d, c), getattr(ro, "max_block", None))
+        full = len(idx) // fit * fit
+        out += [(ro, part) for part in (idx[:full], idx[full:]) if part]
+    return out
+
+
+def _block_fit(num_params: int, cap: int | None = None) -> int:
+    """Experts per block: as many as keep their training state (params, Adam μ/ν,
+    EMA, grads: 5 × 4 bytes per parameter) within ``BLOCK_BYTES``, at most
+    ``cap`` (a readout's ``max_block``, if it has one); at least 1."""
+    fit = max(1, BLOCK_BYTES // (20 * num_params))
+    return max(1, min(fit, int(cap))) if cap is not None else fit
 
 
 def _block_size(group_size: int, num_params: int, cap: int | None = None) -> int:
-    """Largest divisor of ``group_size`` whose training state (params, Adam μ/ν, EMA,
-    grads: 5 × 4 bytes per parameter) fits in ``BLOCK_BYTES``, and at most ``cap``
-    (a readout's ``max_block``, if it has one); at least 1."""
-    fit = max(1, BLOCK_BYTES // (20 * num_params))
-    if cap is not None:
-        fit = max(1, min(fit, int(cap)))
-    return max(k for k in range(1, group_size + 1) if group_size % k == 0 and k <= fit)
+    """Block width of a group made by :func:`_group` (it divides the group size)."""
+    return min(group_size, _block_fit(num_params, cap))
 
 
 def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: int, c: int):
@@ -358,7 +391,9 @@ def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: i
     else:  # its init may draw on the host; one call per expert, then stack
         inits = [readout.init(k, d, c) for k in keys]
         params = jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(v) for v in a]), *inits)
-    return jax.vmap(_fit.state_of)(params)  # the state layout does not depend on hyperparameters
+    # ema is a copy, not the same buffers: the state is donated to the chunk program
+    state = jax.vmap(_fit.state_of)(params)  # the state layout does not depend on hyperparameters
+    return state._replace(ema_params=jax.tree_util.tree_map(jnp.copy, params))
 
 
 def _hypers(members: Sequence[Expert]) -> tuple[_fit.Hyper, jax.Array]:
@@ -435,7 +470,8 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
         replay_streams: int | None = None, standardize: str | bool | None = None,
         progress: bool | ProgressFn | None = None, cache: bool = True,
         checkpoint_dir: str | Path | None = None, checkpoint_every_s: float = 120.0,
-        chunk_batches: int = DEFAULT_CHUNK_BATCHES) -> LossMatrix:
+        chunk_batches: int = DEFAULT_CHUNK_BATCHES,
+        memory_budget: int | str | None = "auto", devices: Sequence | None = None) -> LossMatrix:
     """Train every expert online on ``task`` and record its next-step log-losses (nats).
 
     See the module docstring for the exact protocol.
@@ -468,14 +504,46 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
         A killed run resumes from its last checkpoint and gives a bit-identical
         result on the same machine.
       chunk_batches: batches per jitted call (progress/checkpoint granularity).
+      memory_budget: bytes the experts in flight may use. ``"auto"``: a safe
+        fraction of the available memory (:mod:`mdlnb._memory`); ``None``: one
+        pass whatever the size. A board over budget runs in slices of whole
+        blocks, one after another (:func:`mdlnb._slicing.run_sliced`), with a
+        bit-identical result; ``meta["memory_plan"]`` records the plan.
+      devices: the devices the expert axis is sharded over (``None``: every
+        device, of every process under ``jax.distributed``; one device runs
+        unsharded). Same losses as on one device (:mod:`mdlnb._sharding`);
+        ``meta["devices"]`` records count and kind.
 
     Returns:
       A :class:`LossMatrix` with ``losses`` (N, K) float32 nats in stream order.
     """
+    if isinstance(memory_budget, str) and memory_budget != "auto":
+        raise ValueError(f"memory_budget: must be 'auto', None or bytes, got {memory_budget!r}")
+    if memory_budget is not None:  # memory plan: slice a board that does not fit (mdlnb/_memory.py)
+        from mdlnb import _memory, _slicing  # noqa: PLC0415 (they import this module)
+
+        _validate(task, checkpoint_every_s)
+        protocol = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
+                                    replay_streams=replay_streams, standardize=standardize)
+        experts = batch_size = seed = replay_streams = standardize = None  # all in `protocol`
+        board = protocol.experts()
+        budget = None if memory_budget == "auto" else memory_budget
+        for ro in dict.fromkeys(e.readout for e in board):  # before sizing them (num_params)
+            if hasattr(ro, "check_task"):
+                ro.check_task(task)
+        ndev = len(devices) if devices is not None else jax.device_count()
+        plan = _memory.plan(board, task.n, np.shape(task.features)[1], task.num_classes,
+                            budget_bytes=budget, devices=ndev)
+        if len(plan.slices) > 1:
+            return _slicing.run_sliced(
+                task, protocol=protocol, memory_plan=plan, progress=progress, cache=cache,
+                checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
+                chunk_batches=chunk_batches, devices=devices)
+        _slicing.announce(plan, progress, task.n)  # the plan line, with the progress output
     return _run(task, experts, batch_size, seed, protocol=protocol, replay_streams=replay_streams,
                 standardize=standardize, progress=progress, cache=cache,
                 checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
-                chunk_batches=chunk_batches, keep_params=False)[0]
+                chunk_batches=chunk_batches, keep_params=False, devices=devices)[0]
 
 
 def run_with_params(task: Task, experts: Sequence[Expert] | str | None = None,
@@ -508,7 +576,8 @@ def resolve_protocol(protocol: Protocol | str | None = None, experts: Any = None
 
 def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, replay_streams=None,
          standardize=None, progress=None, cache=True, checkpoint_dir=None,
-         checkpoint_every_s=120.0, chunk_batches=DEFAULT_CHUNK_BATCHES, keep_params=False, _locked=False):
+         checkpoint_every_s=120.0, chunk_batches=DEFAULT_CHUNK_BATCHES, keep_params=False,
+         devices=None, _locked=False):
     _validate(task, checkpoint_every_s)
     proto = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
                              replay_streams=replay_streams, standardize=standardize)
@@ -534,7 +603,8 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
         with locked(cache_file):  # one process computes a key; the others wait, then read it
             return _run(task, None, protocol=proto, progress=progress, cache=cache,
                         checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
-                        chunk_batches=chunk_batches, keep_params=keep_params, _locked=True)
+                        chunk_batches=chunk_batches, keep_params=keep_params, devices=devices,
+                        _locked=True)
     hit = load_entry(cache_file) if cache_file is not None and not keep_params else None
     if hit is not None:  # None: absent, or damaged (warned and recomputed)
         return dataclasses.replace(LossMatrix._from_arrays(hit, experts, cache_file.name),
@@ -546,17 +616,27 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     t0 = time.perf_counter()
     order = stream_order(seed, n)
     x_ord, y_ord = feats[order], labels[order].astype(np.int32)
-    groups = _group(experts)
-    members = [[experts[i] for i in idx] for _, idx in groups]
+    groups = _group(experts, d, c)
+    # Devices (mdlnb/_sharding.py): with several, each group is padded to whole
+    # blocks per device (index -1: a copy of its first expert, column dropped).
+    mesh = _sharding.expert_mesh(devices) if devices is not None or jax.device_count() > 1 else None
+    ndev = 1 if mesh is None else mesh.size
+    if ndev > 1:
+        groups = _sharding.pad_groups(groups, ndev, lambda ro, size: _block_size(
+            size, ro.num_params(d, c), getattr(ro, "max_block", None)))
+    members = [[experts[i if i >= 0 else idx[0]] for i in idx] for _, idx in groups]
     spec = _Spec(readouts=tuple(ro for ro, _ in groups),
                  max_replay=tuple(max(e.replay_streams for e in m) for m in members),
                  masked=tuple(len({e.replay_streams for e in m}) > 1 for m in members),
-                 block=tuple(_block_size(len(m), ro.num_params(d, c), getattr(ro, "max_block", None))
+                 block=tuple(_block_size(len(m) // ndev, ro.num_params(d, c),
+                                         getattr(ro, "max_block", None))
                              for (ro, _), m in zip(groups, members)),
                  standardize=tuple(bool(getattr(ro, "standardize_inputs", True))
                                    for ro, _ in groups),
                  num_classes=c, batch_size=b, clip=(proto.clip if prefix else None))
-    column = np.concatenate([idx for _, idx in groups])  # group-major column -> expert index
+    # column of the chunk output -> expert index (-1: padding); device-major when sharded
+    column = _sharding.columns(groups, ndev)
+    keep = column >= 0
     state = tuple(_init_group(ro, m, seed, d, c) for (ro, _), m in zip(groups, members))
     hypers = tuple(_hypers(m) for m in members)
     x_dev, y_dev = jnp.asarray(x_ord), jnp.asarray(y_ord)
@@ -572,6 +652,13 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
         resumed = _load_checkpoint(ckpt_file, key, state)
         if resumed is not None:
             state, losses, running, next_chunk = resumed
+    if ndev > 1:  # the expert axis over the mesh, the rest replicated
+        state, hypers = _sharding.shard(mesh, state), _sharding.shard(mesh, hypers)
+        x_dev, y_dev, seed_key = _sharding.replicate(mesh, (x_ord, y_ord, seed_key))
+        chunk_program = partial(_sharding.run_chunk, spec, mesh)
+    else:
+        chunk_program = partial(_run_chunk, spec)
+    meta["devices"] = _sharding.describe(mesh or _sharding.expert_mesh(jax.local_devices()[:1]))
 
     report, close = _make_progress(progress, n, len(experts))
     totals = losses[: next_chunk * chunk * b].sum(axis=0, dtype=np.float64)  # for progress only
@@ -579,10 +666,12 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     try:
         for ci in range(next_chunk, num_chunks):
             xs, running = _chunk_inputs(x_ord, y_ord, ci * chunk, chunk, b, running, prefix)
-            state, out = _run_chunk(spec, state, hypers, x_dev, y_dev, seed_key, xs)
+            if ndev > 1:
+                xs = _sharding.replicate(mesh, xs)
+            state, out = chunk_program(state, hypers, x_dev, y_dev, seed_key, xs)
             lo, hi = ci * chunk * b, min((ci + 1) * chunk * b, n)
-            block = np.asarray(out).reshape(-1, len(experts))[: hi - lo]
-            losses[lo:hi, column] = block
+            block = _sharding.to_host(out).reshape(-1, len(column))[: hi - lo, keep]
+            losses[lo:hi, column[keep]] = block
             done = ci + 1 == num_chunks
             if ckpt_file is not None and not done and \
                     time.perf_counter() - last_ckpt >= checkpoint_every_s:
@@ -604,14 +693,16 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
         return result, None
     params: list = [None] * len(experts)
     for (_, idx), g in zip(groups, state):
+        g = jax.tree_util.tree_map(_sharding.to_host, {"params": g.params, "ema": g.ema_params})
         for row, k in enumerate(idx):
-            params[k] = jax.tree_util.tree_map(lambda a, row=row: a[row],
-                                               {"params": g.params, "ema": g.ema_params})
+            if k >= 0:
+                params[k] = jax.tree_util.tree_map(lambda a, row=row: jnp.asarray(a[row]), g)
     return result, params
 
 
 def _save_checkpoint(path: Path, key: str, state, losses, running, next_chunk) -> None:
-    _checkpoint.save(path, state, key=key, next_chunk=np.int64(next_chunk), losses=losses,
+    _checkpoint.save(path, jax.tree_util.tree_map(_sharding.to_host, state), key=key,
+                     next_chunk=np.int64(next_chunk), losses=losses,
                      s1=running[0], s2=running[1], count=np.float64(running[2]))
 
 

@@ -41,6 +41,7 @@ import numpy as np
 from jax import lax
 from jax.nn import logsumexp
 
+from mdlnb.switching import _linear_hmm
 from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
 
 _BLOCK = 256            # rows per vectorized exp block in the linear kernel
@@ -83,8 +84,8 @@ def uses_linear_kernel(strategy, num_experts: int, horizon: int = 2**31 - 1) -> 
         alpha = 1.0
     elif isinstance(strategy, FixedShare):
         alpha = strategy.min_alpha(horizon)
-    else:
-        return False
+    else:  # the switch distribution and run-length have their own linear kernel
+        return _linear_hmm.exact_for(strategy, num_experts)
     lw = strategy.log_weights(num_experts)
     l1 = strategy.log_first(num_experts)
     return bool(alpha * np.exp(lw.min()) >= _MIN_WEIGHT and np.exp(l1.min()) >= _MIN_WEIGHT)
@@ -237,6 +238,8 @@ def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
 def _rows(strategy, p, state, L, valid, posterior, linear):
     L = jnp.asarray(L, jnp.float32)
     L = jnp.where(jnp.isnan(L), jnp.inf, L)  # a diverged expert: probability 0
+    if linear and _linear_hmm.supports(strategy):  # switch distribution, run-length (_linear_hmm.py)
+        return _linear_hmm.rows(strategy, p, state, L, valid, posterior)
     kernel = _linear_rows if linear else _log_rows
     return kernel(strategy, p, state, L, valid, posterior)
 

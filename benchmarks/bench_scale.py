@@ -1,0 +1,140 @@
+"""Stage-1 memory and slicing on the paper's ``vtab`` board (issue 13).
+
+Default (minutes): XLA's memory analysis of the compiled chunk program for a
+64-expert slice of ``vtab`` (1/8 of each architecture) on a 1,000-example
+digits task: state, arguments, temporaries per expert, and the memory plan of
+the whole board. ``python -m benchmarks.bench_scale rss K [N]`` measures the
+peak RSS of one run with K experts (run it in a fresh process for each K);
+``python -m benchmarks.bench_scale vtab [N]`` runs the full 4,608-expert
+board in slices and reports the plan, the time of each slice and the peak
+RSS (long on a CPU).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+N = 1000
+
+
+def _task(n=N):
+    import mdlnb
+
+    return mdlnb.data.load("digits").take(np.arange(n))
+
+
+def vtab_slice(k: int):
+    """The first ``k / 8`` experts of each of the 8 architectures of ``vtab``."""
+    from mdlnb.experts import preset
+
+    ex = preset("vtab")
+    per = k // 8
+    return [e for a in range(8) for e in ex[a * 576: a * 576 + per]]
+
+
+def _peak_rss_mib() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def memory_analysis(k: int = 64, n: int = N) -> dict:
+    """Bytes per expert of the compiled chunk program (XLA's own accounting)."""
+    from mdlnb import prequential as pq
+
+    task, board = _task(n), vtab_slice(k)
+    d, c, b = task.features.shape[1], task.num_classes, 32
+    groups = pq._group(board, d, c)
+    members = [[board[i] for i in idx] for _, idx in groups]
+    spec = pq._Spec(readouts=tuple(ro for ro, _ in groups),
+                    max_replay=tuple(max(e.replay_streams for e in m) for m in members),
+                    masked=tuple(False for _ in members),
+                    block=tuple(pq._block_size(len(m), ro.num_params(d, c)) for (ro, _), m in
+                                zip(groups, members)),
+                    standardize=tuple(True for _ in groups), num_classes=c, batch_size=b,
+                    clip=pq.CLIP_Z)
+    state = tuple(pq._init_group(ro, m, 0, d, c) for (ro, _), m in zip(groups, members))
+    hypers = tuple(pq._hypers(m) for m in members)
+    state_b = sum(x.nbytes for x in jax.tree_util.tree_leaves(state))
+    order = pq.stream_order(0, n)
+    x, y = task.features[order].astype(np.float32), task.y[order].astype(np.int32)
+    xs, _ = pq._chunk_inputs(x, y, 0, pq.DEFAULT_CHUNK_BATCHES, b, (np.zeros(d), np.zeros(d), 0.0),
+                             True)
+    t0 = time.perf_counter()
+    ma = pq._run_chunk.lower(spec, state, hypers, jnp.asarray(x), jnp.asarray(y),
+                             jax.random.PRNGKey(0), xs).compile().memory_analysis()
+    out = {"experts": k, "groups": len(groups), "compile_s": round(time.perf_counter() - t0, 1),
+           "state_mib_per_expert": state_b / k / 2 ** 20,
+           "argument_mib": ma.argument_size_in_bytes / 2 ** 20,
+           "temp_mib": ma.temp_size_in_bytes / 2 ** 20,
+           "alias_mib": ma.alias_size_in_bytes / 2 ** 20,
+           "peak_over_state": (ma.argument_size_in_bytes + ma.temp_size_in_bytes) / state_b}
+    print(f"vtab slice of {k} experts ({len(groups)} groups), N={n}: state "
+          f"{out['state_mib_per_expert']:.2f} MiB/expert; XLA: arguments {out['argument_mib']:.0f} MiB, "
+          f"temporaries {out['temp_mib']:.0f} MiB, output aliased {out['alias_mib']:.0f} MiB → "
+          f"(arguments + temporaries) / state = {out['peak_over_state']:.2f} (target ≤ 1.5)")
+    return out
+
+
+def rss(k: int, n: int = N) -> dict:
+    from mdlnb import prequential as pq
+
+    t0 = time.perf_counter()
+    lm = pq.run(_task(n), vtab_slice(k), 32, 0, cache=False, memory_budget=None)
+    out = {"experts": k, "n": n, "seconds": round(time.perf_counter() - t0, 1),
+           "peak_rss_mib": _peak_rss_mib(), "total_nats": float(lm.losses.sum(dtype=np.float64))}
+    print(json.dumps(out))
+    return out
+
+
+def vtab(n: int = N) -> dict:
+    """The whole ``vtab`` board (4,608 experts) on an n-example task, sliced by the plan."""
+    from mdlnb import prequential as pq
+    from mdlnb.experts import preset
+
+    t0 = time.perf_counter()
+
+    def progress(done, total, best):
+        print(f"  {time.perf_counter() - t0:7.0f} s  {done}/{total}  best {best:.3f} nats/ex",
+              flush=True)
+
+    lm = pq.run(_task(n), preset("vtab"), 32, 0, cache=False, progress=progress)
+    wall = time.perf_counter() - t0
+    plan = lm.meta.get("memory_plan", {})
+    out = {"n": n, "experts": lm.k, "wall_s": round(wall, 1), "slice_seconds": lm.meta.get("slice_seconds"),
+           "plan": plan, "peak_rss_mib": _peak_rss_mib(), "devices": lm.meta.get("devices"),
+           "best_expert_nats": lm.best_expert()[1]}
+    sl = sum(out["slice_seconds"] or [wall])
+    print(f"vtab, N={n}: {lm.k} experts in {wall:.0f} s (sum of slices {sl:.0f} s, "
+          f"{wall / sl:.3f}x), peak RSS {out['peak_rss_mib']:.0f} MiB; {plan.get('line', 'one pass')}")
+    return out
+
+
+def main() -> dict:
+    from mdlnb import _memory
+    from mdlnb.experts import preset
+
+    out = memory_analysis()
+    board = preset("vtab")
+    plan = _memory.plan(board, N, 64, 10)
+    out["vtab_plan"] = plan.describe()
+    print(f"vtab on digits (N={N}, D=64) with the default budget: {plan.describe()}")
+    return out
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if args and args[0] == "rss":
+        rss(int(args[1]), int(args[2]) if len(args) > 2 else N)
+    elif args and args[0] == "vtab":
+        vtab(int(args[1]) if len(args) > 1 else N)
+    else:
+        main()

@@ -1,0 +1,121 @@
+"""Stage 1 with the expert axis sharded over devices and hosts (``jax.sharding``).
+
+Experts are independent in stage 1, so the board is split over a 1-D
+:class:`jax.sharding.Mesh` with axis ``"experts"``: every group's stacked
+state (params, AdamW state, EMA) and hyperparameters are laid out with
+``NamedSharding(mesh, P("experts"))``, the features and the chunk inputs are
+replicated, and the chunk program runs under :func:`jax.shard_map`: each
+device trains its own experts, with no communication at all. The same
+program runs on one device, on all local devices, and on the devices of
+several processes started with :func:`jax.distributed.initialize` (then
+every process passes the same arguments, and each gets the whole
+``LossMatrix``; the losses are gathered with
+``multihost_utils.process_allgather``).
+
+Each group is spread evenly: every device gets ``ceil(size / devices)`` of
+its experts, rounded up to whole blocks, padded with copies of the group's
+first expert whose columns are dropped. The losses equal a one-device run's
+up to float32 rounding: the partitioned program is fused differently by XLA
+and differs in the last bit (measured ≤ 1e-6 nats per entry on CPU;
+``tests/test_sharding.py``). Slices run one after another
+(:mod:`mdlnb._slicing`) are bit-identical instead.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Sequence
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+AXIS = "experts"
+
+
+def expert_mesh(devices: Sequence | None = None) -> Mesh:
+    """A 1-D mesh over ``devices`` (default: every device of every process)."""
+    devs = list(jax.devices() if devices is None else devices)
+    if not devs:
+        raise ValueError("devices: must name at least one device")
+    return Mesh(np.array(devs), (AXIS,))
+
+
+def describe(mesh: Mesh) -> dict:
+    """What the run ran on: device count, kind, platform, processes."""
+    devs = list(mesh.devices.flat)
+    return {"count": len(devs), "kind": devs[0].device_kind, "platform": devs[0].platform,
+            "processes": len({d.process_index for d in devs})}
+
+
+def pad_groups(groups, num_devices: int, block_of) -> list[tuple[object, list[int]]]:
+    """Pad each ``(readout, idx)`` group so every device gets an equal share of whole blocks.
+
+    A device's share is ``ceil(size / devices)`` experts, rounded up to whole
+    blocks of ``block_of(readout, share)``. Padding entries are ``-1`` (a copy
+    of the group's first expert, whose columns are dropped).
+    """
+    out = []
+    for ro, idx in groups:
+        share = -(-len(idx) // num_devices)
+        blk = block_of(ro, share)
+        share = -(-share // blk) * blk
+        out.append((ro, list(idx) + [-1] * (share * num_devices - len(idx))))
+    return out
+
+
+def columns(groups, num_devices: int) -> np.ndarray:
+    """Expert index of each column of the sharded chunk output (``-1``: padding).
+
+    The output is device-major: device ``i`` writes its share of every group,
+    groups in order, into columns ``[i·K_local, (i + 1)·K_local)``.
+    """
+    per_dev = []
+    for i in range(num_devices):
+        cols = []
+        for _, idx in groups:
+            local = len(idx) // num_devices
+            cols += idx[i * local:(i + 1) * local]
+        per_dev.append(cols)
+    return np.asarray([c for cols in per_dev for c in cols], np.int64)
+
+
+def _global(mesh: Mesh, spec, value):
+    """A global array with ``spec`` from a host value every process holds."""
+    value = np.asarray(value)
+    sharding = NamedSharding(mesh, spec)
+    return jax.make_array_from_callback(value.shape, sharding, lambda index: value[index])
+
+
+def shard(mesh: Mesh, tree):
+    """Split every leaf's leading (expert) axis over the mesh."""
+    return jax.tree_util.tree_map(partial(_global, mesh, P(AXIS)), tree)
+
+
+def replicate(mesh: Mesh, tree):
+    """The same value on every device of the mesh."""
+    return jax.tree_util.tree_map(partial(_global, mesh, P()), tree)
+
+
+def to_host(x) -> np.ndarray:
+    """A NumPy copy of a (possibly multi-process) global array."""
+    if getattr(x, "is_fully_addressable", True):
+        return np.asarray(x)
+    from jax.experimental import multihost_utils  # noqa: PLC0415
+
+    return np.asarray(multihost_utils.process_allgather(x, tiled=True))
+
+
+@partial(jax.jit, static_argnums=(0, 1), donate_argnums=2)
+def run_chunk(spec, mesh: Mesh, state, hypers, x_all, y_all, seed_key, xs):
+    """The chunk program of :mod:`mdlnb.prequential` (static ``spec``, built for one
+    device's share of each group) on every device's experts at once: returns
+    the sharded state and the losses (C, B, devices·K_local), device-major."""
+    from mdlnb import prequential as _pq  # noqa: PLC0415 (prequential imports this module)
+
+    body = partial(_pq._run_chunk, spec)
+    return jax.shard_map(body, mesh=mesh,
+                         in_specs=(P(AXIS), P(AXIS), P(), P(), P(), P()),
+                         out_specs=(P(AXIS), P(None, None, AXIS)),
+                         check_vma=False)(state, hypers, x_all, y_all, seed_key, xs)

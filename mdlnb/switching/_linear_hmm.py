@@ -1,0 +1,133 @@
+"""Linear-space forward pass for the switch distribution and the run-length model.
+
+The log-space kernel (``forward._log_rows``) spends one ``exp``/``log`` per
+state per step (and, for the switch distribution, a double-float
+compensation); at K = 64 that is 40–160× one ``logsumexp`` over the matrix.
+Here, as in the fixed-share linear kernel, each block of rows first gets
+p_t = exp(c_t − L_t) with c_t = min_k L_t[k] in one vectorized pass, and the
+scan over rows carries the normalized weights w over the (R, K) expanded
+state in linear space::
+
+    q = w · p_t (each row r),  z_t = Σ_{r,k} q,  f = q / z_t,  w ← T(f, t + 1)
+
+with the strategy's transition T written in linear space (below, exactly the
+HMMs of ``strategies.py``). The per-step loss is c_t − log z_t (nats).
+
+Float32 range: a state below e^-87 of the step's total (an expert 87 nats
+worse than the best on one example, say) drops to 0, as in the run-length
+log kernel, whose docstring bounds the effect: both strategies give every
+(row, expert) state fresh mass every step (switch distribution: θ·h_t·U_t·w_k
+into the stable row and (1 − θ)·h_t·U_t·w_k into the unstable one, with the
+unstable mass U_t ≥ Π(1 − 1/s) ≈ t^-1 never underflowing), and a dropped
+state predicts like that fresh mass from then on, so no probability changes
+by more than e^-87·N relative. Rounding: w is renormalized every step and
+every update is a product or a sum of non-negative terms, so relative errors
+grow like a random walk (float32 ε·√N), not with the magnitude of the log
+weights as in log space; ``tests/test_switching_speed.py`` checks totals and
+posteriors against float64 NumPy references and brute force.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from mdlnb.switching.strategies import RunLength, SwitchDistribution
+
+_BLOCK = 256  # rows per vectorized exp block
+_UNROLL = 8   # rows per scan iteration (loop overhead dominates at small K)
+
+
+_MIN_INFLOW = 1e-20  # as forward._MIN_WEIGHT: fresh mass every state gets each step
+
+
+def supports(strategy) -> bool:
+    """Whether this kernel can compute ``strategy``'s type (switch distribution, run-length)."""
+    return isinstance(strategy, (SwitchDistribution, RunLength))
+
+
+def exact_for(strategy, num_experts: int) -> bool:
+    """Whether the float32 linear kernel is exact for these numbers: every expert
+    gets fresh mass every step (w_k ≥ 1e-20; the switch distribution with
+    θ < 1, else its stable chain is a Bayesian mixture whose underflowed
+    weights could never recover — that one runs in the compensated log kernel)."""
+    if not supports(strategy):
+        return False
+    if isinstance(strategy, SwitchDistribution) and not strategy.stable < 1.0:
+        return False
+    return bool(np.exp(strategy.log_weights(num_experts).min()) >= _MIN_INFLOW)
+
+
+def _transition(strategy, f, t, p):
+    """Linear-space T(f, t) for the transition into step t (t ≥ 2), f (R, K) normalized."""
+    w = jnp.exp(p["log_w"])
+    if isinstance(strategy, SwitchDistribution):
+        h = 1.0 / jnp.asarray(t, jnp.float32)
+        new = h * jnp.sum(f[0]) * w                        # a block starts at t
+        return jnp.stack([(1.0 - h) * f[0] + (1.0 - p["stable"]) * new, f[1] + p["stable"] * new])
+    h, a = strategy.chain()
+    stay = jnp.asarray((1 - h) * (1 - a), jnp.float32)[:, None] * f
+    move = jnp.asarray((1 - h) * a, jnp.float32)[:, None] * f          # q → q + 1
+    end = jnp.sum(jnp.asarray(h, jnp.float32)[:, None] * f)            # a block ends → q = 0
+    return stay + jnp.concatenate([(end * w)[None], move[:-1]], axis=0)
+
+
+def _block(strategy, p, w, t, L, valid, posterior: bool):
+    """One block L (B, K) from normalized linear weights w (R, K) at step t + 1."""
+    c = jnp.min(L, axis=1)
+    c = jnp.where(jnp.isfinite(c), c, 0.0)
+    P = jnp.exp(c[:, None] - L)
+    steps = t + 2 + jnp.cumsum(valid.astype(jnp.int32)) - valid.astype(jnp.int32)
+
+    def row(w, inp):
+        pt, step, ok = inp
+        q = w * pt[None, :]
+        z = jnp.sum(q)
+        new = _transition(strategy, q / z, step, p)
+        return jnp.where(ok, new, w), (z, jnp.sum(w, axis=0) if posterior else None)
+
+    w, (z, ws) = lax.scan(row, w, (P, steps, valid), unroll=_UNROLL)
+    return w, c - jnp.log(z), ws
+
+
+def rows(strategy, p, state, L, valid, posterior: bool):
+    """Forward over L (n, K) from ``state`` (a ``forward.SwitchState``); same
+    outputs as ``forward._log_rows``: (state, per_step, log_posterior, flags)."""
+    from mdlnb.switching import forward  # noqa: PLC0415 (forward imports this module)
+
+    n, K = L.shape
+    B = min(_BLOCK, n)
+    nb, rem = divmod(n, B)
+    # The state holds log w as a double-float pair (hi, lo), log w = hi + lo to
+    # first order: lo = w / exp(hi) − 1 keeps the linear weights exact across
+    # chunks (the streaming and batch passes agree to float32 rounding).
+    w0 = jnp.exp(state.log_weights) * (1.0 + state.log_weights_lo)
+
+    def block(carry, Lk, vk):
+        w, t, total, comp = carry
+        w2, ps, ws = _block(strategy, p, w, t, Lk, vk, posterior)
+        total2, comp2 = forward._kahan(total, comp, jnp.sum(jnp.where(vk, ps, 0.0)))
+        return (w2, t + jnp.sum(vk.astype(jnp.int32)), total2, comp2), (ps, ws,
+                                                                      forward._row_flags(Lk))
+
+    def full(carry, i):
+        return block(carry, lax.dynamic_slice_in_dim(L, i * B, B),
+                     lax.dynamic_slice_in_dim(valid, i * B, B))
+
+    carry = (w0, state.t, state.total, state.comp)
+    carry, (ps, ws, fl) = lax.scan(full, carry, jnp.arange(nb))
+    ps, fl = ps.reshape(-1), fl.reshape(-1)
+    ws = ws.reshape(-1, K) if posterior else None
+    if rem:
+        pad = ((0, B - rem), (0, 0))
+        carry, (ps2, ws2, fl2) = block(carry, jnp.pad(L[nb * B:], pad),
+                                       jnp.pad(valid[nb * B:], pad[:1]))
+        ps, fl = jnp.concatenate([ps, ps2[:rem]]), jnp.concatenate([fl, fl2[:rem]])
+        ws = jnp.concatenate([ws, ws2[:rem]]) if posterior else None
+    w, t, total, comp = carry
+    hi = jnp.log(w)
+    lo = jnp.where(w > 0, w / jnp.exp(hi) - 1.0, 0.0)
+    return (forward.SwitchState(hi, lo, t, total, comp), ps,
+            jnp.log(ws) if posterior else None, fl)

@@ -1,0 +1,101 @@
+"""Memory plan and sliced stage 1 (mdlnb/_memory.py, mdlnb/_slicing.py).
+
+References: a one-pass run of the same board (slices must reproduce it bit
+for bit), the closed-form state size of a linear readout, and XLA's own
+memory analysis of the compiled chunk program (donation and in-place blocks).
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import mdlnb
+from mdlnb import _memory, prequential, readouts
+from mdlnb.experts import expert_grid
+
+
+@pytest.fixture(scope="module")
+def task():
+    return mdlnb.data.load("digits").take(np.arange(160))
+
+
+def _board():
+    # 2 architectures × 3 learning rates × 2 EMA × 2 replay counts = 24 experts,
+    # groups of 6 per (architecture, replay count)
+    return expert_grid([readouts.linear(), readouts.mlp(1, 16)], learning_rate=[1e-3, 3e-3, 1e-2],
+                       ema=[0.1, 1.0], replay_streams=[1, 2])
+
+
+def test_sliced_run_is_bit_identical_to_one_pass(task, monkeypatch):
+    d, c = 64, 10
+    # blocks of 2 experts, so the plan can cut a group between slices
+    monkeypatch.setattr(prequential, "BLOCK_BYTES", 20 * 2 * readouts.mlp(1, 16).num_params(d, c))
+    board = _board()
+    one = prequential.run(task, board, 16, 7, cache=False, memory_budget=None)
+    per = _memory.bytes_per_expert(board[-1], task.n, d, c)
+    budget = _memory.FIXED_BYTES + 4 * task.n * (d + 1) + 5 * per
+    plan = _memory.plan(board, task.n, d, c, budget_bytes=budget)
+    assert len(plan.slices) >= 3
+    assert sorted(i for s in plan.slices for i in s) == list(range(len(board)))
+    assert all(b <= budget for b in plan.slice_bytes())
+    # some (architecture, replay) group is cut between two slices
+    key = lambda i: (board[i].readout.name, board[i].replay_streams)  # noqa: E731
+    assert any({key(i) for i in a} & {key(i) for i in b}
+               for a, b in zip(plan.slices, plan.slices[1:]))
+    sliced = prequential.run(task, board, 16, 7, cache=False, memory_budget=budget)
+    assert sliced.meta["memory_plan"]["slice_sizes"] == [len(s) for s in plan.slices]
+    assert len(sliced.meta["slice_seconds"]) == len(plan.slices)
+    np.testing.assert_array_equal(sliced.losses, one.losses)
+    np.testing.assert_array_equal(sliced.order, one.order)
+    assert sliced.names == one.names
+    # the assembled result records the full board's protocol, not a slice's
+    assert sliced.protocol is not None and sliced.protocol.to_dict() == one.protocol.to_dict()
+
+
+def test_bytes_per_expert_closed_form():
+    lin = expert_grid(readouts.linear(), learning_rate=[1e-3])[0]
+    # linear readout on D = 64, C = 10: (64 + 1)·10 parameters, 4 float32 copies
+    assert _memory.state_bytes(lin, 64, 10) == 4 * 4 * 650
+    assert _memory.bytes_per_expert(lin, 1000, 64, 10) == int(_memory.STATE_OVERHEAD * 10400) + 4000
+
+
+def test_plan_rejects_bad_budget_and_run_rejects_bad_option(task):
+    with pytest.raises(ValueError, match="budget_bytes"):
+        _memory.plan(_board(), 100, 64, 10, budget_bytes=1000)
+    with pytest.raises(ValueError, match="memory_budget"):
+        prequential.run(task, _board(), 16, cache=False, memory_budget="lots")
+
+
+def test_small_board_runs_in_one_pass_by_default(task):
+    plan = _memory.plan(_board(), task.n, 64, 10)
+    assert len(plan.slices) == 1 and "1 slice(s)" in plan.describe()
+
+
+def test_chunk_program_updates_state_in_place():
+    """XLA's memory analysis: the state is donated (output aliases it) and the
+    temporaries stay a small fraction of it (blocks are updated in place)."""
+    d, c, b = 64, 10, 16
+    board = expert_grid([readouts.mlp(2, 64)], learning_rate=[1e-3, 3e-3], ema=[0.1, 1.0],
+                        weight_decay=[0.0, 1e-4], replay_streams=[2])  # 8 experts
+    groups = prequential._group(board, d, c)
+    members = [[board[i] for i in idx] for _, idx in groups]
+    spec = prequential._Spec(
+        readouts=tuple(ro for ro, _ in groups), max_replay=(2,) * len(groups),
+        masked=(False,) * len(groups),
+        block=tuple(prequential._block_size(len(m), ro.num_params(d, c)) for (ro, _), m in
+                    zip(groups, members)),
+        standardize=(True,) * len(groups), num_classes=c, batch_size=b,
+        clip=prequential.CLIP_Z)
+    state = tuple(prequential._init_group(ro, m, 0, d, c) for (ro, _), m in zip(groups, members))
+    hypers = tuple(prequential._hypers(m) for m in members)
+    state_bytes = sum(x.nbytes for x in jax.tree_util.tree_leaves(state))
+    assert state_bytes == sum(_memory.state_bytes(e, d, c) for e in board) + 4 * len(board)  # + Adam counts
+    x = np.random.default_rng(0).normal(size=(64, d)).astype(np.float32)
+    y = np.arange(64, dtype=np.int32) % c
+    xs, _ = prequential._chunk_inputs(x, y, 0, 4, b, (np.zeros(d), np.zeros(d), 0.0), True)
+    ma = prequential._run_chunk.lower(spec, state, hypers, jnp.asarray(x), jnp.asarray(y),
+                                      jax.random.PRNGKey(0), xs).compile().memory_analysis()
+    assert ma.alias_size_in_bytes >= state_bytes
+    assert ma.argument_size_in_bytes + ma.temp_size_in_bytes <= _memory.STATE_OVERHEAD * state_bytes \
+        + 64 * 1024 * 8

@@ -1,0 +1,103 @@
+"""The linear-space kernel of the switch distribution and the run-length model
+(mdlnb/switching/_linear_hmm.py) against float64 NumPy forward passes written
+from the priors' definitions, on sequences long enough for float32 rounding
+and underflow to show (brute force on tiny cases is in test_switching.py)."""
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from mdlnb import switching as sw
+
+
+def switch_float64(L, stable):
+    """Koolen & de Rooij's switch HMM in float64 log space: rows (unstable, stable)."""
+    n, k = L.shape
+    with np.errstate(divide="ignore"):
+        lw = np.log([[1 - stable], [stable]]) + np.full((2, k), -np.log(k))
+    total, post = 0.0, np.empty((n, k))
+    for t in range(n):
+        post[t] = np.exp(logsumexp(lw, axis=0))
+        joint = lw - L[t]
+        lz = logsumexp(joint)
+        total -= lz
+        f = joint - lz
+        h = 1.0 / (t + 2)
+        with np.errstate(divide="ignore"):
+            new = np.log(h) + logsumexp(f[0]) - np.log(k)
+            lw = np.stack([np.logaddexp(np.log1p(-h) + f[0], np.log(1 - stable) + new),
+                           np.logaddexp(f[1], np.log(stable) + new)])
+    return total, post
+
+
+def run_length_float64(L, strategy):
+    """The run-length chain of ``RunLength.chain`` in float64 linear space."""
+    n, k = L.shape
+    h, a = strategy.chain()
+    w = np.zeros((len(h), k))
+    w[0] = 1.0 / k
+    total, post = 0.0, np.empty((n, k))
+    for t in range(n):
+        post[t] = w.sum(0)
+        c = L[t].min()
+        q = w * np.exp(c - L[t])
+        z = q.sum()
+        total += c - np.log(z)
+        f = q / z
+        end = (h[:, None] * f).sum()
+        move = ((1 - h) * a)[:, None] * f
+        w = ((1 - h) * (1 - a))[:, None] * f
+        w[0] += end / k
+        w[1:] += move[:-1]
+    return total, post
+
+
+@pytest.fixture(scope="module")
+def L():
+    rng = np.random.default_rng(21)
+    # 4 experts whose best changes twice, plus one that sometimes fails badly (120 nats)
+    base = rng.exponential(1.0, size=(20_000, 5))
+    base[:, 0] += np.r_[np.zeros(7_000), np.full(13_000, 0.3)]
+    base[:, 1] += np.r_[np.full(7_000, 0.3), np.zeros(6_000), np.full(7_000, 0.3)]
+    base[:, 2] += 0.1
+    base[rng.random(20_000) < 0.01, 3] = 120.0
+    return base.astype(np.float32)
+
+
+@pytest.mark.parametrize("stable", [0.5, 0.9])
+def test_switch_distribution_against_float64(L, stable):
+    want, post = switch_float64(L.astype(np.float64), stable)
+    got = sw.codelength(L, sw.SwitchDistribution(stable=stable))
+    assert got.total_nats == pytest.approx(want, rel=1e-6)
+    big = post > 1e-3
+    assert np.max(np.abs(got.posterior - post)[big] / post[big]) < 1e-4
+
+
+@pytest.mark.parametrize("strategy", [sw.RunLength(), sw.RunLength(max_run=3, phases=4)])
+def test_run_length_against_float64(L, strategy):
+    want, post = run_length_float64(L.astype(np.float64), strategy)
+    got = sw.codelength(L, strategy)
+    assert got.total_nats == pytest.approx(want, rel=1e-6)
+    big = post > 1e-3
+    assert np.max(np.abs(got.posterior - post)[big] / post[big]) < 1e-4
+
+
+def test_nearly_stable_switch_posterior_does_not_drift():
+    # θ = 0.999: an almost pure Bayesian mixture (no mixing → rounding would
+    # accumulate) over 60,000 steps, experts 1e-3 nats apart per step
+    n, k = 60_000, 4
+    L = (np.random.default_rng(15).exponential(1.0, size=(n, k)) + [0, 1e-3, 2e-3, 3e-3]).astype(np.float32)
+    strategy = sw.SwitchDistribution(stable=0.999)
+    assert sw.uses_linear_kernel(strategy, k)
+    want, post = switch_float64(L.astype(np.float64), 0.999)
+    got = sw.codelength(L, strategy)
+    assert got.total_nats == pytest.approx(want, rel=1e-7)
+    big = post > 1e-3
+    # float32 rounding grows like a random walk, ε·√N ≈ 1.5e-5 here (measured 4.7e-5)
+    assert np.max(np.abs(got.posterior - post)[big] / post[big]) < 1e-4
+
+
+def test_kernel_choice():
+    assert not sw.uses_linear_kernel(sw.SwitchDistribution(stable=1.0), 4)  # Bayes: log kernel
+    assert not sw.uses_linear_kernel(sw.RunLength(weights=[1.0, 0.0]), 2)
+    assert sw.uses_linear_kernel(sw.RunLength(), 4)
