@@ -104,8 +104,9 @@ from mdlnb.readouts import Readout, ReadoutLike
 
 # v2: standardised inputs clipped to ±CLIP_Z. v3: one AdamW step (mdlnb._fit.step) and
 # state NamedTuple, the protocol in the cache key, raw features no longer clipped under
-# standardize="none", the shared checkpoint format (mdlnb._checkpoint).
-CODE_VERSION = "prequential-v3"
+# standardize="none", the shared checkpoint format (mdlnb._checkpoint). v4: experts grouped
+# by (architecture, replay count) in whole blocks (losses may move in the last float bit).
+CODE_VERSION = "prequential-v4"
 DEFAULT_CHUNK_BATCHES = 128
 BLOCK_BYTES = 8 * 2 ** 20  # cache budget for the state of one block of experts (see _block_size)
 
