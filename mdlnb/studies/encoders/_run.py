@@ -156,22 +156,15 @@ def run(config: EncodersConfig | None = None, *, progress: bool = True, cache: b
     ``accuracy``: the App. A.4 search), summed over pairs whether they were
     computed now or read from the cache.
     """
-    from mdlnb import data
     from mdlnb.studies.encoders._result import EncodersResult
-    from mdlnb.studies.transferability import build_encoder, extract, load_tasks, parse_encoder
+    from mdlnb.studies.transferability import build_encoders, extract, load_tasks
 
     config = EncodersConfig() if config is None else config
     if not isinstance(config, EncodersConfig):
         raise ValueError(f"config: expected an EncodersConfig, got {type(config).__name__}")
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    specs = {e: parse_encoder(e) for e in config.encoders}
-    pre = None
-    if any(not s.has_source_classifier for s in specs.values()):
-        pre = data.load(config.pretrain_data, split="train", size=config.pretrain_size,
-                        seed=config.seed)
-    built = {k: build_encoder(s, pre, batch_size=config.pretrain_batch_size, progress=progress)
-             for k, s in specs.items()}
+    specs, built = build_encoders(config, progress=progress)
     seconds["pretraining"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()

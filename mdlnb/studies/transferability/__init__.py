@@ -35,8 +35,9 @@ Modules: ``_config`` (TransferabilityConfig), ``_encoders`` and ``_features``
 
 from mdlnb.studies.transferability._config import (TRUTH_READOUTS, TransferabilityConfig,
                                                    readout_from_name)
-from mdlnb.studies.transferability._encoders import (EncoderSpec, build_encoder, encoder_table,
-                                                     parse_encoder, source_probs)
+from mdlnb.studies.transferability._encoders import (EncoderSpec, build_encoder, build_encoders,
+                                                     encoder_table, parse_encoder,
+                                                     source_probs)
 from mdlnb.studies.transferability._features import FeatureSet, extract, load_tasks
 from mdlnb.studies.transferability._kendall import (average_table, differences, kendall_per_repeat,
                                                     kendall_table, mean_over_tasks, noise_summary,
@@ -60,7 +61,7 @@ Config = TransferabilityConfig
 __all__ = [
     "CACHE_VERSION", "Config", "EXTRA_METRICS", "EncoderSpec", "FeatureSet", "GMM_METRICS",
     "GRID_METRICS", "LABEL_FREE", "TRUTH_READOUTS", "TransferabilityConfig",
-    "TransferabilityResult", "add_clid", "average_table", "build_encoder", "code_fingerprint",
+    "TransferabilityResult", "add_clid", "average_table", "build_encoder", "build_encoders", "code_fingerprint",
     "differences", "display_name", "encoder_table", "extract", "grid_scores", "ground_truth",
     "ground_truth_cached", "kendall_per_repeat", "kendall_table", "label_free_scores",
     "load_tasks", "mdl_score", "mean_over_tasks", "metric_order", "metric_sign", "nleep_kwargs",

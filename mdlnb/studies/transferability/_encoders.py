@@ -79,6 +79,23 @@ def build_encoder(spec: EncoderSpec, pretrain_data: Task | None = None, *,
                     batch_size=min(int(batch_size), pretrain_data.n), progress=progress)
 
 
+def build_encoders(config: Any, *, progress: bool = False) -> tuple[dict, dict]:
+    """``(specs, built)``: the parsed spec and the Encoder of every name in
+    ``config.encoders``, self-pretrained ones on one shared pretraining set
+    (``config.pretrain_data``, ``pretrain_size``, ``seed``; batch
+    ``pretrain_batch_size``). Any study config with those fields will do."""
+    from mdlnb import data
+
+    specs = {e: parse_encoder(e) for e in config.encoders}
+    pre = None
+    if any(not s.has_source_classifier for s in specs.values()):
+        pre = data.load(config.pretrain_data, split="train", size=config.pretrain_size,
+                        seed=config.seed)
+    built = {k: build_encoder(s, pre, batch_size=config.pretrain_batch_size, progress=progress)
+             for k, s in specs.items()}
+    return specs, built
+
+
 def source_probs(encoder: Any, features: np.ndarray) -> np.ndarray | None:
     """ImageNet class probabilities (N, 1000) from penultimate features, or None
     for an encoder without a source classifier."""

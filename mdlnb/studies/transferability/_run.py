@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from mdlnb._io import atomic_write_text, cache_dir, content_hash
 from mdlnb.studies.transferability._config import TransferabilityConfig
-from mdlnb.studies.transferability._encoders import build_encoder, encoder_table, parse_encoder
+from mdlnb.studies.transferability._encoders import build_encoders, encoder_table
 from mdlnb.studies.transferability._features import FeatureSet, extract, load_tasks
 from mdlnb.studies.transferability._kendall import kendall_table
 from mdlnb.studies.transferability._result import TransferabilityResult
@@ -142,20 +142,12 @@ def run(config: TransferabilityConfig | None = None, *, progress: bool = True,
     finished unit of work is kept on disk and reused (module docstring)."""
     import pandas as pd
 
-    from mdlnb import data
-
     config = TransferabilityConfig() if config is None else config
     if not isinstance(config, TransferabilityConfig):
         raise ValueError(f"config: expected a TransferabilityConfig, got {type(config).__name__}")
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    specs = {e: parse_encoder(e) for e in config.encoders}
-    pre = None
-    if any(not s.has_source_classifier for s in specs.values()):
-        pre = data.load(config.pretrain_data, split="train", size=config.pretrain_size,
-                        seed=config.seed)
-    built = {k: build_encoder(s, pre, batch_size=config.pretrain_batch_size, progress=progress)
-             for k, s in specs.items()}
+    specs, built = build_encoders(config, progress=progress)
     seconds["encoders"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
