@@ -46,7 +46,7 @@ paper_dir = "paper"       # where the figures and tables are written
 d = 10                    # length of the secret s
 n_examples = 2500         # examples drawn; 20 % are held out to measure the loss
 alpha = 0.1               # noise rate of representation A
-eps_fraction = 0.5        # epsilon = eps_fraction * H(alpha), below the noisy label loss
+eps_fraction = 0.5        # epsilon is eps_fraction times H(alpha): below the noisy label loss
 seeds = 8                 # permutations (nested prefixes) per curve
 num_sizes = 16            # log-uniform sizes from 2 to the pool size
 at = [5, 10, 20, 50, 150, 500]   # evaluation-set sizes at which VA and MDL are read
