@@ -153,22 +153,32 @@ def friedman(scores: Any, *, tie_correction: bool = False) -> FriedmanResult:
 # Nemenyi critical difference
 
 
+def _count(v: Any, name: str, minimum: int, what: str) -> int:
+    """``v`` as an int >= ``minimum`` (integral floats accepted); ValueError naming ``name``."""
+    ok = (not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
+          and math.isfinite(v) and int(v) == v and v >= minimum)
+    if not ok:
+        raise ValueError(f"{name}: need an integer number of {what} >= {minimum}, got {v!r}")
+    return int(v)
+
+
 def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     """Two-tailed Nemenyi q_α for k methods: the 1 − α quantile of the
     studentized range of k normals (∞ d.o.f.) divided by √2."""
-    if int(k) != k or k < 2:
-        raise ValueError(f"k: need an integer number of methods >= 2, got {k}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha: must lie in (0, 1), got {alpha}")
+    k = _count(k, "k", 2, "methods")
+    if (isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating))
+            or not 0.0 < alpha < 1.0):
+        raise ValueError(f"alpha: must lie in (0, 1), got {alpha!r}")
     return float(stats.studentized_range.ppf(1.0 - alpha, int(k), np.inf) / math.sqrt(2.0))
 
 
 def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
     """Critical difference of average ranks (in rank units) for k methods over
     n datasets: q_α √(k(k+1)/(6n))."""
-    if int(n) != n or n < 1:
-        raise ValueError(f"n: need an integer number of datasets >= 1, got {n}")
-    return nemenyi_q(k, alpha) * math.sqrt(k * (k + 1) / (6.0 * n))
+    n = _count(n, "n", 1, "datasets")
+    q = nemenyi_q(k, alpha)
+    k = int(k)
+    return q * math.sqrt(k * (k + 1) / (6.0 * n))
 
 
 def _ranks_series(avg_ranks: Any) -> pd.Series:
