@@ -520,3 +520,29 @@ def test_task_from_npz_agrees_with_from_arrays(data):
     np.testing.assert_array_equal(got.y, want.y)
     np.testing.assert_array_equal(got.features, want.features)
     assert got.num_classes == want.num_classes
+
+
+# --------------------------------------------------------------------- notebooks
+
+
+@pytest.mark.parametrize("overrides, field", [
+    (dict(tasks=["no_such_task"]), "tasks"), (dict(encoders=["nope:x"]), "encoders"),
+    (dict(train_size=-3), "train_size"), (dict(protocol="no_such_protocol"), "protocol"),
+    (dict(bogus=1), "bogus"),
+])
+def test_notebook_invalid_parameter_fails_before_running(tmp_path, overrides, field):
+    """A notebook run with an invalid override (unknown task, encoder or protocol,
+    negative size, unknown field) is refused before papermill starts a kernel, with a
+    ValueError naming the parameters, the notebook and the field; nothing is written."""
+    from mdlnb import runner
+
+    with pytest.raises(ValueError, match=rf"^parameters: scaling\.smoke: .*{field}") as err:
+        runner.run("scaling", "smoke", out_dir=tmp_path, parameters={"overrides": overrides})
+    assert repr(next(iter(overrides.values()))).strip("[]") in str(err.value) or field == "bogus"
+    with pytest.raises(ValueError, match=r"^parameters: scaling\.smoke sets \['alhpa'\]"):
+        runner.run("scaling", "smoke", out_dir=tmp_path, parameters={"alhpa": 0.1})
+    with pytest.raises(ValueError, match=r"^profile: "):
+        runner.run("scaling", "quick", out_dir=tmp_path)
+    with pytest.raises(ValueError, match=r"^name: no notebook 'scailng'"):
+        runner.run("scailng", "smoke", out_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
