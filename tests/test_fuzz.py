@@ -304,7 +304,7 @@ def test_labelfree_metrics(data, fn):
     ones compile once per shape: fewer examples there (see the cheap ones' count)."""
     call, args = LABELFREE[fn]
     if fn in ("cluster_learnability", "coding_rate_reduction_kmeans") and \
-            data.draw(st.integers(0, 3)) != 0:
+            data.draw(st.integers(0, 5)) != 0:
         return
     fault = data.draw(st.sampled_from([None, None, "x", "y"]))
     x = data.draw(feature_arrays(valid=fault != "x", max_n=8))
@@ -546,3 +546,41 @@ def test_notebook_invalid_parameter_fails_before_running(tmp_path, overrides, fi
     with pytest.raises(ValueError, match=r"^name: no notebook 'scailng'"):
         runner.run("scailng", "smoke", out_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------- labelfree arguments
+
+_Z = np.random.default_rng(0).normal(size=(12, 3)).astype(np.float32)
+_Y = np.arange(12) % 3
+LABELFREE_ARGS = {
+    "discard_fraction": lambda v: mdlnb.labelfree.twonn_id(_Z, discard_fraction=v),
+    "n_clusters": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, n_clusters=v, n_init=1),
+    "n_neighbors": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, n_neighbors=v, n_init=1),
+    "train_fraction": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, train_fraction=v,
+                                                                     n_init=1),
+    "max_iter": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, max_iter=v, n_init=1),
+    "n_init": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, n_init=v),
+    "key": lambda v: mdlnb.labelfree.cluster_learnability(_Z, v, n_init=1),
+    "t": lambda v: mdlnb.labelfree.uniformity(_Z, t=v),
+    "alpha": lambda v: mdlnb.labelfree.alignment(_Z, _Z[::-1], alpha=v),
+    "eps_sq": lambda v: mdlnb.labelfree.coding_rate_reduction(_Z, _Y, eps_sq=v),
+    "eps": lambda v: mdlnb.labelfree.rankme(_Z, eps=v),
+}
+
+
+@settings(FUZZ, max_examples=70)
+@given(arg=st.sampled_from(sorted(LABELFREE_ARGS)),
+       v=st.sampled_from([np.nan, np.inf, -np.inf, -1, 0, 1, 3, 0.5, 1.5, "a", None, True,
+                          1e9, -0.0, 1e-300]))
+def test_labelfree_arguments(arg, v):
+    """Scalar arguments of the label-free metrics on a fixed valid matrix. Found by the
+    first run: NaN/inf/str/None for n_clusters, n_neighbors, max_iter, n_init raised a
+    raw 'cannot convert float NaN to integer', OverflowError or int() TypeError; str or
+    None for discard_fraction, train_fraction, t, alpha, eps_sq, eps a raw comparison
+    TypeError; alignment(alpha=1e9) returned inf; n_init=1e9 ran out of memory."""
+    try:
+        value = LABELFREE_ARGS[arg](v)
+    except (ValueError, TypeError) as e:
+        _check_message(e, (arg,))
+        return
+    _finite_float(value)
