@@ -121,11 +121,9 @@ def friedman_from_ranks(avg_ranks: Any, n_datasets: int) -> FriedmanResult:
     (Demšar 2006, Eq. for χ²_F; no tie correction)."""
     r = check_finite(check_nonempty(as_array(avg_ranks, "avg_ranks", ndim=1,
                                              dtype=np.float64), "avg_ranks"), "avg_ranks")
-    k, n = len(r), int(n_datasets)
+    k, n = len(r), _count(n_datasets, "n_datasets", 1, "datasets")
     if k < 2:
         raise ValueError(f"avg_ranks: need >= 2 methods, got {k}")
-    if n < 1:
-        raise ValueError(f"n_datasets: must be >= 1, got {n_datasets}")
     chi2 = 12.0 * n / (k * (k + 1)) * (np.sum(r ** 2) - k * (k + 1) ** 2 / 4.0)
     return _friedman(float(chi2), n, k)
 
@@ -194,7 +192,8 @@ def cd_cliques(avg_ranks: Any, cd: float) -> list[tuple]:
     """Maximal groups of methods (sorted by average rank) whose ranks all lie
     within less than ``cd`` of each other — not significantly different.
     Singletons are omitted."""
-    if not (np.isfinite(cd) and cd > 0):
+    if (isinstance(cd, bool) or not isinstance(cd, (int, float, np.integer, np.floating))
+            or not (np.isfinite(cd) and cd > 0)):
         raise ValueError(f"cd: must be a positive number, got {cd}")
     s = _ranks_series(avg_ranks)
     r, names = s.to_numpy(), list(s.index)
@@ -282,6 +281,12 @@ def weighted_tau(x: Any, y: Any, *, rank: Any = True) -> float:
     hyperbolic weights 1/(r + 1)): disagreements among the top items by
     importance ``rank`` (``True``: decreasing x, and y, averaged) count more."""
     a, b = _paired(x, y)
+    if not isinstance(rank, bool):
+        r = np.asarray(rank)
+        if r.shape != a.shape or r.dtype.kind not in "iu" or \
+                sorted(r.tolist()) != list(range(len(a))):
+            raise ValueError(f"rank: must be True, False or a permutation of 0..{len(a) - 1} "
+                             f"(item indices by decreasing importance), got {rank!r}")
     return float(stats.weightedtau(a, b, rank=rank).statistic)
 
 

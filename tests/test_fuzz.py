@@ -103,7 +103,7 @@ FAULTS = st.sampled_from([None, None, None, "x", "y", "num_classes"])
 
 
 NUM_CLASSES_OK = st.sampled_from([None, 4, 5])
-NUM_CLASSES_BAD = st.sampled_from([1, 0, -2, 2.5, 10**12, "3", True, 2])
+NUM_CLASSES_BAD = st.sampled_from([1, 0, -2, 2.5, 10**12, "3", True, 2, np.nan, np.inf, 4.0])
 
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow],
@@ -584,3 +584,40 @@ def test_labelfree_arguments(arg, v):
         _check_message(e, (arg,))
         return
     _finite_float(value)
+
+
+# --------------------------------------------------------------------- regressions found by probing
+
+
+@pytest.mark.parametrize("call, arg", [
+    # raw 'cannot convert float NaN to integer' / OverflowError / int() TypeError before
+    (lambda v: __import__("mdlnb.ranking").ranking.friedman_from_ranks([1.5, 1.5], v),
+     "n_datasets"),
+    # a raw 'ufunc isfinite not supported' TypeError for str/None before
+    (lambda v: __import__("mdlnb.ranking").ranking.cd_cliques(np.array([1.0, 2.0, 3.0]), v), "cd"),
+    # NaN results (scipy read any non-bool as a rank vector) before
+    (lambda v: __import__("mdlnb.ranking").ranking.weighted_tau([1, 2, 3.0], [3, 1, 2.0], rank=v),
+     "rank"),
+    # 2.5 and "3" silently became 2 and 3, NaN/inf raised raw int() errors before
+    (lambda v: mdlnb.Task.from_arrays(np.ones((3, 2)), [0, 1, 1], num_classes=v), "num_classes"),
+])
+@pytest.mark.parametrize("v", [np.nan, np.inf, 2.5, "a", None, [0, 0, 1]])
+def test_argument_regressions(call, arg, v):
+    if v is None and arg in ("num_classes",):
+        assert call(v).num_classes == 2                 # None: inferred
+        return
+    if arg == "cd" and v == 2.5:                         # a valid critical difference
+        assert len(call(v)) == 1 and len(call(v)[0]) == 3   # ranks 1, 2, 3: one clique
+        return
+    with pytest.raises((ValueError, TypeError), match=rf"^{arg}:"):
+        call(v)
+
+
+def test_argument_regressions_keep_valid_values():
+    from mdlnb import ranking
+    from scipy import stats
+
+    assert ranking.weighted_tau([1, 2, 3.0], [3, 1, 2.0], rank=[2, 0, 1]) == pytest.approx(
+        stats.weightedtau([1, 2, 3.0], [3, 1, 2.0], rank=[2, 0, 1]).statistic)
+    assert ranking.friedman_from_ranks([1.0, 2.0], 4.0).n_datasets == 4
+    assert mdlnb.Task.from_arrays(np.ones((3, 2)), [0, 1, 1], num_classes=np.int64(3)).num_classes == 3
