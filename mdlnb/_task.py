@@ -104,6 +104,9 @@ class Task:
         classes are missing and how to pass ``num_classes``.
         """
         y = check_labels(y, None, "y")
+        if num_classes is not None and (isinstance(num_classes, bool)
+                                        or not isinstance(num_classes, (int, np.integer))):
+            raise ValueError(f"num_classes: must be an integer >= 2, got {num_classes!r}")
         c = int(num_classes) if num_classes is not None else max(int(y.max()) + 1, 2)
         if name is None:
             from mdlnb._io import content_hash

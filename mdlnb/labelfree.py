@@ -121,8 +121,25 @@ def _as_key(key: Any) -> jax.Array:
     raise ValueError(f"key: expected a jax PRNG key or an int seed, got {key!r}")
 
 
+def _integer(v: Any, name: str, minimum: int) -> int:
+    """``v`` as an int >= ``minimum`` (integral floats accepted); ValueError naming ``name``
+    for NaN, ±inf, fractions, bools, strings or None."""
+    if (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))
+            or not math.isfinite(v) or int(v) != v or v < minimum):
+        raise ValueError(f"{name}: must be an integer >= {minimum}, got {v!r}")
+    return int(v)
+
+
+def _real(v: Any, name: str) -> float:
+    """``v`` as a float; ValueError naming ``name`` for strings, None or NaN."""
+    if not isinstance(v, (int, float, np.integer, np.floating)) or math.isnan(v):
+        raise ValueError(f"{name}: must be a real number, got {v!r}")
+    return float(v)
+
+
 def _default_clusters(n: int, n_clusters: int | None) -> int:
-    k = max(1, int(round(math.sqrt(n)))) if n_clusters is None else int(n_clusters)
+    k = (max(1, int(round(math.sqrt(n)))) if n_clusters is None
+         else _integer(n_clusters, "n_clusters", 1))
     if not 1 <= k <= n:
         raise ValueError(f"n_clusters: must lie in [1, N={n}], got {n_clusters}")
     return k
@@ -227,10 +244,11 @@ def kmeans(z: Any, n_clusters: int, key: Any, *, max_iter: int = 100,
     """
     z = features_matrix(z)
     n_clusters = _default_clusters(len(z), n_clusters)
-    if int(max_iter) < 1:
-        raise ValueError(f"max_iter: must be >= 1, got {max_iter}")
-    if isinstance(n_init, bool) or int(n_init) != n_init or n_init < 1:
-        raise ValueError(f"n_init: must be an integer >= 1, got {n_init!r}")
+    max_iter, n_init = _integer(max_iter, "max_iter", 1), _integer(n_init, "n_init", 1)
+    cells = n_init * len(z) * max(n_clusters, z.shape[1])   # the vmapped runs' (N, k) distances
+    if cells > 2**31:
+        raise ValueError(f"n_init: {n_init} runs at once need {cells * 4 / 2**30:.0f} GiB of "
+                         f"distances (N={len(z)}, n_clusters={n_clusters}); use fewer")
     trials = 2 + int(math.log(n_clusters)) if n_trials is None else n_trials
     if isinstance(trials, bool) or int(trials) != trials or trials < 1:
         raise ValueError(f"n_trials: must be an integer >= 1, got {n_trials!r}")
@@ -289,7 +307,7 @@ def knn_accuracy(train: Any, train_labels: Any, test: Any, test_labels: Any, *,
     yte = check_labels(test_labels, None, "test_labels")
     check_same_length(train, ytr, "train", "train_labels")
     check_same_length(test, yte, "test", "test_labels")
-    k = int(n_neighbors)
+    k = _integer(n_neighbors, "n_neighbors", 1)
     if not 1 <= k <= len(train):
         raise ValueError(f"n_neighbors: must lie in [1, {len(train)}], got {n_neighbors}")
     idx, _ = _nearest(test, train, k, exclude_self=False)
@@ -367,7 +385,7 @@ def twonn_id(z: Any, *, discard_fraction: float = 0.1, metric: str = "euclidean"
     (``discard_fraction`` unused). Returns ``inf`` when every μ equals 1.
     ``duplicates``: see :func:`twonn_ratios` (scikit-dimension: ``"drop"``).
     """
-    check_probability(discard_fraction, "discard_fraction")
+    check_probability(_real(discard_fraction, "discard_fraction"), "discard_fraction")
     if discard_fraction >= 1.0:
         raise ValueError(f"discard_fraction: must be < 1, got {discard_fraction}")
     if estimator not in ("fit", "mle"):
@@ -406,7 +424,7 @@ def cluster_learnability(z: Any, key: Any, *, n_clusters: int | None = None,
     z = features_matrix(z, min_rows=2)
     if _check_metric(metric) == "cosine":
         z = _normalize_rows(z, "z")
-    check_probability(train_fraction, "train_fraction")
+    check_probability(_real(train_fraction, "train_fraction"), "train_fraction")
     n = len(z)
     n_train = int(math.floor(train_fraction * n))
     if not 1 <= n_train < n:
@@ -477,10 +495,14 @@ def alignment(z1: Any, z2: Any, *, alpha: float = 2.0) -> float:
     b = features_matrix(z2, "z2")
     if a.shape != b.shape:
         raise ValueError(f"z2: shape {b.shape} differs from z1 shape {a.shape}")
-    check_positive(alpha, "alpha")
+    check_positive(_real(alpha, "alpha"), "alpha")
     a = _normalize_rows(a, "z1").astype(np.float64)
     b = _normalize_rows(b, "z2").astype(np.float64)
-    return float(np.mean(np.linalg.norm(a - b, axis=1) ** alpha))
+    with np.errstate(over="ignore"):
+        value = float(np.mean(np.linalg.norm(a - b, axis=1) ** alpha))
+    if not math.isfinite(value):
+        raise ValueError(f"alpha: {alpha} overflows float64 (L_align lies in [0, 2^alpha])")
+    return value
 
 
 def uniformity(z: Any, *, t: float = 2.0) -> float:
@@ -489,7 +511,7 @@ def uniformity(z: Any, *, t: float = 2.0) -> float:
     triangle (N²D/2 multiply-adds), no N×N matrix held; log-sum-exp per row,
     rows combined in float64."""
     z = _normalize_rows(features_matrix(z, min_rows=2), "z")
-    check_positive(t, "t")
+    check_positive(_real(t, "t"), "t")
     n = len(z)
     row_lse = np.full(n, -np.inf)
     for a in range(0, n - 1, _CHUNK):
@@ -517,7 +539,7 @@ def _logdet_i_plus(zj: np.ndarray, scale: float) -> float:
 
 def _mcr_inputs(z: Any, eps_sq: float, normalize: bool) -> np.ndarray:
     z = features_matrix(z)
-    check_positive(eps_sq, "eps_sq")
+    check_positive(_real(eps_sq, "eps_sq"), "eps_sq")
     return (_normalize_rows(z, "z") if normalize else z).astype(np.float64)
 
 
@@ -591,7 +613,7 @@ def rankme(z: Any, *, eps: float = 1e-7) -> float:
     """RankMe = exp(−Σ_k p_k log p_k), p_k = σ_k / Σ_j σ_j + ε, over the
     min(N, D) singular values σ of Z (no centring). In [1, min(N, D)] up to
     O(ε) terms; higher = higher effective rank."""
-    check_positive(eps, "eps", strict=False)
+    check_positive(_real(eps, "eps"), "eps", strict=False)
     s = singular_values(z)
     total = s.sum()
     if total == 0:

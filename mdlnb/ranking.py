@@ -121,11 +121,9 @@ def friedman_from_ranks(avg_ranks: Any, n_datasets: int) -> FriedmanResult:
     (Demšar 2006, Eq. for χ²_F; no tie correction)."""
     r = check_finite(check_nonempty(as_array(avg_ranks, "avg_ranks", ndim=1,
                                              dtype=np.float64), "avg_ranks"), "avg_ranks")
-    k, n = len(r), int(n_datasets)
+    k, n = len(r), _count(n_datasets, "n_datasets", 1, "datasets")
     if k < 2:
         raise ValueError(f"avg_ranks: need >= 2 methods, got {k}")
-    if n < 1:
-        raise ValueError(f"n_datasets: must be >= 1, got {n_datasets}")
     chi2 = 12.0 * n / (k * (k + 1)) * (np.sum(r ** 2) - k * (k + 1) ** 2 / 4.0)
     return _friedman(float(chi2), n, k)
 
@@ -153,22 +151,32 @@ def friedman(scores: Any, *, tie_correction: bool = False) -> FriedmanResult:
 # Nemenyi critical difference
 
 
+def _count(v: Any, name: str, minimum: int, what: str) -> int:
+    """``v`` as an int >= ``minimum`` (integral floats accepted); ValueError naming ``name``."""
+    ok = (not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
+          and math.isfinite(v) and int(v) == v and v >= minimum)
+    if not ok:
+        raise ValueError(f"{name}: need an integer number of {what} >= {minimum}, got {v!r}")
+    return int(v)
+
+
 def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     """Two-tailed Nemenyi q_α for k methods: the 1 − α quantile of the
     studentized range of k normals (∞ d.o.f.) divided by √2."""
-    if int(k) != k or k < 2:
-        raise ValueError(f"k: need an integer number of methods >= 2, got {k}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha: must lie in (0, 1), got {alpha}")
+    k = _count(k, "k", 2, "methods")
+    if (isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating))
+            or not 0.0 < alpha < 1.0):
+        raise ValueError(f"alpha: must lie in (0, 1), got {alpha!r}")
     return float(stats.studentized_range.ppf(1.0 - alpha, int(k), np.inf) / math.sqrt(2.0))
 
 
 def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
     """Critical difference of average ranks (in rank units) for k methods over
     n datasets: q_α √(k(k+1)/(6n))."""
-    if int(n) != n or n < 1:
-        raise ValueError(f"n: need an integer number of datasets >= 1, got {n}")
-    return nemenyi_q(k, alpha) * math.sqrt(k * (k + 1) / (6.0 * n))
+    n = _count(n, "n", 1, "datasets")
+    q = nemenyi_q(k, alpha)
+    k = int(k)
+    return q * math.sqrt(k * (k + 1) / (6.0 * n))
 
 
 def _ranks_series(avg_ranks: Any) -> pd.Series:
@@ -184,7 +192,8 @@ def cd_cliques(avg_ranks: Any, cd: float) -> list[tuple]:
     """Maximal groups of methods (sorted by average rank) whose ranks all lie
     within less than ``cd`` of each other — not significantly different.
     Singletons are omitted."""
-    if not (np.isfinite(cd) and cd > 0):
+    if (isinstance(cd, bool) or not isinstance(cd, (int, float, np.integer, np.floating))
+            or not (np.isfinite(cd) and cd > 0)):
         raise ValueError(f"cd: must be a positive number, got {cd}")
     s = _ranks_series(avg_ranks)
     r, names = s.to_numpy(), list(s.index)
@@ -272,6 +281,12 @@ def weighted_tau(x: Any, y: Any, *, rank: Any = True) -> float:
     hyperbolic weights 1/(r + 1)): disagreements among the top items by
     importance ``rank`` (``True``: decreasing x, and y, averaged) count more."""
     a, b = _paired(x, y)
+    if not isinstance(rank, bool):
+        r = np.asarray(rank)
+        if r.shape != a.shape or r.dtype.kind not in "iu" or \
+                sorted(r.tolist()) != list(range(len(a))):
+            raise ValueError(f"rank: must be True, False or a permutation of 0..{len(a) - 1} "
+                             f"(item indices by decreasing importance), got {rank!r}")
     return float(stats.weightedtau(a, b, rank=rank).statistic)
 
 

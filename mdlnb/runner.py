@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import sys
 import time
 from pathlib import Path
@@ -65,6 +66,18 @@ def notebook_parameters(name: str) -> dict[str, Any]:
     return out
 
 
+def _overrides_study(name: str) -> str | None:
+    """The study whose ``Config.from_overrides(overrides)`` notebook ``name`` calls
+    (``from mdlnb.studies import <study> as <alias>`` … ``<alias>.<Cls>.from_overrides(
+    overrides)``), or None: lets :func:`check_profile` validate ``overrides`` of a
+    notebook that declares no ``study`` parameter."""
+    text = (notebook_dir() / f"{name}.py").read_text()
+    aliases = dict((a or s, s) for s, a in re.findall(
+        r"^from mdlnb\.studies import (\w+)(?: as (\w+))?", text, flags=re.M))
+    call = re.search(r"\b(\w+)\.\w+\.from_overrides\(overrides\)", text)
+    return aliases.get(call.group(1)) if call else None
+
+
 def _profile_table() -> dict[str, Any]:
     import yaml
 
@@ -73,15 +86,18 @@ def _profile_table() -> dict[str, Any]:
     return dict(table or {})
 
 
-def check_profile(name: str, profile: str, params: Mapping[str, Any]) -> None:
+def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
+                  source: str = "profiles.yaml") -> None:
     """ValueError if ``params`` sets a name the notebook has no parameter for, or (for a
-    study notebook) an ``overrides`` field its study's ``Config`` lacks or rejects."""
+    study notebook) an ``overrides`` field its study's ``Config`` lacks or rejects.
+    The message starts with ``source`` (where the parameters came from), then names
+    the notebook, the profile and the offending parameter or field."""
     declared = notebook_parameters(name)
     unknown = sorted(set(params) - set(declared))
     if unknown:
-        raise ValueError(f"profiles.yaml: {name}.{profile} sets {unknown}, which are not "
+        raise ValueError(f"{source}: {name}.{profile} sets {unknown}, which are not "
                          f"parameters of notebooks/{name}.py; it has {sorted(declared)}")
-    study = params.get("study", declared.get("study"))
+    study = params.get("study", declared.get("study")) or _overrides_study(name)
     if study is not None:
         from mdlnb import studies
 
@@ -89,7 +105,7 @@ def check_profile(name: str, profile: str, params: Mapping[str, Any]) -> None:
         try:
             studies.config_class(study).from_overrides(overrides)
         except (TypeError, ValueError) as err:
-            raise ValueError(f"profiles.yaml: {name}.{profile}: {err}") from None
+            raise ValueError(f"{source}: {name}.{profile}: {err}") from None
 
 
 def check_profiles() -> None:
@@ -128,12 +144,14 @@ def run(name: str, profile: str = "default", *, out_dir: str | Path | None = Non
     src = notebook_dir() / f"{name}.py"
     if not src.exists():
         raise ValueError(f"name: no notebook {name!r}; available: {available()}")
+    params = {**profile_parameters(name, profile), **dict(parameters or {})}
+    if parameters:  # checked before papermill starts a kernel: fail at once, naming the field
+        check_profile(name, profile, params, source="parameters")
     out_dir = Path(out_dir or ROOT / "build" / "notebooks" / profile)
     out_dir.mkdir(parents=True, exist_ok=True)
     nb_in = out_dir / f"{name}.input.ipynb"
     nb_out = out_dir / f"{name}.ipynb"
     jupytext.write(jupytext.read(src), nb_in)
-    params = {**profile_parameters(name, profile), **dict(parameters or {})}
     pm.execute_notebook(str(nb_in), str(nb_out), parameters=params, cwd=str(cwd or ROOT),
                         kernel_name="python3", progress_bar=progress, log_output=False)
     nb_in.unlink(missing_ok=True)

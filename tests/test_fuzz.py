@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -103,7 +103,7 @@ FAULTS = st.sampled_from([None, None, None, "x", "y", "num_classes"])
 
 
 NUM_CLASSES_OK = st.sampled_from([None, 4, 5])
-NUM_CLASSES_BAD = st.sampled_from([1, 0, -2, 2.5, 10**12, "3", True, 2])
+NUM_CLASSES_BAD = st.sampled_from([1, 0, -2, 2.5, 10**12, "3", True, 2, np.nan, np.inf, 4.0])
 
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow],
@@ -231,8 +231,8 @@ def test_evaluate_tiny_inputs(data):
 # --------------------------------------------------------------------- transfer, ranking
 
 
-@settings(FUZZ, max_examples=60)
-@given(data=st.data())
+@settings(FUZZ, max_examples=60, phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@given(data=st.data())          # no shrinking: the known logme xfail would shrink for a minute
 @pytest.mark.parametrize("metric", [
     "hscore", "linear",
     pytest.param("logme", marks=pytest.mark.xfail(
@@ -269,3 +269,355 @@ def test_kendall_tau(a, b):
         return
     event("result")
     assert isinstance(tau, float) and (math.isnan(tau) or -1.0 <= tau <= 1.0)
+
+
+# --------------------------------------------------------------------- labelfree
+
+
+def _finite_float(value) -> None:
+    assert isinstance(value, float) and math.isfinite(value), value
+    event("finite result")
+
+
+LABELFREE = {
+    "twonn_id": (lambda x, y: mdlnb.labelfree.twonn_id(x), ("z",)),
+    "twonn_id_mle": (lambda x, y: mdlnb.labelfree.twonn_id(x, estimator="mle",
+                                                            discard_fraction=0.0), ("z",)),
+    "cluster_learnability": (lambda x, y: mdlnb.labelfree.cluster_learnability(
+        x, 0, n_init=2, max_iter=10), ("z",)),
+    "uniformity": (lambda x, y: mdlnb.labelfree.uniformity(x), ("z",)),
+    "alignment": (lambda x, y: mdlnb.labelfree.alignment(x, x[::-1] if x.ndim else x),
+                  ("z1", "z2")),
+    "coding_rate_reduction": (lambda x, y: mdlnb.labelfree.coding_rate_reduction(x, y),
+                              ("z", "labels")),
+    "coding_rate_reduction_kmeans": (lambda x, y: mdlnb.labelfree.coding_rate_reduction(
+        x, key=0), ("z",)),
+    "rankme": (lambda x, y: mdlnb.labelfree.rankme(x), ("z",)),
+}
+
+
+@settings(FUZZ, max_examples=25)
+@given(data=st.data())
+@pytest.mark.parametrize("fn", sorted(LABELFREE))
+def test_labelfree_metrics(data, fn):
+    """Label-free metrics on fuzzed features (and labels for ΔR). The k-means based
+    ones compile once per shape: fewer examples there (see the cheap ones' count)."""
+    call, args = LABELFREE[fn]
+    if fn in ("cluster_learnability", "coding_rate_reduction_kmeans") and \
+            data.draw(st.integers(0, 5)) != 0:
+        return
+    fault = data.draw(st.sampled_from([None, None, "x", "y"]))
+    x = data.draw(feature_arrays(valid=fault != "x", max_n=8))
+    y = data.draw(label_arrays(x.shape[0] if x.ndim else 0, valid=fault != "y"))
+    try:
+        value = call(x, y)
+    except (ValueError, TypeError) as e:
+        _check_message(e, args)
+        return
+    _finite_float(value)
+    if fn.startswith("rankme"):
+        assert 1.0 - 1e-3 <= value <= min(x.shape) + 1e-3
+    if fn == "cluster_learnability":
+        assert 0.0 <= value <= 1.0
+    if fn.startswith("coding_rate_reduction"):
+        assert value >= -1e-9
+
+
+@settings(FUZZ, max_examples=60)
+@given(a=hnp.arrays(np.float64, st.integers(0, 5), elements=st.sampled_from(SPECIAL)),
+       b=hnp.arrays(np.float64, st.integers(0, 5), elements=st.sampled_from(SPECIAL)))
+def test_clid(a, b):
+    try:
+        s = mdlnb.labelfree.clid(a, b)
+    except (ValueError, TypeError) as e:
+        _check_message(e, ("cl", "intrinsic_dim"))
+        return
+    event("finite result")
+    assert s.shape == a.shape and np.all(np.isfinite(s)) and np.all((s >= 0) & (s <= 2))
+
+
+# --------------------------------------------------------------------- ranking
+
+
+@st.composite
+def score_tables(draw):
+    """Valid: (n ≥ 1 datasets, k ≥ 2 methods) finite scores with ties; invalid: other
+    shapes, NaN/inf, one method, empty."""
+    if draw(st.booleans()):
+        shape = (draw(st.integers(1, 5)), draw(st.integers(2, 5)))
+        return _array(draw, shape, draw(st.sampled_from(NUMERIC)), finite=True)
+    ndim = draw(st.sampled_from([0, 1, 2, 2, 3]))
+    shape = tuple(draw(st.integers(0, 4)) for _ in range(ndim))
+    return _array(draw, shape, draw(st.sampled_from(DTYPES)))
+
+
+@settings(FUZZ, max_examples=80)
+@given(scores=score_tables(), hib=st.booleans(), tie=st.booleans())
+def test_ranking_average_ranks_and_friedman(scores, hib, tie):
+    from mdlnb import ranking
+
+    try:
+        r = ranking.average_ranks(scores, higher_is_better=hib)
+    except (ValueError, TypeError) as e:
+        _check_message(e, ("scores",))
+        return
+    n, k = scores.shape
+    assert np.all(np.isfinite(r)) and float(r.sum()) == pytest.approx(k * (k + 1) / 2)
+    try:
+        f = ranking.friedman(scores, tie_correction=tie)
+    except (ValueError, TypeError) as e:
+        _check_message(e, ("scores",))
+        assert tie, e                                   # only the tie correction may refuse
+        return
+    event("finite result")
+    assert isinstance(f.statistic, float) and math.isfinite(f.statistic) and f.statistic >= -1e-9
+    assert 0.0 <= f.pvalue <= 1.0
+    assert not math.isnan(f.iman_davenport) and (math.isnan(f.iman_davenport_pvalue)
+                                                 or 0.0 <= f.iman_davenport_pvalue <= 1.0)
+
+
+@settings(FUZZ, max_examples=60)
+@given(k=st.sampled_from([2, 3, 10, 1, 0, -1, 2.5, np.nan, np.inf, "3", None]),
+       n=st.sampled_from([1, 5, 0, -2, 1.5, np.nan, np.inf, "4", None]),
+       alpha=st.sampled_from([0.05, 0.1, 0.0, 1.0, -0.1, np.nan, "x"]))
+def test_nemenyi_cd(k, n, alpha):
+    from mdlnb import ranking
+
+    try:
+        cd = ranking.nemenyi_cd(k, n, alpha)
+    except (ValueError, TypeError) as e:
+        _check_message(e, ("k", "n", "alpha"))
+        return
+    _finite_float(cd)
+    assert cd > 0
+
+
+@settings(FUZZ, max_examples=60)
+@given(data=st.data())
+def test_rank_product(data):
+    from mdlnb import ranking
+
+    m = data.draw(st.integers(0, 3))
+    n = data.draw(st.integers(0, 5))
+    scores = [data.draw(hnp.arrays(np.float64, n + data.draw(st.sampled_from([0, 0, 0, 1])),
+                                   elements=st.sampled_from(SPECIAL))) for _ in range(m)]
+    hib = data.draw(st.sampled_from([True, False, [True] * m, [False] * (m + 1)]))
+    try:
+        rp = ranking.rank_product(scores, higher_is_better=hib)
+    except (ValueError, TypeError) as e:
+        _check_message(e, ("scores", "higher_is_better"))
+        return
+    event("finite result")
+    n = len(scores[0])
+    assert rp.shape == (n,) and np.all(np.isfinite(rp)) and np.all((rp >= 1) & (rp <= n))
+
+
+# --------------------------------------------------------------------- curves measures
+
+
+@st.composite
+def curve_points(draw):
+    """Valid: increasing positive integer sizes with finite losses ≥ 0 (1-D or per-seed
+    2-D); invalid: unsorted/duplicate/zero/fractional sizes, NaN/inf/negative losses,
+    length mismatch, empty."""
+    s = draw(st.integers(0, 5))
+    sizes = np.cumsum(draw(st.lists(st.integers(1, 50), min_size=s, max_size=s))).astype(
+        draw(st.sampled_from([np.int64, np.int32, np.float64])))
+    loss = np.abs(_array(draw, (draw(st.sampled_from([1, 2])), s),
+                         draw(st.sampled_from([np.float16, np.float32, np.float64])),
+                         finite=True))
+    loss = loss[0] if draw(st.booleans()) else loss
+    fault = draw(st.sampled_from([None, None, "n", "loss", "len", "type"]))
+    if fault == "n" and s:
+        sizes = sizes.astype(np.float64)
+        sizes[draw(st.integers(0, s - 1))] = draw(st.sampled_from([0.0, -1.0, 1.5, np.nan,
+                                                                   np.inf, sizes[0]]))
+    elif fault == "loss" and s:
+        loss = np.array(loss, np.float64)
+        loss.flat[0] = draw(st.sampled_from([np.nan, np.inf, -1.0]))
+    elif fault == "len":
+        loss = loss[..., :-1] if s else np.zeros(1)
+    elif fault == "type":
+        return draw(st.sampled_from([None, 3.0, "curve", (sizes,), (sizes, loss, None)]))
+    return (sizes, loss)
+
+
+@settings(FUZZ, max_examples=80)
+@given(curve=curve_points(), measure=st.sampled_from(["va", "mi", "mdl", "sdl", "esc"]),
+       c=st.sampled_from([2, 10, None, 1, 2.5, True]),
+       eps=st.sampled_from([0.1, 1.0, 0.0, -1.0, np.nan, np.inf, "0.1", None]),
+       at=st.sampled_from([None, None, 1, 40, 10**6, 0, -3, 2.5]))
+def test_curve_measures(curve, measure, c, eps, at):
+    from mdlnb import curves
+
+    calls = {"va": lambda: curves.va(curve, at), "mi": lambda: curves.mi(curve),
+             "mdl": lambda: curves.mdl(curve, c, n=at),
+             "sdl": lambda: curves.sdl(curve, eps, num_classes=c),
+             "esc": lambda: curves.esc(curve, eps)}
+    try:
+        res = calls[measure]()
+    except (ValueError, TypeError) as e:
+        _check_message(e, ("curve", "n", "num_classes", "eps"))
+        return
+    event("finite result")
+    sizes = np.asarray(curve[0])
+    if measure == "esc":
+        assert res.n_max == int(sizes[-1]) and (res.n is None or res.n in sizes.astype(int))
+        return
+    assert isinstance(res.value, float) and math.isfinite(res.value) and res.value >= 0
+    if measure == "mdl":                                 # ≤ n · max(log C, max loss)
+        m = int(sizes[-1]) if at is None else at
+        bound = m * max(math.log(c), float(np.max(np.asarray(curve[1], np.float64))))
+        assert res.value <= bound * (1 + 1e-9) + 1e-9
+
+
+@pytest.mark.parametrize("k, n, alpha, arg", [
+    (np.nan, 5, 0.05, "k"), (np.inf, 5, 0.05, "k"), ("3", 5, 0.05, "k"), (None, 5, 0.05, "k"),
+    (3, np.nan, 0.05, "n"), (3, np.inf, 0.05, "n"), (3, "4", 0.05, "n"), (3, None, 0.05, "n"),
+    (True, 5, 0.05, "k"), (3, 5, "x", "alpha"), (3, 5, np.nan, "alpha"),
+])
+def test_nemenyi_cd_regressions(k, n, alpha, arg):
+    """Found by test_nemenyi_cd: NaN/inf/str/None counts raised a raw
+    'cannot convert float NaN to integer', OverflowError or TypeError."""
+    from mdlnb import ranking
+
+    with pytest.raises(ValueError, match=rf"^{arg}:"):
+        ranking.nemenyi_cd(k, n, alpha)
+    # integral floats are counts; the value is q_α √(k(k+1)/(6n)) with Demšar's q_0.05(3) = 2.343
+    assert ranking.nemenyi_cd(3.0, 6.0) == pytest.approx(2.343 * math.sqrt(3 * 4 / 36), abs=1e-3)
+
+
+# --------------------------------------------------------------------- data loaders
+
+
+@settings(FUZZ, max_examples=40)
+@given(data=st.data())
+def test_task_from_npz_agrees_with_from_arrays(data):
+    """A Task read back from an .npz of fuzzed arrays is the Task (or the error) that
+    from_arrays gives on the same arrays."""
+    import os
+    import tempfile
+
+    fault = data.draw(FAULTS)
+    x = data.draw(feature_arrays(valid=fault != "x"))
+    y = data.draw(label_arrays(x.shape[0] if x.ndim else 0, valid=fault != "y"))
+    try:
+        want = mdlnb.Task.from_arrays(x, y, name="t")
+    except (ValueError, TypeError) as e:
+        _check_message(e, ("x", "y", "num_classes", "name"))
+        want = None
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.npz")
+        np.savez(path, x=x, y=y)
+        try:
+            got = mdlnb.Task.from_npz(path)
+        except (ValueError, TypeError) as e:
+            _check_message(e, ("x", "y", "num_classes", "name", "path"))
+            assert want is None, f"from_npz rejects what from_arrays accepts: {e}"
+            return
+    assert want is not None
+    event("finite result")
+    np.testing.assert_array_equal(got.y, want.y)
+    np.testing.assert_array_equal(got.features, want.features)
+    assert got.num_classes == want.num_classes
+
+
+# --------------------------------------------------------------------- notebooks
+
+
+@pytest.mark.parametrize("overrides, field", [
+    (dict(tasks=["no_such_task"]), "tasks"), (dict(encoders=["nope:x"]), "encoders"),
+    (dict(train_size=-3), "train_size"), (dict(protocol="no_such_protocol"), "protocol"),
+    (dict(bogus=1), "bogus"),
+])
+def test_notebook_invalid_parameter_fails_before_running(tmp_path, overrides, field):
+    """A notebook run with an invalid override (unknown task, encoder or protocol,
+    negative size, unknown field) is refused before papermill starts a kernel, with a
+    ValueError naming the parameters, the notebook and the field; nothing is written."""
+    from mdlnb import runner
+
+    with pytest.raises(ValueError, match=rf"^parameters: scaling\.smoke: .*{field}") as err:
+        runner.run("scaling", "smoke", out_dir=tmp_path, parameters={"overrides": overrides})
+    assert repr(next(iter(overrides.values()))).strip("[]") in str(err.value) or field == "bogus"
+    with pytest.raises(ValueError, match=r"^parameters: scaling\.smoke sets \['alhpa'\]"):
+        runner.run("scaling", "smoke", out_dir=tmp_path, parameters={"alhpa": 0.1})
+    with pytest.raises(ValueError, match=r"^profile: "):
+        runner.run("scaling", "quick", out_dir=tmp_path)
+    with pytest.raises(ValueError, match=r"^name: no notebook 'scailng'"):
+        runner.run("scailng", "smoke", out_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------- labelfree arguments
+
+_Z = np.random.default_rng(0).normal(size=(12, 3)).astype(np.float32)
+_Y = np.arange(12) % 3
+LABELFREE_ARGS = {
+    "discard_fraction": lambda v: mdlnb.labelfree.twonn_id(_Z, discard_fraction=v),
+    "n_clusters": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, n_clusters=v, n_init=1),
+    "n_neighbors": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, n_neighbors=v, n_init=1),
+    "train_fraction": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, train_fraction=v,
+                                                                     n_init=1),
+    "max_iter": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, max_iter=v, n_init=1),
+    "n_init": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, n_init=v),
+    "key": lambda v: mdlnb.labelfree.cluster_learnability(_Z, v, n_init=1),
+    "t": lambda v: mdlnb.labelfree.uniformity(_Z, t=v),
+    "alpha": lambda v: mdlnb.labelfree.alignment(_Z, _Z[::-1], alpha=v),
+    "eps_sq": lambda v: mdlnb.labelfree.coding_rate_reduction(_Z, _Y, eps_sq=v),
+    "eps": lambda v: mdlnb.labelfree.rankme(_Z, eps=v),
+}
+
+
+@settings(FUZZ, max_examples=70)
+@given(arg=st.sampled_from(sorted(LABELFREE_ARGS)),
+       v=st.sampled_from([np.nan, np.inf, -np.inf, -1, 0, 1, 3, 0.5, 1.5, "a", None, True,
+                          1e9, -0.0, 1e-300]))
+def test_labelfree_arguments(arg, v):
+    """Scalar arguments of the label-free metrics on a fixed valid matrix. Found by the
+    first run: NaN/inf/str/None for n_clusters, n_neighbors, max_iter, n_init raised a
+    raw 'cannot convert float NaN to integer', OverflowError or int() TypeError; str or
+    None for discard_fraction, train_fraction, t, alpha, eps_sq, eps a raw comparison
+    TypeError; alignment(alpha=1e9) returned inf; n_init=1e9 ran out of memory."""
+    try:
+        value = LABELFREE_ARGS[arg](v)
+    except (ValueError, TypeError) as e:
+        _check_message(e, (arg,))
+        return
+    _finite_float(value)
+
+
+# --------------------------------------------------------------------- regressions found by probing
+
+
+@pytest.mark.parametrize("call, arg", [
+    # raw 'cannot convert float NaN to integer' / OverflowError / int() TypeError before
+    (lambda v: __import__("mdlnb.ranking").ranking.friedman_from_ranks([1.5, 1.5], v),
+     "n_datasets"),
+    # a raw 'ufunc isfinite not supported' TypeError for str/None before
+    (lambda v: __import__("mdlnb.ranking").ranking.cd_cliques(np.array([1.0, 2.0, 3.0]), v), "cd"),
+    # NaN results (scipy read any non-bool as a rank vector) before
+    (lambda v: __import__("mdlnb.ranking").ranking.weighted_tau([1, 2, 3.0], [3, 1, 2.0], rank=v),
+     "rank"),
+    # 2.5 and "3" silently became 2 and 3, NaN/inf raised raw int() errors before
+    (lambda v: mdlnb.Task.from_arrays(np.ones((3, 2)), [0, 1, 1], num_classes=v), "num_classes"),
+])
+@pytest.mark.parametrize("v", [np.nan, np.inf, 2.5, "a", None, [0, 0, 1]])
+def test_argument_regressions(call, arg, v):
+    if v is None and arg in ("num_classes",):
+        assert call(v).num_classes == 2                 # None: inferred
+        return
+    if arg == "cd" and v == 2.5:                         # a valid critical difference
+        assert len(call(v)) == 1 and len(call(v)[0]) == 3   # ranks 1, 2, 3: one clique
+        return
+    with pytest.raises((ValueError, TypeError), match=rf"^{arg}:"):
+        call(v)
+
+
+def test_argument_regressions_keep_valid_values():
+    from mdlnb import ranking
+    from scipy import stats
+
+    assert ranking.weighted_tau([1, 2, 3.0], [3, 1, 2.0], rank=[2, 0, 1]) == pytest.approx(
+        stats.weightedtau([1, 2, 3.0], [3, 1, 2.0], rank=[2, 0, 1]).statistic)
+    assert ranking.friedman_from_ranks([1.0, 2.0], 4.0).n_datasets == 4
+    assert mdlnb.Task.from_arrays(np.ones((3, 2)), [0, 1, 1], num_classes=np.int64(3)).num_classes == 3
