@@ -144,3 +144,9 @@ def test_vtab_lists_the_papers_19_tasks_in_three_groups():
     groups = [g for g, *_ in TASKS.values()]
     assert len(TASKS) == 19  # paper Table 3
     assert (groups.count("natural"), groups.count("specialized"), groups.count("structured")) == (7, 4, 8)
+
+
+@pytest.mark.parametrize("seed", [float("nan"), float("inf"), 1.5, "a", -1, 2 ** 32, True, None])
+def test_load_rejects_a_bad_seed_by_name(seed):
+    with pytest.raises(ValueError, match="seed"):
+        data.load("digits", seed=seed)

@@ -12,6 +12,8 @@ import dataclasses
 import inspect
 from typing import Any, Callable
 
+import numpy as np
+
 from mdlnb._task import GROUPS, Task
 from mdlnb.data.splits import concat, subsample
 
@@ -117,7 +119,9 @@ def load(name: str, split: str = "train", size: int | None = None, seed: int = 0
     if unknown:
         raise ValueError(f"options: {unknown} not understood by task {name!r}; "
                          f"it takes {sorted(allowed)}")
-    train, test = s.build(seed=seed, **options)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 32:
+        raise ValueError(f"seed: must be an int in [0, 2**32), got {seed!r}")
+    train, test = s.build(seed=int(seed), **options)
     if split == "all":
         task = concat(train, test, split="all")
     else:
