@@ -308,11 +308,9 @@ def split_test(task: Task, test: Task | float | None, seed: int = 0) -> tuple[Ta
     frac = 0.2 if test is None else float(test)
     if not 0.0 < frac < 1.0:
         raise ValueError(f"test: a Task or a fraction in (0, 1), got {test!r}")
-    n_test = int(math.ceil(frac * task.n))
-    if not 1 <= n_test < task.n:
-        raise ValueError(f"task: too small ({task.n} examples) to hold out {frac:.0%}")
-    perm = np.random.default_rng(seed).permutation(task.n)
-    return task.take(np.sort(perm[n_test:])), task.take(np.sort(perm[:n_test]))
+    from mdlnb.probes import split
+
+    return split(task, frac, seed)
 
 
 def loss_data_curve(task: Task, readout: Any = None, *, test: Task | float | None = None,
