@@ -11,6 +11,9 @@ verdict is never typed by hand: it comes from a rule helper applied to data,
   seeds/orders lies entirely on the claimed side of a value;
 * :func:`paired_test` — a one-sided paired test (Wilcoxon signed-rank or the
   exact sign test) of ``a < b`` (or ``a > b``) at level ``alpha``;
+* :func:`rank_sum_test` — the same for two independent samples (Mann–Whitney U);
+* :func:`interval_side` — an interval computed elsewhere against a value;
+  :func:`all_of` — several decisions that must all hold (e.g. one per N/K);
 
 each returning a :class:`Decision` (verdict + the numbers behind it).
 :func:`write_claims` stores a notebook's claims as
@@ -142,7 +145,21 @@ def interval_excludes(samples: Any, value: float, *, level: float = 0.95,
     if a.size < 2:
         return Decision(INCONCLUSIVE, f"{a.size} sample(s): no interval")
     mean, lo, hi = t_interval(a, level=level)
-    detail = f"mean {_fmt(mean)}, {level:.0%} CI [{_fmt(lo)}, {_fmt(hi)}] (n={a.size})"
+    return interval_side(mean, lo, hi, value, side=side,
+                         label=f"{level:.0%} CI", suffix=f" (n={a.size})")
+
+
+def interval_side(mean: float, lo: float, hi: float, value: float, *, side: str = "below",
+                  label: str = "95% CI", suffix: str = "") -> Decision:
+    """The verdict of an interval ``[lo, hi]`` computed elsewhere (e.g. a study's
+    own spread formula): holds if it lies strictly ``side`` (``"below"``/``"above"``)
+    of ``value``, does not hold if strictly on the other side, inconclusive if it
+    contains ``value`` or is not finite (NaN: no spread could be computed)."""
+    if side not in ("below", "above"):
+        raise ValueError(f"side: must be 'below' or 'above', got {side!r}")
+    detail = f"mean {_fmt(mean)}, {label} [{_fmt(lo)}, {_fmt(hi)}]{suffix}"
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return Decision(INCONCLUSIVE, detail)
     below, above = hi < value, lo > value
     if side == "below":
         return Decision(HOLDS if below else FAILS if above else INCONCLUSIVE, detail)
@@ -186,6 +203,51 @@ def paired_test(a: Any, b: Any, *, alternative: str = "less", alpha: float = 0.0
               f"(n={d.size})")
     verdict = HOLDS if p_claim < alpha else FAILS if p_other < alpha else INCONCLUSIVE
     return Decision(verdict, detail)
+
+
+def rank_sum_test(a: Any, b: Any, *, alternative: str = "greater", alpha: float = 0.05
+                  ) -> Decision:
+    """One-sided Mann–Whitney U (Wilcoxon rank-sum) test of two independent
+    samples: ``a`` tends to be larger than ``b`` (``alternative="greater"``) or
+    smaller (``"less"``), :func:`scipy.stats.mannwhitneyu` (exact without ties
+    for small samples, else the normal approximation with tie correction).
+    Holds if the claimed direction's p < ``alpha``; does not hold if the
+    opposite direction's is; inconclusive otherwise or with an empty sample."""
+    from scipy import stats
+
+    if alternative not in ("less", "greater"):
+        raise ValueError(f"alternative: must be 'less' or 'greater', got {alternative!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha: must lie in (0, 1), got {alpha!r}")
+    x, y = _finite(a, "a"), _finite(b, "b")
+    if x.size == 0 or y.size == 0:
+        return Decision(INCONCLUSIVE, f"empty sample (n_a={x.size}, n_b={y.size})")
+    other = "less" if alternative == "greater" else "greater"
+    p_claim = float(stats.mannwhitneyu(x, y, alternative=alternative).pvalue)
+    p_other = float(stats.mannwhitneyu(x, y, alternative=other).pvalue)
+    detail = (f"median a {_fmt(float(np.median(x)))} (n={x.size}) vs b "
+              f"{_fmt(float(np.median(y)))} (n={y.size}), Mann–Whitney one-sided p={p_claim:.3g}")
+    verdict = HOLDS if p_claim < alpha else FAILS if p_other < alpha else INCONCLUSIVE
+    return Decision(verdict, detail)
+
+
+def all_of(decisions: Sequence[Decision], *, labels: Sequence[str] | None = None) -> Decision:
+    """Conjunction of several decisions (e.g. one per N/K or per comparison):
+    holds if every one holds, does not hold if any does not, inconclusive
+    otherwise (and for none). ``labels`` prefix each part's detail."""
+    decisions = list(decisions)
+    if not all(isinstance(d, Decision) for d in decisions):
+        raise ValueError("decisions: expected Decision objects")
+    if labels is not None and len(labels) != len(decisions):
+        raise ValueError(f"labels: need {len(decisions)} labels, got {len(labels)}")
+    if not decisions:
+        return Decision(INCONCLUSIVE, "nothing to decide")
+    parts = [f"{lab}: {d.detail} → {d.verdict}" if labels is not None else d.detail
+             for lab, d in zip(labels or [None] * len(decisions), decisions)]
+    verdicts = [d.verdict for d in decisions]
+    verdict = (HOLDS if all(v == HOLDS for v in verdicts) else
+               FAILS if FAILS in verdicts else INCONCLUSIVE)
+    return Decision(verdict, "; ".join(parts))
 
 
 # ----------------------------------------------------------------------------- files
@@ -255,5 +317,6 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 __all__ = ["Claim", "Decision", "VERDICTS", "HOLDS", "FAILS", "INCONCLUSIVE", "sign_on_every",
-           "t_interval", "interval_excludes", "paired_test", "write_claims", "read_claims",
+           "t_interval", "interval_excludes", "interval_side", "paired_test", "rank_sum_test",
+           "all_of", "write_claims", "read_claims",
            "merge_claims", "main"]

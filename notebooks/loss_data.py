@@ -69,7 +69,7 @@ import time
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from mdlnb import curves, data, encoders, readouts, report
+from mdlnb import curves, data, encoders, manifest, readouts, report
 from mdlnb.studies.transferability import build_encoder, parse_encoder
 
 # %% [markdown]
@@ -229,4 +229,5 @@ report.save_table(refined, "loss_data_esc_refined", paper_dir)
 refined
 
 # %%
+manifest.record(paper_dir, "loss_data", profile, pattern="loss_data_*")
 plt.close("all")

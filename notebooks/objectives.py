@@ -47,7 +47,7 @@ alpha = 0.10                 # the paper's confidence level gamma
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import report
+from mdlnb import claims, manifest, report
 from mdlnb.studies import encoders as st
 
 config = st.EncodersConfig.from_overrides(overrides)
@@ -138,3 +138,21 @@ paths = result.save(paper_dir, prefix="objectives", frame=True, parts={
     "ranks": ranks, "group_ranks": groups, "friedman": friedman, "cd": cds,
     "permutation": variance, "cd_diagrams": fig_cd, "rank_boxes": ax_box})
 [str(p) for p in paths]
+
+# %% [markdown]
+# ## Claims
+#
+# (a) the two accuracy evaluations disagree and MDL reconciles them, (f) the
+# order noise is small against the gaps between encoders — each verdict
+# decided by the rule written next to it (`mdlnb.studies.encoders._claims`),
+# and "inconclusive" where this grid is too small for the rule to decide.
+
+# %%
+found = result.objectives_claims(encoders)
+claims.write_claims(found, paper_dir, "objectives")
+manifest.record(paper_dir, "objectives", profile, pattern="objectives_*")
+for c in found:
+    print(f"({c.id}) {c.verdict.upper()}: {c.statement}\n    ours: {c.our_value}\n    rule: {c.rule}")
+
+# %%
+plt.close("all")

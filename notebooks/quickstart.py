@@ -51,7 +51,7 @@ import math
 import matplotlib.pyplot as plt
 
 import mdlnb
-from mdlnb import blockwise, plots, report
+from mdlnb import blockwise, manifest, plots, report
 
 # %% [markdown]
 # ## The task, the protocol and the board of readouts
@@ -154,4 +154,5 @@ print(f"online code of the same expert: {rep.best_expert_nats:,.1f} nats")
 block.to_frame()
 
 # %%
+manifest.record(paper_dir, "quickstart", profile, pattern="quickstart_*")
 plt.close("all")

@@ -37,7 +37,7 @@ posterior_pairs = [["dino:vit_S:150", "digits"], ["byol:resnet_S:150", "sci_patc
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import report
+from mdlnb import claims, manifest, report
 from mdlnb.studies import encoders as st
 
 config = st.EncodersConfig.from_overrides(overrides)
@@ -98,3 +98,21 @@ paths = result.save(paper_dir, prefix="readout_preference", parts={
     "preferred": preferred.reset_index(), "switching": switching, "heatmap": ax_heat,
     "switching_by_group": ax_switch, "posteriors": fig_post})
 [str(p) for p in paths]
+
+# %% [markdown]
+# ## Claims
+#
+# (d) the posterior moves to deeper readouts as data grows, and structured
+# tasks want deeper readouts than natural ones — each verdict decided by the
+# rule written next to it (`mdlnb.studies.encoders._claims`); "inconclusive"
+# where the grid lacks a task group or the streams are too short.
+
+# %%
+found = result.readout_claims()
+claims.write_claims(found, paper_dir, "readout_preference")
+manifest.record(paper_dir, "readout_preference", profile, pattern="readout_preference_*")
+for c in found:
+    print(f"({c.id}) {c.verdict.upper()}: {c.statement}\n    ours: {c.our_value}\n    rule: {c.rule}")
+
+# %%
+plt.close("all")

@@ -38,7 +38,7 @@ alpha = 0.10
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import report
+from mdlnb import manifest, report
 from mdlnb.studies import encoders as st
 
 config = st.EncodersConfig.from_overrides(overrides)
@@ -96,3 +96,7 @@ paths = result.save(paper_dir, prefix="scaling", parts={
     "table": table, "cd": cds, "codelength_vs_parameters": fig_scaling,
     "regret": fig_regret})
 [str(p) for p in paths]
+
+# %%
+manifest.record(paper_dir, "scaling", profile, pattern="scaling_*")
+plt.close("all")

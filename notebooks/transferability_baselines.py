@@ -66,7 +66,7 @@ overrides = {}               # {field: value} changes to those defaults (profile
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import report
+from mdlnb import claims, manifest, report
 from mdlnb.studies import transferability as tr
 
 config = tr.TransferabilityConfig.from_overrides(overrides)
@@ -209,3 +209,23 @@ diff
 # %%
 paths = result.save(paper_dir)
 [str(p) for p in paths]
+
+# %% [markdown]
+# ## Claims
+#
+# (h) PT-Gauss and N-LEEP beat LEEP and LogME at small N/K (PACTran Table 1)
+# and (i) CLID correlates with accuracy and beats its parts (CLID Tables 1–2),
+# each decided on the paired per-subsample τ difference with the 95 %
+# interval above (`mdlnb.studies.transferability._claims`; the rule is written
+# next to each verdict). A metric this profile did not compute leaves its
+# claim inconclusive.
+
+# %%
+found = result.claims()
+claims.write_claims(found, paper_dir, "transferability_baselines")
+manifest.record(paper_dir, "transferability_baselines", profile, pattern="transferability_*")
+for c in found:
+    print(f"({c.id}) {c.verdict.upper()}: {c.statement}\n    ours: {c.our_value}\n    rule: {c.rule}")
+
+# %%
+plt.close("all")

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mdlnb.studies.encoders import _paper, _plots, _tables
+from mdlnb.studies.encoders import _claims, _paper, _plots, _tables
 
 
 def _f(x: float, d: int = 2) -> str:
@@ -115,6 +115,16 @@ class EncodersResult:
         import pandas as pd
 
         return pd.DataFrame([{"stage": k, "seconds": v} for k, v in self.seconds.items()])
+
+    # -- claims (see _claims) ------------------------------------------------
+    def objectives_claims(self, encoders: Sequence[str], *, alpha: float = 0.05) -> list:
+        """Issue 14's claims (a1), (a2) and (f), each decided by its rule (:mod:`._claims`)."""
+        return _claims.objectives_claims(self, encoders, alpha=alpha)
+
+    def readout_claims(self, encoders: Sequence[str] | None = None, *,
+                       alpha: float = 0.05) -> list:
+        """Issue 14's claims (d1), (d2) and (d3), each decided by its rule (:mod:`._claims`)."""
+        return _claims.readout_claims(self, encoders, alpha=alpha)
 
     # -- figures (see _plots) ------------------------------------------------
     def plot_cd(self, encoders: Sequence[str], *, alpha: float = 0.10, group: str | None = None):

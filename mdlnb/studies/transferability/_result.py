@@ -126,6 +126,13 @@ class TransferabilityResult:
                      f"tasks (tasks fixed).")
         return "\n".join(lines) + "\n"
 
+    def claims(self) -> list:
+        """Issue 14's claims (h1–h4: PACTran Table 1; i1–i3: CLID Tables 1–2), each
+        decided by its rule on paired per-subsample τ (:mod:`._claims`)."""
+        from mdlnb.studies.transferability._claims import claims
+
+        return claims(self)
+
     def plot(self, *, ax: Any = None, title: str | None = None) -> Any:
         """Mean τ over tasks per metric and N/K, error bars the 95 % intervals
         (:func:`mdlnb.plots.kendall_bars`). Returns the Axes."""

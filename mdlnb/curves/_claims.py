@@ -1,0 +1,97 @@
+"""Issue 14's claim (g): on the parity toy VA and MDL change their winner with n, SDL and εSC do not.
+
+SDL paper (Whitney et al.) Sec. 3.1 and Fig. 1 (right): a representation that
+learns quickly but not well (the noisy label, A) and one that is perfect in
+the limit (the raw bits, B). Every verdict is read off :func:`rankings` of
+:func:`measure_table` — the same winners the notebook prints — on the
+seed-mean curve (the paper's L̂_n) **and on every seed's own curve**; the
+claim must hold on all of them (a sign on every seed):
+
+* (g1, g2) VA resp. MDL prefers ``quick`` at the smallest evaluation size and
+  ``limit`` at the largest (the flip the paper predicts for n ≪ d and n ≫ d);
+  holds if on every curve, does not hold otherwise.
+* (g3) SDL and εSC never name two different winners as n grows, for any ε
+  (an "undetermined" verdict — all lower bounds — is not a winner); holds if
+  on every curve each of them names exactly one representation, does not hold
+  if any names two, inconclusive if some never names one (too little data
+  for the tolerance).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from mdlnb.curves._curve import LossDataCurve
+from mdlnb.curves._table import measure_table, rankings, winner_changes
+
+
+def _seed_curve(c: LossDataCurve, r: int) -> LossDataCurve:
+    return LossDataCurve(c.representation, c.sizes, c.loss[r:r + 1], c.accuracy[r:r + 1],
+                         (c.seeds[r],), c.num_classes, c.meta)
+
+
+def _curves(quick: LossDataCurve, limit: LossDataCurve) -> list[tuple[str, list]]:
+    if quick.loss.shape[0] != limit.loss.shape[0]:
+        raise ValueError(f"limit: has {limit.loss.shape[0]} seeds, quick {quick.loss.shape[0]}")
+    out = [("seed mean", [quick, limit])]
+    out += [(f"seed {quick.seeds[r]}", [_seed_curve(quick, r), _seed_curve(limit, r)])
+            for r in range(quick.loss.shape[0])]
+    return out
+
+
+def parity_claims(quick: LossDataCurve, limit: LossDataCurve, eps: Any, *,
+                  at: Sequence[int]) -> list:
+    """Claims (g1–g3) (module docstring) for the curves of the quick-learning
+    representation ``quick`` and the limit-optimal ``limit``, at the
+    evaluation-set sizes ``at`` (≥ 2 of them, each ≤ both curves' largest size)."""
+    from mdlnb import claims as C
+
+    if not isinstance(quick, LossDataCurve) or not isinstance(limit, LossDataCurve):
+        raise ValueError("quick, limit: must be LossDataCurve objects")
+    at = sorted({int(n) for n in at})
+    if len(at) < 2:
+        raise ValueError(f"at: need at least 2 evaluation sizes, got {at}")
+    lo, hi = at[0], at[-1]
+    units = _curves(quick, limit)
+    ranks = {name: rankings(measure_table(cs, eps, at=at)) for name, cs in units}
+    q, lim = quick.representation, limit.representation
+    out = []
+    for cid, m in (("g1", "VA"), ("g2", "MDL")):
+        flipped = []
+        for name, r in ranks.items():
+            g = r[r["measure"] == m].set_index("n")["prefers"]
+            flipped.append(g.loc[lo] == q and g.loc[hi] == lim)
+        mean_seq = winner_changes(ranks["seed mean"]).set_index("measure").loc[m, "sequence"]
+        detail = (f"{q} at n={lo} → {lim} at n={hi} on {sum(flipped)}/{len(flipped)} curves "
+                  f"(seed mean and {len(flipped) - 1} seeds); seed mean as n grows: {mean_seq}")
+        out.append(C.Claim.decided(
+            cid, f"{m} prefers the noisy label with little data and the raw bits with much: its "
+            "ranking flips with the evaluation-set size n.", "SDL paper Sec. 3.1, Fig. 1 (right)",
+            "qualitative: noisy label when n ≪ d, raw bits when n ≫ d",
+            f"{m}'s winner (rankings of measure_table) is the noisy label at n = {lo} and the raw "
+            f"bits at n = {hi}, on the seed-mean curve and on every seed's curve",
+            C.Decision(C.HOLDS if all(flipped) else C.FAILS, detail)))
+    changed, undecided = [], []
+    for name, r in ranks.items():
+        wc = winner_changes(r[r["measure"].isin(["SDL", "eSC"])])
+        changed += [f"{name} {w.measure} ε={w.eps:.4g}: {w.winners}"
+                    for w in wc.itertuples() if w.changed]
+        undecided += [f"{name} {w.measure} ε={w.eps:.4g}" for w in wc.itertuples()
+                      if not w.winners]
+    mean_wc = winner_changes(ranks["seed mean"][ranks["seed mean"]["measure"].isin(["SDL",
+                                                                                    "eSC"])])
+    seqs = "; ".join(f"{w.measure} ε={w.eps:.4g}: {w.sequence}" for w in mean_wc.itertuples())
+    verdict = C.FAILS if changed else C.INCONCLUSIVE if undecided else C.HOLDS
+    detail = (f"changed: {', '.join(changed)}" if changed else
+              f"never named a winner: {', '.join(undecided)}" if undecided else
+              f"one winner each on all {len(ranks)} curves") + f"; seed mean as n grows: {seqs}"
+    out.append(C.Claim.decided(
+        "g3", "SDL and εSC do not change their ranking as n grows: they report a lower bound "
+        "(undetermined) until the winner is final.", "SDL paper Sec. 3.1, Sec. 4, Fig. 1",
+        "qualitative: independent of the dataset size",
+        "for SDL and εSC at every ε, the named winners over n (undetermined verdicts skipped) "
+        "are one representation, on the seed-mean curve and on every seed's curve; inconclusive "
+        "if one never names a winner", C.Decision(verdict, detail)))
+    return out
+
+
