@@ -94,3 +94,49 @@ def test_write_and_merge(tmp_path):
     assert (tmp_path / "claims.md").read_text() == first   # deterministic
     with pytest.raises(ValueError, match="ids"):
         claims.write_claims([_claim("a"), _claim("a")], tmp_path, "dup")
+
+
+def test_interval_side_three_ways_and_nan():
+    assert claims.interval_side(1.0, 0.5, 1.5, 0.0, side="above").verdict == HOLDS
+    assert claims.interval_side(1.0, 0.5, 1.5, 2.0, side="above").verdict == FAILS
+    d = claims.interval_side(1.0, -0.5, 2.5, 0.0, side="above", label="95% interval",
+                             suffix=" (3 tasks)")
+    assert d.verdict == INCONCLUSIVE and d.detail == "mean 1, 95% interval [-0.5, 2.5] (3 tasks)"
+    assert claims.interval_side(1.0, 0.5, 1.5, 2.0).verdict == HOLDS        # below
+    assert claims.interval_side(0.0, np.nan, np.nan, 1.0).verdict == INCONCLUSIVE
+    # interval_excludes is interval_side on the t-interval
+    x = [1.0, 2.0, 4.0, 7.0]
+    mean, lo, hi = claims.t_interval(x)
+    assert claims.interval_excludes(x, 0.0, side="above") == claims.interval_side(
+        mean, lo, hi, 0.0, side="above", label="95% CI", suffix=" (n=4)")
+    with pytest.raises(ValueError, match="side"):
+        claims.interval_side(0, 0, 0, 0, side="left")
+
+
+def test_rank_sum_test_matches_scipy_exact():
+    a, b = [5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0]
+    d = claims.rank_sum_test(a, b)
+    # every a above every b: exact one-sided p = 1 / C(8, 4)
+    assert d.verdict == HOLDS and f"p={1 / 70:.3g}" in d.detail
+    assert claims.rank_sum_test(b, a).verdict == FAILS
+    assert claims.rank_sum_test(a, b, alternative="less").verdict == FAILS
+    c = [1.0, 6.0, 3.0, 8.0]
+    p = stats.mannwhitneyu(c, b, alternative="greater").pvalue
+    d = claims.rank_sum_test(c, b)
+    assert d.verdict == INCONCLUSIVE and f"p={p:.3g}" in d.detail
+    assert claims.rank_sum_test([], b).verdict == INCONCLUSIVE
+    with pytest.raises(ValueError, match="alternative"):
+        claims.rank_sum_test(a, b, alternative="two-sided")
+
+
+def test_all_of_conjunction():
+    h, f, i = (claims.Decision(HOLDS, "x"), claims.Decision(FAILS, "y"),
+               claims.Decision(INCONCLUSIVE, "z"))
+    assert claims.all_of([h, h]).verdict == HOLDS
+    assert claims.all_of([h, i]).verdict == INCONCLUSIVE
+    assert claims.all_of([i, f, h]).verdict == FAILS
+    assert claims.all_of([]).verdict == INCONCLUSIVE
+    d = claims.all_of([h, f], labels=["N/K=2", "N/K=5"])
+    assert d.detail == "N/K=2: x → holds; N/K=5: y → does not hold"
+    with pytest.raises(ValueError, match="labels"):
+        claims.all_of([h], labels=["a", "b"])

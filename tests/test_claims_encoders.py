@@ -1,0 +1,155 @@
+"""Claims (a), (d), (f) of the encoder study on hand-made frames whose verdicts are known;
+numbers checked against SciPy on the raw values (not the study's rank tables)."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from mdlnb.claims import FAILS, HOLDS, INCONCLUSIVE
+from mdlnb.studies import encoders as st
+from mdlnb.studies.encoders import _claims
+
+ENC = ["e0", "e1", "e2", "e3"]
+TASKS = {"n1": "natural", "n2": "natural", "n3": "natural",
+         "s1": "structured", "s2": "structured", "s3": "structured"}
+
+
+def _rows(metric, values, seeds=(0,)):
+    """values: {task: [per-encoder value]} (or per-encoder lists of per-seed values)."""
+    out = []
+    for task, vals in values.items():
+        for enc, v in zip(ENC, vals):
+            for s, x in zip(seeds, np.atleast_1d(v)):
+                out.append(dict(encoder=enc, architecture="a", objective="o", size="S", task=task,
+                                group=TASKS[task], metric=metric, value=float(x), seed=s))
+    return out
+
+
+def _frame(linear, mlp, mdl_means, *, sd=1.0, seeds=(0, 1, 2)):
+    rng = np.random.default_rng(0)
+    rows = _rows("linear accuracy", linear) + _rows("mlp accuracy", mlp)
+    # codelength per order: the mean plus ±sd-ish noise that averages to the mean exactly
+    noise = rng.normal(size=len(seeds))
+    noise = (noise - noise.mean()) / noise.std(ddof=1) * sd if len(seeds) > 1 else noise * 0
+    cl = {t: [[m + e for e in noise] for m in ms] for t, ms in mdl_means.items()}
+    rows += _rows("codelength [nats]", cl, seeds)
+    return pd.DataFrame(rows)
+
+
+def _result(frame, posterior=None, seeds=(0, 1, 2)):
+    cfg = SimpleNamespace(protocol="small", seeds=seeds, posterior_bins=8)
+    return SimpleNamespace(frame=frame, posterior=posterior, config=cfg, sizes={t: 400 for t in TASKS})
+
+
+# linear order e0 > e1 > e2 > e3 on every task; the MLP order differs per task
+LIN = {t: [0.9, 0.8, 0.7, 0.6] for t in TASKS}
+MLP = {"n1": [0.6, 0.7, 0.8, 0.9], "n2": [0.9, 0.8, 0.6, 0.7], "n3": [0.7, 0.9, 0.8, 0.6],
+       "s1": [0.8, 0.9, 0.6, 0.7], "s2": [0.6, 0.8, 0.7, 0.9], "s3": [0.9, 0.6, 0.7, 0.8]}
+
+
+def test_readout_depth():
+    assert [_claims.readout_depth(n) for n in ("linear", "mlp3", "mlp2x256")] == [0, 3, 2]
+    with pytest.raises(ValueError, match="name"):
+        _claims.readout_depth("resnet")
+
+
+def test_a_holds_when_mdl_follows_the_mlp_order():
+    # MDL codelength ordered like the MLP accuracy (lower codelength where MLP is higher)
+    mdl = {t: [1000 - 1000 * a for a in v] for t, v in MLP.items()}
+    res = _result(_frame(LIN, MLP, mdl))
+    a1, a2, f = _claims.objectives_claims(res, ENC)
+    taus = [stats.kendalltau(LIN[t], MLP[t]).statistic for t in TASKS]
+    mean, (lo, hi) = np.mean(taus), stats.t.interval(0.95, 5, np.mean(taus), stats.sem(taus))
+    assert hi < 1 and a1.verdict == HOLDS
+    assert f"mean {mean:.4g}, 95% CI [{lo:.4g}, {hi:.4g}] (n=6)" in a1.our_value
+    # τ(MLP, MDL) = 1 on every task, above τ(MLP, linear) < 1 everywhere: Wilcoxon p by SciPy
+    d = 1.0 - np.array(taus)
+    p = stats.wilcoxon(d, alternative="greater").pvalue
+    assert a2.verdict == HOLDS and f"p={p:.3g}" in a2.our_value
+    # codelengths 100 nats apart with sd 1 over orders: sd < gap in all 24 cells
+    assert f.verdict == HOLDS and f.our_value.startswith("sd < gap in 24/24 cells")
+    assert f"p={0.5 ** 24:.3g}" in f.our_value
+
+
+def test_a_fails_when_the_probes_agree_and_f_fails_under_order_noise():
+    mdl = {t: [10.0, 11.0, 12.0, 13.0] for t in TASKS}        # gaps 1 nat, sd 5
+    res = _result(_frame(LIN, LIN, mdl, sd=5.0))
+    a1, a2, f = _claims.objectives_claims(res, ENC)
+    assert a1.verdict == FAILS and "τ = 1 on all 6 tasks" in a1.our_value
+    # MDL order = linear = MLP on every task: d = 0 everywhere
+    assert a2.verdict == INCONCLUSIVE
+    assert f.verdict == FAILS and f.our_value.startswith("sd < gap in 0/24 cells")
+
+
+def test_f_inconclusive_with_one_order_and_a_with_two_tasks():
+    two = {t: LIN[t] for t in ("n1", "s1")}
+    res = _result(_frame(two, {t: MLP[t] for t in two}, {t: [1.0, 2.0, 3.0, 4.0] for t in two},
+                         seeds=(0,)), seeds=(0,))
+    a1, a2, f = _claims.objectives_claims(res, ENC)
+    assert a1.verdict == INCONCLUSIVE and a2.verdict == INCONCLUSIVE
+    assert f.verdict == INCONCLUSIVE and "1 data order(s)" in f.our_value
+
+
+def _posterior(target):
+    """Posterior per (encoder, task, seed, bin) in the bins 0, 1, 2, 4, 9, 20, 42, 89, 189,
+    400 of t: the prior (uniform) up to t = 20, 0.9 on linear up to t = 89, then 0.9 on
+    ``target[task]`` hidden layers; readouts linear, mlp1..mlp3."""
+    edges = st.log_bins(400, 8)
+    assert list(edges) == [0, 1, 2, 4, 9, 20, 42, 89, 189, 400]
+    rows = []
+    for enc in ENC:
+        for task, group in TASKS.items():
+            for s in (0, 1):
+                for a, b in zip(edges[:-1], edges[1:]):
+                    depth = 0 if b <= 89 else target[task]
+                    for k, r in enumerate(("linear", "mlp1", "mlp2", "mlp3")):
+                        p = 0.25 if b <= 20 else 0.9 if k == depth else 0.1 / 3
+                        rows.append(dict(encoder=enc, task=task, group=group, seed=s,
+                                         t_start=int(a), t_end=int(b), readout=r, probability=p))
+    return pd.DataFrame(rows)
+
+
+def test_d_holds_when_structured_tasks_move_deeper():
+    target = {t: (3 if g == "structured" else 1) for t, g in TASKS.items()}
+    pref = {t: [float(target[t])] * 4 for t in TASKS}
+    frame = pd.DataFrame(_rows("preferred readout depth", pref, seeds=(0, 1)))
+    d1, d2, d3 = _claims.readout_claims(_result(frame, _posterior(target), seeds=(0, 1)))
+    # early bin: [42, 89), the first starting at t >= B = 32, mass 0.9 on linear → depth 0.1/3·(1+2+3) = 0.2;
+    # last bin: 0.9·3 + 0.1/3·(0+1+2) = 2.8 on structured, 0.9 + 0.1/3·5 = 1.0667 on natural
+    ch = _claims.depth_change(_posterior(target), first_batch=32)
+    s = ch[ch["group"] == "structured"]
+    assert s["early"].to_numpy() == pytest.approx(0.2) and s["late"].to_numpy() == pytest.approx(2.8)
+    assert d1.verdict == HOLDS and d1.our_value.startswith("24 pairs deeper, 0 shallower of 24")
+    assert f"p={0.5 ** 24:.3g}" in d1.our_value
+    p = stats.mannwhitneyu([3.0] * 12, [1.0] * 12, alternative="greater").pvalue
+    assert d2.verdict == HOLDS and f"p={p:.3g}" in d2.our_value
+    assert d3.verdict == HOLDS and "mean change structured +2.60, natural +0.87" in d3.our_value
+
+
+def test_d_fails_when_the_posterior_moves_to_linear():
+    target = {t: 0 for t in TASKS}
+    post = _posterior(target)
+    # start deep instead: swap the early mass to mlp3
+    early = post["t_start"] == 42
+    post.loc[early, "probability"] = np.where(post.loc[early, "readout"] == "mlp3", 0.9, 0.1 / 3)
+    frame = pd.DataFrame(_rows("preferred readout depth", {t: [0.0] * 4 for t in TASKS}))
+    d1, d2, d3 = _claims.readout_claims(_result(frame, post, seeds=(0, 1)))
+    assert d1.verdict == FAILS and "0 pairs deeper, 24 shallower" in d1.our_value
+    assert d2.verdict == INCONCLUSIVE                       # all depths equal: p = 1 both ways
+
+
+def test_d_inconclusive_without_structured_tasks_or_long_streams():
+    nat = {t: g for t, g in TASKS.items() if g == "natural"}
+    post = _posterior({t: 1 for t in TASKS})
+    post = post[post["task"].isin(nat)]
+    frame = pd.DataFrame(_rows("preferred readout depth", {t: [1.0] * 4 for t in nat}))
+    d1, d2, d3 = _claims.readout_claims(_result(frame, post, seeds=(0, 1)))
+    assert d1.verdict == HOLDS
+    assert d2.verdict == INCONCLUSIVE and "0 structured and 12 natural" in d2.our_value
+    assert d3.verdict == INCONCLUSIVE
+    short = post[post["t_end"] <= 40]          # no two bins after the first batch
+    d1, _, _ = _claims.readout_claims(_result(frame, short, seeds=(0, 1)))
+    assert d1.verdict == INCONCLUSIVE and "no (encoder, task) pair" in d1.our_value

@@ -1,0 +1,69 @@
+"""Claim (g) on hand-made loss-data curves whose VA/MDL/SDL/εSC winners are known by hand."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mdlnb import curves
+from mdlnb.claims import FAILS, HOLDS, INCONCLUSIVE
+from mdlnb.curves import LossDataCurve
+
+SIZES = np.array([2, 4, 8, 16, 32, 64])
+LOG2 = math.log(2)
+
+
+def _curve(name, rows):
+    rows = np.asarray(rows, float)
+    return LossDataCurve(name, SIZES, rows, None, None, num_classes=2)
+
+
+# A learns at once but stays at 0.4 nats; B is a coin until n = 16, then perfect.
+QUICK = _curve("A", [[0.40] * 6, [0.41] * 6, [0.39] * 6])
+LIMIT = _curve("B", [[LOG2, LOG2, LOG2, 0, 0, 0]] * 3)
+
+
+def test_parity_claims_hold_on_a_clean_flip():
+    g1, g2, g3 = curves.parity_claims(QUICK, LIMIT, 0.2, at=[4, 64])
+    # by hand, seed 0: VA(4) A 0.40 < B 0.69; VA(64) B 0 < A 0.40.
+    # MDL(4) = 2 log 2 + 2 L(2): A 2.19 < B 2.77; MDL(64) = 2 log 2 + 62·0.40 = 26.2 for A,
+    # 2 log 2 + 14 log 2 = 11.1 for B
+    assert 2 * LOG2 + 2 * 0.4 < 4 * LOG2 and 16 * LOG2 < 2 * LOG2 + 62 * 0.39
+    assert g1.verdict == HOLDS and g1.our_value.startswith("A at n=4 → B at n=64 on 4/4 curves")
+    assert g2.verdict == HOLDS
+    # SDL(ε = 0.2): A never below ε (lower bound), B tight once L = 0 ≤ ε/2 → only B is named
+    assert g3.verdict == HOLDS and "one winner each on all 4 curves" in g3.our_value
+    assert "SDL ε=0.2: undetermined (all lower bounds) → B" in g3.our_value
+
+
+def test_parity_claims_fail_when_a_seed_never_learns():
+    stuck = _curve("B", [[LOG2, LOG2, LOG2, 0, 0, 0]] * 2 + [[LOG2] * 6])
+    g1, g2, g3 = curves.parity_claims(QUICK, stuck, 0.2, at=[4, 64])
+    assert g1.verdict == FAILS and "on 3/4 curves" in g1.our_value
+    # MDL(64) of the stuck seed: 64 log 2 = 44.4 > A's 2 log 2 + 62·0.39 = 25.6
+    assert g2.verdict == FAILS
+    # its SDL and εSC stay lower bounds for both: no winner named on that seed
+    assert g3.verdict == INCONCLUSIVE and "seed 2 SDL" in g3.our_value
+
+
+def test_parity_claims_inconclusive_before_b_learns_and_bad_input():
+    g3 = curves.parity_claims(QUICK, LIMIT, 0.2, at=[2, 8])[2]
+    assert g3.verdict == INCONCLUSIVE and "never named a winner" in g3.our_value
+    with pytest.raises(ValueError, match="at"):
+        curves.parity_claims(QUICK, LIMIT, 0.2, at=[4])
+    with pytest.raises(ValueError, match="limit"):
+        curves.parity_claims(QUICK, _curve("B", [[0.1] * 6]), 0.2, at=[4, 64])
+    with pytest.raises(ValueError, match="quick"):
+        curves.parity_claims("A", LIMIT, 0.2, at=[4, 64])
+
+
+def test_parity_claims_on_the_exact_algorithms():
+    """The notebook's setting, small: d = 6, count vs GF(2) elimination."""
+    raw, noisy, _ = curves.parity_tasks(6, 300, alpha=0.1, seed=0)
+    pool_b, test_b = curves.split_test(raw, 0.2)
+    pool_a, test_a = curves.split_test(noisy, 0.2)
+    grid = curves.log_grid(pool_b.n, 8, n_min=2)
+    a = curves.algorithm_curve(pool_a, "bernoulli", test=test_a, sizes=grid, seeds=3)
+    b = curves.algorithm_curve(pool_b, "gf2", test=test_b, sizes=grid, seeds=3)
+    eps = 0.5 * curves.binary_entropy(0.1)
+    assert [c.verdict for c in curves.parity_claims(a, b, eps, at=[3, 100])] == [HOLDS] * 3
