@@ -41,7 +41,8 @@ def _frame(linear, mlp, mdl_means, *, sd=1.0, seeds=(0, 1, 2)):
 
 def _result(frame, posterior=None, seeds=(0, 1, 2)):
     cfg = SimpleNamespace(protocol="small", seeds=seeds, posterior_bins=8)
-    return SimpleNamespace(frame=frame, posterior=posterior, config=cfg, sizes={t: 400 for t in TASKS})
+    return SimpleNamespace(frame=frame, posterior=posterior, config=cfg,
+                           sizes={t: 400 for t in TASKS})
 
 
 # linear order e0 > e1 > e2 > e3 on every task; the MLP order differs per task
@@ -117,11 +118,13 @@ def test_d_holds_when_structured_tasks_move_deeper():
     pref = {t: [float(target[t])] * 4 for t in TASKS}
     frame = pd.DataFrame(_rows("preferred readout depth", pref, seeds=(0, 1)))
     d1, d2, d3 = _claims.readout_claims(_result(frame, _posterior(target), seeds=(0, 1)))
-    # early bin: [42, 89), the first starting at t >= B = 32, mass 0.9 on linear → depth 0.1/3·(1+2+3) = 0.2;
+    # early bin: [42, 89), the first starting at t >= B = 32, mass 0.9 on linear
+    #   → depth 0.1/3·(1+2+3) = 0.2;
     # last bin: 0.9·3 + 0.1/3·(0+1+2) = 2.8 on structured, 0.9 + 0.1/3·5 = 1.0667 on natural
     ch = _claims.depth_change(_posterior(target), first_batch=32)
     s = ch[ch["group"] == "structured"]
-    assert s["early"].to_numpy() == pytest.approx(0.2) and s["late"].to_numpy() == pytest.approx(2.8)
+    assert s["early"].to_numpy() == pytest.approx(0.2)
+    assert s["late"].to_numpy() == pytest.approx(2.8)
     assert d1.verdict == HOLDS and d1.our_value.startswith("24 pairs deeper, 0 shallower of 24")
     assert f"p={0.5 ** 24:.3g}" in d1.our_value
     p = stats.mannwhitneyu([3.0] * 12, [1.0] * 12, alternative="greater").pvalue

@@ -123,7 +123,7 @@ def objectives_claims(result: Any, encoders: Sequence[str], *, alpha: float = 0.
     else:
         d = C.interval_excludes(lm, 1.0, side="below")
     a1 = C.Claim.decided(
-        "a1", "Linear-probe and best-MLP accuracy rank encoders of one backbone differently.",
+        "a1", "Linear-probe and best-MLP accuracy rank the pretrained encoders differently.",
         "Sec. 4, Table 1a", "τ(linear, MLP) of the average-rank orders "
         f"{paper.loc['linear vs mlp']:.2f} (r = 6, N = 19)",
         f"per task ({n} tasks, k = {k} encoders), Kendall τ_b between linear and best-MLP "
