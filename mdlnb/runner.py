@@ -270,14 +270,17 @@ def stale(name: str, profile: str, *, out_dir: str | Path | None = None) -> list
     if not out.exists():
         return [f"{out} does not exist"]
     when = out.stat().st_mtime
-    reasons = [f"{p.relative_to(ROOT)} is newer"
-               for p in [notebook_dir() / f"{name}.py", *library_files()]
+    reasons = [f"{_shown(p)} is newer" for p in [notebook_dir() / f"{name}.py", *library_files()]
                if p.stat().st_mtime > when]
     recorded = nbformat.read(out, as_version=4).metadata.get("mdlnb", {}).get("parameters")
     now = json.loads(json.dumps(profile_parameters(name, profile), default=str))
     if recorded != now:
         reasons.append(f"parameters changed: {recorded} -> {now}")
     return reasons
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def to_html(ipynb: str | Path) -> Path:
@@ -321,8 +324,7 @@ def summary(names: Sequence[str], profile: str, *, out_dir: str | Path | None = 
                         "finished (UTC)": mine.get("finished", _utc(end)),
                         "status": "ran" if since is not None and end >= since else "up to date"})
             html = out.with_suffix(".html")
-            row["html"] = str(html.relative_to(ROOT)) if html.exists() and \
-                html.is_relative_to(ROOT) else (str(html) if html.exists() else "")
+            row["html"] = _shown(html) if html.exists() else ""
         if failed.exists() and (not out.exists() or failed.stat().st_mtime > out.stat().st_mtime):
             row["status"] = "failed"
         rows.append(row)
