@@ -333,11 +333,18 @@ def summary(names: Sequence[str], profile: str, *, out_dir: str | Path | None = 
 
 def format_summary(table: Any, profile: str) -> str:
     """Plain-text table of :func:`summary` with the total wall time of what ran."""
+    import math
+
     ran = table[table["status"] == "ran"]
-    text = table.to_string(index=False, na_rep="-", float_format=lambda v: f"{v:,.1f}")
-    return (f"notebooks [{profile}]: {len(ran)} ran ({ran['wall [s]'].sum():,.1f} s of "
-            f"notebook time), {int((table['status'] == 'up to date').sum())} up to date\n"
-            + text)
+    cells = [[str(c) for c in SUMMARY_COLUMNS]] + [
+        [r["notebook"], r["status"], "-" if math.isnan(r["wall [s]"]) else f"{r['wall [s]']:,.1f}",
+         r["finished (UTC)"] or "-", r["html"] or "-"] for r in table.to_dict("records")]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(SUMMARY_COLUMNS))]
+    lines = ["  ".join(c.rjust(w) if i == 2 else c.ljust(w)
+                       for i, (c, w) in enumerate(zip(row, widths))).rstrip() for row in cells]
+    return "\n".join([f"notebooks [{profile}]: {len(ran)} ran ({ran['wall [s]'].sum():,.1f} s "
+                      f"of notebook time), {int((table['status'] == 'up to date').sum())} up "
+                      f"to date", *lines])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

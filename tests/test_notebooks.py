@@ -197,38 +197,66 @@ def _objectives(p):
     _encoder_frame(p, "objectives")
     ranks = pd.read_csv(p / "objectives_ranks.csv")
     has_columns(ranks, ["encoder", "linear rank", "mlp rank", "mdl rank"])
-    k = len(ranks)
     for c in ("linear rank", "mlp rank", "mdl rank"):
-        within(ranks, c, 1, k)
-        assert ranks[c].sum() == pytest.approx(k * (k + 1) / 2)   # average ranks of k
+        _ranks_of(ranks, c, len(ranks))
     perm = pd.read_csv(p / "objectives_permutation.csv")
     has_columns(perm, ["task", "encoder", "mean [nats]", "sd [nats]"])
     assert (perm["sd [nats]"] >= 0).all()
 
 
+def _ranks_of(df, col, k):
+    within(df, col, 1, k)
+    assert df[col].sum() == pytest.approx(k * (k + 1) / 2)      # average ranks of k
+
+
 def _scaling(p):
     t = pd.read_csv(p / "scaling_table.csv")
-    assert len(t) >= 2
-    finite(t, t.select_dtypes("number").columns.difference(
-        [c for c in t.columns if t[c].isna().any()]))
+    has_columns(t, ["encoder", "parameters", "bits/example", "bits/example sd (tasks)",
+                    "linear rank", "mlp rank", "mdl rank"])
+    finite(t, ["parameters", "bits/example", "bits/example sd (tasks)"])
+    assert (t["parameters"] > 0).all()
+    for c in ("linear rank", "mlp rank", "mdl rank"):
+        _ranks_of(t, c, len(t))
+    # bits/example re-derived from the tidy frame: mean over tasks of the mean over orders
+    fr = pd.read_csv(p / "objectives_frame.csv")
+    per_task = fr[fr["metric"] == "codelength [bits/example]"].groupby(
+        ["encoder", "task"])["value"].mean().groupby("encoder")
+    np.testing.assert_allclose(t["bits/example"], per_task.mean()[t["encoder"]], rtol=1e-9)
+    np.testing.assert_allclose(t["bits/example sd (tasks)"], per_task.std()[t["encoder"]],
+                               rtol=1e-9)
 
 
 def _readout_preference(p):
-    pref = pd.read_csv(p / "readout_preference_preferred.csv")
-    assert len(pref) >= 1
-    mass = [c for c in pref.columns if "mass" in c or "probability" in c]
-    for c in mass:
-        within(pref, c, 0, 1 + 1e-9)
+    pref = pd.read_csv(p / "readout_preference_preferred.csv").set_index("encoder")
+    finite(pref, pref.columns)
+    within(pref.melt(), "value", 0, 7)                       # hidden layers: linear .. MLP-7
+    sw = pd.read_csv(p / "readout_preference_switching.csv")
+    has_columns(sw, ["group", "runs", "switches", "per 1k examples", "preferred depth"])
+    finite(sw, ["switches", "per 1k examples", "preferred depth"])
+    assert (sw["switches"] >= 0).all()
+    within(sw, "preferred depth", 0, 7)
+    # switches per 1,000 examples of the N coded examples of every task
+    n = runner.profile_parameters("readout_preference", "smoke")["overrides"]["train_size"]
+    np.testing.assert_allclose(sw["per 1k examples"], sw["switches"] * 1000 / n, rtol=1e-9)
 
 
 def _transferability_baselines(p):
     k = pd.read_csv(p / "transferability_kendall_tidy.csv")
-    has_columns(k, ["task", "ratio", "metric", "tau", "tau_std", "repeats", "encoders"])
-    ok = k[k["nonfinite"] == 0] if "nonfinite" in k else k
+    has_columns(k, ["task", "ratio", "metric", "tau", "tau_std", "repeats", "encoders",
+                    "nonfinite"])
+    ok = k[k["nonfinite"] == 0]
+    assert len(ok) > 0
     finite(ok, ["tau"])
     within(ok, "tau", -1, 1)
+    assert (ok["tau_std"].dropna() >= 0).all()
     truth = pd.read_csv(p / "transferability_truth.csv").set_index("encoder")
     assert ((truth >= 0) & (truth <= 1)).all().all()
+    sc = pd.read_csv(p / "transferability_scores.csv")
+    has_columns(sc, ["encoder", "task", "ratio", "n", "repeat", "metric", "value"])
+    # a subsample at N/K = r holds r examples per class, and at least min_n = 20
+    # (PACTran Sec. 4.1.4; the config's default, which the smoke profile keeps)
+    classes = np.exp(log_classes(sc["task"]))
+    np.testing.assert_allclose(sc["n"], np.maximum(sc["ratio"] * classes, 20))
 
 
 EXPECT = {
@@ -247,10 +275,13 @@ EXPECT = {
                         _data_efficiency),
     "objectives": (["objectives_frame.csv", "objectives_ranks.csv",
                     "objectives_permutation.csv"], _objectives),
-    "scaling": (["scaling_table.csv"], _scaling),
-    "readout_preference": (["readout_preference_preferred.csv"], _readout_preference),
+    "scaling": (["scaling_table.csv", "scaling_codelength_vs_parameters.png"], _scaling),
+    "readout_preference": (["readout_preference_preferred.csv",
+                            "readout_preference_switching.csv",
+                            "readout_preference_posteriors.png"], _readout_preference),
     "transferability_baselines": (["transferability_kendall_tidy.csv",
-                                   "transferability_truth.csv"], _transferability_baselines),
+                                   "transferability_truth.csv", "transferability_scores.csv",
+                                   "transferability_kendall.png"], _transferability_baselines),
 }
 # Claims each notebook must decide (more may be added; every row needs a verdict).
 CLAIMS = {"switching_strategies": {"b1", "b2", "c1", "c2"}, "data_efficiency": {"e1", "e2"}}
