@@ -1,6 +1,6 @@
 """Every notebook's smoke run, and what it wrote: columns, finite values, codelengths
-within log C (plus a stated margin) per example, posteriors that sum to one,
-units that convert, a verdict on every claim, readable stored output.
+within log C (plus a stated margin) per example, quantities re-derived from other
+columns or tables, a verdict on every claim, readable stored output, the HTML.
 
 The runs are those of ``make smoke`` (``build/notebooks/smoke/*.ipynb``,
 ``build/paper-smoke/``; ``make test`` runs it first, so CI executes each notebook
@@ -74,12 +74,6 @@ def per_example_nats(values, log_c, what):
     excess = v - np.broadcast_to(log_c, v.shape)
     assert (excess <= MARGIN_NATS).all(), \
         f"{what}: {excess.max():.3f} nats per example above log C (margin {MARGIN_NATS})"
-
-
-def sums_to_one(df, by, col="probability", atol=1e-4):
-    s = df.groupby(by)[col].sum()
-    assert np.allclose(s, 1.0, atol=atol), f"{col} over {by} sums to {s.min()}..{s.max()}"
-    within(df, col, -1e-9, 1 + 1e-9)
 
 
 # ---- what each notebook writes, and what must hold of it --------------------------
@@ -289,6 +283,22 @@ CLAIMS = {"switching_strategies": {"b1", "b2", "c1", "c2"}, "data_efficiency": {
 
 def test_every_notebook_has_expectations():
     assert sorted(EXPECT) == sorted(NOTEBOOKS)
+
+
+def test_the_checks_reject_bad_tables():
+    df = pd.DataFrame({"a": [1.0, np.nan], "b": [0.5, 1.5]})
+    with pytest.raises(AssertionError, match="non-finite"):
+        finite(df, ["a", "b"])
+    with pytest.raises(AssertionError, match="outside"):
+        within(df, "b", 0, 1)
+    with pytest.raises(AssertionError, match="missing columns"):
+        has_columns(df, ["a", "c"])
+    per_example_nats([math.log(2) + MARGIN_NATS - 1e-9], math.log(2), "ok")
+    with pytest.raises(AssertionError, match="above log C"):
+        per_example_nats([0.1, math.log(2) + MARGIN_NATS + 1e-6], math.log(2), "x")
+    with pytest.raises(AssertionError, match="<= 0"):
+        per_example_nats([0.0], math.log(2), "x")
+    np.testing.assert_allclose(log_classes(["digits", "lfw_faces"]), np.log([10, 2]))
 
 
 def _stream_text(cell) -> list[str]:
