@@ -55,7 +55,8 @@ def tree(tmp_path):
     venv = tmp_path / "venv" / "bin"
     venv.mkdir(parents=True)
     (tmp_path / "stub.py").write_text(_STUB)
-    (venv / "python").write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'stub.py'} \"$@\"\n")
+    stub = tmp_path / "stub.py"
+    (venv / "python").write_text(f"#!/bin/sh\nexec {sys.executable} {stub} \"$@\"\n")
     (venv / "python").chmod(0o755)
     (tmp_path / "venv" / ".installed").touch()
     return tmp_path
