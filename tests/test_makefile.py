@@ -32,7 +32,7 @@ if "--html" in rest:
     ipynb = Path(rest[-1]); ipynb.with_suffix(".html").write_text("html")
     sys.exit(0)
 if "--summary" in rest:
-    with log.open("a") as f: f.write("summary\n")
+    with log.open("a") as f: f.write(" ".join(["summary", *rest]) + "\n")
     sys.exit(0)
 profile, name = rest[rest.index("--profile") + 1], rest[-1]
 with log.open("a") as f: f.write(f"start {name} {time.time()}\n")
@@ -62,14 +62,14 @@ def tree(tmp_path):
     return tmp_path
 
 
-def _make(tree, *targets, jobs=1, sleep=0.0, dry=False):
+def _make(tree, *targets, jobs=1, sleep=0.0, dry=False, profile="smoke"):
     log = tree / "log.txt"
     log.unlink(missing_ok=True)
     env = {**os.environ, "STUB_LOG": str(log), "REAL_PYTHON": sys.executable,
            "STUB_SLEEP": str(sleep), "PYTHONPATH": str(tree)}
     # data-packages needs the Debian package; pretend it is there
     cmd = ["make", "--no-print-directory", f"-j{jobs}", "VENV=venv", "FMNIST=Makefile",
-           "PROFILE=smoke", *(["-n"] if dry else []), *targets]
+           f"PROFILE={profile}", *(["-n"] if dry else []), *targets]
     res = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
     runs = [ln.split()[1] for ln in log.read_text().splitlines()
@@ -127,4 +127,7 @@ def test_parallel_run_orders_the_encoder_trio_and_reproduce_ends_with_the_merge(
     starts = sorted(v for (k, _), v in times.items() if k == "start")
     ends = sorted(v for (k, _), v in times.items() if k == "end")
     assert starts[1] < ends[0]                         # two notebooks did run at once
-    assert log[-1] == "summary"                        # after every notebook
+    assert log[-1].startswith("summary --summary --profile smoke --since ")   # after all
+    assert "--compare-to-git" not in log[-1]           # smoke writes no paper/ numbers
+    out = _make(tree, "reproduce", dry=True, profile="default")[0]
+    assert "--compare-to-git HEAD" in out and "mdlnb.claims paper" in out
