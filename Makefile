@@ -5,13 +5,34 @@ PYTHON  ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+LAB_STAMP := $(VENV)/.lab-installed
 FMNIST  := /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PROFILE ?= default
-NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/*.py)))
 PYTEST_ARGS ?= -n 2
+SMOKE_JOBS  ?= 2
 
-.PHONY: setup data-packages reproduce test bench lab clean smoke
+# The notebooks (notebooks/NAME.py, those starting with _ excluded), their executed
+# copies and HTML renderings, and what each depends on: its source, its own entry of
+# notebooks/profiles.yaml (a stamp rewritten only when that entry changes) and the library.
+NOTEBOOKS := $(filter-out _%,$(basename $(notdir $(wildcard notebooks/*.py))))
+NB_DIR    := build/notebooks/$(PROFILE)
+PARAMS    := $(NB_DIR)/.params
+EXECUTED  := $(NOTEBOOKS:%=$(NB_DIR)/%.ipynb)
+HTML      := $(NOTEBOOKS:%=$(NB_DIR)/%.html)
+LIBRARY   := $(shell find mdlnb -name '*.py' -not -path '*/__pycache__/*')
+PAPER_DIR  = $(if $(filter smoke,$(PROFILE)),build/paper-smoke,paper)
+START     := $(shell date +%s)
+
+# Refresh the profile stamps while the Makefile is read (so `make -n` sees them too);
+# the runner rewrites a stamp only when its notebook's entry changed.
+ifneq ($(wildcard $(BIN)/python),)
+PARAMS_ERR := $(shell $(BIN)/python -m mdlnb.runner --write-params 2>&1 >/dev/null | tail -1)
+$(if $(PARAMS_ERR),$(warning notebooks/profiles.yaml: $(PARAMS_ERR)))
+endif
+
+.PHONY: setup data-packages reproduce notebooks test smoke bench lab clean
+.DELETE_ON_ERROR:
 
 setup: $(STAMP) data-packages
 
@@ -28,23 +49,58 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[test]"
 	@touch $(STAMP)
 
-# Regenerate every table and figure in paper/ (PROFILE=default|smoke|full), then list
-# the committed paper/*.csv numbers that moved (tolerance: mdlnb/_paperdiff.py).
-# paper/claims.md and paper/README.md are merged from what the notebooks wrote.
-PAPER_DIR = $(if $(filter smoke,$(PROFILE)),build/paper-smoke,paper)
-reproduce: setup
-	$(BIN)/python -m mdlnb.runner --profile $(PROFILE) --compare-to-git HEAD $(NOTEBOOKS)
+# One notebook: executed by papermill in batch mode (mdlnb.runner), written only on
+# success; reruns when its source, its profile entry or any library file changed.
+$(NB_DIR)/%.ipynb: notebooks/%.py $(PARAMS)/%.json $(LIBRARY) | $(STAMP) data-packages
+	$(BIN)/python -m mdlnb.runner --profile $(PROFILE) $*
+
+$(NB_DIR)/%.html: $(NB_DIR)/%.ipynb
+	$(BIN)/python -m mdlnb.runner --html $<
+
+# A fresh checkout has no stamps yet (the venv did not exist when this file was read).
+$(PARAMS)/%.json: | $(STAMP)
+	$(BIN)/python -m mdlnb.runner --write-params
+
+# objectives, scaling and readout_preference read one grid of mdlnb.studies.encoders
+# (tests/test_notebooks.py checks their overrides agree). Its pair files are written
+# without a lock, so under `make -j` the other two wait for objectives, which computes
+# it; they then read every pair from the cache (order-only: no extra reruns).
+$(NB_DIR)/scaling.ipynb $(NB_DIR)/readout_preference.ipynb: | $(NB_DIR)/objectives.ipynb
+
+notebooks: $(EXECUTED) $(HTML)
+
+# Targets made by chained pattern rules are not intermediate files: keep them.
+.SECONDARY: $(EXECUTED) $(NOTEBOOKS:%=$(PARAMS)/%.json)
+
+# Regenerate every table and figure in paper/ (PROFILE=default|smoke|full): rerun the
+# notebooks that changed (`make -j2 reproduce` runs two at a time), merge
+# paper/claims.md and paper/README.md from what the notebooks wrote, print the
+# per-notebook wall time and the committed paper/*.csv numbers that moved beyond the
+# tolerance of mdlnb/_paperdiff.py.
+reproduce: setup notebooks
 	$(BIN)/python -m mdlnb.claims $(PAPER_DIR)
 	$(BIN)/python -m mdlnb.manifest $(PAPER_DIR)
+	@$(BIN)/python -m mdlnb.runner --summary --profile $(PROFILE) --since $(START) \
+	  $(if $(filter smoke,$(PROFILE)),,--compare-to-git HEAD)
 
-test: setup
+# Every notebook's smoke profile (seconds each) into build/notebooks/smoke and
+# build/paper-smoke; the notebook tests check what these runs wrote.
+smoke: setup
+	@$(MAKE) --no-print-directory -j$(SMOKE_JOBS) reproduce PROFILE=smoke
+
+test: smoke
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/python -m benchmarks $(BENCH)
 
-lab: setup
+$(LAB_STAMP): pyproject.toml | $(STAMP)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[lab]"
+	@touch $@
+
+# JupyterLab on notebooks/ (jupytext opens the .py files as notebooks); root (containers,
+# CI machines) needs --allow-root.
+lab: setup $(LAB_STAMP)
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(SUDO),,--allow-root)
 
 clean:

@@ -293,9 +293,9 @@ def compare(encoders: Mapping[str, Any], task_or_labels: Any, *, protocol: Any =
     jobs = [(e, s) for s in seeds for e in feats]
     it = jobs
     if progress:
-        from tqdm.auto import tqdm
+        from mdlnb import _progress
 
-        it = tqdm(jobs, desc="compare", unit="run")
+        it = _progress.bar(jobs, desc="compare", unit="run")
     rows, per_step, mass, orders = [], {}, {}, {}
     for e, s in it:
         t = Task(f"{task_name}:{e}", feats[e], y, c)

@@ -455,9 +455,9 @@ def _make_progress(progress, n, k):
         progress = n * k >= 2_000_000 and sys.stdout.isatty()
     if not progress:
         return (lambda *a: None), lambda: None
-    from tqdm.auto import tqdm
+    from mdlnb import _progress
 
-    bar = tqdm(total=n, unit="ex", desc="prequential", leave=False)
+    bar = _progress.bar(total=n, unit="ex", desc="prequential", leave=False)
 
     def update(done, total, best):
         bar.update(done - bar.n)
@@ -492,7 +492,7 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
       replay_streams: if given, overrides every expert's replay count.
       standardize: ``"prefix"`` (``True``) or ``"none"`` (``False``), see the
         module docstring; default the protocol's.
-      progress: ``True``/``False``, ``None`` (a tqdm bar when N·K ≥ 2e6 and
+      progress: ``True``/``False``, ``None`` (a bar, :mod:`mdlnb._progress`, when N·K ≥ 2e6 and
         stdout is a terminal), or a callable ``f(done, total, best_nats_per_example)``
         called after each chunk.
       cache: read/write the result under ``cache_dir("losses")``, keyed by a

@@ -27,10 +27,6 @@ def _posterior_frame(n=50, groups=("linear", "mlp1", "mlp2"), seed=0):
                          "readout": np.tile(groups, n), "probability": p.reshape(-1)}), p
 
 
-def test_headless_backend():
-    assert matplotlib.get_backend().lower() == "agg"
-
-
 def test_posterior_area_stacks_one_area_per_group_to_one():
     frame, p = _posterior_frame()
     ax = plots.posterior_area(frame, by="readout")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from mdlnb import runner
@@ -87,3 +89,114 @@ def test_main_checks_all_profiles_first_and_ends_with_the_paper_diff(tmp_path, m
     with pytest.raises(ValueError, match="name"):          # checked before anything runs
         runner.main(["--profile", "smoke", "quickstart", "no_such_notebook"])
     assert ran == ["quickstart"]
+
+
+_RUNNABLE = '''# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% tags=["parameters"]
+profile = "default"
+paper_dir = "paper"
+fail = False
+
+# %%
+import os
+from mdlnb import _progress
+print("progress:", os.environ.get("MDLNB_PROGRESS"))
+for _ in _progress.bar(range(300), desc="steps", unit="step"):
+    pass
+assert not fail, "asked to fail"
+'''
+
+
+def test_run_writes_only_successful_notebooks_with_their_metadata_and_html(tmp_path,
+                                                                           monkeypatch):
+    import os
+
+    import nbformat
+
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    (nbs / "toy.py").write_text(_RUNNABLE)
+    (nbs / "profiles.yaml").write_text("toy:\n  smoke:\n    fail: true\n")
+    monkeypatch.setattr(runner, "notebook_dir", lambda: nbs)
+    out_dir = tmp_path / "out"
+    started = __import__("time").time()
+    out = runner.run("toy", "default", out_dir=out_dir)
+    assert out == out_dir / "toy.ipynb" and sorted(p.name for p in out_dir.iterdir()) == [
+        "toy.ipynb"]                                     # no input/running copies left
+    nb = nbformat.read(out, as_version=4)
+    meta = nb["metadata"]["mdlnb"]
+    assert meta["profile"] == "default" and meta["parameters"] == {"profile": "default"}
+    assert 0 < meta["wall_s"] < 120 and meta["finished_epoch"] >= started
+    text = "".join(o.get("text", "") for c in nb["cells"] for o in c.get("outputs", []))
+    assert "progress: 0" in text                         # the kernel ran in batch mode
+    # 300 steps of a bar leave one summary line, no redrawn text bar
+    assert "\r" not in text and re.search(r"^steps: 300/300 step in [\d.]+ s$", text, re.M)
+    assert len(text.splitlines()) == 2
+    assert runner.stale("toy", "default", out_dir=out_dir) == []
+    html = runner.to_html(out)
+    assert html == out_dir / "toy.html" and "progress: 0" in html.read_text()
+    with pytest.raises(ValueError, match="ipynb"):
+        runner.to_html(out_dir / "toy.html")
+
+    # the smoke profile fails: the good notebook of the other profile is untouched,
+    # the failed run is kept for reading, and no smoke notebook appears
+    with pytest.raises(Exception, match="asked to fail"):
+        runner.run("toy", "smoke", out_dir=tmp_path / "smoke")
+    assert sorted(p.name for p in (tmp_path / "smoke").iterdir()) == ["toy.failed.ipynb"]
+    table = runner.summary(["toy"], "smoke", out_dir=tmp_path / "smoke")
+    assert table["status"].tolist() == ["failed"]
+    table = runner.summary(["toy"], "default", out_dir=out_dir, since=started)
+    assert table["status"].tolist() == ["ran"] and table["wall [s]"].item() == meta["wall_s"]
+    assert table["html"].item().endswith("toy.html")
+    assert runner.summary(["toy"], "default", out_dir=out_dir,
+                          since=meta["finished_epoch"] + 1)["status"].tolist() == ["up to date"]
+    assert runner.summary(["toy"], "full", out_dir=tmp_path / "none")["status"].tolist() == [
+        "missing"]
+    assert "1 ran" in runner.format_summary(runner.summary(["toy"], "default", out_dir=out_dir,
+                                                           since=started), "default")
+
+    # stale: a newer source, or parameters other than the recorded ones
+    (nbs / "profiles.yaml").write_text("toy:\n  default:\n    fail: false\n")
+    assert any("parameters changed" in r for r in runner.stale("toy", "default",
+                                                                out_dir=out_dir))
+    (nbs / "profiles.yaml").write_text("")
+    t = out.stat().st_mtime + 5
+    os.utime(nbs / "toy.py", (t, t))
+    assert [r for r in runner.stale("toy", "default", out_dir=out_dir)] == [
+        f"{nbs / 'toy.py'} is newer"]
+
+
+def test_run_restores_the_environment(fake_notebooks, monkeypatch):
+    import os
+
+    monkeypatch.setenv("MDLNB_PROGRESS", "1")
+    with runner._environ({"MDLNB_PROGRESS": "0", "MDLNB_X_TEST": "y"}):
+        assert os.environ["MDLNB_PROGRESS"] == "0" and os.environ["MDLNB_X_TEST"] == "y"
+    assert os.environ["MDLNB_PROGRESS"] == "1" and "MDLNB_X_TEST" not in os.environ
+
+
+def test_write_params_rewrites_only_changed_entries(fake_notebooks, tmp_path):
+    import os
+
+    (fake_notebooks / "other.py").write_text(_NOTEBOOK)
+    (fake_notebooks / "profiles.yaml").write_text(
+        "toy:\n  smoke:\n    size: 3\nother:\n  smoke:\n    size: 4\n")
+    root = tmp_path / "stamps"
+    written = runner.write_params(root)
+    assert len(written) == 2 * len(runner.PROFILES)
+    toy, other = (runner.params_path(n, "smoke", root) for n in ("toy", "other"))
+    assert toy.read_text() == '{\n "size": 3\n}\n'
+    assert runner.params_path("toy", "full", root).read_text() == "{}\n"
+    for p in (toy, other):
+        os.utime(p, (1, 1))
+    (fake_notebooks / "profiles.yaml").write_text(
+        "# a comment\ntoy:\n  smoke:\n    size: 3\nother:\n  smoke:\n    size: 5\n")
+    assert runner.write_params(root) == [other]
+    assert toy.stat().st_mtime == 1 and other.stat().st_mtime > 1

@@ -409,9 +409,10 @@ def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed:
     fns: dict[int, Callable] = {}
     bar = None
     if progress is True:
-        from tqdm.auto import tqdm
+        from mdlnb import _progress
 
-        bar = tqdm(total=steps, initial=done, desc=f"{objective} {arch}_{size}", unit="step")
+        bar = _progress.bar(total=steps, initial=done, desc=f"{objective} {arch}_{size}",
+                            unit="step")
     t_last = time.perf_counter()
     while done < steps:
         n = min(chunk, steps - done)

@@ -133,9 +133,9 @@ def _compute_features(encoder: Encoder, task: Task, batch_size: int, progress: b
     chunks = []
     it = range(0, task.n, batch_size)
     if progress:
-        from tqdm.auto import tqdm
+        from mdlnb import _progress
 
-        it = tqdm(it, desc=f"{encoder.name} features", unit="batch")
+        it = _progress.bar(it, desc=f"{encoder.name} features", unit="batch")
     for i in it:
         xb = prepare_images(task.x[i:i + batch_size], encoder.input_size, encoder.channels)
         if xb.shape[0] < batch_size and task.n > batch_size:  # keep one compiled shape

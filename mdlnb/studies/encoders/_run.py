@@ -71,10 +71,10 @@ def run_pairs(featuresets: Sequence[Any], config: EncodersConfig, *, progress: b
             todo.append((fs, str(path) if cache else None))
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from mdlnb import _progress
 
-        bar = tqdm(total=len(featuresets), initial=len(done), desc="encoder × task pairs",
-                   unit="pair")
+        bar = _progress.bar(total=len(featuresets), initial=len(done),
+                            desc="encoder × task pairs", unit="pair")
     if config.workers == 1 or len(todo) <= 1:
         for fs, path in todo:
             done[(fs.encoder, fs.task)] = {**_work(fs.train, fs.test, config, path, cache),

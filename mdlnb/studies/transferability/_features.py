@@ -49,9 +49,9 @@ def extract(encoders: Mapping[str, Any], tasks: Mapping[str, tuple[Task, Task]],
     pairs = [(e, t) for e in encoders for t in tasks]
     it = pairs
     if progress:
-        from tqdm.auto import tqdm
+        from mdlnb import _progress
 
-        it = tqdm(pairs, desc="features", unit="pair")
+        it = _progress.bar(pairs, desc="features", unit="pair")
     out = []
     for ename, tname in it:
         enc = encoders[ename]

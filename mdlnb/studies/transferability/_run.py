@@ -35,7 +35,7 @@ CACHE_VERSION = "transferability-units-v1"
 SCORE_FIELDS = ("metrics", "nleep_components", "grid_metrics", "linear_beta_factors",
                 "label_free", "mdl", "mdl_experts", "mdl_batch_size", "mdl_m", "mdl_standardize")
 # Modules that only format or present results: editing them keeps cached units valid.
-_PRESENTATION = ("report.py", "plots.py", "runner.py", "cli.py", "_paperdiff.py",
+_PRESENTATION = ("report.py", "plots.py", "runner.py", "cli.py", "_paperdiff.py", "_progress.py",
                  "studies/transferability/_result.py", "studies/transferability/_kendall.py",
                  "studies/transferability/_run.py")
 
@@ -70,9 +70,9 @@ def _unit(kind: str, key: str, compute: Callable[[], Any], cache: bool) -> Any:
 def _bar(total: int, progress: bool, desc: str):
     if not progress:
         return None
-    from tqdm.auto import tqdm
+    from mdlnb import _progress
 
-    return tqdm(total=total, desc=desc, unit="unit")
+    return _progress.bar(total=total, desc=desc, unit="unit")
 
 
 def ground_truth_cached(featuresets: Sequence[FeatureSet], config: TransferabilityConfig, *,

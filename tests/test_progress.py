@@ -1,0 +1,98 @@
+"""mdlnb._progress: tqdm where a person watches, one summary line in batch mode."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from tqdm import std
+
+from mdlnb import _progress
+
+
+@pytest.fixture
+def batch(monkeypatch):
+    monkeypatch.setenv(_progress.ENV, "0")
+
+
+@pytest.mark.parametrize("value,on", [("0", False), ("false", False), ("OFF", False),
+                                      ("no", False), ("1", True), ("yes", True)])
+def test_enabled_reads_the_environment(monkeypatch, value, on):
+    monkeypatch.setenv(_progress.ENV, value)
+    assert _progress.enabled() is on
+    monkeypatch.delenv(_progress.ENV)
+    assert _progress.enabled()
+
+
+def test_batch_mode_iterates_everything_and_prints_one_line(batch, capsys):
+    items = list(_progress.bar(range(5), desc="features", unit="pair"))
+    assert items == [0, 1, 2, 3, 4]
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert re.fullmatch(r"features: 5/5 pair in \d+\.\d s\n", out)
+
+
+def test_batch_mode_manual_updates_postfix_and_resumed_count(batch, capsys):
+    b = _progress.bar(total=10, initial=3, desc="pairs", unit="pair")
+    b.update(2)
+    b.update()
+    b.set_postfix(loss="0.1234")
+    b.close()
+    b.close()                                  # closing twice prints once
+    with _progress.bar(total=4, desc="truth") as b2:
+        b2.set_postfix_str("best 0.5 bits/ex")
+        b2.update(4)
+    _progress.bar(total=3, desc="prequential", leave=False).close()   # transient: silent
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    assert re.fullmatch(r"pairs: 6/10 pair \(3 done before\) in \d+\.\d s; loss=0\.1234",
+                        lines[0])
+    assert re.fullmatch(r"truth: 4/4 it in \d+\.\d s; best 0\.5 bits/ex", lines[1])
+
+
+def test_interactive_mode_is_tqdm(monkeypatch):
+    monkeypatch.delenv(_progress.ENV, raising=False)
+    b = _progress.bar(range(3), desc="x", unit="pair")
+    try:
+        assert isinstance(b, std.tqdm) and b.total == 3 and b.desc == "x"
+        assert list(b) == [0, 1, 2] and b.n == 3
+    finally:
+        b.close()
+
+
+def test_kernel_without_ipywidgets_gets_a_text_bar_without_warning(monkeypatch):
+    monkeypatch.setattr(_progress, "_in_kernel", lambda: True)
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)      # import fails
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _progress.tqdm_class() is std.tqdm
+
+
+def test_kernel_with_ipywidgets_gets_the_widget_bar(monkeypatch):
+    pytest.importorskip("ipywidgets", reason="ipywidgets (the lab extra) not installed")
+    from tqdm import notebook
+
+    monkeypatch.setattr(_progress, "_in_kernel", lambda: True)
+    assert _progress.tqdm_class() is notebook.tqdm
+    monkeypatch.setattr(_progress, "_in_kernel", lambda: False)
+    assert _progress.tqdm_class() is std.tqdm
+
+
+def test_no_module_draws_tqdm_bars_itself():
+    """Every progress bar of the package goes through mdlnb._progress (so the
+    runner's batch mode reaches all of them)."""
+    root = Path(_progress.__file__).parent
+    offenders = []
+    for path in root.rglob("*.py"):
+        if path.name == "_progress.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n.split(".")[0] == "tqdm" for n in names):
+                offenders.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert not offenders, f"import tqdm directly (use mdlnb._progress.bar): {offenders}"
