@@ -36,6 +36,7 @@ SCORE_FIELDS = ("metrics", "nleep_components", "grid_metrics", "linear_beta_fact
                 "label_free", "mdl", "mdl_experts", "mdl_batch_size", "mdl_m", "mdl_standardize")
 # Modules that only format or present results: editing them keeps cached units valid.
 _PRESENTATION = ("report.py", "plots.py", "runner.py", "cli.py", "_paperdiff.py", "_progress.py",
+                 "claims.py", "manifest.py", "studies/transferability/_claims.py",
                  "studies/transferability/_result.py", "studies/transferability/_kendall.py",
                  "studies/transferability/_run.py")
 
