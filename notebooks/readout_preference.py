@@ -96,7 +96,8 @@ result.protocol_label
 # %%
 paths = result.save(paper_dir, prefix="readout_preference", parts={
     "preferred": preferred.reset_index(), "switching": switching, "heatmap": ax_heat,
-    "switching_by_group": ax_switch, "posteriors": fig_post})
+    "switching_by_group": ax_switch, "posteriors": fig_post,
+    "posterior": result.posteriors([tuple(p) for p in posterior_pairs])})
 [str(p) for p in paths]
 
 # %% [markdown]

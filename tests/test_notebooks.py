@@ -232,6 +232,15 @@ def _readout_preference(p):
     # switches per 1,000 examples of the N coded examples of every task
     n = runner.profile_parameters("readout_preference", "smoke")["overrides"]["train_size"]
     np.testing.assert_allclose(sw["per 1k examples"], sw["switches"] * 1000 / n, rtol=1e-9)
+    # the posterior behind the figure: a distribution over readouts in every bin of t
+    post = pd.read_csv(p / "readout_preference_posterior.csv")
+    has_columns(post, ["encoder", "task", "seed", "t_start", "t_end", "readout", "probability"])
+    finite(post, ["probability"])
+    within(post, "probability", 0, 1)
+    sums = post.groupby(["encoder", "task", "seed", "t_start"])["probability"].sum()
+    np.testing.assert_allclose(sums, 1.0, atol=1e-5)
+    pairs = runner.profile_parameters("readout_preference", "smoke")["posterior_pairs"]
+    assert set(zip(post["encoder"], post["task"])) == {tuple(q) for q in pairs}
 
 
 def _transferability_baselines(p):
@@ -272,7 +281,8 @@ EXPECT = {
     "scaling": (["scaling_table.csv", "scaling_codelength_vs_parameters.png"], _scaling),
     "readout_preference": (["readout_preference_preferred.csv",
                             "readout_preference_switching.csv",
-                            "readout_preference_posteriors.png"], _readout_preference),
+                            "readout_preference_posteriors.png",
+                            "readout_preference_posterior.csv"], _readout_preference),
     "transferability_baselines": (["transferability_kendall_tidy.csv",
                                    "transferability_truth.csv", "transferability_scores.csv",
                                    "transferability_kendall.png"], _transferability_baselines),

@@ -208,7 +208,14 @@ def test_run_tidy_frame_and_resume(tmp_path):
     assert t["mdl rank"].sum() == pytest.approx(6.0)   # ranks 1..3 on every task
     paths = r.save(tmp_path, parts={"ranks": t, "cd": r.plot_cd(encs)}, frame=True)
     assert (tmp_path / "encoders_frame.csv").exists() and (tmp_path / "encoders_cd.png").exists()
-    assert len(paths) == 2 * 3 + 2 + 1
+    assert len(paths) == 2 * 2 + 2 + 1           # encoders, frame, ranks (csv + md); cd.png
+    assert not list(tmp_path.glob("*timing*"))     # wall times would make paper/ differ per run
+    post = r.posteriors([("random:resnet_XS", "digits")])
+    assert set(post["encoder"]) == {"random:resnet_XS"} and set(post["task"]) == {"digits"}
+    np.testing.assert_allclose(post.groupby(["seed", "t_start"])["probability"].sum(), 1.0,
+                               atol=1e-6)
+    with pytest.raises(ValueError, match="pairs"):
+        r.posteriors([("random:resnet_XS", "no_such_task")])
 
 
 def test_config_errors():

@@ -110,6 +110,19 @@ class EncodersResult:
     def switching(self, encoders: Sequence[str] | None = None):
         return _tables.switching_by_group(self.frame, dict(self.sizes), encoders)
 
+    def posteriors(self, pairs: Sequence[tuple[str, str]]):
+        """The stored posterior rows (every order, every log-spaced bin of t) of the
+        (encoder, task) ``pairs``: the data behind :meth:`plot_posteriors`."""
+        import pandas as pd
+
+        post = self.posterior
+        keep = pd.Series(list(zip(post["encoder"], post["task"]))).isin(
+            [tuple(p) for p in pairs]).to_numpy()
+        missing = {tuple(p) for p in pairs} - set(zip(post["encoder"][keep], post["task"][keep]))
+        if missing:
+            raise ValueError(f"pairs: not in the grid: {sorted(missing)}")
+        return post[keep].reset_index(drop=True)
+
     def timing(self):
         """Seconds per stage (this call's wall time, and recorded pair compute time)."""
         import pandas as pd
@@ -261,17 +274,17 @@ class EncodersResult:
     # -- files ---------------------------------------------------------------
     def save(self, paper_dir: str | Path = "paper", *, prefix: str = "encoders",
              parts: Mapping[str, Any] | None = None, frame: bool = False) -> list[Path]:
-        """Write the encoder table and timing (csv + md) atomically, the tidy frame
-        too if ``frame``, plus ``parts``: ``{name: DataFrame | Figure | Axes}`` as
-        ``<prefix>_<name>``."""
+        """Write the encoder table (csv + md) atomically, the tidy frame too if
+        ``frame``, plus ``parts``: ``{name: DataFrame | Figure | Axes}`` as
+        ``<prefix>_<name>``. Timings (:meth:`timing`) are not written: the same
+        run must regenerate identical files."""
         import matplotlib.pyplot as plt
         import pandas as pd
 
         from mdlnb import report
 
         paths = []
-        base = {"encoders": (self.encoders, 4), "timing": (self.timing(), 1),
-                **({"frame": (self.frame, 5)} if frame else {})}
+        base = {"encoders": (self.encoders, 4), **({"frame": (self.frame, 5)} if frame else {})}
         for name, (df, digits) in base.items():
             paths += report.save_table(df, f"{prefix}_{name}", paper_dir, digits=digits)
         for name, obj in (parts or {}).items():
