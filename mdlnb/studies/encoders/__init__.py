@@ -16,27 +16,26 @@ validation search. The three notebooks slice the one tidy frame:
     result = run(config)           # one unit of work per pair, cached, resumable
     result.average_ranks(result.select(size="S")); result.save("paper", parts={...})
 
-Budget of the default grid (11 encoders × 5 tasks = 55 pairs, 3 orders;
-target: the three notebooks ≤ 25 min on 2 CPU cores from a cold cache; the
-second and third notebook read the cached grid). Measured on the shared
-2-core machine under load ~15 (CPU seconds of the process; wall was 5–10×
-higher there), then extrapolated — *not* a measured default run:
+Budget of the default grid (11 encoders × 5 tasks = 55 pairs, 3 orders, 400
+training examples; target: the three notebooks ≤ 25 min on 2 CPU cores from a
+cold cache; the second and third notebook read the cached grid). Measured
+2026-11-23 from an empty ``$MDLNB_CACHE`` on the project's 2-core VM while
+other jobs held the load average at 6–8: **37.1 min wall, 28.3 CPU-min**
+(the process got 0.76 of a core on average), of which pretraining 8 encoders
+× 150 steps 320 s, features 70 s, pairs 1,802 s (stage 1 + 2 over 3 orders
+1,259 s, the App. A.4 search 542 s, as recorded by the pairs); ``scaling``
+and ``readout_preference`` then take 12 s each. ``make reproduce`` from a
+fresh clone measures it again (its per-notebook table).
 
-* stage 1 + 2, ``default`` board (24 experts), N = 500, 3 orders: 12.6–18.1 s
-  for the first pair of a new (N, D, C) shape (XLA compile), 5.2 s after;
-* the App. A.4 search (3 readouts × 4 settings × 300 steps): 12–13 s for a
-  new shape, 3.4 s after;
-* features: 1.2–1.7 s per (encoder, task) (800 images, small encoders);
-* pretraining at batch 128, compile / per step: ResNet-S supervised
-  29 s / 0.09 s, BYOL 73 s / 0.27 s (SimCLR: 65 s for compile + 20 steps);
-  ViT-S supervised 8 s / 0.14 s, DINO 17 s / 0.45 s; ViT-M MAE 15 s /
-  0.21 s, ViT-L MAE 20 s / 0.49 s.
-
-Extrapolated: pretraining 8 encoders × 150 steps ≈ 540 s ≈ 9 min; pairs ≈ 20 new
-(N, D, C) shapes × ~23 s + 35 × ~7 s ≈ 12 min; features and EfficientNet
-compiles ≈ 2–3 min — ≈ 24–25 CPU minutes, less in wall time where XLA uses
-both cores. If the lead's run is over budget: drop ``mae:vit_L:150`` or
-lower the pretraining steps.
+The ``full`` profile (17 encoders at M size and the EfficientNets × the 9
+tasks at full size × 3 orders × the ``paper-vtab`` board of 4,608 experts)
+is meant for a GPU; no GPU was lent to this project's sessions, so its cost
+is a projection, not a measurement: stage 1 is 1.0·10¹⁸ FLOPs (6·N·Σ_k
+replay_k·params_k + 2·N·Σ_k params_k over the board, feature dims 64–128 and
+1,280) — about 6 h at a sustained 50 TFLOP/s on one H100, half a year at the
+~70 GFLOP/s measured on the 2-core CPU; the board's state at D = 1,280 is
+32 GiB (one slice on an 80 GB GPU, :func:`mdlnb.prequential.run` plans the
+slices). ``benchmarks/RESULTS.md`` has the method.
 
 Modules: ``_config`` (EncodersConfig), ``_pair`` (one pair's measurements),
 ``_run`` (the driver), ``_tables`` and ``_plots`` (slices of the frame),
