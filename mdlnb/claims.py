@@ -273,6 +273,13 @@ def write_claims(claims: Iterable[Claim], paper_dir: str | Path, notebook: str) 
                              df.to_csv(index=False))
 
 
+def describe(claims: Iterable[Claim]) -> str:
+    """The claims as text, one block each: ``(id) VERDICT: statement``, then our
+    value and the rule that decided it (what a notebook prints under its claims)."""
+    return "\n".join(f"({c.id}) {c.verdict.upper()}: {c.statement}\n    ours: {c.our_value}"
+                     f"\n    rule: {c.rule}" for c in claims)
+
+
 def read_claims(paper_dir: str | Path):
     """All ``paper_dir/claims/*.csv`` as one DataFrame sorted by (id, notebook)."""
     import pandas as pd
@@ -318,5 +325,5 @@ if __name__ == "__main__":
 
 __all__ = ["Claim", "Decision", "VERDICTS", "HOLDS", "FAILS", "INCONCLUSIVE", "sign_on_every",
            "t_interval", "interval_excludes", "interval_side", "paired_test", "rank_sum_test",
-           "all_of", "write_claims", "read_claims",
+           "all_of", "write_claims", "describe", "read_claims",
            "merge_claims", "main"]

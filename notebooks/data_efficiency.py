@@ -140,8 +140,7 @@ for (domain, method), g in summary.groupby(["domain", "method"], sort=False):
 found = study.claims(runs, early=early)
 claims.write_claims(found, paper_dir, "data_efficiency")
 manifest.record(paper_dir, "data_efficiency", profile, pattern="data_efficiency_*")
-for c in found:
-    print(f"({c.id}) {c.verdict.upper()}: {c.statement}\n    ours: {c.our_value}\n    rule: {c.rule}")
+print(claims.describe(found))
 
 # %%
 plt.close("all")

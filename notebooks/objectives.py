@@ -151,8 +151,7 @@ paths = result.save(paper_dir, prefix="objectives", frame=True, parts={
 found = result.objectives_claims(encoders)
 claims.write_claims(found, paper_dir, "objectives")
 manifest.record(paper_dir, "objectives", profile, pattern="objectives_*")
-for c in found:
-    print(f"({c.id}) {c.verdict.upper()}: {c.statement}\n    ours: {c.our_value}\n    rule: {c.rule}")
+print(claims.describe(found))
 
 # %%
 plt.close("all")

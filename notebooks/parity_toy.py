@@ -235,8 +235,7 @@ print(f"switching codelength for n = {raw.n}: A {rep_a.total_nats:.1f} nats, "
 found = curves.parity_claims(curve_a, curve_b, eps, at=[n for n in at if n <= grid[-1]])
 claims.write_claims(found, paper_dir, "parity_toy")
 manifest.record(paper_dir, "parity_toy", profile, pattern="parity_*")
-for c in found:
-    print(f"({c.id}) {c.verdict.upper()}: {c.statement}\n    ours: {c.our_value}\n    rule: {c.rule}")
+print(claims.describe(found))
 
 # %%
 plt.close("all")

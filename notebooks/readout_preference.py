@@ -112,8 +112,7 @@ paths = result.save(paper_dir, prefix="readout_preference", parts={
 found = result.readout_claims()
 claims.write_claims(found, paper_dir, "readout_preference")
 manifest.record(paper_dir, "readout_preference", profile, pattern="readout_preference_*")
-for c in found:
-    print(f"({c.id}) {c.verdict.upper()}: {c.statement}\n    ours: {c.our_value}\n    rule: {c.rule}")
+print(claims.describe(found))
 
 # %%
 plt.close("all")

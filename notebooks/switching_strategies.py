@@ -186,8 +186,7 @@ freq
 found = study.claims(results)
 claims.write_claims(found, paper_dir, "switching_strategies")
 manifest.record(paper_dir, "switching_strategies", profile, pattern="switching_*")
-for c in found:
-    print(f"({c.id}) {c.verdict.upper()}: {c.statement}\n    ours: {c.our_value}\n    rule: {c.rule}")
+print(claims.describe(found))
 
 # %%
 plt.close("all")

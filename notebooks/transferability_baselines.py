@@ -224,8 +224,7 @@ paths = result.save(paper_dir)
 found = result.claims()
 claims.write_claims(found, paper_dir, "transferability_baselines")
 manifest.record(paper_dir, "transferability_baselines", profile, pattern="transferability_*")
-for c in found:
-    print(f"({c.id}) {c.verdict.upper()}: {c.statement}\n    ours: {c.our_value}\n    rule: {c.rule}")
+print(claims.describe(found))
 
 # %%
 plt.close("all")

@@ -78,6 +78,14 @@ def test_claim_validates():
     assert c.verdict == HOLDS and c.our_value.startswith("1/1 negative")
 
 
+def test_describe():
+    c = Claim("b", "It holds.", "Fig. 5", "", "3/3 negative", "sign on every", HOLDS)
+    d = Claim("d", "It fails.", "Tab. 1", "", "0/3", "sign on every", FAILS)
+    assert claims.describe([c, d]).splitlines() == [
+        "(b) HOLDS: It holds.", "    ours: 3/3 negative", "    rule: sign on every",
+        "(d) DOES NOT HOLD: It fails.", "    ours: 0/3", "    rule: sign on every"]
+
+
 def test_write_and_merge(tmp_path):
     claims.write_claims([_claim("c"), _claim("b", FAILS)], tmp_path, "nb_two")
     claims.write_claims([_claim("a", INCONCLUSIVE)], tmp_path, "nb_one")
