@@ -41,7 +41,7 @@ import numpy as np
 from jax import lax
 from jax.nn import logsumexp
 
-from mdlnb.switching import _linear_hmm
+from mdlnb.switching import _linear_hmm, _mixtures
 from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
 
 _BLOCK = 256            # rows per vectorized exp block in the linear kernel
@@ -237,6 +237,8 @@ def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
 
 def _rows(strategy, p, state, L, valid, posterior, linear):
     L = jnp.asarray(L, jnp.float32)
+    if _mixtures.supports(strategy):  # Bayesian, elementwise: no chain (_mixtures.py)
+        return _mixtures.rows(strategy, p, state, L, valid, posterior)
     L = jnp.where(jnp.isnan(L), jnp.inf, L)  # a diverged expert: probability 0
     if linear and _linear_hmm.supports(strategy):  # switch distribution, run-length (_linear_hmm.py)
         return _linear_hmm.rows(strategy, p, state, L, valid, posterior)
