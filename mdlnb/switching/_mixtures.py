@@ -29,7 +29,8 @@ the posterior. Nothing is copied: rows are gathered from L in place.
 
 Elementwise mixture (independent draws): loss_t = −logsumexp_k(log w_t,k − L[t, k])
 with w_1 the carried state's weights and w_t = w for t ≥ 2 — one vectorized
-``logsumexp`` over the matrix.
+pass; where every weight is ≥ 1e-20 (``linear``) as c_t − log Σ_k w_k e^{c_t − L[t, k]},
+c_t = min_k L[t, k], a matrix-vector product (as the fixed-share linear kernel).
 
 NaN reads as +inf (a diverged expert: probability 0), as in ``forward``.
 """
@@ -105,21 +106,19 @@ def _bayes(p, state, L, valid, posterior: bool):
         v = -(hi - (m if axis is None else jnp.expand_dims(m, axis))) - lo
         return m, v, logsumexp(v, axis=axis)
 
-    def body(i, c):
-        hi, lo, G, mm, fl_, lp = c
+    def body(c, i):
+        hi, lo, lp = c
         rows, x, raw = read(i)
         m, v, g = shifted(hi, lo, 1)
-        G = G.at[rows].set(g, mode="drop")
-        mm = mm.at[rows].set(m, mode="drop")
-        fl_ = fl_.at[rows].set(_flags(raw), mode="drop")
         if posterior:
             lp = lp.at[rows].set(v - g[:, None], mode="drop")
         s, e = _two_sum(hi, x)
-        return s, lo + e, G, mm, fl_, lp
+        return (s, lo + e, lp), (g, m, _flags(raw))
 
-    init = (ph, pl, jnp.zeros(n, jnp.float32), jnp.zeros(n, jnp.float32), jnp.zeros(n, jnp.int32),
-            jnp.zeros((n, K) if posterior else (0, K), jnp.float32))
-    _, _, G, mm, flags, lp = lax.fori_loop(0, M, body, init)
+    lp0 = jnp.zeros((n, K) if posterior else (0, K), jnp.float32)
+    (_, _, lp), out = lax.scan(body, (ph, pl, lp0), jnp.arange(M))
+    # (M, P) per-row outputs back to row order t = p·M + i
+    G, mm, flags = (o.T.reshape(-1)[:n] for o in out)
     mf, vf, gf = shifted(fh, fl, None)
     G1 = jnp.concatenate([G, gf[None]])
     m1 = jnp.concatenate([mm, mf[None]])
@@ -130,12 +129,20 @@ def _bayes(p, state, L, valid, posterior: bool):
     return (hi2[None], lo2[None], inc), ps, (lp if posterior else None), flags
 
 
-def _elementwise(p, state, L, valid, posterior: bool):
+def _elementwise(p, state, L, valid, posterior: bool, linear: bool):
     L = jnp.where(jnp.isnan(L), jnp.inf, L)
     seen = jnp.cumsum(valid.astype(jnp.int32)) - valid.astype(jnp.int32) + state.t
+    first = seen == 0                      # the row coded with the carried weights
     lw0 = state.log_weights[0] + state.log_weights_lo[0]
-    lw = jnp.where((seen == 0)[:, None], lw0[None, :], p["log_w"][None, :])
-    ps = -logsumexp(lw - L, axis=1)
+    lw = jnp.where(first[:, None], lw0[None, :], p["log_w"][None, :])
+    if linear:  # every weight >= 1e-20: Σ_k w_k e^{c − L_k} as one matrix-vector product
+        c = jnp.min(L, axis=1)
+        c = jnp.where(jnp.isfinite(c), c, 0.0)
+        E = jnp.exp(c[:, None] - L)
+        z = jnp.where(first, E @ jnp.exp(lw0), E @ jnp.exp(p["log_w"]))
+        ps = c - jnp.log(z)
+    else:
+        ps = -logsumexp(lw - L, axis=1)
     inc = jnp.sum(jnp.where(valid, ps, 0.0))
     used = jnp.any(valid) | (state.t > 0)
     hi2 = jnp.where(used, p["log_w"], lw0)[None]
@@ -143,14 +150,16 @@ def _elementwise(p, state, L, valid, posterior: bool):
     return (hi2, jnp.zeros_like(hi2), inc), ps, lp, _flags(L)
 
 
-def rows(strategy, p, state, L, valid, posterior: bool):
+def rows(strategy, p, state, L, valid, posterior: bool, linear: bool = False):
     """Forward over L (n, K) (float32, NaN allowed) from ``state`` (a
     ``forward.SwitchState``); same outputs as ``forward._log_rows``:
     (state, per_step, log_posterior or None, flags)."""
     from mdlnb.switching import forward  # noqa: PLC0415
 
-    kernel = _bayes if isinstance(strategy, BayesianMixture) else _elementwise
-    (hi, lo, inc), ps, lp, flags = kernel(p, state, L, valid, posterior)
+    if isinstance(strategy, BayesianMixture):
+        (hi, lo, inc), ps, lp, flags = _bayes(p, state, L, valid, posterior)
+    else:
+        (hi, lo, inc), ps, lp, flags = _elementwise(p, state, L, valid, posterior, linear)
     total, comp = forward._kahan(state.total, state.comp, inc)
     t = state.t + jnp.sum(valid.astype(jnp.int32))
     return forward.SwitchState(hi, lo, t, total, comp), ps, lp, flags

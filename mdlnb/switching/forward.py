@@ -99,8 +99,8 @@ def _alpha(strategy, t, p):
 
 def _row_flags(L):
     """int32 flags per row (NaN already read as +inf): negative, every entry +inf."""
-    neg = jnp.any(L < 0, axis=-1)
-    allinf = jnp.all(L == jnp.inf, axis=-1)
+    c = jnp.min(L, axis=-1)  # the same reduction the kernels take (XLA shares it)
+    neg, allinf = c < 0, c == jnp.inf
     return (neg * FLAG_NEGATIVE + allinf * FLAG_ALL_INF).astype(jnp.int32)
 
 
@@ -145,6 +145,7 @@ def _log_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
     def row(carry, inp):
         lw, lo, t, total, comp = carry
         raw, ok = inp
+        raw = jnp.where(jnp.isnan(raw), jnp.inf, raw)  # a diverged expert: probability 0
         # Shift the row by its smallest finite loss c (the posterior is invariant, the
         # step loss is c − lz): exact weights even for huge losses (1e10–1e30 nats).
         c = -_finite_max(-raw)
@@ -181,6 +182,7 @@ def _log_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
 
 def _linear_block(strategy, p, w, t, L, valid, posterior: bool):
     """Linear-space fixed share over one block L (B, K); w (K,) normalized."""
+    L = jnp.where(jnp.isnan(L), jnp.inf, L)  # a diverged expert: probability 0
     c = jnp.min(L, axis=1)
     c = jnp.where(jnp.isfinite(c), c, 0.0)
     P = jnp.exp(c[:, None] - L)
@@ -197,7 +199,7 @@ def _linear_block(strategy, p, w, t, L, valid, posterior: bool):
 
     w, (z, ws) = lax.scan(row, w, (P, a, valid))
     ps = c - jnp.log(z)
-    return w, ps, ws, _row_flags(L)
+    return w, ps, (jnp.log(ws) if posterior else None), _row_flags(L)
 
 
 def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
@@ -230,16 +232,17 @@ def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
         ps, fl = jnp.concatenate([ps, ps2[:rem]]), jnp.concatenate([fl, fl2[:rem]])
         ws = jnp.concatenate([ws, ws2[:rem]]) if posterior else None
     w, t, total, comp = carry
-    lp = jnp.log(ws) if posterior else None
+    lp = ws  # log p(ξ_t | D_<t), taken per block
     lw = jnp.log(w)[None, :]
     return SwitchState(lw, jnp.zeros_like(lw), t, total, comp), ps, lp, fl
 
 
 def _rows(strategy, p, state, L, valid, posterior, linear):
+    # NaN (a diverged expert) is read as +inf inside each kernel, block by block:
+    # no whole-matrix copy of L is made here.
     L = jnp.asarray(L, jnp.float32)
     if _mixtures.supports(strategy):  # Bayesian, elementwise: no chain (_mixtures.py)
-        return _mixtures.rows(strategy, p, state, L, valid, posterior)
-    L = jnp.where(jnp.isnan(L), jnp.inf, L)  # a diverged expert: probability 0
+        return _mixtures.rows(strategy, p, state, L, valid, posterior, linear)
     if linear and _linear_hmm.supports(strategy):  # switch distribution, run-length (_linear_hmm.py)
         return _linear_hmm.rows(strategy, p, state, L, valid, posterior)
     kernel = _linear_rows if linear else _log_rows
@@ -247,13 +250,17 @@ def _rows(strategy, p, state, L, valid, posterior, linear):
 
 
 @partial(jax.jit, static_argnames=("strategy", "posterior", "linear"))
-def run_chunk(strategy, params, state: SwitchState, L, n_valid, *, posterior: bool, linear: bool):
-    """Forward over a (padded) chunk L (C, K); rows ≥ ``n_valid`` are ignored.
+def run_chunk(strategy, params, state: SwitchState, L, n_valid, n_skip=0, *, posterior: bool,
+              linear: bool):
+    """Forward over a (padded) chunk L (C, K); rows ≥ ``n_valid`` and the first
+    ``n_skip`` rows (already consumed: the last chunk of a longer input reuses
+    rows of the one before instead of being padded) are ignored.
 
     ``strategy`` is static (pass ``s.skeleton()``), ``params = s.params(K)``
     traced. Returns (state, per_step (C,), log_posterior (C, K) or None, flags (C,)).
     """
-    valid = jnp.arange(L.shape[0]) < n_valid
+    idx = jnp.arange(L.shape[0])
+    valid = (idx < n_valid) & (idx >= n_skip)
     return _rows(strategy, params, state, L, valid, posterior, linear)
 
 
