@@ -11,7 +11,7 @@ Issue 13 (every time a ratio to the logsumexp, interleaved in one process):
 the Bayesian and elementwise mixtures ≤ 1.5× (``mixtures``), the default
 call — ``codelength(L)`` on a NumPy (4·10⁵, 256) matrix with the posterior
 written — ≤ 2.5× (``default_call``). ``python -m benchmarks.bench_switching
-[mixtures|default|all] [N K]`` runs one part.
+[mixtures|default|strategies|all] [N K]`` runs one part.
 """
 
 from __future__ import annotations
@@ -182,8 +182,16 @@ def main() -> dict:
           f"rel. err {abs(got - ref) / ref:.2e}; float32 Kahan state total rel. err "
           f"{abs(kahan - ref) / ref:.2e}")
 
-    # Other strategies, smaller size.
-    n, k = 100_000, 64
+    out.update(strategies())
+    return out
+
+
+def strategies(n=100_000, k=64) -> dict:
+    """Every strategy on a device array, as multiples of the logsumexp (run-length:
+    also per state row of its chain, R − 1 + J rows)."""
+    rng = np.random.default_rng(5)
+    out = {}
+    fs = sw.FixedShare(m=2)
     Ls = jnp.asarray(rng.standard_exponential((n, k), dtype=np.float32))
     strategies = {
         "bayes": sw.BayesianMixture(), "elementwise": sw.ElementwiseMixture(),
@@ -199,9 +207,11 @@ def main() -> dict:
         forward.run_all(fs.skeleton(), fs.params(k), state0, Ls, posterior=False, linear=False))
     t = _interleaved(fns, repeats=2)
     print(f"N={n:,} K={k}:")
+    rows = {"run-length R=8 J=16 (default)": 23, "run-length R=32 J=1": 32}
     for name, v in t.items():
         out[f"small_{name}_s"] = v
-        print(f"  {name:28s} {v:.3f} s  ({v / t['logsumexp']:.1f}x logsumexp)")
+        per = f", {v / t['logsumexp'] / rows[name]:.2f}x per state row" if name in rows else ""
+        print(f"  {name:28s} {v:.3f} s  ({v / t['logsumexp']:.1f}x logsumexp{per})")
     return out
 
 
@@ -210,4 +220,5 @@ if __name__ == "__main__":
 
     part = sys.argv[1] if len(sys.argv) > 1 else "all"
     size = [int(a) for a in sys.argv[2:4]]
-    {"mixtures": mixtures, "default": default_call, "all": main}[part](*size)
+    {"mixtures": mixtures, "default": default_call, "strategies": strategies,
+     "all": main}[part](*size)

@@ -93,6 +93,11 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
         ps = np.asarray(ps, np.float64)[:n]
         raise_for_flags(np.asarray(flags)[:n], ps, 0)
         return SwitchResult(float(np.sum(ps)), ps, np.asarray(lp)[:n] if posterior else None, strategy)
+    if posterior and n > chunk_rows and jax.default_backend() == "cpu":
+        # The (N, K) posterior is written anyway, and on a CPU backend the one pass
+        # over the whole matrix hands it back without a copy: transfer L once, whole.
+        with np.errstate(over="ignore"):
+            return codelength(jnp.asarray(L, jnp.float32), strategy, posterior=True, chunk_rows=chunk_rows)
     # A NumPy input: each chunk is a view of L, transferred once (no padding copy:
     # the last chunk of a longer input re-reads rows of the one before and skips
     # them); each chunk's posterior is copied once, straight into the output.

@@ -204,7 +204,8 @@ def _linear_block(strategy, p, w, t, L, valid, posterior: bool):
 
 def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
     """Linear kernel over L (n, K): full blocks of ``_BLOCK`` rows are read in
-    place with ``dynamic_slice`` (no copy of L), the last partial block is padded."""
+    place with ``dynamic_slice`` (no copy of L), the last partial block is padded
+    (a copy of < ``_BLOCK`` rows)."""
     n, K = L.shape
     B = min(_BLOCK, n)
     nb, rem = divmod(n, B)
@@ -215,24 +216,31 @@ def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
         total2, comp2 = _kahan(total, comp, jnp.sum(jnp.where(vk, ps, 0.0)))
         return (w2, t + jnp.sum(vk.astype(jnp.int32)), total2, comp2), (ps, ws, fl)
 
-    def full(carry, i):
+    # The (n, K) posterior is written block by block into one buffer carried
+    # through the loop (updated in place): no stacked copy, no concatenation.
+    def full(c, i):
+        carry, lp = c
         Lk = lax.dynamic_slice_in_dim(L, i * B, B)
         vk = lax.dynamic_slice_in_dim(valid, i * B, B)
-        return block(carry, Lk, vk)
+        carry, (ps, ws, fl) = block(carry, Lk, vk)
+        if posterior:
+            lp = lax.dynamic_update_slice_in_dim(lp, ws, i * B, 0)
+        return (carry, lp), (ps, fl)
 
     carry = (jnp.exp(state.log_weights[0]), state.t, state.total, state.comp)
-    carry, (ps, ws, fl) = lax.scan(full, carry, jnp.arange(nb))
+    lp0 = jnp.zeros((n, K) if posterior else (0, K), jnp.float32)
+    (carry, ws), (ps, fl) = lax.scan(full, (carry, lp0), jnp.arange(nb))
     ps, fl = ps.reshape(-1), fl.reshape(-1)
-    ws = ws.reshape(-1, K) if posterior else None
     if rem:
         pad = ((0, B - rem), (0, 0))
         Lk = jnp.pad(L[nb * B:], pad)
         vk = jnp.pad(valid[nb * B:], pad[:1])
         carry, (ps2, ws2, fl2) = block(carry, Lk, vk)
         ps, fl = jnp.concatenate([ps, ps2[:rem]]), jnp.concatenate([fl, fl2[:rem]])
-        ws = jnp.concatenate([ws, ws2[:rem]]) if posterior else None
+        if posterior:
+            ws = lax.dynamic_update_slice_in_dim(ws, ws2[:rem], nb * B, 0)
     w, t, total, comp = carry
-    lp = ws  # log p(ξ_t | D_<t), taken per block
+    lp = ws if posterior else None  # log p(ξ_t | D_<t), taken per block
     lw = jnp.log(w)[None, :]
     return SwitchState(lw, jnp.zeros_like(lw), t, total, comp), ps, lp, fl
 
