@@ -67,8 +67,12 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
               m = ``DEFAULT_M`` = 2, the default protocol's).
     posterior: also return log p(ξ_t | D_<t), (N, K) float32.
 
-    Exact forward pass of the strategy's HMM, streamed over chunks of
-    ``chunk_rows`` rows (memory beyond the input: O(chunk_rows · K)).
+    Exact forward pass of the strategy's HMM. A JAX array is read in place (one
+    pass). A NumPy array is streamed over chunks of ``chunk_rows`` rows, each
+    transferred once (memory beyond the input: O(chunk_rows · K)); with
+    ``posterior`` on a CPU backend it is transferred whole instead (one more
+    (N, K) float32 copy beside the (N, K) posterior, which then needs no copy).
+    The returned ``log_posterior`` may be a read-only view.
     """
     strategy = FixedShare() if strategy is None else get_strategy(strategy)
     L = check_losses(losses)
