@@ -25,7 +25,9 @@ lock-step, one row of every segment per loop iteration (a (P, K) slab: the
 loop's fixed cost is shared by P·K entries instead of K). A first pass
 sums each segment (double-float), an exclusive prefix over the P segment
 totals gives every segment its starting S, a second pass writes G, m and
-the posterior. Nothing is copied: rows are gathered from L in place.
+the posterior; the last n mod P rows follow as one more segment, row by row.
+Slabs are read with ``dynamic_index`` from L reshaped (P, M, K), not gathered
+(a gather of P rows cost 2× more).
 
 Elementwise mixture (independent draws): loss_t = −logsumexp_k(log w_t,k − L[t, k])
 with w_1 the carried state's weights and w_t = w for t ≥ 2 — one vectorized
@@ -74,21 +76,19 @@ def _flags(x):
 def _bayes(p, state, L, valid, posterior: bool):
     n, K = L.shape
     P = max(1, min(_SLAB // K, n // _MIN_M))
-    M = -(-n // P)
-    seg = jnp.arange(P, dtype=jnp.int32) * M
+    M, rem = divmod(n, P)
+    X = L[:P * M].reshape(P, M, K)   # segment p = rows p·M … p·M + M − 1
+    V = valid[:P * M].reshape(P, M)
 
     def read(i):
-        rows = seg + i
-        r = jnp.minimum(rows, n - 1)
-        x = L[r]
-        x = jnp.where(jnp.isnan(x), jnp.inf, x)
-        ok = (rows < n) & valid[r]
-        return rows, jnp.where(ok[:, None], x, 0.0), x
+        raw = lax.dynamic_index_in_dim(X, i, 1, False)
+        raw = jnp.where(jnp.isnan(raw), jnp.inf, raw)
+        ok = lax.dynamic_index_in_dim(V, i, 1, False)
+        return jnp.where(ok[:, None], raw, 0.0), raw
 
     def total(i, c):
         hi, lo = c
-        _, x, _ = read(i)
-        s, e = _two_sum(hi, x)
+        s, e = _two_sum(hi, read(i)[0])
         return s, lo + e
 
     zero = jnp.zeros((P, K), jnp.float32)
@@ -106,19 +106,34 @@ def _bayes(p, state, L, valid, posterior: bool):
         v = -(hi - (m if axis is None else jnp.expand_dims(m, axis))) - lo
         return m, v, logsumexp(v, axis=axis)
 
+    seg = jnp.arange(P, dtype=jnp.int32) * M
+
     def body(c, i):
         hi, lo, lp = c
-        rows, x, raw = read(i)
+        x, raw = read(i)
         m, v, g = shifted(hi, lo, 1)
         if posterior:
-            lp = lp.at[rows].set(v - g[:, None], mode="drop")
+            lp = lp.at[seg + i].set(v - g[:, None])
         s, e = _two_sum(hi, x)
         return (s, lo + e, lp), (g, m, _flags(raw))
 
     lp0 = jnp.zeros((n, K) if posterior else (0, K), jnp.float32)
     (_, _, lp), out = lax.scan(body, (ph, pl, lp0), jnp.arange(M))
     # (M, P) per-row outputs back to row order t = p·M + i
-    G, mm, flags = (o.T.reshape(-1)[:n] for o in out)
+    G, mm, flags = (o.T.reshape(-1) for o in out)
+    if rem:  # the last rem < P rows: one more segment, row by row, after all P
+        def tail(c, inp):
+            hi, lo = c
+            raw, ok = inp
+            raw = jnp.where(jnp.isnan(raw), jnp.inf, raw)
+            m, v, g = shifted(hi, lo, None)
+            s, e = _two_sum(hi, jnp.where(ok, raw, 0.0))
+            return (s, lo + e), (g, m, _flags(raw), v - g)
+
+        (fh, fl), (gt, mt, ft, lpt) = lax.scan(tail, (fh, fl), (L[P * M:], valid[P * M:]))
+        G, mm, flags = (jnp.concatenate(a) for a in ((G, gt), (mm, mt), (flags, ft)))
+        if posterior:
+            lp = lax.dynamic_update_slice_in_dim(lp, lpt, P * M, 0)
     mf, vf, gf = shifted(fh, fl, None)
     G1 = jnp.concatenate([G, gf[None]])
     m1 = jnp.concatenate([mm, mf[None]])
