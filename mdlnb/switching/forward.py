@@ -7,12 +7,14 @@ log predictive distribution log p(state_{t+1} | D_{≤t}) over the strategy's
 Kahan-compensated float32 pair (the sum is ``total − comp``, see
 ``SwitchState.total_nats``).
 
-Two kernels compute the same recursion:
+The Bayesian and elementwise mixtures need no recursion over a chain and have
+their own passes (``_mixtures.py``); the switch distribution and run-length
+their linear-space kernel (``_linear_hmm.py``). Two kernels compute the
+generic recursion:
 
 * ``_log_rows``: the generic log-space recursion, one row per scan step:
   joint = log w − L_t, per-step loss = −logsumexp(joint), filter, transition.
-* ``_linear_rows``: fixed share (and the elementwise mixture, α = 1) in linear
-  space. Per block of rows, p = exp(c_t − L_t) with c_t = min_k L_t[k] is one
+* ``_linear_rows``: fixed share in linear space. Per block of rows, p = exp(c_t − L_t) with c_t = min_k L_t[k] is one
   vectorized pass; the scan carries only the normalized weights,
   w_{t+1} = (1 − α_{t+1})·w_t p_t / z_t + α_{t+1}·w, z_t = Σ_k w_t p_t; after
   the scan the per-step losses c_t − log z_t are one vectorized pass. Used when
