@@ -7,7 +7,8 @@ the whole board. ``python -m benchmarks.bench_scale rss K [N]`` measures the
 peak RSS of one run with K experts (run it in a fresh process for each K);
 ``python -m benchmarks.bench_scale vtab [N]`` runs the full 4,608-expert
 board in slices and reports the plan, the time of each slice and the peak
-RSS (long on a CPU).
+RSS (long on a CPU). ``python -m benchmarks.bench_scale matmul_dtype [N]``:
+stage 1 with bfloat16 matmuls against float32 (time, codelength).
 """
 
 from __future__ import annotations
@@ -118,6 +119,35 @@ def vtab(n: int = N) -> dict:
     return out
 
 
+def matmul_dtype(n: int = N, repeats: int = 2) -> dict:
+    """Stage 1 with ``Protocol(matmul_dtype="bfloat16")`` against float32 on the
+    same board and task: wall time (after a compiling run, interleaved, min of
+    ``repeats``) and the codelength change. Board: the 64-expert ``vtab`` slice."""
+    import mdlnb
+    from mdlnb import prequential, switching
+
+    task = _task(n)
+    p32 = mdlnb.Protocol(board=vtab_slice(64), batch_size=32, standardize="none")
+    p16 = p32.replace(matmul_dtype="bfloat16")
+    best, lms = {}, {}
+    for r in range(repeats + 1):
+        for p in (p32, p16):
+            t0 = time.perf_counter()
+            lm = prequential.run(task, protocol=p, cache=False)
+            dt = time.perf_counter() - t0
+            if r:  # the first round compiles
+                best[p.matmul_dtype] = min(best.get(p.matmul_dtype, dt), dt)
+            lms[p.matmul_dtype] = lm
+    a, b = (switching.codelength(lms[d].losses, p32.strategy).total_nats for d in ("float32", "bfloat16"))
+    out = {"bf16_seconds": best["bfloat16"], "f32_seconds": best["float32"],
+           "bf16_over_f32": best["bfloat16"] / best["float32"], "codelength_f32": a,
+           "codelength_bf16": b, "codelength_rel_change": (b - a) / a}
+    print(f"matmul_dtype, 64-expert vtab slice on digits N={n}: float32 {best['float32']:.1f} s, "
+          f"bfloat16 {best['bfloat16']:.1f} s ({out['bf16_over_f32']:.2f}x); codelength "
+          f"{a:.2f} -> {b:.2f} nats ({out['codelength_rel_change']:+.2e} relative)")
+    return out
+
+
 def main() -> dict:
     from mdlnb import _memory
     from mdlnb.experts import preset
@@ -136,5 +166,7 @@ if __name__ == "__main__":
         rss(int(args[1]), int(args[2]) if len(args) > 2 else N)
     elif args and args[0] == "vtab":
         vtab(int(args[1]) if len(args) > 1 else N)
+    elif args and args[0] == "matmul_dtype":
+        matmul_dtype(int(args[1]) if len(args) > 1 else N)
     else:
         main()

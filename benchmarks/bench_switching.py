@@ -6,6 +6,12 @@ Targets (DESIGN/brief): fixed share with decreasing rate on a float32
 repeats, both on a device-resident array); streaming peak memory beyond the
 input < 64 MiB. Also: precision of the accumulated total against a float64
 NumPy reference, and the other strategies at a smaller size.
+
+Issue 13 (every time a ratio to the logsumexp, interleaved in one process):
+the Bayesian and elementwise mixtures ≤ 1.5× (``mixtures``), the default
+call — ``codelength(L)`` on a NumPy (4·10⁵, 256) matrix with the posterior
+written — ≤ 2.5× (``default_call``). ``python -m benchmarks.bench_switching
+[mixtures|default|strategies|all] [N K]`` runs one part.
 """
 
 from __future__ import annotations
@@ -99,8 +105,45 @@ def streaming_memory(n=N_BIG, k=K_BIG, chunk=16_384) -> dict:
             "beyond_input_mib": peak - base - chunk_mib}
 
 
+def mixtures(n=100_000, k=64, repeats=3) -> dict:
+    """Bayesian and elementwise mixtures (device array, with and without the
+    posterior) as multiples of one jitted logsumexp over the same matrix."""
+    rng = np.random.default_rng(3)
+    L = jnp.asarray(rng.standard_exponential((n, k), dtype=np.float32))
+    fns = {"logsumexp": lambda: _lse(L).block_until_ready()}
+    for name in ("bayes", "elementwise"):
+        s = sw.get_strategy(name)
+        fns[name] = lambda s=s: sw.codelength(L, s, posterior=False, chunk_rows=n)
+        fns[f"{name}+posterior"] = lambda s=s: sw.codelength(L, s, posterior=True, chunk_rows=n)
+    t = _interleaved(fns, repeats)
+    out = {}
+    print(f"mixtures, N={n:,} K={k} (device array):")
+    for name, v in t.items():
+        out[f"mix_{name}_ratio"] = v / t["logsumexp"]
+        print(f"  {name:22s} {v:.3f} s  ({v / t['logsumexp']:.2f}x logsumexp; target <= 1.5x)")
+    return out
+
+
+def default_call(n=400_000, k=256, repeats=3) -> dict:
+    """``codelength(L)`` as a user calls it: a NumPy float32 (N, K) matrix, the
+    default strategy (fixed share m = 2), the (N, K) posterior written out."""
+    rng = np.random.default_rng(4)
+    L_np = rng.standard_exponential((n, k), dtype=np.float32)
+    L = jnp.asarray(L_np)
+    t = _interleaved({"logsumexp": lambda: _lse(L).block_until_ready(),
+                      "default": lambda: sw.codelength(L_np),
+                      "default_no_posterior": lambda: sw.codelength(L_np, posterior=False)}, repeats)
+    out = {f"default_{key}_ratio": v / t["logsumexp"] for key, v in t.items()}
+    print(f"default call, NumPy N={n:,} K={k}: logsumexp {t['logsumexp']:.3f} s, codelength(L) "
+          f"{t['default']:.3f} s -> {t['default'] / t['logsumexp']:.2f}x (target <= 2.5x); "
+          f"without the posterior {t['default_no_posterior'] / t['logsumexp']:.2f}x")
+    return out
+
+
 def main() -> dict:
     out = {}
+    out.update(mixtures())
+    out.update(default_call())
     mem = streaming_memory()
     out.update({f"stream_{k}": v for k, v in mem.items()})
     print(f"streaming {mem['stream_rows']} rows x {K_BIG} in {mem['chunk_mib']:.0f} MiB chunks: "
@@ -139,8 +182,16 @@ def main() -> dict:
           f"rel. err {abs(got - ref) / ref:.2e}; float32 Kahan state total rel. err "
           f"{abs(kahan - ref) / ref:.2e}")
 
-    # Other strategies, smaller size.
-    n, k = 100_000, 64
+    out.update(strategies())
+    return out
+
+
+def strategies(n=100_000, k=64) -> dict:
+    """Every strategy on a device array, as multiples of the logsumexp (run-length:
+    also per state row of its chain, R − 1 + J rows)."""
+    rng = np.random.default_rng(5)
+    out = {}
+    fs = sw.FixedShare(m=2)
     Ls = jnp.asarray(rng.standard_exponential((n, k), dtype=np.float32))
     strategies = {
         "bayes": sw.BayesianMixture(), "elementwise": sw.ElementwiseMixture(),
@@ -156,11 +207,18 @@ def main() -> dict:
         forward.run_all(fs.skeleton(), fs.params(k), state0, Ls, posterior=False, linear=False))
     t = _interleaved(fns, repeats=2)
     print(f"N={n:,} K={k}:")
+    rows = {"run-length R=8 J=16 (default)": 23, "run-length R=32 J=1": 32}
     for name, v in t.items():
         out[f"small_{name}_s"] = v
-        print(f"  {name:28s} {v:.3f} s  ({v / t['logsumexp']:.1f}x logsumexp)")
+        per = f", {v / t['logsumexp'] / rows[name]:.2f}x per state row" if name in rows else ""
+        print(f"  {name:28s} {v:.3f} s  ({v / t['logsumexp']:.1f}x logsumexp{per})")
     return out
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    part = sys.argv[1] if len(sys.argv) > 1 else "all"
+    size = [int(a) for a in sys.argv[2:4]]
+    {"mixtures": mixtures, "default": default_call, "strategies": strategies,
+     "all": main}[part](*size)

@@ -93,6 +93,10 @@ class Protocol:
       clip: the ``"prefix"`` clip (``None``: no clip); ignored for ``"none"``.
       replay_streams: if set, overrides every expert's replay count.
       seed: example order, initialisations and replay samples.
+      matmul_dtype: ``"float32"`` (default) or ``"bfloat16"``: the readouts'
+        matmuls take bfloat16 operands with float32 accumulation
+        (:func:`mdlnb.readouts.with_matmul_dtype`); parameters and optimiser
+        state stay float32. Part of the stage-1 cache key when not float32.
     """
 
     name: str = "custom"
@@ -103,6 +107,7 @@ class Protocol:
     clip: float | None = CLIP_Z
     replay_streams: int | None = None
     seed: int = 0
+    matmul_dtype: str = "float32"
 
     def __post_init__(self) -> None:
         from mdlnb import experts as _experts
@@ -134,6 +139,9 @@ class Protocol:
             object.__setattr__(self, "replay_streams",
                                _int(self.replay_streams, "replay_streams", 0))
         object.__setattr__(self, "seed", _int(self.seed, "seed", 0, 2 ** 32))
+        from mdlnb.readouts import MATMUL_DTYPES
+        if self.matmul_dtype not in MATMUL_DTYPES:
+            raise ValueError(f"matmul_dtype: must be one of {MATMUL_DTYPES}, got {self.matmul_dtype!r}")
 
     # -- presets -------------------------------------------------------------
     @classmethod
@@ -181,9 +189,14 @@ class Protocol:
 
     def stage1(self) -> dict[str, Any]:
         """The part stage 1 depends on (the loss matrix's cache key): resolved expert
-        configs, B, seed, standardisation and clip. The strategy is not in it."""
-        return {"experts": [e.config() for e in self.experts()], "batch_size": self.batch_size,
-                "seed": self.seed, "standardize": self.standardize, "clip": self.clip}
+        configs, B, seed, standardisation and clip, and the matmul dtype when it is
+        not float32 (so float32 keys are those of before the option existed).
+        The strategy is not in it."""
+        out = {"experts": [e.config() for e in self.experts()], "batch_size": self.batch_size,
+               "seed": self.seed, "standardize": self.standardize, "clip": self.clip}
+        if self.matmul_dtype != "float32":
+            out["matmul_dtype"] = self.matmul_dtype
+        return out
 
     @property
     def board_label(self) -> str:
@@ -198,6 +211,8 @@ class Protocol:
         if self.replay_streams is not None:
             parts.append(f"replay_streams={self.replay_streams}")
         parts.append(f"seed={self.seed}")
+        if self.matmul_dtype != "float32":
+            parts.append(f"matmul_dtype={self.matmul_dtype!r}")
         return f"Protocol({', '.join(parts)})"
 
     # -- recording -----------------------------------------------------------
@@ -206,7 +221,8 @@ class Protocol:
         board = self.board if isinstance(self.board, str) else [e.config() for e in self.board]
         return {"name": self.name, "board": board, "batch_size": self.batch_size,
                 "strategy": _strategy_dict(self.strategy), "standardize": self.standardize,
-                "clip": self.clip, "replay_streams": self.replay_streams, "seed": self.seed}
+                "clip": self.clip, "replay_streams": self.replay_streams, "seed": self.seed,
+                "matmul_dtype": self.matmul_dtype}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], *, experts: Sequence[Any] | None = None) -> "Protocol":
@@ -225,7 +241,8 @@ class Protocol:
         strategy = switching.get_strategy(st.pop("name"), **st)
         return cls(name=d["name"], board=board, batch_size=d["batch_size"], strategy=strategy,
                    standardize=d["standardize"], clip=d["clip"],
-                   replay_streams=d.get("replay_streams"), seed=d["seed"])
+                   replay_streams=d.get("replay_streams"), seed=d["seed"],
+                   matmul_dtype=d.get("matmul_dtype", "float32"))
 
 
 def _presets() -> dict[str, dict[str, Any]]:

@@ -100,7 +100,7 @@ from mdlnb._protocol import protocol as _protocol
 from mdlnb._standardize import CLIP_Z  # noqa: F401  (re-exported)
 from mdlnb._task import Task
 from mdlnb.experts import Expert
-from mdlnb.readouts import Readout, ReadoutLike
+from mdlnb.readouts import Readout, ReadoutLike, with_matmul_dtype
 
 # v2: standardised inputs clipped to ±CLIP_Z. v3: one AdamW step (mdlnb._fit.step) and
 # state NamedTuple, the protocol in the cache key, raw features no longer clipped under
@@ -598,7 +598,8 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
         if hasattr(ro, "check_task"):
             ro.check_task(task)
     key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c)
-    meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize}
+    meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize,
+            "matmul_dtype": proto.matmul_dtype}
     cache_file = cache_dir("losses") / f"{_safe(task.name)}-{key}.npz" if cache else None
     if cache_file is not None and not _locked:
         with locked(cache_file):  # one process computes a key; the others wait, then read it
@@ -626,7 +627,7 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
         groups = _sharding.pad_groups(groups, ndev, lambda ro, size: _block_size(
             size, ro.num_params(d, c), getattr(ro, "max_block", None)))
     members = [[experts[i if i >= 0 else idx[0]] for i in idx] for _, idx in groups]
-    spec = _Spec(readouts=tuple(ro for ro, _ in groups),
+    spec = _Spec(readouts=tuple(with_matmul_dtype(ro, proto.matmul_dtype) for ro, _ in groups),
                  max_replay=tuple(max(e.replay_streams for e in m) for m in members),
                  masked=tuple(len({e.replay_streams for e in m}) > 1 for m in members),
                  block=tuple(_block_size(len(m) // ndev, ro.num_params(d, c),

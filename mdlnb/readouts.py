@@ -88,16 +88,85 @@ class Readout:
             layers.append({"w": w, "b": jnp.zeros((o,), jnp.float32)})
         return tuple(layers)
 
-    def apply(self, params: Params, x: jax.Array) -> jax.Array:
-        """Logits ``(B, C)`` for features ``x`` ``(B, D)``."""
+    def apply(self, params: Params, x: jax.Array, *, matmul_dtype: str = "float32") -> jax.Array:
+        """Logits ``(B, C)`` for features ``x`` ``(B, D)``; ``matmul_dtype``: see
+        :func:`with_matmul_dtype`."""
+        mm = _matmul(matmul_dtype)
         h = x
         for layer in params[:-1]:
-            h = jax.nn.relu(h @ layer["w"] + layer["b"])
-        return h @ params[-1]["w"] + params[-1]["b"]
+            h = jax.nn.relu(mm(h, layer["w"]) + layer["b"])
+        return mm(h, params[-1]["w"]) + params[-1]["b"]
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "family": self.family,
                 "hidden_layers": self.hidden_layers, "width": self.width}
+
+
+MATMUL_DTYPES = ("float32", "bfloat16")
+
+
+def _matmul(dtype: str):
+    """``x @ w`` with both operands rounded to ``dtype`` and the products summed in
+    float32 (``preferred_element_type``); ``"float32"`` is the plain product."""
+    if dtype == "float32":
+        return jnp.matmul
+    low = jnp.dtype(dtype)
+    return lambda x, w: jnp.matmul(x.astype(low), w.astype(low), preferred_element_type=jnp.float32)
+
+
+@dataclasses.dataclass(frozen=True)
+class LowPrecision:
+    """A :class:`Readout` whose matmuls take ``dtype`` operands with float32
+    accumulation (forward and, through autodiff, backward); its parameters,
+    gradients and optimiser state stay float32. Same name, config and sizes as
+    the readout it wraps: the precision is a protocol choice
+    (``Protocol(matmul_dtype=...)``), recorded there, not a different readout."""
+
+    readout: Readout
+    dtype: str = "bfloat16"
+
+    @property
+    def name(self) -> str:
+        return self.readout.name
+
+    def init(self, key: jax.Array, in_dim: int, num_classes: int) -> Params:
+        return self.readout.init(key, in_dim, num_classes)
+
+    def apply(self, params: Params, x: jax.Array) -> jax.Array:
+        return self.readout.apply(params, x, matmul_dtype=self.dtype)
+
+    def num_params(self, in_dim: int, num_classes: int) -> int:
+        return self.readout.num_params(in_dim, num_classes)
+
+    def flops(self, in_dim: int, num_classes: int) -> int:
+        return self.readout.flops(in_dim, num_classes)
+
+    def config(self) -> dict[str, Any]:
+        return self.readout.config()
+
+
+def with_matmul_dtype(readout: Any, dtype: str = "float32") -> Any:
+    """``readout`` whose matmuls run with ``dtype`` operands and float32 accumulation.
+
+    ``"float32"`` returns ``readout`` unchanged. ``"bfloat16"``: each ``x @ w``
+    becomes ``jnp.matmul(x.astype(bf16), w.astype(bf16),
+    preferred_element_type=float32)`` — the operands are rounded to bfloat16
+    (8 significant bits) on every backend, so the loss matrix differs from
+    float32 by that rounding everywhere; the speed-up needs bfloat16 matrix
+    units (GPU tensor cores, TPU MXU): on CPU XLA computes it in float32 after
+    the conversions (benchmarks/RESULTS.md). ``jax.default_matmul_precision``
+    is not used: XLA's CPU backend ignores it, so it would change nothing there.
+    Only :class:`Readout` boards support it (ValueError otherwise)."""
+    if dtype not in MATMUL_DTYPES:
+        raise ValueError(f"matmul_dtype: must be one of {MATMUL_DTYPES}, got {dtype!r}")
+    if dtype == "float32":
+        return readout
+    if isinstance(readout, LowPrecision):
+        readout = readout.readout
+    if not isinstance(readout, Readout):
+        raise ValueError(f"matmul_dtype: {dtype!r} is supported for mdlnb.readouts.Readout boards "
+                         f"only, got readout {getattr(readout, 'name', readout)!r}")
+    return LowPrecision(readout, dtype)
 
 
 @runtime_checkable

@@ -89,7 +89,7 @@ def _block(strategy, p, w, t, L, valid, posterior: bool):
         return jnp.where(ok, new, w), (z, jnp.sum(w, axis=0) if posterior else None)
 
     w, (z, ws) = lax.scan(row, w, (P, steps, valid), unroll=_UNROLL)
-    return w, c - jnp.log(z), ws
+    return w, c - jnp.log(z), (jnp.log(ws) if posterior else None)
 
 
 def rows(strategy, p, state, L, valid, posterior: bool):
@@ -107,6 +107,7 @@ def rows(strategy, p, state, L, valid, posterior: bool):
 
     def block(carry, Lk, vk):
         w, t, total, comp = carry
+        Lk = jnp.where(jnp.isnan(Lk), jnp.inf, Lk)  # a diverged expert: probability 0
         w2, ps, ws = _block(strategy, p, w, t, Lk, vk, posterior)
         total2, comp2 = forward._kahan(total, comp, jnp.sum(jnp.where(vk, ps, 0.0)))
         return (w2, t + jnp.sum(vk.astype(jnp.int32)), total2, comp2), (ps, ws,
@@ -129,5 +130,4 @@ def rows(strategy, p, state, L, valid, posterior: bool):
     w, t, total, comp = carry
     hi = jnp.log(w)
     lo = jnp.where(w > 0, w / jnp.exp(hi) - 1.0, 0.0)
-    return (forward.SwitchState(hi, lo, t, total, comp), ps,
-            jnp.log(ws) if posterior else None, fl)
+    return forward.SwitchState(hi, lo, t, total, comp), ps, ws, fl

@@ -67,8 +67,12 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
               m = ``DEFAULT_M`` = 2, the default protocol's).
     posterior: also return log p(ξ_t | D_<t), (N, K) float32.
 
-    Exact forward pass of the strategy's HMM, streamed over chunks of
-    ``chunk_rows`` rows (memory beyond the input: O(chunk_rows · K)).
+    Exact forward pass of the strategy's HMM. A JAX array is read in place (one
+    pass). A NumPy array is streamed over chunks of ``chunk_rows`` rows, each
+    transferred once (memory beyond the input: O(chunk_rows · K)); with
+    ``posterior`` on a CPU backend it is transferred whole instead (one more
+    (N, K) float32 copy beside the (N, K) posterior, which then needs no copy).
+    The returned ``log_posterior`` may be a read-only view.
     """
     strategy = FixedShare() if strategy is None else get_strategy(strategy)
     L = check_losses(losses)
@@ -78,27 +82,54 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
     linear = forward.uses_linear_kernel(strategy, k, n)
     state = forward.init_state(strategy, k)
     params = strategy.params(k)
-    if isinstance(L, jax.Array) and n > chunk_rows:
-        # Already in XLA memory: one pass in place, no host round trip or chunk copies.
-        state, ps, lp, flags = forward.run_all(strategy.skeleton(), params, state, L.astype(jnp.float32),
-                                               posterior=posterior, linear=linear)
-        ps = np.asarray(ps, np.float64)
-        raise_for_flags(np.asarray(flags), ps, 0)
-        return SwitchResult(float(np.sum(ps)), ps, np.asarray(lp) if posterior else None, strategy)
+    if isinstance(L, jax.Array):
+        # Already in XLA memory: one pass in place, no host round trip or chunk copies
+        # (a short input is padded on the device to a bucketed size: few compilations).
+        L = L.astype(jnp.float32)
+        size = _bucket(n, int(chunk_rows))
+        if n > chunk_rows or size == n:
+            state, ps, lp, flags = forward.run_all(strategy.skeleton(), params, state, L,
+                                                   posterior=posterior, linear=linear)
+        else:
+            state, ps, lp, flags = forward.run_chunk(strategy.skeleton(), params, state,
+                                                     jnp.pad(L, ((0, size - n), (0, 0))), n,
+                                                     posterior=posterior, linear=linear)
+        ps = np.asarray(ps, np.float64)[:n]
+        raise_for_flags(np.asarray(flags)[:n], ps, 0)
+        return SwitchResult(float(np.sum(ps)), ps, np.asarray(lp)[:n] if posterior else None, strategy)
+    if posterior and n > chunk_rows and jax.default_backend() == "cpu":
+        # The (N, K) posterior is written anyway, and on a CPU backend the one pass
+        # over the whole matrix hands it back without a copy: transfer L once, whole.
+        with np.errstate(over="ignore"):
+            return codelength(jnp.asarray(L, jnp.float32), strategy, posterior=True, chunk_rows=chunk_rows)
+    # A NumPy input: each chunk is a view of L, transferred once (no padding copy:
+    # the last chunk of a longer input re-reads rows of the one before and skips
+    # them); each chunk's posterior is copied once, straight into the output.
     per_step = np.empty(n, np.float64)
-    log_post = np.empty((n, k), np.float32) if posterior else None
-    for start in range(0, n, int(chunk_rows)):
+    log_post = None
+    C = int(chunk_rows)
+    skeleton = strategy.skeleton()
+    for start in range(0, n, C):
+        m = min(C, n - start)
+        skip = 0
+        if m < C and n > C:
+            skip, m = C - m, C
         with np.errstate(over="ignore"):  # a loss beyond float32 is +inf (probability 0)
-            block = np.asarray(L[start:start + chunk_rows], np.float32)
-        m = block.shape[0]
-        size = _bucket(m, int(chunk_rows))
-        if size != m:
+            block = np.asarray(L[start - skip:start - skip + m], np.float32)
+        size = _bucket(m, C)
+        if size != m:  # the whole input is one short chunk: pad it to a bucketed size
             block = np.concatenate([block, np.zeros((size - m, k), np.float32)])
-        state, ps, lp, flags = forward.run_chunk(strategy.skeleton(), params, state, block, m,
+        state, ps, lp, flags = forward.run_chunk(skeleton, params, state, block, m, skip,
                                                  posterior=posterior, linear=linear)
-        ps = np.asarray(ps[:m], np.float64)
-        raise_for_flags(np.asarray(flags[:m]), ps, start)
-        per_step[start:start + m] = ps
+        ps = np.asarray(ps, np.float64)[skip:m]
+        raise_for_flags(np.asarray(flags)[skip:m], ps, start)
+        per_step[start:start + m - skip] = ps
         if posterior:
-            log_post[start:start + m] = np.asarray(lp[:m])
+            lp = np.asarray(lp)  # no copy on a CPU backend (read-only view)
+            if n <= C:
+                log_post = lp[:m]
+            else:
+                if log_post is None:
+                    log_post = np.empty((n, k), np.float32)
+                log_post[start:start + m - skip] = lp[skip:m]
     return SwitchResult(float(np.sum(per_step)), per_step, log_post, strategy)

@@ -7,12 +7,14 @@ log predictive distribution log p(state_{t+1} | D_{≤t}) over the strategy's
 Kahan-compensated float32 pair (the sum is ``total − comp``, see
 ``SwitchState.total_nats``).
 
-Two kernels compute the same recursion:
+The Bayesian and elementwise mixtures need no recursion over a chain and have
+their own passes (``_mixtures.py``); the switch distribution and run-length
+their linear-space kernel (``_linear_hmm.py``). Two kernels compute the
+generic recursion:
 
 * ``_log_rows``: the generic log-space recursion, one row per scan step:
   joint = log w − L_t, per-step loss = −logsumexp(joint), filter, transition.
-* ``_linear_rows``: fixed share (and the elementwise mixture, α = 1) in linear
-  space. Per block of rows, p = exp(c_t − L_t) with c_t = min_k L_t[k] is one
+* ``_linear_rows``: fixed share in linear space. Per block of rows, p = exp(c_t − L_t) with c_t = min_k L_t[k] is one
   vectorized pass; the scan carries only the normalized weights,
   w_{t+1} = (1 − α_{t+1})·w_t p_t / z_t + α_{t+1}·w, z_t = Σ_k w_t p_t; after
   the scan the per-step losses c_t − log z_t are one vectorized pass. Used when
@@ -41,7 +43,7 @@ import numpy as np
 from jax import lax
 from jax.nn import logsumexp
 
-from mdlnb.switching import _linear_hmm
+from mdlnb.switching import _linear_hmm, _mixtures
 from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
 
 _BLOCK = 256            # rows per vectorized exp block in the linear kernel
@@ -99,8 +101,8 @@ def _alpha(strategy, t, p):
 
 def _row_flags(L):
     """int32 flags per row (NaN already read as +inf): negative, every entry +inf."""
-    neg = jnp.any(L < 0, axis=-1)
-    allinf = jnp.all(L == jnp.inf, axis=-1)
+    c = jnp.min(L, axis=-1)  # the same reduction the kernels take (XLA shares it)
+    neg, allinf = c < 0, c == jnp.inf
     return (neg * FLAG_NEGATIVE + allinf * FLAG_ALL_INF).astype(jnp.int32)
 
 
@@ -145,6 +147,7 @@ def _log_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
     def row(carry, inp):
         lw, lo, t, total, comp = carry
         raw, ok = inp
+        raw = jnp.where(jnp.isnan(raw), jnp.inf, raw)  # a diverged expert: probability 0
         # Shift the row by its smallest finite loss c (the posterior is invariant, the
         # step loss is c − lz): exact weights even for huge losses (1e10–1e30 nats).
         c = -_finite_max(-raw)
@@ -181,6 +184,7 @@ def _log_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
 
 def _linear_block(strategy, p, w, t, L, valid, posterior: bool):
     """Linear-space fixed share over one block L (B, K); w (K,) normalized."""
+    L = jnp.where(jnp.isnan(L), jnp.inf, L)  # a diverged expert: probability 0
     c = jnp.min(L, axis=1)
     c = jnp.where(jnp.isfinite(c), c, 0.0)
     P = jnp.exp(c[:, None] - L)
@@ -197,12 +201,13 @@ def _linear_block(strategy, p, w, t, L, valid, posterior: bool):
 
     w, (z, ws) = lax.scan(row, w, (P, a, valid))
     ps = c - jnp.log(z)
-    return w, ps, ws, _row_flags(L)
+    return w, ps, (jnp.log(ws) if posterior else None), _row_flags(L)
 
 
 def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
     """Linear kernel over L (n, K): full blocks of ``_BLOCK`` rows are read in
-    place with ``dynamic_slice`` (no copy of L), the last partial block is padded."""
+    place with ``dynamic_slice`` (no copy of L), the last partial block is padded
+    (a copy of < ``_BLOCK`` rows)."""
     n, K = L.shape
     B = min(_BLOCK, n)
     nb, rem = divmod(n, B)
@@ -213,31 +218,41 @@ def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
         total2, comp2 = _kahan(total, comp, jnp.sum(jnp.where(vk, ps, 0.0)))
         return (w2, t + jnp.sum(vk.astype(jnp.int32)), total2, comp2), (ps, ws, fl)
 
-    def full(carry, i):
+    # The (n, K) posterior is written block by block into one buffer carried
+    # through the loop (updated in place): no stacked copy, no concatenation.
+    def full(c, i):
+        carry, lp = c
         Lk = lax.dynamic_slice_in_dim(L, i * B, B)
         vk = lax.dynamic_slice_in_dim(valid, i * B, B)
-        return block(carry, Lk, vk)
+        carry, (ps, ws, fl) = block(carry, Lk, vk)
+        if posterior:
+            lp = lax.dynamic_update_slice_in_dim(lp, ws, i * B, 0)
+        return (carry, lp), (ps, fl)
 
     carry = (jnp.exp(state.log_weights[0]), state.t, state.total, state.comp)
-    carry, (ps, ws, fl) = lax.scan(full, carry, jnp.arange(nb))
+    lp0 = jnp.zeros((n, K) if posterior else (0, K), jnp.float32)
+    (carry, ws), (ps, fl) = lax.scan(full, (carry, lp0), jnp.arange(nb))
     ps, fl = ps.reshape(-1), fl.reshape(-1)
-    ws = ws.reshape(-1, K) if posterior else None
     if rem:
         pad = ((0, B - rem), (0, 0))
         Lk = jnp.pad(L[nb * B:], pad)
         vk = jnp.pad(valid[nb * B:], pad[:1])
         carry, (ps2, ws2, fl2) = block(carry, Lk, vk)
         ps, fl = jnp.concatenate([ps, ps2[:rem]]), jnp.concatenate([fl, fl2[:rem]])
-        ws = jnp.concatenate([ws, ws2[:rem]]) if posterior else None
+        if posterior:
+            ws = lax.dynamic_update_slice_in_dim(ws, ws2[:rem], nb * B, 0)
     w, t, total, comp = carry
-    lp = jnp.log(ws) if posterior else None
+    lp = ws if posterior else None  # log p(ξ_t | D_<t), taken per block
     lw = jnp.log(w)[None, :]
     return SwitchState(lw, jnp.zeros_like(lw), t, total, comp), ps, lp, fl
 
 
 def _rows(strategy, p, state, L, valid, posterior, linear):
+    # NaN (a diverged expert) is read as +inf inside each kernel, block by block:
+    # no whole-matrix copy of L is made here.
     L = jnp.asarray(L, jnp.float32)
-    L = jnp.where(jnp.isnan(L), jnp.inf, L)  # a diverged expert: probability 0
+    if _mixtures.supports(strategy):  # Bayesian, elementwise: no chain (_mixtures.py)
+        return _mixtures.rows(strategy, p, state, L, valid, posterior, linear)
     if linear and _linear_hmm.supports(strategy):  # switch distribution, run-length (_linear_hmm.py)
         return _linear_hmm.rows(strategy, p, state, L, valid, posterior)
     kernel = _linear_rows if linear else _log_rows
@@ -245,13 +260,17 @@ def _rows(strategy, p, state, L, valid, posterior, linear):
 
 
 @partial(jax.jit, static_argnames=("strategy", "posterior", "linear"))
-def run_chunk(strategy, params, state: SwitchState, L, n_valid, *, posterior: bool, linear: bool):
-    """Forward over a (padded) chunk L (C, K); rows ≥ ``n_valid`` are ignored.
+def run_chunk(strategy, params, state: SwitchState, L, n_valid, n_skip=0, *, posterior: bool,
+              linear: bool):
+    """Forward over a (padded) chunk L (C, K); rows ≥ ``n_valid`` and the first
+    ``n_skip`` rows (already consumed: the last chunk of a longer input reuses
+    rows of the one before instead of being padded) are ignored.
 
     ``strategy`` is static (pass ``s.skeleton()``), ``params = s.params(K)``
     traced. Returns (state, per_step (C,), log_posterior (C, K) or None, flags (C,)).
     """
-    valid = jnp.arange(L.shape[0]) < n_valid
+    idx = jnp.arange(L.shape[0])
+    valid = (idx < n_valid) & (idx >= n_skip)
     return _rows(strategy, params, state, L, valid, posterior, linear)
 
 

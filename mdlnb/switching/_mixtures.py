@@ -1,0 +1,180 @@
+"""Forward passes without a hidden chain: the Bayesian and elementwise mixtures.
+
+Neither needs the generic HMM recursion (``forward._log_rows``, one
+``logsumexp`` and a double-float compensation per row).
+
+Bayesian mixture (no switching). With S_{t,k} = −log p(ξ_1 = k) + Σ_{u≤t} L[u, k]
+(nats; S_0 = −log w from the carried state), the predictive posterior and
+the per-step loss are
+
+    log p(ξ_t = k | D_<t) = −S_{t−1,k} − G_t,   G_t = logsumexp_k(−S_{t−1,k}),
+    loss_t = G_t − G_{t+1}                       (telescoping: Σ_t loss_t = G_1 − G_{N+1}),
+
+so the whole pass is one cumulative sum per expert and one ``logsumexp``
+per row — one ``exp`` per entry. The cumulative sums reach 10⁵–10⁶ nats,
+where float32 keeps only ~10⁻² nats; the posterior needs differences
+S_{t,j} − S_{t,k} to 10⁻⁶, so S is carried as a double-float pair
+(hi, lo) with Knuth's two-sum (every rounding error of hi lands in lo). Each
+row is shifted by m_t = min_k hi_{t,k} before the exponential (exact: the
+relevant hi lie within a factor 2 of m_t, Sterbenz), and
+loss_t = (m_{t+1} − m_t) + G'_t − G'_{t+1} with G' the shifted log-sums, so
+no two large numbers are ever subtracted inexactly.
+
+The rows are cut into P contiguous segments of M rows that are walked in
+lock-step, one row of every segment per loop iteration (a (P, K) slab: the
+loop's fixed cost is shared by P·K entries instead of K). A first pass
+sums each segment (double-float), an exclusive prefix over the P segment
+totals gives every segment its starting S, a second pass writes G, m and
+the posterior; the last n mod P rows follow as one more segment, row by row.
+Slabs are read with ``dynamic_index`` from L reshaped (P, M, K), not gathered
+(a gather of P rows cost 2× more).
+
+Elementwise mixture (independent draws): loss_t = −logsumexp_k(log w_t,k − L[t, k])
+with w_1 the carried state's weights and w_t = w for t ≥ 2 — one vectorized
+pass; where every weight is ≥ 1e-20 (``linear``) as c_t − log Σ_k w_k e^{c_t − L[t, k]},
+c_t = min_k L[t, k], a matrix-vector product (as the fixed-share linear kernel).
+
+NaN reads as +inf (a diverged expert: probability 0), as in ``forward``.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.nn import logsumexp
+
+from mdlnb.switching.strategies import BayesianMixture, ElementwiseMixture
+
+_SLAB = 1 << 14   # entries per loop iteration of the Bayesian pass (P·K)
+_MIN_M = 16       # rows per segment at least (short inputs: fewer segments)
+
+
+def supports(strategy) -> bool:
+    """Whether ``rows`` computes ``strategy`` (the Bayesian and elementwise mixtures)."""
+    return isinstance(strategy, (BayesianMixture, ElementwiseMixture))
+
+
+def _two_sum(a, b):
+    """(s, e) with s = fl(a + b), a + b = s + e exactly; e = 0 off the finite values."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, jnp.where(jnp.isfinite(s), e, 0.0)
+
+
+def _finite_min(x, axis=None):
+    m = jnp.min(x, axis=axis)
+    return jnp.where(jnp.isfinite(m), m, 0.0)
+
+
+def _flags(x):
+    from mdlnb.switching import forward  # noqa: PLC0415 (forward imports this module)
+    return forward._row_flags(x)
+
+
+def _bayes(p, state, L, valid, posterior: bool):
+    n, K = L.shape
+    P = max(1, min(_SLAB // K, n // _MIN_M))
+    M, rem = divmod(n, P)
+    X = L[:P * M].reshape(P, M, K)   # segment p = rows p·M … p·M + M − 1
+    V = valid[:P * M].reshape(P, M)
+
+    def read(i):
+        raw = lax.dynamic_index_in_dim(X, i, 1, False)
+        raw = jnp.where(jnp.isnan(raw), jnp.inf, raw)
+        ok = lax.dynamic_index_in_dim(V, i, 1, False)
+        return jnp.where(ok[:, None], raw, 0.0), raw
+
+    def total(i, c):
+        hi, lo = c
+        s, e = _two_sum(hi, read(i)[0])
+        return s, lo + e
+
+    zero = jnp.zeros((P, K), jnp.float32)
+    th, tl = lax.fori_loop(0, M, total, (zero, zero))
+
+    def prefix(c, t):
+        s, e = _two_sum(c[0], t[0])
+        return (s, c[1] + t[1] + e), c
+
+    s0 = (-state.log_weights[0], -state.log_weights_lo[0])
+    (fh, fl), (ph, pl) = lax.scan(prefix, s0, (th, tl))
+
+    def shifted(hi, lo, axis):
+        m = _finite_min(hi, axis)
+        v = -(hi - (m if axis is None else jnp.expand_dims(m, axis))) - lo
+        return m, v, logsumexp(v, axis=axis)
+
+    seg = jnp.arange(P, dtype=jnp.int32) * M
+
+    def body(c, i):
+        hi, lo, lp = c
+        x, raw = read(i)
+        m, v, g = shifted(hi, lo, 1)
+        if posterior:
+            lp = lp.at[seg + i].set(v - g[:, None])
+        s, e = _two_sum(hi, x)
+        return (s, lo + e, lp), (g, m, _flags(raw))
+
+    lp0 = jnp.zeros((n, K) if posterior else (0, K), jnp.float32)
+    (_, _, lp), out = lax.scan(body, (ph, pl, lp0), jnp.arange(M))
+    # (M, P) per-row outputs back to row order t = p·M + i
+    G, mm, flags = (o.T.reshape(-1) for o in out)
+    if rem:  # the last rem < P rows: one more segment, row by row, after all P
+        def tail(c, inp):
+            hi, lo = c
+            raw, ok = inp
+            raw = jnp.where(jnp.isnan(raw), jnp.inf, raw)
+            m, v, g = shifted(hi, lo, None)
+            s, e = _two_sum(hi, jnp.where(ok, raw, 0.0))
+            return (s, lo + e), (g, m, _flags(raw), v - g)
+
+        (fh, fl), (gt, mt, ft, lpt) = lax.scan(tail, (fh, fl), (L[P * M:], valid[P * M:]))
+        G, mm, flags = (jnp.concatenate(a) for a in ((G, gt), (mm, mt), (flags, ft)))
+        if posterior:
+            lp = lax.dynamic_update_slice_in_dim(lp, lpt, P * M, 0)
+    mf, vf, gf = shifted(fh, fl, None)
+    G1 = jnp.concatenate([G, gf[None]])
+    m1 = jnp.concatenate([mm, mf[None]])
+    ps = (m1[1:] - m1[:-1]) + (G1[:-1] - G1[1:])
+    # exact telescoped sum of this call's losses (rows that are not valid add 0)
+    inc = (mf - m1[0]) + (G1[0] - gf)
+    hi2, lo2 = _two_sum(-(fh - mf), -fl - gf)
+    return (hi2[None], lo2[None], inc), ps, (lp if posterior else None), flags
+
+
+def _elementwise(p, state, L, valid, posterior: bool, linear: bool):
+    L = jnp.where(jnp.isnan(L), jnp.inf, L)
+    seen = jnp.cumsum(valid.astype(jnp.int32)) - valid.astype(jnp.int32) + state.t
+    first = seen == 0                      # the row coded with the carried weights
+    lw0 = state.log_weights[0] + state.log_weights_lo[0]
+    lw = jnp.where(first[:, None], lw0[None, :], p["log_w"][None, :])
+    if linear:  # every weight >= 1e-20: Σ_k w_k e^{c − L_k} as one matrix-vector product
+        c = jnp.min(L, axis=1)
+        c = jnp.where(jnp.isfinite(c), c, 0.0)
+        E = jnp.exp(c[:, None] - L)
+        z = jnp.where(first, E @ jnp.exp(lw0), E @ jnp.exp(p["log_w"]))
+        ps = c - jnp.log(z)
+    else:
+        ps = -logsumexp(lw - L, axis=1)
+    inc = jnp.sum(jnp.where(valid, ps, 0.0))
+    used = jnp.any(valid) | (state.t > 0)
+    hi2 = jnp.where(used, p["log_w"], lw0)[None]
+    lp = jnp.broadcast_to(lw, L.shape) if posterior else None
+    return (hi2, jnp.zeros_like(hi2), inc), ps, lp, _flags(L)
+
+
+def rows(strategy, p, state, L, valid, posterior: bool, linear: bool = False):
+    """Forward over L (n, K) (float32, NaN allowed) from ``state`` (a
+    ``forward.SwitchState``); same outputs as ``forward._log_rows``:
+    (state, per_step, log_posterior or None, flags)."""
+    from mdlnb.switching import forward  # noqa: PLC0415
+
+    if isinstance(strategy, BayesianMixture):
+        (hi, lo, inc), ps, lp, flags = _bayes(p, state, L, valid, posterior)
+    else:
+        (hi, lo, inc), ps, lp, flags = _elementwise(p, state, L, valid, posterior, linear)
+    total, comp = forward._kahan(state.total, state.comp, inc)
+    t = state.t + jnp.sum(valid.astype(jnp.int32))
+    return forward.SwitchState(hi, lo, t, total, comp), ps, lp, flags
