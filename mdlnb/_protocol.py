@@ -93,6 +93,11 @@ class Protocol:
       clip: the ``"prefix"`` clip (``None``: no clip); ignored for ``"none"``.
       replay_streams: if set, overrides every expert's replay count.
       seed: example order, initialisations and replay samples.
+      prune: ``None`` (default: every expert trains on the whole stream) or an
+        :class:`mdlnb.Prune` (or a dict of its fields): stop training experts
+        whose posterior under :attr:`strategy` stayed below a threshold for a
+        window; the code is the strategy restricted to the survivors
+        (:mod:`mdlnb._prune`).
     """
 
     name: str = "custom"
@@ -103,6 +108,7 @@ class Protocol:
     clip: float | None = CLIP_Z
     replay_streams: int | None = None
     seed: int = 0
+    prune: Any = None
 
     def __post_init__(self) -> None:
         from mdlnb import experts as _experts
@@ -134,6 +140,9 @@ class Protocol:
             object.__setattr__(self, "replay_streams",
                                _int(self.replay_streams, "replay_streams", 0))
         object.__setattr__(self, "seed", _int(self.seed, "seed", 0, 2 ** 32))
+        from mdlnb._prune import Prune
+
+        object.__setattr__(self, "prune", Prune.from_value(self.prune))
 
     # -- presets -------------------------------------------------------------
     @classmethod
@@ -181,9 +190,13 @@ class Protocol:
 
     def stage1(self) -> dict[str, Any]:
         """The part stage 1 depends on (the loss matrix's cache key): resolved expert
-        configs, B, seed, standardisation and clip. The strategy is not in it."""
-        return {"experts": [e.config() for e in self.experts()], "batch_size": self.batch_size,
-                "seed": self.seed, "standardize": self.standardize, "clip": self.clip}
+        configs, B, seed, standardisation and clip. The strategy is not in it, unless
+        the board is pruned (the pruning decisions follow its posterior)."""
+        out = {"experts": [e.config() for e in self.experts()], "batch_size": self.batch_size,
+               "seed": self.seed, "standardize": self.standardize, "clip": self.clip}
+        if self.prune is not None:
+            out.update(prune=self.prune.to_dict(), strategy=_strategy_dict(self.strategy))
+        return out
 
     @property
     def board_label(self) -> str:
@@ -198,6 +211,8 @@ class Protocol:
         if self.replay_streams is not None:
             parts.append(f"replay_streams={self.replay_streams}")
         parts.append(f"seed={self.seed}")
+        if self.prune is not None:
+            parts.append(f"prune={self.prune!r}")
         return f"Protocol({', '.join(parts)})"
 
     # -- recording -----------------------------------------------------------
@@ -206,7 +221,8 @@ class Protocol:
         board = self.board if isinstance(self.board, str) else [e.config() for e in self.board]
         return {"name": self.name, "board": board, "batch_size": self.batch_size,
                 "strategy": _strategy_dict(self.strategy), "standardize": self.standardize,
-                "clip": self.clip, "replay_streams": self.replay_streams, "seed": self.seed}
+                "clip": self.clip, "replay_streams": self.replay_streams, "seed": self.seed,
+                **({} if self.prune is None else {"prune": self.prune.to_dict()})}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], *, experts: Sequence[Any] | None = None) -> "Protocol":
@@ -225,7 +241,7 @@ class Protocol:
         strategy = switching.get_strategy(st.pop("name"), **st)
         return cls(name=d["name"], board=board, batch_size=d["batch_size"], strategy=strategy,
                    standardize=d["standardize"], clip=d["clip"],
-                   replay_streams=d.get("replay_streams"), seed=d["seed"])
+                   replay_streams=d.get("replay_streams"), seed=d["seed"], prune=d.get("prune"))
 
 
 def _presets() -> dict[str, dict[str, Any]]:
