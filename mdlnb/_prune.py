@@ -169,3 +169,36 @@ def expert_updates(replay: np.ndarray, pruned_at: np.ndarray, n: int, batch_size
     return {"expert_updates": done, "expert_updates_unpruned": full,
             "updates_saved_fraction": 1.0 - done / full if full else 0.0,
             "updates_ratio": full / done if done else float("inf")}
+
+
+def simulate(losses, prune: Prune, strategy=None, *, batch_size: int | None = None) -> dict:
+    """The pruning a run with ``prune`` would do, replayed on an unpruned ``LossMatrix``.
+
+    Stage 1's losses do not depend on the rest of the board, so the decisions
+    on an unpruned matrix are those of the pruned run (up to the last float
+    bit of survivors trained in narrower blocks after a compaction). Returns
+    ``{"pruned_at", "total_nats" (the pruned code on these losses),
+    "unpruned_nats", **expert_updates}``; cheap: one stage-2 pass. ``strategy``
+    and ``batch_size`` default to the matrix's protocol's.
+    """
+    from mdlnb.switching import codelength, codelength_pruned
+
+    proto = getattr(losses, "protocol", None)
+    strategy = strategy if strategy is not None else (proto.strategy if proto else None)
+    if strategy is None:
+        raise ValueError("strategy: the loss matrix records no protocol; pass one")
+    b = int(batch_size or losses.batch_size)
+    L = losses.losses
+    n = L.shape[0]
+    pruner = Pruner(prune, strategy, L.shape[1], n, b)
+    for lo in range(0, n, pruner.segment_rows):
+        pruner.observe(L[lo:lo + pruner.segment_rows][:, pruner.alive])
+        pruner.decide()
+    at = pruner.pruned_at
+    stored = np.where(np.arange(n)[:, None] >= at[None, :], np.float32(np.inf), L)
+    pruned = codelength_pruned(stored, strategy, at, segment_rows=pruner.segment_rows,
+                               posterior=False)
+    full = codelength(L, strategy, posterior=False)
+    replay = [e.replay_streams for e in losses.experts]
+    return {"pruned_at": at, "total_nats": pruned.total_nats, "unpruned_nats": full.total_nats,
+            "num_pruned": int((at < n).sum()), **expert_updates(replay, at, n, b)}
