@@ -355,6 +355,20 @@ def _run_chunk(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
     return jax.lax.scan(body, groups, xs)
 
 
+def _run_groups(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
+    """:func:`_run_chunk` one group at a time: each group's program is compiled (and
+    cached) on its own, so compacting one group of a pruned board
+    (:mod:`mdlnb._prune`) recompiles that group only. Same outputs."""
+    states, outs = [], []
+    for j in range(len(spec.readouts)):
+        one = dataclasses.replace(spec, **{f: (getattr(spec, f)[j],) for f in (
+            "readouts", "max_replay", "masked", "block", "standardize")})
+        g, out = _run_chunk(one, (groups[j],), (hypers[j],), x_all, y_all, seed_key, xs)
+        states.append(g[0])
+        outs.append(out)
+    return tuple(states), jnp.concatenate(outs, axis=2)
+
+
 # ----------------------------------------------------------------------------- driver
 
 
@@ -715,7 +729,7 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
                                                   proto.clip if prefix else None)
                     column = _sharding.columns(groups, 1)
                     keep = column >= 0
-                    chunk_program = partial(_run_chunk, spec)
+                    chunk_program = partial(_run_groups, spec)
             if ckpt_file is not None and not done and \
                     time.perf_counter() - last_ckpt >= checkpoint_every_s:
                 _save_checkpoint(ckpt_file, key, state, losses, running, ci + 1)
