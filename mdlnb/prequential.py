@@ -596,7 +596,8 @@ def run_with_params(task: Task, experts: Sequence[Expert] | str | None = None,
     Same arguments and losses as :func:`run` (a cached result is not read,
     since it holds no parameters). Returns ``(loss_matrix, params)`` with
     ``params[k] = {"params": raw, "ema": prediction}`` pytrees of expert ``k``
-    after training on the whole stream.
+    after training on the whole stream (``None`` for an expert pruned by the
+    protocol's ``prune``).
     """
     return _run(task, experts, batch_size, seed, keep_params=True, **kwargs)
 
