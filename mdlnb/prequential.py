@@ -64,6 +64,15 @@ bit-identical whichever other experts share the board (see :func:`_group`).
 The state is donated to the chunk program, so it is updated in place. Python
 drives the chunks, which is where progress is shown and checkpoints are written.
 
+Pruning (protocol ``prune=mdlnb.Prune(...)``, :mod:`mdlnb._prune`): the chunks
+are the pruning segments; after each, stage 2 runs on the survivors' new
+losses, experts whose posterior stayed below the threshold for the window
+are dropped, and the groups are compacted to their survivors (each group
+then runs its own compiled program, :func:`_run_groups`). A pruned expert's
+losses from its pruning step on are +inf, ``meta["prune"]`` records the
+schedule and the expert-updates; no checkpoints are written (one device, one
+memory slice).
+
 A readout here is anything with ``init(key, in_dim, C)`` and
 ``apply(params, x)`` (:class:`mdlnb.readouts.ReadoutLike`); an encoder plus
 head trained end to end (:mod:`mdlnb.finetune`) fits the same slot, its
