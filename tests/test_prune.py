@@ -195,3 +195,24 @@ def test_prune_is_in_the_cache_key():
     assert "prune" not in a.stage1()      # existing cache keys unchanged
     assert b.stage1()["prune"] == Prune().to_dict() and "strategy" in b.stage1()
     assert "prune=" in repr(b)
+
+
+@pytest.mark.parametrize("strategy", [switching.SwitchDistribution(stable=0.5),
+                                      switching.RunLength(max_run=4, phases=3),
+                                      switching.BayesianMixture(), switching.ElementwiseMixture()])
+def test_other_strategies_give_a_valid_pruned_code(strategy):
+    rng = np.random.default_rng(2)
+    n, k, c = 64, 4, 3
+    probs = rng.dirichlet(np.ones(c), size=(n, k))
+    y = rng.integers(0, c, n)
+    L = -np.log(probs[np.arange(n), :, y]).astype(np.float32)
+    at = np.array([16, 64, 32, 64])
+    res = codelength_pruned(L, strategy, at, segment_rows=16)
+    post = res.posterior
+    assert (post[np.arange(n)[:, None] >= at[None, :]] == 0).all()
+    q = np.einsum("tk,tkc->tc", post, probs)                 # label distribution per step
+    np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(-np.log(q[np.arange(n), y]), res.per_step, rtol=1e-4, atol=1e-5)
+    tot = L.astype(np.float64).sum(axis=0)
+    for j in (1, 3):                                         # the survivors' regret bound
+        assert res.total_nats <= tot[j] + never_switch_cost(strategy, n, k, j) + 1e-5
