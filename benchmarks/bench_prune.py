@@ -1,7 +1,7 @@
 """Pruning the board (issue 13): expert-updates saved and codelength change.
 
     python -m benchmarks prune                 # default: N = 1,000 per task
-    python -m benchmarks.bench_prune [N] [--real | --real=TAU,W ...]
+    python -m benchmarks.bench_prune [N] [--real | --real=TAU,W ...] [--wide] [--task=NAME]
 
 Protocol ``paper-vtab`` (B = 32, fixed share m = 11, raw features) on a
 reduced ``vtab`` grid (:func:`board`: all 8 readouts of the paper, linear and
@@ -26,14 +26,18 @@ import time
 
 import numpy as np
 
-GRID = [(t, w) for t in (1e-3, 3e-3, 1e-2, 3e-2) for w in (128, 256, 512)]
-REAL = [(1e-2, 256)]
+GRID = [(t, w, k) for k in (0, 1) for t in (3e-3, 1e-2, 3e-2, 1e-1) for w in (128, 256, 512)]
+REAL = [(3e-2, 128)]
 SEGMENT_BATCHES = 4
 
 
-def board():
+def board(wide: bool = False):
+    """64 experts; ``wide``: 192 (lr {1e-4, 3e-4, 1e-3, 3e-3} × EMA {1e-4, 1e-2, 1})."""
     from mdlnb import expert_grid, readouts
 
+    if wide:
+        return expert_grid(readouts.board(7), learning_rate=[1e-4, 3e-4, 1e-3, 3e-3], b1=[0.9],
+                           weight_decay=[1e-4], ema=[1e-4, 1e-2, 1.0], replay_streams=[3, 10])
     return expert_grid(readouts.board(7), learning_rate=[3e-4, 3e-3], b1=[0.9],
                        weight_decay=[1e-4], ema=[1e-2, 1.0], replay_streams=[3, 10])
 
@@ -56,29 +60,36 @@ def tasks(n: int) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     import mdlnb
     from mdlnb import Prune, prequential
-    from mdlnb._prune import simulate
+    from mdlnb import simulate_pruning as simulate
 
     argv = sys.argv[1:] if argv is None else argv
     n = int(next((a for a in argv if a.isdigit()), 1000))
     real = [tuple(float(v) for v in a.split("=")[1].split(",")) for a in argv
             if a.startswith("--real=")] or (REAL if "--real" in argv else [])
-    proto = mdlnb.protocol("paper-vtab", board=tuple(board()))
+    wide = "--wide" in argv
+    proto = mdlnb.protocol("paper-vtab", board=tuple(board(wide)))
     rows = []
-    for name, task in tasks(n).items():
+    todo = tasks(n)
+    only = [a.split("=")[1] for a in argv if a.startswith("--task=")]
+    for name, task in todo.items():
+        if only and not any(name.startswith(o) for o in only):
+            continue
         t0 = time.perf_counter()
         lm = prequential.run(task, protocol=proto, cache=True, memory_budget=None)
         base_s = time.perf_counter() - t0
         print(f"{name}: N={task.n} D={task.x.shape[1]} K={lm.k}, unpruned run {base_s:.0f} s "
               f"(cached: {lm.meta.get('seconds')} s when computed)", flush=True)
-        for thr, win in GRID:
-            p = Prune(threshold=thr, window=win, segment_batches=SEGMENT_BATCHES)
+        for thr, win, kpr in GRID:
+            p = Prune(threshold=thr, window=win, segment_batches=SEGMENT_BATCHES,
+                      keep_per_readout=kpr)
             s = simulate(lm, p)
-            row = {"task": name, "n": task.n, "threshold": thr, "window": win, "kind": "replay",
+            row = {"task": name, "n": task.n, "threshold": thr, "window": win,
+                   "keep_per_readout": kpr, "kind": "replay",
                    "num_pruned": s["num_pruned"], "updates_ratio": s["updates_ratio"],
                    "unpruned_nats": s["unpruned_nats"], "pruned_nats": s["total_nats"],
                    "change_pct": 100 * (s["total_nats"] / s["unpruned_nats"] - 1)}
             rows.append(row)
-            print(f"  tau={thr:g} W={win}: {s['num_pruned']}/{lm.k} pruned, "
+            print(f"  tau={thr:g} W={win} keep={kpr}: {s['num_pruned']}/{lm.k} pruned, "
                   f"{s['updates_ratio']:.2f}x fewer expert-updates, codelength "
                   f"{s['unpruned_nats']:.1f} -> {s['total_nats']:.1f} nats "
                   f"({row['change_pct']:+.3f} %)", flush=True)
@@ -105,7 +116,7 @@ def main(argv: list[str] | None = None) -> dict:
                   f"computed), {rep.total_nats:.1f} nats ({row['change_pct']:+.3f} %; replay "
                   f"{sim['total_nats']:.1f}, same schedule: {row['same_schedule_as_replay']}), "
                   f"{secs:.0f} s vs {lm.meta.get('seconds')} s unpruned", flush=True)
-    return {"board": "vtab reduced: 8 readouts x replay {3,10} x lr {3e-4,3e-3} x ema {1e-2,1}",
+    return {"board": "vtab reduced: " + ("192 experts, --wide" if wide else "64 experts"),
             "protocol": "paper-vtab", "segment_batches": SEGMENT_BATCHES, "rows": rows}
 
 

@@ -41,6 +41,7 @@ _EXPORTS = {
     "Comparison": "mdlnb._compare",
     "Protocol": "mdlnb._protocol",
     "Prune": "mdlnb._prune",
+    "simulate_pruning": "mdlnb._prune",
     "protocol": "mdlnb._protocol",
 }
 

@@ -60,11 +60,16 @@ class Prune:
       window: W, examples the posterior must stay below τ before pruning.
       segment_batches: batches per stage-1 segment (pruning decisions are taken
         between segments, every ``segment_batches · B`` examples).
+      keep_per_readout: the experts of each readout architecture with the
+        largest posterior that are never pruned (0: only the overall best is
+        kept). Protects slow-starting architectures (deep MLPs that win late)
+        while their hyperparameter siblings are pruned.
     """
 
     threshold: float = 1e-3
     window: int = 512
     segment_batches: int = 8
+    keep_per_readout: int = 0
 
     def __post_init__(self) -> None:
         t = _number(self.threshold, "threshold")
@@ -73,6 +78,10 @@ class Prune:
         object.__setattr__(self, "threshold", t)
         object.__setattr__(self, "window", _count(self.window, "window"))
         object.__setattr__(self, "segment_batches", _count(self.segment_batches, "segment_batches"))
+        k = self.keep_per_readout
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+            raise ValueError(f"keep_per_readout: must be an int >= 0, got {k!r}")
+        object.__setattr__(self, "keep_per_readout", int(k))
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -93,9 +102,13 @@ class Prune:
 class Pruner:
     """Stage 2 alongside stage 1: the posterior of the survivors and the pruning decisions."""
 
-    def __init__(self, prune: Prune, strategy, num_experts: int, n: int, batch_size: int):
+    def __init__(self, prune: Prune, strategy, num_experts: int, n: int, batch_size: int,
+                 readout_of=None):
         from mdlnb.switching.pruned import PrunedStream
 
+        # readout architecture of each expert (an int label), for keep_per_readout
+        self.readout_of = np.zeros(num_experts, np.int64) if readout_of is None else \
+            np.unique(np.asarray(readout_of), return_inverse=True)[1].reshape(-1)
         self.prune = prune
         self.n = int(n)
         self.segment_rows = prune.segment_batches * int(batch_size)
@@ -123,12 +136,23 @@ class Pruner:
         if self.prune.threshold <= 0 or b >= self.n:
             return np.zeros(0, np.int64)
         stale = b - self.last_above[self.alive] >= self.prune.window
-        stale[np.argmax(self.stream.log_next())] = False
+        post = self.stream.log_next()
+        stale[np.argmax(post)] = False
+        if self.prune.keep_per_readout:
+            arch = self.readout_of[self.alive]
+            for a in np.unique(arch):
+                mine = np.flatnonzero(arch == a)
+                stale[mine[np.argsort(-post[mine])[: self.prune.keep_per_readout]]] = False
         out = self.alive[stale]
         if out.size:
             self.stream.prune(out)
             self.pruned_at[out] = b
         return out
+
+
+def readout_labels(experts) -> list[str]:
+    """The readout architecture of each expert (its readout's name)."""
+    return [getattr(e.readout, "name", repr(e.readout)) for e in experts]
 
 
 def bucket(size: int, fit: int) -> int:
@@ -190,7 +214,7 @@ def simulate(losses, prune: Prune, strategy=None, *, batch_size: int | None = No
     b = int(batch_size or losses.batch_size)
     L = losses.losses
     n = L.shape[0]
-    pruner = Pruner(prune, strategy, L.shape[1], n, b)
+    pruner = Pruner(prune, strategy, L.shape[1], n, b, readout_of=readout_labels(losses.experts))
     for lo in range(0, n, pruner.segment_rows):
         pruner.observe(L[lo:lo + pruner.segment_rows][:, pruner.alive])
         pruner.decide()
@@ -202,3 +226,7 @@ def simulate(losses, prune: Prune, strategy=None, *, batch_size: int | None = No
     replay = [e.replay_streams for e in losses.experts]
     return {"pruned_at": at, "total_nats": pruned.total_nats, "unpruned_nats": full.total_nats,
             "num_pruned": int((at < n).sum()), **expert_updates(replay, at, n, b)}
+
+
+#: public name (``mdlnb.simulate_pruning``)
+simulate_pruning = simulate

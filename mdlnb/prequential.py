@@ -690,7 +690,8 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     if proto.prune is not None:  # stage 2 alongside, in segments (mdlnb/_prune.py)
         if ndev > 1:
             raise ValueError("prune: runs on one device; pass devices=[jax.devices()[0]]")
-        pruner = _prune.Pruner(proto.prune, proto.strategy, len(experts), n, b)
+        pruner = _prune.Pruner(proto.prune, proto.strategy, len(experts), n, b,
+                               readout_of=_prune.readout_labels(experts))
         chunk_batches, ckpt_file = proto.prune.segment_batches, None  # no checkpoints: see README
         computed = 0
     chunk = min(int(chunk_batches), total_batches)
