@@ -152,6 +152,18 @@ def test_pruned_run_is_exact_and_saves_updates(task, unpruned):
     assert mdlnb.Protocol.from_dict(lm.protocol.to_dict(), experts=lm.experts).prune == prune
 
 
+def test_keep_per_readout_keeps_every_architecture(unpruned):
+    plain = simulate(unpruned, Prune(threshold=0.05, window=32, segment_batches=2))
+    kept = simulate(unpruned, Prune(threshold=0.05, window=32, segment_batches=2,
+                                    keep_per_readout=1))
+    arch = np.array([e.readout.name for e in unpruned.experts])
+    n = unpruned.n
+    assert {a for a in arch if not (plain["pruned_at"][arch == a] == n).any()}   # one dies
+    for a in set(arch):                                   # with keep_per_readout=1, none does
+        assert (kept["pruned_at"][arch == a] == n).any()
+    assert kept["expert_updates"] >= plain["expert_updates"]
+
+
 def test_bucket_sizes():
     assert [bucket(s, 8) for s in (1, 2, 3, 5, 8, 9, 17)] == [1, 2, 4, 8, 8, 16, 24]
     assert bucket(3, 2) == 2 * 2
@@ -167,7 +179,8 @@ def test_expert_updates_closed_form():
     ({"threshold": 1.0}, "threshold"), ({"threshold": -0.1}, "threshold"),
     ({"threshold": float("nan")}, "threshold"), ({"threshold": "0.1"}, "threshold"),
     ({"window": 0}, "window"), ({"window": 2.5}, "window"), ({"window": True}, "window"),
-    ({"segment_batches": 0}, "segment_batches"),
+    ({"segment_batches": 0}, "segment_batches"), ({"keep_per_readout": -1}, "keep_per_readout"),
+    ({"keep_per_readout": 1.0}, "keep_per_readout"),
 ])
 def test_bad_prune_arguments(kwargs, name):
     with pytest.raises(ValueError, match=name):
