@@ -40,6 +40,8 @@ _EXPORTS = {
     "compare": "mdlnb._compare",
     "Comparison": "mdlnb._compare",
     "Protocol": "mdlnb._protocol",
+    "Prune": "mdlnb._prune",
+    "simulate_pruning": "mdlnb._prune",
     "protocol": "mdlnb._protocol",
 }
 

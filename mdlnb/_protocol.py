@@ -97,6 +97,11 @@ class Protocol:
         matmuls take bfloat16 operands with float32 accumulation
         (:func:`mdlnb.readouts.with_matmul_dtype`); parameters and optimiser
         state stay float32. Part of the stage-1 cache key when not float32.
+      prune: ``None`` (default: every expert trains on the whole stream) or an
+        :class:`mdlnb.Prune` (or a dict of its fields): stop training experts
+        whose posterior under :attr:`strategy` stayed below a threshold for a
+        window; the code is the strategy restricted to the survivors
+        (:mod:`mdlnb._prune`).
     """
 
     name: str = "custom"
@@ -108,6 +113,7 @@ class Protocol:
     replay_streams: int | None = None
     seed: int = 0
     matmul_dtype: str = "float32"
+    prune: Any = None
 
     def __post_init__(self) -> None:
         from mdlnb import experts as _experts
@@ -142,6 +148,9 @@ class Protocol:
         from mdlnb.readouts import MATMUL_DTYPES
         if self.matmul_dtype not in MATMUL_DTYPES:
             raise ValueError(f"matmul_dtype: must be one of {MATMUL_DTYPES}, got {self.matmul_dtype!r}")
+        from mdlnb._prune import Prune
+
+        object.__setattr__(self, "prune", Prune.from_value(self.prune))
 
     # -- presets -------------------------------------------------------------
     @classmethod
@@ -189,13 +198,16 @@ class Protocol:
 
     def stage1(self) -> dict[str, Any]:
         """The part stage 1 depends on (the loss matrix's cache key): resolved expert
-        configs, B, seed, standardisation and clip, and the matmul dtype when it is
-        not float32 (so float32 keys are those of before the option existed).
-        The strategy is not in it."""
+        configs, B, seed, standardisation and clip, the matmul dtype when it is not
+        float32 (so float32 keys are those of before the option existed). The
+        strategy is not in it, unless the board is pruned (the pruning decisions
+        follow its posterior)."""
         out = {"experts": [e.config() for e in self.experts()], "batch_size": self.batch_size,
                "seed": self.seed, "standardize": self.standardize, "clip": self.clip}
         if self.matmul_dtype != "float32":
             out["matmul_dtype"] = self.matmul_dtype
+        if self.prune is not None:
+            out.update(prune=self.prune.to_dict(), strategy=_strategy_dict(self.strategy))
         return out
 
     @property
@@ -213,6 +225,8 @@ class Protocol:
         parts.append(f"seed={self.seed}")
         if self.matmul_dtype != "float32":
             parts.append(f"matmul_dtype={self.matmul_dtype!r}")
+        if self.prune is not None:
+            parts.append(f"prune={self.prune!r}")
         return f"Protocol({', '.join(parts)})"
 
     # -- recording -----------------------------------------------------------
@@ -222,7 +236,8 @@ class Protocol:
         return {"name": self.name, "board": board, "batch_size": self.batch_size,
                 "strategy": _strategy_dict(self.strategy), "standardize": self.standardize,
                 "clip": self.clip, "replay_streams": self.replay_streams, "seed": self.seed,
-                "matmul_dtype": self.matmul_dtype}
+                "matmul_dtype": self.matmul_dtype,
+                **({} if self.prune is None else {"prune": self.prune.to_dict()})}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], *, experts: Sequence[Any] | None = None) -> "Protocol":
@@ -242,7 +257,7 @@ class Protocol:
         return cls(name=d["name"], board=board, batch_size=d["batch_size"], strategy=strategy,
                    standardize=d["standardize"], clip=d["clip"],
                    replay_streams=d.get("replay_streams"), seed=d["seed"],
-                   matmul_dtype=d.get("matmul_dtype", "float32"))
+                   matmul_dtype=d.get("matmul_dtype", "float32"), prune=d.get("prune"))
 
 
 def _presets() -> dict[str, dict[str, Any]]:

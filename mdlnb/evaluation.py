@@ -178,7 +178,11 @@ class Report(Codelength):
             raise ValueError(f"losses: expected an mdlnb LossMatrix, got {type(losses).__name__}")
         proto = getattr(losses, "protocol", None)
         strat = resolve_strategy(strategy, m, default=None if proto is None else proto.strategy)
-        result = switching.codelength(losses.losses, strat, posterior=True)
+        # a pruned board (Protocol.prune): the strategy restricted to the survivors
+        at = getattr(losses, "pruned_at", None)
+        seg = (getattr(losses, "meta", None) or {}).get("prune", {}).get("segment_rows", 1)
+        result = switching.codelength_pruned(losses.losses, strat, at, posterior=True,
+                                             segment_rows=seg)
         report = cls(losses, result)
         if warn:
             for text in report.warnings:
@@ -186,10 +190,19 @@ class Report(Codelength):
         if report.diverged:
             from mdlnb.switching.divergence import DivergenceWarning, describe
 
-            warnings.warn(f"{report.task_name}: " + describe(switching.diverged(losses.losses),
-                                                             report.expert_names),
+            warnings.warn(f"{report.task_name}: " + describe(
+                [(k, t) for k, t in switching.diverged(losses.losses) if at is None or t <= at[k]],
+                report.expert_names),
                           DivergenceWarning, stacklevel=2)
         return report
+
+    @property
+    def prune(self) -> dict | None:
+        """The pruning record of stage 1 (``LossMatrix.meta["prune"]``: option, schedule
+        ``pruned_at``, expert-updates done/unpruned/computed), or None (board not pruned).
+        The codelength is then the strategy restricted to the survivors
+        (:func:`mdlnb.switching.codelength_pruned`)."""
+        return (getattr(self.losses, "meta", None) or {}).get("prune")
 
     @property
     def diverged(self) -> list[tuple[str, int]]:
@@ -452,6 +465,12 @@ class Report(Codelength):
             f"  uniform code   : {self.uniform_nats:,.1f} nats",
             f"  readout        : {self._preference_text()}",
         ]
+        if self.prune:
+            p = self.prune
+            lines.append(f"  pruned board   : {p['num_pruned']} of {len(self.expert_names)} experts "
+                         f"pruned (posterior < {p['threshold']:g} for {p['window']:,} examples); "
+                         f"{p['expert_updates']:,} of {p['expert_updates_unpruned']:,} "
+                         f"expert-updates ({p['updates_ratio']:.1f}x fewer)")
         lines += [f"  warning        : {w}" for w in self.warnings]
         return "\n".join(lines)
 

@@ -64,6 +64,15 @@ bit-identical whichever other experts share the board (see :func:`_group`).
 The state is donated to the chunk program, so it is updated in place. Python
 drives the chunks, which is where progress is shown and checkpoints are written.
 
+Pruning (protocol ``prune=mdlnb.Prune(...)``, :mod:`mdlnb._prune`): the chunks
+are the pruning segments; after each, stage 2 runs on the survivors' new
+losses, experts whose posterior stayed below the threshold for the window
+are dropped, and the groups are compacted to their survivors (each group
+then runs its own compiled program, :func:`_run_groups`). A pruned expert's
+losses from its pruning step on are +inf, ``meta["prune"]`` records the
+schedule and the expert-updates; no checkpoints are written (one device, one
+memory slice).
+
 A readout here is anything with ``init(key, in_dim, C)`` and
 ``apply(params, x)`` (:class:`mdlnb.readouts.ReadoutLike`); an encoder plus
 head trained end to end (:mod:`mdlnb.finetune`) fits the same slot, its
@@ -92,7 +101,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _checkpoint, _fit, _sharding, _standardize
+from mdlnb import _checkpoint, _fit, _prune, _sharding, _standardize
 from mdlnb._checks import check_finite
 from mdlnb._io import atomic_savez, cache_dir, content_hash, load_entry, locked, read_npz
 from mdlnb._protocol import Protocol
@@ -181,12 +190,21 @@ class LossMatrix:
         return pd.Series(self.losses.sum(axis=0, dtype=np.float64), index=self.names,
                          name="codelength_nats")
 
+    @property
+    def pruned_at(self) -> np.ndarray:
+        """(K,) int64: the stream position from which each expert was pruned (N: never;
+        ``meta["prune"]``, :mod:`mdlnb._prune`); its losses there are +inf, not coded."""
+        at = self.meta.get("prune", {}).get("pruned_at")
+        return np.full(self.k, self.n, np.int64) if at is None else np.asarray(at, np.int64)
+
     def diverged(self) -> list[tuple[str, int]]:
         """``[(expert name, t), ...]``: experts whose loss became non-finite, with the
-        first such stream step t (1-indexed); see :func:`mdlnb.switching.diverged`."""
+        first such stream step t (1-indexed); see :func:`mdlnb.switching.diverged`.
+        A pruned expert's +inf after its pruning step is not a divergence."""
         from mdlnb.switching import diverged
 
-        return [(self.experts[k].name, t) for k, t in diverged(self.losses)]
+        at = self.pruned_at
+        return [(self.experts[k].name, t) for k, t in diverged(self.losses) if t <= at[k]]
 
     def best_expert(self) -> tuple[int, float]:
         """``(index, total nats)`` of the expert with the shortest codelength."""
@@ -346,6 +364,20 @@ def _run_chunk(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
     return jax.lax.scan(body, groups, xs)
 
 
+def _run_groups(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
+    """:func:`_run_chunk` one group at a time: each group's program is compiled (and
+    cached) on its own, so compacting one group of a pruned board
+    (:mod:`mdlnb._prune`) recompiles that group only. Same outputs."""
+    states, outs = [], []
+    for j in range(len(spec.readouts)):
+        one = dataclasses.replace(spec, **{f: (getattr(spec, f)[j],) for f in (
+            "readouts", "max_replay", "masked", "block", "standardize")})
+        g, out = _run_chunk(one, (groups[j],), (hypers[j],), x_all, y_all, seed_key, xs)
+        states.append(g[0])
+        outs.append(out)
+    return tuple(states), jnp.concatenate(outs, axis=2)
+
+
 # ----------------------------------------------------------------------------- driver
 
 
@@ -383,6 +415,22 @@ def _block_fit(num_params: int, cap: int | None = None) -> int:
 def _block_size(group_size: int, num_params: int, cap: int | None = None) -> int:
     """Block width of a group made by :func:`_group` (it divides the group size)."""
     return min(group_size, _block_fit(num_params, cap))
+
+
+def _members_spec(groups, experts, ndev, d, c, b, clip, matmul_dtype="float32"):
+    """Each group's experts (padding -1 → a copy of its first) and the static :class:`_Spec`
+    (readouts wrapped by :func:`~mdlnb.readouts.with_matmul_dtype`)."""
+    members = [[experts[i if i >= 0 else idx[0]] for i in idx] for _, idx in groups]
+    spec = _Spec(readouts=tuple(with_matmul_dtype(ro, matmul_dtype) for ro, _ in groups),
+                 max_replay=tuple(max(e.replay_streams for e in m) for m in members),
+                 masked=tuple(len({e.replay_streams for e in m}) > 1 for m in members),
+                 block=tuple(_block_size(len(m) // ndev, ro.num_params(d, c),
+                                         getattr(ro, "max_block", None))
+                             for (ro, _), m in zip(groups, members)),
+                 standardize=tuple(bool(getattr(ro, "standardize_inputs", True))
+                                   for ro, _ in groups),
+                 num_classes=c, batch_size=b, clip=clip)
+    return members, spec
 
 
 def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: int, c: int):
@@ -536,6 +584,9 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
         plan = _memory.plan(board, task.n, np.shape(task.features)[1], task.num_classes,
                             budget_bytes=budget, devices=ndev)
         if len(plan.slices) > 1:
+            if protocol.prune is not None:
+                raise ValueError("memory_budget: a pruned board must run in one slice (pruning "
+                                 f"couples the experts); {plan.describe()}")
             return _slicing.run_sliced(
                 task, protocol=protocol, memory_plan=plan, progress=progress, cache=cache,
                 checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
@@ -555,7 +606,8 @@ def run_with_params(task: Task, experts: Sequence[Expert] | str | None = None,
     Same arguments and losses as :func:`run` (a cached result is not read,
     since it holds no parameters). Returns ``(loss_matrix, params)`` with
     ``params[k] = {"params": raw, "ema": prediction}`` pytrees of expert ``k``
-    after training on the whole stream.
+    after training on the whole stream (``None`` for an expert pruned by the
+    protocol's ``prune``).
     """
     return _run(task, experts, batch_size, seed, keep_params=True, **kwargs)
 
@@ -626,16 +678,8 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     if ndev > 1:
         groups = _sharding.pad_groups(groups, ndev, lambda ro, size: _block_size(
             size, ro.num_params(d, c), getattr(ro, "max_block", None)))
-    members = [[experts[i if i >= 0 else idx[0]] for i in idx] for _, idx in groups]
-    spec = _Spec(readouts=tuple(with_matmul_dtype(ro, proto.matmul_dtype) for ro, _ in groups),
-                 max_replay=tuple(max(e.replay_streams for e in m) for m in members),
-                 masked=tuple(len({e.replay_streams for e in m}) > 1 for m in members),
-                 block=tuple(_block_size(len(m) // ndev, ro.num_params(d, c),
-                                         getattr(ro, "max_block", None))
-                             for (ro, _), m in zip(groups, members)),
-                 standardize=tuple(bool(getattr(ro, "standardize_inputs", True))
-                                   for ro, _ in groups),
-                 num_classes=c, batch_size=b, clip=(proto.clip if prefix else None))
+    members, spec = _members_spec(groups, experts, ndev, d, c, b, proto.clip if prefix else None,
+                                  proto.matmul_dtype)
     # column of the chunk output -> expert index (-1: padding); device-major when sharded
     column = _sharding.columns(groups, ndev)
     keep = column >= 0
@@ -645,9 +689,17 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     seed_key = jax.random.PRNGKey(seed)
 
     total_batches = math.ceil(n / b)
+    pruner = None
+    if proto.prune is not None:  # stage 2 alongside, in segments (mdlnb/_prune.py)
+        if ndev > 1:
+            raise ValueError("prune: runs on one device; pass devices=[jax.devices()[0]]")
+        pruner = _prune.Pruner(proto.prune, proto.strategy, len(experts), n, b,
+                               readout_of=_prune.readout_labels(experts))
+        chunk_batches, ckpt_file = proto.prune.segment_batches, None  # no checkpoints: see README
+        computed = 0
     chunk = min(int(chunk_batches), total_batches)
     num_chunks = math.ceil(total_batches / chunk)
-    losses = np.zeros((n, len(experts)), np.float32)
+    losses = np.full((n, len(experts)), np.inf if pruner else 0.0, np.float32)
     running = (np.zeros(d), np.zeros(d), 0.0)
     next_chunk = 0
     if ckpt_file is not None:
@@ -674,17 +726,41 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
             lo, hi = ci * chunk * b, min((ci + 1) * chunk * b, n)
             block = _sharding.to_host(out).reshape(-1, len(column))[: hi - lo, keep]
             losses[lo:hi, column[keep]] = block
+            totals[column[keep]] += block.sum(axis=0, dtype=np.float64)
             done = ci + 1 == num_chunks
+            if pruner is not None:
+                computed += sum(len(idx) * mr for (_, idx), mr in zip(groups, spec.max_replay)) \
+                    * int(xs["valid"].sum())
+                pruner.observe(losses[lo:hi][:, pruner.alive])
+                if not done and pruner.decide().size:
+                    totals[pruner.pruned_at < n] = np.inf
+                    alive = np.zeros(len(experts), bool)
+                    alive[pruner.alive] = True
+                    groups, state, hypers = _prune.compact(
+                        groups, state, hypers, alive,
+                        lambda ro: _block_fit(ro.num_params(d, c), getattr(ro, "max_block", None)))
+                    members, spec = _members_spec(groups, experts, 1, d, c, b,
+                                                  proto.clip if prefix else None,
+                                                  proto.matmul_dtype)
+                    column = _sharding.columns(groups, 1)
+                    keep = column >= 0
+                    chunk_program = partial(_run_groups, spec)
             if ckpt_file is not None and not done and \
                     time.perf_counter() - last_ckpt >= checkpoint_every_s:
                 _save_checkpoint(ckpt_file, key, state, losses, running, ci + 1)
                 last_ckpt = time.perf_counter()
-            totals += block.sum(axis=0, dtype=np.float64)
             report(hi, n, float(totals.min()) / hi)
     finally:
         close()
 
     meta["seconds"] = round(time.perf_counter() - t0, 3)
+    if pruner is not None:
+        meta["prune"] = {**proto.prune.to_dict(), "segment_rows": pruner.segment_rows,
+                         "pruned_at": pruner.pruned_at.tolist(),
+                         "num_pruned": int((pruner.pruned_at < n).sum()),
+                         **_prune.expert_updates([e.replay_streams for e in experts],
+                                                 pruner.pruned_at, n, b),
+                         "expert_updates_computed": int(computed)}
     result = LossMatrix(losses=losses, experts=tuple(experts), order=order, task_name=task.name,
                         num_classes=c, seed=seed, batch_size=b, meta=meta, protocol=proto)
     if cache_file is not None:

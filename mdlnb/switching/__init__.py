@@ -26,6 +26,7 @@ from mdlnb.switching.batch import codelength
 from mdlnb.switching.divergence import DivergenceWarning, diverged
 from mdlnb.switching.forward import SwitchState, init_state, step, uses_linear_kernel
 from mdlnb.switching.prior_cost import never_switch_cost
+from mdlnb.switching.pruned import codelength_pruned
 from mdlnb.switching.result import SwitchResult
 from mdlnb.switching.strategies import (
     DEFAULT_M,
@@ -42,6 +43,6 @@ from mdlnb.switching.stream import Stream, codelength_chunked, streaming
 __all__ = [
     "DEFAULT_M", "BayesianMixture", "DivergenceWarning", "ElementwiseMixture", "FixedShare",
     "RunLength", "Stream", "SwitchDistribution", "SwitchResult", "SwitchState", "codelength",
-    "codelength_chunked", "diverged", "get_strategy", "init_state", "names", "never_switch_cost",
+    "codelength_chunked", "codelength_pruned", "diverged", "get_strategy", "init_state", "names", "never_switch_cost",
     "step", "streaming", "uses_linear_kernel",
 ]

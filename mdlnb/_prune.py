@@ -1,0 +1,232 @@
+"""Pruning the board: stop training experts the switching posterior has given up on.
+
+``Protocol(prune=Prune(threshold=τ, window=W))`` (issue 13). Stage 1 runs in
+segments of ``segment_batches`` batches; after each segment, stage 2 (the
+protocol's switching strategy, :class:`mdlnb.switching.pruned.PrunedStream`)
+consumes the segment's losses of the surviving experts, and an expert is
+pruned at the segment boundary b (examples seen) when its predictive
+posterior p(ξ_t = k | D_<t) stayed below τ on every step t of the last W
+examples (t ∈ [b − W, b)). The expert with the largest posterior for the
+next step is never pruned. From b on the expert is not trained and not
+coded (its losses are +inf in the ``LossMatrix``), and the switching prior
+gives it zero mass: the code is the strategy restricted to the survivors
+(:mod:`mdlnb.switching.pruned`: a valid code whose regret bound against every
+surviving expert is the unpruned one). The schedule is recorded in
+``LossMatrix.meta["prune"]``, which :class:`mdlnb.Report` reads.
+
+Between segments stage 1 compacts each (architecture, replay count) group to
+its survivors (:func:`compact`); group sizes are rounded up to a few bucket
+sizes (powers of two below a block, whole blocks above) to limit recompiles,
+the padding rows being copies of a survivor whose columns are dropped. The
+saved work is reported in expert-updates (one AdamW step of one expert on one
+replay batch): ``expert_updates`` (real), ``expert_updates_unpruned``,
+``expert_updates_computed`` (with the padding rows).
+
+Trade-off: τ = 0 never prunes (bit-identical to the unpruned run); a larger
+τ or a shorter W saves more updates but may prune an expert that would have
+won later (large readouts are slow starters), lengthening the code by at
+most the posterior mass of the paths through it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Mapping
+
+import jax
+import numpy as np
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name}: must be a number, got {value!r}")
+    return float(value)
+
+
+def _count(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name}: must be an int >= 1, got {value!r}")
+    return int(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Prune:
+    """Pruning option of a :class:`mdlnb.Protocol` (module docstring).
+
+    Attributes:
+      threshold: τ in [0, 1): posterior mass below which an expert counts as
+        unused (0: never prune).
+      window: W, examples the posterior must stay below τ before pruning.
+      segment_batches: batches per stage-1 segment (pruning decisions are taken
+        between segments, every ``segment_batches · B`` examples).
+      keep_per_readout: the experts of each readout architecture with the
+        largest posterior that are never pruned (0: only the overall best is
+        kept). Protects slow-starting architectures (deep MLPs that win late)
+        while their hyperparameter siblings are pruned.
+    """
+
+    threshold: float = 1e-3
+    window: int = 512
+    segment_batches: int = 8
+    keep_per_readout: int = 0
+
+    def __post_init__(self) -> None:
+        t = _number(self.threshold, "threshold")
+        if not (math.isfinite(t) and 0.0 <= t < 1.0):
+            raise ValueError(f"threshold: must lie in [0, 1), got {self.threshold!r}")
+        object.__setattr__(self, "threshold", t)
+        object.__setattr__(self, "window", _count(self.window, "window"))
+        object.__setattr__(self, "segment_batches", _count(self.segment_batches, "segment_batches"))
+        k = self.keep_per_readout
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+            raise ValueError(f"keep_per_readout: must be an int >= 0, got {k!r}")
+        object.__setattr__(self, "keep_per_readout", int(k))
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_value(cls, value: Any) -> "Prune | None":
+        """A Prune from a Prune, a mapping of its fields, or None."""
+        if value is None or isinstance(value, Prune):
+            return value
+        if isinstance(value, Mapping):
+            unknown = set(value) - {f.name for f in dataclasses.fields(cls)}
+            if unknown:
+                raise ValueError(f"prune: unknown fields {sorted(unknown)}")
+            return cls(**value)
+        raise ValueError(f"prune: expected an mdlnb.Prune, a dict or None, got {type(value).__name__}")
+
+
+class Pruner:
+    """Stage 2 alongside stage 1: the posterior of the survivors and the pruning decisions."""
+
+    def __init__(self, prune: Prune, strategy, num_experts: int, n: int, batch_size: int,
+                 readout_of=None):
+        from mdlnb.switching.pruned import PrunedStream
+
+        # readout architecture of each expert (an int label), for keep_per_readout
+        self.readout_of = np.zeros(num_experts, np.int64) if readout_of is None else \
+            np.unique(np.asarray(readout_of), return_inverse=True)[1].reshape(-1)
+        self.prune = prune
+        self.n = int(n)
+        self.segment_rows = prune.segment_batches * int(batch_size)
+        self.stream = PrunedStream(strategy, num_experts, horizon=n)
+        self.last_above = np.zeros(num_experts, np.int64)  # 1 + last row with posterior >= τ
+        self.pruned_at = np.full(num_experts, self.n, np.int64)
+
+    @property
+    def alive(self) -> np.ndarray:
+        return self.stream.alive
+
+    def observe(self, rows: np.ndarray) -> None:
+        """Stage 2 over the next rows (m, |S|) of the survivors' losses."""
+        start = self.stream.t
+        _, lp = self.stream.update(rows)
+        above = lp >= np.float32(np.log(self.prune.threshold)) if self.prune.threshold > 0 \
+            else np.ones(lp.shape, bool)
+        hit = above.any(axis=0)
+        last = start + lp.shape[0] - np.argmax(above[::-1], axis=0)
+        self.last_above[self.alive[hit]] = last[hit]
+
+    def decide(self) -> np.ndarray:
+        """Experts to prune now (at the current step), which are then pruned."""
+        b = self.stream.t
+        if self.prune.threshold <= 0 or b >= self.n:
+            return np.zeros(0, np.int64)
+        stale = b - self.last_above[self.alive] >= self.prune.window
+        post = self.stream.log_next()
+        stale[np.argmax(post)] = False
+        if self.prune.keep_per_readout:
+            arch = self.readout_of[self.alive]
+            for a in np.unique(arch):
+                mine = np.flatnonzero(arch == a)
+                stale[mine[np.argsort(-post[mine])[: self.prune.keep_per_readout]]] = False
+        out = self.alive[stale]
+        if out.size:
+            self.stream.prune(out)
+            self.pruned_at[out] = b
+        return out
+
+
+def readout_labels(experts) -> list[str]:
+    """The readout architecture of each expert (its readout's name)."""
+    return [getattr(e.readout, "name", repr(e.readout)) for e in experts]
+
+
+def bucket(size: int, fit: int) -> int:
+    """Compacted group size: a power of two below a block of ``fit``, whole blocks above."""
+    if size >= fit:
+        return -(-size // fit) * fit
+    return min(1 << (size - 1).bit_length(), fit)
+
+
+def compact(groups, state, hypers, alive_mask: np.ndarray, fit_of):
+    """Keep each group's surviving rows (padded to :func:`bucket` sizes with copies of a
+    survivor, index -1); groups with no survivor are dropped. ``fit_of(readout)``:
+    the readout's block width. Returns ``(groups, state, hypers)``."""
+    out_g, out_s, out_h = [], [], []
+    for (ro, idx), g, h in zip(groups, state, hypers):
+        rows = [r for r, k in enumerate(idx) if k >= 0 and alive_mask[k]]
+        if not rows:
+            continue
+        size = bucket(len(rows), fit_of(ro))
+        take = np.asarray(rows + [rows[0]] * (size - len(rows)))
+        if len(take) == len(idx) and (take == np.arange(len(idx))).all():
+            out_g.append((ro, idx)), out_s.append(g), out_h.append(h)
+            continue
+        sel = lambda a, take=take: a[take]  # noqa: E731
+        out_g.append((ro, [idx[r] for r in rows] + [-1] * (size - len(rows))))
+        out_s.append(jax.tree_util.tree_map(sel, g))
+        out_h.append(jax.tree_util.tree_map(sel, h))
+    return out_g, tuple(out_s), tuple(out_h)
+
+
+def expert_updates(replay: np.ndarray, pruned_at: np.ndarray, n: int, batch_size: int) -> dict:
+    """Expert-updates (AdamW steps × experts) with and without the schedule: expert k
+    trains after each batch that starts before ``pruned_at[k]``, ``replay[k]`` steps."""
+    replay = np.asarray(replay, np.int64)
+    batches = -(-np.minimum(np.asarray(pruned_at, np.int64), n) // int(batch_size))
+    done = int((replay * batches).sum())
+    full = int(replay.sum() * -(-int(n) // int(batch_size)))
+    return {"expert_updates": done, "expert_updates_unpruned": full,
+            "updates_saved_fraction": 1.0 - done / full if full else 0.0,
+            "updates_ratio": full / done if done else float("inf")}
+
+
+def simulate(losses, prune: Prune, strategy=None, *, batch_size: int | None = None) -> dict:
+    """The pruning a run with ``prune`` would do, replayed on an unpruned ``LossMatrix``.
+
+    Stage 1's losses do not depend on the rest of the board, so the decisions
+    on an unpruned matrix are those of the pruned run (up to the last float
+    bit of survivors trained in narrower blocks after a compaction). Returns
+    ``{"pruned_at", "total_nats" (the pruned code on these losses),
+    "unpruned_nats", **expert_updates}``; cheap: one stage-2 pass. ``strategy``
+    and ``batch_size`` default to the matrix's protocol's.
+    """
+    from mdlnb.switching import codelength, codelength_pruned
+
+    proto = getattr(losses, "protocol", None)
+    strategy = strategy if strategy is not None else (proto.strategy if proto else None)
+    if strategy is None:
+        raise ValueError("strategy: the loss matrix records no protocol; pass one")
+    b = int(batch_size or losses.batch_size)
+    L = losses.losses
+    n = L.shape[0]
+    pruner = Pruner(prune, strategy, L.shape[1], n, b, readout_of=readout_labels(losses.experts))
+    for lo in range(0, n, pruner.segment_rows):
+        pruner.observe(L[lo:lo + pruner.segment_rows][:, pruner.alive])
+        pruner.decide()
+    at = pruner.pruned_at
+    stored = np.where(np.arange(n)[:, None] >= at[None, :], np.float32(np.inf), L)
+    pruned = codelength_pruned(stored, strategy, at, segment_rows=pruner.segment_rows,
+                               posterior=False)
+    full = codelength(L, strategy, posterior=False)
+    replay = [e.replay_streams for e in losses.experts]
+    return {"pruned_at": at, "total_nats": pruned.total_nats, "unpruned_nats": full.total_nats,
+            "num_pruned": int((at < n).sum()), **expert_updates(replay, at, n, b)}
+
+
+#: public name (``mdlnb.simulate_pruning``)
+simulate_pruning = simulate
