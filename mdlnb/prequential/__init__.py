@@ -59,21 +59,20 @@ one jitted ``lax.scan`` over a chunk of batches runs every group. Within a
 group, experts are trained in blocks of a fixed width (a ``fori_loop`` over
 blocks, updated in place; ``vmap`` within one) sized so that a block's
 parameters and AdamW/EMA state stay in cache across its replay steps
-(``BLOCK_BYTES``); groups are cut into whole blocks, so an expert's losses are
-bit-identical whichever other experts share the board (see
-:func:`mdlnb.prequential._groups._group`).
-The state is donated to the chunk program, so it is updated in place. Python
-drives the chunks, which is where progress is shown and checkpoints are written.
+(``BLOCK_BYTES``, read from ``_groups``); groups are cut into whole blocks, so
+an expert's losses are bit-identical whichever other experts share the board
+(see :func:`mdlnb.prequential._groups._group`). The state is donated to the
+chunk program, so it is updated in place. Python drives the chunks, which is
+where progress is shown and checkpoints are written.
 
-Pruning (protocol ``prune=mdlnb.Prune(...)``, :mod:`mdlnb._prune`): the chunks
-are the pruning segments; after each, stage 2 runs on the survivors' new
-losses, experts whose posterior stayed below the threshold for the window
-are dropped, and the groups are compacted to their survivors (each group
-then runs its own compiled program,
-:func:`mdlnb.prequential._program._run_groups`). A pruned expert's
-losses from its pruning step on are +inf, ``meta["prune"]`` records the
-schedule and the expert-updates; no checkpoints are written (one device, one
-memory slice).
+Pruning (protocol ``prune=mdlnb.Prune(...)``, :mod:`mdlnb.prequential._prune`):
+the chunks are the pruning segments; after each, stage 2 runs on the
+survivors' new losses, experts whose posterior stayed below the threshold for
+the window are dropped, and the groups are compacted to their survivors (each
+group then runs its own compiled program,
+:func:`mdlnb.prequential._program._run_groups`). A pruned expert's losses from
+its pruning step on are +inf, ``meta["prune"]`` records the schedule and the
+expert-updates; no checkpoints are written (one device, one memory slice).
 
 A readout here is anything with ``init(key, in_dim, C)`` and
 ``apply(params, x)`` (:class:`mdlnb.readouts.ReadoutLike`); an encoder plus

@@ -75,7 +75,8 @@ class LossMatrix:
     @property
     def pruned_at(self) -> np.ndarray:
         """(K,) int64: the stream position from which each expert was pruned (N: never;
-        ``meta["prune"]``, :mod:`mdlnb.prequential._prune`); its losses there are +inf, not coded."""
+        ``meta["prune"]``, :mod:`mdlnb.prequential._prune`); its losses there are +inf,
+        not coded."""
         at = self.meta.get("prune", {}).get("pruned_at")
         return np.full(self.k, self.n, np.int64) if at is None else np.asarray(at, np.int64)
 

@@ -25,7 +25,14 @@ from mdlnb._protocol import protocol as _protocol
 from mdlnb._task import Task
 from mdlnb.experts import Expert
 from mdlnb.prequential import _memory, _program, _prune, _sharding, _slicing
-from mdlnb.prequential._groups import _block_fit, _block_size, _group, _hypers, _init_group, _members_spec
+from mdlnb.prequential._groups import (
+    _block_fit,
+    _block_size,
+    _group,
+    _hypers,
+    _init_group,
+    _members_spec,
+)
 from mdlnb.prequential._inputs import _chunk_inputs
 from mdlnb.prequential._loss_matrix import LossMatrix
 from mdlnb.prequential._stream import stream_order

@@ -68,7 +68,8 @@ def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
       ``meta["memory_plan"]`` (the plan line, bytes per expert, slice sizes)
       and ``meta["slice_seconds"]``.
     """
-    from mdlnb.prequential._run import resolve_protocol, run  # noqa: PLC0415 (_run imports this module)
+    # _run imports this module (run → run_sliced → run per slice)
+    from mdlnb.prequential._run import resolve_protocol, run  # noqa: PLC0415
 
     protocol = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
                                 replay_streams=replay_streams, standardize=standardize)
