@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from mdlnb import _fit
 from mdlnb.experts import Expert
+from mdlnb.prequential import _sharding
 from mdlnb.prequential._program import _Spec
 from mdlnb.prequential._stream import expert_key
 from mdlnb.readouts import Readout, ReadoutLike, with_matmul_dtype
@@ -87,3 +88,20 @@ def _hypers(members: Sequence[Expert]) -> tuple[_fit.Hyper, jax.Array]:
     """Stacked :class:`mdlnb._fit.Hyper` of a group and its replay counts."""
     h = _fit.stack_hypers([_fit.hyper_of(e) for e in members])
     return h, jnp.asarray([e.replay_streams for e in members], jnp.int32)
+
+
+def _layout(experts, ndev, d, c, b, seed, clip, matmul_dtype):
+    """The board laid out for the chunk program on ``ndev`` devices: ``(groups, spec,
+    column, state, hypers)``. Groups come from :func:`_group`, padded on several
+    devices to whole blocks per device (:func:`mdlnb.prequential._sharding.pad_groups`);
+    ``column[j]`` is the expert of output column ``j`` (-1: padding; device-major when
+    sharded); each group's initial state and stacked hyperparameters."""
+    groups = _group(experts, d, c)
+    if ndev > 1:
+        groups = _sharding.pad_groups(groups, ndev, lambda ro, size: _block_size(
+            size, ro.num_params(d, c), getattr(ro, "max_block", None)))
+    members, spec = _members_spec(groups, experts, ndev, d, c, b, clip, matmul_dtype)
+    column = _sharding.columns(groups, ndev)
+    state = tuple(_init_group(ro, m, seed, d, c) for (ro, _), m in zip(groups, members))
+    hypers = tuple(_hypers(m) for m in members)
+    return groups, spec, column, state, hypers

@@ -25,14 +25,7 @@ from mdlnb._protocol import protocol as _protocol
 from mdlnb._task import Task
 from mdlnb.experts import Expert
 from mdlnb.prequential import _memory, _program, _prune, _sharding, _slicing
-from mdlnb.prequential._groups import (
-    _block_fit,
-    _block_size,
-    _group,
-    _hypers,
-    _init_group,
-    _members_spec,
-)
+from mdlnb.prequential._groups import _block_fit, _layout, _members_spec
 from mdlnb.prequential._inputs import _chunk_inputs
 from mdlnb.prequential._loss_matrix import LossMatrix
 from mdlnb.prequential._stream import stream_order
@@ -54,6 +47,24 @@ def _validate(task, checkpoint_every_s) -> None:
         raise ValueError("task: is empty")
     if not checkpoint_every_s >= 0:
         raise ValueError(f"checkpoint_every_s: must be >= 0, got {checkpoint_every_s}")
+
+
+def _check_readouts(task, experts) -> None:
+    """Each readout's ``check_task(task)``, if it has one, called once."""
+    for ro in dict.fromkeys(e.readout for e in experts):
+        if hasattr(ro, "check_task"):
+            ro.check_task(task)
+
+
+def _task_arrays(task, experts):
+    """``(features, labels)`` of ``task``, checked (finite features, labels in range,
+    the readouts' ``check_task``)."""
+    feats = check_finite(task.features, "task.x")
+    labels = np.asarray(task.y)
+    if labels.min() < 0 or labels.max() >= task.num_classes:
+        raise ValueError(f"task.y: labels must lie in [0, {task.num_classes})")
+    _check_readouts(task, experts)
+    return feats, labels
 
 
 def _safe(name: str) -> str:
@@ -140,9 +151,7 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
         experts = batch_size = seed = replay_streams = standardize = None  # all in `protocol`
         board = protocol.experts()
         budget = None if memory_budget == "auto" else memory_budget
-        for ro in dict.fromkeys(e.readout for e in board):  # before sizing them (num_params)
-            if hasattr(ro, "check_task"):
-                ro.check_task(task)
+        _check_readouts(task, board)  # before sizing them (num_params)
         ndev = len(devices) if devices is not None else jax.device_count()
         plan = _memory.plan(board, task.n, np.shape(task.features)[1], task.num_classes,
                             budget_bytes=budget, devices=ndev)
@@ -203,15 +212,9 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
         raise ValueError(f"chunk_batches: must be an int >= 1, got {chunk_batches!r}")
     b, seed = proto.batch_size, proto.seed
     prefix = proto.standardize == "prefix"
-    feats = check_finite(task.features, "task.x")
-    labels = np.asarray(task.y)
-    if labels.min() < 0 or labels.max() >= task.num_classes:
-        raise ValueError(f"task.y: labels must lie in [0, {task.num_classes})")
+    feats, labels = _task_arrays(task, experts)
     n, d = feats.shape
     c = task.num_classes
-    for ro in dict.fromkeys(e.readout for e in experts):
-        if hasattr(ro, "check_task"):
-            ro.check_task(task)
     key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c)
     meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize,
             "matmul_dtype": proto.matmul_dtype}
@@ -233,21 +236,14 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     t0 = time.perf_counter()
     order = stream_order(seed, n)
     x_ord, y_ord = feats[order], labels[order].astype(np.int32)
-    groups = _group(experts, d, c)
     # Devices (_sharding.py): with several, each group is padded to whole
     # blocks per device (index -1: a copy of its first expert, column dropped).
     mesh = _sharding.expert_mesh(devices) if devices is not None or jax.device_count() > 1 else None
     ndev = 1 if mesh is None else mesh.size
-    if ndev > 1:
-        groups = _sharding.pad_groups(groups, ndev, lambda ro, size: _block_size(
-            size, ro.num_params(d, c), getattr(ro, "max_block", None)))
-    members, spec = _members_spec(groups, experts, ndev, d, c, b, proto.clip if prefix else None,
-                                  proto.matmul_dtype)
-    # column of the chunk output -> expert index (-1: padding); device-major when sharded
-    column = _sharding.columns(groups, ndev)
+    groups, spec, column, state, hypers = _layout(experts, ndev, d, c, b, seed,
+                                                  proto.clip if prefix else None,
+                                                  proto.matmul_dtype)
     keep = column >= 0
-    state = tuple(_init_group(ro, m, seed, d, c) for (ro, _), m in zip(groups, members))
-    hypers = tuple(_hypers(m) for m in members)
     x_dev, y_dev = jnp.asarray(x_ord), jnp.asarray(y_ord)
     seed_key = jax.random.PRNGKey(seed)
 
