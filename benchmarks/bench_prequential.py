@@ -97,7 +97,10 @@ def _vmapped(task, board) -> float:
 
 def _python_loop(task, board) -> float:
     """Seconds per batch for a Python loop over experts, each a jitted single-expert step."""
-    from mdlnb.prequential import CLIP_Z, _Spec, _chunk_inputs, _hypers, _init_group, _run_chunk
+    from mdlnb.prequential import CLIP_Z
+    from mdlnb.prequential._groups import _hypers, _init_group
+    from mdlnb.prequential._inputs import _chunk_inputs
+    from mdlnb.prequential._program import _run_chunk, _Spec
 
     feats, labels = task.features, task.y.astype(np.int32)
     x_dev, y_dev = jnp.asarray(feats), jnp.asarray(labels)

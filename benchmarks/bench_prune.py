@@ -12,7 +12,7 @@ D = 1,280) features of the mini-VTAB tasks ``textures`` (natural) and
 ``clevr_count`` (structured), the first N examples of each.
 
 Per task: one unpruned run; every (threshold, window) of :data:`GRID` is
-replayed on its losses with :func:`mdlnb._prune.simulate` (the decisions a
+replayed on its losses with :func:`mdlnb.prequential._prune.simulate` (the decisions a
 pruned run takes: an expert's losses do not depend on the rest of the
 board). With ``--real`` the :data:`REAL` settings are also run for real
 (stage 1 stops training the pruned experts): wall time, expert-updates

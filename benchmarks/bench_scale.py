@@ -50,28 +50,29 @@ def _peak_rss_mib() -> float:
 def memory_analysis(k: int = 64, n: int = N) -> dict:
     """Bytes per expert of the compiled chunk program (XLA's own accounting)."""
     from mdlnb import prequential as pq
+    from mdlnb.prequential import _groups, _inputs, _program
 
     task, board = _task(n), vtab_slice(k)
     d, c, b = task.features.shape[1], task.num_classes, 32
-    groups = pq._group(board, d, c)
+    groups = _groups._group(board, d, c)
     members = [[board[i] for i in idx] for _, idx in groups]
-    spec = pq._Spec(readouts=tuple(ro for ro, _ in groups),
-                    max_replay=tuple(max(e.replay_streams for e in m) for m in members),
-                    masked=tuple(False for _ in members),
-                    block=tuple(pq._block_size(len(m), ro.num_params(d, c)) for (ro, _), m in
-                                zip(groups, members)),
-                    standardize=tuple(True for _ in groups), num_classes=c, batch_size=b,
-                    clip=pq.CLIP_Z)
-    state = tuple(pq._init_group(ro, m, 0, d, c) for (ro, _), m in zip(groups, members))
-    hypers = tuple(pq._hypers(m) for m in members)
+    spec = _program._Spec(readouts=tuple(ro for ro, _ in groups),
+                          max_replay=tuple(max(e.replay_streams for e in m) for m in members),
+                          masked=tuple(False for _ in members),
+                          block=tuple(_groups._block_size(len(m), ro.num_params(d, c))
+                                      for (ro, _), m in zip(groups, members)),
+                          standardize=tuple(True for _ in groups), num_classes=c, batch_size=b,
+                          clip=pq.CLIP_Z)
+    state = tuple(_groups._init_group(ro, m, 0, d, c) for (ro, _), m in zip(groups, members))
+    hypers = tuple(_groups._hypers(m) for m in members)
     state_b = sum(x.nbytes for x in jax.tree_util.tree_leaves(state))
     order = pq.stream_order(0, n)
     x, y = task.features[order].astype(np.float32), task.y[order].astype(np.int32)
-    xs, _ = pq._chunk_inputs(x, y, 0, pq.DEFAULT_CHUNK_BATCHES, b, (np.zeros(d), np.zeros(d), 0.0),
-                             True)
+    xs, _ = _inputs._chunk_inputs(x, y, 0, pq.DEFAULT_CHUNK_BATCHES, b,
+                                 (np.zeros(d), np.zeros(d), 0.0), True)
     t0 = time.perf_counter()
-    ma = pq._run_chunk.lower(spec, state, hypers, jnp.asarray(x), jnp.asarray(y),
-                             jax.random.PRNGKey(0), xs).compile().memory_analysis()
+    ma = _program._run_chunk.lower(spec, state, hypers, jnp.asarray(x), jnp.asarray(y),
+                                  jax.random.PRNGKey(0), xs).compile().memory_analysis()
     out = {"experts": k, "groups": len(groups), "compile_s": round(time.perf_counter() - t0, 1),
            "state_mib_per_expert": state_b / k / 2 ** 20,
            "argument_mib": ma.argument_size_in_bytes / 2 ** 20,
@@ -149,8 +150,8 @@ def matmul_dtype(n: int = N, repeats: int = 2) -> dict:
 
 
 def main() -> dict:
-    from mdlnb import _memory
     from mdlnb.experts import preset
+    from mdlnb.prequential import _memory
 
     out = memory_analysis()
     board = preset("vtab")

@@ -40,8 +40,8 @@ _EXPORTS = {
     "compare": "mdlnb._compare",
     "Comparison": "mdlnb._compare",
     "Protocol": "mdlnb._protocol",
-    "Prune": "mdlnb._prune",
-    "simulate_pruning": "mdlnb._prune",
+    "Prune": "mdlnb.prequential._prune",
+    "simulate_pruning": "mdlnb.prequential._prune",
     "protocol": "mdlnb._protocol",
 }
 

@@ -101,7 +101,7 @@ class Protocol:
         :class:`mdlnb.Prune` (or a dict of its fields): stop training experts
         whose posterior under :attr:`strategy` stayed below a threshold for a
         window; the code is the strategy restricted to the survivors
-        (:mod:`mdlnb._prune`).
+        (:mod:`mdlnb.prequential._prune`).
     """
 
     name: str = "custom"
@@ -148,7 +148,7 @@ class Protocol:
         from mdlnb.readouts import MATMUL_DTYPES
         if self.matmul_dtype not in MATMUL_DTYPES:
             raise ValueError(f"matmul_dtype: must be one of {MATMUL_DTYPES}, got {self.matmul_dtype!r}")
-        from mdlnb._prune import Prune
+        from mdlnb.prequential._prune import Prune
 
         object.__setattr__(self, "prune", Prune.from_value(self.prune))
 

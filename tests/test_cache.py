@@ -9,6 +9,7 @@ import pytest
 import mdlnb
 from mdlnb import _io, cache, cli, prequential, readouts
 from mdlnb.experts import Expert
+from mdlnb.prequential import _program
 
 OLD = dt.datetime(2026, 1, 10, 12, 0).timestamp()
 NEW = dt.datetime(2026, 3, 1, 12, 0).timestamp()
@@ -103,8 +104,8 @@ def test_cleared_loss_matrix_is_recomputed(monkeypatch, tmp_path):
     first = prequential.run(task, board, batch_size=16)
     assert cache.usage("losses").files.item() == 1
     calls = []
-    original = prequential._run_chunk
-    monkeypatch.setattr(prequential, "_run_chunk", lambda *a, **k: calls.append(1) or original(*a, **k))
+    original = _program._run_chunk
+    monkeypatch.setattr(_program, "_run_chunk", lambda *a, **k: calls.append(1) or original(*a, **k))
     prequential.run(task, board, batch_size=16)
     assert calls == []                                           # a hit: nothing ran
     assert cli.main(["cache", "--clear", "--kind", "losses"]) == 0

@@ -28,7 +28,7 @@ PACKAGES = _packages()
 
 
 def test_the_walk_finds_the_subpackages():
-    assert {"mdlnb", "mdlnb.data", "mdlnb.encoders", "mdlnb.switching",
+    assert {"mdlnb", "mdlnb.data", "mdlnb.encoders", "mdlnb.prequential", "mdlnb.switching",
             "mdlnb.transfer", "mdlnb.studies"} <= set(PACKAGES)
 
 
@@ -71,3 +71,18 @@ def test_renamed_modules_keep_their_public_names():
     assert encoders.pretrain.__module__ == "mdlnb.encoders._pretrain"
     assert data.vtab.__module__ == "mdlnb.data._vtab"
     assert "random" in encoders.OBJECTIVES
+
+
+def test_prequential_package_keeps_its_public_names():
+    """Stage 1 is a package of private modules; its public names (and the top-level
+    ``mdlnb.LossMatrix``, ``mdlnb.Prune``) come from them, no private name leaks."""
+    from mdlnb import prequential
+
+    assert prequential.run.__module__ == "mdlnb.prequential._run"
+    assert prequential.LossMatrix is mdlnb.LossMatrix
+    assert mdlnb.LossMatrix.__module__ == "mdlnb.prequential._loss_matrix"
+    assert mdlnb.Prune.__module__ == "mdlnb.prequential._prune"
+    assert prequential.CODE_VERSION == "prequential-v4"          # the stage-1 cache keys
+    assert not [n for n in prequential.__all__ if n.startswith("_")]
+    for name in ("_group", "_Spec", "_run_chunk", "_chunk_inputs", "_block_size"):
+        assert not hasattr(prequential, name), name

@@ -252,6 +252,7 @@ def _race(cache: str, log: str, barrier, out) -> None:
 
     from mdlnb import encoders
     from mdlnb.encoders import base
+    from mdlnb.prequential import _program
 
     def counted(what, fn):
         def wrapper(*args, **kw):
@@ -262,7 +263,7 @@ def _race(cache: str, log: str, barrier, out) -> None:
         return wrapper
 
     base._compute_features = counted("features", base._compute_features)
-    prequential._run_chunk = counted("stage1", prequential._run_chunk)
+    _program._run_chunk = counted("stage1", _program._run_chunk)
     task = mdlnb.data.load("digits")
     task = task.replace(x=task.x[:128], y=task.y[:128], name="digits128")
     proj = np.random.default_rng(1).normal(size=(64, 7)).astype(np.float32)

@@ -10,6 +10,7 @@ import pytest
 import mdlnb
 from mdlnb import prequential, readouts
 from mdlnb.experts import Expert, expert_grid
+from mdlnb.prequential import _program
 
 N, D, C, B = 200, 6, 3, 16          # 13 batches, the last one partial (8 examples)
 CHUNK = 4                           # 4 chunks, the last padded with 3 empty batches
@@ -250,7 +251,7 @@ def test_cache_hit(monkeypatch, tmp_path):
     def boom(*a, **k):
         raise AssertionError("recomputed despite cache")
 
-    monkeypatch.setattr(prequential, "_run_chunk", boom)
+    monkeypatch.setattr(_program, "_run_chunk", boom)
     second = _run(task, board, cache=True)
     np.testing.assert_array_equal(second.losses, first.losses)
     assert second.names == first.names and second.meta == first.meta

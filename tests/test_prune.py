@@ -1,4 +1,4 @@
-"""Pruning the board (mdlnb/_prune.py, mdlnb/switching/pruned.py; issue 13).
+"""Pruning the board (mdlnb/prequential/_prune.py, mdlnb/switching/pruned.py; issue 13).
 
 References: a plain float64 NumPy forward pass of fixed share restricted to
 the survivors (written here from the definition: condition the predictive
@@ -15,7 +15,7 @@ import pytest
 
 import mdlnb
 from mdlnb import Prune, prequential, readouts, switching
-from mdlnb._prune import bucket, expert_updates, simulate
+from mdlnb.prequential._prune import bucket, expert_updates, simulate
 from mdlnb.experts import expert_grid
 from mdlnb.switching import FixedShare, codelength_pruned, never_switch_cost
 

@@ -1,4 +1,4 @@
-"""Memory plan and sliced stage 1 (mdlnb/_memory.py, mdlnb/_slicing.py).
+"""Memory plan and sliced stage 1 (mdlnb/prequential/_memory.py, mdlnb/prequential/_slicing.py).
 
 References: a one-pass run of the same board (slices must reproduce it bit
 for bit), the closed-form state size of a linear readout, and XLA's own
@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import _memory, prequential, readouts
+from mdlnb import prequential, readouts
 from mdlnb.experts import expert_grid
+from mdlnb.prequential import _groups, _inputs, _memory, _program
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,7 @@ def _board():
 def test_sliced_run_is_bit_identical_to_one_pass(task, monkeypatch):
     d, c = 64, 10
     # blocks of 2 experts, so the plan can cut a group between slices
-    monkeypatch.setattr(prequential, "BLOCK_BYTES", 20 * 2 * readouts.mlp(1, 16).num_params(d, c))
+    monkeypatch.setattr(_groups, "BLOCK_BYTES", 20 * 2 * readouts.mlp(1, 16).num_params(d, c))
     board = _board()
     one = prequential.run(task, board, 16, 7, cache=False, memory_budget=None)
     per = _memory.bytes_per_expert(board[-1], task.n, d, c)
@@ -78,24 +79,24 @@ def test_chunk_program_updates_state_in_place():
     d, c, b = 64, 10, 16
     board = expert_grid([readouts.mlp(2, 64)], learning_rate=[1e-3, 3e-3], ema=[0.1, 1.0],
                         weight_decay=[0.0, 1e-4], replay_streams=[2])  # 8 experts
-    groups = prequential._group(board, d, c)
+    groups = _groups._group(board, d, c)
     members = [[board[i] for i in idx] for _, idx in groups]
-    spec = prequential._Spec(
+    spec = _program._Spec(
         readouts=tuple(ro for ro, _ in groups), max_replay=(2,) * len(groups),
         masked=(False,) * len(groups),
-        block=tuple(prequential._block_size(len(m), ro.num_params(d, c)) for (ro, _), m in
+        block=tuple(_groups._block_size(len(m), ro.num_params(d, c)) for (ro, _), m in
                     zip(groups, members)),
         standardize=(True,) * len(groups), num_classes=c, batch_size=b,
         clip=prequential.CLIP_Z)
-    state = tuple(prequential._init_group(ro, m, 0, d, c) for (ro, _), m in zip(groups, members))
-    hypers = tuple(prequential._hypers(m) for m in members)
+    state = tuple(_groups._init_group(ro, m, 0, d, c) for (ro, _), m in zip(groups, members))
+    hypers = tuple(_groups._hypers(m) for m in members)
     state_bytes = sum(x.nbytes for x in jax.tree_util.tree_leaves(state))
     assert state_bytes == sum(_memory.state_bytes(e, d, c) for e in board) + 4 * len(board)  # + Adam counts
     x = np.random.default_rng(0).normal(size=(64, d)).astype(np.float32)
     y = np.arange(64, dtype=np.int32) % c
-    xs, _ = prequential._chunk_inputs(x, y, 0, 4, b, (np.zeros(d), np.zeros(d), 0.0), True)
-    ma = prequential._run_chunk.lower(spec, state, hypers, jnp.asarray(x), jnp.asarray(y),
-                                      jax.random.PRNGKey(0), xs).compile().memory_analysis()
+    xs, _ = _inputs._chunk_inputs(x, y, 0, 4, b, (np.zeros(d), np.zeros(d), 0.0), True)
+    ma = _program._run_chunk.lower(spec, state, hypers, jnp.asarray(x), jnp.asarray(y),
+                                   jax.random.PRNGKey(0), xs).compile().memory_analysis()
     assert ma.alias_size_in_bytes >= state_bytes
     assert ma.argument_size_in_bytes + ma.temp_size_in_bytes <= _memory.STATE_OVERHEAD * state_bytes \
         + 64 * 1024 * 8

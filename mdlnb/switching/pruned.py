@@ -3,7 +3,7 @@
 A *pruning schedule* gives each expert k a step ``pruned_at[k]`` (0-indexed
 row of the loss matrix; ``N`` = never): expert k takes part in the code for
 rows ``t < pruned_at[k]`` only, and its losses from then on are not needed
-(stage 1 stops training it, :mod:`mdlnb._prune`). The code is the strategy's
+(stage 1 stops training it, :mod:`mdlnb.prequential._prune`). The code is the strategy's
 HMM restricted to the *survivors* S_t = {k : pruned_at[k] > t}:
 
 * at a pruning step t_p the predictive distribution over experts is

@@ -6,7 +6,7 @@ positions of step ``r`` after batch ``i`` are the same for every expert
 (:func:`mdlnb.prequential.replay_positions`). So a board can be trained in
 slices, one after another, and the columns assembled into the same
 :class:`~mdlnb.prequential.LossMatrix`. Slices are made of whole *blocks* of
-the full board's groups (:func:`mdlnb.prequential._group`): every block then
+the full board's groups (:func:`mdlnb.prequential._groups._group`): every block then
 has the same width and members as in one pass, and the result is
 bit-identical, not only close (XLA's CPU matmuls round differently at
 different widths).
@@ -40,6 +40,7 @@ from typing import Sequence
 import numpy as np
 
 from mdlnb.experts import Expert
+from mdlnb.prequential._groups import _block_size, _group
 
 STATE_OVERHEAD = 1.4           # measured: peak-RSS slope 3.94 MiB per vtab expert of 2.89 MiB state (1.36)
 FIXED_BYTES = 1280 * 2 ** 20   # measured: RSS intercept 1.1 GiB (JAX runtime, compiling a 32-group program)
@@ -123,12 +124,10 @@ def plan(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
       devices: devices the slice is spread over; the budget is per device.
 
     Blocks (the unit of a slice) come from the same grouping as one pass
-    (:func:`mdlnb.prequential._group`), taken in order; a slice is filled
+    (:func:`mdlnb.prequential._groups._group`), taken in order; a slice is filled
     until the next block would exceed the budget. A single block larger
     than the budget gets a slice of its own (it cannot be split further).
     """
-    from mdlnb import prequential as _pq  # noqa: PLC0415 (prequential imports nothing from here)
-
     experts = list(experts)
     if not experts:
         raise ValueError("experts: must contain at least one Expert")
@@ -148,8 +147,8 @@ def plan(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
     eb = [bytes_per_expert(e, n, in_dim, num_classes) for e in experts]
     per_slice = (int(budget_bytes) - fixed) * int(devices)
     blocks = []
-    for ro, idx in _pq._group(experts, int(in_dim), int(num_classes)):
-        w = _pq._block_size(len(idx), ro.num_params(int(in_dim), int(num_classes)),
+    for ro, idx in _group(experts, int(in_dim), int(num_classes)):
+        w = _block_size(len(idx), ro.num_params(int(in_dim), int(num_classes)),
                             getattr(ro, "max_block", None))
         blocks += [idx[i:i + w] for i in range(0, len(idx), w)]
     slices: list[list[int]] = []

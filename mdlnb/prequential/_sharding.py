@@ -18,7 +18,7 @@ first expert whose columns are dropped. The losses equal a one-device run's
 up to float32 rounding: the partitioned program is fused differently by XLA
 and differs in the last bit (measured ≤ 1e-6 nats per entry on CPU;
 ``tests/test_sharding.py``). Slices run one after another
-(:mod:`mdlnb._slicing`) are bit-identical instead.
+(:mod:`mdlnb.prequential._slicing`) are bit-identical instead.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
+
+from mdlnb.prequential import _program
 
 AXIS = "experts"
 
@@ -109,12 +111,10 @@ def to_host(x) -> np.ndarray:
 
 @partial(jax.jit, static_argnums=(0, 1), donate_argnums=2)
 def run_chunk(spec, mesh: Mesh, state, hypers, x_all, y_all, seed_key, xs):
-    """The chunk program of :mod:`mdlnb.prequential` (static ``spec``, built for one
-    device's share of each group) on every device's experts at once: returns
-    the sharded state and the losses (C, B, devices·K_local), device-major."""
-    from mdlnb import prequential as _pq  # noqa: PLC0415 (prequential imports this module)
-
-    body = partial(_pq._run_chunk, spec)
+    """The chunk program (:func:`mdlnb.prequential._program._run_chunk`, static ``spec``,
+    built for one device's share of each group) on every device's experts at once:
+    returns the sharded state and the losses (C, B, devices·K_local), device-major."""
+    body = partial(_program._run_chunk, spec)
     return jax.shard_map(body, mesh=mesh,
                          in_specs=(P(AXIS), P(AXIS), P(), P(), P(), P()),
                          out_specs=(P(AXIS), P(None, None, AXIS)),

@@ -1,6 +1,6 @@
 """Stage 1 in slices of the expert axis, assembled into one ``LossMatrix``.
 
-:func:`run_sliced` trains the slices of a :class:`mdlnb._memory.SlicePlan`
+:func:`run_sliced` trains the slices of a :class:`mdlnb.prequential._memory.SlicePlan`
 one after another with :func:`mdlnb.prequential.run` and writes each slice's
 columns into the full ``(N, K)`` matrix. Experts are independent in stage 1
 and slices are made of whole blocks, so the result is bit-identical to one
@@ -17,9 +17,10 @@ from typing import Sequence
 
 import numpy as np
 
-from mdlnb import _memory
 from mdlnb._task import Task
 from mdlnb.experts import Expert
+from mdlnb.prequential import _memory
+from mdlnb.prequential._loss_matrix import LossMatrix
 
 
 def _slice_progress(progress, index: int, count: int):
@@ -54,7 +55,7 @@ def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
         for :func:`~mdlnb.prequential.run`; resolved into one
         :class:`mdlnb.Protocol`, each slice runs ``protocol.replace(board=slice)``
         and the assembled result records the full board's protocol.
-      memory_plan: the slices; ``None`` → :func:`mdlnb._memory.plan` with
+      memory_plan: the slices; ``None`` → :func:`mdlnb.prequential._memory.plan` with
         ``budget_bytes``.
       budget_bytes: memory one slice may use (``None``: a safe fraction of
         the available memory).
@@ -67,10 +68,11 @@ def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
       ``meta["memory_plan"]`` (the plan line, bytes per expert, slice sizes)
       and ``meta["slice_seconds"]``.
     """
-    from mdlnb import prequential as _pq  # noqa: PLC0415 (prequential imports this lazily)
+    # _run imports this module (run → run_sliced → run per slice)
+    from mdlnb.prequential._run import resolve_protocol, run  # noqa: PLC0415
 
-    protocol = _pq.resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
-                                    replay_streams=replay_streams, standardize=standardize)
+    protocol = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
+                                replay_streams=replay_streams, standardize=standardize)
     experts = protocol.experts()
     n, d = np.shape(task.features)
     if memory_plan is None:
@@ -83,7 +85,7 @@ def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
     seconds, first = [], None
     for i, idx in enumerate(memory_plan.slices):
         t0 = time.perf_counter()
-        part = _pq.run(task, protocol=protocol.replace(board=tuple(experts[k] for k in idx)),
+        part = run(task, protocol=protocol.replace(board=tuple(experts[k] for k in idx)),
                        memory_budget=None,
                        progress=_slice_progress(progress, i, len(memory_plan.slices)), **kwargs)
         losses[:, list(idx)] = part.losses
@@ -91,6 +93,6 @@ def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
         first = first or part
     meta = {**{k: v for k, v in first.meta.items() if k not in ("cache_key", "seconds")},
             "seconds": round(sum(seconds), 3), "slice_seconds": seconds, "memory_plan": plan_meta}
-    return _pq.LossMatrix(losses=losses, experts=tuple(experts), order=first.order,
-                          task_name=first.task_name, num_classes=first.num_classes, seed=first.seed,
-                          batch_size=first.batch_size, meta=meta, protocol=protocol)
+    return LossMatrix(losses=losses, experts=tuple(experts), order=first.order,
+                      task_name=first.task_name, num_classes=first.num_classes, seed=first.seed,
+                      batch_size=first.batch_size, meta=meta, protocol=protocol)

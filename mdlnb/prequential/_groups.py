@@ -1,0 +1,107 @@
+"""The board's layout for the chunk program: experts grouped by (architecture,
+replay count), cut into blocks of a fixed width, and each group's initial state
+and stacked hyperparameters (see :mod:`mdlnb.prequential`)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import jax
+import jax.numpy as jnp
+
+from mdlnb import _fit
+from mdlnb.experts import Expert
+from mdlnb.prequential import _sharding
+from mdlnb.prequential._program import _Spec
+from mdlnb.prequential._stream import expert_key
+from mdlnb.readouts import Readout, ReadoutLike, with_matmul_dtype
+
+BLOCK_BYTES = 8 * 2 ** 20  # cache budget for the state of one block of experts (see _block_size)
+
+
+
+def _group(experts: Sequence[Expert], d: int, c: int) -> list[tuple[ReadoutLike, list[int]]]:
+    """Experts grouped by (architecture, replay count), each group then cut into
+    whole blocks of :func:`_block_fit` experts plus a remainder group.
+
+    One vmapped group per (architecture, replay count): no expert waits through
+    masked replay steps of a longer-replay neighbour (the ``vtab`` grid, replay
+    3–100, would run 400 steps where 143 are real). A block's members and
+    width then depend only on its own group, so a board split into slices of
+    whole blocks (:mod:`mdlnb.prequential._memory`) gives bit-identical losses (XLA's CPU
+    matmuls round differently at different block widths, so an expert trained
+    alone may differ from the same expert in a block in the last bit).
+    """
+    groups: dict[tuple[ReadoutLike, int], list[int]] = {}
+    for i, e in enumerate(experts):
+        groups.setdefault((e.readout, e.replay_streams), []).append(i)
+    out = []
+    for (ro, _), idx in groups.items():
+        fit = _block_fit(ro.num_params(d, c), getattr(ro, "max_block", None))
+        full = len(idx) // fit * fit
+        out += [(ro, part) for part in (idx[:full], idx[full:]) if part]
+    return out
+
+
+def _block_fit(num_params: int, cap: int | None = None) -> int:
+    """Experts per block: as many as keep their training state (params, Adam μ/ν,
+    EMA, grads: 5 × 4 bytes per parameter) within ``BLOCK_BYTES``, at most
+    ``cap`` (a readout's ``max_block``, if it has one); at least 1."""
+    fit = max(1, BLOCK_BYTES // (20 * num_params))
+    return max(1, min(fit, int(cap))) if cap is not None else fit
+
+
+def _block_size(group_size: int, num_params: int, cap: int | None = None) -> int:
+    """Block width of a group made by :func:`_group` (it divides the group size)."""
+    return min(group_size, _block_fit(num_params, cap))
+
+
+def _members_spec(groups, experts, ndev, d, c, b, clip, matmul_dtype="float32"):
+    """Each group's experts (padding -1 → a copy of its first) and the static :class:`_Spec`
+    (readouts wrapped by :func:`~mdlnb.readouts.with_matmul_dtype`)."""
+    members = [[experts[i if i >= 0 else idx[0]] for i in idx] for _, idx in groups]
+    spec = _Spec(readouts=tuple(with_matmul_dtype(ro, matmul_dtype) for ro, _ in groups),
+                 max_replay=tuple(max(e.replay_streams for e in m) for m in members),
+                 masked=tuple(len({e.replay_streams for e in m}) > 1 for m in members),
+                 block=tuple(_block_size(len(m) // ndev, ro.num_params(d, c),
+                                         getattr(ro, "max_block", None))
+                             for (ro, _), m in zip(groups, members)),
+                 standardize=tuple(bool(getattr(ro, "standardize_inputs", True))
+                                   for ro, _ in groups),
+                 num_classes=c, batch_size=b, clip=clip)
+    return members, spec
+
+
+def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: int, c: int):
+    keys = jnp.stack([expert_key(seed, e) for e in members])
+    if isinstance(readout, Readout):
+        params = jax.vmap(lambda k: readout.init(k, d, c))(keys)
+    else:  # its init may draw on the host; one call per expert, then stack
+        inits = [readout.init(k, d, c) for k in keys]
+        params = jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(v) for v in a]), *inits)
+    # ema is a copy, not the same buffers: the state is donated to the chunk program
+    state = jax.vmap(_fit.state_of)(params)  # the state layout does not depend on hyperparameters
+    return state._replace(ema_params=jax.tree_util.tree_map(jnp.copy, params))
+
+
+def _hypers(members: Sequence[Expert]) -> tuple[_fit.Hyper, jax.Array]:
+    """Stacked :class:`mdlnb._fit.Hyper` of a group and its replay counts."""
+    h = _fit.stack_hypers([_fit.hyper_of(e) for e in members])
+    return h, jnp.asarray([e.replay_streams for e in members], jnp.int32)
+
+
+def _layout(experts, ndev, d, c, b, seed, clip, matmul_dtype):
+    """The board laid out for the chunk program on ``ndev`` devices: ``(groups, spec,
+    column, state, hypers)``. Groups come from :func:`_group`, padded on several
+    devices to whole blocks per device (:func:`mdlnb.prequential._sharding.pad_groups`);
+    ``column[j]`` is the expert of output column ``j`` (-1: padding; device-major when
+    sharded); each group's initial state and stacked hyperparameters."""
+    groups = _group(experts, d, c)
+    if ndev > 1:
+        groups = _sharding.pad_groups(groups, ndev, lambda ro, size: _block_size(
+            size, ro.num_params(d, c), getattr(ro, "max_block", None)))
+    members, spec = _members_spec(groups, experts, ndev, d, c, b, clip, matmul_dtype)
+    column = _sharding.columns(groups, ndev)
+    state = tuple(_init_group(ro, m, seed, d, c) for (ro, _), m in zip(groups, members))
+    hypers = tuple(_hypers(m) for m in members)
+    return groups, spec, column, state, hypers

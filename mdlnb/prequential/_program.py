@@ -1,0 +1,123 @@
+"""The compiled chunk program of stage 1: one jitted ``lax.scan`` over a chunk of
+batches; each batch is coded by every expert, then trained with replay
+(AdamW + EMA, :func:`mdlnb._fit.step`), vmapped over each group's experts and
+looped over blocks of a group (see :mod:`mdlnb.prequential`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+from mdlnb import _fit, _standardize
+from mdlnb.prequential._stream import replay_positions
+from mdlnb.readouts import ReadoutLike
+
+_TRACE_COUNT = 0  # incremented each time the chunk program is traced (i.e. compiled)
+
+
+def trace_count() -> int:
+    """How many times the jitted chunk program has been traced in this process."""
+    return _TRACE_COUNT
+
+
+@dataclasses.dataclass(frozen=True)
+class _Spec:
+    """Static structure of the compiled chunk program (hashable)."""
+
+    readouts: tuple[ReadoutLike, ...]  # one per architecture group
+    max_replay: tuple[int, ...]       # per group
+    masked: tuple[bool, ...]          # per group: do replay counts differ within the group
+    block: tuple[int, ...]            # per group: experts trained together (divides group size)
+    standardize: tuple[bool, ...]     # per group: does the readout see standardised features
+    num_classes: int
+    batch_size: int
+    clip: float | None                # the "prefix" clip; None for standardize="none"
+
+
+def _expert_update(readout, num_classes, masked, r, x, y, state, hp, replay):
+    """One AdamW + EMA step of a single expert (:func:`mdlnb._fit.step`, vmapped over
+    the group); with ``masked``, a no-op for experts past their replay count."""
+    new = _fit.step(readout.apply, state, hp, x, y, num_classes)
+    if masked:
+        take = r < replay
+        new = jax.tree_util.tree_map(lambda a, b: jnp.where(take, a, b), new, state)
+    return new
+
+
+def _standardized(spec: _Spec, x, mean, inv_std):
+    """The readouts' view of ``x``: prefix z-scores clipped to ``±spec.clip``, or ``x``."""
+    if spec.clip is None:  # standardize="none": mean 0, scale 1, nothing clipped
+        return x
+    return _standardize.apply(x, _standardize.Moments(mean, inv_std), clip=spec.clip)
+
+
+def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
+    b, c = spec.batch_size, spec.num_classes
+    xn = _standardized(spec, xs["x"], xs["mean_prev"], xs["inv_std_prev"])
+    coded = []
+    for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
+        xj = xn if spec.standardize[j] else xs["x"]
+        logp = jax.nn.log_softmax(jax.vmap(ro.apply, in_axes=(0, None))(g.ema_params, xj))
+        coded.append(-jnp.take_along_axis(logp, xs["y"][None, :, None], axis=2)[..., 0])
+    losses = jnp.concatenate(coded, axis=0).T  # (B, K)
+    losses = jnp.where(xs["batch"] == 0, jnp.float32(math.log(c)), losses)
+
+    def train(groups):
+        out = []
+        for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
+            def block_steps(g, h, ro=ro, j=j):
+                def step(r, g):
+                    pos = replay_positions(seed_key, xs["batch"], r, xs["t_end"], b)
+                    x = _standardized(spec, x_all[pos], xs["mean"], xs["inv_std"]) \
+                        if spec.standardize[j] else x_all[pos]
+                    upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y_all[pos])
+                    return jax.vmap(upd)(g, *h)
+                # no replay steps on a padding batch (valid = False)
+                steps = jnp.where(xs["valid"], spec.max_replay[j], 0)
+                return jax.lax.fori_loop(0, steps, step, g)
+            # Blocks of experts run all their replay steps back to back, so a
+            # block's parameters and optimiser state stay in cache. Each block
+            # is sliced out of the group's state and written back in place
+            # (dynamic_update_slice in a loop): no second copy of the group's
+            # state is ever live (a lax.map over blocks stacked a new one).
+            blk = spec.block[j]
+
+            def one_block(i, g, j=j, blk=blk, block_steps=block_steps):
+                take = lambda a: jax.lax.dynamic_slice_in_dim(a, i * blk, blk)  # noqa: E731
+                gb = block_steps(jax.tree_util.tree_map(take, g),
+                                 jax.tree_util.tree_map(take, hypers[j]))
+                put = lambda a, u: jax.lax.dynamic_update_slice_in_dim(a, u, i * blk, 0)  # noqa: E731
+                return jax.tree_util.tree_map(put, g, gb)
+            n_blocks = jax.tree_util.tree_leaves(g)[0].shape[0] // blk
+            out.append(jax.lax.fori_loop(0, n_blocks, one_block, g))
+        return tuple(out)
+
+    groups = train(groups)
+    return groups, losses
+
+
+# donate_argnums=1: the experts' state is updated in place (its input buffers are reused).
+@partial(jax.jit, static_argnums=0, donate_argnums=1)
+def _run_chunk(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
+    global _TRACE_COUNT
+    _TRACE_COUNT += 1
+    body = partial(_batch_step, spec, hypers, x_all, y_all, seed_key)
+    return jax.lax.scan(body, groups, xs)
+
+
+def _run_groups(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
+    """:func:`_run_chunk` one group at a time: each group's program is compiled (and
+    cached) on its own, so compacting one group of a pruned board
+    (:mod:`mdlnb.prequential._prune`) recompiles that group only. Same outputs."""
+    states, outs = [], []
+    for j in range(len(spec.readouts)):
+        one = dataclasses.replace(spec, **{f: (getattr(spec, f)[j],) for f in (
+            "readouts", "max_replay", "masked", "block", "standardize")})
+        g, out = _run_chunk(one, (groups[j],), (hypers[j],), x_all, y_all, seed_key, xs)
+        states.append(g[0])
+        outs.append(out)
+    return tuple(states), jnp.concatenate(outs, axis=2)

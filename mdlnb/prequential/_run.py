@@ -1,0 +1,367 @@
+"""Stage 1's driver: :func:`run` (memory plan, slices, cache), :func:`run_with_params`
+and the chunk loop that drives the compiled program (devices, pruning segments,
+progress, checkpoints); see :mod:`mdlnb.prequential`."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import sys
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from mdlnb import _checkpoint
+from mdlnb._checks import check_finite
+from mdlnb._io import cache_dir, content_hash, load_entry, locked
+from mdlnb._protocol import Protocol
+from mdlnb._protocol import protocol as _protocol
+from mdlnb._task import Task
+from mdlnb.experts import Expert
+from mdlnb.prequential import _memory, _program, _prune, _sharding, _slicing
+from mdlnb.prequential._groups import _block_fit, _layout, _members_spec
+from mdlnb.prequential._inputs import _chunk_inputs
+from mdlnb.prequential._loss_matrix import LossMatrix
+from mdlnb.prequential._stream import stream_order
+
+# v2: standardised inputs clipped to ±CLIP_Z. v3: one AdamW step (mdlnb._fit.step) and
+# state NamedTuple, the protocol in the cache key, raw features no longer clipped under
+# standardize="none", the shared checkpoint format (mdlnb._checkpoint). v4: experts grouped
+# by (architecture, replay count) in whole blocks (losses may move in the last float bit).
+CODE_VERSION = "prequential-v4"
+DEFAULT_CHUNK_BATCHES = 128
+
+ProgressFn = Callable[[int, int, float], None]
+
+
+def _validate(task, checkpoint_every_s) -> None:
+    if not isinstance(task, Task):
+        raise ValueError(f"task: must be an mdlnb.Task, got {type(task).__name__}")
+    if task.n == 0:
+        raise ValueError("task: is empty")
+    if not checkpoint_every_s >= 0:
+        raise ValueError(f"checkpoint_every_s: must be >= 0, got {checkpoint_every_s}")
+
+
+def _check_readouts(task, experts) -> None:
+    """Each readout's ``check_task(task)``, if it has one, called once."""
+    for ro in dict.fromkeys(e.readout for e in experts):
+        if hasattr(ro, "check_task"):
+            ro.check_task(task)
+
+
+def _task_arrays(task, experts):
+    """``(features, labels)`` of ``task``, checked (finite features, labels in range,
+    the readouts' ``check_task``)."""
+    feats = check_finite(task.features, "task.x")
+    labels = np.asarray(task.y)
+    if labels.min() < 0 or labels.max() >= task.num_classes:
+        raise ValueError(f"task.y: labels must lie in [0, {task.num_classes})")
+    _check_readouts(task, experts)
+    return feats, labels
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:64]
+
+
+def _make_progress(progress, n, k):
+    """A ``(done, total, best_nats_per_example)`` callback and a closer."""
+    if callable(progress):
+        return progress, lambda: None
+    if progress is None:
+        progress = n * k >= 2_000_000 and sys.stdout.isatty()
+    if not progress:
+        return (lambda *a: None), lambda: None
+    from mdlnb import _progress
+
+    bar = _progress.bar(total=n, unit="ex", desc="prequential", leave=False)
+
+    def update(done, total, best):
+        bar.update(done - bar.n)
+        bar.set_postfix_str(f"best {best / math.log(2):.3f} bits/ex")
+
+    return update, bar.close
+
+
+def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: int | None = None,
+        seed: int | None = None, *, protocol: Protocol | str | None = None,
+        replay_streams: int | None = None, standardize: str | bool | None = None,
+        progress: bool | ProgressFn | None = None, cache: bool = True,
+        checkpoint_dir: str | Path | None = None, checkpoint_every_s: float = 120.0,
+        chunk_batches: int = DEFAULT_CHUNK_BATCHES,
+        memory_budget: int | str | None = "auto", devices: Sequence | None = None) -> LossMatrix:
+    """Train every expert online on ``task`` and record its next-step log-losses (nats).
+
+    See the module docstring for the exact protocol.
+
+    Args:
+      task: the labelled task; ``task.features`` (N, D) are the inputs.
+      experts: the board (a list of Experts or an expert preset name); default
+        the protocol's.
+      batch_size: B, examples per incoming batch and per replay step; default
+        the protocol's.
+      seed: drives the order, the initialisations and the replay samples;
+        default the protocol's.
+      protocol: a :class:`mdlnb.Protocol` or preset name (default
+        ``"default"``); the arguments above and ``replay_streams``,
+        ``standardize`` override its fields when given. The result records the
+        protocol that ran.
+      replay_streams: if given, overrides every expert's replay count.
+      standardize: ``"prefix"`` (``True``) or ``"none"`` (``False``), see the
+        module docstring; default the protocol's.
+      progress: ``True``/``False``, ``None`` (a bar, :mod:`mdlnb._progress`, when N·K ≥ 2e6 and
+        stdout is a terminal), or a callable ``f(done, total, best_nats_per_example)``
+        called after each chunk.
+      cache: read/write the result under ``cache_dir("losses")``, keyed by a
+        content hash of features, labels, the protocol's stage-1 part
+        (:meth:`mdlnb.Protocol.stage1`: experts, B, seed, standardisation) and
+        the code version.
+      checkpoint_dir: where to checkpoint; ``None`` → ``cache_dir("checkpoints")``
+        when ``cache`` is on, else no checkpoints.
+      checkpoint_every_s: seconds of work between checkpoints (0 = every chunk).
+        A killed run resumes from its last checkpoint and gives a bit-identical
+        result on the same machine.
+      chunk_batches: batches per jitted call (progress/checkpoint granularity).
+      memory_budget: bytes the experts in flight may use. ``"auto"``: a safe
+        fraction of the available memory (:mod:`mdlnb.prequential._memory`); ``None``: one
+        pass whatever the size. A board over budget runs in slices of whole
+        blocks, one after another (:func:`mdlnb.prequential._slicing.run_sliced`), with a
+        bit-identical result; ``meta["memory_plan"]`` records the plan.
+      devices: the devices the expert axis is sharded over (``None``: every
+        device, of every process under ``jax.distributed``; one device runs
+        unsharded). Same losses as on one device (:mod:`mdlnb.prequential._sharding`);
+        ``meta["devices"]`` records count and kind.
+
+    Returns:
+      A :class:`LossMatrix` with ``losses`` (N, K) float32 nats in stream order.
+    """
+    if isinstance(memory_budget, str) and memory_budget != "auto":
+        raise ValueError(f"memory_budget: must be 'auto', None or bytes, got {memory_budget!r}")
+    if memory_budget is not None:  # memory plan: slice a board that does not fit (_memory.py)
+        _validate(task, checkpoint_every_s)
+        protocol = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
+                                    replay_streams=replay_streams, standardize=standardize)
+        experts = batch_size = seed = replay_streams = standardize = None  # all in `protocol`
+        board = protocol.experts()
+        budget = None if memory_budget == "auto" else memory_budget
+        _check_readouts(task, board)  # before sizing them (num_params)
+        ndev = len(devices) if devices is not None else jax.device_count()
+        plan = _memory.plan(board, task.n, np.shape(task.features)[1], task.num_classes,
+                            budget_bytes=budget, devices=ndev)
+        if len(plan.slices) > 1:
+            if protocol.prune is not None:
+                raise ValueError("memory_budget: a pruned board must run in one slice (pruning "
+                                 f"couples the experts); {plan.describe()}")
+            return _slicing.run_sliced(
+                task, protocol=protocol, memory_plan=plan, progress=progress, cache=cache,
+                checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
+                chunk_batches=chunk_batches, devices=devices)
+        _slicing.announce(plan, progress, task.n)  # the plan line, with the progress output
+    return _run(task, experts, batch_size, seed, protocol=protocol, replay_streams=replay_streams,
+                standardize=standardize, progress=progress, cache=cache,
+                checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
+                chunk_batches=chunk_batches, keep_params=False, devices=devices)[0]
+
+
+def run_with_params(task: Task, experts: Sequence[Expert] | str | None = None,
+                    batch_size: int | None = None, seed: int | None = None,
+                    **kwargs) -> tuple[LossMatrix, list[dict]]:
+    """:func:`run`, also returning each expert's parameters at the end of the stream.
+
+    Same arguments and losses as :func:`run` (a cached result is not read,
+    since it holds no parameters). Returns ``(loss_matrix, params)`` with
+    ``params[k] = {"params": raw, "ema": prediction}`` pytrees of expert ``k``
+    after training on the whole stream (``None`` for an expert pruned by the
+    protocol's ``prune``).
+    """
+    return _run(task, experts, batch_size, seed, keep_params=True, **kwargs)
+
+
+def resolve_protocol(protocol: Protocol | str | None = None, experts: Any = None,
+                     **fields: Any) -> Protocol:
+    """The protocol a call runs: ``protocol`` (default ``"default"``) with the board
+    ``experts`` (a list of Experts or a preset name) and the other ``fields`` that
+    are not None."""
+    if experts is not None and not isinstance(experts, str):
+        experts = [experts] if isinstance(experts, Expert) else list(experts)
+        if not experts:
+            raise ValueError("experts: must contain at least one Expert")
+        for e in experts:
+            if not isinstance(e, Expert):
+                raise ValueError(f"experts: expected Expert objects, got {type(e).__name__}")
+    return _protocol("default" if protocol is None else protocol, board=experts, **fields)
+
+
+def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, replay_streams=None,
+         standardize=None, progress=None, cache=True, checkpoint_dir=None,
+         checkpoint_every_s=120.0, chunk_batches=DEFAULT_CHUNK_BATCHES, keep_params=False,
+         devices=None, _locked=False):
+    _validate(task, checkpoint_every_s)
+    proto = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
+                             replay_streams=replay_streams, standardize=standardize)
+    experts = proto.experts()
+    if isinstance(chunk_batches, bool) or not isinstance(chunk_batches, (int, np.integer)) \
+            or chunk_batches < 1:
+        raise ValueError(f"chunk_batches: must be an int >= 1, got {chunk_batches!r}")
+    b, seed = proto.batch_size, proto.seed
+    prefix = proto.standardize == "prefix"
+    feats, labels = _task_arrays(task, experts)
+    n, d = feats.shape
+    c = task.num_classes
+    key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c)
+    meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize,
+            "matmul_dtype": proto.matmul_dtype}
+    cache_file = cache_dir("losses") / f"{_safe(task.name)}-{key}.npz" if cache else None
+    if cache_file is not None and not _locked:
+        with locked(cache_file):  # one process computes a key; the others wait, then read it
+            return _run(task, None, protocol=proto, progress=progress, cache=cache,
+                        checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
+                        chunk_batches=chunk_batches, keep_params=keep_params, devices=devices,
+                        _locked=True)
+    hit = load_entry(cache_file) if cache_file is not None and not keep_params else None
+    if hit is not None:  # None: absent, or damaged (warned and recomputed)
+        return dataclasses.replace(LossMatrix._from_arrays(hit, experts, cache_file.name),
+                                   protocol=proto), None
+    if checkpoint_dir is None and cache:
+        checkpoint_dir = cache_dir("checkpoints")
+    ckpt_file = Path(checkpoint_dir) / f"{key}.ckpt.npz" if checkpoint_dir is not None else None
+
+    t0 = time.perf_counter()
+    order = stream_order(seed, n)
+    x_ord, y_ord = feats[order], labels[order].astype(np.int32)
+    # Devices (_sharding.py): with several, each group is padded to whole
+    # blocks per device (index -1: a copy of its first expert, column dropped).
+    mesh = _sharding.expert_mesh(devices) if devices is not None or jax.device_count() > 1 else None
+    ndev = 1 if mesh is None else mesh.size
+    groups, spec, column, state, hypers = _layout(experts, ndev, d, c, b, seed,
+                                                  proto.clip if prefix else None,
+                                                  proto.matmul_dtype)
+    keep = column >= 0
+    x_dev, y_dev = jnp.asarray(x_ord), jnp.asarray(y_ord)
+    seed_key = jax.random.PRNGKey(seed)
+
+    total_batches = math.ceil(n / b)
+    pruner = None
+    if proto.prune is not None:  # stage 2 alongside, in segments (_prune.py)
+        if ndev > 1:
+            raise ValueError("prune: runs on one device; pass devices=[jax.devices()[0]]")
+        pruner = _prune.Pruner(proto.prune, proto.strategy, len(experts), n, b,
+                               readout_of=_prune.readout_labels(experts))
+        chunk_batches, ckpt_file = proto.prune.segment_batches, None  # no checkpoints: see README
+        computed = 0
+    chunk = min(int(chunk_batches), total_batches)
+    num_chunks = math.ceil(total_batches / chunk)
+    losses = np.full((n, len(experts)), np.inf if pruner else 0.0, np.float32)
+    running = (np.zeros(d), np.zeros(d), 0.0)
+    next_chunk = 0
+    if ckpt_file is not None:
+        resumed = _load_checkpoint(ckpt_file, key, state)
+        if resumed is not None:
+            state, losses, running, next_chunk = resumed
+    if ndev > 1:  # the expert axis over the mesh, the rest replicated
+        state, hypers = _sharding.shard(mesh, state), _sharding.shard(mesh, hypers)
+        x_dev, y_dev, seed_key = _sharding.replicate(mesh, (x_ord, y_ord, seed_key))
+        chunk_program = partial(_sharding.run_chunk, spec, mesh)
+    else:
+        chunk_program = partial(_program._run_chunk, spec)
+    meta["devices"] = _sharding.describe(mesh or _sharding.expert_mesh(jax.local_devices()[:1]))
+
+    report, close = _make_progress(progress, n, len(experts))
+    totals = losses[: next_chunk * chunk * b].sum(axis=0, dtype=np.float64)  # for progress only
+    last_ckpt = time.perf_counter()
+    try:
+        for ci in range(next_chunk, num_chunks):
+            xs, running = _chunk_inputs(x_ord, y_ord, ci * chunk, chunk, b, running, prefix)
+            if ndev > 1:
+                xs = _sharding.replicate(mesh, xs)
+            state, out = chunk_program(state, hypers, x_dev, y_dev, seed_key, xs)
+            lo, hi = ci * chunk * b, min((ci + 1) * chunk * b, n)
+            block = _sharding.to_host(out).reshape(-1, len(column))[: hi - lo, keep]
+            losses[lo:hi, column[keep]] = block
+            totals[column[keep]] += block.sum(axis=0, dtype=np.float64)
+            done = ci + 1 == num_chunks
+            if pruner is not None:
+                computed += sum(len(idx) * mr for (_, idx), mr in zip(groups, spec.max_replay)) \
+                    * int(xs["valid"].sum())
+                pruner.observe(losses[lo:hi][:, pruner.alive])
+                if not done and pruner.decide().size:
+                    totals[pruner.pruned_at < n] = np.inf
+                    groups, state, hypers, spec = _compact(
+                        pruner, groups, state, hypers, experts, d, c, b,
+                        proto.clip if prefix else None, proto.matmul_dtype)
+                    column = _sharding.columns(groups, 1)
+                    keep = column >= 0
+                    chunk_program = partial(_program._run_groups, spec)
+            if ckpt_file is not None and not done and \
+                    time.perf_counter() - last_ckpt >= checkpoint_every_s:
+                _save_checkpoint(ckpt_file, key, state, losses, running, ci + 1)
+                last_ckpt = time.perf_counter()
+            report(hi, n, float(totals.min()) / hi)
+    finally:
+        close()
+
+    meta["seconds"] = round(time.perf_counter() - t0, 3)
+    if pruner is not None:
+        meta["prune"] = _prune_meta(proto.prune, pruner, experts, n, b, computed)
+    result = LossMatrix(losses=losses, experts=tuple(experts), order=order, task_name=task.name,
+                        num_classes=c, seed=seed, batch_size=b, meta=meta, protocol=proto)
+    if cache_file is not None:
+        result.save(cache_file)
+    if ckpt_file is not None:
+        ckpt_file.unlink(missing_ok=True)
+    return result, (_expert_params(groups, state, len(experts)) if keep_params else None)
+
+
+def _compact(pruner, groups, state, hypers, experts, d, c, b, clip, matmul_dtype):
+    """After a pruning decision: the groups, state and hypers compacted to the survivors
+    (:func:`mdlnb.prequential._prune.compact`, one device) and the new static spec."""
+    alive = np.zeros(len(experts), bool)
+    alive[pruner.alive] = True
+    groups, state, hypers = _prune.compact(
+        groups, state, hypers, alive,
+        lambda ro: _block_fit(ro.num_params(d, c), getattr(ro, "max_block", None)))
+    _, spec = _members_spec(groups, experts, 1, d, c, b, clip, matmul_dtype)
+    return groups, state, hypers, spec
+
+
+def _prune_meta(prune, pruner, experts, n, b, computed) -> dict:
+    """``meta["prune"]``: the option, the schedule and the expert-updates."""
+    return {**prune.to_dict(), "segment_rows": pruner.segment_rows,
+            "pruned_at": pruner.pruned_at.tolist(),
+            "num_pruned": int((pruner.pruned_at < n).sum()),
+            **_prune.expert_updates([e.replay_streams for e in experts], pruner.pruned_at, n, b),
+            "expert_updates_computed": int(computed)}
+
+
+def _expert_params(groups, state, k: int) -> list:
+    """Each expert's ``{"params", "ema"}`` pytrees from the stacked group state (``None``
+    for an expert no group holds: pruned)."""
+    params: list = [None] * k
+    for (_, idx), g in zip(groups, state):
+        g = jax.tree_util.tree_map(_sharding.to_host, {"params": g.params, "ema": g.ema_params})
+        for row, j in enumerate(idx):
+            if j >= 0:
+                params[j] = jax.tree_util.tree_map(lambda a, row=row: jnp.asarray(a[row]), g)
+    return params
+
+
+def _save_checkpoint(path: Path, key: str, state, losses, running, next_chunk) -> None:
+    _checkpoint.save(path, jax.tree_util.tree_map(_sharding.to_host, state), key=key,
+                     next_chunk=np.int64(next_chunk), losses=losses,
+                     s1=running[0], s2=running[1], count=np.float64(running[2]))
+
+
+def _load_checkpoint(path: Path, key: str, like):
+    """Restore a checkpoint of this run (``None``: none, or one that does not fit)."""
+    ck = _checkpoint.load(path, like, key=key)
+    if ck is None:
+        return None
+    a = ck.arrays
+    return ck.tree, a["losses"], (a["s1"], a["s2"], float(a["count"])), int(a["next_chunk"])
