@@ -22,7 +22,7 @@ from mdlnb.studies.encoders import _tables
 TINY = dict(encoders=["random:resnet_XS", "random:resnet_S", "random:vit_XS"],
             tasks=["digits", "lfw_faces"],
             train_size=60, test_size=40, protocol="small", probe_readouts=["linear", "mlp1x64"],
-            probe_steps=20, posterior_bins=8)
+            probe_steps=20, posterior_bins=8, workers=1)
 
 
 # ----------------------------------------------------------------------------- pieces

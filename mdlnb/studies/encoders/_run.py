@@ -7,7 +7,7 @@ features and labels, the config fields a pair reads, :data:`CACHE_VERSION`
 and stage 1's ``CODE_VERSION`` — so a killed run resumes without redoing
 finished pairs, and the three notebooks that read this study share one computation.
 Stage-1 loss matrices, encoders and features have their own caches. Pairs
-run in ``config.workers`` processes (spawned; default 1, in process) under
+run in ``config.workers`` processes (spawned; default 2; 1 = in process) under
 one progress bar.
 """
 
