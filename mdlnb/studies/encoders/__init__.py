@@ -19,13 +19,14 @@ validation search. The three notebooks slice the one tidy frame:
 Budget of the default grid (11 encoders × 5 tasks = 55 pairs, 3 orders, 400
 training examples; target: the three notebooks ≤ 25 min on 2 CPU cores from a
 cold cache; the second and third notebook read the cached grid). Measured
-2026-11-23 from an empty ``$MDLNB_CACHE`` on the project's 2-core VM while
-other jobs held the load average at 6–8: **37.1 min wall, 28.3 CPU-min**
-(the process got 0.76 of a core on average), of which pretraining 8 encoders
-× 150 steps 320 s, features 70 s, pairs 1,802 s (stage 1 + 2 over 3 orders
-1,259 s, the App. A.4 search 542 s, as recorded by the pairs); ``scaling``
-and ``readout_preference`` then take 12 s each. ``make reproduce`` from a
-fresh clone measures it again (its per-notebook table).
+2026-11-23 from an empty ``$MDLNB_CACHE`` on the project's 2-core VM: with
+``workers=2`` (the default), inside a fresh-clone ``make reproduce`` that ran
+the other six notebooks beside it for its first 14 minutes, **22.4 min**
+(objectives 1,319 s, scaling 13 s, readout_preference 14 s). With
+``workers=1``: 32.0 min (one notebook at a time, load ~3) and 37.1 min wall /
+28.3 CPU-min (load 6–8), of which pretraining 8 encoders × 150 steps 320 s,
+features 70 s, pairs 1,802 s (stage 1 + 2 over 3 orders 1,259 s, the App.
+A.4 search 542 s, as recorded by the pairs).
 
 The ``full`` profile (17 encoders at M size and the EfficientNets × the 9
 tasks at full size × 3 orders × the ``paper-vtab`` board of 4,608 experts)
