@@ -166,6 +166,20 @@ def interval_side(mean: float, lo: float, hi: float, value: float, *, side: str 
     return Decision(HOLDS if above else FAILS if below else INCONCLUSIVE, detail)
 
 
+def _check_one_sided(alternative: str, alpha: float) -> str:
+    """Validate a one-sided test's ``alternative`` and ``alpha``; returns the opposite side."""
+    if alternative not in ("less", "greater"):
+        raise ValueError(f"alternative: must be 'less' or 'greater', got {alternative!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha: must lie in (0, 1), got {alpha!r}")
+    return "greater" if alternative == "less" else "less"
+
+
+def _one_sided_verdict(p_claim: float, p_other: float, alpha: float) -> str:
+    """Holds if the claimed direction's p < alpha, does not hold if the opposite's is."""
+    return HOLDS if p_claim < alpha else FAILS if p_other < alpha else INCONCLUSIVE
+
+
 def paired_test(a: Any, b: Any, *, alternative: str = "less", alpha: float = 0.05,
                 method: str = "wilcoxon") -> Decision:
     """One-sided paired test of ``a < b`` (``alternative="less"``) or ``a > b``.
@@ -177,12 +191,9 @@ def paired_test(a: Any, b: Any, *, alternative: str = "less", alpha: float = 0.0
     opposite direction is; inconclusive otherwise."""
     from scipy import stats
 
-    if alternative not in ("less", "greater"):
-        raise ValueError(f"alternative: must be 'less' or 'greater', got {alternative!r}")
+    other = _check_one_sided(alternative, alpha)
     if method not in ("wilcoxon", "sign"):
         raise ValueError(f"method: must be 'wilcoxon' or 'sign', got {method!r}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha: must lie in (0, 1), got {alpha!r}")
     x, y = _finite(a, "a"), _finite(b, "b")
     if x.shape != y.shape:
         raise ValueError(f"b: must have the shape of a, {x.shape}, got {y.shape}")
@@ -190,7 +201,6 @@ def paired_test(a: Any, b: Any, *, alternative: str = "less", alpha: float = 0.0
     nz = d[d != 0]
     if nz.size == 0:
         return Decision(INCONCLUSIVE, f"all {d.size} differences are 0")
-    other = "greater" if alternative == "less" else "less"
 
     def p(alt: str) -> float:
         if method == "wilcoxon":
@@ -201,8 +211,7 @@ def paired_test(a: Any, b: Any, *, alternative: str = "less", alpha: float = 0.0
     p_claim, p_other = p(alternative), p(other)
     detail = (f"median a−b {_fmt(float(np.median(d)))}, {method} one-sided p={p_claim:.3g} "
               f"(n={d.size})")
-    verdict = HOLDS if p_claim < alpha else FAILS if p_other < alpha else INCONCLUSIVE
-    return Decision(verdict, detail)
+    return Decision(_one_sided_verdict(p_claim, p_other, alpha), detail)
 
 
 def rank_sum_test(a: Any, b: Any, *, alternative: str = "greater", alpha: float = 0.05
@@ -215,20 +224,15 @@ def rank_sum_test(a: Any, b: Any, *, alternative: str = "greater", alpha: float 
     opposite direction's is; inconclusive otherwise or with an empty sample."""
     from scipy import stats
 
-    if alternative not in ("less", "greater"):
-        raise ValueError(f"alternative: must be 'less' or 'greater', got {alternative!r}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha: must lie in (0, 1), got {alpha!r}")
+    other = _check_one_sided(alternative, alpha)
     x, y = _finite(a, "a"), _finite(b, "b")
     if x.size == 0 or y.size == 0:
         return Decision(INCONCLUSIVE, f"empty sample (n_a={x.size}, n_b={y.size})")
-    other = "less" if alternative == "greater" else "greater"
     p_claim = float(stats.mannwhitneyu(x, y, alternative=alternative).pvalue)
     p_other = float(stats.mannwhitneyu(x, y, alternative=other).pvalue)
     detail = (f"median a {_fmt(float(np.median(x)))} (n={x.size}) vs b "
               f"{_fmt(float(np.median(y)))} (n={y.size}), Mann–Whitney one-sided p={p_claim:.3g}")
-    verdict = HOLDS if p_claim < alpha else FAILS if p_other < alpha else INCONCLUSIVE
-    return Decision(verdict, detail)
+    return Decision(_one_sided_verdict(p_claim, p_other, alpha), detail)
 
 
 def all_of(decisions: Sequence[Decision], *, labels: Sequence[str] | None = None) -> Decision:
