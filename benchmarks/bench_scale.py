@@ -97,10 +97,14 @@ def rss(k: int, n: int = N) -> dict:
     return out
 
 
-def vtab(n: int = N) -> dict:
-    """The whole ``vtab`` board (4,608 experts) on an n-example task, sliced by the plan."""
+def vtab(n: int = N, save: str | None = None) -> dict:
+    """The whole ``vtab`` board (4,608 experts) under the ``paper-vtab`` protocol
+    (B = 32, raw features) on an n-example task, sliced by the default memory
+    plan. Cached and checkpointed (``$MDLNB_CACHE``): an interrupted run resumes
+    at its last checkpoint. ``save``: write the assembled ``LossMatrix`` there
+    (``bench_prune --replay=PATH`` replays pruning on it)."""
+    import mdlnb
     from mdlnb import prequential as pq
-    from mdlnb.experts import preset
 
     t0 = time.perf_counter()
 
@@ -108,8 +112,10 @@ def vtab(n: int = N) -> dict:
         print(f"  {time.perf_counter() - t0:7.0f} s  {done}/{total}  best {best:.3f} nats/ex",
               flush=True)
 
-    lm = pq.run(_task(n), preset("vtab"), 32, 0, cache=False, progress=progress)
+    lm = pq.run(_task(n), protocol=mdlnb.protocol("paper-vtab"), progress=progress)
     wall = time.perf_counter() - t0
+    if save:
+        lm.save(save)
     plan = lm.meta.get("memory_plan", {})
     out = {"n": n, "experts": lm.k, "wall_s": round(wall, 1), "slice_seconds": lm.meta.get("slice_seconds"),
            "plan": plan, "peak_rss_mib": _peak_rss_mib(), "devices": lm.meta.get("devices"),
@@ -117,6 +123,7 @@ def vtab(n: int = N) -> dict:
     sl = sum(out["slice_seconds"] or [wall])
     print(f"vtab, N={n}: {lm.k} experts in {wall:.0f} s (sum of slices {sl:.0f} s, "
           f"{wall / sl:.3f}x), peak RSS {out['peak_rss_mib']:.0f} MiB; {plan.get('line', 'one pass')}")
+    print(json.dumps(out, default=str))
     return out
 
 
@@ -166,7 +173,7 @@ if __name__ == "__main__":
     if args and args[0] == "rss":
         rss(int(args[1]), int(args[2]) if len(args) > 2 else N)
     elif args and args[0] == "vtab":
-        vtab(int(args[1]) if len(args) > 1 else N)
+        vtab(int(args[1]) if len(args) > 1 else N, args[2] if len(args) > 2 else None)
     elif args and args[0] == "matmul_dtype":
         matmul_dtype(int(args[1]) if len(args) > 1 else N)
     else:

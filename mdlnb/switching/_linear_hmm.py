@@ -60,18 +60,41 @@ def exact_for(strategy, num_experts: int) -> bool:
     return bool(np.exp(strategy.log_weights(num_experts).min()) >= _MIN_INFLOW)
 
 
-def _transition(strategy, f, t, p):
-    """Linear-space T(f, t) for the transition into step t (t ≥ 2), f (R, K) normalized."""
+def _step(strategy, p):
+    """``step(q, h) -> (w_next, z)``: from the joint q = w · p_t (R, K) at step t − 1,
+    the normalizer z = Σ q and T(q / z, t), the weights for step t (t ≥ 2);
+    h = 1/t (used by the switch distribution only).
+
+    The 1/z of the normalization is folded into per-row scalars, so each step is
+    one multiply-add over the (R, K) state, not a division and then the
+    transition. Switch distribution (row 0 the unstable chain, row 1 the stable
+    one, h = 1/t): a block starts at t with mass a = h · Σ q₀ / z, spread by the
+    prior w into both chains::
+
+        w₀ ← (1 − h) q₀ / z + (1 − θ) a w,   w₁ ← q₁ / z + θ a w.
+    """
     w = jnp.exp(p["log_w"])
     if isinstance(strategy, SwitchDistribution):
-        h = 1.0 / jnp.asarray(t, jnp.float32)
-        new = h * jnp.sum(f[0]) * w                        # a block starts at t
-        return jnp.stack([(1.0 - h) * f[0] + (1.0 - p["stable"]) * new, f[1] + p["stable"] * new])
+        theta = jnp.stack([1.0 - p["stable"], p["stable"]])
+
+        def step(q, h):
+            zz = jnp.sum(q, axis=1)  # mass in each chain: one reduction
+            z = zz[0] + zz[1]
+            r = 1.0 / z
+            keep = jnp.stack([(1.0 - h) * r, r])
+            return q * keep[:, None] + (theta * (h * zz[0] * r))[:, None] * w, z
+        return step
     h, a = strategy.chain()
-    stay = jnp.asarray((1 - h) * (1 - a), jnp.float32)[:, None] * f
-    move = jnp.asarray((1 - h) * a, jnp.float32)[:, None] * f          # q → q + 1
-    end = jnp.sum(jnp.asarray(h, jnp.float32)[:, None] * f)            # a block ends → q = 0
-    return stay + jnp.concatenate([(end * w)[None], move[:-1]], axis=0)
+    stay = jnp.asarray((1 - h) * (1 - a), jnp.float32)  # q stays
+    move = jnp.asarray((1 - h) * a, jnp.float32)        # q → q + 1
+    end = jnp.asarray(h, jnp.float32)                   # a block ends → q = 0
+
+    def step(q, h):
+        z = jnp.sum(q)
+        f = q * (1.0 / z)
+        moved = jnp.concatenate([(jnp.sum(end[:, None] * f) * w)[None], move[:-1, None] * f[:-1]])
+        return stay[:, None] * f + moved, z
+    return step
 
 
 def _block(strategy, p, w, t, L, valid, posterior: bool):
@@ -80,15 +103,15 @@ def _block(strategy, p, w, t, L, valid, posterior: bool):
     c = jnp.where(jnp.isfinite(c), c, 0.0)
     P = jnp.exp(c[:, None] - L)
     steps = t + 2 + jnp.cumsum(valid.astype(jnp.int32)) - valid.astype(jnp.int32)
+    step = _step(strategy, p)
 
     def row(w, inp):
-        pt, step, ok = inp
-        q = w * pt[None, :]
-        z = jnp.sum(q)
-        new = _transition(strategy, q / z, step, p)
+        pt, h, ok = inp
+        new, z = step(w * pt[None, :], h)
         return jnp.where(ok, new, w), (z, jnp.sum(w, axis=0) if posterior else None)
 
-    w, (z, ws) = lax.scan(row, w, (P, steps, valid), unroll=_UNROLL)
+    h = 1.0 / steps.astype(jnp.float32)  # one division per row, outside the loop
+    w, (z, ws) = lax.scan(row, w, (P, h, valid), unroll=_UNROLL)
     return w, c - jnp.log(z), (jnp.log(ws) if posterior else None)
 
 
