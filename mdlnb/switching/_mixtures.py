@@ -68,6 +68,11 @@ def _finite_min(x, axis=None):
     return jnp.where(jnp.isfinite(m), m, 0.0)
 
 
+def _row_flags_from_min(c):
+    from mdlnb.switching import forward  # noqa: PLC0415 (forward imports this module)
+    return forward._flags_from_min(c)
+
+
 def _flags(x):
     from mdlnb.switching import forward  # noqa: PLC0415 (forward imports this module)
     return forward._row_flags(x)
@@ -145,24 +150,35 @@ def _bayes(p, state, L, valid, posterior: bool):
 
 
 def _elementwise(p, state, L, valid, posterior: bool, linear: bool):
-    L = jnp.where(jnp.isnan(L), jnp.inf, L)
     seen = jnp.cumsum(valid.astype(jnp.int32)) - valid.astype(jnp.int32) + state.t
     first = seen == 0                      # the row coded with the carried weights
     lw0 = state.log_weights[0] + state.log_weights_lo[0]
-    lw = jnp.where(first[:, None], lw0[None, :], p["log_w"][None, :])
-    if linear:  # every weight >= 1e-20: Σ_k w_k e^{c − L_k} as one matrix-vector product
-        c = jnp.min(L, axis=1)
-        c = jnp.where(jnp.isfinite(c), c, 0.0)
-        E = jnp.exp(c[:, None] - L)
-        z = jnp.where(first, E @ jnp.exp(lw0), E @ jnp.exp(p["log_w"]))
-        ps = c - jnp.log(z)
-    else:
-        ps = -logsumexp(lw - L, axis=1)
+
+    # Two passes over L, as a logsumexp: c_t = min_k L[t, k] (also the row flags),
+    # then Σ_k w_k e^{c_t − L[t, k]} (the exp fused into the sum, no (N, K)
+    # temporary). NaN (a diverged expert) reads as +inf; the where that does it
+    # costs a quarter of a pass, so it runs only when a row minimum is NaN.
+    def rowwise(L, c):
+        c0 = jnp.where(jnp.isfinite(c), c, 0.0)
+        if linear:  # every weight >= 1e-20: no underflow of w_k e^{c − L} that matters
+            z = jnp.sum(jnp.exp(p["log_w"][None, :] + (c0[:, None] - L)), axis=1)
+            return c0 - jnp.log(z), c
+        return -logsumexp(p["log_w"][None, :] - L, axis=1), c
+
+    def with_nan(L, c):
+        L = jnp.where(jnp.isnan(L), jnp.inf, L)
+        return rowwise(L, jnp.min(L, axis=1))
+
+    c = jnp.min(L, axis=1)
+    ps, c = lax.cond(jnp.any(jnp.isnan(c)), with_nan, rowwise, L, c)
+    i0 = jnp.argmax(first)  # the row with the carried weights, if any: computed apart
+    Li0 = jnp.where(jnp.isnan(L[i0]), jnp.inf, L[i0])
+    ps = jnp.where(first, -logsumexp(lw0 - Li0), ps)
     inc = jnp.sum(jnp.where(valid, ps, 0.0))
     used = jnp.any(valid) | (state.t > 0)
     hi2 = jnp.where(used, p["log_w"], lw0)[None]
-    lp = jnp.broadcast_to(lw, L.shape) if posterior else None
-    return (hi2, jnp.zeros_like(hi2), inc), ps, lp, _flags(L)
+    lp = jnp.where(first[:, None], lw0[None, :], p["log_w"][None, :]) if posterior else None
+    return (hi2, jnp.zeros_like(hi2), inc), ps, lp, _row_flags_from_min(c)
 
 
 def rows(strategy, p, state, L, valid, posterior: bool, linear: bool = False):

@@ -101,7 +101,11 @@ def _alpha(strategy, t, p):
 
 def _row_flags(L):
     """int32 flags per row (NaN already read as +inf): negative, every entry +inf."""
-    c = jnp.min(L, axis=-1)  # the same reduction the kernels take (XLA shares it)
+    return _flags_from_min(jnp.min(L, axis=-1))  # the reduction the kernels take (shared)
+
+
+def _flags_from_min(c):
+    """``_row_flags`` from the row minima c (NaN read as +inf before the minimum)."""
     neg, allinf = c < 0, c == jnp.inf
     return (neg * FLAG_NEGATIVE + allinf * FLAG_ALL_INF).astype(jnp.int32)
 
