@@ -2,6 +2,7 @@
 
     python -m benchmarks prune                 # default: N = 1,000 per task
     python -m benchmarks.bench_prune [N] [--real | --real=TAU,W ...] [--wide] [--task=NAME]
+    python -m benchmarks.bench_prune --replay=PATH   # a saved LossMatrix (e.g. the full board)
 
 Protocol ``paper-vtab`` (B = 32, fixed share m = 11, raw features) on a
 reduced ``vtab`` grid (:func:`board`: all 8 readouts of the paper, linear and
@@ -57,12 +58,51 @@ def tasks(n: int) -> dict:
     return out
 
 
+#: the replay grid for a saved full board (``--replay``): the GRID's thresholds and
+#: windows and smaller ones, without and with one survivor kept per readout
+REPLAY_GRID = [(t, w, k) for k in (0, 1) for t in (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+               for w in (64, 128, 256, 512)]
+
+
+def replay(path: str) -> dict:
+    """Every (threshold, window, keep) of :data:`REPLAY_GRID` replayed on the
+    ``LossMatrix`` saved at ``path`` (``bench_scale vtab N PATH`` writes the
+    4,608-expert board), with its own protocol's strategy."""
+    from mdlnb import Prune
+    from mdlnb import simulate_pruning as simulate
+    from mdlnb.prequential import LossMatrix
+
+    lm = LossMatrix.load(path)
+    print(f"{lm.task_name}: N={lm.n} K={lm.k}, protocol {lm.protocol.name if lm.protocol else '?'}, "
+          f"strategy {lm.protocol.strategy!r}", flush=True)
+    rows = []
+    for thr, win, kpr in REPLAY_GRID:
+        t0 = time.perf_counter()
+        s = simulate(lm, Prune(threshold=thr, window=win, segment_batches=SEGMENT_BATCHES,
+                               keep_per_readout=kpr))
+        row = {"task": lm.task_name, "n": lm.n, "k": lm.k, "threshold": thr, "window": win,
+               "keep_per_readout": kpr, "kind": "replay", "num_pruned": s["num_pruned"],
+               "updates_ratio": s["updates_ratio"], "unpruned_nats": s["unpruned_nats"],
+               "pruned_nats": s["total_nats"],
+               "change_pct": 100 * (s["total_nats"] / s["unpruned_nats"] - 1)}
+        rows.append(row)
+        print(f"  tau={thr:g} W={win} keep={kpr}: {s['num_pruned']}/{lm.k} pruned, "
+              f"{s['updates_ratio']:.2f}x fewer expert-updates, codelength "
+              f"{s['unpruned_nats']:.2f} -> {s['total_nats']:.2f} nats ({row['change_pct']:+.3f} %)"
+              f"  [{time.perf_counter() - t0:.1f} s]", flush=True)
+    return {"board": f"{lm.k} experts from {path}", "segment_batches": SEGMENT_BATCHES,
+            "rows": rows}
+
+
 def main(argv: list[str] | None = None) -> dict:
     import mdlnb
     from mdlnb import Prune, prequential
     from mdlnb import simulate_pruning as simulate
 
     argv = sys.argv[1:] if argv is None else argv
+    for a in argv:
+        if a.startswith("--replay="):
+            return replay(a.split("=", 1)[1])
     n = int(next((a for a in argv if a.isdigit()), 1000))
     real = [tuple(float(v) for v in a.split("=")[1].split(",")) for a in argv
             if a.startswith("--real=")] or (REAL if "--real" in argv else [])

@@ -52,16 +52,22 @@ def check_matrix(x: Any, name: str) -> np.ndarray:
     return check_finite(a, name)
 
 
+def check_integer_values(a: np.ndarray, name: str, what: str = "values") -> np.ndarray:
+    """``a`` (integer, boolean, or float holding whole numbers) as int64; a
+    ValueError naming ``name`` says "<what> must be integers" otherwise."""
+    if a.dtype.kind == "f":
+        if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
+            raise ValueError(f"{name}: {what} must be integers, got non-integer values")
+    elif a.dtype.kind not in "iub":
+        raise ValueError(f"{name}: {what} must be integers, got dtype {a.dtype}")
+    return a.astype(np.int64)
+
+
 def check_labels(y: Any, num_classes: int | None, name: str = "y") -> np.ndarray:
     """Integer labels in ``[0, num_classes)``; returns an int32 array."""
     y = as_array(y, name, ndim=1)
     check_nonempty(y, name)
-    if y.dtype.kind == "f":
-        if not np.all(np.isfinite(y)) or not np.all(y == np.round(y)):
-            raise ValueError(f"{name}: labels must be integers, got non-integer values")
-    elif y.dtype.kind not in "iub":
-        raise ValueError(f"{name}: labels must be integers, got dtype {y.dtype}")
-    y = y.astype(np.int64)
+    y = check_integer_values(y, name, "labels")
     if y.min() < 0:
         raise ValueError(f"{name}: labels must be >= 0, got {int(y.min())}")
     if num_classes is not None:

@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mdlnb import _fit
-from mdlnb._checks import as_array, check_finite
+from mdlnb._checks import as_array, check_finite, check_integer_values
 from mdlnb._task import Task
 
 TEST_CHUNK = 1024   # test examples per forward pass inside the compiled program
@@ -172,12 +172,9 @@ class LossDataCurve:
 def _check_sizes(n: np.ndarray, name: str = "sizes") -> np.ndarray:
     if n.size == 0:
         raise ValueError(f"{name}: is empty")
-    if n.dtype.kind == "f":
-        if not np.all(np.isfinite(n)) or not np.all(n == np.round(n)):
-            raise ValueError(f"{name}: must be integer example counts")
-    elif n.dtype.kind not in "iu":
-        raise ValueError(f"{name}: must be integers, got dtype {n.dtype}")
-    n = n.astype(np.int64)
+    if n.dtype.kind == "b":
+        raise ValueError(f"{name}: example counts must be integers, got dtype {n.dtype}")
+    n = check_integer_values(n, name, "example counts")
     if n[0] < 1:
         raise ValueError(f"{name}: must be >= 1, got {n[0]}")
     if np.any(np.diff(n) <= 0):
