@@ -60,36 +60,40 @@ def tasks(n: int) -> dict:
 
 #: the replay grid for a saved full board (``--replay``): the GRID's thresholds and
 #: windows and smaller ones, without and with one survivor kept per readout
-REPLAY_GRID = [(t, w, k) for k in (0, 1) for t in (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+REPLAY_GRID = [(t, w, k) for k in (0, 1) for t in (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
                for w in (64, 128, 256, 512)]
+
+
+def _replay_row(lm, name: str, thr: float, win: int, kpr: int) -> dict:
+    """One (threshold, window, keep) replayed on ``lm`` with ``simulate_pruning``; printed."""
+    from mdlnb import Prune
+    from mdlnb import simulate_pruning as simulate
+
+    t0 = time.perf_counter()
+    s = simulate(lm, Prune(threshold=thr, window=win, segment_batches=SEGMENT_BATCHES,
+                           keep_per_readout=kpr))
+    row = {"task": name, "n": lm.n, "k": lm.k, "threshold": thr, "window": win,
+           "keep_per_readout": kpr, "kind": "replay", "num_pruned": s["num_pruned"],
+           "updates_ratio": s["updates_ratio"], "unpruned_nats": s["unpruned_nats"],
+           "pruned_nats": s["total_nats"],
+           "change_pct": 100 * (s["total_nats"] / s["unpruned_nats"] - 1)}
+    print(f"  tau={thr:g} W={win} keep={kpr}: {s['num_pruned']}/{lm.k} pruned, "
+          f"{s['updates_ratio']:.2f}x fewer expert-updates, codelength "
+          f"{s['unpruned_nats']:.2f} -> {s['total_nats']:.2f} nats ({row['change_pct']:+.3f} %)"
+          f"  [{time.perf_counter() - t0:.1f} s]", flush=True)
+    return row
 
 
 def replay(path: str) -> dict:
     """Every (threshold, window, keep) of :data:`REPLAY_GRID` replayed on the
     ``LossMatrix`` saved at ``path`` (``bench_scale vtab N PATH`` writes the
     4,608-expert board), with its own protocol's strategy."""
-    from mdlnb import Prune
-    from mdlnb import simulate_pruning as simulate
     from mdlnb.prequential import LossMatrix
 
     lm = LossMatrix.load(path)
     print(f"{lm.task_name}: N={lm.n} K={lm.k}, protocol {lm.protocol.name if lm.protocol else '?'}, "
           f"strategy {lm.protocol.strategy!r}", flush=True)
-    rows = []
-    for thr, win, kpr in REPLAY_GRID:
-        t0 = time.perf_counter()
-        s = simulate(lm, Prune(threshold=thr, window=win, segment_batches=SEGMENT_BATCHES,
-                               keep_per_readout=kpr))
-        row = {"task": lm.task_name, "n": lm.n, "k": lm.k, "threshold": thr, "window": win,
-               "keep_per_readout": kpr, "kind": "replay", "num_pruned": s["num_pruned"],
-               "updates_ratio": s["updates_ratio"], "unpruned_nats": s["unpruned_nats"],
-               "pruned_nats": s["total_nats"],
-               "change_pct": 100 * (s["total_nats"] / s["unpruned_nats"] - 1)}
-        rows.append(row)
-        print(f"  tau={thr:g} W={win} keep={kpr}: {s['num_pruned']}/{lm.k} pruned, "
-              f"{s['updates_ratio']:.2f}x fewer expert-updates, codelength "
-              f"{s['unpruned_nats']:.2f} -> {s['total_nats']:.2f} nats ({row['change_pct']:+.3f} %)"
-              f"  [{time.perf_counter() - t0:.1f} s]", flush=True)
+    rows = [_replay_row(lm, lm.task_name, thr, win, kpr) for thr, win, kpr in REPLAY_GRID]
     return {"board": f"{lm.k} experts from {path}", "segment_batches": SEGMENT_BATCHES,
             "rows": rows}
 
@@ -119,20 +123,7 @@ def main(argv: list[str] | None = None) -> dict:
         base_s = time.perf_counter() - t0
         print(f"{name}: N={task.n} D={task.x.shape[1]} K={lm.k}, unpruned run {base_s:.0f} s "
               f"(cached: {lm.meta.get('seconds')} s when computed)", flush=True)
-        for thr, win, kpr in GRID:
-            p = Prune(threshold=thr, window=win, segment_batches=SEGMENT_BATCHES,
-                      keep_per_readout=kpr)
-            s = simulate(lm, p)
-            row = {"task": name, "n": task.n, "threshold": thr, "window": win,
-                   "keep_per_readout": kpr, "kind": "replay",
-                   "num_pruned": s["num_pruned"], "updates_ratio": s["updates_ratio"],
-                   "unpruned_nats": s["unpruned_nats"], "pruned_nats": s["total_nats"],
-                   "change_pct": 100 * (s["total_nats"] / s["unpruned_nats"] - 1)}
-            rows.append(row)
-            print(f"  tau={thr:g} W={win} keep={kpr}: {s['num_pruned']}/{lm.k} pruned, "
-                  f"{s['updates_ratio']:.2f}x fewer expert-updates, codelength "
-                  f"{s['unpruned_nats']:.1f} -> {s['total_nats']:.1f} nats "
-                  f"({row['change_pct']:+.3f} %)", flush=True)
+        rows += [_replay_row(lm, name, thr, win, kpr) for thr, win, kpr in GRID]
         for thr, win in real:
             p = Prune(threshold=thr, window=int(win), segment_batches=SEGMENT_BATCHES)
             t0 = time.perf_counter()
