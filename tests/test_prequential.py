@@ -241,6 +241,44 @@ def test_kill_and_resume_is_bit_identical(tmp_path):
     assert not list(tmp_path.glob("*.ckpt.npz"))             # removed when finished
 
 
+def test_losses_do_not_depend_on_the_chunk_size_and_resume_under_another(tmp_path):
+    task, board = _task(), _board()
+    full = _run(task, board)                                 # chunks of 4 batches
+    for chunk in (1, 5, 128, "auto"):
+        np.testing.assert_array_equal(_run(task, board, chunk_batches=chunk).losses, full.losses)
+    seen = []
+
+    def killer(done, total, best):
+        seen.append(done)
+        if len(seen) == 2:
+            raise KeyboardInterrupt("simulated kill")
+
+    with pytest.raises(KeyboardInterrupt):                   # killed after batch 6 of 13
+        _run(task, board, chunk_batches=3, checkpoint_dir=tmp_path, checkpoint_every_s=0,
+             progress=killer)
+    resumed_at = []
+    res = _run(task, board, chunk_batches=5, checkpoint_dir=tmp_path, checkpoint_every_s=0,
+               progress=lambda d, t, b: resumed_at.append(d))
+    assert resumed_at == [11 * B, N]                          # batches 7-11, then 12-13
+    np.testing.assert_array_equal(res.losses, full.losses)
+
+
+def test_auto_chunk_batches_bounds_the_flops_of_one_call():
+    from mdlnb.prequential import _run as run_module
+
+    one = Expert(readouts.mlp(2, 256), 1e-3, replay_streams=10)
+    # B · flops · (1 + 3 · replay): 32 · 2·(64·256 + 256·256 + 256·10) · 31 = 1.66e8 per batch
+    per_batch = 32 * 2 * (64 * 256 + 256 * 256 + 256 * 10) * 31
+    assert run_module.auto_chunk_batches([one], 64, 10, 32) == prequential.DEFAULT_CHUNK_BATCHES
+    k = 500                                                  # 8.4e10 per batch: 23 batches
+    assert run_module.auto_chunk_batches([one] * k, 64, 10, 32) == \
+        int(run_module.CHUNK_FLOPS // (k * per_batch)) == 23
+    vtab = mdlnb.protocol("paper-vtab").experts()            # seconds per batch on a CPU
+    assert run_module.auto_chunk_batches(vtab, 64, 10, 32) == 1
+    with pytest.raises(ValueError, match="chunk_batches: must be an int >= 1 or 'auto'"):
+        _run(_task(), _board(), chunk_batches="big")
+
+
 def test_cache_hit(monkeypatch, tmp_path):
     monkeypatch.setenv("MDLNB_CACHE", str(tmp_path))
     task, board = _task(), _board()

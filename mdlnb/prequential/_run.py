@@ -36,6 +36,10 @@ from mdlnb.prequential._stream import stream_order
 # by (architecture, replay count) in whole blocks (losses may move in the last float bit).
 CODE_VERSION = "prequential-v4"
 DEFAULT_CHUNK_BATCHES = 128
+#: ``chunk_batches="auto"``: FLOPs one compiled call may take (about a minute on a
+#: 2-core CPU, tens of milliseconds on a GPU), so that progress and checkpoints
+#: come at least that often even when one batch of a large board costs seconds
+CHUNK_FLOPS = 2e12
 
 ProgressFn = Callable[[int, int, float], None]
 
@@ -95,7 +99,7 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
         replay_streams: int | None = None, standardize: str | bool | None = None,
         progress: bool | ProgressFn | None = None, cache: bool = True,
         checkpoint_dir: str | Path | None = None, checkpoint_every_s: float = 120.0,
-        chunk_batches: int = DEFAULT_CHUNK_BATCHES,
+        chunk_batches: int | str = "auto",
         memory_budget: int | str | None = "auto", devices: Sequence | None = None) -> LossMatrix:
     """Train every expert online on ``task`` and record its next-step log-losses (nats).
 
@@ -128,7 +132,10 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
       checkpoint_every_s: seconds of work between checkpoints (0 = every chunk).
         A killed run resumes from its last checkpoint and gives a bit-identical
         result on the same machine.
-      chunk_batches: batches per jitted call (progress/checkpoint granularity).
+      chunk_batches: batches per compiled call (progress and checkpoint
+        granularity; the losses do not depend on it). ``"auto"``: as many as
+        keep one call under :data:`CHUNK_FLOPS` (:func:`auto_chunk_batches`), at
+        most :data:`DEFAULT_CHUNK_BATCHES`.
       memory_budget: bytes the experts in flight may use. ``"auto"``: a safe
         fraction of the available memory (:mod:`mdlnb.prequential._memory`); ``None``: one
         pass whatever the size. A board over budget runs in slices of whole
@@ -184,6 +191,17 @@ def run_with_params(task: Task, experts: Sequence[Expert] | str | None = None,
     return _run(task, experts, batch_size, seed, keep_params=True, **kwargs)
 
 
+def auto_chunk_batches(experts: Sequence[Expert], in_dim: int, num_classes: int,
+                       batch_size: int) -> int:
+    """Batches per compiled call for ``chunk_batches="auto"``: one batch costs
+    B · Σ_k flops_k · (1 + 3 · replay_k) FLOPs (the prediction, then each replay
+    step's forward and backward passes); as many batches as fit in
+    :data:`CHUNK_FLOPS`, between 1 and :data:`DEFAULT_CHUNK_BATCHES`."""
+    per_batch = batch_size * sum(e.readout.flops(in_dim, num_classes) * (1 + 3 * e.replay_streams)
+                                 for e in experts)
+    return int(max(1, min(DEFAULT_CHUNK_BATCHES, CHUNK_FLOPS // max(per_batch, 1))))
+
+
 def resolve_protocol(protocol: Protocol | str | None = None, experts: Any = None,
                      **fields: Any) -> Protocol:
     """The protocol a call runs: ``protocol`` (default ``"default"``) with the board
@@ -201,20 +219,22 @@ def resolve_protocol(protocol: Protocol | str | None = None, experts: Any = None
 
 def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, replay_streams=None,
          standardize=None, progress=None, cache=True, checkpoint_dir=None,
-         checkpoint_every_s=120.0, chunk_batches=DEFAULT_CHUNK_BATCHES, keep_params=False,
+         checkpoint_every_s=120.0, chunk_batches="auto", keep_params=False,
          devices=None, _locked=False):
     _validate(task, checkpoint_every_s)
     proto = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
                              replay_streams=replay_streams, standardize=standardize)
     experts = proto.experts()
-    if isinstance(chunk_batches, bool) or not isinstance(chunk_batches, (int, np.integer)) \
-            or chunk_batches < 1:
-        raise ValueError(f"chunk_batches: must be an int >= 1, got {chunk_batches!r}")
+    if chunk_batches != "auto" and (isinstance(chunk_batches, bool) or not isinstance(
+            chunk_batches, (int, np.integer)) or chunk_batches < 1):
+        raise ValueError(f"chunk_batches: must be an int >= 1 or 'auto', got {chunk_batches!r}")
     b, seed = proto.batch_size, proto.seed
     prefix = proto.standardize == "prefix"
     feats, labels = _task_arrays(task, experts)
     n, d = feats.shape
     c = task.num_classes
+    if chunk_batches == "auto":
+        chunk_batches = auto_chunk_batches(experts, d, c, b)
     key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c)
     meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize,
             "matmul_dtype": proto.matmul_dtype}
@@ -257,14 +277,13 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
         chunk_batches, ckpt_file = proto.prune.segment_batches, None  # no checkpoints: see README
         computed = 0
     chunk = min(int(chunk_batches), total_batches)
-    num_chunks = math.ceil(total_batches / chunk)
     losses = np.full((n, len(experts)), np.inf if pruner else 0.0, np.float32)
     running = (np.zeros(d), np.zeros(d), 0.0)
-    next_chunk = 0
+    next_batch = 0  # chunks start at any batch: a checkpoint resumes under another chunk size
     if ckpt_file is not None:
         resumed = _load_checkpoint(ckpt_file, key, state)
         if resumed is not None:
-            state, losses, running, next_chunk = resumed
+            state, losses, running, next_batch = resumed
     if ndev > 1:  # the expert axis over the mesh, the rest replicated
         state, hypers = _sharding.shard(mesh, state), _sharding.shard(mesh, hypers)
         x_dev, y_dev, seed_key = _sharding.replicate(mesh, (x_ord, y_ord, seed_key))
@@ -274,19 +293,19 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     meta["devices"] = _sharding.describe(mesh or _sharding.expert_mesh(jax.local_devices()[:1]))
 
     report, close = _make_progress(progress, n, len(experts))
-    totals = losses[: next_chunk * chunk * b].sum(axis=0, dtype=np.float64)  # for progress only
+    totals = losses[: next_batch * b].sum(axis=0, dtype=np.float64)  # for progress only
     last_ckpt = time.perf_counter()
     try:
-        for ci in range(next_chunk, num_chunks):
-            xs, running = _chunk_inputs(x_ord, y_ord, ci * chunk, chunk, b, running, prefix)
+        for first in range(next_batch, total_batches, chunk):
+            xs, running = _chunk_inputs(x_ord, y_ord, first, chunk, b, running, prefix)
             if ndev > 1:
                 xs = _sharding.replicate(mesh, xs)
             state, out = chunk_program(state, hypers, x_dev, y_dev, seed_key, xs)
-            lo, hi = ci * chunk * b, min((ci + 1) * chunk * b, n)
+            lo, hi = first * b, min((first + chunk) * b, n)
             block = _sharding.to_host(out).reshape(-1, len(column))[: hi - lo, keep]
             losses[lo:hi, column[keep]] = block
             totals[column[keep]] += block.sum(axis=0, dtype=np.float64)
-            done = ci + 1 == num_chunks
+            done = first + chunk >= total_batches
             if pruner is not None:
                 computed += sum(len(idx) * mr for (_, idx), mr in zip(groups, spec.max_replay)) \
                     * int(xs["valid"].sum())
@@ -301,7 +320,7 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
                     chunk_program = partial(_program._run_groups, spec)
             if ckpt_file is not None and not done and \
                     time.perf_counter() - last_ckpt >= checkpoint_every_s:
-                _save_checkpoint(ckpt_file, key, state, losses, running, ci + 1)
+                _save_checkpoint(ckpt_file, key, state, losses, running, first + chunk)
                 last_ckpt = time.perf_counter()
             report(hi, n, float(totals.min()) / hi)
     finally:
@@ -352,16 +371,17 @@ def _expert_params(groups, state, k: int) -> list:
     return params
 
 
-def _save_checkpoint(path: Path, key: str, state, losses, running, next_chunk) -> None:
+def _save_checkpoint(path: Path, key: str, state, losses, running, next_batch) -> None:
     _checkpoint.save(path, jax.tree_util.tree_map(_sharding.to_host, state), key=key,
-                     next_chunk=np.int64(next_chunk), losses=losses,
+                     next_batch=np.int64(next_batch), losses=losses,
                      s1=running[0], s2=running[1], count=np.float64(running[2]))
 
 
 def _load_checkpoint(path: Path, key: str, like):
-    """Restore a checkpoint of this run (``None``: none, or one that does not fit)."""
+    """Restore a checkpoint of this run: ``(state, losses, running sums, next batch)``
+    (``None``: none, or one that does not fit)."""
     ck = _checkpoint.load(path, like, key=key)
-    if ck is None:
+    if ck is None or "next_batch" not in ck.arrays:  # (an older format counted chunks)
         return None
     a = ck.arrays
-    return ck.tree, a["losses"], (a["s1"], a["s2"], float(a["count"])), int(a["next_chunk"])
+    return ck.tree, a["losses"], (a["s1"], a["s2"], float(a["count"])), int(a["next_batch"])
