@@ -40,6 +40,10 @@ DEFAULT_CHUNK_BATCHES = 128
 #: 2-core CPU, tens of milliseconds on a GPU), so that progress and checkpoints
 #: come at least that often even when one batch of a large board costs seconds
 CHUNK_FLOPS = 2e12
+#: a checkpoint that took s seconds to write is not followed by another within
+#: s / CHECKPOINT_SHARE seconds (the ``vtab`` board's state is ~10 GB: ~1 minute
+#: to write), so at most about this share of the run goes to checkpoints
+CHECKPOINT_SHARE = 0.1
 
 ProgressFn = Callable[[int, int, float], None]
 
@@ -129,7 +133,9 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
         the code version.
       checkpoint_dir: where to checkpoint; ``None`` → ``cache_dir("checkpoints")``
         when ``cache`` is on, else no checkpoints.
-      checkpoint_every_s: seconds of work between checkpoints (0 = every chunk).
+      checkpoint_every_s: seconds of work between checkpoints (0 = every chunk);
+        when > 0, also at least 1 / :data:`CHECKPOINT_SHARE` times as long as
+        the last checkpoint took to write.
         A killed run resumes from its last checkpoint and gives a bit-identical
         result on the same machine.
       chunk_batches: batches per compiled call (progress and checkpoint
@@ -294,7 +300,7 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
 
     report, close = _make_progress(progress, n, len(experts))
     totals = losses[: next_batch * b].sum(axis=0, dtype=np.float64)  # for progress only
-    last_ckpt = time.perf_counter()
+    last_ckpt, ckpt_cost = time.perf_counter(), 0.0
     try:
         for first in range(next_batch, total_batches, chunk):
             xs, running = _chunk_inputs(x_ord, y_ord, first, chunk, b, running, prefix)
@@ -319,9 +325,12 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
                     keep = column >= 0
                     chunk_program = partial(_program._run_groups, spec)
             if ckpt_file is not None and not done and \
-                    time.perf_counter() - last_ckpt >= checkpoint_every_s:
+                    time.perf_counter() - last_ckpt >= (checkpoint_every_s and max(
+                        checkpoint_every_s, ckpt_cost / CHECKPOINT_SHARE)):
+                t_save = time.perf_counter()
                 _save_checkpoint(ckpt_file, key, state, losses, running, first + chunk)
                 last_ckpt = time.perf_counter()
+                ckpt_cost = last_ckpt - t_save
             report(hi, n, float(totals.min()) / hi)
     finally:
         close()
