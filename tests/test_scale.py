@@ -61,6 +61,27 @@ def test_bytes_per_expert_closed_form():
     assert _memory.bytes_per_expert(lin, 1000, 64, 10) == int(_memory.STATE_OVERHEAD * 10400) + 4000
 
 
+def test_vtab_plan_is_balanced_and_does_not_move_with_the_free_memory():
+    """The issue's case: a run planned with 14,063 MiB free and resumed with 13,860
+    MiB cut the board at another block (3,924 | 684, then 3,896 | 712 experts), so
+    the slices' cache keys changed and the resumed run started over. Now the slice
+    count comes from the budget and the cuts from the board alone."""
+    from mdlnb.experts import preset
+
+    board = preset("vtab")
+    plans = [_memory.plan(board, 1000, 64, 10, budget_bytes=mib * 2 ** 20)
+             for mib in (14_063, 13_860, 12_500)]
+    assert len({p.slices for p in plans}) == 1 and len(plans[0].slices) == 2
+    p = plans[0]
+    assert sorted(i for s in p.slices for i in s) == list(range(len(board)))
+    cost = [b - p.fixed_bytes for b in p.slice_bytes()]
+    blocks = max(_memory.bytes_per_expert(e, 1000, 64, 10) for e in board) * 64
+    assert abs(cost[0] - cost[1]) <= blocks          # equal up to one block
+    assert all(b <= p.budget_bytes for b in p.slice_bytes())
+    # a budget that needs a third slice gives three
+    assert len(_memory.plan(board, 1000, 64, 10, budget_bytes=8_000 * 2 ** 20).slices) == 3
+
+
 def test_plan_rejects_bad_budget_and_run_rejects_bad_option(task):
     with pytest.raises(ValueError, match="budget_bytes"):
         _memory.plan(_board(), 100, 64, 10, budget_bytes=1000)

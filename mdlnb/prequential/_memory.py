@@ -75,6 +75,34 @@ def available_bytes(device=None) -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
+def _greedy(costs: Sequence[int], per_slice: int) -> list[list[int]]:
+    """Block indices in order, a slice filled until the next block would exceed ``per_slice``."""
+    slices: list[list[int]] = []
+    used = math.inf
+    for j, cost in enumerate(costs):
+        if used + cost > per_slice:
+            slices.append([])
+            used = 0
+        slices[-1].append(j)
+        used += cost
+    return slices
+
+
+def _balanced(blocks, costs, per_slice: int, count: int) -> list[list[int]]:
+    """The blocks cut in order into ``count`` slices of about equal cost (cut j
+    after the first block whose cumulative cost reaches j/count of the total);
+    the greedy fill where such a slice would exceed ``per_slice``. Returns the
+    expert indices of each slice."""
+    cum = np.cumsum(costs)
+    cuts = [0] + [int(np.searchsorted(cum, cum[-1] * j / count)) + 1 for j in range(1, count)] \
+        + [len(blocks)]
+    groups = [list(range(a, b)) for a, b in zip(cuts[:-1], cuts[1:])]
+    if any(not g for g in groups) or any(
+            len(g) > 1 and sum(costs[j] for j in g) > per_slice for g in groups):
+        groups = _greedy(costs, per_slice)
+    return [[i for j in g for i in blocks[j]] for g in groups]
+
+
 @dataclasses.dataclass(frozen=True)
 class SlicePlan:
     """Experts split into slices that each fit ``budget_bytes``.
@@ -124,9 +152,13 @@ def plan(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
       devices: devices the slice is spread over; the budget is per device.
 
     Blocks (the unit of a slice) come from the same grouping as one pass
-    (:func:`mdlnb.prequential._groups._group`), taken in order; a slice is filled
-    until the next block would exceed the budget. A single block larger
-    than the budget gets a slice of its own (it cannot be split further).
+    (:func:`mdlnb.prequential._groups._group`), taken in order. The number of
+    slices is the fewest a greedy fill reaches; the blocks are then cut into
+    that many slices of about equal bytes (:func:`_balanced`), so the plan, and
+    with it the slices' cache keys and checkpoints, does not move when the
+    free memory (the ``"auto"`` budget) differs a little between a run and its
+    resumption. A single block larger than the budget gets a slice of its
+    own (it cannot be split further).
     """
     experts = list(experts)
     if not experts:
@@ -151,14 +183,7 @@ def plan(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
         w = _block_size(len(idx), ro.num_params(int(in_dim), int(num_classes)),
                             getattr(ro, "max_block", None))
         blocks += [idx[i:i + w] for i in range(0, len(idx), w)]
-    slices: list[list[int]] = []
-    used = math.inf
-    for blk in blocks:
-        cost = sum(eb[i] for i in blk)
-        if used + cost > per_slice:
-            slices.append([])
-            used = 0
-        slices[-1] += blk
-        used += cost
+    costs = [sum(eb[i] for i in blk) for blk in blocks]
+    slices = _balanced(blocks, costs, per_slice, len(_greedy(costs, per_slice)))
     return SlicePlan(slices=tuple(tuple(sorted(s)) for s in slices), expert_bytes=tuple(eb),
                      budget_bytes=int(budget_bytes), fixed_bytes=fixed)
