@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import os
 import tempfile
@@ -141,13 +140,15 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically.
+@contextlib.contextmanager
+def _atomic_file(path: str | os.PathLike):
+    """A binary file object whose content replaces ``path`` atomically on exit.
 
     A uniquely named temporary file in the same directory (so concurrent
     writers never share one) is written, fsynced, given mode
     ``0o666 & ~umask`` (what ``open(path, "w")`` would give), and renamed over
-    ``path``; readers see the old file or the new one, never a part.
+    ``path``; readers see the old file or the new one, never a part. On an
+    exception the temporary file is removed and ``path`` is untouched.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -155,7 +156,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     try:
         with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), 0o666 & ~_umask())
-            f.write(data)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -163,21 +164,29 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
-    return path
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (:func:`_atomic_file`)."""
+    with _atomic_file(path) as f:
+        f.write(data)
+    return Path(path)
 
 
 def atomic_savez(path: str | os.PathLike, **arrays: Any) -> Path:
     """``np.savez`` with a checksum (array ``__sha256__``), written atomically.
 
-    Read it back with :func:`read_npz` (checked) or :func:`load_entry` (cache
-    reads: damaged → ``None`` and a warning). ``np.load`` still reads it.
+    Streamed into the temporary file, never built in memory first (a stage-1
+    checkpoint of the ``vtab`` board is ~10 GB). Read it back with
+    :func:`read_npz` (checked) or :func:`load_entry` (cache reads: damaged →
+    ``None`` and a warning). ``np.load`` still reads it.
     """
     if CHECKSUM_KEY in arrays:
         raise ValueError(f"arrays: the name {CHECKSUM_KEY!r} is reserved for the checksum")
     arrays = {k: np.asarray(v) for k, v in arrays.items()}
-    buf = io.BytesIO()
-    np.savez(buf, **arrays, **{CHECKSUM_KEY: np.array(arrays_checksum(arrays))})
-    return atomic_write_bytes(path, buf.getvalue())
+    with _atomic_file(path) as f:
+        np.savez(f, **arrays, **{CHECKSUM_KEY: np.array(arrays_checksum(arrays))})
+    return Path(path)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:

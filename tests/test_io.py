@@ -66,6 +66,29 @@ def test_damaged_file_raises_damagedfile_naming_it(tmp_path, how, at):
         _io.read_npz(path)
 
 
+def test_savez_streams_to_disk_and_an_interrupted_write_keeps_the_old_file(tmp_path, monkeypatch):
+    """The npz goes straight into the temporary file (a stage-1 checkpoint of the
+    vtab board is ~10 GB: building it in memory first OOM-killed a run), and a
+    write that fails halfway leaves the previous file and no temporary behind."""
+    path = _io.atomic_savez(tmp_path / "ck.npz", x=np.arange(5.0))
+    big = np.ones((1 << 20,), np.float32)                        # 4 MiB
+    seen = []
+
+    def writes_then_fails(f, **arrays):
+        seen.append(type(f).__name__)
+        f.write(b"PK\x03\x04 partial")
+        raise KeyboardInterrupt("killed while writing")
+
+    monkeypatch.setattr(np, "savez", writes_then_fails)
+    with pytest.raises(KeyboardInterrupt):
+        _io.atomic_savez(path, x=big)
+    monkeypatch.undo()
+    assert seen == ["BufferedWriter"]                             # a real file, not a BytesIO
+    np.testing.assert_array_equal(_io.read_npz(path)["x"], np.arange(5.0))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck.npz"]
+    np.testing.assert_array_equal(_io.read_npz(_io.atomic_savez(path, x=big))["x"], big)
+
+
 def test_every_single_byte_flip_is_caught_or_harmless(tmp_path):
     """Flip each of 64 bytes spread over the file: the read either raises DamagedFile
     or (a flip in zip metadata that carries no content) returns the exact arrays."""

@@ -82,6 +82,20 @@ def test_vtab_plan_is_balanced_and_does_not_move_with_the_free_memory():
     assert len(_memory.plan(board, 1000, 64, 10, budget_bytes=8_000 * 2 ** 20).slices) == 3
 
 
+def test_auto_budget_on_a_busy_machine_slices_instead_of_refusing(task, monkeypatch):
+    # 1 GiB available: 60 % of it is below the fixed part (runtime, features);
+    # "auto" then slices as finely as it must (it raised a ValueError before)
+    monkeypatch.setattr(_memory, "available_bytes", lambda device=None: 2 ** 30)
+    board, d, c = _board(), task.x.shape[1], task.num_classes
+    plan = _memory.plan(board, task.n, d, c)
+    assert plan.budget_bytes > plan.fixed_bytes and len(plan.slices) >= 1
+    one = prequential.run(task, board, 16, 7, cache=False, memory_budget=None)
+    busy = prequential.run(task, board, 16, 7, cache=False)
+    np.testing.assert_array_equal(busy.losses, one.losses)
+    with pytest.raises(ValueError, match="budget_bytes"):        # an explicit budget is checked
+        _memory.plan(board, task.n, d, c, budget_bytes=2 ** 20)
+
+
 def test_plan_rejects_bad_budget_and_run_rejects_bad_option(task):
     with pytest.raises(ValueError, match="budget_bytes"):
         _memory.plan(_board(), 100, 64, 10, budget_bytes=1000)

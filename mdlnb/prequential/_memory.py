@@ -148,7 +148,8 @@ def plan(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
       experts: the board, in column order.
       n, in_dim, num_classes: the task's size (examples, features, classes).
       budget_bytes: memory one slice may use (``None``: ``SAFE_FRACTION`` of
-        :func:`available_bytes` of the first local device).
+        :func:`available_bytes` of the first local device, and never less than
+        the fixed part plus the largest block).
       devices: devices the slice is spread over; the budget is per device.
 
     Blocks (the unit of a slice) come from the same grouping as one pass
@@ -168,22 +169,25 @@ def plan(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name}: must be an int >= 1, got {v!r}")
     fixed = FIXED_BYTES + 4 * int(n) * (int(in_dim) + 1)
-    if budget_bytes is None:
-        import jax  # noqa: PLC0415
-
-        budget_bytes = int(SAFE_FRACTION * available_bytes(jax.local_devices()[0]))
-    if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, (int, np.integer)) \
-            or budget_bytes <= fixed:
-        raise ValueError(f"budget_bytes: must be an int above the fixed {fixed} bytes "
-                         f"(runtime and features), got {budget_bytes!r}")
     eb = [bytes_per_expert(e, n, in_dim, num_classes) for e in experts]
-    per_slice = (int(budget_bytes) - fixed) * int(devices)
     blocks = []
     for ro, idx in _group(experts, int(in_dim), int(num_classes)):
         w = _block_size(len(idx), ro.num_params(int(in_dim), int(num_classes)),
                             getattr(ro, "max_block", None))
         blocks += [idx[i:i + w] for i in range(0, len(idx), w)]
     costs = [sum(eb[i] for i in blk) for blk in blocks]
+    if budget_bytes is None:
+        import jax  # noqa: PLC0415
+
+        # on a busy machine at least the fixed part and the largest block: the plan
+        # slices as finely as it can instead of refusing (XLA reports a real shortage)
+        budget_bytes = max(int(SAFE_FRACTION * available_bytes(jax.local_devices()[0])),
+                           fixed + max(costs) // int(devices) + 1)
+    if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, (int, np.integer)) \
+            or budget_bytes <= fixed:
+        raise ValueError(f"budget_bytes: must be an int above the fixed {fixed} bytes "
+                         f"(runtime and features), got {budget_bytes!r}")
+    per_slice = (int(budget_bytes) - fixed) * int(devices)
     slices = _balanced(blocks, costs, per_slice, len(_greedy(costs, per_slice)))
     return SlicePlan(slices=tuple(tuple(sorted(s)) for s in slices), expert_bytes=tuple(eb),
                      budget_bytes=int(budget_bytes), fixed_bytes=fixed)
