@@ -286,10 +286,16 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     losses = np.full((n, len(experts)), np.inf if pruner else 0.0, np.float32)
     running = (np.zeros(d), np.zeros(d), 0.0)
     next_batch = 0  # chunks start at any batch: a checkpoint resumes under another chunk size
-    if ckpt_file is not None:
-        resumed = _load_checkpoint(ckpt_file, key, state)
+    if ckpt_file is not None and ckpt_file.exists():
+        # the fresh state is dropped before reading (peak: one state, not two)
+        like = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), state)
+        del state
+        resumed = _load_checkpoint(ckpt_file, key, like)
         if resumed is not None:
             state, losses, running, next_batch = resumed
+        else:  # none that fits: start afresh (the same deterministic initial state)
+            state = _layout(experts, ndev, d, c, b, seed, proto.clip if prefix else None,
+                            proto.matmul_dtype)[3]
     if ndev > 1:  # the expert axis over the mesh, the rest replicated
         state, hypers = _sharding.shard(mesh, state), _sharding.shard(mesh, hypers)
         x_dev, y_dev, seed_key = _sharding.replicate(mesh, (x_ord, y_ord, seed_key))
