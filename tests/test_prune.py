@@ -229,3 +229,28 @@ def test_other_strategies_give_a_valid_pruned_code(strategy):
     tot = L.astype(np.float64).sum(axis=0)
     for j in (1, 3):                                         # the survivors' regret bound
         assert res.total_nats <= tot[j] + never_switch_cost(strategy, n, k, j) + 1e-5
+
+
+def test_a_pruned_board_is_not_sliced():
+    """Pruning couples the experts: under the "auto" budget a pruned board runs in one
+    pass even when the free memory would slice it; an explicit budget it exceeds is
+    refused, naming the argument."""
+    from unittest import mock
+
+    from mdlnb.prequential import _memory
+
+    task = mdlnb.data.load("digits").take(np.arange(96))
+    board = tuple(mdlnb.expert_grid([mdlnb.readouts.linear(), mdlnb.readouts.mlp(1, 32)],
+                                    learning_rate=[1e-3, 1e-2]))
+    proto = mdlnb.protocol("default", board=board, prune=mdlnb.Prune(threshold=0.6, window=32,
+                                                                      segment_batches=1))
+    one = prequential.run(task, protocol=proto, cache=False, memory_budget=None)
+    assert 0 < one.meta["prune"]["num_pruned"] < len(board)
+    fixed = _memory.plan(board, task.n, 64, 10, budget_bytes=2 ** 40).fixed_bytes
+    with mock.patch.object(_memory, "available_bytes", lambda device=None: fixed):
+        assert len(_memory.plan(board, task.n, 64, 10).slices) > 1  # "auto" would slice it
+        auto = prequential.run(task, protocol=proto, cache=False)
+    np.testing.assert_array_equal(auto.losses, one.losses)
+    assert auto.meta["prune"]["pruned_at"] == one.meta["prune"]["pruned_at"]
+    with pytest.raises(ValueError, match="memory_budget: a pruned board must run in one slice"):
+        prequential.run(task, protocol=proto, cache=False, memory_budget=fixed + 1)

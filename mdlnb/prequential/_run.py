@@ -146,7 +146,9 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
         fraction of the available memory (:mod:`mdlnb.prequential._memory`); ``None``: one
         pass whatever the size. A board over budget runs in slices of whole
         blocks, one after another (:func:`mdlnb.prequential._slicing.run_sliced`), with a
-        bit-identical result; ``meta["memory_plan"]`` records the plan.
+        bit-identical result; ``meta["memory_plan"]`` records the plan. A
+        pruned board (``protocol.prune``) cannot be sliced: it runs in one pass
+        under ``"auto"``, and a byte budget it exceeds is a ValueError.
       devices: the devices the expert axis is sharded over (``None``: every
         device, of every process under ``jax.distributed``; one device runs
         unsharded). Same losses as on one device (:mod:`mdlnb.prequential._sharding`);
@@ -168,10 +170,12 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
         ndev = len(devices) if devices is not None else jax.device_count()
         plan = _memory.plan(board, task.n, np.shape(task.features)[1], task.num_classes,
                             budget_bytes=budget, devices=ndev)
-        if len(plan.slices) > 1:
-            if protocol.prune is not None:
+        if len(plan.slices) > 1 and protocol.prune is not None:
+            if budget is not None:  # pruning couples the experts: it cannot be sliced
                 raise ValueError("memory_budget: a pruned board must run in one slice (pruning "
                                  f"couples the experts); {plan.describe()}")
+            plan = dataclasses.replace(plan, slices=(tuple(range(len(board))),))  # "auto": one pass
+        if len(plan.slices) > 1:
             return _slicing.run_sliced(
                 task, protocol=protocol, memory_plan=plan, progress=progress, cache=cache,
                 checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
