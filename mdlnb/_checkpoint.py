@@ -84,7 +84,5 @@ def load(path: str | Path, like: Any, *, key: str | None = "") -> Checkpoint | N
     if any(z[f].shape != tuple(np.shape(b)) or z[f].dtype != _dtype(b)
            for f, b in zip(names, leaves_t)):
         return None
-    leaves = []
-    for f in names:
-        leaves.append(jnp.asarray(z.pop(f)))  # the NumPy copy is freed here
+    leaves = [jnp.asarray(z.pop(f)) for f in names]  # each NumPy copy freed once converted
     return Checkpoint(jax.tree_util.tree_unflatten(treedef, leaves), arrays, meta)

@@ -220,18 +220,23 @@ def test_compiles_once_per_run():
     assert prequential.trace_count() == before + 1           # reused, not retraced
 
 
-def test_kill_and_resume_is_bit_identical(tmp_path):
-    task, board = _task(), _board()
-    full = _run(task, board)
+def _kill_at_second_report():
+    """A progress callback that kills the run at its second report (after 2 chunks)."""
     seen = []
 
     def killer(done, total, best):
         seen.append(done)
         if len(seen) == 2:
             raise KeyboardInterrupt("simulated kill")
+    return killer
+
+
+def test_kill_and_resume_is_bit_identical(tmp_path):
+    task, board = _task(), _board()
+    full = _run(task, board)
 
     with pytest.raises(KeyboardInterrupt):
-        _run(task, board, checkpoint_dir=tmp_path, checkpoint_every_s=0, progress=killer)
+        _run(task, board, checkpoint_dir=tmp_path, checkpoint_every_s=0, progress=_kill_at_second_report())
     assert len(list(tmp_path.glob("*.ckpt.npz"))) == 1
     resumed_at = []
     res = _run(task, board, checkpoint_dir=tmp_path, checkpoint_every_s=0,
@@ -246,16 +251,10 @@ def test_losses_do_not_depend_on_the_chunk_size_and_resume_under_another(tmp_pat
     full = _run(task, board)                                 # chunks of 4 batches
     for chunk in (1, 5, 128, "auto"):
         np.testing.assert_array_equal(_run(task, board, chunk_batches=chunk).losses, full.losses)
-    seen = []
-
-    def killer(done, total, best):
-        seen.append(done)
-        if len(seen) == 2:
-            raise KeyboardInterrupt("simulated kill")
 
     with pytest.raises(KeyboardInterrupt):                   # killed after batch 6 of 13
         _run(task, board, chunk_batches=3, checkpoint_dir=tmp_path, checkpoint_every_s=0,
-             progress=killer)
+             progress=_kill_at_second_report())
     resumed_at = []
     res = _run(task, board, chunk_batches=5, checkpoint_dir=tmp_path, checkpoint_every_s=0,
                progress=lambda d, t, b: resumed_at.append(d))

@@ -88,18 +88,21 @@ def _greedy(costs: Sequence[int], per_slice: int) -> list[list[int]]:
     return slices
 
 
-def _balanced(blocks, costs, per_slice: int, count: int) -> list[list[int]]:
-    """The blocks cut in order into ``count`` slices of about equal cost (cut j
-    after the first block whose cumulative cost reaches j/count of the total);
-    the greedy fill where such a slice would exceed ``per_slice``. Returns the
-    expert indices of each slice."""
+def _balanced(blocks, costs, per_slice: int) -> list[list[int]]:
+    """The blocks cut in order into as many slices as the greedy fill
+    (:func:`_greedy`) needs, of about equal cost (cut j after the first block
+    whose cumulative cost reaches j/count of the total); the greedy fill where
+    such a slice would exceed ``per_slice``. Returns the expert indices of
+    each slice."""
+    greedy = _greedy(costs, per_slice)
+    count = len(greedy)
     cum = np.cumsum(costs)
     cuts = [0] + [int(np.searchsorted(cum, cum[-1] * j / count)) + 1 for j in range(1, count)] \
         + [len(blocks)]
     groups = [list(range(a, b)) for a, b in zip(cuts[:-1], cuts[1:])]
     if any(not g for g in groups) or any(
             len(g) > 1 and sum(costs[j] for j in g) > per_slice for g in groups):
-        groups = _greedy(costs, per_slice)
+        groups = greedy
     return [[i for j in g for i in blocks[j]] for g in groups]
 
 
@@ -188,6 +191,6 @@ def plan(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
         raise ValueError(f"budget_bytes: must be an int above the fixed {fixed} bytes "
                          f"(runtime and features), got {budget_bytes!r}")
     per_slice = (int(budget_bytes) - fixed) * int(devices)
-    slices = _balanced(blocks, costs, per_slice, len(_greedy(costs, per_slice)))
+    slices = _balanced(blocks, costs, per_slice)
     return SlicePlan(slices=tuple(tuple(sorted(s)) for s in slices), expert_bytes=tuple(eb),
                      budget_bytes=int(budget_bytes), fixed_bytes=fixed)

@@ -69,13 +69,14 @@ def _finite_min(x, axis=None):
 
 
 def _row_flags_from_min(c):
+    """``forward._flags_from_min``: the row flags from the row minima."""
     from mdlnb.switching import forward  # noqa: PLC0415 (forward imports this module)
     return forward._flags_from_min(c)
 
 
 def _flags(x):
-    from mdlnb.switching import forward  # noqa: PLC0415 (forward imports this module)
-    return forward._row_flags(x)
+    """``forward._row_flags``: the row flags of x (NaN already read as +inf)."""
+    return _row_flags_from_min(jnp.min(x, axis=-1))
 
 
 def _bayes(p, state, L, valid, posterior: bool):

@@ -53,22 +53,21 @@ _ALIGN = 64  # bytes: XLA's CPU client aliases a NumPy buffer this aligned inste
 def _to_device(L: np.ndarray) -> jax.Array:
     """L as a float32 XLA array, with one host copy at most.
 
-    On a CPU backend ``jax.device_put`` aliases a C-contiguous float32 array
-    whose data is 64-byte aligned (no copy); any other array is first copied
-    once, as float32, into a 64-byte-aligned buffer (NumPy's own allocations
-    are 16-byte aligned). ``jnp.asarray`` would copy through a slower path
-    (2-4x a memcpy here). On an accelerator it is the one host-to-device
-    transfer. A loss beyond float32 becomes +inf (probability 0).
+    ``jax.device_put`` of a C-contiguous float32 array whose data is 64-byte
+    aligned: on a CPU backend XLA aliases it (no copy), on an accelerator it
+    is the one host-to-device transfer. Any other array is first copied once,
+    as float32, into such a buffer (NumPy's own allocations are 16-byte
+    aligned); ``jnp.asarray`` would copy through a slower path (2-4x a memcpy
+    here). A loss beyond float32 becomes +inf (probability 0).
     """
-    if jax.default_backend() == "cpu" and not (
-            L.dtype == np.float32 and L.flags.c_contiguous and L.ctypes.data % _ALIGN == 0):
+    if not (L.dtype == np.float32 and L.flags.c_contiguous and L.ctypes.data % _ALIGN == 0):
         buf = np.empty(L.size * 4 + _ALIGN, np.uint8)
         off = (-buf.ctypes.data) % _ALIGN
         A = buf[off:off + L.size * 4].view(np.float32).reshape(L.shape)
         with np.errstate(over="ignore"):
             np.copyto(A, L, casting="unsafe")
         L = A
-    return jax.device_put(np.asarray(L, np.float32))
+    return jax.device_put(L)
 
 
 def _bucket(n: int, chunk_rows: int, smallest: int = 1024) -> int:
