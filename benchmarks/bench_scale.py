@@ -7,7 +7,9 @@ the whole board. ``python -m benchmarks.bench_scale rss K [N]`` measures the
 peak RSS of one run with K experts (run it in a fresh process for each K);
 ``python -m benchmarks.bench_scale vtab [N]`` runs the full 4,608-expert
 board in slices and reports the plan, the time of each slice and the peak
-RSS (long on a CPU). ``python -m benchmarks.bench_scale matmul_dtype [N]``:
+RSS (long on a CPU). ``python -m benchmarks.bench_scale slicing [K N S]``:
+a K-expert slice of the board run in one pass and in S slices (wall times,
+bit-identity). ``python -m benchmarks.bench_scale matmul_dtype [N]``:
 stage 1 with bfloat16 matmuls against float32 (time, codelength).
 """
 
@@ -127,6 +129,36 @@ def vtab(n: int = N, save: str | None = None) -> dict:
     return out
 
 
+def slicing_overhead(k: int = 128, n: int = 256, slices: int = 3) -> dict:
+    """Wall time of a board run in ``slices`` slices against the same board in
+    one pass (both compiled from scratch, no cache), and against the sum of
+    its slices' own times: what slicing costs where one pass also fits."""
+    from mdlnb import prequential as pq
+    from mdlnb.prequential import _memory
+
+    task, board = _task(n), vtab_slice(k)
+    d, c = task.features.shape[1], task.num_classes
+    one = _memory.plan(board, n, d, c, budget_bytes=1 << 50)
+    total = sum(one.expert_bytes)
+    budget = next(b for b in range(one.fixed_bytes + total // slices, one.fixed_bytes + total, 1 << 20)
+                  if len(_memory.plan(board, n, d, c, budget_bytes=b).slices) <= slices)
+    t0 = time.perf_counter()
+    lm1 = pq.run(task, board, 32, 0, cache=False, memory_budget=None)
+    wall1 = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    lms = pq.run(task, board, 32, 0, cache=False, memory_budget=budget)
+    walls = time.perf_counter() - t0
+    sl = lms.meta.get("slice_seconds") or [walls]
+    out = {"experts": k, "n": n, "slices": len(sl), "one_pass_s": round(wall1, 1),
+           "sliced_s": round(walls, 1), "slice_seconds": sl,
+           "sliced_over_one_pass": walls / wall1, "sliced_over_sum": walls / sum(sl),
+           "bit_identical": bool(np.array_equal(lm1.losses, lms.losses))}
+    print(f"{k} experts, N={n}: one pass {wall1:.1f} s; {len(sl)} slices {walls:.1f} s "
+          f"({walls / wall1:.3f}x one pass; sum of slices {sum(sl):.1f} s, {walls / sum(sl):.3f}x); "
+          f"bit-identical {out['bit_identical']}")
+    return out
+
+
 def matmul_dtype(n: int = N, repeats: int = 2) -> dict:
     """Stage 1 with ``Protocol(matmul_dtype="bfloat16")`` against float32 on the
     same board and task: wall time (after a compiling run, interleaved, min of
@@ -174,6 +206,8 @@ if __name__ == "__main__":
         rss(int(args[1]), int(args[2]) if len(args) > 2 else N)
     elif args and args[0] == "vtab":
         vtab(int(args[1]) if len(args) > 1 else N, args[2] if len(args) > 2 else None)
+    elif args and args[0] == "slicing":
+        slicing_overhead(*(int(a) for a in args[1:4]))
     elif args and args[0] == "matmul_dtype":
         matmul_dtype(int(args[1]) if len(args) > 1 else N)
     else:

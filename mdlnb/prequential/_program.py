@@ -61,7 +61,16 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
     coded = []
     for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
         xj = xn if spec.standardize[j] else xs["x"]
-        logp = jax.nn.log_softmax(jax.vmap(ro.apply, in_axes=(0, None))(g.ema_params, xj))
+        # Evaluated block by block, as trained: one vmap over the whole group
+        # rounds differently with the group's size (XLA:CPU partitions a batched
+        # matmul by its batch), so a slice holding 2 of a group's 4 blocks gave
+        # other losses in the last bit than one pass.
+        blk = spec.block[j]
+        k = jax.tree_util.tree_leaves(g.ema_params)[0].shape[0]
+        per = jax.tree_util.tree_map(lambda a: a.reshape((k // blk, blk) + a.shape[1:]), g.ema_params)
+        logp = jax.lax.map(lambda p, ro=ro: jax.nn.log_softmax(
+            jax.vmap(ro.apply, in_axes=(0, None))(p, xj)), per)
+        logp = logp.reshape((k,) + logp.shape[2:])
         coded.append(-jnp.take_along_axis(logp, xs["y"][None, :, None], axis=2)[..., 0])
     losses = jnp.concatenate(coded, axis=0).T  # (B, K)
     losses = jnp.where(xs["batch"] == 0, jnp.float32(math.log(c)), losses)

@@ -79,10 +79,16 @@ def _flags(x):
     return _row_flags_from_min(jnp.min(x, axis=-1))
 
 
-def _bayes(p, state, L, valid, posterior: bool):
-    n, K = L.shape
+def _layout(n: int, K: int):
+    """(P, M, rem): P segments of M rows walked in lock-step, rem rows after them."""
     P = max(1, min(_SLAB // K, n // _MIN_M))
     M, rem = divmod(n, P)
+    return P, M, rem
+
+
+def _reader(L, valid):
+    n, K = L.shape
+    P, M, _ = _layout(n, K)
     X = L[:P * M].reshape(P, M, K)   # segment p = rows p·M … p·M + M − 1
     V = valid[:P * M].reshape(P, M)
 
@@ -92,13 +98,52 @@ def _bayes(p, state, L, valid, posterior: bool):
         ok = lax.dynamic_index_in_dim(V, i, 1, False)
         return jnp.where(ok[:, None], raw, 0.0), raw
 
+    return read
+
+
+def segment_totals(L, valid):
+    """Double-float column sums (hi, lo), each (P, K), of the P lock-step
+    segments of L (``_layout``; NaN read as +inf, rows not ``valid`` as 0)."""
+    n, K = L.shape
+    P, M, _ = _layout(n, K)
+    read = _reader(L, valid)
+
     def total(i, c):
         hi, lo = c
         s, e = _two_sum(hi, read(i)[0])
         return s, lo + e
 
     zero = jnp.zeros((P, K), jnp.float32)
-    th, tl = lax.fori_loop(0, M, total, (zero, zero))
+    return lax.fori_loop(0, M, total, (zero, zero))
+
+
+def column_sums(L, valid, totals=None):
+    """Double-float column sums (hi, lo), each (K,), of all rows of L (NaN read
+    as +inf, rows not ``valid`` as 0): the ``segment_totals`` (computed unless
+    given), then the rem rows after them."""
+    n, K = L.shape
+    P, M, _ = _layout(n, K)
+    th, tl = segment_totals(L, valid) if totals is None else totals
+
+    def add(c, t):
+        s, e = _two_sum(c[0], t[0])
+        return (s, c[1] + t[1] + e), None
+
+    zero = jnp.zeros((K,), jnp.float32)
+    rest = L[P * M:]
+    rest = jnp.where(valid[P * M:, None], jnp.where(jnp.isnan(rest), jnp.inf, rest), 0.0)
+    c, _ = lax.scan(add, (zero, zero), (th, tl))
+    c, _ = lax.scan(add, c, (rest, jnp.zeros_like(rest)))
+    return c
+
+
+def _bayes(p, state, L, valid, posterior: bool, totals=None):
+    """The Bayesian pass over L from ``state``; ``totals``: the
+    ``segment_totals`` of (L, valid) when already computed (row-parallel runs)."""
+    n, K = L.shape
+    P, M, rem = _layout(n, K)
+    read = _reader(L, valid)
+    th, tl = segment_totals(L, valid) if totals is None else totals
 
     def prefix(c, t):
         s, e = _two_sum(c[0], t[0])

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mdlnb._checks import as_array
-from mdlnb.switching import forward
+from mdlnb.switching import _rowsplit, forward
 from mdlnb.switching.result import SwitchResult
 from mdlnb.switching.strategies import FixedShare, get_strategy
 
@@ -110,7 +110,9 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
         # (a short input is padded on the device to a bucketed size: few compilations).
         L = L.astype(jnp.float32)
         size = _bucket(n, int(chunk_rows))
-        if n > chunk_rows or size == n:
+        if _rowsplit.applies(strategy, n):  # Bayes on a CPU: row parts in threads
+            state, ps, lp, flags = _rowsplit.run_all(params, state, L, posterior=posterior)
+        elif n > chunk_rows or size == n:
             state, ps, lp, flags = forward.run_all(strategy.skeleton(), params, state, L,
                                                    posterior=posterior, linear=linear)
         else:
