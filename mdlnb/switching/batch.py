@@ -47,6 +47,7 @@ def raise_for_flags(flags: np.ndarray, per_step: np.ndarray, offset: int, name: 
             "with positive weight has an infinite loss there")
 
 
+_PARALLEL_COPY_BYTES = 1 << 26  # a NumPy input this large is copied in row parts, in threads
 _ALIGN = 64  # bytes: XLA's CPU client aliases a NumPy buffer this aligned instead of copying it
 
 
@@ -57,15 +58,24 @@ def _to_device(L: np.ndarray) -> jax.Array:
     aligned: on a CPU backend XLA aliases it (no copy), on an accelerator it
     is the one host-to-device transfer. Any other array is first copied once,
     as float32, into such a buffer (NumPy's own allocations are 16-byte
-    aligned); ``jnp.asarray`` would copy through a slower path (2-4x a memcpy
+    aligned), in row parts in threads when it is large; ``jnp.asarray``
+    would copy through a slower path (2-4x a memcpy
     here). A loss beyond float32 becomes +inf (probability 0).
     """
     if not (L.dtype == np.float32 and L.flags.c_contiguous and L.ctypes.data % _ALIGN == 0):
         buf = np.empty(L.size * 4 + _ALIGN, np.uint8)
         off = (-buf.ctypes.data) % _ALIGN
         A = buf[off:off + L.size * 4].view(np.float32).reshape(L.shape)
-        with np.errstate(over="ignore"):
-            np.copyto(A, L, casting="unsafe")
+        # row parts copied in threads (NumPy releases the GIL): the copy and the
+        # page faults of the new buffer both halve on two cores
+        parts = _rowsplit.MAX_PARTS if A.nbytes >= _PARALLEL_COPY_BYTES else 1
+        cuts = [len(A) * j // parts for j in range(parts + 1)]
+
+        def copy(j):
+            with np.errstate(over="ignore"):
+                np.copyto(A[cuts[j]:cuts[j + 1]], L[cuts[j]:cuts[j + 1]], casting="unsafe")
+
+        list(_rowsplit._pool().map(copy, range(parts)))
         L = A
     return jax.device_put(L)
 
@@ -133,16 +143,21 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
     log_post = None
     C = int(chunk_rows)
     skeleton = strategy.skeleton()
+    cpu = jax.default_backend() == "cpu"
     for start in range(0, n, C):
         m = min(C, n - start)
         skip = 0
         if m < C and n > C:
             skip, m = C - m, C
         with np.errstate(over="ignore"):  # a loss beyond float32 is +inf (probability 0)
-            block = np.asarray(L[start - skip:start - skip + m], np.float32)
-        size = _bucket(m, C)
-        if size != m:  # the whole input is one short chunk: pad it to a bucketed size
-            block = np.concatenate([block, np.zeros((size - m, k), np.float32)])
+            block = L[start - skip:start - skip + m]
+            size = _bucket(m, C)
+            if size != m:  # the whole input is one short chunk: pad it to a bucketed size
+                block = np.concatenate([np.asarray(block, np.float32),
+                                        np.zeros((size - m, k), np.float32)])
+            # on a CPU backend the aligned copy of _to_device (none for an aligned float32
+            # view) instead of the slower copy XLA makes of any other NumPy argument
+            block = _to_device(block) if cpu else np.asarray(block, np.float32)
         state, ps, lp, flags = forward.run_chunk(skeleton, params, state, block, m, skip,
                                                  posterior=posterior, linear=linear)
         ps = np.asarray(ps, np.float64)[skip:m]
