@@ -27,7 +27,9 @@ sums each segment (double-float), an exclusive prefix over the P segment
 totals gives every segment its starting S, a second pass writes G, m and
 the posterior; the last n mod P rows follow as one more segment, row by row.
 Slabs are read with ``dynamic_index`` from L reshaped (P, M, K), not gathered
-(a gather of P rows cost 2× more).
+(a gather of P rows cost 2× more). On a CPU backend ``batch.codelength`` runs
+this pass over up to 4 contiguous row parts in threads (``_rowsplit.py``,
+with ``segment_totals`` and ``column_sums`` below as its first phase).
 
 Elementwise mixture (independent draws): loss_t = −logsumexp_k(log w_t,k − L[t, k])
 with w_1 the carried state's weights and w_t = w for t ≥ 2 — one vectorized
