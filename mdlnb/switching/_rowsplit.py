@@ -25,6 +25,8 @@ by the machine's core count, so a result is the same on every machine.
 
 from __future__ import annotations
 
+import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
@@ -40,13 +42,26 @@ MAX_PARTS = 4
 
 
 _POOL: list = []
+_POOL_LOCK = threading.Lock()
 
 
 def _pool() -> ThreadPoolExecutor:
-    """One pool of ``MAX_PARTS`` threads for the process, started on first use."""
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(MAX_PARTS, thread_name_prefix="mdlnb-rows"))
-    return _POOL[0]
+    """One pool of ``MAX_PARTS`` threads for the process, started on first use
+    (a forked child starts its own: threads do not survive ``fork``)."""
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(MAX_PARTS, thread_name_prefix="mdlnb-rows"))
+        return _POOL[0]
+
+
+def _forget_pool() -> None:
+    global _POOL_LOCK
+    _POOL.clear()
+    _POOL_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def num_parts(n: int) -> int:
