@@ -10,7 +10,7 @@ import pytest
 import mdlnb
 from mdlnb import prequential, readouts
 from mdlnb.experts import Expert, expert_grid
-from mdlnb.prequential import _program
+from mdlnb.prequential import _groups, _program
 
 N, D, C, B = 200, 6, 3, 16          # 13 batches, the last one partial (8 examples)
 CHUNK = 4                           # 4 chunks, the last padded with 3 empty batches
@@ -231,17 +231,26 @@ def _kill_at_second_report():
     return killer
 
 
-def test_kill_and_resume_is_bit_identical(tmp_path):
+def test_kill_and_resume_is_bit_identical(tmp_path, monkeypatch):
     task, board = _task(), _board()
     full = _run(task, board)
 
     with pytest.raises(KeyboardInterrupt):
         _run(task, board, checkpoint_dir=tmp_path, checkpoint_every_s=0, progress=_kill_at_second_report())
     assert len(list(tmp_path.glob("*.ckpt.npz"))) == 1
-    resumed_at = []
+    resumed_at, built = [], []
+    init_group = _groups._init_group
+
+    def recording(*args):  # whether the initial state was built (not just traced)
+        out = init_group(*args)
+        built.append(not isinstance(jax.tree_util.tree_leaves(out)[0], jax.core.Tracer))
+        return out
+
+    monkeypatch.setattr(_groups, "_init_group", recording)
     res = _run(task, board, checkpoint_dir=tmp_path, checkpoint_every_s=0,
                progress=lambda d, t, b: resumed_at.append(d))
     assert resumed_at[0] == 3 * CHUNK * B                    # resumed after chunk 2, not from 0
+    assert built and not any(built)                          # its state: from the file only
     np.testing.assert_array_equal(res.losses, full.losses)
     assert not list(tmp_path.glob("*.ckpt.npz"))             # removed when finished
 

@@ -90,18 +90,35 @@ def _hypers(members: Sequence[Expert]) -> tuple[_fit.Hyper, jax.Array]:
     return h, jnp.asarray([e.replay_streams for e in members], jnp.int32)
 
 
-def _layout(experts, ndev, d, c, b, seed, clip, matmul_dtype):
+def _state_shapes(groups, members, seed: int, d: int, c: int):
+    """The initial state's ``ShapeDtypeStruct`` tree, traced, not built (a resumed
+    run reads its state from the checkpoint: on the ``vtab`` board building it
+    first took 10 GB and tens of seconds). A readout whose ``init`` runs on the
+    host cannot be traced: its group is built and measured."""
+    shapes = []
+    for (ro, _), m in zip(groups, members):
+        try:
+            shapes.append(jax.eval_shape(lambda ro=ro, m=m: _init_group(ro, m, seed, d, c)))
+        except TypeError:  # a tracer reached NumPy (jax.errors.*ConversionError)
+            shapes.append(jax.tree_util.tree_map(
+                lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), _init_group(ro, m, seed, d, c)))
+    return tuple(shapes)
+
+
+def _layout(experts, ndev, d, c, b, seed, clip, matmul_dtype, *, build: bool = True):
     """The board laid out for the chunk program on ``ndev`` devices: ``(groups, spec,
     column, state, hypers)``. Groups come from :func:`_group`, padded on several
     devices to whole blocks per device (:func:`mdlnb.prequential._sharding.pad_groups`);
     ``column[j]`` is the expert of output column ``j`` (-1: padding; device-major when
-    sharded); each group's initial state and stacked hyperparameters."""
+    sharded); each group's initial state (``build=False``: its shapes only,
+    :func:`_state_shapes`) and stacked hyperparameters."""
     groups = _group(experts, d, c)
     if ndev > 1:
         groups = _sharding.pad_groups(groups, ndev, lambda ro, size: _block_size(
             size, ro.num_params(d, c), getattr(ro, "max_block", None)))
     members, spec = _members_spec(groups, experts, ndev, d, c, b, clip, matmul_dtype)
     column = _sharding.columns(groups, ndev)
-    state = tuple(_init_group(ro, m, seed, d, c) for (ro, _), m in zip(groups, members))
+    state = (tuple(_init_group(ro, m, seed, d, c) for (ro, _), m in zip(groups, members))
+             if build else _state_shapes(groups, members, seed, d, c))
     hypers = tuple(_hypers(m) for m in members)
     return groups, spec, column, state, hypers

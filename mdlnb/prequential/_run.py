@@ -270,9 +270,13 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     # blocks per device (index -1: a copy of its first expert, column dropped).
     mesh = _sharding.expert_mesh(devices) if devices is not None or jax.device_count() > 1 else None
     ndev = 1 if mesh is None else mesh.size
+    if proto.prune is not None:
+        ckpt_file = None  # no checkpoints when pruning: see README
+    # a run that resumes takes its state from the checkpoint: only its shapes here
+    resuming = ckpt_file is not None and ckpt_file.exists()
     groups, spec, column, state, hypers = _layout(experts, ndev, d, c, b, seed,
                                                   proto.clip if prefix else None,
-                                                  proto.matmul_dtype)
+                                                  proto.matmul_dtype, build=not resuming)
     keep = column >= 0
     x_dev, y_dev = jnp.asarray(x_ord), jnp.asarray(y_ord)
     seed_key = jax.random.PRNGKey(seed)
@@ -284,17 +288,14 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
             raise ValueError("prune: runs on one device; pass devices=[jax.devices()[0]]")
         pruner = _prune.Pruner(proto.prune, proto.strategy, len(experts), n, b,
                                readout_of=_prune.readout_labels(experts))
-        chunk_batches, ckpt_file = proto.prune.segment_batches, None  # no checkpoints: see README
+        chunk_batches = proto.prune.segment_batches
         computed = 0
     chunk = min(int(chunk_batches), total_batches)
     losses = np.full((n, len(experts)), np.inf if pruner else 0.0, np.float32)
     running = (np.zeros(d), np.zeros(d), 0.0)
     next_batch = 0  # chunks start at any batch: a checkpoint resumes under another chunk size
-    if ckpt_file is not None and ckpt_file.exists():
-        # the fresh state is dropped before reading (peak: one state, not two)
-        like = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), state)
-        del state
-        resumed = _load_checkpoint(ckpt_file, key, like)
+    if resuming:
+        resumed = _load_checkpoint(ckpt_file, key, state)  # state: ShapeDtypeStructs
         if resumed is not None:
             state, losses, running, next_batch = resumed
         else:  # none that fits: start afresh (the same deterministic initial state)
