@@ -65,6 +65,13 @@ def _two_sum(a, b):
     return s, jnp.where(jnp.isfinite(s), e, 0.0)
 
 
+def _df_add(a, b):
+    """(hi, lo) + (hi, lo), double-float: the two-sum of the high parts, its
+    rounding error added to the low parts."""
+    s, e = _two_sum(a[0], b[0])
+    return s, a[1] + b[1] + e
+
+
 def _finite_min(x, axis=None):
     m = jnp.min(x, axis=axis)
     return jnp.where(jnp.isfinite(m), m, 0.0)
@@ -128,8 +135,7 @@ def column_sums(L, valid, totals=None):
     th, tl = segment_totals(L, valid) if totals is None else totals
 
     def add(c, t):
-        s, e = _two_sum(c[0], t[0])
-        return (s, c[1] + t[1] + e), None
+        return _df_add(c, t), None
 
     zero = jnp.zeros((K,), jnp.float32)
     rest = L[P * M:]
@@ -148,8 +154,7 @@ def _bayes(p, state, L, valid, posterior: bool, totals=None):
     th, tl = segment_totals(L, valid) if totals is None else totals
 
     def prefix(c, t):
-        s, e = _two_sum(c[0], t[0])
-        return (s, c[1] + t[1] + e), c
+        return _df_add(c, t), c
 
     s0 = (-state.log_weights[0], -state.log_weights_lo[0])
     (fh, fl), (ph, pl) = lax.scan(prefix, s0, (th, tl))

@@ -89,9 +89,8 @@ def _totals(L):
 @partial(jax.jit, static_argnames=("posterior",))
 def _part(params, state, before, L, totals, posterior: bool):
     hi, lo = -state.log_weights[0], -state.log_weights_lo[0]
-    for h, l in before:  # S_0 + Σ_{i<j} sums_i, double-float
-        s, e = _mixtures._two_sum(hi, h)
-        hi, lo = s, lo + l + e
+    for pair in before:  # S_0 + Σ_{i<j} sums_i, double-float
+        hi, lo = _mixtures._df_add((hi, lo), pair)
     start = state._replace(log_weights=-hi[None], log_weights_lo=-lo[None])
     return _mixtures._bayes(params, start, L, jnp.ones(L.shape[0], bool), posterior, totals)
 

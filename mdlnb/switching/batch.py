@@ -75,7 +75,10 @@ def _to_device(L: np.ndarray) -> jax.Array:
             with np.errstate(over="ignore"):
                 np.copyto(A[cuts[j]:cuts[j + 1]], L[cuts[j]:cuts[j + 1]], casting="unsafe")
 
-        list(_rowsplit._pool().map(copy, range(parts)))
+        if parts == 1:  # small: no thread hop
+            copy(0)
+        else:
+            list(_rowsplit._pool().map(copy, range(parts)))
         L = A
     return jax.device_put(L)
 
