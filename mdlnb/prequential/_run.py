@@ -34,7 +34,8 @@ from mdlnb.prequential._stream import stream_order
 # state NamedTuple, the protocol in the cache key, raw features no longer clipped under
 # standardize="none", the shared checkpoint format (mdlnb._checkpoint). v4: experts grouped
 # by (architecture, replay count) in whole blocks (losses may move in the last float bit).
-CODE_VERSION = "prequential-v4"
+# v5: losses evaluated block by block (the last float bit again, in groups of several blocks).
+CODE_VERSION = "prequential-v5"
 DEFAULT_CHUNK_BATCHES = 128
 #: ``chunk_batches="auto"``: FLOPs one compiled call may take (about a minute on a
 #: 2-core CPU, tens of milliseconds on a GPU), so that progress and checkpoints
