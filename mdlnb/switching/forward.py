@@ -46,7 +46,14 @@ from jax.nn import logsumexp
 from mdlnb.switching import _linear_hmm, _mixtures
 from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
 
-_BLOCK = 256            # rows per vectorized exp block in the linear kernel
+# Linear kernel: rows per block whose exp(c − L) is one vectorized op (about 2^20
+# entries, so that XLA:CPU splits it over its threads; 256 (K = 64) → 4096 rows:
+# fixed share with the posterior from 4.0× to 3.5× a logsumexp at N = 4·10⁵,
+# K = 256), and rows per loop step when the posterior is stored (each step stores
+# its G posterior rows at once; storing them row by row cost ~0.5 µs a row:
+# 3.5× → 2.4×). Measured on XLA:CPU, jax 0.10, 2 cores (benchmarks/RESULTS.md).
+_BLOCK_ENTRIES, _BLOCK_MIN, _BLOCK_MAX = 1 << 20, 256, 4096
+_GROUP = 8
 _MIN_WEIGHT = 1e-20     # linear kernel only when all weights stay above this
 
 FLAG_NEGATIVE, FLAG_ALL_INF = 2, 4
@@ -186,6 +193,12 @@ def _log_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
     return SwitchState(*carry), ps, lp, flags
 
 
+def _block_rows(num_experts: int) -> int:
+    """Rows per vectorized block: ~2^20 entries, a power of two in [256, 4096]."""
+    b = 1 << max(0, (_BLOCK_ENTRIES // max(1, num_experts)).bit_length() - 1)
+    return int(min(_BLOCK_MAX, max(_BLOCK_MIN, b)))
+
+
 def _linear_block(strategy, p, w, t, L, valid, posterior: bool):
     """Linear-space fixed share over one block L (B, K); w (K,) normalized."""
     L = jnp.where(jnp.isnan(L), jnp.inf, L)  # a diverged expert: probability 0
@@ -195,25 +208,32 @@ def _linear_block(strategy, p, w, t, L, valid, posterior: bool):
     steps = t + 2 + jnp.cumsum(valid.astype(jnp.int32)) - valid.astype(jnp.int32)
     a = _alpha(strategy, steps, p)
     base = jnp.exp(p["log_w"])
+    B, K = L.shape
+    G = _GROUP if posterior and B % _GROUP == 0 else 1
 
-    def row(w, inp):
-        pt, ai, ok = inp
-        q = w * pt
-        z = jnp.sum(q)
-        new = q * ((1.0 - ai) / z) + ai * base
-        return jnp.where(ok, new, w), (z, w if posterior else None)
+    def rows(w, inp):  # G rows per loop step: the posterior rows are stored G at a time
+        pg, ag, okg = inp
+        zs, ws = [], []
+        for g in range(G):
+            q = w * pg[g]
+            z = jnp.sum(q)
+            new = q * ((1.0 - ag[g]) / z) + ag[g] * base
+            ws.append(w)
+            zs.append(z)
+            w = jnp.where(okg[g], new, w)
+        return w, (jnp.stack(zs), jnp.stack(ws) if posterior else None)
 
-    w, (z, ws) = lax.scan(row, w, (P, a, valid))
-    ps = c - jnp.log(z)
-    return w, ps, (jnp.log(ws) if posterior else None), _row_flags(L)
+    w, (z, ws) = lax.scan(rows, w, (P.reshape(B // G, G, K), a.reshape(-1, G), valid.reshape(-1, G)))
+    ps = c - jnp.log(z.reshape(B))
+    return w, ps, (jnp.log(ws.reshape(B, K)) if posterior else None), _row_flags(L)
 
 
 def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
-    """Linear kernel over L (n, K): full blocks of ``_BLOCK`` rows are read in
-    place with ``dynamic_slice`` (no copy of L), the last partial block is padded
-    (a copy of < ``_BLOCK`` rows)."""
+    """Linear kernel over L (n, K): full blocks of ``_block_rows(K)`` rows are read
+    in place with ``dynamic_slice`` (no copy of L), the last partial block is
+    padded (a copy of fewer rows than a block)."""
     n, K = L.shape
-    B = min(_BLOCK, n)
+    B = min(_block_rows(K), n)
     nb, rem = divmod(n, B)
 
     def block(carry, Lk, vk):
