@@ -37,11 +37,12 @@ from jax import lax
 from mdlnb.switching.strategies import RunLength, SwitchDistribution
 
 _BLOCK = 256  # rows per vectorized exp block
-# Rows per scan iteration, measured on XLA:CPU (jax 0.10, 2 cores, N = 10⁵, K = 64):
-# the switch distribution's (2, K) step runs fastest rolled (unroll 1: 2.8× a
-# logsumexp, 8: 4.1×, 2: 5.6×), run-length's (R − 1 + J, K) step unrolled
-# (8: 2.0× per state row, 1: 2.5×).
-_UNROLL = {SwitchDistribution: 1, RunLength: 8}
+# Rows per scan iteration (without, with the posterior), measured on XLA:CPU
+# (jax 0.10, 2 cores, N = 10⁵, K = 64): the switch distribution's (2, K) step
+# runs fastest rolled when no posterior row is stored (unroll 1: 2.8× a
+# logsumexp, 8: 4.1×, 2: 5.6×) and unrolled when one is (1: 9–10×, 8: 5–6.5×);
+# run-length's (R − 1 + J, K) step unrolled (8: 2.0× per state row, 1: 2.5×).
+_UNROLL = {SwitchDistribution: (1, 8), RunLength: (8, 8)}
 
 
 _MIN_INFLOW = 1e-20  # as forward._MIN_WEIGHT: fresh mass every state gets each step
@@ -115,7 +116,7 @@ def _block(strategy, p, w, t, L, valid, posterior: bool):
         return jnp.where(ok, new, w), (z, jnp.sum(w, axis=0) if posterior else None)
 
     h = 1.0 / steps.astype(jnp.float32)  # one division per row, outside the loop
-    w, (z, ws) = lax.scan(row, w, (P, h, valid), unroll=_UNROLL[type(strategy)])
+    w, (z, ws) = lax.scan(row, w, (P, h, valid), unroll=_UNROLL[type(strategy)][posterior])
     return w, c - jnp.log(z), (jnp.log(ws) if posterior else None)
 
 
