@@ -52,6 +52,41 @@ def run_length_float64(L, strategy):
     return total, post
 
 
+def fixed_share_float64(L, m):
+    """Fixed share with α = min(1, (m − 1)/s) into step s ≥ 2, uniform prior, float64."""
+    n, k = L.shape
+    w = np.full(k, 1.0 / k)
+    total, per, post = 0.0, np.empty(n), np.empty((n, k))
+    for t in range(n):
+        post[t] = w
+        q = w * np.exp(-L[t])
+        per[t] = -np.log(q.sum())
+        a = min(1.0, (m - 1.0) / (t + 2))
+        w = (1 - a) * q / q.sum() + a / k
+    return per, post
+
+
+@pytest.mark.parametrize("n", [9_001, 4_096 * 2 + 1_000])
+def test_fixed_share_posterior_over_blocks_against_float64(n):
+    """Fixed share's linear kernel stores the posterior 8 rows per loop step in
+    blocks of 4,096 rows (K ≤ 256): several blocks, a padded last one, and a
+    length that is not a multiple of 8, as a NumPy input (chunked, then whole)
+    and as a device array, against a float64 forward pass."""
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(5)
+    L = rng.exponential(1.0, size=(n, 6))
+    L[:, 2] += np.r_[np.zeros(n // 2), np.full(n - n // 2, 0.5)]
+    L = L.astype(np.float32)
+    per, post = fixed_share_float64(L.astype(np.float64), 2.0)
+    for got in (sw.codelength(L, sw.FixedShare(m=2), chunk_rows=4_096),
+                sw.codelength(L, sw.FixedShare(m=2)),
+                sw.codelength(jnp.asarray(L), sw.FixedShare(m=2))):
+        np.testing.assert_allclose(got.per_step, per, rtol=0, atol=2e-6)
+        assert got.total_nats == pytest.approx(per.sum(), rel=1e-7)
+        np.testing.assert_allclose(got.posterior, post, rtol=2e-5, atol=1e-9)
+
+
 @pytest.fixture(scope="module")
 def L():
     rng = np.random.default_rng(21)
