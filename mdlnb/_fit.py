@@ -58,17 +58,47 @@ def stack_hypers(hs: list[Hyper]) -> Hyper:
     return Hyper(*(jnp.stack(v) for v in zip(*hs)))
 
 
+def scale_by_adam(b1, b2: float, eps: float) -> optax.GradientTransformation:
+    """:func:`optax.scale_by_adam` (no ε inside the root, no Nesterov) with the
+    bias corrections written as products, m̂ = m · (1 − β1^t)⁻¹ and
+    v̂ = v · (1 − β2^t)⁻¹, instead of optax's divisions m / (1 − β1^t).
+
+    Same state (:class:`optax.ScaleByAdamState`) and the same numbers to one
+    rounding. Why: XLA's simplifier rewrote the division by the per-expert
+    scalar 1 − β^t into a product with its reciprocal in a one-device program
+    but kept it in a program partitioned over devices, so a board sharded over
+    devices differed from one device in the last bit (2.4e-7 nats; see
+    benchmarks/RESULTS.md). Written as a product, both compile alike and
+    sharded runs are bit-identical (``tests/test_sharding.py``).
+    """
+    base = optax.scale_by_adam(b1=b1, b2=b2, eps=eps)
+
+    def update_fn(updates, state, params=None):
+        del params
+        mu = optax.tree.update_moment(updates, state.mu, b1, 1)
+        nu = optax.tree.update_moment_per_elem_norm(updates, state.nu, b2, 2)
+        count = optax.safe_increment(state.count)
+        c1, c2 = 1.0 / (1.0 - b1 ** count), 1.0 / (1.0 - b2 ** count)
+        out = jax.tree.map(lambda m, v: (m * c1.astype(m.dtype))
+                           / (jnp.sqrt(v * c2.astype(v.dtype)) + eps), mu, nu)
+        return out, optax.ScaleByAdamState(count=count, mu=mu, nu=nu)
+
+    return optax.GradientTransformation(base.init, update_fn)
+
+
 def optimizer(h: Hyper) -> optax.GradientTransformation:
     """AdamW with ``h``'s learning rate, β1 and decoupled weight decay; β2 = 0.999,
-    ε = 1e-8. Built from (possibly traced) arrays at every step, so one
-    compilation serves a vmapped grid; its state does not depend on ``h``."""
-    return optax.adamw(learning_rate=h.learning_rate, b1=h.b1, b2=0.999, eps=1e-8,
-                       weight_decay=h.weight_decay)
+    ε = 1e-8: :func:`optax.adamw`'s chain with :func:`scale_by_adam` above.
+    Built from (possibly traced) arrays at every step, so one compilation serves
+    a vmapped grid; its state does not depend on ``h``."""
+    return optax.chain(scale_by_adam(h.b1, 0.999, 1e-8),
+                       optax.add_decayed_weights(h.weight_decay),
+                       optax.scale_by_learning_rate(h.learning_rate))
 
 
 def state_of(params: Any) -> State:
     """Fresh training state for ``params``: AdamW moments at zero, EMA = params."""
-    return State(params, optax.adamw(1e-3).init(params), params)
+    return State(params, optimizer(hyper(1e-3)).init(params), params)
 
 
 def init_state(init: Callable, key: jax.Array, in_dim: int, num_classes: int,

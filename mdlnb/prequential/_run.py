@@ -35,7 +35,8 @@ from mdlnb.prequential._stream import stream_order
 # standardize="none", the shared checkpoint format (mdlnb._checkpoint). v4: experts grouped
 # by (architecture, replay count) in whole blocks (losses may move in the last float bit).
 # v5: losses evaluated block by block (the last float bit again, in groups of several blocks).
-CODE_VERSION = "prequential-v5"
+# v6: Adam's bias correction as a product (_fit.scale_by_adam): sharded runs equal one device's.
+CODE_VERSION = "prequential-v6"
 DEFAULT_CHUNK_BATCHES = 128
 #: ``chunk_batches="auto"``: FLOPs one compiled call may take (about a minute on a
 #: 2-core CPU, tens of milliseconds on a GPU), so that progress and checkpoints

@@ -14,16 +14,14 @@ every process passes the same arguments, and each gets the whole
 
 Each group is spread evenly: every device gets ``ceil(size / devices)`` of
 its experts, rounded up to whole blocks, padded with copies of the group's
-first expert whose columns are dropped. The losses equal a one-device run's
-up to float32 rounding: the partitioned program is fused differently by XLA
-and differs in the last bit (measured ≤ 1e-6 nats per entry on CPU;
-``tests/test_sharding.py``). The compiled HLO shows where: in the one-device
-program XLA's simplifier turns optax's Adam bias correction (a division by
-the per-expert scalar 1 − b^t) into a multiplication by its reciprocal, in
-the partitioned one it keeps the division. Block widths are not the cause
-(with every device given the one-device blocks the difference is the same,
-2.4e-7 nats). Slices run one after another (:mod:`mdlnb.prequential._slicing`)
-are bit-identical instead.
+first expert whose columns are dropped. The losses are bit-identical to a
+one-device run's (``tests/test_sharding.py``: 4 CPU devices, 2 processes),
+and so are slices run one after another (:mod:`mdlnb.prequential._slicing`).
+They were not while stage 1 used :func:`optax.adamw` as is: XLA's simplifier
+turned its bias correction (a division by the per-expert scalar 1 − β^t)
+into a product with the reciprocal in the one-device program and kept the
+division in the partitioned one (2.4e-7 nats apart; block widths were not
+the cause). :func:`mdlnb._fit.scale_by_adam` writes it as the product.
 """
 
 from __future__ import annotations
