@@ -47,11 +47,12 @@ from mdlnb.switching import _linear_hmm, _mixtures
 from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
 
 # Linear kernel: rows per block whose exp(c − L) is one vectorized op (about 2^20
-# entries, so that XLA:CPU splits it over its threads; 256 (K = 64) → 4096 rows:
-# fixed share with the posterior from 4.0× to 3.5× a logsumexp at N = 4·10⁵,
-# K = 256), and rows per loop step when the posterior is stored (each step stores
-# its G posterior rows at once; storing them row by row cost ~0.5 µs a row:
-# 3.5× → 2.4×). Measured on XLA:CPU, jax 0.10, 2 cores (benchmarks/RESULTS.md).
+# entries, so that XLA:CPU splits it over its threads: 4,096 rows at K ≤ 256
+# instead of the former 256 took fixed share with the posterior from 4.0× to
+# 3.5× a logsumexp at N = 4·10⁵, K = 256), and rows per loop step when the
+# posterior is stored (each step stores its G posterior rows at once; storing
+# them row by row cost ~0.5 µs a row: 3.5× → 2.4×). Measured on XLA:CPU,
+# jax 0.10, 2 cores (benchmarks/RESULTS.md).
 _BLOCK_ENTRIES, _BLOCK_MIN, _BLOCK_MAX = 1 << 20, 256, 4096
 _GROUP = 8
 _MIN_WEIGHT = 1e-20     # linear kernel only when all weights stay above this
