@@ -27,6 +27,7 @@ import json
 import os
 import tempfile
 import warnings
+import zipfile
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
@@ -196,6 +197,27 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
 # ----------------------------------------------------------------------------- reading
 
 
+def _read_members(path: Path) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` as :func:`numpy.load` reads it (no pickles),
+    float32 arrays into 64-byte-aligned buffers (:func:`mdlnb._aligned.read_npy`:
+    XLA's CPU client then reads them in place)."""
+    from mdlnb import _aligned  # noqa: PLC0415
+
+    arrays = {}
+    with zipfile.ZipFile(path) as zf:
+        for name in zf.namelist():
+            key = name[:-4] if name.endswith(".npy") else name
+            with zf.open(name) as f:
+                a = _aligned.read_npy(f)
+                if a is not None and f.read(1):  # reading to the end also checks the CRC
+                    raise ValueError(f"{name}: data beyond the array")
+            if a is None:
+                with zf.open(name) as f:
+                    a = np.lib.format.read_array(f, allow_pickle=False)
+            arrays[key] = a
+    return arrays
+
+
 def read_npz(path: str | os.PathLike, *, require_checksum: bool = True) -> dict[str, np.ndarray]:
     """All arrays of an ``.npz`` (no pickles), checksum verified.
 
@@ -207,8 +229,7 @@ def read_npz(path: str | os.PathLike, *, require_checksum: bool = True) -> dict[
     """
     path = Path(path)
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
+        arrays = _read_members(path)
     except FileNotFoundError:
         raise
     except Exception as e:  # any parse failure of a damaged file: BadZipFile, zlib, EOF, header…

@@ -9,6 +9,7 @@ from typing import Sequence
 
 import numpy as np
 
+from mdlnb import _aligned
 from mdlnb._io import atomic_savez, read_npz
 from mdlnb._protocol import Protocol
 from mdlnb.experts import Expert
@@ -41,14 +42,21 @@ class LossMatrix:
     protocol: Protocol | None = None
 
     def __post_init__(self) -> None:
-        losses = np.asarray(self.losses, np.float32)
+        losses = np.asarray(self.losses)
         if losses.ndim != 2 or losses.shape[1] != len(self.experts):
             raise ValueError(f"losses: expected shape (N, {len(self.experts)}), got {losses.shape}")
         order = np.asarray(self.order, np.int64)
         if order.shape != (losses.shape[0],):
             raise ValueError(f"order: expected shape ({losses.shape[0]},), got {order.shape}")
-        if np.isnan(losses).any():  # a diverged expert gives the label probability 0
-            losses = np.where(np.isnan(losses), np.float32(np.inf), losses)
+        nan = np.isnan(losses) if losses.dtype.kind == "f" else None
+        if losses.dtype != np.float32 or (nan is not None and nan.any()):
+            # a new array anyway: an aligned one (stage 2 reads it in place, mdlnb._aligned);
+            # NaN (a diverged expert) becomes +inf: the label's probability is 0
+            new = _aligned.empty(losses.shape)
+            np.copyto(new, losses, casting="unsafe")
+            if nan is not None:
+                new[nan] = np.inf
+            losses = new
         object.__setattr__(self, "losses", losses)
         object.__setattr__(self, "order", order)
         object.__setattr__(self, "experts", tuple(self.experts))

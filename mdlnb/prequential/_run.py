@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _checkpoint
+from mdlnb import _aligned, _checkpoint
 from mdlnb._checks import check_finite
 from mdlnb._io import cache_dir, content_hash, load_entry, locked
 from mdlnb._protocol import Protocol
@@ -293,7 +293,8 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
         chunk_batches = proto.prune.segment_batches
         computed = 0
     chunk = min(int(chunk_batches), total_batches)
-    losses = np.full((n, len(experts)), np.inf if pruner else 0.0, np.float32)
+    losses = _aligned.empty((n, len(experts)))  # stage 2 reads it in place (mdlnb._aligned)
+    losses.fill(np.inf if pruner else 0.0)
     running = (np.zeros(d), np.zeros(d), 0.0)
     next_batch = 0  # chunks start at any batch: a checkpoint resumes under another chunk size
     if resuming:

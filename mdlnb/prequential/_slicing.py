@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from mdlnb import _aligned
 from mdlnb._task import Task
 from mdlnb.experts import Expert
 from mdlnb.prequential import _memory
@@ -81,7 +82,7 @@ def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
             sorted(i for s in memory_plan.slices for i in s) != list(range(len(experts))):
         raise ValueError("memory_plan: its slices are not a partition of the experts")
     plan_meta = announce(memory_plan, progress, n)
-    losses = np.empty((n, len(experts)), np.float32)
+    losses = _aligned.empty((n, len(experts)))  # stage 2 reads it in place (mdlnb._aligned)
     seconds, first = [], None
     for i, idx in enumerate(memory_plan.slices):
         t0 = time.perf_counter()

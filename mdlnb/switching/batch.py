@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mdlnb import _aligned
 from mdlnb._checks import as_array
 from mdlnb.switching import _rowsplit, forward
 from mdlnb.switching.result import SwitchResult
@@ -48,24 +49,22 @@ def raise_for_flags(flags: np.ndarray, per_step: np.ndarray, offset: int, name: 
 
 
 _PARALLEL_COPY_BYTES = 1 << 26  # a NumPy input this large is copied in row parts, in threads
-_ALIGN = 64  # bytes: XLA's CPU client aliases a NumPy buffer this aligned instead of copying it
 
 
 def _to_device(L: np.ndarray) -> jax.Array:
     """L as a float32 XLA array, with one host copy at most.
 
     ``jax.device_put`` of a C-contiguous float32 array whose data is 64-byte
-    aligned: on a CPU backend XLA aliases it (no copy), on an accelerator it
-    is the one host-to-device transfer. Any other array is first copied once,
-    as float32, into such a buffer (NumPy's own allocations are 16-byte
+    aligned (:mod:`mdlnb._aligned`; a ``LossMatrix``'s losses are): on a CPU
+    backend XLA aliases it (no copy), on an accelerator it is the one
+    host-to-device transfer. Any other array is first copied once, as
+    float32, into such a buffer (NumPy's own allocations are 16-byte
     aligned), in row parts in threads when it is large; ``jnp.asarray``
-    would copy through a slower path (2-4x a memcpy
-    here). A loss beyond float32 becomes +inf (probability 0).
+    would copy through a slower path (2-4x a memcpy here). A loss beyond
+    float32 becomes +inf (probability 0).
     """
-    if not (L.dtype == np.float32 and L.flags.c_contiguous and L.ctypes.data % _ALIGN == 0):
-        buf = np.empty(L.size * 4 + _ALIGN, np.uint8)
-        off = (-buf.ctypes.data) % _ALIGN
-        A = buf[off:off + L.size * 4].view(np.float32).reshape(L.shape)
+    if not _aligned.is_aligned(L):
+        A = _aligned.empty(L.shape)
         # row parts copied in threads (NumPy releases the GIL): the copy and the
         # page faults of the new buffer both halve on two cores
         parts = _rowsplit.MAX_PARTS if A.nbytes >= _PARALLEL_COPY_BYTES else 1
