@@ -33,6 +33,8 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
+from mdlnb import _aligned
+
 try:  # POSIX advisory locks; elsewhere the lock is a no-op (atomic writes still hold)
     import fcntl
 except ImportError:  # pragma: no cover
@@ -201,8 +203,6 @@ def _read_members(path: Path) -> dict[str, np.ndarray]:
     """Every array of an ``.npz`` as :func:`numpy.load` reads it (no pickles),
     float32 arrays into 64-byte-aligned buffers (:func:`mdlnb._aligned.read_npy`:
     XLA's CPU client then reads them in place)."""
-    from mdlnb import _aligned  # noqa: PLC0415
-
     arrays = {}
     with zipfile.ZipFile(path) as zf:
         for name in zf.namelist():

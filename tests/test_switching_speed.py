@@ -56,7 +56,7 @@ def fixed_share_float64(L, m):
     """Fixed share with α = min(1, (m − 1)/s) into step s ≥ 2, uniform prior, float64."""
     n, k = L.shape
     w = np.full(k, 1.0 / k)
-    total, per, post = 0.0, np.empty(n), np.empty((n, k))
+    per, post = np.empty(n), np.empty((n, k))
     for t in range(n):
         post[t] = w
         q = w * np.exp(-L[t])
