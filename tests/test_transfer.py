@@ -226,6 +226,74 @@ def test_logme_matches_slogdet_evidence_maximisation(n, d, dup):
         assert res.evidence[k] == pytest.approx(direct, rel=1e-7, abs=1e-6)
 
 
+def test_logme_of_all_zero_features_is_the_no_feature_evidence():
+    """F = 0: the evidence does not depend on α, and at β = N/‖y‖² it is
+    N/2 log β − β/2 ‖y‖² − N/2 log 2π (closed form; it was NaN from α = 0/0)."""
+    for n, d in [(2, 1), (5, 3), (3, 8), (40, 40)]:
+        y = np.arange(n) % 2
+        res = T.logme_result(np.zeros((n, d)), y)
+        yy = np.bincount(y, minlength=2).astype(float)
+        beta = n / yy
+        ref = 0.5 * n * np.log(beta) - 0.5 * beta * yy - 0.5 * n * np.log(2 * np.pi)
+        assert res.converged
+        np.testing.assert_allclose(res.evidence, ref, rtol=1e-12)
+        np.testing.assert_allclose(res.beta, beta, rtol=1e-12)
+
+
+def test_logme_limits_orthogonal_and_exactly_fit_classes():
+    """F = [0, 1]ᵀ, y = [0, 1]: class 0's column is orthogonal to F, so the
+    evidence (direct slogdet form) rises towards the no-feature closed form as
+    α → ∞ and never exceeds it; class 1's column is F itself with rank 1 < N,
+    so the evidence grows without bound as β → ∞ (+inf)."""
+    f = np.array([[0.0], [1.0]])
+    res = T.logme_result(f, [0, 1])
+    n = 2
+
+    def direct(alpha, beta, t):
+        cov = f @ f.T / alpha + np.eye(n) / beta
+        return -0.5 * (n * np.log(2 * np.pi) + np.linalg.slogdet(cov)[1]
+                       + t @ np.linalg.solve(cov, t))
+
+    t0, t1 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    closed = 0.5 * n * (np.log(2.0) - 1.0 - np.log(2 * np.pi))
+    assert res.evidence[0] == pytest.approx(closed, rel=1e-12)
+    grid = [direct(a, b, t0) for a in (1e-2, 1.0, 1e2, 1e6) for b in (0.5, 1.0, 2.0, 4.0)]
+    assert max(grid) <= closed + 1e-12
+    assert direct(1e9, 2.0, t0) == pytest.approx(closed, abs=1e-8)
+    assert res.evidence[1] == np.inf and res.value == np.inf
+    assert direct(1.0, 1e6, t1) > direct(1.0, 1e3, t1) > 0
+
+
+def test_logme_leaves_out_classes_without_an_example():
+    """A class with no example has unbounded evidence (β → ∞ fits its zero
+    column); it is NaN in ``evidence`` and not in the mean. The value equals
+    LogME on the relabelled task without that class (it used to add
+    N/2 log 1e300 from the β cap: 286.6 nats per example on the first case)."""
+    rng = np.random.default_rng(7)
+    for f, y, c in [(np.ones((3, 1)), np.array([1, 1, 1]), None),
+                    (rng.normal(size=(30, 4)), rng.integers(0, 3, 30) * 2, 6),
+                    (np.zeros((1, 1)), np.array([1]), None)]:
+        res = T.logme_result(f, y, num_classes=c)
+        seen = np.unique(y)
+        ref = T.logme_result(f, np.searchsorted(seen, y))
+        assert np.all(np.isnan(np.delete(res.evidence, seen)))
+        np.testing.assert_allclose(res.evidence[seen], ref.evidence, rtol=1e-12)
+        assert res.value == pytest.approx(ref.value, rel=1e-12)
+
+
+@pytest.mark.parametrize("n,d", [(5, 3), (50, 20), (12, 40)])
+def test_logme_is_invariant_to_the_scale_of_the_features(n, d):
+    """F → cF leaves LogME unchanged (α absorbs c²). From the fixed α starts
+    alone, c = 1e-8 stopped after two iterations on a flat stretch
+    (−1.0622 instead of −1.0374 on the 5×3 case)."""
+    rng = np.random.default_rng(n * d)
+    f = rng.normal(size=(n, d))
+    y = np.arange(n) % 3
+    base = T.logme(f, y)
+    for c in (1e-12, 1e-8, 1e-4, 1e4, 1e8):
+        assert T.logme(c * f, y) == pytest.approx(base, rel=1e-9), c
+
+
 def test_logme_float32_equals_float64():
     f = RNG.normal(size=(40, 7))
     y = RNG.integers(0, 2, 40)

@@ -11,7 +11,11 @@ is maximised by MacKay's fixed point ``γ = Σ_j βσ_j/(α + βσ_j)``,
 ``α ← γ/‖m‖²``, ``β ← (N − γ)/‖Fm − y‖²``. ``σ_j`` are the D eigenvalues
 of ``FᵀF``: when N < D only N are non-zero and the remaining D − N zeros
 still contribute ``log α`` each to the determinant (the padding several
-public implementations omit). Everything runs in the eigenbasis of the
+public implementations omit). Two limits are taken in closed form: a
+class orthogonal to the features (all-zero features included) has its
+supremum at α → ∞, ``N/2 log β − β/2 ‖y‖² − N/2 log 2π`` at
+``β = N/‖y‖²``; a class the features fit exactly while rank(F) < N has
+unbounded evidence (+inf). Everything runs in the eigenbasis of the
 smaller Gram matrix, float64.
 """
 
@@ -33,9 +37,16 @@ class LogMEResult:
     """Per-class evidences and hyperparameters.
 
     Attributes:
-      value: LogME, mean over classes of ``L_k / N`` (nats per example).
-      evidence: (C,) ``L_k`` in nats (total, not per example).
-      alpha, beta: (C,) maximising prior and noise precisions.
+      value: LogME, mean over classes of ``L_k / N`` (nats per example),
+        over the classes that have an example.
+      evidence: (C,) ``L_k`` in nats (total, not per example); NaN for a
+        class in ``[0, C)`` with no example (its all-zero column is fit
+        exactly as β → ∞: the evidence is unbounded), +inf for a class
+        whose one-hot column the features fit exactly while rank(F) < N
+        (unbounded too; ``value`` is then +inf).
+      alpha, beta: (C,) maximising prior and noise precisions (NaN where the
+        evidence is NaN; α NaN and β +inf where it is +inf; α +inf for a
+        class orthogonal to the features).
       iterations: fixed-point iterations until every class met ``tol``.
       converged: whether that happened within ``max_iter``.
     """
@@ -74,7 +85,12 @@ def log_evidence(sigma: np.ndarray, z: np.ndarray, rest: np.ndarray, n: int, d: 
 
 
 # Fixed-point starts (α, β): the reference method's (1, 1), plus a strong
-# prior with noisy labels and a weak prior with clean labels.
+# prior with noisy labels and a weak prior with clean labels. Each is run
+# twice: as written, and with α times the features' scale s = ‖F‖²_F / D
+# (the mean eigenvalue of FᵀF). LogME is invariant to F → cF (α absorbs
+# c²), and the fixed point from α·s is exactly the fixed point for F/√s
+# from α; from the fixed α alone, features of scale 1e-8 stopped after two
+# iterations on a flat stretch of the evidence, far from its maximum.
 STARTS = ((1.0, 1.0), (1e4, 1.0), (1.0, 1e4))
 
 
@@ -113,36 +129,68 @@ def logme_result(features: Any, labels: Any, *, num_classes: int | None = None,
     y, c = v.labels(labels, f.shape[0], num_classes)
     tol = v.positive(tol, "tol")
     n, d = f.shape
-    onehot = np.zeros((n, c))
-    onehot[np.arange(n), y] = 1.0
+    counts = np.bincount(y, minlength=c)
+    seen = np.flatnonzero(counts)                      # classes with an example
+    onehot = np.zeros((n, seen.size))
+    onehot[np.arange(n), np.searchsorted(seen, y)] = 1.0
     sp = _gram.spectrum(f)
     sigma = sp.evals
     z = sp.left_coords(f, onehot).T                    # (C, r)
     if sp.left is not None:                            # U spans R^N: nothing outside
-        rest = np.zeros(c)
+        rest = np.zeros(seen.size)
     else:
         rest = np.maximum(onehot.sum(axis=0) - np.sum(z ** 2, axis=1), 0.0)
+    # A class fit exactly by rank(F) < N features has unbounded evidence (β → ∞:
+    # the residual stays 0 while det(FFᵀ/α + I/β) → 0 along the N − rank
+    # directions F misses): +inf, without the fixed point. "Exactly": the part
+    # of y_k outside the eigenvectors with σ above eigh's resolution
+    # (σ_max · max(N, D) · eps) is below 1e-12 ‖y_k‖².
+    # A class orthogonal to the features (F = 0 included) is best coded
+    # without them: the evidence rises to its α → ∞ limit
+    # N/2 log β − β/2 ‖y_k‖² − N/2 log 2π, largest at β = N/‖y_k‖² (the fixed
+    # point only creeps towards it, and from α = 0/0 when F = 0).
+    null = sigma <= (sigma.max(initial=0.0) * max(n, d) * np.finfo(np.float64).eps)
+    outside = rest + np.sum(z[:, null] ** 2, axis=1)
+    tiny = 1e-12 * counts[seen]
+    exact = (np.count_nonzero(~null) < n) & (outside <= tiny)
+    orth = ~exact & (np.sum(z[:, ~null] ** 2, axis=1) <= tiny)
+    fit, z, rest = seen[~exact & ~orth], z[~exact & ~orth], rest[~exact & ~orth]
+    c_fit = fit.size
     # The evidence can have several local maxima in (α, β) (e.g. an
     # interpolating β → ∞ branch next to a finite-noise one when N ≤ D): run
     # the fixed point from each start in STARTS and keep each class's best.
-    s_count = len(STARTS)
-    a0 = np.repeat([a for a, _ in STARTS], c)
-    b0 = np.repeat([b for _, b in STARTS], c)
+    scale = float(np.sum(sigma)) / d
+    starts = [(a * t, b) for t in ((1.0, scale) if scale > 0 else (1.0,)) for a, b in STARTS]
+    s_count = len(starts)
+    a0 = np.repeat([a for a, _ in starts], c_fit)
+    b0 = np.repeat([b for _, b in starts], c_fit)
     ev, alpha, beta, it, converged = fixed_point(sigma, np.tile(z, (s_count, 1)),
                                                  np.tile(rest, s_count), n, d, a0, b0,
                                                  tol, max_iter)
-    best = np.nanargmax(np.where(np.isfinite(ev), ev, -np.inf).reshape(s_count, c), axis=0)
-    pick = best * c + np.arange(c)
-    ev, alpha, beta = ev[pick], alpha[pick], beta[pick]
-    return LogMEResult(float(np.mean(ev) / n), ev, alpha, beta, it, converged)
+    best = np.nanargmax(np.where(np.isfinite(ev), ev, -np.inf).reshape(s_count, c_fit), axis=0)
+    pick = best * c_fit + np.arange(c_fit)
+    # a class with no example: its all-zero column is fit exactly as β → ∞, so
+    # its evidence is unbounded too; it is NaN here and left out of the mean
+    out = [np.full(c, np.nan) for _ in range(3)]
+    for o, a in zip(out, (ev, alpha, beta)):
+        o[fit] = a[pick]
+    out[0][seen[exact]] = np.inf
+    out[2][seen[exact]] = np.inf
+    b = n / counts[seen[orth]]
+    out[0][seen[orth]] = 0.5 * n * (np.log(b) - 1.0 - _LOG_2PI)   # β‖y_k‖² = N
+    out[1][seen[orth]] = np.inf
+    out[2][seen[orth]] = b
+    return LogMEResult(float(np.mean(out[0][seen]) / n), *out, it, converged)
 
 
 def logme(features: Any, labels: Any, *, num_classes: int | None = None,
           tol: float = 1e-10, max_iter: int = 10_000) -> float:
-    """LogME, nats per example (mean over classes of ``L_k/N``), higher is better.
+    """LogME, nats per example (mean of ``L_k/N`` over the classes that have an
+    example), higher is better.
 
     Knobs: fixed-point starts :data:`STARTS` (the reference method's
-    ``α = β = 1`` and two more; each class keeps its highest evidence), stop when no class's evidence
+    ``α = β = 1`` and two more, each also with α times the features' scale;
+    each class keeps its highest evidence), stop when no class's evidence
     moves by more than ``tol`` nats per example, at most ``max_iter``
     iterations. See :func:`logme_result`.
     """
