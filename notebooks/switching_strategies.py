@@ -28,7 +28,7 @@
 # %% tags=["parameters"]
 profile = "default"          # "smoke" (CI, seconds), "default" (CPU, minutes), "full"
 paper_dir = "paper"          # where tables, figures and claims are written
-pairs = ["pixels/digits", "lite0@32/digits"]   # encoder/task; encoder pixels = the raw input
+pairs = ["pixels/digits", "lite0@32/digits"]   # encoder/task pairs; the encoder "pixels" is the raw input
 size = None                  # None: every example; else a stratified subsample
 max_hidden_layers = 7        # linear + MLP 1..7 (the paper's VTAB board, Table 6)
 width = 64                   # hidden units (paper: 256; smaller for CPU)
@@ -37,7 +37,7 @@ emas = [1.0]
 replay_streams = [3]
 batch_size = 32              # the paper's B for frozen encoders (App. A.5.1)
 seeds = [0, 1, 2]            # example orders; every number below is spread over them
-m = 11                       # fixed share rate alpha_t = (m - 1)/t, the VTAB setting of the paper
+m = 11                       # fixed share rate alpha_t: (m - 1)/t, the VTAB setting of the paper
 ms = [2, 5, 11, 31, 101]     # sensitivity to m
 alphas = [1e-4, 1e-3, 1e-2, 1e-1]   # sensitivity to a constant α
 points = 200                 # sample sizes at which curves are stored
