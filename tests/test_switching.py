@@ -177,6 +177,26 @@ STRATEGIES = [
 ]
 
 
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=repr)
+def test_cached_start_equals_params_and_init_state(strategy):
+    """``forward.start`` (NumPy, one device_put, cached per (strategy, K))
+    gives the same leaves as ``strategy.params`` and ``init_state`` (eager
+    jnp): values, dtypes, shapes, weak types; a second call returns the
+    same objects."""
+    from mdlnb.switching import forward
+
+    params, state = forward.start(strategy, 3)
+    want_p, want_s = strategy.params(3), forward.init_state(strategy, 3)
+    assert set(params) == set(want_p)
+    for got, want in [*((params[n], want_p[n]) for n in want_p), *zip(state, want_s)]:
+        got, want = jnp.asarray(got), jnp.asarray(want)
+        assert (got.dtype, got.shape, got.weak_type) == (want.dtype, want.shape, want.weak_type)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert forward.start(strategy, 3)[1] is state
+    with pytest.raises(ValueError, match="num_experts"):
+        forward.start(strategy, 0)
+
+
 def test_reference_priors_are_distributions():
     for s in STRATEGIES:
         total = sum(reference_prior(s, 5, 3).values())

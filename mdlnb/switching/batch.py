@@ -115,12 +115,12 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
     if int(chunk_rows) < 16:
         raise ValueError(f"chunk_rows: must be >= 16, got {chunk_rows}")
     linear = forward.uses_linear_kernel(strategy, k, n)
-    state = forward.init_state(strategy, k)
-    params = strategy.params(k)
+    params, state = forward.start(strategy, k)
     if isinstance(L, jax.Array):
         # Already in XLA memory: one pass in place, no host round trip or chunk copies
         # (a short input is padded on the device to a bucketed size: few compilations).
-        L = L.astype(jnp.float32)
+        if L.dtype != jnp.float32:
+            L = L.astype(jnp.float32)
         size = _bucket(n, int(chunk_rows))
         if _rowsplit.applies(strategy, n):  # Bayes on a CPU: row parts in threads
             state, ps, lp, flags = _rowsplit.run_all(params, state, L, posterior=posterior)

@@ -34,6 +34,7 @@ the caller can raise a ValueError naming the step.
 
 from __future__ import annotations
 
+import functools
 from functools import partial
 from typing import NamedTuple, Optional
 
@@ -86,6 +87,36 @@ def init_state(strategy, num_experts: int) -> SwitchState:
     lw = jnp.asarray(strategy.log_initial(int(num_experts)), jnp.float32)
     zero = jnp.zeros((), jnp.float32)
     return SwitchState(lw, jnp.zeros_like(lw), jnp.zeros((), jnp.int32), zero, zero)
+
+
+def start(strategy, num_experts: int) -> tuple:
+    """``(strategy.params(K), init_state(strategy, K))``, built once per
+    (strategy, K) and kept (strategies are frozen, JAX arrays immutable;
+    an unhashable strategy object is built anew each time).
+
+    Built in NumPy and moved in one ``jax.device_put``: the eager ``jnp``
+    calls of ``params`` and ``init_state`` cost 1.1–1.7 ms per
+    ``codelength`` call measured right after a large computation (each a
+    small XLA execution), ~0.2× a ``logsumexp`` over a (10⁵, 64) matrix.
+    The values are the same: float64 → float32 rounds to nearest either way.
+    """
+    k = int(num_experts)
+    if k < 1:
+        raise ValueError(f"num_experts: must be >= 1, got {num_experts}")
+    try:
+        hash(strategy)
+    except TypeError:
+        return _start.__wrapped__(strategy, k)
+    return _start(strategy, k)
+
+
+@functools.lru_cache(maxsize=64)
+def _start(strategy, k: int) -> tuple:
+    params = {name: np.asarray(v, np.float32) for name, v in strategy.params(k).items()}
+    lw = np.asarray(strategy.log_initial(k), np.float32)
+    zero = np.zeros((), np.float32)
+    return jax.device_put((params, SwitchState(lw, np.zeros_like(lw), np.zeros((), np.int32),
+                                               zero, zero)))
 
 
 def uses_linear_kernel(strategy, num_experts: int, horizon: int = 2**31 - 1) -> bool:
