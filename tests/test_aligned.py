@@ -83,3 +83,66 @@ def test_loss_matrices_are_read_in_place(tmp_path):
     kept = prequential.LossMatrix(losses=own, experts=lm.experts, order=lm.order, task_name="t",
                                   num_classes=10, seed=1, batch_size=16)
     assert kept.losses is own
+
+
+def _at_offset(values: np.ndarray, offset: int) -> np.ndarray:
+    """A C-contiguous float32 copy of ``values`` whose data starts ``offset``
+    float32 entries after a 64-byte boundary."""
+    buf = _aligned.empty((values.size + 16,)).reshape(-1)
+    out = buf[offset:offset + values.size].reshape(values.shape)
+    out[...] = values
+    return out
+
+
+@pytest.mark.parametrize("n,k", [(5000, 48), (9000, 16), (2000, 64)])
+def test_unaligned_numpy_input_is_read_in_place_with_the_same_result(n, k):
+    """The default call (fixed share, posterior, N > chunk_rows, CPU) on a NumPy
+    array at each of the 16 float32 offsets from a 64-byte boundary: the flat
+    view from the first aligned entry shares the input's memory, only the
+    first block is copied, and every output equals the one from an aligned
+    copy bit for bit (several blocks, a padded last block, one short block;
+    NaN entries)."""
+    from mdlnb import switching as sw
+    from mdlnb.switching import batch, forward
+
+    rng = np.random.default_rng(n + k)
+    values = rng.standard_exponential((n, k), dtype=np.float32)
+    values[rng.integers(0, n, 25), rng.integers(0, k, 25)] = np.nan
+    want = sw.codelength(_at_offset(values, 0), posterior=True, chunk_rows=1024)
+    for offset in range(16):
+        L = _at_offset(values, offset)
+        view = batch._flat_view(L, forward._block_rows(k))
+        if offset == 0:
+            assert view is None  # aligned: XLA reads it in place anyway
+        else:
+            flat, head, off = view
+            assert off == 16 - offset
+            assert flat.unsafe_buffer_pointer() == L.ctypes.data + 4 * off  # no copy
+            assert head.shape == (min(forward._block_rows(k), n), k)
+        got = sw.codelength(L, posterior=True, chunk_rows=1024)
+        assert got.total_nats == want.total_nats
+        np.testing.assert_array_equal(got.per_step, want.per_step)
+        np.testing.assert_array_equal(got.log_posterior, want.log_posterior)
+
+
+def test_flat_view_only_for_c_contiguous_float32():
+    from mdlnb.switching import batch
+
+    L = _at_offset(np.ones((100, 8), np.float32), 3)
+    assert batch._flat_view(L, 64) is not None
+    assert batch._flat_view(L.astype(np.float64), 64) is None
+    assert batch._flat_view(np.asfortranarray(L), 64) is None
+    assert batch._flat_view(L[:, ::2], 64) is None
+
+
+def test_unaligned_input_still_names_the_bad_step():
+    from mdlnb import switching as sw
+
+    values = np.random.default_rng(3).standard_exponential((3000, 16), dtype=np.float32)
+    values[2500] = np.inf
+    with pytest.raises(ValueError, match="t=2501"):
+        sw.codelength(_at_offset(values, 5), posterior=True, chunk_rows=1024)
+    values[2500] = 1.0
+    values[4, 3] = -0.5
+    with pytest.raises(ValueError, match="negative loss at step t=5"):
+        sw.codelength(_at_offset(values, 5), posterior=True, chunk_rows=1024)

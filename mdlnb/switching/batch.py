@@ -82,6 +82,32 @@ def _to_device(L: np.ndarray) -> jax.Array:
     return jax.device_put(L)
 
 
+def _flat_view(L: np.ndarray, block_rows: int):
+    """``(flat, head, offset)`` for ``forward.run_flat``, or None where L is
+    aligned already or cannot be read so (not a C-contiguous float32 array).
+
+    ``flat``: L's entries from the first 64-byte-aligned one (``offset``
+    entries in, 0 < offset < 16) as an XLA array sharing L's memory;
+    ``head``: a copy of L's first ``min(block_rows, N)`` rows, the only
+    entries copied.
+    """
+    if (not isinstance(L, np.ndarray) or L.dtype != np.float32 or not L.flags.c_contiguous
+            or _aligned.is_aligned(L) or L.ctypes.data % 4):
+        return None
+    offset = (-L.ctypes.data % _aligned.ALIGN) // 4
+    if offset >= L.size:
+        return None
+    head = jax.device_put(np.ascontiguousarray(L[:min(block_rows, len(L))]))
+    return jax.device_put(L.reshape(-1)[offset:]), head, offset
+
+
+def _result(strategy, n: int, ps, lp, flags) -> SwitchResult:
+    """SwitchResult of a whole pass's outputs (their first n rows), checked."""
+    ps = np.asarray(ps, np.float64)[:n]
+    raise_for_flags(np.asarray(flags)[:n], ps, 0)
+    return SwitchResult(float(np.sum(ps)), ps, None if lp is None else np.asarray(lp)[:n], strategy)
+
+
 def _bucket(n: int, chunk_rows: int, smallest: int = 1024) -> int:
     """Padded chunk length: a power of two ≥ ``smallest`` (few compilations)."""
     return min(chunk_rows, max(smallest, 1 << (n - 1).bit_length()))
@@ -105,9 +131,12 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
     Exact forward pass of the strategy's HMM. A JAX array is read in place (one
     pass). A NumPy array is streamed over chunks of ``chunk_rows`` rows, each
     transferred once (memory beyond the input: O(chunk_rows · K)); with
-    ``posterior`` on a CPU backend it is transferred whole instead (one more
-    (N, K) float32 copy beside the (N, K) posterior, which then needs no copy).
-    The returned ``log_posterior`` may be a read-only view.
+    ``posterior`` on a CPU backend it is read whole instead, so that the
+    (N, K) posterior needs no copy: in place for fixed share's linear
+    kernel (the default; a C-contiguous float32 array, read from its first
+    64-byte-aligned entry, only the first block of rows copied), else
+    transferred once (one more (N, K) float32 copy unless the array is
+    aligned). The returned ``log_posterior`` may be a read-only view.
     """
     strategy = FixedShare() if strategy is None else get_strategy(strategy)
     L = check_losses(losses)
@@ -131,13 +160,19 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
             state, ps, lp, flags = forward.run_chunk(strategy.skeleton(), params, state,
                                                      jnp.pad(L, ((0, size - n), (0, 0))), n,
                                                      posterior=posterior, linear=linear)
-        ps = np.asarray(ps, np.float64)[:n]
-        raise_for_flags(np.asarray(flags)[:n], ps, 0)
-        return SwitchResult(float(np.sum(ps)), ps, np.asarray(lp)[:n] if posterior else None, strategy)
+        return _result(strategy, n, ps, lp, flags)
     if posterior and n > chunk_rows and jax.default_backend() == "cpu":
         # The (N, K) posterior is written anyway, and on a CPU backend the one pass
-        # over the whole matrix hands it back without a copy: transfer L once, whole.
-        return codelength(_to_device(L), strategy, posterior=True, chunk_rows=chunk_rows)
+        # over the whole matrix hands it back without a copy: L is read whole, in
+        # place from its first aligned entry (fixed share's linear kernel) or
+        # transferred once.
+        flat = _flat_view(L, forward._block_rows(k)) if forward.reads_flat(strategy, linear) else None
+        if flat is None:
+            return codelength(_to_device(L), strategy, posterior=True, chunk_rows=chunk_rows)
+        F, head, offset = flat
+        state, ps, lp, flags = forward.run_flat(strategy.skeleton(), params, state, F, head,
+                                                offset=offset, posterior=True)
+        return _result(strategy, n, ps, lp, flags)
     # A NumPy input: each chunk is a view of L, transferred once (no padding copy:
     # the last chunk of a longer input re-reads rows of the one before and skips
     # them); each chunk's posterior is copied once, straight into the output.

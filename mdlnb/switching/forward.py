@@ -265,8 +265,22 @@ def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
     in place with ``dynamic_slice`` (no copy of L), the last partial block is
     padded (a copy of fewer rows than a block)."""
     n, K = L.shape
+    return _linear_flat(strategy, p, state, L.reshape(-1), None, 0, K, valid, posterior)
+
+
+def _linear_flat(strategy, p, state: SwitchState, flat, head, offset: int, K: int, valid,
+                 posterior: bool):
+    """``_linear_rows`` over losses given flat: entry (r, k) is
+    ``flat[r·K + k − offset]`` (n = (flat.size + offset) / K rows). With
+    ``offset`` > 0 the first ``offset`` entries are not in ``flat``: the
+    first block, rows 0 … B − 1, is ``head`` (B, K) instead (a NumPy input
+    read in place from its first 64-byte-aligned entry, see ``run_flat``)."""
+    n = (flat.shape[0] + offset) // K
     B = min(_block_rows(K), n)
     nb, rem = divmod(n, B)
+
+    def rows_from(r, size):  # rows r … r + size − 1, read in place (r·K ≥ offset)
+        return lax.dynamic_slice_in_dim(flat, r * K - offset, size * K).reshape(size, K)
 
     def block(carry, Lk, vk):
         w, t, total, comp = carry
@@ -278,29 +292,36 @@ def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
     # through the loop (updated in place): no stacked copy, no concatenation.
     def full(c, i):
         carry, lp = c
-        Lk = lax.dynamic_slice_in_dim(L, i * B, B)
         vk = lax.dynamic_slice_in_dim(valid, i * B, B)
-        carry, (ps, ws, fl) = block(carry, Lk, vk)
+        carry, (ps, ws, fl) = block(carry, rows_from(i * B, B), vk)
         if posterior:
             lp = lax.dynamic_update_slice_in_dim(lp, ws, i * B, 0)
         return (carry, lp), (ps, fl)
 
     carry = (jnp.exp(state.log_weights[0]), state.t, state.total, state.comp)
-    lp0 = jnp.zeros((n, K) if posterior else (0, K), jnp.float32)
-    (carry, ws), (ps, fl) = lax.scan(full, (carry, lp0), jnp.arange(nb))
-    ps, fl = ps.reshape(-1), fl.reshape(-1)
+    lp = jnp.zeros((n, K) if posterior else (0, K), jnp.float32)
+    first = []
+    if head is not None:  # block 0 from head, the loop from block 1
+        carry, (ps0, ws0, fl0) = block(carry, head, valid[:B])
+        first = [(ps0, fl0)]
+        if posterior:
+            lp = lax.dynamic_update_slice_in_dim(lp, ws0, 0, 0)
+    parts = list(first)
+    if nb > len(first):
+        (carry, lp), (ps, fl) = lax.scan(full, (carry, lp), jnp.arange(len(first), nb))
+        parts.append((ps.reshape(-1), fl.reshape(-1)))
     if rem:
         pad = ((0, B - rem), (0, 0))
-        Lk = jnp.pad(L[nb * B:], pad)
+        Lk = jnp.pad(lax.slice_in_dim(flat, nb * B * K - offset, n * K - offset).reshape(rem, K), pad)
         vk = jnp.pad(valid[nb * B:], pad[:1])
         carry, (ps2, ws2, fl2) = block(carry, Lk, vk)
-        ps, fl = jnp.concatenate([ps, ps2[:rem]]), jnp.concatenate([fl, fl2[:rem]])
+        parts.append((ps2[:rem], fl2[:rem]))
         if posterior:
-            ws = lax.dynamic_update_slice_in_dim(ws, ws2[:rem], nb * B, 0)
+            lp = lax.dynamic_update_slice_in_dim(lp, ws2[:rem], nb * B, 0)
+    ps, fl = (jnp.concatenate(a) if len(a) > 1 else a[0] for a in zip(*parts))
     w, t, total, comp = carry
-    lp = ws if posterior else None  # log p(ξ_t | D_<t), taken per block
     lw = jnp.log(w)[None, :]
-    return SwitchState(lw, jnp.zeros_like(lw), t, total, comp), ps, lp, fl
+    return SwitchState(lw, jnp.zeros_like(lw), t, total, comp), ps, (lp if posterior else None), fl
 
 
 def _rows(strategy, p, state, L, valid, posterior, linear):
@@ -335,6 +356,28 @@ def run_all(strategy, params, state: SwitchState, L, *, posterior: bool, linear:
     """Forward over all rows of a device array L (N, K) without copying it
     (compiles once per shape; for large inputs). Same outputs as ``run_chunk``."""
     return _rows(strategy, params, state, L, jnp.ones(L.shape[0], bool), posterior, linear)
+
+
+def reads_flat(strategy, linear: bool) -> bool:
+    """Whether ``run_flat`` computes this strategy (fixed share's linear kernel)."""
+    return linear and isinstance(strategy, FixedShare)
+
+
+@partial(jax.jit, static_argnames=("strategy", "offset", "posterior"))
+def run_flat(strategy, params, state: SwitchState, flat, head, *, offset: int, posterior: bool):
+    """``run_all`` of fixed share's linear kernel over losses (n, K) given as
+    ``flat`` (n·K − offset,), their entries from the ``offset``-th on, and
+    ``head`` (B, K), their first ``B = min(_block_rows(K), n)`` rows.
+
+    For a NumPy input that is not 64-byte aligned (NumPy allocates at 16):
+    XLA's CPU client aliases an aligned float32 buffer but copies any other,
+    so the flat view from the first aligned entry is read in place and only
+    ``head`` is copied (B·K entries, ≤ 4 MiB) instead of the whole matrix.
+    Outputs are those of ``run_all`` (the same blocks, the same operations).
+    """
+    K = head.shape[1]
+    return _linear_flat(strategy, params, state, flat, head if offset else None, offset, K,
+                        jnp.ones((flat.shape[0] + offset) // K, bool), posterior)
 
 
 def step(strategy, state: SwitchState, losses, *, linear: Optional[bool] = None):
