@@ -264,8 +264,7 @@ def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
     """Linear kernel over L (n, K): full blocks of ``_block_rows(K)`` rows are read
     in place with ``dynamic_slice`` (no copy of L), the last partial block is
     padded (a copy of fewer rows than a block)."""
-    n, K = L.shape
-    return _linear_flat(strategy, p, state, L.reshape(-1), None, 0, K, valid, posterior)
+    return _linear_flat(strategy, p, state, L.reshape(-1), None, 0, L.shape[1], valid, posterior)
 
 
 def _linear_flat(strategy, p, state: SwitchState, flat, head, offset: int, K: int, valid,
@@ -372,7 +371,7 @@ def run_flat(strategy, params, state: SwitchState, flat, head, *, offset: int, p
     For a NumPy input that is not 64-byte aligned (NumPy allocates at 16):
     XLA's CPU client aliases an aligned float32 buffer but copies any other,
     so the flat view from the first aligned entry is read in place and only
-    ``head`` is copied (B·K entries, ≤ 4 MiB) instead of the whole matrix.
+    ``head`` is copied (B·K entries, about 2^20) instead of the whole matrix.
     Outputs are those of ``run_all`` (the same blocks, the same operations).
     """
     K = head.shape[1]
