@@ -111,14 +111,14 @@ def test_unaligned_numpy_input_is_read_in_place_with_the_same_result(n, k):
     want = sw.codelength(_at_offset(values, 0), posterior=True, chunk_rows=1024)
     for offset in range(16):
         L = _at_offset(values, offset)
-        view = batch._flat_view(L, forward._block_rows(k))
+        view = batch._flat_view(L)
         if offset == 0:
             assert view is None  # aligned: XLA reads it in place anyway
         else:
             flat, head, off = view
             assert off == 16 - offset
             assert flat.unsafe_buffer_pointer() == L.ctypes.data + 4 * off  # no copy
-            assert head.shape == (min(forward._block_rows(k), n), k)
+            assert head.shape == (forward.head_rows(n, k), k)
         got = sw.codelength(L, posterior=True, chunk_rows=1024)
         assert got.total_nats == want.total_nats
         np.testing.assert_array_equal(got.per_step, want.per_step)
@@ -129,10 +129,10 @@ def test_flat_view_only_for_c_contiguous_float32():
     from mdlnb.switching import batch
 
     L = _at_offset(np.ones((100, 8), np.float32), 3)
-    assert batch._flat_view(L, 64) is not None
-    assert batch._flat_view(L.astype(np.float64), 64) is None
-    assert batch._flat_view(np.asfortranarray(L), 64) is None
-    assert batch._flat_view(L[:, ::2], 64) is None
+    assert batch._flat_view(L) is not None
+    assert batch._flat_view(L.astype(np.float64)) is None
+    assert batch._flat_view(np.asfortranarray(L)) is None
+    assert batch._flat_view(L[:, ::2]) is None
 
 
 def test_unaligned_input_still_names_the_bad_step():

@@ -82,13 +82,13 @@ def _to_device(L: np.ndarray) -> jax.Array:
     return jax.device_put(L)
 
 
-def _flat_view(L: np.ndarray, block_rows: int):
+def _flat_view(L: np.ndarray):
     """``(flat, head, offset)`` for ``forward.run_flat``, or None where L is
     aligned already or cannot be read so (not a C-contiguous float32 array).
 
     ``flat``: L's entries from the first 64-byte-aligned one (``offset``
     entries in, 0 < offset < 16) as an XLA array sharing L's memory;
-    ``head``: a copy of L's first ``min(block_rows, N)`` rows, the only
+    ``head``: a copy of L's first ``forward.head_rows(N, K)`` rows, the only
     entries copied.
     """
     if (not isinstance(L, np.ndarray) or L.dtype != np.float32 or not L.flags.c_contiguous
@@ -97,7 +97,7 @@ def _flat_view(L: np.ndarray, block_rows: int):
     offset = (-L.ctypes.data % _aligned.ALIGN) // 4
     if offset >= L.size:
         return None
-    head = jax.device_put(np.ascontiguousarray(L[:min(block_rows, len(L))]))
+    head = jax.device_put(np.ascontiguousarray(L[:forward.head_rows(*L.shape)]))
     return jax.device_put(L.reshape(-1)[offset:]), head, offset
 
 
@@ -166,7 +166,7 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
         # over the whole matrix hands it back without a copy: L is read whole, in
         # place from its first aligned entry (fixed share's linear kernel) or
         # transferred once.
-        flat = _flat_view(L, forward._block_rows(k)) if forward.reads_flat(strategy, linear) else None
+        flat = _flat_view(L) if forward.reads_flat(strategy, linear) else None
         if flat is None:
             return codelength(_to_device(L), strategy, posterior=True, chunk_rows=chunk_rows)
         F, head, offset = flat

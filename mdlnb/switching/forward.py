@@ -231,6 +231,11 @@ def _block_rows(num_experts: int) -> int:
     return int(min(_BLOCK_MAX, max(_BLOCK_MIN, b)))
 
 
+def head_rows(n: int, num_experts: int) -> int:
+    """Rows in the linear kernel's first block of an n-row pass (``run_flat``'s ``head``)."""
+    return min(_block_rows(num_experts), n)
+
+
 def _linear_block(strategy, p, w, t, L, valid, posterior: bool):
     """Linear-space fixed share over one block L (B, K); w (K,) normalized."""
     L = jnp.where(jnp.isnan(L), jnp.inf, L)  # a diverged expert: probability 0
@@ -275,7 +280,7 @@ def _linear_flat(strategy, p, state: SwitchState, flat, head, offset: int, K: in
     first block, rows 0 … B − 1, is ``head`` (B, K) instead (a NumPy input
     read in place from its first 64-byte-aligned entry, see ``run_flat``)."""
     n = (flat.shape[0] + offset) // K
-    B = min(_block_rows(K), n)
+    B = head_rows(n, K)
     nb, rem = divmod(n, B)
 
     def rows_from(r, size):  # rows r … r + size − 1, read in place (r·K ≥ offset)
@@ -299,15 +304,15 @@ def _linear_flat(strategy, p, state: SwitchState, flat, head, offset: int, K: in
 
     carry = (jnp.exp(state.log_weights[0]), state.t, state.total, state.comp)
     lp = jnp.zeros((n, K) if posterior else (0, K), jnp.float32)
-    first = []
+    parts = []  # (per-step losses, flags) of the blocks, in row order
     if head is not None:  # block 0 from head, the loop from block 1
         carry, (ps0, ws0, fl0) = block(carry, head, valid[:B])
-        first = [(ps0, fl0)]
+        parts.append((ps0, fl0))
         if posterior:
             lp = lax.dynamic_update_slice_in_dim(lp, ws0, 0, 0)
-    parts = list(first)
-    if nb > len(first):
-        (carry, lp), (ps, fl) = lax.scan(full, (carry, lp), jnp.arange(len(first), nb))
+    loop_from = 0 if head is None else 1
+    if nb > loop_from:
+        (carry, lp), (ps, fl) = lax.scan(full, (carry, lp), jnp.arange(loop_from, nb))
         parts.append((ps.reshape(-1), fl.reshape(-1)))
     if rem:
         pad = ((0, B - rem), (0, 0))
@@ -366,7 +371,7 @@ def reads_flat(strategy, linear: bool) -> bool:
 def run_flat(strategy, params, state: SwitchState, flat, head, *, offset: int, posterior: bool):
     """``run_all`` of fixed share's linear kernel over losses (n, K) given as
     ``flat`` (n·K − offset,), their entries from the ``offset``-th on, and
-    ``head`` (B, K), their first ``B = min(_block_rows(K), n)`` rows.
+    ``head`` (B, K), their first ``B = head_rows(n, K)`` rows.
 
     For a NumPy input that is not 64-byte aligned (NumPy allocates at 16):
     XLA's CPU client aliases an aligned float32 buffer but copies any other,

@@ -171,16 +171,13 @@ def logme_result(features: Any, labels: Any, *, num_classes: int | None = None,
     pick = best * c_fit + np.arange(c_fit)
     # a class with no example: its all-zero column is fit exactly as β → ∞, so
     # its evidence is unbounded too; it is NaN here and left out of the mean
-    out = [np.full(c, np.nan) for _ in range(3)]
-    for o, a in zip(out, (ev, alpha, beta)):
-        o[fit] = a[pick]
-    out[0][seen[exact]] = np.inf
-    out[2][seen[exact]] = np.inf
+    evidence, alphas, betas = (np.full(c, np.nan) for _ in range(3))
+    evidence[fit], alphas[fit], betas[fit] = ev[pick], alpha[pick], beta[pick]
+    evidence[seen[exact]] = betas[seen[exact]] = np.inf
     b = n / counts[seen[orth]]
-    out[0][seen[orth]] = 0.5 * n * (np.log(b) - 1.0 - _LOG_2PI)   # β‖y_k‖² = N
-    out[1][seen[orth]] = np.inf
-    out[2][seen[orth]] = b
-    return LogMEResult(float(np.mean(out[0][seen]) / n), *out, it, converged)
+    evidence[seen[orth]] = 0.5 * n * (np.log(b) - 1.0 - _LOG_2PI)   # β‖y_k‖² = N
+    alphas[seen[orth]], betas[seen[orth]] = np.inf, b
+    return LogMEResult(float(np.mean(evidence[seen]) / n), evidence, alphas, betas, it, converged)
 
 
 def logme(features: Any, labels: Any, *, num_classes: int | None = None,
