@@ -218,17 +218,32 @@ def _aux_update(objective: str, aux: dict, params: dict, out: dict, hp: Hyper) -
     return {"target": target, "center": center}
 
 
-def _optimizer(hp: Hyper, steps: int) -> optax.GradientTransformation:
+SCHEDULES = ("cosine", "constant")
+
+
+def _optimizer(hp: Hyper, steps: int, schedule: str = "cosine") -> optax.GradientTransformation:
+    """AdamW behind global-norm clipping. ``"cosine"``: linear warmup over
+    ``hp.warmup · steps`` steps, cosine decay to 1 % at ``steps``; ``"constant"``
+    (training of unknown length, stopped by a monitor): linear warmup over
+    ``hp.warmup · steps`` steps, then ``hp.learning_rate`` for good. Both are
+    schedules, so the optimizer state has one structure."""
     warm = int(round(hp.warmup * steps))
-    sched = optax.warmup_cosine_decay_schedule(0.0, hp.learning_rate, max(warm, 1),
-                                               max(steps, warm + 1), hp.learning_rate * 0.01)
+    if schedule == "cosine":
+        sched = optax.warmup_cosine_decay_schedule(0.0, hp.learning_rate, max(warm, 1),
+                                                   max(steps, warm + 1), hp.learning_rate * 0.01)
+    elif schedule == "constant":
+        sched = optax.join_schedules(
+            [optax.linear_schedule(0.0, hp.learning_rate, max(warm, 1)),
+             optax.constant_schedule(hp.learning_rate)], [max(warm, 1)])
+    else:
+        raise ValueError(f"schedule: must be one of {SCHEDULES}, got {schedule!r}")
     return optax.chain(optax.clip_by_global_norm(hp.clip),
                        optax.adamw(sched, weight_decay=hp.weight_decay))
 
 
 @functools.lru_cache(maxsize=32)
 def _make_chunk(objective: str, cfg: archs.ArchConfig, hp: Hyper, steps: int, length: int,
-                unroll: bool = False) -> Callable:
+                unroll: bool = False, schedule: str = "cosine") -> Callable:
     """Jitted ``(state, images, labels) -> (state, losses (length,))``: ``length``
     optimizer steps under ``lax.scan``, each on a batch drawn without
     replacement. Memoized, so repeated runs of one configuration compile once.
@@ -236,8 +251,8 @@ def _make_chunk(objective: str, cfg: archs.ArchConfig, hp: Hyper, steps: int, le
     ``unroll``: unroll the scan. XLA:CPU runs the ResNet's convolution
     backward pass ~13× slower inside a while loop than in straight-line code
     (measured: 626 vs 48 CPU ms per step for resnet S, batch 128), so the
-    ResNet uses short unrolled chunks."""
-    opt = _optimizer(hp, steps)
+    ResNet uses short unrolled chunks. ``schedule``: see :func:`_optimizer`."""
+    opt = _optimizer(hp, steps, schedule)
     loss_fn = functools.partial(_batch_loss, objective, cfg, hp)
 
     @jax.jit

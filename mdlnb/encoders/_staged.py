@@ -1,0 +1,231 @@
+"""Pretraining in stages until a monitored score stops improving.
+
+:func:`train_until_plateau` trains one encoder of :mod:`mdlnb.encoders._pretrain`
+with a warmup-then-constant learning rate (training of unknown length), and
+every ``plateau.eval_every`` steps hands the encoder to a ``monitor``
+(``monitor(step, encoder) -> {name: value}``; e.g. the linear probe accuracy
+on the pretraining data's held-out split, RankMe, any label-free score). The
+run stops when the deciding value (``plateau.key``) has not improved by at
+least ``plateau.min_delta`` over ``plateau.patience`` evaluations, or at
+``plateau.max_steps``; the encoder returned is the one of the last
+evaluation that improved (the "chosen steps"), and the whole monitored curve
+comes with it.
+
+Resumable and deterministic: the training state, the curve and the chosen
+parameters are checkpointed at every evaluation (an evaluation is always at a
+chunk boundary), so an interrupted run continues bit for bit where it stopped
+and a rerun on the same machine reproduces the same parameters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from mdlnb._io import cache_dir, content_hash
+from mdlnb._task import Task
+from mdlnb.encoders import _pretrain as P
+from mdlnb.encoders import archs
+from mdlnb.encoders.base import Encoder
+
+Monitor = Callable[[int, Encoder], Mapping[str, float]]
+_FORMAT = "mdlnb-staged-v1"
+
+
+@dataclasses.dataclass(frozen=True)
+class Plateau:
+    """When to evaluate and when to stop.
+
+    Attributes:
+      eval_every: optimizer steps between evaluations (a multiple of the chunk).
+      max_steps: the most steps ever trained; also the horizon of the warmup
+        (``Hyper.warmup · max_steps`` steps).
+      patience: stop after this many evaluations in a row without an
+        improvement of the deciding value by ``min_delta`` or more.
+      min_delta: the smallest improvement that counts (in the value's unit,
+        e.g. 0.005 = half a percentage point of accuracy).
+      key: the monitor value that decides (higher is better).
+    """
+
+    eval_every: int = 500
+    max_steps: int = 20_000
+    patience: int = 3
+    min_delta: float = 0.005
+    key: str = "probe_accuracy"
+
+    def __post_init__(self) -> None:
+        for name in ("eval_every", "max_steps", "patience"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name}: must be an integer >= 1, got {v!r}")
+        if self.max_steps % self.eval_every:
+            raise ValueError(f"max_steps: must be a multiple of eval_every ({self.eval_every}), "
+                             f"got {self.max_steps}")
+        if not (np.isfinite(self.min_delta) and self.min_delta >= 0):
+            raise ValueError(f"min_delta: must be a finite number >= 0, got {self.min_delta!r}")
+
+    def chosen(self, values: list[float]) -> int:
+        """Index of the last evaluation that improved on all before it by ``min_delta``."""
+        best, best_i = -np.inf, 0
+        for i, v in enumerate(values):
+            if v >= best + self.min_delta:
+                best, best_i = v, i
+        return best_i
+
+    def stopped(self, values: list[float]) -> bool:
+        """Whether training stops after the evaluations ``values`` (step 0 first)."""
+        return len(values) - 1 - self.chosen(values) >= self.patience
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class StagedRun:
+    """What :func:`train_until_plateau` returns.
+
+    Attributes:
+      encoder: the encoder at the chosen evaluation (``meta["steps"]`` = its step).
+      curve: one dict per evaluation: ``step``, the monitor's values,
+        ``loss`` (the objective's mean over the steps since the last
+        evaluation; NaN at step 0) and ``train_seconds`` (cumulative).
+      chosen_step: the step of the chosen evaluation.
+      trained_steps: the steps trained before stopping.
+      reason: ``"plateau"`` or ``"max_steps"`` (``"untrained"`` for random).
+    """
+
+    encoder: Encoder
+    curve: tuple[dict, ...]
+    chosen_step: int
+    trained_steps: int
+    reason: str
+
+
+def _state_path(directory: Path, key: str) -> Path:
+    return directory / f"staged-{key}.ckpt.npz"
+
+
+def train_until_plateau(objective: str, arch: str, size: str, data: Task, monitor: Monitor, *,
+                        plateau: Plateau = Plateau(), seed: int = 0,
+                        hyper: P.Hyper | None = None, directory: str | Path | None = None,
+                        progress: bool | Callable[[int, Mapping[str, float]], Any] = False,
+                        chunk_steps: int | None = None) -> StagedRun:
+    """Train ``objective`` on ``arch``/``size`` over ``data`` until ``monitor`` plateaus.
+
+    Args:
+      objective, arch, size, data, seed, hyper: as :func:`mdlnb.encoders.pretrain`
+        (``"random"`` is evaluated once at step 0 and not trained).
+      monitor: ``monitor(step, encoder) -> {name: value}``; must return
+        ``plateau.key``. Called at step 0 and every ``plateau.eval_every`` steps.
+      plateau: evaluation interval and stopping rule (:class:`Plateau`).
+      directory: where the resumable state lives (default
+        ``cache_dir("pretraining")``); the file is keyed by every input.
+      progress: True for a one-line report per evaluation on stdout, or a
+        callable ``(step, values)``.
+      chunk_steps: steps per compiled chunk (default 10 for the ResNet, 50 for
+        the ViT, or their greatest common divisor with ``plateau.eval_every``;
+        must divide ``plateau.eval_every``).
+    """
+    cfg = P._check_args(objective, arch, size, plateau.max_steps, seed)
+    hp = hyper or P.Hyper()
+    if not isinstance(plateau, Plateau):
+        raise ValueError(f"plateau: must be a Plateau, got {type(plateau).__name__}")
+    if not callable(monitor):
+        raise ValueError(f"monitor: must be callable (step, encoder) -> mapping, got {monitor!r}")
+    unroll = cfg.kind == "resnet"
+    chunk = (int(chunk_steps) if chunk_steps is not None
+             else math.gcd(10 if unroll else 50, plateau.eval_every))
+    if chunk < 1 or plateau.eval_every % chunk:
+        raise ValueError(f"chunk_steps: must divide plateau.eval_every ({plateau.eval_every}), "
+                         f"got {chunk}")
+    images = P._images(data)
+    if objective != "random" and hp.batch_size > images.shape[0]:
+        raise ValueError(f"batch_size: {hp.batch_size} exceeds the {images.shape[0]} images of data")
+
+    enc0 = P._init_encoder(cfg, int(seed))
+    meta = {"objective": objective, "arch": arch, "size": size, "seed": int(seed),
+            "param_count": archs.param_count(enc0), "feature_dim": cfg.feature_dim,
+            "arch_config": dataclasses.asdict(cfg), "data": data.name,
+            "hyper": dataclasses.asdict(hp), "schedule": "constant",
+            "plateau": dataclasses.asdict(plateau)}
+
+    def report(step: int, values: Mapping[str, float]) -> None:
+        if progress is True:
+            shown = ", ".join(f"{k} {v:.4g}" for k, v in values.items() if k != "step")
+            print(f"{objective} {arch}_{size}: step {step}: {shown}", flush=True)
+        elif callable(progress):
+            progress(step, values)
+
+    def evaluate(step: int, params: Any) -> dict:
+        enc = P._encoder(objective, cfg, params, {**meta, "steps": step})
+        values = {k: float(v) for k, v in monitor(step, enc).items()}
+        if plateau.key not in values:
+            raise ValueError(f"monitor: returned {sorted(values)} without plateau.key "
+                             f"{plateau.key!r}")
+        return values
+
+    if objective == "random":
+        row = {"step": 0, **evaluate(0, enc0), "loss": float("nan"), "train_seconds": 0.0}
+        report(0, row)
+        enc = P._encoder(objective, cfg, enc0, {**meta, "steps": 0, "final_loss": None})
+        return StagedRun(enc, (row,), 0, 0, "untrained")
+
+    data_hash = content_hash(images, data.y, data.num_classes)
+    key = content_hash(_FORMAT, objective, cfg, int(seed), data_hash, dataclasses.asdict(hp),
+                       dataclasses.asdict(plateau), chunk)
+    meta["data_hash"] = data_hash
+    path = _state_path(Path(directory) if directory else cache_dir("pretraining"), key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    state = P._init_state(objective, cfg, hp, plateau.max_steps, data.num_classes, int(seed))
+    like = (state, enc0, np.int64(0), np.float64(0.0))
+    done, seconds, curve, chosen = 0, 0.0, [], enc0
+    from mdlnb import _checkpoint
+
+    ck = _checkpoint.load(path, like, key=key)
+    if ck is not None:
+        (state, chosen, done, seconds), curve = ck.tree, list(ck.meta["curve"])
+        done, seconds = int(done), float(seconds)
+    else:
+        row = {"step": 0, **evaluate(0, enc0), "loss": float("nan"), "train_seconds": 0.0}
+        curve.append(row)
+        report(0, row)
+
+    fn = P._make_chunk(objective, cfg, hp, plateau.max_steps, chunk, unroll, "constant")
+    images_d, labels_d = jnp.asarray(images), jnp.asarray(data.y, jnp.int32)
+    values = [r[plateau.key] for r in curve]
+    while not plateau.stopped(values) and done < plateau.max_steps:
+        losses = []
+        t0 = time.perf_counter()
+        for _ in range(plateau.eval_every // chunk):
+            state, chunk_losses = fn(state, images_d, labels_d)
+            losses.append(np.asarray(chunk_losses, np.float64))
+        losses = np.concatenate(losses)
+        seconds += time.perf_counter() - t0
+        if not np.all(np.isfinite(losses)):
+            raise FloatingPointError(f"{objective} {arch}_{size}: non-finite loss after step "
+                                     f"{done + int(np.argmin(np.isfinite(losses)))}")
+        done += plateau.eval_every
+        params = jax.tree_util.tree_map(np.asarray, state[0]["encoder"])
+        row = {"step": done, **evaluate(done, params), "loss": float(losses.mean()),
+               "train_seconds": round(seconds, 3)}
+        curve.append(row)
+        values.append(row[plateau.key])
+        report(done, row)
+        if plateau.chosen(values) == len(values) - 1:
+            chosen = params
+        _checkpoint.save(path, (state, chosen, np.int64(done), np.float64(seconds)), key=key,
+                         meta={"curve": curve})
+
+    best = plateau.chosen(values)
+    reason = "plateau" if plateau.stopped(values) else "max_steps"
+    chosen = jax.tree_util.tree_map(np.asarray, chosen)
+    final = {**meta, "steps": int(curve[best]["step"]), "trained_steps": done,
+             "final_loss": curve[best]["loss"], "stop_reason": reason,
+             "train_seconds": round(seconds, 3), "chunk_steps": chunk}
+    enc = P._encoder(objective, cfg, chosen, final)
+    return StagedRun(enc, tuple(curve), int(curve[best]["step"]), done, reason)

@@ -1,0 +1,109 @@
+"""The pretraining stage's parameters: one frozen dataclass, the only place defaults live."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+import numpy as np
+
+#: The objectives suite: every objective of the paper's Table 1a family on one
+#: architecture family (the ViT: MAE needs patch tokens), size S, plus the
+#: untrained initialization they all start from.
+OBJECTIVES_SUITE = tuple(f"{o}:vit_S" for o in ("random", "supervised", "simclr", "byol",
+                                                "dino", "mae", "autoencoder"))
+#: The scaling suite (Table 1b: sizes of one family under one objective): the
+#: ViT at M and L under supervised training and MAE (S is in the objectives suite).
+SCALING_SUITE = tuple(f"{o}:vit_{s}" for o in ("supervised", "mae") for s in ("M", "L"))
+
+
+def parse_unit(text: str) -> tuple[str, str, str]:
+    """``"simclr:vit_S"`` → ``("simclr", "vit", "S")`` (ValueError naming ``suite``)."""
+    from mdlnb.encoders._pretrain import supports
+
+    try:
+        objective, arch_size = text.split(":")
+        arch, size = arch_size.split("_")
+    except (AttributeError, ValueError):
+        raise ValueError(f"suite: cannot parse {text!r}; expected '<objective>:<arch>_<size>', "
+                         f"e.g. 'simclr:vit_S'") from None
+    if not supports(objective, arch):
+        raise ValueError(f"suite: {text!r}: objective {objective!r} is not defined on {arch!r}")
+    return objective, arch, size
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainingConfig:
+    """Parameters of the pretraining stage (``make encoders``).
+
+    Attributes:
+      suite: encoders to train, ``"<objective>:<arch>_<size>"``.
+      data: the pretraining task (its training split, all of it).
+      probe_train_size: labelled training images the linear probe is fitted on
+        (a seeded, stratified subsample of the same training split).
+      probe_test_size: images of the held-out (test) split the probe is scored
+        on; None = all of them.
+      eval_every, max_steps, patience, min_delta: the stopping rule
+        (:class:`mdlnb.encoders.Plateau`; min_delta in probe-accuracy units).
+      batch_size, learning_rate, warmup: AdamW at a constant rate after a
+        linear warmup of ``warmup · max_steps`` steps.
+      seed: initialization, batches, augmentations, masks, probe subsample.
+    """
+
+    suite: tuple[str, ...] = OBJECTIVES_SUITE + SCALING_SUITE
+    data: str = "fashion_mnist"
+    probe_train_size: int = 10_000
+    probe_test_size: int | None = None
+    eval_every: int = 500
+    max_steps: int = 20_000
+    patience: int = 3
+    min_delta: float = 0.005
+    batch_size: int = 256
+    learning_rate: float = 1e-3
+    warmup: float = 0.05
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        suite = tuple(self.suite)
+        if not suite or len(set(suite)) != len(suite):
+            raise ValueError(f"suite: must be non-empty without repeats, got {suite}")
+        for u in suite:
+            parse_unit(u)
+        object.__setattr__(self, "suite", suite)
+        for name in ("probe_train_size", "eval_every", "max_steps", "patience", "batch_size"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name}: must be an integer >= 1, got {v!r}")
+        v = self.probe_test_size
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 10):
+            raise ValueError(f"probe_test_size: must be None or an integer >= 10, got {v!r}")
+        self.plateau()
+        self.hyper()
+
+    def plateau(self):
+        from mdlnb.encoders._staged import Plateau
+
+        return Plateau(eval_every=self.eval_every, max_steps=self.max_steps,
+                       patience=self.patience, min_delta=self.min_delta, key="probe_accuracy")
+
+    def hyper(self):
+        from mdlnb.encoders._pretrain import Hyper
+
+        return Hyper(batch_size=self.batch_size, learning_rate=self.learning_rate,
+                     warmup=self.warmup)
+
+    @classmethod
+    def from_overrides(cls, overrides: Mapping[str, Any] | None = None) -> "PretrainingConfig":
+        overrides = dict(overrides or {})
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ValueError(f"overrides: unknown PretrainingConfig fields {unknown}; "
+                             f"known: {sorted(known)}")
+        return cls(**overrides)
+
+    def replace(self, **changes: Any) -> "PretrainingConfig":
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -1,0 +1,56 @@
+"""The monitor of the pretraining stage: a linear probe on the held-out split, and RankMe.
+
+``ProbeMonitor(train, test)(step, encoder)`` extracts features of the probe's
+training images and of the held-out images, standardizes them with the
+training features' mean and standard deviation, fits a multinomial logistic
+regression (scikit-learn, L-BFGS, L2 with C = 1 on standardized features) and
+returns its top-1 accuracy on the held-out images (``probe_accuracy``, a
+fraction), its mean held-out log-loss (``probe_nll_nats``, nats/example) and
+RankMe of the held-out features (``rankme``, effective rank; Garrido et al.
+2023). Feature extraction is not cached on disk (every checkpoint differs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any
+
+import numpy as np
+
+from mdlnb._task import Task
+
+
+def _features(encoder: Any, task: Task) -> np.ndarray:
+    from mdlnb.encoders.base import features
+
+    return np.asarray(features(encoder, task, batch_size=500, cache=False).x, np.float64)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ProbeMonitor:
+    """Linear-probe accuracy on ``test`` after fitting on ``train`` (both image Tasks)."""
+
+    train: Task
+    test: Task
+    C: float = 1.0
+    max_iter: int = 1000
+
+    def __call__(self, step: int, encoder: Any) -> dict[str, float]:
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.metrics import log_loss
+
+        from mdlnb.labelfree import rankme
+
+        f_train, f_test = _features(encoder, self.train), _features(encoder, self.test)
+        mu, sd = f_train.mean(0), f_train.std(0)
+        sd = np.where(sd > 0, sd, 1.0)
+        a, b = (f_train - mu) / sd, (f_test - mu) / sd
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf = LogisticRegression(C=self.C, max_iter=self.max_iter).fit(a, self.train.y)
+        p = clf.predict_proba(b)
+        return {"probe_accuracy": float(np.mean(clf.classes_[p.argmax(1)] == self.test.y)),
+                "probe_nll_nats": float(log_loss(self.test.y, p, labels=clf.classes_)),
+                "rankme": rankme(f_test) if np.any(f_test) else 1.0}

@@ -1,0 +1,136 @@
+"""Drive the pretraining stage: one unit of work per encoder, each kept as an artifact.
+
+:func:`run` trains every encoder of the suite that has no artifact yet (or
+all of them into another directory, ``retrain=True``), each until its linear
+probe on the held-out split stops improving
+(:func:`mdlnb.encoders.train_until_plateau`), and writes its artifact
+(:mod:`._artifacts`) as soon as it finishes, so an interrupted stage loses at
+most one encoder's progress since its last evaluation (that is checkpointed
+too). :func:`result` reads the artifacts back into tidy tables and figures
+for ``paper/``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from mdlnb.studies.pretraining import _artifacts
+from mdlnb.studies.pretraining._config import PretrainingConfig, parse_unit
+from mdlnb.studies.pretraining._probe import ProbeMonitor
+
+
+def monitor(config: PretrainingConfig) -> ProbeMonitor:
+    """The stage's monitor: probe fitted on ``probe_train_size`` training images,
+    scored on the held-out (test) split."""
+    from mdlnb import data
+
+    train = data.load(config.data, split="train", size=config.probe_train_size, seed=config.seed)
+    test = data.load(config.data, split="test", size=config.probe_test_size, seed=config.seed)
+    return ProbeMonitor(train, test)
+
+
+def run(config: PretrainingConfig | None = None, *, only: Sequence[str] | None = None,
+        retrain: bool = False, directory: str | Path | None = None,
+        progress: bool = True) -> list[dict]:
+    """Train the encoders of ``config.suite`` (or the units in ``only``) that have
+    no artifact in ``directory`` (default :func:`_artifacts.artifact_dir`);
+    ``retrain=True`` trains them even so. Returns their provenance dicts."""
+    from mdlnb import data
+    from mdlnb.encoders import train_until_plateau
+
+    config = config or PretrainingConfig()
+    units = list(only) if only else list(config.suite)
+    for u in units:
+        parse_unit(u)
+    d = Path(directory) if directory else _artifacts.artifact_dir()
+    pending = [u for u in units if retrain or _artifacts.provenance(
+        _artifacts.unit_name(*parse_unit(u), config.seed), directory=d) is None]
+    if not pending:
+        return [_artifacts.check(_artifacts.unit_name(*parse_unit(u), config.seed), directory=d)
+                for u in units]
+    pre = data.load(config.data, split="train", seed=config.seed)
+    mon = monitor(config)
+    for u in pending:
+        objective, arch, size = parse_unit(u)
+        if progress:
+            print(f"pretraining {u} (artifacts: {d})", flush=True)
+        # A retrain starts from nothing: its resumable state lives beside its artifacts,
+        # not in the shared cache where the first training's final state is kept.
+        staged = train_until_plateau(objective, arch, size, pre, mon, plateau=config.plateau(),
+                                     seed=config.seed, hyper=config.hyper(), progress=progress,
+                                     directory=d / ".state" if retrain else None)
+        prov = _artifacts.write(staged, directory=d, command=" ".join(sys.argv))
+        if progress:
+            print(f"  -> {prov['name']}: chosen step {prov['chosen_step']} of "
+                  f"{prov['trained_steps']} ({prov['stop_reason']}), probe accuracy "
+                  f"{prov['probe_accuracy']:.4f}, sha256 {prov['sha256'][:12]}", flush=True)
+    return [_artifacts.check(_artifacts.unit_name(*parse_unit(u), config.seed), directory=d)
+            for u in units]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PretrainingResult:
+    """The committed encoders: ``encoders`` (one row per artifact: provenance,
+    probe accuracy at the chosen step) and ``curves`` (one row per evaluation)."""
+
+    encoders: Any
+    curves: Any
+
+    def plot_curves(self):
+        """Probe accuracy against pretraining steps, one line per encoder, the chosen
+        step marked."""
+        import matplotlib.pyplot as plt
+        import seaborn as sns
+
+        df = self.curves
+        fig, ax = plt.subplots(figsize=(7, 4))
+        sns.lineplot(data=df, x="step", y="probe_accuracy", hue="encoder", marker="o",
+                     markersize=3, ax=ax)
+        chosen = self.encoders.set_index("encoder")["chosen_step"]
+        for enc, g in df.groupby("encoder"):
+            row = g[g["step"] == chosen.get(enc, -1)]
+            ax.scatter(row["step"], row["probe_accuracy"], s=60, facecolors="none",
+                       edgecolors="black", zorder=5)
+        ax.set_xlabel("pretraining steps")
+        ax.set_ylabel("linear-probe accuracy (held-out split)")
+        ax.set_title("Pretraining until the probe stops improving (circle: chosen step)")
+        ax.legend(fontsize=7, ncol=2)
+        fig.tight_layout()
+        return fig
+
+    def save(self, paper_dir: str | Path = "paper") -> list[Path]:
+        import matplotlib.pyplot as plt
+
+        from mdlnb import report
+
+        cols = ["encoder", "objective", "arch", "size", "param_count", "chosen_step",
+                "trained_steps", "stop_reason", "probe_accuracy", "probe_nll_nats", "rankme",
+                "final_loss", "sha256"]
+        paths = report.save_table(self.encoders[cols], "pretraining_encoders", paper_dir)
+        paths += report.save_table(self.curves.drop(columns=["train_seconds"]),
+                                   "pretraining_probe_curves", paper_dir, digits=4)
+        fig = self.plot_curves()
+        paths.append(report.save_figure(fig, "pretraining_probe_curves", paper_dir))
+        plt.close(fig)
+        return paths
+
+
+def result(directory: str | Path | None = None) -> PretrainingResult:
+    """The committed artifacts (each checked against its SHA-256) as tidy tables."""
+    import pandas as pd
+
+    d = Path(directory) if directory else _artifacts.artifact_dir()
+    provs = _artifacts.verify(d)
+    rows, curves = [], []
+    for p in provs:
+        label = f"{p['objective']}:{p['arch']}_{p['size']}"
+        rows.append({"encoder": label, **{k: v for k, v in p.items() if not isinstance(v, dict)}})
+        c = pd.read_csv(d / f"{p['name']}.curve.csv")
+        c.insert(0, "encoder", label)
+        curves.append(c)
+    enc = pd.DataFrame(rows)
+    cur = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
+    return PretrainingResult(enc, cur)
