@@ -31,7 +31,7 @@ PARAMS_ERR := $(shell $(BIN)/python -m mdlnb.runner --write-params 2>&1 >/dev/nu
 $(if $(PARAMS_ERR),$(warning notebooks/profiles.yaml: $(PARAMS_ERR)))
 endif
 
-.PHONY: setup data-packages reproduce notebooks test smoke bench lab clean
+.PHONY: setup data-packages encoders pretrain reproduce notebooks test smoke bench lab clean
 .DELETE_ON_ERROR:
 
 setup: $(STAMP) data-packages
@@ -72,12 +72,32 @@ notebooks: $(EXECUTED) $(HTML)
 # Targets made by chained pattern rules are not intermediate files: keep them.
 .SECONDARY: $(EXECUTED) $(NOTEBOOKS:%=$(PARAMS)/%.json)
 
+# The self-pretrained encoders are committed artifacts (artifacts/encoders/: weights,
+# provenance with SHA-256, probe curves). `make encoders` checks them (every reproduce
+# does); `make encoders RETRAIN=1` trains all of them again from scratch into
+# build/encoders-retrain (hours on a CPU) and checks that the bytes are the same;
+# `make pretrain` trains those not committed yet (resumable: rerun after an interruption).
+ENCODER_ARTIFACTS := $(wildcard artifacts/encoders/*)
+
+encoders: setup
+ifeq ($(RETRAIN),1)
+	$(BIN)/python -m mdlnb.studies.pretraining train --retrain --into build/encoders-retrain
+	$(BIN)/python -m mdlnb.studies.pretraining verify --against build/encoders-retrain
+else
+	$(BIN)/python -m mdlnb.studies.pretraining verify
+endif
+
+pretrain: setup
+	$(BIN)/python -m mdlnb.studies.pretraining train
+
+$(NB_DIR)/pretraining.ipynb: $(ENCODER_ARTIFACTS)
+
 # Regenerate every table and figure in paper/ (PROFILE=default|smoke|full): rerun the
 # notebooks that changed, JOBS (2) at a time (most notebooks keep one core busy), merge
 # paper/claims.md and paper/README.md from what the notebooks wrote, print the
 # per-notebook wall time and the committed paper/*.csv numbers that moved beyond the
 # tolerance of mdlnb/_paperdiff.py.
-reproduce: setup
+reproduce: setup encoders
 	@$(MAKE) --no-print-directory -j$(JOBS) notebooks
 	$(BIN)/python -m mdlnb.claims $(PAPER_DIR)
 	$(BIN)/python -m mdlnb.manifest $(PAPER_DIR)

@@ -262,7 +262,29 @@ def _transferability_baselines(p):
     np.testing.assert_allclose(sc["n"], np.maximum(sc["ratio"] * classes, 20))
 
 
+def _pretraining(p):
+    from mdlnb.studies import pretraining
+
+    enc = pd.read_csv(p / "pretraining_encoders.csv")
+    has_columns(enc, ["encoder", "chosen_step", "trained_steps", "stop_reason",
+                      "probe_accuracy", "sha256"])
+    within(enc, "probe_accuracy", 0, 1)
+    assert (enc["chosen_step"] <= enc["trained_steps"]).all()
+    # the table is the committed artifacts: their provenance, checksums included
+    provs = {f"{q['objective']}:{q['arch']}_{q['size']}": q for q in pretraining.verify()}
+    assert set(enc["encoder"]) == set(provs)
+    for _, r in enc.iterrows():
+        assert r["sha256"] == provs[r["encoder"]]["sha256"]
+    cur = pd.read_csv(p / "pretraining_probe_curves.csv")
+    chosen = cur.merge(enc[["encoder", "chosen_step"]], on="encoder")
+    chosen = chosen[chosen["step"] == chosen["chosen_step"]].set_index("encoder")
+    np.testing.assert_allclose(chosen.loc[enc["encoder"], "probe_accuracy"],
+                               enc["probe_accuracy"], rtol=1e-5)
+
+
 EXPECT = {
+    "pretraining": (["pretraining_encoders.csv", "pretraining_probe_curves.csv",
+                     "pretraining_probe_curves.png"], _pretraining),
     "quickstart": (["quickstart_codelengths.csv", "quickstart_posterior.png"], _quickstart),
     "parity_toy": (["parity_curves.png", "parity_rankings.csv", "parity_measures.csv",
                     "parity_mlp_measures.csv", "parity_switching.csv",

@@ -12,7 +12,7 @@ Command line: ``python -m mdlnb.studies.pretraining {train,verify,paper}``.
 
 from mdlnb.studies.pretraining._artifacts import (ChecksumError, artifact_dir, check,
                                                    load_encoder, names, params_bytes,
-                                                   provenance, unit_name, verify)
+                                                   provenance, sha256, unit_name, verify)
 from mdlnb.studies.pretraining._config import (OBJECTIVES_SUITE, SCALING_SUITE,
                                                 PretrainingConfig, parse_unit)
 from mdlnb.studies.pretraining._probe import ProbeMonitor
@@ -23,4 +23,4 @@ Config = PretrainingConfig
 __all__ = ["ChecksumError", "Config", "OBJECTIVES_SUITE", "PretrainingConfig",
            "PretrainingResult", "ProbeMonitor", "SCALING_SUITE", "artifact_dir", "check",
            "load_encoder", "monitor", "names", "params_bytes", "parse_unit", "provenance",
-           "result", "run", "unit_name", "verify"]
+           "result", "run", "sha256", "unit_name", "verify"]

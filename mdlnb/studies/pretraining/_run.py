@@ -101,6 +101,24 @@ class PretrainingResult:
         fig.tight_layout()
         return fig
 
+    def findings(self) -> str:
+        """Markdown: per encoder the chosen step, why training stopped, and the probe
+        accuracy against the untrained encoder's (numbers from the artifacts)."""
+        e = self.encoders
+        if e.empty:
+            return "No encoder artifacts are committed yet (`make pretrain` trains them)."
+        rand = e.loc[e["objective"] == "random", "probe_accuracy"]
+        base = float(rand.iloc[0]) if len(rand) else float("nan")
+        lines = [f"{len(e)} encoders are committed; the untrained ViT-S scores "
+                 f"{base:.1%} on the held-out split." if len(rand) else
+                 f"{len(e)} encoders are committed."]
+        for _, r in e[e["objective"] != "random"].iterrows():
+            lines.append(f"- **{r['encoder']}** ({r['param_count']:,} parameters): "
+                         f"{r['probe_accuracy']:.1%} at step {r['chosen_step']:,} of "
+                         f"{r['trained_steps']:,} trained ({r['stop_reason']}; "
+                         f"{r['probe_accuracy'] - base:+.1%} over untrained).")
+        return "\n".join(lines)
+
     def save(self, paper_dir: str | Path = "paper") -> list[Path]:
         import matplotlib.pyplot as plt
 
@@ -109,7 +127,7 @@ class PretrainingResult:
         cols = ["encoder", "objective", "arch", "size", "param_count", "chosen_step",
                 "trained_steps", "stop_reason", "probe_accuracy", "probe_nll_nats", "rankme",
                 "final_loss", "sha256"]
-        paths = report.save_table(self.encoders[cols], "pretraining_encoders", paper_dir)
+        paths = list(report.save_table(self.encoders[cols], "pretraining_encoders", paper_dir))
         paths += report.save_table(self.curves.drop(columns=["train_seconds"]),
                                    "pretraining_probe_curves", paper_dir, digits=4)
         fig = self.plot_curves()
@@ -132,5 +150,7 @@ def result(directory: str | Path | None = None) -> PretrainingResult:
         c.insert(0, "encoder", label)
         curves.append(c)
     enc = pd.DataFrame(rows)
+    if len(enc):
+        enc["final_loss"] = pd.to_numeric(enc["final_loss"])   # None (untrained) -> NaN
     cur = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
     return PretrainingResult(enc, cur)

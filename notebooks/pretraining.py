@@ -1,0 +1,72 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Pre-training the encoders: trained until the probe stops improving
+#
+# The objectives and scaling comparisons of Li et al. (Sec. 4, Table 1)
+# rank *fully pretrained* encoders. Here the self-pretrained encoders are a
+# small ViT trained on Fashion-MNIST's 60,000 training images under every
+# objective of that table (supervised, SimCLR, BYOL, DINO, MAE, an
+# autoencoder, and the untrained initialization they all start from), plus
+# larger ViTs for scaling. How long is "fully"? Each encoder trains with a
+# constant learning rate after a warmup, and every 500 steps a **linear
+# probe** — a logistic regression on 10,000 labelled training images — is
+# scored on the **held-out test split**. Training stops when that accuracy
+# has not improved by half a percentage point in three evaluations; the
+# encoder kept is the one at the last improvement (the *chosen step*).
+#
+# Training takes hours on a CPU, so it is a stage of its own
+# (`make pretrain`, resumable) whose small outputs — the weights, their
+# SHA-256 and provenance, and the probe curves — are committed under
+# `artifacts/encoders/`. `make reproduce` checks the checksums and uses the
+# weights; `make encoders RETRAIN=1` trains them all again from scratch and
+# compares the bytes. This notebook only reads the artifacts.
+
+# %% tags=["parameters"]
+profile = "default"          # "smoke" (CI), "default" (CPU), "full": the artifacts are the same
+paper_dir = "paper"          # where tables and figures are written
+
+# %%
+import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
+
+from mdlnb import manifest, report
+from mdlnb.studies import pretraining
+
+result = pretraining.result()        # every artifact, checked against its SHA-256
+display(Markdown(report.to_markdown(result.encoders[
+    ["encoder", "param_count", "chosen_step", "trained_steps", "stop_reason",
+     "probe_accuracy", "rankme"]], digits=4)))
+
+# %% [markdown]
+# ## The probe curves
+#
+# Probe accuracy on the held-out split against pretraining steps; the
+# circle marks the chosen step. The step-0 point of every curve is the
+# untrained encoder.
+
+# %%
+fig = result.plot_curves()
+plt.show()
+
+# %% [markdown]
+# ## What the curves say
+
+# %%
+display(Markdown(result.findings()))
+
+# %%
+paths = result.save(paper_dir)
+manifest.record(paper_dir, "pretraining", profile, pattern="pretraining_*")
+plt.close("all")
+[str(p) for p in paths]

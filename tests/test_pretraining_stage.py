@@ -1,0 +1,196 @@
+"""The pretraining stage: the plateau rule, resumable and deterministic training,
+artifacts checked by SHA-256, and the committed encoders themselves."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import jax
+import numpy as np
+import pytest
+
+import mdlnb
+from mdlnb.encoders import Plateau, pretrain, train_until_plateau
+from mdlnb.encoders import _pretrain as P
+from mdlnb.studies import pretraining as PT
+
+
+@pytest.fixture(scope="module")
+def images():
+    return mdlnb.data.load("fashion_mnist", split="train", size=200, seed=3)
+
+
+class Scripted:
+    """A monitor that returns a fixed value per evaluation (and counts its calls)."""
+
+    def __init__(self, values, fail_at=None):
+        self.values, self.fail_at, self.calls = list(values), fail_at, []
+
+    def __call__(self, step, encoder):
+        if self.fail_at is not None and step == self.fail_at:
+            self.fail_at = None
+            raise KeyboardInterrupt("simulated interruption")
+        self.calls.append(step)
+        return {"probe_accuracy": self.values[len(self.calls) - 1]}
+
+
+def _leaves(tree):
+    return [np.asarray(v) for v in jax.tree_util.tree_leaves(tree)]
+
+
+# -- the rule ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("values, patience, delta, chosen, stopped", [
+    ([0.5, 0.6, 0.7], 2, 0.0, 2, False),
+    ([0.5, 0.6, 0.6, 0.6], 2, 0.0, 3, False),        # ties improve by >= 0
+    ([0.5, 0.6, 0.6, 0.6], 2, 0.01, 1, True),        # ... but not by 0.01
+    ([0.5, 0.6, 0.55, 0.603, 0.604], 3, 0.005, 1, True),   # gains below delta over the best
+    ([0.5, 0.6, 0.55, 0.604, 0.611], 3, 0.005, 4, False),  # 0.011 over the best counts
+    ([0.9, 0.1, 0.2, 0.3], 3, 0.0, 0, True),          # step 0 can be the best
+])
+def test_plateau_rule(values, patience, delta, chosen, stopped):
+    rule = Plateau(eval_every=10, max_steps=100, patience=patience, min_delta=delta)
+    assert rule.chosen(values) == chosen
+    assert rule.stopped(values) is stopped
+
+
+@pytest.mark.parametrize("kwargs, arg", [
+    ({"eval_every": 0}, "eval_every"), ({"max_steps": 25, "eval_every": 10}, "max_steps"),
+    ({"patience": 1.5}, "patience"), ({"min_delta": -1.0}, "min_delta"),
+])
+def test_plateau_rejects(kwargs, arg):
+    with pytest.raises(ValueError, match=arg):
+        Plateau(**kwargs)
+
+
+# -- training ---------------------------------------------------------------------------
+
+RULE = Plateau(eval_every=10, max_steps=60, patience=2, min_delta=0.0)
+HP = P.Hyper(batch_size=16)
+
+
+def test_stops_at_the_plateau_and_returns_the_chosen_parameters(images, tmp_path):
+    mon = Scripted([0.1, 0.3, 0.5, 0.4, 0.45, 0.9, 0.9])
+    run = train_until_plateau("supervised", "vit", "XS", images, mon, plateau=RULE, hyper=HP,
+                              directory=tmp_path, chunk_steps=10)
+    # evaluations at 0, 10, 20, 30, 40: the best (0.5) at step 20, two without gain -> stop
+    assert mon.calls == [0, 10, 20, 30, 40]
+    assert (run.chosen_step, run.trained_steps, run.reason) == (20, 40, "plateau")
+    assert [r["step"] for r in run.curve] == [0, 10, 20, 30, 40]
+    assert run.encoder.meta["steps"] == 20
+    # the chosen parameters are those at step 20 of the same schedule, evaluated less often
+    mid = train_until_plateau("supervised", "vit", "XS", images,
+                              Scripted([0.1, 0.5, 0.4, 0.3]),
+                              plateau=Plateau(eval_every=20, max_steps=60, patience=2),
+                              hyper=HP, directory=tmp_path / "mid", chunk_steps=10)
+    assert (mid.chosen_step, mid.trained_steps) == (20, 60)
+    assert PT.params_bytes(run.encoder.params) == PT.params_bytes(mid.encoder.params)
+    init = P._init_encoder(P.archs.config("vit", "XS"), 0)
+    assert PT.params_bytes(run.encoder.params) != PT.params_bytes(init)
+
+
+def test_interrupted_run_resumes_bit_for_bit(images, tmp_path):
+    values = [0.1, 0.2, 0.3, 0.35, 0.3, 0.3, 0.3]
+    whole = train_until_plateau("simclr", "vit", "XS", images, Scripted(values), plateau=RULE,
+                                hyper=HP, directory=tmp_path / "a")
+    mon = Scripted(values, fail_at=20)
+    with pytest.raises(KeyboardInterrupt):
+        train_until_plateau("simclr", "vit", "XS", images, mon, plateau=RULE, hyper=HP,
+                            directory=tmp_path / "b")
+    resumed_mon = Scripted(values[2:])
+    resumed = train_until_plateau("simclr", "vit", "XS", images, resumed_mon, plateau=RULE,
+                                  hyper=HP, directory=tmp_path / "b")
+    assert resumed_mon.calls == [20, 30, 40, 50]      # steps 0 and 10 were not redone
+    assert [r["step"] for r in resumed.curve] == [r["step"] for r in whole.curve]
+    assert PT.params_bytes(resumed.encoder.params) == PT.params_bytes(whole.encoder.params)
+    assert resumed.chosen_step == whole.chosen_step == 30
+
+
+def test_random_is_the_initialization_every_objective_starts_from(images, tmp_path):
+    run = train_until_plateau("random", "vit", "XS", images, Scripted([0.4]), plateau=RULE,
+                              directory=tmp_path)
+    assert (run.chosen_step, run.trained_steps, run.reason) == (0, 0, "untrained")
+    ref = pretrain("random", "vit", "XS", images, 0, 0)
+    assert PT.params_bytes(run.encoder.params) == PT.params_bytes(ref.params)
+
+
+def test_monitor_must_return_the_key(images, tmp_path):
+    with pytest.raises(ValueError, match="plateau.key"):
+        train_until_plateau("random", "vit", "XS", images, lambda s, e: {"acc": 1.0},
+                            plateau=RULE, directory=tmp_path)
+    with pytest.raises(ValueError, match="chunk_steps"):
+        train_until_plateau("supervised", "vit", "XS", images, Scripted([0]), plateau=RULE,
+                            chunk_steps=3, directory=tmp_path)
+
+
+# -- artifacts --------------------------------------------------------------------------
+
+def test_artifacts_round_trip_and_detect_damage(images, tmp_path):
+    cfg = PT.PretrainingConfig(suite=("supervised:vit_XS",), probe_train_size=100,
+                               probe_test_size=60, eval_every=10, max_steps=20, patience=5,
+                               batch_size=16)
+    provs = PT.run(cfg, directory=tmp_path, progress=False)
+    (prov,) = provs
+    assert prov["name"] == "supervised-vit_XS-s0" and prov["trained_steps"] == 20
+    assert 0.0 <= prov["probe_accuracy"] <= 1.0 and prov["rankme"] >= 1.0
+    for field in ("source_commit", "command", "seed", "chosen_step", "final_loss", "sha256",
+                  "machine", "hyper", "plateau", "data_hash"):
+        assert field in prov
+    enc = PT.load_encoder("supervised", "vit", "XS", directory=tmp_path)
+    blob = (tmp_path / "supervised-vit_XS-s0.npz").read_bytes()
+    assert PT.params_bytes(enc.params) == blob           # load -> same bytes
+    with zipfile.ZipFile(tmp_path / "supervised-vit_XS-s0.npz") as zf:
+        assert {i.date_time for i in zf.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+    # the monitor's value at the chosen step, recomputed from the loaded encoder
+    again = PT.monitor(cfg)(prov["chosen_step"], enc)
+    assert again["probe_accuracy"] == pytest.approx(prov["probe_accuracy"], abs=1e-12)
+    # a second run finds the artifact and trains nothing
+    assert PT.run(cfg, directory=tmp_path, progress=False)[0]["sha256"] == prov["sha256"]
+    res = PT.result(tmp_path)
+    assert list(res.encoders["encoder"]) == ["supervised:vit_XS"]
+    assert list(res.curves["step"]) == [0, 10, 20]
+    # one flipped byte is caught
+    damaged = bytearray(blob)
+    damaged[-40] ^= 1
+    (tmp_path / "supervised-vit_XS-s0.npz").write_bytes(bytes(damaged))
+    with pytest.raises(PT.ChecksumError, match="SHA-256"):
+        PT.verify(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no encoder artifact"):
+        PT.check("byol-vit_S-s0", directory=tmp_path)
+
+
+@pytest.mark.parametrize("kwargs, arg", [
+    ({"suite": ("mae:resnet_S",)}, "suite"), ({"suite": ("simclr-vit",)}, "suite"),
+    ({"suite": ()}, "suite"), ({"probe_train_size": 0}, "probe_train_size"),
+    ({"probe_test_size": 3}, "probe_test_size"), ({"max_steps": 1234}, "max_steps"),
+])
+def test_config_rejects(kwargs, arg):
+    with pytest.raises(ValueError, match=arg):
+        PT.PretrainingConfig(**kwargs)
+
+
+# -- the committed encoders ---------------------------------------------------------------
+
+COMMITTED = PT.names()
+
+
+@pytest.mark.skipif(not COMMITTED, reason="no committed encoder artifacts")
+def test_committed_encoders_verify_and_load():
+    provs = PT.verify()
+    assert [p["name"] for p in provs] == COMMITTED
+    for p in provs:
+        assert p["stop_reason"] in ("plateau", "max_steps", "untrained")
+        curve = PT.result().curves
+        mine = curve[curve["encoder"] == f"{p['objective']}:{p['arch']}_{p['size']}"]
+        chosen = mine[mine["step"] == p["chosen_step"]]
+        assert float(chosen["probe_accuracy"].iloc[0]) == pytest.approx(p["probe_accuracy"])
+
+
+@pytest.mark.skipif("random-vit_S-s0" not in COMMITTED, reason="random ViT-S not committed")
+def test_committed_random_encoder_is_its_seeded_initialization():
+    """Retraining the untrained encoder from scratch gives the committed bytes."""
+    prov = PT.check("random-vit_S-s0")
+    cfg = P.archs.config("vit", "S")
+    assert PT.sha256(PT.params_bytes(P._init_encoder(cfg, prov["seed"]))) == prov["sha256"]
+    json.dumps(prov)
