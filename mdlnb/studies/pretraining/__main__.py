@@ -29,9 +29,11 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--against", default=None, help="a directory of retrained artifacts")
     p = sub.add_parser("paper", help="write the probe curves and encoder table")
     p.add_argument("paper_dir", nargs="?", default="paper")
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = ap.parse_args(argv)
     if args.cmd == "train":
-        pretraining.run(only=args.only, retrain=args.retrain, directory=args.into)
+        pretraining.run(only=args.only, retrain=args.retrain, directory=args.into,
+                        command=" ".join(["python -m mdlnb.studies.pretraining", *argv]))
         return 0
     if args.cmd == "verify":
         provs = pretraining.verify()

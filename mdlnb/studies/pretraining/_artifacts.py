@@ -103,8 +103,11 @@ def _commit() -> str:
     return head + ("+dirty" if dirty else "")
 
 
-def write(run: Any, *, directory: Path | None = None, command: str = "") -> dict:
-    """Write the artifact of a :class:`mdlnb.encoders.StagedRun`; returns its provenance."""
+def write(run: Any, *, directory: Path | None = None, command: str = "",
+          source_commit: str | None = None) -> dict:
+    """Write the artifact of a :class:`mdlnb.encoders.StagedRun`; returns its provenance.
+    ``source_commit``: the commit the training ran from (default: the checkout's HEAD
+    now; a long run should pass the one read when it started)."""
     import pandas as pd
 
     enc = run.encoder
@@ -122,7 +125,7 @@ def write(run: Any, *, directory: Path | None = None, command: str = "") -> dict
             "feature_dim": m["feature_dim"], "arch_config": m["arch_config"],
             "hyper": m.get("hyper"), "schedule": m.get("schedule"), "plateau": m.get("plateau"),
             "data": m["data"], "data_hash": m.get("data_hash"),
-            "train_seconds": m.get("train_seconds", 0.0), "source_commit": _commit(),
+            "train_seconds": m.get("train_seconds", 0.0), "source_commit": source_commit or _commit(),
             "command": command or " ".join(sys.argv), "machine": _machine(),
             "sha256": sha256(blob)}
     atomic_write_bytes(d / f"{name}.npz", blob)

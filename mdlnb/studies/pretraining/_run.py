@@ -34,10 +34,11 @@ def monitor(config: PretrainingConfig) -> ProbeMonitor:
 
 def run(config: PretrainingConfig | None = None, *, only: Sequence[str] | None = None,
         retrain: bool = False, directory: str | Path | None = None,
-        progress: bool = True) -> list[dict]:
+        progress: bool = True, command: str | None = None) -> list[dict]:
     """Train the encoders of ``config.suite`` (or the units in ``only``) that have
     no artifact in ``directory`` (default :func:`_artifacts.artifact_dir`);
-    ``retrain=True`` trains them even so. Returns their provenance dicts."""
+    ``retrain=True`` trains them even so. Returns their provenance dicts.
+    ``command``: how this run was started, for the provenance (default: argv)."""
     from mdlnb import data
     from mdlnb.encoders import train_until_plateau
 
@@ -51,6 +52,8 @@ def run(config: PretrainingConfig | None = None, *, only: Sequence[str] | None =
     if not pending:
         return [_artifacts.check(_artifacts.unit_name(*parse_unit(u), config.seed), directory=d)
                 for u in units]
+    commit = _artifacts._commit()          # the code this run starts from
+    command = command or " ".join(sys.argv)
     pre = data.load(config.data, split="train", seed=config.seed)
     mon = monitor(config)
     for u in pending:
@@ -62,7 +65,7 @@ def run(config: PretrainingConfig | None = None, *, only: Sequence[str] | None =
         staged = train_until_plateau(objective, arch, size, pre, mon, plateau=config.plateau(),
                                      seed=config.seed, hyper=config.hyper(), progress=progress,
                                      directory=d / ".state" if retrain else None)
-        prov = _artifacts.write(staged, directory=d, command=" ".join(sys.argv))
+        prov = _artifacts.write(staged, directory=d, command=command, source_commit=commit)
         if progress:
             print(f"  -> {prov['name']}: chosen step {prov['chosen_step']} of "
                   f"{prov['trained_steps']} ({prov['stop_reason']}), probe accuracy "
