@@ -25,6 +25,7 @@ deterministic), also runnable as ``python -m mdlnb.claims paper/``.
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Sequence
@@ -233,6 +234,83 @@ def rank_sum_test(a: Any, b: Any, *, alternative: str = "greater", alpha: float 
     detail = (f"median a {_fmt(float(np.median(x)))} (n={x.size}) vs b "
               f"{_fmt(float(np.median(y)))} (n={y.size}), Mann–Whitney one-sided p={p_claim:.3g}")
     return Decision(_one_sided_verdict(p_claim, p_other, alpha), detail)
+
+
+def runs_to_decide(n: int, mean: float, half_width: float, paper_effect: float) -> float:
+    """Sample size (in the units of ``n``) at which a 95 % interval of the same mean
+    and spread would be decided: half-width ∝ 1/√n, so it excludes zero at
+    n·(h/|mean|)² and the paper's effect at n·(h/|effect − mean|)²; the smaller
+    of the two (inf when neither can move: zero spread, or the mean sits on both)."""
+    needs = [n * (half_width / abs(v)) ** 2 for v in (mean, paper_effect - mean) if v != 0]
+    return float(min(needs)) if needs and half_width > 0 else float("inf")
+
+
+def effect_decision(mean: float, lo: float, hi: float, *, paper_effect: float, n: int,
+                    side: str = "above", unit: str = "units", label: str = "95% CI"
+                    ) -> Decision:
+    """The three-way verdict of an effect's interval against zero and the paper's effect.
+
+    ``side="above"``: the claim is an effect > 0 (the paper measured
+    ``paper_effect`` > 0); ``"below"``: an effect < 0. Holds if ``[lo, hi]``
+    excludes zero on the claimed side; does not hold if it lies on the other
+    side of zero, or excludes the paper's effect (the effect, if any, is
+    smaller than the paper's); inconclusive if it contains both zero and the
+    paper's effect — then the detail says at how many ``unit`` the same mean
+    and spread would decide (:func:`runs_to_decide`)."""
+    if side not in ("below", "above"):
+        raise ValueError(f"side: must be 'below' or 'above', got {side!r}")
+    s = 1.0 if side == "above" else -1.0
+    if not s * paper_effect > 0:
+        raise ValueError(f"paper_effect: must lie on the claimed side ({side}) of 0, "
+                         f"got {paper_effect!r}")
+    detail = (f"mean {_fmt(mean)}, {label} [{_fmt(lo)}, {_fmt(hi)}] (n={n} {unit}); "
+              f"paper {_fmt(paper_effect)}")
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return Decision(INCONCLUSIVE, detail + "; no interval")
+    a, b = sorted((s * lo, s * hi))          # the interval in the claimed direction
+    effect = s * paper_effect
+    if a > 0:
+        return Decision(HOLDS, detail + ("; smaller than the paper's" if b < effect else ""))
+    if b < 0:
+        return Decision(FAILS, detail + "; the opposite sign")
+    if b < effect:
+        return Decision(FAILS, detail + "; excludes the paper's effect")
+    need = runs_to_decide(n, mean, (hi - lo) / 2, paper_effect)
+    return Decision(INCONCLUSIVE, detail + (f"; would decide at n ≈ {math.ceil(need):,} {unit}"
+                                            if np.isfinite(need) else "; cannot decide"))
+
+
+def t_effect(samples: Any, *, paper_effect: float, side: str = "above", level: float = 0.95,
+             unit: str = "units") -> Decision:
+    """:func:`effect_decision` on the Student-t interval of the mean of ``samples``."""
+    a = _finite(samples, "samples")
+    if a.size < 2:
+        return Decision(INCONCLUSIVE, f"{a.size} sample(s): no interval")
+    mean, lo, hi = t_interval(a, level=level)
+    return effect_decision(mean, lo, hi, paper_effect=paper_effect, n=a.size, side=side,
+                           unit=unit, label=f"{level:.0%} CI")
+
+
+def bootstrap_interval(groups: Sequence[Any], statistic: Any, *, resamples: int = 2000,
+                       level: float = 0.95, seed: int = 0) -> tuple[float, float, float]:
+    """(value, lo, hi): ``statistic(groups)`` and its percentile bootstrap interval,
+    resampling the ``groups`` (e.g. one table per task) with replacement,
+    ``resamples`` times from ``numpy.random.default_rng(seed)``; resamples whose
+    statistic is not finite are dropped."""
+    groups = list(groups)
+    if len(groups) < 2:
+        raise ValueError(f"groups: need at least 2 to resample, got {len(groups)}")
+    if not 0 < level < 1:
+        raise ValueError(f"level: must lie in (0, 1), got {level!r}")
+    rng = np.random.default_rng(seed)
+    value = float(statistic(groups))
+    stats_ = np.array([statistic([groups[i] for i in rng.integers(0, len(groups), len(groups))])
+                       for _ in range(int(resamples))], dtype=float)
+    stats_ = stats_[np.isfinite(stats_)]
+    if stats_.size == 0:
+        return value, float("nan"), float("nan")
+    lo, hi = np.quantile(stats_, [(1 - level) / 2, (1 + level) / 2])
+    return value, float(lo), float(hi)
 
 
 def all_of(decisions: Sequence[Decision], *, labels: Sequence[str] | None = None) -> Decision:

@@ -148,3 +148,67 @@ def test_all_of_conjunction():
     assert d.detail == "N/K=2: x → holds; N/K=5: y → does not hold"
     with pytest.raises(ValueError, match="labels"):
         claims.all_of([h], labels=["a", "b"])
+
+
+# -- three-way verdicts against zero and the paper's effect ---------------------------------
+
+@pytest.mark.parametrize("lo, hi, verdict, note", [
+    (0.02, 0.30, claims.HOLDS, ""),                      # excludes 0, contains the paper's
+    (0.01, 0.05, claims.HOLDS, "smaller than the paper's"),
+    (-0.30, -0.01, claims.FAILS, "opposite sign"),
+    (-0.05, 0.10, claims.FAILS, "excludes the paper's effect"),
+    (-0.10, 0.40, claims.INCONCLUSIVE, "would decide at n"),
+])
+def test_effect_decision_three_ways(lo, hi, verdict, note):
+    d = claims.effect_decision((lo + hi) / 2, lo, hi, paper_effect=0.14, n=10, unit="tasks")
+    assert d.verdict == verdict
+    assert note in d.detail and "paper 0.14" in d.detail
+
+
+def test_effect_decision_below_mirrors_above():
+    up = claims.effect_decision(0.1, 0.02, 0.18, paper_effect=0.5, n=5)
+    down = claims.effect_decision(-0.1, -0.18, -0.02, paper_effect=-0.5, n=5, side="below")
+    assert up.verdict == down.verdict == claims.HOLDS
+    assert claims.effect_decision(-0.1, -0.18, -0.02, paper_effect=0.5, n=5).verdict == \
+        claims.FAILS
+    with pytest.raises(ValueError, match="paper_effect"):
+        claims.effect_decision(0.1, 0.0, 0.2, paper_effect=-0.5, n=5)
+    with pytest.raises(ValueError, match="side"):
+        claims.effect_decision(0.1, 0.0, 0.2, paper_effect=0.5, n=5, side="up")
+
+
+def test_runs_to_decide_closed_form():
+    # half-width 0.28 at n = 5 around mean 0.07: zero is excluded once 0.28/sqrt(n'/5) < 0.07,
+    # i.e. n' = 5 * 4**2 = 80; the paper's 0.14 is as far away, so also 80
+    assert claims.runs_to_decide(5, 0.07, 0.28, 0.14) == pytest.approx(80.0)
+    assert claims.runs_to_decide(5, 0.0, 0.28, 0.14) == pytest.approx(5 * 2 ** 2)
+    assert claims.runs_to_decide(5, 0.1, 0.0, 0.14) == float("inf")
+    d = claims.effect_decision(0.07, -0.21, 0.35, paper_effect=0.14, n=5, unit="tasks")
+    assert "would decide at n ≈ 80 tasks" in d.detail
+
+
+def test_t_effect_uses_the_student_t_interval():
+    x = np.array([0.1, 0.3, -0.05, 0.2, 0.15, 0.25])
+    m, s = x.mean(), x.std(ddof=1)
+    half = stats.t.ppf(0.975, x.size - 1) * s / np.sqrt(x.size)
+    d = claims.t_effect(x, paper_effect=0.14, unit="tasks")
+    assert d.verdict == claims.HOLDS                       # m - half > 0
+    assert f"[{m - half:.4g}, {m + half:.4g}]" in d.detail
+    assert claims.t_effect([0.1], paper_effect=0.14).verdict == claims.INCONCLUSIVE
+
+
+def test_bootstrap_interval_matches_the_normal_interval_on_a_large_sample():
+    rng = np.random.default_rng(1)
+    x = rng.normal(2.0, 1.0, size=400)
+    value, lo, hi = claims.bootstrap_interval(list(x), lambda g: float(np.mean(g)),
+                                              resamples=2000, seed=3)
+    assert value == pytest.approx(x.mean())
+    half = 1.96 * x.std(ddof=1) / np.sqrt(x.size)
+    assert (hi - lo) / 2 == pytest.approx(half, rel=0.1)
+    assert lo < value < hi
+    # the same seed gives the same interval; constant groups give a zero-width one
+    assert claims.bootstrap_interval(list(x), np.mean, resamples=200, seed=3) == \
+        claims.bootstrap_interval(list(x), np.mean, resamples=200, seed=3)
+    assert claims.bootstrap_interval([1.0, 1.0, 1.0], np.mean)[1:] == (1.0, 1.0)
+    with pytest.raises(ValueError, match="groups"):
+        claims.bootstrap_interval([1.0], np.mean)
