@@ -291,6 +291,28 @@ def t_effect(samples: Any, *, paper_effect: float, side: str = "above", level: f
                            unit=unit, label=f"{level:.0%} CI")
 
 
+def welch_effect(a: Any, b: Any, *, paper_effect: float, side: str = "above",
+                 level: float = 0.95, unit: str = "units") -> Decision:
+    """:func:`effect_decision` on mean(a) − mean(b) of two independent samples, with
+    Welch's t interval (unequal variances, :func:`scipy.stats.ttest_ind`);
+    ``n`` is the two samples' total size."""
+    from scipy import stats
+
+    x, y = _finite(a, "a"), _finite(b, "b")
+    if x.size < 2 or y.size < 2:
+        return Decision(INCONCLUSIVE, f"samples of {x.size} and {y.size}: no interval")
+    diff = float(x.mean() - y.mean())
+    if np.var(x) == 0 and np.var(y) == 0:
+        lo = hi = diff
+    else:
+        ci = stats.ttest_ind(x, y, equal_var=False).confidence_interval(level)
+        lo, hi = float(ci.low), float(ci.high)
+    d = effect_decision(diff, lo, hi, paper_effect=paper_effect, n=x.size + y.size, side=side,
+                        unit=unit, label=f"{level:.0%} Welch CI")
+    return Decision(d.verdict, f"{_fmt(x.mean())} (n={x.size}) − {_fmt(y.mean())} "
+                               f"(n={y.size}): " + d.detail)
+
+
 def bootstrap_interval(groups: Sequence[Any], statistic: Any, *, resamples: int = 2000,
                        level: float = 0.95, seed: int = 0) -> tuple[float, float, float]:
     """(value, lo, hi): ``statistic(groups)`` and its percentile bootstrap interval,

@@ -212,3 +212,16 @@ def test_bootstrap_interval_matches_the_normal_interval_on_a_large_sample():
     assert claims.bootstrap_interval([1.0, 1.0, 1.0], np.mean)[1:] == (1.0, 1.0)
     with pytest.raises(ValueError, match="groups"):
         claims.bootstrap_interval([1.0], np.mean)
+
+
+def test_welch_effect_matches_the_textbook_interval():
+    a = np.array([2.0, 2.5, 3.1, 1.8, 2.9])
+    b = np.array([0.5, 1.2, 0.1, 0.9])
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    dof = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
+    half = stats.t.ppf(0.975, dof) * np.sqrt(va + vb)
+    diff = a.mean() - b.mean()
+    d = claims.welch_effect(a, b, paper_effect=2.0, unit="tasks")
+    assert f"[{diff - half:.4g}, {diff + half:.4g}]" in d.detail
+    assert d.verdict == claims.HOLDS and "(n=9 tasks)" in d.detail
+    assert claims.welch_effect(a, [1.0], paper_effect=2.0).verdict == claims.INCONCLUSIVE
