@@ -176,7 +176,10 @@ class EncodersResult:
         best = {m: t[f"{m} rank"].idxmin() for m in _tables.METHODS}
         n_tasks, k = int(cd.loc["all", "N"]), len(encoders)
         spread = t["mdl rank"].max() - t["mdl rank"].min()
-        verdict = ("at least one pair differs significantly" if spread >= cd.loc["all", "CD"]
+        cd_all = cd.loc["all", "CD"]
+        verdict = ("the critical difference is undefined here (" + cd.loc["all", "note"] + ")"
+                   if not np.isfinite(cd_all) else
+                   "at least one pair differs significantly" if spread >= cd_all
                    else "no pair of encoders differs significantly")
         lines = [
             f"- **Best encoder** over {n_tasks} tasks, k = {k}: by linear accuracy "

@@ -120,10 +120,19 @@ def group_rank_table(frame, encoders: Sequence[str], *, method: str = "mdl"):
     return out.reset_index()
 
 
+#: Fewest tasks for which the Friedman, Iman–Davenport and Nemenyi statistics are reported.
+MIN_TASKS = 3
+
+
 def friedman_table(frame, encoders: Sequence[str], *, methods: Sequence[str] = tuple(METHODS),
                    groups: bool = True):
     """Friedman χ²_F (k − 1 d.o.f.) and Iman–Davenport F_F with p-values, per
-    method, over all tasks and (``groups``) within each task group."""
+    method, over all tasks and (``groups``) within each task group.
+
+    With fewer than :data:`MIN_TASKS` tasks both are undefined (Demšar 2006: the
+    χ² approximation needs N > 10 or so; with N = 2 the Iman–Davenport F is a
+    ratio of two rank sums that is large by construction): the row keeps N and
+    k, the statistics are NaN and ``note`` says why."""
     import pandas as pd
 
     from mdlnb import ranking
@@ -134,12 +143,19 @@ def friedman_table(frame, encoders: Sequence[str], *, methods: Sequence[str] = t
         for m in methods:
             metric, _ = METHODS[m]
             s = scores(frame, metric, encoders=encoders, group=scope)
-            if len(s) < 2:
+            if len(s) == 0:
+                continue
+            if len(s) < MIN_TASKS:
+                rows.append({"tasks": scope or "all", "method": m, "N": len(s),
+                             "k": s.shape[1], "chi2_F": np.nan, "p": np.nan, "F_F": np.nan,
+                             "p (F_F)": np.nan,
+                             "note": f"undefined: {len(s)} tasks (< {MIN_TASKS})"})
                 continue
             r = ranking.friedman(s)
             rows.append({"tasks": scope or "all", "method": m, "N": r.n_datasets,
                          "k": r.n_methods, "chi2_F": r.statistic, "p": r.pvalue,
-                         "F_F": r.iman_davenport, "p (F_F)": r.iman_davenport_pvalue})
+                         "F_F": r.iman_davenport, "p (F_F)": r.iman_davenport_pvalue,
+                         "note": ""})
     return pd.DataFrame(rows)
 
 
@@ -165,8 +181,12 @@ def cd_table(frame, encoders: Sequence[str], *, alpha: float = 0.10, paper: str 
     for scope in ["all"] + [g for g in GROUP_ORDER if g in set(frame["group"])]:
         n = int(_subset(frame, encoders, group=None if scope == "all" else scope)["task"].nunique())
         q = ranking.nemenyi_q(k, alpha)
+        cd = ranking.nemenyi_cd(k, n, alpha)
+        note = (f"undefined: {n} tasks (< {MIN_TASKS})" if n < MIN_TASKS else
+                f"undefined: CD beyond the largest possible rank difference k − 1 = {k - 1}"
+                if cd > k - 1 else "")
         row = {"tasks": scope, "k": k, "N": n, "alpha": alpha, "q": q,
-               "CD": ranking.nemenyi_cd(k, n, alpha)}
+               "CD": np.nan if note else cd, "note": note}
         if scope in paper_rows:
             pr = ref.iloc[paper_rows[scope]]
             row.update({"paper r": int(pr["r"]), "paper N": int(pr["N"]),
