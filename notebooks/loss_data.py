@@ -161,7 +161,7 @@ report.save_figure(ax, "loss_data_curves", paper_dir)
 
 # %%
 table = curves.measure_table(curve_list, eps_list, at=grid)
-ranks = curves.rankings(table)
+ranks = curves.rankings(table, spread=True)   # a VA/MDL winner must beat the seed spread
 report.save_table(table, "loss_data_measures", paper_dir)
 report.save_table(ranks, "loss_data_rankings", paper_dir)
 axes = curves.plot_measures(table, eps=eps_list[-1].value)

@@ -427,3 +427,21 @@ def test_winner_changes_keeps_returns():
                           "prefers": ["A", "B", "B", "A"]})
     ch = curves.winner_changes(ranks).iloc[0]
     assert ch["sequence"] == "A → B → A" and ch["winners"] == "A, B, A" and ch["changed"]
+
+
+def test_rankings_name_a_winner_only_beyond_the_seed_spread():
+    import pandas as pd
+
+    rows = []
+    for n, (va_a, va_b, sd) in {10: (311.6, 313.7, 40.0), 100: (300.0, 400.0, 30.0)}.items():
+        for rep, v in (("a", va_a), ("b", va_b)):
+            rows.append({"representation": rep, "measure": "MDL", "n": n, "eps": np.nan,
+                         "value": v, "shown": f"{v:.4g}", "status": "value", "seed std": sd})
+    t = pd.DataFrame(rows)
+    plain = curves.rankings(t).set_index("n")["prefers"]
+    assert list(plain) == ["a", "a"]
+    r = curves.rankings(t, spread=True).set_index("n")["prefers"]
+    # 2.1 nats apart with sd 40 each: inside √(40² + 40²); 100 apart with sd 30: beyond 42.4
+    assert r[10] == "tie (within the seed spread)" and r[100] == "a"
+    ch = curves.winner_changes(curves.rankings(t, spread=True))
+    assert not ch["changed"].any()

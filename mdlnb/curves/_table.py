@@ -94,9 +94,11 @@ def measure_table(curves: Sequence[LossDataCurve], eps: Any, *, at: Sequence[int
     return pd.DataFrame(rows)
 
 
-def _winner(g) -> str:
+def _winner(g, spread: bool = False) -> str:
     """Lowest value; for SDL/εSC a winner only when its value is final (tight / found) and no
-    lower bound of another representation could still go below it."""
+    lower bound of another representation could still go below it. ``spread``: VA/MDL name
+    a winner only when the runner-up is further than the difference's seed spread,
+    √(sd₁² + sd₂²) of the two ``seed std`` values (else "tie (within the seed spread)")."""
     reps, vals = g["representation"].tolist(), g["value"].to_numpy()
     final = (g["status"] != "lower bound").to_numpy()
     if g["measure"].iloc[0] in ("SDL", "eSC"):
@@ -108,18 +110,25 @@ def _winner(g) -> str:
         winners = [r for r, v, f in zip(reps, vals, final) if f and v == best]
     else:
         winners = [r for r, v in zip(reps, vals) if v == vals.min()]
+        if spread and len(winners) == 1 and len(vals) > 1:
+            sd = g["seed std"].to_numpy(float)
+            i, j = np.argsort(vals, kind="stable")[:2]
+            if np.isfinite(sd[[i, j]]).all() and vals[j] - vals[i] <= np.hypot(sd[i], sd[j]):
+                return "tie (within the seed spread)"
     return winners[0] if len(winners) == 1 else "tie"
 
 
-def rankings(table) -> Any:
-    """Which representation each (measure, ε, n) prefers, with every representation's shown value."""
+def rankings(table, *, spread: bool = False) -> Any:
+    """Which representation each (measure, ε, n) prefers, with every representation's shown value.
+    ``spread=True``: a VA/MDL winner must beat the runner-up by more than the seed spread of
+    their difference (:func:`_winner`), so a change of winner is never one inside the noise."""
     import pandas as pd
 
     rows = []
     keys = [table["measure"], table["eps"].fillna(-1.0), table["n"]]
     for (measure, e, n), g in table.groupby(keys, sort=False):
         rows.append({"measure": measure, "eps": None if e == -1.0 else e, "n": int(n),
-                     "prefers": _winner(g),
+                     "prefers": _winner(g, spread),
                      **{r: v for r, v in zip(g["representation"], g["shown"])}})
     out = pd.DataFrame(rows)
     order = {"VA": 0, "MDL": 1, "SDL": 2, "eSC": 3}
