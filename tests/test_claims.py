@@ -225,3 +225,12 @@ def test_welch_effect_matches_the_textbook_interval():
     assert f"[{diff - half:.4g}, {diff + half:.4g}]" in d.detail
     assert d.verdict == claims.HOLDS and "(n=9 tasks)" in d.detail
     assert claims.welch_effect(a, [1.0], paper_effect=2.0).verdict == claims.INCONCLUSIVE
+
+
+def test_implementation_checks_are_listed_apart_and_not_counted(tmp_path):
+    claims.write_claims([_claim("c1"), _claim("c2"), _claim("b1", FAILS)], tmp_path, "nb")
+    text = claims.merge_claims(tmp_path).read_text()
+    papers, impl = text.split("## Implementation checks")
+    assert "0 holds, 1 does not hold, 0 inconclusive" in papers
+    assert "| b1 |" in papers and "| c1 |" not in papers
+    assert "| c1 |" in impl and "| c2 |" in impl and "by construction" in impl
