@@ -67,3 +67,10 @@ def test_parity_claims_on_the_exact_algorithms():
     b = curves.algorithm_curve(pool_b, "gf2", test=test_b, sizes=grid, seeds=3)
     eps = 0.5 * curves.binary_entropy(0.1)
     assert [c.verdict for c in curves.parity_claims(a, b, eps, at=[3, 100])] == [HOLDS] * 3
+
+
+def test_g3_eps_must_be_reachable_by_both():
+    with pytest.raises(ValueError, match="eps"):
+        curves.parity_claims(QUICK, LIMIT, 0.2, at=[4, 64], floor=0.3)
+    g3 = curves.parity_claims(QUICK, LIMIT, 0.2, at=[4, 64], floor=0.1)[2]
+    assert "ε = 0.2 > the noisy label's floor 0.1 nats" in g3.rule

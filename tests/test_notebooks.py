@@ -392,10 +392,12 @@ def test_claims_and_manifest(name):
 
 @pytest.mark.notebook
 def test_parity_claims_hold_on_the_smoke_run():
-    """The exact algorithms flip VA/MDL and keep SDL/εSC even at the smoke size (d = 6)."""
+    """The exact algorithms flip VA/MDL even at the smoke size (d = 6); SDL/εSC, judged at
+    an ε both representations can reach, may not name a winner yet, but never two."""
     executed("parity_toy")
-    df = pd.read_csv(PAPER / "claims" / "parity_toy.csv")
-    assert set(df["verdict"]) == {"holds"}
+    df = pd.read_csv(PAPER / "claims" / "parity_toy.csv").set_index("id")["verdict"]
+    assert df["g1"] == df["g2"] == "holds"
+    assert df["g3"] in ("holds", "inconclusive")
 
 
 def test_profiles_are_known():

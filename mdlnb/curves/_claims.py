@@ -10,11 +10,13 @@ claim must hold on all of them (a sign on every seed):
 * (g1, g2) VA resp. MDL prefers ``quick`` at the smallest evaluation size and
   ``limit`` at the largest (the flip the paper predicts for n ≪ d and n ≫ d);
   holds if on every curve, does not hold otherwise.
-* (g3) SDL and εSC never name two different winners as n grows, for any ε
-  (an "undetermined" verdict — all lower bounds — is not a winner); holds if
-  on every curve each of them names exactly one representation, does not hold
-  if any names two, inconclusive if some never names one (too little data
-  for the tolerance).
+* (g3) SDL and εSC never name two different winners as n grows, at an ε
+  that both representations can reach (above the noisy label's loss floor
+  H(α), pass it as ``floor``; below that floor only the raw bits can reach ε,
+  and one winner is guaranteed by construction); an "undetermined" verdict —
+  all lower bounds — is not a winner; holds if on every curve each of them
+  names exactly one representation, does not hold if any names two,
+  inconclusive if some never names one (too little data for the tolerance).
 """
 
 from __future__ import annotations
@@ -40,14 +42,20 @@ def _curves(quick: LossDataCurve, limit: LossDataCurve) -> list[tuple[str, list]
 
 
 def parity_claims(quick: LossDataCurve, limit: LossDataCurve, eps: Any, *,
-                  at: Sequence[int]) -> list:
+                  at: Sequence[int], floor: float | None = None) -> list:
     """Claims (g1–g3) (module docstring) for the curves of the quick-learning
     representation ``quick`` and the limit-optimal ``limit``, at the
-    evaluation-set sizes ``at`` (≥ 2 of them, each ≤ both curves' largest size)."""
+    evaluation-set sizes ``at`` (≥ 2 of them, each ≤ both curves' largest size).
+    ``floor``: the quick representation's loss floor (nats/example, H(α) for the
+    noisy label); g3's ``eps`` must lie above it, so both representations can reach it."""
     from mdlnb import claims as C
+    from mdlnb.curves._measures import as_eps
 
     if not isinstance(quick, LossDataCurve) or not isinstance(limit, LossDataCurve):
         raise ValueError("quick, limit: must be LossDataCurve objects")
+    if floor is not None and not as_eps(eps).value > floor:
+        raise ValueError(f"eps: {as_eps(eps).value:.4g} nats is not above the quick "
+                         f"representation's floor {floor:.4g}: only one can reach it")
     at = sorted({int(n) for n in at})
     if len(at) < 2:
         raise ValueError(f"at: need at least 2 evaluation sizes, got {at}")
@@ -89,9 +97,12 @@ def parity_claims(quick: LossDataCurve, limit: LossDataCurve, eps: Any, *,
         "g3", "SDL and εSC do not change their ranking as n grows: they report a lower bound "
         "(undetermined) until the winner is final.", "SDL paper Sec. 3.1, Sec. 4, Fig. 1",
         "qualitative: independent of the dataset size",
-        "for SDL and εSC at every ε, the named winners over n (undetermined verdicts skipped) "
-        "are one representation, on the seed-mean curve and on every seed's curve; inconclusive "
-        "if one never names a winner", C.Decision(verdict, detail)))
+        "for SDL and εSC at an ε both representations can reach"
+        + (f" (ε = {as_eps(eps).value:.4g} > the noisy label's floor {floor:.4g} nats)"
+           if floor is not None else "")
+        + ", the named winners over n (undetermined verdicts skipped) are one representation, "
+        "on the seed-mean curve and on every seed's curve; inconclusive if one never names a "
+        "winner", C.Decision(verdict, detail)))
     return out
 
 
