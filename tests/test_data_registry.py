@@ -9,7 +9,8 @@ from mdlnb import data
 from mdlnb.data import fashion_mnist, skimage_tasks
 
 HAVE_FMNIST = (fashion_mnist.ROOT / fashion_mnist.FILES["train"][0]).is_file()
-PROCEDURAL = ("dsprites_location", "dsprites_orientation", "clevr_count", "clevr_distance",
+PROCEDURAL = ("dsprites_location", "dsprites_orientation", "dsprites_scale", "dsprites_shape",
+              "clevr_count", "clevr_distance",
               "textures", "sci_patches")
 
 
@@ -20,7 +21,8 @@ def test_registry_table_matches_every_built_task():
     assert list(table["name"]) == data.names()
     assert set(table["group"]) == {"natural", "specialized", "structured"}
     assert data.names("structured") == ["clevr_count", "clevr_distance", "dsprites_location",
-                                        "dsprites_orientation"]
+                                        "dsprites_orientation", "dsprites_scale",
+                                        "dsprites_shape"]
     for row in table.itertuples():
         if row.name == "fashion_mnist" and not HAVE_FMNIST:
             continue

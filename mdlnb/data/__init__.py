@@ -20,6 +20,8 @@ clevr_count           structured   4,000 / 1,000 8        64×64×3
 clevr_distance        structured   4,000 / 1,000 6        64×64×3
 dsprites_location     structured   4,000 / 1,000 16       64×64×1
 dsprites_orientation  structured   4,000 / 1,000 16       64×64×1
+dsprites_scale        structured   4,000 / 1,000 6        64×64×1
+dsprites_shape        structured   4,000 / 1,000 3        64×64×1
 ====================  ===========  ============  =======  ===========
 
 Real datasets keep their official split (Fashion-MNIST) or a fixed seeded
