@@ -197,6 +197,28 @@ def test_clevr_distance_from_the_lowest_object_in_the_image(scenes):
     assert np.all(np.abs(est - tr.y) <= 1)
 
 
+def test_clevr_closest_colour_is_the_colour_of_the_lowest_object(scenes):
+    dist, _ = scenes
+    tr, te = clevr.build_closest_colour(seed=4, n_train=300, n_test=50, cache=False)
+    assert np.array_equal(tr.x, dist.x)  # same scenes as the distance task
+    assert tr.num_classes == 7 and tr.meta["classes"][0] == "red" and set(te.y) <= set(range(7))
+    assert np.bincount(tr.y, minlength=7).min() > 0.6 * tr.n / 7   # drawn uniformly: balanced
+    # The nearest object touches the floor lowest (documented camera). Its colour: each of its
+    # pixels votes for the palette colour of the closest direction (shading scales RGB).
+    unit = clevr.COLOURS / np.linalg.norm(clevr.COLOURS, axis=1, keepdims=True)
+    unique, est = [], []
+    for img, (lab, k) in zip(tr.x, _objects(tr.x)):
+        bottom = np.array([np.nonzero(lab == j)[0].max() for j in range(1, k + 1)])
+        unique.append(np.sum(bottom == bottom.max()) == 1)
+        px = img[lab == 1 + int(np.argmax(bottom))].astype(float)
+        votes = np.argmax(px @ unit.T / np.linalg.norm(px, axis=1, keepdims=True), axis=1)
+        est.append(np.bincount(votes, minlength=7).argmax())
+    unique, est = np.array(unique), np.array(est)
+    # two objects can reach the same lowest pixel row (depths within a pixel): skip those
+    assert unique.mean() > 0.9
+    assert np.array_equal(est[unique], tr.y[unique])
+
+
 def test_clevr_objects_do_not_touch():
     images, f = clevr.generate(200, seed=5, max_objects=10, min_objects=10)
     assert all(k == 10 for _, k in _objects(images))
@@ -209,7 +231,8 @@ def test_clevr_objects_do_not_touch():
 
 
 @pytest.mark.parametrize("build", [dsprites.build_location, dsprites.build_scale,
-                                   dsprites.build_shape, clevr.build_count])
+                                   dsprites.build_shape, clevr.build_count,
+                                   clevr.build_closest_colour])
 def test_procedural_splits_are_deterministic_and_disjoint(build):
     a_tr, a_te = build(seed=7, n_train=300, n_test=100, cache=False)
     b_tr, b_te = build(seed=7, n_train=300, n_test=100, cache=False)

@@ -10,7 +10,7 @@ from mdlnb.data import fashion_mnist, skimage_tasks
 
 HAVE_FMNIST = (fashion_mnist.ROOT / fashion_mnist.FILES["train"][0]).is_file()
 PROCEDURAL = ("dsprites_location", "dsprites_orientation", "dsprites_scale", "dsprites_shape",
-              "clevr_count", "clevr_distance",
+              "clevr_count", "clevr_distance", "clevr_closest_colour",
               "textures", "sci_patches")
 
 
@@ -20,9 +20,9 @@ def test_registry_table_matches_every_built_task():
           .to_string(index=False))
     assert list(table["name"]) == data.names()
     assert set(table["group"]) == {"natural", "specialized", "structured"}
-    assert data.names("structured") == ["clevr_count", "clevr_distance", "dsprites_location",
-                                        "dsprites_orientation", "dsprites_scale",
-                                        "dsprites_shape"]
+    assert data.names("structured") == ["clevr_closest_colour", "clevr_count", "clevr_distance",
+                                        "dsprites_location", "dsprites_orientation",
+                                        "dsprites_scale", "dsprites_shape"]
     for row in table.itertuples():
         if row.name == "fashion_mnist" and not HAVE_FMNIST:
             continue

@@ -16,6 +16,7 @@ fashion_mnist         natural      60,000/10,000 10       28×28×1
 textures              natural      2,500 / 500   5        32×32×1
 lfw_faces             specialized  160 / 40      2        25×25×1
 sci_patches           specialized  2,000 / 400   4        32×32×3
+clevr_closest_colour  structured   4,000 / 1,000 7        64×64×3
 clevr_count           structured   4,000 / 1,000 8        64×64×3
 clevr_distance        structured   4,000 / 1,000 6        64×64×3
 dsprites_location     structured   4,000 / 1,000 16       64×64×1
