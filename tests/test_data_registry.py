@@ -144,6 +144,8 @@ def test_ihc_dab_labels_follow_the_dab_density_of_the_patch_centre():
     assert np.array_equal(a.x, b.x) and not np.array_equal(a.x, data.load("ihc_dab", seed=4).x)
     with pytest.raises(ValueError, match="n_test"):
         data.load("ihc_dab", n_test=100_000)
+    with pytest.raises(ValueError, match="patch"):
+        data.load("ihc_dab", patch=200)
 
 
 def test_lfw_faces_split_and_pixels():

@@ -198,8 +198,6 @@ def _ihc_dab(patch: int) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
     file, scale, _ = IHC
     img = read_image(file, scale, True)
     dab = color.rgb2hed(img)[..., 2]
-    if min(img.shape[:2]) < patch:
-        raise ValueError(f"patch: {patch} is larger than the slide's {img.shape[:2]}")
     stat = centre_means(dab, patch, min(IHC_CENTRE, patch))
     lo, hi = np.percentile(stat, IHC_QUANTILES)
     dab.setflags(write=False)
@@ -213,6 +211,11 @@ def build_ihc_dab(seed: int = 0, *, n_train: int = 2_000, n_test: int = 400,
     patch = check_count(patch, "patch", 4)
     img, dab, (lo, hi) = _ihc_dab(patch)
     centre = min(IHC_CENTRE, patch)
+    for split in ("train", "test"):
+        shape = region(img, IHC[2], split).shape[:2]
+        if min(shape) < patch:
+            raise ValueError(f"patch: {patch} is larger than the slide's {split} region "
+                             f"{shape[0]}×{shape[1]}")
     rng = np.random.default_rng(seed)
     out = []
     for split, n in (("train", n_train), ("test", n_test)):
