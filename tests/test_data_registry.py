@@ -47,6 +47,15 @@ def test_info_lists_the_new_tasks_with_their_groups():
         assert (table.loc[name, "group"], table.loc[name, "classes"]) == (group, classes), name
         assert name in data.names(group)
     assert len(table) >= 13 and table["group"].value_counts().min() >= 3
+    # seeded, stratified subsamples through load()
+    p = data.load("photo_patches", size=70, seed=2)
+    assert np.array_equal(np.bincount(p.y), [10] * 7)
+    assert np.array_equal(p.x, data.load("photo_patches", size=70, seed=2).x)
+    assert not np.array_equal(p.x, data.load("photo_patches", size=70, seed=3).x)
+    assert np.array_equal(np.bincount(data.load("ihc_dab", split="test", size=50).y), [25, 25])
+    full = data.load("dsprites_shape", seed=1)  # procedural: seed is also the generator seed
+    sub = data.load("dsprites_shape", size=300, seed=1)
+    assert np.all(np.abs(np.bincount(sub.y) - 300 * np.bincount(full.y) / full.n) < 1)
 
 
 def test_load_split_all_and_determinism():
