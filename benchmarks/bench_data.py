@@ -24,7 +24,7 @@ from benchmarks._timing import best_of
 
 def _clear() -> None:
     for f in (fashion_mnist._read_split, sklearn_tasks._digits, skimage_tasks.read_image,
-              skimage_tasks._lfw):
+              skimage_tasks._lfw, skimage_tasks._ihc_dab):
         f.cache_clear()
 
 

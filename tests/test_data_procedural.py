@@ -89,6 +89,77 @@ def test_dsprites_render_is_centred_on_the_area_centroid():
 
 
 @pytest.fixture(scope="module")
+def shapes_and_scales():
+    sh = dsprites.build_shape(seed=6, n_train=600, n_test=100, cache=False)
+    sc = dsprites.build_scale(seed=6, n_train=600, n_test=100, cache=False)
+    return sh, sc
+
+
+def test_dsprites_shape_label_from_pixel_moments_and_symmetry(shapes_and_scales):
+    (tr, te), _ = shapes_and_scales
+    assert tr.num_classes == 3 and tr.meta["classes"] == ("square", "ellipse", "heart")
+    assert te.num_classes == 3 and set(te.y) == {0, 1, 2}
+    assert np.bincount(tr.y, minlength=3).min() > 0.8 * tr.n / 3   # drawn uniformly: balanced
+    mask = tr.x[..., 0] > 0
+    # ellipse (axes 2:1) ⟺ second-moment eigenvalue ratio ≈ 4; square and heart ≈ 1
+    ratio = []
+    for img in mask:
+        r, c = np.nonzero(img)
+        ev = np.linalg.eigvalsh(np.cov(np.stack([r, c]).astype(float)))
+        ratio.append(ev[1] / ev[0])
+    ratio = np.array(ratio)
+    assert np.array_equal(ratio > 2.5, tr.y == 1)
+    # square vs heart: a square is unchanged by a quarter turn about its centroid, a heart is
+    # not. Overlap (IoU) of the pixel set with its quarter-turned copy, best of the half-pixel
+    # offsets of rounding; large shapes only (small ones are too pixelated).
+    def quarter_turn_iou(img):
+        r, c = np.nonzero(img)
+        cy, cx = r.mean(), c.mean()
+        pixels = set(zip(r.tolist(), c.tolist()))
+        best = 0.0
+        for dy in (-0.5, 0, 0.5):
+            for dx in (-0.5, 0, 0.5):
+                turned = set(zip(np.rint(cy - (c - cx) + dy).astype(int).tolist(),
+                                 np.rint(cx + (r - cy) + dx).astype(int).tolist()))
+                best = max(best, len(pixels & turned) / len(pixels | turned))
+        return best
+
+    big = (tr.meta["factors"]["scale"] >= 0.75) & (tr.y != 1)
+    est = [0 if quarter_turn_iou(img) > 0.83 else 2 for img in mask[big]]
+    assert big.sum() > 100 and np.array_equal(est, tr.y[big])
+    # a subset of shapes: labels are positions in ``shapes``
+    sub, _ = dsprites.build_shape(seed=6, n_train=50, n_test=10, shapes=("heart", "square"),
+                                  cache=False)
+    assert sub.num_classes == 2 and np.array_equal(sub.y, np.where(sub.meta["factors"]["shape"] == 2, 0, 1))
+    with pytest.raises(ValueError, match="shapes"):
+        dsprites.build_shape(n_train=10, n_test=5, shapes=("heart",), cache=False)
+
+
+def test_dsprites_scale_bins_grow_with_the_rendered_area(shapes_and_scales):
+    (sh, _), (tr, te) = shapes_and_scales
+    assert np.array_equal(sh.x, tr.x)  # both tasks label the same images
+    assert tr.num_classes == 6
+    assert te.num_classes == 6 and set(te.y) == set(range(6))
+    assert np.bincount(tr.y, minlength=6).min() > 0.7 * tr.n / 6   # drawn uniformly: balanced
+    area = (tr.x[..., 0] > 0).sum((1, 2))
+    for k in range(3):  # per shape, the mean area grows strictly from bin to bin
+        a, b = area[sh.y == k], tr.y[sh.y == k]
+        means = [a[b == j].mean() for j in range(6)]
+        assert np.all(np.diff(means) > 0), (k, means)
+    # closed forms: bounding radius R = 0.18 S · scale; square area 2R², ellipse (axes 1, 1/2) πR²/2.
+    # Pixelation moves the scale read from the area by < 0.04 (< 0.02 for 99 %); a bin is 1/12.
+    unit = {0: 2.0, 1: np.pi / 2}
+    edges = np.linspace(0.5, 1, 7)
+    for k, c in unit.items():
+        a, b = area[sh.y == k], tr.y[sh.y == k]
+        scale = np.sqrt(a / c) / (0.18 * S)
+        assert np.all((scale > edges[b] - 0.045) & (scale < edges[b + 1] + 0.045)), k
+        est = np.clip(((scale - 0.5) / 0.5 * 6).astype(int), 0, 5)
+        clear = np.min(np.abs(scale[:, None] - edges[None, :]), axis=1) > 0.02
+        assert clear.mean() > 0.3 and np.mean(est[clear] == b[clear]) > 0.97, k
+
+
+@pytest.fixture(scope="module")
 def scenes():
     return clevr.build_distance(seed=4, n_train=300, n_test=50, cache=False)
 
@@ -126,6 +197,28 @@ def test_clevr_distance_from_the_lowest_object_in_the_image(scenes):
     assert np.all(np.abs(est - tr.y) <= 1)
 
 
+def test_clevr_closest_colour_is_the_colour_of_the_lowest_object(scenes):
+    dist, _ = scenes
+    tr, te = clevr.build_closest_colour(seed=4, n_train=300, n_test=50, cache=False)
+    assert np.array_equal(tr.x, dist.x)  # same scenes as the distance task
+    assert tr.num_classes == 7 and tr.meta["classes"][0] == "red" and set(te.y) <= set(range(7))
+    assert np.bincount(tr.y, minlength=7).min() > 0.6 * tr.n / 7   # drawn uniformly: balanced
+    # The nearest object touches the floor lowest (documented camera). Its colour: each of its
+    # pixels votes for the palette colour of the closest direction (shading scales RGB).
+    unit = clevr.COLOURS / np.linalg.norm(clevr.COLOURS, axis=1, keepdims=True)
+    unique, est = [], []
+    for img, (lab, k) in zip(tr.x, _objects(tr.x)):
+        bottom = np.array([np.nonzero(lab == j)[0].max() for j in range(1, k + 1)])
+        unique.append(np.sum(bottom == bottom.max()) == 1)
+        px = img[lab == 1 + int(np.argmax(bottom))].astype(float)
+        votes = np.argmax(px @ unit.T / np.linalg.norm(px, axis=1, keepdims=True), axis=1)
+        est.append(np.bincount(votes, minlength=7).argmax())
+    unique, est = np.array(unique), np.array(est)
+    # two objects can reach the same lowest pixel row (depths within a pixel): skip those
+    assert unique.mean() > 0.9
+    assert np.array_equal(est[unique], tr.y[unique])
+
+
 def test_clevr_objects_do_not_touch():
     images, f = clevr.generate(200, seed=5, max_objects=10, min_objects=10)
     assert all(k == 10 for _, k in _objects(images))
@@ -137,7 +230,9 @@ def test_clevr_objects_do_not_touch():
     assert np.all(d[:, off] >= need[:, off] - 1e-9)
 
 
-@pytest.mark.parametrize("build", [dsprites.build_location, clevr.build_count])
+@pytest.mark.parametrize("build", [dsprites.build_location, dsprites.build_scale,
+                                   dsprites.build_shape, clevr.build_count,
+                                   clevr.build_closest_colour])
 def test_procedural_splits_are_deterministic_and_disjoint(build):
     a_tr, a_te = build(seed=7, n_train=300, n_test=100, cache=False)
     b_tr, b_te = build(seed=7, n_train=300, n_test=100, cache=False)

@@ -1,6 +1,7 @@
 """Registry table, scikit-image tasks, user image folders, optional VTAB."""
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,8 +10,9 @@ from mdlnb import data
 from mdlnb.data import fashion_mnist, skimage_tasks
 
 HAVE_FMNIST = (fashion_mnist.ROOT / fashion_mnist.FILES["train"][0]).is_file()
-PROCEDURAL = ("dsprites_location", "dsprites_orientation", "clevr_count", "clevr_distance",
-              "textures", "sci_patches")
+PROCEDURAL = ("dsprites_location", "dsprites_orientation", "dsprites_scale", "dsprites_shape",
+              "clevr_count", "clevr_distance", "clevr_closest_colour",
+              "textures", "sci_patches", "photo_patches", "ihc_dab")
 
 
 def test_registry_table_matches_every_built_task():
@@ -19,8 +21,9 @@ def test_registry_table_matches_every_built_task():
           .to_string(index=False))
     assert list(table["name"]) == data.names()
     assert set(table["group"]) == {"natural", "specialized", "structured"}
-    assert data.names("structured") == ["clevr_count", "clevr_distance", "dsprites_location",
-                                        "dsprites_orientation"]
+    assert data.names("structured") == ["clevr_closest_colour", "clevr_count", "clevr_distance",
+                                        "dsprites_location", "dsprites_orientation",
+                                        "dsprites_scale", "dsprites_shape"]
     for row in table.itertuples():
         if row.name == "fashion_mnist" and not HAVE_FMNIST:
             continue
@@ -33,6 +36,26 @@ def test_registry_table_matches_every_built_task():
         if row.name in PROCEDURAL:  # no image in both splits
             seen = set(map(bytes, tr.x.reshape(tr.n, -1)))
             assert not any(bytes(r) in seen for r in te.x.reshape(te.n, -1)), row.name
+
+
+def test_info_lists_the_new_tasks_with_their_groups():
+    table = data.info().set_index("name")
+    want = {"photo_patches": ("natural", 7), "ihc_dab": ("specialized", 2),
+            "dsprites_scale": ("structured", 6), "dsprites_shape": ("structured", 3),
+            "clevr_closest_colour": ("structured", 7)}
+    for name, (group, classes) in want.items():
+        assert (table.loc[name, "group"], table.loc[name, "classes"]) == (group, classes), name
+        assert name in data.names(group)
+    assert len(table) >= 13 and table["group"].value_counts().min() >= 3
+    # seeded, stratified subsamples through load()
+    p = data.load("photo_patches", size=70, seed=2)
+    assert np.array_equal(np.bincount(p.y), [10] * 7)
+    assert np.array_equal(p.x, data.load("photo_patches", size=70, seed=2).x)
+    assert not np.array_equal(p.x, data.load("photo_patches", size=70, seed=3).x)
+    assert np.array_equal(np.bincount(data.load("ihc_dab", split="test", size=50).y), [25, 25])
+    full = data.load("dsprites_shape", seed=1)  # procedural: seed is also the generator seed
+    sub = data.load("dsprites_shape", size=300, seed=1)
+    assert np.all(np.abs(np.bincount(sub.y) - 300 * np.bincount(full.y) / full.n) < 1)
 
 
 def test_load_split_all_and_determinism():
@@ -55,7 +78,8 @@ def _locate(image, patch):
 
 
 @pytest.mark.parametrize("name, sources, rgb", [("textures", skimage_tasks.TEXTURES, False),
-                                                ("sci_patches", skimage_tasks.SCIENTIFIC, True)])
+                                                ("sci_patches", skimage_tasks.SCIENTIFIC, True),
+                                                ("photo_patches", skimage_tasks.PHOTOS, True)])
 def test_patches_come_from_their_class_image_and_split_region(name, sources, rgb):
     classes = list(sources)
     for split in ("train", "test"):
@@ -72,6 +96,65 @@ def test_patches_come_from_their_class_image_and_split_region(name, sources, rgb
                 assert any(c + 32 <= cut for c in cols)
             else:
                 assert any(c >= cut for c in cols)
+
+
+def test_photo_patches_read_the_files_shipped_in_the_wheels():
+    import skimage
+    import skimage.data
+    import sklearn
+    from sklearn.datasets import load_sample_image
+
+    # every file lies inside an installed package (nothing is fetched)
+    roots = [Path(m.__file__).parent for m in (skimage, sklearn)]
+    for file, _, _ in skimage_tasks.PHOTOS.values():
+        path = skimage_tasks.file_path(file)
+        assert path.is_file() and any(r in path.parents for r in roots), file
+    # scikit-learn's photographs: the same pixels as its own loader
+    for name in ("china.jpg", "flower.jpg"):
+        ours = skimage_tasks.read_image(f"sklearn:{name}", 1.0, True)
+        assert np.array_equal(ours, load_sample_image(name))
+    # scikit-image's: the same pixels as skimage.data's (offline) loader
+    assert np.array_equal(skimage_tasks.read_image("chelsea.png", 1.0, True), skimage.data.chelsea())
+    tr, te = data.load("photo_patches"), data.load("photo_patches", split="test")
+    assert (tr.n, te.n) == (3_500, 700) and tr.x.shape[1:] == (32, 32, 3)
+    assert np.array_equal(np.bincount(tr.y), [500] * 7) and np.array_equal(np.bincount(te.y), [100] * 7)
+    assert tr.meta["classes"] == tuple(skimage_tasks.PHOTOS)
+
+
+def _dab_ruifrok(rgb):
+    """DAB optical density by colour deconvolution (Ruifrok & Johnston 2001), in plain NumPy:
+    OD = -ln(I / 255) per channel, times the inverse of the row-normalised stain matrix.
+    skimage's rgb2hed differs by constant factors only, which leave percentiles' classes alone."""
+    stains = np.array([[0.65, 0.70, 0.29], [0.07, 0.99, 0.11], [0.27, 0.57, 0.78]])
+    stains /= np.linalg.norm(stains, axis=1, keepdims=True)
+    od = -np.log(np.maximum(rgb.astype(float) / 255, 1e-6))
+    return np.maximum(od @ np.linalg.inv(stains), 0)[..., 2]
+
+
+def test_ihc_dab_labels_follow_the_dab_density_of_the_patch_centre():
+    from scipy import ndimage
+
+    slide = skimage_tasks.read_image("ihc.png", 1.0, True)
+    dab = _dab_ruifrok(slide)
+    # centre 16×16 of the 32×32 crop at (top, left) = 16-wide mean filter at (top + 16, left + 16)
+    stat = ndimage.uniform_filter(dab, 16)[16:slide.shape[0] - 15, 16:slide.shape[1] - 15]
+    lo, hi = np.percentile(stat, [40, 60])
+    cut = int(round(0.75 * slide.shape[1]))
+    for split in ("train", "test"):
+        t = data.load("ihc_dab", split=split)
+        assert t.n == (2_000 if split == "train" else 400) and t.group == "specialized"
+        assert np.array_equal(np.bincount(t.y), [t.n // 2] * 2)
+        assert len(set(map(bytes, t.x.reshape(t.n, -1)))) == t.n  # no repeated patch
+        for img, label in zip(t.x[:12], t.y[:12]):
+            (r, c), *_ = _locate(slide, img)
+            assert (c + 32 <= cut) if split == "train" else (c >= cut)
+            assert (stat[r, c] < lo) if label == 0 else (stat[r, c] > hi), (split, r, c, label)
+    a, b = data.load("ihc_dab", seed=3), data.load("ihc_dab", seed=3)
+    assert np.array_equal(a.x, b.x) and not np.array_equal(a.x, data.load("ihc_dab", seed=4).x)
+    with pytest.raises(ValueError, match="n_test"):
+        data.load("ihc_dab", n_test=100_000)
+    with pytest.raises(ValueError, match="patch"):
+        data.load("ihc_dab", patch=200)
 
 
 def test_lfw_faces_split_and_pixels():

@@ -13,13 +13,18 @@ name                  group        train / test  classes  image
 ====================  ===========  ============  =======  ===========
 digits                natural      1,438 / 359   10       8×8×1
 fashion_mnist         natural      60,000/10,000 10       28×28×1
+photo_patches         natural      3,500 / 700   7        32×32×3
 textures              natural      2,500 / 500   5        32×32×1
+ihc_dab               specialized  2,000 / 400   2        32×32×3
 lfw_faces             specialized  160 / 40      2        25×25×1
 sci_patches           specialized  2,000 / 400   4        32×32×3
+clevr_closest_colour  structured   4,000 / 1,000 7        64×64×3
 clevr_count           structured   4,000 / 1,000 8        64×64×3
 clevr_distance        structured   4,000 / 1,000 6        64×64×3
 dsprites_location     structured   4,000 / 1,000 16       64×64×1
 dsprites_orientation  structured   4,000 / 1,000 16       64×64×1
+dsprites_scale        structured   4,000 / 1,000 6        64×64×1
+dsprites_shape        structured   4,000 / 1,000 3        64×64×1
 ====================  ===========  ============  =======  ===========
 
 Real datasets keep their official split (Fashion-MNIST) or a fixed seeded

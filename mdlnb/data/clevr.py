@@ -16,6 +16,17 @@ of objects, ``min_objects..max_objects`` (default 3–10 → 8 classes);
 ``NEAREST`` = [1, 2] (default 6). The nearest depth is drawn uniformly from
 ``NEAREST``, the others uniformly from [nearest, Z_FAR], so distance classes
 are balanced. Defaults: 64×64, 4,000 train / 1,000 test.
+
+One more CLEVR question (CLEVR's "what colour is the closest object?", not
+in VTAB): ``clevr_closest_colour`` — the colour of the nearest object, one of
+the seven ``COLOUR_NAMES`` (7 classes, balanced: colours are drawn
+uniformly). It combines the distance task's relation (find the nearest
+object, the lowest one in the image) with an attribute read off that object
+only; the other objects' colours are independent of the label. In about
+2 % of scenes the two nearest objects reach the same lowest pixel row (their
+depths differ by less than a pixel's worth); the label is still the colour
+of the truly nearest one. The three tasks label the same images (one cached
+stream per seed and options).
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ GAP = 2.0
 SQUARE_HALF = 0.85          # half side of a cube's square, in units of its radius
 COLOURS = np.array([[173, 35, 35], [42, 75, 215], [29, 105, 20], [129, 74, 25],
                     [129, 38, 192], [41, 208, 208], [255, 238, 51]], np.float32)
+COLOUR_NAMES = ("red", "blue", "green", "brown", "purple", "cyan", "yellow")
 PROPOSALS = 48              # candidate placements tried per object and round
 
 
@@ -197,15 +209,20 @@ def _build(target: str, seed: int, n_train: int, n_test: int, image_size: int, m
         y, c = d["count"] - min_objects, max_objects - min_objects + 1
         if c < 2:
             raise ValueError("max_objects: counting needs max_objects > min_objects")
-    else:
+    elif target == "distance":
         y, c = depth_bin(np.nanmin(d["z"], axis=1), bins), bins
+    else:  # closest_colour
+        nearest = np.nanargmin(d["z"], axis=1)
+        y, c = d["colour"][np.arange(len(nearest)), nearest], len(COLOURS)
     out = []
     for split, idx in (("train", tr), ("test", te)):
         factors = {k: d[k][idx] for k in ("count", "z", "cx", "cy", "r", "kind", "colour", "size")}
+        meta = {"source": "procedural Clevr-like", "split": split, "factors": factors,
+                "params": params, "label_offset": min_objects if target == "count" else 0}
+        if target == "closest_colour":
+            meta["classes"] = COLOUR_NAMES
         out.append(Task(f"clevr_{target}", d["images"][idx], y[idx], c, group="structured",
-                        meta={"source": "procedural Clevr-like", "split": split,
-                              "factors": factors, "params": params,
-                              "label_offset": min_objects if target == "count" else 0}))
+                        meta=meta))
     return out[0], out[1]
 
 
@@ -225,6 +242,14 @@ def build_distance(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
                   noise, cache)
 
 
+def build_closest_colour(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
+                         image_size: int = 64, min_objects: int = 3, max_objects: int = 10,
+                         noise: float = 0.0, cache: bool = True) -> tuple[Task, Task]:
+    """Clevr closest colour: the colour of the nearest object, 7 classes (``COLOUR_NAMES``)."""
+    return _build("closest_colour", seed, n_train, n_test, image_size, min_objects, max_objects,
+                  2, noise, cache)
+
+
 _SOURCE = "procedural (this package), after CLEVR (Johnson et al. 2017)"
 register(TaskSpec(
     name="clevr_count", group="structured", num_classes=8, image_shape=(64, 64, 3),
@@ -234,3 +259,7 @@ register(TaskSpec(
     name="clevr_distance", group="structured", num_classes=6, image_shape=(64, 64, 3),
     n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=build_distance,
     description="depth of the nearest object, 6 bins"))
+register(TaskSpec(
+    name="clevr_closest_colour", group="structured", num_classes=len(COLOURS),
+    image_shape=(64, 64, 3), n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE,
+    build=build_closest_colour, description="colour of the nearest object (7)"))

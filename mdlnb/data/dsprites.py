@@ -15,6 +15,16 @@ Tasks, as in VTAB (Zhai et al. 2019, paper Table 3):
 ``dsprites_location`` — x position in ``bins`` equal bins over the allowed
 range; ``dsprites_orientation`` — orientation as a fraction of the period, in
 ``bins`` equal bins. Defaults: 64×64, 4,000 train / 1,000 test, 16 bins.
+
+Two more factors of dSprites, predicted the same way (not in VTAB):
+``dsprites_scale`` — scale in ``bins`` equal bins over [0.5, 1] (default 6:
+real dSprites has exactly six scale values, 0.5, 0.6, …, 1, so the default
+task is dSprites' own scale factor; a bin is then ~1 px of bounding radius
+at 64×64 and the rendered area grows by ~20–40 % from one bin to the next,
+which pixels resolve); ``dsprites_shape`` — which shape, one class per entry
+of ``shapes`` in its order (default 3: square, ellipse, heart). Scale and
+shape are drawn uniformly, so classes are balanced. All four tasks label the
+same images (one cached stream per seed and options).
 """
 
 from __future__ import annotations
@@ -134,6 +144,12 @@ def orientation_bin(shape: np.ndarray, orientation: np.ndarray, bins: int) -> np
     return np.clip((frac * bins).astype(np.int64), 0, bins - 1)
 
 
+def scale_bin(scale: np.ndarray, bins: int) -> np.ndarray:
+    """Bin of the scale among ``bins`` equal bins over ``SCALES`` = [0.5, 1]."""
+    frac = (np.asarray(scale) - SCALES[0]) / (SCALES[1] - SCALES[0])
+    return np.clip((frac * bins).astype(np.int64), 0, bins - 1)
+
+
 def generate(n: int, seed: int = 0, *, image_size: int = 64, shapes: tuple[str, ...] = SHAPES,
              noise: float = 0.0) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """``n`` images ``(n, S, S, 1)`` uint8 and their factors, from ``seed``."""
@@ -165,17 +181,28 @@ def _build(target: str, seed: int, n_train: int, n_test: int, image_size: int, b
 
     d = cached("dsprites", params, make, cache=cache)
     tr, te = disjoint_split(d["images"], n_train, n_test)
+    classes = bins
     if target == "location":
         y = location_bin(d["x"], image_size, bins)
-    else:
+    elif target == "orientation":
         y = orientation_bin(d["shape"], d["orientation"], bins)
+    elif target == "scale":
+        y = scale_bin(d["scale"], bins)
+    else:  # shape: the position of the factor's shape in ``shapes``
+        if len(shapes) < 2:
+            raise ValueError(f"shapes: the shape task needs at least 2 shapes, got {shapes!r}")
+        lookup = np.full(len(SHAPES), -1)
+        lookup[[SHAPES.index(s) for s in shapes]] = np.arange(len(shapes))
+        y, classes = lookup[d["shape"]], len(shapes)
     name = f"dsprites_{target}"
     out = []
     for split, idx in (("train", tr), ("test", te)):
         factors = {k: d[k][idx] for k in ("shape", "scale", "orientation", "x", "y")}
-        out.append(Task(name, d["images"][idx], y[idx], bins, group="structured",
-                        meta={"source": "procedural dSprites-like", "split": split,
-                              "factors": factors, "shapes": SHAPES, "params": params}))
+        meta = {"source": "procedural dSprites-like", "split": split, "factors": factors,
+                "shapes": SHAPES, "params": params}
+        if target == "shape":
+            meta["classes"] = tuple(shapes)
+        out.append(Task(name, d["images"][idx], y[idx], classes, group="structured", meta=meta))
     return out[0], out[1]
 
 
@@ -194,6 +221,20 @@ def build_orientation(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_00
                   cache)
 
 
+def build_scale(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
+                image_size: int = 64, bins: int = 6, shapes: tuple[str, ...] = SHAPES,
+                noise: float = 0.0, cache: bool = True) -> tuple[Task, Task]:
+    """dSprites scale: the scale in [0.5, 1] in ``bins`` equal classes (6: dSprites' six values)."""
+    return _build("scale", seed, n_train, n_test, image_size, bins, tuple(shapes), noise, cache)
+
+
+def build_shape(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
+                image_size: int = 64, shapes: tuple[str, ...] = SHAPES, noise: float = 0.0,
+                cache: bool = True) -> tuple[Task, Task]:
+    """dSprites shape: which of ``shapes`` (label = its position there)."""
+    return _build("shape", seed, n_train, n_test, image_size, 2, tuple(shapes), noise, cache)
+
+
 _SOURCE = "procedural (this package), after dSprites (Matthey et al. 2017)"
 register(TaskSpec(
     name="dsprites_location", group="structured", num_classes=16, image_shape=(64, 64, 1),
@@ -203,3 +244,11 @@ register(TaskSpec(
     name="dsprites_orientation", group="structured", num_classes=16, image_shape=(64, 64, 1),
     n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=build_orientation,
     description="orientation within the shape's symmetry period, 16 bins"))
+register(TaskSpec(
+    name="dsprites_scale", group="structured", num_classes=6, image_shape=(64, 64, 1),
+    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=build_scale,
+    description="scale of the shape in [0.5, 1], 6 bins (dSprites' 6 values)"))
+register(TaskSpec(
+    name="dsprites_shape", group="structured", num_classes=len(SHAPES), image_shape=(64, 64, 1),
+    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=build_shape,
+    description="which shape: square, ellipse, heart"))

@@ -1,21 +1,36 @@
 """Tasks cut from the photographs shipped inside the scikit-image wheel.
 
-Only files present in ``skimage/data/`` are read (directly, with
-``skimage.io.imread``); the ``skimage.data`` functions that download
-(``cells3d``, ``kidney``, ``lily``, ``skin``, ``brain``, …) are never called,
-so these tasks work offline.
+Only files present in ``skimage/data/`` (and, for ``photo_patches``, the two
+photographs in scikit-learn's ``sklearn/datasets/images/``) are read
+(directly, with ``skimage.io.imread``); the ``skimage.data`` functions that
+download (``cells3d``, ``kidney``, ``lily``, ``skin``, ``brain``, …) are never
+called, so these tasks work offline.
 
 - ``textures`` (natural, DTD-like): which texture photograph a 32×32 grey
   patch comes from — brick, grass, gravel, moon surface, printed text.
 - ``sci_patches`` (specialized): which scientific image a 32×32 RGB patch
   comes from — retina fundus, Hubble deep field, IHC-stained tissue,
   fluorescence cell (grey, repeated to RGB).
+- ``photo_patches`` (natural): which photograph a 32×32 RGB patch comes
+  from — astronaut, chelsea (cat), coffee, rocket, motorcycle (scikit-image),
+  china (temple), flower (scikit-learn); each rescaled to 200–256 rows so a
+  patch covers a similar share of every scene.
+- ``ihc_dab`` (specialized, PatchCamelyon-like): is the centre of a 32×32
+  patch of the immunohistochemistry slide ``ihc.png`` stained by DAB (brown)?
+  DAB optical density comes from Ruifrok & Johnston's colour deconvolution
+  (``skimage.color.rgb2hed``); a patch's statistic is the mean DAB density of
+  its centre 16×16. Class 0 (low): below the 40th percentile of that
+  statistic over every patch position of the whole slide; class 1 (high):
+  above the 60th; the ambiguous middle fifth is never drawn. Labels are a
+  stain measurement, not a pathologist's annotation.
 - ``lfw_faces`` (specialized): face vs non-face on the 200 25×25 images of
   ``lfw_subset`` (100 each); fixed stratified 80/20 split, seed 0.
 
 Patch tasks: train crops come from the left 75 % of each image's columns,
 test crops from the right 25 %, so no test patch overlaps a train patch.
-Crop positions are uniform and seeded by ``seed``; classes are balanced.
+Crop positions are uniform and seeded by ``seed``; classes are balanced
+(``ihc_dab``: positions uniform among those of the class, without
+replacement, so no patch repeats within a split either).
 """
 
 from __future__ import annotations
@@ -45,6 +60,18 @@ SCIENTIFIC = {
     "ihc": ("ihc.png", 1.0, (0, 1, 0, 1)),
     "cell": ("cell.png", 1.0, (0, 1, 0, 1)),
 }
+PHOTOS = {
+    "astronaut": ("astronaut.png", 0.5, (0, 1, 0, 1)),
+    "chelsea": ("chelsea.png", 0.75, (0, 1, 0, 1)),
+    "coffee": ("coffee.png", 0.5, (0, 1, 0, 1)),
+    "rocket": ("rocket.jpg", 0.5, (0, 1, 0, 1)),
+    "motorcycle": ("motorcycle_left.png", 0.5, (0, 1, 0, 1)),
+    "china": ("sklearn:china.jpg", 0.5, (0, 1, 0, 1)),
+    "flower": ("sklearn:flower.jpg", 0.5, (0, 1, 0, 1)),
+}
+IHC = ("ihc.png", 1.0, (0, 1, 0, 1))
+IHC_CENTRE = 16            # side of the centre square whose DAB density labels a patch
+IHC_QUANTILES = (40, 60)   # class 0 below the first percentile, class 1 above the second
 
 
 def data_dir() -> Path:
@@ -53,15 +80,28 @@ def data_dir() -> Path:
     return Path(skimage.__file__).parent / "data"
 
 
+def file_path(file: str) -> Path:
+    """Where ``file`` lies: scikit-image's data folder, or scikit-learn's images if ``sklearn:``."""
+    if file.startswith("sklearn:"):
+        import sklearn.datasets
+
+        return Path(sklearn.datasets.__file__).parent / "images" / file.split(":", 1)[1]
+    return data_dir() / file
+
+
 @functools.lru_cache(maxsize=16)
 def read_image(file: str, scale: float = 1.0, rgb: bool = False) -> np.ndarray:
-    """uint8 ``(H, W, C)`` image from the wheel's data folder (C = 3 if ``rgb`` else 1)."""
+    """uint8 ``(H, W, C)`` image from the wheel's data folder (C = 3 if ``rgb`` else 1).
+
+    ``file`` is a name in scikit-image's data folder, or ``"sklearn:<name>"``
+    for scikit-learn's sample images."""
     from skimage import color, io, transform
 
-    path = data_dir() / file
+    path = file_path(file)
     if not path.is_file():
-        raise FileNotFoundError(f"scikit-image data file {str(path)!r} is missing; "
-                                "reinstall scikit-image (the wheel ships it)")
+        package = "scikit-learn" if file.startswith("sklearn:") else "scikit-image"
+        raise FileNotFoundError(f"{package} data file {str(path)!r} is missing; "
+                                f"reinstall {package} (the wheel ships it)")
     img = io.imread(path)
     if img.ndim == 3 and img.shape[-1] == 4:
         img = img[..., :3]
@@ -131,6 +171,76 @@ def build_sci_patches(seed: int = 0, *, n_train: int = 2_000, n_test: int = 400,
     return _patch_task("sci_patches", "specialized", SCIENTIFIC, True, seed, n_train, n_test, patch)
 
 
+def build_photo_patches(seed: int = 0, *, n_train: int = 3_500, n_test: int = 700,
+                        patch: int = 32) -> tuple[Task, Task]:
+    """Photograph patches: 7 classes, RGB, train/test from disjoint image regions."""
+    return _patch_task("photo_patches", "natural", PHOTOS, True, seed, n_train, n_test, patch)
+
+
+def centre_means(values: np.ndarray, patch: int, centre: int) -> np.ndarray:
+    """Mean of ``values`` (H, W) over the centre ``centre``×``centre`` square of every
+    ``patch``×``patch`` crop; entry ``[top, left]`` is the crop at that corner."""
+    h, w = values.shape
+    off = (patch - centre) // 2
+    s = np.zeros((h + 1, w + 1))
+    s[1:, 1:] = np.cumsum(np.cumsum(values, axis=0), axis=1)  # integral image
+    r = np.arange(h - patch + 1)[:, None] + off
+    c = np.arange(w - patch + 1)[None, :] + off
+    total = s[r + centre, c + centre] - s[r, c + centre] - s[r + centre, c] + s[r, c]
+    return total / (centre * centre)
+
+
+@functools.lru_cache(maxsize=4)
+def _ihc_dab(patch: int) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
+    """The slide (uint8 RGB), its DAB optical density, and the two class thresholds."""
+    from skimage import color
+
+    file, scale, _ = IHC
+    img = read_image(file, scale, True)
+    dab = color.rgb2hed(img)[..., 2]
+    stat = centre_means(dab, patch, min(IHC_CENTRE, patch))
+    lo, hi = np.percentile(stat, IHC_QUANTILES)
+    dab.setflags(write=False)
+    return img, dab, (float(lo), float(hi))
+
+
+def build_ihc_dab(seed: int = 0, *, n_train: int = 2_000, n_test: int = 400,
+                  patch: int = 32) -> tuple[Task, Task]:
+    """DAB stain in the patch centre, low (0) or high (1); train/test from disjoint regions."""
+    n_train, n_test = check_count(n_train, "n_train", 2), check_count(n_test, "n_test", 2)
+    patch = check_count(patch, "patch", 4)
+    img, dab, (lo, hi) = _ihc_dab(patch)
+    centre = min(IHC_CENTRE, patch)
+    for split in ("train", "test"):
+        shape = region(img, IHC[2], split).shape[:2]
+        if min(shape) < patch:
+            raise ValueError(f"patch: {patch} is larger than the slide's {split} region "
+                             f"{shape[0]}×{shape[1]}")
+    rng = np.random.default_rng(seed)
+    out = []
+    for split, n in (("train", n_train), ("test", n_test)):
+        part, part_dab = region(img, IHC[2], split), region(dab[..., None], IHC[2], split)[..., 0]
+        stat = centre_means(part_dab, patch, centre)
+        per = (n // 2 + n % 2, n // 2)
+        xs, ys = [], []
+        for c, where in enumerate((stat < lo, stat > hi)):
+            pos = np.flatnonzero(where)
+            if len(pos) < per[c]:
+                raise ValueError(f"n_{split}: only {len(pos)} distinct class-{c} patch positions "
+                                 f"in the {split} region, asked for {per[c]}")
+            top, left = np.divmod(rng.choice(pos, per[c], replace=False), stat.shape[1])
+            ar = np.arange(patch)
+            xs.append(part[(top[:, None] + ar)[:, :, None], (left[:, None] + ar)[:, None, :]])
+            ys.append(np.full(per[c], c))
+        perm = rng.permutation(n)
+        out.append(Task("ihc_dab", np.concatenate(xs)[perm], np.concatenate(ys)[perm], 2,
+                        group="specialized",
+                        meta={"source": "scikit-image data folder", "split": split,
+                              "classes": ("low DAB", "high DAB"), "files": [IHC[0]],
+                              "thresholds": (lo, hi), "centre": centre}))
+    return out[0], out[1]
+
+
 @functools.lru_cache(maxsize=1)
 def _lfw() -> tuple[np.ndarray, np.ndarray]:
     path = data_dir() / "lfw_subset.npy"
@@ -160,6 +270,17 @@ register(TaskSpec(
     name="sci_patches", group="specialized", num_classes=len(SCIENTIFIC), image_shape=(32, 32, 3),
     n_train=2_000, n_test=400, source="scikit-image: retina, hubble_deep_field, ihc, cell",
     split_rule=_REGION, build=build_sci_patches, description="which scientific image (4)"))
+register(TaskSpec(
+    name="photo_patches", group="natural", num_classes=len(PHOTOS), image_shape=(32, 32, 3),
+    n_train=3_500, n_test=700,
+    source="scikit-image: astronaut, chelsea, coffee, rocket, motorcycle_left; "
+           "scikit-learn: china, flower",
+    split_rule=_REGION, build=build_photo_patches, description="which photograph (7)"))
+register(TaskSpec(
+    name="ihc_dab", group="specialized", num_classes=2, image_shape=(32, 32, 3),
+    n_train=2_000, n_test=400, source="scikit-image: ihc (IHC-stained tissue)",
+    split_rule=_REGION + "; positions without replacement", build=build_ihc_dab,
+    description="DAB stain in the patch centre: low vs high (40th/60th percentiles)"))
 register(TaskSpec(
     name="lfw_faces", group="specialized", num_classes=2, image_shape=(25, 25, 1),
     n_train=160, n_test=40, source="scikit-image lfw_subset (LFW)",
