@@ -194,3 +194,17 @@ def test_committed_random_encoder_is_its_seeded_initialization():
     cfg = P.archs.config("vit", "S")
     assert PT.sha256(PT.params_bytes(P._init_encoder(cfg, prov["seed"]))) == prov["sha256"]
     json.dumps(prov)
+
+
+@pytest.mark.skipif("random-vit_S-s0" not in COMMITTED, reason="random ViT-S not committed")
+def test_studies_name_committed_encoders_as_trained():
+    from mdlnb.studies.transferability import parse_encoder
+    from mdlnb.studies.transferability._encoders import build_encoder
+
+    spec = parse_encoder("random:vit_S:trained")
+    assert spec.trained and (spec.family, spec.arch, spec.size, spec.seed) == ("random", "vit",
+                                                                               "S", 0)
+    enc = build_encoder(spec)
+    assert PT.sha256(PT.params_bytes(enc.params)) == PT.check("random-vit_S-s0")["sha256"]
+    with pytest.raises(ValueError, match="steps must be an integer or 'trained'"):
+        parse_encoder("simclr:vit_S:soon")

@@ -157,7 +157,7 @@ def check(name: str, *, directory: Path | None = None) -> dict:
     prov = provenance(name, directory=d)
     if prov is None:
         raise FileNotFoundError(f"name: no encoder artifact {name!r} in {d} "
-                                f"(train it: make encoders, or mdlnb.studies.pretraining.run)")
+                                f"(train it: make pretrain, or mdlnb.studies.pretraining.run)")
     got = sha256((d / f"{name}.npz").read_bytes())
     if got != prov["sha256"]:
         raise ChecksumError(f"{d / (name + '.npz')}: SHA-256 {got} differs from its provenance "

@@ -17,7 +17,9 @@ class EncoderSpec:
     ``family == "efficientnet"``: ImageNet EfficientNet-Lite``variant`` at
     ``resolution`` px (has a source classifier). Otherwise ``family`` is a
     pretraining objective of :mod:`mdlnb.encoders.pretrain` and ``arch``,
-    ``size``, ``steps``, ``seed`` are its arguments.
+    ``size``, ``steps``, ``seed`` are its arguments; ``trained``: the committed
+    artifact of the pretraining stage (:mod:`mdlnb.studies.pretraining`,
+    trained until its probe stopped improving) instead of ``steps`` steps.
     """
 
     family: str
@@ -27,6 +29,7 @@ class EncoderSpec:
     size: str = "S"
     steps: int = 0
     seed: int = 0
+    trained: bool = False
 
     @property
     def has_source_classifier(self) -> bool:
@@ -36,7 +39,8 @@ class EncoderSpec:
 def parse_encoder(text: str) -> EncoderSpec:
     """Parse ``"lite0@64"`` (EfficientNet-Lite0 at 64 px) or
     ``"objective:arch_size[:steps[:seed]]"`` (e.g. ``"simclr:resnet_S:300"``,
-    ``"random:resnet_S"``)."""
+    ``"random:resnet_S"``), where ``steps`` may be ``trained``: the committed
+    encoder of the pretraining stage (``"simclr:vit_S:trained"``)."""
     from mdlnb.encoders import OBJECTIVES
 
     if not isinstance(text, str) or not text:
@@ -55,12 +59,14 @@ def parse_encoder(text: str) -> EncoderSpec:
                          f"'<objective>:<arch>_<size>[:steps[:seed]]' with objective in "
                          f"{OBJECTIVES}")
     arch, size = parts[1].split("_", 1)
+    trained = len(parts) > 2 and parts[2] == "trained"
     try:
-        steps = int(parts[2]) if len(parts) > 2 else 0
+        steps = int(parts[2]) if len(parts) > 2 and not trained else 0
         seed = int(parts[3]) if len(parts) > 3 else 0
     except ValueError:
-        raise ValueError(f"encoders: steps and seed must be integers in {text!r}") from None
-    return EncoderSpec(parts[0], arch=arch, size=size, steps=steps, seed=seed)
+        raise ValueError(f"encoders: steps must be an integer or 'trained', and seed an "
+                         f"integer, in {text!r}") from None
+    return EncoderSpec(parts[0], arch=arch, size=size, steps=steps, seed=seed, trained=trained)
 
 
 def build_encoder(spec: EncoderSpec, pretrain_data: Task | None = None, *,
@@ -73,6 +79,10 @@ def build_encoder(spec: EncoderSpec, pretrain_data: Task | None = None, *,
         return encoders.efficientnet_lite(spec.variant, resolution=spec.resolution)
     from mdlnb.encoders import pretrain
 
+    if spec.trained:
+        from mdlnb.studies import pretraining
+
+        return pretraining.load_encoder(spec.family, spec.arch, spec.size, spec.seed)
     if pretrain_data is None:
         raise ValueError(f"pretrain_data: needed to build the {spec.family!r} encoder")
     return pretrain(spec.family, spec.arch, spec.size, pretrain_data, spec.steps, spec.seed,
@@ -88,7 +98,7 @@ def build_encoders(config: Any, *, progress: bool = False) -> tuple[dict, dict]:
 
     specs = {e: parse_encoder(e) for e in config.encoders}
     pre = None
-    if any(not s.has_source_classifier for s in specs.values()):
+    if any(not s.has_source_classifier and not s.trained for s in specs.values()):
         pre = data.load(config.pretrain_data, split="train", size=config.pretrain_size,
                         seed=config.seed)
     built = {k: build_encoder(s, pre, batch_size=config.pretrain_batch_size, progress=progress)
