@@ -129,3 +129,35 @@ def test_paired_tau_uses_common_encoders():
     assert len(p) == len(TASKS) * len(RATIOS) * REPEATS
     assert (p["encoders"] == 4).all() and p["diff"].to_numpy() == pytest.approx(0.0)
     assert _claims.paired_tau(scores, _truth(), "logme", "nleep").empty
+
+
+def test_tied_ground_truth_gives_no_tau_and_is_named():
+    truth = _truth()
+    truth.loc[truth["task"] == "t2", "accuracy"] = 1.0          # every encoder at 1.0 on t2
+    scores = _scores({"pactran_gaussian": _noisy(1, sign=-1, scale=0.02),
+                      "logme": _noisy(2, scale=0.15)})
+    per = tr.kendall_per_repeat(scores, truth)
+    assert "t2" not in set(per["task"]) and set(per["task"]) == {"t0", "t1"}
+    from mdlnb.studies.transferability._kendall import tied_truth
+    assert tied_truth(truth) == ["t2"] and tied_truth(_truth()) == []
+    res = SimpleNamespace(scores=scores, truth=truth, tau=tr.kendall_table(scores, truth),
+                          config=SimpleNamespace(ratios=RATIOS, truth="best"))
+    h1 = next(c for c in _claims.claims(res) if c.id == "h1")
+    assert "no τ on t2 (ground truth tied" in h1.our_value
+    assert "(2 tasks," in h1.our_value
+
+
+def test_h_does_not_hold_when_the_interval_excludes_the_papers_effect():
+    # A and B equally good, up to small noise: the difference's interval sits around 0,
+    # far below PACTran's 0.5 — "does not hold", not "inconclusive"
+    scores = _scores({"pactran_gaussian": _noisy(1, sign=-1, scale=0.01),
+                      "logme": _noisy(2, scale=0.01)})
+    h1 = next(c for c in _claims.claims(_result(scores)) if c.id == "h1")
+    mean, half = _by_hand(scores, "pactran_gaussian", "logme", 2)
+    assert mean + half < 0.654 - 0.149
+    n2 = h1.our_value.split("N/K=5")[0]
+    assert "paper 0.505" in n2
+    assert ("excludes the paper's effect" in n2) == (mean - half <= 0)
+    assert h1.verdict == (HOLDS if "smaller than the paper's" in n2
+                          and "smaller than the paper's" in h1.our_value.split("N/K=5")[1]
+                          else FAILS)

@@ -7,9 +7,17 @@ those where both metrics are finite, so LEEP (which needs a source
 classifier) is compared with N-LEEP or PT-Gauss over the encoders that have
 one — and d = τ_A − τ_B. The mean of d over tasks gets the study's own 95 %
 interval (:func:`mean_over_tasks`: subsample noise, tasks fixed). Per N/K the
-verdict is :func:`mdlnb.claims.interval_side` of that interval against 0;
-over several N/K :func:`mdlnb.claims.all_of` (holds at every N/K → holds;
-fails at any → does not hold; else inconclusive). A metric the run did not
+verdict is :func:`mdlnb.claims.effect_decision` of that interval against 0
+and the paper's difference at that N/K (holds above 0; does not hold below 0
+or below the paper's effect; inconclusive otherwise, with the number of
+repeats per task at which the same spread would decide); over several N/K
+:func:`mdlnb.claims.all_of` (holds at every N/K → holds; fails at any → does
+not hold; else inconclusive). A task whose ground truth ties across all the
+eligible encoders gives no τ and is left out, and the claim names it.
+
+The ground truth here is the accuracy of probes on frozen features (the
+study's ``truth``), not fine-tuning accuracy as in PACTran: the comparison
+with the paper's numbers carries that difference. A metric the run did not
 compute, or τ over fewer than :data:`MIN_ENCODERS` encoders (over two, τ = ±1
 is one pair's order and its spread over subsamples is no evidence), makes
 its claim inconclusive.
@@ -32,7 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb.studies.transferability._kendall import kendall_per_repeat, mean_over_tasks
+from mdlnb.studies.transferability._kendall import (kendall_per_repeat, mean_over_tasks,
+                                                   tied_truth)
 
 #: Fewest encoders a τ may be over to decide a claim: over 2, τ = ±1 is one pair's order.
 MIN_ENCODERS = 3
@@ -91,7 +100,8 @@ def mean_difference(paired, column: str = "diff"):
     return mean_over_tasks(per_task)[["ratio", "tau", "ci", "tasks", "encoders"]]
 
 
-def _decide(paired, ratios) -> Any:
+def _decide(paired, ratios, effects) -> Any:
+    """``effects``: the paper's τ difference per ratio (A − B > 0)."""
     from mdlnb import claims as C
 
     md = mean_difference(paired).set_index("ratio")
@@ -106,15 +116,16 @@ def _decide(paired, ratios) -> Any:
             decisions.append(C.Decision(C.INCONCLUSIVE, f"τ over {int(row['encoders'])} "
                                         f"encoders (< {MIN_ENCODERS}): one pair's order"))
             continue
-        ci = float(row["ci"])
-        decisions.append(C.interval_side(
-            float(row["tau"]), float(row["tau"]) - ci, float(row["tau"]) + ci, 0.0,
-            side="above", label="95% interval",
-            suffix=f" ({int(row['tasks'])} tasks, {int(row['encoders'])} encoders)"))
+        ci, tau = float(row["ci"]), float(row["tau"])
+        reps = int(paired[paired["ratio"] == r].groupby("task").size().min())
+        d = C.effect_decision(tau, tau - ci, tau + ci, paper_effect=effects[r], n=reps,
+                              unit="repeats per task", label="95% interval")
+        decisions.append(C.Decision(d.verdict, d.detail + f" ({int(row['tasks'])} tasks, "
+                                                          f"{int(row['encoders'])} encoders)"))
     return C.all_of(decisions, labels=labels)
 
 
-def _comparison(result, a: str, b: str, ratios) -> Any:
+def _comparison(result, a: str, b: str, ratios, effects) -> Any:
     from mdlnb import claims as C
 
     computed = set(result.scores["metric"])
@@ -123,7 +134,14 @@ def _comparison(result, a: str, b: str, ratios) -> Any:
         return C.Decision(C.INCONCLUSIVE, f"{', '.join(_NAMES.get(m, m) for m in missing)} "
                           "not computed in this run")
     paired = paired_tau(result.scores, result.truth, a, b, readout=result.config.truth)
-    return _decide(paired, ratios)
+    d = _decide(paired, ratios, effects)
+    eligible = set(result.scores.loc[result.scores["metric"] == b, "encoder"]) & set(
+        result.scores.loc[result.scores["metric"] == a, "encoder"])
+    tied = tied_truth(result.truth, readout=result.config.truth, encoders=eligible)
+    if tied:
+        d = C.Decision(d.verdict, d.detail + f"; no τ on {', '.join(tied)} (ground truth tied "
+                       "across the eligible encoders, left out)")
+    return d
 
 
 def claims(result: Any) -> list:
@@ -133,8 +151,10 @@ def claims(result: Any) -> list:
     ratios = sorted(int(r) for r in result.config.ratios)
     rule_h = ("paired τ difference (A − B) per subsample over the encoders where both are "
               "finite; per N/K the 95 % interval of its mean over tasks (subsample noise, tasks "
-              "fixed) must lie above 0; holds at every N/K → holds, below 0 at any → does not "
-              f"hold, else inconclusive (also with τ over < {MIN_ENCODERS} encoders)")
+              "fixed): holds above 0, does not hold below 0 or below the paper's difference, "
+              "else inconclusive; over N/K: holds at every one → holds, does not hold at any → "
+              f"does not hold (also inconclusive with τ over < {MIN_ENCODERS} encoders); ground "
+              "truth: frozen-feature probe accuracy (PACTran: fine-tuning accuracy)")
     out = []
     for cid, a, b in (("h1", "pactran_gaussian", "logme"), ("h2", "nleep", "logme"),
                       ("h3", "pactran_gaussian", "leep"), ("h4", "nleep", "leep")):
@@ -146,7 +166,9 @@ def claims(result: Any) -> list:
             "PACTran Sec. 4.1.5, Table 1 (Average)", f"mean τ {paper}",
             f"A = {na}, B = {nb}; {rule_h}" + ("; B needs a source classifier, so over the "
                                               "encoders with one" if b == "leep" else ""),
-            _comparison(result, a, b, ratios)))
+            _comparison(result, a, b, ratios, {
+                r: PACTRAN_TABLE_1[r][a] - PACTRAN_TABLE_1[r][b] if r in PACTRAN_TABLE_1 else
+                PACTRAN_TABLE_1[10][a] - PACTRAN_TABLE_1[10][b] for r in ratios})))
     top = ratios[-1]
     long = mean_over_tasks(result.tau)
     clid = long[long["metric"] == "clid"].set_index("ratio")
@@ -156,11 +178,13 @@ def claims(result: Any) -> list:
         value = d.detail
     elif top in clid.index:
         row = clid.loc[top]
-        d = C.interval_side(float(row["tau"]), float(row["tau"] - row["ci"]),
-                            float(row["tau"] + row["ci"]), 0.0, side="above",
-                            label="95% interval",
-                            suffix=f" at N/K={top} ({int(row['tasks'])} tasks, "
-                                   f"{int(row['encoders'])} encoders)")
+        reps = int(result.tau.loc[(result.tau["metric"] == "clid")
+                                  & (result.tau["ratio"] == top), "repeats"].min())
+        d = C.effect_decision(float(row["tau"]), float(row["tau"] - row["ci"]),
+                              float(row["tau"] + row["ci"]), paper_effect=CLID_TABLE_1["clid"],
+                              n=reps, unit="repeats per task", label="95% interval")
+        d = C.Decision(d.verdict, d.detail + f" at N/K={top} ({int(row['tasks'])} tasks, "
+                                             f"{int(row['encoders'])} encoders)")
         every = "; ".join(f"N/K={r}: {clid.loc[r, 'tau']:.3f} ± {clid.loc[r, 'ci']:.3f}"
                           for r in clid.index)
         value = f"{d.detail}; mean τ ± 95 % at every N/K: {every}"
@@ -173,12 +197,14 @@ def claims(result: Any) -> list:
         f"Kendall τ {CLID_TABLE_1['clid']:.2f} with ImageNet top-1 (Table 1), "
         f"{CLID_TABLE_2_AVG:.2f} averaged over 7 transfer tasks (Table 2)",
         f"mean τ over tasks of CLID vs the ground truth at the largest N/K ({top}; the paper "
-        "uses whole datasets); holds if its 95 % interval (subsample noise, tasks fixed) lies "
-        "above 0, does not hold if below, else inconclusive", d, our_value=value))
+        "uses whole datasets); 95 % interval (subsample noise, tasks fixed): holds above 0, "
+        "does not hold below 0 or below the paper's 0.75, else inconclusive; ground truth: "
+        "frozen-feature probe accuracy", d, our_value=value))
     for cid, b in (("i2", "twonn_id"), ("i3", "cl")):
         out.append(C.Claim.decided(
             cid, f"CLID ranks encoders better than {_NAMES[b]} alone.", "CLID Sec. 3.3, Table 1",
             f"τ {CLID_TABLE_1['clid']:.2f} vs {CLID_TABLE_1[b]:.2f} (ImageNet top-1)",
             f"A = CLID, B = {_NAMES[b]}, at the largest N/K ({top}) only; {rule_h}",
-            _comparison(result, "clid", b, [top])))
+            _comparison(result, "clid", b, [top],
+                        {top: CLID_TABLE_1["clid"] - CLID_TABLE_1[b]})))
     return out

@@ -32,9 +32,12 @@ def kendall_per_repeat(scores, truth, *, readout: str = "best"):
     the ``readout`` ground-truth accuracy, across encoders, per (task, ratio, repeat).
 
     A metric constant across encoders gets τ = 0 (PACTran's definition:
-    sign(0) = 0 in every pair). Non-finite values (a metric that failed on an
-    encoder) are left out of that τ and counted in ``nonfinite``; ``encoders``
-    says over how many encoders τ is.
+    sign(0) = 0 in every pair). A ground truth that ties across all the
+    eligible encoders gives no τ at all (no ranking to recover): that (task,
+    ratio, metric, repeat) is left out (:func:`tied_truth` lists such tasks).
+    Non-finite values (a metric that failed on an encoder) are left out of
+    that τ and counted in ``nonfinite``; ``encoders`` says over how many
+    encoders τ is.
     """
     import pandas as pd
 
@@ -55,10 +58,21 @@ def kendall_per_repeat(scores, truth, *, readout: str = "best"):
             continue
         x = g["oriented"].to_numpy(float)
         y = np.array([acc[(task, e)] for e in g["encoder"]], float)
-        tau = 0.0 if np.ptp(x) == 0 or np.ptp(y) == 0 else kendall_tau(x, y)
+        if np.ptp(y) == 0:
+            continue
+        tau = 0.0 if np.ptp(x) == 0 else kendall_tau(x, y)
         rows.append(dict(task=task, ratio=ratio, metric=metric, repeat=repeat, tau=float(tau),
                          encoders=len(g), nonfinite=nonfinite))
     return pd.DataFrame(rows, columns=PER_REPEAT_COLUMNS)
+
+
+def tied_truth(truth, *, readout: str = "best", encoders=None) -> list[str]:
+    """Tasks whose ``readout`` ground-truth accuracy is the same for every encoder (of
+    ``encoders``, default all): they give no Kendall τ."""
+    t = truth[truth["readout"] == readout]
+    if encoders is not None:
+        t = t[t["encoder"].isin(list(encoders))]
+    return sorted(task for task, g in t.groupby("task") if np.ptp(g["accuracy"].to_numpy()) == 0)
 
 
 def _sd(s) -> float:
