@@ -143,7 +143,8 @@ paths = result.save(paper_dir, prefix="objectives", frame=True, parts={
 # ## Claims
 #
 # (a) the two accuracy evaluations disagree and MDL reconciles them, (f) the
-# order noise is small against the gaps between encoders — each verdict
+# order noise is small against the gaps between encoders, (l) average accuracy
+# and average rank pick different encoders (App. Table 5) — each verdict
 # decided by the rule written next to it (`mdlnb.studies.encoders._claims`),
 # and "inconclusive" where this grid is too small for the rule to decide.
 

@@ -104,9 +104,11 @@ paths = result.save(paper_dir, prefix="readout_preference", parts={
 # ## Claims
 #
 # (d) the posterior moves to deeper readouts as data grows, and structured
-# tasks want deeper readouts than natural ones — each verdict decided by the
-# rule written next to it (`mdlnb.studies.encoders._claims`); "inconclusive"
-# where the grid lacks a task group or the streams are too short.
+# tasks want deeper readouts than natural ones; (k) readouts switch more often
+# out of the pretraining domain than in it — each verdict decided by the rule
+# written next to it (`mdlnb.studies.encoders._claims`, `._more_claims`);
+# "inconclusive" where the grid lacks a task group, the in-domain task, or
+# the streams are too short.
 
 # %%
 found = result.readout_claims()

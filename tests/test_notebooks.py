@@ -312,7 +312,8 @@ EXPECT = {
 # Claims each notebook must decide (more may be added; every row needs a verdict).
 # The claims each notebook decides (issue 14).
 CLAIMS = {"switching_strategies": {"b1", "b2", "c1", "c2"}, "data_efficiency": {"e1", "e2"},
-          "objectives": {"a1", "a2", "f"}, "readout_preference": {"d1", "d2", "d3"},
+          "objectives": {"a1", "a2", "f", "l"}, "readout_preference": {"d1", "d2", "d3", "k"},
+          "scaling": {"j1", "j2"},
           "parity_toy": {"g1", "g2", "g3"},
           "transferability_baselines": {"h1", "h2", "h3", "h4", "i1", "i2", "i3"}}
 

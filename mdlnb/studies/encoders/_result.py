@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mdlnb.studies.encoders import _claims, _paper, _plots, _tables
+from mdlnb.studies.encoders import _claims, _more_claims, _paper, _plots, _tables
 
 
 def _f(x: float, d: int = 2) -> str:
@@ -129,15 +129,24 @@ class EncodersResult:
 
         return pd.DataFrame([{"stage": k, "seconds": v} for k, v in self.seconds.items()])
 
-    # -- claims (see _claims) ------------------------------------------------
+    # -- claims (see _claims, _more_claims) -----------------------------------
     def objectives_claims(self, encoders: Sequence[str], *, alpha: float = 0.05) -> list:
-        """Issue 14's claims (a1), (a2) and (f), each decided by its rule (:mod:`._claims`)."""
-        return _claims.objectives_claims(self, encoders, alpha=alpha)
+        """Claims (a1), (a2), (f) (:mod:`._claims`) and (l) (:mod:`._more_claims`)."""
+        return _claims.objectives_claims(self, encoders, alpha=alpha) + [
+            _more_claims.aggregation_claim(self, encoders, alpha=alpha)]
 
     def readout_claims(self, encoders: Sequence[str] | None = None, *,
                        alpha: float = 0.05) -> list:
-        """Issue 14's claims (d1), (d2) and (d3), each decided by its rule (:mod:`._claims`)."""
-        return _claims.readout_claims(self, encoders, alpha=alpha)
+        """Claims (d1), (d2), (d3) (:mod:`._claims`) and (k) (:mod:`._more_claims`: the
+        in-domain task is the pretraining data's own, ``config.pretrain_data``)."""
+        return _claims.readout_claims(self, encoders, alpha=alpha) + [
+            _more_claims.domain_claim(self, [self.config.pretrain_data], encoders, alpha=alpha)]
+
+    def scaling_claims(self, mae: Sequence[str], supervised: Sequence[str], *,
+                       alpha: float = 0.05) -> list:
+        """Claims (j1), (j2) (:mod:`._more_claims`); ``mae`` and ``supervised`` are each
+        [smallest, largest] encoder."""
+        return _more_claims.scaling_claims(self, mae, supervised, alpha=alpha)
 
     # -- figures (see _plots) ------------------------------------------------
     def plot_cd(self, encoders: Sequence[str], *, alpha: float = 0.10, group: str | None = None):

@@ -1,0 +1,94 @@
+"""Claims j1, j2, k, l of the encoder study on hand-made frames; the paper's effects and
+our statistics recomputed with NumPy/SciPy from the raw numbers."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from mdlnb.claims import FAILS, HOLDS, INCONCLUSIVE
+from mdlnb.studies.encoders import _more_claims as M
+
+TASKS = [f"t{i}" for i in range(8)]
+
+
+def _frame(rows):
+    return pd.DataFrame([dict(architecture="a", objective="o", size="S", group="natural",
+                              **r) for r in rows])
+
+
+def _bits_rows(values, seeds=(0, 1)):
+    """values: {encoder: [per-task bits/example]}; the same value on every seed."""
+    return [dict(encoder=e, task=t, metric="codelength [bits/example]", value=v, seed=s)
+            for e, vs in values.items() for t, v in zip(TASKS, vs) for s in seeds]
+
+
+def _result(rows, sizes=None):
+    return SimpleNamespace(frame=_frame(rows), sizes=sizes or {t: 1000 for t in TASKS})
+
+
+def test_paper_effects_from_the_tables():
+    s, l = np.array(M.TABLE_10[("mae", "S")]), np.array(M.TABLE_10[("mae", "L")])
+    ss, sl = np.array(M.TABLE_10[("sup", "S")]), np.array(M.TABLE_10[("sup", "L")])
+    eff = M.paper_effects()
+    assert eff["j1"] == pytest.approx(np.mean((s - l) / s))
+    assert eff["j2"] == pytest.approx(np.mean((s - l) / s - (ss - sl) / ss))
+    acc = [v[0] for v in M.TABLE_5.values()]
+    rank = [v[1] for v in M.TABLE_5.values()]
+    assert eff["l"] == pytest.approx(1 - stats.kendalltau(acc, [-r for r in rank]).statistic)
+    assert len(s) == len(l) == 19
+
+
+def test_scaling_holds_for_mae_and_not_for_supervised():
+    rng = np.random.default_rng(0)
+    small = rng.uniform(1.0, 2.0, len(TASKS))
+    rows = _bits_rows({"mae_S": small, "mae_L": small * rng.uniform(0.4, 0.6, len(TASKS)),
+                       "sup_S": small, "sup_L": small * rng.uniform(0.97, 1.03, len(TASKS))})
+    j1, j2 = M.scaling_claims(_result(rows), ["mae_S", "mae_L"], ["sup_S", "sup_L"])
+    f = _frame(rows)
+    b = f.groupby(["encoder", "task"])["value"].mean().unstack()
+    r = (b.loc["mae_S"] - b.loc["mae_L"]) / b.loc["mae_S"]
+    lo, hi = stats.t.interval(0.95, len(r) - 1, r.mean(), stats.sem(r))
+    assert j1.verdict == HOLDS and f"[{lo:.4g}, {hi:.4g}]" in j1.our_value
+    assert j2.verdict == HOLDS
+    # no gain from size: the interval around 0 excludes the paper's 0.40
+    flat = _bits_rows({"mae_S": small, "mae_L": small * rng.uniform(0.99, 1.01, len(TASKS)),
+                       "sup_S": small, "sup_L": small})
+    j1, _ = M.scaling_claims(_result(flat), ["mae_S", "mae_L"], ["sup_S", "sup_L"])
+    assert j1.verdict == FAILS
+
+
+def _switch_rows(rate_in, rate_out, encoders=("e0", "e1", "e2", "e3")):
+    rng = np.random.default_rng(1)
+    rows = []
+    for e in encoders:
+        for t in TASKS:
+            rate = rate_in if t == "t0" else rate_out
+            rows.append(dict(encoder=e, task=t, metric="readout switches", seed=0,
+                             value=rate * rng.uniform(0.9, 1.1)))
+    return rows
+
+
+def test_switching_more_frequent_out_of_domain():
+    k = M.domain_claim(_result(_switch_rows(2.0, 8.0)), ["t0"])
+    assert k.verdict == HOLDS                                # log2 4 ≈ 2 > 1
+    k = M.domain_claim(_result(_switch_rows(8.0, 2.0)), ["t0"])
+    assert k.verdict == FAILS and "opposite sign" in k.our_value
+    k = M.domain_claim(_result(_switch_rows(2.0, 8.0)), ["fashion_mnist"])
+    assert k.verdict == INCONCLUSIVE and "no in-domain task" in k.our_value
+
+
+def test_average_accuracy_against_average_rank():
+    # e0 wins most tasks narrowly and collapses on one: best average rank, worst mean accuracy
+    acc = {t: [0.81, 0.80, 0.70] for t in TASKS}
+    acc["t7"] = [0.10, 0.80, 0.70]
+    rows = [dict(encoder=f"e{i}", task=t, metric="linear accuracy", seed=0, value=v)
+            for t, vs in acc.items() for i, v in enumerate(vs)]
+    l = M.aggregation_claim(_result(rows), ["e0", "e1", "e2"])
+    table = np.array([acc[t] for t in TASKS])
+    mean_acc = table.mean(0)
+    mean_rank = np.mean([stats.rankdata(-r) for r in table], axis=0)
+    value = 1 - stats.kendalltau(mean_acc, -mean_rank).statistic
+    assert value > 0 and f"mean {value:.4g}" in l.our_value
