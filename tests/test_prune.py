@@ -56,7 +56,7 @@ def test_pruned_code_matches_numpy_and_sums_to_one(weights):
     ref_ps, ref_post = _fixed_share_pruned_numpy(L.astype(np.float64), 3.0,
                                                  np.full(k, 1 / k) if weights is None else weights,
                                                  at)
-    np.testing.assert_allclose(res.per_step, ref_ps, rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(res.per_step_nats, ref_ps, rtol=2e-5, atol=1e-6)
     assert res.total_nats == pytest.approx(ref_ps.sum(), rel=1e-6)
     post = res.posterior
     np.testing.assert_allclose(post, ref_post, rtol=1e-4, atol=1e-7)
@@ -64,7 +64,7 @@ def test_pruned_code_matches_numpy_and_sums_to_one(weights):
     # the mixture's label distribution sums to 1 over labels and codes y with per_step
     q = np.einsum("tk,tkc->tc", post, probs)
     np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-5)
-    np.testing.assert_allclose(-np.log(q[np.arange(n), y]), res.per_step, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(-np.log(q[np.arange(n), y]), res.per_step_nats, rtol=1e-4, atol=1e-5)
     # regret bound against every surviving expert (the unpruned bound)
     tot = L.astype(np.float64).sum(axis=0)
     for j in np.flatnonzero(at == n):
@@ -76,7 +76,7 @@ def test_no_schedule_is_the_ordinary_code_bit_for_bit():
     a = codelength_pruned(L, FixedShare(m=11.0), np.full(6, 70), segment_rows=7)
     b = switching.codelength(L, FixedShare(m=11.0))
     assert a.total_nats == b.total_nats
-    assert np.array_equal(a.per_step, b.per_step)
+    assert np.array_equal(a.per_step_nats, b.per_step_nats)
     assert np.array_equal(a.log_posterior, b.log_posterior)
 
 
@@ -225,7 +225,7 @@ def test_other_strategies_give_a_valid_pruned_code(strategy):
     assert (post[np.arange(n)[:, None] >= at[None, :]] == 0).all()
     q = np.einsum("tk,tkc->tc", post, probs)                 # label distribution per step
     np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-5)
-    np.testing.assert_allclose(-np.log(q[np.arange(n), y]), res.per_step, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(-np.log(q[np.arange(n), y]), res.per_step_nats, rtol=1e-4, atol=1e-5)
     tot = L.astype(np.float64).sum(axis=0)
     for j in (1, 3):                                         # the survivors' regret bound
         assert res.total_nats <= tot[j] + never_switch_cost(strategy, n, k, j) + 1e-5
