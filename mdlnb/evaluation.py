@@ -59,6 +59,10 @@ def _looks_like_board(value: Any) -> bool:
         all(isinstance(v, Expert) for v in value)
 
 
+def _a_value(v: Any) -> str:
+    return f"the string {v!r}" if isinstance(v, str) else f"a {type(v).__name__}"
+
+
 def as_task(x: Any, y: Any = None, *, name: str | None = None,
             num_classes: int | None = None) -> Task:
     """The :class:`Task` that :func:`evaluate`'s data arguments describe.
@@ -78,7 +82,8 @@ def as_task(x: Any, y: Any = None, *, name: str | None = None,
     if isinstance(x, Task):
         if y is not None:
             hint = (" (a board: pass it as experts=...)" if _looks_like_board(y) else
-                    " (its labels are task.y)")
+                    " (a name: pass experts=, strategy= or protocol= by keyword)"
+                    if isinstance(y, str) else " (its labels are task.y)")
             raise TypeError(f"y: evaluate(task) takes the labels from the Task; got a second "
                             f"positional argument{hint}. Accepted: {ACCEPTED_FORMS}")
         if name is not None or num_classes is not None:
@@ -108,6 +113,9 @@ def as_task(x: Any, y: Any = None, *, name: str | None = None,
     if _looks_like_board(y):
         raise TypeError("y: got a board of experts where the labels go; pass the board by "
                         f"keyword: evaluate(x, y, experts=board). Accepted: {ACCEPTED_FORMS}")
+    if isinstance(y, (str, bytes, Mapping)):
+        raise TypeError(f"y: got {_a_value(y)} where the labels go; pass experts=, strategy= "
+                        f"or protocol= by keyword. Accepted: {ACCEPTED_FORMS}")
     from mdlnb._checks import as_array
 
     xa = as_array(x, "x")

@@ -189,3 +189,13 @@ def test_signature_errors_name_the_accepted_forms(digits):
         compare(feats, y, "small")                     # keyword-only past the labels
     with pytest.raises(ValueError, match="one-hot"):
         compare(feats, np.eye(10)[y])
+
+
+def test_features_of_more_than_two_dims_are_flattened_with_a_warning():
+    from mdlnb._compare import _features_of
+
+    x = np.arange(5 * 2 * 3, dtype=np.float32).reshape(5, 2, 3)
+    with pytest.warns(UserWarning, match=r"'img': features of shape \(5, 2, 3\) are flattened "
+                                         r"to \(5, 6\)"):
+        got = _features_of("img", x, None, np.zeros(5, np.int32))
+    np.testing.assert_array_equal(got, x.reshape(5, 6))

@@ -558,3 +558,11 @@ def test_per_step_is_a_deprecated_alias(report):
     np.testing.assert_array_equal(old, report.per_step_nats)
     with pytest.warns(DeprecationWarning, match="per_step_nats"):
         report.switch.per_step
+
+
+def test_a_name_where_the_labels_go_says_to_use_keywords():
+    task = _task(True)
+    with pytest.raises(TypeError, match="strategy= or protocol= by keyword"):
+        evaluate(task, "bayes")
+    with pytest.raises(TypeError, match="the string 'bayes' where the labels go"):
+        evaluate(task.x, "bayes")
