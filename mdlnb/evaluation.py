@@ -224,8 +224,8 @@ class Report(Codelength):
       switch: the stage-2 ``SwitchResult`` (total, per-step mixture loss, log posterior).
 
     Warnings (``warnings``, also issued as ``UserWarning`` by :meth:`from_losses`):
-    the best expert on an edge of a hyperparameter axis of the board, and N ≤ B
-    (no readout trained).
+    the best expert on an edge of a hyperparameter axis of the board, a switching
+    code longer than the uniform code N log C, and N ≤ B (no readout trained).
     """
 
     losses: Any
