@@ -92,12 +92,14 @@ pretrain: setup
 
 $(NB_DIR)/pretraining.ipynb: $(ENCODER_ARTIFACTS)
 
-# Regenerate every table and figure in paper/ (PROFILE=default|smoke|full): rerun the
+# Regenerate every table and figure in paper/ (PROFILE=default|smoke|full): check every
+# entry of notebooks/profiles.yaml first (a bad one stops before any notebook), rerun the
 # notebooks that changed, JOBS (2) at a time (most notebooks keep one core busy), merge
 # paper/claims.md and paper/README.md from what the notebooks wrote, print the
 # per-notebook wall time and the committed paper/*.csv numbers that moved beyond the
 # tolerance of mdlnb/_paperdiff.py.
 reproduce: setup encoders
+	$(BIN)/python -m mdlnb.runner --check
 	@$(MAKE) --no-print-directory -j$(JOBS) notebooks
 	$(BIN)/python -m mdlnb.claims $(PAPER_DIR)
 	$(BIN)/python -m mdlnb.manifest $(PAPER_DIR)

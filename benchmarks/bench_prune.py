@@ -73,10 +73,10 @@ def _replay_row(lm, name: str, thr: float, win: int, kpr: int) -> dict:
     s = simulate(lm, Prune(threshold=thr, window=win, segment_batches=SEGMENT_BATCHES,
                            keep_per_readout=kpr))
     row = {"task": name, "n": lm.n, "k": lm.k, "threshold": thr, "window": win,
-           "keep_per_readout": kpr, "kind": "replay", "num_pruned": s["num_pruned"],
-           "updates_ratio": s["updates_ratio"], "unpruned_nats": s["unpruned_nats"],
-           "pruned_nats": s["total_nats"],
-           "change_pct": 100 * (s["total_nats"] / s["unpruned_nats"] - 1)}
+           "keep_per_readout": kpr, "kind": "replay", "num_pruned": s.num_pruned,
+           "updates_ratio": s.updates_ratio, "unpruned_nats": s.unpruned_nats,
+           "pruned_nats": s.total_nats,
+           "change_pct": 100 * (s.total_nats / s.unpruned_nats - 1)}
     print(f"  tau={thr:g} W={win} keep={kpr}: {s['num_pruned']}/{lm.k} pruned, "
           f"{s['updates_ratio']:.2f}x fewer expert-updates, codelength "
           f"{s['unpruned_nats']:.2f} -> {s['total_nats']:.2f} nats ({row['change_pct']:+.3f} %)"
@@ -136,16 +136,16 @@ def main(argv: list[str] | None = None) -> dict:
             row = {"task": name, "n": task.n, "threshold": thr, "window": win, "kind": "real",
                    "num_pruned": rec["num_pruned"], "updates_ratio": rec["updates_ratio"],
                    "computed_ratio": rec["expert_updates_unpruned"] / rec["expert_updates_computed"],
-                   "unpruned_nats": sim["unpruned_nats"], "pruned_nats": rep.total_nats,
-                   "change_pct": 100 * (rep.total_nats / sim["unpruned_nats"] - 1),
+                   "unpruned_nats": sim.unpruned_nats, "pruned_nats": rep.total_nats,
+                   "change_pct": 100 * (rep.total_nats / sim.unpruned_nats - 1),
                    "seconds": secs, "unpruned_seconds": lm.meta.get("seconds"),
-                   "same_schedule_as_replay": bool(np.array_equal(sim["pruned_at"], pl.pruned_at)),
-                   "replay_nats": sim["total_nats"]}
+                   "same_schedule_as_replay": bool(np.array_equal(sim.pruned_at, pl.pruned_at)),
+                   "replay_nats": sim.total_nats}
             rows.append(row)
             print(f"  REAL tau={thr:g} W={win}: {rec['num_pruned']}/{pl.k} pruned, "
                   f"{rec['updates_ratio']:.2f}x fewer expert-updates ({row['computed_ratio']:.2f}x "
                   f"computed), {rep.total_nats:.1f} nats ({row['change_pct']:+.3f} %; replay "
-                  f"{sim['total_nats']:.1f}, same schedule: {row['same_schedule_as_replay']}), "
+                  f"{sim.total_nats:.1f}, same schedule: {row['same_schedule_as_replay']}), "
                   f"{secs:.0f} s vs {lm.meta.get('seconds')} s unpruned", flush=True)
     return {"board": "vtab reduced: " + ("192 experts, --wide" if wide else "64 experts"),
             "protocol": "paper-vtab", "segment_batches": SEGMENT_BATCHES, "rows": rows}

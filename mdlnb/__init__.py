@@ -29,6 +29,10 @@ def _public_submodules() -> tuple[str, ...]:
 
 _SUBMODULES = _public_submodules()
 
+#: Tooling, not library: the command line, the notebook runner, the paper/ manifest.
+#: ``mdlnb.runner`` etc. import as usual; ``from mdlnb import *`` leaves them out.
+_TOOLS = ("cli", "manifest", "runner")
+
 # Top-level names re-exported from submodules: name -> module.
 _EXPORTS = {
     "expert_grid": "mdlnb.experts",
@@ -42,10 +46,13 @@ _EXPORTS = {
     "Protocol": "mdlnb._protocol",
     "Prune": "mdlnb.prequential._prune",
     "simulate_pruning": "mdlnb.prequential._prune",
+    "PruningSimulation": "mdlnb.prequential._prune",
     "protocol": "mdlnb._protocol",
 }
 
-__all__ = ["Task", "__version__", *_SUBMODULES, *_EXPORTS]
+#: ``from mdlnb import *``: the Task, the top-level functions and result types, and the
+#: library's public submodules (not the tooling of :data:`_TOOLS`).
+__all__ = ["Task", "__version__", *_EXPORTS, *(m for m in _SUBMODULES if m not in _TOOLS)]
 
 
 def __getattr__(name: str) -> Any:
@@ -57,4 +64,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return sorted({*__all__, *_SUBMODULES})

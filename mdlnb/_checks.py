@@ -64,9 +64,28 @@ def check_integer_values(a: np.ndarray, name: str, what: str = "values") -> np.n
 
 
 def check_labels(y: Any, num_classes: int | None, name: str = "y") -> np.ndarray:
-    """Integer labels in ``[0, num_classes)``; returns an int32 array."""
-    y = as_array(y, name, ndim=1)
+    """Integer labels in ``[0, num_classes)``; returns an int32 array.
+
+    Floats are accepted only when integer-valued (class indices in disguise);
+    other floats are a ValueError saying regression targets need a regression
+    task kind. A 2-D one-hot (or probability) matrix is a ValueError that says
+    so and how to pass class indices."""
+    y = as_array(y, name)
+    if y.ndim == 2 and y.shape[1] >= 2 and y.size and y.dtype.kind in "fiub":
+        rows = y.astype(np.float64)
+        onehot = bool(np.all((rows == 0) | (rows == 1)) and np.all(rows.sum(axis=1) == 1))
+        what = "one-hot" if onehot else "a 2-D matrix"
+        raise ValueError(f"{name}: labels are {what} of shape {y.shape}; mdlnb takes class "
+                         f"indices, shape (N,): pass {name}.argmax(axis=1)"
+                         + ("" if onehot else " if the columns are classes"))
+    if y.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-D array of class indices, got shape {y.shape}")
     check_nonempty(y, name)
+    if y.dtype.kind == "f" and np.all(np.isfinite(y)) and not np.all(y == np.round(y)):
+        bad = y[y != np.round(y)][0]
+        raise ValueError(f"{name}: labels must be integer class indices, got non-integer "
+                         f"values (e.g. {bad:g}); regression targets need a regression task "
+                         "kind, which mdlnb does not have yet")
     y = check_integer_values(y, name, "labels")
     if y.min() < 0:
         raise ValueError(f"{name}: labels must be >= 0, got {int(y.min())}")

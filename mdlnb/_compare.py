@@ -41,6 +41,11 @@ from mdlnb._units import LN2
 
 MIN_ORDERS = 3
 
+#: The forms :func:`compare` accepts, quoted by its errors.
+ACCEPTED_FORMS = ("compare({name: features, ...}, y, ...) or compare({name: features or Encoder, "
+                  "...}, task, ...); everything after the labels by keyword (experts=, "
+                  "strategy=, m=, protocol=, seeds=, ...)")
+
 
 # ----------------------------------------------------------------------------- protocol
 
@@ -95,7 +100,7 @@ def _features_of(name: str, value: Any, task: Task | None, y: np.ndarray) -> np.
 
     if isinstance(value, Encoder):
         if task is None or task.x.ndim != 4:
-            raise ValueError(f"encoders: {name!r} is an Encoder; task_or_labels must then be a "
+            raise ValueError(f"encoders: {name!r} is an Encoder; y must then be a "
                              "Task of images (N, H, W, C)")
         return features(value, task).x.astype(np.float32)
     if isinstance(value, Task):
@@ -103,7 +108,13 @@ def _features_of(name: str, value: Any, task: Task | None, y: np.ndarray) -> np.
     else:
         x = np.asarray(value)
         if x.ndim > 2:
-            x = x.reshape(x.shape[0], -1)
+            import warnings
+
+            flat = (x.shape[0], int(np.prod(x.shape[1:])))
+            warnings.warn(f"encoders: {name!r}: features of shape {x.shape} are flattened to "
+                          f"{flat} (one row per example); pass x.reshape(len(x), -1) to say "
+                          "so", UserWarning, stacklevel=4)
+            x = x.reshape(flat)
     try:
         x = check_matrix(x, "x")
     except ValueError as e:
@@ -111,17 +122,29 @@ def _features_of(name: str, value: Any, task: Task | None, y: np.ndarray) -> np.
     if x.shape[0] != len(y):
         raise ValueError(f"encoders: {name!r} has {x.shape[0]} examples, the labels {len(y)}")
     if isinstance(value, Task) and not np.array_equal(value.y, y):
-        raise ValueError(f"encoders: {name!r} is a Task whose labels differ from task_or_labels")
+        raise ValueError(f"encoders: {name!r} is a Task whose labels differ from y")
     return np.asarray(x, np.float32)
 
 
-def _labels(task_or_labels: Any, num_classes: int | None) -> tuple[Task | None, np.ndarray, int]:
+def _labels(y: Any, num_classes: int | None) -> tuple[Task | None, np.ndarray, int]:
     from mdlnb._checks import check_labels
+    from mdlnb._task import warn_label_alphabet, warn_missing_classes
+    from mdlnb.evaluation import _looks_like_board
 
-    if isinstance(task_or_labels, Task):
-        return task_or_labels, task_or_labels.y, task_or_labels.num_classes
-    y = check_labels(task_or_labels, num_classes, "task_or_labels")
+    if isinstance(y, Task):
+        if num_classes is not None:
+            raise TypeError("num_classes: only for an array of labels; a Task has its own")
+        return y, y.y, y.num_classes
+    if y is None:
+        raise TypeError(f"y: missing; use {ACCEPTED_FORMS}")
+    if isinstance(y, (Mapping, str, bytes)) or _looks_like_board(y):
+        hint = " (a board: pass it as experts=...)" if _looks_like_board(y) else ""
+        raise TypeError(f"y: expected labels (N,) or a Task, got a {type(y).__name__}{hint}; "
+                        f"use {ACCEPTED_FORMS}")
+    y = check_labels(y, num_classes, "y")
     c = int(num_classes) if num_classes is not None else max(int(y.max()) + 1, 2)
+    if num_classes is None and not warn_label_alphabet(y, c, "labels"):
+        warn_missing_classes(y, c, "labels")
     return None, y, c
 
 
@@ -135,7 +158,7 @@ class Comparison:
     Attributes:
       runs: tidy DataFrame, one row per (encoder, seed): ``total [nats]``,
         ``per example [bits]``, ``best expert [nats]``, ``preferred readout``.
-      per_step: ``{(encoder, seed): (N,) float64}`` the switching code's
+      per_step_nats: ``{(encoder, seed): (N,) float64}`` the switching code's
         next-step loss in nats, stream order (the same order for every encoder).
       readout_mass: ``{(encoder, seed): {readout: (1/N) Σ_t p(readout | D_<t)}}``.
       protocol: the :class:`mdlnb.Protocol` it ran (its seed is replaced by each
@@ -143,13 +166,22 @@ class Comparison:
     """
 
     runs: Any
-    per_step: Mapping[tuple[str, int], np.ndarray]
+    per_step_nats: Mapping[tuple[str, int], np.ndarray]
     readout_mass: Mapping[tuple[str, int], Mapping[str, float]]
     protocol: Any
     n: int
     num_classes: int
     seeds: tuple[int, ...]
     task_name: str
+
+    @property
+    def per_step(self) -> Mapping[tuple[str, int], np.ndarray]:
+        """Deprecated alias of :attr:`per_step_nats`."""
+        import warnings
+
+        warnings.warn("Comparison.per_step is deprecated: use per_step_nats (the unit in the "
+                      "name)", DeprecationWarning, stacklevel=2)
+        return self.per_step_nats
 
     @property
     def encoders(self) -> list[str]:
@@ -207,7 +239,7 @@ class Comparison:
         t = np.arange(1, self.n + 1)
         for e in self.encoders:
             for s in self.seeds:
-                d = np.cumsum(self.per_step[(e, s)] - self.per_step[(best, s)])
+                d = np.cumsum(self.per_step_nats[(e, s)] - self.per_step_nats[(best, s)])
                 frames.append(pd.DataFrame({"encoder": e, "seed": s, "t": t, "vs best [nats]": d}))
         return pd.concat(frames, ignore_index=True)
 
@@ -253,22 +285,35 @@ class Comparison:
 # ----------------------------------------------------------------------------- compare
 
 
-def compare(encoders: Mapping[str, Any], task_or_labels: Any, *, protocol: Any = None,
-            seeds: Sequence[int] = (0, 1, 2), num_classes: int | None = None,
-            progress: bool = False, cache: bool = True) -> Comparison:
+def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
+            strategy: Any = None, m: float | None = None, protocol: Any = None,
+            batch_size: int | None = None, standardize: str | bool | None = None,
+            replay_streams: int | None = None, seeds: Sequence[int] = (0, 1, 2),
+            num_classes: int | None = None, progress: bool | None = None,
+            cache: bool = True) -> Comparison:
     """Rank encoders on one task by MDL with readout switching, paired over data orders.
 
+    The same shape as :func:`mdlnb.evaluate`: the representations, then the
+    labels or the task, positionally; everything else keyword-only, in the
+    same order (``experts``, ``strategy``, ``m``, ``protocol``, …).
+
     Args:
-      encoders: ``{name: features}``; each value an (N, D) array of features,
-        a :class:`mdlnb.Task` of features (same labels), or an
-        :class:`mdlnb.encoders.Encoder` (then ``task_or_labels`` must be a
-        Task of images; features are extracted and cached).
-      task_or_labels: a Task (its labels; its images for Encoders) or an
-        (N,) array of integer labels.
-      protocol: see :func:`resolve_protocol` (default ``"default"``).
+      encoders: ``{name: features}``; each value an (N, D) array of features
+        (more dimensions are flattened, with a warning), a :class:`mdlnb.Task`
+        of features (same labels), or an :class:`mdlnb.encoders.Encoder` (then
+        ``y`` must be a Task of images; features are extracted and cached).
+      y: the (N,) integer labels, or a Task (its labels; its images for Encoders).
+      experts: the board (a list of Experts or a preset name); default the protocol's.
+      strategy, m: the switching strategy and fixed share's m, as in
+        :func:`mdlnb.evaluate`; default the protocol's.
+      protocol: see :func:`resolve_protocol` (default ``"default"``); the
+        arguments above and ``batch_size``, ``standardize``, ``replay_streams``
+        override its fields.
       seeds: one data order per seed (≥ 3); the same orders for every encoder.
-      num_classes: C when ``task_or_labels`` is an array (default max(y) + 1).
-      progress: a progress bar over (encoder, seed) runs.
+      num_classes: C when ``y`` is an array (default max(y) + 1).
+      progress: a progress bar over (encoder, seed) runs: ``None`` (default:
+        when interactive and the runs are long, :func:`mdlnb._progress.wanted`),
+        ``True`` or ``False``.
       cache: stage-1 loss matrices are cached on disk (:func:`mdlnb.prequential.run`).
 
     Returns:
@@ -276,8 +321,8 @@ def compare(encoders: Mapping[str, Any], task_or_labels: Any, *, protocol: Any =
     """
     import pandas as pd
 
-    from mdlnb import prequential
-    from mdlnb.evaluation import Report
+    from mdlnb import _progress, prequential
+    from mdlnb.evaluation import Report, resolve_strategy
 
     if not isinstance(encoders, Mapping) or len(encoders) < 2:
         raise ValueError("encoders: expected a mapping {name: features} with at least 2 entries")
@@ -286,15 +331,16 @@ def compare(encoders: Mapping[str, Any], task_or_labels: Any, *, protocol: Any =
     seeds = tuple(int(s) for s in seeds)
     if len(seeds) < MIN_ORDERS or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds: need at least {MIN_ORDERS} distinct data orders, got {seeds}")
-    plan = resolve_protocol(protocol)
-    task, y, c = _labels(task_or_labels, num_classes)
+    plan = prequential.resolve_protocol(resolve_protocol(protocol), experts,
+                                        batch_size=batch_size, standardize=standardize,
+                                        replay_streams=replay_streams)
+    plan = plan.resolve(strategy=resolve_strategy(strategy, m, default=plan.strategy))
+    task, y, c = _labels(y, num_classes)
     feats = {k: _features_of(k, v, task, y) for k, v in encoders.items()}
     task_name = task.name if task is not None else "labels"
     jobs = [(e, s) for s in seeds for e in feats]
     it = jobs
-    if progress:
-        from mdlnb import _progress
-
+    if _progress.wanted(progress, long=len(jobs) * len(y) * len(plan.experts()) >= 2_000_000):
         it = _progress.bar(jobs, desc="compare", unit="run")
     rows, per_step, mass, orders = [], {}, {}, {}
     for e, s in it:
@@ -306,11 +352,11 @@ def compare(encoders: Mapping[str, Any], task_or_labels: Any, *, protocol: Any =
         rep = Report.from_losses(lm, plan.strategy, warn=False)
         ros, mat = rep.readout_matrix()
         mass[(e, s)] = dict(zip(ros, mat.mean(axis=0).tolist()))
-        per_step[(e, s)] = rep.per_step.astype(np.float64)
+        per_step[(e, s)] = rep.per_step_nats.astype(np.float64)
         rows.append({"encoder": e, "seed": s, "total [nats]": rep.total_nats,
                      "per example [bits]": rep.bits_per_example,
                      "best expert [nats]": rep.best_expert_nats,
                      "preferred readout": rep.preferred_readout})
     runs = pd.DataFrame(rows)
-    return Comparison(runs=runs, per_step=per_step, readout_mass=mass, protocol=plan, n=len(y),
+    return Comparison(runs=runs, per_step_nats=per_step, readout_mass=mass, protocol=plan, n=len(y),
                       num_classes=c, seeds=seeds, task_name=task_name)

@@ -74,3 +74,14 @@ def nothing_trained(n: int, batch_size: int) -> str | None:
     return (f"no readout trained: N = {n} <= batch size B = {batch_size}, so every example "
             "was coded by the uniform distribution (log C nats each) before any training "
             "step; use a smaller batch_size or more data")
+
+
+def worse_than_uniform(total_nats: float, uniform_nats: float) -> str | None:
+    """The sentence to report when the switching code is longer than the uniform code
+    N log C (the readouts learned nothing that pays for itself), else None."""
+    if not total_nats > uniform_nats:
+        return None
+    return (f"the switching code ({total_nats:,.1f} nats) is longer than the uniform code "
+            f"N log C ({uniform_nats:,.1f} nats): the readouts found no usable relation "
+            "between these features and the labels (labels independent of the features, "
+            "too few examples, or a board unsuited to them)")

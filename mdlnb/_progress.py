@@ -115,6 +115,28 @@ class Summary:
             print(self.line(), file=self._file or sys.stdout, flush=True)
 
 
+def interactive() -> bool:
+    """True where a person watches: inside a Jupyter kernel, or stdout is a terminal."""
+    if _in_kernel():
+        return True
+    out = sys.stdout
+    try:
+        return bool(out is not None and out.isatty())
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        return False
+
+
+def wanted(progress: Any, *, long: bool = True) -> bool:
+    """The package's one ``progress`` rule (``evaluate``, ``compare``,
+    ``prequential.run``, the studies' ``run``): ``True``/``False`` as given;
+    ``None`` (the default everywhere) = auto, a bar when :func:`interactive`
+    and the run is ``long``. In batch mode (``MDLNB_PROGRESS=0``) a wanted bar
+    is one summary line (:func:`bar`)."""
+    if progress is None:
+        return bool(long) and interactive()
+    return bool(progress)
+
+
 def bar(iterable: Iterable | None = None, *, total: int | None = None, initial: int = 0,
         desc: str = "", unit: str = "it", leave: bool = True) -> Any:
     """A progress bar over ``iterable`` (or updated by hand with ``total``):

@@ -98,7 +98,11 @@ class Task:
         reports of different features never print the same name; name your
         representation (e.g. ``"digits|pca16"``) to read reports at a glance.
 
-        When C is inferred that way and a class in ``[0, C)`` never occurs
+        When C is inferred and C > N/10, or the labels look like a continuous
+        quantity (many distinct values with most of ``[0, C)`` unused, e.g.
+        scikit-learn's diabetes targets 25…346), a ``UserWarning`` says so
+        (:func:`warn_label_alphabet`; non-integer labels are a ValueError).
+        Otherwise, when C is inferred and a class in ``[0, C)`` never occurs
         (labels 1..10 give C = 11 with class 0 unused: the uniform code then
         costs ``N log 11`` instead of ``N log 10``), a ``UserWarning`` says which
         classes are missing and how to pass ``num_classes``.
@@ -112,7 +116,7 @@ class Task:
             from mdlnb._io import content_hash
 
             name = f"arrays-{content_hash(np.asarray(x), y, length=8)}"
-        if num_classes is None:
+        if num_classes is None and not warn_label_alphabet(y, c, name):
             warn_missing_classes(y, c, name)
         return cls(name=name, x=np.asarray(x), y=y, num_classes=c, **kw)
 
@@ -191,3 +195,37 @@ def warn_missing_classes(y: np.ndarray, num_classes: int, name: str = "task") ->
             "mdlnb.evaluate({'x': x, 'y': y, 'num_classes': C}) or `mdlnb evaluate "
             "--num-classes C`.", UserWarning, stacklevel=3)
     return missing
+
+
+#: Fewer examples per class than this on average (C inferred from the labels) is warned about.
+MIN_EXAMPLES_PER_CLASS = 10
+
+
+def warn_label_alphabet(y: np.ndarray, num_classes: int, name: str = "task") -> bool:
+    """Warn (``UserWarning``) when ``num_classes`` = max(y) + 1 was inferred and is
+    implausible for class labels: C > N/10 (fewer than 10 examples per class on
+    average), or the labels look like a continuous quantity (at least 20 distinct
+    values and over half of ``[0, C)`` never occurring). Returns whether it warned
+    (then :func:`warn_missing_classes` need not)."""
+    import warnings
+
+    n = int(len(y))
+    distinct = int(np.unique(y).size)
+    many = num_classes * MIN_EXAMPLES_PER_CLASS > n
+    continuous = distinct >= 20 and distinct < num_classes / 2
+    if not (many or continuous):
+        return False
+    why = []
+    if many:
+        why.append(f"C > N/{MIN_EXAMPLES_PER_CLASS}: under {MIN_EXAMPLES_PER_CLASS} examples "
+                   "per class on average")
+    if distinct >= 20 and (continuous or distinct > n / MIN_EXAMPLES_PER_CLASS):
+        why.append(f"{distinct} distinct values over {int(y.min())}..{int(y.max())}: they look "
+                   "like a continuous quantity (a regression target?), not class indices")
+    warnings.warn(
+        f"y: C = max(y) + 1 = {num_classes} classes for N = {n} examples in {name!r} "
+        f"({'; '.join(why)}). mdlnb codes class labels: a regression target needs a regression "
+        "task kind, which mdlnb does not have yet. If these are classes, relabel them "
+        "0..C-1 (np.unique(y, return_inverse=True)[1]) or pass num_classes to silence this.",
+        UserWarning, stacklevel=3)
+    return True

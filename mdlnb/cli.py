@@ -179,8 +179,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     else:
         task = mdlnb.Task.from_npz(args.features, x_key=args.x_key, y_key=args.y_key,
                                    num_classes=args.num_classes)
-    rep = mdlnb.evaluate(task, args.experts, args.strategy, protocol=args.protocol,
-                         batch_size=args.batch_size, seed=args.seed, m=args.m,
+    rep = mdlnb.evaluate(task, experts=args.experts, strategy=args.strategy, m=args.m,
+                         protocol=args.protocol, batch_size=args.batch_size, seed=args.seed,
                          standardize=args.standardize, replay_streams=args.replay_streams,
                          progress=False if args.quiet else None, cache=not args.no_cache)
     print(f"protocol        {rep.protocol!r}")
@@ -217,8 +217,7 @@ def add_compare(p: argparse.ArgumentParser) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from mdlnb._compare import compare, resolve_protocol
-    from mdlnb.evaluation import resolve_strategy
+    from mdlnb._compare import compare
 
     if args.table is not None and args.table.suffix not in (".csv", ".parquet"):
         raise ValueError(f"table: expected a .csv or .parquet path, got {args.table}")
@@ -249,13 +248,9 @@ def run_compare(args: argparse.Namespace) -> int:
             raise ValueError(f"labels: cannot read {args.labels} ({e})") from None
     if labels is None:
         raise ValueError("labels: none given and no `y` in the feature files")
-    proto = resolve_protocol(args.protocol)
-    if args.batch_size is not None:
-        proto = proto.replace(batch_size=args.batch_size)
-    if args.m is not None:
-        proto = proto.replace(strategy=resolve_strategy(None, args.m))
-    cmp = compare(feats, labels, protocol=proto, seeds=args.seeds,
-                  num_classes=args.num_classes, progress=not args.quiet, cache=not args.no_cache)
+    cmp = compare(feats, labels, m=args.m, protocol=args.protocol, batch_size=args.batch_size,
+                  seeds=args.seeds, num_classes=args.num_classes,
+                  progress=False if args.quiet else None, cache=not args.no_cache)
     print(cmp)
     if args.table is not None:
         _write_table(cmp.table(), args.table)

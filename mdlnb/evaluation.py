@@ -41,25 +41,91 @@ from mdlnb._units import LN2, Codelength
 from mdlnb.switching.strategies import DEFAULT_M  # noqa: F401  (the default protocol's m = 2)
 
 
-def as_task(task_or_arrays: Any, *, name: str | None = None) -> Task:
-    """A :class:`Task` from a Task, an ``(x, y)`` tuple, or a mapping with ``x``, ``y``
-    (and optionally ``num_classes``, ``name``). Arrays without a name are named
+#: The forms :func:`evaluate` accepts, quoted by its errors.
+ACCEPTED_FORMS = ("evaluate(x, y, ...), evaluate(x=x, y=y, ...), evaluate(task, ...), "
+                  "evaluate((x, y), ...) or evaluate({'x': x, 'y': y, 'name': ...}, ...); "
+                  "everything after the data by keyword (experts=, strategy=, protocol=, ...)")
+
+
+def _looks_like_board(value: Any) -> bool:
+    """An expert preset name, an Expert, or a non-empty list of Experts."""
+    from mdlnb.experts import PRESETS, Expert
+
+    if isinstance(value, str):
+        return value in PRESETS
+    if isinstance(value, Expert):
+        return True
+    return isinstance(value, (list, tuple)) and bool(value) and \
+        all(isinstance(v, Expert) for v in value)
+
+
+def _a_value(v: Any) -> str:
+    return f"the string {v!r}" if isinstance(v, str) else f"a {type(v).__name__}"
+
+
+def as_task(x: Any, y: Any = None, *, name: str | None = None,
+            num_classes: int | None = None) -> Task:
+    """The :class:`Task` that :func:`evaluate`'s data arguments describe.
+
+    Accepted: features ``x`` (N, D) with labels ``y`` (N,); a :class:`Task`
+    (``y`` None); an ``(x, y)`` pair; a mapping with ``x``, ``y`` (and
+    optionally ``num_classes``, ``name``). Arrays without a name are named
     after their content, ``arrays-<8 hex>`` (:meth:`Task.from_arrays`); give
-    ``{"x": x, "y": y, "name": "digits|pca16"}`` to name the representation."""
-    if isinstance(task_or_arrays, Task):
-        return task_or_arrays
-    if isinstance(task_or_arrays, Mapping):
-        missing = {"x", "y"} - set(task_or_arrays)
-        if missing:
-            raise ValueError(f"task_or_arrays: mapping lacks {sorted(missing)}")
-        d = task_or_arrays
-        return Task.from_arrays(d["x"], d["y"], name=d.get("name", name),
-                                num_classes=d.get("num_classes"))
-    if isinstance(task_or_arrays, (tuple, list)) and len(task_or_arrays) == 2:
-        x, y = task_or_arrays
-        return Task.from_arrays(x, y, name=name)
-    raise ValueError("task_or_arrays: expected an mdlnb.Task, an (x, y) tuple or a dict with "
-                     f"'x' and 'y', got {type(task_or_arrays).__name__}")
+    ``name="digits|pca16"`` (or the mapping's ``name``) to name the
+    representation. Features of more than two dimensions, e.g. images
+    (N, 28, 28), are flattened to (N, D) with a ``UserWarning``. Anything else
+    is a ``TypeError`` naming the accepted forms; a board given as ``y`` (the
+    old positional ``evaluate(task, board)``) says to pass ``experts=``.
+    """
+    if x is None:
+        raise TypeError(f"evaluate: no data given; use {ACCEPTED_FORMS}")
+    if isinstance(x, Task):
+        if y is not None:
+            hint = (" (a board: pass it as experts=...)" if _looks_like_board(y) else
+                    " (a name: pass experts=, strategy= or protocol= by keyword)"
+                    if isinstance(y, str) else " (its labels are task.y)")
+            raise TypeError(f"y: evaluate(task) takes the labels from the Task; got a second "
+                            f"positional argument{hint}. Accepted: {ACCEPTED_FORMS}")
+        if name is not None or num_classes is not None:
+            raise TypeError("name, num_classes: only for arrays; a Task has its own "
+                            "(task.replace(name=...))")
+        return x
+    if y is None:
+        if isinstance(x, Mapping):
+            missing = {"x", "y"} - set(x)
+            extra = set(x) - {"x", "y", "name", "num_classes"}
+            if missing or extra:
+                raise ValueError(f"x: a mapping needs keys 'x' and 'y' (optional 'name', "
+                                 f"'num_classes'); missing {sorted(missing)}, unknown "
+                                 f"{sorted(extra)}")
+            return as_task(x["x"], x["y"], name=x.get("name", name),
+                           num_classes=x.get("num_classes", num_classes))
+        if isinstance(x, tuple) and len(x) == 2:
+            return as_task(x[0], x[1], name=name, num_classes=num_classes)
+        if isinstance(x, (str, bytes)) or not (hasattr(x, "__array__") or isinstance(x, list)):
+            raise TypeError(f"evaluate: cannot read data from a {type(x).__name__}; use "
+                            f"{ACCEPTED_FORMS}")
+        raise TypeError(f"y: missing; features x need their labels. Use {ACCEPTED_FORMS}")
+    if isinstance(x, (Task, Mapping, str, bytes)) or not (hasattr(x, "__array__")
+                                                          or isinstance(x, (list, tuple))):
+        raise TypeError(f"x: expected a feature array with labels y, got a "
+                        f"{type(x).__name__}. Use {ACCEPTED_FORMS}")
+    if _looks_like_board(y):
+        raise TypeError("y: got a board of experts where the labels go; pass the board by "
+                        f"keyword: evaluate(x, y, experts=board). Accepted: {ACCEPTED_FORMS}")
+    if isinstance(y, (str, bytes, Mapping)):
+        raise TypeError(f"y: got {_a_value(y)} where the labels go; pass experts=, strategy= "
+                        f"or protocol= by keyword. Accepted: {ACCEPTED_FORMS}")
+    from mdlnb._checks import as_array
+
+    xa = as_array(x, "x")
+    if xa.ndim > 2:
+        flat = (xa.shape[0], int(np.prod(xa.shape[1:])))
+        warnings.warn(f"x: features of shape {xa.shape} are flattened to {flat} (one row per "
+                      "example); pass x.reshape(len(x), -1) to say so, or an encoder's features "
+                      "(mdlnb.encoders)", UserWarning, stacklevel=3)
+        xa = xa.reshape(flat)
+    return Task.from_arrays(xa, y, name=name, num_classes=num_classes)
 
 
 def resolve_strategy(strategy: Any = None, m: float | None = None, *, default: Any = None) -> Any:
@@ -158,8 +224,8 @@ class Report(Codelength):
       switch: the stage-2 ``SwitchResult`` (total, per-step mixture loss, log posterior).
 
     Warnings (``warnings``, also issued as ``UserWarning`` by :meth:`from_losses`):
-    the best expert on an edge of a hyperparameter axis of the board, and N ≤ B
-    (no readout trained).
+    the best expert on an edge of a hyperparameter axis of the board, a switching
+    code longer than the uniform code N log C, and N ≤ B (no readout trained).
     """
 
     losses: Any
@@ -246,9 +312,16 @@ class Report(Codelength):
         return float(self.switch.total_nats)
 
     @property
-    def per_step(self) -> np.ndarray:
+    def per_step_nats(self) -> np.ndarray:
         """(N,) the switching mixture's next-step loss in nats (sums to ``total_nats``)."""
-        return np.asarray(self.switch.per_step)
+        return np.asarray(self.switch.per_step_nats)
+
+    @property
+    def per_step(self) -> np.ndarray:
+        """Deprecated alias of :attr:`per_step_nats`."""
+        warnings.warn("Report.per_step is deprecated: use per_step_nats (the unit in the name)",
+                      DeprecationWarning, stacklevel=2)
+        return self.per_step_nats
 
     @property
     def uniform_nats(self) -> float:
@@ -310,12 +383,16 @@ class Report(Codelength):
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """Plain sentences: no readout trained (N ≤ B); best expert on a grid edge."""
+        """Plain sentences: no readout trained (N ≤ B); a switching code longer than the
+        uniform code N log C; best expert on a grid edge."""
         out = []
         untrained = _diagnostics.nothing_trained(self.n, int(self.losses.batch_size))
         if untrained:
             out.append(untrained)
         else:
+            worse = _diagnostics.worse_than_uniform(self.total_nats, self.uniform_nats)
+            if worse:
+                out.append(worse)
             out += [e.message(self.best_expert) for e in self.grid_edges]
         return tuple(out)
 
@@ -511,7 +588,7 @@ class Report(Codelength):
                 raise ValueError(f"baseline: its examples came in a different order (seed "
                                  f"{baseline.losses.seed} vs {self.losses.seed}); per-step "
                                  "regret needs one order: evaluate both with the same seed")
-            return f"{baseline.task_name} ({strategy_label(baseline.strategy)})", baseline.per_step
+            return f"{baseline.task_name} ({strategy_label(baseline.strategy)})", baseline.per_step_nats
         names = self.expert_names
         if isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool):
             if not 0 <= baseline < len(names):
@@ -531,74 +608,85 @@ class Report(Codelength):
         from mdlnb import plots
 
         base_label, base = self.baseline_per_step(self.best_expert if baseline is None else baseline)
-        return plots.regret({label or f"switching ({strategy_label(self.strategy)})": self.per_step}, base,
+        return plots.regret({label or f"switching ({strategy_label(self.strategy)})": self.per_step_nats}, base,
                             baseline_label=base_label, ax=ax, units=units)
 
 
-def _is_labels(value: Any) -> bool:
-    """Whether ``value`` looks like a label vector (the ``evaluate(x, y)`` call)."""
-    if value is None or isinstance(value, str):
-        return False
-    if isinstance(value, np.ndarray):
-        return value.ndim == 1
-    if isinstance(value, (list, tuple)) and value:
-        return all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
-    return hasattr(value, "__array__") and np.ndim(value) == 1
-
-
-def _is_board(value: Any) -> bool:
-    from mdlnb.experts import PRESETS, Expert
-
-    if isinstance(value, str):
-        return value in PRESETS
-    if isinstance(value, Expert):
-        return True
-    return isinstance(value, (list, tuple)) and bool(value) and \
-        all(isinstance(v, Expert) for v in value)
-
-
-def evaluate(task_or_arrays: Any, experts: Any = None, strategy: Any = None, *,
-             protocol: Any = None, batch_size: int | None = None, seed: int | None = None,
-             m: float | None = None, standardize: str | bool | None = None,
-             replay_streams: int | None = None, progress: Any = None,
+def evaluate(x: Any = None, y: Any = None, *, experts: Any = None, strategy: Any = None,
+             m: float | None = None, protocol: Any = None, batch_size: int | None = None,
+             seed: int | None = None, standardize: str | bool | None = None,
+             replay_streams: int | None = None, name: str | None = None,
+             num_classes: int | None = None, progress: Any = None,
              cache: bool = True) -> Report:
     """MDL with readout-model switching, stage 1 + stage 2, in one call.
 
-    ``evaluate(x, y)`` works as well (features and labels, as in scikit-learn;
-    ``evaluate(x, y, board)`` with a board), the rest by keyword.
+    The data come first, positionally, in one of these forms (anything else
+    is a ``TypeError`` naming them)::
+
+        evaluate(x, y, ...)          # features (N, D) and integer labels (N,)
+        evaluate(x=x, y=y, ...)
+        evaluate(task, ...)          # an mdlnb.Task
+        evaluate((x, y), ...)        # a pair
+        evaluate({"x": x, "y": y, "name": "digits|pca16"}, ...)
+
+    Everything else is keyword-only, in the same order as :func:`mdlnb.compare`.
 
     Args:
-      task_or_arrays: a :class:`mdlnb.Task`, an ``(x, y)`` tuple, a dict with
-        ``x``, ``y``, or the features ``x`` with the labels as second argument.
+      x: the features (N, D) — more dimensions are flattened, with a warning —
+        or a :class:`mdlnb.Task`, an ``(x, y)`` pair, or a mapping with ``x``,
+        ``y`` (optionally ``name``, ``num_classes``).
+      y: the labels, integers in [0, C) (floats only if integer-valued; one-hot
+        or continuous targets are a ``ValueError``), when ``x`` is features.
       experts: the board (a list of Experts or an expert preset name); default
         the protocol's (``"default"``: linear + MLP 1–3 × 5 learning rates × 2
         EMA steps = 40 experts).
       strategy: a switching strategy object or name; default the protocol's
         (fixed share with α_t = (m − 1)/t).
+      m: fixed share's m (m − 1 = expected number of switches); default the
+        protocol's (``"default"``: :data:`DEFAULT_M` = 2; ``"paper-vtab"``: 11).
       protocol: a :class:`mdlnb.Protocol` or a preset name
         (:func:`mdlnb.protocol`; default ``"default"``). The other keyword
         arguments override its fields; the report records the result
         (:attr:`Report.protocol`).
       batch_size, seed, standardize, replay_streams: override the protocol's
         (see :func:`mdlnb.prequential.run`).
-      m: fixed share's m (m − 1 = expected number of switches); default the
-        protocol's (``"default"``: :data:`DEFAULT_M` = 2; ``"paper-vtab"``: 11).
-      progress, cache: passed to :func:`mdlnb.prequential.run`.
+      name, num_classes: the task's name and C for arrays (default: a content
+        hash, ``arrays-<8 hex>``, and max(y) + 1).
+      progress: ``None`` (default: a bar when interactive and the run is long),
+        ``True`` or ``False``; passed to :func:`mdlnb.prequential.run`.
+      cache: stage-1 loss matrices are cached on disk.
+
+    With N ≤ B no readout is trained (every example is in the first batch,
+    coded uniformly): the report is the uniform code, with a warning, and
+    nothing is compiled.
 
     Returns:
       a :class:`Report` (totals in nats and bits, posterior, plots).
     """
     from mdlnb import prequential
 
-    if _is_labels(experts) and not isinstance(task_or_arrays, (Task, Mapping)):
-        # evaluate(x, y[, board]): the arguments after y shift by one
-        task_or_arrays, experts = (task_or_arrays, experts), None
-        if strategy is not None and _is_board(strategy):
-            experts, strategy = strategy, None
-    task = as_task(task_or_arrays)
+    task = as_task(x, y, name=name, num_classes=num_classes)
     proto = prequential.resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
                                          standardize=standardize, replay_streams=replay_streams)
     strat = resolve_strategy(strategy, m, default=proto.strategy)  # validate before stage 1
     proto = proto.resolve(strategy=strat)
-    lm = prequential.run(task, protocol=proto, progress=progress, cache=cache)
+    if task.n <= proto.batch_size:
+        lm = _untrained_losses(task, proto)
+    else:
+        lm = prequential.run(task, protocol=proto, progress=progress, cache=cache)
     return Report.from_losses(lm, strat)
+
+
+def _untrained_losses(task: Task, proto: Any) -> Any:
+    """The ``LossMatrix`` of a stream of N ≤ B examples: one batch, coded uniformly
+    (log C nats per example for every expert, as stage 1 records it), without
+    compiling a training program that would train nothing."""
+    from mdlnb.prequential import LossMatrix, stream_order
+
+    experts = tuple(proto.experts())
+    losses = np.full((task.n, len(experts)), np.float32(math.log(task.num_classes)), np.float32)
+    return LossMatrix(losses=losses, experts=experts, order=stream_order(proto.seed, task.n),
+                      task_name=task.name, num_classes=task.num_classes, seed=proto.seed,
+                      batch_size=proto.batch_size,
+                      meta={"standardize": proto.standardize, "untrained": True},
+                      protocol=proto)

@@ -343,7 +343,7 @@ def compare(task: Task, encoder: Encoder, *, learning_rate: Sequence[float] | fl
         lm, idx = cols[method]
         sub = lm.losses[:, idx]
         res = switching.codelength(sub, strategy, posterior=False)
-        per_step[method] = np.asarray(res.per_step, np.float64)
+        per_step[method] = np.asarray(res.per_step_nats, np.float64)
         tot = sub.sum(axis=0, dtype=np.float64)
         rows.append({"method": method, "codelength_nats": float(res.total_nats),
                      "bits_per_example": float(res.total_nats) / lm.n / math.log(2),

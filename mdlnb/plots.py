@@ -96,7 +96,7 @@ def regret(curves: Mapping[str, Any], baseline: Any, *, baseline_label: str = "b
     """Cumulative codelength difference Σ_{s≤t} (ℓ_s − ℓ^baseline_s) against t (paper Fig. 3/5).
 
     Args:
-      curves: name → per-step losses (N,) in nats, e.g. ``SwitchResult.per_step``
+      curves: name → per-step losses (N,) in nats, e.g. ``SwitchResult.per_step_nats``
         or a column of a loss matrix.
       baseline: per-step losses (N,) in nats of the comparator.
       units: ``"nats"`` or ``"bits"`` on the y axis.

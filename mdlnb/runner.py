@@ -5,6 +5,11 @@ Each notebook's first tagged ``parameters`` cell holds the *default* profile
 profiles: ``smoke`` (CI, seconds) and ``full`` (GPU/TPU, real benchmarks)::
 
     python -m mdlnb.runner --profile smoke quickstart parity_toy
+    python -m mdlnb.runner --profile smoke quickstart -p seed=1 -p size=400
+    python -m mdlnb.runner --profile smoke objectives -p overrides.train_size=100
+
+``-p KEY=VALUE`` overrides one parameter (the value parsed as YAML); in Python,
+``run(name, profile, parameters={...})``.
 
 Executed notebooks go to ``build/notebooks/<profile>/NAME.ipynb`` (written
 only when the run succeeded; ``metadata["mdlnb"]`` records parameters and
@@ -13,10 +18,16 @@ wall time), in batch mode: no per-step progress bars in the stored output
 parameter: ``paper/`` for the default and full profiles,
 ``build/paper-smoke/`` for smoke runs.
 
-Profiles are checked before anything runs: a key that is not a parameter of
-the notebook is an error, and for a notebook whose parameter cell names a
-``study`` (:mod:`mdlnb.studies`) every field of its ``overrides`` must be a
-field of that study's ``Config`` (built once to validate the values).
+Parameters are checked before any kernel starts, those of ``profiles.yaml``
+(every entry of every notebook, first: ``--check`` does only that, and ``make
+reproduce`` runs it before any notebook) and those of ``-p``/``parameters``:
+a key that is not a parameter of the notebook is an error, as is a value whose
+type differs from the parameter cell's default (an int fits a float default;
+a ``None`` default takes anything, and ``None`` — YAML ``null``, "all" in the
+notebooks — fits any parameter), and for a notebook whose parameter cell
+names a ``study`` (:mod:`mdlnb.studies`) every field of its ``overrides`` must
+be a field of that study's ``Config``, of the field's annotated type, and
+build a valid ``Config``.
 ``--compare-to-git REV`` ends the run by listing the numbers of the
 committed ``paper/*.csv`` (at ``REV``) that moved beyond the tolerance of
 :mod:`mdlnb._paperdiff`.
@@ -113,15 +124,131 @@ def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
     if unknown:
         raise ValueError(f"{source}: {name}.{profile} sets {unknown}, which are not "
                          f"parameters of notebooks/{name}.py; it has {sorted(declared)}")
+    literal = _literal_parameters(name)
+    for key, value in params.items():
+        if key in literal and value is not None \
+                and not _matches(value, _type_of_default(declared[key])):
+            raise ValueError(f"{source}: {name}.{profile}: {key} = {value!r} is "
+                             f"{_a(type(value).__name__)}, but the default in notebooks/"
+                             f"{name}.py ({declared[key]!r}) is {_a(type(declared[key]).__name__)}")
     study = params.get("study", declared.get("study")) or _overrides_study(name)
     if study is not None:
         from mdlnb import studies
 
         overrides = params.get("overrides", declared.get("overrides")) or {}
+        cls = studies.config_class(study)
+        if isinstance(overrides, Mapping):
+            hints = _field_hints(cls)
+            for field, value in overrides.items():
+                if field in hints and not _matches(value, hints[field]):
+                    raise ValueError(f"{source}: {name}.{profile}: overrides.{field} = "
+                                     f"{value!r} is {_a(type(value).__name__)}, but "
+                                     f"{cls.__name__}.{field} is {_hint_text(hints[field])}")
         try:
-            studies.config_class(study).from_overrides(overrides)
+            cls.from_overrides(overrides)
         except (TypeError, ValueError) as err:
             raise ValueError(f"{source}: {name}.{profile}: {err}") from None
+
+
+# ----------------------------------------------------------------------------- types
+
+
+def _literal_parameters(name: str) -> set[str]:
+    """The parameters of notebook ``name`` whose default is a literal (the others come
+    back from :func:`notebook_parameters` as source text: their type is unknown)."""
+    import jupytext
+
+    nb = jupytext.read(notebook_dir() / f"{name}.py")
+    cell = next((c for c in nb.cells if c.cell_type == "code"
+                 and "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    out = set()
+    for node in ast.parse(cell.source if cell is not None else "").body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            try:
+                ast.literal_eval(node.value)
+            except ValueError:
+                continue
+            out.add(node.targets[0].id)
+    return out
+
+
+def _type_of_default(default: Any) -> Any:
+    """The type an override (other than None) of a parameter whose default is
+    ``default`` must have: ``None`` = anything; a number default takes an int or a float (an int default
+    an int); a list or tuple default a list or tuple; else the default's type."""
+    if default is None:
+        return Any
+    if isinstance(default, bool):
+        return bool
+    if isinstance(default, (list, tuple)):
+        return tuple
+    if isinstance(default, dict):
+        return dict
+    return type(default)
+
+
+def _field_hints(cls: type) -> dict[str, Any]:
+    """Field name → resolved type annotation of the dataclass ``cls`` (empty on failure)."""
+    import typing
+
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # an annotation that does not resolve: no type checks
+        return {}
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    """Whether ``value`` (as YAML or a Python literal gives it) fits the type ``hint``:
+    bool/int/float/str exactly (an int fits a float, a bool fits no number), a list or
+    tuple fits a tuple/Sequence/list (elements checked), a dict fits a Mapping (keys
+    and values checked), a union if one arm fits; anything else is not checked here."""
+    import collections.abc as abc
+    import types
+    import typing
+
+    if hint is Any or hint is object:
+        return True
+    if hint is None or hint is type(None):
+        return value is None
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_matches(value, a) for a in args)
+    if origin is typing.Literal:
+        return value in args
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    seq = (tuple, list, abc.Sequence)
+    if hint in seq or origin in seq:
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            return False
+        if not args:
+            return True
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            return len(value) == len(args) and all(map(_matches, value, args))
+        return all(_matches(v, args[0]) for v in value)
+    if hint in (dict, abc.Mapping) or origin in (dict, abc.Mapping):
+        if not isinstance(value, dict):
+            return False
+        if len(args) != 2:
+            return True
+        return all(_matches(k, args[0]) and _matches(v, args[1]) for k, v in value.items())
+    return True
+
+
+def _hint_text(hint: Any) -> str:
+    text = getattr(hint, "__name__", None) if not getattr(hint, "__args__", None) else None
+    return text or str(hint).replace("typing.", "")
+
+
+def _a(word: str) -> str:
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
 
 
 def check_profiles() -> None:
@@ -194,10 +321,30 @@ def _environ(values: Mapping[str, str]):
                 os.environ[k] = v
 
 
+def merged_parameters(name: str, profile: str,
+                      parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Notebook ``name``'s papermill parameters under ``profile`` with ``parameters`` on
+    top (a mapping ``overrides`` is merged into the profile's field by field), checked —
+    names, types against the parameter cell's defaults, a study config's fields and
+    values (:func:`check_profile`) — so a bad value fails before any kernel starts."""
+    params = profile_parameters(name, profile)
+    extra = dict(parameters or {})
+    if isinstance(extra.get("overrides"), Mapping) and isinstance(params.get("overrides"), Mapping):
+        extra["overrides"] = {**params["overrides"], **extra["overrides"]}
+    params.update(extra)
+    if extra:
+        check_profile(name, profile, params, source="parameters")
+    return params
+
+
 def run(name: str, profile: str = "default", *, out_dir: str | Path | None = None,
         parameters: Mapping[str, Any] | None = None, cwd: str | Path | None = None,
         progress: bool = False, batch: bool = True) -> Path:
     """Execute one notebook; return the path of the executed ``.ipynb``.
+
+    ``parameters`` override the profile's (:func:`merged_parameters`: checked, types
+    included, before the kernel starts), e.g. ``run("quickstart", "smoke",
+    parameters={"seed": 1, "size": 400})``; the command line's ``-p seed=1 -p size=400``.
 
     ``batch`` (default) runs the kernel with ``MDLNB_PROGRESS=0``: no
     per-step progress bars in the stored output, one line per stage
@@ -216,9 +363,7 @@ def run(name: str, profile: str = "default", *, out_dir: str | Path | None = Non
     src = notebook_dir() / f"{name}.py"
     if not src.exists():
         raise ValueError(f"name: no notebook {name!r}; available: {available()}")
-    params = {**profile_parameters(name, profile), **dict(parameters or {})}
-    if parameters:  # checked before papermill starts a kernel: fail at once, naming the field
-        check_profile(name, profile, params, source="parameters")
+    params = merged_parameters(name, profile, parameters)
     nb_out = executed_path(name, profile, out_dir)
     nb_out.parent.mkdir(parents=True, exist_ok=True)
     nb_in = nb_out.with_name(f"{name}.input.ipynb")
@@ -347,11 +492,48 @@ def format_summary(table: Any, profile: str) -> str:
                       f"to date", *lines])
 
 
+def parse_parameters(items: Sequence[str]) -> dict[str, Any]:
+    """``["seed=1", "size=400", "overrides.train_size=100"]`` → parameters: each value
+    parsed as YAML (``1`` an int, ``0.5`` a float, ``true`` a bool, ``null`` None,
+    ``[a, b]`` a list, anything else a string); ``overrides.FIELD=VALUE`` sets one field
+    of a study notebook's ``overrides``."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"parameter: expected KEY=VALUE, got {item!r}")
+        try:
+            value = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError as err:
+            raise ValueError(f"parameter: {key}: {text!r} is not valid YAML ({err})") from None
+        if isinstance(value, str) and re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+",
+                                                   value.strip()):
+            value = float(value)   # 1e-3: a float (YAML 1.1 wants 1.0e-3)
+        if key.startswith("overrides."):
+            field = key.split(".", 1)[1]
+            if not field:
+                raise ValueError(f"parameter: expected overrides.FIELD=VALUE, got {item!r}")
+            out.setdefault("overrides", {})[field] = value
+        else:
+            out[key] = value
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m mdlnb.runner", description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*",
                     help="notebooks to run (default: all); with --html: executed .ipynb files")
     ap.add_argument("--profile", default="default", choices=PROFILES)
+    ap.add_argument("-p", "--parameter", action="append", default=[], metavar="KEY=VALUE",
+                    help="override one notebook parameter (VALUE parsed as YAML; "
+                         "overrides.FIELD=VALUE for a study's config field); repeatable; "
+                         "checked, with its type, before any notebook runs")
+    ap.add_argument("--check", action="store_true",
+                    help="run nothing: check every entry of notebooks/profiles.yaml (names, "
+                         "types, study config fields) and exit (status 2 on an error)")
     ap.add_argument("--out-dir", default=None)
     ap.add_argument("--compare-to-git", metavar="REV", default=None,
                     help="end by listing committed paper/*.csv numbers (at REV) that moved")
@@ -371,16 +553,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in args.names:
             to_html(path)
         return 0
+    if args.check:
+        try:
+            check_profiles()
+        except ValueError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        print(f"notebooks/profiles.yaml: every entry checked ({len(available())} notebooks)")
+        return 0
     names = args.names or available()
-    for name in names:
-        profile_parameters(name, args.profile)   # every profile checked before any run
+    overrides = parse_parameters(args.parameter)
+    for name in names:   # every named notebook checked, with -p (types too), before any run
+        merged_parameters(name, args.profile, overrides)
     since = args.since
     if not args.summary:
         since = time.time()
         for name in names:
             t0 = time.perf_counter()
             print(f">> {name} [{args.profile}] ...", flush=True)
-            out = run(name, args.profile, out_dir=args.out_dir, progress=sys.stdout.isatty())
+            out = run(name, args.profile, out_dir=args.out_dir, progress=sys.stdout.isatty(),
+                      parameters=overrides or None)
             print(f"   done in {time.perf_counter() - t0:.1f} s -> {out}", flush=True)
     if args.summary or len(names) > 1:
         print(format_summary(summary(names, args.profile, out_dir=args.out_dir, since=since),
@@ -394,4 +586,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except ValueError as err:   # a bad name, profile or parameter: one line, status 2
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None

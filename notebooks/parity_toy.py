@@ -182,8 +182,8 @@ print(f"MLP on B at n = {grid[0]}: {mlp_b.mean_loss[0]:.2f} ± {mlp_b.std_loss[0
 board = experts.expert_grid([readouts.linear(), readouts.mlp(1, mlp_width),
                              readouts.mlp(2, mlp_width)], learning_rate=switching_lr,
                             replay_streams=[10])
-rep_a = mdlnb.evaluate(noisy, board, batch_size=32, seed=seed)
-rep_b = mdlnb.evaluate(raw, board, batch_size=32, seed=seed)
+rep_a = mdlnb.evaluate(noisy, experts=board, batch_size=32, seed=seed)
+rep_b = mdlnb.evaluate(raw, experts=board, batch_size=32, seed=seed)
 switch = pd.DataFrame([{"representation": name, "switching code [nats]": r.total_nats,
                         "bits / example": r.bits_per_example,
                         "best single expert": r.best_expert, "best expert [nats]": r.best_expert_nats,

@@ -121,7 +121,7 @@ def test_unaligned_numpy_input_is_read_in_place_with_the_same_result(n, k):
             assert head.shape == (forward.head_rows(n, k), k)
         got = sw.codelength(L, posterior=True, chunk_rows=1024)
         assert got.total_nats == want.total_nats
-        np.testing.assert_array_equal(got.per_step, want.per_step)
+        np.testing.assert_array_equal(got.per_step_nats, want.per_step_nats)
         np.testing.assert_array_equal(got.log_posterior, want.log_posterior)
 
 

@@ -145,7 +145,7 @@ def test_evaluate_matches_the_library_and_writes_the_posterior(features_npz, tmp
     assert cli.main(["evaluate", str(path), "--experts", "small", "--quiet",
                      "--posterior", str(out)]) == 0
     text = capsys.readouterr().out
-    rep = mdlnb.evaluate((x, y), preset("small"), progress=False)
+    rep = mdlnb.evaluate((x, y), experts=preset("small"), progress=False)
     assert f"{rep.total_nats:.1f} nats" in text
     assert rep.total_nats < 0.8 * len(y) * math.log(2)   # a learnable task compresses
     post = pd.read_csv(out)
@@ -164,7 +164,7 @@ def test_switch_and_evaluate_write_one_posterior_format(features_npz, tmp_path, 
     a, b, lm_path = tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "lm.npz"
     assert cli.main(["evaluate", str(path), "--experts", "small", "--quiet",
                      "--posterior", str(a)]) == 0
-    rep = mdlnb.evaluate(mdlnb.Task.from_npz(path), preset("small"), progress=False)
+    rep = mdlnb.evaluate(mdlnb.Task.from_npz(path), experts=preset("small"), progress=False)
     rep.losses.save(lm_path)
     assert cli.main(["switch", str(lm_path), "--strategy", "fixed-share", "--m", "2",
                      "--posterior", str(b)]) == 0

@@ -158,3 +158,44 @@ def test_cli_round_trip(result, digits, tmp_path, capsys):
                    "--protocol", "small", "--quiet"])
     assert rc == 2
     assert "encoders" in capsys.readouterr().err
+
+
+def test_keyword_protocol_fields_like_evaluate(result, digits):
+    """compare takes experts/strategy/m/batch_size by keyword, in evaluate's order; the
+    same protocol given as fields gives the same numbers (stage 1 cached)."""
+    feats, y = digits
+    same = compare(feats, y, experts="small", m=11, batch_size=16, seeds=SEEDS)
+    pd.testing.assert_frame_equal(same.table(), result.table())
+    assert same.protocol.strategy == result.protocol.strategy
+    bayes = compare(feats, y, experts="small", strategy="bayes", batch_size=16, seeds=SEEDS)
+    lm = prequential.run(Task("labels:pca16", feats["pca16"], y, 10), protocol="small",
+                         batch_size=16, seed=1)
+    totals = lm.losses.astype(np.float64).sum(axis=0)
+    lse = -np.log(np.mean(np.exp(-(totals - totals.min())))) + totals.min()
+    got = bayes.runs.set_index(["encoder", "seed"]).loc[("pca16", 1), "total [nats]"]
+    assert got == pytest.approx(lse, rel=1e-6)      # the Bayes mixture's closed form
+    for (e, s), ps in result.per_step_nats.items():
+        assert ps.sum() == pytest.approx(
+            result.runs.set_index(["encoder", "seed"]).loc[(e, s), "total [nats]"], rel=1e-9)
+
+
+def test_signature_errors_name_the_accepted_forms(digits):
+    feats, y = digits
+    with pytest.raises(TypeError, match="experts="):
+        compare(feats, "small")
+    with pytest.raises(TypeError, match="y: missing"):
+        compare(feats)
+    with pytest.raises(TypeError):
+        compare(feats, y, "small")                     # keyword-only past the labels
+    with pytest.raises(ValueError, match="one-hot"):
+        compare(feats, np.eye(10)[y])
+
+
+def test_features_of_more_than_two_dims_are_flattened_with_a_warning():
+    from mdlnb._compare import _features_of
+
+    x = np.arange(5 * 2 * 3, dtype=np.float32).reshape(5, 2, 3)
+    with pytest.warns(UserWarning, match=r"'img': features of shape \(5, 2, 3\) are flattened "
+                                         r"to \(5, 6\)"):
+        got = _features_of("img", x, None, np.zeros(5, np.int32))
+    np.testing.assert_array_equal(got, x.reshape(5, 6))

@@ -33,7 +33,7 @@ def _task(separable: bool, seed: int = 0) -> mdlnb.Task:
 
 @pytest.fixture(scope="module")
 def report() -> Report:
-    return evaluate(_task(True), BOARD)
+    return evaluate(_task(True), experts=BOARD)
 
 
 def test_separable_task_codes_far_below_uniform(report):
@@ -45,8 +45,8 @@ def test_separable_task_codes_far_below_uniform(report):
 def test_totals_agree_with_switching_on_the_loss_matrix(report):
     direct = switching.codelength(report.losses.losses, switching.FixedShare(m=DEFAULT_M))
     assert report.total_nats == pytest.approx(direct.total_nats, rel=1e-12)
-    np.testing.assert_allclose(report.per_step, direct.per_step, rtol=1e-12)
-    assert report.per_step.sum() == pytest.approx(report.total_nats, rel=1e-9)
+    np.testing.assert_allclose(report.per_step_nats, direct.per_step_nats, rtol=1e-12)
+    assert report.per_step_nats.sum() == pytest.approx(report.total_nats, rel=1e-9)
     assert DEFAULT_M == 2.0    # the default protocol (README "Protocols"); paper-vtab uses 11
 
 
@@ -94,22 +94,22 @@ def test_posterior_frames(report):
 
 
 def test_random_labels_cost_n_log_c():
-    r = evaluate(_task(False), BOARD)
+    r = evaluate(_task(False), experts=BOARD)
     assert r.total_nats == pytest.approx(N * math.log(C), rel=0.03)
 
 
 def test_input_forms_strategies_and_m(report):
     task = _task(True)
     # (x, y) tuple and dict give the same code as the Task (same stream, cached stage 1)
-    r_tuple = evaluate((task.x, task.y), BOARD)
-    r_dict = evaluate({"x": task.x, "y": task.y, "num_classes": C}, BOARD)
+    r_tuple = evaluate((task.x, task.y), experts=BOARD)
+    r_dict = evaluate({"x": task.x, "y": task.y, "num_classes": C}, experts=BOARD)
     assert r_tuple.total_nats == pytest.approx(report.total_nats, rel=1e-9)
     assert r_dict.total_nats == pytest.approx(report.total_nats, rel=1e-9)
     # m and strategy names reach stage 2
-    r2 = evaluate(task, BOARD, m=2)
+    r2 = evaluate(task, experts=BOARD, m=2)
     assert r2.total_nats == pytest.approx(
         switching.codelength(report.losses.losses, switching.FixedShare(m=2)).total_nats, rel=1e-12)
-    bayes = evaluate(task, BOARD, "bayes")
+    bayes = evaluate(task, experts=BOARD, strategy="bayes")
     totals = report.losses.totals().to_numpy()
     lse = -np.log(np.mean(np.exp(-(totals - totals.min())))) + totals.min()
     assert bayes.total_nats == pytest.approx(lse, rel=1e-6)   # closed form of the Bayes mixture
@@ -141,12 +141,11 @@ def test_text_and_html(report):
 
 
 @pytest.mark.parametrize("args, kw, name", [
-    (("not a task",), {}, "task_or_arrays"),
-    (({"x": np.zeros((3, 2))},), {}, "task_or_arrays"),
-    ((_task(True), []), {}, "experts"),
-    ((_task(True), BOARD, switching.BayesianMixture()), {"m": 3}, "m"),
-    ((_task(True), BOARD, "no-such-strategy"), {}, "strategy"),
-    ((_task(True), BOARD), {"m": 0.5}, "m"),
+    (({"x": np.zeros((3, 2))},), {}, "lacks|missing"),
+    ((_task(True),), {"experts": []}, "experts"),
+    ((_task(True),), {"experts": BOARD, "strategy": switching.BayesianMixture(), "m": 3}, "m"),
+    ((_task(True),), {"experts": BOARD, "strategy": "no-such-strategy"}, "strategy"),
+    ((_task(True),), {"experts": BOARD, "m": 0.5}, "m"),
 ])
 def test_bad_input_names_the_argument(args, kw, name):
     with pytest.raises(ValueError, match=name):
@@ -165,6 +164,7 @@ def test_as_task_passthrough():
     t = _task(True)
     assert as_task(t) is t
     assert as_task((t.x, t.y)).num_classes == C
+    assert as_task(t.x, t.y, name="mine").name == "mine"
 
 
 def test_codelength_table(report):
@@ -328,7 +328,7 @@ def test_fewer_examples_than_a_batch_trains_no_readout():
     d = load_digits()
     with pytest.warns(UserWarning, match="no readout trained"):
         rep = evaluate({"x": d.data[:10], "y": d.target[:10], "num_classes": 10, "name": "d10"},
-                       BOARD)
+                       experts=BOARD)
     assert not rep.trained and rep.preferred_readout is None
     assert rep.total_nats == pytest.approx(10 * math.log(10), rel=1e-6)   # all uniform
     s = str(rep)
@@ -436,3 +436,133 @@ def test_strategies_print_one_way(report):
     assert repr(switching.SwitchDistribution()) == "SwitchDistribution(stable=0.5)"
     assert repr(switching.ElementwiseMixture(weights=[0.2] * 5)) == "ElementwiseMixture(weights=<5 values>)"
     assert f"{report.strategy!r}" in str(report) and report.summary().iloc[0]["strategy"] == "FixedShare(m=2)"
+
+
+# --------------------------------------------------------------------------- issue 25: one signature
+
+def test_every_data_form_gives_the_same_code(report):
+    """evaluate(x, y), evaluate(x=x, y=y), evaluate(task), evaluate((x, y)) and the mapping
+    form run the same stream: one codelength, bit for bit (stage 1 cached)."""
+    task = _task(True)
+    forms = [evaluate(task.x, task.y, experts=BOARD, num_classes=C),
+             evaluate(x=task.x, y=task.y, experts=BOARD),
+             evaluate((task.x, task.y), experts=BOARD),
+             evaluate({"x": task.x, "y": task.y}, experts=BOARD),
+             evaluate(task, experts=BOARD)]
+    for rep in forms:
+        assert rep.total_nats == report.total_nats
+        np.testing.assert_array_equal(rep.per_step_nats, report.per_step_nats)
+    named = evaluate(task.x, task.y, experts=BOARD, name="sep|raw")
+    assert named.task_name == "sep|raw" and named.total_nats == report.total_nats
+
+
+def test_the_old_positional_board_is_a_type_error_saying_experts():
+    task = _task(True)
+    with pytest.raises(TypeError, match="experts="):
+        evaluate(task, BOARD)
+    with pytest.raises(TypeError, match="experts="):
+        evaluate(task.x, BOARD)
+    with pytest.raises(TypeError, match="experts="):
+        evaluate((task.x, task.y), "small")
+    with pytest.raises(TypeError):                       # keyword-only past the data
+        evaluate(task.x, task.y, BOARD)
+
+
+@pytest.mark.parametrize("args, kw, match", [
+    ((), {}, "no data"),
+    (("not a task",), {}, "evaluate\\(x, y"),
+    ((np.zeros((5, 2)),), {}, "y: missing"),
+    (({"x": 1, "y": 2}, [0, 1]), {}, "x: expected a feature array"),
+    ((_task(True), _task(True).y), {}, "labels from the Task"),
+    ((_task(True),), {"name": "other"}, "name"),
+])
+def test_other_forms_are_type_errors_naming_the_accepted_ones(args, kw, match):
+    with pytest.raises(TypeError, match=match) as err:
+        evaluate(*args, **kw)
+    assert "evaluate(task" in str(err.value) or "Task" in str(err.value)
+
+
+def test_labels_one_hot_and_regression_targets_are_refused_with_the_reason():
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(50, 3)), rng.integers(0, 3, 50)
+    with pytest.raises(ValueError, match=r"one-hot of shape \(50, 3\).*argmax"):
+        evaluate(x, np.eye(3)[y])
+    with pytest.raises(ValueError, match="regression task kind"):
+        evaluate(x, y + 0.5)
+    with pytest.raises(ValueError, match="regression task kind"):
+        mdlnb.compare({"a": x, "b": x}, y * 0.1)
+    # integer-valued floats are class indices in disguise: the same task as the integers
+    assert np.array_equal(as_task(x, y.astype(np.float64)).y, as_task(x, y).y)
+
+
+def test_continuous_looking_labels_warn_specifically():
+    from sklearn.datasets import load_diabetes
+
+    x, y = load_diabetes(return_X_y=True)           # targets 25..346, integer-valued floats
+    with pytest.warns(UserWarning, match=r"C = max\(y\) \+ 1 = 347 classes for N = 442.*"
+                                         r"C > N/10.*continuous quantity.*regression") as rec:
+        as_task(x, y)
+    assert not any("never occur" in str(w.message) for w in rec)   # not the generic warning
+    # C > N/10 alone (dense labels, few examples per class)
+    with pytest.warns(UserWarning, match=r"C = max\(y\) \+ 1 = 20 classes for N = 100.*C > N/10"):
+        as_task(np.zeros((100, 2)), np.arange(100) % 20)
+    import warnings as _w
+
+    with _w.catch_warnings():                      # 10 examples per class: no warning
+        _w.simplefilter("error")
+        as_task(np.zeros((100, 2)), np.arange(100) % 10)
+        as_task(np.zeros((100, 2)), np.arange(100) % 20, num_classes=20)   # C given: trusted
+
+
+def test_images_are_flattened_with_a_warning():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(60, 4, 3)).astype(np.float32)
+    y = rng.integers(0, 3, 60)
+    with pytest.warns(UserWarning, match=r"shape \(60, 4, 3\) are flattened to \(60, 12\)"):
+        t = as_task(x, y)
+    assert t.x.shape == (60, 12) and np.array_equal(t.x, x.reshape(60, 12))
+
+
+def test_a_code_worse_than_uniform_is_flagged():
+    n, k = 100, len(BOARD)
+    bad = np.full((n, k), math.log(C) + 0.1)          # every expert worse than uniform
+    rep = Report.from_losses(_lm(bad, BOARD), warn=False)
+    assert rep.total_nats > rep.uniform_nats
+    assert any("longer than the uniform code" in w for w in rep.warnings)
+    assert f"{rep.total_nats:,.1f} nats" in [w for w in rep.warnings if "uniform" in w][0]
+    good = Report.from_losses(_lm(np.full((n, k), 0.5), BOARD), warn=False)
+    assert not any("uniform" in w for w in good.warnings)
+
+
+def test_n_at_most_b_short_circuits_to_the_uniform_code(monkeypatch):
+    from mdlnb import prequential
+
+    def boom(*a, **kw):
+        raise AssertionError("stage 1 must not run when N <= B")
+
+    monkeypatch.setattr(prequential, "run", boom)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(20, 3)), np.arange(20) % 5
+    with pytest.warns(UserWarning, match="no readout trained"):
+        rep = evaluate(x, y, experts=BOARD, num_classes=5, seed=3)
+    assert rep.losses.losses.dtype == np.float32
+    assert np.all(rep.losses.losses == np.float32(math.log(5)))
+    assert rep.total_nats == pytest.approx(20 * math.log(5), rel=1e-6)
+    assert np.array_equal(rep.losses.order, prequential.stream_order(3, 20))
+    assert rep.protocol.seed == 3 and not rep.trained
+
+
+def test_per_step_is_a_deprecated_alias(report):
+    with pytest.warns(DeprecationWarning, match="per_step_nats"):
+        old = report.per_step
+    np.testing.assert_array_equal(old, report.per_step_nats)
+    with pytest.warns(DeprecationWarning, match="per_step_nats"):
+        report.switch.per_step
+
+
+def test_a_name_where_the_labels_go_says_to_use_keywords():
+    task = _task(True)
+    with pytest.raises(TypeError, match="strategy= or protocol= by keyword"):
+        evaluate(task, "bayes")
+    with pytest.raises(TypeError, match="the string 'bayes' where the labels go"):
+        evaluate(task.x, "bayes")

@@ -237,7 +237,7 @@ def test_compare_table_against_closed_form_mixtures(stream, pretrained):
     np.testing.assert_allclose(df["regret_nats"], df["codelength_nats"] - scratch, atol=1e-9)
     assert df.set_index("method").loc["fine-tuned", "regret_nats"] < 0
     res = switching.codelength(cols["fine-tuned"], switching.BayesianMixture(), posterior=False)
-    np.testing.assert_allclose(df.attrs["per_step_nats"]["fine-tuned"], res.per_step)
+    np.testing.assert_allclose(df.attrs["per_step_nats"]["fine-tuned"], res.per_step_nats)
 
 
 # ----------------------------------------------------------------------------- validation

@@ -164,9 +164,9 @@ def test_switching_codelength(L, name, posterior):
     event("finite result")
     n, k = L.shape
     assert isinstance(res.total_nats, float) and math.isfinite(res.total_nats)
-    assert res.per_step.shape == (n,) and np.all(np.isfinite(res.per_step))
-    assert np.all(res.per_step >= -1e-6 * (1 + np.abs(res.per_step)))
-    assert res.total_nats == pytest.approx(float(np.sum(res.per_step)), rel=1e-9, abs=1e-9)
+    assert res.per_step_nats.shape == (n,) and np.all(np.isfinite(res.per_step_nats))
+    assert np.all(res.per_step_nats >= -1e-6 * (1 + np.abs(res.per_step_nats)))
+    assert res.total_nats == pytest.approx(float(np.sum(res.per_step_nats)), rel=1e-9, abs=1e-9)
     if posterior:
         np.testing.assert_allclose(res.posterior.sum(axis=1), 1.0, atol=1e-4)
     # diverged() lists exactly the columns with a non-finite entry
@@ -213,7 +213,7 @@ def test_evaluate_tiny_inputs(data):
     batch_size = data.draw(st.sampled_from([0, -1, 2.5, "4"] if fault == "batch_size" else [1, 2, 4]))
     seed = data.draw(st.sampled_from([-1, 2**40, 1.5, "a"] if fault == "seed" else [0, 1, 2**32 - 1]))
     try:
-        rep = mdlnb.evaluate((x, y), BOARD, batch_size=batch_size, seed=seed, cache=False,
+        rep = mdlnb.evaluate((x, y), experts=BOARD, batch_size=batch_size, seed=seed, cache=False,
                              progress=False)
     except (ValueError, TypeError) as e:
         _check_message(e, ("task_or_arrays", "x", "y", "task", "batch_size", "seed",

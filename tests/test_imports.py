@@ -86,3 +86,14 @@ def test_prequential_package_keeps_its_public_names():
     assert not [n for n in prequential.__all__ if n.startswith("_")]
     for name in ("_group", "_Spec", "_run_chunk", "_chunk_inputs", "_block_size"):
         assert not hasattr(prequential, name), name
+
+
+def test_star_import_leaves_out_the_tooling():
+    ns: dict = {}
+    exec("from mdlnb import *", ns)                      # noqa: S102
+    assert not {"cli", "runner", "manifest"} & set(ns)
+    assert {"evaluate", "compare", "Report", "Comparison", "simulate_pruning",
+            "PruningSimulation", "switching", "prequential", "data"} <= set(ns)
+    import mdlnb.runner
+
+    assert mdlnb.runner.__name__ == "mdlnb.runner"       # still importable by name

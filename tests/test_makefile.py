@@ -25,7 +25,7 @@ import os, subprocess, sys, time
 from pathlib import Path
 args = sys.argv[1:]
 log = Path(os.environ["STUB_LOG"])
-if args[:2] != ["-m", "mdlnb.runner"] or "--write-params" in args:
+if args[:2] != ["-m", "mdlnb.runner"] or "--write-params" in args or "--check" in args:
     sys.exit(subprocess.call([os.environ["REAL_PYTHON"], *args]))
 rest = args[2:]
 if "--html" in rest:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import io
 import re
 import sys
 import warnings
@@ -96,3 +97,27 @@ def test_no_module_draws_tqdm_bars_itself():
             if any(n.split(".")[0] == "tqdm" for n in names):
                 offenders.append(f"{path.relative_to(root)}:{node.lineno}")
     assert not offenders, f"import tqdm directly (use mdlnb._progress.bar): {offenders}"
+
+
+def test_one_progress_rule_none_is_auto(monkeypatch):
+    """progress=None (the default of evaluate, compare, prequential.run and the studies):
+    a bar only when a person watches and the run is long; True/False as given."""
+    monkeypatch.setattr(_progress, "_in_kernel", lambda: False)
+    monkeypatch.setattr(_progress.sys, "stdout", io.StringIO())    # not a terminal
+    assert not _progress.interactive()
+    assert _progress.wanted(None) is False and _progress.wanted(True) is True
+    monkeypatch.setattr(_progress, "_in_kernel", lambda: True)     # a notebook
+    assert _progress.interactive()
+    assert _progress.wanted(None) is True and _progress.wanted(None, long=False) is False
+    assert _progress.wanted(False) is False
+
+
+def test_entry_points_share_the_default():
+    import inspect
+
+    import mdlnb
+    from mdlnb.studies.encoders import run as enc_run
+    from mdlnb.studies.transferability import run as tr_run
+
+    for fn in (mdlnb.evaluate, mdlnb.compare, mdlnb.prequential.run, enc_run, tr_run):
+        assert inspect.signature(fn).parameters["progress"].default is None, fn

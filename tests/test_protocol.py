@@ -134,7 +134,7 @@ def test_prequential_run_honours_the_protocol_and_arguments_override_it():
 def test_preset_batch_size_is_applied():
     """``paper-imagenet`` runs B = 512: the first 512 examples are coded uniformly."""
     task = _task(n=600)
-    rep = mdlnb.evaluate(task, _small(), protocol="paper-imagenet", cache=False)
+    rep = mdlnb.evaluate(task, experts=_small(), protocol="paper-imagenet", cache=False)
     assert rep.losses.batch_size == 512 and rep.protocol.batch_size == 512
     assert np.all(rep.losses.losses[:512] == np.float32(math.log(C)))
     assert rep.losses.losses[512:].mean() < 0.9 * math.log(C)
@@ -158,13 +158,13 @@ def test_cache_key_holds_the_stage1_protocol(tmp_path, monkeypatch):
 
 def test_report_records_the_protocol_and_evaluate_accepts_x_y():
     task = _task()
-    rep = mdlnb.evaluate(task.x, task.y, _small(), protocol="small", batch_size=B, m=5)
+    rep = mdlnb.evaluate(task.x, task.y, experts=_small(), protocol="small", batch_size=B, m=5)
     assert rep.protocol.name == "small (modified)"
     assert rep.protocol.m == 5.0 and rep.strategy == switching.FixedShare(m=5)
     assert rep.protocol.experts() == _small() and rep.protocol.batch_size == B
     direct = switching.codelength(rep.losses.losses, switching.FixedShare(m=5)).total_nats
     assert rep.total_nats == pytest.approx(direct, rel=1e-12)
-    tup = mdlnb.evaluate((task.x, task.y), _small(), protocol="small", batch_size=B, m=5)
+    tup = mdlnb.evaluate((task.x, task.y), experts=_small(), protocol="small", batch_size=B, m=5)
     assert tup.total_nats == rep.total_nats
     bayes = rep.with_strategy("bayes")
     assert isinstance(bayes.protocol.strategy, switching.BayesianMixture)

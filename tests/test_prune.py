@@ -56,7 +56,7 @@ def test_pruned_code_matches_numpy_and_sums_to_one(weights):
     ref_ps, ref_post = _fixed_share_pruned_numpy(L.astype(np.float64), 3.0,
                                                  np.full(k, 1 / k) if weights is None else weights,
                                                  at)
-    np.testing.assert_allclose(res.per_step, ref_ps, rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(res.per_step_nats, ref_ps, rtol=2e-5, atol=1e-6)
     assert res.total_nats == pytest.approx(ref_ps.sum(), rel=1e-6)
     post = res.posterior
     np.testing.assert_allclose(post, ref_post, rtol=1e-4, atol=1e-7)
@@ -64,7 +64,7 @@ def test_pruned_code_matches_numpy_and_sums_to_one(weights):
     # the mixture's label distribution sums to 1 over labels and codes y with per_step
     q = np.einsum("tk,tkc->tc", post, probs)
     np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-5)
-    np.testing.assert_allclose(-np.log(q[np.arange(n), y]), res.per_step, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(-np.log(q[np.arange(n), y]), res.per_step_nats, rtol=1e-4, atol=1e-5)
     # regret bound against every surviving expert (the unpruned bound)
     tot = L.astype(np.float64).sum(axis=0)
     for j in np.flatnonzero(at == n):
@@ -76,7 +76,7 @@ def test_no_schedule_is_the_ordinary_code_bit_for_bit():
     a = codelength_pruned(L, FixedShare(m=11.0), np.full(6, 70), segment_rows=7)
     b = switching.codelength(L, FixedShare(m=11.0))
     assert a.total_nats == b.total_nats
-    assert np.array_equal(a.per_step, b.per_step)
+    assert np.array_equal(a.per_step_nats, b.per_step_nats)
     assert np.array_equal(a.log_posterior, b.log_posterior)
 
 
@@ -131,7 +131,7 @@ def test_pruned_run_is_exact_and_saves_updates(task, unpruned):
     live = rows < at
     np.testing.assert_allclose(lm.losses[live], unpruned.losses[live], rtol=1e-4, atol=1e-5)
     assert lm.diverged() == []
-    assert np.array_equal(simulate(unpruned, prune)["pruned_at"], at)   # replayed offline
+    assert np.array_equal(simulate(unpruned, prune).pruned_at, at)   # replayed offline
     # accounting: expert k trained after every batch that started before pruned_at[k]
     replay = np.array([e.replay_streams for e in lm.experts])
     done = sum(int(r) * len(range(0, int(a), b)) for r, a in zip(replay, at))
@@ -158,10 +158,10 @@ def test_keep_per_readout_keeps_every_architecture(unpruned):
                                     keep_per_readout=1))
     arch = np.array([e.readout.name for e in unpruned.experts])
     n = unpruned.n
-    assert {a for a in arch if not (plain["pruned_at"][arch == a] == n).any()}   # one dies
+    assert {a for a in arch if not (plain.pruned_at[arch == a] == n).any()}   # one dies
     for a in set(arch):                                   # with keep_per_readout=1, none does
-        assert (kept["pruned_at"][arch == a] == n).any()
-    assert kept["expert_updates"] >= plain["expert_updates"]
+        assert (kept.pruned_at[arch == a] == n).any()
+    assert kept.expert_updates >= plain.expert_updates
 
 
 def test_bucket_sizes():
@@ -225,7 +225,7 @@ def test_other_strategies_give_a_valid_pruned_code(strategy):
     assert (post[np.arange(n)[:, None] >= at[None, :]] == 0).all()
     q = np.einsum("tk,tkc->tc", post, probs)                 # label distribution per step
     np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-5)
-    np.testing.assert_allclose(-np.log(q[np.arange(n), y]), res.per_step, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(-np.log(q[np.arange(n), y]), res.per_step_nats, rtol=1e-4, atol=1e-5)
     tot = L.astype(np.float64).sum(axis=0)
     for j in (1, 3):                                         # the survivors' regret bound
         assert res.total_nats <= tot[j] + never_switch_cost(strategy, n, k, j) + 1e-5
@@ -254,3 +254,27 @@ def test_a_pruned_board_is_not_sliced():
     assert auto.meta["prune"]["pruned_at"] == one.meta["prune"]["pruned_at"]
     with pytest.raises(ValueError, match="memory_budget: a pruned board must run in one slice"):
         prequential.run(task, protocol=proto, cache=False, memory_budget=fixed + 1)
+
+
+def test_simulate_pruning_returns_a_frozen_result(unpruned):
+    import dataclasses
+
+    from mdlnb.switching import codelength, codelength_pruned
+
+    p = Prune(threshold=0.05, window=32, segment_batches=2)
+    sim = mdlnb.simulate_pruning(unpruned, p)
+    assert isinstance(sim, mdlnb.PruningSimulation) and sim.prune == p
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sim.total_nats = 0.0
+    strat = unpruned.protocol.strategy
+    assert sim.unpruned_nats == codelength(unpruned.losses, strat, posterior=False).total_nats
+    n = unpruned.n
+    stored = np.where(np.arange(n)[:, None] >= sim.pruned_at[None, :], np.float32(np.inf),
+                      unpruned.losses)
+    assert sim.total_nats == codelength_pruned(stored, strat, sim.pruned_at, posterior=False,
+                                               segment_rows=2 * unpruned.batch_size).total_nats
+    assert sim.num_pruned == int((sim.pruned_at < n).sum()) > 0
+    assert sim.change_nats == sim.total_nats - sim.unpruned_nats
+    assert sim.to_dict()["updates_ratio"] == sim.updates_ratio == pytest.approx(
+        sim.expert_updates_unpruned / sim.expert_updates)
+    assert "experts pruned" in str(sim)

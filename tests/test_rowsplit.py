@@ -56,10 +56,10 @@ def test_codelength_of_a_device_array_against_float64_closed_form(L):
     # the per-step losses are the telescoped log-sums: partial sums against float64 too
     t = 3 * _rowsplit.MIN_ROWS + 5   # inside the last part
     St = np.where(np.isnan(L[:t]), np.inf, L[:t]).astype(np.float64).sum(axis=0)
-    assert np.sum(got.per_step[:t]) == pytest.approx(-logsumexp(np.log(w) - St), rel=2e-7)
+    assert np.sum(got.per_step_nats[:t]) == pytest.approx(-logsumexp(np.log(w) - St), rel=2e-7)
 
 
 def test_split_pass_is_deterministic(L):
     a = sw.codelength(jnp.asarray(L), "bayes", posterior=False)
     b = sw.codelength(jnp.asarray(L), "bayes", posterior=False)
-    assert a.total_nats == b.total_nats and np.array_equal(a.per_step, b.per_step)
+    assert a.total_nats == b.total_nats and np.array_equal(a.per_step_nats, b.per_step_nats)

@@ -15,6 +15,9 @@ study = "transferability"
 overrides = {}
 size = None  # a comment
 steps = 2 * 50
+seed = 0
+rate = 0.5
+tags = ["a"]
 
 # %%
 print(overrides)
@@ -31,7 +34,8 @@ def fake_notebooks(tmp_path, monkeypatch):
 def test_notebook_parameters_reads_the_parameters_cell(fake_notebooks):
     params = runner.notebook_parameters("toy")
     assert params == {"profile": "default", "paper_dir": "paper", "study": "transferability",
-                      "overrides": {}, "size": None, "steps": "2 * 50"}
+                      "overrides": {}, "size": None, "steps": "2 * 50", "seed": 0,
+                      "rate": 0.5, "tags": ["a"]}
     with pytest.raises(ValueError, match="name"):
         runner.notebook_parameters("nope")
 
@@ -200,3 +204,92 @@ def test_write_params_rewrites_only_changed_entries(fake_notebooks, tmp_path):
         "# a comment\ntoy:\n  smoke:\n    size: 3\nother:\n  smoke:\n    size: 5\n")
     assert runner.write_params(root) == [other]
     assert toy.stat().st_mtime == 1 and other.stat().st_mtime > 1
+
+
+@pytest.mark.parametrize("yaml_text,match", [
+    ("toy:\n  smoke:\n    seed: '1'\n", r"toy.smoke: seed = '1' is a str, but the default .*\(0\) is an int"),
+    ("toy:\n  smoke:\n    seed: 1.5\n", "seed = 1.5 is a float"),
+    ("toy:\n  smoke:\n    seed: true\n", "seed = True is a bool"),
+    ("toy:\n  smoke:\n    rate: fast\n", "rate = 'fast' is a str"),
+    ("toy:\n  smoke:\n    tags: a\n", "tags = 'a' is a str"),
+    ("toy:\n  smoke:\n    overrides:\n      repeats: '2'\n",
+     r"overrides.repeats = '2' is a str, but TransferabilityConfig.repeats is int"),
+    ("toy:\n  smoke:\n    overrides:\n      tasks: digits\n", r"overrides.tasks = 'digits'"),
+    ("toy:\n  smoke:\n    overrides:\n      mdl_m: [11]\n", r"overrides.mdl_m = \[11\]"),
+])
+def test_check_profiles_checks_types(fake_notebooks, yaml_text, match):
+    (fake_notebooks / "profiles.yaml").write_text(yaml_text)
+    with pytest.raises(ValueError, match=match):
+        runner.check_profiles()
+
+
+def test_types_that_fit(fake_notebooks):
+    """An int fits a float default, None fits anything, a non-literal default is not
+    checked, a list fits a tuple field, None fits an `int | None` field."""
+    (fake_notebooks / "profiles.yaml").write_text(
+        "toy:\n  smoke:\n    rate: 1\n    seed: null\n    steps: many\n    size: 3\n"
+        "    tags: [b, c]\n    overrides:\n      tasks: [digits]\n      train_size: null\n"
+        "      mdl_m: 2\n")
+    runner.check_profiles()
+
+
+def test_parse_parameters_reads_yaml_values():
+    got = runner.parse_parameters(["seed=1", "size=400", "rate=1e-3", "name=digits",
+                                   "flag=true", "none=null", "tags=[a, b]",
+                                   "overrides.train_size=100", "overrides.tasks=[digits]"])
+    assert got == {"seed": 1, "size": 400, "rate": 0.001, "name": "digits", "flag": True,
+                   "none": None, "tags": ["a", "b"],
+                   "overrides": {"train_size": 100, "tasks": ["digits"]}}
+    assert type(got["seed"]) is int and type(got["rate"]) is float
+    for bad in ("seed", "=1", "overrides.=1", "x=[1"):
+        with pytest.raises(ValueError, match="parameter"):
+            runner.parse_parameters([bad])
+
+
+def test_parameters_merge_into_the_profile_and_are_checked_before_any_run(fake_notebooks,
+                                                                          monkeypatch):
+    (fake_notebooks / "profiles.yaml").write_text(
+        "toy:\n  smoke:\n    size: 3\n    overrides:\n      repeats: 2\n      min_n: 5\n")
+    p = runner.merged_parameters("toy", "smoke", {"seed": 4, "overrides": {"repeats": 3}})
+    assert p["seed"] == 4 and p["size"] == 3
+    assert p["overrides"] == {"repeats": 3, "min_n": 5}           # merged field by field
+    with pytest.raises(ValueError, match="^parameters: toy.smoke: seed = 'x' is a str"):
+        runner.merged_parameters("toy", "smoke", {"seed": "x"})
+    ran = []
+    monkeypatch.setattr(runner, "run", lambda name, profile, **kw: ran.append((name, kw)) or name)
+    assert runner.main(["--profile", "smoke", "toy", "-p", "seed=1", "-p", "size=400",
+                        "-p", "overrides.repeats=4"]) == 0
+    assert ran[0][0] == "toy"
+    assert ran[0][1]["parameters"] == {"seed": 1, "size": 400, "overrides": {"repeats": 4}}
+    with pytest.raises(ValueError, match="seed = 'one'"):
+        runner.main(["--profile", "smoke", "toy", "-p", "seed=one"])
+    with pytest.raises(ValueError, match="toy.smoke: repeats: must be an integer >= 1, got 0"):
+        runner.main(["--profile", "smoke", "toy", "-p", "overrides.repeats=0"])
+    assert len(ran) == 1                                          # nothing else ran
+
+
+def test_check_flag_validates_the_whole_table(fake_notebooks, capsys):
+    (fake_notebooks / "profiles.yaml").write_text("toy:\n  smoke:\n    size: 3\n")
+    assert runner.main(["--check"]) == 0
+    (fake_notebooks / "profiles.yaml").write_text(
+        "toy:\n  smoke:\n    size: 3\n  full:\n    seed: '0'\n")
+    assert runner.main(["--check"]) == 2
+    assert "toy.full: seed = '0'" in capsys.readouterr().err
+
+
+def test_run_checks_parameter_types_before_the_kernel(fake_notebooks, monkeypatch, tmp_path):
+    import papermill
+
+    started = []
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: started.append(a))
+    with pytest.raises(ValueError, match="seed = '1' is a str"):
+        runner.run("toy", "smoke", out_dir=tmp_path, parameters={"seed": "1"})
+    assert started == []
+
+
+def test_makefile_checks_the_profiles_before_the_notebooks():
+    from pathlib import Path
+
+    text = (Path(runner.ROOT) / "Makefile").read_text()
+    recipe = text.split("\nreproduce: setup\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert "mdlnb.runner --check" in recipe[0] and "notebooks" in recipe[1]

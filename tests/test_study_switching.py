@@ -26,7 +26,7 @@ def test_never_switch_cost_is_the_forward_pass_on_one_path(strategy):
     n, k = 12, 4
     L = np.full((n, k), np.inf, np.float32)
     L[:, 0] = 0.0
-    want = np.cumsum(switching.codelength(L, strategy, posterior=False).per_step)
+    want = np.cumsum(switching.codelength(L, strategy, posterior=False).per_step_nats)
     curve = study.never_switch_curve(strategy, k, n)
     np.testing.assert_allclose(curve, want, rtol=1e-5)
     # its end point is the library's regret bound (mdlnb.switching.never_switch_cost)

@@ -15,6 +15,7 @@ import re
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -214,7 +215,7 @@ def test_brute_force_total_and_posterior(strategy):
         res = sw.codelength(L, strategy)
         assert res.total_nats == pytest.approx(total, rel=2e-6)
         np.testing.assert_allclose(res.posterior, post, atol=2e-6)
-        assert res.per_step.sum() == pytest.approx(res.total_nats, rel=1e-12)
+        assert res.per_step_nats.sum() == pytest.approx(res.total_nats, rel=1e-12)
 
 
 @pytest.mark.parametrize("name", ["bayes", "elementwise", "fixed-share", "switch", "run-length"])
@@ -428,7 +429,7 @@ def test_streaming_matches_batch(name):
         start += size
     assert start == 2500 and stream.num_steps == 2500
     assert stream.total_nats == pytest.approx(batch.total_nats, rel=1e-6)
-    np.testing.assert_allclose(np.concatenate(parts), batch.per_step, rtol=1e-5)
+    np.testing.assert_allclose(np.concatenate(parts), batch.per_step_nats, rtol=1e-5)
     np.testing.assert_allclose(stream.log_posterior, np.log(
         sw.codelength(np.vstack([L, np.zeros((1, 5))]), name, chunk_rows=1024).posterior[-1]),
         atol=1e-5)
@@ -453,7 +454,7 @@ def test_pure_step_inside_lax_scan():
 
     state, ps = run(L)
     ref = sw.codelength(L.reshape(-1, 3), strategy)
-    np.testing.assert_allclose(np.asarray(ps).reshape(-1), ref.per_step, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(ps).reshape(-1), ref.per_step_nats, rtol=1e-5)
     assert int(state.t) == 1280
     assert float(state.total_nats) == pytest.approx(ref.total_nats, rel=1e-6)  # Kahan in float32
 
@@ -532,12 +533,23 @@ def test_units_and_frame():
     assert r.nats_per_example == pytest.approx(r.total_nats / 30)
     assert r.cumulative_nats[-1] == pytest.approx(r.total_nats)
     np.testing.assert_allclose(r.posterior.sum(1), 1.0, atol=1e-5)
-    assert r.summary()["bits_per_example"] == pytest.approx(r.bits_per_example)
-    assert list(r.to_frame(every=10).t.unique()) == [1, 11, 21]
+    # summary: a one-row DataFrame with units in the column names, as Report.summary()
+    row = r.summary().iloc[0]
+    assert len(r.summary()) == 1 and row["N"] == 30
+    assert row["per example [bits]"] == pytest.approx(r.bits_per_example)
+    assert row["total [nats]"] == r.total_nats
+    # t = examples seen before the prediction, 0 … N−1, as Report.posterior and the CLI
+    assert list(r.to_frame(every=10).t.unique()) == [0, 10, 20]
     df = r.to_frame(names=["lin", "mlp1", "mlp2"])
-    assert list(df.columns) == ["t", "expert", "probability"] and len(df) == 90
-    sub = df[(df.t == 5) & (df.expert == "mlp1")]
+    assert list(df.columns) == ["t", "expert", "readout", "probability"] and len(df) == 90
+    sub = df[(df.t == 4) & (df.expert == "mlp1")]
     assert sub.probability.item() == pytest.approx(r.posterior[4, 1])
+    np.testing.assert_allclose(df[df.t == 0].probability, 1 / 3, rtol=1e-6)   # the prior
+    from mdlnb.evaluation import posterior_frame
+
+    pd.testing.assert_frame_equal(df, posterior_frame(r.posterior, ["lin", "mlp1", "mlp2"]))
+    ro = r.to_frame(names=["lin", "mlp1", "mlp2"], readouts=["linear", "mlp1", "mlp1"])
+    assert list(ro.readout[ro.t == 0]) == ["linear", "mlp1", "mlp1"]
     np.testing.assert_allclose(df.groupby("t", observed=True).probability.sum(), 1.0, atol=1e-5)
     with pytest.raises(ValueError, match="names"):
         r.to_frame(names=["a"])
@@ -677,7 +689,7 @@ def test_nan_column_is_an_infinite_loss_against_brute_force(strategy):
     res = sw.codelength(L, strategy)
     assert res.total_nats == pytest.approx(total, rel=2e-6)
     np.testing.assert_allclose(res.posterior, post, atol=2e-6)
-    assert np.all(np.isfinite(res.per_step))
+    assert np.all(np.isfinite(res.per_step_nats))
     stream = sw.streaming(strategy, 3)
     stream.update(L[:2])
     stream.update(L[2:])
@@ -784,4 +796,4 @@ def test_huge_finite_losses_keep_the_posterior_normalised(strategy):
     res = sw.codelength(L, strategy)
     assert res.total_nats == pytest.approx(total, rel=1e-6)
     np.testing.assert_allclose(res.posterior, post, atol=2e-6)
-    assert np.all(res.per_step >= 0)
+    assert np.all(res.per_step_nats >= 0)

@@ -82,7 +82,7 @@ def test_fixed_share_posterior_over_blocks_against_float64(n):
     for got in (sw.codelength(L, sw.FixedShare(m=2), chunk_rows=4_096),
                 sw.codelength(L, sw.FixedShare(m=2)),
                 sw.codelength(jnp.asarray(L), sw.FixedShare(m=2))):
-        np.testing.assert_allclose(got.per_step, per, rtol=0, atol=2e-6)
+        np.testing.assert_allclose(got.per_step_nats, per, rtol=0, atol=2e-6)
         assert got.total_nats == pytest.approx(per.sum(), rel=1e-7)
         np.testing.assert_allclose(got.posterior, post, rtol=2e-5, atol=1e-9)
 
@@ -182,4 +182,4 @@ def test_large_numpy_input_is_copied_in_row_parts(monkeypatch):
     r = sw.codelength(L64, "fixed-share", posterior=False, chunk_rows=64)
     s = sw.codelength(jax.numpy.asarray(want), "fixed-share", posterior=False, chunk_rows=64)
     assert r.total_nats == pytest.approx(s.total_nats, rel=1e-7)
-    np.testing.assert_allclose(r.per_step, s.per_step, rtol=1e-6)
+    np.testing.assert_allclose(r.per_step_nats, s.per_step_nats, rtol=1e-6)

@@ -195,15 +195,68 @@ def expert_updates(replay: np.ndarray, pruned_at: np.ndarray, n: int, batch_size
             "updates_ratio": full / done if done else float("inf")}
 
 
-def simulate(losses, prune: Prune, strategy=None, *, batch_size: int | None = None) -> dict:
+@dataclasses.dataclass(frozen=True, eq=False)
+class PruningSimulation:
+    """What :func:`simulate` (``mdlnb.simulate_pruning``) found: the pruning a run with
+    ``prune`` would do, replayed on an unpruned ``LossMatrix``.
+
+    Attributes:
+      pruned_at: (K,) int64, the stream position from which each expert is pruned
+        (N = never).
+      total_nats: the pruned code on these losses (the strategy over the survivors).
+      unpruned_nats: the same strategy over the whole board.
+      num_pruned: experts pruned before the end of the stream.
+      expert_updates, expert_updates_unpruned: AdamW steps × experts with and
+        without the schedule; updates_saved_fraction, updates_ratio: their
+        saving as a fraction and as a ratio (unpruned / pruned).
+      prune, strategy: what was simulated.
+    """
+
+    pruned_at: np.ndarray
+    total_nats: float
+    unpruned_nats: float
+    num_pruned: int
+    expert_updates: int
+    expert_updates_unpruned: int
+    updates_saved_fraction: float
+    updates_ratio: float
+    prune: Prune
+    strategy: Any
+
+    @property
+    def change_nats(self) -> float:
+        """``total_nats − unpruned_nats``: negative when pruning shortens the code."""
+        return self.total_nats - self.unpruned_nats
+
+    def to_dict(self) -> dict:
+        """The numbers as a plain dict (``pruned_at`` as a list), e.g. for a table row."""
+        return {"pruned_at": self.pruned_at.tolist(), "total_nats": self.total_nats,
+                "unpruned_nats": self.unpruned_nats, "change_nats": self.change_nats,
+                "num_pruned": self.num_pruned, "expert_updates": self.expert_updates,
+                "expert_updates_unpruned": self.expert_updates_unpruned,
+                "updates_saved_fraction": self.updates_saved_fraction,
+                "updates_ratio": self.updates_ratio}
+
+    def __str__(self) -> str:
+        return (f"PruningSimulation({self.prune!r}: {self.num_pruned} of {len(self.pruned_at)} "
+                f"experts pruned, {self.updates_ratio:.2f}x fewer expert-updates; code "
+                f"{self.total_nats:,.1f} nats vs {self.unpruned_nats:,.1f} unpruned "
+                f"({self.change_nats:+,.1f}))")
+
+    __repr__ = __str__
+
+
+def simulate(losses, prune: Prune, strategy=None, *,
+             batch_size: int | None = None) -> PruningSimulation:
     """The pruning a run with ``prune`` would do, replayed on an unpruned ``LossMatrix``.
 
     Stage 1's losses do not depend on the rest of the board, so the decisions
     on an unpruned matrix are those of the pruned run (up to the last float
-    bit of survivors trained in narrower blocks after a compaction). Returns
-    ``{"pruned_at", "total_nats" (the pruned code on these losses),
-    "unpruned_nats", **expert_updates}``; cheap: one stage-2 pass. ``strategy``
-    and ``batch_size`` default to the matrix's protocol's.
+    bit of survivors trained in narrower blocks after a compaction). Returns a
+    frozen :class:`PruningSimulation` (schedule ``pruned_at``, ``total_nats``
+    of the pruned code on these losses, ``unpruned_nats``, expert-updates);
+    cheap: one stage-2 pass. ``strategy`` and ``batch_size`` default to the
+    matrix's protocol's.
     """
     from mdlnb.switching import codelength, codelength_pruned
 
@@ -224,8 +277,9 @@ def simulate(losses, prune: Prune, strategy=None, *, batch_size: int | None = No
                                posterior=False)
     full = codelength(L, strategy, posterior=False)
     replay = [e.replay_streams for e in losses.experts]
-    return {"pruned_at": at, "total_nats": pruned.total_nats, "unpruned_nats": full.total_nats,
-            "num_pruned": int((at < n).sum()), **expert_updates(replay, at, n, b)}
+    return PruningSimulation(pruned_at=np.asarray(at, np.int64), total_nats=float(pruned.total_nats),
+                             unpruned_nats=float(full.total_nats), num_pruned=int((at < n).sum()),
+                             **expert_updates(replay, at, n, b), prune=prune, strategy=strategy)
 
 
 #: public name (``mdlnb.simulate_pruning``)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -85,12 +84,10 @@ def _make_progress(progress, n, k):
     """A ``(done, total, best_nats_per_example)`` callback and a closer."""
     if callable(progress):
         return progress, lambda: None
-    if progress is None:
-        progress = n * k >= 2_000_000 and sys.stdout.isatty()
-    if not progress:
-        return (lambda *a: None), lambda: None
     from mdlnb import _progress
 
+    if not _progress.wanted(progress, long=n * k >= 2_000_000):
+        return (lambda *a: None), lambda: None
     bar = _progress.bar(total=n, unit="ex", desc="prequential", leave=False)
 
     def update(done, total, best):
@@ -126,8 +123,8 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
       replay_streams: if given, overrides every expert's replay count.
       standardize: ``"prefix"`` (``True``) or ``"none"`` (``False``), see the
         module docstring; default the protocol's.
-      progress: ``True``/``False``, ``None`` (a bar, :mod:`mdlnb._progress`, when N·K ≥ 2e6 and
-        stdout is a terminal), or a callable ``f(done, total, best_nats_per_example)``
+      progress: ``True``/``False``, ``None`` (auto: a bar, :mod:`mdlnb._progress`, when
+        N·K ≥ 2e6 and a person watches, :func:`mdlnb._progress.interactive`), or a callable ``f(done, total, best_nats_per_example)``
         called after each chunk.
       cache: read/write the result under ``cache_dir("losses")``, keyed by a
         content hash of features, labels, the protocol's stage-1 part

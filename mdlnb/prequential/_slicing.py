@@ -35,10 +35,13 @@ def _slice_progress(progress, index: int, count: int):
 
 
 def announce(plan: _memory.SlicePlan, progress, n: int) -> dict:
-    """Print the plan line to stderr when progress is shown (``progress`` truthy,
-    or ``None`` on a terminal for N·K ≥ 2e6); return it as ``meta["memory_plan"]``."""
+    """Print the plan line to stderr when progress is shown (``progress`` truthy, or
+    ``None`` when interactive for N·K ≥ 2e6: :func:`mdlnb._progress.wanted`); return
+    it as ``meta["memory_plan"]``."""
+    from mdlnb import _progress
+
     line = plan.describe()
-    if progress or (progress is None and n * plan.num_experts >= 2_000_000 and sys.stdout.isatty()):
+    if callable(progress) or _progress.wanted(progress, long=n * plan.num_experts >= 2_000_000):
         print(line, file=sys.stderr, flush=True)
     eb = np.asarray(plan.expert_bytes, np.float64)
     return {"line": line, "bytes_per_expert_mean": float(eb.mean()),

@@ -51,7 +51,7 @@ def per_step_losses(task: Any, encoder: Any, *, mlp_layers: Sequence[int] = (1, 
     if not np.array_equal(lm.order, df.attrs["loss_matrices"]["probe"].order):
         raise ValueError("seed: the MLP stream's order differs from the probe's")
     out["deep MLP"] = np.asarray(
-        switching.codelength(lm.losses, switching.BayesianMixture(), posterior=False).per_step,
+        switching.codelength(lm.losses, switching.BayesianMixture(), posterior=False).per_step_nats,
         np.float64)
     return {m: out[m] for m in METHODS}
 

@@ -59,7 +59,7 @@ def regret_curves(losses: Any, strats: Mapping[str, Any], *, baseline: str = BAS
     if baseline not in strats:
         raise ValueError(f"baseline: {baseline!r} is not among strats {list(strats)}")
     L = np.asarray(losses)
-    cum = {name: np.cumsum(switching.codelength(L, s, posterior=False).per_step)
+    cum = {name: np.cumsum(switching.codelength(L, s, posterior=False).per_step_nats)
            for name, s in strats.items()}
     ns = checkpoints(L.shape[0], points)
     return pd.DataFrame([{"n": int(n), "strategy": name, "codelength [nats]": float(c[n - 1]),
@@ -159,7 +159,7 @@ def bound_curves(losses: Any, strategy: Any, *, points: int = 200):
     import pandas as pd
 
     L = np.asarray(losses)
-    cum = np.cumsum(switching.codelength(L, strategy, posterior=False).per_step)
+    cum = np.cumsum(switching.codelength(L, strategy, posterior=False).per_step_nats)
     best = np.cumsum(L.astype(np.float64), axis=0).min(axis=1)
     cost = never_switch_curve(strategy, L.shape[1], L.shape[0])
     ns = checkpoints(L.shape[0], points)

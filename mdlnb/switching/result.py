@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
@@ -11,27 +12,34 @@ import pandas as pd
 from mdlnb._units import Codelength
 
 
-
 @dataclass(frozen=True)
 class SwitchResult(Codelength):
     """Codelength of Eq. 1 for one strategy over an (N, K) loss matrix.
 
     total_nats:    the codelength −log p(y_{1:N}) in nats (float64 sum).
-    per_step:      (N,) float64, the mixture's next-step loss
+    per_step_nats: (N,) float64, the mixture's next-step loss
                    −log Σ_k p(ξ_t = k | D_<t) p_k(y_t) in nats; sums to total.
+                   (``per_step`` is a deprecated alias.)
     log_posterior: (N, K) float32, log p(ξ_t | D_<t) (before seeing y_t), or
                    None when not requested.
     strategy:      the strategy object used.
     """
 
     total_nats: float
-    per_step: np.ndarray
+    per_step_nats: np.ndarray
     log_posterior: Optional[np.ndarray]
     strategy: Any
 
     @property
+    def per_step(self) -> np.ndarray:
+        """Deprecated alias of :attr:`per_step_nats`."""
+        warnings.warn("SwitchResult.per_step is deprecated: use per_step_nats (the unit in "
+                      "the name)", DeprecationWarning, stacklevel=2)
+        return self.per_step_nats
+
+    @property
     def num_steps(self) -> int:
-        return int(self.per_step.shape[0])
+        return int(self.per_step_nats.shape[0])
 
     @property
     def n(self) -> int:
@@ -41,7 +49,7 @@ class SwitchResult(Codelength):
     @property
     def cumulative_nats(self) -> np.ndarray:
         """(N,) codelength of the first t examples, nats."""
-        return np.cumsum(self.per_step)
+        return np.cumsum(self.per_step_nats)
 
     @property
     def posterior(self) -> np.ndarray:
@@ -50,33 +58,36 @@ class SwitchResult(Codelength):
             raise ValueError("posterior: not computed (call codelength(..., posterior=True))")
         return np.exp(self.log_posterior.astype(np.float64))
 
-    def to_frame(self, names: Optional[Sequence[str]] = None, every: int = 1) -> pd.DataFrame:
-        """Tidy posterior: one row per (t, expert) with columns t (1-indexed
-        example), expert (name or index) and probability; every ``every``-th t."""
+    def to_frame(self, names: Optional[Sequence[str]] = None, every: int = 1,
+                 readouts: Optional[Sequence[str]] = None) -> pd.DataFrame:
+        """Tidy posterior in the package's one format (:func:`mdlnb.evaluation.posterior_frame`,
+        as ``Report.posterior`` and the CLI's ``--posterior``): one row per (t, expert),
+        columns ``t`` (examples seen before the prediction, 0 … N−1; 0 is the prior),
+        ``expert`` (name, or column index as text), ``readout`` (missing when not given)
+        and ``probability``; every ``every``-th t from 0."""
+        from mdlnb.evaluation import posterior_frame
+
         post = self.posterior
         n, k = post.shape
-        if names is None:
-            names = [str(i) for i in range(k)]
-        names = list(names)
+        names = [str(i) for i in range(k)] if names is None else list(names)
         if len(names) != k:
             raise ValueError(f"names: has {len(names)} entries but there are K = {k} experts")
-        if int(every) < 1:
+        if isinstance(every, bool) or int(every) < 1:
             raise ValueError(f"every: must be >= 1, got {every}")
         rows = np.arange(0, n, int(every))
-        return pd.DataFrame({
-            "t": np.repeat(rows + 1, k),
-            "expert": pd.Categorical(np.tile(np.asarray(names, dtype=object), len(rows)),
-                                     categories=list(dict.fromkeys(names))),
-            "probability": post[rows].reshape(-1),
-        })
+        frame = posterior_frame(post[rows], names, readouts)
+        frame["t"] = np.repeat(rows, k)
+        return frame
 
-    def summary(self) -> dict:
-        """Plain-number summary (nats and bits, total and per example)."""
-        return {
+    def summary(self) -> pd.DataFrame:
+        """One-row DataFrame, units in the column names (as ``Report.summary()``):
+        ``strategy``, ``N``, ``total [nats]``, ``total [bits]``, ``per example [nats]``,
+        ``per example [bits]``."""
+        return pd.DataFrame([{
             "strategy": repr(self.strategy),
-            "num_steps": self.num_steps,
-            "total_nats": self.total_nats,
-            "total_bits": self.total_bits,
-            "nats_per_example": self.nats_per_example,
-            "bits_per_example": self.bits_per_example,
-        }
+            "N": self.num_steps,
+            "total [nats]": self.total_nats,
+            "total [bits]": self.total_bits,
+            "per example [nats]": self.nats_per_example,
+            "per example [bits]": self.bits_per_example,
+        }])

@@ -81,7 +81,7 @@ def mdl_rows(train: Task, config: Any, *, cache: bool = True) -> dict[str, list]
                  (int(s), "preferred readout depth", float(depth[rep.preferred_readout])),
                  (int(s), "readout switches", float(map_switches(mat)))]
         trace = readout_trace(mat, edges)
-        cum = np.cumsum(rep.per_step.astype(np.float64))
+        cum = np.cumsum(rep.per_step_nats.astype(np.float64))
         for i, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
             post += [(int(s), int(a), int(b), r, float(trace[i, j])) for j, r in enumerate(ros)]
             curve.append((int(s), int(b), float(cum[b - 1])))

@@ -146,7 +146,7 @@ def to_frames(config: EncodersConfig, pairs: dict[tuple[str, str], dict[str, Any
     return frame, pd.DataFrame(post), pd.DataFrame(curve)
 
 
-def run(config: EncodersConfig | None = None, *, progress: bool = True, cache: bool = True):
+def run(config: EncodersConfig | None = None, *, progress: bool | None = None, cache: bool = True):
     """Build (or load) the encoders, extract features, measure every pair, and
     return an :class:`EncodersResult` (``config`` defaults to ``EncodersConfig()``).
 
@@ -156,8 +156,11 @@ def run(config: EncodersConfig | None = None, *, progress: bool = True, cache: b
     ``accuracy``: the App. A.4 search), summed over pairs whether they were
     computed now or read from the cache.
     """
+    from mdlnb import _progress
     from mdlnb.studies.encoders._result import EncodersResult
     from mdlnb.studies.transferability import build_encoders, extract, load_tasks
+
+    progress = _progress.wanted(progress)  # None (default): a bar when interactive
 
     config = EncodersConfig() if config is None else config
     if not isinstance(config, EncodersConfig):

@@ -136,12 +136,16 @@ def score_subsamples(featuresets: Sequence[FeatureSet], config: TransferabilityC
             pd.DataFrame(grows, columns=cols + ["knob", "value"]))
 
 
-def run(config: TransferabilityConfig | None = None, *, progress: bool = True,
+def run(config: TransferabilityConfig | None = None, *, progress: bool | None = None,
         cache: bool = True) -> TransferabilityResult:
     """Build encoders, extract features, compute ground truth, scores and τ
     (``config`` defaults to ``TransferabilityConfig()``). With ``cache`` every
     finished unit of work is kept on disk and reused (module docstring)."""
     import pandas as pd
+
+    from mdlnb import _progress
+
+    progress = _progress.wanted(progress)  # None (default): a bar when interactive
 
     config = TransferabilityConfig() if config is None else config
     if not isinstance(config, TransferabilityConfig):
