@@ -21,6 +21,8 @@ Presets (:func:`protocol`, :data:`PRESETS`):
   :data:`~mdlnb.switching.strategies.DEFAULT_M`, online ``"prefix"``
   standardisation clipped to ±10 (chosen from measurements: README
   "Protocols").
+* ``"deep"`` — ``"default"`` on the 50-expert board ``experts.preset("deep")``
+  (readouts up to 4 hidden layers; the encoder studies).
 * ``"small"`` — ``"default"`` on the 4-expert board (tests, smoke runs).
 
 Standardisation ``"prefix"``: stage 1 z-scores each feature with the mean and
@@ -266,6 +268,8 @@ def _presets() -> dict[str, dict[str, Any]]:
     return {
         "default": dict(board="default", batch_size=32, strategy=FixedShare(),
                         standardize="prefix", clip=CLIP_Z),
+        "deep": dict(board="deep", batch_size=32, strategy=FixedShare(),
+                     standardize="prefix", clip=CLIP_Z),
         "small": dict(board="small", batch_size=32, strategy=FixedShare(),
                       standardize="prefix", clip=CLIP_Z),
         "paper-vtab": dict(board="vtab", batch_size=32, strategy=FixedShare(m=11.0),
@@ -282,10 +286,10 @@ class _Presets(Mapping):
         return dict(_presets()[key])
 
     def __iter__(self):
-        return iter(("default", "small", "paper-vtab", "paper-imagenet"))
+        return iter(("default", "deep", "small", "paper-vtab", "paper-imagenet"))
 
     def __len__(self) -> int:
-        return 4
+        return 5
 
 
 #: name → the fields of each named protocol.

@@ -27,7 +27,7 @@ from mdlnb.readouts import ReadoutLike
 #: Names of the expert grids of :func:`preset`. The batch size, switching rate
 #: and standardisation that go with a board are a protocol's
 #: (:func:`mdlnb.protocol`: ``"paper-vtab"`` B = 32, ``"paper-imagenet"`` B = 512).
-PRESETS = ("default", "small", "vtab", "imagenet")
+PRESETS = ("default", "deep", "small", "vtab", "imagenet")
 
 
 def _fmt(v: float) -> str:
@@ -179,6 +179,10 @@ def preset(name: str) -> list[Expert]:
       value won on digits in every run; on the tasks measured (README
       "Protocols": raw pixels, EfficientNet-Lite0 and SimCLR features, 60
       runs) the best expert's learning rate lies inside this grid.
+    * ``"deep"``: ``"default"`` with readouts up to 4 hidden layers: linear +
+      MLP 1–4 × the same 5 learning rates × EMA {1e-2, 1} = 50 experts (the
+      encoder studies' board: the paper's preference for deeper readouts on
+      structured tasks needs depths past 3 to show).
     * ``"small"``: linear + MLP 1 (width 64) × lr {1e-3, 3e-3}, 5 replay
       streams = 4 experts, for tests and smoke runs.
     """
@@ -193,6 +197,10 @@ def preset(name: str) -> list[Expert]:
                            replay_streams=[10, 30, 50])
     if name == "default":
         return expert_grid([lin, m(1), m(2), m(3)], learning_rate=[3e-4, 1e-3, 3e-3, 1e-2, 3e-2],
+                           weight_decay=[1e-4], ema=[1e-2, 1.0], replay_streams=[10])
+    if name == "deep":
+        return expert_grid([lin, m(1), m(2), m(3), m(4)],
+                           learning_rate=[3e-4, 1e-3, 3e-3, 1e-2, 3e-2],
                            weight_decay=[1e-4], ema=[1e-2, 1.0], replay_streams=[10])
     if name == "small":
         return expert_grid([lin, m(1, 64)], learning_rate=[1e-3, 3e-3], replay_streams=[5])

@@ -37,7 +37,7 @@ def test_grid_cross_product_order():
 
 
 @pytest.mark.parametrize("name, k", [("vtab", 8 * 4 * 4 * 3 * 4 * 3), ("imagenet", 4 * 3 * 4 * 2 * 2 * 2),
-                                     ("default", 4 * 5 * 2), ("small", 4)])
+                                     ("default", 4 * 5 * 2), ("deep", 5 * 5 * 2), ("small", 4)])
 def test_presets(name, k):
     g = experts.preset(name)
     assert len(g) == k
@@ -52,6 +52,13 @@ def test_default_preset_learning_rates_bracket_the_measured_optimum():
     assert sorted({e.learning_rate for e in g}) == [3e-4, 1e-3, 3e-3, 1e-2, 3e-2]
     assert sorted({e.ema for e in g}) == [1e-2, 1.0]
     assert sorted({e.readout.name for e in g}) == ["linear", "mlp1", "mlp2", "mlp3"]
+
+
+def test_deep_preset_is_default_to_four_hidden_layers():
+    deep, default = experts.preset("deep"), experts.preset("default")
+    assert sorted({e.readout.name for e in deep}) == ["linear", "mlp1", "mlp2", "mlp3", "mlp4"]
+    assert {e.name for e in default} < {e.name for e in deep}
+    assert {e.readout.width for e in deep if e.readout.name == "mlp4"} == {256}
 
 
 def test_vtab_preset_is_table6():

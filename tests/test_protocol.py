@@ -67,6 +67,7 @@ def test_default_table():
     rows = {n: (p.board, p.batch_size, p.m, p.standardize, p.clip, len(p.experts()))
             for n in mdlnb._protocol.names() for p in [mdlnb.protocol(n)]}
     assert rows == {"default": ("default", 32, 2.0, "prefix", 10.0, 40),
+                    "deep": ("deep", 32, 2.0, "prefix", 10.0, 50),
                     "small": ("small", 32, 2.0, "prefix", 10.0, 4),
                     "paper-vtab": ("vtab", 32, 11.0, "none", None, 4608),
                     "paper-imagenet": ("imagenet", 512, 2.0, "none", None, 384)}
