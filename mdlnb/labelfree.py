@@ -18,6 +18,12 @@ Signs, as the papers use them as predictors of downstream performance
 - ``coding_rate_reduction``: ΔR = R − R_c, nats; higher (the quantity MCR²
   maximizes; CLID Table 1 finds it *negatively* correlated with accuracy).
 - ``rankme``: effective rank (no unit); higher.
+- ``alpha_req``: power-law decay α of the covariance eigenspectrum (no unit);
+  neither higher nor lower is better: the paper finds the best linear-probe
+  accuracy for α near 1 (too small: noise spread over many directions; too
+  large: collapse onto a few).
+- ``lidar``: effective rank of the LDA matrix of surrogate classes (no unit);
+  higher.
 
 Conventions that public implementations disagree on, fixed here:
 
@@ -53,6 +59,19 @@ Conventions that public implementations disagree on, fixed here:
 * **RankMe** (Garrido et al. 2023): p_k = σ_k / Σσ + ε over the singular
   values σ of the *uncentred* Z, RankMe = exp(−Σ p_k log p_k). It is defined
   on σ, not on the eigenvalues σ² of ZᵀZ (which gives a smaller value).
+* **α-ReQ** (Agrawal et al. 2022): λ_1 ≥ λ_2 ≥ … the eigenvalues of the
+  covariance of the centred Z; α is the slope of −log λ_i against log i, a
+  weighted least-squares line (weights 1/i, after Stringer et al. 2019, as
+  the authors' library ``reptrix`` fits it) over the ranks ``fit_range``
+  (default 11…100, reptrix's ``np.arange(10, 100)``, clipped to the
+  non-zero eigenvalues).
+* **LiDAR** (Thilak et al. 2024): views ``e`` (n, q, D) of n surrogate
+  classes (source samples) under q augmentations; μ_x the mean of sample x's
+  views, μ their mean; Σ_b = 1/(n−1) Σ_x (μ_x − μ)(μ_x − μ)ᵀ,
+  Σ_w = 1/(n(q−1)) Σ_x Σ_i (e_xi − μ_x)(e_xi − μ_x)ᵀ + δ I (δ = 1e-4);
+  LiDAR = exp(−Σ p_k log p_k), p_k = λ_k/‖λ‖₁ + ε (ε = 1e-7), λ the
+  eigenvalues of Σ_w^{−1/2} Σ_b Σ_w^{−1/2} — RankMe's smoothed entropy on the
+  LDA matrix.
 """
 
 from __future__ import annotations
@@ -76,6 +95,8 @@ __all__ = [
     "alignment", "uniformity",
     "coding_rate", "class_coding_rate", "coding_rate_reduction",
     "singular_values", "rankme",
+    "covariance_spectrum", "AlphaReQ", "alpha_req_result", "alpha_req",
+    "lidar_matrix", "effective_rank", "lidar",
 ]
 
 _METRICS = ("euclidean", "cosine")   # "precomputed" too, for TwoNN only
@@ -620,3 +641,143 @@ def rankme(z: Any, *, eps: float = 1e-7) -> float:
         raise ValueError("z: all-zero matrix has no effective rank")
     p = s / total + eps
     return float(np.exp(-np.sum(p * np.log(p))))
+
+
+# ----------------------------------------------------------------------------
+# α-ReQ (Agrawal et al. 2022)
+
+
+def covariance_spectrum(z: Any) -> np.ndarray:
+    """Eigenvalues (descending, float64, clipped at 0) of the 1/N covariance of
+    the centred N×D matrix, from its smaller Gram matrix; min(N, D) of them.
+    Float64 throughout (float32 input is widened, not rounded through float32)."""
+    z = check_matrix(z, "z").astype(np.float64)
+    z = z - z.mean(axis=0)
+    g = z.T @ z if z.shape[0] >= z.shape[1] else z @ z.T
+    return np.clip(np.linalg.eigvalsh(g)[::-1], 0.0, None) / z.shape[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class AlphaReQ:
+    """The power-law fit ``log λ_i ≈ b − α log i``.
+
+    Attributes:
+      alpha: decay coefficient α; intercept: b (log of the covariance units).
+      ranks: (m,) the 1-based ranks i that were fitted.
+      r2: weighted coefficient of determination of the fit on those ranks.
+    """
+
+    alpha: float
+    intercept: float
+    ranks: np.ndarray
+    r2: float
+
+
+def alpha_req_result(z: Any, *, fit_range: tuple[int, int] = (11, 100),
+                     weighted: bool = True) -> AlphaReQ:
+    """α-ReQ with its fit; see :func:`alpha_req`."""
+    if (not isinstance(fit_range, (tuple, list)) or len(fit_range) != 2):
+        raise ValueError(f"fit_range: expected (first, last) 1-based ranks, got {fit_range!r}")
+    lo = _integer(fit_range[0], "fit_range", 1)
+    hi = _integer(fit_range[1], "fit_range", lo + 1)
+    lam = covariance_spectrum(z)
+    pos = np.flatnonzero(lam > lam[0] * max(len(lam), 1) * np.finfo(np.float64).eps) \
+        if lam[0] > 0 else np.zeros(0, int)
+    last = min(hi, int(pos[-1]) + 1 if pos.size else 0)
+    if last - lo + 1 < 2:
+        raise ValueError(f"fit_range: ranks {lo}..{hi} hold fewer than 2 non-zero eigenvalues "
+                         f"(there are {pos.size})")
+    ranks = np.arange(lo, last + 1)
+    y = np.log(lam[ranks - 1])
+    x = np.log(ranks.astype(np.float64))
+    w = 1.0 / ranks if weighted else np.ones(len(ranks))
+    xm, ym = np.sum(w * x) / w.sum(), np.sum(w * y) / w.sum()
+    slope = np.sum(w * (x - xm) * (y - ym)) / np.sum(w * (x - xm) ** 2)
+    b = ym - slope * xm
+    ss_res = np.sum(w * (y - b - slope * x) ** 2)
+    ss_tot = np.sum(w * (y - ym) ** 2)
+    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
+    return AlphaReQ(float(-slope), float(b), ranks, float(r2))
+
+
+def alpha_req(z: Any, *, fit_range: tuple[int, int] = (11, 100), weighted: bool = True) -> float:
+    """α-ReQ (Agrawal et al. 2022): the power-law decay coefficient α of the
+    covariance eigenspectrum, ``λ_i ∝ i^{−α}``, fitted on log–log axes.
+
+    ``λ_i`` (:func:`covariance_spectrum`) are the eigenvalues of the 1/N
+    covariance of the centred ``z``; ``log λ_i = b − α log i`` is fitted by
+    least squares over the 1-based ranks ``fit_range = (first, last)``
+    (inclusive; default 11…100 as the authors' library reptrix, which skips
+    the leading eigenvalues to fit the tail), clipped to the non-zero
+    eigenvalues, with weights ``1/i`` (``weighted=False``: ordinary least
+    squares). No unit; the covariance's scale only moves ``b``. Neither
+    direction is better: the paper relates α ≈ 1 to the best linear probes.
+    """
+    return alpha_req_result(z, fit_range=fit_range, weighted=weighted).alpha
+
+
+# ----------------------------------------------------------------------------
+# LiDAR (Thilak et al. 2024)
+
+
+def _views(views: Any) -> np.ndarray:
+    a = as_array(views, "views", ndim=3)
+    if a.dtype.kind not in "fiub":
+        raise ValueError(f"views: expected a numeric array, got dtype {a.dtype}")
+    check_nonempty(a, "views")
+    n, q, d = a.shape
+    if n < 2:
+        raise ValueError(f"views: needs at least 2 surrogate classes (samples), got {n}")
+    if q < 2:
+        raise ValueError(f"views: needs at least 2 views per sample, got {q}")
+    if d < 1:
+        raise ValueError(f"views: has no features (shape {a.shape})")
+    check_finite(a, "views")
+    return a.astype(np.float64)
+
+
+def lidar_matrix(views: Any, *, delta: float = 1e-4) -> np.ndarray:
+    """``Σ_w^{−1/2} Σ_b Σ_w^{−1/2}`` (D, D) of LiDAR for ``views`` (n, q, D):
+    n surrogate classes (source samples), q views (augmentations) of each.
+
+    ``Σ_b = 1/(n−1) Σ_x (μ_x − μ)(μ_x − μ)ᵀ``, ``Σ_w = 1/(n(q−1)) Σ_x Σ_i
+    (e_xi − μ_x)(e_xi − μ_x)ᵀ + δ I``; the inverse square root from the
+    eigendecomposition of the symmetric positive definite Σ_w.
+    """
+    e = _views(views)
+    dlt = check_positive(_real(delta, "delta"), "delta")
+    n, q, d = e.shape
+    mu_x = e.mean(axis=1)
+    cb = mu_x - mu_x.mean(axis=0)
+    sb = cb.T @ cb / (n - 1)
+    r = (e - mu_x[:, None, :]).reshape(n * q, d)
+    sw = r.T @ r / (n * (q - 1)) + dlt * np.eye(d)
+    w, v = np.linalg.eigh(sw)
+    isq = (v / np.sqrt(w)) @ v.T
+    out = isq @ sb @ isq
+    return 0.5 * (out + out.T)
+
+
+def effective_rank(values: Any, *, eps: float = 1e-7) -> float:
+    """``exp(−Σ p_k log p_k)``, ``p_k = |v_k| / Σ|v| + ε`` (RankMe's smoothed
+    entropy) of non-negative spectral values ``v``."""
+    v = np.abs(np.asarray(values, dtype=np.float64))
+    check_positive(_real(eps, "eps"), "eps", strict=False)
+    total = v.sum()
+    if not total > 0:
+        raise ValueError("values: all zero, no effective rank")
+    p = v / total + eps
+    return float(np.exp(-np.sum(p * np.log(p))))
+
+
+def lidar(views: Any, *, delta: float = 1e-4, eps: float = 1e-7) -> float:
+    """LiDAR (Thilak et al. 2024): the smoothed effective rank of the LDA
+    matrix of the surrogate task, higher is better.
+
+    ``views`` (n, q, D): q augmented views of each of n source samples, each
+    sample its own (surrogate) class. LiDAR = :func:`effective_rank` (ε) of the
+    eigenvalues of :func:`lidar_matrix` (δ); in ``[1, min(D, n − 1)]`` up to
+    O(ε) terms. No unit.
+    """
+    lam = np.clip(np.linalg.eigvalsh(lidar_matrix(views, delta=delta)), 0.0, None)
+    return effective_rank(lam, eps=eps)

@@ -44,8 +44,48 @@ PEERS = {
     "mgholamikn/ETran": "d4551ed8f41f4ed6eba08b9cc1a78bae178acd19",
     "BUserName/NCTI": "b18d39514a3f2a7a949500b467a38b93de1428e4",
     "google-research/google-research": "1d4d2f1aa6f2883a790d2ae46a6ee8ab150d8f31",
+    "arnab39/reptrix": "f93c9b61b4c0df3a50f67fec54cb409c98339ff8",
 }
 PACKAGES = ("numpy", "scipy", "scikit-learn")
+
+
+class TensorShim:
+    """What reptrix's get_alpha asks of its torch input: requires_grad, cpu(), numpy()."""
+
+    requires_grad = False
+
+    def __init__(self, a):
+        self.a = np.asarray(a, dtype=np.float64)
+
+    def cpu(self):
+        return self
+
+    def numpy(self):
+        return self.a
+
+
+def reptrix_lidar_numpy(utils, lidar_mod, activations, num_samples, num_augs,
+                        del_sigma_augs=1e-6, max_eigenvals=2048):
+    """reptrix ``lidar.get_lidar`` transcribed line by line from torch to NumPy
+    (float64); ``utils.get_eigenspectrum`` and ``lidar.get_rank`` are the
+    repository's own NumPy functions."""
+    a = np.asarray(activations, dtype=np.float64).reshape(num_samples, num_augs, -1)
+    object_activations = a.mean(axis=1, keepdims=True)
+    mean_activations = object_activations.mean(axis=0, keepdims=True)
+    sigma_obj = (object_activations - mean_activations).squeeze().T @ (
+        object_activations - mean_activations).squeeze()
+    sigma_augs = np.matmul((a - object_activations).transpose((0, 2, 1)),
+                           (a - object_activations)).mean(axis=0)
+    sigma_augs += del_sigma_augs * np.eye(sigma_augs.shape[0])
+    # utils.mat_sqrt_inv: inverse, general eig, sqrt of the real eigenvalues
+    matrix_inv = np.linalg.inv(sigma_augs)
+    eigenvals, eigenvecs = np.linalg.eig(matrix_inv)
+    sqrt_diag = np.diag(np.sqrt(eigenvals.real))
+    ev = eigenvecs.real
+    sigma_augs_inv_sqrt = ev @ sqrt_diag @ np.linalg.inv(ev)
+    sigma_lidar = sigma_augs_inv_sqrt @ sigma_obj @ sigma_augs_inv_sqrt
+    eigen = utils.get_eigenspectrum(activations_np=sigma_lidar, max_eigenvals=max_eigenvals)
+    return lidar_mod.get_rank(eigen)
 
 
 def git_show(clones: Path, repo: str, path: str) -> str:
@@ -168,6 +208,18 @@ def main() -> None:
         "from sklearn.discriminant_analysis import LinearDiscriminantAnalysis\n"))
     gbc = load("gbc", args.gbc_file.read_text(), tf_numpy_shim())
     transrate = transrate_listing()
+    rx_utils = load("reptrix_utils", defs_only(
+        src("arnab39/reptrix", "reptrix/utils.py"), {"get_eigenspectrum"},
+        "import numpy as np\nfrom sklearn.decomposition import PCA\n"))
+    rx_pkg = types.ModuleType("reptrix")
+    rx_pkg.utils = rx_utils
+    rx_stubs = {"reptrix": rx_pkg, "reptrix.utils": rx_utils}
+    rx_alpha = load("reptrix_alpha", defs_only(
+        src("arnab39/reptrix", "reptrix/alpha.py"), {"get_powerlaw", "get_alpha"},
+        "import numpy as np\nfrom sklearn.metrics import r2_score\nimport reptrix.utils as utils\n"),
+        rx_stubs)
+    rx_lidar = load("reptrix_lidar", defs_only(
+        src("arnab39/reptrix", "reptrix/lidar.py"), {"get_rank"}, "import numpy as np\n"))
 
     cases: list[dict] = []
 
@@ -263,6 +315,38 @@ def main() -> None:
         "mgholamikn/ETran metrics.LDA_Score", etran.LDA_Score(fd, yd),
         "digits_projection(): 1797 x 16", "mdlnb default covariance='lda'", tol=None,
         differs="mdlnb follows the paper's LDA; the peer's rule has identity covariance")
+
+    # ---- alpha-ReQ (reptrix: the alpha-ReQ authors' library)
+    xj, _ = I.digits_jittered()
+    add("alpha_reptrix_digits_jittered", "alpha_req", "arnab39/reptrix alpha.get_alpha",
+        rx_alpha.get_alpha(TensorShim(xj), fit_range=np.arange(5, 50))[0],
+        "digits_jittered(): 1797 x 64", "fit_range np.arange(5, 50) (0-based) = mdlnb "
+        "fit_range=(6, 50) (1-based, inclusive); explained-variance ratios vs covariance "
+        "eigenvalues only move the intercept; the peer's weights are float32", tol=1e-6,
+        fit_range=[6, 50])
+    xw2 = I.digits_wide()
+    add("alpha_reptrix_digits_wide", "alpha_req", "arnab39/reptrix alpha.get_alpha (defaults)",
+        rx_alpha.get_alpha(TensorShim(xw2))[0], "digits_wide(): 1797 x 128",
+        "default fit_range np.arange(10, 100) = mdlnb default (11, 100)", tol=1e-6,
+        fit_range=[11, 100])
+
+    # ---- LiDAR (reptrix, a reimplementation; the LiDAR authors published none we found)
+    for name, views in (("wine", np.stack(I.wine_views(), axis=1)),
+                        ("digits", I.digits_views())):
+        n, q, d = views.shape
+        peer = reptrix_lidar_numpy(rx_utils, rx_lidar, views, n, q)
+        add(f"lidar_reptrix_{name}", "lidar", "arnab39/reptrix lidar.get_lidar (torch -> NumPy)",
+            peer, f"{name} views: {n} x {q} x {d}",
+            "peer: Sigma_b without 1/(n-1), Sigma_w without 1/(q-1), delta 1e-6: its matrix is "
+            "(n-1)/(q-1) x mdlnb lidar_matrix(delta=1e-6/(q-1)); then it takes the PCA "
+            "explained-variance ratios of the matrix's rows (centred) instead of its "
+            "eigenvalues: peer = effective_rank(svd(M - mean_rows(M))^2)", tol=1e-8,
+            views=name)
+        add(f"lidar_reptrix_{name}_paper", "lidar", "arnab39/reptrix lidar.get_lidar",
+            peer, f"{name} views: {n} x {q} x {d}", "mdlnb default", tol=None, views=name,
+            differs="the peer's 'eigenspectrum' of the LiDAR matrix is the PCA spectrum of its "
+            "rows, roughly the squared eigenvalues, which lowers the effective rank; mdlnb "
+            "uses the eigenvalues (paper)")
 
     out = dict(generated_by="tests/peers/make_expected_more.py (not run in CI)",
                peers={k: {"commit": v} for k, v in PEERS.items()},

@@ -1,5 +1,5 @@
 """mdlnb's SFDA, GBC, PARC, TransRate, NCTI and ETran against the authors'
-code, on real inputs (runs in CI).
+code, and α-ReQ and LiDAR against reptrix, on real inputs (runs in CI).
 
 ``expected_more.json`` holds the peers' values (``make_expected_more.py``,
 run once in a scratch environment with each peer's code at a recorded
@@ -23,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import inputs as I  # noqa: E402
 
+from mdlnb import labelfree as lf  # noqa: E402
 from mdlnb import transfer as T  # noqa: E402
 
 EXPECTED = json.loads((HERE / "expected_more.json").read_text())
@@ -35,6 +36,8 @@ LOOSE = {
     "parc_dbolya_digits": (0.1, 2.0),
     "parc_dbolya_digits_pca32": (0.0, 3.0),
     "etran_lda_gholami_digits_paper": (1e-4, 0.2),
+    "lidar_reptrix_wine_paper": (0.5, 10.0),
+    "lidar_reptrix_digits_paper": (0.5, 10.0),
 }
 
 
@@ -44,6 +47,20 @@ def _gbc_code_convention(f, y, gaussian):
     dist = r.quadratic + (r.log_det / r.dim if gaussian == "spherical" else r.log_det)
     off = ~np.eye(len(r.classes), dtype=bool)
     return -float(np.sum(np.exp(-dist[off])))
+
+
+def _views(name):
+    return np.stack(I.wine_views(), axis=1) if name == "wine" else I.digits_views()
+
+
+def _lidar_reptrix_convention(views):
+    """reptrix's LiDAR from mdlnb's matrix: its δ is 1e-6 on a Σ_w (q − 1) times
+    mdlnb's, its Σ_b (n − 1) times (a factor the ratios below drop), and it takes
+    the PCA explained-variance ratios of the matrix's rows as the spectrum."""
+    q = views.shape[1]
+    m = lf.lidar_matrix(views, delta=1e-6 / (q - 1))
+    s = np.linalg.svd(m - m.mean(axis=0), compute_uv=False)
+    return lf.effective_rank(s ** 2 / np.sum(s ** 2), eps=1e-7)
 
 
 @lru_cache(maxsize=None)
@@ -86,6 +103,12 @@ def mdlnb_value(case: dict) -> float:
         return T.etran_classification(*I.digits_projection(), covariance="identity")[0]
     if cid == "etran_lda_gholami_digits_paper":
         return T.etran_classification(*I.digits_projection())[0]
+    if cid.startswith("alpha_reptrix"):
+        x = I.digits_jittered()[0] if cid.endswith("jittered") else I.digits_wide()
+        return lf.alpha_req(x, fit_range=tuple(case["fit_range"]))
+    if cid.startswith("lidar_reptrix"):
+        views = _views(case["views"])
+        return lf.lidar(views) if cid.endswith("_paper") else _lidar_reptrix_convention(views)
     raise KeyError(cid)
 
 
