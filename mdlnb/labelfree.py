@@ -71,7 +71,11 @@ Conventions that public implementations disagree on, fixed here:
   Σ_w = 1/(n(q−1)) Σ_x Σ_i (e_xi − μ_x)(e_xi − μ_x)ᵀ + δ I (δ = 1e-4);
   LiDAR = exp(−Σ p_k log p_k), p_k = λ_k/‖λ‖₁ + ε (ε = 1e-7), λ the
   eigenvalues of Σ_w^{−1/2} Σ_b Σ_w^{−1/2} — RankMe's smoothed entropy on the
-  LDA matrix.
+  LDA matrix. (The normalisations and δ are the paper's as we recall them;
+  its text was not available here. δ and ε are knobs; the 1/(n−1) and
+  1/(q−1) normalisations only rescale λ relative to δ.) reptrix's ``get_lidar`` instead takes the PCA
+  spectrum of the matrix's rows (about λ²), with unnormalised scatters and
+  δ = 1e-6.
 """
 
 from __future__ import annotations

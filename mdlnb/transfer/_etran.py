@@ -17,8 +17,11 @@ the target features ``x`` (N, D):
   ``S̃_w = (1 − λ) S_w + λ (tr S_w/D) I``, ``λ = max(exp(−5 σ_max(S_w)), 1e-10)``,
   the regularised FDA of SFDA, :mod:`mdlnb.transfer._sfda`). In ``[0, 1]``.
 
-``ETran = S_en + S_cls`` (the regression score ``S_reg`` of the paper is for
-regression/detection targets and is not computed here). Higher is better.
+The paper's overall score ``T_m`` combines an energy, an LDA-based
+classification and an SVD-based regression score; for classification mdlnb
+returns ``ETran = S_en + S_cls`` per model (``S_reg`` is not computed; the
+paper's full text, and with it the exact weighting of ``T_m``, was not
+available here). Higher is better.
 
 Code vs paper: the code's ``LDA._solve_eigen`` calls the *symmetric*
 solver ``np.linalg.eigh`` on the non-symmetric ``S̃_w⁻¹ S_b`` and keeps all D
@@ -26,8 +29,10 @@ eigenvectors; eigh returns an orthonormal basis ``U`` of whatever it
 decomposes, so ``coef = μ U Uᵀ = μ`` and the "LDA" is a nearest-mean rule
 with identity covariance, ``softmax_k(xᵀμ_k − ½‖μ_k‖² + log π_k)``. mdlnb
 follows the paper (LDA); ``covariance="identity"`` gives the code's rule.
-The code also ranks models by ``0.15·minmax(S_en) + 0.85·minmax(S_cls)``
-across the candidate models, not by the sum: see :func:`etran_combine`.
+The code ranks models by ``0.15·minmax(S_en) + 0.85·minmax(S_cls)``
+across the candidate models (``tw.py``), not by a per-model sum: use
+:func:`etran_combine` for that ranking. The energy fraction (0.5 %, lowest
+tail) is the code's; ``fraction=1`` gives the mean over all examples.
 """
 
 from __future__ import annotations

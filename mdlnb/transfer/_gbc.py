@@ -16,7 +16,8 @@ the coefficient ``BC = exp(−D_B)``, and
 
 Dimensionless, ``≤ 0``; 0 when the classes are perfectly separated; higher
 is better transfer. Variances are floored at ``min_variance = 1e-4`` (as the
-authors' code does for constant features).
+authors' code does for constant features). mdlnb's default is the diagonal
+variant; the authors' code docstring calls spherical its default.
 
 Code vs paper: for the spherical variant the authors' code sums
 ``log s̄²`` once instead of D times (``reduce_sum`` over a scalar), i.e. its

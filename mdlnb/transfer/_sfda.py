@@ -20,14 +20,17 @@ Self-challenging Fisher Space"; code TencentARC/SFDA (``metrics.py``,
    ``x̃`` with the same λ.
 
 ``SFDA = (1/N) Σ_i p̃(y_i | x̃_i)``, the mean probability of the true class
-(no logarithm: the code's comment says it is dropped "in case of
-instability", and the paper's Table values are of this form).
-Dimensionless in ``[0, 1]``; higher is better transfer.
+(no logarithm: the code's comment says the log of this LEEP-like average is
+dropped "in case of instability"; mdlnb follows the code). Dimensionless in
+``[0, 1]``; higher is better transfer.
 
 Where mdlnb departs from the authors' code: ``σ_max(S_w)`` is the exact
 largest eigenvalue (the code runs 3 power-iteration steps from ``S_w 1``,
-``power_iterations=3`` reproduces it); the paper writes the regulariser as
-``λ I``, the code (and mdlnb) as ``λ (tr S_w / D) I``.
+``power_iterations=3`` reproduces it). Where the code may depart from the
+paper (as we recall its Eq. 2, ``λ I``; its full text was not available here
+to check): the regulariser is ``λ (tr S_w / D) I``; mdlnb follows the code,
+which makes λ a fraction of the average within-class variance. The
+"softening" softmax of stage 2 and the dropped log are the code's.
 """
 
 from __future__ import annotations

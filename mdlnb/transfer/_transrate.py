@@ -13,10 +13,10 @@ listing (classes without examples add ``R = 0``). ε = 1e-4 is the listing's
 default; note it plays the role of ε² in MCR² (:mod:`mdlnb.labelfree`'s
 ``eps_sq``). Nats; higher is better transfer.
 
-mdlnb follows the code listing the paper prints (its appendix, copied into
-most benchmark code bases): the class term is a plain average over the K
-classes, where MCR²'s ``R_c`` weights classes by ``n_k/N`` (equal for
-balanced classes). The authors' repository (Long-Kai/TransRate) instead
+mdlnb follows the code listing printed with the paper (copied into most
+benchmark code bases; the paper's text was not available here to compare
+its equations): the class term is a plain average over the K classes, where
+MCR²'s ``R_c`` weights classes by ``n_k/N`` (equal for balanced classes). The authors' repository (Long-Kai/TransRate) instead
 computes the rates from stored eigenvalues of normalised or projected
 features (``generate_transrate/transrate.py``), which is not the formula
 above; it is not reproduced here. Determinants come from the smaller Gram
