@@ -125,3 +125,19 @@ def test_lidar_is_invariant_to_an_invertible_linear_map_up_to_delta():
 def test_bad_input_names_argument(call, arg):
     with pytest.raises(ValueError, match=arg):
         call()
+
+
+def test_package_shape_like_transfer():
+    """mdlnb.labelfree is a package of private ``_x.py`` modules; every name
+    in ``__all__`` exists and none is a submodule."""
+    import importlib
+    import pkgutil
+
+    import mdlnb.labelfree as pkg
+
+    subs = {m.name for m in pkgutil.iter_modules(pkg.__path__)}
+    assert subs and all(name.startswith("_") for name in subs), subs
+    for name in pkg.__all__:
+        assert not hasattr(getattr(pkg, name), "__path__")
+    for name in subs:
+        importlib.import_module(f"mdlnb.labelfree.{name}")
