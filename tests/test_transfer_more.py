@@ -64,9 +64,10 @@ def _sfda_reference(x, y, a=5.0):
     return np.mean([post2[i, y[i]] for i in range(n)]), lam
 
 
-@pytest.mark.parametrize("scale", [1.0, 0.15])
-def test_sfda_matches_the_fisher_space_reference(scale):
-    x, y = _blobs(5, 3, 3, 1.5, RNG, scale)
+@pytest.mark.parametrize("n_per,d,scale", [(5, 3, 1.0), (5, 3, 0.15), (3, 12, 0.15)])
+def test_sfda_matches_the_fisher_space_reference(n_per, d, scale):
+    """(3, 12): N = 9 < D, S_w has rank 6, the shrinkage carries the rest."""
+    x, y = _blobs(n_per, d, 3, 1.5, RNG, scale)
     ref, lam = _sfda_reference(x, y)
     res = T.sfda_result(x, y)
     assert res.shrinkage == pytest.approx(lam, rel=1e-12)
@@ -217,17 +218,17 @@ def test_etran_energy_closed_form():
     assert T.etran_energy(x, fraction=1.0)[0] == pytest.approx(199.5 + np.log(3), rel=1e-14)
 
 
-@pytest.mark.parametrize("covariance", ["lda", "identity"])
-def test_etran_classification_against_gaussian_densities(covariance):
-    x, y = _blobs(7, 3, 3, 0.8, RNG, 0.3)
+@pytest.mark.parametrize("covariance,n_per,d", [("lda", 7, 3), ("identity", 7, 3), ("lda", 2, 9)])
+def test_etran_classification_against_gaussian_densities(covariance, n_per, d):
+    x, y = _blobs(n_per, d, 3, 0.8, RNG, 0.3)
     pri = np.bincount(y) / len(y)
     mu = np.array([x[y == k].mean(0) for k in range(3)])
     if covariance == "identity":
-        cov = np.eye(3)
+        cov = np.eye(d)
     else:
         sw = sum(p * np.cov(x[y == k].T, bias=True) for k, p in enumerate(pri))
         lam = max(np.exp(-5 * np.linalg.eigvalsh(sw)[-1]), 1e-10)
-        cov = (1 - lam) * sw + lam * np.trace(sw) / 3 * np.eye(3)
+        cov = (1 - lam) * sw + lam * np.trace(sw) / d * np.eye(d)
     logp = np.stack([multivariate_normal(mu[k], cov).logpdf(x) + np.log(pri[k])
                      for k in range(3)], axis=1)
     post = np.exp(logp - logsumexp(logp, axis=1, keepdims=True))

@@ -83,11 +83,11 @@ def etran_classification(features: Any, labels: Any, *, num_classes: int | None 
     st = _lda.class_stats(x, y)
     _lda.require_two_classes(st)
     if covariance == "identity":
-        cov, lam = np.eye(x.shape[1]), None
+        lam = None
+        logp = _lda.log_posteriors(x, st, st.means)
     else:
-        lam = max(float(np.exp(-a * np.linalg.eigvalsh(st.within)[-1])), 1e-10)
-        cov = _lda.shrink(st.within, lam)
-    logp = _lda.gaussian_log_posteriors(x, st, cov)
+        lam = max(float(np.exp(-a * st.sigma_max)), 1e-10)
+        logp = _lda.shrunk_log_posteriors(x, st, lam)
     return float(np.mean(np.exp(logp[np.arange(x.shape[0]), st.index]))), lam
 
 

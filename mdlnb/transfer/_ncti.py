@@ -63,6 +63,13 @@ class NCTIResult:
 def ncti_result(features: Any, labels: Any, *, num_classes: int | None = None,
                 n_components: int = 64, top: int = 32) -> NCTIResult:
     """NCTI's three proxies; see the module doc."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):   # see _hscore._thin_svd
+        return _ncti_result(features, labels, num_classes, n_components, top)
+
+
+def _ncti_result(features, labels, num_classes, n_components, top) -> NCTIResult:
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
     x = v.features(features)

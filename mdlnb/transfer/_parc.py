@@ -39,8 +39,11 @@ from mdlnb.transfer import _validate as v
 
 
 def _pca(x: np.ndarray, k: int) -> np.ndarray:
+    from threadpoolctl import threadpool_limits
+
     xc = x - x.mean(axis=0)
-    u, s, _ = np.linalg.svd(xc, full_matrices=False)
+    with threadpool_limits(limits=1, user_api="blas"):   # see _hscore._thin_svd
+        u, s, _ = np.linalg.svd(xc, full_matrices=False)
     return u[:, :k] * s[:k]
 
 

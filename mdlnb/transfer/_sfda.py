@@ -69,14 +69,10 @@ def power_eigenvalue(a: np.ndarray, iterations: int) -> float:
     return float(x @ a @ y)
 
 
-def _sigma_max(s: np.ndarray, power_iterations: int | None) -> float:
+def _sigma_max(st: _lda.ClassStats, power_iterations: int | None) -> float:
     if power_iterations is None:
-        return float(np.linalg.eigvalsh(s)[-1])
-    return power_eigenvalue(s, power_iterations)
-
-
-def _log_posteriors(x, st, lam):
-    return _lda.gaussian_log_posteriors(x, st, _lda.shrink(st.within, lam))
+        return st.sigma_max
+    return power_eigenvalue(st.within(), power_iterations)
 
 
 def sfda_result(features: Any, labels: Any, *, num_classes: int | None = None,
@@ -93,17 +89,17 @@ def sfda_result(features: Any, labels: Any, *, num_classes: int | None = None,
         raise ValueError(f"power_iterations: must be None or a positive int, got {power_iterations!r}")
     st = _lda.class_stats(x, y)
     _lda.require_two_classes(st)
-    smax = _sigma_max(st.within, power_iterations)
+    smax = _sigma_max(st, power_iterations)
     lam = max(float(np.exp(-a * smax)), 1e-10)
     n, k = x.shape[0], st.classes.size
     rows = np.arange(n)
-    logp = _log_posteriors(x, st, lam)
+    logp = _lda.shrunk_log_posteriors(x, st, lam)
     first = float(np.mean(np.exp(logp[rows, st.index])))
     q = softmax(np.exp(logp), axis=1)[rows, st.index][:, None]        # softened confidence
     others = (st.means.sum(axis=0) - st.means) / (k - 1)              # μ̄_{−k}
     x2 = q * x + (1.0 - q) * others[st.index]
     st2 = _lda.class_stats(x2, y)
-    logp2 = _log_posteriors(x2, st2, lam)
+    logp2 = _lda.shrunk_log_posteriors(x2, st2, lam)
     return SFDAResult(float(np.mean(np.exp(logp2[rows, st2.index]))), lam, smax, first)
 
 

@@ -37,8 +37,11 @@ def coding_rate(z: np.ndarray, eps: float) -> float:
     n = z.shape[0]
     if n == 0:
         return 0.0
+    from threadpoolctl import threadpool_limits
+
     g = z.T @ z if z.shape[1] <= n else z @ z.T
-    ev = np.clip(np.linalg.eigvalsh(g), 0.0, None)
+    with threadpool_limits(limits=1, user_api="blas"):   # see _hscore._thin_svd
+        ev = np.clip(np.linalg.eigvalsh(g), 0.0, None)
     return float(0.5 * np.sum(np.log1p(ev / (n * eps))))
 
 
