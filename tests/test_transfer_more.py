@@ -113,6 +113,19 @@ def test_gbc_matches_multivariate_bhattacharyya(gaussian):
     assert T.gbc(x, y, gaussian=gaussian) == pytest.approx(-total, rel=1e-12)
 
 
+def test_gbc_reduces_wide_features_with_pca_first():
+    x, y = _blobs(8, 6, 3, 1.0, RNG)
+    xc = x - x.mean(0)
+    _, evecs = np.linalg.eigh(xc.T @ xc)
+    scores = xc @ evecs[:, ::-1][:, :3]          # top-3 principal components
+    for g in ("spherical", "diagonal"):
+        assert T.gbc(x, y, gaussian=g, n_dims=3) == pytest.approx(
+            T.gbc(scores, y, gaussian=g, n_dims=None), rel=1e-12)
+    q, _ = np.linalg.qr(RNG.normal(size=(6, 6)))   # spherical: rotation invariant
+    assert T.gbc(x @ q, y, n_dims=None) == pytest.approx(T.gbc(x, y, n_dims=None), rel=1e-12)
+    assert T.gbc(x, y, n_dims=6) == T.gbc(x, y, n_dims=None)   # D ≤ n_dims: untouched
+
+
 def test_gbc_separated_classes_near_zero():
     x, y = _blobs(10, 2, 3, 200.0, RNG)
     assert -1e-12 < T.gbc(x, y) <= 0.0
@@ -137,8 +150,12 @@ def test_parc_pca_then_standardise():
     x, y = _blobs(5, 6, 2, 1.0, RNG)
     xc = x - x.mean(0)
     evals, evecs = np.linalg.eigh(xc.T @ xc)
-    p = xc @ evecs[:, ::-1][:, :3]               # top-3 principal components
+    w = evecs[:, ::-1][:, :3]                    # top-3 principal directions
+    w = w * np.sign(w[np.argmax(np.abs(w), axis=0), np.arange(3)])   # sklearn's signs
+    p = xc @ w
     assert T.parc(x, y, n_dims=3) == pytest.approx(T.parc(p, y, n_dims=None), abs=1e-12)
+    # the signs matter: PARC centres each row over its entries
+    assert T.parc(p * [1, -1, 1], y, n_dims=None) != pytest.approx(T.parc(p, y, n_dims=None))
 
 
 def test_parc_is_one_when_features_are_the_labels():
@@ -278,6 +295,7 @@ def test_bad_input_names_argument(name, bad, arg):
 
 @pytest.mark.parametrize("call,arg", [
     (lambda x, y: T.gbc(x, y, gaussian="full"), "gaussian"),
+    (lambda x, y: T.gbc(x, y, n_dims=0), "n_dims"),
     (lambda x, y: T.parc(x, y, n_dims=0), "n_dims"),
     (lambda x, y: T.transrate(x, y, eps=-1.0), "eps"),
     (lambda x, y: T.etran(x, y, covariance="full"), "covariance"),

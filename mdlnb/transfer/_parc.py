@@ -7,7 +7,11 @@ the source model and its target labels:
 
 1. reduce the features to ``f = n_dims`` (32 in the paper) dimensions with
    PCA (centred, principal components, not whitened), if ``n_dims`` is not
-   None; ``f`` is capped at ``min(N, D)``;
+   None; ``f`` is capped at ``min(N, D)``. PARC depends on the *signs* of the
+   components (step 3 centres each row over its f entries, and flipping a
+   component moves that mean), which PCA leaves arbitrary: mdlnb fixes them
+   as scikit-learn's PCA does (each loading's largest-magnitude entry
+   positive), the convention the authors' code inherits;
 2. standardise every column (z-score, 1/N; a constant column becomes 0);
 3. dissimilarity matrices ``R_F = 1 − corr(f_i, f_j)`` and
    ``R_Y = 1 − corr(onehot(y_i), onehot(y_j))`` (Pearson correlation between
@@ -35,16 +39,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
+from mdlnb.transfer import _gram
 from mdlnb.transfer import _validate as v
-
-
-def _pca(x: np.ndarray, k: int) -> np.ndarray:
-    from threadpoolctl import threadpool_limits
-
-    xc = x - x.mean(axis=0)
-    with threadpool_limits(limits=1, user_api="blas"):   # see _hscore._thin_svd
-        u, s, _ = np.linalg.svd(xc, full_matrices=False)
-    return u[:, :k] * s[:k]
 
 
 def _standardise(x: np.ndarray) -> np.ndarray:
@@ -86,7 +82,7 @@ def parc(features: Any, labels: Any, *, num_classes: int | None = None,
     if n_dims is not None:
         if isinstance(n_dims, bool) or int(n_dims) != n_dims or n_dims < 1:
             raise ValueError(f"n_dims: must be None or a positive int, got {n_dims!r}")
-        x = _pca(x, min(int(n_dims), n, x.shape[1]))
+        x = _gram.pca_scores(x, min(int(n_dims), n, x.shape[1]))
     rf = 1.0 - _row_corr(_standardise(x), "features")
     # one-hot rows: corr = 1 within a class, −1/(C − 1) across, written exactly
     # (computed, the within-class zeros come out as 0 or ±2e-16, which splits ties)

@@ -18,7 +18,8 @@ Run it in a scratch environment (NumPy, SciPy, scikit-learn)::
 
 with one folder per repository named owner+name (bare or normal clones),
 and ``gbc.py`` the file ``stable_transfer/transferability/gbc.py`` of
-google-research/google-research at the commit below (a sparse checkout).
+google-research/google-research at the commit below (a sparse checkout),
+with ``features_targets_utils.py`` of the same folder beside it.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ PEERS = {
     "dbolya/parc": "ddfca43a84d35328897d107d6f86e860b11801ce",
     "mgholamikn/ETran": "d4551ed8f41f4ed6eba08b9cc1a78bae178acd19",
     "BUserName/NCTI": "b18d39514a3f2a7a949500b467a38b93de1428e4",
+    # gbc.py and config_transferability_target_selection.py at 1d4d2f1a;
+    # features_targets_utils.py as stored at 4963f325 (unchanged since)
     "google-research/google-research": "1d4d2f1aa6f2883a790d2ae46a6ee8ab150d8f31",
     "arnab39/reptrix": "f93c9b61b4c0df3a50f67fec54cb409c98339ff8",
 }
@@ -253,6 +256,16 @@ def main() -> None:
             "peer's log-det term is the paper's / D (it sums log of the averaged scalar "
             "variance once): peer = -sum exp(-(quadratic + log_det / D)) from mdlnb's parts",
             tol=1e-9, gaussian=g)
+    google_pca = load("google_features_targets_utils",
+                      args.gbc_file.with_name("features_targets_utils.py").read_text())
+    xw2 = I.digits_wide()
+    add("gbc_google_pca64_spherical", "gbc", "google-research gbc.py get_gbc_score after "
+        "features_targets_utils.pca_reduction(n_components=64) (the authors' experiment "
+        "config: spherical, PCA 64)", gbc.get_gbc_score(google_pca.pca_reduction(xw2, 64), yd,
+                                                        "spherical"),
+        "digits_wide(): 1797 x 128, digits labels", "mdlnb n_dims=64 (exact PCA, as the "
+        "peer's svd_solver='full'), in the peer's spherical convention (log-det / D); the peer "
+        "casts the PCA scores to float32", tol=1e-5, gaussian="spherical", n_dims=64)
     add("gbc_google_spherical_paper", "gbc", "google-research stable_transfer/transferability/"
         "gbc.py get_gbc_score (TF ops as float64 NumPy)", gbc.get_gbc_score(fd, yd, "spherical"),
         "digits_projection(): 1797 x 16", "mdlnb default (the paper's spherical distance)",

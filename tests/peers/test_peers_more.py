@@ -41,9 +41,9 @@ LOOSE = {
 }
 
 
-def _gbc_code_convention(f, y, gaussian):
+def _gbc_code_convention(f, y, gaussian, n_dims=64):
     """The peer's GBC from mdlnb's parts: its log-det term divided by D (spherical)."""
-    r = T.gbc_result(f, y, gaussian=gaussian)
+    r = T.gbc_result(f, y, gaussian=gaussian, n_dims=n_dims)
     dist = r.quadratic + (r.log_det / r.dim if gaussian == "spherical" else r.log_det)
     off = ~np.eye(len(r.classes), dtype=bool)
     return -float(np.sum(np.exp(-dist[off])))
@@ -81,6 +81,8 @@ def mdlnb_value(case: dict) -> float:
         return T.gbc(*I.digits_projection(), gaussian="diagonal")
     if cid == "gbc_google_spherical":
         return _gbc_code_convention(*I.digits_projection(), "spherical")
+    if cid == "gbc_google_pca64_spherical":
+        return _gbc_code_convention(I.digits_wide(), I.digits_projection()[1], "spherical", 64)
     if cid == "gbc_google_spherical_paper":
         return T.gbc(*I.digits_projection(), gaussian="spherical")
     if cid == "parc_dbolya_digits_parity":
