@@ -1,8 +1,11 @@
 """Transferability metrics: arrays in, a float out (PACTran paper, Sec. 2–4).
 
 Sign conventions follow the papers, recorded in :data:`METRICS`: LEEP,
-N-LEEP, NCE, H-score, LogME are higher-is-better; PACTran-*, LINEAR and
-LINEAR-VALID are losses/bounds in nats per example, lower-is-better.
+N-LEEP, NCE, H-score, LogME, SFDA, GBC, PARC, TransRate, NCTI and ETran are
+higher-is-better; PACTran-*, LINEAR and LINEAR-VALID are losses/bounds in
+nats per example, lower-is-better. NCTI and ETran rank several models by
+min-max normalising their parts across the models (:func:`ncti_combine`,
+:func:`etran_combine`); their per-model values are the unnormalised sums.
 Use :func:`oriented` to turn any value into higher-is-better.
 
 Metrics needing a source classifier (LEEP, NCE, PT-Dir, PT-Gam) take its
@@ -24,6 +27,9 @@ from mdlnb.transfer._gaussian import SIGMA0_FACTORS
 from mdlnb.transfer._gaussian import (PactranGaussianResult, pactran_gaussian,
                                      pactran_gaussian_grid, pactran_gaussian_result,
                                      select_by_kendall)
+from mdlnb.transfer._etran import (ETranResult, etran, etran_classification, etran_combine,
+                                  etran_energy, etran_result)
+from mdlnb.transfer._gbc import GBCResult, gbc, gbc_result
 from mdlnb.transfer._hscore import hscore, ledoit_wolf_shrinkage, regularized_hscore
 from mdlnb.transfer._leep import (COMPONENT_RULES, NLeepResult, gmm_posteriors, leep, nce,
                                   nleep, nleep_components, nleep_result, source_probs_from_head,
@@ -31,6 +37,10 @@ from mdlnb.transfer._leep import (COMPONENT_RULES, NLeepResult, gmm_posteriors, 
 from mdlnb.transfer._linear import BETA_FACTORS
 from mdlnb.transfer._linear import linear, linear_valid, linear_valid_losses, two_folds
 from mdlnb.transfer._logme import LogMEResult, logme, logme_result
+from mdlnb.transfer._ncti import NCTIResult, ncti, ncti_combine, ncti_result
+from mdlnb.transfer._parc import parc
+from mdlnb.transfer._sfda import SFDAResult, sfda, sfda_result
+from mdlnb.transfer._transrate import transrate
 from mdlnb.transfer._pactran import (PactranResult, pactran_dirichlet,
                                     pactran_dirichlet_result, pactran_gamma,
                                     pactran_gamma_result)
@@ -45,7 +55,8 @@ class Metric:
       fn: ``fn(inputs: dict, labels, num_classes, seed) -> float``.
       sign: +1 if higher is better, -1 if lower is better.
       needs: input names besides ``labels``: ``"features"``, ``"source_probs"``.
-      unit: ``"nats/example"`` or ``"dimensionless"``.
+      unit: ``"nats/example"``, ``"nats"`` (TransRate: a rate of the whole set),
+        ``"dimensionless"``, or ``"mixed"`` (ETran: nats of energy + a probability).
       knobs: the defaults used, for recording next to results.
     """
 
@@ -105,6 +116,22 @@ def _registry() -> dict[str, Metric]:
         Metric("linear_valid",
                lambda i, y, c, r: linear_valid(i["features"], y, num_classes=c, seed=r), -1, f, nat,
                {"beta": "{0.1,1,10}N", "folds": "2, stratified"}),
+        Metric("sfda", lambda i, y, c, r: sfda(i["features"], y, num_classes=c), +1, f, dim,
+               {"a": 5.0, "sigma_max": "exact (authors' code: 3 power iterations)",
+                "score": "mean true-class probability, no log"}),
+        Metric("gbc", lambda i, y, c, r: gbc(i["features"], y, num_classes=c), +1, f, dim,
+               {"gaussian": "spherical", "n_dims": "64 (exact PCA when D > 64)",
+                "min_variance": 1e-4, "log_det": "paper (D log s^2; authors' code: once)"}),
+        Metric("parc", lambda i, y, c, r: parc(i["features"], y, num_classes=c), +1, f, dim,
+               {"n_dims": 32, "pca": "exact", "scale": "[-1, 1] (authors' code: x100)"}),
+        Metric("transrate", lambda i, y, c, r: transrate(i["features"], y, num_classes=c), +1,
+               f, "nats", {"eps": 1e-4, "class_average": "uniform 1/K"}),
+        Metric("ncti", lambda i, y, c, r: ncti(i["features"], y, num_classes=c), +1, f, dim,
+               {"n_components": 64, "top": 32,
+                "value": "unnormalised seli + ncc - vc; rank models with ncti_combine"}),
+        Metric("etran", lambda i, y, c, r: etran(i["features"], y, num_classes=c), +1, f,
+               "mixed", {"fraction": 0.005, "covariance": "lda",
+                                      "value": "S_en + S_cls; authors rank with etran_combine"}),
     ]
     return {m.name: m for m in entries}
 
@@ -163,4 +190,8 @@ __all__ = [
     "PactranResult", "pactran_gaussian", "pactran_gaussian_result", "pactran_gaussian_grid",
     "PactranGaussianResult", "select_by_kendall",
     "linear", "linear_valid", "linear_valid_losses", "two_folds",
+    "sfda", "sfda_result", "SFDAResult", "gbc", "gbc_result", "GBCResult", "parc",
+    "transrate", "ncti", "ncti_result", "ncti_combine", "NCTIResult",
+    "etran", "etran_result", "etran_energy", "etran_classification", "etran_combine",
+    "ETranResult",
 ]

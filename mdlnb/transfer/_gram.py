@@ -61,3 +61,21 @@ def spectrum(f: np.ndarray) -> Spectrum:
         e, vv = np.linalg.eigh(f.T @ f)
     return Spectrum(np.clip(e[::-1], 0.0, None), None, vv[:, ::-1], d)
 
+
+
+def pca_scores(x: np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` principal-component scores ``U_k S_k`` (N, k) of the
+    centred ``x``: exact thin SVD, float64, one BLAS thread.
+
+    Signs follow scikit-learn's ``PCA`` (≥ 1.5, ``svd_flip`` with
+    ``u_based_decision=False``): each loading vector's entry of largest
+    magnitude is positive. Most uses are sign-blind; PARC is not (its row
+    centring sees the sign of every component)."""
+    from threadpoolctl import threadpool_limits
+
+    xc = x - x.mean(axis=0)
+    with threadpool_limits(limits=1, user_api="blas"):
+        u, s, vt = np.linalg.svd(xc, full_matrices=False)
+    signs = np.sign(vt[np.arange(len(vt)), np.argmax(np.abs(vt), axis=1)])
+    signs[signs == 0] = 1.0
+    return u[:, :k] * (s[:k] * signs[:k])

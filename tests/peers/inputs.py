@@ -97,3 +97,27 @@ def table_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
     if name == "digits_parity":
         return x, y % 2
     raise ValueError(name)
+
+
+def digits_jittered(n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Raw digits plus seeded Gaussian noise (σ = 0.5): no constant pixel, so
+    the 64 × 64 covariance has full rank (first ``n`` rows)."""
+    x, y = _digits()
+    x = x + 0.5 * np.random.default_rng(2).normal(size=x.shape)
+    return (x, y) if n is None else (x[:n], y[:n])
+
+
+def digits_wide() -> np.ndarray:
+    """Raw digits through a fixed Gaussian projection 64 → 128 plus seeded noise
+    (σ = 0.5): 1797 × 128 with 128 non-zero covariance eigenvalues."""
+    x, _ = _digits()
+    w = np.random.default_rng(3).normal(size=(64, 128)) / 8.0
+    return x @ w + 0.5 * np.random.default_rng(4).normal(size=(x.shape[0], 128))
+
+
+def digits_views(n: int = 300, q: int = 4) -> np.ndarray:
+    """``q`` noisy "augmented views" (σ = 0.5, seeded) of each of the first ``n``
+    projected digits: (n, q, 16)."""
+    f, _ = digits_projection(n)
+    rng = np.random.default_rng(5)
+    return f[:, None, :] + 0.5 * rng.normal(size=(n, q, f.shape[1]))
