@@ -208,3 +208,17 @@ def test_studies_name_committed_encoders_as_trained():
     assert PT.sha256(PT.params_bytes(enc.params)) == PT.check("random-vit_S-s0")["sha256"]
     with pytest.raises(ValueError, match="steps must be an integer or 'trained'"):
         parse_encoder("simclr:vit_S:soon")
+
+
+def test_kept_evaluations_are_the_parameters_at_each_step(images, tmp_path):
+    values = [0.1, 0.2, 0.3, 0.25, 0.25]
+    run = train_until_plateau("supervised", "vit", "XS", images, Scripted(values), plateau=RULE,
+                              hyper=HP, directory=tmp_path, keep_evaluations=True)
+    kept = run.evaluations()
+    assert sorted(kept) == [10, 20, 30, 40]                # step 0 is the seeded init
+    assert PT.params_bytes(kept[20]) == PT.params_bytes(run.encoder.params)   # chosen: 20
+    # a second call with the same arguments trains nothing and finds the same files
+    again = train_until_plateau("supervised", "vit", "XS", images, Scripted([]), plateau=RULE,
+                                hyper=HP, directory=tmp_path, keep_evaluations=True)
+    assert again.trained_steps == 40
+    assert PT.params_bytes(again.evaluations()[40]) == PT.params_bytes(kept[40])

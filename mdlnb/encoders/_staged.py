@@ -96,6 +96,7 @@ class StagedRun:
       chosen_step: the step of the chosen evaluation.
       trained_steps: the steps trained before stopping.
       reason: ``"plateau"`` or ``"max_steps"`` (``"untrained"`` for random).
+      state_path: the resumable state's file (None for random).
     """
 
     encoder: Encoder
@@ -103,17 +104,39 @@ class StagedRun:
     chosen_step: int
     trained_steps: int
     reason: str
+    state_path: Path | None = None
+
+    def evaluations(self) -> dict[int, Any]:
+        """The encoder parameters of every evaluation kept (``keep_evaluations=True``),
+        by step; calling :func:`train_until_plateau` again with the same arguments
+        returns at once with this run (its state is complete)."""
+        from mdlnb import _checkpoint
+
+        if self.state_path is None:
+            return {0: self.encoder.params}
+        out = {}
+        for r in self.curve:
+            ck = _checkpoint.load(_step_path(self.state_path, r["step"]), self.encoder.params,
+                                  key=None)
+            if ck is not None:
+                out[int(r["step"])] = ck.tree
+        return out
 
 
 def _state_path(directory: Path, key: str) -> Path:
     return directory / f"staged-{key}.ckpt.npz"
 
 
+def _step_path(state: Path, step: int) -> Path:
+    return state.with_name(state.name.replace(".ckpt.npz", f"-step{int(step)}.npz"))
+
+
 def train_until_plateau(objective: str, arch: str, size: str, data: Task, monitor: Monitor, *,
                         plateau: Plateau = Plateau(), seed: int = 0,
                         hyper: P.Hyper | None = None, directory: str | Path | None = None,
                         progress: bool | Callable[[int, Mapping[str, float]], Any] = False,
-                        chunk_steps: int | None = None) -> StagedRun:
+                        chunk_steps: int | None = None,
+                        keep_evaluations: bool = False) -> StagedRun:
     """Train ``objective`` on ``arch``/``size`` over ``data`` until ``monitor`` plateaus.
 
     Args:
@@ -129,6 +152,10 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
       chunk_steps: steps per compiled chunk (default 10 for the ResNet, 50 for
         the ViT, or their greatest common divisor with ``plateau.eval_every``;
         must divide ``plateau.eval_every``).
+      keep_evaluations: also keep the encoder parameters of every evaluation
+        beside the state (``<state>-step<N>.npz``, read back with
+        :meth:`StagedRun.evaluations`), so further monitors can score the
+        checkpoints later without retraining.
     """
     cfg = P._check_args(objective, arch, size, plateau.max_steps, seed)
     hp = hyper or P.Hyper()
@@ -218,6 +245,8 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
         report(done, row)
         if plateau.chosen(values) == len(values) - 1:
             chosen = params
+        if keep_evaluations:
+            _checkpoint.save(_step_path(path, done), params, key=key, meta={"step": done})
         _checkpoint.save(path, (state, chosen, np.int64(done), np.float64(seconds)), key=key,
                          meta={"curve": curve})
 
@@ -228,4 +257,4 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
              "final_loss": curve[best]["loss"], "stop_reason": reason,
              "train_seconds": round(seconds, 3), "chunk_steps": chunk}
     enc = P._encoder(objective, cfg, chosen, final)
-    return StagedRun(enc, tuple(curve), int(curve[best]["step"]), done, reason)
+    return StagedRun(enc, tuple(curve), int(curve[best]["step"]), done, reason, path)

@@ -6,8 +6,12 @@ training features' mean and standard deviation, fits a multinomial logistic
 regression (scikit-learn, L-BFGS, L2 with C = 1 on standardized features) and
 returns its top-1 accuracy on the held-out images (``probe_accuracy``, a
 fraction), its mean held-out log-loss (``probe_nll_nats``, nats/example) and
-RankMe of the held-out features (``rankme``, effective rank; Garrido et al.
-2023). Feature extraction is not cached on disk (every checkpoint differs).
+label-free scores of the held-out features: RankMe (``rankme``, effective
+rank; Garrido et al. 2023) on all of them, and on the first
+``label_free_rows`` (2,000): TwoNN intrinsic dimension (``twonn_id``),
+cluster learnability (``cluster_learnability``, key 0; CLID combines the two
+across checkpoints) and α-ReQ (``alpha_req``, the eigenspectrum's decay).
+Feature extraction is not cached on disk (every checkpoint differs).
 """
 
 from __future__ import annotations
@@ -35,13 +39,14 @@ class ProbeMonitor:
     test: Task
     C: float = 1.0
     max_iter: int = 1000
+    label_free_rows: int = 2000
 
     def __call__(self, step: int, encoder: Any) -> dict[str, float]:
         from sklearn.exceptions import ConvergenceWarning
         from sklearn.linear_model import LogisticRegression
         from sklearn.metrics import log_loss
 
-        from mdlnb.labelfree import rankme
+        from mdlnb import labelfree
 
         f_train, f_test = _features(encoder, self.train), _features(encoder, self.test)
         mu, sd = f_train.mean(0), f_train.std(0)
@@ -51,6 +56,12 @@ class ProbeMonitor:
             warnings.simplefilter("ignore", ConvergenceWarning)
             clf = LogisticRegression(C=self.C, max_iter=self.max_iter).fit(a, self.train.y)
         p = clf.predict_proba(b)
-        return {"probe_accuracy": float(np.mean(clf.classes_[p.argmax(1)] == self.test.y)),
-                "probe_nll_nats": float(log_loss(self.test.y, p, labels=clf.classes_)),
-                "rankme": rankme(f_test) if np.any(f_test) else 1.0}
+        out = {"probe_accuracy": float(np.mean(clf.classes_[p.argmax(1)] == self.test.y)),
+               "probe_nll_nats": float(log_loss(self.test.y, p, labels=clf.classes_))}
+        if not np.any(f_test):        # a collapsed encoder: no spectrum, no neighbours
+            return {**out, "rankme": 1.0, "twonn_id": np.nan, "cluster_learnability": np.nan,
+                    "alpha_req": np.nan}
+        z = f_test[: self.label_free_rows]
+        return {**out, "rankme": labelfree.rankme(f_test), "twonn_id": labelfree.twonn_id(z),
+                "cluster_learnability": labelfree.cluster_learnability(z, 0),
+                "alpha_req": labelfree.alpha_req(z)}

@@ -64,7 +64,8 @@ def run(config: PretrainingConfig | None = None, *, only: Sequence[str] | None =
         # not in the shared cache where the first training's final state is kept.
         staged = train_until_plateau(objective, arch, size, pre, mon, plateau=config.plateau(),
                                      seed=config.seed, hyper=config.hyper(), progress=progress,
-                                     directory=d / ".state" if retrain else None)
+                                     directory=d / ".state" if retrain else None,
+                                     keep_evaluations=True)
         prov = _artifacts.write(staged, directory=d, command=command, source_commit=commit)
         if progress:
             print(f"  -> {prov['name']}: chosen step {prov['chosen_step']} of "
