@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
@@ -494,3 +495,24 @@ def test_kendall_bars_draw_means_and_interval_half_widths():
     plt.close(ax.figure)
     with pytest.raises(ValueError, match="ci"):
         plots.kendall_bars(long.drop(columns="ci"))
+
+
+def test_static_baselines_rank_by_size_and_published_accuracy():
+    import jax
+    import pandas as pd
+
+    from mdlnb.encoders import efficientnet_lite
+    from mdlnb.studies.transferability._scores import SOURCE_ACCURACY, add_static, encoder_statics
+
+    enc = efficientnet_lite(0, resolution=32)
+    st = encoder_statics(enc)
+    assert st["params"] == sum(np.size(v) for v in jax.tree_util.tree_leaves(enc.params))
+    assert st["source_accuracy"] == SOURCE_ACCURACY["efficientnet_lite0"] == 75.1
+    other = SimpleNamespace(name="simclr-vit_S-0steps-seed0", params={"w": np.zeros((3, 4))})
+    assert encoder_statics(other)["params"] == 12.0
+    assert np.isnan(encoder_statics(other)["source_accuracy"])
+    scores = pd.DataFrame([dict(encoder=e, task="t", ratio=2, n=20, repeat=r, metric="logme",
+                                value=1.0) for e in ("a", "b") for r in (0, 1)])
+    out = add_static(scores, {"a": enc, "b": other})
+    p = out[out["metric"] == "params"].set_index(["encoder", "repeat"])["value"]
+    assert p[("b", 0)] == p[("b", 1)] == 12.0 and len(out) == 4 + 2 * 2 * 2

@@ -41,6 +41,10 @@ class TransferabilityConfig:
       grid_metrics: add PT-Gauss-grid and LINEAR-grid, selected by τ vs
         LINEAR-VALID; ``linear_beta_factors``: LINEAR's β grid in units of N.
       label_free: add CL, TwoNN ID, CLID and RankMe.
+      static: add the static baselines (Singh et al., ICLR 2026, "How NOT to
+        benchmark your SITE metric"): rank by parameter count (``params``) and
+        by published ImageNet top-1 where an encoder has one
+        (``source_accuracy``); the same values on every subsample.
       mdl: add the MDL-switching codelength. Its protocol, field for field
         (these become one ``mdlnb.Protocol``): ``mdl_experts`` the board
         (a preset of :func:`mdlnb.experts.preset`), ``mdl_batch_size`` B
@@ -69,6 +73,7 @@ class TransferabilityConfig:
     grid_metrics: bool = True
     linear_beta_factors: tuple[float, ...] = (0.1, 1.0, 10.0)
     label_free: bool = True
+    static: bool = True
     mdl: bool = True
     mdl_experts: str = "small"
     mdl_batch_size: int = 4

@@ -13,8 +13,12 @@ EXTRA_METRICS: dict[str, tuple[int, str]] = {
     "twonn_id": (+1, "dimensions"),
     "clid": (+1, "dimensionless"),
     "rankme": (+1, "dimensions"),
+    "params": (+1, "parameters"),
+    "source_accuracy": (+1, "ImageNet top-1"),
 }
 LABEL_FREE = ("cl", "twonn_id", "clid", "rankme")
+#: Baselines that look at the encoder only, never at the task's data.
+STATIC = ("params", "source_accuracy")
 GRID_METRICS = ("pactran_gaussian_grid", "linear_grid")
 #: Registry metrics that use the N-LEEP Gaussian mixture (and so its number of components).
 GMM_METRICS = ("nleep", "n_pactran_dirichlet", "n_pactran_gamma")

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 from mdlnb.studies.transferability._config import TransferabilityConfig
 from mdlnb.studies.transferability._kendall import (average_table, differences,
                                                     mean_over_tasks, per_task_table)
-from mdlnb.studies.transferability._metrics import metric_order
+from mdlnb.studies.transferability._metrics import STATIC, metric_order
 
 SOURCE_METRICS = ("leep", "nce", "pactran_dirichlet", "pactran_gamma")
 _NAMES = {"leep": "LEEP", "nleep": "N-LEEP", "nce": "NCE", "hscore": "H-score",
@@ -19,7 +19,10 @@ _NAMES = {"leep": "LEEP", "nleep": "N-LEEP", "nce": "NCE", "hscore": "H-score",
           "n_pactran_dirichlet": "N-PT-Dir", "n_pactran_gamma": "N-PT-Gam",
           "pactran_gaussian": "PT-Gauss", "linear": "LINEAR", "linear_valid": "LINEAR-VALID",
           "pactran_gaussian_grid": "PT-Gauss-grid", "linear_grid": "LINEAR-grid",
-          "mdl": "MDL", "cl": "CL", "twonn_id": "TwoNN ID", "clid": "CLID", "rankme": "RankMe"}
+          "mdl": "MDL", "cl": "CL", "twonn_id": "TwoNN ID", "clid": "CLID", "rankme": "RankMe",
+          "sfda": "SFDA", "gbc": "GBC", "parc": "PARC", "transrate": "TransRate",
+          "ncti": "NCTI", "etran": "ETran", "params": "#params (static)",
+          "source_accuracy": "ImageNet top-1 (static)"}
 
 
 def display_name(metric: str) -> str:
@@ -119,6 +122,22 @@ class TransferabilityResult:
                                 f"{fmt(pb[pb.ratio == r].iloc[0])}" for r in ratios
                                 if r in set(pa.ratio) and r in set(pb.ratio))
                 lines.append(f"* {display_name(a)} vs {display_name(b)}: {per}.")
+        static = long[long["metric"] == "params"]
+        if not static.empty:
+            est = long[~long["metric"].isin(STATIC)]
+            parts = []
+            for ratio in ratios:
+                p, e = static[static.ratio == ratio], est[est.ratio == ratio]
+                if p.empty or e.empty:
+                    continue
+                p, top = p.iloc[0], e.sort_values("tau", ascending=False).iloc[0]
+                verdict = ("beats every estimator" if p.tau - p.ci > top.tau + top.ci else
+                           "is beaten by " + display_name(top.metric)
+                           if top.tau - top.ci > p.tau + p.ci else
+                           "is not separable from the best estimator, " + display_name(top.metric))
+                parts.append(f"N/K = {ratio}: {fmt(p)}, {verdict} ({fmt(top)})")
+            lines.append("* Static baseline, rank by parameter count (no data at all): "
+                         + "; ".join(parts) + ".")
         m = len(self.config.encoders)
         lines.append(f"* Resolution: with {m} encoders one swapped pair moves a subsample's τ by "
                      f"{4 / (m * (m - 1)):.3f}; intervals are 95 % over the "

@@ -11,7 +11,7 @@ and CLID's min–max combination (:func:`add_clid`, CLID Sec. 3.5).
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -181,6 +181,34 @@ def add_clid(scores):
         for (task, ratio, repeat, enc, n), v in zip(g.index, values):
             rows.append(dict(encoder=enc, task=task, ratio=ratio, n=n, repeat=repeat,
                              metric="clid", value=float(v)))
+    return pd.concat([scores, pd.DataFrame(rows, columns=scores.columns)], ignore_index=True)
+
+
+#: Published ImageNet top-1 (%) of the EfficientNet-Lite checkpoints (tensorflow/tpu,
+#: models/official/efficientnet/lite README, at their own resolutions).
+SOURCE_ACCURACY = {"efficientnet_lite0": 75.1, "efficientnet_lite1": 76.7,
+                   "efficientnet_lite2": 77.6}
+
+
+def encoder_statics(encoder: Any) -> dict[str, float]:
+    """The static baselines of one :class:`mdlnb.encoders.Encoder`: its parameter
+    count and, where published, its source (ImageNet) top-1 accuracy (else NaN)."""
+    import jax
+
+    params = float(sum(np.size(v) for v in jax.tree_util.tree_leaves(encoder.params)))
+    acc = next((v for k, v in SOURCE_ACCURACY.items() if encoder.name.startswith(k)), np.nan)
+    return {"params": params, "source_accuracy": float(acc)}
+
+
+def add_static(scores, encoders: Mapping[str, Any]):
+    """Append the static baselines (:func:`encoder_statics`) of ``encoders`` (name →
+    Encoder) on every (task, ratio, repeat) row group of ``scores``."""
+    import pandas as pd
+
+    statics = {name: encoder_statics(e) for name, e in encoders.items()}
+    heads = scores[["encoder", "task", "ratio", "n", "repeat"]].drop_duplicates()
+    rows = [dict(h, metric=m, value=v) for h in heads.to_dict("records")
+            for m, v in statics[h["encoder"]].items()]
     return pd.concat([scores, pd.DataFrame(rows, columns=scores.columns)], ignore_index=True)
 
 
