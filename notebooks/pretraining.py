@@ -40,7 +40,7 @@ paper_dir = "paper"          # where tables and figures are written
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import manifest, report
+from mdlnb import claims, manifest, report
 from mdlnb.studies import pretraining
 
 result = pretraining.result()        # every artifact, checked against its SHA-256
@@ -64,6 +64,31 @@ plt.show()
 
 # %%
 display(Markdown(result.findings()))
+
+# %% [markdown]
+# ## Do label-free scores track the probe along training?
+#
+# CLID's premise (CLID paper Sec. 3) is that a score computed without labels
+# — here RankMe, TwoNN intrinsic dimension, cluster learnability, their
+# combination CLID, and α-ReQ — ranks representations as their downstream
+# accuracy does. Every checkpoint of the runs above is one representation:
+# per encoder, Kendall τ over its checkpoints between each score and the
+# probe accuracy. The same scores can be logged by any training loop:
+# `mdlnb.encoders.train_until_plateau(..., monitor=...)` calls a monitor at
+# every evaluation.
+
+# %%
+fig_tracking = result.plot_tracking()
+plt.show()
+display(Markdown(report.to_markdown(result.tracking(), digits=3)))
+
+# %% [markdown]
+# ## Claim
+
+# %%
+found = [result.tracking_claim()]
+claims.write_claims(found, paper_dir, "pretraining")
+print(claims.describe(found))
 
 # %%
 paths = result.save(paper_dir)

@@ -284,7 +284,8 @@ def _pretraining(p):
 
 EXPECT = {
     "pretraining": (["pretraining_encoders.csv", "pretraining_probe_curves.csv",
-                     "pretraining_probe_curves.png"], _pretraining),
+                     "pretraining_probe_curves.png", "pretraining_tracking.csv",
+                     "pretraining_tracking.png"], _pretraining),
     "quickstart": (["quickstart_codelengths.csv", "quickstart_posterior.png"], _quickstart),
     "parity_toy": (["parity_curves.png", "parity_rankings.csv", "parity_measures.csv",
                     "parity_mlp_measures.csv", "parity_switching.csv",
@@ -313,7 +314,7 @@ EXPECT = {
 # The claims each notebook decides (issue 14).
 CLAIMS = {"switching_strategies": {"b1", "b2", "c1", "c2"}, "data_efficiency": {"e1", "e2"},
           "objectives": {"a1", "a2", "f", "l"}, "readout_preference": {"d1", "d2", "d3", "k"},
-          "scaling": {"j1", "j2"},
+          "scaling": {"j1", "j2"}, "pretraining": {"m"},
           "parity_toy": {"g1", "g2", "g3"},
           "transferability_baselines": {"h1", "h2", "h3", "h4", "i1", "i2", "i3"}}
 

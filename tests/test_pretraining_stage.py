@@ -222,3 +222,34 @@ def test_kept_evaluations_are_the_parameters_at_each_step(images, tmp_path):
                                 hyper=HP, directory=tmp_path, keep_evaluations=True)
     assert again.trained_steps == 40
     assert PT.params_bytes(again.evaluations()[40]) == PT.params_bytes(kept[40])
+
+
+def test_tracking_is_kendall_tau_over_checkpoints():
+    import pandas as pd
+    from scipy import stats
+
+    from mdlnb import labelfree
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for enc, sign in (("a:vit_S", 1.0), ("b:vit_S", -1.0)):
+        acc = np.linspace(0.6, 0.9, 6)
+        for i, a in enumerate(acc):
+            rows.append({"encoder": enc, "objective": enc[0], "step": 500 * i,
+                         "probe_accuracy": a, "rankme": 10 + sign * i + 0.1 * rng.normal(),
+                         "twonn_id": 5 + rng.normal(), "cluster_learnability": 0.5 + 0.05 * i,
+                         "alpha_req": 1 + 0.1 * i, "loss": np.nan, "train_seconds": 0.0})
+    res = PT.PretrainingResult(pd.DataFrame([{"encoder": "a:vit_S"}, {"encoder": "b:vit_S"}]),
+                               pd.DataFrame(rows))
+    t = res.tracking().set_index(["encoder", "score"])["kendall tau"]
+    for enc in ("a:vit_S", "b:vit_S"):
+        g = pd.DataFrame(rows)
+        g = g[g["encoder"] == enc]
+        assert t[(enc, "rankme")] == pytest.approx(
+            stats.kendalltau(g["rankme"], g["probe_accuracy"]).statistic)
+        cl = labelfree.clid(g["cluster_learnability"].to_numpy(), g["twonn_id"].to_numpy())
+        assert t[(enc, "clid")] == pytest.approx(
+            stats.kendalltau(cl, g["probe_accuracy"]).statistic)
+        assert t[(enc, "alpha_req_near_1")] == pytest.approx(-1.0)   # moves away from 1
+    claim = res.tracking_claim()
+    assert claim.id == "m" and "(n=2 encoders)" in claim.our_value

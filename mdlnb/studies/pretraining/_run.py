@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+
+import numpy as np
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -123,6 +125,79 @@ class PretrainingResult:
                          f"{r['probe_accuracy'] - base:+.1%} over untrained).")
         return "\n".join(lines)
 
+    def tracking(self):
+        """Per trained encoder and label-free score, Kendall τ_b over its checkpoints
+        between the score and the probe accuracy (does the score track representation
+        quality along training?). CLID is computed across each encoder's own
+        checkpoints (min–max of CL plus min–max of TwoNN ID, :func:`mdlnb.labelfree.clid`).
+        α-ReQ has no better direction (α ≈ 1 is the paper's sweet spot): its τ is given
+        as measured and for −|α − 1|. Checkpoints where a score is missing are left out;
+        τ needs 3 checkpoints."""
+        import pandas as pd
+
+        from mdlnb import labelfree, ranking
+
+        rows = []
+        for enc, g in self.curves.groupby("encoder", sort=True):
+            g = g.copy()
+            ok = g[["cluster_learnability", "twonn_id"]].notna().all(axis=1) \
+                if {"cluster_learnability", "twonn_id"} <= set(g) else g["step"] < 0
+            if ok.sum() >= 2:
+                g.loc[ok, "clid"] = labelfree.clid(g.loc[ok, "cluster_learnability"].to_numpy(),
+                                                   g.loc[ok, "twonn_id"].to_numpy())
+            if "alpha_req" in g:
+                g["alpha_req_near_1"] = -(g["alpha_req"] - 1.0).abs()
+            for score in ("rankme", "twonn_id", "cluster_learnability", "clid", "alpha_req",
+                          "alpha_req_near_1"):
+                if score not in g:
+                    continue
+                h = g[["probe_accuracy", score]].dropna()
+                if len(h) < 3 or np.ptp(h[score]) == 0 or np.ptp(h["probe_accuracy"]) == 0:
+                    continue
+                rows.append({"encoder": enc, "score": score, "checkpoints": len(h),
+                             "kendall tau": float(ranking.kendall_tau(h[score], h["probe_accuracy"]))})
+        return pd.DataFrame(rows, columns=["encoder", "score", "checkpoints", "kendall tau"])
+
+    def tracking_claim(self, *, alpha: float = 0.05):
+        """Claim (m), CLID's premise: label-free scores track representation quality. Per
+        trained encoder τ(CLID, probe accuracy) over its checkpoints; t interval over
+        encoders; paper (CLID Table 1, across ImageNet models): τ = 0.75."""
+        from mdlnb import claims as C
+
+        t = self.tracking()
+        taus = t.loc[t["score"] == "clid", "kendall tau"].to_numpy()
+        d = C.t_effect(taus, paper_effect=0.75, level=1 - alpha, unit="encoders")
+        return C.Claim.decided(
+            "m", "Label-free scores track representation quality: along pretraining, CLID "
+            "rises and falls with the linear probe's accuracy.", "CLID Sec. 3.3–3.5, Table 1",
+            "Kendall τ 0.75 between CLID and ImageNet top-1 across models (Table 1)",
+            "per trained encoder, Kendall τ_b over its checkpoints between CLID (across its "
+            f"checkpoints) and the held-out probe accuracy; {1 - alpha:.0%} t interval over "
+            "encoders: holds above 0, does not hold below 0 or below the paper's 0.75, else "
+            "inconclusive", d)
+
+    def plot_tracking(self):
+        """Each label-free score against the probe accuracy along training, one panel
+        per score, one line per encoder (scores min–max scaled per encoder)."""
+        import matplotlib.pyplot as plt
+
+        scores = [s for s in ("rankme", "twonn_id", "cluster_learnability", "alpha_req")
+                  if s in self.curves]
+        fig, axes = plt.subplots(1, len(scores), figsize=(3.2 * len(scores), 3.2), sharey=True,
+                                 squeeze=False)
+        for ax, score in zip(axes[0], scores):
+            for enc, g in self.curves[self.curves["objective"] != "random"].groupby("encoder"):
+                h = g[["probe_accuracy", score]].dropna()
+                if len(h) >= 2:
+                    ax.plot(h[score], h["probe_accuracy"], marker="o", markersize=3, label=enc)
+            ax.set_xlabel(score.replace("_", " "))
+            ax.set_title(score.replace("_", " "))
+        axes[0][0].set_ylabel("probe accuracy (held-out)")
+        axes[0][-1].legend(fontsize=7)
+        fig.suptitle("Label-free scores along pretraining (one point per checkpoint)")
+        fig.tight_layout()
+        return fig
+
     def save(self, paper_dir: str | Path = "paper") -> list[Path]:
         import matplotlib.pyplot as plt
 
@@ -136,6 +211,10 @@ class PretrainingResult:
                                    "pretraining_probe_curves", paper_dir, digits=4)
         fig = self.plot_curves()
         paths.append(report.save_figure(fig, "pretraining_probe_curves", paper_dir))
+        plt.close(fig)
+        paths += list(report.save_table(self.tracking(), "pretraining_tracking", paper_dir))
+        fig = self.plot_tracking()
+        paths.append(report.save_figure(fig, "pretraining_tracking", paper_dir))
         plt.close(fig)
         return paths
 
@@ -152,6 +231,7 @@ def result(directory: str | Path | None = None) -> PretrainingResult:
         rows.append({"encoder": label, **{k: v for k, v in p.items() if not isinstance(v, dict)}})
         c = pd.read_csv(d / f"{p['name']}.curve.csv")
         c.insert(0, "encoder", label)
+        c.insert(1, "objective", p["objective"])
         curves.append(c)
     enc = pd.DataFrame(rows)
     if len(enc):
