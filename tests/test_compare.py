@@ -388,3 +388,17 @@ def test_the_same_features_under_two_names_are_one_cache_entry(tmp_path, monkeyp
                     seeds=SEEDS)
     assert len(calls) == n_calls
     np.testing.assert_array_equal(a.totals(), b.totals())
+
+
+def test_cli_check_standardize(close, tmp_path, capsys):
+    feats, y = close
+    paths = []
+    for name, x in feats.items():
+        paths.append(tmp_path / f"{name}.npz")
+        np.savez(paths[-1], x=x, y=y)
+    with pytest.warns(UserWarning):
+        rc = cli.main(["compare", *map(str, paths), "--protocol", "small", "--batch-size", "16",
+                       "--m", "11", "--quiet", "--check-standardize"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "close call" in out
+    assert "standardize='none':" in out and ("order held" in out or "order flipped" in out)
