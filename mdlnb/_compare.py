@@ -592,10 +592,13 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
         if s in orders and not np.array_equal(orders[s], lm.order):
             raise RuntimeError("compare: two encoders got different data orders for one seed")
         orders[s] = lm.order
-        rep = Report.from_losses(lm, plan.strategy, warn=False)
+        with warnings.catch_warnings(record=True) as caught:  # e.g. DivergenceWarning
+            warnings.simplefilter("always")
+            rep = Report.from_losses(lm, plan.strategy, warn=False)
         reports[(e, s)] = rep
-        for w in rep.warnings:
-            found.setdefault(w, []).append((e, s))
+        for text, category in [(w, UserWarning) for w in rep.warnings] + \
+                [(str(w.message), w.category) for w in caught]:
+            found.setdefault((text, category), []).append((e, s))
         ros, mat = rep.readout_matrix()
         mass[(e, s)] = dict(zip(ros, mat.mean(axis=0).tolist()))
         per_step[(e, s)] = rep.per_step_nats.astype(np.float64)
@@ -610,9 +613,11 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
                   f"({rep.bits_per_example:.3f} bits/example) in {now - t_run:.1f} s; "
                   f"{_clock(now - t0)} elapsed, about {_clock(left)} left", flush=True)
     runs = pd.DataFrame(rows)
-    texts = tuple(f"{w} [{_where(at, seeds)}]" for w, at in found.items())
-    for text in texts:  # each sentence once, with the runs it came from
-        warnings.warn(f"compare: {text}", UserWarning, stacklevel=2)
+    texts = []
+    for (w, category), at in found.items():  # each sentence once, with the runs it came from
+        texts.append(f"{w} [{_where(at, seeds)}]")
+        warnings.warn(f"compare: {texts[-1]}", category, stacklevel=2)
+    texts = tuple(texts)
     return Comparison(runs=runs, per_step_nats=per_step, readout_mass=mass, protocol=plan, n=len(y),
                       num_classes=c, seeds=seeds, task_name=task_name, reports=reports,
                       warnings=texts, inputs=(feats, y, c, cache))

@@ -402,3 +402,28 @@ def test_cli_check_standardize(close, tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 0 and "close call" in out
     assert "standardize='none':" in out and ("order held" in out or "order flipped" in out)
+
+
+def test_a_warning_issued_by_each_run_reaches_the_user_once(close, monkeypatch):
+    """Warnings a run issues itself (a DivergenceWarning) are collected like the reports'
+    sentences: once, with their category and the runs they came from."""
+    import warnings as _w
+
+    from mdlnb.evaluation import Report
+    from mdlnb.switching.divergence import DivergenceWarning
+
+    feats, y = close
+    real = Report.from_losses.__func__
+
+    def noisy(cls, *a, **k):
+        _w.warn("expert lr-huge diverged at t = 40", DivergenceWarning, stacklevel=2)
+        return real(cls, *a, **k)
+
+    monkeypatch.setattr(Report, "from_losses", classmethod(noisy))
+    with _w.catch_warnings(record=True) as got:
+        _w.simplefilter("always")
+        cmp = compare(feats, y, protocol=PROTOCOL, seeds=SEEDS)
+    div = [str(w.message) for w in got if issubclass(w.category, DivergenceWarning)]
+    assert div == ["compare: expert lr-huge diverged at t = 40 [pixels (all orders); "
+                   "permuted (all orders)]"]
+    assert any(t.startswith("expert lr-huge diverged") for t in cmp.warnings)
