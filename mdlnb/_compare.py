@@ -549,11 +549,17 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
       num_classes: C when ``y`` is an array (default max(y) + 1).
       progress: a progress bar over (encoder, seed) runs: ``None`` (default:
         when interactive and the runs are long, :func:`mdlnb._progress.wanted`),
-        ``True`` or ``False``.
-      cache: stage-1 loss matrices are cached on disk (:func:`mdlnb.prequential.run`).
+        ``True`` or ``False``. Where no bar is drawn — batch mode
+        (``MDLNB_PROGRESS=0``), or long runs no one watches — one line per
+        finished run goes to stdout (encoder, order, code, seconds, elapsed,
+        an estimate of the rest); ``False`` silences them too.
+      cache: stage-1 loss matrices are cached on disk (:func:`mdlnb.prequential.run`),
+        keyed by content and protocol, not by the encoder's name.
 
     Returns:
-      a :class:`Comparison` (``.table()``, ``.plot()``, ``.runs``).
+      a :class:`Comparison` (``.table()``, ``print``, ``.plot()``, ``.runs``,
+      ``.reports``, ``.warnings``, ``.check_standardize()``). The runs'
+      warnings are issued once each, naming the runs they came from.
     """
     import pandas as pd
 
