@@ -475,14 +475,18 @@ class Comparison:
             return (f"n ≈ {r['last sign change [n]']:,.0f}{spread} "
                     f"({r['orders with a sign change']}/{s} orders)")
 
+        def pm(r, col: str, fmt: str, sd: str = ",.1f") -> str:
+            return f"{r[f'{col} [{unit(col)}]']:{fmt}} ± {r[f'{col} std [{unit(col)}]']:{sd}}"
+
+        def unit(col: str) -> str:
+            return "bits" if col == "per example" else "nats"
+
         rows = [{
             "encoder": r["encoder"],
-            "per example [bits]": f"{r['per example [bits]']:.3f} ± {r['per example std [bits]']:.3f}",
-            "total [nats]": f"{r['total [nats]']:,.1f} ± {r['total std [nats]']:,.1f}",
-            "vs best [nats] (paired)": ("0" if i == 0 else
-                                        f"{r['vs best [nats]']:+,.1f} ± {r['vs best std [nats]']:,.1f}"),
-            "best single expert [nats]": (f"{r['best expert [nats]']:,.1f} ± "
-                                          f"{r['best expert std [nats]']:,.1f}"),
+            "per example [bits]": pm(r, "per example", ".3f", ".3f"),
+            "total [nats]": pm(r, "total", ",.1f"),
+            "vs best [nats] (paired)": "0" if i == 0 else pm(r, "vs best", "+,.1f"),
+            "best single expert [nats]": pm(r, "best expert", ",.1f"),
             "vs best changes sign": crossing(r),
             "rank": int(r["rank"]),
             "orders first": f"{int(r['orders ranked first'])}/{s}",
@@ -500,8 +504,9 @@ class Comparison:
         if close is not None:
             a, b, gap, sd = close
             lines.append(f"close call: {b} is {gap:+.1f} ± {sd:.1f} nats behind {a}, within "
-                         f"{CLOSE_SD:g} paired sd: the order of the top two may depend on the "
-                         f"protocol (standardize={self.protocol.standardize!r}); "
+                         f"{CLOSE_SD:g} paired sd: {len(self.seeds)} orders do not settle the "
+                         f"order of the top two, and it may depend on the protocol "
+                         f"(standardize={self.protocol.standardize!r}); "
                          "cmp.check_standardize() reruns them under the other standardisation "
                          "and says whether the order held")
         lines += [f"warning: {w}" for w in self.warnings]
