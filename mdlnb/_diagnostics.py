@@ -34,9 +34,17 @@ class GridEdge(NamedTuple):
     side: str
     grid: tuple
 
-    def message(self, expert: str) -> str:
+    def message(self, expert: str, board: str | None = None) -> str:
+        """The warning's sentence; ``board`` names the board (e.g. the preset ``"small"``)."""
         vals = ", ".join(f"{v:g}" for v in self.grid)
-        return (f"best expert {expert} sits on the edge of the board's grid: "
+        which = f"the {board!r} board's" if board else "the board's"
+        if len(self.grid) == 2:  # two values: whichever wins is an "edge"; say what it means
+            return (f"best expert {expert}: {which} grid tries only two values of "
+                    f"{self.axis} ({{{vals}}}), so its best ({self.value:g}) is always on an "
+                    f"edge, and that edge says nothing about what lies beyond — to bracket "
+                    f"{self.axis}, use a board with >= 3 values (the 'default' protocol's, "
+                    f"or mdlnb.expert_grid(..., {self.axis}=[...]))")
+        return (f"best expert {expert} sits on the edge of {which} grid: "
                 f"{self.axis} = {self.value:g} is the {self.side} of {{{vals}}}; the best value "
                 f"may lie beyond it — widen that axis (mdlnb.expert_grid(..., {self.axis}=[...]))")
 
@@ -46,7 +54,9 @@ def grid_edges(experts: Sequence[Any], best: int) -> list[GridEdge]:
 
     An axis counts when the best expert's readout is trained with at least two
     values of it; an edge at the bound of the parameter's domain (:data:`AXES`)
-    is not reported.
+    is not reported. With exactly two values the best is always on an edge (the
+    ``"small"`` board's two learning rates): :meth:`GridEdge.message` says so
+    rather than suggesting the optimum lies beyond.
     """
     if not 0 <= best < len(experts):
         raise ValueError(f"best: must be in [0, {len(experts)}), got {best!r}")

@@ -214,6 +214,9 @@ def add_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--table", type=Path, default=None, help="write the table to .csv or .parquet")
     p.add_argument("--figure", type=Path, default=None, help="write the figure to .png")
+    p.add_argument("--check-standardize", action="store_true",
+                   help="also rerun the top two encoders under the other input standardisation "
+                        "(none <-> prefix) and say whether their order held")
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -252,6 +255,8 @@ def run_compare(args: argparse.Namespace) -> int:
                   seeds=args.seeds, num_classes=args.num_classes,
                   progress=False if args.quiet else None, cache=not args.no_cache)
     print(cmp)
+    if args.check_standardize:
+        print(f"check           {cmp.check_standardize(progress=False if args.quiet else None)}")
     if args.table is not None:
         _write_table(cmp.table(), args.table)
         print(f"table           {args.table}")

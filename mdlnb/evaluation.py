@@ -393,7 +393,9 @@ class Report(Codelength):
             worse = _diagnostics.worse_than_uniform(self.total_nats, self.uniform_nats)
             if worse:
                 out.append(worse)
-            out += [e.message(self.best_expert) for e in self.grid_edges]
+            proto = getattr(self.losses, "protocol", None)
+            board = proto.board if proto is not None and isinstance(proto.board, str) else None
+            out += [e.message(self.best_expert, board) for e in self.grid_edges]
         return tuple(out)
 
     def expert(self, name: str | None = None) -> Any:

@@ -199,3 +199,231 @@ def test_features_of_more_than_two_dims_are_flattened_with_a_warning():
                                          r"to \(5, 6\)"):
         got = _features_of("img", x, None, np.zeros(5, np.int32))
     np.testing.assert_array_equal(got, x.reshape(5, 6))
+
+
+# ----------------------------------------------------------------------------- issue 25:
+# what a user needs to trust the ranking
+
+
+def test_reports_are_kept_and_best_expert_is_the_min_column_total(result):
+    assert set(result.reports) == {(e, s) for e in result.encoders for s in SEEDS}
+    tab = result.table().set_index("encoder")
+    for e in result.encoders:
+        per_order = []
+        for s in SEEDS:
+            rep = result.reports[(e, s)]
+            assert rep.total_nats == result.per_step_nats[(e, s)].sum() or \
+                rep.total_nats == pytest.approx(result.per_step_nats[(e, s)].sum(), rel=1e-12)
+            per_order.append(rep.losses.losses.astype(np.float64).sum(axis=0).min())
+        assert tab.loc[e, "best expert [nats]"] == pytest.approx(np.mean(per_order), rel=1e-9)
+        assert tab.loc[e, "best expert std [nats]"] == pytest.approx(np.std(per_order, ddof=1),
+                                                                     rel=1e-6)
+
+
+def test_last_sign_change_on_hand_made_curves():
+    from mdlnb._compare import last_sign_change
+
+    assert last_sign_change(np.array([1.0, -1.0, -2.0, 0.0, 3.0])) == 5
+    assert last_sign_change(np.array([-1.0, 2.0, 3.0])) == 2
+    assert last_sign_change(np.array([0.0, 0.0, 1.0, 0.0, 2.0])) is None   # zeros are no sign
+    assert last_sign_change(np.array([1.0, 1.0])) is None
+    assert last_sign_change(np.zeros(4)) is None
+
+
+def _last_change_by_hand(d):
+    """A plain loop: the n after which the sign of d (ignoring zeros) last flipped."""
+    last, prev = None, 0.0
+    for t, v in enumerate(d, start=1):
+        if v != 0.0:
+            if prev != 0.0 and np.sign(v) != np.sign(prev):
+                last = t
+            prev = v
+    return last
+
+
+def test_sign_change_column_from_the_per_step_arrays(result):
+    tab = result.table().set_index("encoder")
+    best = result.best
+    assert np.isnan(tab.loc[best, "last sign change [n]"])
+    for e in result.encoders:
+        if e == best:
+            continue
+        cum = [np.cumsum(result.per_step_nats[(e, s)] - result.per_step_nats[(best, s)])
+               for s in SEEDS]
+        want = _last_change_by_hand(np.mean(cum, axis=0))
+        got = tab.loc[e, "last sign change [n]"]
+        assert (np.isnan(got) and want is None) or got == want
+        own = [n for n in map(_last_change_by_hand, cum) if n is not None]
+        assert tab.loc[e, "orders with a sign change"] == len(own)
+        sd = tab.loc[e, "last sign change std [n]"]
+        assert (np.isnan(sd) and len(own) < 2) or sd == pytest.approx(np.std(own, ddof=1))
+    shown = result.display_table().set_index("encoder")["vs best changes sign"]
+    assert shown[best] == "—"
+    for e in result.encoders:
+        if e != best:
+            n = tab.loc[e, "last sign change [n]"]
+            assert shown[e] == "never" if np.isnan(n) else shown[e].startswith(f"n ≈ {n:,.0f}")
+
+
+def test_readout_column_is_readout_preference_over_the_kept_reports(result):
+    import mdlnb
+
+    tab = result.table().set_index("encoder")
+    assert "preferred readout" not in tab.columns       # no whole-run argmax in the table
+    for e in result.encoders:
+        pref = mdlnb.readout_preference([result.reports[(e, s)] for s in SEEDS])
+        assert pref.table.equals(result.readout_preference(e).table)
+        settled = pref.settled
+        text = tab.loc[e, "readout by data size"]
+        if settled is None:
+            assert text.startswith("no agreement (")
+        else:
+            assert text == f"{settled[1]} from n ≈ {settled[0]:,}"
+    printed = str(result)
+    for col in ("best single expert [nats]", "vs best changes sign", "readout by data size",
+                "vs best [nats] (paired)"):
+        assert col in printed
+
+
+def test_readout_text_says_no_agreement_when_orders_disagree(result, monkeypatch):
+    from mdlnb import preference
+
+    real = preference.readout_preference
+
+    def unsettled(reports, **kw):
+        p = real(reports, **kw)
+        t = p.table.copy()
+        t["stable"] = False
+        return preference.ReadoutPreference(t, (), p.orders, p.task, p.n)
+
+    monkeypatch.setattr(preference, "readout_preference", unsettled)
+    text = result.readout_text("pca16")
+    own = [str(real(result.reports[("pca16", s)]).table["readout"].iloc[-1]) for s in SEEDS]
+    assert text.startswith("no agreement (" + ", ".join(own) + " at n ≥ ")
+
+
+@pytest.fixture(scope="module")
+def close(digits):
+    """Two equally informative encoders on 300 digits: the pixels, and the pixels with their
+    columns permuted (only the readouts' initialisations see a difference)."""
+    feats, y = digits
+    x = feats["pixels"][:300]
+    return {"pixels": x, "permuted": x[:, np.random.default_rng(3).permutation(64)]}, y[:300]
+
+
+def test_close_call_is_said_and_check_standardize_reruns_the_top_two(close):
+    feats, y = close
+    with pytest.warns(UserWarning):
+        cmp = compare(feats, y, protocol=PROTOCOL, seeds=SEEDS)
+    tab = cmp.table()
+    gap, sd = tab["vs best [nats]"].iloc[1], tab["vs best std [nats]"].iloc[1]
+    assert gap <= 2 * sd, "the fixture is meant to be a close call"
+    assert cmp.close_call == (tab["encoder"].iloc[0], tab["encoder"].iloc[1], gap, sd)
+    assert "close call" in str(cmp) and "check_standardize()" in str(cmp)
+    with pytest.warns(UserWarning):
+        chk = cmp.check_standardize(progress=False)
+    assert chk.standardize == ("prefix", "none") and chk.encoders == tuple(tab["encoder"][:2])
+    with pytest.warns(UserWarning):
+        direct = compare(feats, y, protocol={**PROTOCOL, "standardize": "none"}, seeds=SEEDS)
+    pd.testing.assert_frame_equal(chk.rerun.runs, direct.runs)
+    assert chk.held == (direct.best == chk.encoders[0])
+    assert ("held" if chk.held else "flipped") in str(chk)
+
+
+def test_no_close_call_when_the_gap_is_large(result):
+    assert result.close_call is None and "close call" not in str(result)
+
+
+def test_warnings_are_issued_once_with_their_runs(close):
+    import warnings as _w
+
+    feats, y = close
+    with _w.catch_warnings(record=True) as got:
+        _w.simplefilter("always")
+        cmp = compare(feats, y, protocol=PROTOCOL, seeds=SEEDS)
+    texts = [str(w.message) for w in got if str(w.message).startswith("compare: ")]
+    assert texts and len(texts) == len(set(texts)) == len(cmp.warnings)
+    per_run = {w for rep in cmp.reports.values() for w in rep.warnings}
+    assert {t.split(" [")[0] for t in cmp.warnings} == per_run          # none lost, none twice
+    # the 'small' board's two learning rates: the edge sentence says what it (does not) mean
+    assert all("only two values of learning_rate" in t and "'small'" in t for t in cmp.warnings)
+    assert all(f"warning: {t}" in str(cmp) for t in cmp.warnings)
+
+
+def test_batch_mode_prints_one_line_per_run(close, monkeypatch, capsys):
+    feats, y = close
+    monkeypatch.setenv("MDLNB_PROGRESS", "0")
+    compare(feats, y, protocol=PROTOCOL, seeds=SEEDS)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("compare: ")]
+    assert len(lines) == len(feats) * len(SEEDS)
+    assert lines[0].startswith("compare: pixels, order 0 (1/6): ") and "nats" in lines[0]
+    assert "elapsed, about" in lines[0] and lines[-1].endswith("about 0 s left")
+    compare(feats, y, protocol=PROTOCOL, seeds=SEEDS, progress=False)
+    assert "compare: " not in capsys.readouterr().out
+
+
+def test_the_same_features_under_two_names_are_one_cache_entry(tmp_path, monkeypatch, close):
+    from mdlnb.prequential import _program
+
+    monkeypatch.setenv("MDLNB_CACHE", str(tmp_path))
+    feats, y = close
+    first = prequential.run(Task("one name", feats["pixels"], y, 10), protocol="small",
+                            batch_size=16, seed=0)
+    calls = []
+    real = _program._run_chunk
+    monkeypatch.setattr(_program, "_run_chunk", lambda *a, **k: calls.append(1) or real(*a, **k))
+    second = prequential.run(Task("another name", feats["pixels"].copy(), y, 10),
+                             protocol="small", batch_size=16, seed=0)
+    assert calls == []                                   # a cache hit: no stage-1 compute
+    np.testing.assert_array_equal(second.losses, first.losses)
+    assert second.task_name == "another name" and second.meta["computed_as"] == "one name"
+    assert len(list((tmp_path / "losses").glob("*.npz"))) == 1
+    # compare: two names for one array, and a rerun under new names, compute nothing again
+    with pytest.warns(UserWarning):
+        a = compare({"x": feats["pixels"], "y": feats["permuted"]}, y, protocol=PROTOCOL,
+                    seeds=SEEDS)
+    n_calls = len(calls)
+    with pytest.warns(UserWarning):
+        b = compare({"renamed": feats["pixels"], "also": feats["permuted"]}, y, protocol=PROTOCOL,
+                    seeds=SEEDS)
+    assert len(calls) == n_calls
+    np.testing.assert_array_equal(a.totals(), b.totals())
+
+
+def test_cli_check_standardize(close, tmp_path, capsys):
+    feats, y = close
+    paths = []
+    for name, x in feats.items():
+        paths.append(tmp_path / f"{name}.npz")
+        np.savez(paths[-1], x=x, y=y)
+    with pytest.warns(UserWarning):
+        rc = cli.main(["compare", *map(str, paths), "--protocol", "small", "--batch-size", "16",
+                       "--m", "11", "--quiet", "--check-standardize"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "close call" in out
+    assert "standardize='none':" in out and ("order held" in out or "order flipped" in out)
+
+
+def test_a_warning_issued_by_each_run_reaches_the_user_once(close, monkeypatch):
+    """Warnings a run issues itself (a DivergenceWarning) are collected like the reports'
+    sentences: once, with their category and the runs they came from."""
+    import warnings as _w
+
+    from mdlnb.evaluation import Report
+    from mdlnb.switching.divergence import DivergenceWarning
+
+    feats, y = close
+    real = Report.from_losses.__func__
+
+    def noisy(cls, *a, **k):
+        _w.warn("expert lr-huge diverged at t = 40", DivergenceWarning, stacklevel=2)
+        return real(cls, *a, **k)
+
+    monkeypatch.setattr(Report, "from_losses", classmethod(noisy))
+    with _w.catch_warnings(record=True) as got:
+        _w.simplefilter("always")
+        cmp = compare(feats, y, protocol=PROTOCOL, seeds=SEEDS)
+    div = [str(w.message) for w in got if issubclass(w.category, DivergenceWarning)]
+    assert div == ["compare: expert lr-huge diverged at t = 40 [pixels (all orders); "
+                   "permuted (all orders)]"]
+    assert any(t.startswith("expert lr-huge diverged") for t in cmp.warnings)

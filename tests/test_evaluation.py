@@ -305,6 +305,10 @@ def test_grid_edge_warning_fires_on_an_edge():
     axes = {(e.axis, e.side) for e in rep.grid_edges}
     assert axes == {("learning_rate", "largest"), ("ema", "smallest"), ("weight_decay", "largest")}
     assert len(rep.warnings) == 3 and "warning" in str(rep)
+    # a two-value axis: every best is on an edge, and the sentence says so (no "widen")
+    (wd,) = [w for w in rep.warnings if "weight_decay" in w]
+    assert "only two values of weight_decay" in wd and "always on an edge" in wd
+    assert "may lie beyond" not in wd
     assert rep.summary().iloc[0]["warnings"] == 3
 
 

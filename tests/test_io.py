@@ -162,7 +162,7 @@ def digits():
 def test_damaged_loss_matrix_is_recomputed(monkeypatch, tmp_path, digits, how):
     monkeypatch.setenv("MDLNB_CACHE", str(tmp_path))
     first = prequential.run(digits, _board(), batch_size=16)
-    (entry,) = (tmp_path / "losses").glob("digits160-*.npz")
+    (entry,) = (tmp_path / "losses").glob("*.npz")
     _damage(entry, how, 0.6)
     with pytest.warns(_io.CacheWarning, match=entry.name):
         again = prequential.run(digits, _board(), batch_size=16)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import time
 from functools import partial
 from pathlib import Path
@@ -76,10 +75,6 @@ def _task_arrays(task, experts):
     return feats, labels
 
 
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:64]
-
-
 def _make_progress(progress, n, k):
     """A ``(done, total, best_nats_per_example)`` callback and a closer."""
     if callable(progress):
@@ -129,7 +124,9 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
       cache: read/write the result under ``cache_dir("losses")``, keyed by a
         content hash of features, labels, the protocol's stage-1 part
         (:meth:`mdlnb.Protocol.stage1`: experts, B, seed, standardisation) and
-        the code version.
+        the code version — not the task's name: the same features under
+        another name are a cache hit (the result carries the new name;
+        ``meta["computed_as"]`` the name it was first computed under).
       checkpoint_dir: where to checkpoint; ``None`` → ``cache_dir("checkpoints")``
         when ``cache`` is on, else no checkpoints.
       checkpoint_every_s: seconds of work between checkpoints (0 = every chunk);
@@ -247,7 +244,9 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c)
     meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize,
             "matmul_dtype": proto.matmul_dtype}
-    cache_file = cache_dir("losses") / f"{_safe(task.name)}-{key}.npz" if cache else None
+    # the file is named by the key alone: the task's name is a label (kept in the entry),
+    # not an input, so the same features under another name are the same entry
+    cache_file = cache_dir("losses") / f"{key}.npz" if cache else None
     if cache_file is not None and not _locked:
         with locked(cache_file):  # one process computes a key; the others wait, then read it
             return _run(task, None, protocol=proto, progress=progress, cache=cache,
@@ -256,8 +255,11 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
                         _locked=True)
     hit = load_entry(cache_file) if cache_file is not None and not keep_params else None
     if hit is not None:  # None: absent, or damaged (warned and recomputed)
-        return dataclasses.replace(LossMatrix._from_arrays(hit, experts, cache_file.name),
-                                   protocol=proto), None
+        lm = LossMatrix._from_arrays(hit, experts, cache_file.name)
+        meta = dict(lm.meta)
+        if lm.task_name != task.name:  # computed under another name: keep it as provenance
+            meta["computed_as"] = lm.task_name
+        return dataclasses.replace(lm, protocol=proto, task_name=task.name, meta=meta), None
     if checkpoint_dir is None and cache:
         checkpoint_dir = cache_dir("checkpoints")
     ckpt_file = Path(checkpoint_dir) / f"{key}.ckpt.npz" if checkpoint_dir is not None else None
