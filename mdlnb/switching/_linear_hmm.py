@@ -34,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from mdlnb.switching._primitives import SwitchState, _kahan, _row_flags
 from mdlnb.switching.strategies import RunLength, SwitchDistribution
 
 _BLOCK = 256  # rows per vectorized exp block
@@ -123,8 +124,6 @@ def _block(strategy, p, w, t, L, valid, posterior: bool):
 def rows(strategy, p, state, L, valid, posterior: bool):
     """Forward over L (n, K) from ``state`` (a ``forward.SwitchState``); same
     outputs as ``forward._log_rows``: (state, per_step, log_posterior, flags)."""
-    from mdlnb.switching import forward  # noqa: PLC0415 (forward imports this module)
-
     n, K = L.shape
     B = min(_BLOCK, n)
     nb, rem = divmod(n, B)
@@ -137,9 +136,9 @@ def rows(strategy, p, state, L, valid, posterior: bool):
         w, t, total, comp = carry
         Lk = jnp.where(jnp.isnan(Lk), jnp.inf, Lk)  # a diverged expert: probability 0
         w2, ps, ws = _block(strategy, p, w, t, Lk, vk, posterior)
-        total2, comp2 = forward._kahan(total, comp, jnp.sum(jnp.where(vk, ps, 0.0)))
+        total2, comp2 = _kahan(total, comp, jnp.sum(jnp.where(vk, ps, 0.0)))
         return (w2, t + jnp.sum(vk.astype(jnp.int32)), total2, comp2), (ps, ws,
-                                                                      forward._row_flags(Lk))
+                                                                      _row_flags(Lk))
 
     def full(carry, i):
         return block(carry, lax.dynamic_slice_in_dim(L, i * B, B),
@@ -158,4 +157,4 @@ def rows(strategy, p, state, L, valid, posterior: bool):
     w, t, total, comp = carry
     hi = jnp.log(w)
     lo = jnp.where(w > 0, w / jnp.exp(hi) - 1.0, 0.0)
-    return forward.SwitchState(hi, lo, t, total, comp), ps, ws, fl
+    return SwitchState(hi, lo, t, total, comp), ps, ws, fl

@@ -46,6 +46,7 @@ import jax.numpy as jnp
 from jax import lax
 from jax.nn import logsumexp
 
+from mdlnb.switching._primitives import SwitchState, _flags_from_min, _kahan, _two_sum
 from mdlnb.switching.strategies import BayesianMixture, ElementwiseMixture
 
 _SLAB = 1 << 14   # entries per loop iteration of the Bayesian pass (P·K)
@@ -55,14 +56,6 @@ _MIN_M = 16       # rows per segment at least (short inputs: fewer segments)
 def supports(strategy) -> bool:
     """Whether ``rows`` computes ``strategy`` (the Bayesian and elementwise mixtures)."""
     return isinstance(strategy, (BayesianMixture, ElementwiseMixture))
-
-
-def _two_sum(a, b):
-    """(s, e) with s = fl(a + b), a + b = s + e exactly; e = 0 off the finite values."""
-    s = a + b
-    bb = s - a
-    e = (a - (s - bb)) + (b - bb)
-    return s, jnp.where(jnp.isfinite(s), e, 0.0)
 
 
 def _df_add(a, b):
@@ -78,9 +71,8 @@ def _finite_min(x, axis=None):
 
 
 def _row_flags_from_min(c):
-    """``forward._flags_from_min``: the row flags from the row minima."""
-    from mdlnb.switching import forward  # noqa: PLC0415 (forward imports this module)
-    return forward._flags_from_min(c)
+    """:func:`._primitives._flags_from_min`: the row flags from the row minima."""
+    return _flags_from_min(c)
 
 
 def _flags(x):
@@ -238,12 +230,10 @@ def rows(strategy, p, state, L, valid, posterior: bool, linear: bool = False):
     """Forward over L (n, K) (float32, NaN allowed) from ``state`` (a
     ``forward.SwitchState``); same outputs as ``forward._log_rows``:
     (state, per_step, log_posterior or None, flags)."""
-    from mdlnb.switching import forward  # noqa: PLC0415
-
     if isinstance(strategy, BayesianMixture):
         (hi, lo, inc), ps, lp, flags = _bayes(p, state, L, valid, posterior)
     else:
         (hi, lo, inc), ps, lp, flags = _elementwise(p, state, L, valid, posterior, linear)
-    total, comp = forward._kahan(state.total, state.comp, inc)
+    total, comp = _kahan(state.total, state.comp, inc)
     t = state.t + jnp.sum(valid.astype(jnp.int32))
-    return forward.SwitchState(hi, lo, t, total, comp), ps, lp, flags
+    return SwitchState(hi, lo, t, total, comp), ps, lp, flags

@@ -45,6 +45,8 @@ from jax import lax
 from jax.nn import logsumexp
 
 from mdlnb.switching import _linear_hmm, _mixtures
+from mdlnb.switching._primitives import (FLAG_ALL_INF, FLAG_NEGATIVE, SwitchState,  # noqa: F401
+                                         _flags_from_min, _kahan, _row_flags, _two_sum)
 from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
 
 # Linear kernel: rows per block whose exp(c − L) is one vectorized op (about 2^20
@@ -57,28 +59,6 @@ from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
 _BLOCK_ENTRIES, _BLOCK_MIN, _BLOCK_MAX = 1 << 20, 256, 4096
 _GROUP = 8
 _MIN_WEIGHT = 1e-20     # linear kernel only when all weights stay above this
-
-FLAG_NEGATIVE, FLAG_ALL_INF = 2, 4
-
-
-class SwitchState(NamedTuple):
-    """Carried state of the forward pass (see module docstring)."""
-
-    log_weights: jax.Array   # (R, K) float32, normalized log p(state_{t+1} | D_≤t)
-    log_weights_lo: jax.Array  # (R, K) float32, low part: log p = log_weights + lo
-    t: jax.Array             # () int32, rows consumed
-    total: jax.Array         # () float32, codelength so far (nats), Kahan sum
-    comp: jax.Array          # () float32, Kahan compensation (subtract from total)
-
-    @property
-    def total_nats(self):
-        return self.total - self.comp
-
-    @property
-    def log_posterior(self):
-        """(K,) log p(ξ_{t+1} | D_≤t): the expanded state marginalized."""
-        return logsumexp(self.log_weights, axis=0)
-
 
 def init_state(strategy, num_experts: int) -> SwitchState:
     """Initial state: p(state_1) of ``strategy`` over ``num_experts`` experts."""
@@ -136,32 +116,6 @@ def _alpha(strategy, t, p):
     if isinstance(strategy, ElementwiseMixture):
         return jnp.ones_like(jnp.asarray(t, jnp.float32))
     return strategy.alpha_at(t, p["rate"])
-
-
-def _row_flags(L):
-    """int32 flags per row (NaN already read as +inf): negative, every entry +inf."""
-    return _flags_from_min(jnp.min(L, axis=-1))  # the reduction the kernels take (shared)
-
-
-def _flags_from_min(c):
-    """``_row_flags`` from the row minima c (NaN read as +inf before the minimum)."""
-    neg, allinf = c < 0, c == jnp.inf
-    return (neg * FLAG_NEGATIVE + allinf * FLAG_ALL_INF).astype(jnp.int32)
-
-
-def _kahan(total, comp, x):
-    y = x - comp
-    s = total + y
-    return s, (s - total) - y
-
-
-def _two_sum(a, b):
-    """s = fl(a + b) and its exact rounding error e (a + b = s + e); e = 0 off
-    the finite values."""
-    s = a + b
-    bb = s - a
-    e = (a - (s - bb)) + (b - bb)
-    return s, jnp.where(jnp.isfinite(s), e, 0.0)
 
 
 def _finite_max(joint):
