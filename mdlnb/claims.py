@@ -1,7 +1,7 @@
 """Claims: what the paper says, what our runs measured, and a verdict decided by a rule.
 
 Each experiment notebook tests a few qualitative claims of the papers in
-``/work/shared/papers`` and records one :class:`Claim` per claim: the paper's
+``shared/papers/`` (the four papers beside the repository) and records one :class:`Claim` per claim: the paper's
 statement and anchor (table/figure), the paper's value, ours, the rule that
 decides the verdict, and the verdict itself — one of :data:`VERDICTS`. The
 verdict is never typed by hand: it comes from a rule helper applied to data,
@@ -51,7 +51,7 @@ class Decision(NamedTuple):
 class Claim:
     """One qualitative claim and its verdict.
 
-    id:          short key, e.g. ``"b"`` or ``"b1"`` (issue 14's lettering);
+    id:          short key, e.g. ``"b"`` or ``"b1"`` (a letter per experiment, a digit per claim);
     statement:   the paper's claim in one sentence;
     anchor:      where the paper makes it, e.g. ``"App. A.6, Fig. 5"``;
     paper_value: the paper's number(s) or ``"qualitative"``;

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from mdlnb._checks import as_array, check_finite
+from mdlnb._grid import log_integers
 
 UNITS = {"nats": 1.0, "bits": 1.0 / math.log(2.0)}
 
@@ -43,7 +44,7 @@ def log_spaced(n: int, max_points: int, start: int = 1) -> np.ndarray:
     if n - start <= max_points:
         return np.arange(start, n)
     # log-spacing of (i + 1), so that start = 0 is allowed
-    idx = np.round(np.geomspace(start + 1, n, max_points)).astype(np.int64) - 1
+    idx = log_integers(start + 1, n, max_points) - 1
     return np.unique(np.clip(idx, start, n - 1))
 
 

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb._grid import log_integers
+
 
 def log_bins(n: int, *, start: int = 1, per_decade: int = 3) -> np.ndarray:
     """Integer edges ``start = e_0 < e_1 < … < e_B = n`` of log-spaced bins of
@@ -44,7 +46,7 @@ def log_bins(n: int, *, start: int = 1, per_decade: int = 3) -> np.ndarray:
     if start >= n:
         raise ValueError(f"start: must be < n = {n}, got {start}")
     count = max(1, int(np.ceil(np.log10(n / start) * per_decade)))
-    return np.unique(np.round(np.geomspace(start, n, count + 1)).astype(np.int64))
+    return log_integers(start, n, count + 1)
 
 
 @dataclasses.dataclass(frozen=True)

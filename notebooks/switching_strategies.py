@@ -130,7 +130,7 @@ sens
 # The switching code sums over every expert sequence, so its codelength is at
 # most that of any one sequence plus the sequence's prior cost −log p(ξ). For
 # the best *single* expert that cost is exact and grows like (m − 1) log n
-# (`never_switch_curve`). Theorem 1's switching term bounds the regret to the
+# (`mdlnb.switching.never_switch_curve`). Theorem 1's switching term bounds the regret to the
 # best sequence with m − 1 switches by m log K + (m − 1) log(N/(m − 1)).
 
 # %%

@@ -110,7 +110,7 @@ def _posterior(target):
     """Posterior per (encoder, task, seed, bin) in the bins 0, 1, 2, 4, 9, 20, 42, 89, 189,
     400 of t: the prior (uniform) up to t = 20, 0.9 on linear up to t = 189, then 0.9 on
     ``target[task]`` hidden layers; readouts linear, mlp1..mlp3."""
-    edges = st.log_bins(400, 8)
+    edges = st.stream_bins(400, 8)
     assert list(edges) == [0, 1, 2, 4, 9, 20, 42, 89, 189, 400]
     rows = []
     for enc in ENC:

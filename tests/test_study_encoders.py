@@ -30,9 +30,9 @@ TINY = dict(encoders=["random:resnet_XS", "random:resnet_S", "random:vit_XS"],
 
 def test_log_bins_cover_the_stream_once():
     for n, b in ((1, 4), (7, 3), (100, 10), (1437, 24)):
-        e = st.log_bins(n, b)
+        e = st.stream_bins(n, b)
         assert e[0] == 0 and e[-1] == n and np.all(np.diff(e) > 0) and len(e) - 1 <= b + 1
-    assert list(st.log_bins(10, 100)) == list(range(11))
+    assert list(st.stream_bins(10, 100)) == list(range(11))
 
 
 def test_map_switches_counts_argmax_changes():

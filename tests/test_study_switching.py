@@ -27,7 +27,7 @@ def test_never_switch_cost_is_the_forward_pass_on_one_path(strategy):
     L = np.full((n, k), np.inf, np.float32)
     L[:, 0] = 0.0
     want = np.cumsum(switching.codelength(L, strategy, posterior=False).per_step_nats)
-    curve = study.never_switch_curve(strategy, k, n)
+    curve = switching.never_switch_curve(strategy, n, k)
     np.testing.assert_allclose(curve, want, rtol=1e-5)
     # its end point is the library's regret bound (mdlnb.switching.never_switch_cost)
     for t in (1, 5, n):
@@ -36,10 +36,10 @@ def test_never_switch_cost_is_the_forward_pass_on_one_path(strategy):
 
 def test_never_switch_cost_by_hand():
     # fixed share m = 3, K = 2: α_2 = 1, α_3 = 2/3 → stay 1/2, then 2/3.
-    c = study.never_switch_curve(switching.FixedShare(m=3), 2, 3)
+    c = switching.never_switch_curve(switching.FixedShare(m=3), 3, 2)
     np.testing.assert_allclose(c, [math.log(2), math.log(4), math.log(4) + math.log(1.5)])
     with pytest.raises(ValueError, match="strategy"):
-        study.never_switch_curve(switching.SwitchDistribution(), 2, 3)
+        switching.never_switch_curve(switching.SwitchDistribution(), 3, 2)
 
 
 def test_best_sequence_loss_brute_force():

@@ -8,7 +8,7 @@ representations by the complexity of learning low-loss predictors").
   (or "> n_max"), :func:`esc_refine` (Alg. 2's recursive grid search);
   :func:`epsilon_from_probe` derives ε as Sec. 4.3 recommends.
 * :func:`measure_table`, :func:`rankings`, :func:`plot`: tidy tables and Fig. 1/2.
-* :func:`parity_claims`: issue 14's claim (g) (VA/MDL flip with n, SDL/εSC do not).
+* :func:`parity_claims`: the parity toy's claims (g1–g3) (VA/MDL flip with n, SDL/εSC do not).
 * The parity toy (Sec. 3.1): :func:`parity_tasks`, :func:`algorithm_curve` with the
   ``"gf2"`` and ``"bernoulli"`` algorithms, :func:`binary_entropy`, :func:`gf2_rref`.
 """

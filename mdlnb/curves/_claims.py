@@ -1,4 +1,4 @@
-"""Issue 14's claim (g): on the parity toy VA and MDL change their winner with n; SDL, εSC don't.
+"""The parity toy's claims (g1–g3): on the parity toy VA and MDL change their winner with n; SDL, εSC don't.
 
 SDL paper (Whitney et al.) Sec. 3.1 and Fig. 1 (right): a representation that
 learns quickly but not well (the noisy label, A) and one that is perfect in

@@ -43,6 +43,7 @@ import numpy as np
 
 from mdlnb import _fit
 from mdlnb._checks import as_array, check_finite, check_integer_values
+from mdlnb._grid import log_integers
 from mdlnb._task import Task
 
 TEST_CHUNK = 1024   # test examples per forward pass inside the compiled program
@@ -58,7 +59,7 @@ def log_grid(n_max: int, num: int = 20, n_min: int = 10) -> np.ndarray:
     lo = min(int(n_min), int(n_max))
     if lo < 1:
         raise ValueError(f"n_min: must be >= 1, got {n_min!r}")
-    return np.unique(np.round(np.geomspace(lo, n_max, num)).astype(np.int64))
+    return log_integers(lo, n_max, num)
 
 
 def permutations(n: int, seeds: Sequence[int]) -> np.ndarray:

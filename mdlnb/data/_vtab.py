@@ -25,10 +25,6 @@ def _key(k: str) -> _Label:
     return lambda ex: ex[k]
 
 
-def _bins(k: str, edges: list[float]) -> _Label:
-    return lambda ex: np.digitize(ex[k], edges)
-
-
 TASKS: dict[str, tuple[str, str, _Label, int]] = {
     "caltech101": ("natural", "caltech101:3.*.*", _key("label"), 102),
     "cifar100": ("natural", "cifar100:3.*.*", _key("label"), 100),

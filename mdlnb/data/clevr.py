@@ -57,12 +57,6 @@ def floor_row(z: np.ndarray, image_size: int) -> np.ndarray:
     return h + (image_size - 2 - h) / np.asarray(z)
 
 
-def depth_from_row(row: np.ndarray, image_size: int) -> np.ndarray:
-    """Inverse of ``floor_row``: the depth of a floor contact at ``row``."""
-    h = HORIZON * image_size
-    return (image_size - 2 - h) / (np.asarray(row, np.float64) - h)
-
-
 def depth_bin(z: np.ndarray, bins: int) -> np.ndarray:
     """Bin of depth ``z`` among ``bins`` equal bins over ``NEAREST``."""
     frac = (np.asarray(z) - NEAREST[0]) / (NEAREST[1] - NEAREST[0])

@@ -1,6 +1,6 @@
 """Pruning the board: stop training experts the switching posterior has given up on.
 
-``Protocol(prune=Prune(threshold=τ, window=W))`` (issue 13). Stage 1 runs in
+``Protocol(prune=Prune(threshold=τ, window=W))``. Stage 1 runs in
 segments of ``segment_batches`` batches; after each segment, stage 2 (the
 protocol's switching strategy, :class:`mdlnb.switching.pruned.PrunedStream`)
 consumes the segment's losses of the surviving experts, and an expert is

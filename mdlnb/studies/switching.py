@@ -9,7 +9,7 @@ and returns tidy DataFrames:
 * :func:`sensitivity` — fixed share's total codelength for several m and
   several constant α;
 * :func:`bound_curves` — the regret of a strategy relative to the best single
-  expert at every n, against :func:`never_switch_curve`, the exact prior cost
+  expert at every n, against :func:`mdlnb.switching.never_switch_curve`, the exact prior cost
   −log p(ξ_{1:n} = k, …, k) of never switching — a hard upper bound on that
   regret, since the mixture sums over that path among others (Eq. 4, first
   inequality) — and the paper's A.1 bound :func:`fixed_share_bound`
@@ -29,6 +29,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from mdlnb import switching
+from mdlnb._grid import log_integers
 
 BASELINE = "fixed share"
 
@@ -45,7 +46,7 @@ def checkpoints(n: int, points: int = 200) -> np.ndarray:
     """≤ ``points`` 1-indexed sample sizes, log-spaced from 1 to n (n included)."""
     if n < 1 or points < 2:
         raise ValueError(f"n, points: need n >= 1 and points >= 2, got {n}, {points}")
-    return np.unique(np.round(np.geomspace(1, n, points)).astype(int))
+    return log_integers(1, n, points)
 
 
 def regret_curves(losses: Any, strats: Mapping[str, Any], *, baseline: str = BASELINE,
@@ -87,36 +88,6 @@ def sensitivity(losses: Any, *, ms: Sequence[float] = (2, 5, 11, 31, 101),
     return pd.DataFrame(rows)
 
 
-def never_switch_curve(strategy: Any, num_experts: int, n: int) -> np.ndarray:
-    """(n,) −log p(ξ_1 = … = ξ_t = k) for t = 1..n, nats, under uniform weights: the
-    running version of :func:`mdlnb.switching.never_switch_cost` (its value at t = n).
-
-    * fixed share: log K − Σ_{s=2}^{t} log(1 − α_s + α_s/K), α_s = α or
-      min(1, (m − 1)/s) (paper Eq. 2);
-    * Bayesian mixture: log K;  elementwise mixture: t log K.
-
-    The codelength of the first t examples under ``strategy`` exceeds the
-    best single expert's by at most this (the mixture contains that path).
-    """
-    K, n = int(num_experts), int(n)
-    if K < 1 or n < 1:
-        raise ValueError(f"num_experts, n: must be >= 1, got {num_experts}, {n}")
-    if getattr(strategy, "weights", None) is not None or getattr(strategy, "initial", None) is not None:
-        raise ValueError("strategy: never_switch_curve assumes uniform weights and initial")
-    t = np.arange(1, n + 1, dtype=np.float64)
-    if isinstance(strategy, switching.BayesianMixture):
-        return np.full(n, math.log(K))
-    if isinstance(strategy, switching.ElementwiseMixture):
-        return t * math.log(K)
-    if isinstance(strategy, switching.FixedShare):
-        a = (np.full(n, strategy.alpha) if strategy.alpha is not None
-             else np.minimum(1.0, (strategy.m - 1.0) / t))
-        step = -np.log1p(-a * (K - 1) / K)
-        step[0] = 0.0
-        return math.log(K) + np.cumsum(step)
-    raise ValueError(f"strategy: no closed form for {type(strategy).__name__}")
-
-
 def fixed_share_bound(n: Any, num_experts: int, m: float) -> np.ndarray:
     """Paper Sec. 3.3 / App. A.1: m log K + (m − 1) log(n/(m − 1)) nats — the
     prior cost of the best sequence with m − 1 switches under fixed share."""
@@ -155,13 +126,13 @@ def bound_curves(losses: Any, strategy: Any, *, points: int = 200):
 
     Columns: ``n``, ``regret [nats]`` (strategy codelength of the first n
     examples minus the smallest column sum over them), ``bound [nats]``
-    (:func:`never_switch_curve`)."""
+    (:func:`mdlnb.switching.never_switch_curve`)."""
     import pandas as pd
 
     L = np.asarray(losses)
     cum = np.cumsum(switching.codelength(L, strategy, posterior=False).per_step_nats)
     best = np.cumsum(L.astype(np.float64), axis=0).min(axis=1)
-    cost = never_switch_curve(strategy, L.shape[1], L.shape[0])
+    cost = switching.never_switch_curve(strategy, L.shape[0], L.shape[1])
     ns = checkpoints(L.shape[0], points)
     return pd.DataFrame({"n": ns, "regret [nats]": cum[ns - 1] - best[ns - 1],
                          "bound [nats]": cost[ns - 1]})
@@ -274,7 +245,7 @@ def spread(df, by: Sequence[str], value: str):
 
 
 def claims(results: Sequence[PairResult]) -> list:
-    """Issue 14's claims (b) and (c), decided on every (pair, order)."""
+    """Claims (b) and (c) (App. A.6, A.1), decided on every (pair, order)."""
     from mdlnb import claims as C
 
     fin = final_regrets(results)

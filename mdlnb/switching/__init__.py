@@ -25,7 +25,7 @@ forward pass and its pytree state), ``batch`` (``codelength``), ``stream``
 from mdlnb.switching.batch import codelength
 from mdlnb.switching.divergence import DivergenceWarning, diverged
 from mdlnb.switching.forward import SwitchState, init_state, step, uses_linear_kernel
-from mdlnb.switching.prior_cost import never_switch_cost
+from mdlnb.switching.prior_cost import never_switch_cost, never_switch_curve
 from mdlnb.switching.pruned import codelength_pruned
 from mdlnb.switching.result import SwitchResult
 from mdlnb.switching.strategies import (
@@ -43,6 +43,6 @@ from mdlnb.switching.stream import Stream, codelength_chunked, streaming
 __all__ = [
     "DEFAULT_M", "BayesianMixture", "DivergenceWarning", "ElementwiseMixture", "FixedShare",
     "RunLength", "Stream", "SwitchDistribution", "SwitchResult", "SwitchState", "codelength",
-    "codelength_chunked", "codelength_pruned", "diverged", "get_strategy", "init_state", "names", "never_switch_cost",
+    "codelength_chunked", "codelength_pruned", "diverged", "get_strategy", "init_state", "names", "never_switch_cost", "never_switch_curve",
     "step", "streaming", "uses_linear_kernel",
 ]

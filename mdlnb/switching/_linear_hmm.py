@@ -29,7 +29,6 @@ posteriors against float64 NumPy references and brute force.
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax

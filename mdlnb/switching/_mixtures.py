@@ -41,7 +41,6 @@ NaN reads as +inf (a diverged expert: probability 0), as in ``forward``.
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.nn import logsumexp

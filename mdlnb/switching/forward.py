@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 from functools import partial
-from typing import NamedTuple, Optional
+from typing import Optional
 
 import jax
 import jax.numpy as jnp
@@ -45,8 +45,9 @@ from jax import lax
 from jax.nn import logsumexp
 
 from mdlnb.switching import _linear_hmm, _mixtures
+# SwitchState and the flags are this module's public face (re-exported); the rest is used here.
 from mdlnb.switching._primitives import (FLAG_ALL_INF, FLAG_NEGATIVE, SwitchState,  # noqa: F401
-                                         _flags_from_min, _kahan, _row_flags, _two_sum)
+                                         _kahan, _row_flags, _two_sum)
 from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
 
 # Linear kernel: rows per block whose exp(c − L) is one vectorized op (about 2^20

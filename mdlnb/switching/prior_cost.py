@@ -70,6 +70,37 @@ def never_switch_cost(strategy, n: int, num_experts: int, expert: int = 0) -> fl
     return _by_forward_pass(strategy, n, num_experts, expert)
 
 
+def never_switch_curve(strategy, n: int, num_experts: int) -> np.ndarray:
+    """(n,) −log p(ξ_1 = … = ξ_t = k) for t = 1..n, nats, under uniform weights: the
+    running version of :func:`never_switch_cost` (its value at t = n, up to the order
+    of summation), for the uniform prior of the closed-form strategies.
+
+    * fixed share: log K − Σ_{s=2}^{t} log(1 − α_s + α_s/K), α_s = α or
+      min(1, (m − 1)/s) (paper Eq. 2);
+    * Bayesian mixture: log K;  elementwise mixture: t log K.
+
+    The codelength of the first t examples under ``strategy`` exceeds the
+    best single expert's by at most this (the mixture contains that path).
+    """
+    K, n = int(num_experts), int(n)
+    if K < 1 or n < 1:
+        raise ValueError(f"num_experts, n: must be >= 1, got {num_experts}, {n}")
+    if getattr(strategy, "weights", None) is not None or getattr(strategy, "initial", None) is not None:
+        raise ValueError("strategy: never_switch_curve assumes uniform weights and initial")
+    t = np.arange(1, n + 1, dtype=np.float64)
+    if isinstance(strategy, BayesianMixture):
+        return np.full(n, math.log(K))
+    if isinstance(strategy, ElementwiseMixture):
+        return t * math.log(K)
+    if isinstance(strategy, FixedShare):
+        a = (np.full(n, strategy.alpha) if strategy.alpha is not None
+             else np.minimum(1.0, (strategy.m - 1.0) / t))
+        step = -np.log1p(-a * (K - 1) / K)
+        step[0] = 0.0
+        return math.log(K) + np.cumsum(step)
+    raise ValueError(f"strategy: no closed form for {type(strategy).__name__}")
+
+
 def _by_forward_pass(strategy, n: int, num_experts: int, expert: int) -> float:
     from mdlnb.switching.batch import codelength
 

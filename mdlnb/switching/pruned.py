@@ -1,4 +1,4 @@
-"""Switching over a board whose experts are pruned as the stream goes (issue 13).
+"""Switching over a board whose experts are pruned as the stream goes.
 
 A *pruning schedule* gives each expert k a step ``pruned_at[k]`` (0-indexed
 row of the loss matrix; ``N`` = never): expert k takes part in the code for

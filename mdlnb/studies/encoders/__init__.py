@@ -45,7 +45,7 @@ Modules: ``_config`` (EncodersConfig), ``_pair`` (one pair's measurements),
 
 from mdlnb.studies.encoders._config import (OBJECTIVES_SUITE, SCALING_SUITE, EncodersConfig,
                                             describe_encoder)
-from mdlnb.studies.encoders._pair import METRICS, compute_pair, log_bins, map_switches
+from mdlnb.studies.encoders._pair import METRICS, compute_pair, map_switches, stream_bins
 from mdlnb.studies.encoders._result import EncodersResult
 from mdlnb.studies.encoders._run import CACHE_VERSION, FRAME_COLUMNS, pair_key, run
 from mdlnb.studies.encoders._tables import METHODS
@@ -55,4 +55,4 @@ Config = EncodersConfig
 
 __all__ = ["CACHE_VERSION", "Config", "EncodersConfig", "EncodersResult", "FRAME_COLUMNS",
            "METHODS", "METRICS", "OBJECTIVES_SUITE", "SCALING_SUITE", "compute_pair",
-           "describe_encoder", "log_bins", "map_switches", "pair_key", "run"]
+           "describe_encoder", "map_switches", "pair_key", "run", "stream_bins"]

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb._grid import log_integers
 from mdlnb._task import Task
 
 #: metric name → (lower is better?, unit)
@@ -40,12 +41,12 @@ METRICS: dict[str, tuple[bool, str]] = {
 }
 
 
-def log_bins(n: int, bins: int) -> np.ndarray:
+def stream_bins(n: int, bins: int) -> np.ndarray:
     """Edges ``0 = e_0 < e_1 < … < e_B = n`` of at most ``bins`` log-spaced bins
     of stream positions (bin i covers t ∈ [e_i, e_{i+1}))."""
     if n < 1 or bins < 1:
         raise ValueError(f"bins: need n >= 1 and bins >= 1, got n={n}, bins={bins}")
-    edges = np.unique(np.round(np.geomspace(1, n, bins + 1)).astype(np.int64))
+    edges = log_integers(1, n, bins + 1)
     return np.unique(np.concatenate([[0], edges, [n]]))
 
 
@@ -68,7 +69,7 @@ def mdl_rows(train: Task, config: Any, *, cache: bool = True) -> dict[str, list]
     from mdlnb.evaluation import Report
 
     plan = resolve_protocol(config.protocol)
-    edges = log_bins(train.n, int(config.posterior_bins))
+    edges = stream_bins(train.n, int(config.posterior_bins))
     rows, post, curve = [], [], []
     for s in config.seeds:
         lm = prequential.run(train, protocol=plan, seed=int(s), progress=False, cache=cache)

@@ -66,7 +66,7 @@ def tasks_to_decide(sd: float, effect: float, *, margin: float = 0.5, level: flo
     return max_tasks
 
 
-def plan(*, encoders: int = 14, n: int = 1000) -> "pd.DataFrame":  # noqa: F821
+def plan(*, encoders: int = 14, n: int = 1000):
     """Tasks needed per claim for a grid of ``encoders`` encoders and streams of ``n``."""
     import pandas as pd
 

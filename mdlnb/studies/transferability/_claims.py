@@ -1,4 +1,4 @@
-"""Issue 14's claims (h) (PACTran Table 1) and (i) (CLID Tables 1–2) on the study's τ.
+"""The claims (h) (PACTran Table 1) and (i) (CLID Tables 1–2) on the study's τ.
 
 A claim "metric A ranks checkpoints better than metric B" is decided on the
 **paired** difference of their Kendall τ against the ground truth: on every

@@ -146,7 +146,7 @@ class TransferabilityResult:
         return "\n".join(lines) + "\n"
 
     def claims(self) -> list:
-        """Issue 14's claims (h1–h4: PACTran Table 1; i1–i3: CLID Tables 1–2), each
+        """The claims (h1–h4: PACTran Table 1; i1–i3: CLID Tables 1–2), each
         decided by its rule on paired per-subsample τ (:mod:`._claims`)."""
         from mdlnb.studies.transferability._claims import claims
 
