@@ -145,6 +145,9 @@ def test_artifacts_round_trip_and_detect_damage(images, tmp_path):
     # the monitor's value at the chosen step, recomputed from the loaded encoder
     again = PT.monitor(cfg)(prov["chosen_step"], enc)
     assert again["probe_accuracy"] == pytest.approx(prov["probe_accuracy"], abs=1e-12)
+    row = PT.result(tmp_path).curves.set_index("step").loc[prov["chosen_step"]]
+    assert again["lidar"] == pytest.approx(row["lidar"], rel=1e-5)
+    assert 1.0 <= again["lidar"] <= enc.feature_dim
     # a second run finds the artifact and trains nothing
     assert PT.run(cfg, directory=tmp_path, progress=False)[0]["sha256"] == prov["sha256"]
     res = PT.result(tmp_path)

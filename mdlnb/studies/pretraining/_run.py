@@ -147,8 +147,8 @@ class PretrainingResult:
                                                    g.loc[ok, "twonn_id"].to_numpy())
             if "alpha_req" in g:
                 g["alpha_req_near_1"] = -(g["alpha_req"] - 1.0).abs()
-            for score in ("rankme", "twonn_id", "cluster_learnability", "clid", "alpha_req",
-                          "alpha_req_near_1"):
+            for score in ("rankme", "lidar", "twonn_id", "cluster_learnability", "clid",
+                          "alpha_req", "alpha_req_near_1"):
                 if score not in g:
                     continue
                 h = g[["probe_accuracy", score]].dropna()
@@ -181,7 +181,7 @@ class PretrainingResult:
         per score, one line per encoder (scores min–max scaled per encoder)."""
         import matplotlib.pyplot as plt
 
-        scores = [s for s in ("rankme", "twonn_id", "cluster_learnability", "alpha_req")
+        scores = [s for s in ("rankme", "lidar", "twonn_id", "cluster_learnability", "alpha_req")
                   if s in self.curves]
         fig, axes = plt.subplots(1, len(scores), figsize=(3.2 * len(scores), 3.2), sharey=True,
                                  squeeze=False)
