@@ -161,7 +161,7 @@ class LayersResult:
             if second is not None:
                 txt += (f"; the runner-up {second['layer']} is {second['vs best [nats]']:+.1f} ± "
                         f"{second['vs best std [nats]']:.1f} nats behind (paired)")
-            if b["layer"] != ref:
+            if b["layer"] != ref and (second is None or second["layer"] != ref):
                 txt += (f"; versus the encoder's own features ({ref}) {b[f'vs {ref} [nats]']:+.1f} ± "
                         f"{b[f'vs {ref} std [nats]']:.1f} nats")
             txt += (f". Along the stream (mean over orders) {b['layer']} leads from n = "
