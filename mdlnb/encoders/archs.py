@@ -6,6 +6,9 @@ Both are pure pairs ``init(key, cfg) -> params`` and
 representation (global average pool for the ResNet, mean over tokens after
 the final LayerNorm for the ViT). Parameters are plain dicts of arrays, so
 the same functions serve pretraining, feature extraction and fine-tuning.
+``apply(..., taps=names)`` returns intermediate layers instead
+(:func:`layer_names`; :func:`mdlnb.encoders.layers`). The ViT has no CLS
+token: its tokens are the patches only.
 
 The ResNet uses GroupNorm (no running statistics, so ``apply`` has no state).
 Sizes grow in width and depth: ``XS`` (smoke tests), ``S``, ``M``, ``L``.

@@ -146,7 +146,7 @@ class LayersResult:
 
     def findings(self) -> str:
         """Markdown: per task the ranking with its spread and when the best layer took the lead."""
-        tab, lead = self.table(), self.leaders().set_index("task")
+        tab, lead, runs = self.table(), self.leaders().set_index("task"), self.runs()
         ref = self.reference
         lines = []
         for task, g in tab.groupby("task", sort=False):
@@ -159,8 +159,13 @@ class LayersResult:
                    f"{int(b['orders ranked first'])}/{s} orders")
             second = g.iloc[1] if len(g) > 1 else None
             if second is not None:
+                r = runs[runs["task"] == task].pivot(index="seed", columns="layer",
+                                                     values="total [nats]")
+                ahead = int((r[b["layer"]] < r[second["layer"]]).sum())
                 txt += (f"; the runner-up {second['layer']} is {second['vs best [nats]']:+.1f} ± "
-                        f"{second['vs best std [nats]']:.1f} nats behind (paired)")
+                        f"{second['vs best std [nats]']:.1f} nats behind (paired difference, "
+                        f"mean ± sd; {b['layer']} shorter in {ahead}/{s} orders"
+                        + (", not a separation" if ahead < s else "") + ")")
             if b["layer"] != ref and (second is None or second["layer"] != ref):
                 txt += (f"; versus the encoder's own features ({ref}) {b[f'vs {ref} [nats]']:+.1f} ± "
                         f"{b[f'vs {ref} std [nats]']:.1f} nats")
