@@ -158,3 +158,58 @@ def test_compare_ranks_layers_as_encoders(resnet, monkeypatch, tmp_path):
     # cached features live in flat files: '/' of the layer names is not a directory
     feats = list((tmp_path / "features").rglob("*.npz"))
     assert len(feats) == 2 and all(p.parent.name == "features" for p in feats)
+
+
+def _comparison(enc: str, steps: dict[str, list[np.ndarray]]):
+    """A Comparison built from given per-step losses (nats), 3 orders."""
+    import pandas as pd
+
+    from mdlnb._compare import Comparison
+
+    seeds = (0, 1, 2)
+    n = len(next(iter(steps.values()))[0])
+    rows, per, mass = [], {}, {}
+    for layer, by_seed in steps.items():
+        for s, v in zip(seeds, by_seed):
+            name = f"{enc}/{layer}"
+            per[(name, s)] = np.asarray(v, float)
+            mass[(name, s)] = {"linear": 1.0}
+            rows.append({"encoder": name, "seed": s, "total [nats]": float(np.sum(v)),
+                         "per example [bits]": float(np.sum(v)) / np.log(2) / n,
+                         "best expert [nats]": float(np.sum(v)), "preferred readout": "linear"})
+    return Comparison(runs=pd.DataFrame(rows), per_step_nats=per, readout_mass=mass,
+                      protocol=None, n=n, num_classes=2, seeds=seeds, task_name="toy")
+
+
+def test_layers_study_tables_leaders_and_findings():
+    """Hand-made streams: on every order 'early' is 0.1 nats/example cheaper than
+    'head' over examples 5..9 and 'deep' over examples 10..19 only; the first 4
+    examples cost the same (a tie)."""
+    from mdlnb.studies.layers import LayersResult
+
+    base_loss = np.full(20, 0.6)
+    early, deep = base_loss.copy(), base_loss.copy()
+    early[4:9] -= 0.1                       # ahead from n = 5: 0.5 nats by n = 9
+    deep[9:20] -= 0.1                       # ahead from n = 10, 1.1 nats by n = 20
+    jitter = [0.0, 0.01, -0.01]
+    steps = {name: [v + j for j in jitter] for name, v in
+             (("early", early), ("deep", deep), ("head", base_loss))}
+    res = LayersResult(encoder="enc", layers=("early", "deep", "head"), reference="head",
+                       comparisons={"toy": _comparison("enc", steps)},
+                       feature_dims={"early": 4, "deep": 8, "head": 16})
+    tab = res.table().set_index("layer")
+    assert list(tab.index) == ["deep", "early", "head"] and list(tab["rank"]) == [1, 2, 3]
+    np.testing.assert_allclose(tab["vs head [nats]"], [-1.1, -0.5, 0.0], atol=1e-9)
+    np.testing.assert_allclose(tab["vs head std [nats]"], 0.0, atol=1e-9)
+    cur = res.along_n(points=100)
+    at = cur[cur["layer"] == "early"].set_index("n")["mean"]
+    np.testing.assert_allclose(at.loc[[4, 9, 20]], [0.0, -0.5, -0.5], atol=1e-9)
+    lead = res.leaders(points=100).iloc[0]
+    assert lead["best"] == "deep"
+    # at n = 14 deep catches up with early exactly (−0.5 each): a tie
+    assert lead["leader at n"] == "tie from n = 1, early from n = 5, tie from n = 14, deep from n = 15"
+    assert lead["from n"] == 15            # -0.1·(n−9) < −0.5 from n = 15 on
+    text = res.findings()
+    assert "Best: **deep**, ranked first in 3/3 orders" in text
+    assert "runner-up early is +0.6 ± 0.0 nats behind" in text and "deep shorter in 3/3" in text
+    assert "deep leads from n = 15 on" in text
