@@ -306,8 +306,11 @@ def _numpy_window_depthwise(x, w, stride):
     return np.einsum("bhwcij,ijc->bhwc", win, w)
 
 
-def _numpy_forward(sd, images):
-    """Plain NumPy EfficientNet-Lite0 on the raw torch state dict (BN applied, not folded)."""
+def _numpy_forward(sd, images, pooled=None):
+    """Plain NumPy EfficientNet-Lite0 on the raw torch state dict (BN applied, not folded).
+
+    ``pooled``: a dict that receives the global-average-pooled output of the stem
+    (``"stem"``) and of every block (its index ``n``)."""
     def bn(x, name):
         g, b, m, v = (sd[f"{name}.{s}"].astype(np.float64) for s in ("weight", "bias", "running_mean", "running_var"))
         return (x - m) / np.sqrt(v + 1e-3) * g + b
@@ -327,6 +330,8 @@ def _numpy_forward(sd, images):
         for j in range(3):
             stem += xp[:, i:i + 2 * oh:2, j:j + 2 * ow:2] @ w[:, :, i, j].T
     x = relu6(bn(stem, "_bn0"))
+    if pooled is not None:
+        pooled["stem"] = x.mean(axis=(1, 2))
     strides = {1: 2, 3: 2, 5: 2, 11: 2}  # first block of each stride-2 stage in lite0
     for n in range(16):
         p = f"_blocks.{n}."
@@ -338,6 +343,8 @@ def _numpy_forward(sd, images):
         x = bn(pw(x, p + "_project_conv.weight"), p + "_bn2")
         if x.shape == inp.shape:
             x = x + inp
+        if pooled is not None:
+            pooled[n] = x.mean(axis=(1, 2))
     x = relu6(bn(pw(x, "_conv_head.weight"), "_bn1"))
     feats = x.mean(axis=(1, 2))
     return feats, feats @ sd["_fc.weight"].astype(np.float64).T + sd["_fc.bias"]
@@ -353,6 +360,30 @@ def test_jax_forward_matches_numpy_reference_on_raw_state_dict():
     logits = E.efficientnet_lite_logits(enc, x)
     np.testing.assert_allclose(logits, ref_logits, rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(np.asarray(E.classify(feats, enc.params)), logits, rtol=1e-5, atol=1e-4)
+
+
+def test_stage_taps_match_numpy_reference_on_raw_state_dict():
+    """Intermediate layers (mdlnb.encoders.layers): each stage's pooled output is the
+    reference's pooled output of the stage's last block (Lite0 stages end after
+    blocks 0, 2, 4, 7, 10, 14, 15 of the architecture table)."""
+    from mdlnb.encoders import layers
+
+    sd = load_state_dict(E.default_weights_path(0))
+    enc = E.efficientnet_lite(0, resolution=40)
+    x = np.random.default_rng(0).uniform(size=(2, 40, 40, 3)).astype(np.float32)
+    ref = {}
+    ref_feats, _ = _numpy_forward(sd, x, pooled=ref)
+    last_block = {"stem": "stem", "stage0": 0, "stage1": 2, "stage2": 4, "stage3": 7,
+                  "stage4": 10, "stage5": 14, "stage6": 15}
+    assert E.stage_of_blocks(E.block_specs(0)) == (0, 1, 1, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 5, 6)
+    encs = layers(enc)
+    assert list(encs) == [f"{enc.name}/{n}" for n in (*last_block, "head")]
+    for name, block in last_block.items():
+        got = np.asarray(jax.jit(encs[f"{enc.name}/{name}"].apply)(enc.params, x))
+        assert got.shape == ref[block].shape == (2, encs[f"{enc.name}/{name}"].feature_dim)
+        np.testing.assert_allclose(got, ref[block], rtol=1e-4, atol=1e-4, err_msg=name)
+    head = np.asarray(jax.jit(encs[f"{enc.name}/head"].apply)(enc.params, x))
+    np.testing.assert_allclose(head, ref_feats, rtol=1e-4, atol=1e-4)
 
 
 # --------------------------------------------------------------------------- real photos

@@ -6,6 +6,9 @@ Both are pure pairs ``init(key, cfg) -> params`` and
 representation (global average pool for the ResNet, mean over tokens after
 the final LayerNorm for the ViT). Parameters are plain dicts of arrays, so
 the same functions serve pretraining, feature extraction and fine-tuning.
+``apply(..., taps=names)`` returns intermediate layers instead
+(:func:`layer_names`; :func:`mdlnb.encoders.layers`). The ViT has no CLS
+token: its tokens are the patches only.
 
 The ResNet uses GroupNorm (no running statistics, so ``apply`` has no state).
 Sizes grow in width and depth: ``XS`` (smoke tests), ``S``, ``M``, ``L``.
@@ -162,10 +165,16 @@ def _resnet_init(rng: np.random.Generator, cfg: ArchConfig) -> Params:
     return params
 
 
-def _resnet_apply(params: Params, x: jax.Array, cfg: ArchConfig) -> jax.Array:
+def _resnet_apply(params: Params, x: jax.Array, cfg: ArchConfig,
+                  taps: frozenset[str] | None = None) -> Any:
     h = conv(params["stem"]["w"], x, stride=2)  # 28 → 14: stages run at 14, 7, 4
     h = jax.nn.relu(group_norm(params["stem"]["gn"], h, _groups(cfg.widths[0])))
+    out: dict[str, jax.Array] = {}
+    if taps is not None and "stem" in taps:
+        out["stem"] = h
     for s, (width, n) in enumerate(zip(cfg.widths, cfg.blocks)):
+        if taps is not None and len(out) == len(taps):
+            return out                       # deeper stages are not needed
         for b in range(n):
             p = params[f"stage{s}_block{b}"]
             stride = 2 if (s > 0 and b == 0) else 1
@@ -175,6 +184,10 @@ def _resnet_apply(params: Params, x: jax.Array, cfg: ArchConfig) -> jax.Array:
             short = conv(p["proj"], h, stride) if "proj" in p else (
                 h[:, ::stride, ::stride] if stride > 1 else h)
             h = jax.nn.relu(y + short)
+        if taps is not None and f"stage{s}" in taps:
+            out[f"stage{s}"] = h
+    if taps is not None:
+        return out
     return h.mean((1, 2))
 
 
@@ -212,16 +225,30 @@ def _vit_init(rng: np.random.Generator, cfg: ArchConfig) -> Params:
 
 
 def vit_tokens(params: Params, images: jax.Array, cfg: ArchConfig,
-               keep: jax.Array | None = None) -> jax.Array:
+               keep: jax.Array | None = None, taps: frozenset[str] | None = None) -> Any:
     """Token representations ``(B, T, dim)`` after the final LayerNorm.
 
     ``keep`` (B, T') int indices of the patches to encode (MAE); all if None.
+    ``taps``: names from :func:`layer_names` (``"embed"``, ``"block0"`` …);
+    then the result is instead ``{name: (B, T, dim)}``, each the tokens after
+    that layer with the final LayerNorm applied (as DINO's
+    ``get_intermediate_layers``), so ``"block{depth-1}"`` is the default output;
+    blocks after the deepest tap are not run.
     """
     x = dense(params["embed"], patchify(_standardize(images), cfg.patch)) + params["pos"]
     if keep is not None:
         x = jnp.take_along_axis(x, keep[..., None], axis=1)
-    for p in params["blocks"]:
+    out: dict[str, jax.Array] = {}
+    if taps is not None and "embed" in taps:
+        out["embed"] = layer_norm(params["ln"], x)
+    for i, p in enumerate(params["blocks"]):
+        if taps is not None and len(out) == len(taps):
+            return out
         x = block_apply(p, x, cfg.heads)
+        if taps is not None and f"block{i}" in taps:
+            out[f"block{i}"] = layer_norm(params["ln"], x)
+    if taps is not None:
+        return out
     return layer_norm(params["ln"], x)
 
 
@@ -238,8 +265,35 @@ def init(key: jax.Array, cfg: ArchConfig) -> Params:
     return _resnet_init(rng, cfg) if cfg.kind == "resnet" else _vit_init(rng, cfg)
 
 
-def apply(params: Params, images: jax.Array, cfg: ArchConfig) -> jax.Array:
-    """Pooled features ``(B, cfg.feature_dim)`` of images float32 ``(B, 28, 28, 1)`` in [0, 1]."""
+def layer_names(cfg: ArchConfig) -> tuple[str, ...]:
+    """The layers ``apply(..., taps=...)`` can return, input to output.
+
+    ResNet: ``"stem"``, ``"stage0"`` … (the output of each stage's last block).
+    ViT: ``"embed"`` (patch embedding + position), ``"block0"`` … ``"block{depth-1}"``.
+    The last name's pooled features are :func:`apply`'s default output.
+    """
     if cfg.kind == "resnet":
-        return _resnet_apply(params, _standardize(images), cfg)
+        return ("stem", *(f"stage{s}" for s in range(len(cfg.widths))))
+    return ("embed", *(f"block{i}" for i in range(cfg.depth)))
+
+
+def apply(params: Params, images: jax.Array, cfg: ArchConfig,
+          taps: tuple[str, ...] | None = None) -> Any:
+    """Pooled features ``(B, cfg.feature_dim)`` of images float32 ``(B, 28, 28, 1)`` in [0, 1].
+
+    ``taps``: names from :func:`layer_names`; then the result is instead a dict
+    of those layers' unpooled outputs (ResNet ``(B, H', W', C)``, ViT
+    ``(B, T, dim)``), and layers past the deepest tap are not computed.
+    """
+    wanted = None
+    if taps is not None:
+        wanted = frozenset(taps)
+        unknown = wanted - set(layer_names(cfg))
+        if unknown:
+            raise ValueError(f"taps: unknown layers {sorted(unknown)}; "
+                             f"available: {list(layer_names(cfg))}")
+    if cfg.kind == "resnet":
+        return _resnet_apply(params, _standardize(images), cfg, wanted)
+    if wanted is not None:
+        return vit_tokens(params, images, cfg, taps=wanted)
     return vit_tokens(params, images, cfg).mean(1)

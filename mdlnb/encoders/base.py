@@ -117,7 +117,8 @@ def features(encoder: Encoder, task: Task, *, batch_size: int = 128, cache: bool
         raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
     key = content_hash("features-v1", encoder.fingerprint(), task.x, encoder.input_size,
                        encoder.channels)
-    path = cache_dir("features") / f"{encoder.name}-{task.name}-{key}.npz"
+    stem = f"{encoder.name}-{task.name}".replace("/", "--")  # layer encoders: "<enc>/<layer>"
+    path = cache_dir("features") / f"{stem}-{key}.npz"
     if cache:  # computed once across processes; a damaged entry is recomputed
         feats = compute_once(path, lambda: {"features": _compute_features(encoder, task, batch_size,
                                                                           progress)})["features"]

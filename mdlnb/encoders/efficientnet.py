@@ -275,27 +275,75 @@ def _dense(x: Any, p: dict[str, Any]) -> Any:
     return x @ p["w"] + p["b"]
 
 
+def stage_of_blocks(specs: tuple[BlockSpec, ...]) -> tuple[int, ...]:
+    """The stage (row of ``BASE_STAGES``, 0-6) of each block of ``specs``.
+
+    A stage starts where the output width changes; every stage of
+    EfficientNet-Lite has a width of its own.
+    """
+    stages, stage = [], -1
+    for i, s in enumerate(specs):
+        if i == 0 or s.out_channels != specs[i - 1].out_channels:
+            stage += 1
+        stages.append(stage)
+    return tuple(stages)
+
+
+def layer_names(specs: tuple[BlockSpec, ...]) -> tuple[str, ...]:
+    """Names of the feature maps :func:`forward` can tap, input to output:
+    ``"stem"``, ``"stage0"`` … ``"stage6"`` (the output of each MBConv stage, i.e.
+    of its last block), ``"head"`` (the 1x1 head convolution, 1280 channels)."""
+    return ("stem", *(f"stage{i}" for i in sorted(set(stage_of_blocks(specs)))), "head")
+
+
 def forward(specs: tuple[BlockSpec, ...], params: dict[str, Any], images: Any,
-            depthwise: str = "slices") -> Any:
+            depthwise: str = "slices", taps: tuple[str, ...] | None = None) -> Any:
     """Penultimate features: images float32 (B, H, W, 3) in [0, 1] → (B, 1280).
 
     The features are the global average of the head's ReLU6 activations,
     i.e. the input of the ImageNet classifier.
+
+    ``taps``: names from :func:`layer_names`; then the result is instead a dict
+    ``{name: (B, H', W', C') feature map}`` of those layers (not pooled), and
+    the network is run only up to the deepest of them. ``forward(...,
+    taps=("head",))["head"].mean((1, 2))`` is the default output.
     """
     import jax.numpy as jnp
     from jax import lax
+
+    wanted = None
+    if taps is not None:
+        wanted = set(taps)
+        unknown = wanted - set(layer_names(specs))
+        if unknown:
+            raise ValueError(f"taps: unknown layers {sorted(unknown)}; "
+                             f"available: {list(layer_names(specs))}")
+    out: dict[str, Any] = {}
+
+    def tap(name: str, x: Any) -> bool:
+        """Record ``x`` if wanted; True when every wanted layer is recorded."""
+        if wanted is not None and name in wanted:
+            out[name] = x
+        return wanted is not None and len(out) == len(wanted)
 
     dw = _DEPTHWISE[depthwise]
     x = (images * 255.0 - 127.0) / 128.0
     x = lax.conv_general_dilated(_pad_same(x, 3, 2), params["stem"]["w"], (2, 2), "VALID",
                                  dimension_numbers=("NHWC", "HWIO", "NHWC"))
     x = _relu6(x + params["stem"]["b"])
-    for s, p in zip(specs, params["blocks"]):
+    if tap("stem", x):
+        return out
+    stages = stage_of_blocks(specs)
+    for i, (s, p) in enumerate(zip(specs, params["blocks"])):
         h = _relu6(_dense(x, p["expand"])) if "expand" in p else x
         h = _relu6(dw(h, p["depthwise"]["w"], s.stride) + p["depthwise"]["b"])
         h = _dense(h, p["project"])
         x = h + x if s.residual else h
+        if (i + 1 == len(specs) or stages[i + 1] != stages[i]) and tap(f"stage{stages[i]}", x):
+            return out
     x = _relu6(_dense(x, params["head"]))
+    if tap("head", x):
+        return out
     return jnp.mean(x, axis=(1, 2))
 
 

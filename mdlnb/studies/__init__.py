@@ -36,7 +36,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("data_efficiency", "encoders", "pretraining", "switching", "transferability")
+_SUBMODULES = ("data_efficiency", "encoders", "layers", "pretraining", "switching", "transferability")
 
 __all__ = ["config_class", *_SUBMODULES]
 

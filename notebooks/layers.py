@@ -1,0 +1,101 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Which layer of my encoder? Codelength per layer, from how many examples on
+#
+# Users of probing tools ask which layer of a pretrained encoder to read out
+# (before or after the projection, which block, which pooling). The ImageNet
+# head of a CNN is trained for ImageNet's classes; an earlier stage may keep
+# what a downstream task needs (position, count, stroke) in a form a small
+# readout learns from fewer examples. MDL answers per task, and *along n*:
+# the codelength of the labels counts every example a readout fails to
+# predict, so the layer that is ahead after n examples is the better choice for
+# a dataset of that size.
+#
+# Here: ImageNet EfficientNet-Lite0 at a small resolution, a few of its layers
+# (`mdlnb.encoders.layers`: the output of MBConv stages and the 1280-channel
+# head, each globally average-pooled), on a natural and a structured mini-VTAB
+# task. Every layer is coded with readout switching under one protocol over
+# the same data orders (`mdlnb.compare`, paired), so the differences between
+# layers are measured on the same streams. The papers state no expectation
+# about layers of this encoder: what follows are findings with their spread,
+# not claims.
+
+# %% tags=["parameters"]
+profile = "default"          # "smoke" (CI, seconds), "default" (CPU, minutes), "full"
+paper_dir = "paper"          # where tables and the figure are written
+variant = 0                  # EfficientNet-Lite variant (0, 1, 2)
+resolution = 64              # input pixels (native 224; small is fast, see efficientnet.py)
+task_names = ["digits", "dsprites_location"]   # one natural, one structured task
+size = 800                   # examples per task (stratified subsample)
+which = ["stage2", "stage4", "stage6", "head"]  # layers, input to output (see layer_names)
+pooling = "mean"             # "mean" or "max" over positions
+seeds = [0, 1, 2]            # data orders, the same for every layer (paired)
+protocol = "small"           # board, B, switching: "small", "default", "paper-vtab"
+points = 60                  # log-spaced n of the curves
+
+# %%
+import matplotlib.pyplot as plt
+from IPython.display import Markdown
+
+import mdlnb
+from mdlnb import manifest
+from mdlnb.studies import layers as study
+
+# %% [markdown]
+# ## The encoder, its layers and the tasks
+
+# %%
+encoder = mdlnb.encoders.efficientnet_lite(variant, resolution=resolution)
+print(encoder.name, "layers:", mdlnb.encoders.layer_names(encoder))
+tasks = [mdlnb.data.load(name, size=size, seed=0) for name in task_names]
+for t in tasks:
+    print(t)
+
+# %% [markdown]
+# ## One comparison per task
+#
+# `mdlnb.compare(mdlnb.encoders.layers(encoder, which), task)` for each task:
+# features of each layer are extracted (and cached), then stage 1 and stage 2
+# run per (layer, order). The table gives bits per example (mean ± sd over
+# orders), the paired difference to the encoder's own features (its last layer,
+# the head) and to the best layer, and how many orders rank each layer first.
+
+# %%
+result = study.run(encoder, tasks, which=which, pooling=pooling, seeds=seeds, protocol=protocol)
+result.save(paper_dir, points=points)
+result.table()
+
+# %% [markdown]
+# ## From how many examples on? (paired difference along n)
+#
+# Cumulative codelength of each layer minus the head's on the same stream:
+# below zero a layer has spent fewer nats than the head so far. Lines: mean
+# over orders; bands: min–max. The first batch is coded uniformly by every
+# layer, so all curves start at zero.
+
+# %%
+fig = result.plot(points)
+
+# %%
+result.leaders(points)
+
+# %% [markdown]
+# ## Findings
+
+# %%
+Markdown(result.findings())
+
+# %%
+manifest.record(paper_dir, "layers", profile, pattern="layers_*")
+plt.close("all")
