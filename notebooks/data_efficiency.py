@@ -1,15 +1,3 @@
-# ---
-# jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#   kernelspec:
-#     display_name: Python 3
-#     language: python
-#     name: python3
-# ---
-
 # %% [markdown]
 # # Data efficiency: frozen readouts, fine-tuning and training from scratch
 #
@@ -56,6 +44,11 @@ batch_size = 32
 seeds = [0, 1]               # example orders; curves show their spread
 early = 128                  # "early" sample size for claim (e)
 points = 200
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "data_efficiency")   # by hand: apply `profile`, write to build/lab
 
 # %%
 import math

@@ -1,15 +1,3 @@
-# ---
-# jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#   kernelspec:
-#     display_name: Python 3
-#     language: python
-#     name: python3
-# ---
-
 # %% [markdown]
 # # Loss-data curves of three representations of Fashion-MNIST
 #
@@ -62,6 +50,11 @@ eps_steps = 2000
 eps_scales = [1.0, 2.0, 3.0] # SDL / εSC at ε × these; figures use the last
 refine_rounds = 1            # App. C.2: recursive grid-search rounds of εSC (0: none)
 seed = 0                     # subsamples and the autoencoder
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "loss_data")   # by hand: apply `profile`, write to build/lab
 
 # %%
 import time

@@ -1,15 +1,3 @@
-# ---
-# jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#   kernelspec:
-#     display_name: Python 3
-#     language: python
-#     name: python3
-# ---
-
 # %% [markdown]
 # # Pre-training objectives: does the evaluation method change which encoder wins?
 #
@@ -42,6 +30,11 @@ paper_dir = "paper"          # where tables and figures are written
 overrides = {}               # fields of mdlnb.studies.encoders.EncodersConfig (profiles.yaml)
 size = "S"                   # the backbone size whose objectives are compared
 alpha = 0.10                 # the paper's confidence level gamma
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "objectives")   # by hand: apply `profile`, write to build/lab
 
 # %%
 import matplotlib.pyplot as plt

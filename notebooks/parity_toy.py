@@ -1,15 +1,3 @@
-# ---
-# jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#   kernelspec:
-#     display_name: Python 3
-#     language: python
-#     name: python3
-# ---
-
 # %% [markdown]
 # # The parity toy: why VA and MDL change their minds, and SDL and εSC do not
 #
@@ -56,6 +44,11 @@ mlp_steps = 1000          # updates per probe, the same at every n
 mlp_lr = 3e-3
 switching_lr = [1e-3, 3e-3]   # board for readout switching: linear, MLP-1, MLP-2 × these
 seed = 0                  # draws the secret, the data and the noise
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "parity_toy")   # by hand: apply `profile`, write to build/lab
 
 # %%
 import matplotlib.pyplot as plt

@@ -1,15 +1,3 @@
-# ---
-# jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#   kernelspec:
-#     display_name: Python 3
-#     language: python
-#     name: python3
-# ---
-
 # %% [markdown]
 # # Pre-training the encoders: trained until the probe stops improving
 #
@@ -35,6 +23,11 @@
 # %% tags=["parameters"]
 profile = "default"          # "smoke" (CI), "default" (CPU), "full": the artifacts are the same
 paper_dir = "paper"          # where tables and figures are written
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "pretraining")   # by hand: apply `profile`, write to build/lab
 
 # %%
 import matplotlib.pyplot as plt

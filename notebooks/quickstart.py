@@ -1,15 +1,3 @@
-# ---
-# jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#   kernelspec:
-#     display_name: Python 3
-#     language: python
-#     name: python3
-# ---
-
 # %% [markdown]
 # # Quickstart: evaluating a representation by its description length
 #
@@ -44,6 +32,11 @@ protocol = "default"         # board, B, switching m, standardisation: "small", 
                              # "paper-vtab" (Table 6, B 32, m 11), "paper-imagenet" (Table 9, B 512, m 2)
 seed = 0                     # example order, initialisations, replay samples
 blockwise_epochs = 100       # epochs per block of the block-wise code (Voita & Titov)
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "quickstart")   # by hand: apply `profile`, write to build/lab
 
 # %%
 import math

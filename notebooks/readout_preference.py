@@ -1,15 +1,3 @@
-# ---
-# jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#   kernelspec:
-#     display_name: Python 3
-#     language: python
-#     name: python3
-# ---
-
 # %% [markdown]
 # # Readout preference: which readout does the representation ask for, and when?
 #
@@ -32,6 +20,11 @@ paper_dir = "paper"
 overrides = {}               # fields of mdlnb.studies.encoders.EncodersConfig (profiles.yaml)
 posterior_pairs = [["dino:vit_S:150", "digits"], ["byol:resnet_S:150", "sci_patches"],
                    ["lite0@64", "clevr_count"], ["mae:vit_S:150", "dsprites_location"]]
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "readout_preference")   # by hand: apply `profile`, write to build/lab
 
 # %%
 import matplotlib.pyplot as plt

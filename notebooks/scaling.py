@@ -1,15 +1,3 @@
-# ---
-# jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#   kernelspec:
-#     display_name: Python 3
-#     language: python
-#     name: python3
-# ---
-
 # %% [markdown]
 # # Scaling: does a larger encoder give a shorter codelength?
 #
@@ -35,6 +23,11 @@ regret_b = ["mae:vit_L:150", "mae:vit_S:150"]
 mae_sizes = ["mae:vit_S:150", "mae:vit_L:150"]                 # claims j1, j2: [smallest, largest]
 supervised_sizes = ["supervised:vit_S:150", "supervised:vit_L:150"]
 alpha = 0.10
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "scaling")   # by hand: apply `profile`, write to build/lab
 
 # %%
 import matplotlib.pyplot as plt

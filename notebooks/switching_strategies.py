@@ -1,15 +1,3 @@
-# ---
-# jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#   kernelspec:
-#     display_name: Python 3
-#     language: python
-#     name: python3
-# ---
-
 # %% [markdown]
 # # Switching strategies: which prior over readout sequences codes best?
 #
@@ -41,6 +29,11 @@ m = 11                       # fixed share rate alpha_t: (m - 1)/t, the VTAB set
 ms = [2, 5, 11, 31, 101]     # sensitivity to m
 alphas = [1e-4, 1e-3, 1e-2, 1e-1]   # sensitivity to a constant α
 points = 200                 # sample sizes at which curves are stored
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "switching_strategies")   # by hand: apply `profile`, write to build/lab
 
 # %%
 import math

@@ -1,15 +1,3 @@
-# ---
-# jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#   kernelspec:
-#     display_name: Python 3
-#     language: python
-#     name: python3
-# ---
-
 # %% [markdown]
 # # Transferability baselines: which score ranks encoders like their downstream accuracy?
 #
@@ -50,6 +38,11 @@ profile = "default"          # "smoke" (CI, seconds), "default" (CPU, ~15 min), 
 paper_dir = "paper"          # where tables and the figure are written
 study = "transferability"    # mdlnb.studies.<study> holds the defaults (runner checks overrides)
 overrides = {}               # {field: value} changes to those defaults (profiles.yaml)
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "transferability_baselines")   # by hand: apply `profile`, write to build/lab
 
 # %% [markdown]
 # The study's parameters live in one place, `TransferabilityConfig` (see its
