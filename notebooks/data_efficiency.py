@@ -65,7 +65,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 import mdlnb
-from mdlnb import claims, manifest, report
+from mdlnb import claims, manifest, plots, report
 from mdlnb.encoders import pretrain
 from mdlnb.studies import data_efficiency as study
 from mdlnb.studies import switching as switching_study
@@ -99,7 +99,7 @@ summary = pd.concat([s for _, s in frames], ignore_index=True)
 report.save_table(summary, "data_efficiency_codelengths", paper_dir)
 table = switching_study.spread(summary, ["domain", "task", "method"], "regret [nats]")
 report.save_table(table, "data_efficiency_regret", paper_dir)
-table
+report.show(table)
 
 # %% [markdown]
 # ## Regret to training from scratch along n (Fig. 3)
@@ -120,9 +120,10 @@ for ax, (domain, g) in zip(axes, spread.groupby("domain")):
             ax.plot([x], [0], "o", color=line.get_color())
     ax.axhline(0, color="k", lw=0.5)
     ax.set(xscale="log", xlabel="examples n", ylabel="cumulative loss − from scratch [nats]",
-           title=f"{domain}: {tasks[domain].name}")
+           title=f"{domain}: {plots.task_label(tasks[domain].name)}")
 axes[0].legend()
 report.save_figure(fig, "data_efficiency_regret", paper_dir)
+plt.show()
 
 # %%
 for (domain, method), g in summary.groupby(["domain", "method"], sort=False):

@@ -152,6 +152,7 @@ report.save_table(pd.concat([c.frame() for c in curve_list]), "loss_data_curves"
 ax = curves.plot(curve_list, eps_list[-1],
                  title=f"Fashion-MNIST, MLP 2x{probe_width} probe (±1 sd over {seeds} seeds)")
 report.save_figure(ax, "loss_data_curves", paper_dir)
+plt.show()
 
 # %% [markdown]
 # ## Every measure as the evaluation set grows (Fig. 2)
@@ -167,12 +168,13 @@ report.save_table(table, "loss_data_measures", paper_dir)
 report.save_table(ranks, "loss_data_rankings", paper_dir)
 axes = curves.plot_measures(table, eps=eps_list[-1].value)
 report.save_figure(axes[0].figure, "loss_data_measures", paper_dir)
-ranks
+plt.show()
+report.show(ranks)
 
 # %%
 changes = curves.winner_changes(ranks)
 report.save_table(changes, "loss_data_winner_changes", paper_dir)
-changes
+report.show(changes)
 
 # %% [markdown]
 # Reading the table above: each row lists, in order of growing n, the
@@ -198,7 +200,7 @@ print("measures whose named winner changed as n grew:",
 final = table[table["n"] == grid[-1]][["representation", "measure", "eps", "shown", "status",
                                       "seed mean", "seed std", "exceeded"]]
 report.save_table(final, "loss_data_final", paper_dir)
-final
+report.show(final)
 
 # %% [markdown]
 # ## Refining εSC where the curve crosses ε (Alg. 2, App. C.2)
@@ -227,7 +229,7 @@ for c in curve_list:
                      "refined eSC": str(first), "refined bracket": "", "new sizes trained": 0})
 refined = pd.DataFrame(rows)
 report.save_table(refined, "loss_data_esc_refined", paper_dir)
-refined
+report.show(refined)
 
 # %%
 manifest.record(paper_dir, "loss_data", profile, pattern="loss_data_*")

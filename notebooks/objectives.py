@@ -138,7 +138,7 @@ display(Markdown(result.group_findings(encoders)))
 paths = result.save(paper_dir, prefix="objectives", frame=True, parts={
     "ranks": ranks, "group_ranks": groups, "friedman": friedman, "cd": cds,
     "permutation": variance, "cd_diagrams": fig_cd, "rank_boxes": ax_box})
-[str(p) for p in paths]
+print(f"{len(paths)} files written to {paper_dir}")
 
 # %% [markdown]
 # ## Claims

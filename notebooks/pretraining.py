@@ -70,4 +70,4 @@ display(Markdown(result.findings()))
 paths = result.save(paper_dir)
 manifest.record(paper_dir, "pretraining", profile, pattern="pretraining_*")
 plt.close("all")
-[str(p) for p in paths]
+print(f"{len(paths)} files written to {paper_dir}")

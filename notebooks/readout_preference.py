@@ -99,7 +99,7 @@ paths = result.save(paper_dir, prefix="readout_preference", parts={
     "preferred": preferred.reset_index(), "switching": switching, "heatmap": ax_heat,
     "switching_by_group": ax_switch, "posteriors": fig_post,
     "posterior": result.posteriors([tuple(p) for p in posterior_pairs])})
-[str(p) for p in paths]
+print(f"{len(paths)} files written to {paper_dir}")
 
 # %% [markdown]
 # ## Claims

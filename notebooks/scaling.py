@@ -98,7 +98,7 @@ display(Markdown(result.regret_findings(*regret_b)))
 paths = result.save(paper_dir, prefix="scaling", parts={
     "table": table, "cd": cds, "codelength_vs_parameters": fig_scaling,
     "regret": fig_regret})
-[str(p) for p in paths]
+print(f"{len(paths)} files written to {paper_dir}")
 
 # %% [markdown]
 # ## Claims

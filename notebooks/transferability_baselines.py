@@ -100,7 +100,8 @@ result.seconds
 # %%
 display(result.encoders)
 display(Markdown(report.to_markdown(result.truth_table(), digits=3)))
-result.truth.pivot_table(index=["task", "encoder"], columns="readout", values="accuracy")
+report.show(result.truth.pivot_table(index=["task", "encoder"], columns="readout", values="accuracy"),
+            index=True)
 
 # %% [markdown]
 # ## Kendall τ, averaged over tasks (PACTran Table 1, CLID Table 2)
@@ -205,11 +206,11 @@ display(Markdown(result.findings()))
 # %%
 diff = result.compare_saved(paper_dir)
 display(Markdown(tr.noise_summary(diff)))
-diff
+report.show(diff) if hasattr(diff, "columns") else diff
 
 # %%
 paths = result.save(paper_dir)
-[str(p) for p in paths]
+print(f"{len(paths)} files written to {paper_dir}")
 
 # %% [markdown]
 # ## Claims
