@@ -22,7 +22,7 @@ def blockwise_vs_online(block_nats: float, online_nats: float, n: int, *,
     same expert on the same ``n`` examples: which is shorter, by how much, and whether
     the expectation "fewer updates, a looser code" held on this run."""
     diff = block_nats - online_nats
-    who = f" of the same expert (`{expert}`)" if expert else " of the same expert"
+    who = f" of the same expert, `{expert}`," if expert else " of the same expert"
     if abs(diff) < 0.05:
         return (f"**On this run** the block-wise code ({_nats(block_nats)}) and the online "
                 f"code{who} ({_nats(online_nats)}) are equally long.")

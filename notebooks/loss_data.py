@@ -96,8 +96,10 @@ for spec in representations:
         enc = build_encoder(parse_encoder(spec), unlabelled)
         tasks[spec] = (encoders.features(enc, pool), encoders.features(enc, test))
     cost[spec] = time.perf_counter() - t0
-pd.DataFrame({"representation": list(tasks), "dim": [t[0].features.shape[1] for t in tasks.values()],
-              "seconds to build (features cached on disk)": [cost[s] for s in tasks]})
+report.show(pd.DataFrame({"representation": list(tasks),
+                          "dim": [t[0].features.shape[1] for t in tasks.values()],
+                          "seconds to build (features cached on disk)": [cost[s] for s in tasks]}),
+            digits=2)
 
 # %% [markdown]
 # ## The tolerance ε (Sec. 4.3)
@@ -178,10 +180,11 @@ report.show(changes)
 
 # %% [markdown]
 # Reading the table above: each row lists, in order of growing n, the
-# verdicts of one measure (an arrow marks a change). VA and MDL
-# always name a winner, even at the smallest n; when their line has more than
-# one representation in it, a smaller or larger evaluation set would have
-# named another. SDL and εSC say "undetermined" while the values they would
+# verdicts of one measure (an arrow marks a change). VA and MDL name a
+# winner at any n where the representations differ by more than their seed
+# spread ("tie" where they do not); when their line has more than one
+# representation in it, a smaller or larger evaluation set would have named
+# another. SDL and εSC say "undetermined" while the values they would
 # compare are only lower bounds (no representation, or not the leading one,
 # has reached ε yet) and name a winner once it is final; "tie" means the
 # grid of sizes is too coarse to separate the εSC values (see the refinement

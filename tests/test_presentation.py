@@ -19,7 +19,7 @@ from mdlnb import findings, plots, report  # noqa: E402
 def test_blockwise_sentence_takes_its_direction_from_the_numbers():
     shorter = findings.blockwise_vs_online(295.9, 511.2, 300, expert="mlp1x64")
     assert "block-wise code (295.9 nats) is **shorter**" in shorter
-    assert "online code of the same expert (`mlp1x64`) (511.2 nats) by 215.3 nats" in shorter
+    assert "online code of the same expert, `mlp1x64`, (511.2 nats) by 215.3 nats" in shorter
     assert "(0.718 nats per example over N = 300)" in shorter
     assert "does **not** hold here" in shorter
     longer = findings.blockwise_vs_online(600.0, 511.2, 300)
