@@ -75,9 +75,10 @@ def winners_compared(first: Any, second: Any, *, labels: tuple[str, str]) -> str
             differ.append(m)
 
         def said(row, flips):
-            return (f"flips ({row['winners']})" if flips else
-                    f"does not flip ({row['winners'] or 'no winner named'})")
-        lines.append(f"- {m}: {labels[0]} {said(a.loc[m], fa)}; {labels[1]} {said(b.loc[m], fb)}")
+            return (f"it flips ({row['winners']})" if flips else
+                    f"it does not flip ({row['winners'] or 'no winner named'})")
+        lines.append(f"- {m}: with the {labels[0]} {said(a.loc[m], fa)}; with the {labels[1]} "
+                     f"{said(b.loc[m], fb)}")
     head = ("**On this run** the two probes give the same picture: each measure flips, or "
             "not, under both." if not differ else
             f"**On this run** the pictures differ for {', '.join(differ)}: the {labels[1]} "

@@ -114,8 +114,7 @@ table = curves.measure_table([curve_a, curve_b], eps, at=[n for n in at if n <= 
 ranks = curves.rankings(table)
 report.save_table(table, "parity_measures", paper_dir)
 report.save_table(ranks, "parity_rankings", paper_dir)
-display(Markdown(report.to_markdown(table.drop(columns="value"), digits=3)))
-display(Markdown(report.to_markdown(ranks, digits=3)))
+report.show(ranks, rows=None)   # the values per representation; all of them: parity_measures
 
 # %%
 changes = curves.winner_changes(ranks).set_index("measure")
@@ -157,7 +156,7 @@ plt.show()
 mlp_table = curves.measure_table([mlp_a, mlp_b], eps, at=[n for n in at if n <= grid[-1]])
 report.save_table(mlp_table, "parity_mlp_measures", paper_dir)
 mlp_ranks = curves.rankings(mlp_table)
-display(Markdown(report.to_markdown(mlp_ranks, digits=3)))
+report.show(mlp_ranks, rows=None)
 
 # %%
 print(f"MLP on B reaches eps at n = {curves.esc(mlp_b, eps)} "
@@ -203,7 +202,7 @@ switch = pd.DataFrame([{"representation": name, "switching code [nats]": r.total
                         "preferred readout": r.preferred_readout, "uniform [nats]": r.uniform_nats}
                        for name, r in (("A: noisy label", rep_a), ("B: raw bits", rep_b))])
 report.save_table(switch, "parity_switching", paper_dir)
-display(Markdown(report.to_markdown(switch, digits=3)))
+report.show(switch)
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")

@@ -45,7 +45,7 @@ def test_winners_compared_names_the_measures_that_differ():
                         "winners": ["A, B", "A"]})
     text = findings.winners_compared(exact, mlp, labels=("exact", "MLP"))
     assert text.startswith("**On this run** the pictures differ for MDL:")
-    assert "- MDL: exact flips (A, B); MLP does not flip (A)" in text
+    assert "- MDL: with the exact it flips (A, B); with the MLP it does not flip (A)" in text
     same = findings.winners_compared(exact, exact, labels=("exact", "MLP"))
     assert same.startswith("**On this run** the two probes give the same picture")
 
