@@ -98,4 +98,5 @@ def test_readout_heatmap_has_one_colour_per_depth_and_integer_ticks():
     assert list(cbar.get_ticks()) == [0, 1, 2, 3]
     assert ax.collections[0].cmap.N == 4                  # discrete: a colour per depth
     assert "hidden layers" in cbar.ax.get_ylabel()
+    assert [x.get_text() for x in ax.get_xticklabels()] == ["digits", "textures", "Clevr count"]
     plt.close(ax.figure)

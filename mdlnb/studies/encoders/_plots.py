@@ -122,6 +122,8 @@ def preference_heatmap(table, groups: dict[str, str]):
     norm = BoundaryNorm(np.arange(-0.5, top + 1.0), cmap.N)
     sns.heatmap(table, annot=True, fmt=".0f", cmap=cmap, norm=norm, ax=ax,
                 cbar_kws={"label": "hidden layers (0 = linear)", "ticks": depths})
+    ax.set_yticklabels([encoder_label(str(e)) for e in table.index], rotation=0)
+    ax.set_xticklabels([task_label(str(c)) for c in table.columns])
     cols = list(table.columns)
     for i in range(1, len(cols)):
         if groups[cols[i]] != groups[cols[i - 1]]:
