@@ -22,23 +22,27 @@ class ResultWarning(UserWarning):
     """A statement about a result the reader should weigh (a UserWarning)."""
 
 
-def _show(message, category, filename, lineno, file=None, line=None):
-    if isinstance(category, type) and issubclass(category, ResultWarning):
-        from mdlnb import _progress
+def _one_line(message, file=None) -> None:
+    from mdlnb import _progress
 
-        stream = file or (sys.stdout if _progress._in_kernel() else sys.stderr)
-        try:
-            print(f"warning: {message}", file=stream, flush=True)
-        except (OSError, ValueError):  # a closed stream, as warnings.showwarning ignores
-            pass
-        return
-    _show.original(message, category, filename, lineno, file, line)
+    stream = file or (sys.stdout if _progress._in_kernel() else sys.stderr)
+    try:
+        print(f"warning: {message}", file=stream, flush=True)
+    except (OSError, ValueError):  # a closed stream, as warnings.showwarning ignores
+        pass
 
 
 def install() -> None:
-    """Route :class:`ResultWarning` through :func:`_show` (idempotent)."""
-    if getattr(warnings.showwarning, "__name__", "") == "_show" \
-            and getattr(warnings.showwarning, "__module__", "") == __name__:
+    """Show :class:`ResultWarning` as one line (:func:`_one_line`), every other warning
+    as the ``warnings.showwarning`` in place before (idempotent)."""
+    previous = warnings.showwarning
+    if getattr(previous, "_mdlnb", False):
         return
-    _show.original = warnings.showwarning
-    warnings.showwarning = _show
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if isinstance(category, type) and issubclass(category, ResultWarning):
+            return _one_line(message, file)
+        return previous(message, category, filename, lineno, file, line)
+
+    show._mdlnb = True
+    warnings.showwarning = show
