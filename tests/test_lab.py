@@ -34,6 +34,19 @@ def test_make_lab_passes_allow_root_exactly_when_root():
         assert out == expect
 
 
+def test_make_lab_ships_the_default_viewer_setting():
+    """`make lab` points JUPYTER_CONFIG_PATH at jupyter/, whose labconfig makes jupytext's
+    notebook factory the default viewer of Python files (the browser test below starts
+    JupyterLab with the same path)."""
+    text = (ROOT / "Makefile").read_text()
+    assert re.search(r"^LAB_ENV := JUPYTER_CONFIG_PATH=\$\(CURDIR\)/jupyter", text, re.M)
+    assert re.search(r"^lab:.*\n\t\$\(LAB_ENV\) \$\(BIN\)/jupyter lab ", text, re.M)
+    settings = json.loads((ROOT / "jupyter" / "labconfig" /
+                           "default_setting_overrides.json").read_text())
+    viewers = settings["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]
+    assert viewers == {"python": "Jupytext Notebook"}
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
