@@ -7,6 +7,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.lab-installed
 FMNIST  := /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
+CHROMEDRIVER := $(firstword $(wildcard /usr/bin/chromedriver /usr/lib/chromium/chromedriver))
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PROFILE ?= default
 PYTEST_ARGS ?= -n 2
@@ -31,7 +32,7 @@ PARAMS_ERR := $(shell $(BIN)/python -m mdlnb.runner --write-params 2>&1 >/dev/nu
 $(if $(PARAMS_ERR),$(warning notebooks/profiles.yaml: $(PARAMS_ERR)))
 endif
 
-.PHONY: setup data-packages encoders pretrain reproduce notebooks test smoke bench lab clean
+.PHONY: setup data-packages browser-packages encoders pretrain reproduce notebooks test smoke bench lab clean
 .DELETE_ON_ERROR:
 
 setup: $(STAMP) data-packages
@@ -42,6 +43,14 @@ data-packages:
 	  echo ">> installing Debian package dataset-fashion-mnist"; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq dataset-fashion-mnist; }
+
+# Debian's headless browser for tests/test_lab.py, which opens JupyterLab as a person
+# does (selenium, from the test extra, drives it); `make test` installs it.
+browser-packages:
+	@test -n "$(CHROMEDRIVER)" || { \
+	  echo ">> installing Debian packages chromium chromium-driver"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver; }
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -111,7 +120,8 @@ reproduce: setup encoders
 smoke: setup
 	@$(MAKE) --no-print-directory reproduce PROFILE=smoke
 
-test: smoke
+# The lab extra and the browser too: tests/test_lab.py opens the notebooks in JupyterLab.
+test: smoke browser-packages $(LAB_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: setup
@@ -121,10 +131,14 @@ $(LAB_STAMP): pyproject.toml | $(STAMP)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[lab]"
 	@touch $@
 
-# JupyterLab on notebooks/ (jupytext opens the .py files as notebooks); root (containers,
-# CI machines) needs --allow-root.
+# JupyterLab on notebooks/: jupyter/labconfig makes jupytext's notebook view the default
+# viewer of .py files (a double click opens a notebook, not the text editor; your own
+# ~/.jupyter settings still win); notebooks/jupytext.toml keeps saving from rewriting
+# their headers. Root (containers, CI machines) needs --allow-root.
+LAB_ENV := JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
+
 lab: setup $(LAB_STAMP)
-	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(SUDO),,--allow-root)
+	$(LAB_ENV) $(BIN)/jupyter lab --notebook-dir=notebooks $(if $(SUDO),,--allow-root)
 
 clean:
 	rm -rf build .pytest_cache .hypothesis $(VENV)

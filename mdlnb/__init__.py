@@ -14,7 +14,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from mdlnb import _warnings
 from mdlnb._task import Task
+
+_warnings.install()   # a report's warnings as one line, no source path (mdlnb._warnings)
 
 __version__ = "0.1.0"
 

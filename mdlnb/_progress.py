@@ -23,6 +23,7 @@ from typing import Any, Iterable, Iterator
 
 ENV = "MDLNB_PROGRESS"
 _OFF = ("0", "false", "no", "off")
+AUTO_DELAY_S = 3.0   # progress=None: a bar appears once the loop has run this long
 
 
 def enabled() -> bool:
@@ -138,12 +139,13 @@ def wanted(progress: Any, *, long: bool = True) -> bool:
 
 
 def bar(iterable: Iterable | None = None, *, total: int | None = None, initial: int = 0,
-        desc: str = "", unit: str = "it", leave: bool = True) -> Any:
+        desc: str = "", unit: str = "it", leave: bool = True, delay: float = 0.0) -> Any:
     """A progress bar over ``iterable`` (or updated by hand with ``total``):
     tqdm (widget in a kernel with ipywidgets), or a :class:`Summary` in batch
     mode (``MDLNB_PROGRESS=0``). Supports iteration, ``update``, ``set_postfix``,
-    ``set_postfix_str``, ``close`` and ``with``."""
+    ``set_postfix_str``, ``close`` and ``with``. ``delay``: seconds before the bar
+    is drawn (tqdm's; a loop that ends sooner draws nothing)."""
     if not enabled():
         return Summary(iterable, total=total, initial=initial, desc=desc, unit=unit, leave=leave)
     return tqdm_class()(iterable, total=total, initial=initial, desc=desc, unit=unit,
-                        leave=leave)
+                        leave=leave, delay=delay)

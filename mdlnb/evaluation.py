@@ -38,6 +38,7 @@ import numpy as np
 from mdlnb import _diagnostics
 from mdlnb._task import Task
 from mdlnb._units import LN2, Codelength
+from mdlnb._warnings import ResultWarning
 from mdlnb.switching.strategies import DEFAULT_M  # noqa: F401  (the default protocol's m = 2)
 
 
@@ -252,7 +253,7 @@ class Report(Codelength):
         report = cls(losses, result)
         if warn:
             for text in report.warnings:
-                warnings.warn(text, UserWarning, stacklevel=2)
+                warnings.warn(text, ResultWarning, stacklevel=2)
         if report.diverged:
             from mdlnb.switching.divergence import DivergenceWarning, describe
 

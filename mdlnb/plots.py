@@ -168,8 +168,9 @@ def codelengths(totals: Mapping[str, float] | Any, *, n: int | None = None,
     for color, (name, v) in zip(sns.color_palette("tab10", len(reference or {})),
                                 (reference or {}).items()):
         ax.axvline(v * scale, color=color, linestyle="--", label=str(name))
-    if reference:
-        ax.legend(frameon=False, loc="lower right")
+    if reference:   # outside the axes, right of the bars: it never covers one
+        ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  borderaxespad=0.0)
     ax.set_xlabel(f"codelength [{units}{' per example' if n else ''}]")
     return ax
 
@@ -215,3 +216,48 @@ def kendall_bars(frame: Any, *, order: Sequence[str] | None = None, ax: Any = No
     if title:
         ax.set_title(title)
     return ax
+
+
+# ---- human labels for figure titles -------------------------------------------
+
+_OBJECTIVES = {"supervised": "supervised", "simclr": "SimCLR", "byol": "BYOL", "dino": "DINO",
+               "mae": "MAE", "autoencoder": "autoencoder", "random": "untrained"}
+_TASKS = {"fashion_mnist": "Fashion-MNIST", "lfw_faces": "LFW faces", "clevr_count": "Clevr count",
+          "clevr_distance": "Clevr distance", "dsprites_location": "dSprites location",
+          "dsprites_orientation": "dSprites orientation", "sci_patches": "scientific patches"}
+
+
+def encoder_label(name: str) -> str:
+    """A reader's name for an encoder code: ``"lite0@32"`` → ``"EfficientNet-Lite0
+    (32 px)"``, ``"simclr:resnet_M:20000"`` → ``"ResNet-M, SimCLR (20,000 steps)"``,
+    ``"random:vit_XS"`` → ``"ViT-XS, untrained"``, ``"pixels"`` → ``"raw pixels"``;
+    anything else unchanged."""
+    import re
+
+    if name == "pixels":
+        return "raw pixels"
+    lite = re.fullmatch(r"lite(\d)(?:@(\d+))?", name)
+    if lite:
+        return f"EfficientNet-Lite{lite.group(1)}" + (f" ({lite.group(2)} px)" if lite.group(2)
+                                                      else "")
+    parts = name.split(":")
+    arch = re.fullmatch(r"(resnet|vit)_(\w+)", parts[1]) if len(parts) >= 2 else None
+    if parts[0] in _OBJECTIVES and arch:
+        label = f"{'ResNet' if arch.group(1) == 'resnet' else 'ViT'}-{arch.group(2)}, " \
+                f"{_OBJECTIVES[parts[0]]}"
+        if len(parts) == 3 and parts[2].isdigit():
+            label += f" ({int(parts[2]):,} steps)"
+        return label
+    return name
+
+
+def task_label(name: str) -> str:
+    """A reader's name for a task: ``"fashion_mnist"`` → ``"Fashion-MNIST"``, underscores
+    to spaces otherwise."""
+    return _TASKS.get(name, name.replace("_", " "))
+
+
+def pair_label(pair: str) -> str:
+    """``"lite0@32/digits"`` → ``"EfficientNet-Lite0 (32 px) on digits"``."""
+    enc, sep, task = pair.partition("/")
+    return f"{encoder_label(enc)} on {task_label(task)}" if sep else encoder_label(pair)

@@ -59,6 +59,31 @@ def to_markdown(df: Any, *, digits: int = 4, index: bool = False) -> str:
     return "\n".join([head, rule, *body]) + "\n"
 
 
+class Shown(str):
+    """Markdown text that a notebook renders as Markdown (``_repr_markdown_``) and a
+    terminal prints as itself."""
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
+def show(df: Any, *, digits: int = 3, rows: int | None = 12, index: bool = False) -> Shown:
+    """``df`` for a reader: :func:`to_markdown` with ``digits`` decimals and at most
+    ``rows`` rows (the rest counted in a last line; ``None``: all). Presentation only:
+    what :func:`save_table` writes keeps every digit and row."""
+    import pandas as pd
+
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError(f"df: expected a pandas DataFrame, got {type(df).__name__}")
+    if rows is not None and (not isinstance(rows, int) or rows < 1):
+        raise ValueError(f"rows: must be an integer >= 1 or None, got {rows!r}")
+    head = df if rows is None or len(df) <= rows else df.head(rows)
+    text = to_markdown(head, digits=digits, index=index)
+    if len(head) < len(df):
+        text += f"\n… and {len(df) - len(head)} more rows ({len(df)} in all).\n"
+    return Shown(text)
+
+
 def save_table(df: Any, name: str, paper_dir: str | Path = "paper", *, digits: int = 4,
                index: bool = False) -> tuple[Path, Path]:
     """Write ``df`` to ``paper_dir/name.csv`` and ``paper_dir/name.md`` atomically.

@@ -38,6 +38,14 @@ The Makefile drives it one notebook per target (``make reproduce``,
     python -m mdlnb.runner --write-params          # profile stamps, rewritten only on change
     python -m mdlnb.runner --html build/notebooks/default/quickstart.ipynb
     python -m mdlnb.runner --summary --since EPOCH --compare-to-git HEAD
+
+**Interactive runs** (JupyterLab, ``make lab``): every notebook calls
+:func:`interactive_profile` right after its parameters cell. Run by this
+runner (which sets ``MDLNB_RUNNER=1`` for its kernels) the call does nothing —
+papermill has injected the profile's values already. Run by hand, it applies
+the ``profiles.yaml`` entry of the ``profile`` set in the parameters cell
+(``profile = "smoke"`` then means the smoke run) and sends what the notebook
+writes to ``build/lab/paper`` instead of the committed ``paper/``.
 """
 
 from __future__ import annotations
@@ -58,6 +66,8 @@ from mdlnb import _progress
 
 PROFILES = ("smoke", "default", "full")
 ROOT = Path(__file__).resolve().parent.parent
+RUNNER_ENV = "MDLNB_RUNNER"       # "1" in the kernels this runner starts
+LAB_DIR = ROOT / "build" / "lab"  # where interactive runs write (paper_dir = LAB_DIR / "paper")
 
 
 def notebook_dir() -> Path:
@@ -369,13 +379,19 @@ def run(name: str, profile: str = "default", *, out_dir: str | Path | None = Non
     nb_in = nb_out.with_name(f"{name}.input.ipynb")
     nb_run = nb_out.with_name(f"{name}.running.ipynb")
     nb_failed = nb_out.with_name(f"{name}.failed.ipynb")
-    jupytext.write(jupytext.read(src), nb_in)
+    source = jupytext.read(src)
+    # notebooks/*.py carry no header (notebooks/jupytext.toml): the kernel is Python's
+    source.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3",
+                                              "language": "python"})
+    jupytext.write(source, nb_in)
     started, t0 = time.time(), time.perf_counter()
     try:
-        with _environ({_progress.ENV: "0"} if batch else {}):
+        env = {RUNNER_ENV: "1", **({_progress.ENV: "0"} if batch else {})}
+        with _environ(env), _ipc_kernels() as manager:
             pm.execute_notebook(str(nb_in), str(nb_run), parameters=params,
                                 cwd=str(cwd or ROOT), kernel_name="python3",
-                                progress_bar=progress, log_output=False)
+                                progress_bar=progress, log_output=False,
+                                kernel_manager_class=manager)
     except BaseException:
         if nb_run.exists():
             os.replace(nb_run, nb_failed)
@@ -392,6 +408,82 @@ def run(name: str, profile: str = "default", *, out_dir: str | Path | None = Non
     nb_run.unlink(missing_ok=True)
     nb_failed.unlink(missing_ok=True)
     return nb_out
+
+
+@contextlib.contextmanager
+def _ipc_kernels():
+    """A kernel manager class whose kernels talk over local (IPC) sockets in a
+    temporary folder, removed afterwards: a kernel on TCP warns "Kernel is running
+    over TCP without encryption" on every start, which batch runs printed once per
+    notebook."""
+    import shutil
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    folder = tempfile.mkdtemp(prefix="mdlnb-kernel-")
+
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs: Any):
+            super().__init__(**kwargs)
+            self.transport = "ipc"
+            self.ip = os.path.join(folder, "kernel")
+
+    try:
+        yield IPCKernelManager
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def interactive_profile(namespace: dict, name: str) -> None:
+    """Apply notebook ``name``'s profile to ``namespace`` (its ``globals()``) when it
+    runs interactively; a no-op (returns ``{}``) under this runner.
+
+    Called right after the parameters cell: the ``profile`` set there (``"smoke"``,
+    ``"default"``, ``"full"``) selects the entry of ``notebooks/profiles.yaml``, as
+    ``--profile`` does for a batch run, and its values replace the parameters
+    cell's — except those edited in the cell (different from the notebook file's
+    default), which win; for ``overrides`` field by field. ``paper_dir`` left at
+    its default goes to ``build/lab/paper`` (a relative one is taken from the
+    repository root, not the kernel's folder), so an interactive run never writes
+    into ``paper/`` or ``notebooks/``. Prints one line saying what it set."""
+    if os.environ.get(RUNNER_ENV) == "1":
+        return
+    profile = namespace.get("profile", "default")
+    declared = notebook_parameters(name)
+    literal = _literal_parameters(name)
+    table = dict(_profile_table().get(name, {}).get(profile, {}) or {}) \
+        if profile in PROFILES else None
+    if table is None:
+        raise ValueError(f"profile: must be one of {PROFILES}, got {profile!r}")
+
+    def edited(key: str) -> bool:
+        return key in namespace and key in literal and namespace[key] != declared[key]
+
+    applied: dict[str, Any] = {}
+    for key, value in table.items():
+        if key == "overrides" and isinstance(value, Mapping):
+            mine = namespace.get("overrides") or {}
+            base = declared.get("overrides") if "overrides" in literal else {}
+            kept = {k: v for k, v in dict(mine).items() if (base or {}).get(k, object()) != v}
+            value = {**value, **kept}
+        elif edited(key):
+            continue
+        applied[key] = value
+    paper_dir = namespace.get("paper_dir")
+    if "paper_dir" in declared:
+        if paper_dir is None or paper_dir == declared["paper_dir"]:
+            applied["paper_dir"] = str(LAB_DIR / "paper")
+        elif not Path(paper_dir).is_absolute():
+            applied["paper_dir"] = str(ROOT / paper_dir)
+    check_profile(name, profile, {k: v for k, v in applied.items() if k != "paper_dir"},
+                  source="interactive_profile")
+    namespace.update(applied)
+    shown = ", ".join(f"{k}={v!r}" if k != "overrides" else f"overrides ({len(v)} fields)"
+                      for k, v in applied.items() if k != "paper_dir")
+    where = _shown(Path(applied.get("paper_dir", paper_dir or ".")))
+    print(f"interactive run of {name}, profile {profile!r}"
+          f"{': ' + shown if shown else ' (the parameters cell as it is)'}; writing to {where}")
 
 
 def _utc(epoch: float) -> str:
@@ -430,7 +522,8 @@ def _shown(path: Path) -> str:
 
 def to_html(ipynb: str | Path) -> Path:
     """Render an executed notebook to HTML next to it (``NAME.html``, nbconvert's
-    ``lab`` template, written atomically), for readers without Jupyter."""
+    ``lab`` template, written atomically), for readers without Jupyter; the page's
+    title is the notebook's first heading (:func:`notebook_title`)."""
     import nbconvert
     import nbformat
 
@@ -439,8 +532,22 @@ def to_html(ipynb: str | Path) -> Path:
     ipynb = Path(ipynb)
     if ipynb.suffix != ".ipynb" or not ipynb.is_file():
         raise ValueError(f"ipynb: not an .ipynb file: {str(ipynb)!r}")
-    body, _ = nbconvert.HTMLExporter().from_notebook_node(nbformat.read(ipynb, as_version=4))
+    nb = nbformat.read(ipynb, as_version=4)
+    resources = {"metadata": {"name": notebook_title(nb) or ipynb.stem}}
+    body, _ = nbconvert.HTMLExporter().from_notebook_node(nb, resources=resources)
     return atomic_write_text(ipynb.with_suffix(".html"), body)
+
+
+def notebook_title(nb: Any) -> str | None:
+    """The first Markdown heading of notebook ``nb`` as plain text (``**``, ``*`` and
+    backticks dropped): the HTML page's title. None if no Markdown cell has one."""
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        found = re.search(r"^#{1,6}\s+(.+?)\s*#*\s*$", cell.source, re.M)
+        if found:
+            return re.sub(r"[`*]", "", found.group(1)).strip()
+    return None
 
 
 SUMMARY_COLUMNS = ["notebook", "status", "wall [s]", "finished (UTC)", "html"]

@@ -1,11 +1,7 @@
 # ---
 # jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -58,13 +54,18 @@ early = 128                  # "early" sample size for claim (e)
 points = 200
 
 # %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "data_efficiency")   # by hand: apply `profile`, write to build/lab
+
+# %%
 import math
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
 import mdlnb
-from mdlnb import claims, manifest, report
+from mdlnb import claims, manifest, plots, report
 from mdlnb.encoders import pretrain
 from mdlnb.studies import data_efficiency as study
 from mdlnb.studies import switching as switching_study
@@ -98,7 +99,7 @@ summary = pd.concat([s for _, s in frames], ignore_index=True)
 report.save_table(summary, "data_efficiency_codelengths", paper_dir)
 table = switching_study.spread(summary, ["domain", "task", "method"], "regret [nats]")
 report.save_table(table, "data_efficiency_regret", paper_dir)
-table
+report.show(table)
 
 # %% [markdown]
 # ## Regret to training from scratch along n (Fig. 3)
@@ -119,9 +120,10 @@ for ax, (domain, g) in zip(axes, spread.groupby("domain")):
             ax.plot([x], [0], "o", color=line.get_color())
     ax.axhline(0, color="k", lw=0.5)
     ax.set(xscale="log", xlabel="examples n", ylabel="cumulative loss − from scratch [nats]",
-           title=f"{domain}: {tasks[domain].name}")
+           title=f"{domain}: {plots.task_label(tasks[domain].name)}")
 axes[0].legend()
 report.save_figure(fig, "data_efficiency_regret", paper_dir)
+plt.show()
 
 # %%
 for (domain, method), g in summary.groupby(["domain", "method"], sort=False):

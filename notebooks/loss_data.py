@@ -1,11 +1,7 @@
 # ---
 # jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -64,6 +60,11 @@ refine_rounds = 1            # App. C.2: recursive grid-search rounds of εSC (0
 seed = 0                     # subsamples and the autoencoder
 
 # %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "loss_data")   # by hand: apply `profile`, write to build/lab
+
+# %%
 import time
 
 import matplotlib.pyplot as plt
@@ -95,8 +96,10 @@ for spec in representations:
         enc = build_encoder(parse_encoder(spec), unlabelled)
         tasks[spec] = (encoders.features(enc, pool), encoders.features(enc, test))
     cost[spec] = time.perf_counter() - t0
-pd.DataFrame({"representation": list(tasks), "dim": [t[0].features.shape[1] for t in tasks.values()],
-              "seconds to build (features cached on disk)": [cost[s] for s in tasks]})
+report.show(pd.DataFrame({"representation": list(tasks),
+                          "dim": [t[0].features.shape[1] for t in tasks.values()],
+                          "seconds to build (features cached on disk)": [cost[s] for s in tasks]}),
+            digits=2)
 
 # %% [markdown]
 # ## The tolerance ε (Sec. 4.3)
@@ -151,6 +154,7 @@ report.save_table(pd.concat([c.frame() for c in curve_list]), "loss_data_curves"
 ax = curves.plot(curve_list, eps_list[-1],
                  title=f"Fashion-MNIST, MLP 2x{probe_width} probe (±1 sd over {seeds} seeds)")
 report.save_figure(ax, "loss_data_curves", paper_dir)
+plt.show()
 
 # %% [markdown]
 # ## Every measure as the evaluation set grows (Fig. 2)
@@ -166,19 +170,21 @@ report.save_table(table, "loss_data_measures", paper_dir)
 report.save_table(ranks, "loss_data_rankings", paper_dir)
 axes = curves.plot_measures(table, eps=eps_list[-1].value)
 report.save_figure(axes[0].figure, "loss_data_measures", paper_dir)
-ranks
+plt.show()
+report.show(ranks)
 
 # %%
 changes = curves.winner_changes(ranks)
 report.save_table(changes, "loss_data_winner_changes", paper_dir)
-changes
+report.show(changes)
 
 # %% [markdown]
 # Reading the table above: each row lists, in order of growing n, the
-# verdicts of one measure (an arrow marks a change). VA and MDL
-# always name a winner, even at the smallest n; when their line has more than
-# one representation in it, a smaller or larger evaluation set would have
-# named another. SDL and εSC say "undetermined" while the values they would
+# verdicts of one measure (an arrow marks a change). VA and MDL name a
+# winner at any n where the representations differ by more than their seed
+# spread ("tie" where they do not); when their line has more than one
+# representation in it, a smaller or larger evaluation set would have named
+# another. SDL and εSC say "undetermined" while the values they would
 # compare are only lower bounds (no representation, or not the leading one,
 # has reached ε yet) and name a winner once it is final; "tie" means the
 # grid of sizes is too coarse to separate the εSC values (see the refinement
@@ -197,7 +203,7 @@ print("measures whose named winner changed as n grew:",
 final = table[table["n"] == grid[-1]][["representation", "measure", "eps", "shown", "status",
                                       "seed mean", "seed std", "exceeded"]]
 report.save_table(final, "loss_data_final", paper_dir)
-final
+report.show(final)
 
 # %% [markdown]
 # ## Refining εSC where the curve crosses ε (Alg. 2, App. C.2)
@@ -226,7 +232,7 @@ for c in curve_list:
                      "refined eSC": str(first), "refined bracket": "", "new sizes trained": 0})
 refined = pd.DataFrame(rows)
 report.save_table(refined, "loss_data_esc_refined", paper_dir)
-refined
+report.show(refined)
 
 # %%
 manifest.record(paper_dir, "loss_data", profile, pattern="loss_data_*")

@@ -1,11 +1,7 @@
 # ---
 # jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -42,6 +38,11 @@ paper_dir = "paper"          # where tables and figures are written
 overrides = {}               # fields of mdlnb.studies.encoders.EncodersConfig (profiles.yaml)
 size = "S"                   # the backbone size whose objectives are compared
 alpha = 0.10                 # the paper's confidence level gamma
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "objectives")   # by hand: apply `profile`, write to build/lab
 
 # %%
 import matplotlib.pyplot as plt
@@ -137,7 +138,7 @@ display(Markdown(result.group_findings(encoders)))
 paths = result.save(paper_dir, prefix="objectives", frame=True, parts={
     "ranks": ranks, "group_ranks": groups, "friedman": friedman, "cd": cds,
     "permutation": variance, "cd_diagrams": fig_cd, "rank_boxes": ax_box})
-[str(p) for p in paths]
+print(f"{len(paths)} files written to {paper_dir}")
 
 # %% [markdown]
 # ## Claims

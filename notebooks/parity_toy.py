@@ -1,11 +1,7 @@
 # ---
 # jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -58,11 +54,18 @@ switching_lr = [1e-3, 3e-3]   # board for readout switching: linear, MLP-1, MLP-
 seed = 0                  # draws the secret, the data and the noise
 
 # %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "parity_toy")   # by hand: apply `profile`, write to build/lab
+
+# %%
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from IPython.display import Markdown, display
+
 import mdlnb
-from mdlnb import claims, curves, experts, manifest, readouts, report
+from mdlnb import claims, curves, experts, findings, manifest, readouts, report
 
 # %% [markdown]
 # ## The data and the two representations
@@ -97,7 +100,7 @@ curve_b = curves.algorithm_curve(pool_b, "gf2", test=test_b, sizes=grid, seeds=s
 ax = curves.plot([curve_a, curve_b], eps, va_at=d,
                  title=f"parity, d = {d}, α = {alpha}: loss-data curves (±1 sd over {seeds} seeds)")
 report.save_figure(ax, "parity_curves", paper_dir)
-curves.measure_table([curve_a, curve_b], eps, at=[n for n in at if n <= grid[-1]])
+plt.show()
 
 # %% [markdown]
 # The curves cross near n ≈ d. Below it the noisy label is the better predictor;
@@ -111,7 +114,7 @@ table = curves.measure_table([curve_a, curve_b], eps, at=[n for n in at if n <= 
 ranks = curves.rankings(table)
 report.save_table(table, "parity_measures", paper_dir)
 report.save_table(ranks, "parity_rankings", paper_dir)
-ranks
+report.show(ranks, rows=None)   # the values per representation; all of them: parity_measures
 
 # %%
 changes = curves.winner_changes(ranks).set_index("measure")
@@ -125,9 +128,11 @@ mdl_cross = table.query("measure == 'MDL'").pivot(index="n", columns="representa
 print("MDL (nats) at each n:\n", mdl_cross.round(2).to_string())
 
 # %% [markdown]
-# A's SDL is only a lower bound and its εSC is "> n_max": the noisy label never
+# A's SDL can only be a lower bound and its εSC "> n_max": the noisy label never
 # gets below `H(α) > ε`, however many examples there are, and the estimator says
-# so instead of returning a number that looks final. B's values are tight.
+# so instead of returning a number that looks final. B's values are tight once
+# elimination has reached ε within the pool (the `[tight]` / `[lower bound]`
+# tags above say which, for this run).
 #
 # ## The same experiment with neural probes
 #
@@ -147,10 +152,11 @@ mlp_b = curves.loss_data_curve(pool_b, probe, test=test_b, sizes=grid, seeds=see
                                representation="B: raw bits (MLP)")
 ax = curves.plot([mlp_a, mlp_b], eps, title=f"parity, MLP probes ({mlp_steps} updates per point)")
 report.save_figure(ax, "parity_mlp_curves", paper_dir)
+plt.show()
 mlp_table = curves.measure_table([mlp_a, mlp_b], eps, at=[n for n in at if n <= grid[-1]])
 report.save_table(mlp_table, "parity_mlp_measures", paper_dir)
 mlp_ranks = curves.rankings(mlp_table)
-mlp_ranks
+report.show(mlp_ranks, rows=None)
 
 # %%
 print(f"MLP on B reaches eps at n = {curves.esc(mlp_b, eps)} "
@@ -162,13 +168,19 @@ print(f"MLP on B at n = {grid[0]}: {mlp_b.mean_loss[0]:.2f} ± {mlp_b.std_loss[0
       f"(a coin costs log 2 = 0.693)")
 
 # %% [markdown]
-# The MLP needs far more examples than elimination to find the parity — the
-# measures depend on the algorithm `A`, as the paper's discussion (Sec. 7) notes —
-# but the qualitative picture is the same. With little data an MLP trained for
-# a fixed number of updates is also *over-confident*: when its loss at the
-# smallest n (printed above) exceeds log 2, it codes worse than a coin, and MDL
-# and VA at small n favour A even more strongly.
-#
+# An MLP needs more examples than elimination to find the parity — the measures
+# depend on the algorithm `A`, as the paper's discussion (Sec. 7) notes. With
+# little data an MLP trained for a fixed number of updates can also be
+# *over-confident*: when its loss at the smallest n (printed above) exceeds
+# log 2, it codes worse than a coin, and MDL and VA at small n favour A even
+# more strongly. Whether the MLP probes show the exact algorithms' flips at
+# these sizes:
+
+# %%
+display(Markdown(findings.winners_compared(changes.reset_index(), curves.winner_changes(mlp_ranks),
+                                           labels=("exact algorithms", "MLP probes"))))
+
+# %% [markdown]
 # ## What readout switching says
 #
 # The paper's Sec. 7 suggests combining several algorithms by model switching
@@ -190,7 +202,7 @@ switch = pd.DataFrame([{"representation": name, "switching code [nats]": r.total
                         "preferred readout": r.preferred_readout, "uniform [nats]": r.uniform_nats}
                        for name, r in (("A: noisy label", rep_a), ("B: raw bits", rep_b))])
 report.save_table(switch, "parity_switching", paper_dir)
-switch
+report.show(switch)
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
@@ -201,28 +213,29 @@ axes[1].set_title("B: raw bits")
 report.save_figure(fig, "parity_switching_posterior", paper_dir)
 post_b = rep_b.readout_posterior()
 mlp_mass = post_b[post_b["readout"] != "linear"].groupby("t")["probability"].sum()
-low = mlp_mass[mlp_mass <= 0.9].index
+plt.show()
 print(f"switching's most-weighted readout over the stream: {rep_a.preferred_readout} on A, "
-      f"{rep_b.preferred_readout} on B")
-print(f"on B the MLPs hold > 90 % of the posterior from t = {low.max() + 1} on "
-      f"(GF(2) elimination needed {esc_b} examples to reach eps)" if mlp_mass.iloc[-1] > 0.9
-      else "on B the MLPs do not hold 90 % of the posterior at the end of the stream")
+      f"{rep_b.preferred_readout} on B (GF(2) elimination needed {esc_b} examples to reach eps)")
 print(f"switching codelength for n = {raw.n}: A {rep_a.total_nats:.1f} nats, "
       f"B {rep_b.total_nats:.1f} nats -> at this n it prefers "
       f"{'A' if rep_a.total_nats < rep_b.total_nats else 'B'}")
 
 # %% [markdown]
-# Switching picks the readout each representation needs. On raw bits no
-# readout beats a coin until an MLP has found the parity; while all are coin
-# flips the posterior sits mostly on the linear readout, then moves to the MLPs
-# for good once they predict well (the time printed above) — the linear
-# readout cannot express parity at all. On the noisy label every readout learns
-# the one-bit rule quickly and the posterior is spread over them.
-#
+# What switching should do: on raw bits no readout beats a coin until an MLP
+# has found the parity; while all are coin flips the posterior may sit on the
+# linear readout, and once an MLP predicts well it should move to the MLPs and
+# stay there — the linear readout cannot express parity at all. On the noisy
+# label every readout can learn the one-bit rule quickly. What it did here:
+
+# %%
+display(Markdown(findings.posterior_share(mlp_mass, threshold=0.9, who="MLP readouts",
+                                          where="the raw bits (B)")))
+
+# %% [markdown]
 # The switching codelength is still an MDL measure at one n (here the whole
-# stream), with neural readouts as the algorithm: it needs on the order of a
-# thousand examples, not d, to exploit the raw bits, and the comparison above
-# says which representation it prefers at this n. SDL and εSC with an
+# stream), with neural readouts as the algorithm: it needs many more examples
+# than d to exploit the raw bits (the MLP's εSC above), and the comparison
+# above says which representation it prefers at this n. SDL and εSC with an
 # explicit ε are the measures that do not depend on n.
 
 # %% [markdown]

@@ -1,11 +1,7 @@
 # ---
 # jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -35,6 +31,11 @@
 # %% tags=["parameters"]
 profile = "default"          # "smoke" (CI), "default" (CPU), "full": the artifacts are the same
 paper_dir = "paper"          # where tables and figures are written
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "pretraining")   # by hand: apply `profile`, write to build/lab
 
 # %%
 import matplotlib.pyplot as plt
@@ -94,4 +95,4 @@ print(claims.describe(found))
 paths = result.save(paper_dir)
 manifest.record(paper_dir, "pretraining", profile, pattern="pretraining_*")
 plt.close("all")
-[str(p) for p in paths]
+print(f"{len(paths)} files written to {paper_dir}")

@@ -1,11 +1,7 @@
 # ---
 # jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -46,12 +42,18 @@ seed = 0                     # example order, initialisations, replay samples
 blockwise_epochs = 100       # epochs per block of the block-wise code (Voita & Titov)
 
 # %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "quickstart")   # by hand: apply `profile`, write to build/lab
+
+# %%
 import math
 
 import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 
 import mdlnb
-from mdlnb import blockwise, manifest, plots, report
+from mdlnb import blockwise, findings, manifest, plots, report
 
 # %% [markdown]
 # ## The task, the protocol and the board of readouts
@@ -80,7 +82,7 @@ print(f"uniform code: log C = {math.log(task.num_classes):.3f} nats per example"
 rep = mdlnb.evaluate(task, protocol=proto)
 print(rep.protocol)
 print(rep)
-rep.summary()
+rep.summary().round(3)
 
 # %% [markdown]
 # ## Stage 1: the loss matrix
@@ -94,12 +96,15 @@ rep.summary()
 # %%
 print("loss matrix:", rep.losses.losses.shape, "(examples × experts), nats")
 totals = rep.losses.totals().sort_values()
-totals.to_frame("codelength [nats]").assign(**{"per example [bits]": totals / task.n / math.log(2)})
+print(f"the {min(10, len(totals))} shortest of {len(totals)} experts' own codes:")
+(totals.to_frame("codelength [nats]")
+ .assign(**{"per example [bits]": totals / task.n / math.log(2)}).head(10).round(3))
 
 # %%
 ax = plots.codelengths(totals, n=task.n, top=12,
                        reference={f"switching (m={rep.protocol.m:g})": rep.total_nats, "uniform": rep.uniform_nats})
 ax.set_title("per-expert prequential codes vs the switching code")
+plt.show()
 
 # %% [markdown]
 # ## Stage 2: switching versus the best single expert
@@ -112,7 +117,7 @@ ax.set_title("per-expert prequential codes vs the switching code")
 # %%
 table = rep.codelength_table()
 report.save_table(table, "quickstart_codelengths", paper_dir)
-table
+table.round(3)
 
 # %% [markdown]
 # The regret of the switching code relative to the best single expert, as the
@@ -120,6 +125,7 @@ table
 
 # %%
 ax = rep.plot_regret()
+plt.show()
 
 # %% [markdown]
 # ## Which readout does the data prefer, and when? (paper Fig. 1)
@@ -129,12 +135,13 @@ ax = rep.plot_regret()
 # that it follows whichever readout has recently predicted best. The paper
 # (Fig. 1, Fig. 9) finds the simple readouts ahead with little data and deeper
 # ones taking over as data grows; how early that happens depends on the task
-# and the representation — on raw digit pixels the linear readout loses its
-# weight within a few hundred examples.
+# and the representation. Where this run's posterior went, per data-size bin,
+# is the table below the figure.
 
 # %%
 ax = rep.plot_posterior(by="readout")
 report.save_figure(ax, "quickstart_posterior", paper_dir)
+plt.show()
 rep.readout_preference()   # one order: which readout per data-size bin, not yet a stable fact
 
 # %% [markdown]
@@ -143,15 +150,19 @@ rep.readout_preference()   # one order: which readout per data-size bin, not yet
 # Voita & Titov (2020) send the data in blocks of doubling size (0.1 %, 0.2 %,
 # … 100 % of N): the first block uniformly, each later block with a model
 # trained from scratch on all previous blocks. It updates the model only ~10
-# times, so it is cheaper but codes less tightly than the online code of the
-# best expert, which is retrained after every batch.
+# times, so it is cheaper; one expects it to code less tightly than the online
+# code of the same expert, which is updated after every batch — but each block's
+# model trains for many epochs from scratch, so it can also come out shorter.
+# Which one it was on this run is printed below the table.
 
 # %%
 best = rep.expert()
 block = blockwise.blockwise(task, best, order=rep.losses.order, seed=seed, epochs=blockwise_epochs)
 print(block)
 print(f"online code of the same expert: {rep.best_expert_nats:,.1f} nats")
-block.to_frame()
+display(block.to_frame().round(3))
+display(Markdown(findings.blockwise_vs_online(block.total_nats, rep.best_expert_nats, task.n,
+                                              expert=best.name)))
 
 # %%
 manifest.record(paper_dir, "quickstart", profile, pattern="quickstart_*")

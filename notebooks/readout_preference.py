@@ -1,11 +1,7 @@
 # ---
 # jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -32,6 +28,11 @@ paper_dir = "paper"
 overrides = {}               # fields of mdlnb.studies.encoders.EncodersConfig (profiles.yaml)
 posterior_pairs = [["dino:vit_S:150", "digits"], ["byol:resnet_S:150", "sci_patches"],
                    ["lite0@64", "clevr_count"], ["mae:vit_S:150", "dsprites_location"]]
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "readout_preference")   # by hand: apply `profile`, write to build/lab
 
 # %%
 import matplotlib.pyplot as plt
@@ -98,7 +99,7 @@ paths = result.save(paper_dir, prefix="readout_preference", parts={
     "preferred": preferred.reset_index(), "switching": switching, "heatmap": ax_heat,
     "switching_by_group": ax_switch, "posteriors": fig_post,
     "posterior": result.posteriors([tuple(p) for p in posterior_pairs])})
-[str(p) for p in paths]
+print(f"{len(paths)} files written to {paper_dir}")
 
 # %% [markdown]
 # ## Claims

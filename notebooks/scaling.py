@@ -1,11 +1,7 @@
 # ---
 # jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -35,6 +31,11 @@ regret_b = ["mae:vit_L:150", "mae:vit_S:150"]
 mae_sizes = ["mae:vit_S:150", "mae:vit_L:150"]                 # claims j1, j2: [smallest, largest]
 supervised_sizes = ["supervised:vit_S:150", "supervised:vit_L:150"]
 alpha = 0.10
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "scaling")   # by hand: apply `profile`, write to build/lab
 
 # %%
 import matplotlib.pyplot as plt
@@ -97,7 +98,7 @@ display(Markdown(result.regret_findings(*regret_b)))
 paths = result.save(paper_dir, prefix="scaling", parts={
     "table": table, "cd": cds, "codelength_vs_parameters": fig_scaling,
     "regret": fig_regret})
-[str(p) for p in paths]
+print(f"{len(paths)} files written to {paper_dir}")
 
 # %% [markdown]
 # ## Claims

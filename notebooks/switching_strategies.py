@@ -1,11 +1,7 @@
 # ---
 # jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -43,11 +39,17 @@ alphas = [1e-4, 1e-3, 1e-2, 1e-1]   # sensitivity to a constant α
 points = 200                 # sample sizes at which curves are stored
 
 # %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "switching_strategies")   # by hand: apply `profile`, write to build/lab
+
+# %%
 import math
 
 import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 
-from mdlnb import claims, experts, manifest, readouts, report
+from mdlnb import claims, experts, manifest, plots, readouts, report
 from mdlnb.studies import switching as study
 
 # %% [markdown]
@@ -82,10 +84,12 @@ for ax, (pair, g) in zip(axes[0], curves.groupby("pair")):
     for strat, h in g.groupby("strategy", sort=False):
         ax.plot(h["n"], h["mean"], label=strat)
         ax.fill_between(h["n"], h["min"], h["max"], alpha=0.2)
-    ax.set(xscale="log", xlabel="examples n", ylabel="regret to fixed share [nats]", title=pair)
+    ax.set(xscale="log", xlabel="examples n", ylabel="regret to fixed share [nats]",
+           title=plots.pair_label(pair))
     ax.axhline(0, color="k", lw=0.5)
 axes[0][0].legend()
 report.save_figure(fig, "switching_regret", paper_dir)
+plt.show()
 
 # %%
 report.save_table(study.final_codelengths(results), "switching_codelengths", paper_dir)
@@ -93,7 +97,7 @@ final = study.final_regrets(results)
 table = study.spread(final.melt(id_vars=["pair", "seed"], var_name="strategy",
                                 value_name="regret [nats]"), ["pair", "strategy"], "regret [nats]")
 report.save_table(table, "switching_final_regret", paper_dir)
-table
+display(Markdown(report.to_markdown(table, digits=3)))
 
 # %%
 bm = table[table["strategy"] == "Bayesian mixture"]
@@ -117,12 +121,14 @@ report.save_table(sens, "switching_sensitivity", paper_dir)
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
 for ax, (rate, g) in zip(axes, sens.groupby("rate", sort=False)):
     for pair, h in g.groupby("pair"):
-        ax.errorbar(h["value"], h["mean"], yerr=h["std"].fillna(0), marker="o", label=pair)
+        ax.errorbar(h["value"], h["mean"], yerr=h["std"].fillna(0), marker="o",
+                    label=plots.pair_label(pair))
     ax.set(xscale="log", xlabel=rate, ylabel="regret to best single expert [nats]")
     ax.axhline(0, color="k", lw=0.5)
 axes[0].legend()
 report.save_figure(fig, "switching_sensitivity", paper_dir)
-sens
+plt.show()
+display(Markdown(report.to_markdown(sens, digits=3)))
 
 # %% [markdown]
 # ## The regret bound (App. A.1)
@@ -142,10 +148,11 @@ for ax, (pair, g) in zip(axes[0], bound.groupby("pair")):
     ax.fill_between(g["n"], g["min"], g["max"], alpha=0.2)
     lim = limit[limit["pair"] == pair]
     ax.plot(lim["n"], lim["bound [nats]"], "k--", label="never-switch cost (bound)")
-    ax.set(xscale="log", xlabel="examples n", ylabel="nats", title=pair)
+    ax.set(xscale="log", xlabel="examples n", ylabel="nats", title=plots.pair_label(pair))
     ax.axhline(0, color="k", lw=0.5)
 axes[0][0].legend()
 report.save_figure(fig, "switching_bound", paper_dir)
+plt.show()
 
 # %%
 seq = study.gather(results, "sequence")
@@ -175,7 +182,7 @@ for (_, f), (_, t) in zip(freq.iterrows(), tv.iterrows()):
     print(f"{f['pair']}: the favourite readout changes {f['mean']:.0f} ± {f['std']:.0f} times "
           f"over N = {results[0].n}; mean TV between consecutive posteriors {t['mean']:.3f} "
           f"(max {t['max']:.3f})")
-freq
+display(Markdown(report.to_markdown(freq, digits=3)))
 
 # %% [markdown]
 # ## Claims

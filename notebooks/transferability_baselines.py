@@ -1,11 +1,7 @@
 # ---
 # jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -50,6 +46,11 @@ profile = "default"          # "smoke" (CI, seconds), "default" (CPU, ~15 min), 
 paper_dir = "paper"          # where tables and the figure are written
 study = "transferability"    # mdlnb.studies.<study> holds the defaults (runner checks overrides)
 overrides = {}               # {field: value} changes to those defaults (profiles.yaml)
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "transferability_baselines")   # by hand: apply `profile`, write to build/lab
 
 # %% [markdown]
 # The study's parameters live in one place, `TransferabilityConfig` (see its
@@ -99,7 +100,8 @@ result.seconds
 # %%
 display(result.encoders)
 display(Markdown(report.to_markdown(result.truth_table(), digits=3)))
-result.truth.pivot_table(index=["task", "encoder"], columns="readout", values="accuracy")
+report.show(result.truth.pivot_table(index=["task", "encoder"], columns="readout", values="accuracy"),
+            index=True)
 
 # %% [markdown]
 # ## Kendall τ, averaged over tasks (PACTran Table 1, CLID Table 2)
@@ -204,11 +206,11 @@ display(Markdown(result.findings()))
 # %%
 diff = result.compare_saved(paper_dir)
 display(Markdown(tr.noise_summary(diff)))
-diff
+report.show(diff) if hasattr(diff, "columns") else diff
 
 # %%
 paths = result.save(paper_dir)
-[str(p) for p in paths]
+print(f"{len(paths)} files written to {paper_dir}")
 
 # %% [markdown]
 # ## Claims

@@ -46,6 +46,17 @@ CHUNK_FLOPS = 2e12
 CHECKPOINT_SHARE = 0.1
 
 ProgressFn = Callable[[int, int, float], None]
+#: ``chunk_batches="auto"`` under a drawn progress bar: at least this many compiled
+#: calls, so the bar moves (the losses do not depend on the chunking)
+PROGRESS_UPDATES = 20
+
+
+def _bar_shown(progress) -> bool:
+    """Whether :func:`_make_progress` draws a bar (not a callback, not batch mode)."""
+    from mdlnb import _progress
+
+    return not callable(progress) and _progress.enabled() and _progress.wanted(progress,
+                                                                                 long=True)
 
 
 def _validate(task, checkpoint_every_s) -> None:
@@ -81,13 +92,18 @@ def _make_progress(progress, n, k):
         return progress, lambda: None
     from mdlnb import _progress
 
-    if not _progress.wanted(progress, long=n * k >= 2_000_000):
+    # None (auto) where a person watches: a bar once stage 1 has run AUTO_DELAY_S
+    # (digits on the default board, N·K = 7e4, takes a minute on a CPU), at once
+    # when it is known to be long (N·K ≥ 2e6) or asked for
+    if not _progress.wanted(progress, long=True):
         return (lambda *a: None), lambda: None
-    bar = _progress.bar(total=n, unit="ex", desc="prequential", leave=False)
+    at_once = progress is not None or n * k >= 2_000_000
+    bar = _progress.bar(total=n, unit="ex", desc="prequential", leave=False,
+                        delay=0.0 if at_once else _progress.AUTO_DELAY_S)
 
     def update(done, total, best):
         bar.update(done - bar.n)
-        bar.set_postfix_str(f"best {best / math.log(2):.3f} bits/ex")
+        bar.set_postfix_str(f"best {best / math.log(2):.3f} bits/ex", refresh=False)
 
     return update, bar.close
 
@@ -118,8 +134,9 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
       replay_streams: if given, overrides every expert's replay count.
       standardize: ``"prefix"`` (``True``) or ``"none"`` (``False``), see the
         module docstring; default the protocol's.
-      progress: ``True``/``False``, ``None`` (auto: a bar, :mod:`mdlnb._progress`, when
-        N·K ≥ 2e6 and a person watches, :func:`mdlnb._progress.interactive`), or a callable ``f(done, total, best_nats_per_example)``
+      progress: ``True``/``False``, ``None`` (auto: where a person watches,
+        :func:`mdlnb._progress.interactive`, a bar — a widget in a kernel with
+        ipywidgets — once the run has taken 3 s, at once when N·K ≥ 2e6), or a callable ``f(done, total, best_nats_per_example)``
         called after each chunk.
       cache: read/write the result under ``cache_dir("losses")``, keyed by a
         content hash of features, labels, the protocol's stage-1 part
@@ -241,6 +258,9 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     c = task.num_classes
     if chunk_batches == "auto":
         chunk_batches = auto_chunk_batches(experts, d, c, b)
+        if _bar_shown(progress):  # a bar that moves: at least PROGRESS_UPDATES calls
+            chunk_batches = min(chunk_batches, max(1, math.ceil(math.ceil(n / b) /
+                                                                PROGRESS_UPDATES)))
     key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c)
     meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize,
             "matmul_dtype": proto.matmul_dtype}

@@ -11,7 +11,6 @@ unfinished slice.
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Sequence
 
@@ -35,14 +34,14 @@ def _slice_progress(progress, index: int, count: int):
 
 
 def announce(plan: _memory.SlicePlan, progress, n: int) -> dict:
-    """Print the plan line to stderr when progress is shown (``progress`` truthy, or
+    """Print the plan line (standard output: information, not an error) when progress is shown (``progress`` truthy, or
     ``None`` when interactive for N·K ≥ 2e6: :func:`mdlnb._progress.wanted`); return
     it as ``meta["memory_plan"]``."""
     from mdlnb import _progress
 
     line = plan.describe()
     if callable(progress) or _progress.wanted(progress, long=n * plan.num_experts >= 2_000_000):
-        print(line, file=sys.stderr, flush=True)
+        print(line, flush=True)
     eb = np.asarray(plan.expert_bytes, np.float64)
     return {"line": line, "bytes_per_expert_mean": float(eb.mean()),
             "budget_bytes": plan.budget_bytes, "slice_sizes": [len(s) for s in plan.slices]}
@@ -64,7 +63,7 @@ def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
       budget_bytes: memory one slice may use (``None``: a safe fraction of
         the available memory).
       progress: as for ``run``; when on (or ``None`` on a terminal), the plan
-        (bytes per expert, slices) is printed to stderr first.
+        (bytes per expert, slices) is printed first (standard output).
       **kwargs: passed to each slice's ``run`` (cache, checkpoint_dir, …).
 
     Returns:

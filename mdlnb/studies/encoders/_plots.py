@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from mdlnb.plots import encoder_label, task_label
 from mdlnb.studies.encoders import _tables
 
 
@@ -109,9 +110,20 @@ def preference_heatmap(table, groups: dict[str, str]):
     import matplotlib.pyplot as plt
     import seaborn as sns
 
+    import numpy as np
+    from matplotlib.colors import BoundaryNorm
+
     fig, ax = plt.subplots(figsize=(1.0 * table.shape[1] + 3, 0.45 * table.shape[0] + 1.6))
-    sns.heatmap(table, annot=True, fmt=".0f", cmap="viridis", cbar_kws={"label": "hidden layers"},
-                ax=ax, vmin=0)
+    # whole numbers of hidden layers: one colour per depth 0 … max, ticks at the depths
+    values = np.asarray(table, dtype=float)
+    top = int(np.nanmax(values)) if np.isfinite(values).any() else 0
+    depths = np.arange(top + 1)
+    cmap = plt.get_cmap("viridis", len(depths))
+    norm = BoundaryNorm(np.arange(-0.5, top + 1.0), cmap.N)
+    sns.heatmap(table, annot=True, fmt=".0f", cmap=cmap, norm=norm, ax=ax,
+                cbar_kws={"label": "hidden layers (0 = linear)", "ticks": depths})
+    ax.set_yticklabels([encoder_label(str(e)) for e in table.index], rotation=0)
+    ax.set_xticklabels([task_label(str(c)) for c in table.columns])
     cols = list(table.columns)
     for i in range(1, len(cols)):
         if groups[cols[i]] != groups[cols[i - 1]]:
@@ -149,7 +161,7 @@ def posteriors(posterior, pairs: Sequence[tuple[str, str]], *, seed: int = 0):
         ax.set_xscale("log")
         ax.set_ylim(0, 1)
         ax.set_xlabel("examples seen t")
-        ax.set_title(f"{enc}\n{task}", fontsize=9)
+        ax.set_title(f"{encoder_label(enc)}\non {task_label(task)}", fontsize=9)
     axes[0][0].set_ylabel("p(readout | D<t)")
     axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
