@@ -1,11 +1,7 @@
 # ---
 # jupyter:
-#   jupytext:
-#     text_representation:
-#       extension: .py
-#       format_name: percent
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -43,6 +39,11 @@ pooling = "mean"             # "mean" or "max" over positions
 seeds = [0, 1, 2]            # data orders, the same for every layer (paired)
 protocol = "small"           # board, B, switching: "small", "default", "paper-vtab"
 points = 60                  # log-spaced n of the curves
+
+# %%
+from mdlnb import runner
+
+runner.interactive_profile(globals(), "layers")   # by hand: apply `profile`, write to build/lab
 
 # %%
 import matplotlib.pyplot as plt

@@ -291,5 +291,5 @@ def test_makefile_checks_the_profiles_before_the_notebooks():
     from pathlib import Path
 
     text = (Path(runner.ROOT) / "Makefile").read_text()
-    recipe = text.split("\nreproduce: setup\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    recipe = text.split("\nreproduce: setup encoders\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert "mdlnb.runner --check" in recipe[0] and "notebooks" in recipe[1]
