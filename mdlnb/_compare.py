@@ -310,7 +310,9 @@ class Comparison:
         order's choice in the last bin."""
         from mdlnb.preference import readout_preference
 
-        reps = [self.reports[(encoder, s)] for s in self.seeds]
+        reps = [self.reports.get((encoder, s)) for s in self.seeds]
+        if any(r is None for r in reps):
+            return "unknown (reports not kept)"
         if not reps[0].trained:
             return "none (no readout trained)"
         pref = self.readout_preference(encoder)

@@ -24,6 +24,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mdlnb.encoders.base import check_taps
+
 Params = dict[str, Any]
 IMAGE_SIZE = 28
 
@@ -285,13 +287,7 @@ def apply(params: Params, images: jax.Array, cfg: ArchConfig,
     of those layers' unpooled outputs (ResNet ``(B, H', W', C)``, ViT
     ``(B, T, dim)``), and layers past the deepest tap are not computed.
     """
-    wanted = None
-    if taps is not None:
-        wanted = frozenset(taps)
-        unknown = wanted - set(layer_names(cfg))
-        if unknown:
-            raise ValueError(f"taps: unknown layers {sorted(unknown)}; "
-                             f"available: {list(layer_names(cfg))}")
+    wanted = check_taps(taps, layer_names(cfg))
     if cfg.kind == "resnet":
         return _resnet_apply(params, _standardize(images), cfg, wanted)
     if wanted is not None:

@@ -52,6 +52,18 @@ class Encoder:
         return content_hash(self.name, self.input_size, self.channels, leaves)
 
 
+def check_taps(taps: Any, available: Any) -> frozenset | None:
+    """``taps`` (layer names or None) as a frozenset, every one of them in ``available``
+    (a ValueError naming the argument and listing the available layers otherwise)."""
+    if taps is None:
+        return None
+    wanted, available = frozenset(taps), list(available)
+    unknown = wanted - set(available)
+    if unknown:
+        raise ValueError(f"taps: unknown layers {sorted(unknown)}; available: {available}")
+    return wanted
+
+
 def adapt_images(x: Any, input_size: tuple[int, int], channels: int) -> Any:
     """Float images ``(B, H, W, C)`` in [0, 1] → ``(B, *input_size, channels)``, traceable.
 

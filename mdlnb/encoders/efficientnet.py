@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb.encoders.base import Encoder, prepare_images
+from mdlnb.encoders.base import Encoder, check_taps, prepare_images
 from mdlnb.encoders.torch_pickle import load_state_dict
 
 BN_EPS = 1e-3
@@ -311,13 +311,7 @@ def forward(specs: tuple[BlockSpec, ...], params: dict[str, Any], images: Any,
     import jax.numpy as jnp
     from jax import lax
 
-    wanted = None
-    if taps is not None:
-        wanted = set(taps)
-        unknown = wanted - set(layer_names(specs))
-        if unknown:
-            raise ValueError(f"taps: unknown layers {sorted(unknown)}; "
-                             f"available: {list(layer_names(specs))}")
+    wanted = check_taps(taps, layer_names(specs))
     out: dict[str, Any] = {}
 
     def tap(name: str, x: Any) -> bool:

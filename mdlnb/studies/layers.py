@@ -97,7 +97,7 @@ class LayersResult:
                              "vs best [nats]": t["vs best [nats]"],
                              "vs best std [nats]": t["vs best std [nats]"],
                              "rank": int(t["rank"]), "orders ranked first": int(t["orders ranked first"]),
-                             "preferred readout": t["preferred readout"]})
+                             "readout by data size": t["readout by data size"]})
         df = pd.DataFrame(rows)
         return df.sort_values(["task", "rank", "layer"], kind="stable").reset_index(drop=True)
 

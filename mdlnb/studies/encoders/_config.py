@@ -14,6 +14,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from mdlnb.studies._base import StudyConfig
+
 #: The objectives suite: paper Table 1a's six (ResNet: supervised, SimCLR,
 #: BYOL; ViT: supervised, DINO, MAE) at CPU size S; the scaling suite
 #: (Table 1b: sizes of one family): ImageNet EfficientNet-Lite0/1/2 (real
@@ -25,7 +27,7 @@ _PROBE_GRID = {"learning_rate": (1e-3, 3e-3), "weight_decay": (0.0, 1e-4), "ema"
 
 
 @dataclasses.dataclass(frozen=True)
-class EncodersConfig:
+class EncodersConfig(StudyConfig):
     """Parameters of the encoder study (one grid of encoders × tasks).
 
     The defaults are the CPU run of ``make reproduce`` (11 encoders × 5 tasks,
@@ -110,24 +112,6 @@ class EncodersConfig:
         if any(not isinstance(s, (int, np.integer)) or s < 0 for s in self.seeds):
             raise ValueError(f"seeds: must be integers >= 0, got {self.seeds}")
         object.__setattr__(self, "probe_grid", dict(self.probe_grid))
-
-    @classmethod
-    def from_overrides(cls, overrides: Mapping[str, Any] | None = None) -> "EncodersConfig":
-        """The default config with ``overrides`` applied; an unknown field is a
-        ValueError naming it (a typo in profiles.yaml fails instead of being ignored)."""
-        overrides = dict(overrides or {})
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise ValueError(f"overrides: unknown EncodersConfig fields {unknown}; "
-                             f"known: {sorted(known)}")
-        return cls(**overrides)
-
-    def replace(self, **changes: Any) -> "EncodersConfig":
-        return dataclasses.replace(self, **changes)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def describe_encoder(text: str) -> dict[str, str]:

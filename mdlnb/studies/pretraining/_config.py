@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
 
 import numpy as np
+
+from mdlnb.studies._base import StudyConfig
 
 #: The objectives suite: every objective of the paper's Table 1a family on one
 #: architecture family (the ViT: MAE needs patch tokens), size S, plus the
@@ -33,7 +34,7 @@ def parse_unit(text: str) -> tuple[str, str, str]:
 
 
 @dataclasses.dataclass(frozen=True)
-class PretrainingConfig:
+class PretrainingConfig(StudyConfig):
     """Parameters of the pretraining stage (``make encoders``).
 
     Attributes:
@@ -91,19 +92,3 @@ class PretrainingConfig:
 
         return Hyper(batch_size=self.batch_size, learning_rate=self.learning_rate,
                      warmup=self.warmup)
-
-    @classmethod
-    def from_overrides(cls, overrides: Mapping[str, Any] | None = None) -> "PretrainingConfig":
-        overrides = dict(overrides or {})
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise ValueError(f"overrides: unknown PretrainingConfig fields {unknown}; "
-                             f"known: {sorted(known)}")
-        return cls(**overrides)
-
-    def replace(self, **changes: Any) -> "PretrainingConfig":
-        return dataclasses.replace(self, **changes)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)

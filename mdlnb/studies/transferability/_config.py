@@ -13,6 +13,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from mdlnb.studies._base import StudyConfig
+
 from mdlnb.studies.transferability._encoders import parse_encoder
 
 TRUTH_READOUTS = ("best", "linear", "mlp")
@@ -20,7 +22,7 @@ _TRUTH_GRID = {"learning_rate": (1e-3, 3e-3), "weight_decay": (0.0, 1e-4), "ema"
 
 
 @dataclasses.dataclass(frozen=True)
-class TransferabilityConfig:
+class TransferabilityConfig(StudyConfig):
     """Parameters of the transferability study (protocol: the package docstring).
 
     The defaults are the CPU run that ``make reproduce`` makes and that wrote
@@ -139,25 +141,6 @@ class TransferabilityConfig:
             readout_from_name(r)
         object.__setattr__(self, "truth_grid", {k: tuple(v) for k, v in
                                                 dict(self.truth_grid).items()})
-
-    @classmethod
-    def from_overrides(cls, overrides: Mapping[str, Any] | None = None
-                       ) -> "TransferabilityConfig":
-        """The default config with ``overrides`` applied; an unknown field is a
-        ValueError naming it (profiles.yaml typos fail instead of being ignored)."""
-        overrides = dict(overrides or {})
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise ValueError(f"overrides: unknown TransferabilityConfig fields {unknown}; "
-                             f"known: {sorted(known)}")
-        return cls(**overrides)
-
-    def replace(self, **changes: Any) -> "TransferabilityConfig":
-        return dataclasses.replace(self, **changes)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
     def mdl_protocol(self) -> dict[str, Any]:
         """The MDL score's protocol, one key per future ``mdlnb.Protocol`` field."""
