@@ -49,6 +49,7 @@ from mdlnb._standardize import CLIP_Z
 from mdlnb._checks import as_array, check_positive
 from mdlnb._task import Task
 from mdlnb._units import LN2, Codelength
+from mdlnb import _xla_cache
 
 
 #: Block ends as fractions of N used by Voita & Titov (2020).
@@ -161,6 +162,7 @@ def _block_program(readout: Any, n: int, in_dim: int, num_classes: int, epochs: 
 
     Hyperparameters are traced, so one compilation serves every block and every
     expert of the same readout and shapes."""
+    _xla_cache.ensure()  # compiled programs are cached on disk
     apply, init = readout.apply, readout.init
 
     def program(h, key, x, y, n_train, n_prev, n_next, steps_per_epoch):

@@ -44,6 +44,7 @@ import numpy as np
 from mdlnb import _fit
 from mdlnb._checks import as_array, check_finite, check_integer_values
 from mdlnb._task import Task
+from mdlnb import _xla_cache
 
 TEST_CHUNK = 1024   # test examples per forward pass inside the compiled program
 MEMORY_BUDGET = 4 * 2 ** 30   # bytes of per-probe state one compiled call may hold (auto chunking)
@@ -195,6 +196,7 @@ def _program(readout: Any, num_classes: int, steps: int, batch_size: int, evals:
              holdout: float, max_holdout: int):
     """Jitted ``(h, init_keys, data_keys, seed_idx, n, perms, x, y, xte, yte, wte) -> (loss, acc)``
     vmapped over probes (``init_keys``, ``data_keys``, ``seed_idx``, ``n``)."""
+    _xla_cache.ensure()  # compiled programs are cached on disk
     apply, init = readout.apply, readout.init
     per_eval = -(-steps // evals)
 

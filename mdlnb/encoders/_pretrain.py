@@ -43,6 +43,7 @@ from mdlnb._task import Task
 from mdlnb.encoders import archs, objectives
 from mdlnb.encoders.augment import AugmentConfig, two_views
 from mdlnb.encoders.base import Encoder, prepare_images
+from mdlnb import _xla_cache
 
 OBJECTIVES = ("random", "supervised", "simclr", "byol", "dino", "mae", "autoencoder")
 _VIT_ONLY = ("mae",)
@@ -237,6 +238,7 @@ def _make_chunk(objective: str, cfg: archs.ArchConfig, hp: Hyper, steps: int, le
     backward pass ~13× slower inside a while loop than in straight-line code
     (measured: 626 vs 48 CPU ms per step for resnet S, batch 128), so the
     ResNet uses short unrolled chunks."""
+    _xla_cache.ensure()  # compiled programs are cached on disk
     opt = _optimizer(hp, steps)
     loss_fn = functools.partial(_batch_loss, objective, cfg, hp)
 
@@ -284,6 +286,7 @@ def _init_state(objective: str, cfg: archs.ArchConfig, hp: Hyper, steps: int, nu
 def _build_state(objective: str, hp: Hyper, steps: int) -> Callable:
     """Jitted ``params -> (params, opt_state, aux)``: one compiled program
     instead of one per ``zeros_like``."""
+    _xla_cache.ensure()  # compiled programs are cached on disk
     return jax.jit(lambda p: (p, _optimizer(hp, steps).init(p), _aux_init(objective, p, hp)))
 
 

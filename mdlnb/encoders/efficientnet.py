@@ -40,6 +40,7 @@ import numpy as np
 
 from mdlnb.encoders.base import Encoder, prepare_images
 from mdlnb.encoders.torch_pickle import load_state_dict
+from mdlnb import _xla_cache
 
 BN_EPS = 1e-3
 STEM_CHANNELS = 32
@@ -352,6 +353,7 @@ def efficientnet_lite(variant: int = 0, *, resolution: int | None = None,
 
 @functools.lru_cache(maxsize=16)
 def _jit_logits(variant: int, depthwise: str) -> Any:
+    _xla_cache.ensure()  # compiled programs are cached on disk
     import jax
 
     specs = block_specs(variant)

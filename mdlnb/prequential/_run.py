@@ -29,6 +29,7 @@ from mdlnb.prequential._groups import _block_fit, _layout, _members_spec
 from mdlnb.prequential._inputs import _chunk_inputs
 from mdlnb.prequential._loss_matrix import LossMatrix
 from mdlnb.prequential._stream import stream_order
+from mdlnb import _xla_cache
 
 # v2: standardised inputs clipped to ±CLIP_Z. v3: one AdamW step (mdlnb._fit.step) and
 # state NamedTuple, the protocol in the cache key, raw features no longer clipped under
@@ -233,6 +234,7 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
          standardize=None, progress=None, cache=True, checkpoint_dir=None,
          checkpoint_every_s=120.0, chunk_batches="auto", keep_params=False,
          devices=None, _locked=False):
+    _xla_cache.ensure()  # compiled programs are cached on disk
     _validate(task, checkpoint_every_s)
     proto = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
                              replay_streams=replay_streams, standardize=standardize)

@@ -11,6 +11,7 @@ from mdlnb._checks import as_array
 from mdlnb.switching import _rowsplit, forward
 from mdlnb.switching.result import SwitchResult
 from mdlnb.switching.strategies import FixedShare, get_strategy
+from mdlnb import _xla_cache
 
 DEFAULT_CHUNK_ROWS = 1 << 16
 
@@ -138,6 +139,7 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
     transferred once (one more (N, K) float32 copy unless the array is
     aligned). The returned ``log_posterior`` may be a read-only view.
     """
+    _xla_cache.ensure()  # compiled programs are cached on disk
     strategy = FixedShare() if strategy is None else get_strategy(strategy)
     L = check_losses(losses)
     n, k = L.shape

@@ -46,6 +46,7 @@ from jax.nn import logsumexp
 
 from mdlnb.switching import _linear_hmm, _mixtures
 from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
+from mdlnb import _xla_cache
 
 # Linear kernel: rows per block whose exp(c − L) is one vectorized op (about 2^20
 # entries, so that XLA:CPU splits it over its threads: 4,096 rows at K ≤ 256
@@ -393,6 +394,7 @@ def step(strategy, state: SwitchState, losses, *, linear: Optional[bool] = None)
     cannot raise under jit): negative input gives garbage, use
     :class:`~mdlnb.switching.Stream` for checked input.
     """
+    _xla_cache.ensure()  # compiled programs are cached on disk
     L = jnp.asarray(losses, jnp.float32)
     single = L.ndim == 1
     L2 = L[None, :] if single else L
