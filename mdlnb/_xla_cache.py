@@ -8,8 +8,9 @@ compilation cache at ``cache_dir("xla")`` (``$MDLNB_CACHE/xla``, default
 stage 2, pretraining and fine-tuning encoders, feature extraction, block-wise
 MDL, the probes), so every process that shares the cache root — worker
 processes, notebook kernels, the CLI, the test suite — compiles each program
-once. It is listed by ``mdlnb cache`` / :func:`mdlnb.cache.usage` and cleared
-by ``mdlnb.cache.clear(kind="xla")`` like any other kind (an executable still
+once (one subdirectory per kind of host CPU, :func:`host_tag`). It is listed
+by ``mdlnb cache`` / :func:`mdlnb.cache.usage` and cleared by
+``mdlnb.cache.clear(kind="xla")`` like any other kind (an executable still
 loaded in a running process stays valid; the next process recompiles).
 
 Entries are keyed as JAX keys them (:mod:`jax._src.cache_key`: the program's
@@ -57,6 +58,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import platform
 import threading
 import warnings
 from pathlib import Path
@@ -152,6 +154,24 @@ class AtomicFileCache(_interface()):
                 p.unlink()
 
 
+def host_tag() -> str:
+    """``<machine>-<12 hex>``: the host's architecture and a hash of its CPU's feature
+    flags. JAX's key hashes the backend's name and version, not the host CPU's
+    features, and XLA:CPU compiles for the features of the CPU it runs on; a cache
+    root shared by different machines (a network home, a CI cache restored
+    elsewhere) keeps one directory per kind of CPU, so an executable built for
+    AVX-512 is never loaded where the instructions are missing."""
+    flags = ""
+    with contextlib.suppress(OSError):
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("flags", "Features", "isa")):
+                    flags = line.split(":", 1)[-1].strip()
+                    break
+    flags = flags or platform.processor()
+    return f"{platform.machine() or 'cpu'}-{hashlib.sha256(flags.encode()).hexdigest()[:12]}"
+
+
 def _disabled_by_env() -> bool:
     return os.environ.get(ENV_SWITCH, "1").strip().lower() in _OFF
 
@@ -187,7 +207,8 @@ def _enable() -> dict:
     own = jax.config.jax_compilation_cache_dir
     if own:
         return {"path": Path(own), "reason": "the user's jax_compilation_cache_dir (left as set)"}
-    path = cache_dir(KIND)
+    path = cache_dir(KIND) / host_tag()
+    path.mkdir(parents=True, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", str(path))
     if jax.config.jax_persistent_cache_min_compile_time_secs == 1.0:  # JAX's default
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)

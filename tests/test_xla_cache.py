@@ -52,9 +52,10 @@ def test_second_process_compiles_nothing(tmp_path):
              for i in range(2)]
     firsts = [_finish(p, out)[0] for p, out in procs]
     for first in firsts:
-        assert first["cache"] == str(root / "xla")
+        assert first["cache"] == str(root / "xla" / _xla_cache.host_tag())
         assert first["misses"] > 10 and first["requests"] >= first["misses"]
-    names = os.listdir(root / "xla")                      # nothing half-written left behind
+    store = root / "xla" / _xla_cache.host_tag()
+    names = os.listdir(store)                             # nothing half-written left behind
     assert not [n for n in names if n.endswith(_io.TMP_SUFFIX)]
     assert len(names) >= firsts[0]["requests"] - firsts[0]["hits"]
 
@@ -63,19 +64,20 @@ def test_second_process_compiles_nothing(tmp_path):
     assert second["hits"] == second["requests"]          # …and every one is read back
     assert second["misses"] == 0                         # nothing compiled, nothing written
     assert second["total_nats"] == firsts[0]["total_nats"] == firsts[1]["total_nats"]
-    assert sorted(os.listdir(root / "xla")) == sorted(names)
+    assert sorted(os.listdir(store)) == sorted(names)
 
 
 def test_damaged_entry_is_recompiled_with_a_warning(tmp_path):
     root = tmp_path / "cache"
     first, _ = _run(root, tmp_path / "first.json")
-    programs = sorted((root / "xla").glob("jit__run_chunk-*-cache"))
+    store = root / "xla" / _xla_cache.host_tag()
+    programs = sorted(store.glob("jit__run_chunk-*-cache"))
     assert programs                                       # stage 1's chunk program is cached
     damaged = programs[0]
     data = bytearray(damaged.read_bytes())
     data[len(data) // 2] ^= 0xFF                          # one flipped byte
     damaged.write_bytes(bytes(data))
-    (root / "xla" / programs[-1].name).write_bytes(data[:100])   # and a truncated one
+    programs[-1].write_bytes(data[:100])   # and a truncated one
 
     again, err = _run(root, tmp_path / "again.json")
     assert "damaged compiled program" in err and damaged.name in err
@@ -145,7 +147,7 @@ def test_users_own_cache_dir_is_left_alone_and_the_switch_turns_it_off(tmp_path)
     assert got["dir"] is None and got["path"] == "None" and "off" in got["reason"]
     assert not (root / "xla").exists() or not os.listdir(root / "xla")
     got = _probe(root)
-    assert got["dir"] == str(root / "xla") and got["min_s"] == 0.0
+    assert got["dir"] == str(root / "xla" / _xla_cache.host_tag()) and got["min_s"] == 0.0
     assert os.listdir(root / "xla")
 
 
