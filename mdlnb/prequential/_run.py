@@ -156,8 +156,10 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
         under ``"auto"``, and a byte budget it exceeds is a ValueError.
       devices: the devices the expert axis is sharded over (``None``: every
         device, of every process under ``jax.distributed``; one device runs
-        unsharded). Same losses as on one device (:mod:`mdlnb.prequential._sharding`);
-        ``meta["devices"]`` records count and kind.
+        unsharded). The same losses as on one device to float round-off, which
+        training can amplify; bit-identical on some boards, not all
+        (:mod:`mdlnb.prequential._sharding`, "What is guaranteed");
+        ``meta["devices"]`` records count and kind (``Report.devices``).
       pad_features: compile for the feature-dimension bucket
         (:func:`mdlnb.prequential._groups.padded_dim`: 16, 32, 48, …, 256, 288, …)
         with zero features appended, so tasks whose D falls in one bucket share
