@@ -4,16 +4,19 @@ and stacked hyperparameters (see :mod:`mdlnb.prequential`)."""
 
 from __future__ import annotations
 
+import functools
+import zlib
 from typing import Sequence
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from mdlnb import _fit
 from mdlnb.experts import Expert
 from mdlnb.prequential import _sharding
 from mdlnb.prequential._program import _Spec
-from mdlnb.prequential._stream import expert_key
+
 from mdlnb.readouts import LowPrecision, Readout, ReadoutLike, with_matmul_dtype
 
 BLOCK_BYTES = 8 * 2 ** 20  # cache budget for the state of one block of experts (see _block_size)
@@ -125,9 +128,9 @@ def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: i
     """A group's stacked initial state: parameters drawn for ``d`` features, then (``dp``
     given and larger) the first layer padded with zero rows for ``dp`` features
     (:func:`pad_first_layer`): the same draws whatever the bucket."""
-    keys = jnp.stack([expert_key(seed, e) for e in members])
-    if isinstance(readout, Readout):
-        params = jax.vmap(lambda k: readout.init(k, d, c))(keys)
+    keys = expert_keys(seed, members)
+    if isinstance(readout, Readout):  # one compiled program (not dozens of eager ops)
+        params = _init_program(readout, d, c)(keys)
     else:  # its init may draw on the host; one call per expert, then stack
         inits = [readout.init(k, d, c) for k in keys]
         params = jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(v) for v in a]), *inits)
@@ -139,6 +142,29 @@ def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: i
     # ema is a copy, not the same buffers: the state is donated to the chunk program
     state = jax.vmap(_fit.state_of)(params)  # the state layout does not depend on hyperparameters
     return state._replace(ema_params=jax.tree_util.tree_map(jnp.copy, params))
+
+
+@functools.lru_cache(maxsize=64)
+def _init_program(readout: Readout, d: int, c: int):
+    """``keys (K, 2) -> stacked parameters``: ``vmap(readout.init)`` under one ``jit``.
+    Run eagerly it was ~50 small programs per group, each traced, looked up in the
+    compilation cache and loaded in a new process (3.6 s of a 10 s cached start on
+    the default board); the draws are the same bits (``tests/test_shapes.py``)."""
+    return jax.jit(jax.vmap(lambda k: readout.init(k, d, c)))
+
+
+@functools.lru_cache(maxsize=None)
+def _keys_program():
+    return jax.jit(jax.vmap(
+        lambda seed_key, salt: jax.random.fold_in(jax.random.fold_in(seed_key, 1), salt),
+        in_axes=(None, 0)))
+
+
+def expert_keys(seed: int, members: Sequence[Expert]) -> jax.Array:
+    """``stack([mdlnb.prequential.expert_key(seed, e) for e in members])``, in one
+    compiled call (the same bits)."""
+    salts = np.asarray([zlib.crc32(e.name.encode()) for e in members], np.uint32)
+    return _keys_program()(jax.random.PRNGKey(seed), salts)
 
 
 def _hypers(members: Sequence[Expert]) -> tuple[_fit.Hyper, jax.Array]:
