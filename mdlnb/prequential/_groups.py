@@ -130,10 +130,10 @@ def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: i
     (:func:`pad_first_layer`): the same draws whatever the bucket."""
     keys = expert_keys(seed, members)
     if isinstance(readout, Readout):  # one compiled program (not dozens of eager ops)
-        params = _init_program(readout, d, c)(keys)
-    else:  # its init may draw on the host; one call per expert, then stack
-        inits = [readout.init(k, d, c) for k in keys]
-        params = jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(v) for v in a]), *inits)
+        return _init_program(readout, d, c, d if dp is None else dp)(keys)
+    # another readout's init may draw on the host: one call per expert, then stack
+    inits = [readout.init(k, d, c) for k in keys]
+    params = jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(v) for v in a]), *inits)
     if dp is not None and dp != d:
         if not pads_features(readout):
             raise ValueError(f"readout {getattr(readout, 'name', readout)!r}: its inputs cannot "
@@ -145,12 +145,19 @@ def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: i
 
 
 @functools.lru_cache(maxsize=64)
-def _init_program(readout: Readout, d: int, c: int):
-    """``keys (K, 2) -> stacked parameters``: ``vmap(readout.init)`` under one ``jit``.
-    Run eagerly it was ~50 small programs per group, each traced, looked up in the
-    compilation cache and loaded in a new process (3.6 s of a 10 s cached start on
-    the default board); the draws are the same bits (``tests/test_shapes.py``)."""
-    return jax.jit(jax.vmap(lambda k: readout.init(k, d, c)))
+def _init_program(readout: Readout, d: int, c: int, dp: int):
+    """``keys (K, 2) -> the group's initial state``: ``vmap(readout.init)``, the first
+    layer padded to ``dp`` features, the AdamW state and the EMA copy, under one
+    ``jit``. Run eagerly it was ~50 small programs per group, each traced, looked
+    up in the compilation cache and loaded in a new process (3.6 s of a 10 s
+    cached start on the default board); the state is the same bits. The EMA
+    parameters are a second output of the same values: XLA gives every output of
+    a program its own buffer, so donating the state stays possible."""
+    def build(keys):
+        params = jax.vmap(lambda k: readout.init(k, d, c))(keys)
+        params = pad_first_layer(params, dp)
+        return jax.vmap(_fit.state_of)(params)._replace(ema_params=params)
+    return jax.jit(build)
 
 
 @functools.lru_cache(maxsize=None)
