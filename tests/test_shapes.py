@@ -106,3 +106,28 @@ def test_boards_that_cannot_be_padded_are_not():
     assert not _groups.pads_features(Custom())
     board = [Expert(readouts.linear(), 1e-2)]
     assert _groups.board_dim(board, 12) == 16
+
+
+@pytest.mark.parametrize("readout", [readouts.linear(), readouts.mlp(2, 8)])
+def test_compiled_initial_state_equals_the_eager_one(readout):
+    """A group's initial state comes from one compiled program; the same bits (signs of
+    zeros included) as the op-by-op computation it replaced."""
+    import jax
+    import jax.numpy as jnp
+
+    from mdlnb import _fit
+    from mdlnb.prequential import expert_key
+
+    members = [Expert(readout, lr, ema=ema) for lr in (1e-3, 1e-2) for ema in (0.1, 1.0)]
+    keys = jnp.stack([expert_key(3, e) for e in members])
+    np.testing.assert_array_equal(_groups.expert_keys(3, members), keys)
+    params = jax.vmap(lambda k: readout.init(k, 7, 4))(keys)
+    eager = jax.vmap(_fit.state_of)(params)._replace(ema_params=params)
+    compiled = _groups._init_group(readout, members, 3, 7, 4)
+    for a, b in zip(jax.tree_util.tree_leaves(eager), jax.tree_util.tree_leaves(compiled)):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+    padded = _groups._init_group(readout, members, 3, 7, 4, dp=16)
+    w = np.asarray(padded.params[0]["w"])
+    assert w.shape[-2] == 16 and not w[:, 7:].any()
+    np.testing.assert_array_equal(w[:, :7], np.asarray(compiled.params[0]["w"]))
