@@ -44,12 +44,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _fit
+from mdlnb import _fit, _xla_cache
 from mdlnb._standardize import CLIP_Z
 from mdlnb._checks import as_array, check_positive
 from mdlnb._task import Task
 from mdlnb._units import LN2, Codelength
-from mdlnb import _xla_cache
 
 
 #: Block ends as fractions of N used by Voita & Titov (2020).

@@ -28,9 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _fit, _standardize
+from mdlnb import _fit, _standardize, _xla_cache
 from mdlnb._task import Task
-from mdlnb import _xla_cache
 
 #: Paper Table 4 (accuracy-based evaluation on VTAB).
 DEFAULT_GRID: dict[str, tuple[float, ...]] = {

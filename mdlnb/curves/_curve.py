@@ -41,10 +41,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _fit
+from mdlnb import _fit, _xla_cache
 from mdlnb._checks import as_array, check_finite, check_integer_values
 from mdlnb._task import Task
-from mdlnb import _xla_cache
 
 TEST_CHUNK = 1024   # test examples per forward pass inside the compiled program
 MEMORY_BUDGET = 4 * 2 ** 30   # bytes of per-probe state one compiled call may hold (auto chunking)

@@ -36,14 +36,13 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from mdlnb import _checkpoint
+from mdlnb import _checkpoint, _xla_cache
 from mdlnb._checks import check_images
 from mdlnb._io import cache_dir, content_hash
 from mdlnb._task import Task
 from mdlnb.encoders import archs, objectives
 from mdlnb.encoders.augment import AugmentConfig, two_views
 from mdlnb.encoders.base import Encoder, prepare_images
-from mdlnb import _xla_cache
 
 OBJECTIVES = ("random", "supervised", "simclr", "byol", "dino", "mae", "autoencoder")
 _VIT_ONLY = ("mae",)

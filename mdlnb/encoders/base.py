@@ -13,10 +13,10 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from mdlnb import _xla_cache
 from mdlnb._checks import check_images
 from mdlnb._io import cache_dir, compute_once, content_hash
 from mdlnb._task import Task
-from mdlnb import _xla_cache
 
 ApplyFn = Callable[[Any, Any], Any]
 

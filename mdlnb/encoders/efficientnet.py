@@ -38,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb import _xla_cache
 from mdlnb.encoders.base import Encoder, prepare_images
 from mdlnb.encoders.torch_pickle import load_state_dict
-from mdlnb import _xla_cache
 
 BN_EPS = 1e-3
 STEM_CHANNELS = 32

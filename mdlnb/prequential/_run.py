@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _aligned, _checkpoint
+from mdlnb import _aligned, _checkpoint, _xla_cache
 from mdlnb._checks import check_finite
 from mdlnb._io import cache_dir, content_hash, load_entry, locked
 from mdlnb._protocol import Protocol
@@ -30,7 +30,6 @@ from mdlnb.prequential._groups import (_block_fit, _layout, _members_spec, board
 from mdlnb.prequential._inputs import _chunk_inputs
 from mdlnb.prequential._loss_matrix import LossMatrix
 from mdlnb.prequential._stream import stream_order
-from mdlnb import _xla_cache
 
 # v2: standardised inputs clipped to ±CLIP_Z. v3: one AdamW step (mdlnb._fit.step) and
 # state NamedTuple, the protocol in the cache key, raw features no longer clipped under

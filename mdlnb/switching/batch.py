@@ -6,12 +6,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _aligned
+from mdlnb import _aligned, _xla_cache
 from mdlnb._checks import as_array
 from mdlnb.switching import _rowsplit, forward
 from mdlnb.switching.result import SwitchResult
 from mdlnb.switching.strategies import FixedShare, get_strategy
-from mdlnb import _xla_cache
 
 DEFAULT_CHUNK_ROWS = 1 << 16
 

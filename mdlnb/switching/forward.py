@@ -44,9 +44,9 @@ import numpy as np
 from jax import lax
 from jax.nn import logsumexp
 
+from mdlnb import _xla_cache
 from mdlnb.switching import _linear_hmm, _mixtures
 from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
-from mdlnb import _xla_cache
 
 # Linear kernel: rows per block whose exp(c − L) is one vectorized op (about 2^20
 # entries, so that XLA:CPU splits it over its threads: 4,096 rows at K ≤ 256

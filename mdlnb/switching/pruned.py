@@ -37,11 +37,11 @@ import dataclasses
 import numpy as np
 from jax.nn import logsumexp
 
+from mdlnb import _xla_cache
 from mdlnb.switching import forward
 from mdlnb.switching.batch import _bucket, check_losses, codelength, raise_for_flags
 from mdlnb.switching.result import SwitchResult
 from mdlnb.switching.strategies import FixedShare, get_strategy
-from mdlnb import _xla_cache
 
 
 def restrict(strategy, alive: np.ndarray, num_experts: int):

@@ -7,10 +7,10 @@ from typing import Iterable
 
 import numpy as np
 
+from mdlnb import _xla_cache
 from mdlnb.switching import forward
 from mdlnb.switching.batch import _bucket, check_losses, raise_for_flags
 from mdlnb.switching.strategies import get_strategy
-from mdlnb import _xla_cache
 
 
 class Stream:

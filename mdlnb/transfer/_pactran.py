@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb.transfer import _validate as v
 from mdlnb import _xla_cache
+from mdlnb.transfer import _validate as v
 
 
 @dataclasses.dataclass(frozen=True)
