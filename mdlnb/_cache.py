@@ -4,9 +4,11 @@ The cache root is ``$MDLNB_CACHE`` (default ``~/.cache/mdlnb``); each kind of
 entry lives in its own subdirectory (``losses``: stage-1 loss matrices,
 ``checkpoints``: interrupted stage-1 runs, ``features``: encoder features,
 ``encoders``: pretrained encoder parameters and their checkpoints, ``data``:
-slow procedural datasets; any other subdirectory is listed as its own kind).
-Every entry is an ``.npz`` with a checksum (:mod:`mdlnb._io`), so deleting
-any of them is safe: it is recomputed when next needed.
+slow procedural datasets, ``xla``: compiled programs, JAX's persistent
+compilation cache (:mod:`mdlnb._xla_cache`); any other subdirectory is listed
+as its own kind). Every entry carries a checksum (an ``.npz``'s, :mod:`mdlnb._io`;
+a compiled program's SHA-256 header), so deleting any of them is safe: it is
+recomputed (recompiled) when next needed.
 
     usage()                                  # DataFrame: kind, files, bytes
     clear(kind="features", older_than="2026-01-01")   # -> list of removed paths
@@ -26,7 +28,7 @@ from typing import Optional, Union
 from mdlnb._io import LOCK_SUFFIX, TMP_SUFFIX, cache_root
 
 #: The kinds mdlnb itself writes (subdirectories of the cache root).
-KINDS = ("losses", "checkpoints", "features", "encoders", "data")
+KINDS = ("losses", "checkpoints", "features", "encoders", "data", "xla")
 
 DateLike = Union[str, _dt.date, _dt.datetime, float]
 

@@ -69,7 +69,8 @@ def scale_by_adam(b1, b2: float, eps: float) -> optax.GradientTransformation:
     but kept it in a program partitioned over devices, so a board sharded over
     devices differed from one device in the last bit (2.4e-7 nats; see
     benchmarks/RESULTS.md). Written as a product, both compile alike and
-    sharded runs are bit-identical (``tests/test_sharding.py``).
+    sharded runs are bit-identical on the board of ``tests/test_sharding.py`` (not on
+    every board: :mod:`mdlnb.prequential._sharding`, "What is guaranteed").
     """
     base = optax.scale_by_adam(b1=b1, b2=b2, eps=eps)
 

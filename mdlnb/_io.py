@@ -144,7 +144,7 @@ def _fsync_dir(directory: Path) -> None:
 
 
 @contextlib.contextmanager
-def _atomic_file(path: str | os.PathLike):
+def _atomic_file(path: str | os.PathLike, durable: bool = True):
     """A binary file object whose content replaces ``path`` atomically on exit.
 
     A uniquely named temporary file in the same directory (so concurrent
@@ -152,6 +152,9 @@ def _atomic_file(path: str | os.PathLike):
     ``0o666 & ~umask`` (what ``open(path, "w")`` would give), and renamed over
     ``path``; readers see the old file or the new one, never a part. On an
     exception the temporary file is removed and ``path`` is untouched.
+    ``durable=False`` skips the fsyncs (still atomic for other processes; after
+    a machine crash the file may be empty or partial, which its reader must
+    detect: the compilation cache's checksummed entries, :mod:`mdlnb._xla_cache`).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -161,17 +164,19 @@ def _atomic_file(path: str | os.PathLike):
             os.fchmod(f.fileno(), 0o666 & ~_umask())
             yield f
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, durable: bool = True) -> Path:
     """Write ``data`` to ``path`` atomically (:func:`_atomic_file`)."""
-    with _atomic_file(path) as f:
+    with _atomic_file(path, durable) as f:
         f.write(data)
     return Path(path)
 

@@ -44,7 +44,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _fit
+from mdlnb import _fit, _xla_cache
 from mdlnb._standardize import CLIP_Z
 from mdlnb._checks import as_array, check_positive
 from mdlnb._task import Task
@@ -161,6 +161,7 @@ def _block_program(readout: Any, n: int, in_dim: int, num_classes: int, epochs: 
 
     Hyperparameters are traced, so one compilation serves every block and every
     expert of the same readout and shapes."""
+    _xla_cache.ensure()  # compiled programs are cached on disk
     apply, init = readout.apply, readout.init
 
     def program(h, key, x, y, n_train, n_prev, n_next, steps_per_epoch):

@@ -289,6 +289,8 @@ def run_cache(args: argparse.Namespace) -> int:
     for row in table.itertuples():
         print(f"  {row.kind:<12} {row.files:>6} files {cache.human_bytes(row.bytes):>11}")
     print(f"  {'total':<12} {table.files.sum():>6} files {cache.human_bytes(table.bytes.sum()):>11}")
+    print("  (xla: compiled programs, JAX's persistent compilation cache; "
+          "MDLNB_XLA_CACHE=0 turns it off)")
     return 0
 
 

@@ -272,6 +272,15 @@ class Report(Codelength):
         return (getattr(self.losses, "meta", None) or {}).get("prune")
 
     @property
+    def devices(self) -> dict | None:
+        """What stage 1 ran on (``LossMatrix.meta["devices"]``): ``{"count", "kind",
+        "platform", "processes"}``, e.g. ``{"count": 4, "kind": "cpu", "platform": "cpu",
+        "processes": 1}`` for a board sharded over 4 CPU devices; None for a loss
+        matrix that does not record it. A loss matrix read from the cache records the
+        devices of the run that computed it."""
+        return (getattr(self.losses, "meta", None) or {}).get("devices")
+
+    @property
     def diverged(self) -> list[tuple[str, int]]:
         """``[(expert name, t), ...]``: experts whose losses became NaN/inf (a learning
         rate that overflows), with their first such step t (1-indexed). The switching

@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _fit, _standardize
+from mdlnb import _fit, _standardize, _xla_cache
 from mdlnb._task import Task
 
 #: Paper Table 4 (accuracy-based evaluation on VTAB).
@@ -108,6 +108,7 @@ def _config_program(readout: Any, num_classes: int, steps: int, batch_size: int)
 def _compiled(readout: Any, num_classes: int, steps: int, batch_size: int, grid: bool):
     """The jitted single-configuration program, or its vmap over a grid (cached, so
     repeated calls with the same shapes do not recompile)."""
+    _xla_cache.ensure()  # compiled programs are cached on disk
     prog = _config_program(readout, num_classes, steps, batch_size)
     return jax.jit(jax.vmap(prog, in_axes=(0, 0) + (None,) * 7) if grid else prog)
 

@@ -1,6 +1,9 @@
 """Subprocess body of tests/test_sharding.py: one stage-1 run, losses saved to an .npz.
 
     python tests/_shard_worker.py OUT.npz [PROCESS_ID NUM_PROCESSES PORT]
+    python tests/_shard_worker.py --default OUT.npz
+
+``--default``: the default protocol's board on :func:`gaussian_task`.
 
 With the last three arguments the process joins a ``jax.distributed`` job on
 127.0.0.1 (CPU, gloo collectives) and the expert axis spans every process.
@@ -29,7 +32,22 @@ def task():
     return mdlnb.data.load("digits").take(np.arange(96))
 
 
+def gaussian_task(n=300):
+    """The 12-feature Gaussian task of the sharding report (labels: sign of x0 + x1)."""
+    import mdlnb
+
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=(n, 12))
+    return mdlnb.Task.from_arrays(x, (x[:, 0] + x[:, 1] > 0).astype(int), name="gauss")
+
+
 def main(argv):
+    if argv[0] == "--default":
+        from mdlnb import prequential
+
+        lm = prequential.run(gaussian_task(), cache=False)
+        np.savez(argv[1], losses=lm.losses, devices=json.dumps(lm.meta["devices"]))
+        return
     out = argv[0]
     if len(argv) > 1:
         pid, nproc, port = (int(a) for a in argv[1:4])

@@ -3,6 +3,7 @@ units, posterior bookkeeping, and the two information extremes (separable
 labels vs random labels). All runs share N, D, C and the board so stage 1
 compiles once."""
 
+import dataclasses
 import math
 
 import matplotlib
@@ -48,6 +49,15 @@ def test_totals_agree_with_switching_on_the_loss_matrix(report):
     np.testing.assert_allclose(report.per_step_nats, direct.per_step_nats, rtol=1e-12)
     assert report.per_step_nats.sum() == pytest.approx(report.total_nats, rel=1e-9)
     assert DEFAULT_M == 2.0    # the default protocol (README "Protocols"); paper-vtab uses 11
+
+
+def test_devices_come_from_the_loss_matrix(report):
+    import jax
+
+    assert report.devices == report.losses.meta["devices"]
+    assert report.devices["count"] == jax.device_count()
+    assert report.devices["platform"] == jax.devices()[0].platform
+    assert Report(dataclasses.replace(report.losses, meta={}), report.switch).devices is None
 
 
 def test_units(report):

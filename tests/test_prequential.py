@@ -212,7 +212,7 @@ def test_standardization_makes_losses_affine_invariant():
 
 
 def test_compiles_once_per_run():
-    task = _task(n=150)                                     # a new shape: forces one compile
+    task = _task(n=150)                    # a chunk of 3 batches: a new shape, one compile
     before = prequential.trace_count()
     _run(task, _board(), chunk_batches=3)                   # 10 batches in 4 chunks
     assert prequential.trace_count() == before + 1

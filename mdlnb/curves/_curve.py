@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _fit
+from mdlnb import _fit, _xla_cache
 from mdlnb._checks import as_array, check_finite, check_integer_values
 from mdlnb._grid import log_integers
 from mdlnb._task import Task
@@ -196,6 +196,7 @@ def _program(readout: Any, num_classes: int, steps: int, batch_size: int, evals:
              holdout: float, max_holdout: int):
     """Jitted ``(h, init_keys, data_keys, seed_idx, n, perms, x, y, xte, yte, wte) -> (loss, acc)``
     vmapped over probes (``init_keys``, ``data_keys``, ``seed_idx``, ``n``)."""
+    _xla_cache.ensure()  # compiled programs are cached on disk
     apply, init = readout.apply, readout.init
     per_eval = -(-steps // evals)
 

@@ -36,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from mdlnb import _checkpoint
+from mdlnb import _checkpoint, _xla_cache
 from mdlnb._checks import check_images
 from mdlnb._io import cache_dir, content_hash
 from mdlnb._task import Task
@@ -252,6 +252,7 @@ def _make_chunk(objective: str, cfg: archs.ArchConfig, hp: Hyper, steps: int, le
     backward pass ~13× slower inside a while loop than in straight-line code
     (measured: 626 vs 48 CPU ms per step for resnet S, batch 128), so the
     ResNet uses short unrolled chunks. ``schedule``: see :func:`_optimizer`."""
+    _xla_cache.ensure()  # compiled programs are cached on disk
     opt = _optimizer(hp, steps, schedule)
     loss_fn = functools.partial(_batch_loss, objective, cfg, hp)
 
@@ -299,6 +300,7 @@ def _init_state(objective: str, cfg: archs.ArchConfig, hp: Hyper, steps: int, nu
 def _build_state(objective: str, hp: Hyper, steps: int) -> Callable:
     """Jitted ``params -> (params, opt_state, aux)``: one compiled program
     instead of one per ``zeros_like``."""
+    _xla_cache.ensure()  # compiled programs are cached on disk
     return jax.jit(lambda p: (p, _optimizer(hp, steps).init(p), _aux_init(objective, p, hp)))
 
 

@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from mdlnb import _xla_cache
 from mdlnb._checks import check_images
 from mdlnb._io import cache_dir, compute_once, content_hash
 from mdlnb._task import Task
@@ -105,6 +106,7 @@ _JITTED: dict[int, tuple[ApplyFn, Any]] = {}
 def _jitted(apply: ApplyFn) -> Any:
     """One ``jax.jit`` wrapper per apply function, so repeated feature
     extraction with the same encoder reuses its compilation."""
+    _xla_cache.ensure()  # compiled programs are cached on disk
     import jax
 
     hit = _JITTED.get(id(apply))

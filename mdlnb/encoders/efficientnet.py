@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb import _xla_cache
 from mdlnb.encoders.base import Encoder, check_taps, prepare_images
 from mdlnb.encoders.torch_pickle import load_state_dict
 
@@ -394,6 +395,7 @@ def efficientnet_lite(variant: int = 0, *, resolution: int | None = None,
 
 @functools.lru_cache(maxsize=16)
 def _jit_logits(variant: int, depthwise: str) -> Any:
+    _xla_cache.ensure()  # compiled programs are cached on disk
     import jax
 
     specs = block_specs(variant)

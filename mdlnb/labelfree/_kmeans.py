@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mdlnb import _xla_cache
 from mdlnb._checks import check_positive
 from mdlnb.labelfree._inputs import _as_key, _default_clusters, _integer, features_matrix
 
@@ -109,6 +110,7 @@ def kmeans(z: Any, n_clusters: int, key: Any, *, max_iter: int = 100,
     ``key`` is a ``jax.random`` key (or an int seed). Empty clusters keep their
     previous centroid.
     """
+    _xla_cache.ensure()  # compiled programs are cached on disk
     z = features_matrix(z)
     n_clusters = _default_clusters(len(z), n_clusters)
     max_iter, n_init = _integer(max_iter, "max_iter", 1), _integer(n_init, "n_init", 1)

@@ -65,6 +65,28 @@ an expert's losses are bit-identical whichever other experts share the board
 chunk program, so it is updated in place. Python drives the chunks, which is
 where progress is shown and checkpoints are written.
 
+Which shapes compile. The chunk program (``_program._run_chunk``) is
+compiled once per (board structure: readouts, replay counts, block widths,
+experts per group; C; B; clip or not) and per shape of its inputs: the
+stream ``x_all`` (rows, D) is padded with zero rows to a row bucket
+(:func:`~mdlnb.prequential._run.row_bucket`: 1,024, then eight steps per
+octave) and a chunk is ``chunk_batches`` batches, or the next power of two
+≥ the number of batches when the stream is shorter (padding batches code
+nothing and train nothing); so the program does not follow N, and a second
+task of a similar size reuses it (in the process, and in other processes
+through the compilation cache, :mod:`mdlnb._xla_cache`). Both paddings are
+bit-identical (no arithmetic touches the padding). The feature dimension D
+is compiled as is, unless ``run(..., pad_features=True)``: then zero
+features are appended up to the bucket
+:func:`~mdlnb.prequential._groups.padded_dim` (16, 32, 48, …, 256, 288, …,
+< 12.5 % above 256) — exact in real arithmetic, but XLA:CPU chooses its GEMM
+tiles by shape, so some D give losses that differ in the last float bits
+(see ``run``), hence off by default and in the cache key when on. The
+number of experts per group is not bucketed: a group padded with extra
+experts would change its block width, which moves losses in the last bit
+(see ``_groups._group``). Small programs (the stream order, the
+initialisation of a group) follow N or D and are cached like the rest.
+
 Pruning (protocol ``prune=mdlnb.Prune(...)``, :mod:`mdlnb.prequential._prune`):
 the chunks are the pruning segments; after each, stage 2 runs on the
 survivors' new losses, experts whose posterior stayed below the threshold for

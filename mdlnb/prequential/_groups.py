@@ -4,20 +4,71 @@ and stacked hyperparameters (see :mod:`mdlnb.prequential`)."""
 
 from __future__ import annotations
 
+import functools
+import zlib
 from typing import Sequence
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from mdlnb import _fit
 from mdlnb.experts import Expert
 from mdlnb.prequential import _sharding
 from mdlnb.prequential._program import _Spec
-from mdlnb.prequential._stream import expert_key
-from mdlnb.readouts import Readout, ReadoutLike, with_matmul_dtype
+
+from mdlnb.readouts import LowPrecision, Readout, ReadoutLike, with_matmul_dtype
 
 BLOCK_BYTES = 8 * 2 ** 20  # cache budget for the state of one block of experts (see _block_size)
+#: feature dimensions up to this are padded to it (:func:`padded_dim`)
+MIN_DIM_BUCKET = 16
 
+
+def padded_dim(d: int) -> int:
+    """The feature-dimension bucket of ``d``: 16 up to 16, then a multiple of
+    ``max(16, 2^(bitlength(d − 1) − 4))``, i.e. multiples of 16 up to 256 and
+    eight steps per octave above (…, 256, 288, 320, …, 512, 576, …, 768, …, 1024,
+    1152, …, 2048): at most 15 zero features, or < 12.5 % more, so a
+    readout's first layer costs at most that much more, and the dimensions
+    encoders give (64, 128, 384, 512, 768, 1024, 1280, 2048) are buckets
+    themselves."""
+    d = int(d)
+    if d <= MIN_DIM_BUCKET:
+        return MIN_DIM_BUCKET
+    step = max(MIN_DIM_BUCKET, 1 << ((d - 1).bit_length() - 4))
+    return -(-d // step) * step
+
+
+def pads_features(readout: ReadoutLike) -> bool:
+    """Whether zero features appended to the input change nothing for ``readout``:
+    an :class:`~mdlnb.readouts.Readout` (linear or MLP, in any matmul dtype), whose
+    first layer's extra rows start at zero, get zero gradients and stay zero."""
+    ro = readout.readout if isinstance(readout, LowPrecision) else readout
+    return isinstance(ro, Readout)
+
+
+def board_dim(experts: Sequence[Expert], d: int) -> int:
+    """The feature dimension stage 1 compiles for: :func:`padded_dim` when every
+    readout of the board :func:`pads_features`, else ``d``."""
+    return padded_dim(d) if all(pads_features(e.readout) for e in experts) else int(d)
+
+
+def pad_first_layer(params, dp: int):
+    """A :class:`~mdlnb.readouts.Readout`'s (possibly stacked) parameters with the
+    first layer's weight ``w`` (…, d, o) padded with zero rows to (…, dp, o)."""
+    first = dict(params[0])
+    w = first["w"]
+    if w.shape[-2] == dp:
+        return params
+    first["w"] = jnp.pad(w, [(0, 0)] * (w.ndim - 2) + [(0, dp - w.shape[-2]), (0, 0)])
+    return (first, *params[1:])
+
+
+def unpad_first_layer(params, d: int):
+    """:func:`pad_first_layer` undone: the first ``d`` rows of the first layer's ``w``."""
+    first = dict(params[0])
+    first["w"] = first["w"][..., :d, :]
+    return (first, *params[1:])
 
 
 def _group(experts: Sequence[Expert], d: int, c: int) -> list[tuple[ReadoutLike, list[int]]]:
@@ -72,16 +123,55 @@ def _members_spec(groups, experts, ndev, d, c, b, clip, matmul_dtype="float32"):
     return members, spec
 
 
-def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: int, c: int):
-    keys = jnp.stack([expert_key(seed, e) for e in members])
-    if isinstance(readout, Readout):
-        params = jax.vmap(lambda k: readout.init(k, d, c))(keys)
-    else:  # its init may draw on the host; one call per expert, then stack
-        inits = [readout.init(k, d, c) for k in keys]
-        params = jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(v) for v in a]), *inits)
+def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: int, c: int,
+                dp: int | None = None):
+    """A group's stacked initial state: parameters drawn for ``d`` features, then (``dp``
+    given and larger) the first layer padded with zero rows for ``dp`` features
+    (:func:`pad_first_layer`): the same draws whatever the bucket."""
+    keys = expert_keys(seed, members)
+    if isinstance(readout, Readout):  # one compiled program (not dozens of eager ops)
+        return _init_program(readout, d, c, d if dp is None else dp)(keys)
+    # another readout's init may draw on the host: one call per expert, then stack
+    inits = [readout.init(k, d, c) for k in keys]
+    params = jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(v) for v in a]), *inits)
+    if dp is not None and dp != d:
+        if not pads_features(readout):
+            raise ValueError(f"readout {getattr(readout, 'name', readout)!r}: its inputs cannot "
+                             "be padded with zero features")
+        params = pad_first_layer(params, dp)
     # ema is a copy, not the same buffers: the state is donated to the chunk program
     state = jax.vmap(_fit.state_of)(params)  # the state layout does not depend on hyperparameters
     return state._replace(ema_params=jax.tree_util.tree_map(jnp.copy, params))
+
+
+@functools.lru_cache(maxsize=64)
+def _init_program(readout: Readout, d: int, c: int, dp: int):
+    """``keys (K, 2) -> the group's initial state``: ``vmap(readout.init)``, the first
+    layer padded to ``dp`` features, the AdamW state and the EMA copy, under one
+    ``jit``. Run eagerly it was ~50 small programs per group, each traced, looked
+    up in the compilation cache and loaded in a new process (3.6 s of a 10 s
+    cached start on the default board); the state is the same bits. The EMA
+    parameters are a second output of the same values: XLA gives every output of
+    a program its own buffer, so donating the state stays possible."""
+    def build(keys):
+        params = jax.vmap(lambda k: readout.init(k, d, c))(keys)
+        params = pad_first_layer(params, dp)
+        return jax.vmap(_fit.state_of)(params)._replace(ema_params=params)
+    return jax.jit(build)
+
+
+@functools.lru_cache(maxsize=None)
+def _keys_program():
+    return jax.jit(jax.vmap(
+        lambda seed_key, salt: jax.random.fold_in(jax.random.fold_in(seed_key, 1), salt),
+        in_axes=(None, 0)))
+
+
+def expert_keys(seed: int, members: Sequence[Expert]) -> jax.Array:
+    """``stack([mdlnb.prequential.expert_key(seed, e) for e in members])``, in one
+    compiled call (the same bits)."""
+    salts = np.asarray([zlib.crc32(e.name.encode()) for e in members], np.uint32)
+    return _keys_program()(jax.random.PRNGKey(seed), salts)
 
 
 def _hypers(members: Sequence[Expert]) -> tuple[_fit.Hyper, jax.Array]:
@@ -90,7 +180,7 @@ def _hypers(members: Sequence[Expert]) -> tuple[_fit.Hyper, jax.Array]:
     return h, jnp.asarray([e.replay_streams for e in members], jnp.int32)
 
 
-def _state_shapes(groups, members, seed: int, d: int, c: int):
+def _state_shapes(groups, members, seed: int, d: int, c: int, dp: int | None = None):
     """The initial state's ``ShapeDtypeStruct`` tree, traced, not built (a resumed
     run reads its state from the checkpoint: on the ``vtab`` board building it
     first took 10 GB and tens of seconds). A readout whose ``init`` runs on the
@@ -98,27 +188,30 @@ def _state_shapes(groups, members, seed: int, d: int, c: int):
     shapes = []
     for (ro, _), m in zip(groups, members):
         try:
-            shapes.append(jax.eval_shape(lambda ro=ro, m=m: _init_group(ro, m, seed, d, c)))
+            shapes.append(jax.eval_shape(lambda ro=ro, m=m: _init_group(ro, m, seed, d, c, dp)))
         except TypeError:  # a tracer reached NumPy (jax.errors.*ConversionError)
             shapes.append(jax.tree_util.tree_map(
-                lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), _init_group(ro, m, seed, d, c)))
+                lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), _init_group(ro, m, seed, d, c, dp)))
     return tuple(shapes)
 
 
-def _layout(experts, ndev, d, c, b, seed, clip, matmul_dtype, *, build: bool = True):
+def _layout(experts, ndev, d, c, b, seed, clip, matmul_dtype, *, build: bool = True,
+            dp: int | None = None):
     """The board laid out for the chunk program on ``ndev`` devices: ``(groups, spec,
     column, state, hypers)``. Groups come from :func:`_group`, padded on several
     devices to whole blocks per device (:func:`mdlnb.prequential._sharding.pad_groups`);
     ``column[j]`` is the expert of output column ``j`` (-1: padding; device-major when
     sharded); each group's initial state (``build=False``: its shapes only,
-    :func:`_state_shapes`) and stacked hyperparameters."""
+    :func:`_state_shapes`) and stacked hyperparameters. ``dp``: the feature dimension
+    the program is compiled for (:func:`board_dim`; default ``d``); block widths
+    depend on ``d`` only, so padding changes no loss."""
     groups = _group(experts, d, c)
     if ndev > 1:
         groups = _sharding.pad_groups(groups, ndev, lambda ro, size: _block_size(
             size, ro.num_params(d, c), getattr(ro, "max_block", None)))
     members, spec = _members_spec(groups, experts, ndev, d, c, b, clip, matmul_dtype)
     column = _sharding.columns(groups, ndev)
-    state = (tuple(_init_group(ro, m, seed, d, c) for (ro, _), m in zip(groups, members))
-             if build else _state_shapes(groups, members, seed, d, c))
+    state = (tuple(_init_group(ro, m, seed, d, c, dp) for (ro, _), m in zip(groups, members))
+             if build else _state_shapes(groups, members, seed, d, c, dp))
     hypers = tuple(_hypers(m) for m in members)
     return groups, spec, column, state, hypers

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _aligned, _checkpoint
+from mdlnb import _aligned, _checkpoint, _xla_cache
 from mdlnb._checks import check_finite
 from mdlnb._io import cache_dir, content_hash, load_entry, locked
 from mdlnb._protocol import Protocol
@@ -23,7 +23,8 @@ from mdlnb._protocol import protocol as _protocol
 from mdlnb._task import Task
 from mdlnb.experts import Expert
 from mdlnb.prequential import _memory, _program, _prune, _sharding, _slicing
-from mdlnb.prequential._groups import _block_fit, _layout, _members_spec
+from mdlnb.prequential._groups import (_block_fit, _layout, _members_spec, board_dim,
+                                       unpad_first_layer)
 from mdlnb.prequential._inputs import _chunk_inputs
 from mdlnb.prequential._loss_matrix import LossMatrix
 from mdlnb.prequential._stream import stream_order
@@ -114,7 +115,8 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
         progress: bool | ProgressFn | None = None, cache: bool = True,
         checkpoint_dir: str | Path | None = None, checkpoint_every_s: float = 120.0,
         chunk_batches: int | str = "auto",
-        memory_budget: int | str | None = "auto", devices: Sequence | None = None) -> LossMatrix:
+        memory_budget: int | str | None = "auto", devices: Sequence | None = None,
+        pad_features: bool = False) -> LossMatrix:
     """Train every expert online on ``task`` and record its next-step log-losses (nats).
 
     See the module docstring for the exact protocol.
@@ -164,8 +166,24 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
         under ``"auto"``, and a byte budget it exceeds is a ValueError.
       devices: the devices the expert axis is sharded over (``None``: every
         device, of every process under ``jax.distributed``; one device runs
-        unsharded). Same losses as on one device (:mod:`mdlnb.prequential._sharding`);
-        ``meta["devices"]`` records count and kind.
+        unsharded). The same losses as on one device to float round-off, which
+        training can amplify; bit-identical on some boards, not all
+        (:mod:`mdlnb.prequential._sharding`, "What is guaranteed");
+        ``meta["devices"]`` records count and kind (``Report.devices``).
+      pad_features: compile for the feature-dimension bucket
+        (:func:`mdlnb.prequential._groups.padded_dim`: 16, 32, 48, …, 256, 288, …)
+        with zero features appended, so tasks whose D falls in one bucket share
+        one compiled program. Exact in real arithmetic for linear and MLP
+        readouts (a zero feature stays zero under ``"prefix"``
+        standardisation: zero variance → only centred, at 0; its first-layer
+        weights start at 0, get zero gradients and stay 0), but XLA:CPU picks
+        its GEMM tiles by shape, so for some D the losses differ from the
+        unpadded run in the last float bits (measured: D = 17–24 → 32,
+        49–62 → 64, 300 → 320, 1000 → 1024 on jax 0.10, this CPU; D = 2–16,
+        25–48, 100 → 112 were bit-identical). Off by default, so default
+        results stay bit-identical to earlier versions; when on, the bucket
+        is part of the cache key and ``meta["padded_dim"]``. Boards with a
+        readout other than :class:`~mdlnb.readouts.Readout` are never padded.
 
     Returns:
       A :class:`LossMatrix` with ``losses`` (N, K) float32 nats in stream order.
@@ -192,12 +210,13 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
             return _slicing.run_sliced(
                 task, protocol=protocol, memory_plan=plan, progress=progress, cache=cache,
                 checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
-                chunk_batches=chunk_batches, devices=devices)
+                chunk_batches=chunk_batches, devices=devices, pad_features=pad_features)
         _slicing.announce(plan, progress, task.n)  # the plan line, with the progress output
     return _run(task, experts, batch_size, seed, protocol=protocol, replay_streams=replay_streams,
                 standardize=standardize, progress=progress, cache=cache,
                 checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
-                chunk_batches=chunk_batches, keep_params=False, devices=devices)[0]
+                chunk_batches=chunk_batches, keep_params=False, devices=devices,
+                pad_features=pad_features)[0]
 
 
 def run_with_params(task: Task, experts: Sequence[Expert] | str | None = None,
@@ -243,7 +262,8 @@ def resolve_protocol(protocol: Protocol | str | None = None, experts: Any = None
 def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, replay_streams=None,
          standardize=None, progress=None, cache=True, checkpoint_dir=None,
          checkpoint_every_s=120.0, chunk_batches="auto", keep_params=False,
-         devices=None, _locked=False):
+         devices=None, pad_features=False, _locked=False):
+    _xla_cache.ensure()  # compiled programs are cached on disk
     _validate(task, checkpoint_every_s)
     proto = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
                              replay_streams=replay_streams, standardize=standardize)
@@ -255,15 +275,18 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     prefix = proto.standardize == "prefix"
     feats, labels = _task_arrays(task, experts)
     n, d = feats.shape
+    # the feature dimension compiled for (zero features appended; pad_features)
+    dp = board_dim(experts, d) if pad_features else d
     c = task.num_classes
     if chunk_batches == "auto":
-        chunk_batches = auto_chunk_batches(experts, d, c, b)
+        chunk_batches = auto_chunk_batches(experts, dp, c, b)
         if _bar_shown(progress):  # a bar that moves: at least PROGRESS_UPDATES calls
             chunk_batches = min(chunk_batches, max(1, math.ceil(math.ceil(n / b) /
                                                                 PROGRESS_UPDATES)))
-    key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c)
+    padded = {"padded_dim": dp} if dp != d else {}  # (the last float bit may differ)
+    key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c, *([padded] if padded else []))
     meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize,
-            "matmul_dtype": proto.matmul_dtype}
+            "matmul_dtype": proto.matmul_dtype, **padded}
     # the file is named by the key alone: the task's name is a label (kept in the entry),
     # not an input, so the same features under another name are the same entry
     cache_file = cache_dir("losses") / f"{key}.npz" if cache else None
@@ -272,7 +295,7 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
             return _run(task, None, protocol=proto, progress=progress, cache=cache,
                         checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
                         chunk_batches=chunk_batches, keep_params=keep_params, devices=devices,
-                        _locked=True)
+                        pad_features=pad_features, _locked=True)
     hit = load_entry(cache_file) if cache_file is not None and not keep_params else None
     if hit is not None:  # None: absent, or damaged (warned and recomputed)
         lm = LossMatrix._from_arrays(hit, experts, cache_file.name)
@@ -286,7 +309,15 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
 
     t0 = time.perf_counter()
     order = stream_order(seed, n)
-    x_ord, y_ord = feats[order], labels[order].astype(np.int32)
+    # The program reads the stream as x_all/y_all, padded with zero features to the
+    # dimension bucket and with zero rows to the row bucket, so its shapes follow
+    # neither D nor N exactly (rows past N are never drawn: positions < t_end <= N).
+    rows = row_bucket(n)
+    x_all = np.zeros((rows, dp), feats.dtype)
+    x_all[:n, :d] = feats[order]
+    y_all = np.zeros(rows, np.int32)
+    y_all[:n] = labels[order]
+    x_ord, y_ord = x_all[:n], y_all[:n]  # views
     # Devices (_sharding.py): with several, each group is padded to whole
     # blocks per device (index -1: a copy of its first expert, column dropped).
     mesh = _sharding.expert_mesh(devices) if devices is not None or jax.device_count() > 1 else None
@@ -297,9 +328,9 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     resuming = ckpt_file is not None and ckpt_file.exists()
     groups, spec, column, state, hypers = _layout(experts, ndev, d, c, b, seed,
                                                   proto.clip if prefix else None,
-                                                  proto.matmul_dtype, build=not resuming)
+                                                  proto.matmul_dtype, build=not resuming, dp=dp)
     keep = column >= 0
-    x_dev, y_dev = jnp.asarray(x_ord), jnp.asarray(y_ord)
+    x_dev, y_dev = jnp.asarray(x_all), jnp.asarray(y_all)
     seed_key = jax.random.PRNGKey(seed)
 
     total_batches = math.ceil(n / b)
@@ -311,10 +342,10 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
                                readout_of=_prune.readout_labels(experts))
         chunk_batches = proto.prune.segment_batches
         computed = 0
-    chunk = min(int(chunk_batches), total_batches)
+    chunk = chunk_bucket(total_batches, chunk_batches)
     losses = _aligned.empty((n, len(experts)))  # stage 2 reads it in place (mdlnb._aligned)
     losses.fill(np.inf if pruner else 0.0)
-    running = (np.zeros(d), np.zeros(d), 0.0)
+    running = (np.zeros(dp), np.zeros(dp), 0.0)
     next_batch = 0  # chunks start at any batch: a checkpoint resumes under another chunk size
     if resuming:
         resumed = _load_checkpoint(ckpt_file, key, state)  # state: ShapeDtypeStructs
@@ -322,10 +353,10 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
             state, losses, running, next_batch = resumed
         else:  # none that fits: start afresh (the same deterministic initial state)
             state = _layout(experts, ndev, d, c, b, seed, proto.clip if prefix else None,
-                            proto.matmul_dtype)[3]
+                            proto.matmul_dtype, dp=dp)[3]
     if ndev > 1:  # the expert axis over the mesh, the rest replicated
         state, hypers = _sharding.shard(mesh, state), _sharding.shard(mesh, hypers)
-        x_dev, y_dev, seed_key = _sharding.replicate(mesh, (x_ord, y_ord, seed_key))
+        x_dev, y_dev, seed_key = _sharding.replicate(mesh, (x_all, y_all, seed_key))
         chunk_program = partial(_sharding.run_chunk, spec, mesh)
     else:
         chunk_program = partial(_program._run_chunk, spec)
@@ -377,7 +408,7 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
         result.save(cache_file)
     if ckpt_file is not None:
         ckpt_file.unlink(missing_ok=True)
-    return result, (_expert_params(groups, state, len(experts)) if keep_params else None)
+    return result, (_expert_params(groups, state, len(experts), d, dp) if keep_params else None)
 
 
 def _compact(pruner, groups, state, hypers, experts, d, c, b, clip, matmul_dtype):
@@ -401,16 +432,35 @@ def _prune_meta(prune, pruner, experts, n, b, computed) -> dict:
             "expert_updates_computed": int(computed)}
 
 
-def _expert_params(groups, state, k: int) -> list:
+def _expert_params(groups, state, k: int, d: int, dp: int) -> list:
     """Each expert's ``{"params", "ema"}`` pytrees from the stacked group state (``None``
-    for an expert no group holds: pruned)."""
+    for an expert no group holds: pruned), for the task's ``d`` features (the zero
+    rows of a padded first layer dropped)."""
     params: list = [None] * k
     for (_, idx), g in zip(groups, state):
         g = jax.tree_util.tree_map(_sharding.to_host, {"params": g.params, "ema": g.ema_params})
+        if dp != d:
+            g = {name: unpad_first_layer(p, d) for name, p in g.items()}
         for row, j in enumerate(idx):
             if j >= 0:
                 params[j] = jax.tree_util.tree_map(lambda a, row=row: jnp.asarray(a[row]), g)
     return params
+
+
+def chunk_bucket(total_batches: int, chunk_batches: int) -> int:
+    """Batches per compiled call: ``chunk_batches``, or the next power of two ≥
+    ``total_batches`` when the stream is shorter, so that the program's shape does
+    not follow N (the padding batches code and train nothing)."""
+    return min(int(chunk_batches), 1 << (int(total_batches) - 1).bit_length())
+
+
+def row_bucket(n: int) -> int:
+    """Rows the stream is padded to in the compiled program: 1,024 up to 1,024, then a
+    multiple of 2^(bitlength(n − 1) − 4) (eight steps per octave, < 12.5 % more)."""
+    if n <= 1024:
+        return 1024
+    step = 1 << ((n - 1).bit_length() - 4)
+    return -(-n // step) * step
 
 
 def _save_checkpoint(path: Path, key: str, state, losses, running, next_batch) -> None:

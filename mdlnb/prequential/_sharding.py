@@ -14,14 +14,39 @@ every process passes the same arguments, and each gets the whole
 
 Each group is spread evenly: every device gets ``ceil(size / devices)`` of
 its experts, rounded up to whole blocks, padded with copies of the group's
-first expert whose columns are dropped. The losses are bit-identical to a
-one-device run's (``tests/test_sharding.py``: 4 CPU devices, 2 processes),
-and so are slices run one after another (:mod:`mdlnb.prequential._slicing`).
-They were not while stage 1 used :func:`optax.adamw` as is: XLA's simplifier
-turned its bias correction (a division by the per-expert scalar 1 − β^t)
-into a product with the reciprocal in the one-device program and kept the
-division in the partitioned one (2.4e-7 nats apart; block widths were not
-the cause). :func:`mdlnb._fit.scale_by_adam` writes it as the product.
+first expert whose columns are dropped.
+
+What is guaranteed. A sharded run is deterministic, every process of a
+multi-host job gets the same matrix, and its losses agree with a one-device
+run's to float round-off at each step (the first differences are 1–2 ulps,
+~1e-7 nats); training can amplify such a difference, most at high learning
+rates. They are bit-identical on some boards — ``tests/test_sharding.py``'s
+(4 CPU devices, 2 processes) — but not on every one: with the default
+protocol's board on a 1,500 × 12 Gaussian task, 4 CPU devices gave 14 of
+40 columns different from one device (linear experts by ≤ 4e-7 nats, an MLP
+at learning rate 3e-2 by up to 21 nats on one example after amplification;
+codelength 200.5547 vs 200.5475 nats). Two causes were found (2026-11-25):
+
+* Block width. ``vmap`` over a block of experts with a shared input ``x``
+  makes JAX fold the experts into the columns of one matmul,
+  ``x @ [W_1 … W_width]``, and XLA:CPU's GEMM tiles those columns by their
+  count; a linear readout (width·C columns) rounds differently in a block of
+  10 (one device) than of 3 (4 devices). Broadcasting ``x`` to one copy per
+  expert (a batched matmul) makes blocks of any width ≥ 2 bit-identical and
+  fixed the linear experts, but changes every cached loss matrix (a new
+  ``CODE_VERSION``) and did not fix the second cause, so it is not applied.
+* Device position. With the block width equal, a 2-layer MLP still rounds
+  differently on devices 2 and 3 of 4 (or 3 and 4 of 5) than on devices 0–1
+  or on one device — deterministic, independent of threads (also on one
+  core, also without Eigen's thread pool), the same expert moving with its
+  device; not found.
+
+Earlier, a third cause was fixed: XLA's simplifier turned optax's Adam bias
+correction (a division by the per-expert scalar 1 − β^t) into a product with
+the reciprocal in the one-device program and kept the division in the
+partitioned one; :func:`mdlnb._fit.scale_by_adam` writes it as the product.
+Slices run one after another (:mod:`mdlnb.prequential._slicing`) are
+bit-identical to one pass.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _aligned
+from mdlnb import _aligned, _xla_cache
 from mdlnb._checks import as_array
 from mdlnb.switching import _rowsplit, forward
 from mdlnb.switching.result import SwitchResult
@@ -138,6 +138,7 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
     transferred once (one more (N, K) float32 copy unless the array is
     aligned). The returned ``log_posterior`` may be a read-only view.
     """
+    _xla_cache.ensure()  # compiled programs are cached on disk
     strategy = FixedShare() if strategy is None else get_strategy(strategy)
     L = check_losses(losses)
     n, k = L.shape

@@ -44,6 +44,7 @@ import numpy as np
 from jax import lax
 from jax.nn import logsumexp
 
+from mdlnb import _xla_cache
 from mdlnb.switching import _linear_hmm, _mixtures
 # SwitchState and the flags are this module's public face (re-exported); the rest is used here.
 from mdlnb.switching._primitives import (FLAG_ALL_INF, FLAG_NEGATIVE, SwitchState,  # noqa: F401
@@ -348,6 +349,7 @@ def step(strategy, state: SwitchState, losses, *, linear: Optional[bool] = None)
     cannot raise under jit): negative input gives garbage, use
     :class:`~mdlnb.switching.Stream` for checked input.
     """
+    _xla_cache.ensure()  # compiled programs are cached on disk
     L = jnp.asarray(losses, jnp.float32)
     single = L.ndim == 1
     L2 = L[None, :] if single else L

@@ -37,6 +37,7 @@ import dataclasses
 import numpy as np
 from jax.nn import logsumexp
 
+from mdlnb import _xla_cache
 from mdlnb.switching import forward
 from mdlnb.switching.batch import _bucket, check_losses, codelength, raise_for_flags
 from mdlnb.switching.result import SwitchResult
@@ -151,6 +152,7 @@ def codelength_pruned(losses, strategy=None, pruned_at=None, *, segment_rows: in
     pruned this is :func:`mdlnb.switching.codelength` (bit for bit). The log
     posterior of a pruned expert is −inf from its pruning step on.
     """
+    _xla_cache.ensure()  # compiled programs are cached on disk
     strategy = FixedShare() if strategy is None else get_strategy(strategy)
     L = check_losses(losses)
     n, k = L.shape

@@ -7,6 +7,7 @@ from typing import Iterable
 
 import numpy as np
 
+from mdlnb import _xla_cache
 from mdlnb.switching import forward
 from mdlnb.switching.batch import _bucket, check_losses, raise_for_flags
 from mdlnb.switching.strategies import get_strategy
@@ -26,6 +27,7 @@ class Stream:
     """
 
     def __init__(self, strategy, num_experts: int, *, max_chunk_rows: int = 1 << 16):
+        _xla_cache.ensure()  # compiled programs are cached on disk
         self.strategy = get_strategy(strategy)
         self.num_experts = int(num_experts)
         self.state = forward.init_state(self.strategy, self.num_experts)

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb import _xla_cache
 from mdlnb.transfer import _validate as v
 
 
@@ -68,6 +69,7 @@ class PactranResult:
 
 @functools.lru_cache(maxsize=None)
 def _solver(kind: str):
+    _xla_cache.ensure()  # compiled programs are cached on disk
     import jax
     import jax.numpy as jnp
     from jax.scipy.special import digamma, gammaln
