@@ -39,11 +39,11 @@ def main(argv):
     board = mdlnb.expert_grid([mdlnb.readouts.linear(), mdlnb.readouts.mlp(1, 16)],
                               learning_rate=[1e-3, 1e-2], replay_streams=[2])
     t0 = time.perf_counter()
-    report = mdlnb.evaluate(task, board, cache=False)
+    report = mdlnb.evaluate(task, experts=board, cache=False)
     seconds = time.perf_counter() - t0
     first = dict(counts)
     t0 = time.perf_counter()
-    mdlnb.evaluate(task, board, cache=False)
+    mdlnb.evaluate(task, experts=board, cache=False)
     warm = time.perf_counter() - t0
     with open(argv[0], "w") as f:
         json.dump({**first, "total_nats": report.total_nats, "seconds": seconds,

@@ -515,4 +515,7 @@ def test_static_baselines_rank_by_size_and_published_accuracy():
                                 value=1.0) for e in ("a", "b") for r in (0, 1)])
     out = add_static(scores, {"a": enc, "b": other})
     p = out[out["metric"] == "params"].set_index(["encoder", "repeat"])["value"]
-    assert p[("b", 0)] == p[("b", 1)] == 12.0 and len(out) == 4 + 2 * 2 * 2
+    assert p[("b", 0)] == p[("b", 1)] == 12.0
+    src = out[out["metric"] == "source_accuracy"]
+    assert list(src["encoder"]) == ["a", "a"] and (src["value"] == 75.1).all()
+    assert len(out) == 4 + 2 * 2 + 2

@@ -202,13 +202,15 @@ def encoder_statics(encoder: Any) -> dict[str, float]:
 
 def add_static(scores, encoders: Mapping[str, Any]):
     """Append the static baselines (:func:`encoder_statics`) of ``encoders`` (name →
-    Encoder) on every (task, ratio, repeat) row group of ``scores``."""
+    Encoder) on every (task, ratio, repeat) row group of ``scores``. An encoder
+    without a published source accuracy gets no such row (as a source-classifier
+    metric is absent for encoders without one), so that baseline ranks the others."""
     import pandas as pd
 
     statics = {name: encoder_statics(e) for name, e in encoders.items()}
     heads = scores[["encoder", "task", "ratio", "n", "repeat"]].drop_duplicates()
     rows = [dict(h, metric=m, value=v) for h in heads.to_dict("records")
-            for m, v in statics[h["encoder"]].items()]
+            for m, v in statics[h["encoder"]].items() if np.isfinite(v)]
     return pd.concat([scores, pd.DataFrame(rows, columns=scores.columns)], ignore_index=True)
 
 
