@@ -53,7 +53,10 @@ def test_second_process_compiles_nothing(tmp_path):
     firsts = [_finish(p, out)[0] for p, out in procs]
     for first in firsts:
         assert first["cache"] == str(root / "xla" / _xla_cache.host_tag())
-        assert first["misses"] > 10 and first["requests"] >= first["misses"]
+        assert first["requests"] >= first["misses"]
+    # an empty cache: the programs were compiled (running at once, one writer may already
+    # read back some of what the other wrote, so only the larger count is certain)
+    assert max(f["misses"] for f in firsts) > 10
     store = root / "xla" / _xla_cache.host_tag()
     names = os.listdir(store)                             # nothing half-written left behind
     assert not [n for n in names if n.endswith(_io.TMP_SUFFIX)]

@@ -29,8 +29,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mdlnb._units import LN2
-
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class LayersResult:
