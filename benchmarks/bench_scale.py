@@ -57,14 +57,7 @@ def memory_analysis(k: int = 64, n: int = N) -> dict:
     task, board = _task(n), vtab_slice(k)
     d, c, b = task.features.shape[1], task.num_classes, 32
     groups = _groups._group(board, d, c)
-    members = [[board[i] for i in idx] for _, idx in groups]
-    spec = _program._Spec(readouts=tuple(ro for ro, _ in groups),
-                          max_replay=tuple(max(e.replay_streams for e in m) for m in members),
-                          masked=tuple(False for _ in members),
-                          block=tuple(_groups._block_size(len(m), ro.num_params(d, c))
-                                      for (ro, _), m in zip(groups, members)),
-                          standardize=tuple(True for _ in groups), num_classes=c, batch_size=b,
-                          clip=pq.CLIP_Z)
+    members, spec = _groups._members_spec(groups, board, 1, d, c, b, pq.CLIP_Z)
     state = tuple(_groups._init_group(ro, m, 0, d, c) for (ro, _), m in zip(groups, members))
     hypers = tuple(_groups._hypers(m) for m in members)
     state_b = sum(x.nbytes for x in jax.tree_util.tree_leaves(state))

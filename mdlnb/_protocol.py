@@ -34,17 +34,22 @@ the features as given, as in the paper.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
+from mdlnb import experts as _experts
+from mdlnb import switching
 from mdlnb._standardize import CLIP_Z
+from mdlnb.readouts import MATMUL_DTYPES
+from mdlnb.switching import FixedShare
 
 STANDARDIZE = ("none", "prefix")
 
 
 def _strategy_dict(strategy: Any) -> dict[str, Any]:
     """``{"name": ..., field: value}`` of a switching strategy (fields that are set)."""
-    from mdlnb import switching
-
     name = next(n for n in switching.names() if type(switching.get_strategy(n)) is type(strategy))
     fields = {f.name: getattr(strategy, f.name) for f in dataclasses.fields(strategy)}
     return {"name": name, **{k: (list(v) if isinstance(v, tuple) else v)
@@ -68,13 +73,66 @@ def _standardize_value(value: Any) -> str:
 
 
 def _int(value: Any, name: str, low: int, high: int | None = None) -> int:
-    import numpy as np
-
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
             or (high is not None and value >= high):
         bound = f"in [{low}, {high})" if high is not None else f">= {low}"
         raise ValueError(f"{name}: must be an int {bound}, got {value!r}")
     return int(value)
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name}: must be a number, got {value!r}")
+    return float(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Prune:
+    """Pruning option of a :class:`Protocol`: stop training the experts the switching
+    posterior has given up on (how, and the trade-off: :mod:`mdlnb.prequential._prune`).
+
+    Attributes:
+      threshold: τ in [0, 1): posterior mass below which an expert counts as
+        unused (0: never prune).
+      window: W, examples the posterior must stay below τ before pruning.
+      segment_batches: batches per stage-1 segment (pruning decisions are taken
+        between segments, every ``segment_batches · B`` examples).
+      keep_per_readout: the experts of each readout architecture with the
+        largest posterior that are never pruned (0: only the overall best is
+        kept). Protects slow-starting architectures (deep MLPs that win late)
+        while their hyperparameter siblings are pruned.
+    """
+
+    threshold: float = 1e-3
+    window: int = 512
+    segment_batches: int = 8
+    keep_per_readout: int = 0
+
+    def __post_init__(self) -> None:
+        t = _number(self.threshold, "threshold")
+        if not (math.isfinite(t) and 0.0 <= t < 1.0):
+            raise ValueError(f"threshold: must lie in [0, 1), got {self.threshold!r}")
+        object.__setattr__(self, "threshold", t)
+        object.__setattr__(self, "window", _int(self.window, "window", 1))
+        object.__setattr__(self, "segment_batches",
+                           _int(self.segment_batches, "segment_batches", 1))
+        object.__setattr__(self, "keep_per_readout",
+                           _int(self.keep_per_readout, "keep_per_readout", 0))
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_value(cls, value: Any) -> "Prune | None":
+        """A Prune from a Prune, a mapping of its fields, or None."""
+        if value is None or isinstance(value, Prune):
+            return value
+        if isinstance(value, Mapping):
+            unknown = set(value) - {f.name for f in dataclasses.fields(cls)}
+            if unknown:
+                raise ValueError(f"prune: unknown fields {sorted(unknown)}")
+            return cls(**value)
+        raise ValueError(f"prune: expected an mdlnb.Prune, a dict or None, got {type(value).__name__}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,9 +176,6 @@ class Protocol:
     prune: Any = None
 
     def __post_init__(self) -> None:
-        from mdlnb import experts as _experts
-        from mdlnb import switching
-
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"name: must be a non-empty string, got {self.name!r}")
         board = self.board
@@ -134,7 +189,7 @@ class Protocol:
                 raise ValueError("board: must be a preset name or a non-empty list of Experts")
         object.__setattr__(self, "board", board)
         object.__setattr__(self, "batch_size", _int(self.batch_size, "batch_size", 1))
-        strategy = switching.FixedShare() if self.strategy is None else self.strategy
+        strategy = FixedShare() if self.strategy is None else self.strategy
         object.__setattr__(self, "strategy", switching.get_strategy(strategy))
         object.__setattr__(self, "standardize", _standardize_value(self.standardize))
         clip = self.clip if self.standardize == "prefix" else None
@@ -147,11 +202,8 @@ class Protocol:
             object.__setattr__(self, "replay_streams",
                                _int(self.replay_streams, "replay_streams", 0))
         object.__setattr__(self, "seed", _int(self.seed, "seed", 0, 2 ** 32))
-        from mdlnb.readouts import MATMUL_DTYPES
         if self.matmul_dtype not in MATMUL_DTYPES:
             raise ValueError(f"matmul_dtype: must be one of {MATMUL_DTYPES}, got {self.matmul_dtype!r}")
-        from mdlnb.prequential._prune import Prune
-
         object.__setattr__(self, "prune", Prune.from_value(self.prune))
 
     # -- presets -------------------------------------------------------------
@@ -191,8 +243,6 @@ class Protocol:
     # -- what it means -------------------------------------------------------
     def experts(self) -> list:
         """The board as a list of Experts, with :attr:`replay_streams` applied."""
-        from mdlnb import experts as _experts
-
         board = _experts.preset(self.board) if isinstance(self.board, str) else list(self.board)
         if self.replay_streams is not None:
             board = [e.replace(replay_streams=self.replay_streams) for e in board]
@@ -245,15 +295,12 @@ class Protocol:
     def from_dict(cls, d: Mapping[str, Any], *, experts: Sequence[Any] | None = None) -> "Protocol":
         """Inverse of :meth:`to_dict`. ``experts``: the board to attach when it was a list
         (needed for experts that cannot be rebuilt from their config)."""
-        from mdlnb import switching
-        from mdlnb.experts import Expert
-
         if not isinstance(d, Mapping):
             raise ValueError(f"d: expected a mapping, got {type(d).__name__}")
         board = d["board"]
         if not isinstance(board, str):
             board = tuple(experts) if experts is not None else \
-                tuple(Expert.from_config(c) for c in board)
+                tuple(_experts.Expert.from_config(c) for c in board)
         st = dict(d["strategy"])
         strategy = switching.get_strategy(st.pop("name"), **st)
         return cls(name=d["name"], board=board, batch_size=d["batch_size"], strategy=strategy,
@@ -263,8 +310,6 @@ class Protocol:
 
 
 def _presets() -> dict[str, dict[str, Any]]:
-    from mdlnb.switching import FixedShare
-
     return {
         "default": dict(board="default", batch_size=32, strategy=FixedShare(),
                         standardize="prefix", clip=CLIP_Z),
@@ -280,7 +325,7 @@ def _presets() -> dict[str, dict[str, Any]]:
 
 
 class _Presets(Mapping):
-    """Read-only view of the preset fields (built lazily: switching imports jax)."""
+    """Read-only view of the preset fields (a fresh dict of them at each access)."""
 
     def __getitem__(self, key: str) -> dict[str, Any]:
         return dict(_presets()[key])

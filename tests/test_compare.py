@@ -221,7 +221,7 @@ def test_reports_are_kept_and_best_expert_is_the_min_column_total(result):
 
 
 def test_last_sign_change_on_hand_made_curves():
-    from mdlnb._compare import last_sign_change
+    from mdlnb._comparison import last_sign_change
 
     assert last_sign_change(np.array([1.0, -1.0, -2.0, 0.0, 3.0])) == 5
     assert last_sign_change(np.array([-1.0, 2.0, 3.0])) == 2

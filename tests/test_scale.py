@@ -133,14 +133,7 @@ def test_chunk_program_updates_state_in_place():
     board = expert_grid([readouts.mlp(2, 64)], learning_rate=[1e-3, 3e-3], ema=[0.1, 1.0],
                         weight_decay=[0.0, 1e-4], replay_streams=[2])  # 8 experts
     groups = _groups._group(board, d, c)
-    members = [[board[i] for i in idx] for _, idx in groups]
-    spec = _program._Spec(
-        readouts=tuple(ro for ro, _ in groups), max_replay=(2,) * len(groups),
-        masked=(False,) * len(groups),
-        block=tuple(_groups._block_size(len(m), ro.num_params(d, c)) for (ro, _), m in
-                    zip(groups, members)),
-        standardize=(True,) * len(groups), num_classes=c, batch_size=b,
-        clip=prequential.CLIP_Z)
+    members, spec = _groups._members_spec(groups, board, 1, d, c, b, prequential.CLIP_Z)
     state = tuple(_groups._init_group(ro, m, 0, d, c) for (ro, _), m in zip(groups, members))
     hypers = tuple(_groups._hypers(m) for m in members)
     state_bytes = sum(x.nbytes for x in jax.tree_util.tree_leaves(state))

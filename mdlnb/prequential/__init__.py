@@ -113,13 +113,12 @@ expert keys, replay positions), ``_program`` (the compiled chunk program),
 ``_groups`` (grouping into blocks, initial state, hyperparameters),
 ``_inputs`` (host-side chunk inputs, prefix statistics), ``_memory`` (the
 memory plan), ``_slicing`` (slices run one after another), ``_sharding``
-(the expert axis over devices), ``_prune`` (pruning the board; ``mdlnb.Prune``,
-``mdlnb.simulate_pruning``). The block-wise code (Voita & Titov 2020,
-:mod:`mdlnb.blockwise`), a comparison estimator, is re-exported here.
+(the expert axis over devices), ``_prune`` (pruning the board as the
+protocol's ``mdlnb.Prune`` asks; ``mdlnb.simulate_pruning``). The block-wise code (Voita & Titov 2020), a
+comparison estimator, is its own module, :mod:`mdlnb.blockwise`.
 """
 
 from mdlnb._standardize import CLIP_Z
-from mdlnb.blockwise import BlockwiseResult, blockwise
 from mdlnb.prequential._groups import BLOCK_BYTES
 from mdlnb.prequential._loss_matrix import LossMatrix
 from mdlnb.prequential._program import trace_count
@@ -134,7 +133,7 @@ from mdlnb.prequential._run import (
 from mdlnb.prequential._stream import expert_key, replay_positions, stream_order
 
 __all__ = [
-    "BLOCK_BYTES", "CLIP_Z", "CODE_VERSION", "DEFAULT_CHUNK_BATCHES", "BlockwiseResult",
-    "LossMatrix", "ProgressFn", "blockwise", "expert_key", "replay_positions", "resolve_protocol",
-    "run", "run_with_params", "stream_order", "trace_count",
+    "BLOCK_BYTES", "CLIP_Z", "CODE_VERSION", "DEFAULT_CHUNK_BATCHES", "LossMatrix", "ProgressFn",
+    "expert_key", "replay_positions", "resolve_protocol", "run", "run_with_params",
+    "stream_order", "trace_count",
 ]

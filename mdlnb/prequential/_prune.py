@@ -26,77 +26,22 @@ Trade-off: τ = 0 never prunes (bit-identical to the unpruned run); a larger
 τ or a shorter W saves more updates but may prune an expert that would have
 won later (large readouts are slow starters), lengthening the code by at
 most the posterior mass of the paths through it.
+
+The option itself, :class:`mdlnb.Prune`, is a protocol field and lives with
+the protocol (:mod:`mdlnb._protocol`); this module carries it out.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-from typing import Any, Mapping
+from typing import Any
 
 import jax
 import numpy as np
 
-
-def _number(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name}: must be a number, got {value!r}")
-    return float(value)
-
-
-def _count(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name}: must be an int >= 1, got {value!r}")
-    return int(value)
-
-
-@dataclasses.dataclass(frozen=True)
-class Prune:
-    """Pruning option of a :class:`mdlnb.Protocol` (module docstring).
-
-    Attributes:
-      threshold: τ in [0, 1): posterior mass below which an expert counts as
-        unused (0: never prune).
-      window: W, examples the posterior must stay below τ before pruning.
-      segment_batches: batches per stage-1 segment (pruning decisions are taken
-        between segments, every ``segment_batches · B`` examples).
-      keep_per_readout: the experts of each readout architecture with the
-        largest posterior that are never pruned (0: only the overall best is
-        kept). Protects slow-starting architectures (deep MLPs that win late)
-        while their hyperparameter siblings are pruned.
-    """
-
-    threshold: float = 1e-3
-    window: int = 512
-    segment_batches: int = 8
-    keep_per_readout: int = 0
-
-    def __post_init__(self) -> None:
-        t = _number(self.threshold, "threshold")
-        if not (math.isfinite(t) and 0.0 <= t < 1.0):
-            raise ValueError(f"threshold: must lie in [0, 1), got {self.threshold!r}")
-        object.__setattr__(self, "threshold", t)
-        object.__setattr__(self, "window", _count(self.window, "window"))
-        object.__setattr__(self, "segment_batches", _count(self.segment_batches, "segment_batches"))
-        k = self.keep_per_readout
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-            raise ValueError(f"keep_per_readout: must be an int >= 0, got {k!r}")
-        object.__setattr__(self, "keep_per_readout", int(k))
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_value(cls, value: Any) -> "Prune | None":
-        """A Prune from a Prune, a mapping of its fields, or None."""
-        if value is None or isinstance(value, Prune):
-            return value
-        if isinstance(value, Mapping):
-            unknown = set(value) - {f.name for f in dataclasses.fields(cls)}
-            if unknown:
-                raise ValueError(f"prune: unknown fields {sorted(unknown)}")
-            return cls(**value)
-        raise ValueError(f"prune: expected an mdlnb.Prune, a dict or None, got {type(value).__name__}")
+from mdlnb._protocol import Prune
+from mdlnb.switching import codelength, codelength_pruned
+from mdlnb.switching.pruned import PrunedStream
 
 
 class Pruner:
@@ -104,8 +49,6 @@ class Pruner:
 
     def __init__(self, prune: Prune, strategy, num_experts: int, n: int, batch_size: int,
                  readout_of=None):
-        from mdlnb.switching.pruned import PrunedStream
-
         # readout architecture of each expert (an int label), for keep_per_readout
         self.readout_of = np.zeros(num_experts, np.int64) if readout_of is None else \
             np.unique(np.asarray(readout_of), return_inverse=True)[1].reshape(-1)
@@ -258,8 +201,6 @@ def simulate(losses, prune: Prune, strategy=None, *,
     cheap: one stage-2 pass. ``strategy`` and ``batch_size`` default to the
     matrix's protocol's.
     """
-    from mdlnb.switching import codelength, codelength_pruned
-
     proto = getattr(losses, "protocol", None)
     strategy = strategy if strategy is not None else (proto.strategy if proto else None)
     if strategy is None:

@@ -26,3 +26,14 @@ class StudyConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def checked(cls, config: Any = None):
+        """``config`` for a study's ``run``: the default config when None, else a
+        ``cls``; anything else is a ValueError naming the argument."""
+        config = cls() if config is None else config
+        if not isinstance(config, cls):
+            article = "an" if cls.__name__[0] in "AEIOU" else "a"
+            raise ValueError(f"config: expected {article} {cls.__name__}, "
+                             f"got {type(config).__name__}")
+        return config

@@ -9,6 +9,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from mdlnb._posterior import posterior_frame
 from mdlnb._units import Codelength
 
 
@@ -65,8 +66,6 @@ class SwitchResult(Codelength):
         columns ``t`` (examples seen before the prediction, 0 … N−1; 0 is the prior),
         ``expert`` (name, or column index as text), ``readout`` (missing when not given)
         and ``probability``; every ``every``-th t from 0."""
-        from mdlnb.evaluation import posterior_frame
-
         post = self.posterior
         n, k = post.shape
         names = [str(i) for i in range(k)] if names is None else list(names)

@@ -14,13 +14,23 @@ one progress bar.
 from __future__ import annotations
 
 import json
+import multiprocessing as mp
 import re
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Sequence
 
+import pandas as pd
+
+from mdlnb import _progress, data
+from mdlnb._compare import resolve_protocol
 from mdlnb._io import atomic_write_text, cache_dir, content_hash
+from mdlnb.encoders.archs import param_count
+from mdlnb.prequential import CODE_VERSION
 from mdlnb.studies.encoders._config import EncodersConfig, describe_encoder
 from mdlnb.studies.encoders._pair import compute_pair
+from mdlnb.studies.encoders._result import EncodersResult
+from mdlnb.studies.transferability._features import prepare
 
 CACHE_VERSION = "encoders-pair-v1"
 #: Config fields a pair's measurements depend on (besides its features and labels).
@@ -32,9 +42,6 @@ FRAME_COLUMNS = ["encoder", "architecture", "objective", "size", "task", "group"
 
 def pair_key(train: Any, test: Any, config: EncodersConfig) -> str:
     """Hash of the pair's data and the config fields it reads."""
-    from mdlnb._compare import resolve_protocol
-    from mdlnb.prequential import CODE_VERSION
-
     plan = resolve_protocol(config.protocol)
     fields = {f: getattr(config, f) for f in PAIR_FIELDS if f != "protocol"}
     proto = {k: v for k, v in plan.stage1().items() if k != "seed"}
@@ -71,8 +78,6 @@ def run_pairs(featuresets: Sequence[Any], config: EncodersConfig, *, progress: b
             todo.append((fs, str(path) if cache else None))
     bar = None
     if progress:
-        from mdlnb import _progress
-
         bar = _progress.bar(total=len(featuresets), initial=len(done),
                             desc="encoder × task pairs", unit="pair")
     if config.workers == 1 or len(todo) <= 1:
@@ -82,9 +87,6 @@ def run_pairs(featuresets: Sequence[Any], config: EncodersConfig, *, progress: b
             if bar is not None:
                 bar.update(1)
     else:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
         with ProcessPoolExecutor(int(config.workers), mp_context=mp.get_context("spawn")) as ex:
             futs = {ex.submit(_work, fs.train, fs.test, config, path, cache): fs
                     for fs, path in todo}
@@ -100,8 +102,6 @@ def run_pairs(featuresets: Sequence[Any], config: EncodersConfig, *, progress: b
 
 def _param_count(encoder: Any) -> int:
     """Encoder parameters, a source classifier head excluded."""
-    from mdlnb.encoders.archs import param_count
-
     params = encoder.params
     head = params.get("classifier") if isinstance(params, dict) else None
     return int(param_count(params) - (param_count(head) if head is not None else 0))
@@ -110,8 +110,6 @@ def _param_count(encoder: Any) -> int:
 def encoder_table(config: EncodersConfig, built: dict[str, Any]):
     """One row per encoder: architecture, objective, size, parameters, feature_dim,
     pretraining steps and final pretraining loss."""
-    import pandas as pd
-
     rows = []
     for e in config.encoders:
         enc = built[e]
@@ -124,10 +122,6 @@ def encoder_table(config: EncodersConfig, built: dict[str, Any]):
 
 def to_frames(config: EncodersConfig, pairs: dict[tuple[str, str], dict[str, Any]]):
     """(frame, posterior, curves): the tidy frame of FRAME_COLUMNS and the compact traces."""
-    import pandas as pd
-
-    from mdlnb import data
-
     group = {t: data.spec(t).group for t in config.tasks}
     rows, post, curve = [], [], []
     for e in config.encoders:
@@ -156,34 +150,18 @@ def run(config: EncodersConfig | None = None, *, progress: bool | None = None, c
     ``accuracy``: the App. A.4 search), summed over pairs whether they were
     computed now or read from the cache.
     """
-    from mdlnb import _progress
-    from mdlnb.studies.encoders._result import EncodersResult
-    from mdlnb.studies.transferability import build_encoders, extract, load_tasks
-
     progress = _progress.wanted(progress)  # None (default): a bar when interactive
-
-    config = EncodersConfig() if config is None else config
-    if not isinstance(config, EncodersConfig):
-        raise ValueError(f"config: expected an EncodersConfig, got {type(config).__name__}")
-    seconds: dict[str, float] = {}
+    config = EncodersConfig.checked(config)
+    inputs = prepare(config, progress=progress, feature_progress=False)
+    seconds = {"pretraining": inputs.encoder_seconds, "features": inputs.feature_seconds}
     t0 = time.perf_counter()
-    specs, built = build_encoders(config, progress=progress)
-    seconds["pretraining"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    tasks = load_tasks(config.tasks, train_size=config.train_size, test_size=config.test_size,
-                       seed=config.seed)
-    feats = extract(built, tasks, progress=False)
-    seconds["features"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    pairs = run_pairs(feats, config, progress=progress, cache=cache)
+    pairs = run_pairs(inputs.features, config, progress=progress, cache=cache)
     seconds["pairs"] = time.perf_counter() - t0
     seconds["mdl (recorded)"] = sum(p["seconds"]["mdl"] for p in pairs.values())
     seconds["accuracy (recorded)"] = sum(p["seconds"]["accuracy"] for p in pairs.values())
     frame, posterior, curves = to_frames(config, pairs)
     return EncodersResult(config=config, frame=frame, posterior=posterior, curves=curves,
-                          encoders=encoder_table(config, built),
-                          sizes={t: int(tasks[t][0].n) for t in config.tasks},
+                          encoders=encoder_table(config, inputs.built),
+                          sizes={t: int(inputs.tasks[t][0].n) for t in config.tasks},
                           cached_pairs=sum(p["cached"] for p in pairs.values()),
                           seconds={k: round(v, 2) for k, v in seconds.items()})

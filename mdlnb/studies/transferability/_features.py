@@ -1,15 +1,19 @@
 """Features of every (encoder, task): the capped image tasks, cached encoder features,
-source-classifier probabilities."""
+source-classifier probabilities; :func:`prepare`, the first two stages of the
+encoder and transferability studies."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, Sequence
+import time
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from mdlnb import _progress, data
 from mdlnb._task import Task
-from mdlnb.studies.transferability._encoders import source_probs
+from mdlnb.encoders import features
+from mdlnb.studies.transferability._encoders import EncoderSpec, build_encoders, source_probs
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class FeatureSet:
@@ -27,8 +31,6 @@ class FeatureSet:
 def load_tasks(names: Sequence[str], *, train_size: int | None = None,
                test_size: int | None = None, seed: int = 0) -> dict[str, tuple[Task, Task]]:
     """``{name: (train, test)}`` image tasks, each split capped (stratified) at its size."""
-    from mdlnb import data
-
     out = {}
     for name in names:
         tr, te = data.load(name, split="train", seed=seed), data.load(name, split="test", seed=seed)
@@ -44,14 +46,8 @@ def extract(encoders: Mapping[str, Any], tasks: Mapping[str, tuple[Task, Task]],
             progress: bool = False) -> list[FeatureSet]:
     """Features (disk-cached by :func:`mdlnb.encoders.features`) of every
     (encoder, task), train and test, plus source-classifier probabilities."""
-    from mdlnb.encoders import features
-
     pairs = [(e, t) for e in encoders for t in tasks]
-    it = pairs
-    if progress:
-        from mdlnb import _progress
-
-        it = _progress.bar(pairs, desc="features", unit="pair")
+    it = _progress.bar(pairs, desc="features", unit="pair") if progress else pairs
     out = []
     for ename, tname in it:
         enc = encoders[ename]
@@ -60,3 +56,28 @@ def extract(encoders: Mapping[str, Any], tasks: Mapping[str, tuple[Task, Task]],
                               dict(getattr(enc, "meta", {}))))
     return out
 
+
+class Prepared(NamedTuple):
+    """The encoders, tasks and features a study scores, and the wall seconds of building
+    (or loading) the encoders and of loading the tasks and extracting the features."""
+
+    specs: dict[str, EncoderSpec]
+    built: dict[str, Any]
+    tasks: dict[str, tuple[Task, Task]]
+    features: list[FeatureSet]
+    encoder_seconds: float
+    feature_seconds: float
+
+
+def prepare(config: Any, *, progress: bool, feature_progress: bool) -> Prepared:
+    """Encoders → tasks → features for a study's ``config`` (its ``encoders``, ``tasks``,
+    ``train_size``, ``test_size`` and ``seed``), timed; ``progress``: bars while building
+    encoders, ``feature_progress``: a bar over the (encoder, task) features."""
+    t0 = time.perf_counter()
+    specs, built = build_encoders(config, progress=progress)
+    encoder_seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tasks = load_tasks(config.tasks, train_size=config.train_size, test_size=config.test_size,
+                       seed=config.seed)
+    feats = extract(built, tasks, progress=feature_progress)
+    return Prepared(specs, built, tasks, feats, encoder_seconds, time.perf_counter() - t0)

@@ -19,10 +19,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import pandas as pd
+
+from mdlnb import _progress
 from mdlnb._io import atomic_write_text, cache_dir, content_hash
 from mdlnb.studies.transferability._config import TransferabilityConfig
-from mdlnb.studies.transferability._encoders import build_encoders, encoder_table
-from mdlnb.studies.transferability._features import FeatureSet, extract, load_tasks
+from mdlnb.studies.transferability._encoders import encoder_table
+from mdlnb.studies.transferability._features import FeatureSet, prepare
 from mdlnb.studies.transferability._kendall import kendall_table
 from mdlnb.studies.transferability._result import TransferabilityResult
 from mdlnb.studies.transferability._scores import (SCORE_COLUMNS, add_clid, add_static, orient,
@@ -71,8 +74,6 @@ def _unit(kind: str, key: str, compute: Callable[[], Any], cache: bool) -> Any:
 def _bar(total: int, progress: bool, desc: str):
     if not progress:
         return None
-    from mdlnb import _progress
-
     return _progress.bar(total=total, desc=desc, unit="unit")
 
 
@@ -80,8 +81,6 @@ def ground_truth_cached(featuresets: Sequence[FeatureSet], config: Transferabili
                         progress: bool = False, cache: bool = True):
     """:func:`ground_truth` of every (encoder, task) with ``config``'s probe, one cached
     unit per pair."""
-    import pandas as pd
-
     kw = dict(readouts=config.truth_readouts, grid=config.truth_grid, steps=config.truth_steps,
               batch_size=config.truth_batch_size, seed=config.seed)
     bar, rows = _bar(len(featuresets), progress, "ground truth"), []
@@ -105,8 +104,6 @@ def score_subsamples(featuresets: Sequence[FeatureSet], config: TransferabilityC
     in ``grid``). Subsample indices come from :func:`subsample_indices`, the
     same for every encoder of a task; ``cache`` keeps one unit per subsample.
     """
-    import pandas as pd
-
     fields = {f: getattr(config, f) for f in SCORE_FIELDS}
     jobs = [(fs, r, rep) for fs in featuresets for r in config.ratios
             for rep in range(config.repeats)]
@@ -141,26 +138,11 @@ def run(config: TransferabilityConfig | None = None, *, progress: bool | None = 
     """Build encoders, extract features, compute ground truth, scores and τ
     (``config`` defaults to ``TransferabilityConfig()``). With ``cache`` every
     finished unit of work is kept on disk and reused (module docstring)."""
-    import pandas as pd
-
-    from mdlnb import _progress
-
     progress = _progress.wanted(progress)  # None (default): a bar when interactive
-
-    config = TransferabilityConfig() if config is None else config
-    if not isinstance(config, TransferabilityConfig):
-        raise ValueError(f"config: expected a TransferabilityConfig, got {type(config).__name__}")
-    seconds: dict[str, float] = {}
-    t0 = time.perf_counter()
-    specs, built = build_encoders(config, progress=progress)
-    seconds["encoders"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    tasks = load_tasks(config.tasks, train_size=config.train_size, test_size=config.test_size,
-                       seed=config.seed)
-    feats = extract(built, tasks, progress=progress)
-    seconds["features"] = time.perf_counter() - t0
-
+    config = TransferabilityConfig.checked(config)
+    inputs = prepare(config, progress=progress, feature_progress=progress)
+    feats, built = inputs.features, inputs.built
+    seconds = {"encoders": inputs.encoder_seconds, "features": inputs.feature_seconds}
     t0 = time.perf_counter()
     truth = ground_truth_cached(feats, config, progress=progress, cache=cache)
     seconds["ground_truth"] = time.perf_counter() - t0
@@ -180,5 +162,5 @@ def run(config: TransferabilityConfig | None = None, *, progress: bool | None = 
 
     tau = kendall_table(scores, truth, readout=config.truth)
     return TransferabilityResult(config=config, scores=scores, grid_choice=choice, truth=truth,
-                                 tau=tau, encoders=encoder_table(specs, built),
+                                 tau=tau, encoders=encoder_table(inputs.specs, built),
                                  seconds={k: round(v, 2) for k, v in seconds.items()})

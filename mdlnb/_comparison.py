@@ -1,0 +1,373 @@
+"""The outcome of :func:`mdlnb.compare`: a :class:`Comparison` of encoders over paired
+data orders, and the :class:`StandardizeCheck` of its top two.
+
+Codelengths L_{e,s} of encoder e under order s are in nats (bits = nats / ln 2).
+A :class:`Comparison` keeps one row per run and derives the per-encoder table
+(mean and sd over orders, the paired difference Δ_{e,s} = L_{e,s} − L_{b,s} to
+the best encoder b, where the cumulative paired difference last changes sign,
+the readout preference by data size), the printout and the figure. The
+statistics are defined in :mod:`mdlnb._compare`'s docstring, which runs them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any, Callable, Mapping, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from mdlnb import preference
+from mdlnb._units import LN2
+from mdlnb.plots import log_spaced
+from mdlnb.report import to_markdown
+
+
+class Rerun(NamedTuple):
+    """What :meth:`Comparison.check_standardize` needs to rerun encoders: their (N, D)
+    features, the labels, C, the cache flag, and the driver itself
+    (:func:`mdlnb.compare`, handed over by it, so that the result type does not
+    import the driver that builds it)."""
+
+    features: Mapping[str, np.ndarray]
+    y: np.ndarray
+    num_classes: int
+    cache: bool
+    compare: Callable[..., "Comparison"]
+
+
+#: A gap to the best within this many paired sd is a close call (:attr:`Comparison.close_call`).
+CLOSE_SD = 2.0
+
+
+def last_sign_change(d: np.ndarray) -> int | None:
+    """n (examples coded, 1-based) at which the cumulative difference ``d`` (d[t−1] after
+    t examples) last changes sign: the first n after the last change whose d(n) is
+    nonzero with the final sign; zeros are skipped. None when it never changes sign."""
+    d = np.asarray(d, np.float64)
+    nz = np.flatnonzero(np.sign(d))
+    if nz.size < 2:
+        return None
+    sg = np.sign(d[nz])
+    flips = np.flatnonzero(sg[1:] != sg[:-1])
+    return None if flips.size == 0 else int(nz[flips[-1] + 1]) + 1
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class StandardizeCheck:
+    """The top two encoders of a :class:`Comparison` rerun under the other input
+    standardisation (:meth:`Comparison.check_standardize`).
+
+    Attributes:
+      encoders: (best, second) in the original comparison.
+      standardize: (original, other), e.g. ``("prefix", "none")``.
+      gap_nats, gap_sd_nats: second − best, mean and paired sd, originally.
+      rerun: the :class:`Comparison` of the two under the other standardisation.
+      held: True when the rerun keeps the best first.
+    """
+
+    encoders: tuple[str, str]
+    standardize: tuple[str, str]
+    gap_nats: float
+    gap_sd_nats: float
+    rerun: "Comparison"
+    held: bool
+
+    def __str__(self) -> str:
+        a, b = self.encoders
+        tab = self.rerun.table().set_index("encoder")
+        loser = b if self.held else a
+        gap, sd = tab.loc[loser, "vs best [nats]"], tab.loc[loser, "vs best std [nats]"]
+        verdict = "the order held" if self.held else "the order flipped"
+        return (f"standardize={self.standardize[0]!r}: {a} first, {b} {self.gap_nats:+.1f} "
+                f"± {self.gap_sd_nats:.1f} nats; standardize={self.standardize[1]!r}: "
+                f"{self.rerun.best} first, {loser} {gap:+.1f} ± {sd:.1f} nats — {verdict}")
+
+    __repr__ = __str__
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Comparison:
+    """The outcome of :func:`mdlnb.compare`.
+
+    Attributes:
+      runs: tidy DataFrame, one row per (encoder, seed): ``total [nats]``,
+        ``per example [bits]``, ``best expert [nats]``, ``whole-run readout``
+        (one order's whole-run argmax, see :meth:`readout_preference` instead).
+      per_step_nats: ``{(encoder, seed): (N,) float64}`` the switching code's
+        next-step loss in nats, stream order (the same order for every encoder).
+      readout_mass: ``{(encoder, seed): {readout: (1/N) Σ_t p(readout | D_<t)}}``.
+      reports: ``{(encoder, seed): Report}``, every run's :class:`mdlnb.Report`
+        (loss matrix and posterior: (N, K) each; for a large board this is
+        most of the memory a Comparison holds).
+      warnings: the runs' warnings, each sentence once, with the runs it came from.
+      protocol: the :class:`mdlnb.Protocol` it ran (its seed is replaced by each
+        order's); n, num_classes, seeds, task_name.
+      inputs: the :class:`Rerun` that :meth:`check_standardize` needs (None: a
+        Comparison built by hand, which cannot rerun).
+    """
+
+    runs: Any
+    per_step_nats: Mapping[tuple[str, int], np.ndarray]
+    readout_mass: Mapping[tuple[str, int], Mapping[str, float]]
+    protocol: Any
+    n: int
+    num_classes: int
+    seeds: tuple[int, ...]
+    task_name: str
+    reports: Mapping[tuple[str, int], Any] = dataclasses.field(default_factory=dict, repr=False)
+    warnings: tuple[str, ...] = ()
+    inputs: Rerun | None = dataclasses.field(default=None, repr=False)
+
+    @property
+    def per_step(self) -> Mapping[tuple[str, int], np.ndarray]:
+        """Deprecated alias of :attr:`per_step_nats`."""
+        warnings.warn("Comparison.per_step is deprecated: use per_step_nats (the unit in the "
+                      "name)", DeprecationWarning, stacklevel=2)
+        return self.per_step_nats
+
+    @property
+    def encoders(self) -> list[str]:
+        return list(dict.fromkeys(self.runs["encoder"]))
+
+    def _wide(self, column: str) -> np.ndarray:
+        w = self.runs.pivot(index="encoder", columns="seed", values=column)
+        return w.loc[self.encoders, list(self.seeds)].to_numpy(np.float64)
+
+    def totals(self) -> np.ndarray:
+        """(E, S) codelengths in nats, encoders × seeds (:attr:`encoders`, :attr:`seeds` order)."""
+        return self._wide("total [nats]")
+
+    def best_expert_totals(self) -> np.ndarray:
+        """(E, S) the best single expert's code in nats (min over the loss matrix's column
+        totals; picked in hindsight, for comparison)."""
+        return self._wide("best expert [nats]")
+
+    @property
+    def best(self) -> str:
+        """The encoder with the lowest mean codelength over orders."""
+        return self.encoders[int(np.argmin(self.totals().mean(axis=1)))]
+
+    def preferred_readout(self, encoder: str) -> str:
+        """argmax_r of the posterior mass of readout r averaged over t and orders (a
+        whole-run summary; :meth:`readout_preference` says it per data size)."""
+        acc: dict[str, float] = {}
+        for s in self.seeds:
+            for r, v in self.readout_mass[(encoder, s)].items():
+                acc[r] = acc.get(r, 0.0) + v / len(self.seeds)
+        return max(acc, key=acc.get)
+
+    def readout_preference(self, encoder: str, *, per_decade: int = 3):
+        """:func:`mdlnb.readout_preference` over the kept reports of ``encoder`` (all orders):
+        the preferred readout per data-size bin and its agreement across orders."""
+        if encoder not in self.encoders:
+            raise ValueError(f"encoder: {encoder!r} is not one of {self.encoders}")
+        return preference.readout_preference([self.reports[(encoder, s)] for s in self.seeds],
+                                             per_decade=per_decade)
+
+    def readout_text(self, encoder: str) -> str:
+        """``"mlp1 from n ≈ 1,004"`` when every order prefers one readout from n on to N
+        (:attr:`ReadoutPreference.settled`), else ``"no agreement (…)"`` with each
+        order's choice in the last bin."""
+        reps = [self.reports.get((encoder, s)) for s in self.seeds]
+        if any(r is None for r in reps):
+            return "unknown (reports not kept)"
+        if not reps[0].trained:
+            return "none (no readout trained)"
+        pref = self.readout_preference(encoder)
+        settled = pref.settled
+        if settled is not None:
+            return f"{settled[1]} from n ≈ {settled[0]:,}"
+        own = [str(preference.readout_preference(r).table["readout"].iloc[-1]) for r in reps]
+        return f"no agreement ({', '.join(own)} at n ≥ {int(pref.table['n_from'].iloc[-1]):,})"
+
+    def sign_changes(self):
+        """Where the paired difference to the best encoder last changes sign, one row per
+        encoder: ``last sign change [n]`` of the mean over orders of the cumulative
+        difference Σ_{u≤n} (loss_e − loss_best) (NaN: never), ``last sign change std [n]``
+        (sd, ddof 1, over the orders whose own cumulative difference changes sign; NaN
+        for fewer than two) and ``orders with a sign change``."""
+        best = self.best
+        rows = []
+        for e in self.encoders:
+            cum = np.stack([np.cumsum(self.per_step_nats[(e, s)] - self.per_step_nats[(best, s)])
+                            for s in self.seeds])
+            mean_n = last_sign_change(cum.mean(axis=0))
+            own = [n for n in (last_sign_change(c) for c in cum) if n is not None]
+            rows.append({"encoder": e,
+                         "last sign change [n]": np.nan if mean_n is None else float(mean_n),
+                         "last sign change std [n]": (float(np.std(own, ddof=1))
+                                                      if len(own) >= 2 else np.nan),
+                         "orders with a sign change": len(own)})
+        return pd.DataFrame(rows)
+
+    def table(self):
+        """One row per encoder, best first (units in the column names; std over orders, ddof 1).
+
+        Columns: the switching code (``total``, ``per example``; the score),
+        the paired difference to the best encoder (``vs best``), the best
+        single expert's code (``best expert``: picked in hindsight, for
+        comparison), where the paired difference last changes sign
+        (:meth:`sign_changes`), rank, orders ranked first, and the readout
+        preference by data size across orders (:meth:`readout_text`).
+        """
+        tot = self.totals()
+        bex = self.best_expert_totals()
+        best = int(np.argmin(tot.mean(axis=1)))
+        diff = tot - tot[best]
+        first = (tot == tot.min(axis=0, keepdims=True)).sum(axis=1)
+        n = self.n
+        sc = self.sign_changes()
+        df = pd.DataFrame({
+            "encoder": self.encoders,
+            "total [nats]": tot.mean(axis=1),
+            "total std [nats]": tot.std(axis=1, ddof=1),
+            "per example [bits]": tot.mean(axis=1) / LN2 / n,
+            "per example std [bits]": tot.std(axis=1, ddof=1) / LN2 / n,
+            "vs best [nats]": diff.mean(axis=1),
+            "vs best std [nats]": diff.std(axis=1, ddof=1),
+            "best expert [nats]": bex.mean(axis=1),
+            "best expert std [nats]": bex.std(axis=1, ddof=1),
+            "last sign change [n]": sc["last sign change [n]"].to_numpy(),
+            "last sign change std [n]": sc["last sign change std [n]"].to_numpy(),
+            "orders with a sign change": sc["orders with a sign change"].to_numpy(),
+            "rank": pd.Series(tot.mean(axis=1)).rank(method="min").astype(int).to_numpy(),
+            "orders ranked first": first.astype(int),
+            "readout by data size": [self.readout_text(e) for e in self.encoders],
+        })
+        df.insert(1, "orders", len(self.seeds))
+        return df.sort_values(["rank", "encoder"]).reset_index(drop=True)
+
+    def summary(self):
+        """The same as :meth:`table` (one row per encoder)."""
+        return self.table()
+
+    @property
+    def close_call(self) -> tuple[str, str, float, float] | None:
+        """``(best, second, gap, paired sd)`` in nats when the second encoder's mean paired
+        difference to the best is within :data:`CLOSE_SD` paired sd (the order of the two
+        may then depend on the protocol), else None."""
+        tab = self.table()
+        if len(tab) < 2:
+            return None
+        gap, sd = float(tab["vs best [nats]"].iloc[1]), float(tab["vs best std [nats]"].iloc[1])
+        if not gap <= CLOSE_SD * sd:
+            return None
+        return str(tab["encoder"].iloc[0]), str(tab["encoder"].iloc[1]), gap, sd
+
+    def check_standardize(self, *, progress: bool | None = None) -> StandardizeCheck:
+        """Rerun the top two encoders under the other input standardisation
+        (``"none"`` ↔ the default ``"prefix"``), same board, strategy and orders,
+        and say whether their order held. Returns a :class:`StandardizeCheck`."""
+        if self.inputs is None:
+            raise ValueError("check_standardize: this Comparison keeps no inputs; rerun compare")
+        feats, y, c, cache, compare = self.inputs
+        tab = self.table()
+        a, b = str(tab["encoder"].iloc[0]), str(tab["encoder"].iloc[1])
+        old = self.protocol.standardize
+        other = "none" if old == "prefix" else "prefix"
+        rerun = compare({a: feats[a], b: feats[b]}, y, protocol=self.protocol.replace(
+            standardize=other), seeds=self.seeds, num_classes=c, progress=progress, cache=cache)
+        return StandardizeCheck((a, b), (old, other), float(tab["vs best [nats]"].iloc[1]),
+                                float(tab["vs best std [nats]"].iloc[1]), rerun,
+                                rerun.best == a)
+
+    def cumulative_difference(self):
+        """Tidy DataFrame: ``encoder``, ``seed``, ``t`` (examples coded), ``vs best [nats]``
+        = Σ_{u≤t} (loss_e − loss_best) in the shared stream order."""
+        best = self.best
+        frames = []
+        t = np.arange(1, self.n + 1)
+        for e in self.encoders:
+            for s in self.seeds:
+                d = np.cumsum(self.per_step_nats[(e, s)] - self.per_step_nats[(best, s)])
+                frames.append(pd.DataFrame({"encoder": e, "seed": s, "t": t, "vs best [nats]": d}))
+        return pd.concat(frames, ignore_index=True)
+
+    def plot(self, *, max_points: int = 200):
+        """One figure: (left) bits/example, mean ± std over orders; (right) the
+        cumulative paired difference to the best encoder along the stream,
+        mean ± std over orders, log x. Returns the Figure."""
+        import matplotlib.pyplot as plt  # plotting libraries load on the first plot only
+        import seaborn as sns
+
+        tab = self.table()
+        fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 3.8),
+                                     gridspec_kw={"width_ratios": [1, 1.6]})
+        pal = dict(zip(tab["encoder"], sns.color_palette("colorblind", len(tab))))
+        sns.barplot(data=self.runs, x="encoder", y="per example [bits]", order=list(tab["encoder"]),
+                    hue="encoder", palette=pal, errorbar="sd", ax=a0, legend=False)
+        a0.set_xlabel("")
+        a0.set_title(f"{self.task_name}: codelength, ±1 sd over {len(self.seeds)} orders")
+        a0.tick_params(axis="x", rotation=30)
+        cum = self.cumulative_difference()
+        cum = cum[cum["t"].isin(log_spaced(self.n + 1, max_points, start=1))]
+        sns.lineplot(data=cum, x="t", y="vs best [nats]", hue="encoder", palette=pal,
+                     errorbar="sd", ax=a1, hue_order=list(tab["encoder"]))
+        a1.axhline(0.0, color="0.3", lw=0.8)
+        a1.set_xscale("log")
+        a1.set_xlabel("examples coded")
+        a1.set_title(f"paired difference to {self.best} (cumulative), ±1 sd")
+        fig.tight_layout()
+        return fig
+
+    def display_table(self):
+        """:meth:`table` as text, one "mean ± sd" cell per quantity: what ``print`` shows."""
+        tab = self.table()
+        s = len(self.seeds)
+
+        def crossing(r) -> str:
+            if r["encoder"] == tab["encoder"].iloc[0]:
+                return "—"
+            if np.isnan(r["last sign change [n]"]):
+                return "never"
+            sd = r["last sign change std [n]"]
+            spread = "" if np.isnan(sd) else f" ± {sd:,.0f}"
+            return (f"n ≈ {r['last sign change [n]']:,.0f}{spread} "
+                    f"({r['orders with a sign change']}/{s} orders)")
+
+        def pm(r, col: str, fmt: str, sd: str = ",.1f") -> str:
+            return f"{r[f'{col} [{unit(col)}]']:{fmt}} ± {r[f'{col} std [{unit(col)}]']:{sd}}"
+
+        def unit(col: str) -> str:
+            return "bits" if col == "per example" else "nats"
+
+        rows = [{
+            "encoder": r["encoder"],
+            "per example [bits]": pm(r, "per example", ".3f", ".3f"),
+            "total [nats]": pm(r, "total", ",.1f"),
+            "vs best [nats] (paired)": "0" if i == 0 else pm(r, "vs best", "+,.1f"),
+            "best single expert [nats]": pm(r, "best expert", ",.1f"),
+            "vs best changes sign": crossing(r),
+            "rank": int(r["rank"]),
+            "orders first": f"{int(r['orders ranked first'])}/{s}",
+            "readout by data size": r["readout by data size"],
+        } for i, (_, r) in enumerate(tab.iterrows())]
+        return pd.DataFrame(rows)
+
+    def notes(self) -> list[str]:
+        """The lines printed under the table: how to read it, a close call, the warnings."""
+        lines = [f"ranked by the switching code (mean ± sd over {len(self.seeds)} orders); "
+                 "'best single expert' is picked in hindsight per run, for comparison; "
+                 "'vs best changes sign': the last n at which the mean cumulative paired "
+                 "difference to the best changes sign (± sd over the orders that change)"]
+        close = self.close_call
+        if close is not None:
+            a, b, gap, sd = close
+            lines.append(f"close call: {b} is {gap:+.1f} ± {sd:.1f} nats behind {a}, within "
+                         f"{CLOSE_SD:g} paired sd: {len(self.seeds)} orders do not settle the "
+                         f"order of the top two, and it may depend on the protocol "
+                         f"(standardize={self.protocol.standardize!r}); "
+                         "cmp.check_standardize() reruns them under the other standardisation "
+                         "and says whether the order held")
+        lines += [f"warning: {w}" for w in self.warnings]
+        return lines
+
+    def __str__(self) -> str:
+        return (f"compare: task {self.task_name!r}, N={self.n}, C={self.num_classes}, "
+                f"{len(self.seeds)} orders, {self.protocol!r}\n"
+                + to_markdown(self.display_table(), digits=3) + "\n"
+                + "\n".join(f"  {line}" for line in self.notes()))
+
+    __repr__ = __str__

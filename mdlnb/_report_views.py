@@ -1,0 +1,112 @@
+"""What a :class:`mdlnb.Report` shows: its one-row summary, its printout, its HTML,
+and the table of codelengths of its loss matrix under several codes.
+
+Functions of a report (read through its public attributes only), so the report
+module keeps the numbers and this one the words. Codelengths are in nats
+unless a column or line names bits.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Sequence
+
+import pandas as pd
+
+from mdlnb import preference, switching
+from mdlnb._arguments import strategy_label
+from mdlnb._units import LN2
+
+
+def codelength_table(report: Any, strategies: Sequence[Any] | None = None) -> pd.DataFrame:
+    """:meth:`mdlnb.Report.codelength_table`: one row per code (the switching
+    strategies, default six; the best single expert; the uniform code)."""
+    if strategies is None:
+        strategies = [switching.BayesianMixture(), switching.ElementwiseMixture(),
+                      switching.FixedShare(m=2.0), switching.FixedShare(m=11.0),
+                      switching.SwitchDistribution(), switching.RunLength()]
+    codes = [(strategy_label(r.strategy), r.total_nats)
+             for r in (report.with_strategy(st) for st in strategies)]
+    codes += [(f"best single expert ({report.best_expert})", report.best_expert_nats),
+              ("uniform (N log C)", report.uniform_nats)]
+    return pd.DataFrame({
+        "code": [c for c, _ in codes],
+        "total [nats]": [v for _, v in codes],
+        "total [bits]": [v / LN2 for _, v in codes],
+        "per example [bits]": [v / LN2 / report.n for _, v in codes],
+        "vs best expert [nats]": [v - report.best_expert_nats for _, v in codes],
+    })
+
+
+def preference_text(report: Any) -> str:
+    """The printout's readout line: the preferred readout per decade of examples seen
+    (one order) and the whole-run average."""
+    if not report.trained:
+        return "none: no readout trained"
+    ro, mass = preference.whole_run_preference(report)
+    bins = report.readout_preference(per_decade=1).table
+    by_size = " | ".join(f"[{r.n_from:,},{r.n_to:,}) {r.readout} {r.mass:.2f}"
+                         for r in bins.itertuples(index=False))
+    return (f"{by_size}  (mean posterior by examples seen; one order, stability across "
+            f"orders unchecked: mdlnb.readout_preference([reports of several seeds]); "
+            f"whole-run average {ro} {mass:.2f})")
+
+
+def summary(report: Any) -> pd.DataFrame:
+    """:meth:`mdlnb.Report.summary`: one row, units in the column names."""
+    if report.trained:
+        ro, mass = preference.whole_run_preference(report)
+    else:
+        ro, mass = "none (no readout trained)", float("nan")
+    return pd.DataFrame([{
+        "task": report.task_name,
+        "N": report.n,
+        "C": report.num_classes,
+        "K": len(report.expert_names),
+        "strategy": strategy_label(report.strategy),
+        "total [nats]": report.total_nats,
+        "total [bits]": report.total_bits,
+        "per example [nats]": report.nats_per_example,
+        "per example [bits]": report.bits_per_example,
+        "uniform [nats]": report.uniform_nats,
+        "best expert": report.best_expert,
+        "best expert [nats]": report.best_expert_nats,
+        "regret vs best expert [nats]": report.regret_nats,
+        "regret bound [nats]": report.regret_bound_nats,
+        "whole-run readout (one order)": ro,
+        "whole-run readout mass": mass,
+        "warnings": len(report.warnings),
+    }])
+
+
+def text(report: Any) -> str:
+    """``str(report)``: the score first, then what to compare it with, the readout,
+    pruning and the warnings."""
+    r = report
+    lines = [
+        f"MDL report: task {r.task_name!r}, N={r.n}, C={r.num_classes}, "
+        f"K={len(r.expert_names)} experts, {strategy_label(r.strategy)}",
+        f"  switching code : {r.total_nats:,.1f} nats = {r.total_bits:,.1f} bits "
+        f"({r.bits_per_example:.4f} bits/example)  <- the score: rank encoders by this",
+        f"  best expert    : {r.best_expert_nats:,.1f} nats ({r.best_expert}; picked in "
+        "hindsight, for comparison)",
+        f"  regret vs best : {r.regret_nats:+,.1f} nats (guaranteed <= "
+        f"{r.regret_bound_nats:+,.1f}: the prior's cost)",
+        f"  prior's cost   : {r.prior_cost_line()}",
+        f"  uniform code   : {r.uniform_nats:,.1f} nats",
+        f"  readout        : {preference_text(r)}",
+    ]
+    if r.prune:
+        p = r.prune
+        lines.append(f"  pruned board   : {p['num_pruned']} of {len(r.expert_names)} experts "
+                     f"pruned (posterior < {p['threshold']:g} for {p['window']:,} examples); "
+                     f"{p['expert_updates']:,} of {p['expert_updates_unpruned']:,} "
+                     f"expert-updates ({p['updates_ratio']:.1f}x fewer)")
+    lines += [f"  warning        : {w}" for w in r.warnings]
+    return "\n".join(lines)
+
+
+def html_text(report: Any) -> str:
+    """The notebook's rich display: a heading and the summary table."""
+    head = html.escape(f"MDL report: {report.task_name} ({strategy_label(report.strategy)})")
+    return f"<div><b>{head}</b>{summary(report).to_html(index=False, float_format='%.4g')}</div>"
