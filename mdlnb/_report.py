@@ -360,5 +360,6 @@ class Report(Codelength):
         (an expert name/index, default the best single expert, or another Report),
         against examples coded. Returns the Axes."""
         base_label, base = self.baseline_per_step(self.best_expert if baseline is None else baseline)
-        return plots.regret({label or f"switching ({strategy_label(self.strategy)})": self.per_step_nats}, base,
-                            baseline_label=base_label, ax=ax, units=units)
+        mine = label or f"switching ({strategy_label(self.strategy)})"
+        return plots.regret({mine: self.per_step_nats}, base, baseline_label=base_label, ax=ax,
+                            units=units)
