@@ -1,7 +1,7 @@
 """The switching study's parameters: one frozen dataclass, the only place defaults live.
 
 The notebook ``switching_strategies`` has one parameter per field, of the same
-name and default (``tests/test_study_switching.py`` checks that they agree);
+name and default (``tests/test_studies_registry.py`` checks that they agree);
 ``notebooks/profiles.yaml`` changes them per profile and
 :func:`mdlnb.runner.check_profile` checks those changes against this class.
 """
