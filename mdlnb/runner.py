@@ -24,10 +24,11 @@ reproduce`` runs it before any notebook) and those of ``-p``/``parameters``:
 a key that is not a parameter of the notebook is an error, as is a value whose
 type differs from the parameter cell's default (an int fits a float default;
 a ``None`` default takes anything, and ``None`` — YAML ``null``, "all" in the
-notebooks — fits any parameter), and for a notebook whose parameter cell
-names a ``study`` (:mod:`mdlnb.studies`) every field of its ``overrides`` must
-be a field of that study's ``Config``, of the field's annotated type, and
-build a valid ``Config``.
+notebooks — fits any parameter), and for a notebook that runs a
+study (its parameter cell names a ``study``, or :data:`mdlnb.studies.NOTEBOOKS`
+lists it) every field of its ``overrides`` — or, for a notebook with one
+parameter per field, every such parameter — must be a field of that study's
+``Config``, of the field's annotated type, and build a valid ``Config``.
 ``--compare-to-git REV`` ends the run by listing the numbers of the
 committed ``paper/*.csv`` (at ``REV``) that moved beyond the tolerance of
 :mod:`mdlnb._paperdiff`.
@@ -115,7 +116,9 @@ def _profile_table() -> dict[str, Any]:
 def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
                   source: str = "profiles.yaml") -> None:
     """ValueError if ``params`` sets a name the notebook has no parameter for, or (for a
-    study notebook) an ``overrides`` field its study's ``Config`` lacks or rejects.
+    study notebook: its ``study`` parameter, else :data:`mdlnb.studies.NOTEBOOKS`) a
+    value its study's ``Config`` rejects: an ``overrides`` field it lacks, or, for a
+    notebook with one parameter per field, a parameter of the wrong type or value.
     The message starts with ``source`` (where the parameters came from), then names
     the notebook, the profile and the offending parameter or field."""
     declared = notebook_parameters(name)
@@ -130,7 +133,7 @@ def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
             raise ValueError(f"{source}: {name}.{profile}: {key} = {value!r} is "
                              f"{_a(type(value).__name__)}, but the default in notebooks/"
                              f"{name}.py ({declared[key]!r}) is {_a(type(declared[key]).__name__)}")
-    from mdlnb import studies
+    from mdlnb import studies   # here, not at the top: `--help` and `--summary` need no study
 
     study = params.get("study", declared.get("study")) or studies.study_of(name)
     if study is None:
