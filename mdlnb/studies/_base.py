@@ -1,5 +1,6 @@
 """What every study shares: its config dataclass's construction from a notebook's
-overrides (:class:`StudyConfig`), and the notebook's last step (:func:`finish`)."""
+overrides or parameters (:class:`StudyConfig`), writing a result's files
+(:func:`save_files`), and the notebook's last step (:func:`finish`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from mdlnb import claims, manifest
+from mdlnb import claims, manifest, report
 
 
 class StudyConfig:
@@ -55,3 +56,19 @@ def finish(notebook: str, paper_dir: str | Path, profile: str, found: Sequence[A
         claims.write_claims(found, paper_dir, notebook)
     manifest.record(paper_dir, notebook, profile, pattern=pattern)
     return claims.describe(found)
+
+
+def save_files(paper_dir: str | Path, prefix: str, tables: Mapping[str, Any],
+               figures: Mapping[str, Any]) -> list[Path]:
+    """Write a result's ``tables`` (``{name: DataFrame}``, csv + md) and ``figures``
+    (``{name: Figure | Axes}``, png, then closed) as ``<prefix>_<name>`` in
+    ``paper_dir``, atomically (:mod:`mdlnb.report`); returns the paths."""
+    import matplotlib.pyplot as plt   # here: pyplot costs a second, and only saving needs it
+
+    paths: list[Path] = []
+    for name, df in tables.items():
+        paths += report.save_table(df, f"{prefix}_{name}", paper_dir)
+    for name, fig in figures.items():
+        paths.append(report.save_figure(fig, f"{prefix}_{name}", paper_dir))
+        plt.close(getattr(fig, "figure", fig))
+    return paths

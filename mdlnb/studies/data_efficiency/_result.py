@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from mdlnb.studies._base import save_files
 from mdlnb.studies.data_efficiency import _claims, _plots
 from mdlnb.studies.data_efficiency._config import DataEfficiencyConfig
 from mdlnb.studies.data_efficiency._measures import SCRATCH, regret_frames
@@ -95,14 +96,4 @@ class DataEfficiencyResult:
              prefix: str = "data_efficiency") -> list[Path]:
         """Write :meth:`tables` (csv + md) and :meth:`figures` (png) as
         ``<prefix>_<name>`` atomically; returns the paths."""
-        import matplotlib.pyplot as plt
-
-        from mdlnb import report
-
-        paths: list[Path] = []
-        for name, df in self.tables().items():
-            paths += report.save_table(df, f"{prefix}_{name}", paper_dir)
-        for name, fig in self.figures().items():
-            paths.append(report.save_figure(fig, f"{prefix}_{name}", paper_dir))
-            plt.close(fig)
-        return paths
+        return save_files(paper_dir, prefix, self.tables(), self.figures())

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from mdlnb import curves
+from mdlnb.studies._base import save_files
 from mdlnb.studies.loss_data._config import LossDataConfig
 
 
@@ -119,14 +120,4 @@ class LossDataResult:
         """Write :meth:`tables` (csv + md) and :meth:`figures` (png) as
         ``<prefix>_<name>`` atomically; returns the paths. Timings are not written:
         the same run must regenerate identical files."""
-        import matplotlib.pyplot as plt
-
-        from mdlnb import report
-
-        paths: list[Path] = []
-        for name, df in self.tables().items():
-            paths += report.save_table(df, f"{prefix}_{name}", paper_dir)
-        for name, fig in self.figures().items():
-            paths.append(report.save_figure(fig, f"{prefix}_{name}", paper_dir))
-            plt.close(getattr(fig, "figure", fig))
-        return paths
+        return save_files(paper_dir, prefix, self.tables(), self.figures())

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pandas as pd
+
 from mdlnb import curves, data, encoders, readouts
 from mdlnb.studies.loss_data._config import LossDataConfig
 from mdlnb.studies.loss_data._result import LossDataResult
@@ -48,8 +50,6 @@ def run(config: LossDataConfig | None = None) -> LossDataResult:
     disk), derive ε from a large probe on the raw pixels (Sec. 4.3), train one
     loss-data curve per representation (all sizes × seeds in one compiled call),
     and refine εSC where a curve crosses the loosest ε (Alg. 2)."""
-    import pandas as pd
-
     config = config or LossDataConfig()
     if not isinstance(config, LossDataConfig):
         raise ValueError(f"config: expected a LossDataConfig, got {type(config).__name__}")

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from mdlnb import curves, findings, report
+from mdlnb.studies._base import save_files
 from mdlnb.studies.parity._claims import parity_claims
 from mdlnb.studies.parity._config import ParityConfig
 
@@ -199,12 +200,4 @@ class ParityResult:
     def save(self, paper_dir: str | Path = "paper", *, prefix: str = "parity") -> list[Path]:
         """Write :meth:`tables` (csv + md) and :meth:`figures` (png) as
         ``<prefix>_<name>`` atomically; returns the paths."""
-        import matplotlib.pyplot as plt
-
-        paths: list[Path] = []
-        for name, df in self.tables().items():
-            paths += report.save_table(df, f"{prefix}_{name}", paper_dir)
-        for name, fig in self.figures().items():
-            paths.append(report.save_figure(fig, f"{prefix}_{name}", paper_dir))
-            plt.close(getattr(fig, "figure", fig))
-        return paths
+        return save_files(paper_dir, prefix, self.tables(), self.figures())

@@ -4,9 +4,11 @@ figures, findings and claims."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 from typing import Any, Mapping
 
+from mdlnb.studies._base import save_files
 from mdlnb.studies.switching import _claims, _plots
 from mdlnb.studies.switching import _tables as T
 from mdlnb.studies.switching._config import SwitchingConfig
@@ -74,8 +76,6 @@ class SwitchingResult:
     # -- prose and verdicts --------------------------------------------------
     def describe(self) -> str:
         """The board and the pairs, one line each (Markdown)."""
-        import math
-
         pairs = ", ".join(f"{p} (N = {n}, D = {self.dims[p]})" for p, n in self._sizes().items())
         return (f"{self.num_experts} experts; pairs: {pairs}\n\norders: "
                 f"{list(self.config.seeds)}; uniform code log C = "
@@ -127,14 +127,4 @@ class SwitchingResult:
     def save(self, paper_dir: str | Path = "paper", *, prefix: str = "switching") -> list[Path]:
         """Write :meth:`tables` (csv + md) and :meth:`figures` (png) as
         ``<prefix>_<name>`` atomically; returns the paths."""
-        import matplotlib.pyplot as plt
-
-        from mdlnb import report
-
-        paths: list[Path] = []
-        for name, df in self.tables().items():
-            paths += report.save_table(df, f"{prefix}_{name}", paper_dir)
-        for name, fig in self.figures().items():
-            paths.append(report.save_figure(fig, f"{prefix}_{name}", paper_dir))
-            plt.close(fig)
-        return paths
+        return save_files(paper_dir, prefix, self.tables(), self.figures())
