@@ -75,3 +75,28 @@ def test_g3_eps_must_be_reachable_by_both():
         parity_claims(QUICK, LIMIT, 0.2, at=[4, 64], floor=0.3)
     g3 = parity_claims(QUICK, LIMIT, 0.2, at=[4, 64], floor=0.1)[2]
     assert "ε = 0.2 > the noisy label's floor 0.1 nats" in g3.rule
+
+
+def test_parity_result_reads_its_curves():
+    """ParityResult's tables, ε and claims are those of the curves module on its curves
+    (the switching reports are not needed for them)."""
+    from mdlnb.studies.parity import ParityConfig, ParityResult
+
+    config = ParityConfig(d=3, alpha=0.1, eps_fraction=0.5, g3_eps_fraction=1.5, seeds=3,
+                          at=[4, 64, 10_000])
+    r = ParityResult(config, np.array([1, 0, 1]), 64, 16, 80, SIZES, QUICK, LIMIT, QUICK, LIMIT,
+                     None, None)
+    h = -0.1 * math.log(0.1) - 0.9 * math.log(0.9)
+    assert r.h_alpha == pytest.approx(h) and r.eps.value == pytest.approx(0.5 * h)
+    assert r.eps_g3.value == pytest.approx(1.5 * h) and r.at == [4, 64]
+    want = curves.measure_table([QUICK, LIMIT], 0.5 * h, at=[4, 64])
+    assert r.measure_table().equals(want)
+    assert list(r.rankings().set_index(["measure", "n"]).loc["VA", "prefers"]) == ["A", "B"]
+    got = [(c.id, c.verdict) for c in r.claims()]
+    assert got == [(c.id, c.verdict) for c in parity_claims(QUICK, LIMIT, 1.5 * h, at=[4, 64],
+                                                            floor=h)]
+    assert "VA as n grows: A → B" in r.exact_findings()
+    with pytest.raises(ValueError, match="probes"):
+        r.measure_table("nope")
+    with pytest.raises(ValueError, match="alpha"):
+        ParityConfig(alpha=0.5)
