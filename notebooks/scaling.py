@@ -41,8 +41,9 @@ runner.interactive_profile(globals(), "scaling")   # by hand: apply `profile`, w
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import claims, manifest, report
+from mdlnb import report
 from mdlnb.studies import encoders as st
+from mdlnb.studies import finish
 
 config = st.EncodersConfig.from_overrides(overrides)
 result = st.run(config, progress=profile != "smoke")
@@ -110,10 +111,8 @@ print(f"{len(paths)} files written to {paper_dir}")
 # and the paper's value; "inconclusive" where the grid lacks an encoder.
 
 # %%
-found = result.scaling_claims(mae_sizes, supervised_sizes)
-claims.write_claims(found, paper_dir, "scaling")
-print(claims.describe(found))
+print(finish("scaling", paper_dir, profile, result.scaling_claims(mae_sizes, supervised_sizes),
+             pattern="scaling_*"))
 
 # %%
-manifest.record(paper_dir, "scaling", profile, pattern="scaling_*")
 plt.close("all")
