@@ -58,6 +58,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from mdlnb._signature import data_first
 from mdlnb._task import Task
 from mdlnb._units import LN2
 
@@ -528,6 +529,7 @@ class Comparison:
 # ----------------------------------------------------------------------------- compare
 
 
+@data_first(ACCEPTED_FORMS)
 def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
             strategy: Any = None, m: float | None = None, protocol: Any = None,
             batch_size: int | None = None, standardize: str | bool | None = None,

@@ -36,6 +36,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from mdlnb import _diagnostics
+from mdlnb._signature import data_first
 from mdlnb._task import Task
 from mdlnb._units import LN2, Codelength
 from mdlnb._warnings import ResultWarning
@@ -624,6 +625,7 @@ class Report(Codelength):
                             baseline_label=base_label, ax=ax, units=units)
 
 
+@data_first(ACCEPTED_FORMS)
 def evaluate(x: Any = None, y: Any = None, *, experts: Any = None, strategy: Any = None,
              m: float | None = None, protocol: Any = None, batch_size: int | None = None,
              seed: int | None = None, standardize: str | bool | None = None,

@@ -185,8 +185,12 @@ def test_signature_errors_name_the_accepted_forms(digits):
         compare(feats, "small")
     with pytest.raises(TypeError, match="y: missing"):
         compare(feats)
-    with pytest.raises(TypeError):
-        compare(feats, y, "small")                     # keyword-only past the labels
+    # keyword-only past the labels: the package's error naming the forms, not Python's
+    with pytest.raises(TypeError, match=r"compare: got 3 positional arguments.*'small'.*"
+                                        r"experts=.*Accepted: compare\(\{name: features"):
+        compare(feats, y, "small")
+    with pytest.raises(TypeError, match="compare: got 4 positional"):
+        compare(feats, y, None, (0, 1, 2))
     with pytest.raises(ValueError, match="one-hot"):
         compare(feats, np.eye(10)[y])
 

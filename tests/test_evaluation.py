@@ -478,8 +478,12 @@ def test_the_old_positional_board_is_a_type_error_saying_experts():
         evaluate(task.x, BOARD)
     with pytest.raises(TypeError, match="experts="):
         evaluate((task.x, task.y), "small")
-    with pytest.raises(TypeError):                       # keyword-only past the data
-        evaluate(task.x, task.y, BOARD)
+    # keyword-only past the data: the package's error naming the forms, not Python's
+    for extra, hint in ((BOARD, "experts="), ("small", "experts="), (0.5, "by keyword")):
+        with pytest.raises(TypeError, match=f"evaluate: got 3 positional arguments.*{hint}"
+                                            r".*Accepted: evaluate\(x, y, \.\.\.\)") as err:
+            evaluate(task.x, task.y, extra)
+        assert "evaluate(task, ...)" in str(err.value) and "evaluate((x, y), ...)" in str(err.value)
 
 
 @pytest.mark.parametrize("args, kw, match", [
