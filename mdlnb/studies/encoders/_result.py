@@ -101,6 +101,11 @@ class EncodersResult:
     def scaling(self, encoders: Sequence[str]):
         return _tables.scaling_table(self.frame, self.encoders, encoders)
 
+    def scaling_differences(self, encoders: Sequence[str]):
+        """Per encoder its paired difference to its family's smallest (bits/example,
+        mean and sd over orders): :func:`._tables.scaling_differences`."""
+        return _tables.scaling_differences(self.frame, self.encoders, encoders)
+
     def regret(self, larger: str, smaller: str):
         return _tables.regret_along_n(self.curves, larger, smaller)
 
@@ -156,7 +161,7 @@ class EncodersResult:
         return _plots.rank_boxes(self.frame, encoders, group=group)
 
     def plot_scaling(self, encoders: Sequence[str]):
-        return _plots.scaling(self.scaling(encoders))
+        return _plots.scaling(self.scaling(encoders), self.scaling_differences(encoders))
 
     def plot_regret(self, larger: str, smaller: str, *, ax: Any = None):
         return _plots.regret(self.regret(larger, smaller), ax=ax)
