@@ -179,3 +179,20 @@ def test_regret_panel_titles_and_legend_are_readers_names():
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["digits", "LFW faces"]
     np.testing.assert_allclose(np.asarray(ax.lines[0].get_ydata(), float), [-1.0, -10.0])   # 10·(1 − 1.1), 100·…
     plt.close(ax.figure)
+
+
+def test_scaling_findings_name_families_and_give_the_paired_differences():
+    from types import SimpleNamespace
+
+    from mdlnb.studies.encoders import _tables
+    from mdlnb.studies.encoders._result import EncodersResult
+
+    frame, et, encs = _scaling_inputs()
+    diffs = _tables.scaling_differences(frame, et, encs).set_index("encoder")
+    fake = SimpleNamespace(scaling=lambda e: _tables.scaling_table(frame, et, e),
+                           scaling_differences=lambda e: _tables.scaling_differences(frame, et, e))
+    text = EncodersResult.scaling_findings(fake, encs)
+    assert "- ViT, MAE: ViT-S " in text and "- EfficientNet-Lite, supervised (ImageNet): Lite0" in text
+    d = diffs.loc["mae:vit_L:150"]
+    assert f"ViT-L {d['Δ bits/example']:+.3f} ± {d['Δ sd (orders)']:.3f}" in text
+    assert "Paired with ViT-S" in text and "sd over 3 orders" in text
