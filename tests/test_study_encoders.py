@@ -275,3 +275,21 @@ def test_scaling_differences_are_paired_by_task_and_order():
     assert (d["orders"] == 3).all() and (d["tasks"] == 4).all()
     # the pairing removes task difficulty: sd over orders ≪ sd over tasks
     assert d.loc["l", "Δ sd (orders)"] < 0.1 < np.std(list(hard.values()))
+
+
+def test_mdl_rows_of_a_stream_of_one_batch(monkeypatch, digits_pair):
+    """N ≤ B: the pair's MDL rows are the uniform code (prequential.run compiles nothing
+    for it) and its preferred readout depth is NaN, not a KeyError."""
+    from mdlnb.prequential import _run as stage1
+    from mdlnb.studies.encoders import _pair
+
+    monkeypatch.setattr(stage1, "_run", lambda *a, **k: pytest.fail("stage 1 ran"))
+    train = digits_pair[0]
+    small = Task("digits-px-20", train.x[:20], train.y[:20], 10)
+    cfg = st.EncodersConfig(encoders=("random:resnet_XS",), tasks=("digits",), protocol="small",
+                            seeds=(0, 1), probe_readouts=("linear",), posterior_bins=4)
+    rows = {(s, m): v for s, m, v in _pair.mdl_rows(small, cfg, cache=False)["rows"]}
+    for s in (0, 1):
+        assert rows[(s, "codelength [nats]")] == pytest.approx(20 * math.log(10), rel=1e-7)
+        assert rows[(s, "codelength [bits/example]")] == pytest.approx(math.log2(10), rel=1e-7)
+        assert math.isnan(rows[(s, "preferred readout depth")])
