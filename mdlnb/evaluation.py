@@ -36,7 +36,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from mdlnb import _diagnostics
-from mdlnb._signature import data_first
+from mdlnb._signature import data_first, extra_positional
 from mdlnb._task import Task
 from mdlnb._units import LN2, Codelength
 from mdlnb._warnings import ResultWarning
@@ -625,10 +625,10 @@ class Report(Codelength):
                             baseline_label=base_label, ax=ax, units=units)
 
 
-@data_first(ACCEPTED_FORMS)
-def evaluate(x: Any = None, y: Any = None, *, experts: Any = None, strategy: Any = None,
-             m: float | None = None, protocol: Any = None, batch_size: int | None = None,
-             seed: int | None = None, standardize: str | bool | None = None,
+@data_first
+def evaluate(x: Any = None, y: Any = None, *more: Any, experts: Any = None,
+             strategy: Any = None, m: float | None = None, protocol: Any = None,
+             batch_size: int | None = None, seed: int | None = None, standardize: str | bool | None = None,
              replay_streams: int | None = None, name: str | None = None,
              num_classes: int | None = None, progress: Any = None,
              cache: bool = True) -> Report:
@@ -678,6 +678,8 @@ def evaluate(x: Any = None, y: Any = None, *, experts: Any = None, strategy: Any
     Returns:
       a :class:`Report` (totals in nats and bits, posterior, plots).
     """
+    if more:   # a third positional argument: the package's error, not Python's
+        raise extra_positional("evaluate", ACCEPTED_FORMS, more)
     from mdlnb import prequential
 
     task = as_task(x, y, name=name, num_classes=num_classes)

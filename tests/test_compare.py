@@ -462,6 +462,8 @@ def test_a_stream_of_one_batch_compiles_no_stage_1_program(monkeypatch):
         rep = mdlnb.evaluate(feats["b"], y, num_classes=c, batch_size=n)        # N = B
     assert prequential.trace_count() == before                # nothing traced, nothing compiled
     assert any("no readout trained" in str(w.message) for w in caught)
+    said = [w for w in caught if str(w.message).startswith("compare: no readout trained")]
+    assert said and all(w.filename == __file__ for w in said)   # pointing at the caller's line
     log_c = np.float32(math.log(c))
     for r in [*cmp.reports.values(), rep]:
         assert not r.trained

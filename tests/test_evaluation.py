@@ -554,11 +554,14 @@ def test_a_code_worse_than_uniform_is_flagged():
 
 def test_n_at_most_b_short_circuits_to_the_uniform_code(monkeypatch):
     from mdlnb import prequential
+    from mdlnb.prequential import _run as stage1
 
     def boom(*a, **kw):
         raise AssertionError("stage 1 must not run when N <= B")
 
-    monkeypatch.setattr(prequential, "run", boom)
+    # prequential.run decides it (for every caller): its compiled driver is never entered
+    monkeypatch.setattr(stage1, "_run", boom)
+    monkeypatch.setattr(stage1._slicing, "run_sliced", boom)
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(20, 3)), np.arange(20) % 5
     with pytest.warns(UserWarning, match="no readout trained"):
