@@ -58,6 +58,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from mdlnb._signature import data_first, extra_positional
 from mdlnb._task import Task
 from mdlnb._units import LN2
 
@@ -528,7 +529,8 @@ class Comparison:
 # ----------------------------------------------------------------------------- compare
 
 
-def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
+@data_first
+def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any = None,
             strategy: Any = None, m: float | None = None, protocol: Any = None,
             batch_size: int | None = None, standardize: str | bool | None = None,
             replay_streams: int | None = None, seeds: Sequence[int] = (0, 1, 2),
@@ -568,6 +570,8 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
       ``.reports``, ``.warnings``, ``.check_standardize()``). The runs'
       warnings are issued once each, naming the runs they came from.
     """
+    if more:   # a third positional argument: the package's error, not Python's
+        raise extra_positional("compare", ACCEPTED_FORMS, more)
     import pandas as pd
 
     from mdlnb import _progress, prequential

@@ -185,16 +185,23 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
         is part of the cache key and ``meta["padded_dim"]``. Boards with a
         readout other than :class:`~mdlnb.readouts.Readout` are never padded.
 
+    With N ≤ B every example is in the first batch and coded uniformly: no
+    readout is trained, nothing is compiled or cached, and the result is
+    :func:`untrained_losses` (log C per example and expert).
+
     Returns:
       A :class:`LossMatrix` with ``losses`` (N, K) float32 nats in stream order.
     """
     if isinstance(memory_budget, str) and memory_budget != "auto":
         raise ValueError(f"memory_budget: must be 'auto', None or bytes, got {memory_budget!r}")
+    _validate(task, checkpoint_every_s)
+    protocol = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
+                                replay_streams=replay_streams, standardize=standardize)
+    experts = batch_size = seed = replay_streams = standardize = None  # all in `protocol`
+    if task.n <= protocol.batch_size:  # one batch, coded uniformly: nothing to train or compile
+        _task_arrays(task, protocol.experts())
+        return untrained_losses(task, protocol)
     if memory_budget is not None:  # memory plan: slice a board that does not fit (_memory.py)
-        _validate(task, checkpoint_every_s)
-        protocol = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
-                                    replay_streams=replay_streams, standardize=standardize)
-        experts = batch_size = seed = replay_streams = standardize = None  # all in `protocol`
         board = protocol.experts()
         budget = None if memory_budget == "auto" else memory_budget
         _check_readouts(task, board)  # before sizing them (num_params)
@@ -217,6 +224,21 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
                 checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
                 chunk_batches=chunk_batches, keep_params=False, devices=devices,
                 pad_features=pad_features)[0]
+
+
+def untrained_losses(task: Task, protocol: Protocol) -> LossMatrix:
+    """The ``LossMatrix`` of a stream of N ≤ B examples: one batch, coded uniformly
+    (log C nats per example for every expert, float32, as the compiled program
+    records a first batch), without compiling a program that would train nothing.
+    ``meta["untrained"]`` is True; :func:`run` returns this for every caller
+    (``evaluate``, ``compare``, the studies)."""
+    experts = tuple(protocol.experts())
+    losses = np.full((task.n, len(experts)), np.float32(math.log(task.num_classes)), np.float32)
+    return LossMatrix(losses=losses, experts=experts, order=stream_order(protocol.seed, task.n),
+                      task_name=task.name, num_classes=task.num_classes, seed=protocol.seed,
+                      batch_size=protocol.batch_size,
+                      meta={"standardize": protocol.standardize, "untrained": True},
+                      protocol=protocol)
 
 
 def run_with_params(task: Task, experts: Sequence[Expert] | str | None = None,

@@ -277,9 +277,12 @@ class LayersResult:
 
 def run(encoder: Any, tasks: Sequence[Any], *, which: Sequence[str | int] | None = None,
         pooling: str = "mean", seeds: Sequence[int] = (0, 1, 2), protocol: Any = "small",
-        progress: bool | None = False, cache: bool = True) -> LayersResult:
+        progress: bool | None = None, cache: bool = True) -> LayersResult:
     """Compare ``which`` layers of ``encoder`` on each of ``tasks`` (Tasks of images),
-    paired over ``seeds`` (≥ 3 orders), under ``protocol`` (:func:`mdlnb.compare`)."""
+    paired over ``seeds`` (≥ 3 orders), under ``protocol`` (:func:`mdlnb.compare`).
+    ``progress``: as :func:`mdlnb.compare`'s, for each task's comparison (``None``,
+    the default: a bar where someone watches a long run, one line per run in batch
+    mode)."""
     from mdlnb._compare import compare
     from mdlnb.encoders import layer_names, layers
 

@@ -46,12 +46,16 @@ def monitor(config: PretrainingConfig) -> ProbeMonitor:
 
 def run(config: PretrainingConfig | None = None, *, only: Sequence[str] | None = None,
         retrain: bool = False, directory: str | Path | None = None,
-        progress: bool = True, command: str | None = None) -> list[dict]:
+        progress: bool | None = None, command: str | None = None) -> list[dict]:
     """Train the encoders of ``config.suite`` (or the units in ``only``) that have
     no artifact in ``directory`` (default :func:`_artifacts.artifact_dir`);
     ``retrain=True`` trains them even so. Returns their provenance dicts.
-    ``command``: how this run was started, for the provenance (default: argv)."""
-    from mdlnb import data
+    ``command``: how this run was started, for the provenance (default: argv).
+    ``progress``: a line per unit and per probe evaluation on stdout; ``None`` (the
+    package's one default, :func:`mdlnb._progress.wanted`) prints them where
+    someone watches (a terminal or a notebook), ``True``/``False`` force it (the
+    command line, ``python -m mdlnb.studies.pretraining train``, passes True)."""
+    from mdlnb import _progress, data
     from mdlnb.encoders import train_until_plateau
 
     config = config or PretrainingConfig()
@@ -64,6 +68,7 @@ def run(config: PretrainingConfig | None = None, *, only: Sequence[str] | None =
     if not pending:
         return [_artifacts.check(_artifacts.unit_name(*parse_unit(u), config.seed), directory=d)
                 for u in units]
+    progress = _progress.wanted(progress)
     commit = _artifacts._commit()          # the code this run starts from
     command = command or " ".join(sys.argv)
     pre = data.load(config.data, split="train", seed=config.seed)
