@@ -58,6 +58,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from mdlnb import _targets
 from mdlnb._task import Task
 from mdlnb._units import LN2
 
@@ -143,12 +144,19 @@ def _features_of(name: str, value: Any, task: Task | None, y: np.ndarray) -> np.
         raise ValueError(f"encoders: {name!r}: {e}") from None
     if x.shape[0] != len(y):
         raise ValueError(f"encoders: {name!r} has {x.shape[0]} examples, the labels {len(y)}")
+    if isinstance(value, Task) and value.kind != (task.kind if task is not None
+                                                  else "classification"):
+        kind = task.kind if task is not None else "classification"
+        raise ValueError(f"encoders: {name!r} is a {value.kind} task and y a {kind} one; one "
+                         "comparison codes one kind of target (density codelengths of real "
+                         "targets are never comparable with classification codelengths)")
     if isinstance(value, Task) and not np.array_equal(value.y, y):
         raise ValueError(f"encoders: {name!r} is a Task whose labels differ from y")
     return np.asarray(x, np.float32)
 
 
-def _labels(y: Any, num_classes: int | None) -> tuple[Task | None, np.ndarray, int]:
+def _labels(y: Any, num_classes: int | None) -> tuple[Task | None, np.ndarray, int | None]:
+    """``(task or None, labels, C)``; a regression Task gives its targets and C = None."""
     from mdlnb._checks import check_labels
     from mdlnb._task import warn_label_alphabet, warn_missing_classes
     from mdlnb.evaluation import _looks_like_board
@@ -253,6 +261,7 @@ class Comparison:
     reports: Mapping[tuple[str, int], Any] = dataclasses.field(default_factory=dict, repr=False)
     warnings: tuple[str, ...] = ()
     inputs: Any = dataclasses.field(default=None, repr=False)  # (features, y, C, cache) for reruns
+    kind: str = "classification"  # "regression": density codelengths (mdlnb._targets)
 
     @property
     def per_step(self) -> Mapping[tuple[str, int], np.ndarray]:
@@ -412,7 +421,8 @@ class Comparison:
         old = self.protocol.standardize
         other = "none" if old == "prefix" else "prefix"
         rerun = compare({a: feats[a], b: feats[b]}, y, protocol=self.protocol.replace(
-            standardize=other), seeds=self.seeds, num_classes=c, progress=progress, cache=cache)
+            standardize=other), seeds=self.seeds, num_classes=None if isinstance(y, Task) else c,
+            progress=progress, cache=cache)
         return StandardizeCheck((a, b), (old, other), float(tab["vs best [nats]"].iloc[1]),
                                 float(tab["vs best std [nats]"].iloc[1]), rerun,
                                 rerun.best == a)
@@ -517,7 +527,9 @@ class Comparison:
     def __str__(self) -> str:
         from mdlnb.report import to_markdown
 
-        return (f"compare: task {self.task_name!r}, N={self.n}, C={self.num_classes}, "
+        what = (f"regression (density codelengths: {_targets.QUANTISATION_NOTE})"
+                if self.kind == "regression" else f"C={self.num_classes}")
+        return (f"compare: task {self.task_name!r}, N={self.n}, {what}, "
                 f"{len(self.seeds)} orders, {self.protocol!r}\n"
                 + to_markdown(self.display_table(), digits=3) + "\n"
                 + "\n".join(f"  {line}" for line in self.notes()))
@@ -587,6 +599,7 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
     task, y, c = _labels(y, num_classes)
     feats = {k: _features_of(k, v, task, y) for k, v in encoders.items()}
     task_name = task.name if task is not None else "labels"
+    kind = task.kind if task is not None else "classification"
     jobs = [(e, s) for s in seeds for e in feats]
     it = jobs
     long = len(jobs) * len(y) * len(plan.experts()) >= 2_000_000
@@ -600,7 +613,7 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
     t0 = time.perf_counter()
     for i, (e, s) in enumerate(it):
         t_run = time.perf_counter()
-        t = Task(f"{task_name}:{e}", feats[e], y, c)
+        t = Task(f"{task_name}:{e}", feats[e], y, c, kind=kind)
         lm = prequential.run(t, protocol=plan, seed=s, progress=False, cache=cache)
         if s in orders and not np.array_equal(orders[s], lm.order):
             raise RuntimeError("compare: two encoders got different data orders for one seed")
@@ -632,8 +645,9 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
         warnings.warn(f"compare: {texts[-1]}", category, stacklevel=2)
     texts = tuple(texts)
     return Comparison(runs=runs, per_step_nats=per_step, readout_mass=mass, protocol=plan, n=len(y),
-                      num_classes=c, seeds=seeds, task_name=task_name, reports=reports,
-                      warnings=texts, inputs=(feats, y, c, cache))
+                      num_classes=c or 0, seeds=seeds, task_name=task_name, reports=reports,
+                      warnings=texts, inputs=(feats, task if kind == "regression" else y,
+                                              c, cache), kind=kind)
 
 
 def _clock(seconds: float) -> str:
