@@ -84,8 +84,8 @@ def check_labels(y: Any, num_classes: int | None, name: str = "y") -> np.ndarray
     if y.dtype.kind == "f" and np.all(np.isfinite(y)) and not np.all(y == np.round(y)):
         bad = y[y != np.round(y)][0]
         raise ValueError(f"{name}: labels must be integer class indices, got non-integer "
-                         f"values (e.g. {bad:g}); for real-valued targets make a regression "
-                         "task: mdlnb.Task(name, x, y, kind='regression') or "
+                         f"values (e.g. {bad:g}); real-valued targets are the regression task "
+                         "kind: mdlnb.Task(name, x, y, kind='regression') or "
                          "Task.from_arrays(x, y, kind='regression')")
     y = check_integer_values(y, name, "labels")
     if y.min() < 0:

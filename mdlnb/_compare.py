@@ -376,8 +376,8 @@ class Comparison:
             "encoder": self.encoders,
             "total [nats]": tot.mean(axis=1),
             "total std [nats]": tot.std(axis=1, ddof=1),
-            "per example [bits]": tot.mean(axis=1) / LN2 / n,
-            "per example std [bits]": tot.std(axis=1, ddof=1) / LN2 / n,
+            f"per example [{self.per_example_unit}]": tot.mean(axis=1) / self._per_unit / n,
+            f"per example std [{self.per_example_unit}]": tot.std(axis=1, ddof=1) / self._per_unit / n,
             "vs best [nats]": diff.mean(axis=1),
             "vs best std [nats]": diff.std(axis=1, ddof=1),
             "best expert [nats]": bex.mean(axis=1),
@@ -391,6 +391,15 @@ class Comparison:
         })
         df.insert(1, "orders", len(self.seeds))
         return df.sort_values(["rank", "encoder"]).reset_index(drop=True)
+
+    @property
+    def per_example_unit(self) -> str:
+        """``"bits"``, or ``"density nats"`` for regression (:mod:`mdlnb._targets`)."""
+        return "density nats" if self.kind == "regression" else "bits"
+
+    @property
+    def _per_unit(self) -> float:
+        return 1.0 if self.kind == "regression" else LN2
 
     def summary(self):
         """The same as :meth:`table` (one row per encoder)."""
@@ -454,7 +463,8 @@ class Comparison:
         fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 3.8),
                                      gridspec_kw={"width_ratios": [1, 1.6]})
         pal = dict(zip(tab["encoder"], sns.color_palette("colorblind", len(tab))))
-        sns.barplot(data=self.runs, x="encoder", y="per example [bits]", order=list(tab["encoder"]),
+        sns.barplot(data=self.runs, x="encoder", y=f"per example [{self.per_example_unit}]",
+                    order=list(tab["encoder"]),
                     hue="encoder", palette=pal, errorbar="sd", ax=a0, legend=False)
         a0.set_xlabel("")
         a0.set_title(f"{self.task_name}: codelength, ±1 sd over {len(self.seeds)} orders")
@@ -491,11 +501,11 @@ class Comparison:
             return f"{r[f'{col} [{unit(col)}]']:{fmt}} ± {r[f'{col} std [{unit(col)}]']:{sd}}"
 
         def unit(col: str) -> str:
-            return "bits" if col == "per example" else "nats"
+            return self.per_example_unit if col == "per example" else "nats"
 
         rows = [{
             "encoder": r["encoder"],
-            "per example [bits]": pm(r, "per example", ".3f", ".3f"),
+            f"per example [{self.per_example_unit}]": pm(r, "per example", ".3f", ".3f"),
             "total [nats]": pm(r, "total", ",.1f"),
             "vs best [nats] (paired)": "0" if i == 0 else pm(r, "vs best", "+,.1f"),
             "best single expert [nats]": pm(r, "best expert", ",.1f"),
@@ -629,14 +639,18 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
         mass[(e, s)] = dict(zip(ros, mat.mean(axis=0).tolist()))
         per_step[(e, s)] = rep.per_step_nats.astype(np.float64)
         rows.append({"encoder": e, "seed": s, "total [nats]": rep.total_nats,
-                     "per example [bits]": rep.bits_per_example,
+                     **({"per example [density nats]": rep.nats_per_example}
+                        if kind == "regression" else
+                        {"per example [bits]": rep.bits_per_example}),
                      "best expert [nats]": rep.best_expert_nats,
                      "whole-run readout": rep.preferred_readout})
         if lines:
             now = time.perf_counter()
             left = (now - t0) / (i + 1) * (len(jobs) - i - 1)
             print(f"compare: {e}, order {s} ({i + 1}/{len(jobs)}): {rep.total_nats:,.1f} nats "
-                  f"({rep.bits_per_example:.3f} bits/example) in {now - t_run:.1f} s; "
+                  + (f"({rep.nats_per_example:.3f} density nats/example)" if kind == "regression"
+                     else f"({rep.bits_per_example:.3f} bits/example)")
+                  + f" in {now - t_run:.1f} s; "
                   f"{_clock(now - t0)} elapsed, about {_clock(left)} left", flush=True)
     runs = pd.DataFrame(rows)
     texts = []

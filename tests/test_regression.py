@@ -230,6 +230,10 @@ def test_compare_regression_and_mixing_kinds():
                         progress=False, cache=False)
     assert cmp.kind == "regression" and cmp.best == "signal"
     assert "density codelengths" in str(cmp)
+    tab = cmp.table().set_index("encoder")
+    assert "per example [bits]" not in tab.columns                 # density nats, not bits
+    assert tab.loc["signal", "per example [density nats]"] == pytest.approx(
+        cmp.runs[cmp.runs.encoder == "signal"]["total [nats]"].mean() / 240)
     clf = mdlnb.Task("c", x, (y > np.median(y)).astype(int), 2)
     with pytest.raises(ValueError, match="^encoders: 'c' is a classification task"):
         mdlnb.compare({"c": clf, "signal": x}, task, experts="small", progress=False, cache=False)
