@@ -233,6 +233,16 @@ class Task:
         return atomic_savez(path, x=self.x, y=self.y, num_classes=np.int64(self.num_classes))
 
 
+def require_classification(task: Task, what: str) -> None:
+    """A ValueError naming ``task`` when it is a regression task and ``what`` (a
+    function of class labels: accuracy probes, block-wise MDL, loss-data curves)
+    has no regression mode."""
+    if getattr(task, "is_regression", False):
+        raise ValueError(f"task: {what} codes class labels; {task.name!r} is a regression task "
+                         "(real targets): use mdlnb.evaluate / mdlnb.compare / "
+                         "mdlnb.prequential.run, which code them with Gaussian readouts")
+
+
 def warn_missing_classes(y: np.ndarray, num_classes: int, name: str = "task") -> list[int]:
     """Warn (``UserWarning``) when a class in ``[0, num_classes)`` never occurs in ``y``
     and ``num_classes`` was inferred as ``max(y) + 1``; returns the missing classes."""

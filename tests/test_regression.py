@@ -237,3 +237,15 @@ def test_compare_regression_and_mixing_kinds():
     clf = mdlnb.Task("c", x, (y > np.median(y)).astype(int), 2)
     with pytest.raises(ValueError, match="^encoders: 'c' is a classification task"):
         mdlnb.compare({"c": clf, "signal": x}, task, experts="small", progress=False, cache=False)
+
+
+def test_classification_only_tools_refuse_a_regression_task():
+    from mdlnb import blockwise, curves, probes
+
+    x, y = _stream(n=60)
+    task = mdlnb.Task("r", x, y, kind="regression")
+    e = Expert(readouts.linear(), 1e-2)
+    for call in (lambda: blockwise.blockwise(task, e), lambda: probes.accuracy(task),
+                 lambda: curves.loss_data_curve(task)):
+        with pytest.raises(ValueError, match="^task: .* is a regression task"):
+            call()
