@@ -153,3 +153,20 @@ def untrained_nats(y: np.ndarray, batch_size: int, standardize: bool) -> np.ndar
     out = 0.5 * np.sum(LOG_2PI + z * z, axis=1) - np.sum(np.log(inv[t]), axis=1)
     out[:batch_size] = first_batch_nats(y[:batch_size])
     return out
+
+
+def shift_rows(losses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(L − m[:, None], m)`` with ``m_t`` the smallest finite entry of row t (0 if none).
+
+    A density code can be negative (a density above 1), while stage 2 validates
+    log-losses as ≥ 0. Switching is exact under a per-row shift: the mixture's
+    −log Σ_k w_k e^{−L_tk} = m_t − log Σ_k w_k e^{−(L_tk − m_t)}, and the posterior
+    update is the same, so a regression report runs stage 2 on the shifted rows
+    and adds ``m`` back to each step (float32 rows: the shift rounds like one
+    float32 subtraction)."""
+    L = np.asarray(losses)
+    finite = np.where(np.isfinite(L), L, np.inf)
+    m = finite.min(axis=1) if L.shape[1] else np.zeros(L.shape[0])
+    m = np.where(np.isfinite(m), m, 0.0).astype(L.dtype)
+    with np.errstate(invalid="ignore"):
+        return L - m[:, None], m

@@ -248,8 +248,17 @@ class Report(Codelength):
         # a pruned board (Protocol.prune): the strategy restricted to the survivors
         at = getattr(losses, "pruned_at", None)
         seg = (getattr(losses, "meta", None) or {}).get("prune", {}).get("segment_rows", 1)
-        result = switching.codelength_pruned(losses.losses, strat, at, posterior=True,
-                                             segment_rows=seg)
+        if getattr(losses, "kind", "classification") == "regression":
+            # density codes may be negative: stage 2 on rows shifted by their minimum, the
+            # shift added back per step (exact: mdlnb._targets.shift_rows)
+            rows, shift = _targets.shift_rows(losses.losses)
+            result = switching.codelength_pruned(rows, strat, at, posterior=True,
+                                                 segment_rows=seg)
+            ps = result.per_step_nats + shift.astype(np.float64)
+            result = dataclasses.replace(result, total_nats=float(np.sum(ps)), per_step_nats=ps)
+        else:
+            result = switching.codelength_pruned(losses.losses, strat, at, posterior=True,
+                                                 segment_rows=seg)
         report = cls(losses, result)
         if warn:
             for text in report.warnings:

@@ -249,3 +249,23 @@ def test_classification_only_tools_refuse_a_regression_task():
                  lambda: curves.loss_data_curve(task)):
         with pytest.raises(ValueError, match="^task: .* is a regression task"):
             call()
+
+
+def test_negative_density_codes_switch_exactly():
+    """Densities above 1 give negative losses; stage 2 runs on rows shifted by their
+    minimum. Bayesian mixture in closed form: −log (1/K) Σ_k exp(−Σ_t L_tk), float64."""
+    from scipy.special import logsumexp
+
+    from mdlnb import switching
+
+    x, y = _stream(n=300, noise=0.01, scale=0.01, offset=0.0)   # σ ≈ 1e-4: densities ≫ 1
+    lm = prequential.run(mdlnb.Task("r", x, y, kind="regression"),
+                         mdlnb.experts.preset("small"), cache=False)
+    assert (lm.losses < 0).any()
+    rep = mdlnb.Report.from_losses(lm, switching.BayesianMixture(), warn=False)
+    L = lm.losses.astype(np.float64)
+    want = -logsumexp(-L.sum(0)) + math.log(L.shape[1])
+    assert rep.total_nats == pytest.approx(want, abs=1e-3)
+    assert rep.per_step_nats.sum() == pytest.approx(rep.total_nats)
+    fs = mdlnb.Report.from_losses(lm, switching.FixedShare(), warn=False)
+    assert fs.total_nats <= rep.best_expert_nats + fs.regret_bound_nats + 1e-3

@@ -400,7 +400,9 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
             if pruner is not None:
                 computed += sum(len(idx) * mr for (_, idx), mr in zip(groups, spec.max_replay)) \
                     * int(xs["valid"].sum())
-                pruner.observe(losses[lo:hi][:, pruner.alive])
+                rows = losses[lo:hi][:, pruner.alive]
+                # density codes may be negative: the posterior is the same on shifted rows
+                pruner.observe(_targets.shift_rows(rows)[0] if task.is_regression else rows)
                 if not done and pruner.decide().size:
                     totals[pruner.pruned_at < n] = np.inf
                     groups, state, hypers, spec = _compact(
