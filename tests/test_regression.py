@@ -269,3 +269,28 @@ def test_negative_density_codes_switch_exactly():
     assert rep.per_step_nats.sum() == pytest.approx(rep.total_nats)
     fs = mdlnb.Report.from_losses(lm, switching.FixedShare(), warn=False)
     assert fs.total_nats <= rep.best_expert_nats + fs.regret_bound_nats + 1e-3
+
+
+def test_pruned_regression_board_with_negative_codes():
+    """Stage 1's pruner switches over (shifted) density codes: threshold 0 prunes
+    nothing and gives the unpruned losses bit for bit; a real threshold prunes and the
+    report still sums its steps."""
+    from mdlnb.prequential._prune import Prune
+    from mdlnb.switching import FixedShare
+
+    x, y = _stream(n=256, noise=0.01, scale=0.01, offset=0.0)
+    task = mdlnb.Task("r", x, y, kind="regression")
+    board = tuple(mdlnb.expert_grid([readouts.linear(), readouts.mlp(1, 16)],
+                                    learning_rate=[1e-3, 1e-1]))
+    proto = lambda p: mdlnb.Protocol(board=board, batch_size=16, strategy=FixedShare(m=2.0),  # noqa: E731
+                                     prune=p)
+    base = prequential.run(task, protocol=proto(None), cache=False)
+    assert (base.losses < 0).any()
+    same = prequential.run(task, protocol=proto(Prune(threshold=0.0, window=16,
+                                                      segment_batches=4)), cache=False)
+    np.testing.assert_array_equal(same.losses, base.losses)
+    pruned = prequential.run(task, protocol=proto(Prune(threshold=0.05, window=32,
+                                                        segment_batches=2)), cache=False)
+    assert pruned.meta["prune"]["num_pruned"] > 0
+    rep = mdlnb.Report.from_losses(pruned, warn=False)
+    assert np.isfinite(rep.total_nats) and rep.per_step_nats.sum() == pytest.approx(rep.total_nats)
