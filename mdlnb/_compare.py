@@ -72,6 +72,7 @@ from mdlnb._protocol import protocol as preset
 from mdlnb._report import Report
 from mdlnb._task import Task, warn_label_alphabet, warn_missing_classes
 from mdlnb.encoders import Encoder, features
+from mdlnb._signature import data_first, extra_positional
 
 MIN_ORDERS = 3
 
@@ -146,12 +147,19 @@ def _features_of(name: str, value: Any, task: Task | None, y: np.ndarray) -> np.
         raise ValueError(f"encoders: {name!r}: {e}") from None
     if x.shape[0] != len(y):
         raise ValueError(f"encoders: {name!r} has {x.shape[0]} examples, the labels {len(y)}")
+    if isinstance(value, Task) and value.kind != (task.kind if task is not None
+                                                  else "classification"):
+        kind = task.kind if task is not None else "classification"
+        raise ValueError(f"encoders: {name!r} is a {value.kind} task and y a {kind} one; one "
+                         "comparison codes one kind of target (density codelengths of real "
+                         "targets are never comparable with classification codelengths)")
     if isinstance(value, Task) and not np.array_equal(value.y, y):
         raise ValueError(f"encoders: {name!r} is a Task whose labels differ from y")
     return np.asarray(x, np.float32)
 
 
-def _labels(y: Any, num_classes: int | None) -> tuple[Task | None, np.ndarray, int]:
+def _labels(y: Any, num_classes: int | None) -> tuple[Task | None, np.ndarray, int | None]:
+    """``(task or None, labels, C)``; a regression Task gives its targets and C = None."""
     if isinstance(y, Task):
         if num_classes is not None:
             raise TypeError("num_classes: only for an array of labels; a Task has its own")
@@ -172,7 +180,8 @@ def _labels(y: Any, num_classes: int | None) -> tuple[Task | None, np.ndarray, i
 # ----------------------------------------------------------------------------- compare
 
 
-def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
+@data_first
+def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any = None,
             strategy: Any = None, m: float | None = None, protocol: Any = None,
             batch_size: int | None = None, standardize: str | bool | None = None,
             replay_streams: int | None = None, seeds: Sequence[int] = (0, 1, 2),
@@ -212,6 +221,8 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
       ``.reports``, ``.warnings``, ``.check_standardize()``). The runs'
       warnings are issued once each, naming the runs they came from.
     """
+    if more:   # a third positional argument: the package's error, not Python's
+        raise extra_positional("compare", ACCEPTED_FORMS, more)
     seeds = _check_encoders(encoders, seeds)
     plan = prequential.resolve_protocol(resolve_protocol(protocol), experts,
                                         batch_size=batch_size, standardize=standardize,
@@ -220,13 +231,15 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
     task, y, c = _labels(y, num_classes)
     feats = {k: _features_of(k, v, task, y) for k, v in encoders.items()}
     task_name = task.name if task is not None else "labels"
+    kind = task.kind if task is not None else "classification"
     jobs = [(e, s) for s in seeds for e in feats]
     it, lines = _progress_of(jobs, len(y) * len(plan.experts()), progress)
     rows, per_step, mass, orders, reports, found = [], {}, {}, {}, {}, {}
     t0 = time.perf_counter()
     for i, (e, s) in enumerate(it):
         t_run = time.perf_counter()
-        rep, raised = _code(Task(f"{task_name}:{e}", feats[e], y, c), plan, s, cache, orders)
+        rep, raised = _code(Task(f"{task_name}:{e}", feats[e], y, c, kind=kind), plan, s,
+                            cache, orders)
         reports[(e, s)] = rep
         for key in raised:
             found.setdefault(key, []).append((e, s))
@@ -234,15 +247,19 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
         mass[(e, s)] = dict(zip(ros, mat.mean(axis=0).tolist()))
         per_step[(e, s)] = rep.per_step_nats.astype(np.float64)
         rows.append({"encoder": e, "seed": s, "total [nats]": rep.total_nats,
-                     "per example [bits]": rep.bits_per_example,
+                     **({"per example [density nats]": rep.nats_per_example}
+                        if kind == "regression" else
+                        {"per example [bits]": rep.bits_per_example}),
                      "best expert [nats]": rep.best_expert_nats,
                      "whole-run readout": rep.preferred_readout})
         if lines:
             _say(e, s, rep, i, len(jobs), t0, t_run)
     texts = _issue(found, seeds)
     return Comparison(runs=pd.DataFrame(rows), per_step_nats=per_step, readout_mass=mass,
-                      protocol=plan, n=len(y), num_classes=c, seeds=seeds, task_name=task_name,
-                      reports=reports, warnings=texts, inputs=Rerun(feats, y, c, cache, compare))
+                      protocol=plan, n=len(y), num_classes=c or 0, seeds=seeds,
+                      task_name=task_name, reports=reports, warnings=texts,
+                      inputs=Rerun(feats, task if kind == "regression" else y, c, cache, compare),
+                      kind=kind)
 
 
 def _check_encoders(encoders: Any, seeds: Sequence[int]) -> tuple[int, ...]:
@@ -291,7 +308,9 @@ def _say(e: str, s: int, rep: Report, i: int, total: int, t0: float, t_run: floa
     now = time.perf_counter()
     left = (now - t0) / (i + 1) * (total - i - 1)
     print(f"compare: {e}, order {s} ({i + 1}/{total}): {rep.total_nats:,.1f} nats "
-          f"({rep.bits_per_example:.3f} bits/example) in {now - t_run:.1f} s; "
+          + (f"({rep.nats_per_example:.3f} density nats/example)" if rep.kind == "regression"
+             else f"({rep.bits_per_example:.3f} bits/example)")
+          + f" in {now - t_run:.1f} s; "
           f"{_clock(now - t0)} elapsed, about {_clock(left)} left", flush=True)
 
 

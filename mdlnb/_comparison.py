@@ -18,7 +18,8 @@ from typing import Any, Callable, Mapping, NamedTuple
 import numpy as np
 import pandas as pd
 
-from mdlnb import preference
+from mdlnb import _targets, preference
+from mdlnb._task import Task
 from mdlnb._units import LN2
 from mdlnb.plots import log_spaced
 from mdlnb.report import to_markdown
@@ -26,13 +27,14 @@ from mdlnb.report import to_markdown
 
 class Rerun(NamedTuple):
     """What :meth:`Comparison.check_standardize` needs to rerun encoders: their (N, D)
-    features, the labels, C, the cache flag, and the driver itself
+    features, the labels (a regression task: the Task), C, the cache flag, and the
+    driver itself
     (:func:`mdlnb.compare`, handed over by it, so that the result type does not
     import the driver that builds it)."""
 
     features: Mapping[str, np.ndarray]
-    y: np.ndarray
-    num_classes: int
+    y: np.ndarray | Task
+    num_classes: int | None
     cache: bool
     compare: Callable[..., "Comparison"]
 
@@ -106,6 +108,8 @@ class Comparison:
         order's); n, num_classes, seeds, task_name.
       inputs: the :class:`Rerun` that :meth:`check_standardize` needs (None: a
         Comparison built by hand, which cannot rerun).
+      kind: ``"classification"``, or ``"regression"``: density codelengths
+        (:mod:`mdlnb._targets`), per example in density nats instead of bits.
     """
 
     runs: Any
@@ -119,6 +123,7 @@ class Comparison:
     reports: Mapping[tuple[str, int], Any] = dataclasses.field(default_factory=dict, repr=False)
     warnings: tuple[str, ...] = ()
     inputs: Rerun | None = dataclasses.field(default=None, repr=False)
+    kind: str = "classification"  # "regression": density codelengths (mdlnb._targets)
 
     @property
     def per_step(self) -> Mapping[tuple[str, int], np.ndarray]:
@@ -223,8 +228,8 @@ class Comparison:
             "encoder": self.encoders,
             "total [nats]": tot.mean(axis=1),
             "total std [nats]": tot.std(axis=1, ddof=1),
-            "per example [bits]": tot.mean(axis=1) / LN2 / n,
-            "per example std [bits]": tot.std(axis=1, ddof=1) / LN2 / n,
+            f"per example [{self.per_example_unit}]": tot.mean(axis=1) / self._per_unit / n,
+            f"per example std [{self.per_example_unit}]": tot.std(axis=1, ddof=1) / self._per_unit / n,
             "vs best [nats]": diff.mean(axis=1),
             "vs best std [nats]": diff.std(axis=1, ddof=1),
             "best expert [nats]": bex.mean(axis=1),
@@ -238,6 +243,15 @@ class Comparison:
         })
         df.insert(1, "orders", len(self.seeds))
         return df.sort_values(["rank", "encoder"]).reset_index(drop=True)
+
+    @property
+    def per_example_unit(self) -> str:
+        """``"bits"``, or ``"density nats"`` for regression (:mod:`mdlnb._targets`)."""
+        return "density nats" if self.kind == "regression" else "bits"
+
+    @property
+    def _per_unit(self) -> float:
+        return 1.0 if self.kind == "regression" else LN2
 
     def summary(self):
         """The same as :meth:`table` (one row per encoder)."""
@@ -268,7 +282,8 @@ class Comparison:
         old = self.protocol.standardize
         other = "none" if old == "prefix" else "prefix"
         rerun = compare({a: feats[a], b: feats[b]}, y, protocol=self.protocol.replace(
-            standardize=other), seeds=self.seeds, num_classes=c, progress=progress, cache=cache)
+            standardize=other), seeds=self.seeds, num_classes=None if isinstance(y, Task) else c,
+            progress=progress, cache=cache)
         return StandardizeCheck((a, b), (old, other), float(tab["vs best [nats]"].iloc[1]),
                                 float(tab["vs best std [nats]"].iloc[1]), rerun,
                                 rerun.best == a)
@@ -296,7 +311,8 @@ class Comparison:
         fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 3.8),
                                      gridspec_kw={"width_ratios": [1, 1.6]})
         pal = dict(zip(tab["encoder"], sns.color_palette("colorblind", len(tab))))
-        sns.barplot(data=self.runs, x="encoder", y="per example [bits]", order=list(tab["encoder"]),
+        sns.barplot(data=self.runs, x="encoder", y=f"per example [{self.per_example_unit}]",
+                    order=list(tab["encoder"]),
                     hue="encoder", palette=pal, errorbar="sd", ax=a0, legend=False)
         a0.set_xlabel("")
         a0.set_title(f"{self.task_name}: codelength, ±1 sd over {len(self.seeds)} orders")
@@ -331,11 +347,11 @@ class Comparison:
             return f"{r[f'{col} [{unit(col)}]']:{fmt}} ± {r[f'{col} std [{unit(col)}]']:{sd}}"
 
         def unit(col: str) -> str:
-            return "bits" if col == "per example" else "nats"
+            return self.per_example_unit if col == "per example" else "nats"
 
         rows = [{
             "encoder": r["encoder"],
-            "per example [bits]": pm(r, "per example", ".3f", ".3f"),
+            f"per example [{self.per_example_unit}]": pm(r, "per example", ".3f", ".3f"),
             "total [nats]": pm(r, "total", ",.1f"),
             "vs best [nats] (paired)": "0" if i == 0 else pm(r, "vs best", "+,.1f"),
             "best single expert [nats]": pm(r, "best expert", ",.1f"),
@@ -365,7 +381,9 @@ class Comparison:
         return lines
 
     def __str__(self) -> str:
-        return (f"compare: task {self.task_name!r}, N={self.n}, C={self.num_classes}, "
+        what = (f"regression (density codelengths: {_targets.QUANTISATION_NOTE})"
+                if self.kind == "regression" else f"C={self.num_classes}")
+        return (f"compare: task {self.task_name!r}, N={self.n}, {what}, "
                 f"{len(self.seeds)} orders, {self.protocol!r}\n"
                 + to_markdown(self.display_table(), digits=3) + "\n"
                 + "\n".join(f"  {line}" for line in self.notes()))

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from mdlnb import _diagnostics, plots, preference, switching
+from mdlnb import _diagnostics, _targets, plots, preference, switching
 from mdlnb import _report_views as _views
 from mdlnb._arguments import resolve_strategy, strategy_label
 from mdlnb._posterior import posterior_frame
@@ -80,8 +80,17 @@ class Report(Codelength):
         # a pruned board (Protocol.prune): the strategy restricted to the survivors
         at = getattr(losses, "pruned_at", None)
         seg = (getattr(losses, "meta", None) or {}).get("prune", {}).get("segment_rows", 1)
-        result = switching.codelength_pruned(losses.losses, strat, at, posterior=True,
-                                             segment_rows=seg)
+        if getattr(losses, "kind", "classification") == "regression":
+            # density codes may be negative: stage 2 on rows shifted by their minimum, the
+            # shift added back per step (exact: mdlnb._targets.shift_rows)
+            rows, shift = _targets.shift_rows(losses.losses)
+            result = switching.codelength_pruned(rows, strat, at, posterior=True,
+                                                 segment_rows=seg)
+            ps = result.per_step_nats + shift.astype(np.float64)
+            result = dataclasses.replace(result, total_nats=float(np.sum(ps)), per_step_nats=ps)
+        else:
+            result = switching.codelength_pruned(losses.losses, strat, at, posterior=True,
+                                                 segment_rows=seg)
         report = cls(losses, result)
         if warn:
             for text in report.warnings:
@@ -144,6 +153,24 @@ class Report(Codelength):
         return int(self.losses.num_classes)
 
     @property
+    def kind(self) -> str:
+        """``"classification"`` or ``"regression"``: a regression report's codelengths
+        are density codelengths (:attr:`caveat`)."""
+        return getattr(self.losses, "kind", "classification")
+
+    @property
+    def target(self) -> dict:
+        """A regression report's ``meta["target"]`` (P, code, first-batch convention,
+        caveat); empty for classification."""
+        return dict((getattr(self.losses, "meta", None) or {}).get("target") or {})
+
+    @property
+    def caveat(self) -> str | None:
+        """Regression: a density codelength equals a codelength only up to the targets'
+        quantisation, −log δ nats per example and output (:mod:`mdlnb._targets`)."""
+        return _targets.QUANTISATION_NOTE if self.kind == "regression" else None
+
+    @property
     def task_name(self) -> str:
         return str(self.losses.task_name)
 
@@ -165,7 +192,11 @@ class Report(Codelength):
 
     @property
     def uniform_nats(self) -> float:
-        """``N log C``: the codelength without learning anything, nats."""
+        """``N log C``: the codelength without learning anything, nats. Regression: the
+        untrained readout's density code (the prefix's Gaussian, features unused,
+        :func:`mdlnb._targets.untrained_nats`)."""
+        if self.kind == "regression":
+            return float(self.target.get("untrained_nats", math.nan))
         return self.n * math.log(self.num_classes)
 
     @property
@@ -228,7 +259,8 @@ class Report(Codelength):
         if untrained:
             out.append(untrained)
         else:
-            worse = _diagnostics.worse_than_uniform(self.total_nats, self.uniform_nats)
+            worse = _diagnostics.worse_than_uniform(self.total_nats, self.uniform_nats,
+                                                    regression=self.kind == "regression")
             if worse:
                 out.append(worse)
             proto = getattr(self.losses, "protocol", None)

@@ -28,7 +28,15 @@ def codelength_table(report: Any, strategies: Sequence[Any] | None = None) -> pd
     codes = [(strategy_label(r.strategy), r.total_nats)
              for r in (report.with_strategy(st) for st in strategies)]
     codes += [(f"best single expert ({report.best_expert})", report.best_expert_nats),
-              ("uniform (N log C)", report.uniform_nats)]
+              ("untrained readout (prefix Gaussian)" if report.kind == "regression"
+               else "uniform (N log C)", report.uniform_nats)]
+    if report.kind == "regression":  # density codes: nats only, the caveat in the column name
+        return pd.DataFrame({
+            "code": [c for c, _ in codes],
+            "total [density nats]": [v for _, v in codes],
+            "per example [density nats]": [v / report.n for _, v in codes],
+            "vs best expert [nats]": [v - report.best_expert_nats for _, v in codes],
+        })
     return pd.DataFrame({
         "code": [c for c, _ in codes],
         "total [nats]": [v for _, v in codes],
@@ -58,6 +66,26 @@ def summary(report: Any) -> pd.DataFrame:
         ro, mass = preference.whole_run_preference(report)
     else:
         ro, mass = "none (no readout trained)", float("nan")
+    if report.kind == "regression":  # density codelengths: per example, nats, the caveat
+        return pd.DataFrame([{
+            "task": report.task_name,
+            "kind": "regression",
+            "N": report.n,
+            "P": int(report.target.get("dims", 0)),
+            "K": len(report.expert_names),
+            "strategy": strategy_label(report.strategy),
+            "total [density nats]": report.total_nats,
+            "per example [density nats]": report.nats_per_example,
+            "untrained readout [density nats]": report.uniform_nats,
+            "best expert": report.best_expert,
+            "best expert [density nats]": report.best_expert_nats,
+            "regret vs best expert [nats]": report.regret_nats,
+            "regret bound [nats]": report.regret_bound_nats,
+            "whole-run readout (one order)": ro,
+            "whole-run readout mass": mass,
+            "warnings": len(report.warnings),
+            "caveat": "up to -log(delta) nats per example and output (target quantisation)",
+        }])
     return pd.DataFrame([{
         "task": report.task_name,
         "N": report.n,
@@ -81,8 +109,10 @@ def summary(report: Any) -> pd.DataFrame:
 
 def text(report: Any) -> str:
     """``str(report)``: the score first, then what to compare it with, the readout,
-    pruning and the warnings."""
+    pruning and the warnings. A regression report: :func:`text_regression`."""
     r = report
+    if r.kind == "regression":
+        return text_regression(r)
     lines = [
         f"MDL report: task {r.task_name!r}, N={r.n}, C={r.num_classes}, "
         f"K={len(r.expert_names)} experts, {strategy_label(r.strategy)}",
@@ -102,6 +132,30 @@ def text(report: Any) -> str:
                      f"pruned (posterior < {p['threshold']:g} for {p['window']:,} examples); "
                      f"{p['expert_updates']:,} of {p['expert_updates_unpruned']:,} "
                      f"expert-updates ({p['updates_ratio']:.1f}x fewer)")
+    lines += [f"  warning        : {w}" for w in r.warnings]
+    return "\n".join(lines)
+
+
+def text_regression(report: Any) -> str:
+    """``str(report)`` of a regression report: density codelengths in nats, the
+    untrained readout's code, and the units' caveat (the targets' quantisation)."""
+    r = report
+    p = int(r.target.get("dims", 0))
+    lines = [
+        f"MDL report (regression, density codelengths): task {r.task_name!r}, N={r.n}, "
+        f"P={p} targets, K={len(r.expert_names)} experts, {strategy_label(r.strategy)}",
+        f"  switching code : {r.total_nats:,.1f} nats ({r.nats_per_example:.4f} "
+        "nats/example)  <- the score: rank representations of these targets by this",
+        f"  best expert    : {r.best_expert_nats:,.1f} nats ({r.best_expert}; picked in "
+        "hindsight, for comparison)",
+        f"  regret vs best : {r.regret_nats:+,.1f} nats (guaranteed <= "
+        f"{r.regret_bound_nats:+,.1f}: the prior's cost)",
+        f"  untrained code : {r.uniform_nats:,.1f} nats (prefix Gaussian, features unused)",
+        f"  readout        : {preference_text(r)}",
+        "  units          : -log p(y), a density: a codelength only up to the targets' "
+        "quantisation, -log(delta) nats per example and output; not comparable with "
+        "classification codelengths",
+    ]
     lines += [f"  warning        : {w}" for w in r.warnings]
     return "\n".join(lines)
 

@@ -32,7 +32,6 @@ shared with :func:`mdlnb.compare` :mod:`mdlnb._arguments`.
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any, Mapping
 
@@ -44,6 +43,7 @@ from mdlnb._arguments import strategy_label  # noqa: F401  (mdlnb.evaluation.str
 from mdlnb._checks import as_array
 from mdlnb._posterior import posterior_frame  # noqa: F401  (mdlnb.evaluation.posterior_frame)
 from mdlnb._report import Report
+from mdlnb._signature import data_first, extra_positional
 from mdlnb._task import Task
 from mdlnb.switching.strategies import DEFAULT_M  # noqa: F401  (the default protocol's m = 2)
 
@@ -120,9 +120,10 @@ def as_task(x: Any, y: Any = None, *, name: str | None = None,
     return Task.from_arrays(xa, y, name=name, num_classes=num_classes)
 
 
-def evaluate(x: Any = None, y: Any = None, *, experts: Any = None, strategy: Any = None,
-             m: float | None = None, protocol: Any = None, batch_size: int | None = None,
-             seed: int | None = None, standardize: str | bool | None = None,
+@data_first
+def evaluate(x: Any = None, y: Any = None, *more: Any, experts: Any = None,
+             strategy: Any = None, m: float | None = None, protocol: Any = None,
+             batch_size: int | None = None, seed: int | None = None, standardize: str | bool | None = None,
              replay_streams: int | None = None, name: str | None = None,
              num_classes: int | None = None, progress: Any = None,
              cache: bool = True) -> Report:
@@ -165,32 +166,19 @@ def evaluate(x: Any = None, y: Any = None, *, experts: Any = None, strategy: Any
       cache: stage-1 loss matrices are cached on disk.
 
     With N ≤ B no readout is trained (every example is in the first batch,
-    coded uniformly): the report is the uniform code, with a warning, and
-    nothing is compiled.
+    coded uniformly): the report is the uniform code, with a warning, and no
+    training program is compiled (:func:`mdlnb.prequential.run` decides it, for
+    every caller).
 
     Returns:
       a :class:`Report` (totals in nats and bits, posterior, plots).
     """
+    if more:   # a third positional argument: the package's error, not Python's
+        raise extra_positional("evaluate", ACCEPTED_FORMS, more)
     task = as_task(x, y, name=name, num_classes=num_classes)
     proto = prequential.resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
                                          standardize=standardize, replay_streams=replay_streams)
     strat = resolve_strategy(strategy, m, default=proto.strategy)  # validate before stage 1
     proto = proto.resolve(strategy=strat)
-    if task.n <= proto.batch_size:
-        lm = _untrained_losses(task, proto)
-    else:
-        lm = prequential.run(task, protocol=proto, progress=progress, cache=cache)
+    lm = prequential.run(task, protocol=proto, progress=progress, cache=cache)  # N ≤ B: no compile
     return Report.from_losses(lm, strat)
-
-
-def _untrained_losses(task: Task, proto: Any) -> Any:
-    """The ``LossMatrix`` of a stream of N ≤ B examples: one batch, coded uniformly
-    (log C nats per example for every expert, as stage 1 records it), without
-    compiling a training program that would train nothing."""
-    experts = tuple(proto.experts())
-    losses = np.full((task.n, len(experts)), np.float32(math.log(task.num_classes)), np.float32)
-    return prequential.LossMatrix(
-        losses=losses, experts=experts, order=prequential.stream_order(proto.seed, task.n),
-        task_name=task.name, num_classes=task.num_classes, seed=proto.seed,
-        batch_size=proto.batch_size, meta={"standardize": proto.standardize, "untrained": True},
-        protocol=proto)

@@ -12,7 +12,12 @@ DESIGN.md "The two stages"). With ``B = batch_size``:
    example is ``-log p(y | x)`` in nats under its current *prediction*
    parameters (the EMA/Polyak average, equal to the raw parameters when
    ``ema = 1``). Batch 0 is coded with the uniform distribution,
-   ``log C`` nats per example.
+   ``log C`` nats per example. A regression task (``Task(kind="regression")``)
+   is coded by Gaussian readouts as ``−log p(y | x)``, a *density* in nats of
+   the targets in their own units (prefix-standardised targets, Jacobian
+   added; batch 0 coded by its own maximum-likelihood Gaussian; defined up to
+   the targets' quantisation): :mod:`mdlnb._targets`; the loss matrix's
+   ``meta["target"]`` records the code.
 3. Then *train*: expert ``k`` takes ``replay_streams[k]`` AdamW steps, each on
    ``B`` positions drawn uniformly with replacement from ``[0, t_end)``
    (everything seen so far, the new batch included). Label smoothing applies

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _aligned, _checkpoint, _xla_cache
+from mdlnb import _aligned, _checkpoint, _targets, _xla_cache
 from mdlnb._checks import check_finite
 from mdlnb._io import cache_dir, content_hash, load_entry, locked
 from mdlnb._protocol import Protocol
@@ -78,8 +78,16 @@ def _check_readouts(task, experts) -> None:
 
 def _task_arrays(task, experts):
     """``(features, labels)`` of ``task``, checked (finite features, labels in range,
-    the readouts' ``check_task``)."""
+    the readouts' ``check_task``); a regression task's labels are its targets as
+    float32 ``(N, P)`` (no label smoothing: a ValueError names it)."""
     feats = check_finite(task.features, "task.x")
+    if task.is_regression:
+        smoothed = sorted({e.name for e in experts if e.label_smoothing})
+        if smoothed:
+            raise ValueError(f"experts: label smoothing has no meaning for regression targets; "
+                             f"experts {smoothed[:3]} set it")
+        _check_readouts(task, experts)
+        return feats, _targets.as_targets(task.y).astype(np.float32)
     labels = np.asarray(task.y)
     if labels.min() < 0 or labels.max() >= task.num_classes:
         raise ValueError(f"task.y: labels must lie in [0, {task.num_classes})")
@@ -185,21 +193,28 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
         is part of the cache key and ``meta["padded_dim"]``. Boards with a
         readout other than :class:`~mdlnb.readouts.Readout` are never padded.
 
+    With N ≤ B every example is in the first batch and coded uniformly: no
+    readout is trained, nothing is compiled or cached, and the result is
+    :func:`untrained_losses` (log C per example and expert).
+
     Returns:
       A :class:`LossMatrix` with ``losses`` (N, K) float32 nats in stream order.
     """
     if isinstance(memory_budget, str) and memory_budget != "auto":
         raise ValueError(f"memory_budget: must be 'auto', None or bytes, got {memory_budget!r}")
+    _validate(task, checkpoint_every_s)
+    protocol = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
+                                replay_streams=replay_streams, standardize=standardize)
+    experts = batch_size = seed = replay_streams = standardize = None  # all in `protocol`
+    if task.n <= protocol.batch_size:  # one batch, coded uniformly: nothing to train or compile
+        _task_arrays(task, protocol.experts())
+        return untrained_losses(task, protocol)
     if memory_budget is not None:  # memory plan: slice a board that does not fit (_memory.py)
-        _validate(task, checkpoint_every_s)
-        protocol = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
-                                    replay_streams=replay_streams, standardize=standardize)
-        experts = batch_size = seed = replay_streams = standardize = None  # all in `protocol`
         board = protocol.experts()
         budget = None if memory_budget == "auto" else memory_budget
         _check_readouts(task, board)  # before sizing them (num_params)
         ndev = len(devices) if devices is not None else jax.device_count()
-        plan = _memory.plan(board, task.n, np.shape(task.features)[1], task.num_classes,
+        plan = _memory.plan(board, task.n, np.shape(task.features)[1], task.out_dim,
                             budget_bytes=budget, devices=ndev)
         if len(plan.slices) > 1 and protocol.prune is not None:
             if budget is not None:  # pruning couples the experts: it cannot be sliced
@@ -217,6 +232,33 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
                 checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
                 chunk_batches=chunk_batches, keep_params=False, devices=devices,
                 pad_features=pad_features)[0]
+
+
+def untrained_losses(task: Task, protocol: Protocol) -> LossMatrix:
+    """The ``LossMatrix`` of a stream of N ≤ B examples: one batch, coded uniformly
+    (log C nats per example for every expert, float32, as the compiled program
+    records a first batch; a regression batch by its own Gaussian,
+    :func:`mdlnb._targets.first_batch_nats`), without compiling a program that
+    would train nothing.
+    ``meta["untrained"]`` is True; :func:`run` returns this for every caller
+    (``evaluate``, ``compare``, the studies)."""
+    experts = tuple(protocol.experts())
+    order = stream_order(protocol.seed, task.n)
+    meta = {"standardize": protocol.standardize, "untrained": True}
+    if task.is_regression:  # one batch: coded by its own Gaussian (mdlnb._targets)
+        from mdlnb import _targets
+
+        first = _targets.first_batch_nats(_targets.as_targets(task.y)[order])
+        losses = np.repeat(first.astype(np.float32)[:, None], len(experts), axis=1)
+        meta["target"] = _target_meta(task, protocol.batch_size,
+                                      protocol.standardize == "prefix", order)
+    else:
+        losses = np.full((task.n, len(experts)), np.float32(math.log(task.num_classes)),
+                         np.float32)
+    return LossMatrix(losses=losses, experts=experts, order=order, task_name=task.name,
+                      num_classes=0 if task.is_regression else task.num_classes,
+                      seed=protocol.seed, batch_size=protocol.batch_size, meta=meta,
+                      protocol=protocol)
 
 
 def run_with_params(task: Task, experts: Sequence[Expert] | str | None = None,
@@ -277,16 +319,21 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     n, d = feats.shape
     # the feature dimension compiled for (zero features appended; pad_features)
     dp = board_dim(experts, d) if pad_features else d
-    c = task.num_classes
+    c = task.out_dim  # C logits, or 2P Gaussian outputs (regression)
     if chunk_batches == "auto":
         chunk_batches = auto_chunk_batches(experts, dp, c, b)
         if _bar_shown(progress):  # a bar that moves: at least PROGRESS_UPDATES calls
             chunk_batches = min(chunk_batches, max(1, math.ceil(math.ceil(n / b) /
                                                                 PROGRESS_UPDATES)))
     padded = {"padded_dim": dp} if dp != d else {}  # (the last float bit may differ)
-    key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c, *([padded] if padded else []))
+    # regression: the target's code in the key and the result (classification keys unchanged)
+    target = _target_meta(task, b, proto.standardize == "prefix", stream_order(seed, n)) \
+        if task.is_regression else None
+    extra = [padded] if padded else []
+    key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c,
+                       *extra, *([{"target": _targets.GAUSSIAN_CODE}] if target else []))
     meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize,
-            "matmul_dtype": proto.matmul_dtype, **padded}
+            "matmul_dtype": proto.matmul_dtype, **padded, **({"target": target} if target else {})}
     # the file is named by the key alone: the task's name is a label (kept in the entry),
     # not an input, so the same features under another name are the same entry
     cache_file = cache_dir("losses") / f"{key}.npz" if cache else None
@@ -315,7 +362,7 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     rows = row_bucket(n)
     x_all = np.zeros((rows, dp), feats.dtype)
     x_all[:n, :d] = feats[order]
-    y_all = np.zeros(rows, np.int32)
+    y_all = np.zeros((rows,) + labels.shape[1:], labels.dtype)
     y_all[:n] = labels[order]
     x_ord, y_ord = x_all[:n], y_all[:n]  # views
     # Devices (_sharding.py): with several, each group is padded to whole
@@ -329,6 +376,11 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     groups, spec, column, state, hypers = _layout(experts, ndev, d, c, b, seed,
                                                   proto.clip if prefix else None,
                                                   proto.matmul_dtype, build=not resuming, dp=dp)
+    target_moments = first_code = None
+    if task.is_regression:  # prefix target moments; the first batch's code (mdlnb._targets)
+        spec = dataclasses.replace(spec, targets=task.target_dims)
+        target_moments = _targets.prefix_moments(labels[order], b, prefix)
+        first_code = _targets.first_batch_nats(labels[order][:b]).astype(np.float32)
     keep = column >= 0
     x_dev, y_dev = jnp.asarray(x_all), jnp.asarray(y_all)
     seed_key = jax.random.PRNGKey(seed)
@@ -367,24 +419,30 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     last_ckpt, ckpt_cost = time.perf_counter(), 0.0
     try:
         for first in range(next_batch, total_batches, chunk):
-            xs, running = _chunk_inputs(x_ord, y_ord, first, chunk, b, running, prefix)
+            xs, running = _chunk_inputs(x_ord, y_ord, first, chunk, b, running, prefix,
+                                        target_moments)
             if ndev > 1:
                 xs = _sharding.replicate(mesh, xs)
             state, out = chunk_program(state, hypers, x_dev, y_dev, seed_key, xs)
             lo, hi = first * b, min((first + chunk) * b, n)
             block = _sharding.to_host(out).reshape(-1, len(column))[: hi - lo, keep]
+            if first == 0 and first_code is not None:
+                block[: len(first_code)] = first_code[:, None]
             losses[lo:hi, column[keep]] = block
             totals[column[keep]] += block.sum(axis=0, dtype=np.float64)
             done = first + chunk >= total_batches
             if pruner is not None:
                 computed += sum(len(idx) * mr for (_, idx), mr in zip(groups, spec.max_replay)) \
                     * int(xs["valid"].sum())
-                pruner.observe(losses[lo:hi][:, pruner.alive])
+                rows = losses[lo:hi][:, pruner.alive]
+                # density codes may be negative: the posterior is the same on shifted rows
+                pruner.observe(_targets.shift_rows(rows)[0] if task.is_regression else rows)
                 if not done and pruner.decide().size:
                     totals[pruner.pruned_at < n] = np.inf
                     groups, state, hypers, spec = _compact(
                         pruner, groups, state, hypers, experts, d, c, b,
                         proto.clip if prefix else None, proto.matmul_dtype)
+                    spec = dataclasses.replace(spec, targets=task.target_dims)
                     column = _sharding.columns(groups, 1)
                     keep = column >= 0
                     chunk_program = partial(_program._run_groups, spec)
@@ -403,12 +461,26 @@ def _run(task, experts=None, batch_size=None, seed=None, *, protocol=None, repla
     if pruner is not None:
         meta["prune"] = _prune_meta(proto.prune, pruner, experts, n, b, computed)
     result = LossMatrix(losses=losses, experts=tuple(experts), order=order, task_name=task.name,
-                        num_classes=c, seed=seed, batch_size=b, meta=meta, protocol=proto)
+                        num_classes=0 if task.is_regression else c, seed=seed, batch_size=b, meta=meta, protocol=proto)
     if cache_file is not None:
         result.save(cache_file)
     if ckpt_file is not None:
         ckpt_file.unlink(missing_ok=True)
     return result, (_expert_params(groups, state, len(experts), d, dp) if keep_params else None)
+
+
+def _target_meta(task, batch_size: int, standardize: bool, order) -> dict:
+    """``meta["target"]`` of a regression loss matrix: the kind, P, the code and its
+    first-batch convention, the untrained readout's codelength (the baseline,
+    :func:`mdlnb._targets.untrained_nats`) and the quantisation caveat
+    (:mod:`mdlnb._targets`)."""
+    y = _targets.as_targets(task.y)[order]
+    return {"kind": "regression", "dims": task.target_dims, "code": _targets.GAUSSIAN_CODE,
+            "untrained_nats": float(_targets.untrained_nats(y, batch_size, standardize).sum()),
+            "units": "nats of density (per example)",
+            "first_batch": f"the maximum-likelihood Gaussian of the first {batch_size} targets "
+                           "(not a proper code; the same for every expert)",
+            "caveat": _targets.QUANTISATION_NOTE}
 
 
 def _compact(pruner, groups, state, hypers, experts, d, c, b, clip, matmul_dtype):

@@ -28,8 +28,9 @@ from mdlnb.studies.transferability._encoders import encoder_table
 from mdlnb.studies.transferability._features import FeatureSet, prepare
 from mdlnb.studies.transferability._kendall import kendall_table
 from mdlnb.studies.transferability._result import TransferabilityResult
-from mdlnb.studies.transferability._scores import (SCORE_COLUMNS, add_clid, add_static, orient,
-                                                   score_subsample, select_grid)
+from mdlnb.studies.transferability._scores import (SCORE_COLUMNS, add_clid, add_combined,
+                                                   add_static, orient, score_subsample,
+                                                   select_grid)
 from mdlnb.studies.transferability._subsamples import subsample_indices, subsample_seed
 from mdlnb.studies.transferability._truth import TRUTH_COLUMNS, truth_rows
 
@@ -153,6 +154,7 @@ def run(config: TransferabilityConfig | None = None, *, progress: bool | None = 
     if config.grid_metrics:
         extra, choice = select_grid(grid, scores)
         scores = pd.concat([scores, extra], ignore_index=True)
+    scores = add_combined(scores)
     if config.label_free:
         scores = add_clid(scores)
     if config.static:
