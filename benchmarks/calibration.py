@@ -87,6 +87,14 @@ def table(rows: dict) -> str:
                      f"{m / math.log(2) / n:+.4f} ± {h / math.log(2) / n:.4f} | "
                      f"{mb:+.1f} ± {hb:.1f} | {mg:+.1f} ± {hg:.1f} | "
                      f"{np.mean([x['experts_shorter'] for x in r]):.1f} / 40 |")
+    # every (representation, order) pair as one paired run; relative change per run
+    rel = [100 * (x["on"] - x["off"]) / x["off"] for x in rows.values()]
+    bpe = [(x["on"] - x["off"]) / math.log(2) / x["n"] for x in rows.values()]
+    mr, hr = _interval(rel)
+    mb, hb = _interval(bpe)
+    lines.append(f"\nAll {len(rel)} paired runs: on − off = {mr:+.2f} ± {hr:.2f} % of the code, "
+                 f"{mb:+.4f} ± {hb:.4f} bits/example (mean ± 95 % t half-width over runs); "
+                 f"shorter in {sum(r < 0 for r in rel)} of {len(rel)}.")
     return "\n".join(lines)
 
 
