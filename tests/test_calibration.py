@@ -282,3 +282,42 @@ def test_offline_estimators_reject_calibrated_experts():
         prequential.blockwise(task, e)
     with pytest.raises(ValueError, match="calibrate"):
         mdlnb.curves.loss_data_curve(task, e, sizes=[16, 32])
+
+
+# ----------------------------------------------------------------------------- the machinery
+
+
+def test_pruned_calibrated_run_keeps_the_survivors_losses():
+    task = mdlnb.data.load("digits").take(np.arange(96))
+    board = tuple(mdlnb.expert_grid([R.linear(), R.mlp(1, 32)], learning_rate=[1e-3, 1e-2],
+                                    calibrate=True))
+    proto = mdlnb.protocol("default", board=board)
+    full = prequential.run(task, protocol=proto, cache=False, progress=False, memory_budget=None)
+    pruned = prequential.run(task, protocol=proto.replace(prune=mdlnb.Prune(
+        threshold=0.6, window=32, segment_batches=1)), cache=False, progress=False,
+        memory_budget=None)
+    at = np.asarray(pruned.meta["prune"]["pruned_at"])
+    assert 0 < (at < task.n).sum() < len(board)
+    # exact up to the first pruning step; then the compacted groups carry their
+    # summaries along (compacted blocks may round the last bit differently, as in
+    # tests/test_prune.py)
+    np.testing.assert_array_equal(pruned.losses[:at.min()], full.losses[:at.min()])
+    live = np.arange(task.n)[:, None] < at
+    np.testing.assert_allclose(pruned.losses[live], full.losses[live], rtol=1e-4, atol=1e-5)
+
+
+def test_checkpoint_round_trip_holds_the_summaries(tmp_path):
+    from mdlnb.prequential import _groups, _run
+
+    board = mdlnb.expert_grid([R.linear(), R.mlp(1, 16)], learning_rate=[1e-3],
+                              calibrate=[False, True])
+    _, _, _, state, _ = _groups._layout(board, 1, 6, 5, B, 0, None, "float32")
+    assert [g.calib is None for g in state] == [True, False, True, False]
+    state = tuple(g._replace(calib=g.calib + 1.5) if g.calib is not None else g for g in state)
+    like = _groups._layout(board, 1, 6, 5, B, 0, None, "float32", build=False)[3]
+    path = tmp_path / "c.ckpt.npz"
+    _run._save_checkpoint(path, "k", state, np.zeros((4, 4)), (np.zeros(6), np.zeros(6), 0.0), 3)
+    back = _run._load_checkpoint(path, "k", like)[0]
+    for a, b in zip(jax.tree_util.tree_leaves(state), jax.tree_util.tree_leaves(back)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert float(back[1].calib[0, 0]) == 1.5
