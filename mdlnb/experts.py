@@ -11,7 +11,7 @@ after every optimizer step the prediction parameters move as
 ``ema_params <- (1 - ema) * ema_params + ema * params`` (``optax.incremental_update``),
 so ``ema = 1.0`` means no averaging and predictions use the raw parameters.
 
-``calibrate=True`` adds forward calibration (Bornschein et al. 2022, Sec. 3;
+``calibrate=True`` adds forward calibration (Bornschein et al. 2022;
 preqtorch's ``use_beta``): the expert codes with ``softmax(β_t · logits)``, an
 inverse temperature β_t fitted to the examples it has already coded
 (:mod:`mdlnb.prequential._calibration`). Training is unchanged.

@@ -2,8 +2,8 @@
 temperature β fitted online to the examples already coded, with no future leakage.
 
 Bornschein, Li & Hutter (2022), "Sequential learning of neural networks for
-prequential MDL", Sec. 3, and preqtorch's ``use_beta``: the expert codes with
-the tempered softmax
+prequential MDL" ("forward calibration"), and preqtorch's ``use_beta``: the
+expert codes with the tempered softmax
 
     p_β(y | x) = softmax(β · f(x))_y,     β = 1/T > 0,
 
@@ -19,10 +19,12 @@ logits: preqtorch (``MIREncoder.step``) takes one Adam step on β (as
 ``softplus(b)``) on the loss of the batch just coded, evaluated with the
 parameters that coded it, before the readout trains on it; so β is fitted to the
 logits recorded at coding time, never to the current parameters' logits on a
-replay buffer. We follow that choice, but minimise the cumulative loss instead
-of taking one stochastic step. That is also what makes it a valid forward
-code: refitting on the current parameters would score examples the parameters
-have since been trained on.
+replay buffer. We follow that choice (checked in preqtorch's code, not in the
+paper's), but minimise the cumulative loss instead of taking one stochastic
+step. Both choices give a valid code (β_t uses only the past), but the recorded
+logits are how the expert predicted examples it had not seen, which is what β
+will be applied to; the current parameters' logits on examples they were
+trained on are overconfident and would bias β low.
 
 Summary kept. ℓ_i is convex in β (its second derivative is the variance of
 ``z_i`` under ``p_β``), but has no finite sufficient statistic, and storing
