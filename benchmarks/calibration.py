@@ -1,6 +1,6 @@
 """Forward calibration's codelength change (issue 28 part 3; README "Calibrated experts").
 
-    python -m benchmarks.calibration [--n 500] [--seeds 3] [--out build/calibration.json]
+    python -m benchmarks.calibration [--n 600] [--seeds 3] [--out build/calibration.json]
 
 The six representations of the README's standardisation table
 (:func:`benchmarks.protocol_choice.representations`: digits raw pixels and
@@ -100,7 +100,7 @@ def table(rows: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=500, help="first n examples of each representation")
+    ap.add_argument("--n", type=int, default=600, help="first n examples of each representation")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--only", default=None, help="comma-separated representation names")
     ap.add_argument("--out", default="build/calibration.json")
