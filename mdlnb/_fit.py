@@ -39,6 +39,9 @@ class State(NamedTuple):
     params: Any
     opt_state: Any
     ema_params: Any
+    #: stage 1's forward-calibration summary of a calibrated expert
+    #: (:mod:`mdlnb.prequential._calibration`); ``None`` (no leaves) otherwise
+    calib: Any = None
 
 
 def hyper(learning_rate: float, b1: float = 0.9, weight_decay: float = 0.0, ema: float = 1.0,

@@ -137,7 +137,8 @@ class Prune:
 
 @dataclasses.dataclass(frozen=True)
 class Protocol:
-    """Board, batch size, switching strategy, standardisation, replay override, seed.
+    """Board, batch size, switching strategy, standardisation, replay override, seed
+    (and, optionally, a calibration override).
 
     Attributes:
       name: the preset it came from (``"custom"`` when built by hand;
@@ -162,6 +163,10 @@ class Protocol:
         whose posterior under :attr:`strategy` stayed below a threshold for a
         window; the code is the strategy restricted to the survivors
         (:mod:`mdlnb.prequential._prune`).
+      calibrate: if set, overrides every expert's ``calibrate`` (forward
+        calibration, :mod:`mdlnb.prequential._calibration`); ``None`` keeps the
+        board's. Recorded in :meth:`to_dict` only when set, and in the stage-1
+        cache key through the experts' configs.
     """
 
     name: str = "custom"
@@ -174,6 +179,7 @@ class Protocol:
     seed: int = 0
     matmul_dtype: str = "float32"
     prune: Any = None
+    calibrate: bool | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -205,6 +211,10 @@ class Protocol:
         if self.matmul_dtype not in MATMUL_DTYPES:
             raise ValueError(f"matmul_dtype: must be one of {MATMUL_DTYPES}, got {self.matmul_dtype!r}")
         object.__setattr__(self, "prune", Prune.from_value(self.prune))
+        if self.calibrate is not None:
+            if type(self.calibrate).__name__ not in ("bool", "bool_"):
+                raise ValueError(f"calibrate: must be None, True or False, got {self.calibrate!r}")
+            object.__setattr__(self, "calibrate", bool(self.calibrate))
 
     # -- presets -------------------------------------------------------------
     @classmethod
@@ -242,10 +252,13 @@ class Protocol:
 
     # -- what it means -------------------------------------------------------
     def experts(self) -> list:
-        """The board as a list of Experts, with :attr:`replay_streams` applied."""
+        """The board as a list of Experts, with :attr:`replay_streams` and
+        :attr:`calibrate` applied."""
         board = _experts.preset(self.board) if isinstance(self.board, str) else list(self.board)
         if self.replay_streams is not None:
             board = [e.replace(replay_streams=self.replay_streams) for e in board]
+        if self.calibrate is not None:
+            board = [e.replace(calibrate=self.calibrate) for e in board]
         return board
 
     def stage1(self) -> dict[str, Any]:
@@ -279,6 +292,8 @@ class Protocol:
             parts.append(f"matmul_dtype={self.matmul_dtype!r}")
         if self.prune is not None:
             parts.append(f"prune={self.prune!r}")
+        if self.calibrate is not None:
+            parts.append(f"calibrate={self.calibrate}")
         return f"Protocol({', '.join(parts)})"
 
     # -- recording -----------------------------------------------------------
@@ -289,7 +304,8 @@ class Protocol:
                 "strategy": _strategy_dict(self.strategy), "standardize": self.standardize,
                 "clip": self.clip, "replay_streams": self.replay_streams, "seed": self.seed,
                 "matmul_dtype": self.matmul_dtype,
-                **({} if self.prune is None else {"prune": self.prune.to_dict()})}
+                **({} if self.prune is None else {"prune": self.prune.to_dict()}),
+                **({} if self.calibrate is None else {"calibrate": self.calibrate})}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], *, experts: Sequence[Any] | None = None) -> "Protocol":
@@ -306,7 +322,8 @@ class Protocol:
         return cls(name=d["name"], board=board, batch_size=d["batch_size"], strategy=strategy,
                    standardize=d["standardize"], clip=d["clip"],
                    replay_streams=d.get("replay_streams"), seed=d["seed"],
-                   matmul_dtype=d.get("matmul_dtype", "float32"), prune=d.get("prune"))
+                   matmul_dtype=d.get("matmul_dtype", "float32"), prune=d.get("prune"),
+                   calibrate=d.get("calibrate"))
 
 
 def _presets() -> dict[str, dict[str, Any]]:

@@ -147,6 +147,9 @@ class BlockwiseResult(Codelength):
 
 def _as_expert(expert: Any) -> tuple[Any, _fit.Hyper, str]:
     """(readout, hyper, name) from an ``Expert`` or a bare ``Readout`` (lr 1e-3)."""
+    if getattr(expert, "calibrate", False):
+        raise ValueError(f"expert: {expert.name} is calibrated; forward calibration "
+                         "(calibrate=True) applies to the prequential code of stage 1 only")
     if hasattr(expert, "readout") and hasattr(expert, "learning_rate"):
         return expert.readout, _fit.hyper_of(expert), str(expert.name)
     if hasattr(expert, "init") and hasattr(expert, "apply"):

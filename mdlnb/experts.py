@@ -10,6 +10,11 @@ The EMA step size follows the paper's "EMA step size (Polyak averaging)":
 after every optimizer step the prediction parameters move as
 ``ema_params <- (1 - ema) * ema_params + ema * params`` (``optax.incremental_update``),
 so ``ema = 1.0`` means no averaging and predictions use the raw parameters.
+
+``calibrate=True`` adds forward calibration (Bornschein et al. 2022;
+preqtorch's ``use_beta``): the expert codes with ``softmax(β_t · logits)``, an
+inverse temperature β_t fitted to the examples it has already coded
+(:mod:`mdlnb.prequential._calibration`). Training is unchanged.
 """
 
 from __future__ import annotations
@@ -57,6 +62,11 @@ class Expert:
         coded losses are always the plain log-loss.
       replay_streams: optimizer steps per incoming batch, each on B examples
         drawn uniformly from everything seen so far (≥ 0).
+      calibrate: forward calibration (stage 1 only): code batch t with
+        ``softmax(β_t · logits)``, β_t the inverse temperature that minimises
+        the log-loss of the examples coded before batch t under the logits
+        they were coded with (:mod:`mdlnb.prequential._calibration`); the
+        training is the same as without. Off by default.
     """
 
     readout: ReadoutLike
@@ -66,6 +76,7 @@ class Expert:
     ema: float = 1.0
     label_smoothing: float = 0.0
     replay_streams: int = 10
+    calibrate: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.readout, ReadoutLike):
@@ -90,10 +101,14 @@ class Expert:
         if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 0:
             raise ValueError(f"replay_streams: must be an int >= 0, got {r!r}")
         object.__setattr__(self, "replay_streams", int(r))
+        if not isinstance(self.calibrate, (bool, np.bool_)):
+            raise ValueError(f"calibrate: must be True or False, got {self.calibrate!r}")
+        object.__setattr__(self, "calibrate", bool(self.calibrate))
 
     @property
     def name(self) -> str:
-        """E.g. ``mlp2-lr3e-4-wd1e-4-ema1e-2-r10``; ``-b1_0.5`` / ``-ls0.1`` appear when not default."""
+        """E.g. ``mlp2-lr3e-4-wd1e-4-ema1e-2-r10``; ``-b1_0.5`` / ``-ls0.1`` appear when not
+        default, ``-cal`` when calibrated."""
         parts = [self.readout.name, f"lr{_fmt(self.learning_rate)}"]
         if self.b1 != 0.9:
             parts.append(f"b1_{_fmt(self.b1)}")
@@ -101,14 +116,21 @@ class Expert:
         if self.label_smoothing:
             parts.append(f"ls{_fmt(self.label_smoothing)}")
         parts.append(f"r{self.replay_streams}")
+        if self.calibrate:
+            parts.append("cal")
         return "-".join(parts)
 
     def config(self) -> dict[str, Any]:
-        """Flat, JSON-serialisable description (readout fields prefixed ``readout_``)."""
+        """Flat, JSON-serialisable description (readout fields prefixed ``readout_``).
+        ``calibrate`` appears only when True, so an uncalibrated expert's config (and
+        the stage-1 cache key built from it) is what it was before the option."""
         d = {f"readout_{k}": v for k, v in self.readout.config().items()}
         d.update(learning_rate=self.learning_rate, b1=self.b1, weight_decay=self.weight_decay,
                  ema=self.ema, label_smoothing=self.label_smoothing,
-                 replay_streams=self.replay_streams, name=self.name)
+                 replay_streams=self.replay_streams)
+        if self.calibrate:
+            d["calibrate"] = True
+        d["name"] = self.name
         return d
 
     @classmethod
@@ -119,7 +141,8 @@ class Expert:
         return cls(ro, learning_rate=config["learning_rate"], b1=config["b1"],
                    weight_decay=config["weight_decay"], ema=config["ema"],
                    label_smoothing=config["label_smoothing"],
-                   replay_streams=int(config["replay_streams"]))
+                   replay_streams=int(config["replay_streams"]),
+                   calibrate=bool(config.get("calibrate", False)))
 
     def replace(self, **changes: Any) -> "Expert":
         return dataclasses.replace(self, **changes)
@@ -138,11 +161,14 @@ def expert_grid(readouts: ReadoutLike | Iterable[ReadoutLike],
                 weight_decay: Sequence[float] | float = (0.0,),
                 ema: Sequence[float] | float = (1.0,),
                 label_smoothing: Sequence[float] | float = (0.0,),
-                replay_streams: Sequence[int] | int = (10,)) -> list[Expert]:
+                replay_streams: Sequence[int] | int = (10,),
+                calibrate: Sequence[bool] | bool = (False,)) -> list[Expert]:
     """Cross product of readouts and hyperparameters, in a deterministic order.
 
     The order is the argument order with the last varying fastest: readout,
-    learning_rate, b1, weight_decay, ema, label_smoothing, replay_streams.
+    learning_rate, b1, weight_decay, ema, label_smoothing, replay_streams,
+    calibrate (``calibrate=[False, True]`` puts each expert next to its
+    forward-calibrated twin).
     Scalars are taken as one-element lists. Each value is validated by
     :class:`Expert`; duplicate experts raise ``ValueError``.
     """
@@ -153,9 +179,10 @@ def expert_grid(readouts: ReadoutLike | Iterable[ReadoutLike],
     axes = [_values(v, n) for v, n in ((learning_rate, "learning_rate"), (b1, "b1"),
                                        (weight_decay, "weight_decay"), (ema, "ema"),
                                        (label_smoothing, "label_smoothing"),
-                                       (replay_streams, "replay_streams"))]
-    out = [Expert(ro, lr, b, wd, e, ls, r)
-           for ro, lr, b, wd, e, ls, r in itertools.product(ros, *axes)]
+                                       (replay_streams, "replay_streams"),
+                                       (calibrate, "calibrate"))]
+    out = [Expert(ro, lr, b, wd, e, ls, r, cal)
+           for ro, lr, b, wd, e, ls, r, cal in itertools.product(ros, *axes)]
     names = [e.name for e in out]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)

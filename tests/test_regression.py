@@ -310,3 +310,11 @@ def test_one_batch_regression_stream_is_coded_by_its_own_gaussian():
     total = 0.5 * 20 * (np.log(2 * np.pi * y.var()) + 1.0)
     np.testing.assert_allclose(lm.losses.sum(axis=0), total, rtol=1e-5)
     assert np.all(lm.losses == lm.losses[:, :1])
+
+
+def test_calibrated_experts_are_refused_on_regression_targets():
+    rng = np.random.default_rng(5)
+    task = mdlnb.Task("reg", rng.normal(size=(80, 3)), rng.normal(size=80), kind="regression")
+    board = mdlnb.expert_grid([readouts.linear()], learning_rate=[1e-3], calibrate=[True])
+    with pytest.raises(ValueError, match="calibration"):
+        prequential.run(task, board, batch_size=16, progress=False, cache=False)

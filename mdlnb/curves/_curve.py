@@ -184,6 +184,9 @@ def _check_sizes(n: np.ndarray, name: str = "sizes") -> np.ndarray:
 
 
 def _as_expert(readout: Any) -> tuple[Any, _fit.Hyper | None, str]:
+    if getattr(readout, "calibrate", False):
+        raise ValueError(f"readout: {readout.name} is calibrated; forward calibration "
+                         "(calibrate=True) applies to the prequential code of stage 1 only")
     if hasattr(readout, "readout") and hasattr(readout, "learning_rate"):
         return readout.readout, _fit.hyper_of(readout), str(readout.name)
     if hasattr(readout, "init") and hasattr(readout, "apply"):

@@ -18,6 +18,11 @@ DESIGN.md "The two stages"). With ``B = batch_size``:
    added; batch 0 coded by its own maximum-likelihood Gaussian; defined up to
    the targets' quantisation): :mod:`mdlnb._targets`; the loss matrix's
    ``meta["target"]`` records the code.
+   A calibrated expert (``Expert(calibrate=True)``, classification only) codes
+   with ``softmax(β_t · logits)`` instead, β_t fitted to the examples it coded
+   before this batch, under the logits it coded them with
+   (:mod:`mdlnb.prequential._calibration`: β = 1 for batch 1, fitted from
+   batch 2 on); its training is the same.
 3. Then *train*: expert ``k`` takes ``replay_streams[k]`` AdamW steps, each on
    ``B`` positions drawn uniformly with replacement from ``[0, t_end)``
    (everything seen so far, the new batch included). Label smoothing applies
@@ -52,12 +57,14 @@ unaffected.
 Randomness, all from ``seed``: ``key = PRNGKey(seed)``; the order is
 ``jax.random.permutation(fold_in(key, 0), N)``; expert ``e`` is initialised
 with ``fold_in(fold_in(key, 1), crc32(e.name))`` (so an expert's losses do not
-depend on which other experts share the board); replay step ``r`` after batch
+depend on which other experts share the board; a calibrated expert uses its
+name without ``-cal``, so it trains exactly like its uncalibrated twin); replay step ``r`` after batch
 ``i`` samples ``randint(fold_in(fold_in(fold_in(key, 2), i), r), (B,), 0,
 t_end)`` — the same positions for every expert that takes that step
 (:func:`replay_positions`).
 
-Implementation: experts are grouped by (architecture, replay count); each
+Implementation: experts are grouped by (architecture, replay count,
+calibration); each
 group's parameters, AdamW state and EMA parameters are stacked and
 ``vmap``-ped, hyperparameters are arrays (one compilation serves a grid), and
 one jitted ``lax.scan`` over a chunk of batches runs every group. Within a
@@ -116,7 +123,8 @@ Modules (private, one concept each): ``_run`` (:func:`run`,
 loop), ``_loss_matrix`` (:class:`LossMatrix`), ``_stream`` (the seeded order,
 expert keys, replay positions), ``_program`` (the compiled chunk program),
 ``_groups`` (grouping into blocks, initial state, hyperparameters),
-``_inputs`` (host-side chunk inputs, prefix statistics), ``_memory`` (the
+``_inputs`` (host-side chunk inputs, prefix statistics), ``_calibration``
+(forward calibration's β and its summary), ``_memory`` (the
 memory plan), ``_slicing`` (slices run one after another), ``_sharding``
 (the expert axis over devices), ``_prune`` (pruning the board as the
 protocol's ``mdlnb.Prune`` asks; ``mdlnb.simulate_pruning``). The block-wise code (Voita & Titov 2020), a

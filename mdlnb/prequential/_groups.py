@@ -5,7 +5,6 @@ and stacked hyperparameters (see :mod:`mdlnb.prequential`)."""
 from __future__ import annotations
 
 import functools
-import zlib
 from typing import Sequence
 
 import jax
@@ -14,8 +13,9 @@ import numpy as np
 
 from mdlnb import _fit
 from mdlnb.experts import Expert
-from mdlnb.prequential import _sharding
+from mdlnb.prequential import _calibration, _sharding
 from mdlnb.prequential._program import _Spec
+from mdlnb.prequential._stream import init_salt
 
 from mdlnb.readouts import LowPrecision, Readout, ReadoutLike, with_matmul_dtype
 
@@ -72,7 +72,7 @@ def unpad_first_layer(params, d: int):
 
 
 def _group(experts: Sequence[Expert], d: int, c: int) -> list[tuple[ReadoutLike, list[int]]]:
-    """Experts grouped by (architecture, replay count), each group then cut into
+    """Experts grouped by (architecture, replay count, calibration), each group then cut into
     whole blocks of :func:`_block_fit` experts plus a remainder group.
 
     One vmapped group per (architecture, replay count): no expert waits through
@@ -83,11 +83,11 @@ def _group(experts: Sequence[Expert], d: int, c: int) -> list[tuple[ReadoutLike,
     matmuls round differently at different block widths, so an expert trained
     alone may differ from the same expert in a block in the last bit).
     """
-    groups: dict[tuple[ReadoutLike, int], list[int]] = {}
+    groups: dict[tuple[ReadoutLike, int, bool], list[int]] = {}
     for i, e in enumerate(experts):
-        groups.setdefault((e.readout, e.replay_streams), []).append(i)
+        groups.setdefault((e.readout, e.replay_streams, e.calibrate), []).append(i)
     out = []
-    for (ro, _), idx in groups.items():
+    for (ro, _, _), idx in groups.items():
         fit = _block_fit(ro.num_params(d, c), getattr(ro, "max_block", None))
         full = len(idx) // fit * fit
         out += [(ro, part) for part in (idx[:full], idx[full:]) if part]
@@ -119,6 +119,7 @@ def _members_spec(groups, experts, ndev, d, c, b, clip, matmul_dtype="float32"):
                              for (ro, _), m in zip(groups, members)),
                  standardize=tuple(bool(getattr(ro, "standardize_inputs", True))
                                    for ro, _ in groups),
+                 calibrate=tuple(m[0].calibrate for m in members),
                  num_classes=c, batch_size=b, clip=clip)
     return members, spec
 
@@ -128,6 +129,14 @@ def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: i
     """A group's stacked initial state: parameters drawn for ``d`` features, then (``dp``
     given and larger) the first layer padded with zero rows for ``dp`` features
     (:func:`pad_first_layer`): the same draws whatever the bucket."""
+    state = _init_params(readout, members, seed, d, c, dp)
+    if members[0].calibrate:  # a group's experts share the flag (_group)
+        state = state._replace(calib=_calibration.init(len(members)))
+    return state
+
+
+def _init_params(readout, members, seed, d, c, dp):
+    """:func:`_init_group` without the calibration summaries."""
     keys = expert_keys(seed, members)
     if isinstance(readout, Readout):  # one compiled program (not dozens of eager ops)
         return _init_program(readout, d, c, d if dp is None else dp)(keys)
@@ -170,7 +179,7 @@ def _keys_program():
 def expert_keys(seed: int, members: Sequence[Expert]) -> jax.Array:
     """``stack([mdlnb.prequential.expert_key(seed, e) for e in members])``, in one
     compiled call (the same bits)."""
-    salts = np.asarray([zlib.crc32(e.name.encode()) for e in members], np.uint32)
+    salts = np.asarray([init_salt(e) for e in members], np.uint32)
     return _keys_program()(jax.random.PRNGKey(seed), salts)
 
 

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from mdlnb import _fit, _standardize, _targets
+from mdlnb.prequential import _calibration
 from mdlnb.prequential._stream import replay_positions
 from mdlnb.readouts import ReadoutLike
 
@@ -33,6 +34,7 @@ class _Spec:
     masked: tuple[bool, ...]          # per group: do replay counts differ within the group
     block: tuple[int, ...]            # per group: experts trained together (divides group size)
     standardize: tuple[bool, ...]     # per group: does the readout see standardised features
+    calibrate: tuple[bool, ...]       # per group: forward calibration (_calibration)
     num_classes: int
     batch_size: int
     clip: float | None                # the "prefix" clip; None for standardize="none"
@@ -58,10 +60,23 @@ def _standardized(spec: _Spec, x, mean, inv_std):
     return _standardize.apply(x, _standardize.Moments(mean, inv_std), clip=spec.clip)
 
 
+def _calibrated(ro, xj, xs, b, params, calib):
+    """One block's forward-calibrated code (:mod:`mdlnb.prequential._calibration`): the
+    log-probabilities under ``softmax(β · logits)``, β fitted to the block's summaries
+    ``calib`` (blk, GRID) of the batches before, and the summaries with this batch added."""
+    z = jax.vmap(ro.apply, in_axes=(0, None))(params, xj)  # (blk, B, C)
+    beta = _calibration.beta(calib, xs["batch"])
+    # ≤ 0 in exact arithmetic; XLA may fuse β·z into the max-shift as an FMA, leaving
+    # the top class a rounding error (~1e-7) above 0
+    logp = jnp.minimum(jax.nn.log_softmax(beta[:, None, None] * z), 0.0)
+    rows = xs["batch"] * b + jnp.arange(b) < xs["t_end"]  # not the rows past N
+    return logp, _calibration.update(calib, z, xs["y"], rows, xs["batch"])
+
+
 def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
     b, c = spec.batch_size, spec.num_classes
     xn = _standardized(spec, xs["x"], xs["mean_prev"], xs["inv_std_prev"])
-    coded = []
+    coded, calibs = [], []
     for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
         xj = xn if spec.standardize[j] else xs["x"]
         # Evaluated block by block, as trained: one vmap over the whole group
@@ -70,15 +85,23 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
         # other losses in the last bit than one pass.
         blk = spec.block[j]
         k = jax.tree_util.tree_leaves(g.ema_params)[0].shape[0]
-        per = jax.tree_util.tree_map(lambda a: a.reshape((k // blk, blk) + a.shape[1:]), g.ema_params)
+        split = lambda a: a.reshape((k // blk, blk) + a.shape[1:])  # noqa: E731
+        per = jax.tree_util.tree_map(split, g.ema_params)
         if spec.targets:  # regression: Gaussian density of the prefix-standardised target
             z = (xs["y"] - xs["ymean_prev"]) * xs["yinv_prev"]
-            nll = jax.lax.map(lambda p, ro=ro: jax.vmap(
+            nll = jax.lax.map(lambda p, ro=ro, xj=xj: jax.vmap(
                 lambda q: _targets.gaussian_nll(ro.apply(q, xj), z))(p), per)
             coded.append(nll.reshape((k,) + nll.shape[2:]))
+            calibs.append(None)     # calibration is for classification only (refused earlier)
             continue
-        logp = jax.lax.map(lambda p, ro=ro: jax.nn.log_softmax(
-            jax.vmap(ro.apply, in_axes=(0, None))(p, xj)), per)
+        if spec.calibrate[j]:
+            logp, calib = jax.lax.map(lambda a, ro=ro, xj=xj: _calibrated(ro, xj, xs, b, *a),
+                                      (per, split(g.calib)))
+            calibs.append(calib.reshape(g.calib.shape))
+        else:
+            logp = jax.lax.map(lambda p, ro=ro, xj=xj: jax.nn.log_softmax(
+                jax.vmap(ro.apply, in_axes=(0, None))(p, xj)), per)
+            calibs.append(None)
         logp = logp.reshape((k,) + logp.shape[2:])
         coded.append(-jnp.take_along_axis(logp, xs["y"][None, :, None], axis=2)[..., 0])
     losses = jnp.concatenate(coded, axis=0).T  # (B, K)
@@ -126,7 +149,9 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
             out.append(jax.lax.fori_loop(0, n_blocks, one_block, g))
         return tuple(out)
 
-    groups = train(groups)
+    # the calibration summaries ride along; training sees the plain state
+    groups = train(tuple(g._replace(calib=None) for g in groups))
+    groups = tuple(g._replace(calib=cal) for g, cal in zip(groups, calibs))
     return groups, losses
 
 
@@ -146,7 +171,7 @@ def _run_groups(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
     states, outs = [], []
     for j in range(len(spec.readouts)):
         one = dataclasses.replace(spec, **{f: (getattr(spec, f)[j],) for f in (
-            "readouts", "max_replay", "masked", "block", "standardize")})
+            "readouts", "max_replay", "masked", "block", "standardize", "calibrate")})
         g, out = _run_chunk(one, (groups[j],), (hypers[j],), x_all, y_all, seed_key, xs)
         states.append(g[0])
         outs.append(out)

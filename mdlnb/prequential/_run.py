@@ -86,6 +86,10 @@ def _task_arrays(task, experts):
         if smoothed:
             raise ValueError(f"experts: label smoothing has no meaning for regression targets; "
                              f"experts {smoothed[:3]} set it")
+        calibrated = sorted({e.name for e in experts if getattr(e, "calibrate", False)})
+        if calibrated:
+            raise ValueError(f"experts: calibration (a softmax temperature) has no meaning for "
+                             f"regression targets; experts {calibrated[:3]} set it")
         _check_readouts(task, experts)
         return feats, _targets.as_targets(task.y).astype(np.float32)
     labels = np.asarray(task.y)

@@ -17,9 +17,18 @@ def stream_order(seed: int, n: int) -> np.ndarray:
                       np.int64)
 
 
+def init_salt(expert: Expert) -> int:
+    """``crc32`` of the expert's name without ``-cal``: calibration changes the coding
+    only, so an expert and its calibrated twin start from the same parameters and
+    train identically (uncalibrated experts: ``crc32(name)``, as before)."""
+    name = expert.replace(calibrate=False).name if expert.calibrate else expert.name
+    return zlib.crc32(name.encode())
+
+
 def expert_key(seed: int, expert: Expert) -> jax.Array:
-    """Initialisation key of ``expert``: depends on its name, not its board position."""
-    salt = np.uint32(zlib.crc32(expert.name.encode()))
+    """Initialisation key of ``expert``: depends on its name (less ``-cal``,
+    :func:`init_salt`), not its board position."""
+    salt = np.uint32(init_salt(expert))
     return jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(seed), 1), salt)
 
 
