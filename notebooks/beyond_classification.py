@@ -33,6 +33,7 @@ image_size = 400             # its examples (seeded subsample); diabetes is alwa
 pool = 8                     # block-averaged pixels on a pool × pool grid
 variant = 0                  # EfficientNet-Lite variant of both parts
 resolution = 64              # its input pixels (native 224; small is fast)
+layer = "stage5"             # its layer for the dSprites task ("head": its own features)
 calibration_task = "digits"  # a classification task; its first calibration_size examples
 calibration_size = 600
 seeds = [0, 1, 2]            # data orders, the same for every representation (paired)
@@ -43,7 +44,8 @@ points = 60                  # log-spaced n of the curves
 # %%
 from mdlnb import runner
 
-runner.interactive_profile(globals(), "beyond_classification")   # by hand: apply `profile`, write to build/lab
+# by hand: apply `profile`, write to build/lab
+runner.interactive_profile(globals(), "beyond_classification")
 
 # %%
 import matplotlib.pyplot as plt
@@ -62,7 +64,9 @@ print("regression tasks:", mdlnb.data.names(kind="regression"))
 # For `diabetes` (442 patients, 10 clinical features; the target is a disease
 # progression score) the representations are the features, their top-2
 # principal components and Gaussian noise of the same width; for the dSprites
-# factor, block-averaged pixels, EfficientNet-Lite features and noise. Each is
+# factor, block-averaged pixels, the mean-pooled features of one
+# EfficientNet-Lite0 stage (`mdlnb.encoders.layers`; narrower than N, so that
+# LogME's evidence is finite) and noise. Each is
 # coded by `mdlnb.compare` over the same orders (paired).
 #
 # **The quantisation caveat.** A density is not a probability: coding a

@@ -13,7 +13,8 @@ from scipy import stats
 import mdlnb
 from mdlnb.studies import beyond
 
-CONFIG = beyond.BeyondConfig(image_size=80, resolution=32, calibration_size=100,
+CONFIG = beyond.BeyondConfig(image_size=80, resolution=32, layer="stage2",
+                             calibration_size=100,
                              calibration_protocol="small", points=20)
 
 

@@ -51,6 +51,10 @@ class BeyondConfig(StudyConfig):
       pool: block-averaged pixels on a ``pool × pool`` grid (one representation).
       variant, resolution: the EfficientNet-Lite encoder (ImageNet weights) of
         both parts (input pixels; small is fast).
+      layer: its layer whose mean-pooled features represent ``image_task``
+        (:func:`mdlnb.encoders.layer_names`; ``"head"``: its own 1280 features).
+        An intermediate stage by default: its width stays below N, where LogME's
+        evidence is finite (with D ≥ N the features can fit the targets exactly).
       calibration_task: a classification task; its first ``calibration_size``
         examples (split ``all``; None: all) are coded.
       seeds: data orders, the same for every representation and setting (≥ 3).
@@ -64,6 +68,7 @@ class BeyondConfig(StudyConfig):
     pool: int = 8
     variant: int = 0
     resolution: int = 64
+    layer: str = "stage5"
     calibration_task: str = "digits"
     calibration_size: Optional[int] = 600
     seeds: Sequence[int] = (0, 1, 2)
@@ -113,7 +118,8 @@ def pooled_pixels(images: np.ndarray, grid: int) -> np.ndarray:
     return x / 255.0 if np.asarray(images).dtype == np.uint8 else x
 
 
-def regression_representations(config: BeyondConfig) -> dict[str, tuple[Any, dict[str, np.ndarray]]]:
+def regression_representations(config: BeyondConfig
+                               ) -> dict[str, tuple[Any, dict[str, np.ndarray]]]:
     """``{task name: (task, {representation: features (N, D)})}`` of the regression part."""
     from sklearn.decomposition import PCA
 
@@ -126,9 +132,11 @@ def regression_representations(config: BeyondConfig) -> dict[str, tuple[Any, dic
     img = data.load(config.image_task, size=config.image_size, seed=0)
     if img.kind != "regression":
         raise ValueError(f"image_task: {config.image_task!r} is not a regression task")
-    lite = encoders.features(config.encoder(), img).x
+    (enc,) = encoders.layers(config.encoder(), [config.layer]).values()
+    lite = encoders.features(enc, img).x
     px = pooled_pixels(img.x, config.pool)
-    reps_img = {f"pixels{config.pool}x{config.pool}": px, config.encoder_label: lite,
+    reps_img = {f"pixels{config.pool}x{config.pool}": px,
+                f"{config.encoder_label}/{config.layer}": lite,
                 "noise": _noise(img.n, px.shape[1])}
     return {dia.name: (dia, reps), img.name: (img, reps_img)}
 
@@ -354,6 +362,11 @@ class BeyondResult:
             b, s = g.iloc[0], g.iloc[1]
             evidence = ", ".join(f"{r.representation} {r['LogME [nats/example]']:+.3f}"
                                  for _, r in g.sort_values("LogME rank").iterrows())
+            unbounded = [r.representation for _, r in g.iterrows()
+                         if not np.isfinite(r["LogME [nats/example]"])]
+            if unbounded:
+                evidence += (f"; unbounded for {', '.join(unbounded)}: its features fit the "
+                             "targets exactly, LogME cannot rank it")
             lines.append(
                 f"* **{task}** (N = {int(b['n'])}, {int(b['orders'])} orders), density "
                 f"nats/example, mean ± sd over orders: {order}. {b['representation']} is "
@@ -374,8 +387,9 @@ class BeyondResult:
                 f"board): `calibrate=True` changed the switching code by "
                 f"{r['on - off [nats]']:+.1f} ± {r['on - off 95% half-width [nats]']:.1f} nats "
                 f"(on − off, mean ± 95 % t half-width; {r['on - off [bits/example]']:+.4f} "
-                f"bits/example; {word}), the best single expert's by {r['best expert on - off [nats]']:+.1f}"
-                f" ± {r['best expert on - off 95% half-width [nats]']:.1f} nats; "
+                f"bits/example; {word}), the best single expert's by "
+                f"{r['best expert on - off [nats]']:+.1f} ± "
+                f"{r['best expert on - off 95% half-width [nats]']:.1f} nats; "
                 f"{r['experts shorter']:.1f} of {int(r['experts'])} experts shorter on average.")
         helps = (cal["switching code"] == "shorter").sum()
         hurts = (cal["switching code"] == "longer").sum()
