@@ -1,6 +1,6 @@
 """MDL beyond class labels and plain experts: real-valued targets, calibrated experts.
 
-The logic behind ``notebooks/beyond_classification.py`` (issue 28, parts 2 and 3).
+The logic behind ``notebooks/beyond_classification.py``: real-valued targets and calibrated experts.
 
 **Regression.** A few representations of two regression tasks — ``diabetes``
 (its 10 clinical features, their top-2 principal components, Gaussian noise of
