@@ -334,7 +334,36 @@ def mdlnb_protocol_batch(name):
     return mdlnb.protocol(name).batch_size
 
 
+def _beyond_classification(p):
+    params = {**runner.notebook_parameters("beyond_classification"),
+              **runner.profile_parameters("beyond_classification", "smoke")}
+    tab = pd.read_csv(p / "beyond_regression.csv")
+    has_columns(tab, ["task", "representation", "n", "orders", "per example [density nats]",
+                      "total [nats]", "vs best [nats]", "rank", "LogME [nats/example]",
+                      "LogME rank"])
+    finite(tab, ["per example [density nats]", "total [nats]", "vs best [nats]",
+                 "LogME [nats/example]"])
+    assert set(tab["task"]) == {"diabetes", params["image_task"]} and (tab["orders"] >= 3).all()
+    np.testing.assert_allclose(tab["total [nats]"], tab["per example [density nats]"] * tab["n"],
+                               rtol=1e-9)
+    runs = pd.read_csv(p / "beyond_regression_runs.csv")
+    agg = runs.groupby(["task", "representation"])["total [nats]"].mean()
+    np.testing.assert_allclose(agg.loc[list(zip(tab["task"], tab["representation"]))],
+                               tab["total [nats]"], rtol=1e-9)
+    cal = pd.read_csv(p / "beyond_calibration.csv")
+    cr = pd.read_csv(p / "beyond_calibration_runs.csv")
+    d = (cr["on [nats]"] - cr["off [nats]"]).groupby(cr["representation"]).mean()
+    np.testing.assert_allclose(d.loc[cal["representation"]], cal["on - off [nats]"], rtol=1e-9)
+    assert (cal["n"] == params["calibration_size"]).all()
+    per_example_nats(cr[["off [nats]", "on [nats]"]].to_numpy() / params["calibration_size"],
+                     math.log(10), "beyond calibration")
+
+
 EXPECT = {
+    "beyond_classification": (["beyond_regression.csv", "beyond_regression_runs.csv",
+                               "beyond_regression_along_n.csv", "beyond_calibration.csv",
+                               "beyond_calibration_runs.csv", "beyond_regression_codelengths.png",
+                               "beyond_calibration.png"], _beyond_classification),
     "layers": (["layers_table.csv", "layers_runs.csv", "layers_along_n.csv",
                 "layers_leaders.csv", "layers_codelengths.png"], _layers),
     "pretraining": (["pretraining_encoders.csv", "pretraining_probe_curves.csv",

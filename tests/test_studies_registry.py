@@ -36,7 +36,7 @@ FLAT = [n for n, s in studies.NOTEBOOKS.items() if "overrides" not in runner.not
 
 
 def test_flat_notebooks_are_the_expected_ones():
-    assert sorted(FLAT) == ["data_efficiency", "layers", "loss_data", "parity_toy",
+    assert sorted(FLAT) == ["beyond_classification", "data_efficiency", "layers", "loss_data", "parity_toy",
                             "switching_strategies"]
 
 

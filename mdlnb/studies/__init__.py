@@ -47,11 +47,11 @@ from typing import Any
 
 from mdlnb.studies._base import StudyConfig, finish
 
-_SUBMODULES = ("data_efficiency", "encoders", "layers", "loss_data", "parity", "pretraining",
+_SUBMODULES = ("beyond", "data_efficiency", "encoders", "layers", "loss_data", "parity", "pretraining",
                "switching", "transferability")
 
 #: Notebook (``notebooks/<name>.py``) → the study it runs; a notebook not listed runs none.
-NOTEBOOKS = {"data_efficiency": "data_efficiency", "layers": "layers", "loss_data": "loss_data",
+NOTEBOOKS = {"beyond_classification": "beyond", "data_efficiency": "data_efficiency", "layers": "layers", "loss_data": "loss_data",
              "objectives": "encoders", "parity_toy": "parity", "pretraining": "pretraining",
              "readout_preference": "encoders", "scaling": "encoders",
              "switching_strategies": "switching",
