@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
+from mdlnb._checks import check_int
 from mdlnb._standardize import CLIP_Z
 
 STANDARDIZE = ("none", "prefix")
@@ -65,16 +66,6 @@ def _standardize_value(value: Any) -> str:
     if value not in STANDARDIZE:
         raise ValueError(f"standardize: must be one of {STANDARDIZE}, got {value!r}")
     return value
-
-
-def _int(value: Any, name: str, low: int, high: int | None = None) -> int:
-    import numpy as np
-
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
-            or (high is not None and value >= high):
-        bound = f"in [{low}, {high})" if high is not None else f">= {low}"
-        raise ValueError(f"{name}: must be an int {bound}, got {value!r}")
-    return int(value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,7 +124,7 @@ class Protocol:
             if not board or not all(isinstance(e, _experts.Expert) for e in board):
                 raise ValueError("board: must be a preset name or a non-empty list of Experts")
         object.__setattr__(self, "board", board)
-        object.__setattr__(self, "batch_size", _int(self.batch_size, "batch_size", 1))
+        object.__setattr__(self, "batch_size", check_int("batch_size", self.batch_size, minimum=1))
         strategy = switching.FixedShare() if self.strategy is None else self.strategy
         object.__setattr__(self, "strategy", switching.get_strategy(strategy))
         object.__setattr__(self, "standardize", _standardize_value(self.standardize))
@@ -145,8 +136,10 @@ class Protocol:
         object.__setattr__(self, "clip", clip)
         if self.replay_streams is not None:
             object.__setattr__(self, "replay_streams",
-                               _int(self.replay_streams, "replay_streams", 0))
-        object.__setattr__(self, "seed", _int(self.seed, "seed", 0, 2 ** 32))
+                               check_int("replay_streams", self.replay_streams, minimum=0))
+        seed = check_int("seed", self.seed, minimum=0, maximum=2 ** 32 - 1,
+                         what="an int in [0, 2**32)")
+        object.__setattr__(self, "seed", seed)
         from mdlnb.readouts import MATMUL_DTYPES
         if self.matmul_dtype not in MATMUL_DTYPES:
             raise ValueError(f"matmul_dtype: must be one of {MATMUL_DTYPES}, got {self.matmul_dtype!r}")

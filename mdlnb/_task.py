@@ -8,7 +8,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mdlnb._checks import as_array, check_finite, check_labels, check_nonempty, check_same_length
+from mdlnb._checks import (as_array, check_finite, check_int, check_labels, check_nonempty,
+                           check_same_length)
 
 GROUPS = ("natural", "specialized", "structured")
 
@@ -44,8 +45,7 @@ class Task:
         if x.dtype.kind not in "fiub":
             raise ValueError(f"x: must be numeric, got dtype {x.dtype}")
         check_finite(x, "x")
-        if not isinstance(self.num_classes, (int, np.integer)) or self.num_classes < 2:
-            raise ValueError(f"num_classes: must be an integer >= 2, got {self.num_classes!r}")
+        check_int("num_classes", self.num_classes, minimum=2)
         y = check_labels(self.y, int(self.num_classes), "y")
         check_same_length(x, y, "x", "y")
         if self.group is not None and self.group not in GROUPS:
@@ -108,9 +108,7 @@ class Task:
         classes are missing and how to pass ``num_classes``.
         """
         y = check_labels(y, None, "y")
-        if num_classes is not None and (isinstance(num_classes, bool)
-                                        or not isinstance(num_classes, (int, np.integer))):
-            raise ValueError(f"num_classes: must be an integer >= 2, got {num_classes!r}")
+        check_int("num_classes", num_classes, allow_none=True, what="an integer >= 2")
         c = int(num_classes) if num_classes is not None else max(int(y.max()) + 1, 2)
         if name is None:
             from mdlnb._io import content_hash

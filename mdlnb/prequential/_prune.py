@@ -37,17 +37,15 @@ from typing import Any, Mapping
 import jax
 import numpy as np
 
+from mdlnb._checks import check_int
+from mdlnb.switching import codelength, codelength_pruned
+from mdlnb.switching.pruned import PrunedStream
+
 
 def _number(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"{name}: must be a number, got {value!r}")
     return float(value)
-
-
-def _count(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name}: must be an int >= 1, got {value!r}")
-    return int(value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,12 +74,8 @@ class Prune:
         if not (math.isfinite(t) and 0.0 <= t < 1.0):
             raise ValueError(f"threshold: must lie in [0, 1), got {self.threshold!r}")
         object.__setattr__(self, "threshold", t)
-        object.__setattr__(self, "window", _count(self.window, "window"))
-        object.__setattr__(self, "segment_batches", _count(self.segment_batches, "segment_batches"))
-        k = self.keep_per_readout
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-            raise ValueError(f"keep_per_readout: must be an int >= 0, got {k!r}")
-        object.__setattr__(self, "keep_per_readout", int(k))
+        for name, low in (("window", 1), ("segment_batches", 1), ("keep_per_readout", 0)):
+            object.__setattr__(self, name, check_int(name, getattr(self, name), minimum=low))
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -104,8 +98,6 @@ class Pruner:
 
     def __init__(self, prune: Prune, strategy, num_experts: int, n: int, batch_size: int,
                  readout_of=None):
-        from mdlnb.switching.pruned import PrunedStream
-
         # readout architecture of each expert (an int label), for keep_per_readout
         self.readout_of = np.zeros(num_experts, np.int64) if readout_of is None else \
             np.unique(np.asarray(readout_of), return_inverse=True)[1].reshape(-1)
@@ -258,8 +250,6 @@ def simulate(losses, prune: Prune, strategy=None, *,
     cheap: one stage-2 pass. ``strategy`` and ``batch_size`` default to the
     matrix's protocol's.
     """
-    from mdlnb.switching import codelength, codelength_pruned
-
     proto = getattr(losses, "protocol", None)
     strategy = strategy if strategy is not None else (proto.strategy if proto else None)
     if strategy is None:

@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from mdlnb import _aligned
+from mdlnb import _aligned, _progress
 from mdlnb._task import Task
 from mdlnb.experts import Expert
 from mdlnb.prequential import _memory
@@ -39,8 +39,6 @@ def announce(plan: _memory.SlicePlan, progress, n: int) -> dict:
     """Print the plan line (standard output: information, not an error) when progress is shown (``progress`` truthy, or
     ``None`` when interactive for N·K ≥ 2e6: :func:`mdlnb._progress.wanted`); return
     it as ``meta["memory_plan"]``."""
-    from mdlnb import _progress
-
     line = plan.describe()
     if callable(progress) or _progress.wanted(progress, long=n * plan.num_experts >= 2_000_000):
         print(line, flush=True)
