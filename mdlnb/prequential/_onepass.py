@@ -202,7 +202,8 @@ def _job(task, proto, chunk_batches, pad_features, progress) -> _Job:
             chunk_batches = min(chunk_batches, max(1, math.ceil(math.ceil(n / b) /
                                                                 PROGRESS_UPDATES)))
     padded = {"padded_dim": dp} if dp != d else {}  # (the last float bit may differ)
-    key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c, *([padded] if padded else []))
+    key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c,
+                       *([padded] if padded else []))
     meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize,
             "matmul_dtype": proto.matmul_dtype, **padded}
     return _Job(proto, experts, feats, labels, c, dp, chunk_batches, key, meta)
@@ -322,7 +323,7 @@ def _setup(job: _Job, devices, ckpt: Checkpointer):
     order = stream_order(seed, n)
     rows = row_bucket(n)
     x_all = np.zeros((rows, job.dp), job.feats.dtype)
-    x_all[:n, :job.feats.shape[1]] = job.feats[order]
+    x_all[:n, :d] = job.feats[order]
     y_all = np.zeros(rows, np.int32)
     y_all[:n] = job.labels[order]
     # Devices (_sharding.py): with several, each group is padded to whole
