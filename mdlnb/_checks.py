@@ -97,8 +97,8 @@ def check_labels(y: Any, num_classes: int | None, name: str = "y") -> np.ndarray
     """Integer labels in ``[0, num_classes)``; returns an int32 array.
 
     Floats are accepted only when integer-valued (class indices in disguise);
-    other floats are a ValueError saying regression targets need a regression
-    task kind. A 2-D one-hot (or probability) matrix is a ValueError that says
+    other floats are a ValueError pointing to the regression task kind
+    (``Task(..., kind="regression")``). A 2-D one-hot (or probability) matrix is a ValueError that says
     so and how to pass class indices."""
     y = as_array(y, name)
     if y.ndim == 2 and y.shape[1] >= 2 and y.size and y.dtype.kind in "fiub":
@@ -114,8 +114,9 @@ def check_labels(y: Any, num_classes: int | None, name: str = "y") -> np.ndarray
     if y.dtype.kind == "f" and np.all(np.isfinite(y)) and not np.all(y == np.round(y)):
         bad = y[y != np.round(y)][0]
         raise ValueError(f"{name}: labels must be integer class indices, got non-integer "
-                         f"values (e.g. {bad:g}); regression targets need a regression task "
-                         "kind, which mdlnb does not have yet")
+                         f"values (e.g. {bad:g}); real-valued targets are the regression task "
+                         "kind: mdlnb.Task(name, x, y, kind='regression') or "
+                         "Task.from_arrays(x, y, kind='regression')")
     y = check_integer_values(y, name, "labels")
     if y.min() < 0:
         raise ValueError(f"{name}: labels must be >= 0, got {int(y.min())}")
@@ -126,6 +127,22 @@ def check_labels(y: Any, num_classes: int | None, name: str = "y") -> np.ndarray
             raise ValueError(
                 f"{name}: labels must be in [0, {num_classes}), got {int(y.max())}")
     return y.astype(np.int32)
+
+
+def check_targets(y: Any, name: str = "y") -> np.ndarray:
+    """Real regression targets: a non-empty, finite, numeric ``(N,)`` or ``(N, P)``
+    array with P >= 1; returns it as float64 (shape kept)."""
+    y = as_array(y, name)
+    if y.ndim not in (1, 2):
+        raise ValueError(f"{name}: regression targets must have shape (N,) or (N, P), "
+                         f"got {y.shape}")
+    if y.dtype.kind not in "fiub":
+        raise ValueError(f"{name}: regression targets must be numeric, got dtype {y.dtype}")
+    check_nonempty(y, name)
+    if y.ndim == 2 and y.shape[1] == 0:
+        raise ValueError(f"{name}: has no target columns (shape {y.shape})")
+    y = y.astype(np.float64)
+    return check_finite(y, name)
 
 
 def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:

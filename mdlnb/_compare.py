@@ -58,6 +58,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from mdlnb import _targets
+from mdlnb._signature import data_first, extra_positional
 from mdlnb._task import Task
 from mdlnb._units import LN2
 
@@ -143,12 +145,19 @@ def _features_of(name: str, value: Any, task: Task | None, y: np.ndarray) -> np.
         raise ValueError(f"encoders: {name!r}: {e}") from None
     if x.shape[0] != len(y):
         raise ValueError(f"encoders: {name!r} has {x.shape[0]} examples, the labels {len(y)}")
+    if isinstance(value, Task) and value.kind != (task.kind if task is not None
+                                                  else "classification"):
+        kind = task.kind if task is not None else "classification"
+        raise ValueError(f"encoders: {name!r} is a {value.kind} task and y a {kind} one; one "
+                         "comparison codes one kind of target (density codelengths of real "
+                         "targets are never comparable with classification codelengths)")
     if isinstance(value, Task) and not np.array_equal(value.y, y):
         raise ValueError(f"encoders: {name!r} is a Task whose labels differ from y")
     return np.asarray(x, np.float32)
 
 
-def _labels(y: Any, num_classes: int | None) -> tuple[Task | None, np.ndarray, int]:
+def _labels(y: Any, num_classes: int | None) -> tuple[Task | None, np.ndarray, int | None]:
+    """``(task or None, labels, C)``; a regression Task gives its targets and C = None."""
     from mdlnb._checks import check_labels
     from mdlnb._task import warn_label_alphabet, warn_missing_classes
     from mdlnb.evaluation import _looks_like_board
@@ -253,6 +262,7 @@ class Comparison:
     reports: Mapping[tuple[str, int], Any] = dataclasses.field(default_factory=dict, repr=False)
     warnings: tuple[str, ...] = ()
     inputs: Any = dataclasses.field(default=None, repr=False)  # (features, y, C, cache) for reruns
+    kind: str = "classification"  # "regression": density codelengths (mdlnb._targets)
 
     @property
     def per_step(self) -> Mapping[tuple[str, int], np.ndarray]:
@@ -367,8 +377,8 @@ class Comparison:
             "encoder": self.encoders,
             "total [nats]": tot.mean(axis=1),
             "total std [nats]": tot.std(axis=1, ddof=1),
-            "per example [bits]": tot.mean(axis=1) / LN2 / n,
-            "per example std [bits]": tot.std(axis=1, ddof=1) / LN2 / n,
+            f"per example [{self.per_example_unit}]": tot.mean(axis=1) / self._per_unit / n,
+            f"per example std [{self.per_example_unit}]": tot.std(axis=1, ddof=1) / self._per_unit / n,
             "vs best [nats]": diff.mean(axis=1),
             "vs best std [nats]": diff.std(axis=1, ddof=1),
             "best expert [nats]": bex.mean(axis=1),
@@ -382,6 +392,15 @@ class Comparison:
         })
         df.insert(1, "orders", len(self.seeds))
         return df.sort_values(["rank", "encoder"]).reset_index(drop=True)
+
+    @property
+    def per_example_unit(self) -> str:
+        """``"bits"``, or ``"density nats"`` for regression (:mod:`mdlnb._targets`)."""
+        return "density nats" if self.kind == "regression" else "bits"
+
+    @property
+    def _per_unit(self) -> float:
+        return 1.0 if self.kind == "regression" else LN2
 
     def summary(self):
         """The same as :meth:`table` (one row per encoder)."""
@@ -412,7 +431,8 @@ class Comparison:
         old = self.protocol.standardize
         other = "none" if old == "prefix" else "prefix"
         rerun = compare({a: feats[a], b: feats[b]}, y, protocol=self.protocol.replace(
-            standardize=other), seeds=self.seeds, num_classes=c, progress=progress, cache=cache)
+            standardize=other), seeds=self.seeds, num_classes=None if isinstance(y, Task) else c,
+            progress=progress, cache=cache)
         return StandardizeCheck((a, b), (old, other), float(tab["vs best [nats]"].iloc[1]),
                                 float(tab["vs best std [nats]"].iloc[1]), rerun,
                                 rerun.best == a)
@@ -444,7 +464,8 @@ class Comparison:
         fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 3.8),
                                      gridspec_kw={"width_ratios": [1, 1.6]})
         pal = dict(zip(tab["encoder"], sns.color_palette("colorblind", len(tab))))
-        sns.barplot(data=self.runs, x="encoder", y="per example [bits]", order=list(tab["encoder"]),
+        sns.barplot(data=self.runs, x="encoder", y=f"per example [{self.per_example_unit}]",
+                    order=list(tab["encoder"]),
                     hue="encoder", palette=pal, errorbar="sd", ax=a0, legend=False)
         a0.set_xlabel("")
         a0.set_title(f"{self.task_name}: codelength, ±1 sd over {len(self.seeds)} orders")
@@ -481,11 +502,11 @@ class Comparison:
             return f"{r[f'{col} [{unit(col)}]']:{fmt}} ± {r[f'{col} std [{unit(col)}]']:{sd}}"
 
         def unit(col: str) -> str:
-            return "bits" if col == "per example" else "nats"
+            return self.per_example_unit if col == "per example" else "nats"
 
         rows = [{
             "encoder": r["encoder"],
-            "per example [bits]": pm(r, "per example", ".3f", ".3f"),
+            f"per example [{self.per_example_unit}]": pm(r, "per example", ".3f", ".3f"),
             "total [nats]": pm(r, "total", ",.1f"),
             "vs best [nats] (paired)": "0" if i == 0 else pm(r, "vs best", "+,.1f"),
             "best single expert [nats]": pm(r, "best expert", ",.1f"),
@@ -517,7 +538,9 @@ class Comparison:
     def __str__(self) -> str:
         from mdlnb.report import to_markdown
 
-        return (f"compare: task {self.task_name!r}, N={self.n}, C={self.num_classes}, "
+        what = (f"regression (density codelengths: {_targets.QUANTISATION_NOTE})"
+                if self.kind == "regression" else f"C={self.num_classes}")
+        return (f"compare: task {self.task_name!r}, N={self.n}, {what}, "
                 f"{len(self.seeds)} orders, {self.protocol!r}\n"
                 + to_markdown(self.display_table(), digits=3) + "\n"
                 + "\n".join(f"  {line}" for line in self.notes()))
@@ -528,7 +551,8 @@ class Comparison:
 # ----------------------------------------------------------------------------- compare
 
 
-def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
+@data_first
+def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any = None,
             strategy: Any = None, m: float | None = None, protocol: Any = None,
             batch_size: int | None = None, standardize: str | bool | None = None,
             replay_streams: int | None = None, seeds: Sequence[int] = (0, 1, 2),
@@ -568,6 +592,8 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
       ``.reports``, ``.warnings``, ``.check_standardize()``). The runs'
       warnings are issued once each, naming the runs they came from.
     """
+    if more:   # a third positional argument: the package's error, not Python's
+        raise extra_positional("compare", ACCEPTED_FORMS, more)
     import pandas as pd
 
     from mdlnb import _progress, prequential
@@ -587,6 +613,7 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
     task, y, c = _labels(y, num_classes)
     feats = {k: _features_of(k, v, task, y) for k, v in encoders.items()}
     task_name = task.name if task is not None else "labels"
+    kind = task.kind if task is not None else "classification"
     jobs = [(e, s) for s in seeds for e in feats]
     it = jobs
     long = len(jobs) * len(y) * len(plan.experts()) >= 2_000_000
@@ -600,7 +627,7 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
     t0 = time.perf_counter()
     for i, (e, s) in enumerate(it):
         t_run = time.perf_counter()
-        t = Task(f"{task_name}:{e}", feats[e], y, c)
+        t = Task(f"{task_name}:{e}", feats[e], y, c, kind=kind)
         lm = prequential.run(t, protocol=plan, seed=s, progress=False, cache=cache)
         if s in orders and not np.array_equal(orders[s], lm.order):
             raise RuntimeError("compare: two encoders got different data orders for one seed")
@@ -616,14 +643,18 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
         mass[(e, s)] = dict(zip(ros, mat.mean(axis=0).tolist()))
         per_step[(e, s)] = rep.per_step_nats.astype(np.float64)
         rows.append({"encoder": e, "seed": s, "total [nats]": rep.total_nats,
-                     "per example [bits]": rep.bits_per_example,
+                     **({"per example [density nats]": rep.nats_per_example}
+                        if kind == "regression" else
+                        {"per example [bits]": rep.bits_per_example}),
                      "best expert [nats]": rep.best_expert_nats,
                      "whole-run readout": rep.preferred_readout})
         if lines:
             now = time.perf_counter()
             left = (now - t0) / (i + 1) * (len(jobs) - i - 1)
             print(f"compare: {e}, order {s} ({i + 1}/{len(jobs)}): {rep.total_nats:,.1f} nats "
-                  f"({rep.bits_per_example:.3f} bits/example) in {now - t_run:.1f} s; "
+                  + (f"({rep.nats_per_example:.3f} density nats/example)" if kind == "regression"
+                     else f"({rep.bits_per_example:.3f} bits/example)")
+                  + f" in {now - t_run:.1f} s; "
                   f"{_clock(now - t0)} elapsed, about {_clock(left)} left", flush=True)
     runs = pd.DataFrame(rows)
     texts = []
@@ -632,8 +663,9 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *, experts: Any = None,
         warnings.warn(f"compare: {texts[-1]}", category, stacklevel=2)
     texts = tuple(texts)
     return Comparison(runs=runs, per_step_nats=per_step, readout_mass=mass, protocol=plan, n=len(y),
-                      num_classes=c, seeds=seeds, task_name=task_name, reports=reports,
-                      warnings=texts, inputs=(feats, y, c, cache))
+                      num_classes=c or 0, seeds=seeds, task_name=task_name, reports=reports,
+                      warnings=texts, inputs=(feats, task if kind == "regression" else y,
+                                              c, cache), kind=kind)
 
 
 def _clock(seconds: float) -> str:

@@ -86,11 +86,17 @@ def nothing_trained(n: int, batch_size: int) -> str | None:
             "step; use a smaller batch_size or more data")
 
 
-def worse_than_uniform(total_nats: float, uniform_nats: float) -> str | None:
+def worse_than_uniform(total_nats: float, uniform_nats: float, *,
+                       regression: bool = False) -> str | None:
     """The sentence to report when the switching code is longer than the uniform code
-    N log C (the readouts learned nothing that pays for itself), else None."""
+    N log C (the readouts learned nothing that pays for itself), else None.
+    ``regression``: against the untrained readout's density code instead."""
     if not total_nats > uniform_nats:
         return None
+    if regression:
+        return (f"the switching code ({total_nats:,.1f} nats) is longer than the untrained "
+                f"readout's density code ({uniform_nats:,.1f} nats, the prefix Gaussian): the "
+                "readouts found no usable relation between these features and the targets")
     return (f"the switching code ({total_nats:,.1f} nats) is longer than the uniform code "
             f"N log C ({uniform_nats:,.1f} nats): the readouts found no usable relation "
             "between these features and the labels (labels independent of the features, "

@@ -115,9 +115,17 @@ def example_losses(logits: jax.Array, y: jax.Array) -> jax.Array:
 
 
 def train_loss(apply: Callable, params: Any, x: jax.Array, y: jax.Array, smoothing: jax.Array,
-               num_classes: int, weights: jax.Array | None = None) -> jax.Array:
-    """Mean (``weights``: weighted mean) cross-entropy against label-smoothed targets, nats."""
+               num_classes: int, weights: jax.Array | None = None,
+               loss: Callable | None = None) -> jax.Array:
+    """Mean (``weights``: weighted mean) cross-entropy against label-smoothed targets, nats;
+    or, with ``loss``, the mean of ``loss(outputs, y)`` (per-example nats, e.g. the
+    Gaussian density code of :func:`mdlnb._targets.gaussian_nll`; no smoothing)."""
     logits = apply(params, x)
+    if loss is not None:
+        per = loss(logits, y)
+        if weights is None:
+            return per.mean()
+        return jnp.sum(weights * per) / jnp.maximum(jnp.sum(weights), 1.0)
     target = optax.smooth_labels(jax.nn.one_hot(y, num_classes), smoothing)
     ce = optax.softmax_cross_entropy(logits, target)
     if weights is None:
@@ -126,15 +134,16 @@ def train_loss(apply: Callable, params: Any, x: jax.Array, y: jax.Array, smoothi
 
 
 def step(apply: Callable, state: State, h: Hyper, x: jax.Array, y: jax.Array,
-         num_classes: int, weights: jax.Array | None = None) -> State:
+         num_classes: int, weights: jax.Array | None = None,
+         loss: Callable | None = None) -> State:
     """One AdamW update on the (weighted) mean cross-entropy, then the EMA update
     ``ema ← (1 − η)·ema + η·params`` (η = ``h.ema``).
 
     The one training step of the package: stage 1 (:mod:`mdlnb.prequential`)
     vmaps it over a board of experts, block-wise MDL and the probes over
-    hyperparameter grids."""
+    hyperparameter grids. ``loss``: see :func:`train_loss` (regression targets)."""
     grads = jax.grad(train_loss, argnums=1)(apply, state.params, x, y, h.label_smoothing,
-                                            num_classes, weights)
+                                            num_classes, weights, loss)
     updates, opt_state = optimizer(h).update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
     ema = optax.incremental_update(params, state.ema_params, h.ema)

@@ -1,4 +1,4 @@
-"""The ``Task``: inputs, integer labels, and what they are."""
+"""The ``Task``: inputs, integer labels or real targets, and what they are."""
 
 from __future__ import annotations
 
@@ -9,35 +9,45 @@ from typing import Any, Mapping
 import numpy as np
 
 from mdlnb._checks import (as_array, check_finite, check_int, check_labels, check_nonempty,
-                           check_same_length)
+                           check_same_length, check_targets)
+from mdlnb._targets import check_kind
 
 GROUPS = ("natural", "specialized", "structured")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Task:
-    """A labelled downstream task.
+    """A labelled downstream task: class labels or real-valued targets.
 
     Attributes:
       name: short identifier, e.g. ``"fashion_mnist"``.
       x: inputs, shape ``(N, ...)``: images ``(N, H, W, C)`` or features ``(N, D)``.
-      y: integer labels in ``[0, num_classes)``, shape ``(N,)``.
+      y: ``kind="classification"``: integer labels in ``[0, num_classes)``, shape
+        ``(N,)`` (int32). ``kind="regression"``: finite real targets, shape
+        ``(N,)`` or ``(N, P)`` (float64, shape kept).
       num_classes: C, the size of the label alphabet (the uniform code costs
-        ``log C`` nats per example).
+        ``log C`` nats per example); required for classification, must be
+        ``None`` for regression (there are no classes).
       group: ``"natural"``, ``"specialized"``, ``"structured"`` or ``None``.
       meta: free-form provenance (source, split, preprocessing).
+      kind: ``"classification"`` (default) or ``"regression"``
+        (:mod:`mdlnb._targets`: readouts then predict a Gaussian density and
+        codelengths are density codelengths, defined up to the targets'
+        quantisation).
     """
 
     name: str
     x: np.ndarray
     y: np.ndarray
-    num_classes: int
+    num_classes: int | None = None
     group: str | None = None
     meta: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    kind: str = "classification"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"name: must be a non-empty string, got {self.name!r}")
+        check_kind(self.kind)
         x = as_array(self.x, "x")
         if x.ndim < 2:
             raise ValueError(f"x: expected shape (N, ...) with at least 2 dims, got {x.shape}")
@@ -45,15 +55,36 @@ class Task:
         if x.dtype.kind not in "fiub":
             raise ValueError(f"x: must be numeric, got dtype {x.dtype}")
         check_finite(x, "x")
-        check_int("num_classes", self.num_classes, minimum=2)
-        y = check_labels(self.y, int(self.num_classes), "y")
+        if self.kind == "regression":
+            if self.num_classes is not None:
+                raise ValueError(f"num_classes: a regression task has no classes; pass None, "
+                                 f"got {self.num_classes!r}")
+            y = check_targets(self.y, "y")
+        else:
+            check_int("num_classes", self.num_classes, minimum=2)
+            y = check_labels(self.y, int(self.num_classes), "y")
+            object.__setattr__(self, "num_classes", int(self.num_classes))
         check_same_length(x, y, "x", "y")
         if self.group is not None and self.group not in GROUPS:
             raise ValueError(f"group: must be one of {GROUPS} or None, got {self.group!r}")
         object.__setattr__(self, "x", x)
         object.__setattr__(self, "y", y)
-        object.__setattr__(self, "num_classes", int(self.num_classes))
         object.__setattr__(self, "meta", dict(self.meta))
+
+    @property
+    def is_regression(self) -> bool:
+        return self.kind == "regression"
+
+    @property
+    def target_dims(self) -> int:
+        """P, the number of real targets (regression); 0 for classification."""
+        return (1 if self.y.ndim == 1 else int(self.y.shape[1])) if self.is_regression else 0
+
+    @property
+    def out_dim(self) -> int:
+        """Outputs of a readout for this task: C logits, or ``2P`` (Gaussian mean and
+        log-variance per target, :mod:`mdlnb._targets`)."""
+        return 2 * self.target_dims if self.is_regression else int(self.num_classes)
 
     # -- basic views ---------------------------------------------------------
     def __len__(self) -> int:
@@ -70,6 +101,9 @@ class Task:
         return self.x.reshape(len(self), -1).astype(np.float32, copy=False)
 
     def __repr__(self) -> str:
+        if self.is_regression:
+            return (f"Task(name={self.name!r}, N={self.n}, x={self.x.shape[1:]}, "
+                    f"kind='regression', P={self.target_dims}, group={self.group!r})")
         return (f"Task(name={self.name!r}, N={self.n}, x={self.x.shape[1:]}, "
                 f"num_classes={self.num_classes}, group={self.group!r})")
 
@@ -91,8 +125,12 @@ class Task:
     # -- user data -----------------------------------------------------------
     @classmethod
     def from_arrays(cls, x: Any, y: Any, *, name: str | None = None,
-                    num_classes: int | None = None, **kw: Any) -> "Task":
+                    num_classes: int | None = None, kind: str = "classification",
+                    **kw: Any) -> "Task":
         """Build a task from arrays; ``num_classes`` defaults to ``max(y) + 1``.
+
+        ``kind="regression"``: ``y`` are real targets ``(N,)`` or ``(N, P)`` and
+        ``num_classes`` must be None (see :class:`Task`).
 
         ``name`` defaults to a fingerprint of the arrays, ``arrays-<8 hex>``, so
         reports of different features never print the same name; name your
@@ -107,6 +145,17 @@ class Task:
         costs ``N log 11`` instead of ``N log 10``), a ``UserWarning`` says which
         classes are missing and how to pass ``num_classes``.
         """
+        check_kind(kind)
+        if kind == "regression":
+            y = check_targets(y, "y")
+            if num_classes is not None:
+                raise ValueError(f"num_classes: a regression task has no classes; pass None, "
+                                 f"got {num_classes!r}")
+            if name is None:
+                from mdlnb._io import content_hash
+
+                name = f"arrays-{content_hash(np.asarray(x), y, length=8)}"
+            return cls(name=name, x=np.asarray(x), y=y, kind="regression", **kw)
         y = check_labels(y, None, "y")
         check_int("num_classes", num_classes, allow_none=True, what="an integer >= 2")
         c = int(num_classes) if num_classes is not None else max(int(y.max()) + 1, 2)
@@ -140,6 +189,8 @@ class Task:
             if k not in keys:
                 raise ValueError(f"{arg}: {k!r} not in {path.name} (keys: {sorted(keys)})")
         x, y = z[x_key], z[y_key]
+        if "kind" in keys and "kind" not in kw:
+            kw["kind"] = str(z["kind"])
         if num_classes is None and "num_classes" in keys:
             num_classes = int(z["num_classes"])
         return cls.from_arrays(x, y, name=name or path.stem, num_classes=num_classes, **kw)
@@ -173,7 +224,19 @@ class Task:
     def to_npz(self, path: str | Path) -> Path:
         from mdlnb._io import atomic_savez
 
+        if self.is_regression:
+            return atomic_savez(path, x=self.x, y=self.y, kind=np.array(self.kind))
         return atomic_savez(path, x=self.x, y=self.y, num_classes=np.int64(self.num_classes))
+
+
+def require_classification(task: Task, what: str) -> None:
+    """A ValueError naming ``task`` when it is a regression task and ``what`` (a
+    function of class labels: accuracy probes, block-wise MDL, loss-data curves)
+    has no regression mode."""
+    if getattr(task, "is_regression", False):
+        raise ValueError(f"task: {what} codes class labels; {task.name!r} is a regression task "
+                         "(real targets): use mdlnb.evaluate / mdlnb.compare / "
+                         "mdlnb.prequential.run, which code them with Gaussian readouts")
 
 
 def warn_missing_classes(y: np.ndarray, num_classes: int, name: str = "task") -> list[int]:
@@ -222,8 +285,9 @@ def warn_label_alphabet(y: np.ndarray, num_classes: int, name: str = "task") -> 
                    "like a continuous quantity (a regression target?), not class indices")
     warnings.warn(
         f"y: C = max(y) + 1 = {num_classes} classes for N = {n} examples in {name!r} "
-        f"({'; '.join(why)}). mdlnb codes class labels: a regression target needs a regression "
-        "task kind, which mdlnb does not have yet. If these are classes, relabel them "
+        f"({'; '.join(why)}). mdlnb codes these as class labels; for a real-valued target "
+        "make a regression task: Task.from_arrays(x, y, kind='regression'). If these are "
+        "classes, relabel them "
         "0..C-1 (np.unique(y, return_inverse=True)[1]) or pass num_classes to silence this.",
         UserWarning, stacklevel=3)
     return True

@@ -47,7 +47,7 @@ import numpy as np
 from mdlnb import _fit, _xla_cache
 from mdlnb._standardize import CLIP_Z
 from mdlnb._checks import as_array, check_int, check_positive
-from mdlnb._task import Task
+from mdlnb._task import Task, require_classification
 from mdlnb._units import LN2, Codelength
 
 
@@ -235,6 +235,7 @@ def blockwise(task: Task, expert: Any, boundaries: Sequence[int] | None = None, 
     """
     if not isinstance(task, Task):
         raise ValueError(f"task: expected an mdlnb.Task, got {type(task).__name__}")
+    require_classification(task, "blockwise")
     readout, h, name = _as_expert(expert)
     n, c = task.n, task.num_classes
     b = default_boundaries(n) if boundaries is None else _check_boundaries(boundaries, n)

@@ -35,7 +35,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mdlnb import _diagnostics
+from mdlnb import _diagnostics, _targets
+from mdlnb._signature import data_first, extra_positional
 from mdlnb._task import Task
 from mdlnb._units import LN2, Codelength
 from mdlnb._warnings import ResultWarning
@@ -248,8 +249,17 @@ class Report(Codelength):
         # a pruned board (Protocol.prune): the strategy restricted to the survivors
         at = getattr(losses, "pruned_at", None)
         seg = (getattr(losses, "meta", None) or {}).get("prune", {}).get("segment_rows", 1)
-        result = switching.codelength_pruned(losses.losses, strat, at, posterior=True,
-                                             segment_rows=seg)
+        if getattr(losses, "kind", "classification") == "regression":
+            # density codes may be negative: stage 2 on rows shifted by their minimum, the
+            # shift added back per step (exact: mdlnb._targets.shift_rows)
+            rows, shift = _targets.shift_rows(losses.losses)
+            result = switching.codelength_pruned(rows, strat, at, posterior=True,
+                                                 segment_rows=seg)
+            ps = result.per_step_nats + shift.astype(np.float64)
+            result = dataclasses.replace(result, total_nats=float(np.sum(ps)), per_step_nats=ps)
+        else:
+            result = switching.codelength_pruned(losses.losses, strat, at, posterior=True,
+                                                 segment_rows=seg)
         report = cls(losses, result)
         if warn:
             for text in report.warnings:
@@ -314,6 +324,24 @@ class Report(Codelength):
         return int(self.losses.num_classes)
 
     @property
+    def kind(self) -> str:
+        """``"classification"`` or ``"regression"``: a regression report's codelengths
+        are density codelengths (:attr:`caveat`)."""
+        return getattr(self.losses, "kind", "classification")
+
+    @property
+    def target(self) -> dict:
+        """A regression report's ``meta["target"]`` (P, code, first-batch convention,
+        caveat); empty for classification."""
+        return dict((getattr(self.losses, "meta", None) or {}).get("target") or {})
+
+    @property
+    def caveat(self) -> str | None:
+        """Regression: a density codelength equals a codelength only up to the targets'
+        quantisation, −log δ nats per example and output (:mod:`mdlnb._targets`)."""
+        return _targets.QUANTISATION_NOTE if self.kind == "regression" else None
+
+    @property
     def task_name(self) -> str:
         return str(self.losses.task_name)
 
@@ -335,7 +363,11 @@ class Report(Codelength):
 
     @property
     def uniform_nats(self) -> float:
-        """``N log C``: the codelength without learning anything, nats."""
+        """``N log C``: the codelength without learning anything, nats. Regression: the
+        untrained readout's density code (the prefix's Gaussian, features unused,
+        :func:`mdlnb._targets.untrained_nats`)."""
+        if self.kind == "regression":
+            return float(self.target.get("untrained_nats", math.nan))
         return self.n * math.log(self.num_classes)
 
     @property
@@ -400,7 +432,8 @@ class Report(Codelength):
         if untrained:
             out.append(untrained)
         else:
-            worse = _diagnostics.worse_than_uniform(self.total_nats, self.uniform_nats)
+            worse = _diagnostics.worse_than_uniform(self.total_nats, self.uniform_nats,
+                                                    regression=self.kind == "regression")
             if worse:
                 out.append(worse)
             proto = getattr(self.losses, "protocol", None)
@@ -434,7 +467,15 @@ class Report(Codelength):
         codes = [(strategy_label(r.strategy), r.total_nats)
                  for r in (self.with_strategy(st) for st in strategies)]
         codes += [(f"best single expert ({self.best_expert})", self.best_expert_nats),
-                  ("uniform (N log C)", self.uniform_nats)]
+                  ("untrained readout (prefix Gaussian)" if self.kind == "regression"
+                   else "uniform (N log C)", self.uniform_nats)]
+        if self.kind == "regression":  # density codes: nats only, the caveat in the column name
+            return pd.DataFrame({
+                "code": [c for c, _ in codes],
+                "total [density nats]": [v for _, v in codes],
+                "per example [density nats]": [v / self.n for _, v in codes],
+                "vs best expert [nats]": [v - self.best_expert_nats for _, v in codes],
+            })
         return pd.DataFrame({
             "code": [c for c, _ in codes],
             "total [nats]": [v for _, v in codes],
@@ -520,6 +561,26 @@ class Report(Codelength):
             ro, mass = whole_run_preference(self)
         else:
             ro, mass = "none (no readout trained)", float("nan")
+        if self.kind == "regression":  # density codelengths: per example, nats, the caveat
+            return pd.DataFrame([{
+                "task": self.task_name,
+                "kind": "regression",
+                "N": self.n,
+                "P": int(self.target.get("dims", 0)),
+                "K": len(self.expert_names),
+                "strategy": strategy_label(self.strategy),
+                "total [density nats]": self.total_nats,
+                "per example [density nats]": self.nats_per_example,
+                "untrained readout [density nats]": self.uniform_nats,
+                "best expert": self.best_expert,
+                "best expert [density nats]": self.best_expert_nats,
+                "regret vs best expert [nats]": self.regret_nats,
+                "regret bound [nats]": self.regret_bound_nats,
+                "whole-run readout (one order)": ro,
+                "whole-run readout mass": mass,
+                "warnings": len(self.warnings),
+                "caveat": "up to -log(delta) nats per example and output (target quantisation)",
+            }])
         return pd.DataFrame([{
             "task": self.task_name,
             "N": self.n,
@@ -541,6 +602,8 @@ class Report(Codelength):
         }])
 
     def __str__(self) -> str:
+        if self.kind == "regression":
+            return self._str_regression()
         lines = [
             f"MDL report: task {self.task_name!r}, N={self.n}, C={self.num_classes}, "
             f"K={len(self.expert_names)} experts, {strategy_label(self.strategy)}",
@@ -560,6 +623,26 @@ class Report(Codelength):
                          f"pruned (posterior < {p['threshold']:g} for {p['window']:,} examples); "
                          f"{p['expert_updates']:,} of {p['expert_updates_unpruned']:,} "
                          f"expert-updates ({p['updates_ratio']:.1f}x fewer)")
+        lines += [f"  warning        : {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def _str_regression(self) -> str:
+        p = int(self.target.get("dims", 0))
+        lines = [
+            f"MDL report (regression, density codelengths): task {self.task_name!r}, N={self.n}, "
+            f"P={p} targets, K={len(self.expert_names)} experts, {strategy_label(self.strategy)}",
+            f"  switching code : {self.total_nats:,.1f} nats ({self.nats_per_example:.4f} "
+            "nats/example)  <- the score: rank representations of these targets by this",
+            f"  best expert    : {self.best_expert_nats:,.1f} nats ({self.best_expert}; picked in "
+            "hindsight, for comparison)",
+            f"  regret vs best : {self.regret_nats:+,.1f} nats (guaranteed <= "
+            f"{self.regret_bound_nats:+,.1f}: the prior's cost)",
+            f"  untrained code : {self.uniform_nats:,.1f} nats (prefix Gaussian, features unused)",
+            f"  readout        : {self._preference_text()}",
+            "  units          : -log p(y), a density: a codelength only up to the targets' "
+            "quantisation, -log(delta) nats per example and output; not comparable with "
+            "classification codelengths",
+        ]
         lines += [f"  warning        : {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -624,9 +707,10 @@ class Report(Codelength):
                             baseline_label=base_label, ax=ax, units=units)
 
 
-def evaluate(x: Any = None, y: Any = None, *, experts: Any = None, strategy: Any = None,
-             m: float | None = None, protocol: Any = None, batch_size: int | None = None,
-             seed: int | None = None, standardize: str | bool | None = None,
+@data_first
+def evaluate(x: Any = None, y: Any = None, *more: Any, experts: Any = None,
+             strategy: Any = None, m: float | None = None, protocol: Any = None,
+             batch_size: int | None = None, seed: int | None = None, standardize: str | bool | None = None,
              replay_streams: int | None = None, name: str | None = None,
              num_classes: int | None = None, progress: Any = None,
              cache: bool = True) -> Report:
@@ -669,12 +753,15 @@ def evaluate(x: Any = None, y: Any = None, *, experts: Any = None, strategy: Any
       cache: stage-1 loss matrices are cached on disk.
 
     With N ≤ B no readout is trained (every example is in the first batch,
-    coded uniformly): the report is the uniform code, with a warning, and
-    nothing is compiled.
+    coded uniformly): the report is the uniform code, with a warning, and no
+    training program is compiled (:func:`mdlnb.prequential.run` decides it, for
+    every caller).
 
     Returns:
       a :class:`Report` (totals in nats and bits, posterior, plots).
     """
+    if more:   # a third positional argument: the package's error, not Python's
+        raise extra_positional("evaluate", ACCEPTED_FORMS, more)
     from mdlnb import prequential
 
     task = as_task(x, y, name=name, num_classes=num_classes)
@@ -682,23 +769,5 @@ def evaluate(x: Any = None, y: Any = None, *, experts: Any = None, strategy: Any
                                          standardize=standardize, replay_streams=replay_streams)
     strat = resolve_strategy(strategy, m, default=proto.strategy)  # validate before stage 1
     proto = proto.resolve(strategy=strat)
-    if task.n <= proto.batch_size:
-        lm = _untrained_losses(task, proto)
-    else:
-        lm = prequential.run(task, protocol=proto, progress=progress, cache=cache)
+    lm = prequential.run(task, protocol=proto, progress=progress, cache=cache)  # N ≤ B: no compile
     return Report.from_losses(lm, strat)
-
-
-def _untrained_losses(task: Task, proto: Any) -> Any:
-    """The ``LossMatrix`` of a stream of N ≤ B examples: one batch, coded uniformly
-    (log C nats per example for every expert, as stage 1 records it), without
-    compiling a training program that would train nothing."""
-    from mdlnb.prequential import LossMatrix, stream_order
-
-    experts = tuple(proto.experts())
-    losses = np.full((task.n, len(experts)), np.float32(math.log(task.num_classes)), np.float32)
-    return LossMatrix(losses=losses, experts=experts, order=stream_order(proto.seed, task.n),
-                      task_name=task.name, num_classes=task.num_classes, seed=proto.seed,
-                      batch_size=proto.batch_size,
-                      meta={"standardize": proto.standardize, "untrained": True},
-                      protocol=proto)

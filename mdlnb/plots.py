@@ -48,6 +48,75 @@ def log_spaced(n: int, max_points: int, start: int = 1) -> np.ndarray:
     return np.unique(np.clip(idx, start, n - 1))
 
 
+def place_labels(ax: Any, points: Sequence[tuple[float, float]], labels: Sequence[str], *,
+                 fontsize: float = 8.0, color: Any = None) -> list:
+    """Annotate each point (data coordinates) with its label so that no two labels
+    overlap: each label takes the first free spot, nearest first — right-above,
+    right-below, left-above, left-below the point, then further up or down by
+    whole line heights — preferring spots inside the axes. Call it after the
+    axes' limits, scales and inversions are final. Returns the Annotations."""
+    from matplotlib.transforms import Bbox
+
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    frame_box = ax.get_window_extent(renderer)
+    line = fontsize * 1.25
+    spots = [(dx, dy) for k in range(8) for dy in (3 + k * line, -3 - k * line)
+             for dx in (5, -5)]
+    placed, out = [], []
+    # what is drawn already: the lines, markers and error bars, sampled along each segment
+    r = 4.0 * fig.dpi / 72.0                                  # 4 points around each sample
+    for xy in _drawn_paths(ax):
+        for (x0, y0), (x1, y1) in zip(xy[:-1], xy[1:]):
+            steps = max(1, int(np.hypot(x1 - x0, y1 - y0) / r))
+            for f in np.linspace(0.0, 1.0, steps + 1):
+                x, y = x0 + f * (x1 - x0), y0 + f * (y1 - y0)
+                placed.append(Bbox.from_extents(x - r, y - r, x + r, y + r))
+        if len(xy) == 1:
+            placed.append(Bbox.from_extents(xy[0][0] - r, xy[0][1] - r,
+                                            xy[0][0] + r, xy[0][1] + r))
+    colors = color if isinstance(color, (list, tuple)) else [color] * len(labels)
+    for (x, y), text, c in zip(points, labels, colors):
+        ann = ax.annotate(text, (x, y), textcoords="offset points", xytext=spots[0],
+                          fontsize=fontsize, color=c)
+        best = None
+        for dx, dy in spots:
+            ann.set_position((dx, dy))
+            ann.set_ha("left" if dx > 0 else "right")
+            ann.set_va("bottom" if dy > 0 else "top")
+            box = ann.get_window_extent(renderer).expanded(1.05, 1.1)
+            if any(box.overlaps(b) for b in placed):
+                continue
+            inside = (box.x0 >= frame_box.x0 and box.x1 <= frame_box.x1
+                      and box.y0 >= frame_box.y0 and box.y1 <= frame_box.y1)
+            if inside:
+                best = (dx, dy, box)
+                break
+            best = best or (dx, dy, box)
+        dx, dy, box = best if best is not None else (*spots[0], None)
+        ann.set_position((dx, dy))
+        ann.set_ha("left" if dx > 0 else "right")
+        ann.set_va("bottom" if dy > 0 else "top")
+        placed.append(ann.get_window_extent(renderer).expanded(1.05, 1.1))
+        out.append(ann)
+    return out
+
+
+def _drawn_paths(ax: Any) -> list[np.ndarray]:
+    """Display coordinates of the finite vertices of every line (and line
+    collection: error bars) on ``ax``, one array per path."""
+    paths = []
+    for ln in ax.lines:
+        xy = ln.get_transform().transform(np.asarray(ln.get_xydata(), float))
+        paths.append(xy[np.isfinite(xy).all(axis=1)])
+    for coll in ax.collections:
+        if hasattr(coll, "get_segments"):
+            for seg in coll.get_segments():
+                xy = coll.get_transform().transform(np.asarray(seg, float))
+                paths.append(xy[np.isfinite(xy).all(axis=1)])
+    return [p for p in paths if len(p)]
+
+
 def posterior_area(frame: Any, *, by: str = "readout", ax: Any = None, log_x: bool = True,
                    max_points: int = 400, palette: str = "viridis", title: str | None = None) -> Any:
     """Stacked area of the posterior p(readout | D_<t) against examples seen (paper Fig. 1/9).
@@ -248,6 +317,26 @@ def encoder_label(name: str) -> str:
             label += f" ({int(parts[2]):,} steps)"
         return label
     return name
+
+
+_ARCHS = {"efficientnet-lite": "EfficientNet-Lite", "resnet": "ResNet", "vit": "ViT"}
+
+
+def family_label(architecture: str, objective: str) -> str:
+    """A reader's name for an encoder family, as :func:`encoder_label` writes its
+    members: ``("vit", "mae")`` → ``"ViT, MAE"``, ``("efficientnet-lite",
+    "supervised-imagenet")`` → ``"EfficientNet-Lite, supervised (ImageNet)"``."""
+    obj = ("supervised (ImageNet)" if objective == "supervised-imagenet"
+           else _OBJECTIVES.get(objective, objective))
+    return f"{_ARCHS.get(architecture, architecture)}, {obj}"
+
+
+def size_label(architecture: str, size: str) -> str:
+    """A member's short name within its family: ``("vit", "S")`` → ``"ViT-S"``,
+    ``("efficientnet-lite", "lite1")`` → ``"Lite1"``."""
+    if architecture == "efficientnet-lite":
+        return size.replace("lite", "Lite")
+    return f"{_ARCHS.get(architecture, architecture)}-{size}"
 
 
 def task_label(name: str) -> str:

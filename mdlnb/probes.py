@@ -30,7 +30,7 @@ import numpy as np
 
 from mdlnb import _fit, _standardize, _xla_cache
 from mdlnb._checks import check_int
-from mdlnb._task import Task
+from mdlnb._task import Task, require_classification
 
 #: Paper Table 4 (accuracy-based evaluation on VTAB).
 DEFAULT_GRID: dict[str, tuple[float, ...]] = {
@@ -216,6 +216,7 @@ def accuracy(task: Task, readouts: Sequence[Any] | None = None,
     """
     if not isinstance(task, Task):
         raise ValueError(f"task: expected an mdlnb.Task, got {type(task).__name__}")
+    require_classification(task, "probes.accuracy")
     if test is None:
         task, test = split(task, test_fraction, seed)
     elif not isinstance(test, Task):

@@ -1,6 +1,11 @@
 """Readout families as pure ``(init, apply)`` pairs over parameter pytrees.
 
-A readout maps features ``(B, D)`` float32 to class logits ``(B, C)``. The
+A readout maps features ``(B, D)`` float32 to class logits ``(B, C)`` — or, on
+a regression task (``Task(kind="regression")``, P real targets), to ``2P``
+outputs read as a Gaussian predictive density: a mean head and a
+heteroscedastic log-variance head per target (the same linear and MLP
+families, sized by ``Task.out_dim``; the density, its bound on the
+log-variance and its code are :mod:`mdlnb._targets`). The
 board of the paper (App. A.5.1) is a linear layer and MLPs of 1–7 hidden ReLU
 layers. Parameters are a tuple of ``{"w": (d_in, d_out), "b": (d_out,)}``
 layers, so readouts of one architecture stack along a leading axis and
@@ -14,7 +19,8 @@ Initialisation (documented, deterministic given the key):
 * output layer: zeros, so an untrained readout predicts the uniform
   distribution and codes each label with exactly ``log C`` nats — the
   prequential code starts from the uniform code rather than from a random
-  guess that costs more than ``log C``.
+  guess that costs more than ``log C``. On a regression task the same zero
+  layer predicts N(0, 1) for every standardised target.
 """
 
 from __future__ import annotations

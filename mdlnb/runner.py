@@ -24,10 +24,11 @@ reproduce`` runs it before any notebook) and those of ``-p``/``parameters``:
 a key that is not a parameter of the notebook is an error, as is a value whose
 type differs from the parameter cell's default (an int fits a float default;
 a ``None`` default takes anything, and ``None`` — YAML ``null``, "all" in the
-notebooks — fits any parameter), and for a notebook whose parameter cell
-names a ``study`` (:mod:`mdlnb.studies`) every field of its ``overrides`` must
-be a field of that study's ``Config``, of the field's annotated type, and
-build a valid ``Config``.
+notebooks — fits any parameter), and for a notebook that runs a
+study (its parameter cell names a ``study``, or :data:`mdlnb.studies.NOTEBOOKS`
+lists it) every field of its ``overrides`` — or, for a notebook with one
+parameter per field, every such parameter — must be a field of that study's
+``Config``, of the field's annotated type, and build a valid ``Config``.
 ``--compare-to-git REV`` ends the run by listing the numbers of the
 committed ``paper/*.csv`` (at ``REV``) that moved beyond the tolerance of
 :mod:`mdlnb._paperdiff`.
@@ -53,6 +54,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import dataclasses
 import datetime
 import json
 import os
@@ -103,18 +105,6 @@ def notebook_parameters(name: str) -> dict[str, Any]:
     return out
 
 
-def _overrides_study(name: str) -> str | None:
-    """The study whose ``Config.from_overrides(overrides)`` notebook ``name`` calls
-    (``from mdlnb.studies import <study> as <alias>`` … ``<alias>.<Cls>.from_overrides(
-    overrides)``), or None: lets :func:`check_profile` validate ``overrides`` of a
-    notebook that declares no ``study`` parameter."""
-    text = (notebook_dir() / f"{name}.py").read_text()
-    aliases = dict((a or s, s) for s, a in re.findall(
-        r"^from mdlnb\.studies import (\w+)(?: as (\w+))?", text, flags=re.M))
-    call = re.search(r"\b(\w+)\.\w+\.from_overrides\(overrides\)", text)
-    return aliases.get(call.group(1)) if call else None
-
-
 def _profile_table() -> dict[str, Any]:
     import yaml
 
@@ -126,7 +116,9 @@ def _profile_table() -> dict[str, Any]:
 def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
                   source: str = "profiles.yaml") -> None:
     """ValueError if ``params`` sets a name the notebook has no parameter for, or (for a
-    study notebook) an ``overrides`` field its study's ``Config`` lacks or rejects.
+    study notebook: its ``study`` parameter, else :data:`mdlnb.studies.NOTEBOOKS`) a
+    value its study's ``Config`` rejects: an ``overrides`` field it lacks, or, for a
+    notebook with one parameter per field, a parameter of the wrong type or value.
     The message starts with ``source`` (where the parameters came from), then names
     the notebook, the profile and the offending parameter or field."""
     declared = notebook_parameters(name)
@@ -141,23 +133,30 @@ def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
             raise ValueError(f"{source}: {name}.{profile}: {key} = {value!r} is "
                              f"{_a(type(value).__name__)}, but the default in notebooks/"
                              f"{name}.py ({declared[key]!r}) is {_a(type(declared[key]).__name__)}")
-    study = params.get("study", declared.get("study")) or _overrides_study(name)
-    if study is not None:
-        from mdlnb import studies
+    from mdlnb import studies   # here, not at the top: `--help` and `--summary` need no study
 
+    study = params.get("study", declared.get("study")) or studies.study_of(name)
+    if study is None:
+        return
+    cls = studies.config_class(study)
+    if "overrides" in declared:     # the study's fields, as one mapping
         overrides = params.get("overrides", declared.get("overrides")) or {}
-        cls = studies.config_class(study)
-        if isinstance(overrides, Mapping):
-            hints = _field_hints(cls)
-            for field, value in overrides.items():
-                if field in hints and not _matches(value, hints[field]):
-                    raise ValueError(f"{source}: {name}.{profile}: overrides.{field} = "
-                                     f"{value!r} is {_a(type(value).__name__)}, but "
-                                     f"{cls.__name__}.{field} is {_hint_text(hints[field])}")
-        try:
-            cls.from_overrides(overrides)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"{source}: {name}.{profile}: {err}") from None
+        prefix = "overrides."
+    else:                           # one notebook parameter per field, of the same name
+        fields = {f.name for f in dataclasses.fields(cls)}
+        overrides = {k: v for k, v in params.items() if k in fields}
+        prefix = ""
+    if isinstance(overrides, Mapping):
+        hints = _field_hints(cls)
+        for field, value in overrides.items():
+            if field in hints and not _matches(value, hints[field]):
+                raise ValueError(f"{source}: {name}.{profile}: {prefix}{field} = "
+                                 f"{value!r} is {_a(type(value).__name__)}, but "
+                                 f"{cls.__name__}.{field} is {_hint_text(hints[field])}")
+    try:
+        cls.from_overrides(overrides)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{source}: {name}.{profile}: {err}") from None
 
 
 # ----------------------------------------------------------------------------- types

@@ -59,47 +59,23 @@ from mdlnb import runner
 runner.interactive_profile(globals(), "data_efficiency")   # by hand: apply `profile`, write to build/lab
 
 # %%
-import math
-
 import matplotlib.pyplot as plt
-import pandas as pd
+from IPython.display import Markdown, display
 
-import mdlnb
-from mdlnb import claims, manifest, plots, report
-from mdlnb.encoders import pretrain
+from mdlnb import report
 from mdlnb.studies import data_efficiency as study
-from mdlnb.studies import switching as switching_study
+from mdlnb.studies import finish
+
+config = study.DataEfficiencyConfig.from_parameters(globals())
 
 # %% [markdown]
-# ## The encoder and the two tasks
+# ## The encoder, the two tasks and four codes per stream
 
 # %%
-encoder = pretrain(objective, arch, arch_size,
-                   mdlnb.data.load(pretrain_task, split="train", size=pretrain_size, seed=0),
-                   pretrain_steps, 0, batch_size=64, learning_rate=3e-3)
-tasks = {"in-domain": mdlnb.data.load(in_domain, split="test", size=task_size, seed=0),
-         "out-of-domain": mdlnb.data.load(out_of_domain, split="train", size=task_size, seed=0)}
-print(encoder.name, "features:", encoder.feature_dim)
-for domain, t in tasks.items():
-    print(f"{domain}: {t}; uniform code log C = {math.log(t.num_classes):.3f} nats/example")
-
-# %% [markdown]
-# ## Four codes per stream
-
-# %%
-runs = [(t.name, domain, s, study.per_step_losses(
-            t, encoder, mlp_layers=mlp_layers, mlp_width=mlp_width, learning_rate=learning_rates,
-            probe_learning_rate=probe_learning_rates, replay_streams=replay_streams,
-            batch_size=batch_size, seed=s))
-        for domain, t in tasks.items() for s in seeds]
-frames = [study.regret_frames(p, task=name, domain=domain, seed=s, points=points)
-          for name, domain, s, p in runs]
-curves = pd.concat([c for c, _ in frames], ignore_index=True)
-summary = pd.concat([s for _, s in frames], ignore_index=True)
-report.save_table(summary, "data_efficiency_codelengths", paper_dir)
-table = switching_study.spread(summary, ["domain", "task", "method"], "regret [nats]")
-report.save_table(table, "data_efficiency_regret", paper_dir)
-report.show(table)
+result = study.run(config)
+paths = result.save(paper_dir)
+display(Markdown(result.describe()))
+report.show(result.tables()["regret"])
 
 # %% [markdown]
 # ## Regret to training from scratch along n (Fig. 3)
@@ -108,41 +84,15 @@ report.show(table)
 # zero for good (`zero_crossing`, per order).
 
 # %%
-spread = switching_study.spread(curves, ["domain", "method", "n"], "regret [nats]")
-fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-for ax, (domain, g) in zip(axes, spread.groupby("domain")):
-    for method in study.METHODS:
-        h = g[g["method"] == method]
-        line, = ax.plot(h["n"], h["mean"], label=method)
-        ax.fill_between(h["n"], h["min"], h["max"], alpha=0.2, color=line.get_color())
-        for x in summary.loc[(summary["domain"] == domain) & (summary["method"] == method),
-                             "crossing n"].dropna():
-            ax.plot([x], [0], "o", color=line.get_color())
-    ax.axhline(0, color="k", lw=0.5)
-    ax.set(xscale="log", xlabel="examples n", ylabel="cumulative loss − from scratch [nats]",
-           title=f"{domain}: {plots.task_label(tasks[domain].name)}")
-axes[0].legend()
-report.save_figure(fig, "data_efficiency_regret", paper_dir)
+result.plot_regret()
 plt.show()
-
-# %%
-for (domain, method), g in summary.groupby(["domain", "method"], sort=False):
-    if method == study.SCRATCH:
-        continue
-    cross = g["crossing n"].dropna()
-    where = (f"crosses zero at n = {', '.join(str(int(c)) for c in cross)}" if len(cross)
-             else "never crosses zero")
-    print(f"{domain:>13} {method:>12}: regret at N {g['regret [nats]'].mean():+.1f} ± "
-          f"{g['regret [nats]'].std():.1f} nats over {len(g)} orders; {where}")
+display(Markdown(result.findings()))
 
 # %% [markdown]
 # ## Claims
 
 # %%
-found = study.claims(runs, early=early)
-claims.write_claims(found, paper_dir, "data_efficiency")
-manifest.record(paper_dir, "data_efficiency", profile, pattern="data_efficiency_*")
-print(claims.describe(found))
+print(finish("data_efficiency", paper_dir, profile, result.claims(), pattern="data_efficiency_*"))
 
 # %%
 plt.close("all")

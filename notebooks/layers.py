@@ -50,16 +50,18 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown
 
 import mdlnb
-from mdlnb import manifest
+from mdlnb.studies import finish
 from mdlnb.studies import layers as study
+
+config = study.LayersConfig.from_parameters(globals())
 
 # %% [markdown]
 # ## The encoder, its layers and the tasks
 
 # %%
-encoder = mdlnb.encoders.efficientnet_lite(variant, resolution=resolution)
+encoder = config.encoder()
 print(encoder.name, "layers:", mdlnb.encoders.layer_names(encoder))
-tasks = [mdlnb.data.load(name, size=size, seed=0) for name in task_names]
+tasks = config.tasks()
 for t in tasks:
     print(t)
 
@@ -73,7 +75,8 @@ for t in tasks:
 # the head) and to the best layer, and how many orders rank each layer first.
 
 # %%
-result = study.run(encoder, tasks, which=which, pooling=pooling, seeds=seeds, protocol=protocol)
+result = study.run(encoder, tasks, which=list(config.which), pooling=config.pooling,
+                   seeds=list(config.seeds), protocol=config.protocol)
 result.save(paper_dir, points=points)
 result.table()
 
@@ -98,5 +101,5 @@ result.leaders(points)
 Markdown(result.findings())
 
 # %%
-manifest.record(paper_dir, "layers", profile, pattern="layers_*")
+finish("layers", paper_dir, profile, pattern="layers_*")
 plt.close("all")

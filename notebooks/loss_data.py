@@ -65,13 +65,14 @@ from mdlnb import runner
 runner.interactive_profile(globals(), "loss_data")   # by hand: apply `profile`, write to build/lab
 
 # %%
-import time
-
 import matplotlib.pyplot as plt
-import pandas as pd
+from IPython.display import Markdown, display
 
-from mdlnb import curves, data, encoders, manifest, readouts, report
-from mdlnb.studies.transferability import build_encoder, parse_encoder
+from mdlnb import report
+from mdlnb.studies import finish
+from mdlnb.studies import loss_data as study
+
+config = study.LossDataConfig.from_parameters(globals())
 
 # %% [markdown]
 # ## Data and representations
@@ -82,24 +83,9 @@ from mdlnb.studies.transferability import build_encoder, parse_encoder
 # training images, without labels.
 
 # %%
-pool = data.load("fashion_mnist", split="train", size=train_size, seed=seed)
-test = data.load("fashion_mnist", split="test", size=test_size, seed=seed)
-unlabelled = data.load("fashion_mnist", split="train", size=pretrain_size, seed=seed + 1)
-print(pool, test, sep="\n")
-
-tasks, cost = {}, {}
-for spec in representations:
-    t0 = time.perf_counter()
-    if spec == "pixels":
-        tasks[spec] = (pool, test)
-    else:
-        enc = build_encoder(parse_encoder(spec), unlabelled)
-        tasks[spec] = (encoders.features(enc, pool), encoders.features(enc, test))
-    cost[spec] = time.perf_counter() - t0
-report.show(pd.DataFrame({"representation": list(tasks),
-                          "dim": [t[0].features.shape[1] for t in tasks.values()],
-                          "seconds to build (features cached on disk)": [cost[s] for s in tasks]}),
-            digits=2)
+result = study.run(config)
+paths = result.save(paper_dir)
+report.show(result.representations(), digits=2)
 
 # %% [markdown]
 # ## The tolerance ε (Sec. 4.3)
@@ -114,13 +100,7 @@ report.show(pd.DataFrame({"representation": list(tasks),
 # loosest.
 
 # %%
-eps0 = curves.epsilon_from_probe(pool, readouts.mlp(2, eps_width), test=test, seeds=2,
-                                 steps=eps_steps, batch_size=batch_size,
-                                 learning_rate=learning_rate, early_stopping=early_stopping,
-                                 evals=evals)
-eps_list = [curves.Epsilon(eps0.value * s, f"{s} x ({eps0.source})") for s in eps_scales]
-print(f"eps = {eps0.value:.4f} nats: {eps0.source}")
-print("tolerances used:", [round(e.value, 4) for e in eps_list])
+display(Markdown(result.describe()))
 
 # %% [markdown]
 # ## The curves
@@ -137,23 +117,8 @@ print("tolerances used:", [round(e.value, 4) for e in eps_list])
 # with its smaller learning rate.)
 
 # %%
-grid = curves.log_grid(pool.n, num_sizes)
-probe = readouts.mlp(2, probe_width)
-curve_list, seconds = [], {}
-for spec, (p, t) in tasks.items():
-    t0 = time.perf_counter()
-    curve_list.append(curves.loss_data_curve(p, probe, test=t, sizes=grid, seeds=seeds,
-                                             steps=steps, batch_size=batch_size,
-                                             learning_rate=learning_rate,
-                                             early_stopping=early_stopping, evals=evals,
-                                             representation=spec))
-    seconds[spec] = time.perf_counter() - t0
-for c in curve_list:
-    print(c, f"({len(c.sizes) * len(c.seeds)} probes in {seconds[c.representation]:.0f} s)")
-report.save_table(pd.concat([c.frame() for c in curve_list]), "loss_data_curves", paper_dir)
-ax = curves.plot(curve_list, eps_list[-1],
-                 title=f"Fashion-MNIST, MLP 2x{probe_width} probe (±1 sd over {seeds} seeds)")
-report.save_figure(ax, "loss_data_curves", paper_dir)
+display(Markdown(result.curve_findings()))
+result.plot_curves()
 plt.show()
 
 # %% [markdown]
@@ -164,19 +129,12 @@ plt.show()
 # are only lower bounds.
 
 # %%
-table = curves.measure_table(curve_list, eps_list, at=grid)
-ranks = curves.rankings(table, spread=True)   # a VA/MDL winner must beat the seed spread
-report.save_table(table, "loss_data_measures", paper_dir)
-report.save_table(ranks, "loss_data_rankings", paper_dir)
-axes = curves.plot_measures(table, eps=eps_list[-1].value)
-report.save_figure(axes[0].figure, "loss_data_measures", paper_dir)
+result.plot_measures()
 plt.show()
-report.show(ranks)
+report.show(result.rankings())
 
 # %%
-changes = curves.winner_changes(ranks)
-report.save_table(changes, "loss_data_winner_changes", paper_dir)
-report.show(changes)
+report.show(result.winner_changes())
 
 # %% [markdown]
 # Reading the table above: each row lists, in order of growing n, the
@@ -191,19 +149,13 @@ report.show(changes)
 # below).
 
 # %%
-flipped = changes[changes["changed"]]
-print("measures whose named winner changed as n grew:",
-      [f"{m}" + ("" if pd.isna(e) else f" (eps {e:.3g})") for m, e in zip(flipped["measure"],
-                                                                        flipped["eps"])] or "none")
+display(Markdown(result.flips()))
 
 # %% [markdown]
 # The values at the largest n, with their spread over seeds:
 
 # %%
-final = table[table["n"] == grid[-1]][["representation", "measure", "eps", "shown", "status",
-                                      "seed mean", "seed std", "exceeded"]]
-report.save_table(final, "loss_data_final", paper_dir)
-report.show(final)
+report.show(result.final())
 
 # %% [markdown]
 # ## Refining εSC where the curve crosses ε (Alg. 2, App. C.2)
@@ -213,27 +165,8 @@ report.show(final)
 # where the mean curve crosses ε, in `refine_rounds` rounds of 10 sizes.
 
 # %%
-rows = []
-for c in curve_list:
-    first = curves.esc(c, eps_list[-1])
-    if refine_rounds and not first.exceeded:
-        p, t = tasks[c.representation]
-        r = curves.esc_refine(p, eps_list[-1], curve=c, test=t, rounds=refine_rounds,
-                              readout=probe, seeds=seeds, steps=steps, batch_size=batch_size,
-                              learning_rate=learning_rate, early_stopping=early_stopping,
-                              evals=evals)
-        rows.append({"representation": c.representation, "eps": eps_list[-1].value,
-                     "grid eSC": str(first), "bracket": str(first.bracket),
-                     "refined eSC": str(r), "refined bracket": str(r.bracket),
-                     "new sizes trained": r.new_sizes})
-    else:
-        rows.append({"representation": c.representation, "eps": eps_list[-1].value,
-                     "grid eSC": str(first), "bracket": str(first.bracket),
-                     "refined eSC": str(first), "refined bracket": "", "new sizes trained": 0})
-refined = pd.DataFrame(rows)
-report.save_table(refined, "loss_data_esc_refined", paper_dir)
-report.show(refined)
+report.show(result.refined)
 
 # %%
-manifest.record(paper_dir, "loss_data", profile, pattern="loss_data_*")
+finish("loss_data", paper_dir, profile, pattern="loss_data_*")
 plt.close("all")

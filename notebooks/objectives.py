@@ -48,8 +48,9 @@ runner.interactive_profile(globals(), "objectives")   # by hand: apply `profile`
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import claims, manifest, report
+from mdlnb import report
 from mdlnb.studies import encoders as st
+from mdlnb.studies import finish
 
 config = st.EncodersConfig.from_overrides(overrides)
 config
@@ -150,10 +151,8 @@ print(f"{len(paths)} files written to {paper_dir}")
 # and "inconclusive" where this grid is too small for the rule to decide.
 
 # %%
-found = result.objectives_claims(encoders)
-claims.write_claims(found, paper_dir, "objectives")
-manifest.record(paper_dir, "objectives", profile, pattern="objectives_*")
-print(claims.describe(found))
+print(finish("objectives", paper_dir, profile, result.objectives_claims(encoders),
+             pattern="objectives_*"))
 
 # %%
 plt.close("all")

@@ -60,27 +60,25 @@ runner.interactive_profile(globals(), "parity_toy")   # by hand: apply `profile`
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
-
 from IPython.display import Markdown, display
 
-import mdlnb
-from mdlnb import claims, curves, experts, findings, manifest, readouts, report
+from mdlnb import report
+from mdlnb.studies import finish
+from mdlnb.studies import parity as study
+
+config = study.ParityConfig.from_parameters(globals())
 
 # %% [markdown]
 # ## The data and the two representations
+#
+# All the measurements of this notebook — the exact algorithms' curves, the MLP
+# probes' curves and readout switching, described in the sections below — run
+# in one call; the sections show what it found.
 
 # %%
-raw, noisy, secret = curves.parity_tasks(d, n_examples, alpha=alpha, seed=seed)
-pool_b, test_b = curves.split_test(raw, 0.2)
-pool_a, test_a = curves.split_test(noisy, 0.2)      # the same examples, the same split
-grid = curves.log_grid(pool_b.n, num_sizes, n_min=2)
-h_alpha = curves.binary_entropy(alpha)
-eps = curves.Epsilon(eps_fraction * h_alpha,
-                     f"{eps_fraction} x H(alpha): a predictor must beat the noisy label")
-print(f"secret s = {secret.tolist()} (|s| = {secret.sum()}), d = {d}")
-print(f"{pool_b.n} training examples, {test_b.n} held out; sizes {grid.tolist()}")
-print(f"H(alpha) = {h_alpha:.4f} nats; eps = {eps.value:.4f} nats ({eps.source})")
+result = study.run(config)
+paths = result.save(paper_dir)
+display(Markdown(result.describe()))
 
 # %% [markdown]
 # ## The exact algorithms: a count for A, Gaussian elimination for B
@@ -93,13 +91,7 @@ print(f"H(alpha) = {h_alpha:.4f} nats; eps = {eps.value:.4f} nats ({eps.source})
 # prefixes of it, and every probe is scored on the same held-out examples.
 
 # %%
-curve_a = curves.algorithm_curve(pool_a, "bernoulli", test=test_a, sizes=grid, seeds=seeds,
-                                 representation="A: noisy label (count)")
-curve_b = curves.algorithm_curve(pool_b, "gf2", test=test_b, sizes=grid, seeds=seeds,
-                                 representation="B: raw bits (GF(2) elimination)")
-ax = curves.plot([curve_a, curve_b], eps, va_at=d,
-                 title=f"parity, d = {d}, α = {alpha}: loss-data curves (±1 sd over {seeds} seeds)")
-report.save_figure(ax, "parity_curves", paper_dir)
+result.plot_curves()
 plt.show()
 
 # %% [markdown]
@@ -110,22 +102,10 @@ plt.show()
 # is final (tight) or only a lower bound:
 
 # %%
-table = curves.measure_table([curve_a, curve_b], eps, at=[n for n in at if n <= grid[-1]])
-ranks = curves.rankings(table)
-report.save_table(table, "parity_measures", paper_dir)
-report.save_table(ranks, "parity_rankings", paper_dir)
-report.show(ranks, rows=None)   # the values per representation; all of them: parity_measures
+report.show(result.rankings(), rows=None)   # the values per representation; all of them: parity_measures
 
 # %%
-changes = curves.winner_changes(ranks).set_index("measure")
-sdl_a, sdl_b = curves.sdl(curve_a, eps), curves.sdl(curve_b, eps)
-esc_a, esc_b = curves.esc(curve_a, eps), curves.esc(curve_b, eps)
-for m in ("VA", "MDL", "SDL", "eSC"):
-    print(f"{m:4s} as n grows: {changes.loc[m, 'sequence']}")
-print(f"SDL: A {sdl_a.value:.1f} nats [{sdl_a.status}], B {sdl_b.value:.1f} nats [{sdl_b.status}]")
-print(f"eSC: A {esc_a}, B {esc_b} examples")
-mdl_cross = table.query("measure == 'MDL'").pivot(index="n", columns="representation", values="value")
-print("MDL (nats) at each n:\n", mdl_cross.round(2).to_string())
+display(Markdown(result.exact_findings()))
 
 # %% [markdown]
 # A's SDL can only be a lower bound and its εSC "> n_max": the noisy label never
@@ -143,29 +123,12 @@ print("MDL (nats) at each n:\n", mdl_cross.round(2).to_string())
 # compiled, vmapped call.
 
 # %%
-probe = readouts.mlp(2, mlp_width)
-mlp_a = curves.loss_data_curve(pool_a, probe, test=test_a, sizes=grid, seeds=seeds,
-                               steps=mlp_steps, batch_size=32, learning_rate=mlp_lr,
-                               representation="A: noisy label (MLP)")
-mlp_b = curves.loss_data_curve(pool_b, probe, test=test_b, sizes=grid, seeds=seeds,
-                               steps=mlp_steps, batch_size=32, learning_rate=mlp_lr,
-                               representation="B: raw bits (MLP)")
-ax = curves.plot([mlp_a, mlp_b], eps, title=f"parity, MLP probes ({mlp_steps} updates per point)")
-report.save_figure(ax, "parity_mlp_curves", paper_dir)
+result.plot_mlp_curves()
 plt.show()
-mlp_table = curves.measure_table([mlp_a, mlp_b], eps, at=[n for n in at if n <= grid[-1]])
-report.save_table(mlp_table, "parity_mlp_measures", paper_dir)
-mlp_ranks = curves.rankings(mlp_table)
-report.show(mlp_ranks, rows=None)
+report.show(result.rankings("mlp"), rows=None)
 
 # %%
-print(f"MLP on B reaches eps at n = {curves.esc(mlp_b, eps)} "
-      f"(GF(2) elimination: {esc_b}); final held-out accuracy "
-      f"{mlp_b.accuracy[:, -1].mean():.3f} ± {mlp_b.accuracy[:, -1].std(ddof=1):.3f}")
-print(f"MLP on A: final loss {mlp_a.mean_loss[-1]:.4f} ± {mlp_a.std_loss[-1]:.4f} nats "
-      f"vs H(alpha) = {h_alpha:.4f}")
-print(f"MLP on B at n = {grid[0]}: {mlp_b.mean_loss[0]:.2f} ± {mlp_b.std_loss[0]:.2f} nats "
-      f"(a coin costs log 2 = 0.693)")
+display(Markdown(result.mlp_findings()))
 
 # %% [markdown]
 # An MLP needs more examples than elimination to find the parity — the measures
@@ -177,8 +140,7 @@ print(f"MLP on B at n = {grid[0]}: {mlp_b.mean_loss[0]:.2f} ± {mlp_b.std_loss[0
 # these sizes:
 
 # %%
-display(Markdown(findings.winners_compared(changes.reset_index(), curves.winner_changes(mlp_ranks),
-                                           labels=("exact algorithms", "MLP probes"))))
+display(Markdown(result.winners_compared()))
 
 # %% [markdown]
 # ## What readout switching says
@@ -191,34 +153,11 @@ display(Markdown(findings.winners_compared(changes.reset_index(), curves.winner_
 # do better than a coin; a good evaluation must move to an MLP.
 
 # %%
-board = experts.expert_grid([readouts.linear(), readouts.mlp(1, mlp_width),
-                             readouts.mlp(2, mlp_width)], learning_rate=switching_lr,
-                            replay_streams=[10])
-rep_a = mdlnb.evaluate(noisy, experts=board, batch_size=32, seed=seed)
-rep_b = mdlnb.evaluate(raw, experts=board, batch_size=32, seed=seed)
-switch = pd.DataFrame([{"representation": name, "switching code [nats]": r.total_nats,
-                        "bits / example": r.bits_per_example,
-                        "best single expert": r.best_expert, "best expert [nats]": r.best_expert_nats,
-                        "preferred readout": r.preferred_readout, "uniform [nats]": r.uniform_nats}
-                       for name, r in (("A: noisy label", rep_a), ("B: raw bits", rep_b))])
-report.save_table(switch, "parity_switching", paper_dir)
-report.show(switch)
+report.show(result.switching())
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
-rep_a.plot_posterior(by="readout", ax=axes[0])
-axes[0].set_title("A: noisy label")
-rep_b.plot_posterior(by="readout", ax=axes[1])
-axes[1].set_title("B: raw bits")
-report.save_figure(fig, "parity_switching_posterior", paper_dir)
-post_b = rep_b.readout_posterior()
-mlp_mass = post_b[post_b["readout"] != "linear"].groupby("t")["probability"].sum()
+result.plot_switching_posterior()
 plt.show()
-print(f"switching's most-weighted readout over the stream: {rep_a.preferred_readout} on A, "
-      f"{rep_b.preferred_readout} on B (GF(2) elimination needed {esc_b} examples to reach eps)")
-print(f"switching codelength for n = {raw.n}: A {rep_a.total_nats:.1f} nats, "
-      f"B {rep_b.total_nats:.1f} nats -> at this n it prefers "
-      f"{'A' if rep_a.total_nats < rep_b.total_nats else 'B'}")
 
 # %% [markdown]
 # What switching should do: on raw bits no readout beats a coin until an MLP
@@ -228,8 +167,7 @@ print(f"switching codelength for n = {raw.n}: A {rep_a.total_nats:.1f} nats, "
 # label every readout can learn the one-bit rule quickly. What it did here:
 
 # %%
-display(Markdown(findings.posterior_share(mlp_mass, threshold=0.9, who="MLP readouts",
-                                          where="the raw bits (B)")))
+display(Markdown(result.switching_findings()))
 
 # %% [markdown]
 # The switching codelength is still an MDL measure at one n (here the whole
@@ -243,19 +181,13 @@ display(Markdown(findings.posterior_share(mlp_mass, threshold=0.9, who="MLP read
 #
 # (g) VA and MDL flip their winner with n, SDL and εSC do not — decided on the
 # exact algorithms' curves, on the seed-mean curve and on every seed's own
-# curve (`mdlnb.curves.parity_claims`; the rule is written next to each verdict).
+# curve (`mdlnb.studies.parity.parity_claims`; the rule is written next to each verdict).
 # SDL and εSC are judged at an ε *above* the noisy label's floor H(α), which
 # both representations can reach: below it only the raw bits ever reach ε,
 # and a single winner would be guaranteed by construction.
 
 # %%
-eps_g3 = curves.Epsilon(g3_eps_fraction * h_alpha,
-                        f"{g3_eps_fraction} x H(alpha): above the noisy label's floor")
-found = curves.parity_claims(curve_a, curve_b, eps_g3, at=[n for n in at if n <= grid[-1]],
-                             floor=h_alpha)
-claims.write_claims(found, paper_dir, "parity_toy")
-manifest.record(paper_dir, "parity_toy", profile, pattern="parity_*")
-print(claims.describe(found))
+print(finish("parity_toy", paper_dir, profile, result.claims(), pattern="parity_*"))
 
 # %%
 plt.close("all")

@@ -41,8 +41,8 @@ runner.interactive_profile(globals(), "pretraining")   # by hand: apply `profile
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import claims, manifest, report
-from mdlnb.studies import pretraining
+from mdlnb import report
+from mdlnb.studies import finish, pretraining
 
 result = pretraining.result()        # every artifact, checked against its SHA-256
 display(Markdown(report.to_markdown(result.encoders[
@@ -84,15 +84,13 @@ plt.show()
 display(Markdown(report.to_markdown(result.tracking(), digits=3)))
 
 # %% [markdown]
-# ## Claim
-
-# %%
-found = [result.tracking_claim()]
-claims.write_claims(found, paper_dir, "pretraining")
-print(claims.describe(found))
+# ## Files and claim
 
 # %%
 paths = result.save(paper_dir)
-manifest.record(paper_dir, "pretraining", profile, pattern="pretraining_*")
-plt.close("all")
 print(f"{len(paths)} files written to {paper_dir}")
+print(finish("pretraining", paper_dir, profile, [result.tracking_claim()],
+             pattern="pretraining_*"))
+
+# %%
+plt.close("all")

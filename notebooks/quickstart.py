@@ -53,7 +53,8 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 import mdlnb
-from mdlnb import blockwise, findings, manifest, plots, report
+from mdlnb import blockwise, findings, plots, report
+from mdlnb.studies import finish
 
 # %% [markdown]
 # ## The task, the protocol and the board of readouts
@@ -165,5 +166,5 @@ display(Markdown(findings.blockwise_vs_online(block.total_nats, rep.best_expert_
                                               expert=best.name)))
 
 # %%
-manifest.record(paper_dir, "quickstart", profile, pattern="quickstart_*")
+finish("quickstart", paper_dir, profile, pattern="quickstart_*")
 plt.close("all")

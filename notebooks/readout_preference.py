@@ -38,8 +38,9 @@ runner.interactive_profile(globals(), "readout_preference")   # by hand: apply `
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import claims, manifest, report
+from mdlnb import report
 from mdlnb.studies import encoders as st
+from mdlnb.studies import finish
 
 config = st.EncodersConfig.from_overrides(overrides)
 result = st.run(config, progress=profile != "smoke")
@@ -112,10 +113,8 @@ print(f"{len(paths)} files written to {paper_dir}")
 # the streams are too short.
 
 # %%
-found = result.readout_claims()
-claims.write_claims(found, paper_dir, "readout_preference")
-manifest.record(paper_dir, "readout_preference", profile, pattern="readout_preference_*")
-print(claims.describe(found))
+print(finish("readout_preference", paper_dir, profile, result.readout_claims(),
+             pattern="readout_preference_*"))
 
 # %%
 plt.close("all")

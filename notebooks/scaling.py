@@ -41,8 +41,9 @@ runner.interactive_profile(globals(), "scaling")   # by hand: apply `profile`, w
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import claims, manifest, report
+from mdlnb import report
 from mdlnb.studies import encoders as st
+from mdlnb.studies import finish
 
 config = st.EncodersConfig.from_overrides(overrides)
 result = st.run(config, progress=profile != "smoke")
@@ -51,12 +52,18 @@ display(result.timing())
 # %% [markdown]
 # ## Codelength and ranks against parameter count (Table 1b, Fig. 8)
 #
-# `bits/example` is averaged over tasks (each task's value a mean over data
-# orders), ± its standard deviation over tasks; ranks are over these encoders.
+# In the table, `bits/example` is averaged over tasks (each task's value a
+# mean over data orders), ± its standard deviation over tasks; ranks are over
+# these encoders. That spread is mostly task difficulty, shared by every
+# encoder, so the figure shows instead each encoder's *paired* difference to
+# its family's smallest encoder (same task, same data order), averaged over
+# tasks, ± its standard deviation over orders (`result.scaling_differences`);
+# beside it, the average MDL rank.
 
 # %%
 table = result.scaling(encoders)
 display(Markdown(report.to_markdown(table, digits=3)))
+display(Markdown(report.to_markdown(result.scaling_differences(encoders), digits=4)))
 fig_scaling = result.plot_scaling(encoders)
 plt.show()
 
@@ -73,7 +80,7 @@ display(Markdown(report.to_markdown(result.friedman(encoders), digits=3)))
 # larger encoder has coded the labels so far in fewer nats.
 
 # %%
-fig_regret, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(12, 3.8))
+fig_regret, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(12, 4.0), layout="constrained")
 result.plot_regret(*regret_a, ax=ax_a)
 result.plot_regret(*regret_b, ax=ax_b)
 plt.show()
@@ -110,10 +117,8 @@ print(f"{len(paths)} files written to {paper_dir}")
 # and the paper's value; "inconclusive" where the grid lacks an encoder.
 
 # %%
-found = result.scaling_claims(mae_sizes, supervised_sizes)
-claims.write_claims(found, paper_dir, "scaling")
-print(claims.describe(found))
+print(finish("scaling", paper_dir, profile, result.scaling_claims(mae_sizes, supervised_sizes),
+             pattern="scaling_*"))
 
 # %%
-manifest.record(paper_dir, "scaling", profile, pattern="scaling_*")
 plt.close("all")

@@ -44,28 +44,22 @@ from mdlnb import runner
 runner.interactive_profile(globals(), "switching_strategies")   # by hand: apply `profile`, write to build/lab
 
 # %%
-import math
-
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import claims, experts, manifest, plots, readouts, report
+from mdlnb import report
+from mdlnb.studies import finish
 from mdlnb.studies import switching as study
+
+config = study.SwitchingConfig.from_parameters(globals())
 
 # %% [markdown]
 # ## The board and the loss matrices
 
 # %%
-board = experts.expert_grid(readouts.board(max_hidden_layers, width), learning_rate=learning_rates,
-                            ema=emas, replay_streams=replay_streams)
-tasks = {pair: study.pair_task(*pair.split("/"), size=size) for pair in pairs}
-results = [study.run_pair(pair, task, board, seed=s, m=m, batch_size=batch_size, points=points,
-                          ms=ms, alphas=alphas)
-           for pair, task in tasks.items() for s in seeds]
-K, C = len(board), next(iter(tasks.values())).num_classes
-print(f"{K} experts; pairs: " + ", ".join(f"{p} (N = {t.n}, D = {t.features.shape[1]})"
-                                          for p, t in tasks.items()))
-print(f"orders: {seeds}; uniform code log C = {math.log(C):.3f} nats per example")
+result = study.run(config)
+paths = result.save(paper_dir)
+display(Markdown(result.describe()))
 
 # %% [markdown]
 # ## Regret of each strategy relative to fixed share (Fig. 5)
@@ -77,35 +71,11 @@ print(f"orders: {seeds}; uniform code log C = {math.log(C):.3f} nats per example
 # means over orders, bands min–max.
 
 # %%
-regret = study.gather(results, "regret")
-curves = study.spread(regret, ["pair", "strategy", "n"], "regret [nats]")
-fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4), squeeze=False)
-for ax, (pair, g) in zip(axes[0], curves.groupby("pair")):
-    for strat, h in g.groupby("strategy", sort=False):
-        ax.plot(h["n"], h["mean"], label=strat)
-        ax.fill_between(h["n"], h["min"], h["max"], alpha=0.2)
-    ax.set(xscale="log", xlabel="examples n", ylabel="regret to fixed share [nats]",
-           title=plots.pair_label(pair))
-    ax.axhline(0, color="k", lw=0.5)
-axes[0][0].legend()
-report.save_figure(fig, "switching_regret", paper_dir)
+result.plot_regret()
 plt.show()
-
-# %%
-report.save_table(study.final_codelengths(results), "switching_codelengths", paper_dir)
-final = study.final_regrets(results)
-table = study.spread(final.melt(id_vars=["pair", "seed"], var_name="strategy",
-                                value_name="regret [nats]"), ["pair", "strategy"], "regret [nats]")
-report.save_table(table, "switching_final_regret", paper_dir)
-display(Markdown(report.to_markdown(table, digits=3)))
-
-# %%
-bm = table[table["strategy"] == "Bayesian mixture"]
-sd = table[table["strategy"] == "switch distribution"]
-for (_, b), (_, s) in zip(bm.iterrows(), sd.iterrows()):
-    print(f"{b['pair']}: Bayesian mixture {b['mean']:+.1f} ± {b['std']:.1f} nats behind fixed "
-          f"share, switch distribution {s['mean']:+.1f} ± {s['std']:.1f} (mean ± std over "
-          f"{int(b['count'])} orders)")
+tables = result.tables()
+display(Markdown(report.to_markdown(tables["final_regret"], digits=3)))
+display(Markdown(result.regret_findings()))
 
 # %% [markdown]
 # ## Fixed share's sensitivity to m and to a constant α
@@ -115,20 +85,9 @@ for (_, b), (_, s) in zip(bm.iterrows(), sd.iterrows()):
 # long stream (a large α pays on every step) or under-switches on a short one.
 
 # %%
-sens = study.spread(study.gather(results, "sensitivity"), ["pair", "rate", "value"],
-                    "regret to best expert [nats]")
-report.save_table(sens, "switching_sensitivity", paper_dir)
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-for ax, (rate, g) in zip(axes, sens.groupby("rate", sort=False)):
-    for pair, h in g.groupby("pair"):
-        ax.errorbar(h["value"], h["mean"], yerr=h["std"].fillna(0), marker="o",
-                    label=plots.pair_label(pair))
-    ax.set(xscale="log", xlabel=rate, ylabel="regret to best single expert [nats]")
-    ax.axhline(0, color="k", lw=0.5)
-axes[0].legend()
-report.save_figure(fig, "switching_sensitivity", paper_dir)
+result.plot_sensitivity()
 plt.show()
-display(Markdown(report.to_markdown(sens, digits=3)))
+display(Markdown(report.to_markdown(tables["sensitivity"], digits=3)))
 
 # %% [markdown]
 # ## The regret bound (App. A.1)
@@ -140,28 +99,9 @@ display(Markdown(report.to_markdown(sens, digits=3)))
 # best sequence with m − 1 switches by m log K + (m − 1) log(N/(m − 1)).
 
 # %%
-bound = study.spread(study.gather(results, "bound"), ["pair", "n"], "regret [nats]")
-limit = study.gather(results, "bound").groupby(["pair", "n"])["bound [nats]"].first().reset_index()
-fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4), squeeze=False)
-for ax, (pair, g) in zip(axes[0], bound.groupby("pair")):
-    ax.plot(g["n"], g["mean"], label="fixed share − best single expert")
-    ax.fill_between(g["n"], g["min"], g["max"], alpha=0.2)
-    lim = limit[limit["pair"] == pair]
-    ax.plot(lim["n"], lim["bound [nats]"], "k--", label="never-switch cost (bound)")
-    ax.set(xscale="log", xlabel="examples n", ylabel="nats", title=plots.pair_label(pair))
-    ax.axhline(0, color="k", lw=0.5)
-axes[0][0].legend()
-report.save_figure(fig, "switching_bound", paper_dir)
+result.plot_bound()
 plt.show()
-
-# %%
-seq = study.gather(results, "sequence")
-seq_last = seq[seq["switches"] == seq["switches"].max()]
-report.save_table(seq, "switching_sequence", paper_dir)
-s = study.spread(seq_last, ["pair"], "regret [nats]")
-for _, r in s.iterrows():
-    print(f"{r['pair']}: regret to the best ≤{int(m) - 1}-switch sequence {r['mean']:.1f} ± "
-          f"{r['std']:.1f} nats vs bound {seq_last['bound [nats]'].iloc[0]:.1f} nats")
+display(Markdown(result.bound_findings()))
 
 # %% [markdown]
 # ## How often does the posterior change its mind?
@@ -173,16 +113,8 @@ for _, r in s.iterrows():
 # flip often while little mass moves; the TV distance tells the two apart.
 
 # %%
-sw = study.gather(results, "switches")
-last = sw[sw["n"] == sw.groupby(["pair", "seed"])["n"].transform("max")]
-freq = study.spread(last, ["pair"], "map switches")
-report.save_table(freq, "switching_frequency", paper_dir)
-tv = study.spread(sw, ["pair"], "tv")
-for (_, f), (_, t) in zip(freq.iterrows(), tv.iterrows()):
-    print(f"{f['pair']}: the favourite readout changes {f['mean']:.0f} ± {f['std']:.0f} times "
-          f"over N = {results[0].n}; mean TV between consecutive posteriors {t['mean']:.3f} "
-          f"(max {t['max']:.3f})")
-display(Markdown(report.to_markdown(freq, digits=3)))
+display(Markdown(result.switching_findings()))
+display(Markdown(report.to_markdown(tables["frequency"], digits=3)))
 
 # %% [markdown]
 # ## Claims
@@ -190,10 +122,7 @@ display(Markdown(report.to_markdown(freq, digits=3)))
 # Each verdict is decided by the rule next to it, on every (pair, order).
 
 # %%
-found = study.claims(results)
-claims.write_claims(found, paper_dir, "switching_strategies")
-manifest.record(paper_dir, "switching_strategies", profile, pattern="switching_*")
-print(claims.describe(found))
+print(finish("switching_strategies", paper_dir, profile, result.claims(), pattern="switching_*"))
 
 # %%
 plt.close("all")

@@ -67,7 +67,8 @@ runner.interactive_profile(globals(), "transferability_baselines")   # by hand: 
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import claims, manifest, report
+from mdlnb import report
+from mdlnb.studies import finish
 from mdlnb.studies import transferability as tr
 
 config = tr.TransferabilityConfig.from_overrides(overrides)
@@ -223,10 +224,8 @@ print(f"{len(paths)} files written to {paper_dir}")
 # claim inconclusive.
 
 # %%
-found = result.claims()
-claims.write_claims(found, paper_dir, "transferability_baselines")
-manifest.record(paper_dir, "transferability_baselines", profile, pattern="transferability_*")
-print(claims.describe(found))
+print(finish("transferability_baselines", paper_dir, profile, result.claims(),
+             pattern="transferability_*"))
 
 # %%
 plt.close("all")

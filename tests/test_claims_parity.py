@@ -8,6 +8,7 @@ import pytest
 from mdlnb import curves
 from mdlnb.claims import FAILS, HOLDS, INCONCLUSIVE
 from mdlnb.curves import LossDataCurve
+from mdlnb.studies.parity import parity_claims
 
 SIZES = np.array([2, 4, 8, 16, 32, 64])
 LOG2 = math.log(2)
@@ -24,7 +25,7 @@ LIMIT = _curve("B", [[LOG2, LOG2, LOG2, 0, 0, 0]] * 3)
 
 
 def test_parity_claims_hold_on_a_clean_flip():
-    g1, g2, g3 = curves.parity_claims(QUICK, LIMIT, 0.2, at=[4, 64])
+    g1, g2, g3 = parity_claims(QUICK, LIMIT, 0.2, at=[4, 64])
     # by hand, seed 0: VA(4) A 0.40 < B 0.69; VA(64) B 0 < A 0.40.
     # MDL(4) = 2 log 2 + 2 L(2): A 2.19 < B 2.77; MDL(64) = 2 log 2 + 62·0.40 = 26.2 for A,
     # 2 log 2 + 14 log 2 = 11.1 for B
@@ -38,7 +39,7 @@ def test_parity_claims_hold_on_a_clean_flip():
 
 def test_parity_claims_fail_when_a_seed_never_learns():
     stuck = _curve("B", [[LOG2, LOG2, LOG2, 0, 0, 0]] * 2 + [[LOG2] * 6])
-    g1, g2, g3 = curves.parity_claims(QUICK, stuck, 0.2, at=[4, 64])
+    g1, g2, g3 = parity_claims(QUICK, stuck, 0.2, at=[4, 64])
     assert g1.verdict == FAILS and "on 3/4 curves" in g1.our_value
     # MDL(64) of the stuck seed: 64 log 2 = 44.4 > A's 2 log 2 + 62·0.39 = 25.6
     assert g2.verdict == FAILS
@@ -47,14 +48,14 @@ def test_parity_claims_fail_when_a_seed_never_learns():
 
 
 def test_parity_claims_inconclusive_before_b_learns_and_bad_input():
-    g3 = curves.parity_claims(QUICK, LIMIT, 0.2, at=[2, 8])[2]
+    g3 = parity_claims(QUICK, LIMIT, 0.2, at=[2, 8])[2]
     assert g3.verdict == INCONCLUSIVE and "never named a winner" in g3.our_value
     with pytest.raises(ValueError, match="at"):
-        curves.parity_claims(QUICK, LIMIT, 0.2, at=[4])
+        parity_claims(QUICK, LIMIT, 0.2, at=[4])
     with pytest.raises(ValueError, match="limit"):
-        curves.parity_claims(QUICK, _curve("B", [[0.1] * 6]), 0.2, at=[4, 64])
+        parity_claims(QUICK, _curve("B", [[0.1] * 6]), 0.2, at=[4, 64])
     with pytest.raises(ValueError, match="quick"):
-        curves.parity_claims("A", LIMIT, 0.2, at=[4, 64])
+        parity_claims("A", LIMIT, 0.2, at=[4, 64])
 
 
 def test_parity_claims_on_the_exact_algorithms():
@@ -66,11 +67,36 @@ def test_parity_claims_on_the_exact_algorithms():
     a = curves.algorithm_curve(pool_a, "bernoulli", test=test_a, sizes=grid, seeds=3)
     b = curves.algorithm_curve(pool_b, "gf2", test=test_b, sizes=grid, seeds=3)
     eps = 0.5 * curves.binary_entropy(0.1)
-    assert [c.verdict for c in curves.parity_claims(a, b, eps, at=[3, 100])] == [HOLDS] * 3
+    assert [c.verdict for c in parity_claims(a, b, eps, at=[3, 100])] == [HOLDS] * 3
 
 
 def test_g3_eps_must_be_reachable_by_both():
     with pytest.raises(ValueError, match="eps"):
-        curves.parity_claims(QUICK, LIMIT, 0.2, at=[4, 64], floor=0.3)
-    g3 = curves.parity_claims(QUICK, LIMIT, 0.2, at=[4, 64], floor=0.1)[2]
+        parity_claims(QUICK, LIMIT, 0.2, at=[4, 64], floor=0.3)
+    g3 = parity_claims(QUICK, LIMIT, 0.2, at=[4, 64], floor=0.1)[2]
     assert "ε = 0.2 > the noisy label's floor 0.1 nats" in g3.rule
+
+
+def test_parity_result_reads_its_curves():
+    """ParityResult's tables, ε and claims are those of the curves module on its curves
+    (the switching reports are not needed for them)."""
+    from mdlnb.studies.parity import ParityConfig, ParityResult
+
+    config = ParityConfig(d=3, alpha=0.1, eps_fraction=0.5, g3_eps_fraction=1.5, seeds=3,
+                          at=[4, 64, 10_000])
+    r = ParityResult(config, np.array([1, 0, 1]), 64, 16, 80, SIZES, QUICK, LIMIT, QUICK, LIMIT,
+                     None, None)
+    h = -0.1 * math.log(0.1) - 0.9 * math.log(0.9)
+    assert r.h_alpha == pytest.approx(h) and r.eps.value == pytest.approx(0.5 * h)
+    assert r.eps_g3.value == pytest.approx(1.5 * h) and r.at == [4, 64]
+    want = curves.measure_table([QUICK, LIMIT], 0.5 * h, at=[4, 64])
+    assert r.measure_table().equals(want)
+    assert list(r.rankings().set_index(["measure", "n"]).loc["VA", "prefers"]) == ["A", "B"]
+    got = [(c.id, c.verdict) for c in r.claims()]
+    assert got == [(c.id, c.verdict) for c in parity_claims(QUICK, LIMIT, 1.5 * h, at=[4, 64],
+                                                            floor=h)]
+    assert "VA as n grows: A → B" in r.exact_findings()
+    with pytest.raises(ValueError, match="probes"):
+        r.measure_table("nope")
+    with pytest.raises(ValueError, match="alpha"):
+        ParityConfig(alpha=0.5)

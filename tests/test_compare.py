@@ -185,8 +185,12 @@ def test_signature_errors_name_the_accepted_forms(digits):
         compare(feats, "small")
     with pytest.raises(TypeError, match="y: missing"):
         compare(feats)
-    with pytest.raises(TypeError):
-        compare(feats, y, "small")                     # keyword-only past the labels
+    # keyword-only past the labels: the package's error naming the forms, not Python's
+    with pytest.raises(TypeError, match=r"compare: got 3 positional arguments.*'small'.*"
+                                        r"experts=.*Accepted: compare\(\{name: features"):
+        compare(feats, y, "small")
+    with pytest.raises(TypeError, match="compare: got 4 positional"):
+        compare(feats, y, None, (0, 1, 2))
     with pytest.raises(ValueError, match="one-hot"):
         compare(feats, np.eye(10)[y])
 
@@ -427,3 +431,46 @@ def test_a_warning_issued_by_each_run_reaches_the_user_once(close, monkeypatch):
     assert div == ["compare: expert lr-huge diverged at t = 40 [pixels (all orders); "
                    "permuted (all orders)]"]
     assert any(t.startswith("expert lr-huge diverged") for t in cmp.warnings)
+
+
+# ----------------------------------------------------------------------------- N ≤ B
+
+
+def test_a_stream_of_one_batch_compiles_no_stage_1_program(monkeypatch):
+    """N ≤ B: every example is in the first batch, coded uniformly. ``prequential.run``
+    short-circuits for every caller (compare, evaluate, the studies), so the stage-1
+    program is never traced or compiled, and the code is N·log C."""
+    import math
+    import warnings
+
+    import mdlnb
+    from mdlnb.prequential import _run as stage1
+
+    def no_stage_1(*a, **kw):
+        raise AssertionError("the stage-1 program ran for a stream of one batch")
+
+    monkeypatch.setattr(stage1, "run_pass", no_stage_1)
+    monkeypatch.setattr(stage1._slicing, "run_sliced", no_stage_1)
+    rng = np.random.default_rng(5)
+    n, c = 20, 5
+    y = rng.integers(0, c, n)
+    feats = {"a": rng.normal(size=(n, 3)), "b": rng.normal(size=(n, 11))}
+    before = prequential.trace_count()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cmp = compare(feats, y, num_classes=c, protocol="default", seeds=(0, 1, 2), cache=True)
+        rep = mdlnb.evaluate(feats["b"], y, num_classes=c, batch_size=n)        # N = B
+    assert prequential.trace_count() == before                # nothing traced, nothing compiled
+    assert any("no readout trained" in str(w.message) for w in caught)
+    said = [w for w in caught if str(w.message).startswith("compare: no readout trained")]
+    assert said and all(w.filename == __file__ for w in said)   # pointing at the caller's line
+    log_c = np.float32(math.log(c))
+    for r in [*cmp.reports.values(), rep]:
+        assert not r.trained
+        assert r.losses.meta["untrained"] and np.all(r.losses.losses == log_c)   # bit for bit
+        assert r.total_nats == pytest.approx(n * math.log(c), rel=1e-7)
+    tab = cmp.table().set_index("encoder")
+    np.testing.assert_allclose(tab["total [nats]"], n * math.log(c), rtol=1e-7)
+    # the same orders as a trained run of that N would use (paired across encoders)
+    np.testing.assert_array_equal(cmp.reports[("a", 1)].losses.order,
+                                  prequential.stream_order(1, n))

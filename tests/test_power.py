@@ -33,3 +33,30 @@ def test_plan_pools_encoders_and_grows_with_n():
     b = _power.plan(encoders=6, n=2000).set_index("claim")
     assert a.loc["a2", "per-task sd"] < b.loc["a2", "per-task sd"] == pytest.approx(0.30)
     assert b.loc["f", "tasks to decide"] < a.loc["f", "tasks to decide"]
+
+
+def test_stream_flops_counts_each_matmul_by_hand():
+    """linear 64→10 and MLP 64→256→10 (biases are not FLOPs): per example one coding
+    forward plus r updates of 3 forwards each."""
+    import mdlnb
+
+    board = mdlnb.expert_grid([mdlnb.readouts.linear(), mdlnb.readouts.mlp(1, 256)],
+                              learning_rate=[1e-3], replay_streams=[10])
+    lin, mlp = 2 * 64 * 10, 2 * (64 * 256 + 256 * 10)
+    assert _power.stream_flops(board, 64, 10, 100) == 100 * 31 * (lin + mlp)
+
+
+def test_grid_cost_sums_pairs_and_orders():
+    from mdlnb.studies.encoders import EncodersConfig
+
+    cfg = EncodersConfig(encoders=("lite0@32", "random:vit_S"), tasks=("digits", "lfw_faces"),
+                         train_size=400, seeds=(0, 1, 2), protocol="small")
+    g = _power.grid_cost(cfg, gflops=100.0, efficiency=0.5).set_index(["encoder", "task"])
+    assert list(g["D"]) == [1280, 1280, 64, 64]
+    assert g.loc[("lite0@32", "lfw_faces"), "N"] == 160           # the whole split, < 400
+    assert g.loc[("random:vit_S", "digits"), "N"] == 400
+    one = _power.stream_flops("small", 64, 10, 400) * 3
+    assert g.loc[("random:vit_S", "digits"), "flops"] == pytest.approx(one)
+    assert g.loc[("random:vit_S", "digits"), "minutes"] == pytest.approx(one / 50e9 / 60)
+    with pytest.raises(ValueError, match="efficiency"):
+        _power.grid_cost(cfg, efficiency=0.0)

@@ -100,3 +100,99 @@ def test_readout_heatmap_has_one_colour_per_depth_and_integer_ticks():
     assert "hidden layers" in cbar.ax.get_ylabel()
     assert [x.get_text() for x in ax.get_xticklabels()] == ["digits", "textures", "Clevr count"]
     plt.close(ax.figure)
+
+
+def _scaling_inputs():
+    """Hand-made encoder study rows: two families, the Lite sizes close in parameters
+    and rank (where the size labels collided)."""
+    rng = np.random.default_rng(0)
+    encs = {"lite0@64": ("efficientnet-lite", "supervised-imagenet", "lite0", 3_350_000, 1.60),
+            "lite1@64": ("efficientnet-lite", "supervised-imagenet", "lite1", 4_108_848, 1.63),
+            "lite2@64": ("efficientnet-lite", "supervised-imagenet", "lite2", 4_782_024, 1.61),
+            "mae:vit_S:150": ("vit", "mae", "S", 71_296, 1.96),
+            "mae:vit_M:150": ("vit", "mae", "M", 305_664, 1.95),
+            "mae:vit_L:150": ("vit", "mae", "L", 803_584, 2.02)}
+    rows = []
+    for e, (a, o, z, _, base) in encs.items():
+        for t, off in (("digits", -1.2), ("lfw_faces", 1.5), ("clevr_count", 0.8)):
+            for s in range(3):
+                b = base + off + 0.03 * s + rng.normal(0, 0.01)
+                for metric, v in (("codelength [bits/example]", b), ("codelength [nats]", 300 * b),
+                                  ("linear accuracy", 1 - b / 4), ("mlp accuracy", 1 - b / 5)):
+                    rows.append(dict(encoder=e, architecture=a, objective=o, size=z, task=t,
+                                     group="natural", metric=metric, value=v, seed=s))
+    et = pd.DataFrame([dict(encoder=e, architecture=a, objective=o, size=z, parameters=p)
+                       for e, (a, o, z, p, _) in encs.items()])
+    return pd.DataFrame(rows), et, list(encs)
+
+
+def test_scaling_figure_titles_legends_paired_bars_and_no_colliding_labels():
+    from mdlnb.studies.encoders import _plots, _tables
+
+    frame, et, encs = _scaling_inputs()
+    table = _tables.scaling_table(frame, et, encs)
+    diffs = _tables.scaling_differences(frame, et, encs)
+    fig = _plots.scaling(table, diffs)
+    left, right = fig.axes
+    for ax in (left, right):                               # each panel: a title and a legend
+        assert ax.get_title()
+        texts = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert any(t.startswith("EfficientNet-Lite, supervised (ImageNet)") for t in texts)
+        assert any(t.startswith("ViT, MAE") for t in texts)
+        assert not any("efficientnet-lite" in t or "vit mae" in t for t in texts)   # no codes
+    assert "Paired difference" in left.get_title() and "sd over 3 data orders" in left.get_title()
+    assert "MDL rank" in right.get_title()
+    # left: the paired differences (± sd over orders), not bits/example ± sd over tasks
+    lite = diffs[diffs["architecture"] == "efficientnet-lite"].sort_values("parameters")
+    line = next(ln for ln in left.lines if len(ln.get_xdata()) == 3
+                and ln.get_xdata()[0] == lite["parameters"].iloc[0])
+    np.testing.assert_allclose(np.asarray(line.get_ydata(), float), lite["Δ bits/example"])
+    bars = next(c for c in left.collections if len(c.get_segments()) == 3
+                and c.get_segments()[0][0][0] == lite["parameters"].iloc[0])
+    half = [abs(seg[1][1] - seg[0][1]) / 2 for seg in bars.get_segments()]
+    np.testing.assert_allclose(half, lite["Δ sd (orders)"], atol=1e-12)
+    assert max(half) < 0.05 < table["bits/example sd (tasks)"].min()   # the old bars swamped it
+    # every point labelled with its size, no two labels overlapping
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in (left, right):
+        anns = [t for t in ax.texts]
+        assert sorted(a.get_text() for a in anns) == ["Lite0", "Lite1", "Lite2", "ViT-L", "ViT-M",
+                                                      "ViT-S"]
+        boxes = [a.get_window_extent(renderer) for a in anns]
+        for i in range(len(boxes)):
+            for j in range(i + 1, len(boxes)):
+                assert not boxes[i].overlaps(boxes[j]), (anns[i].get_text(), anns[j].get_text())
+    plt.close(fig)
+
+
+def test_regret_panel_titles_and_legend_are_readers_names():
+    from mdlnb.studies.encoders import _plots, _tables
+
+    curves = pd.DataFrame([dict(encoder=e, task=t, seed=s, n=n, **{"cumulative [nats]": n * k + s})
+                           for e, k in (("lite2@64", 1.0), ("lite0@64", 1.1))
+                           for t in ("digits", "lfw_faces") for s in range(3) for n in (10, 100)])
+    ax = _plots.regret(_tables.regret_along_n(curves, "lite2@64", "lite0@64"))
+    title = ax.get_title()
+    assert title.startswith("EfficientNet-Lite2 (64 px) minus EfficientNet-Lite0 (64 px)")
+    assert "lite2@64" not in title
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["digits", "LFW faces"]
+    np.testing.assert_allclose(np.asarray(ax.lines[0].get_ydata(), float), [-1.0, -10.0])   # 10·(1 − 1.1), 100·…
+    plt.close(ax.figure)
+
+
+def test_scaling_findings_name_families_and_give_the_paired_differences():
+    from types import SimpleNamespace
+
+    from mdlnb.studies.encoders import _tables
+    from mdlnb.studies.encoders._result import EncodersResult
+
+    frame, et, encs = _scaling_inputs()
+    diffs = _tables.scaling_differences(frame, et, encs).set_index("encoder")
+    fake = SimpleNamespace(scaling=lambda e: _tables.scaling_table(frame, et, e),
+                           scaling_differences=lambda e: _tables.scaling_differences(frame, et, e))
+    text = EncodersResult.scaling_findings(fake, encs)
+    assert "- ViT, MAE: ViT-S " in text and "- EfficientNet-Lite, supervised (ImageNet): Lite0" in text
+    d = diffs.loc["mae:vit_L:150"]
+    assert f"ViT-L {d['Δ bits/example']:+.3f} ± {d['Δ sd (orders)']:.3f}" in text
+    assert "Paired with ViT-S" in text and "sd over 3 orders" in text

@@ -129,7 +129,7 @@ def test_monitor_must_return_the_key(images, tmp_path):
 def test_artifacts_round_trip_and_detect_damage(images, tmp_path):
     cfg = PT.PretrainingConfig(suite=("supervised:vit_XS",), probe_train_size=100,
                                probe_test_size=60, eval_every=10, max_steps=20, patience=5,
-                               batch_size=16)
+                               batch_size=16, mdl_size=100, mdl_protocol="small")
     provs = PT.run(cfg, directory=tmp_path, progress=False)
     (prov,) = provs
     assert prov["name"] == "supervised-vit_XS-s0" and prov["trained_steps"] == 20
@@ -147,6 +147,8 @@ def test_artifacts_round_trip_and_detect_damage(images, tmp_path):
     assert again["probe_accuracy"] == pytest.approx(prov["probe_accuracy"], abs=1e-12)
     row = PT.result(tmp_path).curves.set_index("step").loc[prov["chosen_step"]]
     assert again["lidar"] == pytest.approx(row["lidar"], rel=1e-5)
+    assert again["mdl_nats_per_example"] == pytest.approx(row["mdl_nats_per_example"], rel=1e-5)
+    assert prov["monitor"]["mdl_task"] == "digits" and prov["monitor"]["mdl_size"] == 100
     assert 1.0 <= again["lidar"] <= enc.feature_dim
     # a second run finds the artifact and trains nothing
     assert PT.run(cfg, directory=tmp_path, progress=False)[0]["sha256"] == prov["sha256"]
@@ -167,6 +169,8 @@ def test_artifacts_round_trip_and_detect_damage(images, tmp_path):
     ({"suite": ("mae:resnet_S",)}, "suite"), ({"suite": ("simclr-vit",)}, "suite"),
     ({"suite": ()}, "suite"), ({"probe_train_size": 0}, "probe_train_size"),
     ({"probe_test_size": 3}, "probe_test_size"), ({"max_steps": 1234}, "max_steps"),
+    ({"mdl_task": "nope"}, "mdl_task"), ({"mdl_task": "fashion_mnist"}, "mdl_task"),
+    ({"mdl_size": 5}, "mdl_size"), ({"mdl_protocol": "nope"}, "protocol"),
 ])
 def test_config_rejects(kwargs, arg):
     with pytest.raises(ValueError, match=arg):
@@ -241,7 +245,8 @@ def test_tracking_is_kendall_tau_over_checkpoints():
             rows.append({"encoder": enc, "objective": enc[0], "step": 500 * i,
                          "probe_accuracy": a, "rankme": 10 + sign * i + 0.1 * rng.normal(),
                          "twonn_id": 5 + rng.normal(), "cluster_learnability": 0.5 + 0.05 * i,
-                         "alpha_req": 1 + 0.1 * i, "loss": np.nan, "train_seconds": 0.0})
+                         "alpha_req": 1 + 0.1 * i, "mdl_nats_per_example": 2.0 - sign * 0.1 * i,
+                         "loss": np.nan, "train_seconds": 0.0})
     res = PT.PretrainingResult(pd.DataFrame([{"encoder": "a:vit_S"}, {"encoder": "b:vit_S"}]),
                                pd.DataFrame(rows))
     t = res.tracking().set_index(["encoder", "score"])["kendall tau"]
@@ -254,5 +259,38 @@ def test_tracking_is_kendall_tau_over_checkpoints():
         assert t[(enc, "clid")] == pytest.approx(
             stats.kendalltau(cl, g["probe_accuracy"]).statistic)
         assert t[(enc, "alpha_req_near_1")] == pytest.approx(-1.0)   # moves away from 1
+        assert t[(enc, "neg_mdl")] == pytest.approx(1.0 if enc == "a:vit_S" else -1.0)
     claim = res.tracking_claim()
     assert claim.id == "m" and "(n=2 encoders)" in claim.our_value
+    # the summary over encoders: mean and a t interval, re-derived by hand
+    summ = res.tracking_summary().set_index("score")
+    taus = np.array([t[("a:vit_S", "rankme")], t[("b:vit_S", "rankme")]])
+    half = stats.t.ppf(0.975, 1) * taus.std(ddof=1) / np.sqrt(2)
+    assert summ.loc["rankme", "encoders"] == 2
+    assert summ.loc["rankme", "mean tau"] == pytest.approx(taus.mean())
+    assert summ.loc["rankme", "95% low"] == pytest.approx(taus.mean() - half)
+    assert summ.loc["neg_mdl", "mean tau"] == pytest.approx(0.0)
+    assert summ.loc["neg_mdl", "min tau"] == pytest.approx(-1.0)
+
+
+def test_monitor_codes_the_downstream_task(images):
+    """The monitor's MDL column is the switching code of the downstream task's labels
+    given the encoder's features, per example (the same call made by hand)."""
+    import mdlnb
+    from mdlnb import data
+    from mdlnb.encoders.base import features
+
+    cfg = PT.PretrainingConfig(suite=("random:vit_XS",), probe_train_size=100,
+                               probe_test_size=60, mdl_task="digits", mdl_size=120,
+                               mdl_protocol="small")
+    mon = PT.monitor(cfg)
+    enc = P._encoder("random", P.archs.config("vit", "XS"),
+                     P._init_encoder(P.archs.config("vit", "XS"), 0), {"steps": 0, "seed": 0})
+    got = mon(0, enc)["mdl_nats_per_example"]
+    task = data.load("digits", split="train", size=120, seed=0)
+    f = np.asarray(features(enc, task, cache=False).x, np.float64)
+    rep = mdlnb.evaluate(f, task.y, protocol="small", seed=0, num_classes=10, progress=False,
+                         cache=False)
+    assert got == pytest.approx(rep.total_nats / 120, rel=1e-12)
+    assert 0.0 < got <= np.log(10) * 1.5
+    assert mon.describe()["mdl_task"] == "digits" and mon.describe()["mdl_size"] == 120

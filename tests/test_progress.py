@@ -116,8 +116,43 @@ def test_entry_points_share_the_default():
     import inspect
 
     import mdlnb
+    from mdlnb.studies import layers, pretraining
     from mdlnb.studies.encoders import run as enc_run
+    from mdlnb.studies.encoders._run import run_pairs
     from mdlnb.studies.transferability import run as tr_run
 
-    for fn in (mdlnb.evaluate, mdlnb.compare, mdlnb.prequential.run, enc_run, tr_run):
+    for fn in (mdlnb.evaluate, mdlnb.compare, mdlnb.prequential.run, enc_run, tr_run,
+               layers.run, pretraining.run, run_pairs):
         assert inspect.signature(fn).parameters["progress"].default is None, fn
+
+
+def test_pretraining_command_line_still_prints_its_lines(monkeypatch):
+    """``python -m mdlnb.studies.pretraining train`` (``make pretrain``, often into a log
+    file, where ``None`` would print nothing) asks for its per-evaluation lines."""
+    from mdlnb.studies import pretraining
+    from mdlnb.studies.pretraining import __main__ as cli
+
+    seen = {}
+    monkeypatch.setattr(pretraining, "run", lambda **kw: seen.update(kw) or [])
+    assert cli.main(["train", "--only", "simclr:vit_S"]) == 0
+    assert seen["progress"] is True and seen["only"] == ["simclr:vit_S"]
+
+
+def test_run_pairs_none_follows_the_one_rule(monkeypatch, capsys):
+    """The encoder study's pair loop: ``None`` draws nothing where no one watches,
+    a summary line in batch mode inside a kernel (papermill)."""
+    from mdlnb.studies.encoders import _run as enc
+
+    monkeypatch.setattr(enc, "_work", lambda *a: {"value": 1})
+    monkeypatch.setattr(enc, "pair_key", lambda *a: "k")
+    fs = [type("FS", (), dict(encoder=f"e{i}", task="t", train=None, test=None))()
+          for i in range(2)]
+    cfg = type("Cfg", (), {"workers": 1})()
+    monkeypatch.setattr(_progress, "_in_kernel", lambda: False)
+    monkeypatch.setattr(_progress.sys, "stdout", io.StringIO())        # not a terminal
+    assert len(enc.run_pairs(fs, cfg, cache=False)) == 2
+    assert _progress.sys.stdout.getvalue() == ""
+    monkeypatch.setattr(_progress, "_in_kernel", lambda: True)         # papermill's kernel
+    monkeypatch.setenv(_progress.ENV, "0")
+    enc.run_pairs(fs, cfg, cache=False)
+    assert "encoder × task pairs: 2/2 pair" in _progress.sys.stdout.getvalue()

@@ -51,3 +51,38 @@ def test_claims_decided_from_the_curves():
     flat = [("t", "out-of-domain", 0, {**_steps(), de.SCRATCH: np.full(100, 0.1)})]
     e1, e2 = de.claims(flat, early=5)
     assert e1.verdict == FAILS and e2.verdict == HOLDS
+
+
+def test_result_tables_findings_and_save(tmp_path):
+    config = de.DataEfficiencyConfig(seeds=[0, 1], early=5, points=20)
+    runs = tuple((name, domain, s, _steps(seed=s + 10 * i))
+                 for i, (name, domain) in enumerate((("a", "in-domain"), ("b", "out-of-domain")))
+                 for s in (0, 1))
+    r = de.DataEfficiencyResult(config, "enc", 8, {"in-domain": "a", "out-of-domain": "b"},
+                                {"in-domain": 10, "out-of-domain": 4}, runs)
+    t = r.tables()
+    reg = t["regret"].set_index(["domain", "method"])
+    want = [np.sum(p["deep MLP"] - p[de.SCRATCH]) for _, d, _, p in runs if d == "in-domain"]
+    assert reg.loc[("in-domain", "deep MLP"), "mean"] == pytest.approx(np.mean(want))
+    assert len(t["codelengths"]) == 4 * len(de.METHODS)
+    assert r.task_names == {"in-domain": "a", "out-of-domain": "b"}
+    assert "in-domain, deep MLP: regret at N" in r.findings()
+    assert [c.id for c in r.claims()] == ["e1", "e2"]
+    names = sorted(p.name for p in r.save(tmp_path))
+    assert names == ["data_efficiency_codelengths.csv", "data_efficiency_codelengths.md",
+                     "data_efficiency_regret.csv", "data_efficiency_regret.md",
+                     "data_efficiency_regret.png"]
+
+
+def test_config_checks_and_matches_the_notebook():
+    from mdlnb import runner
+
+    with pytest.raises(ValueError, match="task_size"):
+        de.DataEfficiencyConfig(task_size=1)
+    with pytest.raises(ValueError, match="mlp_layers"):
+        de.DataEfficiencyConfig(mlp_layers=[])
+    defaults = runner.notebook_parameters("data_efficiency")
+    config = de.DataEfficiencyConfig()
+    for f in config.to_dict():
+        want = defaults[f]
+        assert getattr(config, f) == (tuple(want) if isinstance(want, list) else want), f

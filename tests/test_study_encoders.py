@@ -244,3 +244,53 @@ def test_worker_processes_give_the_same_frame():
     par = st.run(cfg.replace(workers=2), progress=False)
     assert par.cached_pairs == 4
     pd.testing.assert_frame_equal(r.frame, par.frame)
+
+
+def test_scaling_differences_are_paired_by_task_and_order():
+    """Δ_s(e) = mean over tasks of bits(e, t, s) − bits(smallest of e's family, t, s);
+    the table's mean/sd over orders, checked against a loop over the raw numbers."""
+    rng = np.random.default_rng(11)
+    fam = {"s": ("vit", "mae", "S", 10), "m": ("vit", "mae", "M", 100),
+           "l": ("vit", "mae", "L", 1000), "r0": ("resnet", "byol", "S", 50),
+           "r1": ("resnet", "byol", "M", 500)}
+    tasks = ["t0", "t1", "t2", "t3"]
+    hard = dict(zip(tasks, [0.5, 2.0, 3.5, 1.0]))           # task difficulty: a big spread
+    bits = {(e, t, s): hard[t] + 0.1 * s + rng.normal(0, 0.05)
+            for e in fam for t in tasks for s in range(3)}
+    frame = pd.DataFrame([dict(encoder=e, architecture=fam[e][0], objective=fam[e][1],
+                               size=fam[e][2], task=t, group="natural",
+                               metric="codelength [bits/example]", value=v, seed=s)
+                          for (e, t, s), v in bits.items()])
+    et = pd.DataFrame([dict(encoder=e, architecture=a, objective=o, size=z, parameters=p)
+                       for e, (a, o, z, p) in fam.items()])
+    d = _tables.scaling_differences(frame, et, ["l", "s", "m", "r1", "r0"]).set_index("encoder")
+    for enc, ref in (("s", "s"), ("m", "s"), ("l", "s"), ("r0", "r0"), ("r1", "r0")):
+        per_order = [np.mean([bits[(enc, t, s)] - bits[(ref, t, s)] for t in tasks])
+                     for s in range(3)]
+        assert d.loc[enc, "reference"] == ref
+        assert d.loc[enc, "Δ bits/example"] == pytest.approx(np.mean(per_order), abs=1e-12)
+        assert d.loc[enc, "Δ sd (orders)"] == pytest.approx(np.std(per_order, ddof=1), abs=1e-12)
+        assert d.loc[enc, "reference bits/example"] == pytest.approx(
+            np.mean([bits[(ref, t, s)] for t in tasks for s in range(3)]))
+    assert (d["orders"] == 3).all() and (d["tasks"] == 4).all()
+    # the pairing removes task difficulty: sd over orders ≪ sd over tasks
+    assert d.loc["l", "Δ sd (orders)"] < 0.1 < np.std(list(hard.values()))
+
+
+def test_mdl_rows_of_a_stream_of_one_batch(monkeypatch, digits_pair):
+    """N ≤ B: the pair's MDL rows are the uniform code (prequential.run compiles nothing
+    for it) and its preferred readout depth is NaN, not a KeyError."""
+    from mdlnb.prequential import _run as stage1
+    from mdlnb.studies.encoders import _pair
+
+    monkeypatch.setattr(stage1, "run_pass", lambda *a, **k: pytest.fail("stage 1 ran"))
+    monkeypatch.setattr(stage1._slicing, "run_pass", lambda *a, **k: pytest.fail("stage 1 ran"))
+    train = digits_pair[0]
+    small = Task("digits-px-20", train.x[:20], train.y[:20], 10)
+    cfg = st.EncodersConfig(encoders=("random:resnet_XS",), tasks=("digits",), protocol="small",
+                            seeds=(0, 1), probe_readouts=("linear",), posterior_bins=4)
+    rows = {(s, m): v for s, m, v in _pair.mdl_rows(small, cfg, cache=False)["rows"]}
+    for s in (0, 1):
+        assert rows[(s, "codelength [nats]")] == pytest.approx(20 * math.log(10), rel=1e-7)
+        assert rows[(s, "codelength [bits/example]")] == pytest.approx(math.log2(10), rel=1e-7)
+        assert math.isnan(rows[(s, "preferred readout depth")])

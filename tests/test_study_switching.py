@@ -112,3 +112,61 @@ def test_claims_from_frames():
     bad = [_pair(0, {**good, "Bayesian mixture": -1.0}), _pair(1, {**good, "switch distribution": 25.0})]
     b1, b2, _, _ = study.claims(bad)
     assert b1.verdict == "does not hold" and b2.verdict == "does not hold"
+
+
+def _real_pair(seed):
+    """A PairResult from run_pair's frames on a hand-made loss matrix (no stage 1)."""
+    import pandas as pd
+
+    L = _losses(n=60, seed=seed)
+    fs = switching.FixedShare(m=3)
+    res = switching.codelength(L, fs, posterior=True)
+    best = study.best_sequence_loss(L, 2)
+    seq = pd.DataFrame({"switches": np.arange(3), "best sequence [nats]": best,
+                        "regret [nats]": res.total_nats - best,
+                        "bound [nats]": float(study.fixed_share_bound(60, 3, 3))})
+    return study.PairResult("pixels/t", seed, 60, 3, 4, 3.0,
+                            study.regret_curves(L, study.strategies(3), points=20),
+                            study.sensitivity(L, ms=(2, 3), alphas=(0.1,)),
+                            study.bound_curves(L, fs, points=20), seq,
+                            study.switch_counts(res.posterior, ["a", "b", "b"], points=20))
+
+
+def test_result_tables_figures_and_save(tmp_path):
+    results = tuple(_real_pair(s) for s in (0, 1, 2))
+    config = study.SwitchingConfig(pairs=["pixels/t"], seeds=[0, 1, 2], m=3, ms=[2, 3],
+                                   alphas=[0.1], points=20)
+    r = study.SwitchingResult(config, results, {"pixels/t": 5})
+    t = r.tables()
+    assert set(t) == {"codelengths", "final_regret", "sensitivity", "sequence", "frequency"}
+    fin = t["final_regret"].set_index("strategy")
+    want = [float(p.regret.query("n == 60").set_index("strategy").loc["Bayesian mixture",
+                                                                       "regret [nats]"])
+            for p in results]
+    assert fin.loc["Bayesian mixture", "mean"] == pytest.approx(np.mean(want))
+    assert fin.loc["Bayesian mixture", "std"] == pytest.approx(np.std(want, ddof=1))
+    sw = [int(p.switches["map switches"].iloc[-1]) for p in results]
+    assert t["frequency"]["mean"].iloc[0] == pytest.approx(np.mean(sw))
+    assert "pixels/t: Bayesian mixture" in r.regret_findings()
+    assert "≤2-switch sequence" in r.bound_findings()
+    assert [c.id for c in r.claims()] == ["b1", "b2", "c1", "c2"]
+    paths = r.save(tmp_path)
+    names = sorted(p.name for p in paths)
+    assert "switching_regret.png" in names and "switching_final_regret.csv" in names
+    assert len(names) == 2 * 5 + 3
+
+
+def test_config_checks_and_matches_the_notebook():
+    from mdlnb import runner
+
+    with pytest.raises(ValueError, match="pairs"):
+        study.SwitchingConfig(pairs=["digits"])
+    with pytest.raises(ValueError, match="seeds"):
+        study.SwitchingConfig(seeds=[])
+    with pytest.raises(ValueError, match="m"):
+        study.SwitchingConfig(m=1)
+    defaults = runner.notebook_parameters("switching_strategies")
+    config = study.SwitchingConfig()
+    for f in config.to_dict():
+        want = defaults[f]
+        assert getattr(config, f) == (tuple(want) if isinstance(want, list) else want), f

@@ -519,3 +519,58 @@ def test_static_baselines_rank_by_size_and_published_accuracy():
     src = out[out["metric"] == "source_accuracy"]
     assert list(src["encoder"]) == ["a", "a"] and (src["value"] == 75.1).all()
     assert len(out) == 4 + 2 * 2 + 2
+
+
+def test_ncti_and_etran_are_ranked_as_their_authors_combine_terms():
+    """Per (task, ratio, repeat), NCTI = mm(seli) + mm(ncc) − mm(vc) and ETran =
+    0.15 mm(energy) + 0.85 mm(cls) across that group's encoders (min–max written out
+    here), replacing the term rows; other metrics pass through."""
+    from mdlnb.studies.transferability._scores import COMBINED, add_combined
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for repeat in (0, 1):
+        for enc in ("a", "b", "c"):
+            for metric in (*COMBINED["ncti"], *COMBINED["etran"], "logme"):
+                rows.append(dict(encoder=enc, task="t", ratio=2, n=20, repeat=repeat,
+                                 metric=metric, value=float(rng.normal())))
+    scores = pd.DataFrame(rows)
+    out = add_combined(scores)
+    assert set(out["metric"]) == {"ncti", "etran", "logme"}
+    pd.testing.assert_frame_equal(out[out["metric"] == "logme"].reset_index(drop=True),
+                                  scores[scores["metric"] == "logme"].reset_index(drop=True))
+
+    def mm(v):
+        return (v - v.min()) / (v.max() - v.min())
+
+    for repeat in (0, 1):
+        w = scores[scores["repeat"] == repeat].pivot(index="encoder", columns="metric",
+                                                      values="value")
+        got = out[out["repeat"] == repeat].pivot(index="encoder", columns="metric",
+                                                  values="value")
+        np.testing.assert_allclose(got["ncti"], mm(w["ncti_seli"]) + mm(w["ncti_ncc"])
+                                   - mm(w["ncti_vc"]), rtol=1e-12)
+        np.testing.assert_allclose(got["etran"], 0.15 * mm(w["etran_energy"])
+                                   + 0.85 * mm(w["etran_cls"]), rtol=1e-12)
+
+
+def test_subsample_scores_carry_the_combined_metrics_terms():
+    """score_subsample gives NCTI's and ETran's terms (from their result objects), not
+    the per-model sums, so the study can combine them across encoders."""
+    from mdlnb import transfer
+    from mdlnb.studies.transferability._features import FeatureSet
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(60, 6)).astype(np.float32)
+    y = np.repeat(np.arange(3), 20)
+    x[:, 0] += y
+    task = Task("toy", x, y, 3)
+    fs = FeatureSet("enc", "toy", task, task, None)
+    cfg = tr.TransferabilityConfig(encoders=["lite0@32", "random:resnet_XS"], tasks=["digits"],
+                                   metrics=["ncti", "etran", "logme"], grid_metrics=False,
+                                   label_free=False, mdl=False, static=False)
+    out, grid = tr.score_subsample(fs, np.arange(60), cfg)
+    r, e = transfer.ncti_result(x, y, num_classes=3), transfer.etran_result(x, y, num_classes=3)
+    assert out["ncti_seli"] == r.seli and out["ncti_vc"] == r.vc and out["ncti_ncc"] == r.ncc
+    assert out["etran_energy"] == e.energy and out["etran_cls"] == e.classification
+    assert "ncti" not in out and "etran" not in out and "logme" in out and grid == {}

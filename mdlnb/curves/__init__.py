@@ -8,12 +8,10 @@ representations by the complexity of learning low-loss predictors").
   (or "> n_max"), :func:`esc_refine` (Alg. 2's recursive grid search);
   :func:`epsilon_from_probe` derives ε as Sec. 4.3 recommends.
 * :func:`measure_table`, :func:`rankings`, :func:`plot`: tidy tables and Fig. 1/2.
-* :func:`parity_claims`: the parity toy's claims (g1–g3) (VA/MDL flip with n, SDL/εSC do not).
 * The parity toy (Sec. 3.1): :func:`parity_tasks`, :func:`algorithm_curve` with the
   ``"gf2"`` and ``"bernoulli"`` algorithms, :func:`binary_entropy`, :func:`gf2_rref`.
 """
 
-from mdlnb.curves._claims import parity_claims
 from mdlnb.curves._curve import LossDataCurve, log_grid, loss_data_curve, permutations, split_test
 from mdlnb.curves._measures import Epsilon, Measure, SampleComplexity, esc, mdl, mi, sdl, va
 from mdlnb.curves._parity import (algorithm_curve, bernoulli_fit, binary_entropy, gf2_fit,
@@ -28,5 +26,4 @@ __all__ = [
     "RefinedSampleComplexity", "epsilon_from_probe", "esc_refine",
     "algorithm_curve", "bernoulli_fit", "binary_entropy", "gf2_fit", "gf2_rref", "parity_tasks",
     "measure_table", "rankings", "truncate", "winner_changes", "plot", "plot_measures",
-    "parity_claims",
 ]

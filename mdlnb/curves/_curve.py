@@ -44,7 +44,7 @@ import numpy as np
 from mdlnb import _fit, _xla_cache
 from mdlnb._checks import as_array, check_finite, check_int, check_integer_values
 from mdlnb._grid import log_integers
-from mdlnb._task import Task
+from mdlnb._task import Task, require_classification
 
 TEST_CHUNK = 1024   # test examples per forward pass inside the compiled program
 MEMORY_BUDGET = 4 * 2 ** 30   # bytes of per-probe state one compiled call may hold (auto chunking)
@@ -340,6 +340,7 @@ def loss_data_curve(task: Task, readout: Any = None, *, test: Task | float | Non
     """
     if not isinstance(task, Task):
         raise ValueError(f"task: expected an mdlnb.Task, got {type(task).__name__}")
+    require_classification(task, "loss_data_curve")
     from mdlnb import readouts as _readouts
 
     ro, h, name = _as_expert(_readouts.mlp(2, 512) if readout is None else readout)

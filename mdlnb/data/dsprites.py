@@ -25,6 +25,14 @@ which pixels resolve); ``dsprites_shape`` — which shape, one class per entry
 of ``shapes`` in its order (default 3: square, ellipse, heart). Scale and
 shape are drawn uniformly, so classes are balanced. All four tasks label the
 same images (one cached stream per seed and options).
+
+Regression variants (``kind="regression"``, real targets, listed by
+``names(kind="regression")``), on the same images as the classification
+tasks of the same seed and options: ``dsprites_x_reg`` and
+``dsprites_y_reg`` — the centroid's column and row in pixels (continuous);
+``dsprites_orientation_reg`` — the orientation as a point on the unit circle,
+``(cos φ, sin φ)`` with φ = 2π · orientation / period (P = 2 targets: the
+fraction of the period is circular, so its ends meet).
 """
 
 from __future__ import annotations
@@ -254,3 +262,57 @@ register(TaskSpec(
     name="dsprites_shape", group="structured", num_classes=len(SHAPES), image_shape=(64, 64, 1),
     n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=build_shape,
     description="which shape: square, ellipse, heart"))
+
+
+def _regression(target: str, task: Task) -> Task:
+    """``task`` (a classification task of the stream) with the real factor ``target``."""
+    f = task.meta["factors"]
+    if target == "x":
+        y, units = f["x"], "pixels (column of the centroid)"
+    elif target == "y":
+        y, units = f["y"], "pixels (row of the centroid)"
+    else:  # orientation: a point on the unit circle
+        phi = 2 * np.pi * f["orientation"] / np.array([PERIOD[s] for s in SHAPES])[f["shape"]]
+        y, units = np.stack([np.cos(phi), np.sin(phi)], axis=1), "(cos, sin) of the period's angle"
+    meta = {**task.meta, "target": target, "target_units": units}
+    return Task(f"dsprites_{target}_reg", task.x, np.asarray(y, np.float64), group="structured",
+                meta=meta, kind="regression")
+
+
+def _build_regression(target: str, seed: int, n_train: int, n_test: int, image_size: int,
+                      shapes: tuple[str, ...], noise: float, cache: bool) -> tuple[Task, Task]:
+    tr, te = build_location(seed, n_train=n_train, n_test=n_test, image_size=image_size,
+                            shapes=shapes, noise=noise, cache=cache)
+    return _regression(target, tr), _regression(target, te)
+
+
+def build_x_reg(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
+                image_size: int = 64, shapes: tuple[str, ...] = SHAPES, noise: float = 0.0,
+                cache: bool = True) -> tuple[Task, Task]:
+    """dSprites x position as a real target (pixels)."""
+    return _build_regression("x", seed, n_train, n_test, image_size, tuple(shapes), noise, cache)
+
+
+def build_y_reg(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
+                image_size: int = 64, shapes: tuple[str, ...] = SHAPES, noise: float = 0.0,
+                cache: bool = True) -> tuple[Task, Task]:
+    """dSprites y position as a real target (pixels)."""
+    return _build_regression("y", seed, n_train, n_test, image_size, tuple(shapes), noise, cache)
+
+
+def build_orientation_reg(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
+                          image_size: int = 64, shapes: tuple[str, ...] = SHAPES,
+                          noise: float = 0.0, cache: bool = True) -> tuple[Task, Task]:
+    """dSprites orientation as two real targets, (cos, sin) of its angle in the period."""
+    return _build_regression("orientation", seed, n_train, n_test, image_size, tuple(shapes),
+                             noise, cache)
+
+
+for _t, _b, _d in (("x", build_x_reg, "x position of the shape's centroid, pixels (real)"),
+                   ("y", build_y_reg, "y position of the shape's centroid, pixels (real)"),
+                   ("orientation", build_orientation_reg,
+                    "orientation in the symmetry period as (cos, sin), 2 real targets")):
+    register(TaskSpec(
+        name=f"dsprites_{_t}_reg", group="structured", num_classes=0, image_shape=(64, 64, 1),
+        n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=_b,
+        description=_d, kind="regression"))

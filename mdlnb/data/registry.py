@@ -13,6 +13,7 @@ import inspect
 from typing import Any, Callable
 
 from mdlnb._checks import check_int
+from mdlnb._targets import check_kind
 from mdlnb._task import GROUPS, Task
 from mdlnb.data.splits import concat, subsample
 
@@ -26,14 +27,18 @@ class TaskSpec:
 
     Attributes:
       name: registry key.
-      group: ``"natural"``, ``"specialized"`` or ``"structured"`` (VTAB's groups).
-      num_classes: C at the default options.
-      image_shape: ``(H, W, C)`` of the uint8 images at the default options.
+      group: ``"natural"``, ``"specialized"`` or ``"structured"`` (VTAB's groups);
+        ``None`` for a task without images (``diabetes``).
+      num_classes: C at the default options; 0 for a regression task.
+      image_shape: ``(H, W, C)`` of the uint8 images at the default options; ``(D,)``
+        for a task of feature vectors.
       n_train, n_test: split sizes at the default options.
       source: where the pixels come from.
       split_rule: how train and test are separated.
       build: ``build(seed, **options) -> (train, test)``.
       description: one line on what is predicted.
+      kind: ``"classification"`` or ``"regression"`` (:class:`mdlnb.Task`); regression
+        tasks are listed by ``names(kind="regression")``, not by default.
     """
 
     name: str
@@ -46,8 +51,12 @@ class TaskSpec:
     split_rule: str
     build: Builder
     description: str
+    kind: str = "classification"
 
     def __post_init__(self) -> None:
+        check_kind(self.kind)
+        if self.group is None and self.kind == "regression":
+            return
         if self.group not in GROUPS:
             raise ValueError(f"group: must be one of {GROUPS}, got {self.group!r}")
 
@@ -88,18 +97,24 @@ def spec(name: str) -> TaskSpec:
     return _REGISTRY[name]
 
 
-def names(group: str | None = None) -> list[str]:
-    """Registered task names, grouped natural → specialized → structured."""
+def names(group: str | None = None, kind: str | None = "classification") -> list[str]:
+    """Registered task names, grouped natural → specialized → structured (then tasks
+    without a group). ``kind``: ``"classification"`` (default: the image
+    classification tasks), ``"regression"``, or ``None`` for both."""
     _ensure_defaults()
     if group is not None and group not in GROUPS:
         raise ValueError(f"group: must be one of {GROUPS} or None, got {group!r}")
-    return [s.name for s in sorted(_REGISTRY.values(), key=lambda s: (GROUPS.index(s.group), s.name))
-            if group is None or s.group == group]
+    if kind is not None:
+        check_kind(kind)
+    rank = lambda s: (GROUPS.index(s.group) if s.group in GROUPS else len(GROUPS), s.name)  # noqa: E731
+    return [s.name for s in sorted(_REGISTRY.values(), key=rank)
+            if (group is None or s.group == group) and (kind is None or s.kind == kind)]
 
 
 def load(name: str, split: str = "train", size: int | None = None, seed: int = 0,
          **options: Any) -> Task:
-    """Load task ``name`` as a ``Task`` of uint8 images ``(N, H, W, C)``.
+    """Load task ``name`` as a ``Task`` of uint8 images ``(N, H, W, C)`` (``diabetes``:
+    float features ``(N, 10)``; regression tasks: ``kind="regression"``, real targets).
 
     Args:
       name: one of ``names()``.
@@ -130,8 +145,9 @@ def load(name: str, split: str = "train", size: int | None = None, seed: int = 0
     return task
 
 
-def info():
-    """One row per task at its default options (nothing is built).
+def info(kind: str | None = "classification"):
+    """One row per task at its default options (nothing is built); ``kind`` as in
+    :func:`names` (a ``kind`` column is added unless it is ``"classification"``).
 
     Columns: name, group, n_train, n_test, classes, image_shape (H, W, C),
     source, split (the rule separating train and test), predicts.
@@ -140,6 +156,7 @@ def info():
 
     rows = [dict(name=s.name, group=s.group, n_train=s.n_train, n_test=s.n_test,
                  classes=s.num_classes, image_shape=s.image_shape, source=s.source,
-                 split=s.split_rule, predicts=s.description)
-            for s in (spec(n) for n in names())]
+                 split=s.split_rule, predicts=s.description,
+                 **({} if kind == "classification" else {"kind": s.kind}))
+            for s in (spec(n) for n in names(kind=kind))]
     return pd.DataFrame(rows)

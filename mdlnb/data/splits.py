@@ -45,13 +45,20 @@ def stratified_split(y: np.ndarray, test_fraction: float, seed: int) -> tuple[np
 
 
 def subsample(task: Task, size: int, seed: int = 0) -> Task:
-    """``size`` examples of ``task``, seeded and stratified by label (order kept)."""
-    idx = stratified_indices(task.y, size, seed)
+    """``size`` examples of ``task``, seeded and stratified by label (order kept); a
+    regression task (no labels to stratify by): a uniform draw without replacement."""
+    if task.is_regression:
+        check_int("size", size, minimum=1, maximum=task.n)
+        idx = np.sort(np.random.default_rng(seed).choice(task.n, size=int(size), replace=False))
+    else:
+        idx = stratified_indices(task.y, size, seed)
     return task.take(idx).replace(meta={**task.meta, "subsample": {"size": int(size), "seed": seed}})
 
 
 def concat(a: Task, b: Task, *, name: str | None = None, split: str = "all") -> Task:
     """``a`` followed by ``b`` (same label alphabet and input shape)."""
+    if a.kind != b.kind:
+        raise ValueError(f"task_test: kind {b.kind!r} != {a.kind!r} of task_train")
     if a.num_classes != b.num_classes:
         raise ValueError(f"task_test: num_classes {b.num_classes} != {a.num_classes} of task_train")
     if a.x.shape[1:] != b.x.shape[1:]:

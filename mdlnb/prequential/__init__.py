@@ -12,7 +12,12 @@ DESIGN.md "The two stages"). With ``B = batch_size``:
    example is ``-log p(y | x)`` in nats under its current *prediction*
    parameters (the EMA/Polyak average, equal to the raw parameters when
    ``ema = 1``). Batch 0 is coded with the uniform distribution,
-   ``log C`` nats per example.
+   ``log C`` nats per example. A regression task (``Task(kind="regression")``)
+   is coded by Gaussian readouts as ``−log p(y | x)``, a *density* in nats of
+   the targets in their own units (prefix-standardised targets, Jacobian
+   added; batch 0 coded by its own maximum-likelihood Gaussian; defined up to
+   the targets' quantisation): :mod:`mdlnb._targets`; the loss matrix's
+   ``meta["target"]`` records the code.
 3. Then *train*: expert ``k`` takes ``replay_streams[k]`` AdamW steps, each on
    ``B`` positions drawn uniformly with replacement from ``[0, t_end)``
    (everything seen so far, the new batch included). Label smoothing applies
@@ -107,7 +112,8 @@ host (their ``init`` may draw with NumPy) and stacked; if a readout has
 block (convolutional encoders on CPU, where vmapped convolutions are slow).
 
 Modules (private, one concept each): ``_run`` (:func:`run`,
-:func:`run_with_params`: the memory plan, one pass or slices), ``_onepass``
+:func:`run_with_params`: the N ≤ B short-circuit, the memory plan, one pass
+or slices), ``_onepass``
 (one pass: the cache wrapper, the set-up and the chunk loop;
 :func:`resolve_protocol`), ``_checkpointer`` (checkpoints of a run: resume,
 save on a schedule), ``_board`` (the experts in flight and their compaction

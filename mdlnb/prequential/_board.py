@@ -10,6 +10,7 @@ parameters back from it and :func:`prune_meta` records the schedule.
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 from typing import Any, Callable, NamedTuple
 
@@ -41,16 +42,17 @@ class Board(NamedTuple):
 
 
 def compact(board: Board, alive, experts, d: int, c: int, b: int, clip,
-            matmul_dtype) -> Board:
+            matmul_dtype, targets: int = 0) -> Board:
     """After a pruning decision: the board compacted to the ``alive`` experts
-    (:func:`mdlnb.prequential._prune.compact`, one device), with its new spec,
-    columns and program."""
+    (:func:`mdlnb.prequential._prune.compact`, one device), with its new spec
+    (``targets``: P of a regression task, 0 for classes), columns and program."""
     mask = np.zeros(len(experts), bool)
     mask[alive] = True
     groups, state, hypers = _prune.compact(
         board.groups, board.state, board.hypers, mask,
         lambda ro: _block_fit(ro.num_params(d, c), getattr(ro, "max_block", None)))
     _, spec = _members_spec(groups, experts, 1, d, c, b, clip, matmul_dtype)
+    spec = dataclasses.replace(spec, targets=targets)
     return Board(groups, spec, _sharding.columns(groups, 1), state, hypers,
                  partial(_program._run_groups, spec))
 

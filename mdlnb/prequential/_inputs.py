@@ -11,17 +11,22 @@ import numpy as np
 from mdlnb import _standardize
 
 
-def _chunk_inputs(x_ord, y_ord, first_batch, nbatch, b, running, standardize):
+def _chunk_inputs(x_ord, y_ord, first_batch, nbatch, b, running, standardize,
+                  target_moments=None):
     """Host-side arrays for batches ``first_batch .. first_batch + nbatch - 1``.
 
     Batches past the end of the stream are padding (``valid = False``, no
     update). ``running = (sum x, sum x², count)`` in float64 over the positions
     before ``first_batch``; returns the inputs and the updated running sums.
+    ``target_moments``: regression only, ``(mean, inv_std)`` of the targets
+    after each number of batches (:func:`mdlnb._targets.prefix_moments`), given
+    to the program as ``ymean_prev``/``yinv_prev`` (coding) and
+    ``ymean``/``yinv`` (training); ``y_ord`` is then float32 ``(N, P)``.
     """
     n, d = x_ord.shape
     lo, hi = first_batch * b, min((first_batch + nbatch) * b, n)
     x = np.zeros((nbatch * b, d), np.float32)
-    y = np.zeros((nbatch * b,), np.int32)
+    y = np.zeros((nbatch * b,) + y_ord.shape[1:], y_ord.dtype)
     x[: hi - lo], y[: hi - lo] = x_ord[lo:hi], y_ord[lo:hi]
     batches = first_batch + np.arange(nbatch)
     valid = batches < math.ceil(n / b)
@@ -35,8 +40,13 @@ def _chunk_inputs(x_ord, y_ord, first_batch, nbatch, b, running, standardize):
     if not standardize:
         mean, inv = np.zeros_like(mean), np.ones_like(inv)
     xs = {"batch": batches.astype(np.int32), "t_end": t_end.astype(np.int32), "valid": valid,
-          "x": x.reshape(nbatch, b, d), "y": y.reshape(nbatch, b),
+          "x": x.reshape(nbatch, b, d), "y": y.reshape((nbatch, b) + y_ord.shape[1:]),
           "mean": mean[1:].astype(np.float32), "inv_std": inv[1:].astype(np.float32),
           "mean_prev": mean[:-1].astype(np.float32), "inv_std_prev": inv[:-1].astype(np.float32)}
+    if target_moments is not None:
+        ym, yi = target_moments
+        t = np.minimum(batches, len(ym) - 2)  # padding batches repeat the last real one
+        xs.update(ymean_prev=ym[t].astype(np.float32), yinv_prev=yi[t].astype(np.float32),
+                  ymean=ym[t + 1].astype(np.float32), yinv=yi[t + 1].astype(np.float32))
     last = int(valid.sum())  # row of c1/c2 after the last real batch
     return xs, (c1[last], c2[last], float(counts[last]))

@@ -26,7 +26,8 @@ class LossMatrix:
         (a diverged expert, see :meth:`diverged`) is stored as +inf.
       experts: the K experts, column order.
       order: ``(N,)`` int64, task index of each stream position.
-      task_name, num_classes, seed, batch_size: provenance.
+      task_name, num_classes, seed, batch_size: provenance (``num_classes`` is 0
+        for a regression task, whose ``meta["target"]`` describes its code).
       meta: free-form (cache key, code version, standardisation, timing).
       protocol: the :class:`mdlnb.Protocol` that produced it (its stage-1 part
         decides the losses; the strategy is the one ``evaluate`` was given).
@@ -61,6 +62,13 @@ class LossMatrix:
         object.__setattr__(self, "losses", losses)
         object.__setattr__(self, "order", order)
         object.__setattr__(self, "experts", tuple(self.experts))
+
+    @property
+    def kind(self) -> str:
+        """``"classification"`` or ``"regression"`` (``meta["target"]``): a regression
+        matrix holds density codelengths (:mod:`mdlnb._targets`), defined up to the
+        targets' quantisation, never to be mixed with classification codes."""
+        return (self.meta.get("target") or {}).get("kind", "classification")
 
     @property
     def n(self) -> int:

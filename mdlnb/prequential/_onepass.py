@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _aligned, _progress, _xla_cache
+from mdlnb import _aligned, _progress, _targets, _xla_cache
 from mdlnb._checks import check_finite, check_int
 from mdlnb._io import cache_dir, content_hash, load_entry, locked
 from mdlnb._protocol import Protocol
@@ -85,8 +85,16 @@ def _check_readouts(task, experts) -> None:
 
 def _task_arrays(task, experts):
     """``(features, labels)`` of ``task``, checked (finite features, labels in range,
-    the readouts' ``check_task``)."""
+    the readouts' ``check_task``); a regression task's labels are its targets as
+    float32 ``(N, P)`` (no label smoothing: a ValueError names it)."""
     feats = check_finite(task.features, "task.x")
+    if task.is_regression:
+        smoothed = sorted({e.name for e in experts if e.label_smoothing})
+        if smoothed:
+            raise ValueError(f"experts: label smoothing has no meaning for regression targets; "
+                             f"experts {smoothed[:3]} set it")
+        _check_readouts(task, experts)
+        return feats, _targets.as_targets(task.y).astype(np.float32)
     labels = np.asarray(task.y)
     if labels.min() < 0 or labels.max() >= task.num_classes:
         raise ValueError(f"task.y: labels must lie in [0, {task.num_classes})")
@@ -166,23 +174,31 @@ def _make_progress(progress, n, k):
 
 class _Job(NamedTuple):
     """One pass's checked inputs and its cache key: the protocol and its board, the
-    features (N, D) and labels, C, the compiled feature dimension ``dp``, the
-    batches per compiled call, the key and the result's ``meta`` so far."""
+    features (N, D) and labels (a regression task's targets, float32 (N, P)), the
+    readouts' outputs ``out_dim`` (C logits, or 2P Gaussian outputs), P (0:
+    classification), the compiled feature dimension ``dp``, the batches per
+    compiled call, the key and the result's ``meta`` so far."""
 
     proto: Protocol
     experts: list
     feats: np.ndarray
     labels: np.ndarray
-    num_classes: int
+    out_dim: int
+    targets: int
     dp: int
     chunk_batches: int
     key: str
     meta: dict
 
     @property
+    def prefix(self) -> bool:
+        """Whether inputs (and regression targets) are standardised by the prefix."""
+        return self.proto.standardize == "prefix"
+
+    @property
     def clip(self):
         """The standardised inputs' clip (``None``: raw features, not standardised)."""
-        return self.proto.clip if self.proto.standardize == "prefix" else None
+        return self.proto.clip if self.prefix else None
 
 
 def _job(task, proto, chunk_batches, pad_features, progress) -> _Job:
@@ -195,18 +211,22 @@ def _job(task, proto, chunk_batches, pad_features, progress) -> _Job:
     n, d = feats.shape
     # the feature dimension compiled for (zero features appended; pad_features)
     dp = board_dim(experts, d) if pad_features else d
-    c = task.num_classes
+    c = task.out_dim  # C logits, or 2P Gaussian outputs (regression)
     if chunk_batches == "auto":
         chunk_batches = auto_chunk_batches(experts, dp, c, b)
         if _bar_shown(progress):  # a bar that moves: at least PROGRESS_UPDATES calls
             chunk_batches = min(chunk_batches, max(1, math.ceil(math.ceil(n / b) /
                                                                 PROGRESS_UPDATES)))
     padded = {"padded_dim": dp} if dp != d else {}  # (the last float bit may differ)
+    # regression: the target's code in the key and the result (classification keys unchanged)
+    target = _targets.loss_meta(_targets.as_targets(task.y)[stream_order(proto.seed, n)], b,
+                                proto.standardize == "prefix") if task.is_regression else None
     key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c,
-                       *([padded] if padded else []))
+                       *([padded] if padded else []),
+                       *([{"target": _targets.GAUSSIAN_CODE}] if target else []))
     meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize,
-            "matmul_dtype": proto.matmul_dtype, **padded}
-    return _Job(proto, experts, feats, labels, c, dp, chunk_batches, key, meta)
+            "matmul_dtype": proto.matmul_dtype, **padded, **({"target": target} if target else {})}
+    return _Job(proto, experts, feats, labels, c, task.target_dims, dp, chunk_batches, key, meta)
 
 
 def run_pass(task: Task, proto: Protocol, *, progress=None, cache: bool = True,
@@ -274,8 +294,8 @@ def _compute(task, job: _Job, *, progress, checkpoint_dir, checkpoint_every_s, k
         meta["prune"] = _board.prune_meta(proto.prune, pruner, experts, n,
                                                proto.batch_size, computed)
     result = LossMatrix(losses=losses, experts=tuple(experts), order=stream.order,
-                        task_name=task.name, num_classes=job.num_classes, seed=proto.seed,
-                        batch_size=proto.batch_size, meta=meta, protocol=proto)
+                        task_name=task.name, num_classes=0 if job.targets else job.out_dim,
+                        seed=proto.seed, batch_size=proto.batch_size, meta=meta, protocol=proto)
     if cache_file is not None:
         result.save(cache_file)
     ckpt.finish()
@@ -292,7 +312,10 @@ class _Stream(NamedTuple):
     ``x_ord``/``y_ord`` (N rows, on the host, for the chunk inputs); ``x_dev``/``y_dev``
     padded with zero features to ``dp`` and zero rows to the row bucket (rows past N
     are never drawn: positions < t_end <= N) and ``seed_key``, on the devices;
-    the ``mesh`` (``None``: one device); batches per compiled call and in all."""
+    the ``mesh`` (``None``: one device); batches per compiled call and in all;
+    regression only (else ``None``): the targets' prefix moments after each number
+    of batches (:func:`mdlnb._targets.prefix_moments`) and the first batch's code
+    (:func:`mdlnb._targets.first_batch_nats`), set on the host."""
 
     order: np.ndarray
     x_ord: np.ndarray
@@ -303,6 +326,8 @@ class _Stream(NamedTuple):
     mesh: Any
     chunk: int
     total_batches: int
+    target_moments: Any = None
+    first_code: Any = None
 
 
 class _Start(NamedTuple):
@@ -319,12 +344,12 @@ def _setup(job: _Job, devices, ckpt: Checkpointer):
     """The stream, the board (:class:`mdlnb.prequential._board.Board`) and the start
     (from ``ckpt`` when a checkpoint of this run fits)."""
     proto, experts = job.proto, job.experts
-    (n, d), b, seed, c = job.feats.shape, proto.batch_size, proto.seed, job.num_classes
+    (n, d), b, seed, c = job.feats.shape, proto.batch_size, proto.seed, job.out_dim
     order = stream_order(seed, n)
     rows = row_bucket(n)
     x_all = np.zeros((rows, job.dp), job.feats.dtype)
     x_all[:n, :d] = job.feats[order]
-    y_all = np.zeros(rows, np.int32)
+    y_all = np.zeros((rows,) + job.labels.shape[1:], job.labels.dtype)
     y_all[:n] = job.labels[order]
     # Devices (_sharding.py): with several, each group is padded to whole
     # blocks per device (index -1: a copy of its first expert, column dropped).
@@ -335,6 +360,11 @@ def _setup(job: _Job, devices, ckpt: Checkpointer):
     # a run that resumes takes its state from the checkpoint: only its shapes here
     resuming = ckpt.exists
     groups, spec, column, state, hypers = layout(build=not resuming)
+    target_moments = first_code = None
+    if job.targets:  # prefix target moments; the first batch's code (mdlnb._targets)
+        spec = dataclasses.replace(spec, targets=job.targets)
+        target_moments = _targets.prefix_moments(job.labels[order], b, job.prefix)
+        first_code = _targets.first_batch_nats(job.labels[order][:b]).astype(np.float32)
     x_dev, y_dev, seed_key = jnp.asarray(x_all), jnp.asarray(y_all), jax.random.PRNGKey(seed)
     if proto.prune is not None and ndev > 1:
         raise ValueError("prune: runs on one device; pass devices=[jax.devices()[0]]")
@@ -356,7 +386,8 @@ def _setup(job: _Job, devices, ckpt: Checkpointer):
         program = partial(_program._run_chunk, spec)
     total_batches = math.ceil(n / b)
     stream = _Stream(order, x_all[:n], y_all[:n], x_dev, y_dev, seed_key, mesh,
-                     chunk_bucket(total_batches, chunk_batches), total_batches)
+                     chunk_bucket(total_batches, chunk_batches), total_batches,
+                     target_moments, first_code)
     return stream, _board.Board(groups, spec, column, state, hypers, program), start
 
 
@@ -370,13 +401,14 @@ def _chunk_loop(job: _Job, stream: _Stream, board, start: _Start, ckpt: Checkpoi
     After each chunk: its losses into the (N, K) matrix; the pruner's step and, on a
     decision, the board compacted; a checkpoint when due; the progress report."""
     proto = job.proto
-    n, b, chunk, prefix = len(stream.order), proto.batch_size, stream.chunk, job.clip is not None
+    n, b, chunk, prefix = len(stream.order), proto.batch_size, stream.chunk, job.prefix
     losses, running = start.losses, start.running
     totals = losses[: start.next_batch * b].sum(axis=0, dtype=np.float64)  # for progress only
     computed = 0
     ckpt.start()
     for first in range(start.next_batch, stream.total_batches, chunk):
-        xs, running = _chunk_inputs(stream.x_ord, stream.y_ord, first, chunk, b, running, prefix)
+        xs, running = _chunk_inputs(stream.x_ord, stream.y_ord, first, chunk, b, running, prefix,
+                                    stream.target_moments)
         if stream.mesh is not None:
             xs = _sharding.replicate(stream.mesh, xs)
         state, out = board.program(board.state, board.hypers, stream.x_dev, stream.y_dev,
@@ -385,17 +417,21 @@ def _chunk_loop(job: _Job, stream: _Stream, board, start: _Start, ckpt: Checkpoi
         lo, hi = first * b, min((first + chunk) * b, n)
         keep = board.column >= 0
         block = _sharding.to_host(out).reshape(-1, len(board.column))[: hi - lo, keep]
+        if first == 0 and stream.first_code is not None:
+            block[: len(stream.first_code)] = stream.first_code[:, None]
         losses[lo:hi, board.column[keep]] = block
         totals[board.column[keep]] += block.sum(axis=0, dtype=np.float64)
         done = first + chunk >= stream.total_batches
         if pruner is not None:
             computed += board.updates_per_example() * int(xs["valid"].sum())
-            pruner.observe(losses[lo:hi][:, pruner.alive])
+            rows = losses[lo:hi][:, pruner.alive]
+            # density codes may be negative: the posterior is the same on shifted rows
+            pruner.observe(_targets.shift_rows(rows)[0] if job.targets else rows)
             if not done and pruner.decide().size:
                 totals[pruner.pruned_at < n] = np.inf
                 board = _board.compact(board, pruner.alive, job.experts,
-                                            job.feats.shape[1], job.num_classes, b, job.clip,
-                                            proto.matmul_dtype)
+                                       job.feats.shape[1], job.out_dim, b, job.clip,
+                                       proto.matmul_dtype, targets=job.targets)
         if not done and ckpt.due():
             ckpt.save(board.state, losses, running, first + chunk)
         report(hi, n, float(totals.min()) / hi)

@@ -12,7 +12,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from mdlnb import _fit, _standardize
+from mdlnb import _fit, _standardize, _targets
 from mdlnb.prequential._stream import replay_positions
 from mdlnb.readouts import ReadoutLike
 
@@ -36,12 +36,15 @@ class _Spec:
     num_classes: int
     batch_size: int
     clip: float | None                # the "prefix" clip; None for standardize="none"
+    targets: int = 0                  # P real targets (regression, Gaussian code); 0: classes
 
 
-def _expert_update(readout, num_classes, masked, r, x, y, state, hp, replay):
+def _expert_update(readout, num_classes, masked, r, x, y, state, hp, replay, loss=None):
     """One AdamW + EMA step of a single expert (:func:`mdlnb._fit.step`, vmapped over
-    the group); with ``masked``, a no-op for experts past their replay count."""
-    new = _fit.step(readout.apply, state, hp, x, y, num_classes)
+    the group); with ``masked``, a no-op for experts past their replay count;
+    ``loss``: the regression loss (:func:`mdlnb._targets.gaussian_nll`), else
+    cross-entropy."""
+    new = _fit.step(readout.apply, state, hp, x, y, num_classes, loss=loss)
     if masked:
         take = r < replay
         new = jax.tree_util.tree_map(lambda a, b: jnp.where(take, a, b), new, state)
@@ -68,12 +71,24 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
         blk = spec.block[j]
         k = jax.tree_util.tree_leaves(g.ema_params)[0].shape[0]
         per = jax.tree_util.tree_map(lambda a: a.reshape((k // blk, blk) + a.shape[1:]), g.ema_params)
+        if spec.targets:  # regression: Gaussian density of the prefix-standardised target
+            z = (xs["y"] - xs["ymean_prev"]) * xs["yinv_prev"]
+            nll = jax.lax.map(lambda p, ro=ro: jax.vmap(
+                lambda q: _targets.gaussian_nll(ro.apply(q, xj), z))(p), per)
+            coded.append(nll.reshape((k,) + nll.shape[2:]))
+            continue
         logp = jax.lax.map(lambda p, ro=ro: jax.nn.log_softmax(
             jax.vmap(ro.apply, in_axes=(0, None))(p, xj)), per)
         logp = logp.reshape((k,) + logp.shape[2:])
         coded.append(-jnp.take_along_axis(logp, xs["y"][None, :, None], axis=2)[..., 0])
     losses = jnp.concatenate(coded, axis=0).T  # (B, K)
-    losses = jnp.where(xs["batch"] == 0, jnp.float32(math.log(c)), losses)
+    if spec.targets:
+        # the density of the raw target: p(y) = p(z) · Π_p s_p (s = 1/σ of the prefix);
+        # the first batch's code is set on the host (_targets.first_batch_nats)
+        losses = losses - jnp.sum(jnp.log(xs["yinv_prev"]))
+        losses = jnp.where(xs["batch"] == 0, jnp.float32(0.0), losses)
+    else:
+        losses = jnp.where(xs["batch"] == 0, jnp.float32(math.log(c)), losses)
 
     def train(groups):
         out = []
@@ -83,7 +98,13 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
                     pos = replay_positions(seed_key, xs["batch"], r, xs["t_end"], b)
                     x = _standardized(spec, x_all[pos], xs["mean"], xs["inv_std"]) \
                         if spec.standardize[j] else x_all[pos]
-                    upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y_all[pos])
+                    y = y_all[pos]
+                    if spec.targets:  # the replay targets, standardised like the features
+                        y = (y - xs["ymean"]) * xs["yinv"]
+                        upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y,
+                                      loss=_targets.gaussian_nll)
+                    else:
+                        upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y)
                     return jax.vmap(upd)(g, *h)
                 # no replay steps on a padding batch (valid = False)
                 steps = jnp.where(xs["valid"], spec.max_replay[j], 0)

@@ -1,16 +1,19 @@
-"""Stage 1's public driver: :func:`run` (the memory plan: one pass or slices) and
+"""Stage 1's public driver: :func:`run` (a stream of one batch coded without training,
+:func:`untrained_losses`; else the memory plan: one pass or slices) and
 :func:`run_with_params`; the pass itself (cache, set-up, chunk loop) is
 :mod:`mdlnb.prequential._onepass`; see :mod:`mdlnb.prequential`."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 from typing import Sequence
 
 import jax
 import numpy as np
 
+from mdlnb import _targets
 from mdlnb._protocol import Protocol
 from mdlnb._task import Task
 from mdlnb.experts import Expert
@@ -18,13 +21,15 @@ from mdlnb.prequential import _memory, _slicing
 from mdlnb.prequential._checkpointer import CHECKPOINT_SHARE
 from mdlnb.prequential._loss_matrix import LossMatrix
 from mdlnb.prequential._onepass import (CHUNK_FLOPS, CODE_VERSION, DEFAULT_CHUNK_BATCHES,
-                                        PROGRESS_UPDATES, ProgressFn, _check_readouts, _validate,
+                                        PROGRESS_UPDATES, ProgressFn, _check_readouts,
+                                        _task_arrays, _validate,
                                         auto_chunk_batches, chunk_bucket, resolve_protocol,
                                         row_bucket, run_pass)
+from mdlnb.prequential._stream import stream_order
 
 __all__ = ["CHECKPOINT_SHARE", "CHUNK_FLOPS", "CODE_VERSION", "DEFAULT_CHUNK_BATCHES",
            "PROGRESS_UPDATES", "ProgressFn", "auto_chunk_batches", "chunk_bucket",
-           "resolve_protocol", "row_bucket", "run", "run_with_params"]
+           "resolve_protocol", "row_bucket", "run", "run_with_params", "untrained_losses"]
 
 
 def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: int | None = None,
@@ -103,6 +108,10 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
         is part of the cache key and ``meta["padded_dim"]``. Boards with a
         readout other than :class:`~mdlnb.readouts.Readout` are never padded.
 
+    With N ≤ B every example is in the first batch and coded uniformly: no
+    readout is trained, nothing is compiled or cached, and the result is
+    :func:`untrained_losses` (log C per example and expert).
+
     Returns:
       A :class:`LossMatrix` with ``losses`` (N, K) float32 nats in stream order.
     """
@@ -111,6 +120,9 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
     _validate(task, checkpoint_every_s)
     protocol = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
                                 replay_streams=replay_streams, standardize=standardize)
+    if task.n <= protocol.batch_size:  # one batch, coded uniformly: nothing to train or compile
+        _task_arrays(task, protocol.experts())
+        return untrained_losses(task, protocol)
     opts = dict(progress=progress, cache=cache, checkpoint_dir=checkpoint_dir,
                 checkpoint_every_s=checkpoint_every_s, chunk_batches=chunk_batches,
                 devices=devices, pad_features=pad_features)
@@ -129,7 +141,7 @@ def _plan(task: Task, protocol: Protocol, memory_budget, devices) -> _memory.Sli
     budget = None if memory_budget == "auto" else memory_budget
     _check_readouts(task, board)  # before sizing them (num_params)
     ndev = len(devices) if devices is not None else jax.device_count()
-    plan = _memory.plan(board, task.n, np.shape(task.features)[1], task.num_classes,
+    plan = _memory.plan(board, task.n, np.shape(task.features)[1], task.out_dim,
                         budget_bytes=budget, devices=ndev)
     if len(plan.slices) > 1 and protocol.prune is not None:
         if budget is not None:  # pruning couples the experts: it cannot be sliced
@@ -137,6 +149,31 @@ def _plan(task: Task, protocol: Protocol, memory_budget, devices) -> _memory.Sli
                              f"couples the experts); {plan.describe()}")
         plan = dataclasses.replace(plan, slices=(tuple(range(len(board))),))  # "auto": one pass
     return plan
+
+
+def untrained_losses(task: Task, protocol: Protocol) -> LossMatrix:
+    """The ``LossMatrix`` of a stream of N ≤ B examples: one batch, coded uniformly
+    (log C nats per example for every expert, float32, as the compiled program
+    records a first batch; a regression batch by its own Gaussian,
+    :func:`mdlnb._targets.first_batch_nats`), without compiling a program that
+    would train nothing.
+    ``meta["untrained"]`` is True; :func:`run` returns this for every caller
+    (``evaluate``, ``compare``, the studies)."""
+    experts = tuple(protocol.experts())
+    order = stream_order(protocol.seed, task.n)
+    meta = {"standardize": protocol.standardize, "untrained": True}
+    if task.is_regression:  # one batch: coded by its own Gaussian (mdlnb._targets)
+        first = _targets.first_batch_nats(_targets.as_targets(task.y)[order])
+        losses = np.repeat(first.astype(np.float32)[:, None], len(experts), axis=1)
+        meta["target"] = _targets.loss_meta(_targets.as_targets(task.y)[order],
+                                            protocol.batch_size, protocol.standardize == "prefix")
+    else:
+        losses = np.full((task.n, len(experts)), np.float32(math.log(task.num_classes)),
+                         np.float32)
+    return LossMatrix(losses=losses, experts=experts, order=order, task_name=task.name,
+                      num_classes=0 if task.is_regression else task.num_classes,
+                      seed=protocol.seed, batch_size=protocol.batch_size, meta=meta,
+                      protocol=protocol)
 
 
 def run_with_params(task: Task, experts: Sequence[Expert] | str | None = None,

@@ -76,7 +76,7 @@ def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
     experts = protocol.experts()
     n, d = np.shape(task.features)
     if memory_plan is None:
-        memory_plan = _memory.plan(experts, n, d, task.num_classes, budget_bytes=budget_bytes)
+        memory_plan = _memory.plan(experts, n, d, task.out_dim, budget_bytes=budget_bytes)
     if memory_plan.num_experts != len(experts) or \
             sorted(i for s in memory_plan.slices for i in s) != list(range(len(experts))):
         raise ValueError("memory_plan: its slices are not a partition of the experts")

@@ -28,7 +28,16 @@ one copies it:
   comes from a result method (``result.findings()``, Markdown) or a library
   call displayed as Markdown — never typed by hand.
 
-The notebook then only sets parameters, calls ``run``, shows and saves.
+The notebook then only sets parameters, calls ``run``, shows and saves, and
+ends with :func:`finish` (claims, manifest).
+
+A notebook's parameters reach its study one of two ways: as ``overrides``, a
+mapping of config fields (the encoder and transferability notebooks), or one
+parameter per config field, of the same name and default
+(``Config.from_parameters(globals())``: switching_strategies, data_efficiency,
+loss_data, parity_toy, layers). :data:`NOTEBOOKS` says which study each
+notebook runs; :func:`mdlnb.runner.check_profile` checks a profile's values
+against that study's ``Config``.
 """
 
 from __future__ import annotations
@@ -36,9 +45,19 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("data_efficiency", "encoders", "layers", "pretraining", "switching", "transferability")
+from mdlnb.studies._base import StudyConfig, finish
 
-__all__ = ["config_class", *_SUBMODULES]
+_SUBMODULES = ("data_efficiency", "encoders", "layers", "loss_data", "parity", "pretraining",
+               "switching", "transferability")
+
+#: Notebook (``notebooks/<name>.py``) → the study it runs; a notebook not listed runs none.
+NOTEBOOKS = {"data_efficiency": "data_efficiency", "layers": "layers", "loss_data": "loss_data",
+             "objectives": "encoders", "parity_toy": "parity", "pretraining": "pretraining",
+             "readout_preference": "encoders", "scaling": "encoders",
+             "switching_strategies": "switching",
+             "transferability_baselines": "transferability"}
+
+__all__ = ["NOTEBOOKS", "StudyConfig", "config_class", "finish", "study_of", *_SUBMODULES]
 
 
 def config_class(study: str) -> type:
@@ -46,6 +65,11 @@ def config_class(study: str) -> type:
     if study not in _SUBMODULES:
         raise ValueError(f"study: unknown study {study!r}; known: {list(_SUBMODULES)}")
     return importlib.import_module(f"mdlnb.studies.{study}").Config
+
+
+def study_of(notebook: str) -> str | None:
+    """The study notebook ``notebook`` runs (:data:`NOTEBOOKS`), or None."""
+    return NOTEBOOKS.get(notebook)
 
 
 def __getattr__(name: str) -> Any:

@@ -1,9 +1,14 @@
-"""What every study's config dataclass has: construction from a notebook's overrides."""
+"""What every study shares: its config dataclass's construction from a notebook's
+overrides or parameters (:class:`StudyConfig`), writing a result's files
+(:func:`save_files`), and the notebook's last step (:func:`finish`)."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from mdlnb import claims, manifest, report
 
 
 class StudyConfig:
@@ -21,8 +26,49 @@ class StudyConfig:
                              f"known: {sorted(known)}")
         return cls(**overrides)
 
+    @classmethod
+    def from_parameters(cls, namespace: Mapping[str, Any]):
+        """The config of a notebook whose parameters are this config's fields, of the
+        same names: every field read from ``namespace`` (the notebook's ``globals()``,
+        after papermill set them); other names are ignored, a missing field is a
+        ValueError naming it."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        missing = [n for n in names if n not in namespace]
+        if missing:
+            raise ValueError(f"namespace: has no parameters {missing} of {cls.__name__}")
+        return cls(**{n: namespace[n] for n in names})
+
     def replace(self, **changes: Any):
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def finish(notebook: str, paper_dir: str | Path, profile: str, found: Sequence[Any] = (), *,
+           pattern: str) -> str:
+    """A notebook's last step: write its claims (``paper_dir/claims/<notebook>.csv``,
+    :func:`mdlnb.claims.write_claims`; none when ``found`` is empty), record the
+    manifest of every table and figure matching ``pattern`` (:func:`mdlnb.manifest.record`)
+    and return the claims as text (:func:`mdlnb.claims.describe`; "" without claims)."""
+    found = list(found)
+    if found:
+        claims.write_claims(found, paper_dir, notebook)
+    manifest.record(paper_dir, notebook, profile, pattern=pattern)
+    return claims.describe(found)
+
+
+def save_files(paper_dir: str | Path, prefix: str, tables: Mapping[str, Any],
+               figures: Mapping[str, Any]) -> list[Path]:
+    """Write a result's ``tables`` (``{name: DataFrame}``, csv + md) and ``figures``
+    (``{name: Figure | Axes}``, png, then closed) as ``<prefix>_<name>`` in
+    ``paper_dir``, atomically (:mod:`mdlnb.report`); returns the paths."""
+    import matplotlib.pyplot as plt   # here: pyplot costs a second, and only saving needs it
+
+    paths: list[Path] = []
+    for name, df in tables.items():
+        paths += report.save_table(df, f"{prefix}_{name}", paper_dir)
+    for name, fig in figures.items():
+        paths.append(report.save_figure(fig, f"{prefix}_{name}", paper_dir))
+        plt.close(getattr(fig, "figure", fig))
+    return paths

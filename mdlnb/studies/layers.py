@@ -18,6 +18,9 @@ orders (paired). :class:`LayersResult` turns the comparisons into
 * ``findings()``: the prose of the notebook, computed from the above;
 * ``plot()``: bits/example ± sd per layer, and the paired difference along n.
 
+:class:`LayersConfig` holds the notebook's parameters and their defaults;
+:func:`run_config` runs it (:func:`run` takes an encoder and tasks directly).
+
 No paper states which layer of EfficientNet-Lite codes these tasks best, so
 the notebook reports findings with their spread, not claims.
 """
@@ -25,9 +28,59 @@ the notebook reports findings with their spread, not claims.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
+
+from mdlnb.studies._base import StudyConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class LayersConfig(StudyConfig):
+    """Parameters of the layers study; the defaults are the CPU run of ``make reproduce``.
+
+    Attributes:
+      variant, resolution: EfficientNet-Lite variant (0, 1, 2) and input pixels
+        (native 224; small is fast).
+      task_names: tasks (:func:`mdlnb.data.names`), one natural and one structured.
+      size: examples per task (stratified subsample; None: all).
+      which: layers, input to output (:func:`mdlnb.encoders.layer_names`).
+      pooling: ``"mean"`` or ``"max"`` over positions.
+      seeds: data orders, the same for every layer (paired; ≥ 3).
+      protocol: board, B, switching (a preset name of :func:`mdlnb.compare`).
+      points: log-spaced n of the curves.
+    """
+
+    variant: int = 0
+    resolution: int = 64
+    task_names: Sequence[str] = ("digits", "dsprites_location")
+    size: Optional[int] = 800
+    which: Sequence[str] = ("stage2", "stage4", "stage6", "head")
+    pooling: str = "mean"
+    seeds: Sequence[int] = (0, 1, 2)
+    protocol: Any = "small"
+    points: int = 60
+
+    def __post_init__(self):
+        for name in ("task_names", "which", "seeds"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not isinstance(value, Sequence) or not value:
+                raise ValueError(f"{name}: expected a non-empty list, got {value!r}")
+            object.__setattr__(self, name, tuple(value))
+        if self.pooling not in ("mean", "max"):
+            raise ValueError(f"pooling: expected 'mean' or 'max', got {self.pooling!r}")
+
+    def encoder(self):
+        """The EfficientNet-Lite encoder (real weights)."""
+        from mdlnb.encoders import efficientnet_lite
+
+        return efficientnet_lite(self.variant, resolution=self.resolution)
+
+    def tasks(self) -> list:
+        """The tasks, each a stratified subsample of ``size`` examples (seed 0)."""
+        from mdlnb import data
+
+        return [data.load(name, size=self.size, seed=0) for name in self.task_names]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -224,9 +277,12 @@ class LayersResult:
 
 def run(encoder: Any, tasks: Sequence[Any], *, which: Sequence[str | int] | None = None,
         pooling: str = "mean", seeds: Sequence[int] = (0, 1, 2), protocol: Any = "small",
-        progress: bool | None = False, cache: bool = True) -> LayersResult:
+        progress: bool | None = None, cache: bool = True) -> LayersResult:
     """Compare ``which`` layers of ``encoder`` on each of ``tasks`` (Tasks of images),
-    paired over ``seeds`` (≥ 3 orders), under ``protocol`` (:func:`mdlnb.compare`)."""
+    paired over ``seeds`` (≥ 3 orders), under ``protocol`` (:func:`mdlnb.compare`).
+    ``progress``: as :func:`mdlnb.compare`'s, for each task's comparison (``None``,
+    the default: a bar where someone watches a long run, one line per run in batch
+    mode)."""
     from mdlnb._compare import compare
     from mdlnb.encoders import layer_names, layers
 
@@ -246,3 +302,17 @@ def run(encoder: Any, tasks: Sequence[Any], *, which: Sequence[str | int] | None
     dims = {lab: e.feature_dim for lab, e in zip(labels, encs.values())}
     return LayersResult(encoder=encoder.name, layers=labels, reference=reference,
                         comparisons=comps, feature_dims=dims)
+
+
+def run_config(config: LayersConfig | None = None, *, progress: bool | None = False,
+               cache: bool = True) -> LayersResult:
+    """:func:`run` with the encoder, tasks and settings of ``config`` (default: the CPU run)."""
+    config = config or LayersConfig()
+    if not isinstance(config, LayersConfig):
+        raise ValueError(f"config: expected a LayersConfig, got {type(config).__name__}")
+    return run(config.encoder(), config.tasks(), which=list(config.which), pooling=config.pooling,
+               seeds=list(config.seeds), protocol=config.protocol, progress=progress, cache=cache)
+
+
+#: The study's config class, under the name every study package uses (mdlnb.studies).
+Config = LayersConfig

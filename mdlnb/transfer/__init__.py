@@ -36,7 +36,8 @@ from mdlnb.transfer._leep import (COMPONENT_RULES, NLeepResult, gmm_posteriors, 
                                   source_probs_from_logits)
 from mdlnb.transfer._linear import BETA_FACTORS
 from mdlnb.transfer._linear import linear, linear_valid, linear_valid_losses, two_folds
-from mdlnb.transfer._logme import LogMEResult, logme, logme_result
+from mdlnb.transfer._logme import (LogMEResult, logme, logme_regression,
+                                  logme_regression_result, logme_result)
 from mdlnb.transfer._ncti import NCTIResult, ncti, ncti_combine, ncti_result
 from mdlnb.transfer._parc import parc
 from mdlnb.transfer._sfda import SFDAResult, sfda, sfda_result
@@ -185,7 +186,7 @@ __all__ = [
     "leep", "nleep", "nleep_result", "NLeepResult", "nleep_components", "COMPONENT_RULES",
     "nce", "gmm_posteriors", "source_probs_from_logits", "source_probs_from_head",
     "hscore", "regularized_hscore", "ledoit_wolf_shrinkage",
-    "logme", "logme_result", "LogMEResult",
+    "logme", "logme_result", "LogMEResult", "logme_regression", "logme_regression_result",
     "pactran_dirichlet", "pactran_dirichlet_result", "pactran_gamma", "pactran_gamma_result",
     "PactranResult", "pactran_gaussian", "pactran_gaussian_result", "pactran_gaussian_grid",
     "PactranGaussianResult", "select_by_kendall",

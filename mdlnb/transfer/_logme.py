@@ -128,18 +128,63 @@ def logme_result(features: Any, labels: Any, *, num_classes: int | None = None,
     f = v.features(features)
     y, c = v.labels(labels, f.shape[0], num_classes)
     tol = v.positive(tol, "tol")
-    n, d = f.shape
+    n = f.shape[0]
     counts = np.bincount(y, minlength=c)
     seen = np.flatnonzero(counts)                      # classes with an example
     onehot = np.zeros((n, seen.size))
     onehot[np.arange(n), np.searchsorted(seen, y)] = 1.0
+    ev, al, be, it, converged = _column_evidence(f, onehot, tol, max_iter)
+    # a class with no example: its all-zero column is fit exactly as β → ∞, so
+    # its evidence is unbounded too; it is NaN here and left out of the mean
+    evidence, alphas, betas = (np.full(c, np.nan) for _ in range(3))
+    evidence[seen], alphas[seen], betas[seen] = ev, al, be
+    return LogMEResult(float(np.mean(evidence[seen]) / n), evidence, alphas, betas, it, converged)
+
+
+def logme_regression_result(features: Any, targets: Any, *, tol: float = 1e-10,
+                            max_iter: int = 10_000) -> LogMEResult:
+    """LogME of real targets (You et al. 2021, the regression mode): the same evidence
+    ``L(α, β)``, maximised per target column ``y_p`` of ``targets`` (N,) or (N, P),
+    taken as given (no centring, no bias, like the features: append a constant
+    feature or centre the targets to let the model have an intercept); ``value``
+    is the mean of ``L_p / N`` over the P columns, nats per example (higher is
+    better). ``evidence``/``alpha``/``beta`` are (P,). Its evidence is the log
+    marginal density of the targets under Bayesian linear regression with the
+    maximising (α, β): a density, defined like every regression codelength of
+    this package only up to the targets' quantisation (:mod:`mdlnb._targets`)."""
+    from mdlnb._checks import check_same_length, check_targets
+
+    f = v.features(features)
+    y = check_targets(targets, "targets")
+    check_same_length(f, y, "features", "targets")
+    tol = v.positive(tol, "tol")
+    cols = y[:, None] if y.ndim == 1 else y
+    ev, al, be, it, converged = _column_evidence(f, cols, tol, max_iter)
+    return LogMEResult(float(np.mean(ev) / f.shape[0]), ev, al, be, it, converged)
+
+
+def logme_regression(features: Any, targets: Any, *, tol: float = 1e-10,
+                     max_iter: int = 10_000) -> float:
+    """LogME of real targets, nats per example, higher is better
+    (:func:`logme_regression_result`)."""
+    return logme_regression_result(features, targets, tol=tol, max_iter=max_iter).value
+
+
+def _column_evidence(f: np.ndarray, cols: np.ndarray, tol: float, max_iter: int):
+    """The maximised evidence of each column of ``cols`` (N, C) regressed on ``f`` (N, D):
+    ``(evidence, alpha, beta, iterations, converged)``, each (C,) but the last two
+    (see the module docstring for the exact and orthogonal limits)."""
+    n, d = f.shape
+    counts = np.sum(cols * cols, axis=0)               # ‖y_k‖² (the class count when one-hot)
+    seen = np.arange(cols.shape[1])
+    onehot = cols
     sp = _gram.spectrum(f)
     sigma = sp.evals
     z = sp.left_coords(f, onehot).T                    # (C, r)
     if sp.left is not None:                            # U spans R^N: nothing outside
         rest = np.zeros(seen.size)
     else:
-        rest = np.maximum(onehot.sum(axis=0) - np.sum(z ** 2, axis=1), 0.0)
+        rest = np.maximum(counts - np.sum(z ** 2, axis=1), 0.0)
     # A class fit exactly by rank(F) < N features has unbounded evidence (β → ∞:
     # the residual stays 0 while det(FFᵀ/α + I/β) → 0 along the N − rank
     # directions F misses): +inf, without the fixed point. "Exactly": the part
@@ -167,17 +212,16 @@ def logme_result(features: Any, labels: Any, *, num_classes: int | None = None,
     ev, alpha, beta, it, converged = fixed_point(sigma, np.tile(z, (s_count, 1)),
                                                  np.tile(rest, s_count), n, d, a0, b0,
                                                  tol, max_iter)
-    best = np.nanargmax(np.where(np.isfinite(ev), ev, -np.inf).reshape(s_count, c_fit), axis=0)
+    best = np.nanargmax(np.where(np.isfinite(ev), ev, -np.inf).reshape(s_count, c_fit), axis=0) \
+        if c_fit else np.zeros(0, np.int64)
     pick = best * c_fit + np.arange(c_fit)
-    # a class with no example: its all-zero column is fit exactly as β → ∞, so
-    # its evidence is unbounded too; it is NaN here and left out of the mean
-    evidence, alphas, betas = (np.full(c, np.nan) for _ in range(3))
+    evidence, alphas, betas = (np.full(seen.size, np.nan) for _ in range(3))
     evidence[fit], alphas[fit], betas[fit] = ev[pick], alpha[pick], beta[pick]
     evidence[seen[exact]] = betas[seen[exact]] = np.inf
     b = n / counts[seen[orth]]
     evidence[seen[orth]] = 0.5 * n * (np.log(b) - 1.0 - _LOG_2PI)   # β‖y_k‖² = N
     alphas[seen[orth]], betas[seen[orth]] = np.inf, b
-    return LogMEResult(float(np.mean(evidence[seen]) / n), evidence, alphas, betas, it, converged)
+    return evidence, alphas, betas, it, converged
 
 
 def logme(features: Any, labels: Any, *, num_classes: int | None = None,

@@ -79,7 +79,8 @@ def mdl_rows(train: Task, config: Any, *, cache: bool = True) -> dict[str, list]
         rows += [(int(s), "codelength [nats]", rep.total_nats),
                  (int(s), "codelength [bits/example]", rep.total_nats / LN2 / train.n),
                  (int(s), "best expert [nats]", rep.best_expert_nats),
-                 (int(s), "preferred readout depth", float(depth[rep.preferred_readout])),
+                 (int(s), "preferred readout depth",   # NaN: N ≤ B, no readout trained
+                  float(depth[rep.preferred_readout]) if rep.trained else float("nan")),
                  (int(s), "readout switches", float(map_switches(mat)))]
         trace = readout_trace(mat, edges)
         cum = np.cumsum(rep.per_step_nats.astype(np.float64))

@@ -53,54 +53,88 @@ def rank_boxes(frame, encoders: Sequence[str], *, group: str | None = None):
     return ax
 
 
-def scaling(table):
-    """Paper Fig. 8 / Table 1b: codelength (bits/example, ± sd over tasks) and
-    average MDL rank against parameter count, one line per (architecture,
-    objective) family. Returns the Figure."""
+def scaling(table, differences):
+    """Paper Fig. 8 / Table 1b against parameter count, one line per (architecture,
+    objective) family, in readers' names (:func:`mdlnb.plots.family_label`).
+
+    Left: the paired difference to the family's smallest encoder
+    (:func:`._tables.scaling_differences`: bits/example, mean over tasks, per
+    order; error bars ± sd over orders; below 0 the larger encoder codes
+    shorter). The spread over tasks, which is task difficulty and is shared by
+    every encoder, does not enter. Right: average MDL rank over tasks (1 = best).
+    Each point is labelled with its size, no two labels overlapping. Returns the
+    Figure."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    t = table.assign(family=table["architecture"] + " " + table["objective"])
-    fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 3.8))
-    pal = dict(zip(sorted(t["family"].unique()), sns.color_palette("colorblind")))
-    for fam, g in t.sort_values("parameters").groupby("family"):
-        a0.errorbar(g["parameters"], g["bits/example"], yerr=g["bits/example sd (tasks)"],
-                    marker="o", capsize=3, label=fam, color=pal[fam])
-        a1.plot(g["parameters"], g["mdl rank"], marker="o", label=fam, color=pal[fam])
-        for _, r in g.iterrows():
-            a1.annotate(r["size"], (r["parameters"], r["mdl rank"]), textcoords="offset points",
-                        xytext=(4, 4), fontsize=8)
+    from mdlnb.plots import family_label, place_labels, size_label
+
+    key = ["architecture", "objective"]
+    fams = sorted({tuple(k) for k in table[key].to_numpy()})
+    pal = dict(zip(fams, sns.color_palette("colorblind")))
+    fig, (a0, a1) = plt.subplots(1, 2, figsize=(12, 5.0))
+    n_tasks = int(differences["tasks"].max())
+    n_orders = int(differences["orders"].max())
+    points = {a0: [], a1: []}
+    for fam in fams:
+        d = differences[(differences["architecture"] == fam[0])
+                        & (differences["objective"] == fam[1])].sort_values("parameters")
+        t = table[(table["architecture"] == fam[0])
+                  & (table["objective"] == fam[1])].sort_values("parameters")
+        ref = d.iloc[0]
+        label = (f"{family_label(*fam)} (vs {size_label(fam[0], ref['size'])}: "
+                 f"{ref['reference bits/example']:.3f} bits/example)")
+        a0.errorbar(d["parameters"], d["Δ bits/example"], yerr=d["Δ sd (orders)"].fillna(0.0),
+                    marker="o", capsize=3, label=label, color=pal[fam])
+        a1.plot(t["parameters"], t["mdl rank"], marker="o", label=family_label(*fam),
+                color=pal[fam])
+        for ax, frame, col in ((a0, d, "Δ bits/example"), (a1, t, "mdl rank")):
+            points[ax] += [((p, v), size_label(fam[0], sz), pal[fam])
+                           for p, v, sz in zip(frame["parameters"], frame[col], frame["size"])]
+    a0.axhline(0.0, color="0.3", lw=0.8)
     for ax in (a0, a1):
         ax.set_xscale("log")
         ax.set_xlabel("encoder parameters")
-    a0.set_ylabel("codelength [bits/example], mean over tasks ± sd")
+        ax.margins(x=0.12, y=0.15)
+    a0.set_ylabel("Δ codelength to the family's smallest\n[bits/example]")
+    a0.set_title(f"Paired difference to the smallest encoder of each family\n"
+                 f"(mean over {n_tasks} tasks; ± sd over {n_orders} data orders; "
+                 "below 0: larger codes shorter)", fontsize=10)
     a1.set_ylabel("average MDL rank (1 = best)")
+    a1.set_title(f"Average MDL rank over {n_tasks} tasks\n"
+                 f"({len(table)} encoders ranked per task)", fontsize=10)
     a1.invert_yaxis()
-    a0.legend(fontsize=8)
+    for ax in (a0, a1):                              # below the axes: covers no point
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16))
     fig.tight_layout()
+    for ax, pts in points.items():   # after the layout: the labels' places are final
+        place_labels(ax, [p for p, _, _ in pts], [lab for _, lab, _ in pts],
+                     color=[c for _, _, c in pts])
     return fig
 
 
 def regret(regret_frame, *, ax: Any = None):
     """Cumulative codelength of the larger encoder minus the smaller along n (nats),
-    one line per task, band = ±1 sd over data orders. Returns the Axes."""
+    one line per task, band = ±1 sd over data orders; encoders and tasks in
+    readers' names. Returns the Axes."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.4, 3.6))
+        _, ax = plt.subplots(figsize=(6.4, 3.8))
     pal = dict(zip(regret_frame["task"].unique(), sns.color_palette("colorblind")))
     for task, g in regret_frame.groupby("task", sort=False):
         m, s = g["larger − smaller [nats]"].to_numpy(), g["sd [nats]"].fillna(0).to_numpy()
-        ax.plot(g["n"], m, label=task, color=pal[task])
+        ax.plot(g["n"], m, label=task_label(str(task)), color=pal[task])
         ax.fill_between(g["n"], m - s, m + s, color=pal[task], alpha=0.2)
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("examples coded n")
-    ax.set_ylabel("cumulative difference [nats]")
+    ax.set_ylabel("cumulative difference [nats]\n(± sd over orders)")
     r = regret_frame.iloc[0]
-    ax.set_title(f"{r['larger']} − {r['smaller']} (below 0: larger codes shorter)")
-    ax.legend(fontsize=8)
+    ax.set_title(f"{encoder_label(str(r['larger']))} minus {encoder_label(str(r['smaller']))}\n"
+                 "below 0: the larger encoder has coded the labels in fewer nats", fontsize=10)
+    ax.legend(fontsize=8, title="task", title_fontsize=8)
     return ax
 
 

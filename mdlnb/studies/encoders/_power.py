@@ -27,11 +27,35 @@ encoders, a2 needs 26 tasks to be decided whatever its true value; on the
 decided unless its mean falls in about [0.04, 0.10]. d1 needs 7 tasks. f
 needs 15 tasks at N = 1,000 and 7 at N = 2,000 (its "does not hold" side,
 the paper's 1.54, is far away): hence streams of 2,000 where a task has them.
+
+**What the budget allows** (:func:`grid_cost`, FLOPs of stage 1 turned into
+minutes at the CPU's 92 GFLOP/s matmul limit × the grid's end-to-end
+efficiency). Calibration: the committed grid (11 encoders × 5 tasks, N ≤ 400,
+3 orders, the ``default`` board) is 1.9·10¹³ FLOPs, 16 min at the measured
+21 % — its recorded stage 1 + 2 took 21 min. The grid that decides a2, d1
+and f — the 14 encoders of the pretraining suite (ViT-S under 7 objectives,
+supervised and MAE ViT-M/L, EfficientNet-Lite0/1/2 at 64 px) × the 14
+mini-VTAB tasks × 3 orders on the ``deep`` board — costs:
+
+====================  ===========  ==================  =================
+N per task            FLOPs        minutes at 21 %      minutes at 60 %
+====================  ===========  ==================  =================
+1,000 (with Lite)     2.6·10¹⁴     222                  78
+2,000 (with Lite)     5.0·10¹⁴     431                  151
+1,000 (no Lite)       1.3·10¹⁴     113                  39
+2,000 (no Lite)       2.5·10¹⁴     219                  77
+====================  ===========  ==================  =================
+
+The three Lite encoders (D = 1,280) are half of it. So the 60-minute
+``make reproduce`` budget and the power analysis conflict unless stage 1 on
+the grid's short streams reaches ≈ 60 % of the matmul limit: at today's
+21 %, even N = 1,000 without the Lite encoders takes ~2 h of stage 1.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -64,6 +88,70 @@ def tasks_to_decide(sd: float, effect: float, *, margin: float = 0.5, level: flo
         if stats.t.ppf((1 + level) / 2, t - 1) * sd / math.sqrt(t) <= target:
             return t
     return max_tasks
+
+
+#: Stage-1 throughput used to turn FLOPs into minutes: the fp32 matmul limit of the
+#: project's 2-core CPU (92 GFLOP/s, ``benchmarks/RESULTS.md``) and the fraction of it
+#: the encoder grid reached end to end in the committed run (0.21: 1,259 s against
+#: 264 s of matmuls; the compile-once work of the stage-1 programs targets 0.6).
+CPU_GFLOPS = 92.0
+GRID_EFFICIENCY = 0.21
+
+
+def stream_flops(board: Any, feature_dim: int, num_classes: int, n: int) -> float:
+    """Stage-1 FLOPs of one stream of ``n`` examples over ``board`` (a preset name or a
+    list of Experts): each example is coded by one forward pass of every expert and
+    trains it by ``replay_streams`` updates of about three forward passes each (forward,
+    two backward matmuls), i.e. ``n · Σ_k (3 r_k + 1) · flops_k(D, C)`` with
+    ``flops_k`` = 2 × the expert's multiply-adds per example (the paper's
+    6·N·Σ r·params + 2·N·Σ params)."""
+    from mdlnb import experts as _experts
+
+    board = _experts.preset(board) if isinstance(board, str) else list(board)
+    return float(n) * sum((3 * e.replay_streams + 1) * e.readout.flops(feature_dim, num_classes)
+                          for e in board)
+
+
+def feature_dim(encoder: str) -> int:
+    """Feature dimension of an encoder string of the study, without building it."""
+    from mdlnb.encoders import archs
+    from mdlnb.studies.transferability import parse_encoder
+
+    spec = parse_encoder(encoder)
+    if spec.family == "efficientnet":
+        return 1280                       # EfficientNet-Lite0/1/2: the 1,280-d head features
+    return int(archs.config(spec.arch, spec.size).feature_dim)
+
+
+def grid_cost(config: Any, *, gflops: float = CPU_GFLOPS,
+              efficiency: float = GRID_EFFICIENCY):
+    """Stage-1 cost of an :class:`EncodersConfig`'s grid: one row per (encoder, task) with
+    D, C, N (the task's training split capped by ``train_size``), the FLOPs of all its
+    orders and the minutes at ``gflops`` × ``efficiency`` (stage 1 only: features, the
+    App. A.4 accuracy search and stage 2 come on top; the committed run spent 30 % of
+    its pair time in the accuracy search)."""
+    import pandas as pd
+
+    from mdlnb import data
+    from mdlnb._compare import resolve_protocol
+
+    if not (gflops > 0 and 0 < efficiency <= 1):
+        raise ValueError(f"efficiency: need gflops > 0 and 0 < efficiency <= 1, got "
+                         f"{gflops!r}, {efficiency!r}")
+    board = resolve_protocol(config.protocol).experts()
+    info = data.info().set_index("name")
+    rows = []
+    for enc in config.encoders:
+        d = feature_dim(enc)
+        for task in config.tasks:
+            n = int(info.loc[task, "n_train"])
+            n = n if config.train_size is None else min(n, int(config.train_size))
+            c = int(info.loc[task, "classes"])
+            f = stream_flops(board, d, c, n) * len(config.seeds)
+            rows.append({"encoder": enc, "task": task, "D": d, "C": c, "N": n,
+                         "orders": len(config.seeds), "flops": f,
+                         "minutes": f / (gflops * 1e9 * efficiency) / 60})
+    return pd.DataFrame(rows)
 
 
 def plan(*, encoders: int = 14, n: int = 1000):

@@ -101,6 +101,11 @@ class EncodersResult:
     def scaling(self, encoders: Sequence[str]):
         return _tables.scaling_table(self.frame, self.encoders, encoders)
 
+    def scaling_differences(self, encoders: Sequence[str]):
+        """Per encoder its paired difference to its family's smallest (bits/example,
+        mean and sd over orders): :func:`._tables.scaling_differences`."""
+        return _tables.scaling_differences(self.frame, self.encoders, encoders)
+
     def regret(self, larger: str, smaller: str):
         return _tables.regret_along_n(self.curves, larger, smaller)
 
@@ -156,7 +161,7 @@ class EncodersResult:
         return _plots.rank_boxes(self.frame, encoders, group=group)
 
     def plot_scaling(self, encoders: Sequence[str]):
-        return _plots.scaling(self.scaling(encoders))
+        return _plots.scaling(self.scaling(encoders), self.scaling_differences(encoders))
 
     def plot_regret(self, larger: str, smaller: str, *, ax: Any = None):
         return _plots.regret(self.regret(larger, smaller), ax=ax)
@@ -240,7 +245,10 @@ class EncodersResult:
 
     def scaling_findings(self, encoders: Sequence[str]) -> str:
         """Does a larger encoder of one family code shorter? (paper Table 1b, Fig. 8)."""
+        from mdlnb.plots import family_label, size_label
+
         t = self.scaling(encoders)
+        diffs = self.scaling_differences(encoders).set_index("encoder")
         out = []
         for (arch, obj), g in t.sort_values("parameters").groupby(["architecture", "objective"]):
             if len(g) < 2:
@@ -249,9 +257,15 @@ class EncodersResult:
             trend = ("shorter with every size step" if np.all(np.diff(bits) < 0) else
                      "longer with every size step" if np.all(np.diff(bits) > 0) else
                      "not monotone in size")
-            sizes = ", ".join(f"{s} {_f(b, 3)} ± {_f(sd, 3)}" for s, b, sd in
+            sizes = ", ".join(f"{size_label(arch, s)} {_f(b, 3)} ± {_f(sd, 3)}" for s, b, sd in
                               zip(g["size"], bits, g["bits/example sd (tasks)"]))
-            out.append(f"- {arch} {obj}: {sizes} bits/example — {trend}.")
+            d = diffs.loc[list(g["encoder"])[1:]]
+            paired = ", ".join(f"{size_label(arch, r['size'])} {r['Δ bits/example']:+.3f} ± "
+                               f"{_f(r['Δ sd (orders)'], 3)}" for _, r in d.iterrows())
+            ref = size_label(arch, g["size"].iloc[0])
+            out.append(f"- {family_label(arch, obj)}: {sizes} bits/example (± sd over tasks) — "
+                       f"{trend}. Paired with {ref} on the same tasks and orders: {paired} "
+                       f"bits/example (± sd over {int(d['orders'].max())} orders).")
         out.append("- Paper Table 1b: supervised ResNets do not improve with size, BYOL weakly "
                    "(ResNet-101), ViT S→B improves significantly, MAE keeps improving up to "
                    "ViT/L16; rank differences below 3.65 (r = 12, N = 19) are not significant.")

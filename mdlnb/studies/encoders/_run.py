@@ -58,9 +58,13 @@ def _work(train: Any, test: Any, config: EncodersConfig, path: str | None,
     return out
 
 
-def run_pairs(featuresets: Sequence[Any], config: EncodersConfig, *, progress: bool = True,
+def run_pairs(featuresets: Sequence[Any], config: EncodersConfig, *, progress: bool | None = None,
               cache: bool = True) -> dict[tuple[str, str], dict[str, Any]]:
-    """``{(encoder, task): measurements}``, finished pairs read from disk, the rest computed."""
+    """``{(encoder, task): measurements}``, finished pairs read from disk, the rest computed.
+    ``progress``: a bar over pairs (:func:`mdlnb._progress.wanted`: ``None``, the
+    default, draws one where someone watches; one summary line in batch mode)."""
+    from mdlnb import _progress
+
     done: dict[tuple[str, str], dict[str, Any]] = {}
     todo = []
     for fs in featuresets:
@@ -70,9 +74,7 @@ def run_pairs(featuresets: Sequence[Any], config: EncodersConfig, *, progress: b
         else:
             todo.append((fs, str(path) if cache else None))
     bar = None
-    if progress:
-        from mdlnb import _progress
-
+    if _progress.wanted(progress):
         bar = _progress.bar(total=len(featuresets), initial=len(done),
                             desc="encoder × task pairs", unit="pair")
     if config.workers == 1 or len(todo) <= 1:

@@ -274,6 +274,50 @@ def scaling_table(frame, encoder_table, encoders: Sequence[str]):
     return out.reset_index()
 
 
+def scaling_differences(frame, encoder_table, encoders: Sequence[str]):
+    """Paired size effects within a family (the figure of Table 1b / Fig. 8).
+
+    A family is one (architecture, objective); its reference is its encoder
+    with the fewest parameters among ``encoders``. For encoder e and data
+    order s, with T the tasks both e and the reference were run on,
+
+        Δ_s(e) = (1/|T|) Σ_{t ∈ T} [ bits_{e,t,s} − bits_{ref,t,s} ]   (bits/example),
+
+    paired by task and order, so what all encoders share about a task (its
+    difficulty: the spread over tasks, which swamps every size effect) and
+    about an order cancels. One row per encoder: the mean of Δ_s over orders
+    (negative = the larger encoder codes shorter), its sd over orders
+    (ddof 1; 0 for the reference), the number of orders and tasks, and the
+    reference's own codelength (mean over tasks and orders).
+    """
+    import pandas as pd
+
+    f = _subset(frame, encoders)
+    f = f[f["metric"] == "codelength [bits/example]"]
+    if f.empty:
+        raise ValueError("frame: no 'codelength [bits/example]' rows for these encoders")
+    et = encoder_table.set_index("encoder").loc[list(encoders)]
+    bits = f.set_index(["encoder", "task", "seed"])["value"]
+    rows = []
+    for (arch, obj), g in et.groupby(["architecture", "objective"], sort=True):
+        g = g.sort_values("parameters", kind="stable")
+        ref = g.index[0]
+        b_ref = bits.loc[ref]
+        for enc, r in g.iterrows():
+            d = (bits.loc[enc] - b_ref).dropna()            # paired by (task, seed)
+            per_order = d.groupby(level="seed").mean()
+            rows.append({"encoder": enc, "architecture": arch, "objective": obj,
+                         "size": r["size"], "parameters": int(r["parameters"]),
+                         "reference": ref,
+                         "reference bits/example": float(b_ref.mean()),
+                         "Δ bits/example": float(per_order.mean()),
+                         "Δ sd (orders)": float(per_order.std(ddof=1)) if len(per_order) > 1
+                         else float("nan"),
+                         "orders": int(per_order.size),
+                         "tasks": int(d.index.get_level_values("task").nunique())})
+    return pd.DataFrame(rows)
+
+
 def regret_along_n(curves, larger: str, smaller: str):
     """Per task and data size n: cumulative codelength of ``larger`` minus that
     of ``smaller`` (nats; negative = the larger encoder codes shorter), paired

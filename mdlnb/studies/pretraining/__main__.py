@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = ap.parse_args(argv)
     if args.cmd == "train":
-        pretraining.run(only=args.only, retrain=args.retrain, directory=args.into,
+        # a line per evaluation, also when stdout is a log file (make pretrain > log)
+        pretraining.run(only=args.only, retrain=args.retrain, directory=args.into, progress=True,
                         command=" ".join(["python -m mdlnb.studies.pretraining", *argv]))
         return 0
     if args.cmd == "verify":

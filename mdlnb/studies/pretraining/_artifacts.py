@@ -104,10 +104,11 @@ def _commit() -> str:
 
 
 def write(run: Any, *, directory: Path | None = None, command: str = "",
-          source_commit: str | None = None) -> dict:
+          source_commit: str | None = None, monitor: dict | None = None) -> dict:
     """Write the artifact of a :class:`mdlnb.encoders.StagedRun`; returns its provenance.
     ``source_commit``: the commit the training ran from (default: the checkout's HEAD
-    now; a long run should pass the one read when it started)."""
+    now; a long run should pass the one read when it started); ``monitor``: what the
+    curve's columns measure (:meth:`ProbeMonitor.describe`)."""
     import pandas as pd
 
     enc = run.encoder
@@ -127,6 +128,7 @@ def write(run: Any, *, directory: Path | None = None, command: str = "",
             "data": m["data"], "data_hash": m.get("data_hash"),
             "train_seconds": m.get("train_seconds", 0.0), "source_commit": source_commit or _commit(),
             "command": command or " ".join(sys.argv), "machine": _machine(),
+            **({"monitor": monitor} if monitor else {}),
             "sha256": sha256(blob)}
     atomic_write_bytes(d / f"{name}.npz", blob)
     pd.DataFrame(list(run.curve)).to_csv(d / f"{name}.curve.csv", index=False,

@@ -47,7 +47,13 @@ class PretrainingConfig(StudyConfig):
         (:class:`mdlnb.encoders.Plateau`; min_delta in probe-accuracy units).
       batch_size, learning_rate, warmup: AdamW at a constant rate after a
         linear warmup of ``warmup · max_steps`` steps.
-      seed: initialization, batches, augmentations, masks, probe subsample.
+      mdl_task, mdl_size, mdl_protocol: the downstream task whose labels the
+        monitor codes at every evaluation (MDL with readout switching on its
+        training split, ``mdl_size`` examples or all; ``None`` = no MDL column),
+        under this protocol preset; its codelength along training is one of the
+        scores compared with the probe (:meth:`PretrainingResult.tracking`).
+      seed: initialization, batches, augmentations, masks, probe subsample,
+        the MDL task's subsample and data order.
     """
 
     suite: tuple[str, ...] = OBJECTIVES_SUITE + SCALING_SUITE
@@ -61,6 +67,9 @@ class PretrainingConfig(StudyConfig):
     batch_size: int = 256
     learning_rate: float = 1e-3
     warmup: float = 0.05
+    mdl_task: str | None = "digits"
+    mdl_size: int | None = None
+    mdl_protocol: str = "default"
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -73,6 +82,17 @@ class PretrainingConfig(StudyConfig):
         for name in ("probe_train_size", "eval_every", "max_steps", "patience", "batch_size"):
             check_int(name, getattr(self, name), minimum=1)
         check_int("probe_test_size", self.probe_test_size, minimum=10, allow_none=True)
+        if self.mdl_task is not None:
+            from mdlnb import data
+            from mdlnb._protocol import protocol
+
+            if self.mdl_task not in data.names():
+                raise ValueError(f"mdl_task: unknown task {self.mdl_task!r}; known: {data.names()}")
+            if self.mdl_task == self.data:
+                raise ValueError(f"mdl_task: must be a downstream task, not the pretraining data "
+                                 f"{self.data!r} itself")
+            protocol(self.mdl_protocol)
+        check_int("mdl_size", self.mdl_size, minimum=10, allow_none=True)
         self.plateau()
         self.hyper()
 

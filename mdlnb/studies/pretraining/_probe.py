@@ -15,6 +15,11 @@ and LiDAR (``lidar``; Thilak et al. 2024) over ``lidar_views`` augmented
 views of the first ``lidar_samples`` held-out images, each image its own
 surrogate class, the views drawn by the pretraining pipeline's own
 augmentation (:func:`mdlnb.encoders.augment.augment`, keys 0 … q − 1).
+With ``mdl_task`` set, it also codes that downstream task (its training
+split, in its own pretraining-independent domain) online with readout
+switching (:func:`mdlnb.evaluate` under ``mdl_protocol``, data order
+``mdl_seed``) and returns the codelength per example
+(``mdl_nats_per_example``, nats/example; lower is better).
 Feature extraction is not cached on disk (every checkpoint differs).
 """
 
@@ -46,6 +51,20 @@ class ProbeMonitor:
     label_free_rows: int = 2000
     lidar_samples: int = 200
     lidar_views: int = 8
+    mdl_task: Task | None = None
+    mdl_protocol: str = "default"
+    mdl_seed: int = 0
+
+    def describe(self) -> dict[str, Any]:
+        """What the monitor measures, for the artifacts' provenance."""
+        return {"probe": "logistic regression (scikit-learn L-BFGS, L2, standardized)",
+                "C": self.C, "probe_train": self.train.name, "probe_train_size": len(self.train.y),
+                "probe_test": self.test.name, "probe_test_size": len(self.test.y),
+                "label_free_rows": self.label_free_rows, "lidar_samples": self.lidar_samples,
+                "lidar_views": self.lidar_views,
+                "mdl_task": None if self.mdl_task is None else self.mdl_task.name,
+                "mdl_size": None if self.mdl_task is None else len(self.mdl_task.y),
+                "mdl_protocol": self.mdl_protocol, "mdl_seed": self.mdl_seed}
 
     def __call__(self, step: int, encoder: Any) -> dict[str, float]:
         from sklearn.exceptions import ConvergenceWarning
@@ -64,6 +83,8 @@ class ProbeMonitor:
         p = clf.predict_proba(b)
         out = {"probe_accuracy": float(np.mean(clf.classes_[p.argmax(1)] == self.test.y)),
                "probe_nll_nats": float(log_loss(self.test.y, p, labels=clf.classes_))}
+        if self.mdl_task is not None:
+            out["mdl_nats_per_example"] = self.mdl(encoder)
         if not np.any(f_test):        # a collapsed encoder: no spectrum, no neighbours
             return {**out, "rankme": 1.0, "twonn_id": np.nan, "cluster_learnability": np.nan,
                     "alpha_req": np.nan, "lidar": np.nan}
@@ -71,6 +92,18 @@ class ProbeMonitor:
         return {**out, "rankme": labelfree.rankme(f_test), "twonn_id": labelfree.twonn_id(z),
                 "cluster_learnability": labelfree.cluster_learnability(z, 0),
                 "alpha_req": labelfree.alpha_req(z), "lidar": self.lidar(encoder)}
+
+    def mdl(self, encoder: Any) -> float:
+        """Codelength of ``mdl_task``'s labels given ``encoder``'s features, nats per
+        example (readout switching under ``mdl_protocol``; not cached on disk)."""
+        from mdlnb.evaluation import evaluate
+
+        f = _features(encoder, self.mdl_task)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # grid-edge notes: the protocol is fixed here
+            rep = evaluate(f, self.mdl_task.y, protocol=self.mdl_protocol, seed=self.mdl_seed,
+                           num_classes=self.mdl_task.num_classes, progress=False, cache=False)
+        return float(rep.total_nats) / len(self.mdl_task.y)
 
     def lidar(self, encoder: Any) -> float:
         """LiDAR of ``encoder`` on augmented views of the first held-out images."""

@@ -24,6 +24,13 @@ from mdlnb.studies.pretraining._config import PretrainingConfig, parse_unit
 from mdlnb.studies.pretraining._probe import ProbeMonitor
 
 
+#: The label-free scores and the downstream MDL code whose agreement with the probe
+#: along training :meth:`PretrainingResult.tracking` measures (``neg_mdl``: the MDL
+#: codelength negated; ``alpha_req_near_1``: −|α − 1|).
+TRACKED = ("rankme", "lidar", "twonn_id", "cluster_learnability", "clid", "alpha_req",
+           "alpha_req_near_1", "neg_mdl")
+
+
 def monitor(config: PretrainingConfig) -> ProbeMonitor:
     """The stage's monitor: probe fitted on ``probe_train_size`` training images,
     scored on the held-out (test) split."""
@@ -31,17 +38,24 @@ def monitor(config: PretrainingConfig) -> ProbeMonitor:
 
     train = data.load(config.data, split="train", size=config.probe_train_size, seed=config.seed)
     test = data.load(config.data, split="test", size=config.probe_test_size, seed=config.seed)
-    return ProbeMonitor(train, test)
+    mdl = (None if config.mdl_task is None else
+           data.load(config.mdl_task, split="train", size=config.mdl_size, seed=config.seed))
+    return ProbeMonitor(train, test, mdl_task=mdl, mdl_protocol=config.mdl_protocol,
+                        mdl_seed=config.seed)
 
 
 def run(config: PretrainingConfig | None = None, *, only: Sequence[str] | None = None,
         retrain: bool = False, directory: str | Path | None = None,
-        progress: bool = True, command: str | None = None) -> list[dict]:
+        progress: bool | None = None, command: str | None = None) -> list[dict]:
     """Train the encoders of ``config.suite`` (or the units in ``only``) that have
     no artifact in ``directory`` (default :func:`_artifacts.artifact_dir`);
     ``retrain=True`` trains them even so. Returns their provenance dicts.
-    ``command``: how this run was started, for the provenance (default: argv)."""
-    from mdlnb import data
+    ``command``: how this run was started, for the provenance (default: argv).
+    ``progress``: a line per unit and per probe evaluation on stdout; ``None`` (the
+    package's one default, :func:`mdlnb._progress.wanted`) prints them where
+    someone watches (a terminal or a notebook), ``True``/``False`` force it (the
+    command line, ``python -m mdlnb.studies.pretraining train``, passes True)."""
+    from mdlnb import _progress, data
     from mdlnb.encoders import train_until_plateau
 
     config = config or PretrainingConfig()
@@ -54,6 +68,7 @@ def run(config: PretrainingConfig | None = None, *, only: Sequence[str] | None =
     if not pending:
         return [_artifacts.check(_artifacts.unit_name(*parse_unit(u), config.seed), directory=d)
                 for u in units]
+    progress = _progress.wanted(progress)
     commit = _artifacts._commit()          # the code this run starts from
     command = command or " ".join(sys.argv)
     pre = data.load(config.data, split="train", seed=config.seed)
@@ -68,7 +83,8 @@ def run(config: PretrainingConfig | None = None, *, only: Sequence[str] | None =
                                      seed=config.seed, hyper=config.hyper(), progress=progress,
                                      directory=d / ".state" if retrain else None,
                                      keep_evaluations=True)
-        prov = _artifacts.write(staged, directory=d, command=command, source_commit=commit)
+        prov = _artifacts.write(staged, directory=d, command=command, source_commit=commit,
+                                monitor=mon.describe())
         if progress:
             print(f"  -> {prov['name']}: chosen step {prov['chosen_step']} of "
                   f"{prov['trained_steps']} ({prov['stop_reason']}), probe accuracy "
@@ -132,7 +148,9 @@ class PretrainingResult:
         checkpoints (min–max of CL plus min–max of TwoNN ID, :func:`mdlnb.labelfree.clid`).
         α-ReQ has no better direction (α ≈ 1 is the paper's sweet spot): its τ is given
         as measured and for −|α − 1|. Checkpoints where a score is missing are left out;
-        τ needs 3 checkpoints."""
+        τ needs 3 checkpoints. The downstream MDL codelength (``mdl_nats_per_example``,
+        lower is better) enters negated, as ``neg_mdl``, so that for every score a
+        positive τ means "moves with the probe"."""
         import pandas as pd
 
         from mdlnb import labelfree, ranking
@@ -147,8 +165,9 @@ class PretrainingResult:
                                                    g.loc[ok, "twonn_id"].to_numpy())
             if "alpha_req" in g:
                 g["alpha_req_near_1"] = -(g["alpha_req"] - 1.0).abs()
-            for score in ("rankme", "lidar", "twonn_id", "cluster_learnability", "clid",
-                          "alpha_req", "alpha_req_near_1"):
+            if "mdl_nats_per_example" in g:
+                g["neg_mdl"] = -g["mdl_nats_per_example"]
+            for score in TRACKED:
                 if score not in g:
                     continue
                 h = g[["probe_accuracy", score]].dropna()
@@ -157,6 +176,26 @@ class PretrainingResult:
                 rows.append({"encoder": enc, "score": score, "checkpoints": len(h),
                              "kendall tau": float(ranking.kendall_tau(h[score], h["probe_accuracy"]))})
         return pd.DataFrame(rows, columns=["encoder", "score", "checkpoints", "kendall tau"])
+
+    def tracking_summary(self, *, level: float = 0.95):
+        """Per score, Kendall τ (:meth:`tracking`) summarised over the trained encoders:
+        their number, mean τ, its ``level`` t interval over encoders (NaN with fewer
+        than 2) and the smallest and largest τ."""
+        import pandas as pd
+        from scipy import stats
+
+        rows = []
+        t = self.tracking()
+        for score in [s for s in TRACKED if s in set(t["score"])]:
+            taus = t.loc[t["score"] == score, "kendall tau"].to_numpy(float)
+            n, mean = len(taus), float(np.mean(taus))
+            half = (float(stats.t.ppf(0.5 + level / 2, n - 1) * np.std(taus, ddof=1) / np.sqrt(n))
+                    if n >= 2 else float("nan"))
+            rows.append({"score": score, "encoders": n, "mean tau": mean,
+                         f"{level:.0%} low": mean - half, f"{level:.0%} high": mean + half,
+                         "min tau": float(taus.min()), "max tau": float(taus.max())})
+        return pd.DataFrame(rows, columns=["score", "encoders", "mean tau", f"{level:.0%} low",
+                                           f"{level:.0%} high", "min tau", "max tau"])
 
     def tracking_claim(self, *, alpha: float = 0.05):
         """Claim (m), CLID's premise: label-free scores track representation quality. Per
@@ -181,8 +220,8 @@ class PretrainingResult:
         per score, one line per encoder (scores min–max scaled per encoder)."""
         import matplotlib.pyplot as plt
 
-        scores = [s for s in ("rankme", "lidar", "twonn_id", "cluster_learnability", "alpha_req")
-                  if s in self.curves]
+        scores = [s for s in ("rankme", "lidar", "twonn_id", "cluster_learnability", "alpha_req",
+                              "mdl_nats_per_example") if s in self.curves]
         fig, axes = plt.subplots(1, len(scores), figsize=(3.2 * len(scores), 3.2), sharey=True,
                                  squeeze=False)
         for ax, score in zip(axes[0], scores):
@@ -213,6 +252,8 @@ class PretrainingResult:
         paths.append(report.save_figure(fig, "pretraining_probe_curves", paper_dir))
         plt.close(fig)
         paths += list(report.save_table(self.tracking(), "pretraining_tracking", paper_dir))
+        paths += list(report.save_table(self.tracking_summary(), "pretraining_tracking_summary",
+                                        paper_dir))
         fig = self.plot_tracking()
         paths.append(report.save_figure(fig, "pretraining_tracking", paper_dir))
         plt.close(fig)

@@ -25,8 +25,9 @@ from mdlnb.studies.transferability._encoders import build_encoders, encoder_tabl
 from mdlnb.studies.transferability._features import FeatureSet, extract, load_tasks
 from mdlnb.studies.transferability._kendall import kendall_table
 from mdlnb.studies.transferability._result import TransferabilityResult
-from mdlnb.studies.transferability._scores import (SCORE_COLUMNS, add_clid, add_static, orient,
-                                                   score_subsample, select_grid)
+from mdlnb.studies.transferability._scores import (SCORE_COLUMNS, add_clid, add_combined,
+                                                   add_static, orient, score_subsample,
+                                                   select_grid)
 from mdlnb.studies.transferability._subsamples import subsample_indices, subsample_seed
 from mdlnb.studies.transferability._truth import TRUTH_COLUMNS, truth_rows
 
@@ -171,6 +172,7 @@ def run(config: TransferabilityConfig | None = None, *, progress: bool | None = 
     if config.grid_metrics:
         extra, choice = select_grid(grid, scores)
         scores = pd.concat([scores, extra], ignore_index=True)
+    scores = add_combined(scores)
     if config.label_free:
         scores = add_clid(scores)
     if config.static:

@@ -5,7 +5,9 @@ Per subsample (:func:`score_subsample`): every registered metric of
 label-free CL / TwoNN ID / RankMe and the MDL-switching codelength (nats per
 example). Across encoders of one (task, ratio, repeat): the grid knob chosen
 by Kendall τ against LINEAR-VALID (:func:`select_grid`, PACTran Sec. 4.1.4)
-and CLID's min–max combination (:func:`add_clid`, CLID Sec. 3.5).
+and CLID's min–max combination (:func:`add_clid`, CLID Sec. 3.5); NCTI's and
+ETran's authors' min–max combinations of their per-model terms
+(:func:`add_combined`).
 """
 
 from __future__ import annotations
@@ -117,6 +119,58 @@ def nleep_kwargs(config: TransferabilityConfig, names: list[str]) -> dict[str, A
                      f"'metrics' or use a library with the option")
 
 
+#: Metrics whose authors rank candidate models by a min–max combination, across the
+#: candidates, of per-model terms (NCTI: ``evaluate_metric_group1_cpu.py``; ETran:
+#: ``tw.py``): the terms scored per subsample, combined by :func:`add_combined`.
+COMBINED = {"ncti": ("ncti_seli", "ncti_ncc", "ncti_vc"),
+            "etran": ("etran_energy", "etran_cls")}
+
+
+def combined_terms(features: Any, labels: Any, num_classes: int, names: list[str]
+                   ) -> dict[str, float]:
+    """The per-model terms of the :data:`COMBINED` metrics among ``names``."""
+    from mdlnb import transfer
+
+    out: dict[str, float] = {}
+    if "ncti" in names:
+        r = transfer.ncti_result(features, labels, num_classes=num_classes)
+        out.update(ncti_seli=r.seli, ncti_ncc=r.ncc, ncti_vc=r.vc)
+    if "etran" in names:
+        r = transfer.etran_result(features, labels, num_classes=num_classes)
+        out.update(etran_energy=r.energy, etran_cls=r.classification)
+    return out
+
+
+def add_combined(scores):
+    """NCTI and ETran ranked as their authors rank candidate models: per (task, ratio,
+    repeat), :func:`mdlnb.transfer.ncti_combine` and :func:`~mdlnb.transfer.etran_combine`
+    of the terms across that group's encoders replace the terms' rows (like CLID, the
+    value of one encoder depends on the others it is ranked with)."""
+    import pandas as pd
+
+    from mdlnb import transfer
+
+    terms = [t for ts in COMBINED.values() for t in ts]
+    part = scores[scores["metric"].isin(terms)]
+    if part.empty:
+        return scores
+    wide = part.pivot_table(index=[*GROUP, "encoder", "n"], columns="metric", values="value")
+    rows = []
+    for _, g in wide.groupby(level=GROUP, sort=True):
+        values = {}
+        if set(COMBINED["ncti"]) <= set(g):
+            values["ncti"] = transfer.ncti_combine(*(g[t].to_numpy() for t in COMBINED["ncti"]))
+        if set(COMBINED["etran"]) <= set(g):
+            values["etran"] = transfer.etran_combine(*(g[t].to_numpy()
+                                                       for t in COMBINED["etran"]))
+        for metric, vals in values.items():
+            for (task, ratio, repeat, enc, n), v in zip(g.index, vals):
+                rows.append(dict(encoder=enc, task=task, ratio=ratio, n=n, repeat=repeat,
+                                 metric=metric, value=float(v)))
+    kept = scores[~scores["metric"].isin(terms)]
+    return pd.concat([kept, pd.DataFrame(rows, columns=scores.columns)], ignore_index=True)
+
+
 def score_subsample(fs: FeatureSet, idx: np.ndarray, config: TransferabilityConfig, *,
                     seed: int = 0) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
     """All scores of ``config`` on rows ``idx`` of ``fs.train``: ``({metric: value},
@@ -126,8 +180,10 @@ def score_subsample(fs: FeatureSet, idx: np.ndarray, config: TransferabilityConf
     f, y, k = fs.train.x[idx], fs.train.y[idx], fs.train.num_classes
     sp = None if fs.source_probs is None else fs.source_probs[idx]
     names = registry_metrics(config, sp is not None)
-    out = transfer.score_all(f, y, sp, num_classes=k, metrics=names, seed=seed,
-                             **nleep_kwargs(config, names))
+    direct = [m for m in names if m not in COMBINED]
+    out = (transfer.score_all(f, y, sp, num_classes=k, metrics=direct, seed=seed,
+                              **nleep_kwargs(config, direct)) if direct else {})
+    out.update(combined_terms(f, y, k, names))
     grid = (grid_scores(f, y, k, linear_beta_factors=config.linear_beta_factors)
             if config.grid_metrics else {})
     if config.label_free:

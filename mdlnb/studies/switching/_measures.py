@@ -1,4 +1,4 @@
-"""Comparing switching strategies on real loss matrices (paper App. A.6 / Fig. 5, App. A.1).
+"""The switching study's measures of one loss matrix (paper App. A.6 / Fig. 5, App. A.1).
 
 Everything takes a loss matrix ``L`` (N, K), ``L[t, k]`` = next-step log-loss
 of expert k on example t in nats (stage 1, :func:`mdlnb.prequential.run`),
@@ -23,7 +23,6 @@ and returns tidy DataFrames:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -158,143 +157,3 @@ def switch_counts(posterior: Any, groups: Sequence[str] | None = None, *, points
     tv = np.concatenate([[0.0], 0.5 * np.abs(np.diff(P, axis=0)).sum(axis=1)])
     ns = checkpoints(P.shape[0], points)
     return pd.DataFrame({"n": ns, "map switches": changes[ns - 1], "tv": tv[ns - 1]})
-
-
-# ----------------------------------------------------------------------------- one (encoder, task) pair
-
-
-@dataclass(frozen=True)
-class PairResult:
-    """Every frame of the study for one (encoder, task) pair and one example order.
-
-    ``regret``, ``sensitivity``, ``bound``, ``switches`` as returned by the
-    functions above; ``sequence``: one row per s = 0..m−1 with the loss of the
-    best sequence with ≤ s switches, fixed share's regret to it and the
-    paper's bound :func:`fixed_share_bound` (N, K, m) for s = m − 1 switches."""
-
-    pair: str
-    seed: int
-    n: int
-    num_experts: int
-    num_classes: int
-    m: float
-    regret: Any
-    sensitivity: Any
-    bound: Any
-    sequence: Any
-    switches: Any
-
-
-def run_pair(pair: str, task: Any, board: Sequence[Any], *, seed: int = 0, m: float = 11.0,
-             batch_size: int = 32, points: int = 200, ms: Sequence[float] = (2, 5, 11, 31, 101),
-             alphas: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1)) -> PairResult:
-    """Stage 1 (cached) on ``task`` with ``board`` in order ``seed``, then every frame."""
-    import pandas as pd
-
-    from mdlnb import prequential
-
-    lm = prequential.run(task, list(board), batch_size=batch_size, seed=seed)
-    L = np.asarray(lm.losses)
-    fs = switching.FixedShare(m=m)
-    res = switching.codelength(L, fs, posterior=True)
-    s = max(int(math.ceil(m)) - 1, 1)
-    best = best_sequence_loss(L, s)
-    seq = pd.DataFrame({"switches": np.arange(s + 1), "best sequence [nats]": best,
-                        "regret [nats]": res.total_nats - best,
-                        "bound [nats]": float(fixed_share_bound(L.shape[0], L.shape[1], m))})
-    readout = [e.readout.name for e in board]
-    return PairResult(pair, int(seed), int(L.shape[0]), int(L.shape[1]), int(task.num_classes),
-                      float(m), regret_curves(L, strategies(m), points=points),
-                      sensitivity(L, ms=ms, alphas=alphas), bound_curves(L, fs, points=points),
-                      seq, switch_counts(res.posterior, readout, points=points))
-
-
-def gather(results: Sequence[PairResult], frame: str):
-    """Concatenate one frame over results, with ``pair`` and ``seed`` columns first."""
-    import pandas as pd
-
-    if not results:
-        raise ValueError("results: is empty")
-    return pd.concat([getattr(r, frame).assign(pair=r.pair, seed=r.seed) for r in results],
-                     ignore_index=True)[["pair", "seed", *getattr(results[0], frame).columns]]
-
-
-def final_regrets(results: Sequence[PairResult]):
-    """One row per (pair, seed): each strategy's regret to fixed share at n = N, nats."""
-    df = gather(results, "regret")
-    last = df[df["n"] == df.groupby(["pair", "seed"])["n"].transform("max")]
-    return last.pivot_table(index=["pair", "seed"], columns="strategy",
-                            values="regret [nats]").reset_index()
-
-
-def final_codelengths(results: Sequence[PairResult]):
-    """One row per (pair, seed, strategy) at n = N: ``n``, ``num_classes``,
-    ``codelength [nats]``, ``nats per example`` and ``regret [nats]`` (to fixed share)."""
-    df = gather(results, "regret")
-    last = df[df["n"] == df.groupby(["pair", "seed"])["n"].transform("max")].copy()
-    classes = {(r.pair, r.seed): r.num_classes for r in results}
-    last.insert(3, "num_classes", [classes[(p, s)] for p, s in zip(last["pair"], last["seed"])])
-    last["nats per example"] = last["codelength [nats]"] / last["n"]
-    return last.reset_index(drop=True)
-
-
-def spread(df, by: Sequence[str], value: str):
-    """Mean, std (ddof 1), min, max and count of ``value`` over seeds, per ``by``."""
-    return (df.groupby(list(by))[value].agg(["mean", "std", "min", "max", "count"])
-            .reset_index())
-
-
-def claims(results: Sequence[PairResult]) -> list:
-    """Claims (b) and (c) (App. A.6, A.1), decided on every (pair, order)."""
-    from mdlnb import claims as C
-
-    fin = final_regrets(results)
-    bm, ew = fin["Bayesian mixture"].to_numpy(), fin["elementwise mixture"].to_numpy()
-    sd = fin["switch distribution"].to_numpy()
-    units = f"{len(fin)} (pair, order) units: {', '.join(sorted(set(fin['pair'])))}"
-    b1 = C.Claim.decided(
-        "b1", "Bayesian and elementwise mixtures code worse than fixed share.",
-        "App. A.6, Fig. 5", "qualitative: worse 'by a large margin' (ImageNet, BYOL ResNet-50)",
-        f"regret to fixed share at n = N > 0 for both mixtures on every one of {units}",
-        C.sign_on_every(np.concatenate([bm, ew]), sign="positive"))
-    b2 = C.Claim.decided(
-        "b2", "The switch distribution is close to fixed share.", "App. A.6, Fig. 5",
-        "qualitative: 'very close'",
-        "|switch distribution − fixed share| < min(Bayes − fixed share, elementwise − fixed "
-        f"share) at n = N on every one of {units}",
-        C.sign_on_every(np.abs(sd) - np.minimum(bm, ew), sign="negative"))
-    ratio = []
-    for r in results:
-        b = r.bound
-        ratio.append(float(((b["regret [nats]"] - 1e-4 * b["n"]) / b["bound [nats]"]).max()))
-    c1 = C.Claim.decided(
-        "c1", "Switching (fixed share) is never much worse than the best single readout: its "
-        "regret is at most the prior cost of never switching, O(log N).",
-        "Sec. 3.3, App. A.1 (Eq. 3–4)", "≤ −log p(ξ*) = O(log N)",
-        "max over n of (regret to the best single expert − 1e-4·n float32 slack) / never-switch "
-        f"cost < 1 on every one of {units}",
-        C.sign_on_every(np.asarray(ratio) - 1.0, sign="negative"),
-        our_value=f"max ratio per unit {', '.join(f'{v:.3f}' for v in ratio)}")
-    seq_excess = [float((r.sequence["regret [nats]"] - r.sequence["bound [nats]"]).iloc[-1])
-                  for r in results]
-    c2 = C.Claim.decided(
-        "c2", "Fixed share's regret to the best readout sequence with m − 1 switches is within "
-        "the switching term of the A.1 bound.", "Sec. 3.3, App. A.1",
-        "m log K + (m − 1) log(N/(m − 1))",
-        f"regret to the best ≤ (m − 1)-switch sequence − bound < 0 on every one of {units}",
-        C.sign_on_every(seq_excess, sign="negative"))
-    return [b1, b2, c1, c2]
-
-
-def pair_task(encoder: str, task_name: str, *, size: int | None = None, split: str = "all"):
-    """The task of one (encoder, task) pair: ``encoder="pixels"`` for the raw
-    pixels, else an encoder spec such as ``"lite0@32"``
-    (:func:`mdlnb.studies.transferability.parse_encoder`) whose frozen
-    features (cached) replace the images. ``size``: stratified subsample."""
-    from mdlnb import data, encoders
-    from mdlnb.studies.transferability import build_encoder, parse_encoder
-
-    task = data.load(task_name, split=split, size=size, seed=0)
-    if encoder == "pixels":
-        return task
-    return encoders.features(build_encoder(parse_encoder(encoder)), task)

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from mdlnb.curves._curve import LossDataCurve
-from mdlnb.curves._table import measure_table, rankings, winner_changes
+from mdlnb import claims as C
+from mdlnb.curves import LossDataCurve, measure_table, rankings, winner_changes
+from mdlnb.curves._measures import as_eps
 
 
 def _seed_curve(c: LossDataCurve, r: int) -> LossDataCurve:
@@ -48,9 +49,6 @@ def parity_claims(quick: LossDataCurve, limit: LossDataCurve, eps: Any, *,
     evaluation-set sizes ``at`` (≥ 2 of them, each ≤ both curves' largest size).
     ``floor``: the quick representation's loss floor (nats/example, H(α) for the
     noisy label); g3's ``eps`` must lie above it, so both representations can reach it."""
-    from mdlnb import claims as C
-    from mdlnb.curves._measures import as_eps
-
     if not isinstance(quick, LossDataCurve) or not isinstance(limit, LossDataCurve):
         raise ValueError("quick, limit: must be LossDataCurve objects")
     if floor is not None and not as_eps(eps).value > floor:

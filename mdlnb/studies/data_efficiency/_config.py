@@ -1,0 +1,74 @@
+"""The data-efficiency study's parameters: one frozen dataclass, the only place defaults live.
+
+The notebook ``data_efficiency`` has one parameter per field, of the same name
+and default (``tests/test_studies_registry.py`` checks that they agree);
+``notebooks/profiles.yaml`` changes them per profile and
+:func:`mdlnb.runner.check_profile` checks those changes against this class.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Sequence
+
+from mdlnb._checks import check_int
+from mdlnb.studies._base import StudyConfig
+
+#: The two domains of the study, in the order of the figure's panels.
+DOMAINS = ("in-domain", "out-of-domain")
+
+
+@dataclasses.dataclass(frozen=True)
+class DataEfficiencyConfig(StudyConfig):
+    """Parameters of the data-efficiency study (paper Sec. 4, Fig. 3; App. A.9, Fig. 10).
+
+    The defaults are the CPU run of ``make reproduce``: a ViT-XS pretrained with
+    labels on Fashion-MNIST training images; in domain, Fashion-MNIST's test split;
+    out of domain, ``sci_patches``.
+
+    Attributes:
+      objective, arch, arch_size: the encoder (:func:`mdlnb.encoders.pretrain`).
+      pretrain_task, pretrain_size, pretrain_steps: what it pretrains on (train
+        split, stratified subsample) and for how many steps (batch 64, lr 3e-3, seed 0).
+      in_domain: a task whose *test* split is the pretraining distribution, unseen.
+      out_of_domain: a task far from it (its train split).
+      task_size: examples per stream (stratified subsample; None: all).
+      mlp_layers, mlp_width: the deep MLP readouts on the frozen features.
+      learning_rates: the fine-tuned and from-scratch encoders' grid.
+      probe_learning_rates: the frozen readouts' grid.
+      replay_streams, batch_size: stage 1's replay and B, the same for every method.
+      seeds: example orders; curves show their spread.
+      early: the "early" sample size of claim e1.
+      points: log-spaced sample sizes at which curves are stored.
+    """
+
+    objective: str = "supervised"
+    arch: str = "vit"
+    arch_size: str = "XS"
+    pretrain_task: str = "fashion_mnist"
+    pretrain_size: Optional[int] = 4000
+    pretrain_steps: int = 300
+    in_domain: str = "fashion_mnist"
+    out_of_domain: str = "sci_patches"
+    task_size: Optional[int] = 2000
+    mlp_layers: Sequence[int] = (1, 2, 3)
+    mlp_width: int = 64
+    learning_rates: Sequence[float] = (1e-4, 1e-3)
+    probe_learning_rates: Sequence[float] = (1e-3, 3e-3)
+    replay_streams: int = 3
+    batch_size: int = 32
+    seeds: Sequence[int] = (0, 1)
+    early: int = 128
+    points: int = 200
+
+    def __post_init__(self):
+        for name in ("mlp_layers", "learning_rates", "probe_learning_rates", "seeds"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not isinstance(value, Sequence) or not value:
+                raise ValueError(f"{name}: expected a non-empty list, got {value!r}")
+            object.__setattr__(self, name, tuple(value))
+        for name in ("pretrain_steps", "mlp_width", "replay_streams", "batch_size", "early",
+                     "points"):
+            check_int(name, getattr(self, name), minimum=1)
+        for name in ("pretrain_size", "task_size"):
+            check_int(name, getattr(self, name), minimum=2, allow_none=True)

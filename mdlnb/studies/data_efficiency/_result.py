@@ -1,0 +1,99 @@
+"""The data-efficiency study's result: four codes per (domain, order), with tables,
+figure, findings and claims."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from mdlnb.studies._base import save_files
+from mdlnb.studies.data_efficiency import _claims, _plots
+from mdlnb.studies.data_efficiency._config import DataEfficiencyConfig
+from mdlnb.studies.data_efficiency._measures import SCRATCH, regret_frames
+from mdlnb.studies.switching import spread
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DataEfficiencyResult:
+    """What :func:`mdlnb.studies.data_efficiency.run` returns.
+
+    Attributes:
+      config: the parameters it ran.
+      encoder, feature_dim: the pretrained encoder's name and feature dimension.
+      tasks: ``{domain: the task's one-line description}``.
+      num_classes: ``{domain: C}``.
+      runs: one ``(task name, domain, seed, per_step)`` per (domain, order);
+        ``per_step`` maps each method to its (N,) per-example loss in nats.
+    """
+
+    config: DataEfficiencyConfig
+    encoder: str
+    feature_dim: int
+    tasks: Mapping[str, str]
+    num_classes: Mapping[str, int]
+    runs: tuple[tuple[str, str, int, Mapping[str, np.ndarray]], ...]
+
+    @property
+    def task_names(self) -> dict[str, str]:
+        return {domain: name for name, domain, _, _ in self.runs}
+
+    def frames(self):
+        """``(curves, summary)``: :func:`regret_frames` of every (domain, order), concatenated."""
+        import pandas as pd
+
+        frames = [regret_frames(p, task=name, domain=domain, seed=s, points=self.config.points)
+                  for name, domain, s, p in self.runs]
+        return (pd.concat([c for c, _ in frames], ignore_index=True),
+                pd.concat([s for _, s in frames], ignore_index=True))
+
+    def tables(self) -> dict[str, Any]:
+        """``{name: DataFrame}`` written as ``data_efficiency_<name>``: ``codelengths``
+        (every method per (domain, order): codelength, regret at N, zero crossing) and
+        ``regret`` (regret at N per (domain, task, method), spread over orders)."""
+        _, summary = self.frames()
+        return {"codelengths": summary,
+                "regret": spread(summary, ["domain", "task", "method"], "regret [nats]")}
+
+    def plot_regret(self):
+        """Fig. 3: regret to from scratch along n, one panel per domain (Figure)."""
+        curves, summary = self.frames()
+        return _plots.regret(curves, summary, self.task_names)
+
+    def figures(self) -> dict[str, Any]:
+        return {"regret": self.plot_regret()}
+
+    def describe(self) -> str:
+        """The encoder and the two streams (Markdown)."""
+        lines = [f"{self.encoder} features: {self.feature_dim}", ""]
+        lines += [f"- {domain}: {self.tasks[domain]}; uniform code log C = "
+                  f"{math.log(self.num_classes[domain]):.3f} nats/example" for domain in self.tasks]
+        return "\n".join(lines)
+
+    def findings(self) -> str:
+        """Each method's regret at N (mean ± std over orders) and where its curve
+        crosses zero for good, per domain (Markdown)."""
+        _, summary = self.frames()
+        lines = []
+        for (domain, method), g in summary.groupby(["domain", "method"], sort=False):
+            if method == SCRATCH:
+                continue
+            cross = g["crossing n"].dropna()
+            where = (f"crosses zero at n = {', '.join(str(int(c)) for c in cross)}" if len(cross)
+                     else "never crosses zero")
+            lines.append(f"- {domain}, {method}: regret at N {g['regret [nats]'].mean():+.1f} ± "
+                         f"{g['regret [nats]'].std():.1f} nats over {len(g)} orders; {where}")
+        return "\n".join(lines)
+
+    def claims(self) -> list:
+        """Claims e1 and e2 (:func:`mdlnb.studies.data_efficiency.claims`)."""
+        return _claims.claims(self.runs, early=self.config.early)
+
+    def save(self, paper_dir: str | Path = "paper", *,
+             prefix: str = "data_efficiency") -> list[Path]:
+        """Write :meth:`tables` (csv + md) and :meth:`figures` (png) as
+        ``<prefix>_<name>`` atomically; returns the paths."""
+        return save_files(paper_dir, prefix, self.tables(), self.figures())
