@@ -6,6 +6,7 @@ sees *which* input is wrong, not a traceback from inside a jitted kernel.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,35 @@ def as_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None = None,
             want = " or ".join(str(d) for d in allowed)
             raise ValueError(f"{name}: expected a {want}-D array, got shape {a.shape}")
     return a
+
+
+def check_int(name: str, value: Any, *, minimum: int | None = None,
+              maximum: int | None = None, allow_none: bool = False,
+              whole_floats: bool = False, what: str | None = None) -> int | None:
+    """``value`` as a Python int in ``[minimum, maximum]`` (either bound optional),
+    or a ValueError ``"NAME: must be an integer >= K, got V"`` naming ``name``.
+
+    The one integer-argument check: Python and NumPy integers pass, bools do not
+    (``True`` is not a count), nor floats — unless ``whole_floats``, which takes
+    finite whole floats such as ``3.0`` — nor strings. ``allow_none``: ``None``
+    passes through (the message then says "... or None"). ``what`` replaces the
+    description after "must be" where a caller's message says more (e.g.
+    ``"an int >= 1 or 'auto'"``)."""
+    if value is None and allow_none:
+        return None
+    types = (int, np.integer, float, np.floating) if whole_floats else (int, np.integer)
+    ok = not isinstance(value, bool) and isinstance(value, types)
+    if ok and isinstance(value, (float, np.floating)):
+        ok = math.isfinite(value) and int(value) == value
+    ok = ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+    if not ok:
+        if what is None:
+            bound = (f" in [{minimum}, {maximum}]" if minimum is not None and maximum is not None
+                     else f" >= {minimum}" if minimum is not None
+                     else f" <= {maximum}" if maximum is not None else "")
+            what = f"an integer{bound}" + (" or None" if allow_none else "")
+        raise ValueError(f"{name}: must be {what}, got {value!r}")
+    return int(value)
 
 
 def check_finite(a: np.ndarray, name: str) -> np.ndarray:

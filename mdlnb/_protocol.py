@@ -41,6 +41,7 @@ import numpy as np
 
 from mdlnb import experts as _experts
 from mdlnb import switching
+from mdlnb._checks import check_int
 from mdlnb._standardize import CLIP_Z
 from mdlnb.readouts import MATMUL_DTYPES
 from mdlnb.switching import FixedShare
@@ -70,14 +71,6 @@ def _standardize_value(value: Any) -> str:
     if value not in STANDARDIZE:
         raise ValueError(f"standardize: must be one of {STANDARDIZE}, got {value!r}")
     return value
-
-
-def _int(value: Any, name: str, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
-            or (high is not None and value >= high):
-        bound = f"in [{low}, {high})" if high is not None else f">= {low}"
-        raise ValueError(f"{name}: must be an int {bound}, got {value!r}")
-    return int(value)
 
 
 def _number(value: Any, name: str) -> float:
@@ -113,11 +106,11 @@ class Prune:
         if not (math.isfinite(t) and 0.0 <= t < 1.0):
             raise ValueError(f"threshold: must lie in [0, 1), got {self.threshold!r}")
         object.__setattr__(self, "threshold", t)
-        object.__setattr__(self, "window", _int(self.window, "window", 1))
+        object.__setattr__(self, "window", check_int("window", self.window, minimum=1))
         object.__setattr__(self, "segment_batches",
-                           _int(self.segment_batches, "segment_batches", 1))
+                           check_int("segment_batches", self.segment_batches, minimum=1))
         object.__setattr__(self, "keep_per_readout",
-                           _int(self.keep_per_readout, "keep_per_readout", 0))
+                           check_int("keep_per_readout", self.keep_per_readout, minimum=0))
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -194,7 +187,7 @@ class Protocol:
             if not board or not all(isinstance(e, _experts.Expert) for e in board):
                 raise ValueError("board: must be a preset name or a non-empty list of Experts")
         object.__setattr__(self, "board", board)
-        object.__setattr__(self, "batch_size", _int(self.batch_size, "batch_size", 1))
+        object.__setattr__(self, "batch_size", check_int("batch_size", self.batch_size, minimum=1))
         strategy = FixedShare() if self.strategy is None else self.strategy
         object.__setattr__(self, "strategy", switching.get_strategy(strategy))
         object.__setattr__(self, "standardize", _standardize_value(self.standardize))
@@ -206,8 +199,9 @@ class Protocol:
         object.__setattr__(self, "clip", clip)
         if self.replay_streams is not None:
             object.__setattr__(self, "replay_streams",
-                               _int(self.replay_streams, "replay_streams", 0))
-        object.__setattr__(self, "seed", _int(self.seed, "seed", 0, 2 ** 32))
+                               check_int("replay_streams", self.replay_streams, minimum=0))
+        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0, maximum=2 ** 32 - 1,
+                                                  what="an int in [0, 2**32)"))
         if self.matmul_dtype not in MATMUL_DTYPES:
             raise ValueError(f"matmul_dtype: must be one of {MATMUL_DTYPES}, got {self.matmul_dtype!r}")
         object.__setattr__(self, "prune", Prune.from_value(self.prune))

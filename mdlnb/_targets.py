@@ -155,6 +155,19 @@ def untrained_nats(y: np.ndarray, batch_size: int, standardize: bool) -> np.ndar
     return out
 
 
+def loss_meta(y: np.ndarray, batch_size: int, standardize: bool) -> dict:
+    """``meta["target"]`` of a regression loss matrix of the targets ``y`` (N, P, stream
+    order): the kind, P, the code and its first-batch convention, the untrained
+    readout's codelength (the baseline, :func:`untrained_nats`) and the
+    quantisation caveat (:data:`QUANTISATION_NOTE`)."""
+    return {"kind": "regression", "dims": int(y.shape[1]), "code": GAUSSIAN_CODE,
+            "untrained_nats": float(untrained_nats(y, batch_size, standardize).sum()),
+            "units": "nats of density (per example)",
+            "first_batch": f"the maximum-likelihood Gaussian of the first {batch_size} targets "
+                           "(not a proper code; the same for every expert)",
+            "caveat": QUANTISATION_NOTE}
+
+
 def shift_rows(losses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(L − m[:, None], m)`` with ``m_t`` the smallest finite entry of row t (0 if none).
 

@@ -8,8 +8,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mdlnb._checks import (as_array, check_finite, check_labels, check_nonempty, check_same_length,
-                           check_targets)
+from mdlnb._checks import (as_array, check_finite, check_int, check_labels, check_nonempty,
+                           check_same_length, check_targets)
 from mdlnb._targets import check_kind
 
 GROUPS = ("natural", "specialized", "structured")
@@ -61,9 +61,7 @@ class Task:
                                  f"got {self.num_classes!r}")
             y = check_targets(self.y, "y")
         else:
-            if isinstance(self.num_classes, bool) or not isinstance(
-                    self.num_classes, (int, np.integer)) or self.num_classes < 2:
-                raise ValueError(f"num_classes: must be an integer >= 2, got {self.num_classes!r}")
+            check_int("num_classes", self.num_classes, minimum=2)
             y = check_labels(self.y, int(self.num_classes), "y")
             object.__setattr__(self, "num_classes", int(self.num_classes))
         check_same_length(x, y, "x", "y")
@@ -159,9 +157,7 @@ class Task:
                 name = f"arrays-{content_hash(np.asarray(x), y, length=8)}"
             return cls(name=name, x=np.asarray(x), y=y, kind="regression", **kw)
         y = check_labels(y, None, "y")
-        if num_classes is not None and (isinstance(num_classes, bool)
-                                        or not isinstance(num_classes, (int, np.integer))):
-            raise ValueError(f"num_classes: must be an integer >= 2, got {num_classes!r}")
+        check_int("num_classes", num_classes, allow_none=True, what="an integer >= 2")
         c = int(num_classes) if num_classes is not None else max(int(y.max()) + 1, 2)
         if name is None:
             from mdlnb._io import content_hash

@@ -46,7 +46,7 @@ import numpy as np
 
 from mdlnb import _fit, _xla_cache
 from mdlnb._standardize import CLIP_Z
-from mdlnb._checks import as_array, check_positive
+from mdlnb._checks import as_array, check_int, check_positive
 from mdlnb._task import Task, require_classification
 from mdlnb._units import LN2, Codelength
 
@@ -242,12 +242,9 @@ def blockwise(task: Task, expert: Any, boundaries: Sequence[int] | None = None, 
     readout, h, name = _as_expert(expert)
     n, c = task.n, task.num_classes
     b = default_boundaries(n) if boundaries is None else _check_boundaries(boundaries, n)
-    if not isinstance(epochs, (int, np.integer)) or epochs < 1:
-        raise ValueError(f"epochs: must be an integer >= 1, got {epochs!r}")
-    if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or batch_size < 1):
-        raise ValueError(f"batch_size: must be an integer >= 1 or None, got {batch_size!r}")
-    if not isinstance(min_steps, (int, np.integer)) or min_steps < 0:
-        raise ValueError(f"min_steps: must be an integer >= 0, got {min_steps!r}")
+    check_int("epochs", epochs, minimum=1)
+    check_int("batch_size", batch_size, minimum=1, allow_none=True)
+    check_int("min_steps", min_steps, minimum=0)
     if not 0.0 <= float(holdout) < 1.0:
         raise ValueError(f"holdout: must lie in [0, 1), got {holdout}")
     if order is None:

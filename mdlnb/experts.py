@@ -27,6 +27,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from mdlnb import readouts as _readouts
+from mdlnb._checks import check_int
 from mdlnb.readouts import ReadoutLike
 
 #: Names of the expert grids of :func:`preset`. The batch size, switching rate
@@ -97,10 +98,8 @@ class Expert:
             raise ValueError(f"ema: must lie in (0, 1], got {self.ema}")
         if not 0 <= self.label_smoothing < 1:
             raise ValueError(f"label_smoothing: must lie in [0, 1), got {self.label_smoothing}")
-        r = self.replay_streams
-        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 0:
-            raise ValueError(f"replay_streams: must be an int >= 0, got {r!r}")
-        object.__setattr__(self, "replay_streams", int(r))
+        object.__setattr__(self, "replay_streams",
+                           check_int("replay_streams", self.replay_streams, minimum=0))
         if not isinstance(self.calibrate, (bool, np.bool_)):
             raise ValueError(f"calibrate: must be True or False, got {self.calibrate!r}")
         object.__setattr__(self, "calibrate", bool(self.calibrate))

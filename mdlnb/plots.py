@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mdlnb._checks import as_array, check_finite
+from mdlnb._checks import as_array, check_finite, check_int
 from mdlnb._grid import log_integers
 
 UNITS = {"nats": 1.0, "bits": 1.0 / math.log(2.0)}
@@ -135,8 +135,7 @@ def posterior_area(frame: Any, *, by: str = "readout", ax: Any = None, log_x: bo
     for col in ("t", by, "probability"):
         if col not in frame.columns:
             raise ValueError(f"frame: missing column {col!r} (has {list(frame.columns)})")
-    if not isinstance(max_points, int) or max_points < 2:
-        raise ValueError(f"max_points: must be an integer >= 2, got {max_points!r}")
+    max_points = check_int("max_points", max_points, minimum=2)
     groups = list(pd.unique(frame[by]))
     wide = frame.pivot_table(index="t", columns=by, values="probability", aggfunc="sum",
                              observed=True)[groups].sort_index()

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb._checks import check_int
 from mdlnb._grid import log_integers
 
 
@@ -41,8 +42,7 @@ def log_bins(n: int, *, start: int = 1, per_decade: int = 3) -> np.ndarray:
     """Integer edges ``start = e_0 < e_1 < … < e_B = n`` of log-spaced bins of
     examples seen, about ``per_decade`` bins per factor of 10."""
     for name, v, lo in (("start", start, 1), ("n", n, 2), ("per_decade", per_decade, 1)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-            raise ValueError(f"{name}: must be an integer >= {lo}, got {v!r}")
+        check_int(name, v, minimum=lo)
     if start >= n:
         raise ValueError(f"start: must be < n = {n}, got {start}")
     count = max(1, int(np.ceil(np.log10(n / start) * per_decade)))

@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mdlnb import _fit, _standardize, _xla_cache
+from mdlnb._checks import check_int
 from mdlnb._task import Task, require_classification
 
 #: Paper Table 4 (accuracy-based evaluation on VTAB).
@@ -157,10 +158,8 @@ def search(train: Task, val: Task, test: Task, readouts: Sequence[Any] | None = 
         raise ValueError("test: feature dimension differs from the training data")
     if len({train.num_classes, val.num_classes, test.num_classes}) != 1:
         raise ValueError("test: num_classes differs from the training data")
-    if not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise ValueError(f"steps: must be an integer >= 1, got {steps!r}")
-    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size: must be an integer >= 1, got {batch_size!r}")
+    check_int("steps", steps, minimum=1)
+    check_int("batch_size", batch_size, minimum=1)
     ros = default_readouts() if readouts is None else list(readouts)
     if not ros:
         raise ValueError("readouts: is empty")

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from mdlnb._checks import as_array, check_finite, check_nonempty, check_same_length
+from mdlnb._checks import as_array, check_finite, check_int, check_nonempty, check_same_length
 
 __all__ = [
     "FriedmanResult", "rank_table", "average_ranks", "friedman", "friedman_from_ranks",
@@ -153,11 +153,8 @@ def friedman(scores: Any, *, tie_correction: bool = False) -> FriedmanResult:
 
 def _count(v: Any, name: str, minimum: int, what: str) -> int:
     """``v`` as an int >= ``minimum`` (integral floats accepted); ValueError naming ``name``."""
-    ok = (not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
-          and math.isfinite(v) and int(v) == v and v >= minimum)
-    if not ok:
-        raise ValueError(f"{name}: need an integer number of {what} >= {minimum}, got {v!r}")
-    return int(v)
+    return check_int(name, v, minimum=minimum, whole_floats=True,
+                     what=f"an integer number of {what} >= {minimum}")
 
 
 def nemenyi_q(k: int, alpha: float = 0.05) -> float:

@@ -31,6 +31,8 @@ from typing import Any, Protocol, runtime_checkable
 import jax
 import jax.numpy as jnp
 
+from mdlnb._checks import check_int
+
 Params = tuple[dict[str, Any], ...]
 
 DEFAULT_WIDTH = 256
@@ -199,12 +201,10 @@ class ReadoutLike(Protocol):
     def config(self) -> dict[str, Any]: ...
 
 
-def _check_mlp(hidden_layers: int, width: int) -> None:
-    if not isinstance(hidden_layers, int) or not 1 <= hidden_layers <= MAX_HIDDEN_LAYERS:
-        raise ValueError(f"hidden_layers: must be an int in [1, {MAX_HIDDEN_LAYERS}], "
-                         f"got {hidden_layers!r}")
-    if not isinstance(width, int) or width < 1:
-        raise ValueError(f"width: must be a positive int, got {width!r}")
+def _check_mlp(hidden_layers: int, width: int) -> tuple[int, int]:
+    """``(hidden_layers, width)`` as Python ints, checked."""
+    return (check_int("hidden_layers", hidden_layers, minimum=1, maximum=MAX_HIDDEN_LAYERS),
+            check_int("width", width, minimum=1))
 
 
 def _name(family: str, hidden_layers: int, width: int) -> str:
@@ -220,7 +220,7 @@ def linear() -> Readout:
 
 def mlp(hidden_layers: int, width: int = DEFAULT_WIDTH) -> Readout:
     """An MLP readout with ``hidden_layers`` ReLU layers of ``width`` units."""
-    _check_mlp(hidden_layers, width)
+    hidden_layers, width = _check_mlp(hidden_layers, width)
     return Readout(_name("mlp", hidden_layers, width), "mlp", hidden_layers, width)
 
 

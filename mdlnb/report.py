@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb._checks import check_int
 from mdlnb._io import atomic_write_bytes, atomic_write_text
 
 
@@ -46,8 +47,7 @@ def to_markdown(df: Any, *, digits: int = 4, index: bool = False) -> str:
 
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"df: expected a pandas DataFrame, got {type(df).__name__}")
-    if not isinstance(digits, int) or digits < 0:
-        raise ValueError(f"digits: must be an integer >= 0, got {digits!r}")
+    digits = check_int("digits", digits, minimum=0)
     frame = df.reset_index() if index else df
     cols = [str(c) for c in frame.columns]
     numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
@@ -75,8 +75,7 @@ def show(df: Any, *, digits: int = 3, rows: int | None = 12, index: bool = False
 
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"df: expected a pandas DataFrame, got {type(df).__name__}")
-    if rows is not None and (not isinstance(rows, int) or rows < 1):
-        raise ValueError(f"rows: must be an integer >= 1 or None, got {rows!r}")
+    rows = check_int("rows", rows, minimum=1, allow_none=True)
     head = df if rows is None or len(df) <= rows else df.head(rows)
     text = to_markdown(head, digits=digits, index=index)
     if len(head) < len(df):

@@ -308,7 +308,7 @@ def test_pruned_calibrated_run_keeps_the_survivors_losses():
 
 
 def test_checkpoint_round_trip_holds_the_summaries(tmp_path):
-    from mdlnb.prequential import _groups, _run
+    from mdlnb.prequential import _checkpointer, _groups
 
     board = mdlnb.expert_grid([R.linear(), R.mlp(1, 16)], learning_rate=[1e-3],
                               calibrate=[False, True])
@@ -317,8 +317,9 @@ def test_checkpoint_round_trip_holds_the_summaries(tmp_path):
     state = tuple(g._replace(calib=g.calib + 1.5) if g.calib is not None else g for g in state)
     like = _groups._layout(board, 1, 6, 5, B, 0, None, "float32", build=False)[3]
     path = tmp_path / "c.ckpt.npz"
-    _run._save_checkpoint(path, "k", state, np.zeros((4, 4)), (np.zeros(6), np.zeros(6), 0.0), 3)
-    back = _run._load_checkpoint(path, "k", like)[0]
+    _checkpointer._save_checkpoint(path, "k", state, np.zeros((4, 4)),
+                                   (np.zeros(6), np.zeros(6), 0.0), 3)
+    back = _checkpointer._load_checkpoint(path, "k", like)[0]
     for a, b in zip(jax.tree_util.tree_leaves(state), jax.tree_util.tree_leaves(back)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert float(back[1].calib[0, 0]) == 1.5

@@ -449,7 +449,7 @@ def test_a_stream_of_one_batch_compiles_no_stage_1_program(monkeypatch):
     def no_stage_1(*a, **kw):
         raise AssertionError("the stage-1 program ran for a stream of one batch")
 
-    monkeypatch.setattr(stage1, "_run", no_stage_1)
+    monkeypatch.setattr(stage1, "run_pass", no_stage_1)
     monkeypatch.setattr(stage1._slicing, "run_sliced", no_stage_1)
     rng = np.random.default_rng(5)
     n, c = 20, 5

@@ -560,7 +560,7 @@ def test_n_at_most_b_short_circuits_to_the_uniform_code(monkeypatch):
         raise AssertionError("stage 1 must not run when N <= B")
 
     # prequential.run decides it (for every caller): its compiled driver is never entered
-    monkeypatch.setattr(stage1, "_run", boom)
+    monkeypatch.setattr(stage1, "run_pass", boom)
     monkeypatch.setattr(stage1._slicing, "run_sliced", boom)
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(20, 3)), np.arange(20) % 5

@@ -274,17 +274,17 @@ def test_losses_do_not_depend_on_the_chunk_size_and_resume_under_another(tmp_pat
 def test_slow_checkpoints_are_spaced_by_their_cost(tmp_path, monkeypatch):
     import time
 
-    from mdlnb.prequential import _run as run_module
+    from mdlnb.prequential import _checkpointer
 
     saves = []
-    save = run_module._save_checkpoint
+    save = _checkpointer._save_checkpoint
 
     def slow_save(*a, **k):  # a checkpoint that takes 0.5 s to write (the vtab state: ~1 min)
         saves.append(time.perf_counter())
         time.sleep(0.5)
         return save(*a, **k)
 
-    monkeypatch.setattr(run_module, "_save_checkpoint", slow_save)
+    monkeypatch.setattr(_checkpointer, "_save_checkpoint", slow_save)
     task, board = _task(), _board()
     kw = dict(chunk_batches=1, checkpoint_dir=tmp_path)
     _run(task, board, checkpoint_every_s=0, **kw)           # 0: after every chunk, as asked

@@ -15,7 +15,7 @@ import mdlnb
 from mdlnb import _standardize, prequential, readouts
 from mdlnb.experts import Expert
 from mdlnb.prequential import _groups
-from mdlnb.prequential import _run as run_module
+from mdlnb.prequential import _onepass as run_module
 
 B = 16
 

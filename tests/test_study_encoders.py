@@ -283,7 +283,8 @@ def test_mdl_rows_of_a_stream_of_one_batch(monkeypatch, digits_pair):
     from mdlnb.prequential import _run as stage1
     from mdlnb.studies.encoders import _pair
 
-    monkeypatch.setattr(stage1, "_run", lambda *a, **k: pytest.fail("stage 1 ran"))
+    monkeypatch.setattr(stage1, "run_pass", lambda *a, **k: pytest.fail("stage 1 ran"))
+    monkeypatch.setattr(stage1._slicing, "run_pass", lambda *a, **k: pytest.fail("stage 1 ran"))
     train = digits_pair[0]
     small = Task("digits-px-20", train.x[:20], train.y[:20], 10)
     cfg = st.EncodersConfig(encoders=("random:resnet_XS",), tasks=("digits",), protocol="small",

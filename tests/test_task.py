@@ -8,7 +8,7 @@ import pytest
 
 import mdlnb
 from mdlnb import _io
-from mdlnb._checks import check_labels
+from mdlnb._checks import check_int, check_labels
 
 
 def _task(**kw):
@@ -162,3 +162,29 @@ def test_arrays_and_features_are_named_after_the_representation():
     f = features(enc, task, cache=False)
     assert f.name == "digits|meanpool" and f.meta["source_task"] == "digits"
     np.testing.assert_allclose(f.x[:, 0], task.x.mean(axis=(1, 2, 3)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("value, kw, message", [
+    (True, {"minimum": 1}, "n: must be an integer >= 1, got True"),        # not a count
+    (0, {"minimum": 1}, "n: must be an integer >= 1, got 0"),
+    (3.0, {"minimum": 1}, "n: must be an integer >= 1, got 3.0"),
+    (2.5, {"minimum": 1, "whole_floats": True}, "n: must be an integer >= 1, got 2.5"),
+    (float("inf"), {"minimum": 1, "whole_floats": True}, "n: must be an integer >= 1, got inf"),
+    ("3", {}, "n: must be an integer, got '3'"),
+    (None, {"minimum": 2}, "n: must be an integer >= 2, got None"),
+    (-1, {"minimum": 0, "allow_none": True}, "n: must be an integer >= 0 or None, got -1"),
+    (np.int64(5), {"minimum": 1, "maximum": 4}, "n: must be an integer in [1, 4], got np.int64(5)"),
+    (0, {"minimum": 1, "what": "an int >= 1 or 'auto'"}, "n: must be an int >= 1 or 'auto', got 0"),
+])
+def test_check_int_rejects_with_the_argument_name(value, kw, message):
+    with pytest.raises(ValueError) as err:
+        check_int("n", value, **kw)
+    assert str(err.value) == message
+
+
+def test_check_int_returns_a_python_int():
+    for value, kw in [(np.int32(7), {}), (7, {"minimum": 7, "maximum": 7}),
+                      (7.0, {"whole_floats": True}), (np.float32(7.0), {"whole_floats": True})]:
+        out = check_int("n", value, **kw)
+        assert out == 7 and type(out) is int
+    assert check_int("n", None, allow_none=True) is None

@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mdlnb import _fit, _xla_cache
-from mdlnb._checks import as_array, check_finite, check_integer_values
+from mdlnb._checks import as_array, check_finite, check_int, check_integer_values
 from mdlnb._grid import log_integers
 from mdlnb._task import Task, require_classification
 
@@ -52,10 +52,8 @@ MEMORY_BUDGET = 4 * 2 ** 30   # bytes of per-probe state one compiled call may h
 
 def log_grid(n_max: int, num: int = 20, n_min: int = 10) -> np.ndarray:
     """``num`` sizes log-uniform on ``[n_min, n_max]``, rounded, distinct, int64."""
-    if not isinstance(n_max, (int, np.integer)) or n_max < 1:
-        raise ValueError(f"n_max: must be an integer >= 1, got {n_max!r}")
-    if not isinstance(num, (int, np.integer)) or num < 1:
-        raise ValueError(f"num: must be an integer >= 1, got {num!r}")
+    check_int("n_max", n_max, minimum=1)
+    check_int("num", num, minimum=1)
     lo = min(int(n_min), int(n_max))
     if lo < 1:
         raise ValueError(f"n_min: must be >= 1, got {n_min!r}")
@@ -362,12 +360,10 @@ def loss_data_curve(task: Task, readout: Any = None, *, test: Task | float | Non
     seed_list = _as_seeds(seeds)
     for v, nm in ((steps, "steps"), (batch_size, "batch_size"), (evals, "evals"),
                   (max_holdout, "max_holdout")):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{nm}: must be an integer >= 1, got {v!r}")
+        check_int(nm, v, minimum=1)
     if not 0.0 <= float(early_stopping) < 1.0:
         raise ValueError(f"early_stopping: a held-out fraction in [0, 1), got {early_stopping!r}")
-    if chunk is not None and (not isinstance(chunk, (int, np.integer)) or chunk < 1):
-        raise ValueError(f"chunk: must be an integer >= 1 or None, got {chunk!r}")
+    check_int("chunk", chunk, minimum=1, allow_none=True)
 
     x, xte = pool.features, test_task.features
     if standardize:

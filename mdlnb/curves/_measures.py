@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import as_array, check_finite
+from mdlnb._checks import as_array, check_finite, check_int
 from mdlnb.curves._curve import LossDataCurve, _check_sizes
 
 LEFT_EDGE = ("left-edge Riemann sum: examples [n_k, n_k+1) cost L(n_k) nats each; "
@@ -162,16 +162,13 @@ def _classes(num_classes: Any, from_curve: int | None, required: bool) -> int | 
         if required:
             raise ValueError("num_classes: needed (plain arrays do not carry it)")
         return None
-    if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 2:
-        raise ValueError(f"num_classes: must be an integer >= 2, got {c!r}")
-    return int(c)
+    return check_int("num_classes", c, minimum=2)
 
 
 def _at(n: np.ndarray, at: Any, *, default_last: bool = True) -> int:
     if at is None:
         return int(n[-1])
-    if isinstance(at, bool) or not isinstance(at, (int, np.integer)) or at < 1:
-        raise ValueError(f"n: must be a positive integer, got {at!r}")
+    check_int("n", at, minimum=1)
     if at > n[-1]:
         raise ValueError(f"n: {at} is beyond the largest measured size {n[-1]}")
     return int(at)

@@ -35,7 +35,7 @@ import numpy as np
 from mdlnb._task import Task
 from mdlnb.curves._curve import (LossDataCurve, _as_seeds, _check_sizes, log_grid, permutations,
                                  split_test)
-from mdlnb._checks import as_array
+from mdlnb._checks import as_array, check_int
 
 
 def binary_entropy(alpha: float) -> float:
@@ -51,8 +51,7 @@ def parity_tasks(d: int, n: int, *, alpha: float = 0.1, seed: int = 0) -> tuple[
     ``s`` is uniform on ``{0,1}^d`` minus the zero vector (so y is not constant);
     tasks carry uint8 features (B: ``(n, d)``, A: ``(n, 1)``) and binary labels."""
     for v, nm in ((d, "d"), (n, "n")):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{nm}: must be an integer >= 1, got {v!r}")
+        check_int(nm, v, minimum=1)
     if not 0.0 <= alpha < 0.5:
         raise ValueError(f"alpha: must lie in [0, 0.5), got {alpha}")
     rng = np.random.default_rng(seed)

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from mdlnb._checks import check_int
 from mdlnb._task import Task
 from mdlnb.curves._curve import LossDataCurve, loss_data_curve, split_test
 from mdlnb.curves._measures import Epsilon, as_eps, as_points, esc
@@ -89,8 +90,7 @@ def esc_refine(source: Any, eps: Any, *, n_max: int | None = None, curve: Any = 
     if threshold not in THRESHOLDS:
         raise ValueError(f"threshold: must be one of {THRESHOLDS}, got {threshold!r}")
     for v, nm in ((bins, "bins"), (rounds, "rounds")):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{nm}: must be an integer >= 1, got {v!r}")
+        check_int(nm, v, minimum=1)
     if bins < 2:
         raise ValueError(f"bins: must be >= 2, got {bins}")
     thr = e.value if threshold == "eps" else e.value / 2
@@ -130,10 +130,8 @@ def esc_refine(source: Any, eps: Any, *, n_max: int | None = None, curve: Any = 
                                            (max(seen) if seen else None))
     if top is None:
         raise ValueError("n_max: needed for a callable source without a curve")
-    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1 \
-            or (limit is not None and top > limit):
-        raise ValueError(f"n_max: must be an integer in [1, {limit or 'inf'}], got {top!r}")
-    top = int(top)
+    top = check_int("n_max", top, minimum=1, maximum=limit,
+                    what=f"an integer in [1, {limit or 'inf'}]")
     new = 0
 
     def losses(sizes: np.ndarray) -> np.ndarray:

@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from mdlnb._checks import check_int
 from mdlnb._task import Task
-from mdlnb.data.procedural import SPLIT_RULE, add_noise, cached, check_count, disjoint_split
+from mdlnb.data.procedural import SPLIT_RULE, add_noise, cached, disjoint_split
 from mdlnb.data.registry import TaskSpec, register
 
 VERSION = 2  # bump when the pixels change (part of the cache key)
@@ -172,10 +173,10 @@ def render(f: dict[str, np.ndarray], image_size: int) -> np.ndarray:
 def generate(n: int, seed: int = 0, *, image_size: int = 64, min_objects: int = 3,
              max_objects: int = 10, noise: float = 0.0) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """``n`` scenes: uint8 images ``(n, S, S, 3)`` and their object factors."""
-    n = check_count(n, "n")
-    image_size = check_count(image_size, "image_size", 24)
-    min_objects = check_count(min_objects, "min_objects", 1)
-    max_objects = check_count(max_objects, "max_objects", 1)
+    n = check_int("n", n, minimum=1)
+    image_size = check_int("image_size", image_size, minimum=24)
+    min_objects = check_int("min_objects", min_objects, minimum=1)
+    max_objects = check_int("max_objects", max_objects, minimum=1)
     if max_objects < min_objects:
         raise ValueError(f"max_objects: must be >= min_objects={min_objects}, got {max_objects}")
     rng = np.random.default_rng(seed)
@@ -187,8 +188,9 @@ def generate(n: int, seed: int = 0, *, image_size: int = 64, min_objects: int = 
 
 def _build(target: str, seed: int, n_train: int, n_test: int, image_size: int, min_objects: int,
            max_objects: int, bins: int, noise: float, cache: bool) -> tuple[Task, Task]:
-    n_train, n_test = check_count(n_train, "n_train"), check_count(n_test, "n_test")
-    bins = check_count(bins, "bins", 2)
+    n_train = check_int("n_train", n_train, minimum=1)
+    n_test = check_int("n_test", n_test, minimum=1)
+    bins = check_int("bins", bins, minimum=2)
     params = dict(version=VERSION, seed=seed, n=n_train + n_test, image_size=image_size,
                   min_objects=min_objects, max_objects=max_objects, noise=float(noise))
 

@@ -41,8 +41,9 @@ import functools
 
 import numpy as np
 
+from mdlnb._checks import check_int
 from mdlnb._task import Task
-from mdlnb.data.procedural import SPLIT_RULE, add_noise, cached, check_count, disjoint_split
+from mdlnb.data.procedural import SPLIT_RULE, add_noise, cached, disjoint_split
 from mdlnb.data.registry import TaskSpec, register
 
 VERSION = 2  # bump when the pixels change (part of the cache key)
@@ -161,8 +162,8 @@ def scale_bin(scale: np.ndarray, bins: int) -> np.ndarray:
 def generate(n: int, seed: int = 0, *, image_size: int = 64, shapes: tuple[str, ...] = SHAPES,
              noise: float = 0.0) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """``n`` images ``(n, S, S, 1)`` uint8 and their factors, from ``seed``."""
-    n = check_count(n, "n")
-    image_size = check_count(image_size, "image_size", 16)
+    n = check_int("n", n, minimum=1)
+    image_size = check_int("image_size", image_size, minimum=16)
     bad = [s for s in shapes if s not in SHAPES]
     if bad or not shapes:
         raise ValueError(f"shapes: must be a non-empty subset of {SHAPES}, got {shapes!r}")
@@ -176,8 +177,9 @@ def generate(n: int, seed: int = 0, *, image_size: int = 64, shapes: tuple[str, 
 
 def _build(target: str, seed: int, n_train: int, n_test: int, image_size: int, bins: int,
            shapes: tuple[str, ...], noise: float, cache: bool) -> tuple[Task, Task]:
-    n_train, n_test = check_count(n_train, "n_train"), check_count(n_test, "n_test")
-    bins = check_count(bins, "bins", 2)
+    n_train = check_int("n_train", n_train, minimum=1)
+    n_test = check_int("n_test", n_test, minimum=1)
+    bins = check_int("bins", bins, minimum=2)
     params = dict(version=VERSION, seed=seed, n=n_train + n_test, image_size=image_size,
                   shapes=list(shapes), noise=float(noise))
 

@@ -38,12 +38,6 @@ def disjoint_split(images: np.ndarray, n_train: int, n_test: int) -> tuple[np.nd
     return keep[:n_train], keep[n_train:n_train + n_test]
 
 
-def check_count(n: Any, name: str, minimum: int = 1) -> int:
-    if not isinstance(n, (int, np.integer)) or n < minimum:
-        raise ValueError(f"{name}: must be an integer >= {minimum}, got {n!r}")
-    return int(n)
-
-
 def add_noise(images: np.ndarray, noise: float, rng: np.random.Generator) -> np.ndarray:
     """Add Gaussian pixel noise of std ``noise`` (uint8 units) and clip to 0..255."""
     if not np.isfinite(noise) or noise < 0:

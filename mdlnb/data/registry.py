@@ -12,8 +12,7 @@ import dataclasses
 import inspect
 from typing import Any, Callable
 
-import numpy as np
-
+from mdlnb._checks import check_int
 from mdlnb._targets import check_kind
 from mdlnb._task import GROUPS, Task
 from mdlnb.data.splits import concat, subsample
@@ -134,8 +133,7 @@ def load(name: str, split: str = "train", size: int | None = None, seed: int = 0
     if unknown:
         raise ValueError(f"options: {unknown} not understood by task {name!r}; "
                          f"it takes {sorted(allowed)}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 32:
-        raise ValueError(f"seed: must be an int in [0, 2**32), got {seed!r}")
+    check_int("seed", seed, minimum=0, maximum=2 ** 32 - 1, what="an int in [0, 2**32)")
     train, test = s.build(seed=int(seed), **options)
     if split == "all":
         task = concat(train, test, split="all")

@@ -40,8 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mdlnb._checks import check_int
 from mdlnb._task import Task
-from mdlnb.data.procedural import check_count
 from mdlnb.data.registry import TaskSpec, register
 from mdlnb.data.splits import stratified_split
 
@@ -139,8 +139,9 @@ def random_crops(img: np.ndarray, n: int, patch: int, rng: np.random.Generator) 
 
 def _patch_task(name: str, group: str, sources: dict, rgb: bool, seed: int, n_train: int,
                 n_test: int, patch: int) -> tuple[Task, Task]:
-    n_train, n_test = check_count(n_train, "n_train"), check_count(n_test, "n_test")
-    patch = check_count(patch, "patch", 4)
+    n_train = check_int("n_train", n_train, minimum=1)
+    n_test = check_int("n_test", n_test, minimum=1)
+    patch = check_int("patch", patch, minimum=4)
     classes = tuple(sources)
     k = len(classes)
     rng = np.random.default_rng(seed)
@@ -207,8 +208,9 @@ def _ihc_dab(patch: int) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
 def build_ihc_dab(seed: int = 0, *, n_train: int = 2_000, n_test: int = 400,
                   patch: int = 32) -> tuple[Task, Task]:
     """DAB stain in the patch centre, low (0) or high (1); train/test from disjoint regions."""
-    n_train, n_test = check_count(n_train, "n_train", 2), check_count(n_test, "n_test", 2)
-    patch = check_count(patch, "patch", 4)
+    n_train = check_int("n_train", n_train, minimum=2)
+    n_test = check_int("n_test", n_test, minimum=2)
+    patch = check_int("patch", patch, minimum=4)
     img, dab, (lo, hi) = _ihc_dab(patch)
     centre = min(IHC_CENTRE, patch)
     for split in ("train", "test"):

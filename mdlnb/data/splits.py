@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mdlnb._checks import check_labels
+from mdlnb._checks import check_int, check_labels
 from mdlnb._task import Task
 
 
@@ -19,8 +19,7 @@ def stratified_indices(y: np.ndarray, n: int, seed: int) -> np.ndarray:
     kept to within one example per class.
     """
     y = check_labels(y, None, "y")
-    if not isinstance(n, (int, np.integer)) or not 1 <= n <= len(y):
-        raise ValueError(f"size: must be an integer in [1, {len(y)}], got {n!r}")
+    check_int("size", n, minimum=1, maximum=len(y))
     rng = np.random.default_rng(seed)
     classes, counts = np.unique(y, return_counts=True)
     quota = n * counts / len(y)
@@ -49,8 +48,7 @@ def subsample(task: Task, size: int, seed: int = 0) -> Task:
     """``size`` examples of ``task``, seeded and stratified by label (order kept); a
     regression task (no labels to stratify by): a uniform draw without replacement."""
     if task.is_regression:
-        if not isinstance(size, (int, np.integer)) or not 1 <= size <= task.n:
-            raise ValueError(f"size: must be an integer in [1, {task.n}], got {size!r}")
+        check_int("size", size, minimum=1, maximum=task.n)
         idx = np.sort(np.random.default_rng(seed).choice(task.n, size=int(size), replace=False))
     else:
         idx = stratified_indices(task.y, size, seed)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mdlnb._checks import check_int
 from mdlnb._task import GROUPS, Task
 
 EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif")
@@ -54,9 +55,10 @@ def from_image_folder(path: str | Path, size: tuple[int, int] = (32, 32), *,
     root = Path(path)
     if not root.is_dir():
         raise ValueError(f"path: {str(root)!r} is not a folder")
-    if (not isinstance(size, (tuple, list)) or len(size) != 2
-            or not all(isinstance(v, (int, np.integer)) and v > 0 for v in size)):
+    if not isinstance(size, (tuple, list)) or len(size) != 2:
         raise ValueError(f"size: must be (H, W) positive integers, got {size!r}")
+    for i, v in enumerate(size):
+        check_int(f"size[{i}]", v, minimum=1)
     if group is not None and group not in GROUPS:
         raise ValueError(f"group: must be one of {GROUPS} or None, got {group!r}")
     classes = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))

@@ -42,6 +42,7 @@ import dataclasses
 import functools
 from typing import Any, Callable, Iterable, Sequence
 
+from mdlnb._checks import check_int
 from mdlnb.encoders.base import Encoder
 
 POOLINGS = ("mean", "max", "cls")
@@ -165,10 +166,9 @@ def layers(encoder: Encoder, which: Sequence[str | int] | str | int | None = Non
     chosen = _resolve_which(which, names, encoder)
     groups = [(n, (n,)) for n in chosen]
     if concat_last is not None:
-        if isinstance(concat_last, bool) or not isinstance(concat_last, int) or not (
-                2 <= concat_last <= len(names)):
-            raise ValueError(f"concat_last: must be an integer in [2, {len(names)}] (the layers "
-                             f"of {encoder.name}: {list(names)}), got {concat_last!r}")
+        concat_last = check_int("concat_last", concat_last, minimum=2, maximum=len(names),
+                                what=f"an integer in [2, {len(names)}] (the layers of "
+                                f"{encoder.name}: {list(names)})")
         groups.append((f"last{concat_last}", names[-concat_last:]))
     suffix = "" if pooling == "mean" else f"[{pooling}]"
     probe = jax.ShapeDtypeStruct((1, *encoder.input_size, encoder.channels), "float32")

@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mdlnb import _checkpoint, _progress
-from mdlnb._checks import check_images
+from mdlnb._checks import check_images, check_int
 from mdlnb._io import cache_dir, content_hash
 from mdlnb._task import Task
 from mdlnb.encoders import archs
@@ -63,12 +63,10 @@ def _check_args(objective: str, arch: str, size: str, steps: int, seed: int) -> 
     cfg = archs.config(arch, size)
     if objective in _VIT_ONLY and arch != "vit":
         raise ValueError(f"arch: objective {objective!r} needs arch='vit', got {arch!r}")
-    if not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise ValueError(f"steps: must be an integer >= 0, got {steps!r}")
+    check_int("steps", steps, minimum=0)
     if objective != "random" and steps < 1:
         raise ValueError(f"steps: objective {objective!r} needs steps >= 1, got {steps}")
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed: must be an integer >= 0, got {seed!r}")
+    check_int("seed", seed, minimum=0)
     return cfg
 
 

@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mdlnb._checks import check_int
 from mdlnb._io import cache_dir, content_hash
 from mdlnb._task import Task
 from mdlnb.encoders import _pretrain as P
@@ -62,9 +63,7 @@ class Plateau:
 
     def __post_init__(self) -> None:
         for name in ("eval_every", "max_steps", "patience"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name}: must be an integer >= 1, got {v!r}")
+            check_int(name, getattr(self, name), minimum=1)
         if self.max_steps % self.eval_every:
             raise ValueError(f"max_steps: must be a multiple of eval_every ({self.eval_every}), "
                              f"got {self.max_steps}")

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from mdlnb import _xla_cache
+from mdlnb._checks import check_int
 from mdlnb.encoders.base import Encoder, check_taps, prepare_images
 from mdlnb.encoders.torch_pickle import load_state_dict
 
@@ -364,14 +365,12 @@ def efficientnet_lite(variant: int = 0, *, resolution: int | None = None,
     ``depthwise`` is ``"slices"`` (fast on CPU) or ``"grouped"``.
     Use :func:`efficientnet_lite_logits` for ImageNet class scores.
     """
-    if isinstance(variant, bool) or not isinstance(variant, (int, np.integer)) or int(variant) not in VARIANTS:
-        raise ValueError(f"variant: must be one of {sorted(VARIANTS)}, got {variant!r}")
-    variant = int(variant)
+    variant = check_int("variant", variant, minimum=min(VARIANTS), maximum=max(VARIANTS),
+                        what=f"one of {sorted(VARIANTS)}")
     native = VARIANTS[variant][2]
     if resolution is None:
         resolution = native
-    if isinstance(resolution, bool) or not isinstance(resolution, (int, np.integer)) or resolution < 8:
-        raise ValueError(f"resolution: must be an integer >= 8, got {resolution!r}")
+    check_int("resolution", resolution, minimum=8)
     if depthwise not in _DEPTHWISE:
         raise ValueError(f"depthwise: must be one of {sorted(_DEPTHWISE)}, got {depthwise!r}")
     path = os.fspath(weights_path) if weights_path is not None else default_weights_path(variant)

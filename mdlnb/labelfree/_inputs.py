@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb._checks import check_matrix
+from mdlnb._checks import check_int, check_matrix
 
 _METRICS = ("euclidean", "cosine")   # "precomputed" too, for TwoNN only
 _CHUNK = 1024          # rows per block of a blocked distance computation
@@ -54,10 +54,7 @@ def _as_key(key: Any) -> jax.Array:
 def _integer(v: Any, name: str, minimum: int) -> int:
     """``v`` as an int >= ``minimum`` (integral floats accepted); ValueError naming ``name``
     for NaN, ±inf, fractions, bools, strings or None."""
-    if (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))
-            or not math.isfinite(v) or int(v) != v or v < minimum):
-        raise ValueError(f"{name}: must be an integer >= {minimum}, got {v!r}")
-    return int(v)
+    return check_int(name, v, minimum=minimum, whole_floats=True)
 
 
 def _real(v: Any, name: str) -> float:

@@ -119,8 +119,12 @@ host (their ``init`` may draw with NumPy) and stacked; if a readout has
 block (convolutional encoders on CPU, where vmapped convolutions are slow).
 
 Modules (private, one concept each): ``_run`` (:func:`run`,
-:func:`run_with_params`, :func:`resolve_protocol`: the driver and its chunk
-loop), ``_loss_matrix`` (:class:`LossMatrix`), ``_stream`` (the seeded order,
+:func:`run_with_params`: the N ≤ B short-circuit, the memory plan, one pass
+or slices), ``_onepass``
+(one pass: the cache wrapper, the set-up and the chunk loop;
+:func:`resolve_protocol`), ``_checkpointer`` (checkpoints of a run: resume,
+save on a schedule), ``_board`` (the experts in flight and their compaction
+after a pruning decision), ``_loss_matrix`` (:class:`LossMatrix`), ``_stream`` (the seeded order,
 expert keys, replay positions), ``_program`` (the compiled chunk program),
 ``_groups`` (grouping into blocks, initial state, hyperparameters),
 ``_inputs`` (host-side chunk inputs, prefix statistics), ``_calibration``

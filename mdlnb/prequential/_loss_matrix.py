@@ -13,6 +13,7 @@ from mdlnb import _aligned
 from mdlnb._io import atomic_savez, read_npz
 from mdlnb._protocol import Protocol
 from mdlnb.experts import Expert
+from mdlnb.switching import diverged
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -100,8 +101,6 @@ class LossMatrix:
         """``[(expert name, t), ...]``: experts whose loss became non-finite, with the
         first such stream step t (1-indexed); see :func:`mdlnb.switching.diverged`.
         A pruned expert's +inf after its pruning step is not a divergence."""
-        from mdlnb.switching import diverged
-
         at = self.pruned_at
         return [(self.experts[k].name, t) for k, t in diverged(self.losses) if t <= at[k]]
 

@@ -39,6 +39,7 @@ from typing import Sequence
 
 import numpy as np
 
+from mdlnb._checks import check_int
 from mdlnb.experts import Expert
 from mdlnb.prequential._groups import _block_size, _group
 
@@ -169,8 +170,7 @@ def plan(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
         raise ValueError("experts: must contain at least one Expert")
     for name, v in (("n", n), ("in_dim", in_dim), ("num_classes", num_classes),
                     ("devices", devices)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name}: must be an int >= 1, got {v!r}")
+        check_int(name, v, minimum=1)
     fixed = FIXED_BYTES + 4 * int(n) * (int(in_dim) + 1)
     eb = [bytes_per_expert(e, n, in_dim, num_classes) for e in experts]
     blocks = []
@@ -186,10 +186,8 @@ def plan(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
         # slices as finely as it can instead of refusing (XLA reports a real shortage)
         budget_bytes = max(int(SAFE_FRACTION * available_bytes(jax.local_devices()[0])),
                            fixed + max(costs) // int(devices) + 1)
-    if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, (int, np.integer)) \
-            or budget_bytes <= fixed:
-        raise ValueError(f"budget_bytes: must be an int above the fixed {fixed} bytes "
-                         f"(runtime and features), got {budget_bytes!r}")
+    check_int("budget_bytes", budget_bytes, minimum=fixed + 1,
+              what=f"an int above the fixed {fixed} bytes (runtime and features)")
     per_slice = (int(budget_bytes) - fixed) * int(devices)
     slices = _balanced(blocks, costs, per_slice)
     return SlicePlan(slices=tuple(tuple(sorted(s)) for s in slices), expert_bytes=tuple(eb),

@@ -1,7 +1,8 @@
 """Stage 1 in slices of the expert axis, assembled into one ``LossMatrix``.
 
 :func:`run_sliced` trains the slices of a :class:`mdlnb.prequential._memory.SlicePlan`
-one after another with :func:`mdlnb.prequential.run` and writes each slice's
+one after another, each in one pass (:func:`mdlnb.prequential._onepass.run_pass`,
+cached and checkpointed like a whole board), and writes each slice's
 columns into the full ``(N, K)`` matrix. Experts are independent in stage 1
 and slices are made of whole blocks, so the result is bit-identical to one
 pass (``tests/test_scale.py`` checks it). Each slice is cached and
@@ -16,11 +17,12 @@ from typing import Sequence
 
 import numpy as np
 
-from mdlnb import _aligned
+from mdlnb import _aligned, _progress
 from mdlnb._task import Task
 from mdlnb.experts import Expert
 from mdlnb.prequential import _memory
 from mdlnb.prequential._loss_matrix import LossMatrix
+from mdlnb.prequential._onepass import resolve_protocol, run_pass
 
 
 def _slice_progress(progress, index: int, count: int):
@@ -37,8 +39,6 @@ def announce(plan: _memory.SlicePlan, progress, n: int) -> dict:
     """Print the plan line (standard output: information, not an error) when progress is shown (``progress`` truthy, or
     ``None`` when interactive for N·K ≥ 2e6: :func:`mdlnb._progress.wanted`); return
     it as ``meta["memory_plan"]``."""
-    from mdlnb import _progress
-
     line = plan.describe()
     if callable(progress) or _progress.wanted(progress, long=n * plan.num_experts >= 2_000_000):
         print(line, flush=True)
@@ -71,9 +71,6 @@ def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
       ``meta["memory_plan"]`` (the plan line, bytes per expert, slice sizes)
       and ``meta["slice_seconds"]``.
     """
-    # _run imports this module (run → run_sliced → run per slice)
-    from mdlnb.prequential._run import resolve_protocol, run  # noqa: PLC0415
-
     protocol = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
                                 replay_streams=replay_streams, standardize=standardize)
     experts = protocol.experts()
@@ -88,9 +85,9 @@ def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
     seconds, first = [], None
     for i, idx in enumerate(memory_plan.slices):
         t0 = time.perf_counter()
-        part = run(task, protocol=protocol.replace(board=tuple(experts[k] for k in idx)),
-                       memory_budget=None,
-                       progress=_slice_progress(progress, i, len(memory_plan.slices)), **kwargs)
+        part, _ = run_pass(task, protocol.replace(board=tuple(experts[k] for k in idx)),
+                           progress=_slice_progress(progress, i, len(memory_plan.slices)),
+                           **kwargs)
         losses[:, list(idx)] = part.losses
         seconds.append(round(time.perf_counter() - t0, 3))
         first = first or part

@@ -37,6 +37,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
+from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig, save_files
 
 
@@ -81,12 +82,10 @@ class BeyondConfig(StudyConfig):
         if isinstance(seeds, str) or not isinstance(seeds, Sequence) or len(seeds) < 3:
             raise ValueError(f"seeds: expected a list of >= 3 orders, got {seeds!r}")
         object.__setattr__(self, "seeds", tuple(int(s) for s in seeds))
-        if not isinstance(self.pool, int) or self.pool < 1:
-            raise ValueError(f"pool: expected a positive int, got {self.pool!r}")
+        object.__setattr__(self, "pool", check_int("pool", self.pool, minimum=1))
         for name in ("image_size", "calibration_size"):
-            v = getattr(self, name)
-            if v is not None and (not isinstance(v, int) or v < 2):
-                raise ValueError(f"{name}: expected None or an int >= 2, got {v!r}")
+            object.__setattr__(self, name, check_int(name, getattr(self, name), minimum=2,
+                                                     allow_none=True))
 
     def encoder(self):
         """The EfficientNet-Lite encoder (real weights)."""

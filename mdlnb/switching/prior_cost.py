@@ -32,18 +32,18 @@ import math
 
 import numpy as np
 
+from mdlnb._checks import check_int
+from mdlnb.switching.batch import codelength
 from mdlnb.switching.strategies import BayesianMixture, ElementwiseMixture, FixedShare
 
 _NEVER = 1.0e4   # nats per step: exp(−1e4) underflows to 0 in float32 and float64
 
 
 def _check(n: int, num_experts: int, expert: int) -> None:
-    for name, v, lo in (("n", n, 1), ("num_experts", num_experts, 1)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-            raise ValueError(f"{name}: must be an integer >= {lo}, got {v!r}")
-    if isinstance(expert, bool) or not isinstance(expert, (int, np.integer)) \
-            or not 0 <= expert < num_experts:
-        raise ValueError(f"expert: must be an integer in [0, {num_experts}), got {expert!r}")
+    check_int("n", n, minimum=1)
+    check_int("num_experts", num_experts, minimum=1)
+    check_int("expert", expert, minimum=0, maximum=num_experts - 1,
+              what=f"an integer in [0, {num_experts})")
 
 
 def never_switch_cost(strategy, n: int, num_experts: int, expert: int = 0) -> float:
@@ -61,9 +61,7 @@ def never_switch_cost(strategy, n: int, num_experts: int, expert: int = 0) -> fl
     if isinstance(strategy, ElementwiseMixture):
         return -log_first - (n - 1) * log_w
     if isinstance(strategy, FixedShare):
-        t = np.arange(2, n + 1, dtype=np.float64)
-        alpha = (np.full_like(t, strategy.alpha) if strategy.alpha is not None
-                 else np.minimum(1.0, (strategy.m - 1.0) / t))
+        alpha = _fixed_share_alpha(strategy, np.arange(2, n + 1, dtype=np.float64))
         stay = (1.0 - alpha) + alpha * math.exp(log_w)
         with np.errstate(divide="ignore"):
             return float(-log_first - np.sum(np.log(stay)))
@@ -82,9 +80,7 @@ def never_switch_curve(strategy, n: int, num_experts: int) -> np.ndarray:
     The codelength of the first t examples under ``strategy`` exceeds the
     best single expert's by at most this (the mixture contains that path).
     """
-    K, n = int(num_experts), int(n)
-    if K < 1 or n < 1:
-        raise ValueError(f"num_experts, n: must be >= 1, got {num_experts}, {n}")
+    K, n = check_int("num_experts", num_experts, minimum=1), check_int("n", n, minimum=1)
     if getattr(strategy, "weights", None) is not None or getattr(strategy, "initial", None) is not None:
         raise ValueError("strategy: never_switch_curve assumes uniform weights and initial")
     t = np.arange(1, n + 1, dtype=np.float64)
@@ -93,17 +89,25 @@ def never_switch_curve(strategy, n: int, num_experts: int) -> np.ndarray:
     if isinstance(strategy, ElementwiseMixture):
         return t * math.log(K)
     if isinstance(strategy, FixedShare):
-        a = (np.full(n, strategy.alpha) if strategy.alpha is not None
-             else np.minimum(1.0, (strategy.m - 1.0) / t))
-        step = -np.log1p(-a * (K - 1) / K)
+        # the per-step term in log1p form (uniform w = 1/K), not never_switch_cost's
+        # log(1 − α_t + α_t w_k): the two differ in the last float bit (≤ 9e-16 nats a
+        # step), and both feed outputs that must stay bit-identical, so both forms stay
+        step = -np.log1p(-_fixed_share_alpha(strategy, t) * (K - 1) / K)
         step[0] = 0.0
         return math.log(K) + np.cumsum(step)
     raise ValueError(f"strategy: no closed form for {type(strategy).__name__}")
 
 
-def _by_forward_pass(strategy, n: int, num_experts: int, expert: int) -> float:
-    from mdlnb.switching.batch import codelength
+def _fixed_share_alpha(strategy: FixedShare, t: np.ndarray) -> np.ndarray:
+    """Fixed share's switching rate α_t into step t (float64): α, or min(1, (m − 1)/t)
+    (paper Eq. 2); the one schedule of :func:`never_switch_cost` and
+    :func:`never_switch_curve` (:meth:`FixedShare.alpha_at` is its float32 JAX twin)."""
+    if strategy.alpha is not None:
+        return np.full_like(t, strategy.alpha)
+    return np.minimum(1.0, (strategy.m - 1.0) / t)
 
+
+def _by_forward_pass(strategy, n: int, num_experts: int, expert: int) -> float:
     def two(logp: np.ndarray) -> tuple[float, float]:
         p = math.exp(float(logp[expert]))
         return (p, max(0.0, 1.0 - p))

@@ -32,6 +32,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.nn import logsumexp
 
+from mdlnb._checks import check_int
+
 Probs = Optional[Tuple[float, ...]]
 
 _SUM_TOL = 1e-6
@@ -316,9 +318,7 @@ class RunLength(_Strategy):
         self._check_common()
         for name in ("max_run", "phases"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer, float)) or int(v) != v or v < 1:
-                raise ValueError(f"{name}: must be an integer >= 1, got {v}")
-            object.__setattr__(self, name, int(v))
+            object.__setattr__(self, name, check_int(name, v, minimum=1, whole_floats=True))
 
     @property
     def num_rows(self) -> int:  # type: ignore[override]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional, Sequence
 
+from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
 #: The two domains of the study, in the order of the figure's panels.
@@ -68,11 +69,6 @@ class DataEfficiencyConfig(StudyConfig):
             object.__setattr__(self, name, tuple(value))
         for name in ("pretrain_steps", "mlp_width", "replay_streams", "batch_size", "early",
                      "points"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
+            check_int(name, getattr(self, name), minimum=1)
         for name in ("pretrain_size", "task_size"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or value < 2):
-                raise ValueError(f"{name}: expected None or an integer >= 2, got {value!r}")
+            check_int(name, getattr(self, name), minimum=2, allow_none=True)

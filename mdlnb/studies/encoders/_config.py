@@ -12,8 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
-import numpy as np
-
+from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
 #: The objectives suite: paper Table 1a's six (ResNet: supervised, SimCLR,
@@ -102,15 +101,11 @@ class EncodersConfig(StudyConfig):
             object.__setattr__(self, "protocol", dict(self.protocol))
         for name in ("probe_steps", "probe_batch_size", "posterior_bins", "pretrain_batch_size",
                      "workers"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name}: must be an integer >= 1, got {v!r}")
+            check_int(name, getattr(self, name), minimum=1)
         for name in ("train_size", "test_size", "pretrain_size"):
-            v = getattr(self, name)
-            if v is not None and (not isinstance(v, (int, np.integer)) or v < 10):
-                raise ValueError(f"{name}: must be None or an integer >= 10, got {v!r}")
-        if any(not isinstance(s, (int, np.integer)) or s < 0 for s in self.seeds):
-            raise ValueError(f"seeds: must be integers >= 0, got {self.seeds}")
+            check_int(name, getattr(self, name), minimum=10, allow_none=True)
+        for s in self.seeds:
+            check_int("seeds", s, minimum=0, what=f"integers >= 0 (got {self.seeds})")
         object.__setattr__(self, "probe_grid", dict(self.probe_grid))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional, Sequence
 
+from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
 
@@ -62,8 +63,6 @@ class LossDataConfig(StudyConfig):
             object.__setattr__(self, name, tuple(value))
         for name in ("num_sizes", "seeds", "probe_width", "steps", "batch_size", "evals",
                      "eps_width", "eps_steps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
+            check_int(name, getattr(self, name), minimum=1)
         if not 0.0 <= self.early_stopping < 1.0:
             raise ValueError(f"early_stopping: must lie in [0, 1), got {self.early_stopping!r}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
+from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
 
@@ -60,8 +61,6 @@ class ParityConfig(StudyConfig):
                 raise ValueError(f"{name}: expected a non-empty list, got {value!r}")
             object.__setattr__(self, name, tuple(value))
         for name in ("d", "n_examples", "seeds", "num_sizes", "mlp_width", "mlp_steps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
+            check_int(name, getattr(self, name), minimum=1)
         if not 0.0 < self.alpha < 0.5:
             raise ValueError(f"alpha: must lie in (0, 0.5), got {self.alpha!r}")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
+from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
 #: The objectives suite: every objective of the paper's Table 1a family on one
@@ -81,12 +80,8 @@ class PretrainingConfig(StudyConfig):
             parse_unit(u)
         object.__setattr__(self, "suite", suite)
         for name in ("probe_train_size", "eval_every", "max_steps", "patience", "batch_size"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name}: must be an integer >= 1, got {v!r}")
-        v = self.probe_test_size
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 10):
-            raise ValueError(f"probe_test_size: must be None or an integer >= 10, got {v!r}")
+            check_int(name, getattr(self, name), minimum=1)
+        check_int("probe_test_size", self.probe_test_size, minimum=10, allow_none=True)
         if self.mdl_task is not None:
             from mdlnb import data
             from mdlnb._protocol import protocol
@@ -97,9 +92,7 @@ class PretrainingConfig(StudyConfig):
                 raise ValueError(f"mdl_task: must be a downstream task, not the pretraining data "
                                  f"{self.data!r} itself")
             protocol(self.mdl_protocol)
-        v = self.mdl_size
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 10):
-            raise ValueError(f"mdl_size: must be None or an integer >= 10, got {v!r}")
+        check_int("mdl_size", self.mdl_size, minimum=10, allow_none=True)
         self.plateau()
         self.hyper()
 

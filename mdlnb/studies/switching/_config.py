@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional, Sequence
 
+from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
 
@@ -61,12 +62,8 @@ class SwitchingConfig(StudyConfig):
         if bad:
             raise ValueError(f"pairs: expected '<encoder>/<task>' strings, got {bad}")
         for name in ("max_hidden_layers", "width", "batch_size", "points"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
-        if self.size is not None and (isinstance(self.size, bool)
-                                      or not isinstance(self.size, int) or self.size < 2):
-            raise ValueError(f"size: expected None or an integer >= 2, got {self.size!r}")
+            check_int(name, getattr(self, name), minimum=1)
+        check_int("size", self.size, minimum=2, allow_none=True)
         if not self.m > 1:
             raise ValueError(f"m: must be > 1, got {self.m!r}")
 

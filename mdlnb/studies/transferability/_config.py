@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
 from mdlnb.studies.transferability._encoders import parse_encoder
@@ -106,26 +107,20 @@ class TransferabilityConfig(StudyConfig):
             raise ValueError("encoders: Kendall τ needs at least 2 encoders")
         for e in self.encoders:
             parse_encoder(e)
-        if any(not isinstance(r, (int, np.integer)) or r < 1 for r in self.ratios):
-            raise ValueError(f"ratios: must be integers >= 1, got {self.ratios}")
+        for r in self.ratios:
+            check_int("ratios", r, minimum=1, what=f"integers >= 1 (got {self.ratios})")
         for name in ("repeats", "min_n", "mdl_batch_size", "truth_steps", "truth_batch_size",
                      "pretrain_batch_size"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name}: must be an integer >= 1, got {v!r}")
+            check_int(name, getattr(self, name), minimum=1)
         for name in ("train_size", "test_size", "pretrain_size"):
-            v = getattr(self, name)
-            if v is not None and (not isinstance(v, (int, np.integer)) or v < 2):
-                raise ValueError(f"{name}: must be None or an integer >= 2, got {v!r}")
+            check_int(name, getattr(self, name), minimum=2, allow_none=True)
         if any(not np.isfinite(b) or b <= 0 for b in self.linear_beta_factors):
             raise ValueError(f"linear_beta_factors: must be > 0, got {self.linear_beta_factors}")
         if not (isinstance(self.mdl_m, (int, float)) and self.mdl_m >= 1):
             raise ValueError(f"mdl_m: must be a number >= 1, got {self.mdl_m!r}")
-        if not (isinstance(self.nleep_components, str) and self.nleep_components
-                or isinstance(self.nleep_components, (int, np.integer))
-                and self.nleep_components >= 1):
-            raise ValueError(f"nleep_components: must be a rule name such as 'paper' or an "
-                             f"integer >= 1, got {self.nleep_components!r}")
+        if not (isinstance(self.nleep_components, str) and self.nleep_components):
+            check_int("nleep_components", self.nleep_components, minimum=1,
+                      what="a rule name such as 'paper' or an integer >= 1")
         if self.metrics is not None:
             object.__setattr__(self, "metrics", tuple(self.metrics))
             unknown = [m for m in self.metrics if m not in transfer.METRICS]

@@ -7,11 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb._checks import check_int
+
 def subsample_size(ratio: int, num_classes: int, min_n: int = 20) -> int:
     """N = max(ratio · K, min_n) (PACTran Sec. 4.1.4)."""
     for name, v in (("ratio", ratio), ("num_classes", num_classes), ("min_n", min_n)):
-        if not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name}: must be an integer >= 1, got {v!r}")
+        check_int(name, v, minimum=1)
     return max(int(ratio) * int(num_classes), int(min_n))
 
 
