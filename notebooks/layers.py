@@ -18,27 +18,36 @@
 # predict, so the layer that is ahead after n examples is the better choice for
 # a dataset of that size.
 #
-# Here: ImageNet EfficientNet-Lite0 at a small resolution, a few of its layers
-# (`mdlnb.encoders.layers`: the output of MBConv stages and the 1280-channel
-# head, each globally average-pooled), on a natural and a structured mini-VTAB
-# task. Every layer is coded with readout switching under one protocol over
-# the same data orders (`mdlnb.compare`, paired), so the differences between
-# layers are measured on the same streams. The papers state no expectation
-# about layers of this encoder: what follows are findings with their spread,
-# not claims.
+# Here two encoders, on one task of each mini-VTAB group (natural,
+# specialized, structured):
+#
+# * ImageNet EfficientNet-Lite0 at a small resolution, a few of its layers
+#   (`mdlnb.encoders.layers`: the output of MBConv stages and the 1280-channel
+#   head, each globally average-pooled);
+# * a self-pretrained ViT, the committed artifact of the pretraining notebook
+#   (`artifacts/encoders/`: supervised on Fashion-MNIST, ViT-S), its patch
+#   embedding and each transformer block (final LayerNorm applied, mean over
+#   patch tokens).
+#
+# Every layer is coded with readout switching under one protocol over the same
+# data orders (`mdlnb.compare`, paired), so the differences between layers are
+# measured on the same streams. The papers state no expectation about layers of
+# these encoders: what follows are findings with their spread, not claims.
 
 # %% tags=["parameters"]
 profile = "default"          # "smoke" (CI, seconds), "default" (CPU, minutes), "full"
 paper_dir = "paper"          # where tables and the figure are written
 variant = 0                  # EfficientNet-Lite variant (0, 1, 2)
 resolution = 64              # input pixels (native 224; small is fast, see efficientnet.py)
-task_names = ["digits", "dsprites_location"]   # one natural, one structured task
+task_names = ["digits", "sci_patches", "dsprites_location"]   # natural, specialized, structured
 size = 800                   # examples per task (stratified subsample)
 which = ["stage2", "stage4", "stage6", "head"]  # layers, input to output (see layer_names)
 pooling = "mean"             # "mean" or "max" over positions
 seeds = [0, 1, 2]            # data orders, the same for every layer (paired)
 protocol = "small"           # board, B, switching: "small", "default", "paper-vtab"
 points = 60                  # log-spaced n of the curves
+vit = "supervised:vit_S:trained"             # committed self-pretrained ViT (None: skip it)
+vit_which = ["embed", "block0", "block1"]    # its layers, input to output
 
 # %%
 from mdlnb import runner
@@ -47,7 +56,7 @@ runner.interactive_profile(globals(), "layers")   # by hand: apply `profile`, wr
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown
+from IPython.display import Markdown, display
 
 import mdlnb
 from mdlnb.studies import finish
@@ -95,10 +104,37 @@ fig = result.plot(points)
 result.leaders(points)
 
 # %% [markdown]
-# ## Findings
+# ## Findings: EfficientNet-Lite0
 
 # %%
 Markdown(result.findings())
+
+# %% [markdown]
+# ## The self-pretrained ViT: the same question, the same tasks and orders
+#
+# `mdlnb.encoders.layers(vit, ...)`: the patch embedding (with positions) and
+# each block's output, mean-pooled over patch tokens; the last block is the
+# ViT's own features. It saw 28×28 grey Fashion-MNIST in pretraining; every
+# task's images are resized and converted to grey as for its own features.
+# Files: `layers_vit_*` beside the Lite0 ones.
+
+# %%
+vit_encoder = config.vit_encoder()
+if vit_encoder is not None:
+    print(vit_encoder.name, "layers:", mdlnb.encoders.layer_names(vit_encoder))
+    vit_result = study.run(vit_encoder, tasks, which=list(config.vit_which),
+                           pooling=config.pooling, seeds=list(config.seeds),
+                           protocol=config.protocol)
+    vit_result.save(paper_dir, prefix="layers_vit", points=points)
+    display(vit_result.table())
+    fig_vit = vit_result.plot(points)
+    display(vit_result.leaders(points))
+
+# %% [markdown]
+# ## Findings: the ViT
+
+# %%
+Markdown(vit_result.findings() if vit_encoder is not None else "No ViT in this profile.")
 
 # %%
 finish("layers", paper_dir, profile, pattern="layers_*")

@@ -213,3 +213,56 @@ def test_layers_study_tables_leaders_and_findings():
     assert "Best: **deep**, ranked first in 3/3 orders" in text
     assert "runner-up early is +0.6 ± 0.0 nats behind" in text and "deep shorter in 3/3" in text
     assert "deep leads from n = 15 on" in text
+
+
+def test_layers_study_holds_both_encoders_under_distinct_prefixes(tmp_path):
+    """LayersStudy: the Lite and the ViT result saved side by side (``layers_*``,
+    ``layers_vit_*``), each file the one its own result writes; findings name both."""
+    import pandas as pd
+
+    from mdlnb.studies.layers import LayersResult, LayersStudy
+
+    def result(enc, names, offsets):
+        steps = {n: [np.full(12, 0.6 - o) + j for j in (0.0, 0.01, -0.01)]
+                 for n, o in zip(names, offsets)}
+        return LayersResult(encoder=enc, layers=tuple(names), reference=names[-1],
+                            comparisons={"toy": _comparison(enc, steps)},
+                            feature_dims={n: 4 for n in names})
+
+    lite = result("lite", ("stage2", "head"), (0.0, 0.05))
+    vit = result("vit", ("embed", "block0", "block1"), (0.1, 0.0, 0.02))
+    both = LayersStudy(lite=lite, vit=vit)
+    assert list(both.results()) == ["layers", "layers_vit"]
+    assert list(LayersStudy(lite=lite).results()) == ["layers"]
+    both.save(tmp_path, points=20)
+    for prefix, r in both.results().items():
+        tab = pd.read_csv(tmp_path / f"{prefix}_table.csv")
+        assert list(tab["layer"]) == list(r.table()["layer"])
+        assert (tmp_path / f"{prefix}_codelengths.png").exists()
+    vt = pd.read_csv(tmp_path / "layers_vit_table.csv").set_index("layer")
+    # per example embed 0.5, block0 0.6, block1 0.58 nats, over 12 examples
+    np.testing.assert_allclose(vt.loc[["embed", "block0", "block1"], "vs block1 [nats]"],
+                               [-0.96, 0.24, 0.0], atol=1e-9)
+    text = both.findings()
+    assert text.index("**lite**") < text.index("**vit**")
+    assert "Best: **head**" in text and "Best: **embed**" in text
+
+
+def test_layers_config_loads_the_committed_vit_and_checks_its_name():
+    """The default config's second encoder is the committed supervised ViT-S, whose
+    layers are those of ``vit_which`` and whose last layer is its own features."""
+    from mdlnb.studies.layers import LayersConfig
+
+    config = LayersConfig()
+    assert {mdlnb.data.info().set_index("name").loc[t, "group"] for t in config.task_names} \
+        == {"natural", "specialized", "structured"}
+    enc = config.vit_encoder()
+    assert enc.meta["artifact"] == "supervised-vit_S-s0"
+    assert tuple(layer_names(enc)) == config.vit_which
+    x = np.random.default_rng(1).uniform(size=(4, 28, 28, 1)).astype(np.float32)
+    last = layers(enc, config.vit_which[-1])[f"{enc.name}/{config.vit_which[-1]}"]
+    np.testing.assert_array_equal(_feats(last, x), _feats(enc, x))
+    assert LayersConfig(vit=None).vit_encoder() is None
+    for bad in ("supervised:vit_S", "supervised:resnet_S:trained", "lite0@64", "vit"):
+        with pytest.raises(ValueError, match="vit: "):
+            LayersConfig(vit=bad)

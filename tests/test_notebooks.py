@@ -283,46 +283,52 @@ def _pretraining(p):
 
 
 def _layers(p):
-    params = runner.profile_parameters("layers", "smoke")
-    which = params["which"]
-    tab = pd.read_csv(p / "layers_table.csv")
+    params = {**runner.notebook_parameters("layers"), **runner.profile_parameters("layers", "smoke")}
+    _layers_files(p, "layers", params["which"], "head", params)
+    _layers_files(p, "layers_vit", params["vit_which"], "block1", params)
+    lite, vit = (pd.read_csv(p / f"{x}_table.csv") for x in ("layers", "layers_vit"))
+    assert set(lite["task"]) == set(vit["task"]) == set(params["task_names"])   # same tasks
+
+
+def _layers_files(p, prefix, which, ref, params):
+    tab = pd.read_csv(p / f"{prefix}_table.csv")
     has_columns(tab, ["task", "layer", "feature dim", "n", "orders", "per example [bits]",
                       "per example std [bits]", "total [nats]", "total std [nats]",
-                      "vs head [nats]", "vs head std [nats]", "vs best [nats]", "rank",
+                      f"vs {ref} [nats]", f"vs {ref} std [nats]", "vs best [nats]", "rank",
                       "orders ranked first"])
     finite(tab, ["per example [bits]", "per example std [bits]", "total [nats]",
-                 "vs head [nats]", "vs best [nats]"])
+                 f"vs {ref} [nats]", "vs best [nats]"])
     assert (tab["n"] == params["size"]).all() and (tab["orders"] >= 3).all()
     per_example_nats(tab["per example [bits]"] * LN2, log_classes(tab["task"]), "layers")
     np.testing.assert_allclose(tab["total [nats]"], tab["per example [bits]"] * LN2 * tab["n"],
                                rtol=1e-9)
     for _, g in tab.groupby("task"):
         assert sorted(g["layer"]) == sorted(which)
-        assert g.loc[g["layer"] == "head", "vs head [nats]"].item() == 0
+        assert g.loc[g["layer"] == ref, f"vs {ref} [nats]"].item() == 0
         assert g["orders ranked first"].sum() >= g["orders"].iloc[0]   # ties count twice
         within(g, "rank", 1, len(which))
     # the table's means and paired differences re-derived from the per-order runs
-    runs = pd.read_csv(p / "layers_runs.csv")
+    runs = pd.read_csv(p / f"{prefix}_runs.csv")
     has_columns(runs, ["task", "layer", "seed", "total [nats]", "vs reference [nats]"])
-    head = runs[runs["layer"] == "head"].set_index(["task", "seed"])["total [nats]"]
-    np.testing.assert_allclose(runs["vs reference [nats]"], runs["total [nats]"] - head.loc[
+    own = runs[runs["layer"] == ref].set_index(["task", "seed"])["total [nats]"]
+    np.testing.assert_allclose(runs["vs reference [nats]"], runs["total [nats]"] - own.loc[
         list(zip(runs["task"], runs["seed"]))].to_numpy(), rtol=1e-9, atol=1e-9)
     agg = runs.groupby(["task", "layer"])[["total [nats]", "vs reference [nats]"]]
     key = list(zip(tab["task"], tab["layer"]))
     np.testing.assert_allclose(agg.mean().loc[key, "total [nats]"], tab["total [nats]"], rtol=1e-9)
     np.testing.assert_allclose(agg.std().loc[key, "vs reference [nats]"].fillna(0),
-                               tab["vs head std [nats]"].fillna(0), rtol=1e-6, atol=1e-9)
+                               tab[f"vs {ref} std [nats]"].fillna(0), rtol=1e-6, atol=1e-9)
     # along n: zero on the first batch (the uniform code for every layer), the table's
     # paired difference at n = N
-    cur = pd.read_csv(p / "layers_along_n.csv")
+    cur = pd.read_csv(p / f"{prefix}_along_n.csv")
     has_columns(cur, ["task", "layer", "n", "mean", "std", "min", "max"])
     finite(cur, ["mean", "min", "max"])
     b = mdlnb_protocol_batch("small")
     assert (cur.loc[cur["n"] <= b, ["mean", "min", "max"]].abs() <= 1e-9).all().all()
     assert ((cur["min"] <= cur["mean"] + 1e-9) & (cur["mean"] <= cur["max"] + 1e-9)).all()
     last = cur[cur["n"] == params["size"]].set_index(["task", "layer"])
-    np.testing.assert_allclose(last.loc[key, "mean"], tab["vs head [nats]"], rtol=1e-6, atol=1e-3)
-    lead = pd.read_csv(p / "layers_leaders.csv").set_index("task")
+    np.testing.assert_allclose(last.loc[key, "mean"], tab[f"vs {ref} [nats]"], rtol=1e-6, atol=1e-3)
+    lead = pd.read_csv(p / f"{prefix}_leaders.csv").set_index("task")
     best = tab[tab["rank"] == 1].groupby("task")["layer"].first()
     assert (lead.loc[best.index, "best"] == best).all()
     within(lead, "from n", 1, params["size"])
@@ -365,7 +371,9 @@ EXPECT = {
                                "beyond_calibration_runs.csv", "beyond_regression_codelengths.png",
                                "beyond_calibration.png"], _beyond_classification),
     "layers": (["layers_table.csv", "layers_runs.csv", "layers_along_n.csv",
-                "layers_leaders.csv", "layers_codelengths.png"], _layers),
+                "layers_leaders.csv", "layers_codelengths.png", "layers_vit_table.csv",
+                "layers_vit_runs.csv", "layers_vit_along_n.csv", "layers_vit_leaders.csv",
+                "layers_vit_codelengths.png"], _layers),
     "pretraining": (["pretraining_encoders.csv", "pretraining_probe_curves.csv",
                      "pretraining_probe_curves.png", "pretraining_tracking.csv",
                      "pretraining_tracking.png"], _pretraining),

@@ -18,11 +18,15 @@ orders (paired). :class:`LayersResult` turns the comparisons into
 * ``findings()``: the prose of the notebook, computed from the above;
 * ``plot()``: bits/example ± sd per layer, and the paired difference along n.
 
-:class:`LayersConfig` holds the notebook's parameters and their defaults;
-:func:`run_config` runs it (:func:`run` takes an encoder and tasks directly).
+:class:`LayersConfig` holds the notebook's parameters and their defaults: an
+ImageNet EfficientNet-Lite and, optionally, one self-pretrained ViT (a
+committed artifact of :mod:`mdlnb.studies.pretraining`), on one task per
+mini-VTAB group (natural, specialized, structured). :func:`run_config` runs
+both on the same tasks, orders and protocol and returns a :class:`LayersStudy`
+(:func:`run` takes one encoder and tasks directly).
 
-No paper states which layer of EfficientNet-Lite codes these tasks best, so
-the notebook reports findings with their spread, not claims.
+No paper states which layer of EfficientNet-Lite or of these small ViTs codes
+these tasks best, so the notebook reports findings with their spread, not claims.
 """
 
 from __future__ import annotations
@@ -42,33 +46,66 @@ class LayersConfig(StudyConfig):
     Attributes:
       variant, resolution: EfficientNet-Lite variant (0, 1, 2) and input pixels
         (native 224; small is fast).
-      task_names: tasks (:func:`mdlnb.data.names`), one natural and one structured.
+      task_names: tasks (:func:`mdlnb.data.names`), one per mini-VTAB group
+        (natural, specialized, structured).
       size: examples per task (stratified subsample; None: all).
       which: layers, input to output (:func:`mdlnb.encoders.layer_names`).
       pooling: ``"mean"`` or ``"max"`` over positions.
       seeds: data orders, the same for every layer (paired; ≥ 3).
       protocol: board, B, switching (a preset name of :func:`mdlnb.compare`).
       points: log-spaced n of the curves.
+      vit: a second encoder, a committed self-pretrained ViT as the
+        transferability study spells it (``"<objective>:vit_<size>:trained"``,
+        :func:`mdlnb.studies.transferability.parse_encoder`; its artifact in
+        ``artifacts/encoders``), compared on the same tasks, orders and protocol;
+        None: none.
+      vit_which: its layers, input to output (``embed``, ``block0`` …).
     """
 
     variant: int = 0
     resolution: int = 64
-    task_names: Sequence[str] = ("digits", "dsprites_location")
+    task_names: Sequence[str] = ("digits", "sci_patches", "dsprites_location")
     size: Optional[int] = 800
     which: Sequence[str] = ("stage2", "stage4", "stage6", "head")
     pooling: str = "mean"
     seeds: Sequence[int] = (0, 1, 2)
     protocol: Any = "small"
     points: int = 60
+    vit: Optional[str] = "supervised:vit_S:trained"
+    vit_which: Sequence[str] = ("embed", "block0", "block1")
 
     def __post_init__(self):
-        for name in ("task_names", "which", "seeds"):
+        for name in ("task_names", "which", "seeds", "vit_which"):
             value = getattr(self, name)
             if isinstance(value, str) or not isinstance(value, Sequence) or not value:
                 raise ValueError(f"{name}: expected a non-empty list, got {value!r}")
             object.__setattr__(self, name, tuple(value))
         if self.pooling not in ("mean", "max"):
             raise ValueError(f"pooling: expected 'mean' or 'max', got {self.pooling!r}")
+        if self.vit is not None:
+            spec = self.vit_spec()
+            if spec.arch != "vit" or not spec.trained:
+                raise ValueError(f"vit: expected a committed ViT '<objective>:vit_<size>:trained', "
+                                 f"got {self.vit!r}")
+
+    def vit_spec(self):
+        """The parsed ``vit`` (:class:`mdlnb.studies.transferability.EncoderSpec`)."""
+        from mdlnb.studies.transferability._encoders import parse_encoder
+
+        if not isinstance(self.vit, str):
+            raise ValueError(f"vit: expected a string or None, got {self.vit!r}")
+        try:
+            return parse_encoder(self.vit)
+        except ValueError as e:
+            raise ValueError(f"vit: {e}") from None
+
+    def vit_encoder(self):
+        """The committed ViT (checked against its SHA-256), or None when ``vit`` is None."""
+        if self.vit is None:
+            return None
+        from mdlnb.studies.transferability._encoders import build_encoder
+
+        return build_encoder(self.vit_spec())
 
     def encoder(self):
         """The EfficientNet-Lite encoder (real weights)."""
@@ -304,14 +341,47 @@ def run(encoder: Any, tasks: Sequence[Any], *, which: Sequence[str | int] | None
                         comparisons=comps, feature_dims=dims)
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class LayersStudy:
+    """The study's two results on the same tasks, orders and protocol.
+
+    Attributes:
+      lite: the EfficientNet-Lite layers (:class:`LayersResult`).
+      vit: the self-pretrained ViT's layers, or None when the config has no ViT.
+    """
+
+    lite: LayersResult
+    vit: Optional[LayersResult] = None
+
+    def results(self) -> dict[str, LayersResult]:
+        """``{file prefix: result}``: ``layers`` for the Lite, ``layers_vit`` for the ViT."""
+        return {"layers": self.lite, **({"layers_vit": self.vit} if self.vit is not None else {})}
+
+    def findings(self) -> str:
+        """Markdown: one section per encoder (:meth:`LayersResult.findings`)."""
+        return "\n\n".join(f"**{r.encoder}**\n\n{r.findings()}" for r in self.results().values())
+
+    def save(self, paper_dir: Any, points: int = 60) -> None:
+        """Each result's files under its prefix (:meth:`results`)."""
+        for prefix, r in self.results().items():
+            r.save(paper_dir, prefix=prefix, points=points)
+
+
 def run_config(config: LayersConfig | None = None, *, progress: bool | None = False,
-               cache: bool = True) -> LayersResult:
-    """:func:`run` with the encoder, tasks and settings of ``config`` (default: the CPU run)."""
+               cache: bool = True) -> LayersStudy:
+    """:func:`run` with the encoders, tasks and settings of ``config`` (default: the CPU
+    run): the EfficientNet-Lite and, unless ``config.vit`` is None, the ViT, on the
+    same tasks, orders and protocol."""
     config = config or LayersConfig()
     if not isinstance(config, LayersConfig):
         raise ValueError(f"config: expected a LayersConfig, got {type(config).__name__}")
-    return run(config.encoder(), config.tasks(), which=list(config.which), pooling=config.pooling,
-               seeds=list(config.seeds), protocol=config.protocol, progress=progress, cache=cache)
+    tasks = config.tasks()
+    kw = dict(pooling=config.pooling, seeds=list(config.seeds), protocol=config.protocol,
+              progress=progress, cache=cache)
+    lite = run(config.encoder(), tasks, which=list(config.which), **kw)
+    vit = config.vit_encoder()
+    return LayersStudy(lite=lite, vit=None if vit is None else
+                       run(vit, tasks, which=list(config.vit_which), **kw))
 
 
 #: The study's config class, under the name every study package uses (mdlnb.studies).
