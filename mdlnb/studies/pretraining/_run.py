@@ -232,9 +232,13 @@ class PretrainingResult:
             ax.set_xlabel(score.replace("_", " "))
             ax.set_title(score.replace("_", " "))
         axes[0][0].set_ylabel("probe accuracy (held-out)")
-        axes[0][-1].legend(fontsize=7)
+        handles = {}
+        for ax in axes[0]:             # one legend for all panels: an encoder may miss a score
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(lab, h)
         fig.suptitle("Label-free scores along pretraining (one point per checkpoint)")
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0, 0.92, 1))
+        fig.legend(handles.values(), handles.keys(), loc="center right", fontsize=7)
         return fig
 
     def save(self, paper_dir: str | Path = "paper") -> list[Path]:
