@@ -245,6 +245,11 @@ def runs_to_decide(n: int, mean: float, half_width: float, paper_effect: float) 
     return float(min(needs)) if needs and half_width > 0 else float("inf")
 
 
+#: Interval ends this close to zero (relative to the paper's effect, at least 1) count
+#: as zero in :func:`effect_decision`: "excludes zero" must not rest on float rounding.
+ROUNDING = 1e-12
+
+
 def effect_decision(mean: float, lo: float, hi: float, *, paper_effect: float, n: int,
                     side: str = "above", unit: str = "units", label: str = "95% CI"
                     ) -> Decision:
@@ -268,6 +273,8 @@ def effect_decision(mean: float, lo: float, hi: float, *, paper_effect: float, n
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return Decision(INCONCLUSIVE, detail + "; no interval")
     a, b = sorted((s * lo, s * hi))          # the interval in the claimed direction
+    # an end within rounding of zero (e.g. 1 − τ = 1.1e-16 for τ = 1) is zero
+    a, b = (0.0 if abs(v) <= ROUNDING * max(1.0, abs(paper_effect)) else v for v in (a, b))
     effect = s * paper_effect
     if a > 0:
         return Decision(HOLDS, detail + ("; smaller than the paper's" if b < effect else ""))

@@ -165,6 +165,16 @@ def test_effect_decision_three_ways(lo, hi, verdict, note):
     assert note in d.detail and "paper 0.14" in d.detail
 
 
+def test_effect_decision_does_not_rest_on_rounding():
+    """1 − τ of two equal orders comes out as 1.1e-16, not 0: an interval starting there
+    does not exclude zero (it was once read as 'holds')."""
+    tiny = 1.1102230246251565e-16            # 1.0 - 0.9999999999999999
+    d = claims.effect_decision(tiny, tiny, 0.862, paper_effect=0.4, n=5, unit="tasks")
+    assert d.verdict == claims.INCONCLUSIVE
+    assert claims.effect_decision(0.01, 1e-9, 0.862, paper_effect=0.4, n=5).verdict == \
+        claims.HOLDS
+
+
 def test_effect_decision_below_mirrors_above():
     up = claims.effect_decision(0.1, 0.02, 0.18, paper_effect=0.5, n=5)
     down = claims.effect_decision(-0.1, -0.18, -0.02, paper_effect=-0.5, n=5, side="below")
