@@ -27,7 +27,6 @@ MAX_FUNCTION_LINES = 80
 
 # Today's modules over MAX_MODULE_LINES: {path: lines}. Only shrinks.
 MODULE_ALLOW = {
-    "mdlnb/claims.py": 453,         # claims, verdict rules, their rendering
     "mdlnb/runner.py": 699,         # the papermill runner and its CLI
 }
 
