@@ -207,7 +207,10 @@ def test_double_click_opens_quickstart_as_a_notebook_that_runs(tmp_path):
         ActionChains(driver).double_click(item).perform()
         panel = wait.until(ec.visibility_of_element_located(
             (By.CSS_SELECTOR, "#jp-main-dock-panel .jp-NotebookPanel")))
-        assert panel.find_elements(By.CSS_SELECTOR, ".jp-Cell.jp-MarkdownCell")
+        # the panel shows before its cells render: wait for them (was a race under load)
+        cells = wait.until(lambda d: panel.find_elements(By.CSS_SELECTOR,
+                                                         ".jp-Cell.jp-MarkdownCell"))
+        assert cells
         assert not driver.find_elements(By.CSS_SELECTOR, "#jp-main-dock-panel .jp-FileEditor")
         # the smoke profile, as a person would type it into the parameters cell
         driver.set_script_timeout(60)
