@@ -182,17 +182,18 @@ class PretrainingResult:
         their number, mean τ, its ``level`` t interval over encoders (NaN with fewer
         than 2) and the smallest and largest τ."""
         import pandas as pd
-        from scipy import stats
+
+        from mdlnb import claims as C
 
         rows = []
         t = self.tracking()
         for score in [s for s in TRACKED if s in set(t["score"])]:
             taus = t.loc[t["score"] == score, "kendall tau"].to_numpy(float)
             n, mean = len(taus), float(np.mean(taus))
-            half = (float(stats.t.ppf(0.5 + level / 2, n - 1) * np.std(taus, ddof=1) / np.sqrt(n))
-                    if n >= 2 else float("nan"))
+            lo, hi = (C.t_interval(taus, level=level)[1:] if n >= 2
+                      else (float("nan"), float("nan")))
             rows.append({"score": score, "encoders": n, "mean tau": mean,
-                         f"{level:.0%} low": mean - half, f"{level:.0%} high": mean + half,
+                         f"{level:.0%} low": lo, f"{level:.0%} high": hi,
                          "min tau": float(taus.min()), "max tau": float(taus.max())})
         return pd.DataFrame(rows, columns=["score", "encoders", "mean tau", f"{level:.0%} low",
                                            f"{level:.0%} high", "min tau", "max tau"])
