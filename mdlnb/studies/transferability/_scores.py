@@ -141,6 +141,29 @@ def combined_terms(features: Any, labels: Any, num_classes: int, names: list[str
     return out
 
 
+def _across_encoders(scores, combos):
+    """Rows of metrics computed across each (task, ratio, repeat)'s encoders from other
+    metrics' values: ``combos`` maps a metric to ``(terms, combine)``, ``combine`` taking
+    one array per term (one value per encoder) and returning one value per encoder."""
+    import pandas as pd
+
+    terms = sorted({t for ts, _ in combos.values() for t in ts})
+    part = scores[scores["metric"].isin(terms)]
+    if part.empty:
+        return pd.DataFrame(columns=scores.columns)
+    wide = part.pivot_table(index=[*GROUP, "encoder", "n"], columns="metric", values="value")
+    rows = []
+    for _, g in wide.groupby(level=GROUP, sort=True):
+        for metric, (ts, combine) in combos.items():
+            if not set(ts) <= set(g):
+                continue
+            values = combine(*(g[t].to_numpy() for t in ts))
+            for (task, ratio, repeat, enc, n), v in zip(g.index, values):
+                rows.append(dict(encoder=enc, task=task, ratio=ratio, n=n, repeat=repeat,
+                                 metric=metric, value=float(v)))
+    return pd.DataFrame(rows, columns=scores.columns)
+
+
 def add_combined(scores):
     """NCTI and ETran ranked as their authors rank candidate models: per (task, ratio,
     repeat), :func:`mdlnb.transfer.ncti_combine` and :func:`~mdlnb.transfer.etran_combine`
@@ -151,24 +174,11 @@ def add_combined(scores):
     from mdlnb import transfer
 
     terms = [t for ts in COMBINED.values() for t in ts]
-    part = scores[scores["metric"].isin(terms)]
-    if part.empty:
+    if not scores["metric"].isin(terms).any():
         return scores
-    wide = part.pivot_table(index=[*GROUP, "encoder", "n"], columns="metric", values="value")
-    rows = []
-    for _, g in wide.groupby(level=GROUP, sort=True):
-        values = {}
-        if set(COMBINED["ncti"]) <= set(g):
-            values["ncti"] = transfer.ncti_combine(*(g[t].to_numpy() for t in COMBINED["ncti"]))
-        if set(COMBINED["etran"]) <= set(g):
-            values["etran"] = transfer.etran_combine(*(g[t].to_numpy()
-                                                       for t in COMBINED["etran"]))
-        for metric, vals in values.items():
-            for (task, ratio, repeat, enc, n), v in zip(g.index, vals):
-                rows.append(dict(encoder=enc, task=task, ratio=ratio, n=n, repeat=repeat,
-                                 metric=metric, value=float(v)))
-    kept = scores[~scores["metric"].isin(terms)]
-    return pd.concat([kept, pd.DataFrame(rows, columns=scores.columns)], ignore_index=True)
+    rows = _across_encoders(scores, {"ncti": (COMBINED["ncti"], transfer.ncti_combine),
+                                     "etran": (COMBINED["etran"], transfer.etran_combine)})
+    return pd.concat([scores[~scores["metric"].isin(terms)], rows], ignore_index=True)
 
 
 def score_subsample(fs: FeatureSet, idx: np.ndarray, config: TransferabilityConfig, *,
@@ -227,17 +237,10 @@ def add_clid(scores):
 
     from mdlnb import labelfree
 
-    part = scores[scores["metric"].isin(["cl", "twonn_id"])]
-    if part.empty:
+    if not scores["metric"].isin(["cl", "twonn_id"]).any():
         return scores
-    wide = part.pivot_table(index=[*GROUP, "encoder", "n"], columns="metric", values="value")
-    rows = []
-    for _, g in wide.groupby(level=GROUP, sort=True):
-        values = labelfree.clid(g["cl"].to_numpy(), g["twonn_id"].to_numpy())
-        for (task, ratio, repeat, enc, n), v in zip(g.index, values):
-            rows.append(dict(encoder=enc, task=task, ratio=ratio, n=n, repeat=repeat,
-                             metric="clid", value=float(v)))
-    return pd.concat([scores, pd.DataFrame(rows, columns=scores.columns)], ignore_index=True)
+    rows = _across_encoders(scores, {"clid": (("cl", "twonn_id"), labelfree.clid)})
+    return pd.concat([scores, rows], ignore_index=True)
 
 
 #: Published ImageNet top-1 (%) of the EfficientNet-Lite checkpoints (tensorflow/tpu,
