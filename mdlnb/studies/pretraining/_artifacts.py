@@ -87,8 +87,10 @@ def _machine() -> dict[str, str]:
                 break
     except OSError:
         pass
+    dev = jax.devices()[0]
     return {"platform": platform.platform(), "python": sys.version.split()[0],
-            "jax": jax.__version__, "cpu_flags": flags, "cores": str(os.cpu_count())}
+            "jax": jax.__version__, "cpu_flags": flags, "cores": str(os.cpu_count()),
+            "device": f"{dev.platform}: {dev.device_kind}"}
 
 
 def _commit() -> str:
@@ -99,7 +101,8 @@ def _commit() -> str:
         dirty = subprocess.run(["git", "status", "--porcelain", "--", "mdlnb"], cwd=here,
                                capture_output=True, text=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        # a copy of the tree without its .git (a GPU machine's): the commit it was made from
+        return os.environ.get("MDLNB_SOURCE_COMMIT", "unknown")
     return head + ("+dirty" if dirty else "")
 
 
