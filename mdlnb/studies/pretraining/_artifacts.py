@@ -94,6 +94,10 @@ def _machine() -> dict[str, str]:
 
 
 def _commit() -> str:
+    # A copy of the tree made elsewhere (a GPU machine's) names the commit it was made
+    # from: its .git, if any, may lag behind its files.
+    if os.environ.get("MDLNB_SOURCE_COMMIT"):
+        return os.environ["MDLNB_SOURCE_COMMIT"]
     here = Path(__file__).resolve().parents[3]
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
@@ -101,8 +105,7 @@ def _commit() -> str:
         dirty = subprocess.run(["git", "status", "--porcelain", "--", "mdlnb"], cwd=here,
                                capture_output=True, text=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        # a copy of the tree without its .git (a GPU machine's): the commit it was made from
-        return os.environ.get("MDLNB_SOURCE_COMMIT", "unknown")
+        return "unknown"
     return head + ("+dirty" if dirty else "")
 
 
