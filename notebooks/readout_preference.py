@@ -26,8 +26,9 @@
 profile = "default"          # "smoke" (CI, seconds), "default" (CPU), "full" (GPU, paper-shaped)
 paper_dir = "paper"
 overrides = {}               # fields of mdlnb.studies.encoders.EncodersConfig (profiles.yaml)
-posterior_pairs = [["dino:vit_S:150", "digits"], ["byol:resnet_S:150", "sci_patches"],
-                   ["lite0@64", "clevr_count"], ["mae:vit_S:150", "dsprites_location"]]
+posterior_pairs = [["dino:vit_S:trained", "digits"], ["byol:vit_S:trained", "sci_patches"],
+                   ["supervised:vit_L:trained", "clevr_count"],
+                   ["mae:vit_S:trained", "dsprites_location"]]
 
 # %%
 from mdlnb import runner

@@ -60,3 +60,49 @@ def test_grid_cost_sums_pairs_and_orders():
     assert g.loc[("random:vit_S", "digits"), "minutes"] == pytest.approx(one / 50e9 / 60)
     with pytest.raises(ValueError, match="efficiency"):
         _power.grid_cost(cfg, efficiency=0.0)
+
+
+def test_spreads_match_scipy_on_a_synthetic_grid():
+    """a2's per-task Δτ from scipy's τ_b on the per-task ranks; f from the order sd and
+    nearest-neighbour gaps by hand; d1 from a posterior whose depth moves by a known
+    amount per task."""
+    import types
+
+    import pandas as pd
+    from scipy import stats
+
+    rng = np.random.default_rng(5)
+    encs, tasks, seeds = ["a", "b", "c", "d", "e"], [f"t{i}" for i in range(6)], [0, 1, 2]
+    rows, post = [], []
+    want_a2, want_f, want_d1 = [], [], []
+    for i, t in enumerate(tasks):
+        mdl = rng.normal(size=(5, 3)) * 0.3 + np.arange(5)[:, None] * (1 + i)
+        lin, mlp = rng.uniform(size=5), rng.uniform(size=5)
+        for j, e in enumerate(encs):
+            for s in seeds:
+                rows.append(dict(encoder=e, task=t, group="natural", seed=s,
+                                 metric="codelength [nats]", value=mdl[j, s]))
+            for metric, v in (("linear accuracy", lin[j]), ("mlp accuracy", mlp[j])):
+                rows.append(dict(encoder=e, task=t, group="natural", seed=0, metric=metric,
+                                 value=v))
+        m = mdl.mean(1)
+        want_a2.append(stats.kendalltau(-mlp, m).statistic - stats.kendalltau(-mlp, -lin).statistic)
+        sd = mdl.std(1, ddof=1)
+        gap = np.array([np.min(np.abs(np.delete(m, j) - m[j])) for j in range(5)])
+        want_f.append(-np.log10(np.median(sd / gap)))
+        move = 0.25 * i                          # depth moves from 0 to `move` hidden layers
+        for e in encs:
+            for s in seeds:
+                for t0, t1, depth in ((64, 128, 0.0), (128, 256, 0.5), (256, 512, move)):
+                    p1 = depth / 2                # mass on mlp2, the rest on linear
+                    post += [dict(encoder=e, task=t, group="natural", seed=s, t_start=t0,
+                                  t_end=t1, readout=r, probability=p)
+                             for r, p in (("linear", 1 - p1), ("mlp2", p1))]
+        want_d1.append(move)
+    res = types.SimpleNamespace(frame=pd.DataFrame(rows), posterior=pd.DataFrame(post),
+                                config=types.SimpleNamespace(protocol="small"))
+    got = _power.spreads(res).set_index("claim")
+    for claim, want in (("a2", want_a2), ("f", want_f), ("d1", want_d1)):
+        assert got.loc[claim, "tasks"] == len(tasks)
+        assert got.loc[claim, "mean"] == pytest.approx(np.mean(want), rel=1e-9, abs=1e-12)
+        assert got.loc[claim, "per-task sd"] == pytest.approx(np.std(want, ddof=1), rel=1e-9)

@@ -15,13 +15,21 @@ from typing import Any, Mapping, Sequence
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
-#: The objectives suite: paper Table 1a's six (ResNet: supervised, SimCLR,
-#: BYOL; ViT: supervised, DINO, MAE) at CPU size S; the scaling suite
-#: (Table 1b: sizes of one family): ImageNet EfficientNet-Lite0/1/2 (real
-#: weights) and ViT-MAE at M and L (S is in the objectives suite).
-OBJECTIVES_SUITE = ("supervised:resnet_S:150", "simclr:resnet_S:150", "byol:resnet_S:150",
-                    "supervised:vit_S:150", "dino:vit_S:150", "mae:vit_S:150")
-SCALING_SUITE = ("lite0@64", "lite1@64", "lite2@64", "mae:vit_M:150", "mae:vit_L:150")
+#: The objectives suite: paper Table 1a's objectives (supervised, SimCLR, BYOL, DINO,
+#: MAE) plus the autoencoder and the untrained initialization, all on the ViT at
+#: CPU size S, each the committed artifact of the pretraining stage (trained until
+#: its linear probe stopped improving: ``artifacts/encoders``, ``make pretrain``).
+OBJECTIVES_SUITE = tuple(f"{o}:vit_S:trained" for o in (
+    "random", "supervised", "simclr", "byol", "dino", "mae", "autoencoder"))
+#: The scaling suite (Table 1b: sizes of one family under one objective): the ViT at
+#: M and L under supervised training and MAE (S is in the objectives suite).
+SCALING_SUITE = tuple(f"{o}:vit_{s}:trained" for o in ("supervised", "mae") for s in ("M", "L"))
+#: The mini-VTAB tasks of the default grid: every embedded task with at least 1,000
+#: training examples (all but lfw_faces, 160), 4 natural (fashion_mnist is the
+#: pretraining domain), 2 specialized, 7 structured.
+GRID_TASKS = ("digits", "fashion_mnist", "photo_patches", "textures", "ihc_dab", "sci_patches",
+              "clevr_closest_colour", "clevr_count", "clevr_distance", "dsprites_location",
+              "dsprites_orientation", "dsprites_scale", "dsprites_shape")
 _PROBE_GRID = {"learning_rate": (1e-3, 3e-3), "weight_decay": (0.0, 1e-4), "ema": (1.0,)}
 
 
@@ -58,11 +66,10 @@ class EncodersConfig(StudyConfig):
     """
 
     encoders: tuple[str, ...] = OBJECTIVES_SUITE + SCALING_SUITE
-    tasks: tuple[str, ...] = ("digits", "lfw_faces", "sci_patches", "clevr_count",
-                              "dsprites_location")
-    train_size: int | None = 400
-    test_size: int | None = 200
-    protocol: Any = "default"
+    tasks: tuple[str, ...] = GRID_TASKS
+    train_size: int | None = 1000
+    test_size: int | None = 1000
+    protocol: Any = "deep"
     seeds: tuple[int, ...] = (0, 1, 2)
     probe_readouts: tuple[str, ...] = ("linear", "mlp1x256", "mlp2x256")
     probe_grid: Mapping[str, Sequence[float]] = dataclasses.field(

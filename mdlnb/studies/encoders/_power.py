@@ -55,7 +55,7 @@ the grid's short streams reaches ≈ 60 % of the matmul limit: at today's
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -170,4 +170,43 @@ def plan(*, encoders: int = 14, n: int = 1000):
         {"claim": "d1", "per-task sd": TODAY["d1"]["sd"], "effect to separate": PAPER_EFFECTS["d1"],
          "tasks to decide": tasks_to_decide(TODAY["d1"]["sd"], PAPER_EFFECTS["d1"])},
     ]
+    return pd.DataFrame(rows)
+
+
+def spreads(result: Any, objectives: Sequence[str] | None = None):
+    """The per-task statistics a power analysis needs, measured on a finished grid
+    (an :class:`EncodersResult`), one row per claim: a2 (per task τ(MLP, MDL) −
+    τ(MLP, linear) over every encoder of the grid), f (per task −log10 of the
+    median order-sd / nearest gap over the ``objectives`` encoders, all if None)
+    and d1 (per task change in posterior-mean readout depth, hidden layers,
+    every encoder): their number of tasks, mean, standard deviation over tasks,
+    and the tasks that standard deviation needs (:func:`tasks_to_decide`): for
+    a2 and d1 to separate zero from the paper's effect whatever the mean (half
+    the paper's effect as half-width), for f to exclude zero at the measured
+    mean (the paper's 1.54 is far off, as in :func:`plan`)."""
+    import pandas as pd
+
+    from mdlnb._compare import resolve_protocol
+    from mdlnb.studies.encoders import _claims, _tables
+
+    frame = result.frame
+    everyone = list(dict.fromkeys(frame["encoder"]))
+    agree = _claims.per_task_agreement(frame, everyone)
+    a2 = (agree["mlp vs mdl"] - agree["linear vs mlp"]).dropna().to_numpy(float)
+    var = _tables.permutation_variance(frame, list(objectives or everyone))
+    ok = var.dropna(subset=["sd / nearest gap"])
+    ok = ok[ok["sd / nearest gap"] > 0]
+    f = np.array([-np.log10(np.median(g["sd / nearest gap"])) for _, g in ok.groupby("task")])
+    batch = int(resolve_protocol(result.config.protocol).batch_size)
+    ch = _claims.depth_change(result.posterior, first_batch=2 * batch)
+    d1 = ch.groupby(["encoder", "task"])["change"].mean().groupby("task").mean().to_numpy(float)
+    rows = []
+    for claim, x in (("a2", a2), ("f", f), ("d1", d1)):
+        sd = float(np.std(x, ddof=1)) if x.size >= 2 else float("nan")
+        mean = float(np.mean(x)) if x.size else float("nan")
+        effect, margin = ((mean, 1.0) if claim == "f" else (_claims.PAPER_EFFECTS[claim], 0.5))
+        need = (tasks_to_decide(sd, effect, margin=margin)
+                if np.isfinite(sd) and np.isfinite(effect) and effect else None)
+        rows.append({"claim": claim, "tasks": int(x.size), "mean": mean, "per-task sd": sd,
+                     "tasks to decide": need})
     return pd.DataFrame(rows)
