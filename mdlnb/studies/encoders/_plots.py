@@ -122,7 +122,10 @@ def regret(regret_frame, *, ax: Any = None):
 
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 3.8))
-    pal = dict(zip(regret_frame["task"].unique(), sns.color_palette("colorblind")))
+    tasks = regret_frame["task"].unique()
+    # one distinct colour per task: colorblind has 10, the default grid 13 tasks
+    pal = dict(zip(tasks, sns.color_palette("colorblind" if len(tasks) <= 10 else "husl",
+                                            len(tasks))))
     for task, g in regret_frame.groupby("task", sort=False):
         m, s = g["larger − smaller [nats]"].to_numpy(), g["sd [nats]"].fillna(0).to_numpy()
         ax.plot(g["n"], m, label=task_label(str(task)), color=pal[task])

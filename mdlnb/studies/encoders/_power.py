@@ -46,10 +46,27 @@ N per task            FLOPs        minutes at 21 %      minutes at 60 %
 2,000 (no Lite)       2.5·10¹⁴     219                  77
 ====================  ===========  ==================  =================
 
-The three Lite encoders (D = 1,280) are half of it. So the 60-minute
-``make reproduce`` budget and the power analysis conflict unless stage 1 on
-the grid's short streams reaches ≈ 60 % of the matmul limit: at today's
-21 %, even N = 1,000 without the Lite encoders takes ~2 h of stage 1.
+The three Lite encoders (D = 1,280) are half of it.
+
+**The grid chosen** (the :class:`EncodersConfig` defaults since 2026-11-26):
+the 11 committed ViT encoders (no Lite) × 13 tasks (every embedded task with
+≥ 1,000 training examples; lfw_faces has 160) × 3 orders at N = 1,000 on the
+``deep`` board: 1.29·10¹⁴ FLOPs. Measured on the 2-core CPU from an empty pair
+cache (features cached): 3,612 s for the 143 pairs in 2 worker processes
+(MDL 6,497 s and accuracy search 689 s of worker time), i.e. 39 % of the
+matmul limit end to end, probes included (a refactoring job shared the CPU
+for the first 35 minutes). With the other notebooks, ``make reproduce`` is
+about 70 minutes, not the 60 of the budget: the budget cost the Lite
+encoders and streams of 2,000.
+
+**Measured on that grid** (:func:`spreads`; the power analysis of the next
+run starts here): a2 per-task Δτ over 11 encoders mean 0.046, σ 0.096 (10
+tasks would decide the per-task statistic; the claim's statistic, Δτ of the
+average-rank orders bootstrapped over tasks, came out 0.146 [−0.041, 0.284]
+and "would decide at ≈ 17 tasks" — more than the 13 embedded tasks with
+1,000 examples: a2 stays inconclusive); f per-task −log10(sd / gap) mean
+0.43, σ 0.34 (5 tasks; decided: holds); d1 per-task depth change mean +0.69
+hidden layers, σ 0.64 (9 tasks; decided: holds).
 """
 
 from __future__ import annotations
