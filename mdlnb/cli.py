@@ -24,6 +24,8 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+import mdlnb
+
 POSTERIOR_HELP = (
     "write the switching posterior to .csv or .parquet, one row per (t, expert): "
     "t = examples seen before the prediction (0 … N−1; t = 0 is the prior), "
@@ -170,8 +172,6 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    import mdlnb
-
     _check_table_path(args.posterior)
     if args.features.suffix == ".parquet":
         task = mdlnb.Task.from_parquet(args.features, x_key=args.x_key, y_key=args.y_key,

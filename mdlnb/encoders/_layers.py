@@ -43,6 +43,7 @@ import functools
 from typing import Any, Callable, Iterable, Sequence
 
 from mdlnb._checks import check_int
+from mdlnb.encoders import archs, efficientnet
 from mdlnb.encoders.base import Encoder
 
 POOLINGS = ("mean", "max", "cls")
@@ -60,20 +61,14 @@ class _Tapped:
 
 
 def _efficientnet_run(specs, params, images, taps, **kw):
-    from mdlnb.encoders import efficientnet
-
     return efficientnet.forward(specs, params, images, taps=taps, **kw)
 
 
 def _archs_run(cfg, params, images, taps):
-    from mdlnb.encoders import archs
-
     return archs.apply(params, images, cfg, taps=taps)
 
 
 def _tapped(encoder: Encoder) -> _Tapped:
-    from mdlnb.encoders import archs, efficientnet
-
     if not isinstance(encoder, Encoder):
         raise ValueError(f"encoder: expected an mdlnb.encoders.Encoder, got {type(encoder).__name__}")
     fn = encoder.apply

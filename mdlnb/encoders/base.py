@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from mdlnb import _xla_cache
+from mdlnb import _progress, _xla_cache
 from mdlnb._checks import check_images
 from mdlnb._io import cache_dir, compute_once, content_hash
 from mdlnb._task import Task
@@ -148,8 +148,6 @@ def _compute_features(encoder: Encoder, task: Task, batch_size: int, progress: b
     chunks = []
     it = range(0, task.n, batch_size)
     if progress:
-        from mdlnb import _progress
-
         it = _progress.bar(it, desc=f"{encoder.name} features", unit="batch")
     for i in it:
         xb = prepare_images(task.x[i:i + batch_size], encoder.input_size, encoder.channels)

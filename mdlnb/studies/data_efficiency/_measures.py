@@ -21,6 +21,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from mdlnb import finetune, prequential, readouts, switching
+from mdlnb.encoders import features
+from mdlnb.experts import expert_grid
 from mdlnb.studies.switching import checkpoints
 
 SCRATCH = "from scratch"
@@ -37,10 +40,6 @@ def per_step_losses(task: Any, encoder: Any, *, mlp_layers: Sequence[int] = (1, 
     :func:`mdlnb.finetune.compare`; ``deep MLP`` runs MLP readouts of
     ``mlp_layers`` hidden layers on the same cached frozen features, same
     order, and mixes them with the Bayesian mixture."""
-    from mdlnb import finetune, prequential, readouts, switching
-    from mdlnb.encoders import features
-    from mdlnb.experts import expert_grid
-
     df = finetune.compare(task, encoder, learning_rate=learning_rate,
                           probe_learning_rate=probe_learning_rate, replay_streams=replay_streams,
                           batch_size=batch_size, seed=seed)

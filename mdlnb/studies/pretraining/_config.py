@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from mdlnb import data
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
@@ -83,7 +84,6 @@ class PretrainingConfig(StudyConfig):
             check_int(name, getattr(self, name), minimum=1)
         check_int("probe_test_size", self.probe_test_size, minimum=10, allow_none=True)
         if self.mdl_task is not None:
-            from mdlnb import data
             from mdlnb._protocol import protocol
 
             if self.mdl_task not in data.names():
