@@ -9,6 +9,7 @@ nats unless ``units="bits"`` is asked for; axis labels say which.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -300,8 +301,6 @@ def encoder_label(name: str) -> str:
     (32 px)"``, ``"simclr:resnet_M:20000"`` → ``"ResNet-M, SimCLR (20,000 steps)"``,
     ``"random:vit_XS"`` → ``"ViT-XS, untrained"``, ``"pixels"`` → ``"raw pixels"``;
     anything else unchanged."""
-    import re
-
     if name == "pixels":
         return "raw pixels"
     lite = re.fullmatch(r"lite(\d)(?:@(\d+))?", name)

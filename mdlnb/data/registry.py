@@ -9,6 +9,7 @@ building anything.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 from typing import Any, Callable
 
@@ -83,8 +84,6 @@ _DEFAULT_MODULES = ("fashion_mnist", "sklearn_tasks", "dsprites", "clevr", "skim
 
 def _ensure_defaults() -> None:
     # Importing a module registers its tasks (once: modules are cached).
-    import importlib
-
     for m in _DEFAULT_MODULES:
         importlib.import_module(f"mdlnb.data.{m}")
 

