@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+import pandas as pd
 
 from mdlnb import finetune, prequential, readouts, switching
 from mdlnb.encoders import features
@@ -83,8 +84,6 @@ def regret_frames(per_step: dict[str, np.ndarray], *, task: str, domain: str, se
     scratch); ``summary`` one row per method with ``codelength [nats]``,
     ``nats per example``, ``regret [nats]`` at N, ``crossing n``
     (:func:`zero_crossing`, NaN if none) and ``n``."""
-    import pandas as pd
-
     base = np.cumsum(per_step[SCRATCH])
     n = base.size
     ns = checkpoints(n, points)
