@@ -19,6 +19,9 @@ import numpy as np
 
 from mdlnb._io import atomic_savez, load_entry
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: JAX.
+
 _RESERVED = ("meta", "key")
 
 

@@ -60,6 +60,9 @@ import numpy as np
 
 from mdlnb import _standardize
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: JAX.
+
 KINDS = ("classification", "regression")
 LOGVAR_BOUND = 12.0
 LOG_2PI = math.log(2.0 * math.pi)

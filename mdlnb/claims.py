@@ -38,6 +38,9 @@ from mdlnb._verdicts import (FAILS, HOLDS, INCONCLUSIVE, ROUNDING, VERDICTS,  # 
                              welch_effect)
 from mdlnb.report import _check_name, to_markdown
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas.
+
 CLAIMS_SUBDIR = "claims"
 
 

@@ -32,6 +32,10 @@ from mdlnb import cache
 from mdlnb._io import atomic_write_bytes
 from mdlnb.report import save_figure
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: mdlnb.switching and mdlnb._protocol (JAX, pandas); mdlnb.evaluation and
+# mdlnb._compare (JAX, optax, pandas); mdlnb.experts (JAX).
+
 POSTERIOR_HELP = (
     "write the switching posterior to .csv or .parquet, one row per (t, expert): "
     "t = examples seen before the prediction (0 … N−1; t = 0 is the prior), "

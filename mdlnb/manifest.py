@@ -21,6 +21,9 @@ from typing import Iterable, Sequence
 from mdlnb._io import atomic_write_text
 from mdlnb.report import _check_name, to_markdown
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas, matplotlib.
+
 SUBDIR = "manifest"
 COLUMNS = ("file", "kind", "notebook", "profile", "date")
 KINDS = {".csv": "table", ".png": "figure"}

@@ -17,6 +17,9 @@ import numpy as np
 from mdlnb._checks import as_array, check_finite, check_int
 from mdlnb._grid import log_integers
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: matplotlib, seaborn, pandas.
+
 UNITS = {"nats": 1.0, "bits": 1.0 / math.log(2.0)}
 
 _CURVE_GID, _BASELINE_GID = "mdlnb-regret-curve", "mdlnb-regret-baseline"

@@ -33,6 +33,9 @@ from mdlnb import readouts as _readouts
 from mdlnb._checks import check_int
 from mdlnb._task import Task, require_classification
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas.
+
 #: Paper Table 4 (accuracy-based evaluation on VTAB).
 DEFAULT_GRID: dict[str, tuple[float, ...]] = {
     "learning_rate": (1e-4, 3e-4, 1e-3, 3e-3),

@@ -48,6 +48,9 @@ from mdlnb._grid import log_integers
 from mdlnb._task import Task, require_classification
 from mdlnb.probes import split
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas.
+
 TEST_CHUNK = 1024   # test examples per forward pass inside the compiled program
 MEMORY_BUDGET = 4 * 2 ** 30   # bytes of per-probe state one compiled call may hold (auto chunking)
 

@@ -18,6 +18,9 @@ from mdlnb._targets import check_kind
 from mdlnb._task import GROUPS, Task
 from mdlnb.data.splits import concat, subsample
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas.
+
 Builder = Callable[..., "tuple[Task, Task]"]
 SPLITS = ("train", "test", "all")
 

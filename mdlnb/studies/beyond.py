@@ -42,6 +42,10 @@ from mdlnb._checks import check_int
 from mdlnb.plots import log_spaced
 from mdlnb.studies._base import StudyConfig, save_files
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: scikit-learn, SciPy, pandas, matplotlib; mdlnb.encoders (JAX, optax); mdlnb.transfer
+# (SciPy, threadpoolctl).
+
 
 @dataclasses.dataclass(frozen=True)
 class BeyondConfig(StudyConfig):

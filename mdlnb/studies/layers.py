@@ -40,6 +40,10 @@ from mdlnb import data, report
 from mdlnb.plots import log_spaced
 from mdlnb.studies._base import StudyConfig
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas, matplotlib, seaborn; mdlnb.studies.transferability._encoders and
+# mdlnb._compare (JAX, optax, pandas); mdlnb.encoders (JAX, optax).
+
 
 @dataclasses.dataclass(frozen=True)
 class LayersConfig(StudyConfig):

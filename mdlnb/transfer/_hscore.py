@@ -30,6 +30,9 @@ from threadpoolctl import threadpool_limits
 from mdlnb.transfer import _gram
 from mdlnb.transfer import _validate as v
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: scipy.linalg.
+
 
 def _class_indicator(y: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
     ind = np.zeros((len(y), c))

@@ -47,6 +47,9 @@ from threadpoolctl import threadpool_limits
 from mdlnb.transfer import _validate as v
 from mdlnb.transfer._etran import minmax
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: scikit-learn.
+
 
 @dataclasses.dataclass(frozen=True)
 class NCTIResult:

@@ -21,6 +21,9 @@ import numpy as np
 from scipy.special import log_softmax
 from threadpoolctl import threadpool_limits
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: scipy.optimize.
+
 # Above this many feature entries the two matrix products per evaluation run
 # in float32 (they are memory-bound: half the bytes); the loss and gradient
 # are accumulated in float64 either way.

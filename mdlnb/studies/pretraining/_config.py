@@ -8,6 +8,10 @@ from mdlnb import data
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: mdlnb.encoders._pretrain and mdlnb.encoders._staged (JAX, optax); mdlnb._protocol
+# (JAX, pandas).
+
 #: The objectives suite: every objective of the paper's Table 1a family on one
 #: architecture family (the ViT: MAE needs patch tokens), size S, plus the
 #: untrained initialization they all start from.

@@ -25,6 +25,10 @@ from mdlnb.studies.pretraining import _artifacts
 from mdlnb.studies.pretraining._config import PretrainingConfig, parse_unit
 from mdlnb.studies.pretraining._probe import ProbeMonitor
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: matplotlib, seaborn, pandas; mdlnb.encoders (JAX, optax); mdlnb.labelfree (JAX);
+# mdlnb.ranking (pandas, SciPy).
+
 
 #: The label-free scores and the downstream MDL code whose agreement with the probe
 #: along training :meth:`PretrainingResult.tracking` measures (``neg_mdl``: the MDL

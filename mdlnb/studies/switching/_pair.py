@@ -20,6 +20,9 @@ from mdlnb.studies.switching._measures import (best_sequence_loss, bound_curves,
                                                fixed_share_bound, regret_curves, sensitivity,
                                                strategies, switch_counts)
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: mdlnb.prequential, mdlnb.encoders and mdlnb.studies.transferability (optax).
+
 
 @dataclass(frozen=True)
 class PairResult:
