@@ -12,6 +12,7 @@ notebook pays only for what it uses.
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from typing import Any
 
 from mdlnb import _warnings
@@ -24,8 +25,6 @@ __version__ = "0.1.0"
 def _public_submodules() -> tuple[str, ...]:
     """Public (no leading underscore) submodules and subpackages that exist on disk, so
     ``from mdlnb import *`` never names a module that is not there."""
-    import pkgutil
-
     return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__)
                         if not m.name.startswith("_")))
 

@@ -27,6 +27,9 @@ from typing import Optional, Union
 
 from mdlnb._io import LOCK_SUFFIX, TMP_SUFFIX, cache_root
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas.
+
 #: The kinds mdlnb itself writes (subdirectories of the cache root).
 KINDS = ("losses", "checkpoints", "features", "encoders", "data", "xla")
 

@@ -17,6 +17,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mdlnb._io import atomic_savez, load_entry
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: JAX.
+
 _RESERVED = ("meta", "key")
 
 
@@ -32,8 +37,6 @@ def save(path: str | Path, tree: Any, *, key: str = "", meta: dict | None = None
          **arrays: Any) -> Path:
     """Write ``tree``'s leaves, ``meta`` (JSON) and ``arrays`` to ``path`` atomically."""
     import jax
-
-    from mdlnb._io import atomic_savez
 
     bad = [k for k in arrays if k in _RESERVED or k.startswith("leaf")]
     if bad:
@@ -64,8 +67,6 @@ def load(path: str | Path, like: Any, *, key: str | None = "") -> Checkpoint | N
     """
     import jax
     import jax.numpy as jnp
-
-    from mdlnb._io import load_entry
 
     leaves_t, treedef = jax.tree_util.tree_flatten(like)
     z = load_entry(path)  # None: absent, or damaged (warned; the caller recomputes)

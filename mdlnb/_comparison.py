@@ -24,6 +24,9 @@ from mdlnb._units import LN2
 from mdlnb.plots import log_spaced
 from mdlnb.report import to_markdown
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: matplotlib, seaborn.
+
 
 class Rerun(NamedTuple):
     """What :meth:`Comparison.check_standardize` needs to rerun encoders: their (N, D)

@@ -26,6 +26,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas.
+
 RTOL = 1e-3
 ATOL = 1e-9
 COLUMNS = ["file", "row", "column", "old", "new", "change"]

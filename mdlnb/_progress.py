@@ -21,6 +21,9 @@ import sys
 import time
 from typing import Any, Iterable, Iterator
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: ipywidgets, tqdm.
+
 ENV = "MDLNB_PROGRESS"
 _OFF = ("0", "false", "no", "off")
 AUTO_DELAY_S = 3.0   # progress=None: a bar appears once the loop has run this long

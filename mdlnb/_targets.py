@@ -58,6 +58,11 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb import _standardize
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: JAX.
+
 KINDS = ("classification", "regression")
 LOGVAR_BOUND = 12.0
 LOG_2PI = math.log(2.0 * math.pi)
@@ -114,8 +119,6 @@ def prefix_moments(y: np.ndarray, batch_size: int, standardize: bool):
     number of batches seen (row 0: nothing seen: ``m = 0``, ``s = 1``), float64
     running sums and :func:`mdlnb._standardize.from_sums`. ``standardize=False``:
     ``m = 0``, ``s = 1`` throughout."""
-    from mdlnb import _standardize
-
     y = np.asarray(y, np.float64)
     n, p = y.shape
     t = math.ceil(n / batch_size)
@@ -132,8 +135,6 @@ def first_batch_nats(y_first: np.ndarray) -> np.ndarray:
     """The code of the first batch's targets ``y_first`` (B, P), per example, nats:
     the maximum-likelihood Gaussian of the batch itself (see the module docstring);
     sums to ``B/2 · Σ_p (log 2π σ̂_p² + 1)`` when no output is constant."""
-    from mdlnb import _standardize
-
     y = np.asarray(y_first, np.float64)
     mom = _standardize.fit(y)
     z = (y - mom.mean) * mom.inv_std

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -11,6 +12,10 @@ import numpy as np
 from mdlnb._checks import (as_array, check_finite, check_int, check_labels, check_nonempty,
                            check_same_length, check_targets)
 from mdlnb._targets import check_kind
+
+# ``import mdlnb`` imports this module: mdlnb._io (hashlib, tempfile, zipfile; about 15 ms,
+# a tenth of ``import mdlnb``), zipfile and pandas are imported inside the functions that
+# hash, read or write a Task.
 
 GROUPS = ("natural", "specialized", "structured")
 
@@ -242,8 +247,6 @@ def require_classification(task: Task, what: str) -> None:
 def warn_missing_classes(y: np.ndarray, num_classes: int, name: str = "task") -> list[int]:
     """Warn (``UserWarning``) when a class in ``[0, num_classes)`` never occurs in ``y``
     and ``num_classes`` was inferred as ``max(y) + 1``; returns the missing classes."""
-    import warnings
-
     missing = np.setdiff1d(np.arange(num_classes), np.unique(y)).tolist()
     if missing:
         shown = missing if len(missing) <= 8 else [*missing[:8], "..."]
@@ -268,8 +271,6 @@ def warn_label_alphabet(y: np.ndarray, num_classes: int, name: str = "task") -> 
     average), or the labels look like a continuous quantity (at least 20 distinct
     values and over half of ``[0, C)`` never occurring). Returns whether it warned
     (then :func:`warn_missing_classes` need not)."""
-    import warnings
-
     n = int(len(y))
     distinct = int(np.unique(y).size)
     many = num_classes * MIN_EXAMPLES_PER_CLASS > n

@@ -11,6 +11,9 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: SciPy.
+
 HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 VERDICTS = (HOLDS, FAILS, INCONCLUSIVE)
 

@@ -17,14 +17,14 @@ from __future__ import annotations
 import sys
 import warnings
 
+from mdlnb import _progress
+
 
 class ResultWarning(UserWarning):
     """A statement about a result the reader should weigh (a UserWarning)."""
 
 
 def _one_line(message, file=None) -> None:
-    from mdlnb import _progress
-
     stream = file or (sys.stdout if _progress._in_kernel() else sys.stderr)
     try:
         print(f"warning: {message}", file=stream, flush=True)

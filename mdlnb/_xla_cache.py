@@ -65,6 +65,9 @@ from pathlib import Path
 
 from mdlnb._io import CacheWarning, atomic_write_bytes, cache_dir
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: JAX.
+
 #: the cache kind (subdirectory of the cache root) holding compiled programs
 KIND = "xla"
 #: environment switch: ``0``, ``off``, ``false`` or ``no`` turns the cache off

@@ -50,6 +50,9 @@ from mdlnb._checks import as_array, check_int, check_positive
 from mdlnb._task import Task, require_classification
 from mdlnb._units import LN2, Codelength
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas.
+
 
 #: Block ends as fractions of N used by Voita & Titov (2020).
 VOITA_FRACTIONS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.0625, 0.125, 0.25, 0.5, 1.0)

@@ -36,6 +36,10 @@ from mdlnb._verdicts import (FAILS, HOLDS, INCONCLUSIVE, ROUNDING, VERDICTS,  # 
                              interval_excludes, interval_side, paired_test, rank_sum_test,
                              runs_to_decide, sign_on_every, t_effect, t_interval,
                              welch_effect)
+from mdlnb.report import _check_name, to_markdown
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas.
 
 CLAIMS_SUBDIR = "claims"
 
@@ -88,8 +92,6 @@ def write_claims(claims: Iterable[Claim], paper_dir: str | Path, notebook: str) 
     """Write ``paper_dir/claims/<notebook>.csv`` atomically; returns its path."""
     import pandas as pd
 
-    from mdlnb.report import _check_name
-
     notebook = _check_name(notebook)
     claims = list(claims)
     if not claims or not all(isinstance(c, Claim) for c in claims):
@@ -141,8 +143,6 @@ IMPLEMENTATION_CHECKS = {
 def merge_claims(paper_dir: str | Path) -> Path:
     """Build ``paper_dir/claims.md`` from every ``paper_dir/claims/*.csv``: the papers'
     claims with the verdict count, then (apart) the :data:`IMPLEMENTATION_CHECKS`."""
-    from mdlnb.report import to_markdown
-
     df = read_claims(paper_dir)
     checks = df["id"].isin(list(IMPLEMENTATION_CHECKS))
     papers, impl = df[~checks], df[checks]

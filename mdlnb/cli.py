@@ -18,11 +18,23 @@ Both ``--posterior`` options write one format (:data:`POSTERIOR_HELP`,
 from __future__ import annotations
 
 import argparse
+import io
+import json
+import re
 import sys
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 import numpy as np
+
+import mdlnb
+from mdlnb import cache
+from mdlnb._io import atomic_write_bytes
+from mdlnb.report import save_figure
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: mdlnb.switching and mdlnb._protocol (JAX, pandas); mdlnb.evaluation and
+# mdlnb._compare (JAX, optax, pandas); mdlnb.experts (JAX).
 
 POSTERIOR_HELP = (
     "write the switching posterior to .csv or .parquet, one row per (t, expert): "
@@ -54,9 +66,6 @@ def _expert_labels(data, k: int) -> tuple[list[str], list[str] | None]:
     """Expert names and readout names stored in a losses npz, as far as known:
     a ``LossMatrix.save`` file (``experts`` configs), or ``names``/``readouts``
     arrays; library expert names (``mlp2-lr1e-3-…``) give their readout."""
-    import json
-    import re
-
     names, readouts = [str(i) for i in range(k)], None
     if "experts" in data.files:
         configs = json.loads(str(data["experts"]))
@@ -82,10 +91,6 @@ def _check_table_path(path: Optional[Path]) -> None:
 
 def _write_table(frame, path: Path) -> None:
     """Write a DataFrame as .csv or .parquet, atomically."""
-    import io
-
-    from mdlnb._io import atomic_write_bytes
-
     buf = io.BytesIO()
     if path.suffix == ".csv":
         frame.to_csv(buf, index=False)
@@ -170,8 +175,6 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    import mdlnb
-
     _check_table_path(args.posterior)
     if args.features.suffix == ".parquet":
         task = mdlnb.Task.from_parquet(args.features, x_key=args.x_key, y_key=args.y_key,
@@ -261,7 +264,6 @@ def run_compare(args: argparse.Namespace) -> int:
         _write_table(cmp.table(), args.table)
         print(f"table           {args.table}")
     if args.figure is not None:
-        from mdlnb.report import save_figure
         save_figure(cmp.plot(), args.figure.stem, args.figure.parent)
         print(f"figure          {args.figure}")
     return 0
@@ -277,8 +279,6 @@ def add_cache(p: argparse.ArgumentParser) -> None:
 
 
 def run_cache(args: argparse.Namespace) -> int:
-    from mdlnb import cache
-
     if args.clear:
         removed = cache.clear(args.kind, older_than=args.older_than)
         freed = sum(e.bytes for e in removed)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 
 def _nats(v: float) -> str:
     return f"{v:,.1f} nats"
@@ -42,8 +44,6 @@ def posterior_share(mass: Any, *, threshold: float, who: str, where: str) -> str
     readouts ``who`` stands against ``threshold``: from which t on it stays above it
     to the end of the stream, or that it does not end above it (its final and
     largest values)."""
-    import numpy as np
-
     t = np.asarray(mass.index)
     m = np.asarray(mass, dtype=float)
     pct = f"{threshold:.0%}"

@@ -42,13 +42,15 @@ from typing import Any, Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 
 from mdlnb import prequential as _prequential
 from mdlnb import readouts as _readouts
+from mdlnb import switching
 from mdlnb._checks import check_images
 from mdlnb._task import Task
 from mdlnb.encoders import archs as _archs
-from mdlnb.encoders.base import Encoder, adapt_images
+from mdlnb.encoders.base import Encoder, adapt_images, features
 from mdlnb.experts import Expert, expert_grid
 from mdlnb.readouts import Readout
 
@@ -322,11 +324,6 @@ def compare(task: Task, encoder: Encoder, *, learning_rate: Sequence[float] | fl
     regret-vs-data-size curves, and ``df.attrs["loss_matrices"]`` the two
     :class:`mdlnb.prequential.LossMatrix` objects (``"probe"``, ``"encoder"``).
     """
-    import pandas as pd
-
-    from mdlnb import switching
-    from mdlnb.encoders.base import features
-
     strategy = switching.BayesianMixture() if strategy is None else strategy
     board = experts(encoder, task, learning_rate=learning_rate, weight_decay=weight_decay,
                     ema=ema, replay_streams=replay_streams)

@@ -19,6 +19,10 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from mdlnb._io import atomic_write_text
+from mdlnb.report import _check_name, to_markdown
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas, matplotlib.
 
 SUBDIR = "manifest"
 COLUMNS = ("file", "kind", "notebook", "profile", "date")
@@ -38,8 +42,6 @@ def record(paper_dir: str | Path, notebook: str, profile: str, *, pattern: str |
     ``"switching_*"``; only ``.csv`` and ``.png`` are listed). ``date``:
     ``YYYY-MM-DD``, default today (UTC). Returns the manifest's path."""
     import pandas as pd
-
-    from mdlnb.report import _check_name
 
     notebook = _check_name(notebook)
     if not isinstance(profile, str) or not profile:
@@ -79,8 +81,6 @@ def entries(paper_dir: str | Path):
 
 def merge(paper_dir: str | Path) -> Path:
     """Write ``paper_dir/README.md`` from the manifests (deterministic)."""
-    from mdlnb.report import to_markdown
-
     root = Path(paper_dir)
     df = entries(root)
     md = {f: f"[{f}]({f})" + (f" ([md]({Path(f).stem}.md))"

@@ -9,12 +9,16 @@ nats unless ``units="bits"`` is asked for; axis labels say which.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from mdlnb._checks import as_array, check_finite, check_int
 from mdlnb._grid import log_integers
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: matplotlib, seaborn, pandas.
 
 UNITS = {"nats": 1.0, "bits": 1.0 / math.log(2.0)}
 
@@ -300,8 +304,6 @@ def encoder_label(name: str) -> str:
     (32 px)"``, ``"simclr:resnet_M:20000"`` → ``"ResNet-M, SimCLR (20,000 steps)"``,
     ``"random:vit_XS"`` → ``"ViT-XS, untrained"``, ``"pixels"`` → ``"raw pixels"``;
     anything else unchanged."""
-    import re
-
     if name == "pixels":
         return "raw pixels"
     lite = re.fullmatch(r"lite(\d)(?:@(\d+))?", name)

@@ -37,6 +37,9 @@ import numpy as np
 from mdlnb._checks import check_int
 from mdlnb._grid import log_integers
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas.
+
 
 def log_bins(n: int, *, start: int = 1, per_decade: int = 3) -> np.ndarray:
     """Integer edges ``start = e_0 < e_1 < … < e_B = n`` of log-spaced bins of

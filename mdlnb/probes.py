@@ -29,8 +29,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from mdlnb import _fit, _standardize, _xla_cache
+from mdlnb import readouts as _readouts
 from mdlnb._checks import check_int
 from mdlnb._task import Task, require_classification
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas.
 
 #: Paper Table 4 (accuracy-based evaluation on VTAB).
 DEFAULT_GRID: dict[str, tuple[float, ...]] = {
@@ -44,9 +48,7 @@ GRID_KEYS = ("learning_rate", "weight_decay", "ema", "b1", "label_smoothing")
 
 def default_readouts() -> list[Any]:
     """Linear and MLPs with 1–3 hidden layers of 256 units (the CPU board)."""
-    from mdlnb import readouts
-
-    return [readouts.linear(), *(readouts.mlp(h) for h in (1, 2, 3))]
+    return [_readouts.linear(), *(_readouts.mlp(h) for h in (1, 2, 3))]
 
 
 def grid_configs(grid: Mapping[str, Sequence[float]] | None = None) -> list[dict[str, float]]:

@@ -46,6 +46,9 @@ from scipy import stats
 
 from mdlnb._checks import as_array, check_finite, check_int, check_nonempty, check_same_length
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: matplotlib.
+
 __all__ = [
     "FriedmanResult", "rank_table", "average_ranks", "friedman", "friedman_from_ranks",
     "nemenyi_q", "nemenyi_cd", "cd_cliques", "plot_cd", "kendall_tau", "weighted_tau",

@@ -21,6 +21,9 @@ import numpy as np
 from mdlnb._checks import check_int
 from mdlnb._io import atomic_write_bytes, atomic_write_text
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas.
+
 
 def _check_name(name: str) -> str:
     if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):

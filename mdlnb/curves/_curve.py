@@ -42,9 +42,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from mdlnb import _fit, _xla_cache
+from mdlnb import readouts as _readouts
 from mdlnb._checks import as_array, check_finite, check_int, check_integer_values
 from mdlnb._grid import log_integers
 from mdlnb._task import Task, require_classification
+from mdlnb.probes import split
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas.
 
 TEST_CHUNK = 1024   # test examples per forward pass inside the compiled program
 MEMORY_BUDGET = 4 * 2 ** 30   # bytes of per-probe state one compiled call may hold (auto chunking)
@@ -308,7 +313,6 @@ def split_test(task: Task, test: Task | float | None, seed: int = 0) -> tuple[Ta
     frac = 0.2 if test is None else float(test)
     if not 0.0 < frac < 1.0:
         raise ValueError(f"test: a Task or a fraction in (0, 1), got {test!r}")
-    from mdlnb.probes import split
 
     return split(task, frac, seed)
 
@@ -344,7 +348,6 @@ def loss_data_curve(task: Task, readout: Any = None, *, test: Task | float | Non
     if not isinstance(task, Task):
         raise ValueError(f"task: expected an mdlnb.Task, got {type(task).__name__}")
     require_classification(task, "loss_data_curve")
-    from mdlnb import readouts as _readouts
 
     ro, h, name = _as_expert(_readouts.mlp(2, 512) if readout is None else readout)
     if h is None:

@@ -9,6 +9,9 @@ import numpy as np
 from mdlnb.curves._curve import LossDataCurve
 from mdlnb.curves._measures import as_eps, esc
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: matplotlib, seaborn.
+
 
 def plot(curves: Sequence[LossDataCurve], eps: Any = None, *, ax: Any = None, band: str = "std",
          mark_esc: bool = True, shade_sdl: bool = True, va_at: int | None = None,

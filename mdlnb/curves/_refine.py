@@ -95,33 +95,7 @@ def esc_refine(source: Any, eps: Any, *, n_max: int | None = None, curve: Any = 
         raise ValueError(f"bins: must be >= 2, got {bins}")
     thr = e.value if threshold == "eps" else e.value / 2
     merged: list[LossDataCurve] = []
-
-    if isinstance(source, Task):
-        pool, test = split_test(source, curve_kwargs.pop("test", None))
-        limit = pool.n
-
-        def measure(sizes: np.ndarray) -> np.ndarray:
-            c = loss_data_curve(pool, test=test, sizes=sizes, **curve_kwargs)
-            merged.append(c)
-            return c.mean_loss
-    elif callable(source):
-        if curve_kwargs:
-            raise ValueError(f"source: {sorted(curve_kwargs)} apply to a Task source only")
-        limit = None
-
-        def measure(sizes: np.ndarray) -> np.ndarray:
-            out = source(sizes)
-            if isinstance(out, LossDataCurve):
-                merged.append(out)
-                return out.mean_loss
-            out = np.asarray(out, np.float64).reshape(-1)
-            if out.shape != sizes.shape or not np.all(np.isfinite(out)):
-                raise ValueError(f"source: returned {out.shape} losses for {sizes.shape} sizes "
-                                 "(must be finite, one per size)")
-            return out
-    else:
-        raise ValueError(f"source: expected a Task or a callable, got {type(source).__name__}")
-
+    measure, limit = _measurer(source, curve_kwargs, merged)
     seen: dict[int, float] = {}
     if curve is not None:
         n0, l0, _ = as_points(curve, "curve")
@@ -142,13 +116,7 @@ def esc_refine(source: Any, eps: Any, *, n_max: int | None = None, curve: Any = 
             new += int(todo.size)
         return np.array([seen[int(s)] for s in sizes])
 
-    lo, hi = 0, top
-    if seen:
-        known = np.array(sorted(k for k in seen if k <= top))
-        ok = known[np.array([seen[k] for k in known]) <= thr]
-        if ok.size:
-            hi = int(ok[0])
-            lo = int(known[known < hi].max()) if np.any(known < hi) else 0
+    lo, hi = _first_bracket(seen, top, thr)
     done = 0
     found = bool(seen) and hi in seen and seen[hi] <= thr
     while done < rounds and hi - lo > 1:
@@ -162,15 +130,66 @@ def esc_refine(source: Any, eps: Any, *, n_max: int | None = None, curve: Any = 
             continue
         j = int(ok[0])
         lo, hi, found = (int(ends[j - 1]) if j > 0 else lo), int(ends[j]), True
-    result_curve = None
-    for c in merged:
-        result_curve = c if result_curve is None else result_curve.merge(c)
-    if isinstance(curve, LossDataCurve) and result_curve is not None:
-        result_curve = curve.merge(result_curve)
     return RefinedSampleComplexity(
         n=hi if found else None, bracket=(lo, hi), n_max=top, eps=e.value, eps_source=e.source,
         threshold=threshold, rounds=done, evaluated=dict(sorted(seen.items())), new_sizes=new,
-        curve=result_curve)
+        curve=_merged_curve(merged, curve))
+
+
+def _measurer(source: Any, curve_kwargs: dict[str, Any], merged: list[LossDataCurve]
+              ) -> tuple[Callable[[np.ndarray], np.ndarray], int | None]:
+    """``(measure, limit)`` of :func:`esc_refine`'s ``source``: ``measure(sizes)`` → the
+    mean loss at each size (a curve it trains or gets is appended to ``merged``), and
+    the largest size allowed (a Task's training pool; None for a callable). A Task's
+    ``test`` is taken out of ``curve_kwargs``."""
+    if isinstance(source, Task):
+        pool, test = split_test(source, curve_kwargs.pop("test", None))
+
+        def measure(sizes: np.ndarray) -> np.ndarray:
+            c = loss_data_curve(pool, test=test, sizes=sizes, **curve_kwargs)
+            merged.append(c)
+            return c.mean_loss
+        return measure, pool.n
+    if callable(source):
+        if curve_kwargs:
+            raise ValueError(f"source: {sorted(curve_kwargs)} apply to a Task source only")
+
+        def measure(sizes: np.ndarray) -> np.ndarray:
+            out = source(sizes)
+            if isinstance(out, LossDataCurve):
+                merged.append(out)
+                return out.mean_loss
+            out = np.asarray(out, np.float64).reshape(-1)
+            if out.shape != sizes.shape or not np.all(np.isfinite(out)):
+                raise ValueError(f"source: returned {out.shape} losses for {sizes.shape} sizes "
+                                 "(must be finite, one per size)")
+            return out
+        return measure, None
+    raise ValueError(f"source: expected a Task or a callable, got {type(source).__name__}")
+
+
+def _first_bracket(seen: dict[int, float], top: int, thr: float) -> tuple[int, int]:
+    """The interval ``(ℓ, u]`` the search starts from: ``(0, top]``, narrowed to the
+    sizes around the first one of ``seen`` (up to ``top``) whose loss is ``≤ thr``."""
+    lo, hi = 0, top
+    if seen:
+        known = np.array(sorted(k for k in seen if k <= top))
+        ok = known[np.array([seen[k] for k in known]) <= thr]
+        if ok.size:
+            hi = int(ok[0])
+            lo = int(known[known < hi].max()) if np.any(known < hi) else 0
+    return lo, hi
+
+
+def _merged_curve(merged: list[LossDataCurve], curve: Any) -> LossDataCurve | None:
+    """The curves measured by the search merged into one, on top of the given ``curve``
+    when it is a LossDataCurve; None when the search measured no curve."""
+    result = None
+    for c in merged:
+        result = c if result is None else result.merge(c)
+    if isinstance(curve, LossDataCurve) and result is not None:
+        result = curve.merge(result)
+    return result
 
 
 def epsilon_from_probe(task: Task, readout: Any = None, *, seeds: int = 3, **curve_kwargs: Any

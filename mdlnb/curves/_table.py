@@ -20,6 +20,9 @@ import numpy as np
 from mdlnb.curves._curve import LossDataCurve
 from mdlnb.curves._measures import as_eps, esc, mdl, sdl, va
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas.
+
 
 def truncate(curve: LossDataCurve, n: int) -> LossDataCurve:
     """The points of ``curve`` with size ``≤ n`` (ValueError naming ``n`` if none)."""

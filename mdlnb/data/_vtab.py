@@ -17,6 +17,9 @@ import numpy as np
 
 from mdlnb._task import Task
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: tensorflow-datasets, scikit-image.
+
 # name -> (group, tfds name, label function of the example dict, number of classes)
 _Label = Callable[[dict], Any]
 

@@ -9,6 +9,7 @@ building anything.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 from typing import Any, Callable
 
@@ -16,6 +17,9 @@ from mdlnb._checks import check_int
 from mdlnb._targets import check_kind
 from mdlnb._task import GROUPS, Task
 from mdlnb.data.splits import concat, subsample
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas.
 
 Builder = Callable[..., "tuple[Task, Task]"]
 SPLITS = ("train", "test", "all")
@@ -83,8 +87,6 @@ _DEFAULT_MODULES = ("fashion_mnist", "sklearn_tasks", "dsprites", "clevr", "skim
 
 def _ensure_defaults() -> None:
     # Importing a module registers its tasks (once: modules are cached).
-    import importlib
-
     for m in _DEFAULT_MODULES:
         importlib.import_module(f"mdlnb.data.{m}")
 

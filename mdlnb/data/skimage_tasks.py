@@ -45,6 +45,9 @@ from mdlnb._task import Task
 from mdlnb.data.registry import TaskSpec, register
 from mdlnb.data.splits import stratified_split
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: scikit-image, scikit-learn.
+
 TRAIN_FRACTION = 0.75   # of each image's width, from the left
 # class name -> (file, rescale factor, crop box (row0, row1, col0, col1) as fractions)
 TEXTURES = {

@@ -27,6 +27,9 @@ from mdlnb._task import Task
 from mdlnb.data.registry import TaskSpec, register
 from mdlnb.data.splits import stratified_split
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: scikit-learn.
+
 TEST_FRACTION = 0.2
 SPLIT_SEED = 0
 

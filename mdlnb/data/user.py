@@ -16,6 +16,9 @@ import numpy as np
 from mdlnb._checks import check_int
 from mdlnb._task import GROUPS, Task
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: scikit-image.
+
 EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif")
 
 

@@ -42,7 +42,11 @@ import dataclasses
 import functools
 from typing import Any, Callable, Iterable, Sequence
 
+import jax
+import jax.numpy as jnp
+
 from mdlnb._checks import check_int
+from mdlnb.encoders import archs, efficientnet
 from mdlnb.encoders.base import Encoder
 
 POOLINGS = ("mean", "max", "cls")
@@ -60,20 +64,14 @@ class _Tapped:
 
 
 def _efficientnet_run(specs, params, images, taps, **kw):
-    from mdlnb.encoders import efficientnet
-
     return efficientnet.forward(specs, params, images, taps=taps, **kw)
 
 
 def _archs_run(cfg, params, images, taps):
-    from mdlnb.encoders import archs
-
     return archs.apply(params, images, cfg, taps=taps)
 
 
 def _tapped(encoder: Encoder) -> _Tapped:
-    from mdlnb.encoders import archs, efficientnet
-
     if not isinstance(encoder, Encoder):
         raise ValueError(f"encoder: expected an mdlnb.encoders.Encoder, got {type(encoder).__name__}")
     fn = encoder.apply
@@ -102,8 +100,6 @@ def _pool(x: Any, pooling: str) -> Any:
 
 def _pooled_apply(run: TapFn, names: tuple[str, ...], pooling: str, params: Any,
                   images: Any) -> Any:
-    import jax.numpy as jnp
-
     maps = run(params, images, names)
     parts = [_pool(maps[n], pooling) for n in names]
     return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=-1)
@@ -154,8 +150,6 @@ def layers(encoder: Encoder, which: Sequence[str | int] | str | int | None = Non
     ``meta`` adds ``layer``, ``pooling`` and ``source_encoder``. The features of
     the last layer with mean pooling are exactly ``encoder.apply``'s.
     """
-    import jax
-
     tapped = _tapped(encoder)
     names = tapped.names
     if pooling not in POOLINGS:

@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mdlnb import _checkpoint
 from mdlnb._checks import check_int
 from mdlnb._io import cache_dir, content_hash
 from mdlnb._task import Task
@@ -109,8 +110,6 @@ class StagedRun:
         """The encoder parameters of every evaluation kept (``keep_evaluations=True``),
         by step; calling :func:`train_until_plateau` again with the same arguments
         returns at once with this run (its state is complete)."""
-        from mdlnb import _checkpoint
-
         if self.state_path is None:
             return {0: self.encoder.params}
         out = {}
@@ -120,6 +119,70 @@ class StagedRun:
             if ck is not None:
                 out[int(r["step"])] = ck.tree
         return out
+
+
+def _checked(objective: str, arch: str, size: str, data: Task, monitor: Any, plateau: Any,
+             seed: int, hyper: P.Hyper | None, chunk_steps: int | None
+             ) -> tuple[Any, P.Hyper, np.ndarray, int]:
+    """:func:`train_until_plateau`'s arguments checked: ``(architecture config, hyper,
+    images of data, steps per compiled chunk)``."""
+    cfg = P._check_args(objective, arch, size, plateau.max_steps, seed)
+    hp = hyper or P.Hyper()
+    if not isinstance(plateau, Plateau):
+        raise ValueError(f"plateau: must be a Plateau, got {type(plateau).__name__}")
+    if not callable(monitor):
+        raise ValueError(f"monitor: must be callable (step, encoder) -> mapping, got {monitor!r}")
+    chunk = (int(chunk_steps) if chunk_steps is not None
+             else math.gcd(10 if cfg.kind == "resnet" else 50, plateau.eval_every))
+    if chunk < 1 or plateau.eval_every % chunk:
+        raise ValueError(f"chunk_steps: must divide plateau.eval_every ({plateau.eval_every}), "
+                         f"got {chunk}")
+    images = P._images(data)
+    if objective != "random" and hp.batch_size > images.shape[0]:
+        raise ValueError(f"batch_size: {hp.batch_size} exceeds the {images.shape[0]} images of data")
+    return cfg, hp, images, chunk
+
+
+def _reporter(progress: bool | Callable[[int, Mapping[str, float]], Any], label: str
+              ) -> Callable[[int, Mapping[str, float]], None]:
+    """``report(step, values)``: one line ``LABEL: step N: ...`` on stdout when
+    ``progress`` is True, a call of ``progress`` when it is callable, else nothing."""
+    def report(step: int, values: Mapping[str, float]) -> None:
+        if progress is True:
+            shown = ", ".join(f"{k} {v:.4g}" for k, v in values.items() if k != "step")
+            print(f"{label}: step {step}: {shown}", flush=True)
+        elif callable(progress):
+            progress(step, values)
+    return report
+
+
+def _train_stage(fn: Callable, state: Any, images: Any, labels: Any, chunks: int, *,
+                 label: str, start: int) -> tuple[Any, np.ndarray, float]:
+    """``chunks`` calls of the compiled chunk ``fn`` from step ``start``: ``(state, every
+    step's loss, wall seconds)``; FloatingPointError (naming ``label`` and the step) on a
+    non-finite loss."""
+    losses = []
+    t0 = time.perf_counter()
+    for _ in range(chunks):
+        state, chunk_losses = fn(state, images, labels)
+        losses.append(np.asarray(chunk_losses, np.float64))
+    losses = np.concatenate(losses)
+    took = time.perf_counter() - t0
+    if not np.all(np.isfinite(losses)):
+        raise FloatingPointError(f"{label}: non-finite loss after step "
+                                 f"{start + int(np.argmin(np.isfinite(losses)))}")
+    return state, losses, took
+
+
+def _resume(path: Path, key: str, state: Any, enc0: Any) -> tuple[Any, Any, int, float, list]:
+    """``(state, chosen parameters, steps done, train seconds, curve)``: those saved at
+    ``path`` under ``key``, else those of a fresh run (``state``, ``enc0``, 0, 0.0, no
+    evaluation yet)."""
+    ck = _checkpoint.load(path, (state, enc0, np.int64(0), np.float64(0.0)), key=key)
+    if ck is None:
+        return state, enc0, 0, 0.0, []
+    (state, chosen, done, seconds), curve = ck.tree, list(ck.meta["curve"])
+    return state, chosen, int(done), float(seconds), curve
 
 
 def _state_path(directory: Path, key: str) -> Path:
@@ -156,46 +219,29 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
         :meth:`StagedRun.evaluations`), so further monitors can score the
         checkpoints later without retraining.
     """
-    cfg = P._check_args(objective, arch, size, plateau.max_steps, seed)
-    hp = hyper or P.Hyper()
-    if not isinstance(plateau, Plateau):
-        raise ValueError(f"plateau: must be a Plateau, got {type(plateau).__name__}")
-    if not callable(monitor):
-        raise ValueError(f"monitor: must be callable (step, encoder) -> mapping, got {monitor!r}")
+    cfg, hp, images, chunk = _checked(objective, arch, size, data, monitor, plateau, seed,
+                                      hyper, chunk_steps)
     unroll = cfg.kind == "resnet"
-    chunk = (int(chunk_steps) if chunk_steps is not None
-             else math.gcd(10 if unroll else 50, plateau.eval_every))
-    if chunk < 1 or plateau.eval_every % chunk:
-        raise ValueError(f"chunk_steps: must divide plateau.eval_every ({plateau.eval_every}), "
-                         f"got {chunk}")
-    images = P._images(data)
-    if objective != "random" and hp.batch_size > images.shape[0]:
-        raise ValueError(f"batch_size: {hp.batch_size} exceeds the {images.shape[0]} images of data")
-
     enc0 = P._init_encoder(cfg, int(seed))
     meta = {"objective": objective, "arch": arch, "size": size, "seed": int(seed),
             "param_count": archs.param_count(enc0), "feature_dim": cfg.feature_dim,
             "arch_config": dataclasses.asdict(cfg), "data": data.name,
             "hyper": dataclasses.asdict(hp), "schedule": "constant",
             "plateau": dataclasses.asdict(plateau)}
+    label = f"{objective} {arch}_{size}"
+    report = _reporter(progress, label)
 
-    def report(step: int, values: Mapping[str, float]) -> None:
-        if progress is True:
-            shown = ", ".join(f"{k} {v:.4g}" for k, v in values.items() if k != "step")
-            print(f"{objective} {arch}_{size}: step {step}: {shown}", flush=True)
-        elif callable(progress):
-            progress(step, values)
-
-    def evaluate(step: int, params: Any) -> dict:
+    def evaluate(step: int, params: Any, loss: float, seconds: float) -> dict:
+        """The curve's row of ``step``: the monitor's values of the encoder ``params``."""
         enc = P._encoder(objective, cfg, params, {**meta, "steps": step})
         values = {k: float(v) for k, v in monitor(step, enc).items()}
         if plateau.key not in values:
             raise ValueError(f"monitor: returned {sorted(values)} without plateau.key "
                              f"{plateau.key!r}")
-        return values
+        return {"step": step, **values, "loss": loss, "train_seconds": seconds}
 
     if objective == "random":
-        row = {"step": 0, **evaluate(0, enc0), "loss": float("nan"), "train_seconds": 0.0}
+        row = evaluate(0, enc0, float("nan"), 0.0)
         report(0, row)
         enc = P._encoder(objective, cfg, enc0, {**meta, "steps": 0, "final_loss": None})
         return StagedRun(enc, (row,), 0, 0, "untrained")
@@ -208,16 +254,9 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
     path.parent.mkdir(parents=True, exist_ok=True)
 
     state = P._init_state(objective, cfg, hp, plateau.max_steps, data.num_classes, int(seed))
-    like = (state, enc0, np.int64(0), np.float64(0.0))
-    done, seconds, curve, chosen = 0, 0.0, [], enc0
-    from mdlnb import _checkpoint
-
-    ck = _checkpoint.load(path, like, key=key)
-    if ck is not None:
-        (state, chosen, done, seconds), curve = ck.tree, list(ck.meta["curve"])
-        done, seconds = int(done), float(seconds)
-    else:
-        row = {"step": 0, **evaluate(0, enc0), "loss": float("nan"), "train_seconds": 0.0}
+    state, chosen, done, seconds, curve = _resume(path, key, state, enc0)
+    if not curve:                   # a fresh run: evaluate the initial encoder
+        row = evaluate(0, enc0, float("nan"), 0.0)
         curve.append(row)
         report(0, row)
 
@@ -225,20 +264,12 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
     images_d, labels_d = jnp.asarray(images), jnp.asarray(data.y, jnp.int32)
     values = [r[plateau.key] for r in curve]
     while not plateau.stopped(values) and done < plateau.max_steps:
-        losses = []
-        t0 = time.perf_counter()
-        for _ in range(plateau.eval_every // chunk):
-            state, chunk_losses = fn(state, images_d, labels_d)
-            losses.append(np.asarray(chunk_losses, np.float64))
-        losses = np.concatenate(losses)
-        seconds += time.perf_counter() - t0
-        if not np.all(np.isfinite(losses)):
-            raise FloatingPointError(f"{objective} {arch}_{size}: non-finite loss after step "
-                                     f"{done + int(np.argmin(np.isfinite(losses)))}")
+        state, losses, took = _train_stage(fn, state, images_d, labels_d,
+                                           plateau.eval_every // chunk, label=label, start=done)
+        seconds += took
         done += plateau.eval_every
         params = jax.tree_util.tree_map(np.asarray, state[0]["encoder"])
-        row = {"step": done, **evaluate(done, params), "loss": float(losses.mean()),
-               "train_seconds": round(seconds, 3)}
+        row = evaluate(done, params, float(losses.mean()), round(seconds, 3))
         curve.append(row)
         values.append(row[plateau.key])
         report(done, row)

@@ -11,9 +11,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Mapping
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _xla_cache
+from mdlnb import _progress, _xla_cache
 from mdlnb._checks import check_images
 from mdlnb._io import cache_dir, compute_once, content_hash
 from mdlnb._task import Task
@@ -47,8 +49,6 @@ class Encoder:
 
     def fingerprint(self) -> str:
         """Content hash of the name, shapes and parameter values."""
-        import jax
-
         leaves = [np.asarray(v) for v in jax.tree_util.tree_leaves(self.params)]
         return content_hash(self.name, self.input_size, self.channels, leaves)
 
@@ -71,9 +71,6 @@ def adapt_images(x: Any, input_size: tuple[int, int], channels: int) -> Any:
     Grey is repeated to 3 channels, colour averaged to 1; resizing is
     bilinear (``jax.image.resize``), antialiased when shrinking.
     """
-    import jax
-    import jax.numpy as jnp
-
     x = jnp.asarray(x, jnp.float32)
     c = x.shape[-1]
     if c != channels:
@@ -107,7 +104,6 @@ def _jitted(apply: ApplyFn) -> Any:
     """One ``jax.jit`` wrapper per apply function, so repeated feature
     extraction with the same encoder reuses its compilation."""
     _xla_cache.ensure()  # compiled programs are cached on disk
-    import jax
 
     hit = _JITTED.get(id(apply))
     if hit is None or hit[0] is not apply:
@@ -148,8 +144,6 @@ def _compute_features(encoder: Encoder, task: Task, batch_size: int, progress: b
     chunks = []
     it = range(0, task.n, batch_size)
     if progress:
-        from mdlnb import _progress
-
         it = _progress.bar(it, desc=f"{encoder.name} features", unit="batch")
     for i in it:
         xb = prepare_images(task.x[i:i + batch_size], encoder.input_size, encoder.channels)

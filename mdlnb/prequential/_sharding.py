@@ -61,6 +61,9 @@ from jax.sharding import PartitionSpec as P
 
 from mdlnb.prequential import _program
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: jax.experimental.
+
 AXIS = "experts"
 
 

@@ -10,6 +10,9 @@ from typing import Any, Mapping, Sequence
 
 from mdlnb import claims, manifest, report
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: matplotlib.
+
 
 class StudyConfig:
     """Mixin for a study's frozen config dataclass (``<Name>Config``)."""

@@ -37,8 +37,14 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
+import mdlnb
 from mdlnb._checks import check_int
+from mdlnb.plots import log_spaced
 from mdlnb.studies._base import StudyConfig, save_files
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: scikit-learn, SciPy, pandas, matplotlib; mdlnb.encoders (JAX, optax); mdlnb.transfer
+# (SciPy, threadpoolctl).
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,7 +161,6 @@ def calibration_tasks(config: BeyondConfig) -> dict[str, Any]:
     """``{representation: Task}``: the first ``calibration_size`` examples of
     ``calibration_task`` as raw pixels and as the encoder's features (extracted on
     the whole split, then cut, so the features do not depend on the cut)."""
-    import mdlnb
     from mdlnb import data, encoders
 
     t = data.load(config.calibration_task, split="all")
@@ -245,8 +250,6 @@ class BeyondResult:
         divided by n [density nats/example]: ``mean``, ``min``, ``max`` over orders, at
         ≤ ``config.points`` log-spaced n (n = N included)."""
         import pandas as pd
-
-        from mdlnb.plots import log_spaced
 
         frames = []
         for task, comp in self.comparisons.items():
@@ -412,8 +415,6 @@ def run(config: BeyondConfig | None = None, *, progress: bool | None = False,
     per-run warnings (grid edges, codes above the baseline) are kept in each
     Comparison's/Report's ``warnings`` and not printed."""
     import pandas as pd
-
-    import mdlnb
 
     config = config or BeyondConfig()
     if not isinstance(config, BeyondConfig):

@@ -36,7 +36,13 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
+from mdlnb import data, report
+from mdlnb.plots import log_spaced
 from mdlnb.studies._base import StudyConfig
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas, matplotlib, seaborn; mdlnb.studies.transferability._encoders and
+# mdlnb._compare (JAX, optax, pandas); mdlnb.encoders (JAX, optax).
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,8 +121,6 @@ class LayersConfig(StudyConfig):
 
     def tasks(self) -> list:
         """The tasks, each a stratified subsample of ``size`` examples (seed 0)."""
-        from mdlnb import data
-
         return [data.load(name, size=self.size, seed=0) for name in self.task_names]
 
 
@@ -194,8 +198,6 @@ class LayersResult:
         cumulative codelength after n examples minus the reference layer's [nats],
         at ≤ ``points`` log-spaced n (always including n = N)."""
         import pandas as pd
-
-        from mdlnb.plots import log_spaced
 
         frames = []
         for task, comp in self.comparisons.items():
@@ -300,8 +302,6 @@ class LayersResult:
         """``<prefix>_table``, ``<prefix>_runs``, ``<prefix>_along_n`` (CSV + Markdown),
         ``<prefix>_leaders`` and the figure ``<prefix>_codelengths.png``."""
         import matplotlib.pyplot as plt
-
-        from mdlnb import report
 
         report.save_table(self.table(), f"{prefix}_table", paper_dir)
         report.save_table(self.runs(), f"{prefix}_runs", paper_dir)

@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb.switching import _mixtures
+from mdlnb.switching import _mixtures, forward
 from mdlnb.switching.strategies import BayesianMixture
 
 MIN_ROWS = 1 << 15   # rows per part at least
@@ -128,8 +128,6 @@ def run_all(params, state, L, *, posterior: bool):
 
 @partial(jax.jit, static_argnames=("posterior",))
 def _combine(state, outs, posterior: bool):
-    from mdlnb.switching import forward  # noqa: PLC0415
-
     total, comp = state.total, state.comp
     for (_, _, inc), *_ in outs:
         total, comp = forward._kahan(total, comp, inc)

@@ -24,6 +24,7 @@ Time t is 1-indexed as in the paper: row t of the loss matrix is example t.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Tuple
@@ -104,8 +105,6 @@ class _Strategy:
         """Short form, the same everywhere: the class and the fields that are set,
         e.g. ``FixedShare(m=11)``, ``BayesianMixture()``; vectors longer than 4
         print as their length (``weights=<24 values>``)."""
-        import dataclasses
-
         args = []
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)

@@ -10,7 +10,7 @@ import numpy as np
 from mdlnb import _xla_cache
 from mdlnb.switching import forward
 from mdlnb.switching.batch import _bucket, check_losses, raise_for_flags
-from mdlnb.switching.strategies import get_strategy
+from mdlnb.switching.strategies import FixedShare, get_strategy
 
 
 class Stream:
@@ -97,7 +97,6 @@ def codelength_chunked(chunks: Iterable, strategy=None, *, num_experts: int | No
     """Consume an iterable of (B, K) loss chunks; returns the finished Stream
     (``.total_nats``, ``.num_steps``, ``.log_posterior``). ``strategy=None``:
     ``FixedShare()`` (m = ``DEFAULT_M`` = 2, the default protocol's)."""
-    from mdlnb.switching.strategies import FixedShare
     strategy = FixedShare() if strategy is None else get_strategy(strategy)
     stream = None
     for chunk in chunks:

@@ -24,6 +24,9 @@ import numpy as np
 from mdlnb.transfer import _softmax
 from mdlnb.transfer import _validate as v
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: scipy.stats.
+
 BETA_FACTORS = (0.1, 1.0, 10.0)
 SIGMA0_FACTORS = (1.0, 10.0, 100.0, 1000.0)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,8 +51,6 @@ def spectrum(f: np.ndarray) -> Spectrum:
     BLAS/LAPACK run single-threaded here: on a contended 2-core machine a
     threaded ``eigh`` of a 1280² matrix measured 10× slower (10.6 s vs 1.0 s).
     """
-    from threadpoolctl import threadpool_limits
-
     n, d = f.shape
     with threadpool_limits(limits=1, user_api="blas"):
         if n <= d:
@@ -71,8 +70,6 @@ def pca_scores(x: np.ndarray, k: int) -> np.ndarray:
     ``u_based_decision=False``): each loading vector's entry of largest
     magnitude is positive. Most uses are sign-blind; PARC is not (its row
     centring sees the sign of every component)."""
-    from threadpoolctl import threadpool_limits
-
     xc = x - x.mean(axis=0)
     with threadpool_limits(limits=1, user_api="blas"):
         u, s, vt = np.linalg.svd(xc, full_matrices=False)

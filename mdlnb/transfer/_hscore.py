@@ -25,9 +25,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from mdlnb.transfer import _gram
 from mdlnb.transfer import _validate as v
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: scipy.linalg.
 
 
 def _class_indicator(y: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
@@ -45,7 +49,6 @@ def _thin_svd(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     up to 10× slower on these sizes.
     """
     from scipy.linalg import svd
-    from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
         u, s, _ = svd(f, full_matrices=False, check_finite=False, lapack_driver="gesdd")

@@ -18,6 +18,7 @@ import dataclasses
 
 import numpy as np
 from scipy.special import log_softmax
+from threadpoolctl import threadpool_limits
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +59,6 @@ def class_stats(x: np.ndarray, y: np.ndarray) -> ClassStats:
     np.add.at(means, idx, x)
     means /= counts[:, None]
     r = x - means[idx]                      # S_w = RᵀR/N = Σ_k (n_k/N)(1/n_k) Σ_{i∈k} r_i r_iᵀ
-    from threadpoolctl import threadpool_limits
 
     # one BLAS thread: on the shared 2-core machine threaded LAPACK measured
     # up to 100x slower on these small problems (as in _hscore)

@@ -16,6 +16,9 @@ from scipy.special import log_softmax
 
 from mdlnb.transfer import _validate as v
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: scikit-learn.
+
 
 def source_probs_from_logits(logits: Any, temperature: float = 1.0) -> np.ndarray:
     """Softmax of source-classifier logits ``(N, Z)`` at ``temperature`` → ``(N, Z)`` float64."""

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb._checks import check_same_length, check_targets
 from mdlnb.transfer import _gram
 from mdlnb.transfer import _validate as v
 
@@ -152,8 +153,6 @@ def logme_regression_result(features: Any, targets: Any, *, tol: float = 1e-10,
     marginal density of the targets under Bayesian linear regression with the
     maximising (α, β): a density, defined like every regression codelength of
     this package only up to the targets' quantisation (:mod:`mdlnb._targets`)."""
-    from mdlnb._checks import check_same_length, check_targets
-
     f = v.features(features)
     y = check_targets(targets, "targets")
     check_same_length(f, y, "features", "targets")

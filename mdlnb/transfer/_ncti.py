@@ -42,9 +42,13 @@ import dataclasses
 from typing import Any, Sequence
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from mdlnb.transfer import _validate as v
 from mdlnb.transfer._etran import minmax
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: scikit-learn.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,8 +67,6 @@ class NCTIResult:
 def ncti_result(features: Any, labels: Any, *, num_classes: int | None = None,
                 n_components: int = 64, top: int = 32) -> NCTIResult:
     """NCTI's three proxies; see the module doc."""
-    from threadpoolctl import threadpool_limits
-
     with threadpool_limits(limits=1, user_api="blas"):   # see _hscore._thin_svd
         return _ncti_result(features, labels, num_classes, n_components, top)
 

@@ -45,6 +45,9 @@ import numpy as np
 from mdlnb import _xla_cache
 from mdlnb.transfer import _validate as v
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: JAX.
+
 
 @dataclasses.dataclass(frozen=True)
 class PactranResult:

@@ -19,6 +19,10 @@ import dataclasses
 
 import numpy as np
 from scipy.special import log_softmax
+from threadpoolctl import threadpool_limits
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: scipy.optimize.
 
 # Above this many feature entries the two matrix products per evaluation run
 # in float32 (they are memory-bound: half the bytes); the loss and gradient
@@ -72,7 +76,6 @@ def fit(x: np.ndarray, y: np.ndarray, c: int, beta: float, *, bias: bool = True,
     a contended thread pool.
     """
     from scipy.optimize import minimize
-    from threadpoolctl import threadpool_limits
 
     n, d = x.shape
     dp = d + int(bias)

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from mdlnb.transfer import _validate as v
 
@@ -37,7 +38,6 @@ def coding_rate(z: np.ndarray, eps: float) -> float:
     n = z.shape[0]
     if n == 0:
         return 0.0
-    from threadpoolctl import threadpool_limits
 
     g = z.T @ z if z.shape[1] <= n else z @ z.T
     with threadpool_limits(limits=1, user_api="blas"):   # see _hscore._thin_svd

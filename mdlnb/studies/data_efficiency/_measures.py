@@ -20,7 +20,11 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+import pandas as pd
 
+from mdlnb import finetune, prequential, readouts, switching
+from mdlnb.encoders import features
+from mdlnb.experts import expert_grid
 from mdlnb.studies.switching import checkpoints
 
 SCRATCH = "from scratch"
@@ -37,10 +41,6 @@ def per_step_losses(task: Any, encoder: Any, *, mlp_layers: Sequence[int] = (1, 
     :func:`mdlnb.finetune.compare`; ``deep MLP`` runs MLP readouts of
     ``mlp_layers`` hidden layers on the same cached frozen features, same
     order, and mixes them with the Bayesian mixture."""
-    from mdlnb import finetune, prequential, readouts, switching
-    from mdlnb.encoders import features
-    from mdlnb.experts import expert_grid
-
     df = finetune.compare(task, encoder, learning_rate=learning_rate,
                           probe_learning_rate=probe_learning_rate, replay_streams=replay_streams,
                           batch_size=batch_size, seed=seed)
@@ -84,8 +84,6 @@ def regret_frames(per_step: dict[str, np.ndarray], *, task: str, domain: str, se
     scratch); ``summary`` one row per method with ``codelength [nats]``,
     ``nats per example``, ``regret [nats]`` at N, ``crossing n``
     (:func:`zero_crossing`, NaN if none) and ``n``."""
-    import pandas as pd
-
     base = np.cumsum(per_step[SCRATCH])
     n = base.size
     ns = checkpoints(n, points)

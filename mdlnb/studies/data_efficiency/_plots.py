@@ -8,6 +8,9 @@ from mdlnb import plots
 from mdlnb.studies.data_efficiency._measures import METHODS
 from mdlnb.studies.switching import spread
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: matplotlib.
+
 
 def regret(curves, summary, task_names: Mapping[str, str]):
     """One panel per domain: each method's cumulative loss minus from scratch's along n

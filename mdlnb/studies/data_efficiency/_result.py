@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
+import pandas as pd
 
 from mdlnb.studies._base import save_files
 from mdlnb.studies.data_efficiency import _claims, _plots
@@ -43,8 +44,6 @@ class DataEfficiencyResult:
 
     def frames(self):
         """``(curves, summary)``: :func:`regret_frames` of every (domain, order), concatenated."""
-        import pandas as pd
-
         frames = [regret_frames(p, task=name, domain=domain, seed=s, points=self.config.points)
                   for name, domain, s, p in self.runs]
         return (pd.concat([c for c, _ in frames], ignore_index=True),

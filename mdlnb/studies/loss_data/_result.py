@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
+import pandas as pd
 
 from mdlnb import curves
 from mdlnb.studies._base import save_files
@@ -44,8 +45,6 @@ class LossDataResult:
 
     def representations(self):
         """Each representation's dimension and the seconds to build it."""
-        import pandas as pd
-
         return pd.DataFrame({"representation": list(self.dims), "dim": list(self.dims.values()),
                              "seconds to build (features cached on disk)":
                                  [self.build_seconds[s] for s in self.dims]})
@@ -72,8 +71,6 @@ class LossDataResult:
 
     def tables(self) -> dict[str, Any]:
         """``{name: DataFrame}`` written as ``loss_data_<name>``."""
-        import pandas as pd
-
         return {"curves": pd.concat([c.frame() for c in self.curves]),
                 "measures": self.measures(), "rankings": self.rankings(),
                 "winner_changes": self.winner_changes(), "final": self.final(),
@@ -108,8 +105,6 @@ class LossDataResult:
 
     def flips(self) -> str:
         """The measures whose named winner changed as n grew (Markdown)."""
-        import pandas as pd
-
         changes = self.winner_changes()
         flipped = changes[changes["changed"]]
         names = [f"{m}" + ("" if pd.isna(e) else f" (eps {e:.3g})")

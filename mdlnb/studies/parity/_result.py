@@ -13,6 +13,9 @@ from mdlnb.studies._base import save_files
 from mdlnb.studies.parity._claims import parity_claims
 from mdlnb.studies.parity._config import ParityConfig
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas, matplotlib.
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ParityResult:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from mdlnb.studies import pretraining
 
@@ -40,8 +41,6 @@ def main(argv: list[str] | None = None) -> int:
         provs = pretraining.verify()
         print(f"{len(provs)} encoder artifacts verified in {pretraining.artifact_dir()}")
         if args.against:
-            from pathlib import Path
-
             bad = []
             for prov in provs:
                 other = pretraining.provenance(prov["name"], directory=Path(args.against))

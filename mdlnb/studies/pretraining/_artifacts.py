@@ -36,6 +36,9 @@ import numpy as np
 
 from mdlnb._io import atomic_write_bytes, atomic_write_text
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: JAX, pandas; mdlnb.encoders._pretrain (JAX, optax).
+
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
 

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from mdlnb import data
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: mdlnb.encoders._pretrain and mdlnb.encoders._staged (JAX, optax); mdlnb._protocol
+# (JAX, pandas).
 
 #: The objectives suite: every objective of the paper's Table 1a family on one
 #: architecture family (the ViT: MAE needs patch tokens), size S, plus the
@@ -83,7 +88,6 @@ class PretrainingConfig(StudyConfig):
             check_int(name, getattr(self, name), minimum=1)
         check_int("probe_test_size", self.probe_test_size, minimum=10, allow_none=True)
         if self.mdl_task is not None:
-            from mdlnb import data
             from mdlnb._protocol import protocol
 
             if self.mdl_task not in data.names():

@@ -33,6 +33,10 @@ import numpy as np
 
 from mdlnb._task import Task
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: scikit-learn, JAX; mdlnb.encoders.base and mdlnb.encoders.augment (JAX, optax);
+# mdlnb.labelfree (JAX); mdlnb.evaluation (JAX, optax, pandas).
+
 
 def _features(encoder: Any, task: Task) -> np.ndarray:
     from mdlnb.encoders.base import features

@@ -19,9 +19,15 @@ import numpy as np
 from pathlib import Path
 from typing import Any, Sequence
 
+from mdlnb import _progress, data, report
+from mdlnb import claims as C
 from mdlnb.studies.pretraining import _artifacts
 from mdlnb.studies.pretraining._config import PretrainingConfig, parse_unit
 from mdlnb.studies.pretraining._probe import ProbeMonitor
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: matplotlib, seaborn, pandas; mdlnb.encoders (JAX, optax); mdlnb.labelfree (JAX);
+# mdlnb.ranking (pandas, SciPy).
 
 
 #: The label-free scores and the downstream MDL code whose agreement with the probe
@@ -34,8 +40,6 @@ TRACKED = ("rankme", "lidar", "twonn_id", "cluster_learnability", "clid", "alpha
 def monitor(config: PretrainingConfig) -> ProbeMonitor:
     """The stage's monitor: probe fitted on ``probe_train_size`` training images,
     scored on the held-out (test) split."""
-    from mdlnb import data
-
     train = data.load(config.data, split="train", size=config.probe_train_size, seed=config.seed)
     test = data.load(config.data, split="test", size=config.probe_test_size, seed=config.seed)
     mdl = (None if config.mdl_task is None else
@@ -55,7 +59,6 @@ def run(config: PretrainingConfig | None = None, *, only: Sequence[str] | None =
     package's one default, :func:`mdlnb._progress.wanted`) prints them where
     someone watches (a terminal or a notebook), ``True``/``False`` force it (the
     command line, ``python -m mdlnb.studies.pretraining train``, passes True)."""
-    from mdlnb import _progress, data
     from mdlnb.encoders import train_until_plateau
 
     config = config or PretrainingConfig()
@@ -183,8 +186,6 @@ class PretrainingResult:
         than 2) and the smallest and largest τ."""
         import pandas as pd
 
-        from mdlnb import claims as C
-
         rows = []
         t = self.tracking()
         for score in [s for s in TRACKED if s in set(t["score"])]:
@@ -202,8 +203,6 @@ class PretrainingResult:
         """Claim (m), CLID's premise: label-free scores track representation quality. Per
         trained encoder τ(CLID, probe accuracy) over its checkpoints; t interval over
         encoders; paper (CLID Table 1, across ImageNet models): τ = 0.75."""
-        from mdlnb import claims as C
-
         t = self.tracking()
         taus = t.loc[t["score"] == "clid", "kendall tau"].to_numpy()
         d = C.t_effect(taus, paper_effect=0.75, level=1 - alpha, unit="encoders")
@@ -244,8 +243,6 @@ class PretrainingResult:
 
     def save(self, paper_dir: str | Path = "paper") -> list[Path]:
         import matplotlib.pyplot as plt
-
-        from mdlnb import report
 
         cols = ["encoder", "objective", "arch", "size", "param_count", "chosen_step",
                 "trained_steps", "stop_reason", "probe_accuracy", "probe_nll_nats", "rankme",

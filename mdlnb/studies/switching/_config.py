@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional, Sequence
 
+from mdlnb import experts, readouts
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
@@ -69,8 +70,6 @@ class SwitchingConfig(StudyConfig):
 
     def board(self) -> list:
         """The experts: :func:`mdlnb.readouts.board` under the hyperparameter grid."""
-        from mdlnb import experts, readouts
-
         return experts.expert_grid(readouts.board(self.max_hidden_layers, self.width),
                                    learning_rate=self.learning_rates, ema=self.emas,
                                    replay_streams=self.replay_streams)

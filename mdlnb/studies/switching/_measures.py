@@ -25,7 +25,10 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 
 from mdlnb import switching
 from mdlnb._grid import log_integers
@@ -54,8 +57,6 @@ def regret_curves(losses: Any, strats: Mapping[str, Any], *, baseline: str = BAS
 
     Columns: ``n`` (examples coded), ``strategy``, ``codelength [nats]``,
     ``regret [nats]`` (strategy − baseline at the same n; > 0: worse)."""
-    import pandas as pd
-
     if baseline not in strats:
         raise ValueError(f"baseline: {baseline!r} is not among strats {list(strats)}")
     L = np.asarray(losses)
@@ -73,8 +74,6 @@ def sensitivity(losses: Any, *, ms: Sequence[float] = (2, 5, 11, 31, 101),
 
     Columns: ``rate`` ("m" or "constant α"), ``value``, ``codelength [nats]``,
     ``regret to best expert [nats]`` (minus the best single column total)."""
-    import pandas as pd
-
     L = np.asarray(losses)
     best = float(L.sum(axis=0, dtype=np.float64).min())
     rows = []
@@ -102,9 +101,6 @@ def best_sequence_loss(losses: Any, max_switches: int) -> np.ndarray:
     Dynamic programme V_s[t, k] = L[t, k] + min(V_s[t − 1, k], min_j V_{s−1}[t − 1, j]),
     compiled with ``lax.scan`` over t (float64 on the host via NumPy would be a
     Python loop per step)."""
-    import jax
-    import jax.numpy as jnp
-
     L = jnp.asarray(np.asarray(losses, dtype=np.float32))
     S = int(max_switches)
     if S < 0 or L.ndim != 2:
@@ -126,8 +122,6 @@ def bound_curves(losses: Any, strategy: Any, *, points: int = 200):
     Columns: ``n``, ``regret [nats]`` (strategy codelength of the first n
     examples minus the smallest column sum over them), ``bound [nats]``
     (:func:`mdlnb.switching.never_switch_curve`)."""
-    import pandas as pd
-
     L = np.asarray(losses)
     cum = np.cumsum(switching.codelength(L, strategy, posterior=False).per_step_nats)
     best = np.cumsum(L.astype(np.float64), axis=0).min(axis=1)
@@ -143,8 +137,6 @@ def switch_counts(posterior: Any, groups: Sequence[str] | None = None, *, points
     ``posterior`` (N, K) p(ξ_t | D_<t); ``groups`` (K,) names (e.g. readouts)
     summed first. Columns: ``n``, ``map switches`` (changes of the most
     probable group in steps 2..n), ``tv`` (½ Σ |p_n − p_{n−1}|, 0 at n = 1)."""
-    import pandas as pd
-
     P = np.asarray(posterior, dtype=np.float64)
     if groups is not None:
         names = list(dict.fromkeys(groups))

@@ -13,11 +13,15 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
+import pandas as pd
 
 from mdlnb import switching
 from mdlnb.studies.switching._measures import (best_sequence_loss, bound_curves,
                                                fixed_share_bound, regret_curves, sensitivity,
                                                strategies, switch_counts)
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: mdlnb.prequential, mdlnb.encoders and mdlnb.studies.transferability (optax).
 
 
 @dataclass(frozen=True)
@@ -47,8 +51,6 @@ def run_pair(pair: str, task: Any, board: Sequence[Any], *, seed: int = 0, m: fl
              batch_size: int = 32, points: int = 200, ms: Sequence[float] = (2, 5, 11, 31, 101),
              alphas: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1)) -> PairResult:
     """Stage 1 (cached) on ``task`` with ``board`` in order ``seed``, then every frame."""
-    import pandas as pd
-
     from mdlnb import prequential
 
     lm = prequential.run(task, list(board), batch_size=batch_size, seed=seed)
@@ -69,8 +71,6 @@ def run_pair(pair: str, task: Any, board: Sequence[Any], *, seed: int = 0, m: fl
 
 def gather(results: Sequence[PairResult], frame: str):
     """Concatenate one frame over results, with ``pair`` and ``seed`` columns first."""
-    import pandas as pd
-
     if not results:
         raise ValueError("results: is empty")
     return pd.concat([getattr(r, frame).assign(pair=r.pair, seed=r.seed) for r in results],

@@ -9,6 +9,9 @@ from mdlnb import plots
 from mdlnb.studies.switching import _tables as T
 from mdlnb.studies.switching._pair import PairResult
 
+# Imported inside the functions that use them, so that importing this module does not load
+# them: matplotlib.
+
 
 def _panels(results: Sequence[PairResult]):
     import matplotlib.pyplot as plt

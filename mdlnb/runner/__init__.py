@@ -51,25 +51,35 @@ writes to ``build/lab/paper`` instead of the committed ``paper/``.
 
 from __future__ import annotations
 
-import argparse
 import ast
-import contextlib
 import dataclasses
-import datetime
 import json
 import os
-import re
 import sys
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from mdlnb import _progress
+from mdlnb.runner._cli import parse_parameters, parser
+from mdlnb.runner._execute import environ as _environ
+from mdlnb.runner._execute import execute
+from mdlnb.runner._paths import (LAB_DIR, PROFILES, ROOT, RUNNER_ENV, executed_path,
+                                 library_files, params_path, shown)
+from mdlnb.runner._summary import (SUMMARY_COLUMNS, format_summary, notebook_title, summary,
+                                   to_html)
+from mdlnb.runner._types import article, field_hints, hint_text, matches, type_of_default
 
-PROFILES = ("smoke", "default", "full")
-ROOT = Path(__file__).resolve().parent.parent
-RUNNER_ENV = "MDLNB_RUNNER"       # "1" in the kernels this runner starts
-LAB_DIR = ROOT / "build" / "lab"  # where interactive runs write (paper_dir = LAB_DIR / "paper")
+__all__ = ["LAB_DIR", "PROFILES", "ROOT", "RUNNER_ENV", "SUMMARY_COLUMNS", "available",
+           "check_profile", "check_profiles", "executed_path", "format_summary",
+           "interactive_profile", "library_files", "main", "merged_parameters",
+           "notebook_dir", "notebook_parameters", "notebook_title", "params_path",
+           "parse_parameters", "profile_parameters", "run", "stale", "summary", "to_html",
+           "write_params"]
+
+# jupytext, nbformat, yaml, mdlnb._io (its hashlib, tempfile, zipfile) and
+# mdlnb._paperdiff (subprocess) are imported inside the functions that use them, and the
+# studies (JAX) inside check_profile: the light commands (--help, --summary) start
+# without them.
 
 
 def notebook_dir() -> Path:
@@ -129,10 +139,10 @@ def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
     literal = _literal_parameters(name)
     for key, value in params.items():
         if key in literal and value is not None \
-                and not _matches(value, _type_of_default(declared[key])):
+                and not matches(value, type_of_default(declared[key])):
             raise ValueError(f"{source}: {name}.{profile}: {key} = {value!r} is "
-                             f"{_a(type(value).__name__)}, but the default in notebooks/"
-                             f"{name}.py ({declared[key]!r}) is {_a(type(declared[key]).__name__)}")
+                             f"{article(type(value).__name__)}, but the default in notebooks/"
+                             f"{name}.py ({declared[key]!r}) is {article(type(declared[key]).__name__)}")
     from mdlnb import studies   # here, not at the top: `--help` and `--summary` need no study
 
     study = params.get("study", declared.get("study")) or studies.study_of(name)
@@ -147,19 +157,18 @@ def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
         overrides = {k: v for k, v in params.items() if k in fields}
         prefix = ""
     if isinstance(overrides, Mapping):
-        hints = _field_hints(cls)
+        hints = field_hints(cls)
         for field, value in overrides.items():
-            if field in hints and not _matches(value, hints[field]):
+            if field in hints and not matches(value, hints[field]):
                 raise ValueError(f"{source}: {name}.{profile}: {prefix}{field} = "
-                                 f"{value!r} is {_a(type(value).__name__)}, but "
-                                 f"{cls.__name__}.{field} is {_hint_text(hints[field])}")
+                                 f"{value!r} is {article(type(value).__name__)}, but "
+                                 f"{cls.__name__}.{field} is {hint_text(hints[field])}")
     try:
         cls.from_overrides(overrides)
     except (TypeError, ValueError) as err:
         raise ValueError(f"{source}: {name}.{profile}: {err}") from None
 
 
-# ----------------------------------------------------------------------------- types
 
 
 def _literal_parameters(name: str) -> set[str]:
@@ -182,82 +191,14 @@ def _literal_parameters(name: str) -> set[str]:
     return out
 
 
-def _type_of_default(default: Any) -> Any:
-    """The type an override (other than None) of a parameter whose default is
-    ``default`` must have: ``None`` = anything; a number default takes an int or a float (an int default
-    an int); a list or tuple default a list or tuple; else the default's type."""
-    if default is None:
-        return Any
-    if isinstance(default, bool):
-        return bool
-    if isinstance(default, (list, tuple)):
-        return tuple
-    if isinstance(default, dict):
-        return dict
-    return type(default)
 
 
-def _field_hints(cls: type) -> dict[str, Any]:
-    """Field name → resolved type annotation of the dataclass ``cls`` (empty on failure)."""
-    import typing
-
-    try:
-        return typing.get_type_hints(cls)
-    except Exception:  # an annotation that does not resolve: no type checks
-        return {}
 
 
-def _matches(value: Any, hint: Any) -> bool:
-    """Whether ``value`` (as YAML or a Python literal gives it) fits the type ``hint``:
-    bool/int/float/str exactly (an int fits a float, a bool fits no number), a list or
-    tuple fits a tuple/Sequence/list (elements checked), a dict fits a Mapping (keys
-    and values checked), a union if one arm fits; anything else is not checked here."""
-    import collections.abc as abc
-    import types
-    import typing
-
-    if hint is Any or hint is object:
-        return True
-    if hint is None or hint is type(None):
-        return value is None
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is typing.Union or origin is types.UnionType:
-        return any(_matches(value, a) for a in args)
-    if origin is typing.Literal:
-        return value in args
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is str:
-        return isinstance(value, str)
-    seq = (tuple, list, abc.Sequence)
-    if hint in seq or origin in seq:
-        if isinstance(value, str) or not isinstance(value, (list, tuple)):
-            return False
-        if not args:
-            return True
-        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-            return len(value) == len(args) and all(map(_matches, value, args))
-        return all(_matches(v, args[0]) for v in value)
-    if hint in (dict, abc.Mapping) or origin in (dict, abc.Mapping):
-        if not isinstance(value, dict):
-            return False
-        if len(args) != 2:
-            return True
-        return all(_matches(k, args[0]) and _matches(v, args[1]) for k, v in value.items())
-    return True
 
 
-def _hint_text(hint: Any) -> str:
-    text = getattr(hint, "__name__", None) if not getattr(hint, "__args__", None) else None
-    return text or str(hint).replace("typing.", "")
 
 
-def _a(word: str) -> str:
-    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
 
 
 def check_profiles() -> None:
@@ -286,15 +227,8 @@ def profile_parameters(name: str, profile: str) -> dict[str, Any]:
     return params
 
 
-def executed_path(name: str, profile: str, out_dir: str | Path | None = None) -> Path:
-    """Where :func:`run` writes notebook ``name``'s executed ``.ipynb`` (the make target)."""
-    return Path(out_dir or ROOT / "build" / "notebooks" / profile) / f"{name}.ipynb"
 
 
-def params_path(name: str, profile: str, root: str | Path | None = None) -> Path:
-    """The stamp of notebook ``name``'s entry in ``profiles.yaml`` for ``profile``
-    (``build/notebooks/<profile>/.params/<name>.json``; a make prerequisite)."""
-    return Path(root or ROOT / "build" / "notebooks") / profile / ".params" / f"{name}.json"
 
 
 def write_params(root: str | Path | None = None) -> list[Path]:
@@ -314,20 +248,6 @@ def write_params(root: str | Path | None = None) -> list[Path]:
                 atomic_write_text(path, text)
                 written.append(path)
     return written
-
-
-@contextlib.contextmanager
-def _environ(values: Mapping[str, str]):
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def merged_parameters(name: str, profile: str,
@@ -363,75 +283,12 @@ def run(name: str, profile: str = "default", *, out_dir: str | Path | None = Non
     make target is never a half-run notebook. Its ``metadata["mdlnb"]`` records
     the profile, the parameters, start and end (UTC) and the wall time.
     """
-    import jupytext
-    import nbformat
-    import papermill as pm
-
-    from mdlnb._io import atomic_write_text
-
     src = notebook_dir() / f"{name}.py"
     if not src.exists():
         raise ValueError(f"name: no notebook {name!r}; available: {available()}")
     params = merged_parameters(name, profile, parameters)
-    nb_out = executed_path(name, profile, out_dir)
-    nb_out.parent.mkdir(parents=True, exist_ok=True)
-    nb_in = nb_out.with_name(f"{name}.input.ipynb")
-    nb_run = nb_out.with_name(f"{name}.running.ipynb")
-    nb_failed = nb_out.with_name(f"{name}.failed.ipynb")
-    source = jupytext.read(src)
-    # notebooks/*.py carry no header (notebooks/jupytext.toml): the kernel is Python's
-    source.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3",
-                                              "language": "python"})
-    jupytext.write(source, nb_in)
-    started, t0 = time.time(), time.perf_counter()
-    try:
-        env = {RUNNER_ENV: "1", **({_progress.ENV: "0"} if batch else {})}
-        with _environ(env), _ipc_kernels() as manager:
-            pm.execute_notebook(str(nb_in), str(nb_run), parameters=params,
-                                cwd=str(cwd or ROOT), kernel_name="python3",
-                                progress_bar=progress, log_output=False,
-                                kernel_manager_class=manager)
-    except BaseException:
-        if nb_run.exists():
-            os.replace(nb_run, nb_failed)
-        raise
-    finally:
-        nb_in.unlink(missing_ok=True)
-    nb = nbformat.read(nb_run, as_version=4)
-    nb.metadata["mdlnb"] = {"notebook": name, "profile": profile,
-                            "parameters": json.loads(json.dumps(params, default=str)),
-                            "started": _utc(started), "finished": _utc(time.time()),
-                            "finished_epoch": time.time(),
-                            "wall_s": round(time.perf_counter() - t0, 2)}
-    atomic_write_text(nb_out, nbformat.writes(nb))
-    nb_run.unlink(missing_ok=True)
-    nb_failed.unlink(missing_ok=True)
-    return nb_out
-
-
-@contextlib.contextmanager
-def _ipc_kernels():
-    """A kernel manager class whose kernels talk over local (IPC) sockets in a
-    temporary folder, removed afterwards: a kernel on TCP warns "Kernel is running
-    over TCP without encryption" on every start, which batch runs printed once per
-    notebook."""
-    import shutil
-    import tempfile
-
-    from jupyter_client.manager import AsyncKernelManager
-
-    folder = tempfile.mkdtemp(prefix="mdlnb-kernel-")
-
-    class IPCKernelManager(AsyncKernelManager):
-        def __init__(self, **kwargs: Any):
-            super().__init__(**kwargs)
-            self.transport = "ipc"
-            self.ip = os.path.join(folder, "kernel")
-
-    try:
-        yield IPCKernelManager
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    return execute(src, executed_path(name, profile, out_dir), params, name=name,
+                   profile=profile, cwd=cwd or ROOT, progress=progress, batch=batch)
 
 
 def interactive_profile(namespace: dict, name: str) -> None:
@@ -478,21 +335,15 @@ def interactive_profile(namespace: dict, name: str) -> None:
     check_profile(name, profile, {k: v for k, v in applied.items() if k != "paper_dir"},
                   source="interactive_profile")
     namespace.update(applied)
-    shown = ", ".join(f"{k}={v!r}" if k != "overrides" else f"overrides ({len(v)} fields)"
-                      for k, v in applied.items() if k != "paper_dir")
-    where = _shown(Path(applied.get("paper_dir", paper_dir or ".")))
+    listed = ", ".join(f"{k}={v!r}" if k != "overrides" else f"overrides ({len(v)} fields)"
+                       for k, v in applied.items() if k != "paper_dir")
+    where = shown(Path(applied.get("paper_dir", paper_dir or ".")))
     print(f"interactive run of {name}, profile {profile!r}"
-          f"{': ' + shown if shown else ' (the parameters cell as it is)'}; writing to {where}")
+          f"{': ' + listed if listed else ' (the parameters cell as it is)'}; writing to {where}")
 
 
-def _utc(epoch: float) -> str:
-    return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).isoformat(
-        timespec="seconds")
 
 
-def library_files() -> list[Path]:
-    """The library sources every executed notebook depends on (``mdlnb/**/*.py``)."""
-    return sorted((ROOT / "mdlnb").rglob("*.py"))
 
 
 def stale(name: str, profile: str, *, out_dir: str | Path | None = None) -> list[str]:
@@ -506,7 +357,7 @@ def stale(name: str, profile: str, *, out_dir: str | Path | None = None) -> list
     if not out.exists():
         return [f"{out} does not exist"]
     when = out.stat().st_mtime
-    reasons = [f"{_shown(p)} is newer" for p in [notebook_dir() / f"{name}.py", *library_files()]
+    reasons = [f"{shown(p)} is newer" for p in [notebook_dir() / f"{name}.py", *library_files()]
                if p.stat().st_mtime > when]
     recorded = nbformat.read(out, as_version=4).metadata.get("mdlnb", {}).get("parameters")
     now = json.loads(json.dumps(profile_parameters(name, profile), default=str))
@@ -515,143 +366,22 @@ def stale(name: str, profile: str, *, out_dir: str | Path | None = None) -> list
     return reasons
 
 
-def _shown(path: Path) -> str:
-    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
-def to_html(ipynb: str | Path) -> Path:
-    """Render an executed notebook to HTML next to it (``NAME.html``, nbconvert's
-    ``lab`` template, written atomically), for readers without Jupyter; the page's
-    title is the notebook's first heading (:func:`notebook_title`)."""
-    import nbconvert
-    import nbformat
-
-    from mdlnb._io import atomic_write_text
-
-    ipynb = Path(ipynb)
-    if ipynb.suffix != ".ipynb" or not ipynb.is_file():
-        raise ValueError(f"ipynb: not an .ipynb file: {str(ipynb)!r}")
-    nb = nbformat.read(ipynb, as_version=4)
-    resources = {"metadata": {"name": notebook_title(nb) or ipynb.stem}}
-    body, _ = nbconvert.HTMLExporter().from_notebook_node(nb, resources=resources)
-    return atomic_write_text(ipynb.with_suffix(".html"), body)
 
 
-def notebook_title(nb: Any) -> str | None:
-    """The first Markdown heading of notebook ``nb`` as plain text (``**``, ``*`` and
-    backticks dropped): the HTML page's title. None if no Markdown cell has one."""
-    for cell in nb.cells:
-        if cell.cell_type != "markdown":
-            continue
-        found = re.search(r"^#{1,6}\s+(.+?)\s*#*\s*$", cell.source, re.M)
-        if found:
-            return re.sub(r"[`*]", "", found.group(1)).strip()
-    return None
 
 
-SUMMARY_COLUMNS = ["notebook", "status", "wall [s]", "finished (UTC)", "html"]
 
 
-def summary(names: Sequence[str], profile: str, *, out_dir: str | Path | None = None,
-            since: float | None = None):
-    """One row per notebook: ``status`` — ``ran`` (finished at or after the epoch
-    ``since``), ``up to date`` (finished before), ``failed`` (a ``.failed.ipynb``
-    newer than any success) or ``missing`` — the recorded wall time, when it
-    finished, and its HTML rendering if there is one."""
-    import nbformat
-    import pandas as pd
-
-    rows = []
-    for name in names:
-        out = executed_path(name, profile, out_dir)
-        failed = out.with_name(f"{name}.failed.ipynb")
-        row = dict(notebook=name, status="missing", **{"wall [s]": float("nan"),
-                   "finished (UTC)": "", "html": ""})
-        if out.exists():
-            meta = nbformat.read(out, as_version=4).metadata
-            mine, pm_meta = meta.get("mdlnb", {}), meta.get("papermill", {})
-            end = mine.get("finished_epoch", out.stat().st_mtime)
-            row.update({"wall [s]": mine.get("wall_s", pm_meta.get("duration", float("nan"))),
-                        "finished (UTC)": mine.get("finished", _utc(end)),
-                        "status": "ran" if since is not None and end >= since else "up to date"})
-            html = out.with_suffix(".html")
-            row["html"] = _shown(html) if html.exists() else ""
-        if failed.exists() and (not out.exists() or failed.stat().st_mtime > out.stat().st_mtime):
-            row["status"] = "failed"
-        rows.append(row)
-    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
-def format_summary(table: Any, profile: str) -> str:
-    """Plain-text table of :func:`summary` with the total wall time of what ran."""
-    import math
-
-    ran = table[table["status"] == "ran"]
-    cells = [[str(c) for c in SUMMARY_COLUMNS]] + [
-        [r["notebook"], r["status"], "-" if math.isnan(r["wall [s]"]) else f"{r['wall [s]']:,.1f}",
-         r["finished (UTC)"] or "-", r["html"] or "-"] for r in table.to_dict("records")]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(SUMMARY_COLUMNS))]
-    lines = ["  ".join(c.rjust(w) if i == 2 else c.ljust(w)
-                       for i, (c, w) in enumerate(zip(row, widths))).rstrip() for row in cells]
-    return "\n".join([f"notebooks [{profile}]: {len(ran)} ran ({ran['wall [s]'].sum():,.1f} s "
-                      f"of notebook time), {int((table['status'] == 'up to date').sum())} up "
-                      f"to date", *lines])
 
 
-def parse_parameters(items: Sequence[str]) -> dict[str, Any]:
-    """``["seed=1", "size=400", "overrides.train_size=100"]`` → parameters: each value
-    parsed as YAML (``1`` an int, ``0.5`` a float, ``true`` a bool, ``null`` None,
-    ``[a, b]`` a list, anything else a string); ``overrides.FIELD=VALUE`` sets one field
-    of a study notebook's ``overrides``."""
-    import yaml
-
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, text = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ValueError(f"parameter: expected KEY=VALUE, got {item!r}")
-        try:
-            value = yaml.safe_load(text) if text.strip() else ""
-        except yaml.YAMLError as err:
-            raise ValueError(f"parameter: {key}: {text!r} is not valid YAML ({err})") from None
-        if isinstance(value, str) and re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+",
-                                                   value.strip()):
-            value = float(value)   # 1e-3: a float (YAML 1.1 wants 1.0e-3)
-        if key.startswith("overrides."):
-            field = key.split(".", 1)[1]
-            if not field:
-                raise ValueError(f"parameter: expected overrides.FIELD=VALUE, got {item!r}")
-            out.setdefault("overrides", {})[field] = value
-        else:
-            out[key] = value
-    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mdlnb.runner", description=__doc__.splitlines()[0])
-    ap.add_argument("names", nargs="*",
-                    help="notebooks to run (default: all); with --html: executed .ipynb files")
-    ap.add_argument("--profile", default="default", choices=PROFILES)
-    ap.add_argument("-p", "--parameter", action="append", default=[], metavar="KEY=VALUE",
-                    help="override one notebook parameter (VALUE parsed as YAML; "
-                         "overrides.FIELD=VALUE for a study's config field); repeatable; "
-                         "checked, with its type, before any notebook runs")
-    ap.add_argument("--check", action="store_true",
-                    help="run nothing: check every entry of notebooks/profiles.yaml (names, "
-                         "types, study config fields) and exit (status 2 on an error)")
-    ap.add_argument("--out-dir", default=None)
-    ap.add_argument("--compare-to-git", metavar="REV", default=None,
-                    help="end by listing committed paper/*.csv numbers (at REV) that moved")
-    ap.add_argument("--summary", action="store_true",
-                    help="run nothing: print the per-notebook table of the executed notebooks")
-    ap.add_argument("--since", type=float, default=None, metavar="EPOCH",
-                    help="with --summary: notebooks finished from then on count as 'ran'")
-    ap.add_argument("--write-params", action="store_true",
-                    help="refresh the profile stamps build/notebooks/<profile>/.params/*.json")
-    ap.add_argument("--html", action="store_true",
-                    help="render the given executed notebooks to HTML next to them")
-    args = ap.parse_args(argv)
+    args = parser(__doc__.splitlines()[0]).parse_args(argv)
     if args.write_params:
         write_params()
         return 0
@@ -690,10 +420,3 @@ def main(argv: Sequence[str] | None = None) -> int:
               flush=True)
     return 0
 
-
-if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except ValueError as err:   # a bad name, profile or parameter: one line, status 2
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
