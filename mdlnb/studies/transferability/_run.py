@@ -39,7 +39,9 @@ CACHE_VERSION = "transferability-units-v1"
 SCORE_FIELDS = ("metrics", "nleep_components", "grid_metrics", "linear_beta_factors",
                 "label_free", "mdl", "mdl_experts", "mdl_batch_size", "mdl_m", "mdl_standardize")
 # Modules that only format or present results: editing them keeps cached units valid.
-_PRESENTATION = ("report.py", "plots.py", "runner.py", "cli.py", "_paperdiff.py", "_progress.py",
+_PRESENTATION = ("report.py", "plots.py", "runner/__init__.py", "runner/__main__.py",
+                 "runner/_cli.py", "runner/_execute.py", "runner/_paths.py", "runner/_summary.py",
+                 "runner/_types.py", "cli.py", "_paperdiff.py", "_progress.py",
                  "claims.py", "manifest.py", "studies/transferability/_claims.py",
                  "studies/transferability/_result.py", "studies/transferability/_kendall.py",
                  "studies/transferability/_run.py")
