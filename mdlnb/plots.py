@@ -296,7 +296,9 @@ _OBJECTIVES = {"supervised": "supervised", "simclr": "SimCLR", "byol": "BYOL", "
                "mae": "MAE", "autoencoder": "autoencoder", "random": "untrained"}
 _TASKS = {"fashion_mnist": "Fashion-MNIST", "lfw_faces": "LFW faces", "clevr_count": "Clevr count",
           "clevr_distance": "Clevr distance", "dsprites_location": "dSprites location",
-          "dsprites_orientation": "dSprites orientation", "sci_patches": "scientific patches"}
+          "dsprites_orientation": "dSprites orientation", "sci_patches": "scientific patches",
+          "clevr_closest_colour": "Clevr closest colour", "dsprites_scale": "dSprites scale",
+          "dsprites_shape": "dSprites shape", "ihc_dab": "IHC DAB"}
 
 
 def encoder_label(name: str) -> str:

@@ -137,7 +137,9 @@ def regret(regret_frame, *, ax: Any = None):
     r = regret_frame.iloc[0]
     ax.set_title(f"{encoder_label(str(r['larger']))} minus {encoder_label(str(r['smaller']))}\n"
                  "below 0: the larger encoder has coded the labels in fewer nats", fontsize=10)
-    ax.legend(fontsize=8, title="task", title_fontsize=8)
+    # upper left: before the first batch is coded every curve is 0, so that corner is empty
+    ax.legend(fontsize=7, title="task", title_fontsize=8, loc="upper left",
+              ncol=2 if len(tasks) > 6 else 1)
     return ax
 
 
