@@ -106,6 +106,25 @@ def depth_change(posterior, *, first_batch: int):
     return pd.DataFrame(rows, columns=keys + ["early", "late", "change", "early_bin"])
 
 
+def depth_change_by_task(posterior, *, first_batch: int):
+    """(d1)'s aggregation of :func:`depth_change`: ``(per order, per (encoder, task,
+    group) mean over orders, per (task, group) mean over encoders)``."""
+    ch = depth_change(posterior, first_batch=first_batch)
+    cols = ["early", "late", "change"]
+    pair = ch.groupby(["encoder", "task", "group"], sort=True)[cols].mean().reset_index()
+    task = pair.groupby(["task", "group"], sort=True)[cols].mean().reset_index()
+    return ch, pair, task
+
+
+def order_noise_cells(frame, encoders: Sequence[str]):
+    """(f)'s cells: ``(permutation_variance, its rows with a finite positive
+    sd / nearest gap, the per-task arrays of those ratios)``."""
+    var = _tables.permutation_variance(frame, encoders)
+    ok = var.dropna(subset=["sd [nats]", "sd / nearest gap"])
+    ok = ok[ok["sd / nearest gap"] > 0]
+    return var, ok, [g["sd / nearest gap"].to_numpy() for _, g in ok.groupby("task")]
+
+
 def _fmt_taus(t) -> str:
     return ", ".join(f"{m} {t.loc[m]:.2f}" for m in t.index)
 
@@ -181,11 +200,8 @@ def objectives_claims(result: Any, encoders: Sequence[str], *, alpha: float = 0.
         f"(2,000 resamples), {level:.0%} interval: holds above 0, does not hold below 0 or "
         "below the paper's 0.14, else inconclusive", d,
         our_value=f"{d.detail}; average-rank orders: {_fmt_taus(ours)}")
-    var = _tables.permutation_variance(frame, encoders)
-    ok = var.dropna(subset=["sd [nats]", "sd / nearest gap"])
-    ok = ok[ok["sd / nearest gap"] > 0]
+    var, ok, cells = order_noise_cells(frame, encoders)
     orders = int(var["orders"].min()) if len(var) else 0
-    cells = [g["sd / nearest gap"].to_numpy() for _, g in ok.groupby("task")]
     if orders < 2 or len(cells) < 2:
         d = C.Decision(C.INCONCLUSIVE, f"{orders} data order(s), {len(cells)} task(s): "
                        "no interval")
@@ -225,11 +241,7 @@ def readout_claims(result: Any, encoders: Sequence[str] | None = None, *,
         post = post[post["encoder"].isin(encoders)]
         frame = frame[frame["encoder"].isin(encoders)]
     batch = int(resolve_protocol(result.config.protocol).batch_size)
-    ch = depth_change(post, first_batch=2 * batch)
-    pair = ch.groupby(["encoder", "task", "group"], sort=True)[["early", "late", "change"]] \
-        .mean().reset_index()
-    task = pair.groupby(["task", "group"], sort=True)[["early", "late", "change"]].mean() \
-        .reset_index()
+    ch, pair, task = depth_change_by_task(post, first_batch=2 * batch)
     orders = len(result.config.seeds)
     d = C.t_effect(task["change"], paper_effect=PAPER_EFFECTS["d1"], level=level, unit="tasks")
     up, down = int((pair["change"] > 0).sum()), int((pair["change"] < 0).sum())

@@ -204,19 +204,17 @@ def spreads(result: Any, objectives: Sequence[str] | None = None):
     import pandas as pd
 
     from mdlnb._compare import resolve_protocol
-    from mdlnb.studies.encoders import _claims, _tables
+    from mdlnb.studies.encoders import _claims
 
     frame = result.frame
     everyone = list(dict.fromkeys(frame["encoder"]))
     agree = _claims.per_task_agreement(frame, everyone)
     a2 = (agree["mlp vs mdl"] - agree["linear vs mlp"]).dropna().to_numpy(float)
-    var = _tables.permutation_variance(frame, list(objectives or everyone))
-    ok = var.dropna(subset=["sd / nearest gap"])
-    ok = ok[ok["sd / nearest gap"] > 0]
-    f = np.array([-np.log10(np.median(g["sd / nearest gap"])) for _, g in ok.groupby("task")])
+    _, _, cells = _claims.order_noise_cells(frame, list(objectives or everyone))
+    f = np.array([_claims._log_ratio_median([c]) for c in cells])
     batch = int(resolve_protocol(result.config.protocol).batch_size)
-    ch = _claims.depth_change(result.posterior, first_batch=2 * batch)
-    d1 = ch.groupby(["encoder", "task"])["change"].mean().groupby("task").mean().to_numpy(float)
+    d1 = _claims.depth_change_by_task(result.posterior, first_batch=2 * batch)[2]["change"] \
+        .to_numpy(float)
     rows = []
     for claim, x in (("a2", a2), ("f", f), ("d1", d1)):
         sd = float(np.std(x, ddof=1)) if x.size >= 2 else float("nan")
