@@ -80,6 +80,24 @@ def test_switching_more_frequent_out_of_domain():
     assert k.verdict == INCONCLUSIVE and "no in-domain task" in k.our_value
 
 
+def test_in_domain_tasks_are_those_on_the_pretraining_images():
+    from mdlnb.studies.encoders import EncodersResult
+
+    grid = SimpleNamespace(config=SimpleNamespace(pretrain_data="fashion_mnist"),
+                           sizes={t: 1000 for t in ("digits", "fashion_mnist_category",
+                                                    "clevr_count", "fashion_mnist")})
+    assert EncodersResult.in_domain(grid) == ["fashion_mnist_category", "fashion_mnist"]
+    # the claim averages the in-domain rate over both tasks: t0 and t1 in domain
+    rows = [r for r in _switch_rows(2.0, 8.0) if r["task"] != "t1"] + [
+        dict(r, task="t1", value=r["value"] / 4) for r in _switch_rows(2.0, 8.0)
+        if r["task"] == "t0"]
+    k = M.domain_claim(_result(rows), ["t0", "t1"])
+    f = pd.DataFrame(rows)
+    per = [np.log2(g[~g.task.isin(["t0", "t1"])].value.mean() / g[g.task.isin(["t0", "t1"])]
+                   .value.mean()) for _, g in f.groupby("encoder")]
+    assert f"mean {np.mean(per):.4g}" in k.our_value and np.mean(per) > 2.5
+
+
 def test_average_accuracy_against_average_rank():
     # e0 wins most tasks narrowly and collapses on one: best average rank, worst mean accuracy
     acc = {t: [0.81, 0.80, 0.70] for t in TASKS}

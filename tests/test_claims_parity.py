@@ -70,11 +70,35 @@ def test_parity_claims_on_the_exact_algorithms():
     assert [c.verdict for c in parity_claims(a, b, eps, at=[3, 100])] == [HOLDS] * 3
 
 
-def test_g3_eps_must_be_reachable_by_both():
-    with pytest.raises(ValueError, match="eps"):
-        parity_claims(QUICK, LIMIT, 0.2, at=[4, 64], floor=0.3)
-    g3 = parity_claims(QUICK, LIMIT, 0.2, at=[4, 64], floor=0.1)[2]
-    assert "ε = 0.2 > the noisy label's floor 0.1 nats" in g3.rule
+def test_g3_on_a_noisy_label_whose_sdl_can_be_tight():
+    """At alpha = 0.1 the count's held-out loss stays near 0.36 nats > log 2 / 2: its SDL is a
+    lower bound at every ε < log 2 (Alg. 1), so g3 could only be inconclusive. At 0.05 and
+    ε = 2.5 H(0.05) both SDLs are decided once B has learned s (d = 6: n ≈ 8-16)."""
+    raw, noisy, _ = curves.parity_tasks(6, 300, alpha=0.05, seed=0)
+    pool_b, test_b = curves.split_test(raw, 0.2)
+    pool_a, test_a = curves.split_test(noisy, 0.2)
+    grid = curves.log_grid(pool_b.n, 8, n_min=2)
+    a = curves.algorithm_curve(pool_a, "bernoulli", test=test_a, sizes=grid, seeds=3)
+    b = curves.algorithm_curve(pool_b, "gf2", test=test_b, sizes=grid, seeds=3)
+    h = curves.binary_entropy(0.05)
+    assert a.loss[:, -1].max() < 2.5 * h / 2 < LOG2 / 2      # A tight at the end
+    g3 = parity_claims(a, b, 2.5 * h, at=[3, 100], floor=h)[2]
+    assert g3.verdict == HOLDS and "one winner each on all 4 curves" in g3.our_value
+    # the same toy at alpha = 0.1 and its old ε = 1.5 H: A's SDL never tight, nothing named
+    _, noisy1, _ = curves.parity_tasks(6, 300, alpha=0.1, seed=0)
+    a1 = curves.algorithm_curve(curves.split_test(noisy1, 0.2)[0], "bernoulli",
+                                test=curves.split_test(noisy1, 0.2)[1], sizes=grid, seeds=3)
+    h1 = curves.binary_entropy(0.1)
+    g3 = parity_claims(a1, b, 1.5 * h1, at=[3, 100])[2]
+    assert g3.verdict == INCONCLUSIVE and "never named a winner" in g3.our_value
+
+
+def test_g3_eps_must_exceed_twice_the_floor():
+    for floor in (0.3, 0.15, 0.1):   # 0.2 nats is not above 2 x floor
+        with pytest.raises(ValueError, match="eps"):
+            parity_claims(QUICK, LIMIT, 0.2, at=[4, 64], floor=floor)
+    g3 = parity_claims(QUICK, LIMIT, 0.2, at=[4, 64], floor=0.09)[2]
+    assert "ε = 0.2 nats > twice the noisy label's floor 0.09" in g3.rule
 
 
 def test_parity_result_reads_its_curves():
@@ -82,19 +106,31 @@ def test_parity_result_reads_its_curves():
     (the switching reports are not needed for them)."""
     from mdlnb.studies.parity import ParityConfig, ParityResult
 
-    config = ParityConfig(d=3, alpha=0.1, eps_fraction=0.5, g3_eps_fraction=1.5, seeds=3,
-                          at=[4, 64, 10_000])
+    config = ParityConfig(d=3, alpha=0.1, eps_fraction=0.5, g3_alpha=0.05, g3_eps_fraction=2.5,
+                          seeds=3, at=[4, 64, 10_000])
     r = ParityResult(config, np.array([1, 0, 1]), 64, 16, 80, SIZES, QUICK, LIMIT, QUICK, LIMIT,
                      None, None)
     h = -0.1 * math.log(0.1) - 0.9 * math.log(0.9)
+    h3 = -0.05 * math.log(0.05) - 0.95 * math.log(0.95)
     assert r.h_alpha == pytest.approx(h) and r.eps.value == pytest.approx(0.5 * h)
-    assert r.eps_g3.value == pytest.approx(1.5 * h) and r.at == [4, 64]
+    # without a g3 curve g3 reads curve_a at alpha
+    assert r.eps_g3.value == pytest.approx(2.5 * h) and r.at == [4, 64]
+    g3_quick = _curve("A'", [[0.30, 0.20, 0.12, 0.11, 0.10, 0.10]] * 3)
+    r3 = ParityResult(config, np.array([1, 0, 1]), 64, 16, 80, SIZES, QUICK, LIMIT, QUICK, LIMIT,
+                      None, None, g3_quick)
+    assert r3.h_alpha_g3 == pytest.approx(h3) and r3.eps_g3.value == pytest.approx(2.5 * h3)
+    got3 = [(c.id, c.verdict, c.our_value) for c in r3.claims()]
+    want3 = parity_claims(QUICK, LIMIT, 0.5 * h, at=[4, 64])[:2] + parity_claims(
+        g3_quick, LIMIT, 2.5 * h3, at=[4, 64], floor=h3)[2:]
+    assert got3 == [(c.id, c.verdict, c.our_value) for c in want3]
+    assert r3.claims()[2].verdict == HOLDS
     want = curves.measure_table([QUICK, LIMIT], 0.5 * h, at=[4, 64])
     assert r.measure_table().equals(want)
     assert list(r.rankings().set_index(["measure", "n"]).loc["VA", "prefers"]) == ["A", "B"]
-    got = [(c.id, c.verdict) for c in r.claims()]
-    assert got == [(c.id, c.verdict) for c in parity_claims(QUICK, LIMIT, 1.5 * h, at=[4, 64],
-                                                            floor=h)]
+    assert r.claims()[2].rule == parity_claims(QUICK, LIMIT, 2.5 * h, at=[4, 64],
+                                               floor=h)[2].rule
+    with pytest.raises(ValueError, match="g3_eps_fraction"):
+        ParityConfig(g3_alpha=0.1, g3_eps_fraction=2.5)   # log 2 / H(0.1) = 2.13
     assert "VA as n grows: A → B" in r.exact_findings()
     with pytest.raises(ValueError, match="probes"):
         r.measure_table("nope")

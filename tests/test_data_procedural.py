@@ -219,6 +219,56 @@ def test_clevr_closest_colour_is_the_colour_of_the_lowest_object(scenes):
     assert np.array_equal(est[unique], tr.y[unique])
 
 
+def _nearest_components(images):
+    """Per image: the connected component of the lowest-reaching object, and whether it is the
+    only one reaching that row (depths within a pixel tie)."""
+    out = []
+    for lab, k in _objects(images):
+        bottom = np.array([np.nonzero(lab == j)[0].max() for j in range(1, k + 1)])
+        out.append((lab == 1 + int(np.argmax(bottom)), np.sum(bottom == bottom.max()) == 1))
+    return out
+
+
+def test_clevr_closest_shape_cubes_are_flat_spheres_are_shaded(scenes):
+    dist, _ = scenes
+    tr, _ = clevr.build_closest_shape(seed=4, n_train=300, n_test=50, cache=False)
+    assert np.array_equal(tr.x, dist.x) and tr.num_classes == 2
+    assert tr.meta["classes"] == ("sphere", "cube")
+    assert abs(np.mean(tr.y) - 0.5) < 0.1   # drawn uniformly
+    # documented shading: a cube is flat (one colour), a sphere Lambert-shaded (many)
+    est, clear = [], []
+    for img, (mask, unique) in zip(tr.x, _nearest_components(tr.x)):
+        colours = np.unique(img[mask].reshape(-1, 3), axis=0)
+        est.append(int(len(colours) == 1))
+        clear.append(unique and mask.sum() >= 9)
+    est, clear = np.array(est), np.array(clear)
+    assert clear.mean() > 0.85
+    assert np.array_equal(est[clear], tr.y[clear])
+
+
+def test_clevr_closest_size_from_the_radius_on_screen_times_the_depth(scenes):
+    dist, _ = scenes
+    tr, _ = clevr.build_closest_size(seed=4, n_train=300, n_test=50, cache=False)
+    assert np.array_equal(tr.x, dist.x) and tr.meta["classes"] == ("small", "large")
+    assert abs(np.mean(tr.y) - 0.5) < 0.1
+    shape, _ = clevr.build_closest_shape(seed=4, n_train=300, n_test=50, cache=False)
+    # documented camera: apparent radius r = RADIUS S size / z, depth z from the floor row
+    h = S / 4
+    est, margin = [], []
+    for (mask, unique), cube in zip(_nearest_components(tr.x), shape.y):
+        rows, cols = np.nonzero(mask)
+        z = (S - 2 - h) / (rows.max() + 0.5 - h)
+        half_width = (cols.max() - cols.min() + 1) / 2
+        r = half_width / (clevr.SQUARE_HALF if cube else 1.0)
+        size = r * z / (clevr.RADIUS * S)
+        est.append(int(size > 0.875))
+        margin.append(unique and abs(size - 0.875) > 0.1)
+    est, margin = np.array(est), np.array(margin)
+    assert margin.mean() > 0.5
+    assert np.array_equal(est[margin], tr.y[margin])
+    assert np.mean(est == tr.y) > 0.85
+
+
 def test_clevr_objects_do_not_touch():
     images, f = clevr.generate(200, seed=5, max_objects=10, min_objects=10)
     assert all(k == 10 for _, k in _objects(images))
@@ -232,7 +282,8 @@ def test_clevr_objects_do_not_touch():
 
 @pytest.mark.parametrize("build", [dsprites.build_location, dsprites.build_scale,
                                    dsprites.build_shape, clevr.build_count,
-                                   clevr.build_closest_colour])
+                                   clevr.build_closest_colour, clevr.build_closest_shape,
+                                   clevr.build_closest_size])
 def test_procedural_splits_are_deterministic_and_disjoint(build):
     a_tr, a_te = build(seed=7, n_train=300, n_test=100, cache=False)
     b_tr, b_te = build(seed=7, n_train=300, n_test=100, cache=False)

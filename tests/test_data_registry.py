@@ -11,8 +11,9 @@ from mdlnb.data import fashion_mnist, skimage_tasks
 
 HAVE_FMNIST = (fashion_mnist.ROOT / fashion_mnist.FILES["train"][0]).is_file()
 PROCEDURAL = ("dsprites_location", "dsprites_orientation", "dsprites_scale", "dsprites_shape",
-              "clevr_count", "clevr_distance", "clevr_closest_colour",
-              "textures", "sci_patches", "photo_patches", "ihc_dab")
+              "clevr_count", "clevr_distance", "clevr_closest_colour", "clevr_closest_shape",
+              "clevr_closest_size", "textures", "sci_patches", "photo_patches", "ihc_dab",
+              "ihc_hematoxylin")
 
 
 def test_registry_table_matches_every_built_task():
@@ -21,11 +22,12 @@ def test_registry_table_matches_every_built_task():
           .to_string(index=False))
     assert list(table["name"]) == data.names()
     assert set(table["group"]) == {"natural", "specialized", "structured"}
-    assert data.names("structured") == ["clevr_closest_colour", "clevr_count", "clevr_distance",
+    assert data.names("structured") == ["clevr_closest_colour", "clevr_closest_shape",
+                                        "clevr_closest_size", "clevr_count", "clevr_distance",
                                         "dsprites_location", "dsprites_orientation",
                                         "dsprites_scale", "dsprites_shape"]
     for row in table.itertuples():
-        if row.name == "fashion_mnist" and not HAVE_FMNIST:
+        if row.name.startswith("fashion_mnist") and not HAVE_FMNIST:
             continue
         tr, te = data.spec(row.name).build(seed=0)
         assert (tr.n, te.n) == (row.n_train, row.n_test), row.name
@@ -121,27 +123,29 @@ def test_photo_patches_read_the_files_shipped_in_the_wheels():
     assert tr.meta["classes"] == tuple(skimage_tasks.PHOTOS)
 
 
-def _dab_ruifrok(rgb):
-    """DAB optical density by colour deconvolution (Ruifrok & Johnston 2001), in plain NumPy:
-    OD = -ln(I / 255) per channel, times the inverse of the row-normalised stain matrix.
-    skimage's rgb2hed differs by constant factors only, which leave percentiles' classes alone."""
+def _stain_ruifrok(rgb, channel):
+    """A stain's optical density by colour deconvolution (Ruifrok & Johnston 2001), in plain
+    NumPy: OD = -ln(I / 255) per channel, times the inverse of the row-normalised stain matrix
+    (rows hematoxylin, eosin, DAB). skimage's rgb2hed differs by constant factors only, which
+    leave percentiles' classes alone."""
     stains = np.array([[0.65, 0.70, 0.29], [0.07, 0.99, 0.11], [0.27, 0.57, 0.78]])
     stains /= np.linalg.norm(stains, axis=1, keepdims=True)
     od = -np.log(np.maximum(rgb.astype(float) / 255, 1e-6))
-    return np.maximum(od @ np.linalg.inv(stains), 0)[..., 2]
+    return np.maximum(od @ np.linalg.inv(stains), 0)[..., channel]
 
 
-def test_ihc_dab_labels_follow_the_dab_density_of_the_patch_centre():
+@pytest.mark.parametrize("name, channel", [("ihc_dab", 2), ("ihc_hematoxylin", 0)])
+def test_ihc_labels_follow_the_stain_density_of_the_patch_centre(name, channel):
     from scipy import ndimage
 
     slide = skimage_tasks.read_image("ihc.png", 1.0, True)
-    dab = _dab_ruifrok(slide)
+    dab = _stain_ruifrok(slide, channel)
     # centre 16×16 of the 32×32 crop at (top, left) = 16-wide mean filter at (top + 16, left + 16)
     stat = ndimage.uniform_filter(dab, 16)[16:slide.shape[0] - 15, 16:slide.shape[1] - 15]
     lo, hi = np.percentile(stat, [40, 60])
     cut = int(round(0.75 * slide.shape[1]))
     for split in ("train", "test"):
-        t = data.load("ihc_dab", split=split)
+        t = data.load(name, split=split)
         assert t.n == (2_000 if split == "train" else 400) and t.group == "specialized"
         assert np.array_equal(np.bincount(t.y), [t.n // 2] * 2)
         assert len(set(map(bytes, t.x.reshape(t.n, -1)))) == t.n  # no repeated patch
@@ -149,12 +153,36 @@ def test_ihc_dab_labels_follow_the_dab_density_of_the_patch_centre():
             (r, c), *_ = _locate(slide, img)
             assert (c + 32 <= cut) if split == "train" else (c >= cut)
             assert (stat[r, c] < lo) if label == 0 else (stat[r, c] > hi), (split, r, c, label)
-    a, b = data.load("ihc_dab", seed=3), data.load("ihc_dab", seed=3)
-    assert np.array_equal(a.x, b.x) and not np.array_equal(a.x, data.load("ihc_dab", seed=4).x)
+    a, b = data.load(name, seed=3), data.load(name, seed=3)
+    assert np.array_equal(a.x, b.x) and not np.array_equal(a.x, data.load(name, seed=4).x)
     with pytest.raises(ValueError, match="n_test"):
-        data.load("ihc_dab", n_test=100_000)
+        data.load(name, n_test=100_000)
     with pytest.raises(ValueError, match="patch"):
-        data.load("ihc_dab", patch=200)
+        data.load(name, patch=200)
+
+
+def test_the_two_ihc_tasks_ask_different_questions_of_one_slide():
+    dab, hem = data.load("ihc_dab"), data.load("ihc_hematoxylin")
+    assert hem.meta["classes"] == ("low hematoxylin", "high hematoxylin")
+    assert dab.meta["files"] == hem.meta["files"] == ["ihc.png"]
+    assert not np.array_equal(dab.x, hem.x)
+
+
+@pytest.mark.skipif(not HAVE_FMNIST, reason="dataset-fashion-mnist not installed")
+def test_fashion_mnist_category_labels_each_image_by_its_garment_category():
+    from mdlnb.data import fashion_mnist as fm
+
+    kind = {"T-shirt/top": "top", "Pullover": "top", "Coat": "top", "Shirt": "top",
+            "Trouser": "one-piece or bottom", "Dress": "one-piece or bottom",
+            "Sandal": "footwear", "Sneaker": "footwear", "Ankle boot": "footwear", "Bag": "bag"}
+    for split in ("train", "test"):
+        fine, coarse = data.load("fashion_mnist", split=split), data.load(
+            "fashion_mnist_category", split=split)
+        assert np.array_equal(fine.x, coarse.x) and coarse.num_classes == 4
+        want = [coarse.meta["classes"].index(kind[fm.CLASSES[c]]) for c in fine.y[:2000]]
+        assert np.array_equal(coarse.y[:2000], want)
+        assert np.allclose(np.bincount(coarse.y) / coarse.n, [0.4, 0.2, 0.3, 0.1])
+    assert data.spec("fashion_mnist_category").source == data.spec("fashion_mnist").source
 
 
 def test_lfw_faces_split_and_pixels():

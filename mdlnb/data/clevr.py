@@ -25,8 +25,16 @@ object, the lowest one in the image) with an attribute read off that object
 only; the other objects' colours are independent of the label. In about
 2 % of scenes the two nearest objects reach the same lowest pixel row (their
 depths differ by less than a pixel's worth); the label is still the colour
-of the truly nearest one. The three tasks label the same images (one cached
-stream per seed and options).
+of the truly nearest one.
+
+Two more questions about the nearest object, CLEVR's "what shape / what size
+is the closest object?": ``clevr_closest_shape`` — sphere (0) or cube (1);
+``clevr_closest_size`` — small (0) or large (1). Both are drawn uniformly,
+so the classes are balanced. Size is relational: the apparent radius is
+``RADIUS · S · size / z``, so a small object nearby and a large one further
+away can have the same radius on screen; only the radius read together with
+the floor row (which gives z) tells them apart. All five tasks label the same
+images (one cached stream per seed and options).
 """
 
 from __future__ import annotations
@@ -49,6 +57,8 @@ SQUARE_HALF = 0.85          # half side of a cube's square, in units of its radi
 COLOURS = np.array([[173, 35, 35], [42, 75, 215], [29, 105, 20], [129, 74, 25],
                     [129, 38, 192], [41, 208, 208], [255, 238, 51]], np.float32)
 COLOUR_NAMES = ("red", "blue", "green", "brown", "purple", "cyan", "yellow")
+KIND_NAMES = ("sphere", "cube")
+SIZE_NAMES = ("small", "large")
 PROPOSALS = 48              # candidate placements tried per object and round
 
 
@@ -207,16 +217,24 @@ def _build(target: str, seed: int, n_train: int, n_test: int, image_size: int, m
             raise ValueError("max_objects: counting needs max_objects > min_objects")
     elif target == "distance":
         y, c = depth_bin(np.nanmin(d["z"], axis=1), bins), bins
-    else:  # closest_colour
+    else:  # an attribute of the nearest object
         nearest = np.nanargmin(d["z"], axis=1)
-        y, c = d["colour"][np.arange(len(nearest)), nearest], len(COLOURS)
+        rows = np.arange(len(nearest))
+        if target == "closest_colour":
+            y, c = d["colour"][rows, nearest], len(COLOURS)
+        elif target == "closest_shape":
+            y, c = d["kind"][rows, nearest], len(KIND_NAMES)
+        else:  # closest_size
+            y, c = (d["size"][rows, nearest] == SIZES[1]).astype(np.int64), len(SIZE_NAMES)
     out = []
     for split, idx in (("train", tr), ("test", te)):
         factors = {k: d[k][idx] for k in ("count", "z", "cx", "cy", "r", "kind", "colour", "size")}
         meta = {"source": "procedural Clevr-like", "split": split, "factors": factors,
                 "params": params, "label_offset": min_objects if target == "count" else 0}
-        if target == "closest_colour":
-            meta["classes"] = COLOUR_NAMES
+        names = {"closest_colour": COLOUR_NAMES, "closest_shape": KIND_NAMES,
+                 "closest_size": SIZE_NAMES}
+        if target in names:
+            meta["classes"] = names[target]
         out.append(Task(f"clevr_{target}", d["images"][idx], y[idx], c, group="structured",
                         meta=meta))
     return out[0], out[1]
@@ -246,6 +264,22 @@ def build_closest_colour(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1
                   2, noise, cache)
 
 
+def build_closest_shape(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
+                        image_size: int = 64, min_objects: int = 3, max_objects: int = 10,
+                        noise: float = 0.0, cache: bool = True) -> tuple[Task, Task]:
+    """Clevr closest shape: sphere (0) or cube (1), the nearest object's (``KIND_NAMES``)."""
+    return _build("closest_shape", seed, n_train, n_test, image_size, min_objects, max_objects,
+                  2, noise, cache)
+
+
+def build_closest_size(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
+                       image_size: int = 64, min_objects: int = 3, max_objects: int = 10,
+                       noise: float = 0.0, cache: bool = True) -> tuple[Task, Task]:
+    """Clevr closest size: small (0) or large (1), the nearest object's (``SIZE_NAMES``)."""
+    return _build("closest_size", seed, n_train, n_test, image_size, min_objects, max_objects,
+                  2, noise, cache)
+
+
 _SOURCE = "procedural (this package), after CLEVR (Johnson et al. 2017)"
 register(TaskSpec(
     name="clevr_count", group="structured", num_classes=8, image_shape=(64, 64, 3),
@@ -259,3 +293,11 @@ register(TaskSpec(
     name="clevr_closest_colour", group="structured", num_classes=len(COLOURS),
     image_shape=(64, 64, 3), n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE,
     build=build_closest_colour, description="colour of the nearest object (7)"))
+register(TaskSpec(
+    name="clevr_closest_shape", group="structured", num_classes=len(KIND_NAMES),
+    image_shape=(64, 64, 3), n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE,
+    build=build_closest_shape, description="shape of the nearest object: sphere vs cube"))
+register(TaskSpec(
+    name="clevr_closest_size", group="structured", num_classes=len(SIZE_NAMES),
+    image_shape=(64, 64, 3), n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE,
+    build=build_closest_size, description="size of the nearest object: small vs large"))

@@ -6,6 +6,13 @@ The package installs the four gzipped idx files of Xiao et al. (2017) under
 uint8 labels), one 4-byte size per dimension, then the raw bytes — image
 data starts at byte 16, label data at byte 8. Official split: 60,000 train,
 10,000 test, 28×28×1, 10 classes.
+
+``fashion_mnist_category`` labels the same images (same splits) with a coarser
+question, which kind of garment: top (T-shirt/top, pullover, coat, shirt),
+one-piece or bottom (trouser, dress), footwear (sandal, sneaker, ankle boot) or
+bag (``CATEGORY_OF``; 4 classes of 40 / 20 / 30 / 10 %). It is the second task
+in the pretraining domain of the encoder study (the encoders pretrain on the
+Fashion-MNIST training images).
 """
 
 from __future__ import annotations
@@ -27,6 +34,9 @@ FILES = {
 }
 CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
            "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot")
+CATEGORIES = ("top", "one-piece or bottom", "footwear", "bag")
+#: Category of each of the 10 classes (index into ``CATEGORIES``).
+CATEGORY_OF = np.array([0, 1, 0, 1, 0, 2, 0, 2, 3, 2], np.int64)
 IMAGE_MAGIC, LABEL_MAGIC = 0x803, 0x801
 
 
@@ -96,3 +106,20 @@ SPEC = register(TaskSpec(
     name="fashion_mnist", group="natural", num_classes=10, image_shape=(28, 28, 1),
     n_train=60_000, n_test=10_000, source="Debian dataset-fashion-mnist (Xiao et al. 2017)",
     split_rule="official", build=build, description="clothing category (10)"))
+
+
+def build_category(seed: int = 0, *, root: str | Path = ROOT) -> tuple[Task, Task]:
+    """The official splits labelled by garment category (``CATEGORIES``). ``seed`` is unused."""
+    out = []
+    for t in build(seed, root=root):
+        out.append(Task("fashion_mnist_category", t.x, CATEGORY_OF[t.y], len(CATEGORIES),
+                        group="natural", meta={**t.meta, "classes": CATEGORIES,
+                                               "category_of": tuple(CATEGORY_OF.tolist())}))
+    return out[0], out[1]
+
+
+register(TaskSpec(
+    name="fashion_mnist_category", group="natural", num_classes=len(CATEGORIES),
+    image_shape=(28, 28, 1), n_train=60_000, n_test=10_000,
+    source="Debian dataset-fashion-mnist (Xiao et al. 2017)", split_rule="official",
+    build=build_category, description="garment category (4): top, one-piece/bottom, footwear, bag"))

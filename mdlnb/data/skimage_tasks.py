@@ -23,6 +23,9 @@ called, so these tasks work offline.
   statistic over every patch position of the whole slide; class 1 (high):
   above the 60th; the ambiguous middle fifth is never drawn. Labels are a
   stain measurement, not a pathologist's annotation.
+- ``ihc_hematoxylin`` (specialized): the same question for the other stain of
+  the slide, hematoxylin (nuclei, blue; channel 0 of ``rgb2hed``), with the
+  same centre, percentiles and sampling.
 - ``lfw_faces`` (specialized): face vs non-face on the 200 25×25 images of
   ``lfw_subset`` (100 each); fixed stratified 80/20 split, seed 0.
 
@@ -194,27 +197,30 @@ def centre_means(values: np.ndarray, patch: int, centre: int) -> np.ndarray:
     return total / (centre * centre)
 
 
+#: The stains of ``skimage.color.rgb2hed``'s channels that label an ``ihc_*`` task.
+STAINS = {"hematoxylin": 0, "dab": 2}
+
+
 @functools.lru_cache(maxsize=4)
-def _ihc_dab(patch: int) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
-    """The slide (uint8 RGB), its DAB optical density, and the two class thresholds."""
+def _ihc_stain(stain: str, patch: int) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
+    """The slide (uint8 RGB), one stain's optical density, and the two class thresholds."""
     from skimage import color
 
     file, scale, _ = IHC
     img = read_image(file, scale, True)
-    dab = color.rgb2hed(img)[..., 2]
-    stat = centre_means(dab, patch, min(IHC_CENTRE, patch))
+    density = color.rgb2hed(img)[..., STAINS[stain]]
+    stat = centre_means(density, patch, min(IHC_CENTRE, patch))
     lo, hi = np.percentile(stat, IHC_QUANTILES)
-    dab.setflags(write=False)
-    return img, dab, (float(lo), float(hi))
+    density.setflags(write=False)
+    return img, density, (float(lo), float(hi))
 
 
-def build_ihc_dab(seed: int = 0, *, n_train: int = 2_000, n_test: int = 400,
-                  patch: int = 32) -> tuple[Task, Task]:
-    """DAB stain in the patch centre, low (0) or high (1); train/test from disjoint regions."""
+def _build_ihc(stain: str, seed: int, n_train: int, n_test: int,
+               patch: int) -> tuple[Task, Task]:
     n_train = check_int("n_train", n_train, minimum=2)
     n_test = check_int("n_test", n_test, minimum=2)
     patch = check_int("patch", patch, minimum=4)
-    img, dab, (lo, hi) = _ihc_dab(patch)
+    img, density, (lo, hi) = _ihc_stain(stain, patch)
     centre = min(IHC_CENTRE, patch)
     for split in ("train", "test"):
         shape = region(img, IHC[2], split).shape[:2]
@@ -222,10 +228,12 @@ def build_ihc_dab(seed: int = 0, *, n_train: int = 2_000, n_test: int = 400,
             raise ValueError(f"patch: {patch} is larger than the slide's {split} region "
                              f"{shape[0]}×{shape[1]}")
     rng = np.random.default_rng(seed)
+    label = {"dab": "DAB", "hematoxylin": "hematoxylin"}[stain]
     out = []
     for split, n in (("train", n_train), ("test", n_test)):
-        part, part_dab = region(img, IHC[2], split), region(dab[..., None], IHC[2], split)[..., 0]
-        stat = centre_means(part_dab, patch, centre)
+        part = region(img, IHC[2], split)
+        part_density = region(density[..., None], IHC[2], split)[..., 0]
+        stat = centre_means(part_density, patch, centre)
         per = (n // 2 + n % 2, n // 2)
         xs, ys = [], []
         for c, where in enumerate((stat < lo, stat > hi)):
@@ -238,12 +246,24 @@ def build_ihc_dab(seed: int = 0, *, n_train: int = 2_000, n_test: int = 400,
             xs.append(part[(top[:, None] + ar)[:, :, None], (left[:, None] + ar)[:, None, :]])
             ys.append(np.full(per[c], c))
         perm = rng.permutation(n)
-        out.append(Task("ihc_dab", np.concatenate(xs)[perm], np.concatenate(ys)[perm], 2,
+        out.append(Task(f"ihc_{stain}", np.concatenate(xs)[perm], np.concatenate(ys)[perm], 2,
                         group="specialized",
                         meta={"source": "scikit-image data folder", "split": split,
-                              "classes": ("low DAB", "high DAB"), "files": [IHC[0]],
-                              "thresholds": (lo, hi), "centre": centre}))
+                              "classes": (f"low {label}", f"high {label}"), "files": [IHC[0]],
+                              "stain": stain, "thresholds": (lo, hi), "centre": centre}))
     return out[0], out[1]
+
+
+def build_ihc_dab(seed: int = 0, *, n_train: int = 2_000, n_test: int = 400,
+                  patch: int = 32) -> tuple[Task, Task]:
+    """DAB stain in the patch centre, low (0) or high (1); train/test from disjoint regions."""
+    return _build_ihc("dab", seed, n_train, n_test, patch)
+
+
+def build_ihc_hematoxylin(seed: int = 0, *, n_train: int = 2_000, n_test: int = 400,
+                          patch: int = 32) -> tuple[Task, Task]:
+    """Hematoxylin (nuclei) stain in the patch centre, low (0) or high (1), as ``ihc_dab``."""
+    return _build_ihc("hematoxylin", seed, n_train, n_test, patch)
 
 
 @functools.lru_cache(maxsize=1)
@@ -286,6 +306,12 @@ register(TaskSpec(
     n_train=2_000, n_test=400, source="scikit-image: ihc (IHC-stained tissue)",
     split_rule=_REGION + "; positions without replacement", build=build_ihc_dab,
     description="DAB stain in the patch centre: low vs high (40th/60th percentiles)"))
+register(TaskSpec(
+    name="ihc_hematoxylin", group="specialized", num_classes=2, image_shape=(32, 32, 3),
+    n_train=2_000, n_test=400, source="scikit-image: ihc (IHC-stained tissue)",
+    split_rule=_REGION + "; positions without replacement", build=build_ihc_hematoxylin,
+    description="hematoxylin (nuclei) stain in the patch centre: low vs high (40th/60th "
+                "percentiles)"))
 register(TaskSpec(
     name="lfw_faces", group="specialized", num_classes=2, image_shape=(25, 25, 1),
     n_train=160, n_test=40, source="scikit-image lfw_subset (LFW)",

@@ -25,11 +25,12 @@ OBJECTIVES_SUITE = tuple(f"{o}:vit_S:trained" for o in (
 #: M and L under supervised training and MAE (S is in the objectives suite).
 SCALING_SUITE = tuple(f"{o}:vit_{s}:trained" for o in ("supervised", "mae") for s in ("M", "L"))
 #: The mini-VTAB tasks of the default grid: every embedded task with at least 1,000
-#: training examples (all but lfw_faces, 160), 4 natural (fashion_mnist is the
-#: pretraining domain), 2 specialized, 7 structured.
-GRID_TASKS = ("digits", "fashion_mnist", "photo_patches", "textures", "ihc_dab", "sci_patches",
-              "clevr_closest_colour", "clevr_count", "clevr_distance", "dsprites_location",
-              "dsprites_orientation", "dsprites_scale", "dsprites_shape")
+#: training examples (all but lfw_faces, 160), 5 natural (fashion_mnist and
+#: fashion_mnist_category are the pretraining domain), 3 specialized, 9 structured.
+GRID_TASKS = ("digits", "fashion_mnist", "fashion_mnist_category", "photo_patches", "textures",
+              "ihc_dab", "ihc_hematoxylin", "sci_patches", "clevr_closest_colour",
+              "clevr_closest_shape", "clevr_closest_size", "clevr_count", "clevr_distance",
+              "dsprites_location", "dsprites_orientation", "dsprites_scale", "dsprites_shape")
 _PROBE_GRID = {"learning_rate": (1e-3, 3e-3), "weight_decay": (0.0, 1e-4), "ema": (1.0,)}
 
 

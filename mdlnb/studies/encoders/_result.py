@@ -143,9 +143,19 @@ class EncodersResult:
     def readout_claims(self, encoders: Sequence[str] | None = None, *,
                        alpha: float = 0.05) -> list:
         """Claims (d1), (d2), (d3) (:mod:`._claims`) and (k) (:mod:`._more_claims`: the
-        in-domain task is the pretraining data's own, ``config.pretrain_data``)."""
+        in-domain tasks are those on the pretraining data's images, :meth:`in_domain`)."""
         return _claims.readout_claims(self, encoders, alpha=alpha) + [
-            _more_claims.domain_claim(self, [self.config.pretrain_data], encoders, alpha=alpha)]
+            _more_claims.domain_claim(self, self.in_domain(), encoders, alpha=alpha)]
+
+    def in_domain(self) -> list[str]:
+        """The grid's tasks in the pretraining domain: those whose images come from the same
+        source as ``config.pretrain_data`` (registry ``source``; e.g. ``fashion_mnist`` and
+        ``fashion_mnist_category``)."""
+        from mdlnb import data
+
+        source = data.spec(self.config.pretrain_data).source
+        return [t for t in self.sizes if t == self.config.pretrain_data
+                or (t in data.names() and data.spec(t).source == source)]
 
     def scaling_claims(self, mae: Sequence[str], supervised: Sequence[str], *,
                        alpha: float = 0.05) -> list:

@@ -9,6 +9,7 @@ default (``tests/test_studies_registry.py`` checks that they agree);
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Sequence
 
 from mdlnb._checks import check_int
@@ -28,7 +29,15 @@ class ParityConfig(StudyConfig):
       alpha: A's noise rate; its loss floor is H(α) nats.
       eps_fraction: ε = eps_fraction · H(α) for the tables and figures (below
         the floor: a predictor must beat the noisy label).
-      g3_eps_fraction: claim g3's ε (above H(α) and below log 2: both can reach it).
+      g3_alpha, g3_eps_fraction: claim g3's noisy label (noise rate g3_alpha, on the
+        same examples: the same uniform draws, thresholded lower) and its ε =
+        g3_eps_fraction · H(g3_alpha). SDL (Alg. 1) calls its estimate tight only
+        when the loss at the largest n is ≤ ε/2, so the noisy label's SDL is
+        decided only for ε > 2 H(g3_alpha); the raw bits start at chance, log 2,
+        so ε < log 2 for their surplus to count. Both hold only when
+        2 H(g3_alpha) < log 2 (α < 0.11; at alpha = 0.1 the measured loss floor,
+        0.36 nats, is already too high), hence a second noise rate: 0.05, with
+        the fraction 2.5 inside (2, log 2 / H(0.05) = 3.49).
       seeds: permutations (nested prefixes) per curve.
       num_sizes: log-uniform sizes from 2 to the pool size.
       at: evaluation-set sizes at which VA and MDL are read (those above the pool
@@ -44,7 +53,8 @@ class ParityConfig(StudyConfig):
     n_examples: int = 2500
     alpha: float = 0.1
     eps_fraction: float = 0.5
-    g3_eps_fraction: float = 1.5
+    g3_alpha: float = 0.05
+    g3_eps_fraction: float = 2.5
     seeds: int = 8
     num_sizes: int = 16
     at: Sequence[int] = (5, 10, 20, 50, 150, 500)
@@ -64,3 +74,11 @@ class ParityConfig(StudyConfig):
             check_int(name, getattr(self, name), minimum=1)
         if not 0.0 < self.alpha < 0.5:
             raise ValueError(f"alpha: must lie in (0, 0.5), got {self.alpha!r}")
+        if not 0.0 < self.g3_alpha < 0.5:
+            raise ValueError(f"g3_alpha: must lie in (0, 0.5), got {self.g3_alpha!r}")
+        h = -self.g3_alpha * math.log(self.g3_alpha) - (1 - self.g3_alpha) * math.log(
+            1 - self.g3_alpha)
+        if not 2.0 < self.g3_eps_fraction < math.log(2) / h:
+            raise ValueError(f"g3_eps_fraction: must lie in (2, log 2 / H(g3_alpha) = "
+                             f"{math.log(2) / h:.3g}) so that both representations' SDL can be "
+                             f"decided, got {self.g3_eps_fraction!r}")

@@ -38,7 +38,13 @@ def run(config: ParityConfig | None = None) -> ParityResult:
     board = experts.expert_grid([readouts.linear(), readouts.mlp(1, c.mlp_width),
                                  readouts.mlp(2, c.mlp_width)], learning_rate=c.switching_lr,
                                 replay_streams=[10])
+    # claim g3's noisy label: the same examples and uniform draws, noise rate g3_alpha
+    _, noisy_g3, _ = curves.parity_tasks(c.d, c.n_examples, alpha=c.g3_alpha, seed=c.seed)
+    pool_g3, test_g3 = curves.split_test(noisy_g3, 0.2)
+    curve_g3 = curves.algorithm_curve(pool_g3, "bernoulli", test=test_g3, sizes=grid,
+                                      seeds=c.seeds,
+                                      representation=f"A': noisy label at {c.g3_alpha} (count)")
     rep_a = mdlnb.evaluate(noisy, experts=board, batch_size=32, seed=c.seed)
     rep_b = mdlnb.evaluate(raw, experts=board, batch_size=32, seed=c.seed)
     return ParityResult(config, secret, int(pool_b.n), int(test_b.n), int(raw.n), grid,
-                        curve_a, curve_b, mlp_a, mlp_b, rep_a, rep_b)
+                        curve_a, curve_b, mlp_a, mlp_b, rep_a, rep_b, curve_g3)
