@@ -173,13 +173,21 @@ def rank_sum_test(a: Any, b: Any, *, alternative: str = "greater", alpha: float 
     return Decision(_one_sided_verdict(p_claim, p_other, alpha), detail)
 
 
-def runs_to_decide(n: int, mean: float, half_width: float, paper_effect: float) -> float:
+def runs_to_decide(n: int, mean: float, half_width: float, paper_effect: float, *,
+                   below: float | None = None, above: float | None = None) -> float:
     """Sample size (in the units of ``n``) at which a 95 % interval of the same mean
     and spread would be decided: half-width ∝ 1/√n, so it excludes zero at
     n·(h/|mean|)² and the paper's effect at n·(h/|effect − mean|)²; the smaller
-    of the two (inf when neither can move: zero spread, or the mean sits on both)."""
-    needs = [n * (half_width / abs(v)) ** 2 for v in (mean, paper_effect - mean) if v != 0]
-    return float(min(needs)) if needs and half_width > 0 else float("inf")
+    of the two (inf when neither can move: zero spread, or the mean sits on both).
+
+    ``below``, ``above``: the interval's reach below and above ``mean`` where it is
+    not symmetric (a percentile bootstrap); h is then the reach on the side that
+    faces the value to exclude (default: ``half_width`` on both sides)."""
+    below = half_width if below is None else below
+    above = half_width if above is None else above
+    needs = [n * ((below if mean > v else above) / abs(mean - v)) ** 2
+             for v in (0.0, paper_effect) if mean != v]
+    return (float(min(needs)) if needs and min(below, above) > 0 else float("inf"))
 
 
 #: Interval ends this close to zero (relative to the paper's effect, at least 1) count
@@ -219,7 +227,8 @@ def effect_decision(mean: float, lo: float, hi: float, *, paper_effect: float, n
         return Decision(FAILS, detail + "; the opposite sign")
     if b < effect:
         return Decision(FAILS, detail + "; excludes the paper's effect")
-    need = runs_to_decide(n, mean, (hi - lo) / 2, paper_effect)
+    need = runs_to_decide(n, mean, (hi - lo) / 2, paper_effect, below=max(mean - lo, 0.0),
+                          above=max(hi - mean, 0.0))
     return Decision(INCONCLUSIVE, detail + (f"; would decide at n ≈ {math.ceil(need):,} {unit}"
                                             if np.isfinite(need) else "; cannot decide"))
 

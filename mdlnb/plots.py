@@ -298,7 +298,10 @@ _TASKS = {"fashion_mnist": "Fashion-MNIST", "lfw_faces": "LFW faces", "clevr_cou
           "clevr_distance": "Clevr distance", "dsprites_location": "dSprites location",
           "dsprites_orientation": "dSprites orientation", "sci_patches": "scientific patches",
           "clevr_closest_colour": "Clevr closest colour", "dsprites_scale": "dSprites scale",
-          "dsprites_shape": "dSprites shape", "ihc_dab": "IHC DAB"}
+          "dsprites_shape": "dSprites shape", "ihc_dab": "IHC DAB",
+          "ihc_hematoxylin": "IHC hematoxylin", "clevr_closest_shape": "Clevr closest shape",
+          "clevr_closest_size": "Clevr closest size",
+          "fashion_mnist_category": "Fashion-MNIST category"}
 
 
 def encoder_label(name: str) -> str:

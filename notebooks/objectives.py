@@ -23,8 +23,9 @@
 # self-pretrained on Fashion-MNIST with seven objectives (supervised, SimCLR,
 # BYOL, DINO, MAE, autoencoder, and none: the untrained initialization), each
 # until its linear probe stopped improving (the committed artifacts of `make
-# pretrain`), on 13 embedded mini-VTAB tasks of the three groups (natural /
-# specialized / structured; fashion_mnist itself is the in-domain task). Everything is computed by
+# pretrain`), on 17 embedded mini-VTAB tasks of the three groups (natural /
+# specialized / structured; fashion_mnist and fashion_mnist_category, on the
+# pretraining images, are the in-domain tasks). Everything is computed by
 # `mdlnb.studies.encoders` — one grid of (encoder × task) pairs shared with
 # the `scaling` and `readout_preference` notebooks; this notebook only
 # selects encoders, shows and saves.
@@ -133,7 +134,7 @@ display(Markdown(result.group_findings(encoders)))
 # images, evaluated on streams of 1,000 examples per task — the numbers
 # above test whether the paper's *pattern* appears at this scale (do the
 # three evaluations select alike; is the order noise small against the
-# gaps), not its claims about ImageNet-scale DINO or BYOL. With 13 tasks
+# gaps), not its claims about ImageNet-scale DINO or BYOL. With 17 tasks
 # the Nemenyi CD is still large against 7 encoders; the `full` profile is
 # the paper-shaped run.
 

@@ -110,7 +110,7 @@ print(f"{len(paths)} files written to {paper_dir}")
 # tasks want deeper readouts than natural ones; (k) readouts switch more often
 # out of the pretraining domain than in it — each verdict decided by the rule
 # written next to it (`mdlnb.studies.encoders._claims`, `._more_claims`);
-# "inconclusive" where the grid lacks a task group, the in-domain task, or
+# "inconclusive" where the grid lacks a task group, an in-domain task, or
 # the streams are too short.
 
 # %%

@@ -193,6 +193,17 @@ def test_runs_to_decide_closed_form():
     assert claims.runs_to_decide(5, 0.07, 0.28, 0.14) == pytest.approx(80.0)
     assert claims.runs_to_decide(5, 0.0, 0.28, 0.14) == pytest.approx(5 * 2 ** 2)
     assert claims.runs_to_decide(5, 0.1, 0.0, 0.14) == float("inf")
+    # an asymmetric (bootstrap) interval: only the reach towards the excluded value shrinks
+    # to decide; mean 0.25 in [-0.09, 0.33]: zero lies 0.25 below, the interval reaches
+    # 0.34 below -> 5 * (0.34 / 0.25)^2; the paper's 0.14 lies below too (same reach)
+    assert claims.runs_to_decide(5, 0.25, 0.21, 0.14, below=0.34, above=0.08) == pytest.approx(
+        min(5 * (0.34 / 0.25) ** 2, 5 * (0.34 / 0.11) ** 2))
+    # mean below the paper's effect: the upper reach decides "does not hold"
+    assert claims.runs_to_decide(4, 0.05, 0.1, 0.5, below=0.1, above=0.3) == pytest.approx(
+        min(4 * (0.1 / 0.05) ** 2, 4 * (0.3 / 0.45) ** 2))
+    d = claims.effect_decision(0.25, -0.09, 0.33, paper_effect=0.14, n=17, unit="tasks")
+    assert d.verdict == claims.INCONCLUSIVE
+    assert f"would decide at n ≈ {math.ceil(17 * (0.34 / 0.25) ** 2)} tasks" in d.detail
     d = claims.effect_decision(0.07, -0.21, 0.35, paper_effect=0.14, n=5, unit="tasks")
     assert "would decide at n ≈ 80 tasks" in d.detail
 

@@ -16,17 +16,10 @@ validation search. The three notebooks slice the one tidy frame:
     result = run(config)           # one unit of work per pair, cached, resumable
     result.average_ranks(result.select(size="S")); result.save("paper", parts={...})
 
-Budget of the default grid (11 encoders × 5 tasks = 55 pairs, 3 orders, 400
-training examples; target: the three notebooks ≤ 25 min on 2 CPU cores from a
-cold cache; the second and third notebook read the cached grid). Measured
-2026-11-23 from an empty ``$MDLNB_CACHE`` on the project's 2-core VM: with
-``workers=2`` (the default), inside a fresh-clone ``make reproduce`` that ran
-the other six notebooks beside it for its first 14 minutes, **22.4 min**
-(objectives 1,319 s, scaling 13 s, readout_preference 14 s). With
-``workers=1``: 32.0 min (one notebook at a time, load ~3) and 37.1 min wall /
-28.3 CPU-min (load 6–8), of which pretraining 8 encoders × 150 steps 320 s,
-features 70 s, pairs 1,802 s (stage 1 + 2 over 3 orders 1,259 s, the App.
-A.4 search 542 s, as recorded by the pairs).
+Budget and size of the default grid: :mod:`._power` (the power analysis that
+chose 11 trained ViT encoders × 17 tasks × 3 orders at N = 1,000 on the
+``deep`` board, the measured time of every run of it, and what the budget
+cost).
 
 The ``full`` profile (17 encoders at M size and the EfficientNets × the 9
 tasks at full size × 3 orders × the ``paper-vtab`` board of 4,608 experts)
