@@ -38,10 +38,14 @@ def _fmt(v: float) -> str:
 
 
 def sign_on_every(values: Any, *, sign: str = "negative") -> Decision:
-    """Holds if every value is strictly ``sign`` (``"negative"``/``"positive"``).
+    """Holds if every value is strictly ``sign`` (``"negative"``/``"positive"``) and
+    the 95 % Student-t interval of their mean (:func:`t_interval`, the values taken
+    as independent units) excludes zero on that side.
 
-    Does not hold if any value has the wrong sign (or is 0); inconclusive for
-    no values at all."""
+    Does not hold if any value has the wrong sign (or is 0). Inconclusive for no
+    values, for a single value (no interval), and when every sign is right but
+    the interval still reaches zero — then the detail says at how many units the
+    same mean and spread would exclude it (:func:`runs_to_decide`)."""
     if sign not in ("negative", "positive"):
         raise ValueError(f"sign: must be 'negative' or 'positive', got {sign!r}")
     a = _finite(values, "values")
@@ -49,7 +53,17 @@ def sign_on_every(values: Any, *, sign: str = "negative") -> Decision:
         return Decision(INCONCLUSIVE, "no values")
     ok = a < 0 if sign == "negative" else a > 0
     detail = f"{int(ok.sum())}/{a.size} {sign}; range [{_fmt(a.min())}, {_fmt(a.max())}]"
-    return Decision(HOLDS if ok.all() else FAILS, detail)
+    if not ok.all():
+        return Decision(FAILS, detail)
+    if a.size < 2:
+        return Decision(INCONCLUSIVE, detail + "; one unit: no interval")
+    mean, lo, hi = t_interval(a)
+    detail += f"; mean {_fmt(mean)}, 95% t interval [{_fmt(lo)}, {_fmt(hi)}] (n={a.size})"
+    if (hi < 0) if sign == "negative" else (lo > 0):
+        return Decision(HOLDS, detail)
+    need = a.size * ((hi - lo) / 2 / abs(mean)) ** 2
+    return Decision(INCONCLUSIVE, detail + f"; the interval reaches 0: would decide at "
+                                           f"n ≈ {math.ceil(need):,}")
 
 
 def t_interval(samples: Any, *, level: float = 0.95) -> tuple[float, float, float]:

@@ -49,7 +49,7 @@ learning_rates = [1e-4, 1e-3]        # fine-tuned and from-scratch encoders
 probe_learning_rates = [1e-3, 3e-3]  # frozen readouts
 replay_streams = 3
 batch_size = 32
-seeds = [0, 1]               # example orders; curves show their spread
+seeds = [0, 1, 2, 3, 4]      # example orders: curves show their spread; e1, e2 a t interval over them
 early = 128                  # "early" sample size for claim (e)
 points = 200
 

@@ -12,10 +12,23 @@ from mdlnb.claims import FAILS, HOLDS, INCONCLUSIVE, Claim
 
 
 def test_sign_on_every():
-    assert claims.sign_on_every([-1, -0.5, -2]).verdict == HOLDS
+    assert claims.sign_on_every([-1, -0.9, -1.2]).verdict == HOLDS
     d = claims.sign_on_every([-1, 0.0, -2])
     assert d.verdict == FAILS and d.detail.startswith("2/3 negative")
-    assert claims.sign_on_every([1, 3], sign="positive").verdict == HOLDS
+    assert claims.sign_on_every([1, 1.1, 1.2], sign="positive").verdict == HOLDS
+    # the size of the effect beside its sign: the t interval of the mean, by hand
+    d = claims.sign_on_every([-1, -0.5, -2])
+    half = stats.t.ppf(0.975, 2) * np.std([-1, -0.5, -2], ddof=1) / np.sqrt(3)
+    assert f"mean {-3.5 / 3:.4g}, 95% t interval [{-3.5 / 3 - half:.4g}, {-3.5 / 3 + half:.4g}]" \
+        " (n=3)" in d.detail
+    # one unit has no interval; two that straddle nothing but reach 0 are not decided
+    one = claims.sign_on_every([-1])
+    assert one.verdict == INCONCLUSIVE and "one unit: no interval" in one.detail
+    wide = claims.sign_on_every([50.4, 64.07], sign="positive")   # t(1 dof) = 12.7
+    lo = 57.235 - stats.t.ppf(0.975, 1) * np.std([50.4, 64.07], ddof=1) / np.sqrt(2)
+    assert lo < 0 and wide.verdict == INCONCLUSIVE and "reaches 0" in wide.detail
+    h = (57.235 - lo)
+    assert f"would decide at n ≈ {math.ceil(2 * (h / 57.235) ** 2)}" in wide.detail
     assert claims.sign_on_every([]).verdict == INCONCLUSIVE
     with pytest.raises(ValueError, match="sign"):
         claims.sign_on_every([1], sign="up")
@@ -74,8 +87,8 @@ def test_claim_validates():
         _claim("a", "maybe")
     with pytest.raises(ValueError, match="statement"):
         Claim("a", "", "Fig. 5", "", "1", "rule", HOLDS)
-    c = Claim.decided("b", "s", "Fig. 5", "", "rule", claims.sign_on_every([-1]))
-    assert c.verdict == HOLDS and c.our_value.startswith("1/1 negative")
+    c = Claim.decided("b", "s", "Fig. 5", "", "rule", claims.sign_on_every([-1, -1.1, -0.9]))
+    assert c.verdict == HOLDS and c.our_value.startswith("3/3 negative")
 
 
 def test_describe():

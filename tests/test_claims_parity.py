@@ -31,6 +31,9 @@ def test_parity_claims_hold_on_a_clean_flip():
     # 2 log 2 + 14 log 2 = 11.1 for B
     assert 2 * LOG2 + 2 * 0.4 < 4 * LOG2 and 16 * LOG2 < 2 * LOG2 + 62 * 0.39
     assert g1.verdict == HOLDS and g1.our_value.startswith("A at n=4 → B at n=64 on 4/4 curves")
+    # 3 of 3 seeds: the exact binomial interval's lower end solves p^3 = 0.025
+    assert f"share of seeds 3/3, 95% Clopper–Pearson interval [{0.025 ** (1 / 3):.3g}, 1]" \
+        in g1.our_value
     assert g2.verdict == HOLDS
     # SDL(ε = 0.2): A never below ε (lower bound), B tight once L = 0 ≤ ε/2 → only B is named
     assert g3.verdict == HOLDS and "one winner each on all 4 curves" in g3.our_value
@@ -45,6 +48,11 @@ def test_parity_claims_fail_when_a_seed_never_learns():
     assert g2.verdict == FAILS
     # its SDL and εSC stay lower bounds for both: no winner named on that seed
     assert g3.verdict == INCONCLUSIVE and "seed 2 SDL" in g3.our_value
+    # 2 of 3 seeds: Clopper-Pearson [q, r] with P(X >= 2 | q) = 0.025, P(X <= 2 | r) = 0.025
+    from scipy import optimize, stats
+    q = optimize.brentq(lambda p: stats.binom.sf(1, 3, p) - 0.025, 1e-9, 1 - 1e-9)
+    r = optimize.brentq(lambda p: stats.binom.cdf(2, 3, p) - 0.025, 1e-9, 1 - 1e-9)
+    assert f"share of seeds 2/3, 95% Clopper–Pearson interval [{q:.3g}, {r:.3g}]" in g1.our_value
 
 
 def test_parity_claims_inconclusive_before_b_learns_and_bad_input():

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from mdlnb.claims import FAILS, HOLDS
+from mdlnb.claims import FAILS, HOLDS, INCONCLUSIVE
 from mdlnb.studies import data_efficiency as de
 
 
@@ -48,9 +48,12 @@ def test_claims_decided_from_the_curves():
     e1, e2 = de.claims(runs, early=5)
     assert e1.verdict == HOLDS      # probe 0.5 and MLP ~0.5 per example vs scratch ~1.3 early
     assert e2.verdict == HOLDS      # late: scratch ≈ 2/√90 ≈ 0.21 < probe 0.5
-    flat = [("t", "out-of-domain", 0, {**_steps(), de.SCRATCH: np.full(100, 0.1)})]
+    flat = [("t", "out-of-domain", s, {**_steps(seed=s), de.SCRATCH: np.full(100, 0.1)})
+            for s in range(3)]
     e1, e2 = de.claims(flat, early=5)
     assert e1.verdict == FAILS and e2.verdict == HOLDS
+    # one order: every sign right, but no interval
+    assert de.claims(flat[:1], early=5)[1].verdict == INCONCLUSIVE
 
 
 def test_result_tables_findings_and_save(tmp_path):

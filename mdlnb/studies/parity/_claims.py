@@ -44,6 +44,17 @@ def _curves(quick: LossDataCurve, limit: LossDataCurve) -> list[tuple[str, list]
     return out
 
 
+def _share_of_seeds(ok: Sequence[bool]) -> str:
+    """The share of seed curves on which a rule holds, with its exact (Clopper–Pearson)
+    95 % interval (:func:`scipy.stats.binomtest`)."""
+    from scipy import stats
+
+    k, n = int(sum(bool(v) for v in ok)), len(ok)
+    ci = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+    return (f"share of seeds {k}/{n}, 95% Clopper–Pearson interval "
+            f"[{ci.low:.3g}, {ci.high:.3g}]")
+
+
 def parity_claims(quick: LossDataCurve, limit: LossDataCurve, eps: Any, *,
                   at: Sequence[int], floor: float | None = None) -> list:
     """Claims (g1–g3) (module docstring) for the curves of the quick-learning
@@ -73,7 +84,8 @@ def parity_claims(quick: LossDataCurve, limit: LossDataCurve, eps: Any, *,
             flipped.append(g.loc[lo] == q and g.loc[hi] == lim)
         mean_seq = winner_changes(ranks["seed mean"]).set_index("measure").loc[m, "sequence"]
         detail = (f"{q} at n={lo} → {lim} at n={hi} on {sum(flipped)}/{len(flipped)} curves "
-                  f"(seed mean and {len(flipped) - 1} seeds); seed mean as n grows: {mean_seq}")
+                  f"(seed mean and {len(flipped) - 1} seeds); seed mean as n grows: {mean_seq}; "
+                  + _share_of_seeds(flipped[1:]))
         out.append(C.Claim.decided(
             cid, f"{m} prefers the noisy label with little data and the raw bits with much: its "
             "ranking flips with the evaluation-set size n.", "SDL paper Sec. 3.1, Fig. 1 (right)",
@@ -81,20 +93,23 @@ def parity_claims(quick: LossDataCurve, limit: LossDataCurve, eps: Any, *,
             f"{m}'s winner (rankings of measure_table) is the noisy label at n = {lo} and the raw "
             f"bits at n = {hi}, on the seed-mean curve and on every seed's curve",
             C.Decision(C.HOLDS if all(flipped) else C.FAILS, detail)))
-    changed, undecided = [], []
+    changed, undecided, one = [], [], []
     for name, r in ranks.items():
         wc = winner_changes(r[r["measure"].isin(["SDL", "eSC"])])
         changed += [f"{name} {w.measure} ε={w.eps:.4g}: {w.winners}"
                     for w in wc.itertuples() if w.changed]
         undecided += [f"{name} {w.measure} ε={w.eps:.4g}" for w in wc.itertuples()
                       if not w.winners]
+        if name != "seed mean":
+            one.append(all(w.winners and not w.changed for w in wc.itertuples()))
     mean_wc = winner_changes(ranks["seed mean"][ranks["seed mean"]["measure"].isin(["SDL",
                                                                                     "eSC"])])
     seqs = "; ".join(f"{w.measure} ε={w.eps:.4g}: {w.sequence}" for w in mean_wc.itertuples())
     verdict = C.FAILS if changed else C.INCONCLUSIVE if undecided else C.HOLDS
     detail = (f"changed: {', '.join(changed)}" if changed else
               f"never named a winner: {', '.join(undecided)}" if undecided else
-              f"one winner each on all {len(ranks)} curves") + f"; seed mean as n grows: {seqs}"
+              f"one winner each on all {len(ranks)} curves")
+    detail += f"; seed mean as n grows: {seqs}; " + _share_of_seeds(one)
     out.append(C.Claim.decided(
         "g3", "SDL and εSC do not change their ranking as n grows: they report a lower bound "
         "(undetermined) until the winner is final.", "SDL paper Sec. 3.1, Sec. 4, Fig. 1",
