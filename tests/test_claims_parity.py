@@ -66,14 +66,19 @@ def test_parity_claims_inconclusive_before_b_learns_and_bad_input():
         parity_claims("A", LIMIT, 0.2, at=[4, 64])
 
 
-def test_parity_claims_on_the_exact_algorithms():
-    """The notebook's setting, small: d = 6, count vs GF(2) elimination."""
-    raw, noisy, _ = curves.parity_tasks(6, 300, alpha=0.1, seed=0)
+def _toy(alpha):
+    """The notebook's setting, small: d = 6, 300 examples; (count curve of the noisy label,
+    GF(2)-elimination curve of the raw bits), 3 seeds, 8 sizes."""
+    raw, noisy, _ = curves.parity_tasks(6, 300, alpha=alpha, seed=0)
     pool_b, test_b = curves.split_test(raw, 0.2)
     pool_a, test_a = curves.split_test(noisy, 0.2)
     grid = curves.log_grid(pool_b.n, 8, n_min=2)
-    a = curves.algorithm_curve(pool_a, "bernoulli", test=test_a, sizes=grid, seeds=3)
-    b = curves.algorithm_curve(pool_b, "gf2", test=test_b, sizes=grid, seeds=3)
+    return (curves.algorithm_curve(pool_a, "bernoulli", test=test_a, sizes=grid, seeds=3),
+            curves.algorithm_curve(pool_b, "gf2", test=test_b, sizes=grid, seeds=3))
+
+
+def test_parity_claims_on_the_exact_algorithms():
+    a, b = _toy(0.1)
     eps = 0.5 * curves.binary_entropy(0.1)
     assert [c.verdict for c in parity_claims(a, b, eps, at=[3, 100])] == [HOLDS] * 3
 
@@ -82,20 +87,13 @@ def test_g3_on_a_noisy_label_whose_sdl_can_be_tight():
     """At alpha = 0.1 the count's held-out loss stays near 0.36 nats > log 2 / 2: its SDL is a
     lower bound at every ε < log 2 (Alg. 1), so g3 could only be inconclusive. At 0.05 and
     ε = 2.5 H(0.05) both SDLs are decided once B has learned s (d = 6: n ≈ 8-16)."""
-    raw, noisy, _ = curves.parity_tasks(6, 300, alpha=0.05, seed=0)
-    pool_b, test_b = curves.split_test(raw, 0.2)
-    pool_a, test_a = curves.split_test(noisy, 0.2)
-    grid = curves.log_grid(pool_b.n, 8, n_min=2)
-    a = curves.algorithm_curve(pool_a, "bernoulli", test=test_a, sizes=grid, seeds=3)
-    b = curves.algorithm_curve(pool_b, "gf2", test=test_b, sizes=grid, seeds=3)
+    a, b = _toy(0.05)
     h = curves.binary_entropy(0.05)
     assert a.loss[:, -1].max() < 2.5 * h / 2 < LOG2 / 2      # A tight at the end
     g3 = parity_claims(a, b, 2.5 * h, at=[3, 100], floor=h)[2]
     assert g3.verdict == HOLDS and "one winner each on all 4 curves" in g3.our_value
     # the same toy at alpha = 0.1 and its old ε = 1.5 H: A's SDL never tight, nothing named
-    _, noisy1, _ = curves.parity_tasks(6, 300, alpha=0.1, seed=0)
-    a1 = curves.algorithm_curve(curves.split_test(noisy1, 0.2)[0], "bernoulli",
-                                test=curves.split_test(noisy1, 0.2)[1], sizes=grid, seeds=3)
+    a1, _ = _toy(0.1)
     h1 = curves.binary_entropy(0.1)
     g3 = parity_claims(a1, b, 1.5 * h1, at=[3, 100])[2]
     assert g3.verdict == INCONCLUSIVE and "never named a winner" in g3.our_value
