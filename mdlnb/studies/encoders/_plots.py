@@ -214,7 +214,8 @@ def switching(frame, sizes: dict[str, int]):
     import seaborn as sns
 
     f = frame[frame["metric"] == "readout switches"]
-    f = f.assign(**{"switches per 1k examples": f["value"] / f["task"].map(sizes) * 1000.0})
+    f = f.assign(**{"switches per 1k examples": f["value"] / f["task"].map(sizes) * 1000.0,
+                    "task": f["task"].map(lambda t: task_label(str(t)))})
     order = [g for g in _tables.GROUP_ORDER if g in set(f["group"])]
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
     sns.boxplot(data=f, x="group", y="switches per 1k examples", order=order, ax=ax,
