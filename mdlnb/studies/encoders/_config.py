@@ -38,8 +38,10 @@ _PROBE_GRID = {"learning_rate": (1e-3, 3e-3), "weight_decay": (0.0, 1e-4), "ema"
 class EncodersConfig(StudyConfig):
     """Parameters of the encoder study (one grid of encoders × tasks).
 
-    The defaults are the CPU run of ``make reproduce`` (11 encoders × 5 tasks,
-    one or two per VTAB group; budget: the package docstring).
+    The defaults are the CPU run of ``make reproduce``: the 11 trained ViT
+    encoders × the 17 tasks of :data:`GRID_TASKS` × 3 orders at N = 1,000 on the
+    ``deep`` board (the power analysis that sized it and its measured cost:
+    :mod:`._power`).
 
     Attributes:
       encoders: encoder strings of
