@@ -105,7 +105,9 @@ def _python_loop(task, board) -> float:
     feats, labels = task.features, task.y.astype(np.int32)
     x_dev, y_dev = jnp.asarray(feats), jnp.asarray(labels)
     key = jax.random.PRNGKey(0)
-    states = [(_Spec((e.readout,), (e.replay_streams,), (False,), (1,), (True,), C, B, CLIP_Z),
+    states = [(_Spec(readouts=(e.readout,), max_replay=(e.replay_streams,), masked=(False,),
+                     block=(1,), standardize=(True,), calibrate=(False,), num_classes=C,
+                     batch_size=B, clip=CLIP_Z),
                _init_group(e.readout, [e], 0, D, C), _hypers([e])) for e in board]
     running = (np.zeros(D), np.zeros(D), 0.0)
     inputs = []
