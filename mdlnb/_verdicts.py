@@ -196,11 +196,22 @@ def runs_to_decide(n: int, mean: float, half_width: float, paper_effect: float, 
 
     ``below``, ``above``: the interval's reach below and above ``mean`` where it is
     not symmetric (a percentile bootstrap); h is then the reach on the side that
-    faces the value to exclude (default: ``half_width`` on both sides)."""
+    faces the value to exclude (default: ``half_width`` on both sides); where that reach
+    ends exactly on the value (a percentile interval of a bounded statistic, such as
+    1 − τ ≥ 0, at its bound) the projection would be n itself, and the half-width is
+    used instead."""
     below = half_width if below is None else below
     above = half_width if above is None else above
-    needs = [n * ((below if mean > v else above) / abs(mean - v)) ** 2
-             for v in (0.0, paper_effect) if mean != v]
+    needs = []
+    for v in (0.0, paper_effect):
+        if mean == v:
+            continue
+        reach = below if mean > v else above
+        # an interval that ends exactly on v (a bounded statistic's percentile interval at its
+        # bound) projects n itself, where nothing is decided: use the half-width there
+        if math.isclose(reach, abs(mean - v), rel_tol=1e-9, abs_tol=1e-12):
+            reach = half_width
+        needs.append(n * (reach / abs(mean - v)) ** 2)
     return (float(min(needs)) if needs and min(below, above) > 0 else float("inf"))
 
 

@@ -214,6 +214,10 @@ def test_runs_to_decide_closed_form():
     # mean below the paper's effect: the upper reach decides "does not hold"
     assert claims.runs_to_decide(4, 0.05, 0.1, 0.5, below=0.1, above=0.3) == pytest.approx(
         min(4 * (0.1 / 0.05) ** 2, 4 * (0.3 / 0.45) ** 2))
+    # claim l: 1 - tau >= 0, its bootstrap interval [0, 0.76] ends on zero; the reach (0.29)
+    # equals the distance and would project n = 17 itself: the half-width (0.38) is used
+    assert claims.runs_to_decide(17, 0.2857, 0.381, 0.4, below=0.2857, above=0.4762) == \
+        pytest.approx(17 * (0.381 / 0.2857) ** 2)
     d = claims.effect_decision(0.25, -0.09, 0.33, paper_effect=0.14, n=17, unit="tasks")
     assert d.verdict == claims.INCONCLUSIVE
     assert f"would decide at n ≈ {math.ceil(17 * (0.34 / 0.25) ** 2)} tasks" in d.detail
