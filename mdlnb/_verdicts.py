@@ -61,7 +61,7 @@ def sign_on_every(values: Any, *, sign: str = "negative") -> Decision:
     detail += f"; mean {_fmt(mean)}, 95% t interval [{_fmt(lo)}, {_fmt(hi)}] (n={a.size})"
     if (hi < 0) if sign == "negative" else (lo > 0):
         return Decision(HOLDS, detail)
-    need = a.size * ((hi - lo) / 2 / abs(mean)) ** 2
+    need = runs_to_decide(a.size, mean, (hi - lo) / 2, None)
     return Decision(INCONCLUSIVE, detail + f"; the interval reaches 0: would decide at "
                                            f"n ≈ {math.ceil(need):,}")
 
@@ -187,12 +187,13 @@ def rank_sum_test(a: Any, b: Any, *, alternative: str = "greater", alpha: float 
     return Decision(_one_sided_verdict(p_claim, p_other, alpha), detail)
 
 
-def runs_to_decide(n: int, mean: float, half_width: float, paper_effect: float, *,
+def runs_to_decide(n: int, mean: float, half_width: float, paper_effect: float | None, *,
                    below: float | None = None, above: float | None = None) -> float:
     """Sample size (in the units of ``n``) at which a 95 % interval of the same mean
     and spread would be decided: half-width ∝ 1/√n, so it excludes zero at
     n·(h/|mean|)² and the paper's effect at n·(h/|effect − mean|)²; the smaller
     of the two (inf when neither can move: zero spread, or the mean sits on both).
+    ``paper_effect`` None: a qualitative claim, decided against zero alone.
 
     ``below``, ``above``: the interval's reach below and above ``mean`` where it is
     not symmetric (a percentile bootstrap); h is then the reach on the side that
@@ -204,7 +205,7 @@ def runs_to_decide(n: int, mean: float, half_width: float, paper_effect: float, 
     above = half_width if above is None else above
     needs = []
     for v in (0.0, paper_effect):
-        if mean == v:
+        if v is None or mean == v:
             continue
         reach = below if mean > v else above
         # an interval that ends exactly on v (a bounded statistic's percentile interval at its

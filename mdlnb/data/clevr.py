@@ -60,6 +60,9 @@ COLOUR_NAMES = ("red", "blue", "green", "brown", "purple", "cyan", "yellow")
 KIND_NAMES = ("sphere", "cube")
 SIZE_NAMES = ("small", "large")
 PROPOSALS = 48              # candidate placements tried per object and round
+#: Class names of the nearest-object questions (label = index).
+_CLASS_NAMES = {"closest_colour": COLOUR_NAMES, "closest_shape": KIND_NAMES,
+                "closest_size": SIZE_NAMES}
 
 
 def floor_row(z: np.ndarray, image_size: int) -> np.ndarray:
@@ -231,10 +234,8 @@ def _build(target: str, seed: int, n_train: int, n_test: int, image_size: int, m
         factors = {k: d[k][idx] for k in ("count", "z", "cx", "cy", "r", "kind", "colour", "size")}
         meta = {"source": "procedural Clevr-like", "split": split, "factors": factors,
                 "params": params, "label_offset": min_objects if target == "count" else 0}
-        names = {"closest_colour": COLOUR_NAMES, "closest_shape": KIND_NAMES,
-                 "closest_size": SIZE_NAMES}
-        if target in names:
-            meta["classes"] = names[target]
+        if target in _CLASS_NAMES:
+            meta["classes"] = _CLASS_NAMES[target]
         out.append(Task(f"clevr_{target}", d["images"][idx], y[idx], c, group="structured",
                         meta=meta))
     return out[0], out[1]

@@ -153,9 +153,8 @@ class EncodersResult:
         ``fashion_mnist_category``)."""
         from mdlnb import data
 
-        source = data.spec(self.config.pretrain_data).source
-        return [t for t in self.sizes if t == self.config.pretrain_data
-                or (t in data.names() and data.spec(t).source == source)]
+        source, known = data.spec(self.config.pretrain_data).source, set(data.names())
+        return [t for t in self.sizes if t in known and data.spec(t).source == source]
 
     def scaling_claims(self, mae: Sequence[str], supervised: Sequence[str], *,
                        alpha: float = 0.05) -> list:

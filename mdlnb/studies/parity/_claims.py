@@ -56,15 +56,20 @@ def _share_of_seeds(ok: Sequence[bool]) -> str:
 
 
 def parity_claims(quick: LossDataCurve, limit: LossDataCurve, eps: Any, *,
-                  at: Sequence[int], floor: float | None = None) -> list:
+                  at: Sequence[int], floor: float | None = None,
+                  g3_quick: LossDataCurve | None = None) -> list:
     """Claims (g1–g3) (module docstring) for the curves of the quick-learning
     representation ``quick`` and the limit-optimal ``limit``, at the
     evaluation-set sizes ``at`` (≥ 2 of them, each ≤ both curves' largest size).
     ``floor``: the quick representation's loss floor (nats/example, H(α) for the
     noisy label); g3's ``eps`` must exceed twice it, so both representations' SDL can be
-    tight (Alg. 1: loss ≤ ε/2 at the largest n)."""
-    if not isinstance(quick, LossDataCurve) or not isinstance(limit, LossDataCurve):
-        raise ValueError("quick, limit: must be LossDataCurve objects")
+    tight (Alg. 1: loss ≤ ε/2 at the largest n). ``g3_quick``: the quick representation
+    g3 is judged on (default ``quick``; ``floor`` is then its floor), e.g. a noisy label
+    whose SDL can be tight where ``quick``'s cannot; g1 and g2 (VA, MDL) do not read
+    ``eps``."""
+    g3_quick = quick if g3_quick is None else g3_quick
+    if not all(isinstance(c, LossDataCurve) for c in (quick, limit, g3_quick)):
+        raise ValueError("quick, limit, g3_quick: must be LossDataCurve objects")
     if floor is not None and not as_eps(eps).value > 2 * floor:
         raise ValueError(f"eps: {as_eps(eps).value:.4g} nats is not above twice the quick "
                          f"representation's floor {floor:.4g}: its SDL can never be tight "
@@ -73,8 +78,13 @@ def parity_claims(quick: LossDataCurve, limit: LossDataCurve, eps: Any, *,
     if len(at) < 2:
         raise ValueError(f"at: need at least 2 evaluation sizes, got {at}")
     lo, hi = at[0], at[-1]
-    units = _curves(quick, limit)
-    ranks = {name: rankings(measure_table(cs, eps, at=at)) for name, cs in units}
+
+    def ranks_of(q_curve):
+        return {name: rankings(measure_table(cs, eps, at=at))
+                for name, cs in _curves(q_curve, limit)}
+
+    ranks = ranks_of(quick)
+    ranks_g3 = ranks if g3_quick is quick else ranks_of(g3_quick)
     q, lim = quick.representation, limit.representation
     out = []
     for cid, m in (("g1", "VA"), ("g2", "MDL")):
@@ -94,7 +104,7 @@ def parity_claims(quick: LossDataCurve, limit: LossDataCurve, eps: Any, *,
             f"bits at n = {hi}, on the seed-mean curve and on every seed's curve",
             C.Decision(C.HOLDS if all(flipped) else C.FAILS, detail)))
     changed, undecided, one = [], [], []
-    for name, r in ranks.items():
+    for name, r in ranks_g3.items():
         wc = winner_changes(r[r["measure"].isin(["SDL", "eSC"])])
         changed += [f"{name} {w.measure} ε={w.eps:.4g}: {w.winners}"
                     for w in wc.itertuples() if w.changed]
@@ -102,13 +112,13 @@ def parity_claims(quick: LossDataCurve, limit: LossDataCurve, eps: Any, *,
                       if not w.winners]
         if name != "seed mean":
             one.append(all(w.winners and not w.changed for w in wc.itertuples()))
-    mean_wc = winner_changes(ranks["seed mean"][ranks["seed mean"]["measure"].isin(["SDL",
-                                                                                    "eSC"])])
+    mean = ranks_g3["seed mean"]
+    mean_wc = winner_changes(mean[mean["measure"].isin(["SDL", "eSC"])])
     seqs = "; ".join(f"{w.measure} ε={w.eps:.4g}: {w.sequence}" for w in mean_wc.itertuples())
     verdict = C.FAILS if changed else C.INCONCLUSIVE if undecided else C.HOLDS
     detail = (f"changed: {', '.join(changed)}" if changed else
               f"never named a winner: {', '.join(undecided)}" if undecided else
-              f"one winner each on all {len(ranks)} curves")
+              f"one winner each on all {len(ranks_g3)} curves")
     detail += f"; seed mean as n grows: {seqs}; " + _share_of_seeds(one)
     out.append(C.Claim.decided(
         "g3", "SDL and εSC do not change their ranking as n grows: they report a lower bound "

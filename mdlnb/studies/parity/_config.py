@@ -13,6 +13,7 @@ import math
 from typing import Sequence
 
 from mdlnb._checks import check_int
+from mdlnb.curves import binary_entropy
 from mdlnb.studies._base import StudyConfig
 
 
@@ -76,8 +77,7 @@ class ParityConfig(StudyConfig):
             raise ValueError(f"alpha: must lie in (0, 0.5), got {self.alpha!r}")
         if not 0.0 < self.g3_alpha < 0.5:
             raise ValueError(f"g3_alpha: must lie in (0, 0.5), got {self.g3_alpha!r}")
-        h = -self.g3_alpha * math.log(self.g3_alpha) - (1 - self.g3_alpha) * math.log(
-            1 - self.g3_alpha)
+        h = binary_entropy(self.g3_alpha)
         if not 2.0 < self.g3_eps_fraction < math.log(2) / h:
             raise ValueError(f"g3_eps_fraction: must lie in (2, log 2 / H(g3_alpha) = "
                              f"{math.log(2) / h:.3g}) so that both representations' SDL can be "

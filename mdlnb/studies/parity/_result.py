@@ -209,11 +209,8 @@ class ParityResult:
         """Claims g1–g3 (:func:`mdlnb.studies.parity.parity_claims`) on the exact
         algorithms' curves: g1, g2 on A and B; g3 on :attr:`curve_g3` and B at
         :attr:`eps_g3`, more than twice that noisy label's floor."""
-        g1, g2, _ = parity_claims(self.curve_a, self.curve_b, self.eps, at=self.at)
-        quick = self.curve_g3 if self.curve_g3 is not None else self.curve_a
-        g3 = parity_claims(quick, self.curve_b, self.eps_g3, at=self.at,
-                           floor=self.h_alpha_g3)[2]
-        return [g1, g2, g3]
+        return parity_claims(self.curve_a, self.curve_b, self.eps_g3, at=self.at,
+                             floor=self.h_alpha_g3, g3_quick=self.curve_g3)
 
     # -- files -------------------------------------------------------------------
     def save(self, paper_dir: str | Path = "paper", *, prefix: str = "parity") -> list[Path]:
