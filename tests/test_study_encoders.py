@@ -181,9 +181,28 @@ def test_preferred_readout_mode_and_switching_by_group():
 # ----------------------------------------------------------------------------- driver
 
 
-def test_run_tidy_frame_and_resume(tmp_path):
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """The TINY grid run once into a cache root of this module's own (compiled programs
+    shared with the session's): the smoke notebooks and other tests compute the same
+    pairs into the session's root, so there whether a pair is cached would depend on
+    the order tests run in. Returns (root, config, first result)."""
+    from mdlnb._io import cache_root
+
+    root = tmp_path_factory.mktemp("encoders-root")
+    xla = cache_root() / "xla"
+    if xla.exists():
+        (root / "xla").symlink_to(xla.resolve(), target_is_directory=True)
     cfg = st.EncodersConfig.from_overrides(TINY)
-    r = st.run(cfg, progress=False)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MDLNB_CACHE", str(root))
+        r = st.run(cfg, progress=False)
+    return str(root), cfg, r
+
+
+def test_run_tidy_frame_and_resume(tmp_path, tiny_run, monkeypatch):
+    root, cfg, r = tiny_run
+    monkeypatch.setenv("MDLNB_CACHE", root)
     assert list(r.frame.columns) == st.FRAME_COLUMNS
     assert r.cached_pairs == 0
     assert set(r.frame["group"]) == {"natural", "specialized"}
@@ -232,13 +251,15 @@ def test_config_errors():
 
 
 @pytest.mark.slow
-def test_worker_processes_give_the_same_frame():
+def test_worker_processes_give_the_same_frame(tiny_run, monkeypatch):
     """Two lost pairs recomputed by two spawned worker processes (each imports JAX and
     compiles the probe programs again: the costly part of this test)."""
     from mdlnb._io import cache_dir
 
-    cfg = st.EncodersConfig.from_overrides(TINY)
-    r = st.run(cfg, progress=False)   # cached by test_run_tidy_frame_and_resume
+    root, cfg, _ = tiny_run
+    monkeypatch.setenv("MDLNB_CACHE", root)
+    r = st.run(cfg, progress=False)   # every pair cached by the fixture
+    assert r.cached_pairs == 6
     for f in sorted(cache_dir("studies/encoders").glob("pair-random_*-lfw_faces-*.json"))[:2]:
         f.unlink()
     par = st.run(cfg.replace(workers=2), progress=False)
