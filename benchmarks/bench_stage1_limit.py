@@ -1,0 +1,188 @@
+"""Stage 1 on a long stream against its same-shape matmul limit (issue 23's side-by-side).
+
+Setting: K = 64 MLPs 64 → 256 → 256 → 10 (the 4 × 4 × 4 grid of learning rate,
+weight decay and EMA rate), N = 10,000 examples (``MDLNB_BENCH_N`` to change),
+B = 32, 10 replay steps per batch. Three programs over the same shapes, each one
+compiled program (``lax.scan`` over batches, ``vmap`` over experts), timed after
+compilation:
+
+* **matmul-only (the limit)**: per batch, the coding forward pass, then 10 replay
+  updates, each the forward matmuls and both backward matmuls (weight and input
+  gradients; none for the input features) of a bias-free linear chain of the same
+  layer shapes on each expert's own replay batch, and an SGD step. No
+  non-linearity, no loss, no optimiser state: what the matmuls alone cost.
+* **mdlnb**: :func:`mdlnb.prequential.run` (AdamW, an EMA copy evaluated for the
+  code, per-expert replay streams, prefix standardisation).
+* **optax baseline**: a plain ``vmap``-ed ``lax.scan`` + ``optax.adamw`` MLP (ReLU,
+  biases, cross-entropy) with one replay batch shared by all experts and no EMA:
+  simpler than the protocol, shown for scale.
+
+``of limit`` = matmul-only time / that program's time. The CPU's flags are
+recorded with the figures (issue 23: "on every CPU kind you meet").
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+import mdlnb
+from mdlnb import prequential, readouts
+from mdlnb.experts import expert_grid
+
+D, C, B, R, K, H = 64, 10, 32, 10, 64, 256
+SIZES = ((D, H), (H, H), (H, C))
+
+
+def _n() -> int:
+    return int(os.environ.get("MDLNB_BENCH_N", "10000"))
+
+
+def cpu_flags() -> str:
+    """The model name and the SIMD flags that matter for XLA:CPU's GEMMs."""
+    info = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    name = next((ln.split(":", 1)[1].strip() for ln in info.splitlines()
+                 if ln.startswith("model name")), platform.processor())
+    flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines()
+                  if ln.startswith("flags")), [])
+    keep = [f for f in flags if f.startswith(("avx", "amx", "fma"))]
+    return f"{name}; {os.cpu_count()} cores; {' '.join(keep)}"
+
+
+def _task(n: int) -> mdlnb.Task:
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, C, n)
+    x = (rng.normal(size=(C, D))[y] + rng.normal(size=(n, D))).astype(np.float32)
+    return mdlnb.Task("bench", x, y, C)
+
+
+def flops(n: int) -> float:
+    """The matmul FLOPs of the whole stream: 10 updates (forward, weight gradients,
+    input gradients below the first layer) and one coding forward pass per batch."""
+    fwd = sum(2 * B * i * o for i, o in SIZES)
+    upd = 2 * fwd + sum(2 * B * i * o for i, o in SIZES[1:])
+    return (n // B) * K * (R * upd + fwd)
+
+
+def _replay(key, t, r, k):
+    """Per-expert replay rows (K, B) from the prefix seen before batch t (and batch t)."""
+    hi = (t + 1) * B
+    return jax.random.randint(jax.random.fold_in(jax.random.fold_in(key, t), r), (k, B), 0, hi)
+
+
+def _matmul_only(x_all, y_all, n):
+    onehot = jax.nn.one_hot(y_all, C)
+    key = jax.random.PRNGKey(0)
+    ws = tuple(0.01 * jax.random.normal(jax.random.PRNGKey(i), (K, i_, o))
+               for i, (i_, o) in enumerate(SIZES))
+
+    def chain(w, x):
+        h1 = x @ w[0]
+        h2 = h1 @ w[1]
+        return h1, h2, h2 @ w[2]
+
+    def update(w, x, t):
+        h1, h2, z = chain(w, x)
+        gz = z - t
+        g3 = h2.T @ gz
+        gh2 = gz @ w[2].T
+        g2 = h1.T @ gh2
+        gh1 = gh2 @ w[1].T
+        g1 = x.T @ gh1
+        return tuple(wi - 1e-4 * gi for wi, gi in zip(w, (g1, g2, g3)))
+
+    def batch(w, t):
+        z = jax.vmap(lambda wk: chain(wk, jax.lax.dynamic_slice_in_dim(x_all, t * B, B))[2])(w)
+
+        def replay(r, w):
+            pos = _replay(key, t, r, K)
+            return jax.vmap(update)(w, x_all[pos], onehot[pos])
+        return jax.lax.fori_loop(0, R, replay, w), z.sum()
+
+    return jax.jit(lambda w: jax.lax.scan(batch, w, jnp.arange(n // B))).lower(ws).compile(), ws
+
+
+def _optax_baseline(x_all, y_all, n):
+    def init(key):
+        ks = jax.random.split(key, len(SIZES))
+        return [(jax.random.normal(k, (i, o)) * np.sqrt(2 / i), jnp.zeros(o))
+                for k, (i, o) in zip(ks, SIZES)]
+
+    def apply(p, x):
+        for w, b in p[:-1]:
+            x = jax.nn.relu(x @ w + b)
+        return x @ p[-1][0] + p[-1][1]
+
+    def loss(p, x, y):
+        return optax.softmax_cross_entropy_with_integer_labels(apply(p, x), y).mean()
+
+    opt = optax.adamw(1e-3, weight_decay=1e-4)
+    params = jax.vmap(init)(jax.random.split(jax.random.PRNGKey(0), K))
+    state = (params, jax.vmap(opt.init)(params))
+    key = jax.random.PRNGKey(1)
+
+    def step(p, s, x, y):
+        g = jax.grad(loss)(p, x, y)
+        u, s = opt.update(g, s, p)
+        return optax.apply_updates(p, u), s
+
+    def batch(carry, t):
+        xb = jax.lax.dynamic_slice_in_dim(x_all, t * B, B)
+        yb = jax.lax.dynamic_slice_in_dim(y_all, t * B, B)
+        code = jax.vmap(lambda p: loss(p, xb, yb))(carry[0])
+
+        def replay(r, c):
+            pos = _replay(key, t, r, 1)[0]          # one batch shared by every expert
+            return jax.vmap(step, in_axes=(0, 0, None, None))(*c, x_all[pos], y_all[pos])
+        return jax.lax.fori_loop(0, R, replay, carry), code
+
+    return jax.jit(lambda c: jax.lax.scan(batch, c, jnp.arange(n // B))).lower(state).compile(), state
+
+
+def _timed(fn, *args) -> float:
+    t0 = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    return time.perf_counter() - t0
+
+
+def board():
+    lrs, wds, emas = [1e-4, 3e-4, 1e-3, 3e-3], [0.0, 1e-6, 1e-4, 1e-2], [1e-4, 1e-2, 0.1, 1.0]
+    return expert_grid([readouts.mlp(2)], learning_rate=lrs, weight_decay=wds, ema=emas,
+                       replay_streams=R)
+
+
+def main() -> dict:
+    n = _n()
+    n -= n % B
+    task = _task(n)
+    x_all, y_all = jnp.asarray(task.x), jnp.asarray(task.y.astype(np.int32))
+    total = flops(n)
+    out = {"cpu": cpu_flags(), "backend": jax.default_backend(), "n": n, "gflop": total / 1e9}
+    print(out["cpu"])
+    limit, ws = _matmul_only(x_all, y_all, n)
+    out["matmul_only_s"] = _timed(limit, ws)
+    base, st = _optax_baseline(x_all, y_all, n)
+    out["optax_baseline_s"] = _timed(base, st)
+    kw = dict(batch_size=B, cache=False, progress=False)
+    exps = board()
+    prequential.run(_task(2048), exps, **kw)      # compiles the chunk program (N-independent)
+    t0 = time.perf_counter()
+    prequential.run(task, exps, **kw)
+    out["mdlnb_s"] = time.perf_counter() - t0
+    for name in ("matmul_only", "mdlnb", "optax_baseline"):
+        s = out[f"{name}_s"]
+        out[f"{name}_gflops"] = total / s / 1e9
+        out[f"{name}_of_limit"] = out["matmul_only_s"] / s
+        print(f"{name:15s} {s:7.1f} s  {total / s / 1e9:6.1f} GFLOP/s  "
+              f"{out['matmul_only_s'] / s:5.0%} of the matmul-only limit")
+    return out
+
+
+if __name__ == "__main__":
+    main()
