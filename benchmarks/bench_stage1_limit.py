@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import platform
 import time
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -46,7 +47,8 @@ def _n() -> int:
 
 def cpu_flags() -> str:
     """The model name and the SIMD flags that matter for XLA:CPU's GEMMs."""
-    info = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    cpuinfo = Path("/proc/cpuinfo")
+    info = cpuinfo.read_text() if cpuinfo.exists() else ""
     name = next((ln.split(":", 1)[1].strip() for ln in info.splitlines()
                  if ln.startswith("model name")), platform.processor())
     flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines()
