@@ -84,17 +84,9 @@ _state: dict = {"done": False, "path": None, "reason": "not yet needed"}
 logger = logging.getLogger(__name__)
 
 
-def _interface():
-    try:
-        from jax._src.compilation_cache_interface import CacheInterface
-    except ImportError:  # pragma: no cover - another JAX layout
-        return object
-    return CacheInterface
-
-
-class AtomicFileCache(_interface()):
-    """A ``jax._src.compilation_cache_interface.CacheInterface`` over a directory:
-    checksummed entries, atomic writes, damaged entries recompiled (module docstring)."""
+class _AtomicStore:
+    """The store behind :class:`AtomicFileCache` (see there); a plain class, so that
+    defining it imports nothing of JAX."""
 
     def __init__(self, path: str | os.PathLike):
         self._path = Path(path)
@@ -155,6 +147,33 @@ class AtomicFileCache(_interface()):
         for p in self._path.glob(f"*{_SUFFIX}"):
             with contextlib.suppress(OSError):
                 p.unlink()
+
+
+_CLASS: list = []
+_CLASS_LOCK = threading.Lock()  # not _lock: ensure() holds that one when it builds the class
+
+
+def _atomic_file_cache() -> type:
+    """:class:`AtomicFileCache`, built on first use: :class:`_AtomicStore` as a subclass
+    of JAX's ``CacheInterface`` (which imports JAX; ``object`` under another JAX layout)."""
+    with _CLASS_LOCK:
+        if not _CLASS:
+            try:
+                from jax._src.compilation_cache_interface import CacheInterface
+            except ImportError:  # pragma: no cover - another JAX layout
+                CacheInterface = object
+            _CLASS.append(type("AtomicFileCache", (_AtomicStore, CacheInterface), {
+                "__module__": __name__, "__doc__":
+                "A ``jax._src.compilation_cache_interface.CacheInterface`` over a directory: "
+                "checksummed entries, atomic writes, damaged entries recompiled (module "
+                "docstring)."}))
+        return _CLASS[0]
+
+
+def __getattr__(name: str):
+    if name == "AtomicFileCache":  # built on first access: importing this module loads no JAX
+        return _atomic_file_cache()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def host_tag() -> str:
@@ -223,7 +242,7 @@ def _enable() -> dict:
 
         with cc._cache_initialized_mutex:
             if cc._cache is None and not cc._cache_initialized:
-                cc._cache = AtomicFileCache(path)
+                cc._cache = _atomic_file_cache()(path)
                 cc._cache_initialized = True
             else:  # pragma: no cover - initialised by someone else meanwhile
                 reason = "JAX's own file store (already initialised)"

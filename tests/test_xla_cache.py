@@ -163,3 +163,14 @@ def test_the_test_session_uses_the_shared_compilation_cache():
     assert status["path"] is not None
     assert jax.config.jax_compilation_cache_dir == str(status["path"])
     assert Path(status["path"]).is_dir()
+
+
+def test_importing_the_cache_and_the_cli_loads_no_jax():
+    """Importing ``mdlnb.cache``, ``mdlnb._xla_cache`` or ``mdlnb.cli`` loads no JAX (the
+    module docstring's promise): the store's class, a subclass of JAX's
+    ``CacheInterface``, is built when the cache is enabled or first named."""
+    code = ("import sys, mdlnb.cli, mdlnb.cache, mdlnb._xla_cache as x; "
+            "assert 'jax' not in sys.modules, 'jax imported'; "
+            "C = x.AtomicFileCache; from jax._src.compilation_cache_interface import "
+            "CacheInterface; assert issubclass(C, CacheInterface) and C is x.AtomicFileCache")
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ})
