@@ -17,59 +17,43 @@ compilation:
   biases, cross-entropy) with one replay batch shared by all experts and no EMA:
   simpler than the protocol, shown for scale.
 
-``of limit`` = matmul-only time / that program's time. The CPU's flags are
-recorded with the figures (issue 23: "on every CPU kind you meet").
+``of limit`` = matmul-only time / that program's time. The machine (CPU flags, cores,
+device; the pretraining artifacts' record) is kept with the figures (issue 23: "on every
+CPU kind you meet").
 """
 
 from __future__ import annotations
 
 import os
-import platform
 import time
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
-import mdlnb
-from mdlnb import prequential, readouts
-from mdlnb.experts import expert_grid
+from benchmarks.bench_prequential import B, C, D, K, R, _boards, _task, _update_flops
+from mdlnb import prequential
+from mdlnb.studies.pretraining._artifacts import _machine
 
-D, C, B, R, K, H = 64, 10, 32, 10, 64, 256
-SIZES = ((D, H), (H, H), (H, C))
+
+def board():
+    """The 64 MLPs 64 → 256 → 256 → 10 (``bench_prequential``'s ``mlp2x256`` board)."""
+    return _boards()["mlp2x256"]
+
+
+SIZES = board()[0].readout.layer_sizes(D, C)   # ((64, 256), (256, 256), (256, 10))
 
 
 def _n() -> int:
     return int(os.environ.get("MDLNB_BENCH_N", "10000"))
 
 
-def cpu_flags() -> str:
-    """The model name and the SIMD flags that matter for XLA:CPU's GEMMs."""
-    cpuinfo = Path("/proc/cpuinfo")
-    info = cpuinfo.read_text() if cpuinfo.exists() else ""
-    name = next((ln.split(":", 1)[1].strip() for ln in info.splitlines()
-                 if ln.startswith("model name")), platform.processor())
-    flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines()
-                  if ln.startswith("flags")), [])
-    keep = [f for f in flags if f.startswith(("avx", "amx", "fma"))]
-    return f"{name}; {os.cpu_count()} cores; {' '.join(keep)}"
-
-
-def _task(n: int) -> mdlnb.Task:
-    rng = np.random.default_rng(0)
-    y = rng.integers(0, C, n)
-    x = (rng.normal(size=(C, D))[y] + rng.normal(size=(n, D))).astype(np.float32)
-    return mdlnb.Task("bench", x, y, C)
-
-
 def flops(n: int) -> float:
     """The matmul FLOPs of the whole stream: 10 updates (forward, weight gradients,
     input gradients below the first layer) and one coding forward pass per batch."""
-    fwd = sum(2 * B * i * o for i, o in SIZES)
-    upd = 2 * fwd + sum(2 * B * i * o for i, o in SIZES[1:])
-    return (n // B) * K * (R * upd + fwd)
+    return (n // B) * sum(R * _update_flops(e.readout) + B * e.readout.flops(D, C)
+                          for e in board())
 
 
 def _replay(key, t, r, k):
@@ -153,20 +137,14 @@ def _timed(fn, *args) -> float:
     return time.perf_counter() - t0
 
 
-def board():
-    lrs, wds, emas = [1e-4, 3e-4, 1e-3, 3e-3], [0.0, 1e-6, 1e-4, 1e-2], [1e-4, 1e-2, 0.1, 1.0]
-    return expert_grid([readouts.mlp(2)], learning_rate=lrs, weight_decay=wds, ema=emas,
-                       replay_streams=R)
-
-
 def main() -> dict:
     n = _n()
     n -= n % B
     task = _task(n)
     x_all, y_all = jnp.asarray(task.x), jnp.asarray(task.y.astype(np.int32))
     total = flops(n)
-    out = {"cpu": cpu_flags(), "backend": jax.default_backend(), "n": n, "gflop": total / 1e9}
-    print(out["cpu"])
+    out = {**_machine(), "n": n, "gflop": total / 1e9}
+    print(f"{out['platform']}; {out['cores']} cores; flags {out['cpu_flags']}; {out['device']}")
     limit, ws = _matmul_only(x_all, y_all, n)
     out["matmul_only_s"] = _timed(limit, ws)
     base, st = _optax_baseline(x_all, y_all, n)
@@ -181,8 +159,8 @@ def main() -> dict:
         s = out[f"{name}_s"]
         out[f"{name}_gflops"] = total / s / 1e9
         out[f"{name}_of_limit"] = out["matmul_only_s"] / s
-        print(f"{name:15s} {s:7.1f} s  {total / s / 1e9:6.1f} GFLOP/s  "
-              f"{out['matmul_only_s'] / s:5.0%} of the matmul-only limit")
+        print(f"{name:15s} {s:7.1f} s  {out[f'{name}_gflops']:6.1f} GFLOP/s  "
+              f"{out[f'{name}_of_limit']:5.0%} of the matmul-only limit")
     return out
 
 
