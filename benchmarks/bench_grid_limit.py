@@ -1,0 +1,198 @@
+"""A slice of the encoder grid against its same-shape matmul limit, measured together.
+
+Issue 23's grid target is stage 1 of the default encoder grid at ≥ 60 % of the matmul
+limit, end to end, compilation included, from an empty compilation cache. Its figure so
+far (40 %) divided the grid's FLOPs by a rate measured on another day (92 GFLOP/s, the
+constant of :mod:`mdlnb.studies.encoders._power`); this VM's speed moves by a factor of
+two between days. Here both sides are measured in one run:
+
+* **the grid slice**: ``MDLNB_BENCH_ENCODERS`` × ``MDLNB_BENCH_TASKS`` (default: the
+  supervised ViT at S, M and L × digits and clevr_count) of ``EncodersConfig()`` — its
+  ``deep`` board, N = 1,000, three orders — through the study's own stage 1 + 2
+  (:func:`mdlnb.studies.encoders._pair.mdl_rows`, no loss cache), in the study's two
+  spawned worker processes, under a fresh ``MDLNB_CACHE`` whose compilation cache is
+  empty (the features and encoders linked in from the usual cache, so only compiled
+  programs and loss matrices start empty). Wall time from submitting the first pair to
+  the last result: process start, imports, tracing, compilation, stage 2.
+* **the limit**: for each (D, C) of the slice, the board's matmuls alone on one stream
+  of N = 1,000 rows (B = 32, replay 10): per batch the coding forward pass, then per
+  replay step the forward and both backward matmuls of a bias-free linear chain of each
+  expert's layer shapes on its own replay batch, and an SGD step; the experts of one
+  architecture vmapped, one ``lax.scan`` over batches, compiled before timing; best of
+  ``MDLNB_BENCH_REPS`` (default 3) runs × the slice's streams of that shape.
+
+``of limit`` = limit seconds / the slice's wall seconds for the same FLOPs
+(:func:`mdlnb.studies.encoders._power.stream_flops`).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+ENCODERS = ("supervised:vit_S:trained", "supervised:vit_M:trained", "supervised:vit_L:trained")
+TASKS = ("digits", "clevr_count")
+#: cache kinds the slice reads as they are (everything else starts empty)
+SHARED = ("data", "encoders", "features", "pretraining")
+
+
+def _env_tuple(name: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    value = os.environ.get(name)
+    return tuple(v for v in value.split(",") if v) if value else default
+
+
+def _reps() -> int:
+    return int(os.environ.get("MDLNB_BENCH_REPS", "3"))
+
+
+def _mdl_pair(train, config) -> float:
+    """One pair's stage 1 + 2 over all orders in a worker; its seconds."""
+    from mdlnb.studies.encoders._pair import mdl_rows
+
+    t0 = time.perf_counter()
+    mdl_rows(train, config, cache=False)
+    return time.perf_counter() - t0
+
+
+def _limit_program(board, d: int, c: int, n: int, b: int):
+    """The compiled matmul-only stream of ``board`` at (d, c): ``(fn, weights)``."""
+    import jax
+    import jax.numpy as jnp
+
+    groups: dict = {}
+    for e in board:
+        groups.setdefault((e.readout.layer_sizes(d, c), e.replay_streams), []).append(e)
+    ws = tuple(tuple(0.01 * jax.random.normal(jax.random.PRNGKey(i), (len(m), i_, o))
+                     for i, (i_, o) in enumerate(sizes))
+               for (sizes, _), m in groups.items())
+    replays = tuple(r for _, r in groups)
+    x_all = jax.random.normal(jax.random.PRNGKey(7), (n, d))
+    onehot = jax.nn.one_hot(jax.random.randint(jax.random.PRNGKey(8), (n,), 0, c), c)
+    key = jax.random.PRNGKey(0)
+
+    def forward(w, x):
+        hs = [x]
+        for wi in w:
+            hs.append(hs[-1] @ wi)
+        return hs
+
+    def update(w, x, t):
+        hs = forward(w, x)
+        g = hs[-1] - t
+        grads = []
+        for i in reversed(range(len(w))):
+            grads.append(hs[i].T @ g)
+            if i:  # no gradient for the input features
+                g = g @ w[i].T
+        return tuple(wi - 1e-4 * gi for wi, gi in zip(w, reversed(grads)))
+
+    def batch(ws, t):
+        xb = jax.lax.dynamic_slice_in_dim(x_all, t * b, b)
+        out, code = [], 0.0
+        for w, r in zip(ws, replays):
+            code = code + jax.vmap(lambda wk: forward(wk, xb)[-1])(w).sum()
+            k = w[0].shape[0]
+
+            def replay(s, w, k=k):
+                pos = jax.random.randint(jax.random.fold_in(jax.random.fold_in(key, t), s),
+                                         (k, b), 0, (t + 1) * b)
+                return jax.vmap(update)(w, x_all[pos], onehot[pos])
+            out.append(jax.lax.fori_loop(0, r, replay, w))
+        return tuple(out), code
+
+    fn = jax.jit(lambda ws: jax.lax.scan(batch, ws, jnp.arange(n // b)))
+    return fn.lower(ws).compile(), ws
+
+
+def _limit_seconds(board, d: int, c: int, n: int, b: int, reps: int) -> float:
+    import jax
+
+    fn, ws = _limit_program(board, d, c, n, b)
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn(ws))
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _link_shared(root: Path) -> None:
+    from mdlnb._io import cache_root
+
+    usual = cache_root()
+    for kind in SHARED:
+        if (usual / kind).exists():
+            (root / kind).symlink_to(usual / kind, target_is_directory=True)
+
+
+def main() -> dict:
+    import multiprocessing as mp
+
+    from mdlnb._compare import resolve_protocol
+    from mdlnb.studies.encoders import EncodersConfig
+    from mdlnb.studies.encoders._power import feature_dim, stream_flops
+    from mdlnb.studies.pretraining._artifacts import _machine
+    from mdlnb.studies.transferability._features import prepare
+
+    encoders, tasks = _env_tuple("MDLNB_BENCH_ENCODERS", ENCODERS), _env_tuple(
+        "MDLNB_BENCH_TASKS", TASKS)
+    config = EncodersConfig.from_overrides({"encoders": list(encoders), "tasks": list(tasks)})
+    proto = resolve_protocol(config.protocol)
+    board, b = proto.experts(), proto.batch_size
+    inputs = prepare(config, progress=False, feature_progress=False)  # cached features
+    pairs = [(fs.encoder, fs.task, fs.train) for fs in inputs.features]
+    out = {**_machine(), "encoders": list(encoders), "tasks": list(tasks),
+           "orders": len(config.seeds), "workers": int(config.workers)}
+    shapes: dict = {}
+    for enc, task, train in pairs:
+        d, c = feature_dim(enc), int(train.num_classes)
+        assert d == train.x.shape[1], (enc, d, train.x.shape)
+        shapes.setdefault((d, c, int(train.n)), 0)
+        shapes[(d, c, int(train.n))] += len(config.seeds)
+    total = sum(stream_flops(board, d, c, n) * k for (d, c, n), k in shapes.items())
+    print(f"{out['platform']}; {out['cores']} cores; flags {out['cpu_flags']}")
+    print(f"{len(pairs)} pairs × {len(config.seeds)} orders, shapes (D, C, N): streams "
+          f"{ {f'{d}x{c}x{n}': k for (d, c, n), k in shapes.items()} }, {total / 1e12:.2f} TFLOP")
+
+    with tempfile.TemporaryDirectory(prefix="mdlnb-grid-bench-") as tmp:
+        _link_shared(Path(tmp))
+        old = os.environ.get("MDLNB_CACHE")
+        os.environ["MDLNB_CACHE"] = tmp           # the workers' cache root: xla/ empty
+        try:
+            t0 = time.perf_counter()
+            seconds = []
+            with ProcessPoolExecutor(int(config.workers), mp_context=mp.get_context("spawn")) as ex:
+                futs = [ex.submit(_mdl_pair, train, config) for _, _, train in pairs]
+                for f in as_completed(futs):
+                    seconds.append(f.result())
+            wall = time.perf_counter() - t0
+        finally:
+            if old is None:
+                os.environ.pop("MDLNB_CACHE", None)
+            else:
+                os.environ["MDLNB_CACHE"] = old
+    limit = 0.0
+    per_shape = {}
+    for (d, c, n), k in shapes.items():
+        s = _limit_seconds(board, d, c, n - n % b, b, _reps()) * n / (n - n % b)
+        per_shape[f"{d}x{c}x{n}"] = {"limit_s_per_stream": round(s, 3), "streams": k,
+                                     "gflops": stream_flops(board, d, c, n) / s / 1e9}
+        limit += k * s
+    out.update({"pairs": len(pairs), "tflop": total / 1e12, "grid_wall_s": round(wall, 2),
+                "grid_worker_s": round(sum(seconds), 2), "grid_gflops": total / wall / 1e9,
+                "limit_s": round(limit, 2), "limit_gflops": total / limit / 1e9,
+                "of_limit": limit / wall, "per_shape": per_shape})
+    print(f"grid slice   {wall:7.1f} s wall ({sum(seconds):.1f} s in workers)  "
+          f"{out['grid_gflops']:5.1f} GFLOP/s")
+    print(f"matmul limit {limit:7.1f} s  {out['limit_gflops']:5.1f} GFLOP/s  "
+          f"per shape {per_shape}")
+    print(f"the slice runs at {out['of_limit']:.0%} of its same-shape matmul limit, "
+          "compilation included, from an empty compilation cache")
+    return out
+
+
+if __name__ == "__main__":
+    main()
