@@ -15,11 +15,10 @@ two between days. Here both sides are measured in one run:
   programs and loss matrices start empty). Wall time from submitting the first pair to
   the last result: process start, imports, tracing, compilation, stage 2.
 * **the limit**: for each (D, C) of the slice, the board's matmuls alone on one stream
-  of N = 1,000 rows (B = 32, replay 10): per batch the coding forward pass, then per
-  replay step the forward and both backward matmuls of a bias-free linear chain of each
-  expert's layer shapes on its own replay batch, and an SGD step; the experts of one
-  architecture vmapped, one ``lax.scan`` over batches, compiled before timing; best of
-  ``MDLNB_BENCH_REPS`` (default 3) runs × the slice's streams of that shape.
+  of N = 1,000 rows (B = 32, replay 10), as ``bench_stage1_limit.matmul_only`` defines
+  them (the experts of one architecture vmapped, one ``lax.scan`` over batches, compiled
+  before timing); best of ``MDLNB_BENCH_REPS`` (default 3) runs × the slice's streams of
+  that shape.
 
 ``of limit`` = limit seconds / the slice's wall seconds for the same FLOPs
 (:func:`mdlnb.studies.encoders._power.stream_flops`).
@@ -30,6 +29,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
@@ -44,10 +44,6 @@ def _env_tuple(name: str, default: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(v for v in value.split(",") if v) if value else default
 
 
-def _reps() -> int:
-    return int(os.environ.get("MDLNB_BENCH_REPS", "3"))
-
-
 def _mdl_pair(train, config) -> float:
     """One pair's stage 1 + 2 over all orders in a worker; its seconds."""
     from mdlnb.studies.encoders._pair import mdl_rows
@@ -57,66 +53,19 @@ def _mdl_pair(train, config) -> float:
     return time.perf_counter() - t0
 
 
-def _limit_program(board, d: int, c: int, n: int, b: int):
-    """The compiled matmul-only stream of ``board`` at (d, c): ``(fn, weights)``."""
+def _limit_seconds(board, d: int, c: int, n: int, b: int) -> float:
+    """Best of ``MDLNB_BENCH_REPS`` runs of the board's matmul-only stream of ``n`` rows
+    at (d, c). Imported here, in the parent: the workers unpickle this module and
+    should not pay for the limit's imports inside the timed slice."""
     import jax
-    import jax.numpy as jnp
 
-    groups: dict = {}
-    for e in board:
-        groups.setdefault((e.readout.layer_sizes(d, c), e.replay_streams), []).append(e)
-    ws = tuple(tuple(0.01 * jax.random.normal(jax.random.PRNGKey(i), (len(m), i_, o))
-                     for i, (i_, o) in enumerate(sizes))
-               for (sizes, _), m in groups.items())
-    replays = tuple(r for _, r in groups)
+    from benchmarks._timing import best_of
+    from benchmarks.bench_stage1_limit import _reps, matmul_only
+
     x_all = jax.random.normal(jax.random.PRNGKey(7), (n, d))
-    onehot = jax.nn.one_hot(jax.random.randint(jax.random.PRNGKey(8), (n,), 0, c), c)
-    key = jax.random.PRNGKey(0)
-
-    def forward(w, x):
-        hs = [x]
-        for wi in w:
-            hs.append(hs[-1] @ wi)
-        return hs
-
-    def update(w, x, t):
-        hs = forward(w, x)
-        g = hs[-1] - t
-        grads = []
-        for i in reversed(range(len(w))):
-            grads.append(hs[i].T @ g)
-            if i:  # no gradient for the input features
-                g = g @ w[i].T
-        return tuple(wi - 1e-4 * gi for wi, gi in zip(w, reversed(grads)))
-
-    def batch(ws, t):
-        xb = jax.lax.dynamic_slice_in_dim(x_all, t * b, b)
-        out, code = [], 0.0
-        for w, r in zip(ws, replays):
-            code = code + jax.vmap(lambda wk: forward(wk, xb)[-1])(w).sum()
-            k = w[0].shape[0]
-
-            def replay(s, w, k=k):
-                pos = jax.random.randint(jax.random.fold_in(jax.random.fold_in(key, t), s),
-                                         (k, b), 0, (t + 1) * b)
-                return jax.vmap(update)(w, x_all[pos], onehot[pos])
-            out.append(jax.lax.fori_loop(0, r, replay, w))
-        return tuple(out), code
-
-    fn = jax.jit(lambda ws: jax.lax.scan(batch, ws, jnp.arange(n // b)))
-    return fn.lower(ws).compile(), ws
-
-
-def _limit_seconds(board, d: int, c: int, n: int, b: int, reps: int) -> float:
-    import jax
-
-    fn, ws = _limit_program(board, d, c, n, b)
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        jax.block_until_ready(fn(ws))
-        best = min(best, time.perf_counter() - t0)
-    return best
+    labels = jax.random.randint(jax.random.PRNGKey(8), (n,), 0, c)
+    fn, ws = matmul_only(board, x_all, labels, c, b)
+    return best_of(lambda: jax.block_until_ready(fn(ws)), _reps(), warmup=False)
 
 
 def _link_shared(root: Path) -> None:
@@ -146,11 +95,10 @@ def main() -> dict:
     pairs = [(fs.encoder, fs.task, fs.train) for fs in inputs.features]
     out = {**_machine(), "encoders": list(encoders), "tasks": list(tasks),
            "orders": len(config.seeds), "workers": int(config.workers)}
-    shapes: dict = {}
+    shapes: Counter = Counter()   # (D, C, N) -> streams
     for enc, task, train in pairs:
         d, c = feature_dim(enc), int(train.num_classes)
         assert d == train.x.shape[1], (enc, d, train.x.shape)
-        shapes.setdefault((d, c, int(train.n)), 0)
         shapes[(d, c, int(train.n))] += len(config.seeds)
     total = sum(stream_flops(board, d, c, n) * k for (d, c, n), k in shapes.items())
     print(f"{out['platform']}; {out['cores']} cores; flags {out['cpu_flags']}")
@@ -177,7 +125,7 @@ def main() -> dict:
     limit = 0.0
     per_shape = {}
     for (d, c, n), k in shapes.items():
-        s = _limit_seconds(board, d, c, n - n % b, b, _reps()) * n / (n - n % b)
+        s = _limit_seconds(board, d, c, n - n % b, b) * n / (n - n % b)
         per_shape[f"{d}x{c}x{n}"] = {"limit_s_per_stream": round(s, 3), "streams": k,
                                      "gflops": stream_flops(board, d, c, n) / s / 1e9}
         limit += k * s

@@ -63,42 +63,61 @@ def flops(n: int) -> float:
                           for e in board())
 
 
-def _replay(key, t, r, k):
-    """Per-expert replay rows (K, B) from the prefix seen before batch t (and batch t)."""
-    hi = (t + 1) * B
-    return jax.random.randint(jax.random.fold_in(jax.random.fold_in(key, t), r), (k, B), 0, hi)
+def _replay(key, t, r, k, b=B):
+    """Per-expert replay rows (k, b) from the prefix seen before batch t (and batch t)."""
+    hi = (t + 1) * b
+    return jax.random.randint(jax.random.fold_in(jax.random.fold_in(key, t), r), (k, b), 0, hi)
 
 
-def _matmul_only(x_all, y_all, n):
-    onehot = jax.nn.one_hot(y_all, C)
+def matmul_only(experts, x_all, labels, c: int, b: int):
+    """The board's matmul-only stream, compiled: ``(fn, weights)``, ``fn(weights)`` runs it.
+
+    The experts of one (layer shapes, replay count) are vmapped. Per batch of ``b`` rows
+    of ``x_all`` (N, D): each expert's coding forward pass, then per replay step the
+    forward matmuls and both backward matmuls (weight and input gradients; none for the
+    input features) of a bias-free linear chain of its layer shapes on its own replay
+    batch, and an SGD step against one-hot ``labels``."""
+    n, d = x_all.shape
+    onehot = jax.nn.one_hot(labels, c)
     key = jax.random.PRNGKey(0)
-    ws = tuple(0.01 * jax.random.normal(jax.random.PRNGKey(i), (K, i_, o))
-               for i, (i_, o) in enumerate(SIZES))
+    groups: dict = {}
+    for e in experts:
+        groups.setdefault((e.readout.layer_sizes(d, c), e.replay_streams), []).append(e)
+    ws = tuple(tuple(0.01 * jax.random.normal(jax.random.PRNGKey(i), (len(m), i_, o))
+                     for i, (i_, o) in enumerate(sizes))
+               for (sizes, _), m in groups.items())
+    replays = tuple(r for _, r in groups)
 
-    def chain(w, x):
-        h1 = x @ w[0]
-        h2 = h1 @ w[1]
-        return h1, h2, h2 @ w[2]
+    def forward(w, x):
+        hs = [x]
+        for wi in w:
+            hs.append(hs[-1] @ wi)
+        return hs
 
     def update(w, x, t):
-        h1, h2, z = chain(w, x)
-        gz = z - t
-        g3 = h2.T @ gz
-        gh2 = gz @ w[2].T
-        g2 = h1.T @ gh2
-        gh1 = gh2 @ w[1].T
-        g1 = x.T @ gh1
-        return tuple(wi - 1e-4 * gi for wi, gi in zip(w, (g1, g2, g3)))
+        hs = forward(w, x)
+        g = hs[-1] - t
+        grads = []
+        for i in reversed(range(len(w))):
+            grads.append(hs[i].T @ g)
+            if i:  # no gradient for the input features
+                g = g @ w[i].T
+        return tuple(wi - 1e-4 * gi for wi, gi in zip(w, reversed(grads)))
 
-    def batch(w, t):
-        z = jax.vmap(lambda wk: chain(wk, jax.lax.dynamic_slice_in_dim(x_all, t * B, B))[2])(w)
+    def batch(ws, t):
+        xb = jax.lax.dynamic_slice_in_dim(x_all, t * b, b)
+        out, code = [], 0.0
+        for w, r in zip(ws, replays):
+            code = code + jax.vmap(lambda wk: forward(wk, xb)[-1])(w).sum()
 
-        def replay(r, w):
-            pos = _replay(key, t, r, K)
-            return jax.vmap(update)(w, x_all[pos], onehot[pos])
-        return jax.lax.fori_loop(0, R, replay, w), z.sum()
+            def replay(s, w):
+                pos = _replay(key, t, s, w[0].shape[0], b)
+                return jax.vmap(update)(w, x_all[pos], onehot[pos])
+            out.append(jax.lax.fori_loop(0, r, replay, w))
+        return tuple(out), code
 
-    return jax.jit(lambda w: jax.lax.scan(batch, w, jnp.arange(n // B))).lower(ws).compile(), ws
+    fn = jax.jit(lambda ws: jax.lax.scan(batch, ws, jnp.arange(n // b)))
+    return fn.lower(ws).compile(), ws
 
 
 def _optax_baseline(x_all, y_all, n):
@@ -156,7 +175,7 @@ def main() -> dict:
     total = flops(n)
     out = {**_machine(), "n": n, "gflop": total / 1e9, "reps": _reps()}
     print(f"{out['platform']}; {out['cores']} cores; flags {out['cpu_flags']}; {out['device']}")
-    limit, ws = _matmul_only(x_all, y_all, n)
+    limit, ws = matmul_only(board(), x_all[:n], y_all[:n], C, B)
     base, st = _optax_baseline(x_all, y_all, n)
     kw = dict(batch_size=B, cache=False, progress=False)
     exps = board()
