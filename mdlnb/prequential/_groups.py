@@ -19,7 +19,11 @@ from mdlnb.prequential._stream import init_salt
 
 from mdlnb.readouts import LowPrecision, Readout, ReadoutLike, with_matmul_dtype
 
-BLOCK_BYTES = 8 * 2 ** 20  # cache budget for the state of one block of experts (see _block_size)
+#: budget for the training state of one block of experts (see _block_fit): 32 MB, measured
+#: (benchmarks/RESULTS.md): on the encoder grid's ``deep`` board 8 MB left 1-2 MLP-4
+#: experts per block (one expert's small matmuls per update) and the grid 1.3x slower;
+#: on the long stream's mlp2x256 board 4-19 experts per block run alike
+BLOCK_BYTES = 32 * 2 ** 20
 #: feature dimensions up to this are padded to it (:func:`padded_dim`)
 MIN_DIM_BUCKET = 16
 

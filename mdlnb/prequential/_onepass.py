@@ -51,7 +51,8 @@ from mdlnb.prequential._stream import stream_order
 # by (architecture, replay count) in whole blocks (losses may move in the last float bit).
 # v5: losses evaluated block by block (the last float bit again, in groups of several blocks).
 # v6: Adam's bias correction as a product (_fit.scale_by_adam): sharded runs equal one device's.
-CODE_VERSION = "prequential-v6"
+# v7: BLOCK_BYTES 8 -> 32 MB, wider blocks (the last float bit of the experts whose blocks grew).
+CODE_VERSION = "prequential-v7"
 DEFAULT_CHUNK_BATCHES = 128
 #: ``chunk_batches="auto"``: FLOPs one compiled call may take (about a minute on a
 #: 2-core CPU, tens of milliseconds on a GPU), so that progress and checkpoints
