@@ -64,6 +64,10 @@ the 11 committed ViT encoders (no Lite) × 17 tasks (every embedded task with
   939 s (MDL 1,702 s and accuracy 168 s of worker time, the machine quiet), so
   the 187 pairs cost ≈ 4,550 s ≈ 76 min from an empty pair cache, 40 % of
   the matmul limit.
+* With 32 MB expert blocks (``prequential-v7``, 2026-11-27): the 187 pairs
+  took 3,920 s in one ``make reproduce`` (its first 14 min beside the other
+  notebooks), 60–68 % of the same-shape matmul limit's rate measured by
+  ``python -m benchmarks grid_limit`` (``benchmarks/RESULTS.md``).
 
 With the other notebooks (``transferability_baselines`` alone recorded
 1,877 s, most of it 270 subsamples × ~5 s of L-BFGS fits for LINEAR and
