@@ -54,6 +54,16 @@ class DamagedFile(ValueError):
     """A file that cannot be read back as written (truncated, altered, no checksum)."""
 
 
+#: values of an on/off environment switch that mean off (any case, spaces ignored)
+OFF_VALUES = frozenset({"0", "off", "false", "no"})
+
+
+def switched_off(name: str) -> bool:
+    """Whether the environment switch ``name`` (e.g. ``MDLNB_XLA_CACHE``) is set to
+    one of :data:`OFF_VALUES`; unset or anything else is on."""
+    return os.environ.get(name, "1").strip().lower() in OFF_VALUES
+
+
 def cache_dir(sub: str = "") -> Path:
     """Root of mdlnb's on-disk cache: ``$MDLNB_CACHE`` or ``~/.cache/mdlnb``."""
     root = cache_root()

@@ -16,22 +16,22 @@ how, from the environment variable ``MDLNB_PROGRESS``:
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from typing import Any, Iterable, Iterator
+
+from mdlnb._io import switched_off
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: ipywidgets, tqdm.
 
 ENV = "MDLNB_PROGRESS"
-_OFF = ("0", "false", "no", "off")
 AUTO_DELAY_S = 3.0   # progress=None: a bar appears once the loop has run this long
 
 
 def enabled() -> bool:
     """True unless ``MDLNB_PROGRESS`` switches bars off (batch mode)."""
-    return os.environ.get(ENV, "1").strip().lower() not in _OFF
+    return not switched_off(ENV)
 
 
 def _in_kernel() -> bool:

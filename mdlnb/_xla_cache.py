@@ -63,7 +63,7 @@ import threading
 import warnings
 from pathlib import Path
 
-from mdlnb._io import CacheWarning, atomic_write_bytes, cache_dir
+from mdlnb._io import CacheWarning, atomic_write_bytes, cache_dir, switched_off
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: JAX.
@@ -72,7 +72,6 @@ from mdlnb._io import CacheWarning, atomic_write_bytes, cache_dir
 KIND = "xla"
 #: environment switch: ``0``, ``off``, ``false`` or ``no`` turns the cache off
 ENV_SWITCH = "MDLNB_XLA_CACHE"
-_OFF = {"0", "off", "false", "no"}
 
 _MAGIC = b"mdlnb-xla-1\n"
 _DIGEST = 32
@@ -195,7 +194,7 @@ def host_tag() -> str:
 
 
 def _disabled_by_env() -> bool:
-    return os.environ.get(ENV_SWITCH, "1").strip().lower() in _OFF
+    return switched_off(ENV_SWITCH)
 
 
 def ensure() -> Path | None:

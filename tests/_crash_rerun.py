@@ -18,23 +18,20 @@ hook is xdist's ``pytest_handlecrashitem``, whose documented use this is.
 
 from __future__ import annotations
 
-import os
 
 import pytest
+
+from mdlnb._io import switched_off
 
 ENV_SWITCH = "MDLNB_TEST_CRASH_RERUN"
 
 _crashed: list[str] = []
 
 
-def _enabled() -> bool:
-    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in {"0", "off", "false", "no"}
-
-
 @pytest.hookimpl(optionalhook=True)
 def pytest_handlecrashitem(crashitem, report, sched):
     """xdist (controller): the worker running ``crashitem`` died; queue it again once."""
-    if not _enabled() or crashitem in _crashed or not hasattr(sched, "mark_test_pending"):
+    if switched_off(ENV_SWITCH) or crashitem in _crashed or not hasattr(sched, "mark_test_pending"):
         return
     _crashed.append(crashitem)
     sched.mark_test_pending(crashitem)

@@ -40,7 +40,6 @@ def test_fails():
 
 def _run(pytester, monkeypatch, tmp_path, *args):
     monkeypatch.setenv("CRASH_MARKS", str(tmp_path))
-    monkeypatch.syspath_prepend(str(HERE))
     pytester.makeconftest('pytest_plugins = ["_crash_rerun"]\n')
     pytester.makepyfile(test_inner=textwrap.dedent(BODY))
     # a subprocess: the workers need the plugin on their own sys.path

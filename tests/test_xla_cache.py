@@ -158,7 +158,7 @@ def test_the_test_session_uses_the_shared_compilation_cache():
     import jax
 
     status = _xla_cache.status()
-    if os.environ.get(_xla_cache.ENV_SWITCH, "1").lower() in ("0", "off", "false", "no"):
+    if _xla_cache._disabled_by_env():
         pytest.skip("compilation cache turned off for this session")
     assert status["path"] is not None
     assert jax.config.jax_compilation_cache_dir == str(status["path"])

@@ -71,9 +71,9 @@ one jitted ``lax.scan`` over a chunk of batches runs every group. Within a
 group, experts are trained in blocks of a fixed width (a ``fori_loop`` over
 blocks, updated in place; ``vmap`` within one) sized so that a block's
 parameters and AdamW/EMA state stay in the last-level cache across its replay
-steps while its matmuls stay wide (``BLOCK_BYTES`` = 32 MB, read from ``_groups``); groups are cut into whole blocks, so
-an expert's losses are bit-identical whichever other experts share the board
-(see :func:`mdlnb.prequential._groups._group`). The state is donated to the
+steps while its matmuls stay wide (``BLOCK_BYTES``, read from ``_groups``);
+groups are cut into whole blocks, so an expert's losses are bit-identical
+whichever other experts share the board (see :func:`mdlnb.prequential._groups._group`). The state is donated to the
 chunk program, so it is updated in place. Python drives the chunks, which is
 where progress is shown and checkpoints are written.
 
