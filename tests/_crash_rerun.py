@@ -1,10 +1,11 @@
 """A test whose xdist worker *process* died is run once more, on a new worker.
 
-Why: four times in about twenty runs of the suite from an empty compilation
+Why: five times in about twenty runs of the suite from an empty compilation
 cache (2026-11-24 … 11-27), an xdist worker died of a segmentation fault inside
 jaxlib 0.10.2, in ``executable.serialize()`` while JAX wrote a freshly compiled
 program to the persistent compilation cache
-(``jax._src.compilation_cache.put_executable_and_time``), every time in a
+(``jax._src.compilation_cache.put_executable_and_time``); a fifth time
+(2026-11-27) while it compiled one (``backend_compile_and_load``); every time in a
 ``tests/test_switching.py`` test (a different one each time; each passes on
 its own). It is native code, out of mdlnb's reach, and no stress run
 reproduced it (``benchmarks/RESULTS.md``). A crash is a lost process, not a
