@@ -24,7 +24,8 @@ drifts by 10–20 % over minutes, so a program's k-th run is taken beside the ot
 ``of limit`` = median matmul-only time / that program's median time; mdlnb's time is
 the whole :func:`mdlnb.prequential.run` call (checks, cache key, set-up, the chunk loop
 with its host transfers, the loss matrix). The machine (CPU flags, cores,
-device; the pretraining artifacts' record) is kept with the figures (issue 23: "on every
+device; the pretraining artifacts' record) and the board's block widths on this machine
+(:func:`mdlnb.prequential.block_bytes`) are kept with the figures (issue 23: "on every
 CPU kind you meet").
 """
 
@@ -40,7 +41,7 @@ import optax
 
 from benchmarks.bench_prequential import B, C, D, K, R, _boards, _task, _update_flops
 from mdlnb import prequential
-from mdlnb.prequential import _program
+from mdlnb.prequential import _groups, _program
 from mdlnb.studies.pretraining._artifacts import _machine
 
 
@@ -173,8 +174,11 @@ def main() -> dict:
     task = _task(n)
     x_all, y_all = jnp.asarray(task.x), jnp.asarray(task.y.astype(np.int32))
     total = flops(n)
-    out = {**_machine(), "n": n, "gflop": total / 1e9, "reps": _reps()}
-    print(f"{out['platform']}; {out['cores']} cores; flags {out['cpu_flags']}; {out['device']}")
+    out = {**_machine(), "n": n, "gflop": total / 1e9, "reps": _reps(),
+           "block_mb": _groups.block_bytes() / 2 ** 20,
+           "block_widths": _groups._widths(board(), D, C)}
+    print(f"{out['platform']}; {out['cores']} cores; flags {out['cpu_flags']}; {out['device']}; "
+          f"blocks (group size, width) {out['block_widths']}")
     limit, ws = matmul_only(board(), x_all[:n], y_all[:n], C, B)
     base, st = _optax_baseline(x_all, y_all, n)
     kw = dict(batch_size=B, cache=False, progress=False)

@@ -31,7 +31,8 @@ def _board():
 def test_sliced_run_is_bit_identical_to_one_pass(task, monkeypatch):
     d, c = 64, 10
     # blocks of 2 experts, so the plan can cut a group between slices
-    monkeypatch.setattr(_groups, "BLOCK_BYTES", 20 * 2 * readouts.mlp(1, 16).num_params(d, c))
+    two = 20 * 2 * readouts.mlp(1, 16).num_params(d, c)
+    monkeypatch.setattr(_groups, "block_bytes", lambda: two)
     board = _board()
     one = prequential.run(task, board, 16, 7, cache=False, memory_budget=None)
     per = _memory.bytes_per_expert(board[-1], task.n, d, c)
@@ -62,7 +63,7 @@ def test_slices_that_change_a_groups_block_count_stay_bit_identical(task, monkey
     from mdlnb.prequential import _slicing
 
     ro = readouts.mlp(1, 256)
-    monkeypatch.setattr(_groups, "BLOCK_BYTES", 20 * ro.num_params(64, 10))
+    monkeypatch.setattr(_groups, "block_bytes", lambda: 20 * ro.num_params(64, 10))
     board = expert_grid([ro], learning_rate=[1e-3, 3e-3, 1e-2, 3e-2])
     sub = task.take(np.arange(128))
     one = prequential.run(sub, board, 32, 0, cache=False, memory_budget=None)

@@ -131,3 +131,51 @@ def test_compiled_initial_state_equals_the_eager_one(readout):
     w = np.asarray(padded.params[0]["w"])
     assert w.shape[-2] == 16 and not w[:, 7:].any()
     np.testing.assert_array_equal(w[:, :7], np.asarray(compiled.params[0]["w"]))
+
+
+# ------------------------------------------------------------------ block widths per machine
+
+def test_block_budget_scales_with_cpu_cores_and_is_wide_on_accelerators():
+    import os
+
+    unit = _groups.BLOCK_BYTES
+    assert [_groups.block_bytes("cpu", n) for n in (1, 2, 3, 4, 16)] == \
+        [unit, unit, unit, 2 * unit, 8 * unit]
+    assert _groups.block_bytes("gpu", 2) == _groups.block_bytes("tpu") == \
+        _groups.ACCELERATOR_BLOCK_BYTES == 2 ** 30
+    # this process: JAX's backend and the cores its affinity mask allows
+    assert _groups.block_bytes() == _groups.block_bytes("cpu", len(os.sched_getaffinity(0)))
+
+
+def _mlp2x256_board():
+    # the long stream's board: 64 MLPs 64 → 256 → 256 → 10, 85,002 parameters each
+    return mdlnb.expert_grid(readouts.mlp(2, 256), learning_rate=[1e-4, 3e-4, 1e-3, 3e-3],
+                             weight_decay=[0.0, 1e-5, 1e-4, 1e-3], ema=[0.01, 0.03, 0.1, 1.0])
+
+
+@pytest.mark.parametrize("cores, widths", [(2, None), (3, None), (16, [[64, 64]])])
+def test_the_cache_key_names_block_widths_only_where_they_differ_from_two_cores(
+        monkeypatch, cores, widths):
+    board = _mlp2x256_board()
+    assert len(board) == 64 and board[0].readout.num_params(64, 10) == 85002
+    monkeypatch.setattr(_groups, "block_bytes", lambda: _groups.BLOCK_BYTES * max(1, cores // 2))
+    # 2 cores: 32 MB // (20 B × 85,002) = 19 experts per block: groups of 57 and 7
+    assert _groups._widths(board, 64, 10, _groups.BLOCK_BYTES) == [[57, 19], [7, 7]]
+    assert _groups.layout_key(board, 64, 10) == ({} if widths is None else {"blocks": widths})
+    # a board whose groups fit one block on 2 cores keys alike on every machine
+    assert _groups.layout_key(mdlnb.experts.preset("default"), 64, 10) == {}
+
+
+def test_a_wider_block_changes_the_key_and_only_round_off(monkeypatch):
+    task = _task(96, 8)
+    board = mdlnb.expert_grid(readouts.mlp(1, 16), learning_rate=[1e-3, 3e-3, 1e-2, 3e-2])
+    per = 20 * board[0].readout.num_params(8, 3)
+    monkeypatch.setattr(_groups, "BLOCK_BYTES", per)   # 2 cores lay blocks of 1 expert
+    runs = {}
+    for width in (1, 4):
+        monkeypatch.setattr(_groups, "block_bytes", lambda w=width: w * per)
+        runs[width] = prequential.run(task, board, batch_size=B, cache=False, memory_budget=None)
+    narrow, wide = runs[1], runs[4]
+    assert "blocks" not in narrow.meta and wide.meta["blocks"] == [[4, 4]]
+    assert narrow.meta["cache_key"] != wide.meta["cache_key"]
+    np.testing.assert_allclose(wide.losses, narrow.losses, rtol=1e-5, atol=1e-5)

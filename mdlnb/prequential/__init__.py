@@ -71,7 +71,8 @@ one jitted ``lax.scan`` over a chunk of batches runs every group. Within a
 group, experts are trained in blocks of a fixed width (a ``fori_loop`` over
 blocks, updated in place; ``vmap`` within one) sized so that a block's
 parameters and AdamW/EMA state stay in the last-level cache across its replay
-steps while its matmuls stay wide (``BLOCK_BYTES``, read from ``_groups``);
+steps while its matmuls stay wide (:func:`block_bytes`: ``BLOCK_BYTES`` per two
+CPU cores, ``ACCELERATOR_BLOCK_BYTES`` on a GPU or TPU);
 groups are cut into whole blocks, so an expert's losses are bit-identical
 whichever other experts share the board (see :func:`mdlnb.prequential._groups._group`). The state is donated to the
 chunk program, so it is updated in place. Python drives the chunks, which is
@@ -136,7 +137,7 @@ comparison estimator, is its own module, :mod:`mdlnb.blockwise`.
 """
 
 from mdlnb._standardize import CLIP_Z
-from mdlnb.prequential._groups import BLOCK_BYTES
+from mdlnb.prequential._groups import ACCELERATOR_BLOCK_BYTES, BLOCK_BYTES, block_bytes
 from mdlnb.prequential._loss_matrix import LossMatrix
 from mdlnb.prequential._program import trace_count
 from mdlnb.prequential._run import (
@@ -150,7 +151,8 @@ from mdlnb.prequential._run import (
 from mdlnb.prequential._stream import expert_key, replay_positions, stream_order
 
 __all__ = [
-    "BLOCK_BYTES", "CLIP_Z", "CODE_VERSION", "DEFAULT_CHUNK_BATCHES", "LossMatrix", "ProgressFn",
-    "expert_key", "replay_positions", "resolve_protocol", "run", "run_with_params",
+    "ACCELERATOR_BLOCK_BYTES", "BLOCK_BYTES", "CLIP_Z", "CODE_VERSION", "DEFAULT_CHUNK_BATCHES",
+    "LossMatrix", "ProgressFn", "block_bytes", "expert_key", "replay_positions",
+    "resolve_protocol", "run", "run_with_params",
     "stream_order", "trace_count",
 ]

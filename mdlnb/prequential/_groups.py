@@ -5,6 +5,7 @@ and stacked hyperparameters (see :mod:`mdlnb.prequential`)."""
 from __future__ import annotations
 
 import functools
+import os
 from typing import Sequence
 
 import jax
@@ -19,11 +20,16 @@ from mdlnb.prequential._stream import init_salt
 
 from mdlnb.readouts import LowPrecision, Readout, ReadoutLike, with_matmul_dtype
 
-#: budget for the training state of one block of experts (see _block_fit): 32 MB, measured
-#: (benchmarks/RESULTS.md): on the encoder grid's ``deep`` board 8 MB left 1-2 MLP-4
-#: experts per block (one expert's small matmuls per update) and the grid 1.3x slower;
-#: on the long stream's mlp2x256 board 4-19 experts per block run alike
+#: budget for the training state of one block of experts per two CPU cores (see
+#: :func:`block_bytes`): 32 MB, measured on 2 cores (benchmarks/RESULTS.md): on the
+#: encoder grid's ``deep`` board 8 MB left 1-2 MLP-4 experts per block (one expert's
+#: small matmuls per update) and the grid 1.3x slower; on the long stream's mlp2x256
+#: board 4-19 experts per block run alike
 BLOCK_BYTES = 32 * 2 ** 20
+#: the same budget on an accelerator (GPU, TPU), where no cache is kept warm and each
+#: block's replay steps are kernel launches in series: 1 GiB (an H200 ran the long
+#: stream 2.2x faster with one block of 64 than with 4 of at most 19)
+ACCELERATOR_BLOCK_BYTES = 2 ** 30
 #: feature dimensions up to this are padded to it (:func:`padded_dim`)
 MIN_DIM_BUCKET = 16
 
@@ -75,7 +81,8 @@ def unpad_first_layer(params, d: int):
     return (first, *params[1:])
 
 
-def _group(experts: Sequence[Expert], d: int, c: int) -> list[tuple[ReadoutLike, list[int]]]:
+def _group(experts: Sequence[Expert], d: int, c: int,
+           budget: int | None = None) -> list[tuple[ReadoutLike, list[int]]]:
     """Experts grouped by (architecture, replay count, calibration), each group then cut into
     whole blocks of :func:`_block_fit` experts plus a remainder group.
 
@@ -92,23 +99,65 @@ def _group(experts: Sequence[Expert], d: int, c: int) -> list[tuple[ReadoutLike,
         groups.setdefault((e.readout, e.replay_streams, e.calibrate), []).append(i)
     out = []
     for (ro, _, _), idx in groups.items():
-        fit = _block_fit(ro.num_params(d, c), getattr(ro, "max_block", None))
+        fit = _block_fit(ro.num_params(d, c), getattr(ro, "max_block", None), budget)
         full = len(idx) // fit * fit
         out += [(ro, part) for part in (idx[:full], idx[full:]) if part]
     return out
 
 
-def _block_fit(num_params: int, cap: int | None = None) -> int:
+def block_bytes(platform: str | None = None, cores: int | None = None) -> int:
+    """The training-state budget of one block of experts on this machine, in bytes.
+
+    On CPU, ``BLOCK_BYTES`` per two cores the process may run on (its affinity
+    mask, which XLA's thread pool follows): a block's batched matmuls are split
+    by their expert axis over the cores, and 4 blocks of at most 19 experts left
+    16 cores idle for half the long stream (49 % of its matmul limit, 68 % with
+    one block of 64; benchmarks/RESULTS.md). On an accelerator,
+    ``ACCELERATOR_BLOCK_BYTES``. ``platform`` defaults to JAX's default backend.
+
+    Block widths round differently (XLA's CPU matmuls), so the losses of a board
+    whose blocks this changes differ in the last float bit between machines; the
+    cache key names the widths when they are not the 2-core ones
+    (:func:`layout_key`)."""
+    platform = jax.default_backend() if platform is None else platform
+    if platform != "cpu":
+        return ACCELERATOR_BLOCK_BYTES
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+            else (os.cpu_count() or 1)
+    return BLOCK_BYTES * max(1, int(cores) // 2)
+
+
+def _block_fit(num_params: int, cap: int | None = None, budget: int | None = None) -> int:
     """Experts per block: as many as keep their training state (params, Adam μ/ν,
-    EMA, grads: 5 × 4 bytes per parameter) within ``BLOCK_BYTES``, at most
-    ``cap`` (a readout's ``max_block``, if it has one); at least 1."""
-    fit = max(1, BLOCK_BYTES // (20 * num_params))
+    EMA, grads: 5 × 4 bytes per parameter) within ``budget`` (default
+    :func:`block_bytes`), at most ``cap`` (a readout's ``max_block``, if it has
+    one); at least 1."""
+    budget = block_bytes() if budget is None else budget
+    fit = max(1, budget // (20 * num_params))
     return max(1, min(fit, int(cap))) if cap is not None else fit
 
 
-def _block_size(group_size: int, num_params: int, cap: int | None = None) -> int:
+def _widths(experts: Sequence[Expert], d: int, c: int, budget: int | None = None):
+    """Each group's (size, block width) under ``budget`` (:func:`_group`)."""
+    return [[len(idx), _block_size(len(idx), ro.num_params(d, c),
+                                   getattr(ro, "max_block", None), budget)]
+            for ro, idx in _group(experts, d, c, budget)]
+
+
+def layout_key(experts: Sequence[Expert], d: int, c: int) -> dict:
+    """What the cache key must add for this machine's block widths: ``{}`` when the
+    board is laid out as on 2 CPU cores (``BLOCK_BYTES``), so the key is the same
+    on every machine that lays it out alike; else ``{"blocks": [[group size,
+    block width], ...]}``."""
+    here = _widths(experts, d, c)
+    return {} if here == _widths(experts, d, c, BLOCK_BYTES) else {"blocks": here}
+
+
+def _block_size(group_size: int, num_params: int, cap: int | None = None,
+                budget: int | None = None) -> int:
     """Block width of a group made by :func:`_group` (it divides the group size)."""
-    return min(group_size, _block_fit(num_params, cap))
+    return min(group_size, _block_fit(num_params, cap, budget))
 
 
 def _members_spec(groups, experts, ndev, d, c, b, clip, matmul_dtype="float32"):

@@ -40,7 +40,7 @@ from mdlnb._task import Task
 from mdlnb.experts import Expert
 from mdlnb.prequential import _board, _program, _prune, _sharding
 from mdlnb.prequential._checkpointer import Checkpointer
-from mdlnb.prequential._groups import _layout, board_dim
+from mdlnb.prequential._groups import _layout, board_dim, layout_key
 from mdlnb.prequential._inputs import _chunk_inputs
 from mdlnb.prequential._loss_matrix import LossMatrix
 from mdlnb.prequential._stream import stream_order
@@ -226,11 +226,15 @@ def _job(task, proto, chunk_batches, pad_features, progress) -> _Job:
     # regression: the target's code in the key and the result (classification keys unchanged)
     target = _targets.loss_meta(_targets.as_targets(task.y)[stream_order(proto.seed, n)], b,
                                 proto.standardize == "prefix") if task.is_regression else None
+    # this machine's block widths where they are not 2 cores' (the last float bit)
+    blocks = layout_key(experts, d, c)
     key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c,
                        *([padded] if padded else []),
-                       *([{"target": _targets.GAUSSIAN_CODE}] if target else []))
+                       *([{"target": _targets.GAUSSIAN_CODE}] if target else []),
+                       *([blocks] if blocks else []))
     meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize,
-            "matmul_dtype": proto.matmul_dtype, **padded, **({"target": target} if target else {})}
+            "matmul_dtype": proto.matmul_dtype, **padded, **blocks,
+            **({"target": target} if target else {})}
     return _Job(proto, experts, feats, labels, c, task.target_dims, dp, chunk_batches, key, meta)
 
 
