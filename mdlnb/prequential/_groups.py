@@ -28,7 +28,7 @@ from mdlnb.readouts import LowPrecision, Readout, ReadoutLike, with_matmul_dtype
 BLOCK_BYTES = 32 * 2 ** 20
 #: the same budget on an accelerator (GPU, TPU), where no cache is kept warm and each
 #: block's replay steps are kernel launches in series: 1 GiB (an H200 ran the long
-#: stream 2.2x faster with one block of 64 than with 4 of at most 19)
+#: stream 2.3x faster with one block of 64 than with 4 of at most 19)
 ACCELERATOR_BLOCK_BYTES = 2 ** 30
 #: feature dimensions up to this are padded to it (:func:`padded_dim`)
 MIN_DIM_BUCKET = 16
@@ -111,7 +111,7 @@ def block_bytes(platform: str | None = None, cores: int | None = None) -> int:
     On CPU, ``BLOCK_BYTES`` per two cores the process may run on (its affinity
     mask, which XLA's thread pool follows): a block's batched matmuls are split
     by their expert axis over the cores, and 4 blocks of at most 19 experts left
-    16 cores idle for half the long stream (49 % of its matmul limit, 68 % with
+    16 cores idle for half the long stream (49-52 % of its matmul limit, 68-81 % with
     one block of 64; benchmarks/RESULTS.md). On an accelerator,
     ``ACCELERATOR_BLOCK_BYTES``. ``platform`` defaults to JAX's default backend.
 

@@ -19,7 +19,7 @@ Memory model, per expert in flight (bytes)::
 
 The state is donated to the compiled chunk program and updated in place
 (blocks are written back with ``dynamic_update_slice``), so the program needs
-the state once plus a working set of about one block (``BLOCK_BYTES``).
+the state once plus a working set of about one block (:func:`~mdlnb.prequential.block_bytes`).
 Measured on ``vtab`` slices (1/8 of each architecture, 64 examples, CPU):
 XLA's memory analysis of the compiled chunk program gives (arguments +
 temporaries) / state = 1.25 (it was 3.9 before donation and in-place blocks:
