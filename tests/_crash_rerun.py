@@ -1,14 +1,16 @@
 """A test whose xdist worker *process* died is run once more, on a new worker.
 
-Why: five times in about twenty runs of the suite from an empty compilation
+Why: six times in about twenty-five runs of the suite from an empty compilation
 cache (2026-11-24 … 11-27), an xdist worker died of a segmentation fault inside
-jaxlib 0.10.2, in ``executable.serialize()`` while JAX wrote a freshly compiled
-program to the persistent compilation cache
-(``jax._src.compilation_cache.put_executable_and_time``); a fifth time
-(2026-11-27) while it compiled one (``backend_compile_and_load``); every time in a
-``tests/test_switching.py`` test (a different one each time; each passes on
-its own). It is native code, out of mdlnb's reach, and no stress run
-reproduced it (``benchmarks/RESULTS.md``). A crash is a lost process, not a
+jaxlib 0.10.2: five times in ``executable.serialize()`` while JAX wrote a freshly
+compiled program to the persistent compilation cache
+(``jax._src.compilation_cache.put_executable_and_time``), once while it compiled
+one (``backend_compile_and_load``); every time in a test of the switching code
+(``tests/test_switching.py`` five times, ``tests/test_switching_speed.py`` once;
+a different test each time; each passes on its own). It is native code, out of
+mdlnb's reach, and no stress run reproduced it (``benchmarks/RESULTS.md``; the
+switching, aligned and row-split tests also passed under glibc's checking
+allocator, ``MALLOC_CHECK_=3``). A crash is a lost process, not a
 failed assertion, so rerunning it proves nothing away: the rerun must pass
 on its own, and the crash is listed in the terminal summary.
 
