@@ -21,7 +21,6 @@ hook is xdist's ``pytest_handlecrashitem``, whose documented use this is.
 
 from __future__ import annotations
 
-
 import pytest
 
 from mdlnb._io import switched_off

@@ -138,11 +138,16 @@ def _block_fit(num_params: int, cap: int | None = None, budget: int | None = Non
     return max(1, min(fit, int(cap))) if cap is not None else fit
 
 
-def _widths(experts: Sequence[Expert], d: int, c: int, budget: int | None = None):
-    """Each group's (size, block width) under ``budget`` (:func:`_group`)."""
-    return [[len(idx), _block_size(len(idx), ro.num_params(d, c),
-                                   getattr(ro, "max_block", None), budget)]
+def _blocked(experts: Sequence[Expert], d: int, c: int, budget: int | None = None):
+    """Each group of :func:`_group` with its block width: ``[(readout, indices, width)]``."""
+    return [(ro, idx, _block_size(len(idx), ro.num_params(d, c),
+                                  getattr(ro, "max_block", None), budget))
             for ro, idx in _group(experts, d, c, budget)]
+
+
+def _widths(experts: Sequence[Expert], d: int, c: int, budget: int | None = None):
+    """Each group's ``[size, block width]`` under ``budget`` (:func:`_blocked`)."""
+    return [[len(idx), w] for _, idx, w in _blocked(experts, d, c, budget)]
 
 
 def layout_key(experts: Sequence[Expert], d: int, c: int) -> dict:

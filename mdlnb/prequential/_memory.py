@@ -42,7 +42,7 @@ import numpy as np
 
 from mdlnb._checks import check_int
 from mdlnb.experts import Expert
-from mdlnb.prequential._groups import _block_size, _group
+from mdlnb.prequential._groups import _blocked
 
 STATE_OVERHEAD = 1.4           # measured: peak-RSS slope 3.94 MiB per vtab expert of 2.89 MiB state (1.36)
 FIXED_BYTES = 1280 * 2 ** 20   # measured: RSS intercept 1.1 GiB (JAX runtime, compiling a 32-group program)
@@ -174,11 +174,8 @@ def plan(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
         check_int(name, v, minimum=1)
     fixed = FIXED_BYTES + 4 * int(n) * (int(in_dim) + 1)
     eb = [bytes_per_expert(e, n, in_dim, num_classes) for e in experts]
-    blocks = []
-    for ro, idx in _group(experts, int(in_dim), int(num_classes)):
-        w = _block_size(len(idx), ro.num_params(int(in_dim), int(num_classes)),
-                            getattr(ro, "max_block", None))
-        blocks += [idx[i:i + w] for i in range(0, len(idx), w)]
+    blocks = [idx[i:i + w] for _, idx, w in _blocked(experts, int(in_dim), int(num_classes))
+              for i in range(0, len(idx), w)]
     costs = [sum(eb[i] for i in blk) for blk in blocks]
     if budget_bytes is None:
         # on a busy machine at least the fixed part and the largest block: the plan
