@@ -36,7 +36,8 @@ from typing import Iterable, Sequence
 
 from mdlnb._io import atomic_write_text
 from mdlnb._verdicts import (CONSISTENT, DIRECTIONS, LARGER, REPLICATED,  # noqa: F401
-                             REVERSED, ROUNDING, SIZES, SMALLER, UNDETERMINED, Decision,
+                             REVERSED, ROUNDING, SIZE_WORDS, SIZES, SMALLER, UNDETERMINED,
+                             Decision,
                              bootstrap_effect, bootstrap_interval, effect_decision,
                              rule_clause, runs_to_decide, share_effect, t_effect, t_interval,
                              welch_effect)
@@ -168,7 +169,7 @@ def describe(claims: Iterable[Claim]) -> str:
     then our value and the rule that decided it (what a notebook prints)."""
     out = []
     for c in claims:
-        head = (f"direction {c.direction}, size {c.size} than/as the paper's"
+        head = (f"direction {c.direction}, size {SIZE_WORDS[c.size]}"
                 if c.kind == "claim" else f"implementation check {c.direction}")
         out.append(f"({c.id}) {head}: {c.statement}\n    ours: {c.our_value}\n"
                    f"    rule: {c.rule}")

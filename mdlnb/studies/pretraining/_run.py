@@ -213,6 +213,19 @@ class PretrainingResult:
         return c.assign(clid=labelfree.clid(c["cluster_learnability"].to_numpy(),
                                             c["twonn_id"].to_numpy()))
 
+    def setting(self) -> list[tuple[str, str, str]]:
+        """CLID's setting (Lu et al. 2022, Sec. 3) against this run's committed encoders."""
+        from mdlnb.studies import _setting
+
+        e = self.encoders
+        return [
+            ("checkpoints", "28 ImageNet SSL checkpoints (ResNet-18/50, ViTs; SimCLR, BYOL, "
+                            "MoCo, SwAV, DINO, ...)",
+             f"{len(e)} committed encoders ({_setting.fmt_range(e['param_count'], 'parameters')}"
+             f"), pretrained on Fashion-MNIST for {_setting.fmt_range(e['chosen_step'], 'steps')}"),
+            ("accuracy", "ImageNet top-1 (k-NN / linear)",
+             "held-out linear-probe accuracy on Fashion-MNIST")]
+
     def tracking_claim(self, *, alpha: float = 0.05):
         """Claim (m), CLID's claim: across models, CLID correlates with accuracy. Kendall
         τ_b between CLID and probe accuracy over the committed encoders at their chosen
