@@ -81,7 +81,7 @@ def build_family(family: str, config: ZooConfig, *, directory: Path | None = Non
     state = P._init_state(family, cfg, hp, plateau.max_steps, pre.num_classes, config.seed)
     ck = _checkpoint.load(state_path, (state, np.int64(0), np.float64(0.0)), key=key)
     done, seconds, losses = 0, 0.0, []
-    if ck is not None:
+    if ck is not None and int(ck.tree[1]) <= todo[0]:     # else a missing step lies behind it
         (state, done, seconds), losses = ck.tree, list(ck.meta["losses"])
         done, seconds = int(done), float(seconds)
     fn = P._make_chunk(family, cfg, hp, plateau.max_steps, config.chunk_steps, False, "constant")

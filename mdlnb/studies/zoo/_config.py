@@ -41,7 +41,7 @@ class ZooConfig(StudyConfig):
     """
 
     families: tuple[str, ...] = FAMILIES
-    steps: tuple[int, ...] = (150, 300, 500, 750, 1000)
+    steps: tuple[int, ...] = (100, 200, 300, 500)
     arch: str = "vit"
     size: str = "S"
     seed: int = 0
