@@ -9,17 +9,33 @@ these values: its parameter cell is ``overrides = {}`` and
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
-from mdlnb.studies.transferability._encoders import parse_encoder
+from mdlnb.studies.transferability._encoders import parse_encoder, zoo_of
 
+TRUTHS = ("finetune", "probe", "best")
+#: Kept for the studies that name a frozen-probe readout (mdlnb.studies.encoders).
 TRUTH_READOUTS = ("best", "linear", "mlp")
-_TRUTH_GRID = {"learning_rate": (1e-3, 3e-3), "weight_decay": (0.0, 1e-4), "ema": (1.0,)}
+#: The ImageNet EfficientNet-Lite zoo: three checkpoints, one feature size (1,280-d).
+LITE_ZOO = ("lite0@64", "lite1@64", "lite2@64")
+#: Nine target tasks in the three VTAB groups, every one with ≥ 1,800 images and a
+#: spread of probe accuracy across the committed ViT-S encoders (paper/objectives_frame):
+#: natural 3, specialized 2 (ihc_dab saturates at 0.99, lfw_faces has 200 images),
+#: structured 4. Fashion-MNIST, the zoo's pretraining data, is left out.
+TASKS = ("digits", "photo_patches", "textures", "ihc_hematoxylin", "sci_patches",
+         "dsprites_location", "dsprites_shape", "clevr_count", "clevr_closest_colour")
+
+
+def zoo_encoders() -> tuple[str, ...]:
+    """The ViT-S checkpoint zoo (:class:`mdlnb.studies.zoo.ZooConfig`) as encoder strings."""
+    from mdlnb.studies.zoo import ZooConfig
+
+    return tuple(f"zoo:{m}" for m in ZooConfig().members())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,49 +43,54 @@ class TransferabilityConfig(StudyConfig):
     """Parameters of the transferability study (protocol: the package docstring).
 
     The defaults are the CPU run that ``make reproduce`` makes and that wrote
-    ``paper/transferability_*`` (~15 min on 2 cores). The papers fix the
-    protocol fields (``ratios`` = N/K ∈ {2, 5, 10}, ``repeats`` = 5,
-    ``min_n`` = 20: PACTran Sec. 4.1.4); the rest are compute budgets.
+    ``paper/transferability_*``. The papers fix the protocol fields (``ratios``
+    = N/K ∈ {2, 5, 10}, ``min_n`` = 20: PACTran Sec. 4.1.4); ``repeats`` comes from
+    the power analysis of :mod:`._power`; the rest are compute budgets.
 
     Attributes:
-      encoders: encoder strings for :func:`parse_encoder`.
+      encoders: encoder strings for :func:`parse_encoder`; they fall into zoos of one
+        architecture and feature size (:func:`zoo_of`), ranked separately.
       tasks: task names of :func:`mdlnb.data.names`.
-      train_size, test_size: caps on the training/test split (stratified
-        subsample; None = the whole split). Ground truth uses all of it.
+      train_size, val_size, test_size: the ground truth's splits: ``train_size``
+        training images (the metrics' subsamples come from them), ``val_size`` more
+        from the training split for choosing the fine-tuning rate and the probe's β,
+        and the test split together with the training split's remaining images,
+        capped at ``test_size`` (all stratified).
       ratios: N/K settings; repeats: subsamples per setting; min_n: N ≥ min_n.
       metrics: names in :data:`mdlnb.transfer.METRICS` (None = all).
-      nleep_components: number of Gaussian-mixture components of N-LEEP and the
-        N-PT variants, passed to :func:`mdlnb.transfer.score_all`; ``"paper"``
-        is the PACTran code's rule max(min(C, 0.2N), 0.1N).
+      nleep_components: Gaussian-mixture components of N-LEEP and the N-PT variants
+        (``"paper"``: the PACTran code's max(min(C, 0.2N), 0.1N)).
       grid_metrics: add PT-Gauss-grid and LINEAR-grid, selected by τ vs
         LINEAR-VALID; ``linear_beta_factors``: LINEAR's β grid in units of N.
       label_free: add CL, TwoNN ID, CLID and RankMe.
-      static: add the static baselines (Singh et al., ICLR 2026, "How NOT to
-        benchmark your SITE metric"): rank by parameter count (``params``) and
-        by published ImageNet top-1 where an encoder has one
-        (``source_accuracy``); the same values on every subsample.
-      mdl: add the MDL-switching codelength. Its protocol, field for field
-        (these become one ``mdlnb.Protocol``): ``mdl_experts`` the board
-        (a preset of :func:`mdlnb.experts.preset`), ``mdl_batch_size`` B
-        (small: the first batch is coded uniformly), ``mdl_m`` the fixed-share
-        m (α_t = (m−1)/t), ``mdl_standardize``: ``"subsample"`` (z-score with
-        the subsample's N inputs) or ``"online"`` (prefix statistics).
-      pretrain_data, pretrain_size: data the self-pretrained encoders train on;
-        pretrain_batch_size: their batch size.
-      truth_readouts: readouts of the ground-truth probe (``"linear"``,
-        ``"mlp<layers>x<width>"``); truth_grid/steps/batch_size: its search.
-      truth: which ground-truth row τ is computed against: ``"best"``,
-        ``"linear"`` or ``"mlp"``.
-      seed: subsampling, metrics, probes.
+      static: add the static baselines: parameter count, and the source accuracy
+        (ImageNet top-1 published for Lite; Fashion-MNIST probe accuracy recorded
+        with each ViT checkpoint).
+      mdl: add the MDL-switching codelength; ``mdl_experts``, ``mdl_batch_size``,
+        ``mdl_m``, ``mdl_standardize``: its protocol.
+      source_data, source_size: the source task of the ViT zoo's source classifier
+        (a logistic probe per checkpoint on this many images of its pretraining
+        data's training split; LEEP, NCE, PT-Dir and PT-Gam need one).
+      probe_beta_factors: the frozen probe's β grid in units of the training size
+        (PACTran App. B.3's top-layer L-BFGS runs, weight decay (1/B)·{0.01 … 100}).
+      ft_learning_rates, ft_steps, ft_batch_size: the fine-tuning grid and budget
+        (:class:`~mdlnb.studies.transferability._finetune.FinetuneSpec`).
+      truth: τ against ``"finetune"`` (default), ``"probe"`` or ``"best"`` (the one of
+        the two with the lower validation loss, per checkpoint).
+      resamples: two-stage bootstrap resamples of the intervals (:mod:`._bootstrap`).
+      pretrain_data, pretrain_size, pretrain_batch_size: what encoders given as
+        ``"<objective>:<arch>_<size>:<steps>"`` are pretrained on.
+      seed: splits, subsamples, metrics, probes, fine-tuning order, bootstrap.
     """
 
-    encoders: tuple[str, ...] = ("lite0@64", "lite1@64", "lite2@64", "random:resnet_XS",
-                                 "supervised:resnet_XS:100", "simclr:vit_XS:100")
-    tasks: tuple[str, ...] = ("digits", "textures", "sci_patches")
-    train_size: int | None = 600
-    test_size: int | None = 300
+    encoders: tuple[str, ...] = dataclasses.field(default_factory=lambda: zoo_encoders()
+                                                  + LITE_ZOO)
+    tasks: tuple[str, ...] = TASKS
+    train_size: int = 1000
+    val_size: int = 300
+    test_size: int = 2000
     ratios: tuple[int, ...] = (2, 5, 10)
-    repeats: int = 5
+    repeats: int = 3
     min_n: int = 20
     metrics: tuple[str, ...] | None = None
     nleep_components: str | int = "paper"
@@ -82,40 +103,46 @@ class TransferabilityConfig(StudyConfig):
     mdl_batch_size: int = 4
     mdl_m: float = 11.0
     mdl_standardize: str = "subsample"
+    source_data: str = "fashion_mnist"
+    source_size: int = 2000
+    probe_beta_factors: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
+    ft_learning_rates: tuple[float, ...] = (3e-4, 1e-3, 3e-3)
+    ft_steps: int = 150
+    ft_batch_size: int = 32
+    truth: str = "finetune"
+    resamples: int = 2000
     pretrain_data: str = "fashion_mnist"
     pretrain_size: int | None = 2000
     pretrain_batch_size: int = 64
-    truth_readouts: tuple[str, ...] = ("linear", "mlp1x64")
-    truth_grid: Mapping[str, Sequence[float]] = dataclasses.field(
-        default_factory=lambda: dict(_TRUTH_GRID))
-    truth_steps: int = 300
-    truth_batch_size: int = 128
-    truth: str = "best"
     seed: int = 0
 
     def __post_init__(self) -> None:
         from mdlnb import transfer
 
-        for name in ("encoders", "tasks", "ratios", "linear_beta_factors"):
+        for name in ("encoders", "tasks", "ratios", "linear_beta_factors",
+                     "probe_beta_factors", "ft_learning_rates"):
             value = tuple(getattr(self, name))
             if not value:
                 raise ValueError(f"{name}: must not be empty")
             object.__setattr__(self, name, value)
         if len(set(self.encoders)) != len(self.encoders):
             raise ValueError(f"encoders: repeated entries in {self.encoders}")
-        if len(self.encoders) < 2:
-            raise ValueError("encoders: Kendall τ needs at least 2 encoders")
+        zoos = {}
         for e in self.encoders:
-            parse_encoder(e)
+            zoos.setdefault(zoo_of(parse_encoder(e)), []).append(e)
+        if max(len(v) for v in zoos.values()) < 2:
+            raise ValueError("encoders: Kendall τ needs a zoo of at least 2 encoders")
         for r in self.ratios:
             check_int("ratios", r, minimum=1, what=f"integers >= 1 (got {self.ratios})")
-        for name in ("repeats", "min_n", "mdl_batch_size", "truth_steps", "truth_batch_size",
-                     "pretrain_batch_size"):
+        for name in ("repeats", "min_n", "mdl_batch_size", "pretrain_batch_size", "ft_steps",
+                     "ft_batch_size", "resamples", "source_size"):
             check_int(name, getattr(self, name), minimum=1)
-        for name in ("train_size", "test_size", "pretrain_size"):
-            check_int(name, getattr(self, name), minimum=2, allow_none=True)
-        if any(not np.isfinite(b) or b <= 0 for b in self.linear_beta_factors):
-            raise ValueError(f"linear_beta_factors: must be > 0, got {self.linear_beta_factors}")
+        for name in ("train_size", "val_size", "test_size"):
+            check_int(name, getattr(self, name), minimum=2)
+        check_int("pretrain_size", self.pretrain_size, minimum=2, allow_none=True)
+        for name in ("linear_beta_factors", "probe_beta_factors", "ft_learning_rates"):
+            if any(not np.isfinite(b) or b <= 0 for b in getattr(self, name)):
+                raise ValueError(f"{name}: must be > 0, got {getattr(self, name)}")
         if not (isinstance(self.mdl_m, (int, float)) and self.mdl_m >= 1):
             raise ValueError(f"mdl_m: must be a number >= 1, got {self.mdl_m!r}")
         if not (isinstance(self.nleep_components, str) and self.nleep_components):
@@ -129,19 +156,34 @@ class TransferabilityConfig(StudyConfig):
         if self.mdl_standardize not in ("subsample", "online"):
             raise ValueError(f"mdl_standardize: must be 'subsample' or 'online', "
                              f"got {self.mdl_standardize!r}")
-        if self.truth not in TRUTH_READOUTS:
-            raise ValueError(f"truth: must be one of {TRUTH_READOUTS}, got {self.truth!r}")
-        object.__setattr__(self, "truth_readouts", tuple(self.truth_readouts))
-        for r in self.truth_readouts:
-            readout_from_name(r)
-        object.__setattr__(self, "truth_grid", {k: tuple(v) for k, v in
-                                                dict(self.truth_grid).items()})
+        if self.truth not in TRUTHS:
+            raise ValueError(f"truth: must be one of {TRUTHS}, got {self.truth!r}")
+
+    def zoos(self) -> dict[str, tuple[str, ...]]:
+        """``{zoo: encoders}``: the encoders grouped by architecture and feature size."""
+        out: dict[str, list[str]] = {}
+        for e in self.encoders:
+            out.setdefault(zoo_of(parse_encoder(e)), []).append(e)
+        return {k: tuple(v) for k, v in out.items()}
+
+    def finetune_spec(self):
+        """The fine-tuning protocol (:class:`~._finetune.FinetuneSpec`) of this config."""
+        from mdlnb.studies.transferability._finetune import FinetuneSpec
+
+        return FinetuneSpec(learning_rates=self.ft_learning_rates, steps=self.ft_steps,
+                            batch_size=self.ft_batch_size, seed=self.seed,
+                            chunk=_divisor(self.ft_steps, 25))
 
     def mdl_protocol(self) -> dict[str, Any]:
         """The MDL score's protocol, one key per future ``mdlnb.Protocol`` field."""
         return {"experts": self.mdl_experts, "batch_size": int(self.mdl_batch_size),
                 "strategy": "fixed_share", "m": float(self.mdl_m),
                 "standardize": self.mdl_standardize, "seed": int(self.seed)}
+
+
+def _divisor(n: int, most: int) -> int:
+    """The largest divisor of ``n`` that is at most ``most``."""
+    return max(d for d in range(1, min(n, most) + 1) if n % d == 0)
 
 
 def readout_from_name(name: str) -> Any:
@@ -152,3 +194,4 @@ def readout_from_name(name: str) -> Any:
         return readouts.from_name(name)
     except ValueError as e:
         raise ValueError(f"truth_readouts: {e}") from None
+

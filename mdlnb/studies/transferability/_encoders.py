@@ -30,6 +30,7 @@ class EncoderSpec:
     steps: int = 0
     seed: int = 0
     trained: bool = False
+    member: str | None = None
 
     @property
     def has_source_classifier(self) -> bool:
@@ -37,7 +38,8 @@ class EncoderSpec:
 
 
 def parse_encoder(text: str) -> EncoderSpec:
-    """Parse ``"lite0@64"`` (EfficientNet-Lite0 at 64 px) or
+    """Parse ``"lite0@64"`` (EfficientNet-Lite0 at 64 px), ``"zoo:simclr@500"`` (a
+    checkpoint of the zoo, :mod:`mdlnb.studies.zoo`) or
     ``"objective:arch_size[:steps[:seed]]"`` (e.g. ``"simclr:resnet_S:300"``,
     ``"random:resnet_S"``), where ``steps`` may be ``trained``: the committed
     encoder of the pretraining stage (``"simclr:vit_S:trained"``)."""
@@ -45,6 +47,17 @@ def parse_encoder(text: str) -> EncoderSpec:
 
     if not isinstance(text, str) or not text:
         raise ValueError(f"encoders: expected a non-empty string, got {text!r}")
+    if text.startswith("zoo:"):
+        from mdlnb.studies.zoo import ZooConfig, parse_member
+
+        member = text[4:]
+        try:
+            family, _ = parse_member(member)
+        except ValueError:
+            raise ValueError(f"encoders: cannot parse {text!r}; expected 'zoo:<family>@<step>', "
+                             f"'zoo:<family>@final' or 'zoo:random'") from None
+        z = ZooConfig()
+        return EncoderSpec(family, arch=z.arch, size=z.size, seed=z.seed, member=member)
     if text.startswith("lite"):
         head, _, res = text.partition("@")
         try:
@@ -79,6 +92,10 @@ def build_encoder(spec: EncoderSpec, pretrain_data: Task | None = None, *,
         return encoders.efficientnet_lite(spec.variant, resolution=spec.resolution)
     from mdlnb.encoders import pretrain
 
+    if spec.member is not None:
+        from mdlnb.studies import zoo
+
+        return zoo.load_member(spec.member, arch=spec.arch, size=spec.size, seed=spec.seed)
     if spec.trained:
         from mdlnb.studies import pretraining
 
@@ -98,12 +115,20 @@ def build_encoders(config: Any, *, progress: bool = False) -> tuple[dict, dict]:
 
     specs = {e: parse_encoder(e) for e in config.encoders}
     pre = None
-    if any(not s.has_source_classifier and not s.trained for s in specs.values()):
+    if any(not s.has_source_classifier and not s.trained and s.member is None
+           for s in specs.values()):
         pre = data.load(config.pretrain_data, split="train", size=config.pretrain_size,
                         seed=config.seed)
     built = {k: build_encoder(s, pre, batch_size=config.pretrain_batch_size, progress=progress)
              for k, s in specs.items()}
     return specs, built
+
+
+def zoo_of(spec: EncoderSpec) -> str:
+    """The zoo an encoder belongs to: one architecture and one feature size
+    (``"lite"``: EfficientNet-Lite, 1,280-d; else ``"<arch>_<size>"``, e.g. ``"vit_S"``).
+    Encoders of different zoos are never ranked together (PACTran Table 7)."""
+    return "lite" if spec.family == "efficientnet" else f"{spec.arch}_{spec.size}"
 
 
 def source_probs(encoder: Any, features: np.ndarray) -> np.ndarray | None:
@@ -125,11 +150,14 @@ def encoder_table(specs: Mapping[str, EncoderSpec], built: Mapping[str, Any]):
     for key, spec in specs.items():
         enc = built[key]
         m = dict(enc.meta)
-        rows.append({"encoder": key, "name": enc.name, "family": spec.family,
+        rows.append({"encoder": key, "zoo": zoo_of(spec), "name": enc.name,
+                     "family": spec.family,
                      "source_classifier": spec.has_source_classifier,
                      "feature_dim": int(enc.feature_dim),
                      "input": f"{enc.input_size[0]}x{enc.input_size[1]}x{enc.channels}",
                      "pretrain_steps": m.get("steps", 0 if spec.has_source_classifier else None),
-                     "final_loss": m.get("final_loss")})
+                     "final_loss": m.get("final_loss", m.get("loss")),
+                     "source_accuracy": m.get("probe_accuracy"),
+                     "sha256": m.get("sha256")})
     return pd.DataFrame(rows)
 

@@ -26,6 +26,7 @@ class FeatureSet:
     test: Task
     source_probs: np.ndarray | None = None
     encoder_meta: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    val: Task | None = None
 
 
 def load_tasks(names: Sequence[str], *, train_size: int | None = None,
@@ -39,6 +40,56 @@ def load_tasks(names: Sequence[str], *, train_size: int | None = None,
         if test_size is not None and te.n > test_size:
             te = data.subsample(te, int(test_size), seed)
         out[name] = (tr, te)
+    return out
+
+
+class Splits(NamedTuple):
+    """The ground truth's images of one task: ``train`` (the metrics' subsamples come
+    from it), ``val`` (choosing the fine-tuning rate and the probe's β) and ``test``."""
+
+    train: Task
+    val: Task
+    test: Task
+
+
+def load_splits(names: Sequence[str], *, train_size: int, val_size: int, test_size: int,
+                seed: int = 0) -> dict[str, Splits]:
+    """``{name: Splits}``: ``train_size`` then ``val_size`` images of the task's training
+    split, and its test split with the training split's other images, capped at
+    ``test_size`` (each a seeded, stratified subsample; the three are disjoint). A
+    training split with fewer than ``train_size + val_size + 1`` images is a ValueError
+    naming ``train_size``."""
+    from mdlnb.data.splits import concat, stratified_indices
+
+    out = {}
+    for name in names:
+        tr, te = data.load(name, split="train", seed=seed), data.load(name, split="test", seed=seed)
+        if tr.n <= train_size + val_size:
+            raise ValueError(f"train_size: {train_size} + val_size {val_size} leave no image of "
+                             f"{name}'s {tr.n} training images for the test set")
+        i_tr = stratified_indices(tr.y, int(train_size), seed)
+        rest = np.setdiff1d(np.arange(tr.n), i_tr)
+        i_va = rest[stratified_indices(tr.y[rest], int(val_size), seed + 1)]
+        rest = np.setdiff1d(rest, i_va)
+        pool = concat(te, tr.take(rest), name=te.name, split="test")
+        test = data.subsample(pool, int(test_size), seed) if pool.n > test_size else pool
+        out[name] = Splits(tr.take(i_tr), tr.take(i_va), test)
+    return out
+
+
+def extract_splits(encoders: Mapping[str, Any], splits: Mapping[str, Splits], *,
+                   progress: bool = False) -> list[FeatureSet]:
+    """Features (disk-cached) of every (encoder, task) on the three splits, and the
+    source classifier's probabilities on the training split where the encoder has one
+    (:func:`source_probs`; the ViT zoo's are added by :mod:`._source`)."""
+    pairs = [(e, t) for e in encoders for t in splits]
+    it = _progress.bar(pairs, desc="features", unit="pair") if progress else pairs
+    out = []
+    for ename, tname in it:
+        enc = encoders[ename]
+        tr, va, te = (features(enc, s) for s in splits[tname])
+        out.append(FeatureSet(ename, tname, tr, te, source_probs(enc, tr.x),
+                              dict(getattr(enc, "meta", {})), val=va))
     return out
 
 

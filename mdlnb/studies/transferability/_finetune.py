@@ -10,9 +10,9 @@ linear head (zero-initialised) on its pooled features, trained with AdamW
 behind global-norm clipping on the mean cross-entropy of mini-batches; every
 model sees the same seeded batches (one permutation of the training set per
 epoch), so differences between checkpoints are not differences of data order.
-Afterwards every model is scored on the validation and the test images; per
-checkpoint the learning rate with the lowest validation cross-entropy is
-chosen (PACTran picks the lowest *test* error over its runs; a validation
+Afterwards every model is scored on the validation images; per checkpoint
+the learning rate with the lowest validation cross-entropy is chosen and
+only that model is scored on the test images (PACTran picks the lowest *test* error over its runs; a validation
 split keeps the test set out of the choice), and its test accuracy is the
 ground truth. Per-example test correctness of the chosen models is returned
 too, for paired comparisons of checkpoints (:func:`pairs_beyond_noise`).
@@ -76,7 +76,8 @@ class FinetuneRun(NamedTuple):
     """What :func:`finetune` returns (M checkpoints, L learning rates).
 
     Attributes:
-      val_loss, val_accuracy, test_accuracy: (M, L) per model.
+      val_loss, val_accuracy: (M, L) per model.
+      test_accuracy: (M,) of the chosen model of each checkpoint.
       chosen: (M,) index of the learning rate with the lowest validation loss.
       test_correct: (M, n_test) bool, the chosen models' per-example correctness.
       train_loss: (M, L) mean training cross-entropy over the last chunk.
@@ -235,13 +236,14 @@ def finetune(encoders: Sequence[Any], train: tuple[Any, Any], val: tuple[Any, An
             print(f"  step {done}/{spec.steps}: {seconds:.0f} s", flush=True)
     t0 = time.perf_counter()
     vl, vc = _score(score_fn, params, np.asarray(xv, np.float32), np.asarray(yv), spec.eval_batch)
-    _, tc = _score(score_fn, params, np.asarray(xs, np.float32), np.asarray(ys), spec.eval_batch)
-    seconds += time.perf_counter() - t0
     vl = np.where(np.isfinite(vl) & np.isfinite(last), vl, np.inf).reshape(m, L)
     chosen = np.argmin(vl, axis=1)
-    tc = tc.reshape(m, L, -1)
-    return FinetuneRun(vl, vc.mean(1).reshape(m, L), tc.mean(2), chosen,
-                       tc[np.arange(m), chosen], last.reshape(m, L), seconds)
+    pick = jnp.asarray(np.arange(m) * L + chosen)            # only the chosen models are tested
+    best = jax.tree_util.tree_map(lambda a: a[pick], params)
+    _, tc = _score(score_fn, best, np.asarray(xs, np.float32), np.asarray(ys), spec.eval_batch)
+    seconds += time.perf_counter() - t0
+    return FinetuneRun(vl, vc.mean(1).reshape(m, L), tc.mean(1), chosen, tc,
+                       last.reshape(m, L), seconds)
 
 
 def pairs_beyond_noise(correct: np.ndarray, *, alpha: float = 0.05) -> tuple[int, int]:

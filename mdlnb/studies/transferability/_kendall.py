@@ -24,7 +24,13 @@ import numpy as np
 from mdlnb.studies.transferability._metrics import metric_order
 from mdlnb.studies.transferability._scores import orient
 
-PER_REPEAT_COLUMNS = ["task", "ratio", "metric", "repeat", "tau", "encoders", "nonfinite"]
+PER_REPEAT_COLUMNS = ["zoo", "task", "ratio", "metric", "repeat", "tau", "encoders",
+                      "nonfinite"]
+
+
+def with_zoo(df):
+    """``df`` with a ``zoo`` column (``"all"`` where it has none: one pool of encoders)."""
+    return df if "zoo" in df else df.assign(zoo="all")
 
 
 def kendall_per_repeat(scores, truth, *, readout: str = "best"):
@@ -47,10 +53,11 @@ def kendall_per_repeat(scores, truth, *, readout: str = "best"):
         raise ValueError(f"readout: {readout!r} not in truth; has {sorted(set(truth['readout']))}")
     if "oriented" not in scores:
         scores = orient(scores)
+    scores = with_zoo(scores)
     acc = truth[truth["readout"] == readout].set_index(["task", "encoder"])["accuracy"]
     rows = []
-    for (task, ratio, metric, repeat), g in scores.groupby(["task", "ratio", "metric", "repeat"],
-                                                           sort=True):
+    for (zoo, task, ratio, metric, repeat), g in scores.groupby(
+            ["zoo", "task", "ratio", "metric", "repeat"], sort=True):
         g = g[np.array([(task, e) in acc.index for e in g["encoder"]], bool)]
         finite = np.isfinite(g["oriented"].to_numpy(float))
         nonfinite, g = int((~finite).sum()), g[finite]
@@ -61,8 +68,8 @@ def kendall_per_repeat(scores, truth, *, readout: str = "best"):
         if np.ptp(y) == 0:
             continue
         tau = 0.0 if np.ptp(x) == 0 else kendall_tau(x, y)
-        rows.append(dict(task=task, ratio=ratio, metric=metric, repeat=repeat, tau=float(tau),
-                         encoders=len(g), nonfinite=nonfinite))
+        rows.append(dict(zoo=zoo, task=task, ratio=ratio, metric=metric, repeat=repeat,
+                         tau=float(tau), encoders=len(g), nonfinite=nonfinite))
     return pd.DataFrame(rows, columns=PER_REPEAT_COLUMNS)
 
 
@@ -80,12 +87,12 @@ def _sd(s) -> float:
 
 
 def kendall_table(scores, truth, *, readout: str = "best"):
-    """τ per (task, ratio, metric): ``tau`` (mean over repeats), ``tau_std`` (sample
+    """τ per (zoo, task, ratio, metric): ``tau`` (mean over repeats), ``tau_std`` (sample
     standard deviation over repeats, ddof 1; NaN with one repeat), ``repeats``,
     ``encoders`` (the fewest encoders any of its τ is over), ``nonfinite``
     (metric values left out as NaN/inf, summed over repeats)."""
     per_rep = kendall_per_repeat(scores, truth, readout=readout)
-    agg = per_rep.groupby(["task", "ratio", "metric"], sort=True).agg(
+    agg = per_rep.groupby(["zoo", "task", "ratio", "metric"], sort=True).agg(
         tau=("tau", "mean"), tau_std=("tau", _sd), repeats=("tau", "size"),
         encoders=("encoders", "min"), nonfinite=("nonfinite", "sum"))
     return agg.reset_index()
@@ -101,46 +108,53 @@ def mean_over_tasks(tau, *, level: float = 0.95):
     if not 0 < level < 1:
         raise ValueError(f"level: must be in (0, 1), got {level!r}")
     rows = []
-    for (metric, ratio), g in tau.groupby(["metric", "ratio"], sort=True):
+    for (zoo, metric, ratio), g in with_zoo(tau).groupby(["zoo", "metric", "ratio"], sort=True):
         t = len(g)
         var = (g["tau_std"] ** 2 / g["repeats"]).sum()
         dof = int((g["repeats"] - 1).sum())
         ci = (float(stats.t.ppf(0.5 + level / 2, dof) * math.sqrt(var) / t)
               if dof > 0 and np.isfinite(var) else math.nan)
-        rows.append(dict(metric=metric, ratio=int(ratio), tau=float(g["tau"].mean()), ci=ci,
-                         tasks=t, encoders=int(g["encoders"].min()),
+        rows.append(dict(zoo=zoo, metric=metric, ratio=int(ratio), tau=float(g["tau"].mean()),
+                         ci=ci, tasks=t, encoders=int(g["encoders"].min()),
                          nonfinite=int(g["nonfinite"].sum()) if "nonfinite" in g else 0))
-    return pd.DataFrame(rows, columns=["metric", "ratio", "tau", "ci", "tasks", "encoders",
-                                       "nonfinite"])
+    return pd.DataFrame(rows, columns=["zoo", "metric", "ratio", "tau", "ci", "tasks",
+                                       "encoders", "nonfinite"])
 
 
 def average_table(tau, *, metrics: Sequence[str] | None = None, level: float = 0.95):
-    """Mean τ over tasks, one row per metric: per ratio a column ``N/K=<ratio>`` and
-    its spread ``±95% N/K=<ratio>`` (:func:`mean_over_tasks`), then ``encoders``
-    and ``nonfinite`` — PACTran Table 1's "Average", CLID Table 2's "Avg" row."""
+    """Mean τ over tasks, one row per (zoo, metric): per ratio a column ``N/K=<ratio>``
+    and its spread ``±95% N/K=<ratio>`` (:func:`mean_over_tasks`), then ``encoders``
+    and ``nonfinite`` — PACTran Table 1's "Average", CLID Table 2's "Avg" row. A
+    single pool of encoders (no ``zoo`` column) gives no ``zoo`` column either."""
     import pandas as pd
 
     long = mean_over_tasks(tau, level=level)
     pct = f"±{level:.0%}"
-    wide = pd.DataFrame(index=pd.Index(sorted(long["metric"].unique()), name="metric"))
-    for ratio, g in long.groupby("ratio", sort=True):
-        g = g.set_index("metric")
-        wide[f"N/K={ratio}"] = g["tau"].round(12) + 0.0   # drop 1e-17 residues and −0
-        wide[f"{pct} N/K={ratio}"] = g["ci"].round(12)
-    wide["encoders"] = long.groupby("metric")["encoders"].min()
-    wide["nonfinite"] = long.groupby("metric")["nonfinite"].sum()
-    order = list(metrics) if metrics is not None else metric_order(wide.index)
-    return wide.loc[[m for m in order if m in wide.index]].reset_index()
+    parts = []
+    for zoo, lz in long.groupby("zoo", sort=True):
+        wide = pd.DataFrame(index=pd.Index(sorted(lz["metric"].unique()), name="metric"))
+        for ratio, g in lz.groupby("ratio", sort=True):
+            g = g.set_index("metric")
+            wide[f"N/K={ratio}"] = g["tau"].round(12) + 0.0   # drop 1e-17 residues and −0
+            wide[f"{pct} N/K={ratio}"] = g["ci"].round(12)
+        wide["encoders"] = lz.groupby("metric")["encoders"].min()
+        wide["nonfinite"] = lz.groupby("metric")["nonfinite"].sum()
+        order = list(metrics) if metrics is not None else metric_order(wide.index)
+        wide = wide.loc[[m for m in order if m in wide.index]].reset_index()
+        parts.append(wide.assign(zoo=zoo)[["zoo", *wide.columns]])
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    return out.drop(columns="zoo") if "zoo" not in tau else out
 
 
 def per_task_table(tau):
-    """τ per task for each (ratio, metric): columns ``<task>`` (mean over repeats) and
-    ``<task> sd`` (sample standard deviation over repeats) — PACTran Tables 4–6."""
+    """τ per task for each (zoo, ratio, metric): columns ``<task>`` (mean over repeats)
+    and ``<task> sd`` (sample standard deviation over repeats) — PACTran Tables 4–6."""
     import pandas as pd
 
+    tau = with_zoo(tau)
     tasks = sorted(tau["task"].unique())
-    mean = tau.pivot_table(index=["ratio", "metric"], columns="task", values="tau")
-    sd = tau.pivot_table(index=["ratio", "metric"], columns="task", values="tau_std",
+    mean = tau.pivot_table(index=["zoo", "ratio", "metric"], columns="task", values="tau")
+    sd = tau.pivot_table(index=["zoo", "ratio", "metric"], columns="task", values="tau_std",
                          dropna=False)
     wide = pd.DataFrame(index=mean.index)
     for t in tasks:
@@ -148,13 +162,13 @@ def per_task_table(tau):
         wide[f"{t} sd"] = sd[t] if t in sd else np.nan
     order = {m: i for i, m in enumerate(metric_order(tau["metric"].unique()))}
     wide = wide.reset_index()
-    wide = wide.assign(_o=wide["metric"].map(order)).sort_values(["ratio", "_o"])
+    wide = wide.assign(_o=wide["metric"].map(order)).sort_values(["zoo", "ratio", "_o"])
     return wide.drop(columns="_o").reset_index(drop=True)
 
 
 def differences(current, reference, *, level: float = 0.95) -> Any:
     """Compare two :func:`average_table` frames (e.g. this run and the committed
-    ``paper/transferability_kendall.csv``): per (metric, ratio) both means,
+    ``paper/transferability_kendall.csv``): per (zoo, metric, ratio) both means,
     the difference, the combined half-width sqrt(h_a² + h_b²) (a missing
     spread counts as 0) and ``beyond_noise`` = |difference| > combined."""
     import pandas as pd
@@ -162,14 +176,14 @@ def differences(current, reference, *, level: float = 0.95) -> Any:
     pct = f"±{level:.0%}"
 
     def long(df):
-        df = df.set_index("metric")
+        df = with_zoo(df).set_index(["zoo", "metric"])
         out = {}
         for c in df.columns:
             if c.startswith("N/K="):
                 r = int(c[4:])
                 h = df[f"{pct} {c}"] if f"{pct} {c}" in df else pd.Series(np.nan, df.index)
-                for m in df.index:
-                    out[(m, r)] = (float(df.loc[m, c]), float(h.loc[m]))
+                for z, m in df.index:
+                    out[(z, m, r)] = (float(df.loc[(z, m), c]), float(h.loc[(z, m)]))
         return out
 
     a, b = long(current), long(reference)
@@ -177,10 +191,11 @@ def differences(current, reference, *, level: float = 0.95) -> Any:
     for key in [k for k in a if k in b]:
         (ta, ha), (tb, hb) = a[key], b[key]
         comb = math.sqrt(np.nan_to_num(ha) ** 2 + np.nan_to_num(hb) ** 2)
-        rows.append(dict(metric=key[0], ratio=key[1], tau=ta, reference=tb, difference=ta - tb,
+        rows.append(dict(zoo=key[0], metric=key[1], ratio=key[2], tau=ta, reference=tb,
+                         difference=ta - tb,
                          noise=comb, beyond_noise=bool(abs(ta - tb) > comb)))
-    return pd.DataFrame(rows, columns=["metric", "ratio", "tau", "reference", "difference",
-                                       "noise", "beyond_noise"])
+    return pd.DataFrame(rows, columns=["zoo", "metric", "ratio", "tau", "reference",
+                                       "difference", "noise", "beyond_noise"])
 
 
 def noise_summary(diff) -> str:

@@ -1,9 +1,11 @@
-"""Scores on one few-shot subsample, and the table steps that need all encoders.
+"""Scores on few-shot subsamples (the pieces), and the table steps that need all encoders.
 
-Per subsample (:func:`score_subsample`): every registered metric of
-:data:`mdlnb.transfer.METRICS`, PT-Gauss and LINEAR over their grids, the
-label-free CL / TwoNN ID / RankMe and the MDL-switching codelength (nats per
-example). Across encoders of one (task, ratio, repeat): the grid knob chosen
+Per subsample and checkpoint (:mod:`._unit` assembles them): the registered
+metrics of :data:`mdlnb.transfer.METRICS` (:func:`registry_metrics`), NCTI's and
+ETran's per-model terms (:func:`combined_terms`), the label-free CL / TwoNN ID /
+RankMe (:func:`label_free_scores`) and the MDL-switching codelength (nats per
+example, :func:`mdl_score`). Across the encoders of one (zoo, task, ratio,
+repeat): the grid knob chosen
 by Kendall τ against LINEAR-VALID (:func:`select_grid`, PACTran Sec. 4.1.4)
 and CLID's min–max combination (:func:`add_clid`, CLID Sec. 3.5); NCTI's and
 ETran's authors' min–max combinations of their per-model terms
@@ -22,27 +24,8 @@ from mdlnb.studies.transferability._config import TransferabilityConfig
 from mdlnb.studies.transferability._features import FeatureSet
 from mdlnb.studies.transferability._metrics import GMM_METRICS, metric_sign
 
-GROUP = ["task", "ratio", "repeat"]
+GROUP = ["zoo", "task", "ratio", "repeat"]
 SCORE_COLUMNS = ["encoder", "task", "ratio", "n", "repeat", "metric", "value"]
-
-
-def grid_scores(features: Any, labels: Any, num_classes: int, *,
-                linear_beta_factors: tuple[float, ...] = (0.1, 1.0, 10.0)
-                ) -> dict[tuple[str, str], float]:
-    """PT-Gauss over its (β, σ0²) grid and LINEAR over β = factor·N (PACTran Sec. 4.1.4).
-
-    Returns ``{(metric, knob): value}``, lower is better, nats/example.
-    """
-    from mdlnb import transfer
-
-    out = {}
-    for (bf, sf), v in transfer.pactran_gaussian_grid(features, labels,
-                                                      num_classes=num_classes).items():
-        out[("pactran_gaussian_grid", f"beta={bf:g}N,sigma0^2={sf:g}/D")] = float(v)
-    for bf in linear_beta_factors:
-        out[("linear_grid", f"beta={bf:g}N")] = float(
-            transfer.linear(features, labels, num_classes=num_classes, beta_factor=bf))
-    return out
 
 
 def label_free_scores(features: Any, *, seed: int = 0) -> dict[str, float]:
@@ -147,6 +130,9 @@ def _across_encoders(scores, combos):
     one array per term (one value per encoder) and returning one value per encoder."""
     import pandas as pd
 
+    from mdlnb.studies.transferability._kendall import with_zoo
+
+    scores = with_zoo(scores)
     terms = sorted({t for ts, _ in combos.values() for t in ts})
     part = scores[scores["metric"].isin(terms)]
     if part.empty:
@@ -158,9 +144,9 @@ def _across_encoders(scores, combos):
             if not set(ts) <= set(g):
                 continue
             values = combine(*(g[t].to_numpy() for t in ts))
-            for (task, ratio, repeat, enc, n), v in zip(g.index, values):
-                rows.append(dict(encoder=enc, task=task, ratio=ratio, n=n, repeat=repeat,
-                                 metric=metric, value=float(v)))
+            for (zoo, task, ratio, repeat, enc, n), v in zip(g.index, values):
+                rows.append(dict(zoo=zoo, encoder=enc, task=task, ratio=ratio, n=n,
+                                 repeat=repeat, metric=metric, value=float(v)))
     return pd.DataFrame(rows, columns=scores.columns)
 
 
@@ -173,36 +159,15 @@ def add_combined(scores):
 
     from mdlnb import transfer
 
+    from mdlnb.studies.transferability._kendall import with_zoo
+
+    scores = with_zoo(scores)
     terms = [t for ts in COMBINED.values() for t in ts]
     if not scores["metric"].isin(terms).any():
         return scores
     rows = _across_encoders(scores, {"ncti": (COMBINED["ncti"], transfer.ncti_combine),
                                      "etran": (COMBINED["etran"], transfer.etran_combine)})
     return pd.concat([scores[~scores["metric"].isin(terms)], rows], ignore_index=True)
-
-
-def score_subsample(fs: FeatureSet, idx: np.ndarray, config: TransferabilityConfig, *,
-                    seed: int = 0) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
-    """All scores of ``config`` on rows ``idx`` of ``fs.train``: ``({metric: value},
-    {(grid metric, knob): value})``, each value with its metric's own sign."""
-    from mdlnb import transfer
-
-    f, y, k = fs.train.x[idx], fs.train.y[idx], fs.train.num_classes
-    sp = None if fs.source_probs is None else fs.source_probs[idx]
-    names = registry_metrics(config, sp is not None)
-    direct = [m for m in names if m not in COMBINED]
-    out = (transfer.score_all(f, y, sp, num_classes=k, metrics=direct, seed=seed,
-                              **nleep_kwargs(config, direct)) if direct else {})
-    out.update(combined_terms(f, y, k, names))
-    grid = (grid_scores(f, y, k, linear_beta_factors=config.linear_beta_factors)
-            if config.grid_metrics else {})
-    if config.label_free:
-        out.update(label_free_scores(f, seed=seed))
-    if config.mdl:
-        out["mdl"] = mdl_score(f, y, k, experts=config.mdl_experts,
-                               batch_size=config.mdl_batch_size, m=config.mdl_m, seed=seed,
-                               standardize=config.mdl_standardize)
-    return out, grid
 
 
 def select_grid(grid, scores, reference: str = "linear_valid"):
@@ -214,8 +179,10 @@ def select_grid(grid, scores, reference: str = "linear_valid"):
     """
     import pandas as pd
 
+    from mdlnb.studies.transferability._kendall import with_zoo
     from mdlnb.transfer import select_by_kendall
 
+    scores, grid = with_zoo(scores), with_zoo(grid)
     ref = scores[scores["metric"] == reference].set_index([*GROUP, "encoder"])["value"]
     rows, chosen = [], []
     for (metric, *gkey), g in grid.groupby(["metric", *GROUP], sort=True):
@@ -236,7 +203,9 @@ def add_clid(scores):
     import pandas as pd
 
     from mdlnb import labelfree
+    from mdlnb.studies.transferability._kendall import with_zoo
 
+    scores = with_zoo(scores)
     if not scores["metric"].isin(["cl", "twonn_id"]).any():
         return scores
     rows = _across_encoders(scores, {"clid": (("cl", "twonn_id"), labelfree.clid)})
@@ -250,12 +219,19 @@ SOURCE_ACCURACY = {"efficientnet_lite0": 75.1, "efficientnet_lite1": 76.7,
 
 
 def encoder_statics(encoder: Any) -> dict[str, float]:
-    """The static baselines of one :class:`mdlnb.encoders.Encoder`: its parameter
-    count and, where published, its source (ImageNet) top-1 accuracy (else NaN)."""
+    """The static baselines of one :class:`mdlnb.encoders.Encoder`: its parameter count
+    (the feature extractor's: a source classifier head is not counted) and its source
+    accuracy: the published ImageNet top-1 of an EfficientNet-Lite, or the Fashion-MNIST
+    linear-probe accuracy recorded with a self-pretrained checkpoint (its artifact's
+    ``probe_accuracy``); NaN when neither is known."""
     import jax
 
-    params = float(sum(np.size(v) for v in jax.tree_util.tree_leaves(encoder.params)))
-    acc = next((v for k, v in SOURCE_ACCURACY.items() if encoder.name.startswith(k)), np.nan)
+    p = encoder.params
+    if isinstance(p, dict) and "classifier" in p:
+        p = {k: v for k, v in p.items() if k != "classifier"}
+    params = float(sum(np.size(v) for v in jax.tree_util.tree_leaves(p)))
+    acc = next((v for k, v in SOURCE_ACCURACY.items() if encoder.name.startswith(k)),
+               encoder.meta.get("probe_accuracy", np.nan) if encoder.meta else np.nan)
     return {"params": params, "source_accuracy": float(acc)}
 
 
@@ -266,8 +242,11 @@ def add_static(scores, encoders: Mapping[str, Any]):
     metric is absent for encoders without one), so that baseline ranks the others."""
     import pandas as pd
 
+    from mdlnb.studies.transferability._kendall import with_zoo
+
+    scores = with_zoo(scores)
     statics = {name: encoder_statics(e) for name, e in encoders.items()}
-    heads = scores[["encoder", "task", "ratio", "n", "repeat"]].drop_duplicates()
+    heads = scores[["zoo", "encoder", "task", "ratio", "n", "repeat"]].drop_duplicates()
     rows = [dict(h, metric=m, value=v) for h in heads.to_dict("records")
             for m, v in statics[h["encoder"]].items() if np.isfinite(v)]
     return pd.concat([scores, pd.DataFrame(rows, columns=scores.columns)], ignore_index=True)

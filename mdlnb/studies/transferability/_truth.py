@@ -1,51 +1,88 @@
-"""Ground truth: best-readout test accuracy on the full (capped) training split.
+"""Ground truth per (encoder, task): fine-tuned accuracy beside frozen-probe accuracy.
 
-Per (encoder, task), :func:`mdlnb.probes.accuracy` trains each readout of
-``readouts`` over the hyperparameter ``grid`` on 90 % of the training split,
-picks by validation loss (nats), and reports top-1 test accuracy. Rows are
-kept per readout family (``"linear"``, ``"mlp"``) and for the family with the
-lowest validation loss (``"best"``). Fine-tuning the encoders, the papers'
-ground truth, is unaffordable on a CPU.
+* ``"finetune"`` (PACTran Sec. 4.1.3, App. B.3): the whole encoder and a linear
+  head trained on the task's training split at each rate of a small grid, the
+  rate chosen by validation cross-entropy, top-1 accuracy on the test split
+  (:mod:`._finetune`, kept as artifacts by :mod:`._groundtruth`).
+* ``"probe"`` (PACTran App. B.3's top-layer runs): a multinomial logistic
+  regression on the frozen, standardised features of the training split for
+  each β of ``beta_factors`` (in units of the training size; PACTran's weight
+  decay (1/B)·{0.01 … 100}), all checkpoints of a zoo in one program
+  (:func:`mdlnb.transfer._softmax_batch.fit_batch`), β chosen by validation
+  cross-entropy, top-1 accuracy on the test split.
+* ``"best"``: per checkpoint, whichever of the two has the lower validation
+  cross-entropy (PACTran takes the lowest *test* error over both kinds of run).
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
-from mdlnb.studies.transferability._config import readout_from_name
-from mdlnb.studies.transferability._features import FeatureSet
+import numpy as np
 
-TRUTH_COLUMNS = ["encoder", "task", "readout", "model", "accuracy", "val_loss [nats]"]
+TRUTH_COLUMNS = ["zoo", "encoder", "task", "readout", "model", "accuracy", "val_loss [nats]"]
 
 
-def truth_rows(fs: FeatureSet, *, readouts: Sequence[str] = ("linear",),
-               grid: Mapping[str, Sequence[float]] | None = None, steps: int = 500,
-               batch_size: int = 256, seed: int = 0) -> list[dict[str, Any]]:
-    """Ground-truth rows (dicts with :data:`TRUTH_COLUMNS`) of one (encoder, task)."""
-    from mdlnb import probes
+def _standardised(fs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    tr = np.asarray(fs.train.x, np.float64)
+    mu, sd = tr.mean(0), tr.std(0)
+    sd = np.where(sd > 0, sd, 1.0)
+    return tuple((np.asarray(t.x, np.float64) - mu) / sd for t in (fs.train, fs.val, fs.test))
 
-    ros = [readout_from_name(r) for r in readouts]
-    table = probes.accuracy(fs.train, ros, grid, test=fs.test, seed=seed, steps=steps,
-                            batch_size=batch_size)
-    rows = [{"encoder": fs.encoder, "task": fs.task, "readout": rec["family"],
-             "model": rec["readout"], "accuracy": float(rec["test_accuracy"]),
-             "val_loss [nats]": float(rec["val_loss [nats]"])}
-            for rec in table.to_dict("records")]
-    best = table.loc[table["val_loss [nats]"].idxmin()]
-    rows.append({"encoder": fs.encoder, "task": fs.task, "readout": "best",
-                 "model": best["readout"], "accuracy": float(best["test_accuracy"]),
-                 "val_loss [nats]": float(best["val_loss [nats]"])})
+
+def _ce_and_accuracy(x: np.ndarray, y: np.ndarray, params: np.ndarray) -> tuple[float, float]:
+    from scipy.special import log_softmax
+
+    lp = log_softmax(x @ params[:-1] + params[-1], axis=1)
+    return float(-lp[np.arange(len(y)), y].mean()), float(np.mean(lp.argmax(1) == y))
+
+
+def probe_rows(zoo: str, featuresets: Sequence[Any], *,
+               beta_factors: Sequence[float] = (0.01, 0.1, 1.0, 10.0, 100.0)) -> list[dict]:
+    """The frozen-probe rows of one zoo's encoders on one task (module docstring)."""
+    from mdlnb.transfer._softmax_batch import fit_batch
+
+    if not featuresets:
+        return []
+    data = [_standardised(fs) for fs in featuresets]
+    y = [np.asarray(fs.train.y) for fs in featuresets]
+    n, c, f = len(y[0]), int(featuresets[0].train.num_classes), list(beta_factors)
+    x = np.stack([d[0] for d in data for _ in f])
+    fit = fit_batch(x, np.stack([yy for yy in y for _ in f]), c,
+                    np.array([b * n for _ in data for b in f]))
+    rows = []
+    for i, fs in enumerate(featuresets):
+        scored = []
+        for j, b in enumerate(f):
+            p = fit.params[i * len(f) + j]
+            vl, _ = _ce_and_accuracy(data[i][1], np.asarray(fs.val.y), p)
+            _, acc = _ce_and_accuracy(data[i][2], np.asarray(fs.test.y), p)
+            scored.append((vl, acc, b))
+        vl, acc, b = min(scored, key=lambda t: t[0])
+        rows.append({"zoo": zoo, "encoder": fs.encoder, "task": fs.task, "readout": "probe",
+                     "model": f"logistic beta={b:g}N", "accuracy": acc, "val_loss [nats]": vl})
     return rows
 
 
-def ground_truth(featuresets: Sequence[FeatureSet], *, readouts: Sequence[str] = ("linear",),
-                 grid: Mapping[str, Sequence[float]] | None = None, steps: int = 500,
-                 batch_size: int = 256, seed: int = 0):
-    """Tidy DataFrame of :func:`truth_rows` over every (encoder, task): ``encoder``,
-    ``task``, ``readout`` (family or ``"best"``), ``model``, ``accuracy`` (test top-1),
-    ``val_loss [nats]``."""
-    import pandas as pd
+def finetune_rows(zoo: str, task: str, names: Sequence[str], arrays: dict,
+                  learning_rates: Sequence[float]) -> list[dict]:
+    """The fine-tuning rows of one (zoo, task) ground-truth artifact."""
+    rows = []
+    for i, name in enumerate(names):
+        k = int(arrays["chosen"][i])
+        rows.append({"zoo": zoo, "encoder": name, "task": task, "readout": "finetune",
+                     "model": f"finetune lr={learning_rates[k]:g}",
+                     "accuracy": float(arrays["test_accuracy"][i]),
+                     "val_loss [nats]": float(arrays["val_loss"][i, k])})
+    return rows
 
-    rows = [r for fs in featuresets for r in truth_rows(
-        fs, readouts=readouts, grid=grid, steps=steps, batch_size=batch_size, seed=seed)]
-    return pd.DataFrame(rows, columns=TRUTH_COLUMNS)
+
+def best_rows(rows: Sequence[dict]) -> list[dict]:
+    """Per (encoder, task), the fine-tuning or probe row of lower validation loss, as
+    readout ``"best"``."""
+    by: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r["readout"] in ("finetune", "probe"):
+            by.setdefault((r["zoo"], r["encoder"], r["task"]), []).append(r)
+    return [{**min(g, key=lambda r: r["val_loss [nats]"]), "readout": "best"}
+            for g in by.values()]

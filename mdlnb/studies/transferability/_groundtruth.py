@@ -1,0 +1,184 @@
+"""The fine-tuning ground truth as committed artifacts, one per (zoo, task).
+
+Fine-tuning every checkpoint of a zoo at every rate of the grid on every task
+(:mod:`._finetune`) takes hours on a 2-core CPU, so like the encoders it is an
+expensive, deterministic step whose small outputs are committed:
+``artifacts/finetune/<zoo>-<task>.npz`` (``$MDLNB_ARTIFACTS/finetune``) holds the
+per-checkpoint arrays (validation loss and accuracy per rate, the chosen rate,
+test accuracy, per-example test correctness of the chosen model), written with
+fixed zip timestamps in sorted order so the same numbers give the same bytes;
+``<same>.json`` its provenance: the key (a hash of every input: each
+checkpoint's parameters, the three splits' images and labels, the protocol),
+the checkpoints in order, the protocol, split sizes, seconds, source commit,
+command, machine, and the SHA-256 of the ``.npz``.
+
+:func:`ground_truth` returns the artifact whose key matches the study's inputs
+(checked against its SHA-256), else computes it — resumable, the training
+state checkpointed under ``cache_dir("finetune")`` — and keeps it in that
+cache (or, building, in the artifact directory). ``python -m
+mdlnb.studies.transferability finetune`` builds the default config's
+artifacts; ``verify`` checks them (``make encoders``); ``finetune --rebuild
+--into DIR`` then ``verify --against DIR`` recomputes them from nothing and
+compares the bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from mdlnb._io import atomic_write_bytes, atomic_write_text, cache_dir, content_hash
+
+FORMAT = "mdlnb-finetune-v1"
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+ARRAYS = ("val_loss", "val_accuracy", "test_accuracy", "chosen", "test_correct", "train_loss")
+
+
+def artifact_dir() -> Path:
+    """``$MDLNB_ARTIFACTS/finetune``, or ``artifacts/finetune`` beside the package."""
+    root = os.environ.get("MDLNB_ARTIFACTS")
+    return Path(root) / "finetune" if root else Path(__file__).resolve().parents[3] / \
+        "artifacts" / "finetune"
+
+
+def arrays_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """Deterministic ``.npz`` bytes of ``arrays`` (dtypes kept, sorted, fixed timestamps)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
+        for name in sorted(arrays):
+            a = io.BytesIO()
+            np.lib.format.write_array(a, np.ascontiguousarray(arrays[name]), allow_pickle=False)
+            zf.writestr(zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_TIME), a.getvalue())
+    return buf.getvalue()
+
+
+def unit_key(encoders: Sequence[Any], splits: Any, spec: Any) -> str:
+    """A hash of everything one (zoo, task) ground truth depends on."""
+    import dataclasses
+
+    return content_hash(FORMAT, [e.fingerprint() for e in encoders],
+                        [(s.x, s.y) for s in splits], dataclasses.asdict(spec))
+
+
+def _prepare(splits: Any, encoder: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    from mdlnb.encoders.base import prepare_images
+
+    return [(prepare_images(s.x, encoder.input_size, encoder.channels), np.asarray(s.y))
+            for s in splits]
+
+
+def _groups(encoders: Sequence[Any]) -> list[list[int]]:
+    """Indices of the encoders that share one parameter structure (one program each)."""
+    import jax
+
+    groups: dict[Any, list[int]] = {}
+    for i, e in enumerate(encoders):
+        groups.setdefault(jax.tree_util.tree_structure(e.params), []).append(i)
+    return list(groups.values())
+
+
+def compute(encoders: Sequence[Any], splits: Any, spec: Any, *, key: str, label: str,
+            progress: bool = False) -> tuple[dict[str, np.ndarray], float]:
+    """The arrays of one (zoo, task) ground truth and the seconds they took."""
+    from mdlnb.studies.transferability._finetune import finetune
+
+    num_classes = int(splits[0].num_classes)
+    parts, seconds = {}, 0.0
+    for g in _groups(encoders):
+        tr, va, te = _prepare(splits, encoders[g[0]])
+        state = cache_dir("finetune") / f"{label}-{key}-{g[0]}.ckpt.npz"
+        if progress:
+            print(f"fine-tuning {label}: {len(g)} checkpoints x {len(spec.learning_rates)} rates",
+                  flush=True)
+        run = finetune([encoders[i] for i in g], tr, va, te, num_classes=num_classes,
+                       spec=spec, state_path=state, state_key=key, progress=progress)
+        seconds += run.seconds
+        for j, i in enumerate(g):
+            parts[i] = {k: np.asarray(getattr(run, k))[j] for k in ARRAYS}
+        state.unlink(missing_ok=True)
+    out = {k: np.stack([parts[i][k] for i in range(len(encoders))]) for k in ARRAYS}
+    out["chosen"] = out["chosen"].astype(np.int64)
+    out["test_correct"] = out["test_correct"].astype(bool)
+    for k in ("val_loss", "val_accuracy", "test_accuracy", "train_loss"):
+        out[k] = out[k].astype(np.float64)
+    return out, seconds
+
+
+def _read(path: Path, prov: dict) -> dict[str, np.ndarray]:
+    blob = path.read_bytes()
+    got = hashlib.sha256(blob).hexdigest()
+    if got != prov["sha256"]:
+        from mdlnb.studies.pretraining import ChecksumError
+
+        raise ChecksumError(f"{path}: SHA-256 {got} differs from its provenance {prov['sha256']} "
+                            f"(damaged or replaced; rebuild it)")
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+def ground_truth(zoo: str, task: str, names: Sequence[str], encoders: Sequence[Any],
+                 splits: Any, spec: Any, *, directory: Path | None = None, build: bool = False,
+                 progress: bool = False, command: str = "") -> tuple[dict[str, np.ndarray], dict]:
+    """``(arrays, provenance)`` of the (zoo, task) ground truth: the committed artifact
+    when its key matches, else computed (``build``: written into ``directory``, default
+    :func:`artifact_dir`; otherwise kept in ``cache_dir("finetune")``)."""
+    key = unit_key(encoders, splits, spec)
+    name = f"{zoo}-{task}"
+    places = [Path(directory) if directory else artifact_dir(), cache_dir("finetune")]
+    for d in places[: 1 if build else 2]:
+        prov = _provenance(d / f"{name}.json")
+        if prov is not None and prov.get("key") == key:
+            return _read(d / f"{name}.npz", prov), prov
+    arrays, seconds = compute(encoders, splits, spec, key=key, label=name, progress=progress)
+    prov = _write(places[0] if build else places[1], name, arrays, {
+        "name": name, "zoo": zoo, "task": task, "key": key, "encoders": list(names),
+        "fingerprints": [e.fingerprint() for e in encoders], "spec": _spec_dict(spec),
+        "sizes": {"train": int(splits[0].n), "val": int(splits[1].n), "test": int(splits[2].n)},
+        "seconds": round(seconds, 1), "command": command or " ".join(sys.argv)})
+    return arrays, prov
+
+
+def _spec_dict(spec: Any) -> dict:
+    import dataclasses
+
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(spec).items()}
+
+
+def _provenance(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write(d: Path, name: str, arrays: Mapping[str, np.ndarray], prov: dict) -> dict:
+    from mdlnb.studies.pretraining._artifacts import _commit, _machine
+
+    d.mkdir(parents=True, exist_ok=True)
+    blob = arrays_bytes(arrays)
+    prov = {**prov, "source_commit": _commit(), "machine": _machine(),
+            "sha256": hashlib.sha256(blob).hexdigest()}
+    atomic_write_bytes(d / f"{name}.npz", blob)
+    atomic_write_text(d / f"{name}.json", json.dumps(prov, indent=1, sort_keys=True,
+                                                     default=str) + "\n")
+    return prov
+
+
+def verify(directory: Path | None = None) -> list[dict]:
+    """Check every ground-truth artifact's SHA-256; their provenance (ChecksumError at
+    the first that differs)."""
+    d = Path(directory) if directory else artifact_dir()
+    out = []
+    for p in sorted(d.glob("*.json")) if d.exists() else []:
+        prov = json.loads(p.read_text())
+        _read(p.with_suffix(".npz"), prov)
+        out.append(prov)
+    return out
