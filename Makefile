@@ -82,9 +82,11 @@ notebooks: $(EXECUTED) $(HTML)
 .SECONDARY: $(EXECUTED) $(NOTEBOOKS:%=$(PARAMS)/%.json)
 
 # The self-pretrained encoders are committed artifacts (artifacts/encoders/: weights,
-# provenance with SHA-256, probe curves). `make encoders` checks them (every reproduce
-# does); `make encoders RETRAIN=1` trains all of them again from scratch into
-# build/encoders-retrain (hours on a CPU) and checks that the bytes are the same;
+# provenance with SHA-256, probe curves), and so are the checkpoint zoo built from their
+# runs (artifacts/zoo/) and the fine-tuning ground truth of the transferability study
+# (artifacts/finetune/). `make encoders` checks all three (every reproduce does);
+# `make encoders RETRAIN=1` trains all of them again from scratch into
+# build/*-retrain (hours on a CPU) and checks that the bytes are the same;
 # `make pretrain` trains those not committed yet (resumable: rerun after an interruption).
 ENCODER_ARTIFACTS := $(wildcard artifacts/encoders/*)
 
@@ -92,14 +94,22 @@ encoders: setup
 ifeq ($(RETRAIN),1)
 	$(BIN)/python -m mdlnb.studies.pretraining train --retrain --into build/encoders-retrain
 	$(BIN)/python -m mdlnb.studies.pretraining verify --against build/encoders-retrain
+	$(BIN)/python -m mdlnb.studies.zoo build --rebuild --into build/zoo-retrain
+	$(BIN)/python -m mdlnb.studies.zoo verify --against build/zoo-retrain
+	$(BIN)/python -m mdlnb.studies.transferability finetune --rebuild --into build/finetune-retrain
+	$(BIN)/python -m mdlnb.studies.transferability verify --against build/finetune-retrain
 else
 	$(BIN)/python -m mdlnb.studies.pretraining verify
+	$(BIN)/python -m mdlnb.studies.zoo verify
+	$(BIN)/python -m mdlnb.studies.transferability verify
 endif
 
 pretrain: setup
 	$(BIN)/python -m mdlnb.studies.pretraining train
 
 $(NB_DIR)/pretraining.ipynb: $(ENCODER_ARTIFACTS)
+$(NB_DIR)/transferability_baselines.ipynb: $(ENCODER_ARTIFACTS) $(wildcard artifacts/zoo/*) \
+	$(wildcard artifacts/finetune/*)
 
 # Regenerate every table and figure in paper/ (PROFILE=default|smoke|full): check every
 # entry of notebooks/profiles.yaml first (a bad one stops before any notebook), rerun the

@@ -1,11 +1,17 @@
-"""Cost of one subsample of the transferability study, per score group.
+"""Cost of the transferability study's scoring, per score group, and the batched fits.
 
-The default profile scores 6 encoders × 3 tasks × 3 ratios × 5 repeats = 270
-subsamples, so the per-subsample cost decides whether it fits its ~15 min
-CPU budget. Times are steady state (second call; the first compiles) on
-synthetic features of the EfficientNet shape (N = 50, D = 1280, K = 10,
-Z = 1000 source classes) and of a small self-pretrained encoder (D = 32).
-MDL gets a new seed per call so that its on-disk loss-matrix cache is not hit.
+One scoring unit of the default profile is one zoo on one (task, N/K): 31
+checkpoints × 3 subsamples. Its softmax fits (LINEAR at β = N, the LINEAR grid,
+PT-Gauss fixed and grid, LINEAR-VALID's two folds × three β: 9 fits per
+checkpoint and subsample) run as one JAX program
+(:func:`mdlnb.transfer._batched.linear_metrics`); the scipy path they replace
+fits them one at a time. ``batched fits`` times both on the same stack (the
+target: the batched program faster than the scipy fits it replaces, both in
+CPU seconds so that a loaded machine does not decide it); the per-group rows
+time everything else per (checkpoint, subsample). Features are synthetic, of
+the two zoos' shapes: N = 50, D = 64 (ViT-S) and D = 1,280 (EfficientNet-Lite,
+with a 1,000-way source classifier), K = 10. MDL gets a new seed per call so
+that its on-disk loss-matrix cache is not hit.
 """
 
 from __future__ import annotations
@@ -15,40 +21,69 @@ import time
 import numpy as np
 
 
-def _time(fn, repeat: int = 2) -> float:
-    fn()                                  # compile / warm up
-    t0 = time.perf_counter()
+def _cpu(fn, repeat: int = 2) -> float:
+    """Process CPU seconds per call of ``fn`` after a warm-up call (compilation)."""
+    fn()
+    t0 = time.process_time()
     for _ in range(repeat):
         fn()
-    return (time.perf_counter() - t0) / repeat
+    return (time.process_time() - t0) / repeat
+
+
+def _features(rng, n: int, d: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    y = np.arange(n) % k
+    f = rng.normal(size=(n, d)) + 2.0 * np.eye(k)[y] @ rng.normal(size=(k, d)) / np.sqrt(d)
+    return f.astype(np.float32), y
+
+
+def batched_fits(stack: int = 12, n: int = 50, d: int = 64, k: int = 10) -> dict:
+    """CPU seconds of the 9 softmax fits per feature set for ``stack`` sets: batched in
+    JAX against one scipy fit at a time (LINEAR grid, PT-Gauss grid, LINEAR-VALID)."""
+    from mdlnb import transfer
+    from mdlnb.transfer._batched import linear_metrics
+
+    rng = np.random.default_rng(0)
+    sets = [_features(rng, n, d, k) for _ in range(stack)]
+    x = np.stack([f for f, _ in sets])
+    y = np.stack([yy for _, yy in sets])
+
+    def scipy_path():
+        for f, yy in sets:
+            transfer.pactran_gaussian_grid(f, yy, num_classes=k)     # 3 fits (β grid)
+            transfer.linear_valid(f, yy, num_classes=k)              # 6 fits (2 folds × β)
+
+    batched = _cpu(lambda: linear_metrics(x, y, num_classes=k), repeat=1)
+    scipy = _cpu(scipy_path, repeat=1)
+    return {"stack": stack, "batched [cpu s]": batched, "scipy [cpu s]": scipy,
+            "speedup": scipy / batched}
 
 
 def main() -> dict:
     from mdlnb import transfer
     from mdlnb.studies import transferability as tr
+    from mdlnb.studies.transferability._unit import FIT_METRICS
 
     rng = np.random.default_rng(0)
-    out = {}
-    for label, n, d, z in (("effnet", 50, 1280, 1000), ("small", 50, 32, None)):
+    out = {"batched fits (ViT-S shape)": batched_fits(31 * 3)}
+    print(out)
+    for label, n, d, z in (("lite", 50, 1280, 1000), ("vit_S", 50, 64, 10)):
         k = 10
-        y = np.arange(n) % k
-        f = (rng.normal(size=(n, d)) + 2.0 * np.eye(k)[y] @ rng.normal(size=(k, d))).astype(np.float32)
-        sp = None if z is None else rng.dirichlet(np.ones(z), size=n)
+        f, y = _features(rng, n, d, k)
+        sp = rng.dirichlet(np.ones(z), size=n)
         row = {}
         for name in transfer.METRICS:
-            if sp is None and "source_probs" in transfer.METRICS[name].needs:
+            if name in FIT_METRICS:
                 continue
-            row[name] = _time(lambda: transfer.score_all(f, y, sp, num_classes=k, metrics=[name]))
-        row["grid (PT-Gauss 12 + LINEAR 3)"] = _time(lambda: tr.grid_scores(f, y, k))
-        row["label-free (CL, ID, RankMe)"] = _time(lambda: tr.label_free_scores(f))
+            row[name] = _cpu(lambda: transfer.score_all(f, y, sp, num_classes=k, metrics=[name]))
+        row["label-free (CL, ID, RankMe)"] = _cpu(lambda: tr.label_free_scores(f))
         seeds = iter(range(1000))   # a new seed per call: no loss-matrix cache hit
-        row["mdl (small, B=4)"] = _time(lambda: tr.mdl_score(f, y, k, batch_size=4,
-                                                             seed=next(seeds)))
+        row["mdl (small, B=4)"] = _cpu(lambda: tr.mdl_score(f, y, k, batch_size=4,
+                                                            seed=next(seeds)))
         total = sum(row.values())
-        print(f"{label}: N={n} D={d}: {total:.2f} s per subsample")
+        print(f"{label}: N={n} D={d}: {total:.2f} CPU s per (checkpoint, subsample)")
         for name, s in sorted(row.items(), key=lambda kv: -kv[1]):
             print(f"  {name:32s} {s * 1e3:8.1f} ms  {100 * s / total:5.1f} %")
-        out[label] = {"seconds_per_subsample": total, **{f"{k_} [s]": v for k_, v in row.items()}}
+        out[label] = {"cpu_seconds_per_subsample": total, **{f"{k_} [s]": v for k_, v in row.items()}}
     return out
 
 

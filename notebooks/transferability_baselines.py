@@ -7,42 +7,50 @@
 # ---
 
 # %% [markdown]
-# # Transferability baselines: which score ranks encoders like their downstream accuracy?
+# # Transferability: which score picks the checkpoint that fine-tunes best?
 #
-# Given a pool of encoders and a downstream task, a *transferability metric*
-# scores each encoder from a few labelled examples (or none), so that the
-# best encoder can be picked without training readouts on everything. This
-# notebook puts the MDL-switching codelength next to the metrics of the
-# PACTran paper (LEEP, N-LEEP, NCE, H-score, LogME, PACTran-Dirichlet/-Gamma
-# and their N- variants, PACTran-Gaussian fixed and grid, LINEAR, LINEAR-VALID)
-# and the label-free predictors of the CLID paper (cluster learnability CL,
-# TwoNN intrinsic dimension ID, their min–max combination CLID, and RankMe).
+# PACTran's question (Ding et al. 2022, arXiv:2203.05126, Sec. 4): given many
+# pretrained checkpoints of one architecture and a few labelled examples of a
+# target task (N/K = 2, 5, 10 per class), which *transferability metric* ranks the
+# checkpoints like their accuracy after fine-tuning on the task? This notebook puts
+# the MDL-switching codelength beside every metric of the registry — LEEP, N-LEEP,
+# NCE, H-score and its Ledoit–Wolf version, LogME, PACTran-Dirichlet/-Gamma and
+# their N- variants, PACTran-Gaussian fixed and grid, LINEAR, LINEAR-VALID, SFDA,
+# GBC, PARC, TransRate, NCTI, ETran — the label-free predictors of the CLID paper
+# (Lu et al. 2022, arXiv:2206.01251: cluster learnability CL, TwoNN intrinsic
+# dimension ID, CLID, and RankMe) and static baselines (parameter count, source
+# accuracy).
 #
-# **Protocol** (PACTran Sec. 4.1.4): for each N/K ∈ {2, 5, 10} (K classes,
-# N ≥ 20 examples) the task's training split is subsampled 5 times,
-# stratified by class — the same examples for every encoder. Every metric is
-# computed on every subsample; per task, Kendall τ between the metric
-# (turned higher-is-better) and the ground-truth accuracy across encoders is
-# averaged over the subsamples (PACTran Tables 4–6), then over tasks
-# (PACTran Table 1, CLID Table 2's "Avg" row). PT-Gauss-grid and LINEAR pick
-# their hyperparameters per subsample by Kendall τ against LINEAR-VALID across
-# encoders, as the paper does — no ground truth is used for that choice.
+# **Two zoos, never mixed.** PACTran's Table 7 insists on one feature size, because
+# several metrics scale with D. The *ViT-S zoo* (`mdlnb.studies.zoo`, committed
+# artifacts) holds 31 checkpoints of one ViT-S (64-d): the untrained
+# initialization, six pretraining objectives on Fashion-MNIST (supervised, MAE,
+# autoencoder, SimCLR, DINO, BYOL) at steps 100, 200, 300 and 500 of their runs,
+# and their final encoders. The *Lite zoo* holds EfficientNet-Lite0/1/2 with
+# ImageNet weights (1,280-d). τ is computed within each zoo.
 #
-# **Ground truth.** The papers fine-tune every checkpoint; on a 2-core CPU
-# that is unaffordable at this scale (EfficientNet-Lite backward passes over
-# every task, several learning rates each), so the ground truth here is the
-# **best readout on the full (capped) training split**: linear and a one-hidden-
-# layer MLP trained on frozen features, readout and hyperparameters chosen on
-# a 10 % validation split, top-1 accuracy on the test split
-# (`mdlnb.probes.accuracy`). Both families are kept in
-# `paper/transferability_truth*`; τ is computed against the winner
-# (`truth = "best"`; `"linear"` reruns against the linear probe only).
+# **Ground truth: fine-tuning** (PACTran Sec. 4.1.3, App. B.3): the whole encoder
+# and a linear head trained on the task's training split at each rate of a small
+# grid, the rate chosen on a validation split, top-1 accuracy on a test split of up
+# to 2,000 images. It takes hours on a CPU, so it is a committed artifact like the
+# encoders (`python -m mdlnb.studies.transferability finetune`, checked by
+# `make encoders`). Frozen-probe accuracy (logistic regression on the frozen
+# features, β chosen on validation) is reported beside it.
+#
+# **Protocol** (PACTran Sec. 4.1.4): for each N/K the training split is subsampled
+# (stratified, the same examples for every checkpoint); every metric is computed
+# on every subsample; per (zoo, task, N/K, subsample) Kendall τ between the metric
+# (turned higher-is-better) and the ground truth across the zoo's checkpoints.
+# Means over tasks get a 95 % **two-stage bootstrap** interval: tasks resampled,
+# then each task's subsamples — the task-to-task variation is part of the
+# uncertainty. The number of subsamples per setting came from a power analysis of
+# the previous run's spreads (`mdlnb.studies.transferability._power`).
 #
 # All logic lives in `mdlnb.studies.transferability`; this notebook only sets
 # parameters, calls it, and shows and saves what it returns.
 
 # %% tags=["parameters"]
-profile = "default"          # "smoke" (CI, seconds), "default" (CPU, ~15 min), "full" (GPU)
+profile = "default"          # "smoke" (CI, minutes), "default" (CPU), "full" (GPU)
 paper_dir = "paper"          # where tables and the figure are written
 study = "transferability"    # mdlnb.studies.<study> holds the defaults (runner checks overrides)
 overrides = {}               # {field: value} changes to those defaults (profiles.yaml)
@@ -56,12 +64,9 @@ runner.interactive_profile(globals(), "transferability_baselines")   # by hand: 
 # The study's parameters live in one place, `TransferabilityConfig` (see its
 # docstring for each field): this notebook's default run *is* the library's
 # default config, and the `smoke`/`full` profiles in `notebooks/profiles.yaml`
-# list only the fields they change. Encoders are named `"lite<v>@<px>"`
-# (ImageNet EfficientNet-Lite<v> at <px> pixels, with an ImageNet source
-# classifier) or `"<objective>:<arch>_<size>:<steps>"` (self-pretrained on
-# Fashion-MNIST by `mdlnb.encoders.pretrain`, no source classifier). The MDL
-# score's protocol (board, batch size B, fixed-share m, standardisation) is
-# `config.mdl_protocol()`.
+# list only the fields they change. Encoders are named `"zoo:<family>@<step>"`
+# (a checkpoint of the ViT-S zoo), `"zoo:<family>@final"`, `"zoo:random"`, or
+# `"lite<v>@<px>"` (ImageNet EfficientNet-Lite<v> at <px> pixels).
 
 # %%
 import matplotlib.pyplot as plt
@@ -77,48 +82,78 @@ config
 # %% [markdown]
 # ## Run the study
 #
-# Encoders are built (self-pretrained ones trained or loaded from the cache),
-# features of every (encoder, task) extracted (cached on disk), ground truth
-# computed, then every metric on every subsample. Each finished unit of work
-# (one encoder × task ground truth, one subsample's scores) is cached on disk,
-# so an interrupted run resumes where it stopped and a rerun takes seconds.
+# The zoos are loaded (checked against their SHA-256), features of every
+# (checkpoint, task) extracted (cached on disk), the ground truth read from its
+# artifacts (computed, resumably, where none matches), then every metric on every
+# subsample. Each finished unit of work (a zoo's probes on a task, a zoo's scores
+# on a (task, N/K)) is cached on disk, so an interrupted run resumes where it
+# stopped and a rerun takes seconds.
 
 # %%
 result = tr.run(config, progress=profile != "smoke")
 result.seconds
 
 # %% [markdown]
-# ## The encoders and the ground truth
+# ## The checkpoints and the ground truth
 #
-# Only the EfficientNets have a source (ImageNet) classifier, so LEEP, NCE,
-# PT-Dir and PT-Gam are computed over them alone; the `encoders` column of
-# every τ table says over how many encoders each τ is. A metric value that
-# comes out NaN/inf (a metric failing on an encoder's features) is left out of
-# that τ and counted in the `nonfinite` column. `final_loss` is each
-# self-pretrained encoder's training loss at its last steps — the first
-# number to compare when two machines disagree (below).
+# The ViT-S checkpoints keep no classifier head, so LEEP, NCE, PT-Dir and PT-Gam
+# use a source classifier fitted on each checkpoint's features of Fashion-MNIST
+# (its pretraining data; `mdlnb.studies.transferability._source`); the Lite
+# checkpoints keep their ImageNet head. `source_accuracy` is the Fashion-MNIST
+# probe accuracy recorded with each ViT checkpoint, the published ImageNet top-1
+# for Lite.
 
 # %%
 display(result.encoders)
 display(Markdown(report.to_markdown(result.truth_table(), digits=3)))
-report.show(result.truth.pivot_table(index=["task", "encoder"], columns="readout", values="accuracy"),
-            index=True)
 
 # %% [markdown]
-# ## Kendall τ, averaged over tasks (PACTran Table 1, CLID Table 2)
+# Can the test sets tell the checkpoints apart? Per (zoo, task), the share of
+# checkpoint pairs whose fine-tuned accuracies differ beyond binomial noise
+# (McNemar's exact test on the paired test predictions, 5 %). τ counts every pair;
+# pairs within noise add noise to it.
+
+# %%
+display(Markdown(report.to_markdown(result.noise, digits=3)))
+
+# %% [markdown]
+# ## Kendall τ, averaged over tasks (PACTran Table 1, and Table 7)
 #
-# Each cell is the mean over tasks of the per-task mean over subsamples; the
-# `±95%` column next to it is the half-width of its 95 % interval over the
-# subsamples (tasks fixed; `mdlnb.studies.transferability.mean_over_tasks`
-# gives the formula). Two metrics whose intervals overlap are not ranked
-# apart by this run.
+# Each cell is the mean over tasks of the per-task mean over subsamples; `lo` and
+# `hi` are its 95 % two-stage bootstrap interval. Each zoo has one feature size, so
+# this is also PACTran's Table 7. Two metrics whose intervals overlap are not
+# ranked apart by this run.
 
 # %%
 display(Markdown(report.to_markdown(result.summary(), digits=3)))
 
 # %%
-ax = result.plot()
+fig = result.plot()
 plt.show()
+
+# %% [markdown]
+# ## PACTran Fig. 1: each metric against the fine-tuned test error
+#
+# One task (the one whose fine-tuned accuracies spread the most across the ViT-S
+# checkpoints), the largest N/K, each metric's value averaged over the subsamples,
+# one point per checkpoint, coloured by pretraining objective.
+
+# %%
+fig = result.figure_1()
+plt.show()
+
+# %% [markdown]
+# ## CLID Tables 1 and 2
+#
+# Table 1: the label-free predictors computed on held-out Fashion-MNIST images (the
+# ViT zoo's pretraining data) against each checkpoint's source (probe) accuracy,
+# Pearson ρ and Kendall τ across checkpoints. Table 2: per task, Kendall τ between
+# each predictor computed on the task's whole training split (no labels) and the
+# fine-tuned accuracy, and its average.
+
+# %%
+display(Markdown(report.to_markdown(result.clid_table_1(), digits=3)))
+display(Markdown(report.to_markdown(result.clid_table_2(), digits=3)))
 
 # %% [markdown]
 # ## Per task (PACTran Tables 4–6)
@@ -129,46 +164,32 @@ plt.show()
 display(Markdown(report.to_markdown(result.per_task(), digits=3)))
 
 # %% [markdown]
-# Which knob the grid metrics chose (per task, N/K and subsample):
+# Which knob the grid metrics chose (per zoo, task, N/K and subsample):
 
 # %%
 if result.grid_choice is not None:
-    display(result.grid_choice.groupby(["metric", "knob"]).size().rename("times chosen")
-            .reset_index())
+    display(result.grid_choice.groupby(["zoo", "metric", "knob"]).size()
+            .rename("times chosen").reset_index())
 
 # %% [markdown]
 # ## Reading the numbers
 #
-# * **Coarseness.** With m encoders there are m(m−1)/2 pairs, and swapping
-#   one pair moves a subsample's τ by 4/(m(m−1)) (the findings below give it
-#   for this run, and for the encoders with a source classifier). The papers
-#   rank tens (PACTran: 30 per task on VTAB) to hundreds of checkpoints; their
-#   τ are averages over far more pairs. Differences smaller than the intervals
-#   in the table are not evidence.
-# * **Pool.** The pool mixes two families with very different accuracy: the
-#   ImageNet EfficientNets (1280-d features) and small self-pretrained
-#   encoders (32–64-d). Many metrics separate the families easily (feature
-#   dimension alone nearly does, as PACTran App. B.7 warns); the harder
-#   question is the order *within* a family.
-# * **MDL.** The MDL codelength is computed with the board, batch size, m and
-#   standardisation of `config.mdl_protocol()`: with a small B the first
-#   batch, coded uniformly, costs only a few examples' worth of log K at
-#   N = 20–160. It is a prequential (online) code, so, like LINEAR-VALID, it
-#   measures generalisation from the few examples rather than fit. The
-#   features are z-scored with the statistics of the subsample's N inputs
-#   before coding (the code is for the labels given the inputs, which both
-#   sides hold): the prequential code's own running standardisation, fed a
-#   few examples of 1280-d EfficientNet features with near-constant
-#   dimensions, produced codelengths far above log K and an MDL τ near 0.
+# * **Resolution.** Over m checkpoints one swapped pair moves τ by 4/(m(m−1)):
+#   0.004 in the ViT-S zoo (31), 0.67 in the Lite zoo (3). The Lite zoo is kept
+#   because PACTran ranks ImageNet checkpoints, but its τ says little per subsample.
+# * **Fine-tuning vs probe.** Fine-tuning can close gaps that a frozen probe shows
+#   (a weak checkpoint recovers by training its encoder), so metrics computed on
+#   frozen features predict the probe more easily than fine-tuning.
+# * **MDL.** The MDL codelength is computed with `config.mdl_protocol()` (a small
+#   board, B = 4, fixed share) on the subsample's z-scored features: a prequential
+#   code of the labels, like LINEAR-VALID a measure of generalisation from the few
+#   examples rather than of fit.
 # * **Comparison with the papers.** PACTran Table 1 reports average τ of
-#   0.08–0.13 for LEEP, 0.15–0.23 for LogME, 0.37–0.48 for LINEAR-VALID and
-#   0.63–0.68 for PT-Gauss, with τ growing with N/K for most metrics; CLID
-#   Table 2 reports 0.70 for CLID against fine-tuned accuracy of 7 transfer
-#   tasks. This study uses a different, much smaller pool and a frozen-feature
-#   ground truth, so agreement is expected only in direction: whether
-#   validation-style scores (LINEAR-VALID, MDL, PT-Gauss) beat training-fit
-#   scores (LINEAR, H-score), and whether the label-free CLID tracks the
-#   labelled metrics.
+#   0.08–0.13 for LEEP, 0.15–0.23 for LogME, 0.40–0.50 for N-LEEP and 0.64–0.67 for
+#   PT-Gauss; CLID Table 2 reports 0.70 for CLID against fine-tuned accuracy. This
+#   zoo is small and trained on 28×28 grey images, and its tasks are embedded
+#   miniatures of VTAB: the claims below say where the direction and the size of
+#   the papers' effects hold.
 
 # %% [markdown]
 # ## What this run found
@@ -182,27 +203,12 @@ display(Markdown(result.findings()))
 # %% [markdown]
 # ## Is a difference from an earlier run real?
 #
-# On one machine the whole study is deterministic: a rerun writes
-# byte-identical files (`tests/test_reproducible.py` checks it in two
-# processes). Another machine can differ: XLA compiles the encoders' training
-# for the CPU's vector instructions (AVX-512, AVX2, SSE4.2), which changes the
-# order of floating-point sums; a hundred optimizer steps of a self-pretrained
-# encoder amplify that round-off into a different final loss (see
-# `final_loss` above), different features, and so different τ. Changing the
-# pretraining seed moves the final loss far more than changing the CPU does:
-# such encoders are one draw among many, and τ over six encoders moves in
-# coarse steps. So the question for any two runs is whether their means
-# differ by more than the subsample noise both carry. Here this run is
-# compared with the table already in `paper_dir` (for the default profile:
-# the committed `paper/`), before it is overwritten: a difference counts as
-# beyond noise when it exceeds the two 95 % half-widths combined,
-# sqrt(h_a² + h_b²) (a table saved without spreads contributes 0).
-# The intervals measure subsample noise only, not the draw of a trained
-# encoder: a metric whose value barely varies across subsamples (RankMe, a
-# function of the features alone) can move beyond its interval when one
-# encoder comes out of training differently. `make reproduce` also ends by
-# listing every committed `paper/` number that moved at all
-# (`mdlnb._paperdiff`).
+# On one machine the whole study is deterministic: a rerun writes byte-identical
+# files. Another machine can differ (XLA's vector code changes the order of
+# floating-point sums). Here this run's means are compared with the table already in
+# `paper_dir` (`transferability_kendall_noise.csv`: subsample noise only, tasks
+# fixed), before it is overwritten: a difference counts as beyond noise when it
+# exceeds the two 95 % half-widths combined.
 
 # %%
 diff = result.compare_saved(paper_dir)
@@ -216,16 +222,16 @@ print(f"{len(paths)} files written to {paper_dir}")
 # %% [markdown]
 # ## Claims
 #
-# (h) PT-Gauss and N-LEEP beat LEEP and LogME at small N/K (PACTran Table 1)
-# and (i) CLID correlates with accuracy and beats its parts (CLID Tables 1–2),
-# each decided on the paired per-subsample τ difference with the 95 %
-# interval above (`mdlnb.studies.transferability._claims`; the rule is written
-# next to each verdict). A metric this profile did not compute leaves its
-# claim inconclusive.
+# (h) PT-Gauss and N-LEEP beat LEEP and LogME at small N/K (PACTran Table 1) and
+# (i) CLID correlates with accuracy and beats its parts (CLID Tables 1–2), each with
+# the two-part verdict of the claims page (direction against no effect, size
+# against the paper's) on the ViT-S zoo, n = the number of tasks
+# (`mdlnb.studies.transferability._claims`; the rule is written next to each
+# verdict).
 
 # %%
 print(finish("transferability_baselines", paper_dir, profile, result.claims(),
-             pattern="transferability_*"))
+             pattern="transferability_*", setting=result.setting()))
 
 # %%
 plt.close("all")

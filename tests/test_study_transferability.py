@@ -172,12 +172,13 @@ def test_orient_uses_each_metric_sign():
 # ----------------------------------------------------------------------------- end to end
 
 
-def _noisy_label_features(noise, n_train=240, n_test=400, k=4, d=8, seed=0):
-    """Features = class mean (fixed, well separated) + isotropic noise of std ``noise``."""
+def _noisy_label_features(noise, n_train=240, n_test=400, k=4, d=8, seed=0, n_val=120):
+    """Features = class mean (fixed, well separated) + isotropic noise of std ``noise``:
+    (train, test, val) Tasks."""
     rng = np.random.default_rng(seed)
     means = 3.0 * np.linalg.qr(rng.normal(size=(d, d)))[0][:k]
     out = []
-    for n, off in ((n_train, 0), (n_test, 1)):
+    for n, off in ((n_train, 0), (n_test, 1), (n_val, 2)):
         y = np.arange(n) % k
         r = np.random.default_rng([seed, off, int(noise * 100)])
         x = (means[y] + noise * r.normal(size=(n, d))).astype(np.float32)
@@ -185,39 +186,101 @@ def _noisy_label_features(noise, n_train=240, n_test=400, k=4, d=8, seed=0):
     return out
 
 
+def _featureset(name, noise, **kw):
+    train, test, val = _noisy_label_features(noise, **kw)
+    return tr.FeatureSet(name, "toy", train, test, val=val)
+
+
+TOY_CFG = dict(encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",), ratios=(10,),
+               repeats=2, min_n=20, metrics=("logme", "linear_valid"), grid_metrics=True,
+               label_free=False, mdl=True, mdl_batch_size=4, truth="probe", resamples=200)
+
+
 @pytest.fixture(scope="module")
 def toy_study():
-    sets = []
-    for i, noise in enumerate((0.5, 2.0, 6.0)):
-        train, test = _noisy_label_features(noise)
-        sets.append(tr.FeatureSet(f"enc{i}", "toy", train, test))
-    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",),
-                                   ratios=(10,), repeats=2, min_n=20,
-                                   metrics=("logme", "linear_valid"), grid_metrics=True,
-                                   label_free=False, mdl=True, mdl_batch_size=4)
-    truth = tr.ground_truth(sets, readouts=("linear",), steps=150, batch_size=64)
-    scores, grid = tr.score_subsamples(sets, cfg)
+    sets = [_featureset(f"enc{i}", noise) for i, noise in enumerate((0.5, 2.0, 6.0))]
+    cfg = tr.TransferabilityConfig(**TOY_CFG)
+    truth = pd.DataFrame(tr.probe_rows("all", sets), columns=tr._truth.TRUTH_COLUMNS)
+    unit = tr.score_unit(sets, 10, cfg)
+    scores = pd.DataFrame([dict(zoo="all", task="toy", ratio=10, encoder=e, repeat=r, n=n,
+                                metric=m, value=v) for e, r, n, m, v in unit["scores"]])
+    grid = pd.DataFrame([dict(zoo="all", task="toy", ratio=10, encoder=e, repeat=r, n=n,
+                              metric=m, knob=kn, value=v) for e, r, n, m, kn, v in unit["grid"]])
     extra, chosen = tr.select_grid(grid, scores)
     scores = tr.orient(pd.concat([scores, extra], ignore_index=True))
-    return truth, scores, chosen
+    return truth, scores, chosen, sets
 
 
 def test_noisier_encoders_have_lower_ground_truth(toy_study):
-    truth = toy_study[0]
-    best = truth[truth.readout == "best"].set_index("encoder")["accuracy"]
-    assert best["enc0"] > best["enc1"] > best["enc2"]
-    assert best["enc0"] > 0.95 and best["enc2"] < 0.8
-    assert set(truth["readout"]) == {"linear", "best"}
+    truth = toy_study[0].set_index("encoder")["accuracy"]
+    assert truth["enc0"] > truth["enc1"] > truth["enc2"]
+    assert truth["enc0"] > 0.95 and truth["enc2"] < 0.8
+    assert set(toy_study[0]["readout"]) == {"probe"}
+
+
+def test_probe_rows_pick_beta_on_validation_and_match_a_scipy_fit(toy_study):
+    """The chosen β has the lowest validation cross-entropy of the grid; its test accuracy
+    is that of the scipy fit at the same β on the same standardised features."""
+    from scipy.special import log_softmax
+
+    from mdlnb.transfer import _softmax
+
+    truth, _, _, sets = toy_study
+    for fs, row in zip(sets, truth.to_dict("records")):
+        mu, sd = fs.train.x.mean(0), fs.train.x.std(0)
+        z = [(np.asarray(t.x, np.float64) - mu) / sd for t in (fs.train, fs.val, fs.test)]
+        vals = {}
+        for f in (0.01, 0.1, 1.0, 10.0, 100.0):
+            p = _softmax.fit(z[0], fs.train.y, 4, f * fs.train.n).params
+            lv = log_softmax(z[1] @ p[:-1] + p[-1], axis=1)
+            lt = log_softmax(z[2] @ p[:-1] + p[-1], axis=1)
+            vals[f] = (-lv[np.arange(fs.val.n), fs.val.y].mean(),
+                       np.mean(lt.argmax(1) == fs.test.y))
+        best = min(vals, key=lambda f: vals[f][0])
+        assert row["model"] == f"logistic beta={best:g}N"
+        # at β = 100N the optimum is flat: within the fits' gtol (parameters within
+        # β‖g‖ ≈ 6e-3) the small validation loss agrees to ~1e-4 relative
+        assert row["val_loss [nats]"] == pytest.approx(vals[best][0], rel=1e-3)
+        assert row["accuracy"] == pytest.approx(vals[best][1])
 
 
 def test_well_behaved_metrics_rank_noisy_encoders_perfectly(toy_study):
-    truth, scores, chosen = toy_study
+    truth, scores, chosen, _ = toy_study
     assert set(scores["n"]) == {40}                  # N = 10 · K
     assert len(chosen) == 2 * 2                     # two grid metrics × two repeats
-    tau = tr.kendall_table(scores, truth).set_index("metric")
+    tau = tr.kendall_table(scores, truth, readout="probe").set_index("metric")
     for m in ("logme", "linear_valid", "mdl", "pactran_gaussian_grid", "linear_grid"):
         assert tau.loc[m, "tau"] == pytest.approx(1.0), m
         assert tau.loc[m, "encoders"] == 3
+
+
+def test_score_unit_fits_equal_the_registry_metrics(toy_study):
+    """The unit's batched LINEAR-VALID (and the grids behind the grid metrics) equal the
+    registry's scipy metrics on the same subsample, fold seed and checkpoint."""
+    from mdlnb import transfer
+
+    _, scores, _, sets = toy_study
+    cfg = tr.TransferabilityConfig(**TOY_CFG)
+    for rep in (0, 1):
+        idx = tr.subsample_indices(sets[0].train.y, 10, 4, min_n=20, seed=cfg.seed, repeat=rep)
+        seed = tr.subsample_seed(cfg.seed, 10, rep)
+        for fs in sets:
+            got = scores[(scores.encoder == fs.encoder) & (scores.repeat == rep)
+                         & (scores.metric == "linear_valid")]["value"].item()
+            want = transfer.linear_valid(fs.train.x[idx], fs.train.y[idx], num_classes=4,
+                                         seed=seed)
+            assert got == pytest.approx(want, rel=1e-5)
+
+
+def test_load_splits_are_disjoint_stratified_and_capped():
+    sp = tr.load_splits(["digits"], train_size=300, val_size=100, test_size=400, seed=0)["digits"]
+    assert (sp.train.n, sp.val.n, sp.test.n) == (300, 100, 400)
+    rows = [{tuple(r) for r in t.x.reshape(t.n, -1)} for t in sp]
+    # no image is in two splits (digits has a few exact duplicates: allow those)
+    assert len(rows[0] & rows[1]) + len(rows[0] & rows[2]) + len(rows[1] & rows[2]) <= 3
+    assert np.bincount(sp.train.y).min() >= 28                      # ≈ 30 per class
+    with pytest.raises(ValueError, match="train_size"):
+        tr.load_splits(["digits"], train_size=1400, val_size=100, test_size=10)
 
 
 # ----------------------------------------------------------------------------- config, encoders
@@ -231,7 +294,12 @@ def test_parse_encoder():
     assert (s.family, s.arch, s.size, s.steps, s.seed) == ("simclr", "vit", "XS", 120, 3)
     assert not s.has_source_classifier
     assert tr.parse_encoder("random:resnet_S").steps == 0
-    for bad in ("lite@64", "nonsense:resnet_S", "simclr", "simclr:resnet_S:many", ""):
+    z = tr.parse_encoder("zoo:simclr@300")
+    assert (z.family, z.arch, z.size, z.member) == ("simclr", "vit", "S", "simclr@300")
+    assert tr.zoo_of(z) == "vit_S" and tr.zoo_of(tr.parse_encoder("lite1@64")) == "lite"
+    assert tr.parse_encoder("zoo:random").member == "random"
+    for bad in ("lite@64", "nonsense:resnet_S", "simclr", "simclr:resnet_S:many", "",
+                "zoo:simclr", "zoo:simclr@x"):
         with pytest.raises(ValueError, match="encoders"):
             tr.parse_encoder(bad)
 
@@ -240,9 +308,11 @@ def test_parse_encoder():
                                         (dict(ratios=(2, 0)), "ratios"),
                                         (dict(repeats=0), "repeats"),
                                         (dict(metrics=("lep",)), "metrics"),
-                                        (dict(truth="finetune"), "truth"),
-                                        (dict(truth_readouts=("mlp",)), "truth_readouts"),
+                                        (dict(truth="linear"), "truth"),
                                         (dict(train_size=1), "train_size"),
+                                        (dict(ft_learning_rates=()), "ft_learning_rates"),
+                                        (dict(encoders=("lite0@32", "zoo:random")),
+                                         "encoders"),
                                         (dict(mdl_standardize="global"), "mdl_standardize"),
                                         (dict(mdl_m=0.5), "mdl_m"),
                                         (dict(nleep_components=0), "nleep_components"),
@@ -267,23 +337,33 @@ def test_source_probs_is_softmax_of_the_head():
     assert tr.source_probs(enc.__class__("t", {"w": w}, enc.apply, (4, 4), 1, 5), f) is None
 
 
+def _toy_result(toy_study):
+    truth, scores, chosen, _ = toy_study
+    cfg = tr.TransferabilityConfig(**TOY_CFG)
+    per_rep = tr.kendall_per_repeat(scores, truth, readout="probe")
+    enc = pd.DataFrame({"encoder": ["enc0", "enc1", "enc2"], "zoo": "all",
+                        "family": ["a", "b", "c"], "feature_dim": [8, 8, 8]})
+    noise = pd.DataFrame([dict(zoo="all", task="toy", checkpoints=3, test_size=400, pairs=3,
+                               beyond_noise=2, fraction=2 / 3)])
+    source = pd.DataFrame(columns=["encoder", "metric", "value", "source_accuracy"])
+    return tr.TransferabilityResult(cfg, scores, chosen, truth,
+                                    tr.kendall_table(scores, truth, readout="probe"), per_rep,
+                                    noise, None, source, enc, {"scores": 1.0})
+
+
 def test_result_save_writes_tables_that_read_back(toy_study, tmp_path):
-    truth, scores, chosen = toy_study
-    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",),
-                                   ratios=(10,), repeats=2)
-    tau = tr.kendall_table(scores, truth)
-    enc = pd.DataFrame({"encoder": ["enc0", "enc1", "enc2"], "feature_dim": [8, 8, 8]})
-    res = tr.TransferabilityResult(cfg, scores, chosen, truth, tau, enc, {"scores": 1.0})
+    res = _toy_result(toy_study)
     paths = res.save(tmp_path, prefix="tt")
     assert {p.name for p in paths} >= {"tt_kendall.csv", "tt_kendall.md", "tt_kendall.png",
-                                       "tt_truth.csv", "tt_scores.csv"}
+                                       "tt_truth.csv", "tt_scores.csv", "tt_figure1.png",
+                                       "tt_truth_noise.csv", "tt_power.csv"}
     back = pd.read_csv(tmp_path / "tt_kendall.csv").set_index("metric")
     assert back.loc["mdl", "N/K=10"] == pytest.approx(1.0)
     assert back["N/K=10"].to_dict() == pytest.approx(
-        tau.set_index("metric")["tau"].to_dict())
-    t = pd.read_csv(tmp_path / "tt_truth.csv").set_index("encoder")["toy"]
-    assert t.to_dict() == pytest.approx(
-        truth[truth.readout == "best"].set_index("encoder")["accuracy"].to_dict())
+        res.tau.set_index("metric")["tau"].to_dict())
+    assert back["lo N/K=10"].isna().all() and (back["tasks"] == 1).all()   # one task: no interval
+    t = pd.read_csv(tmp_path / "tt_truth.csv").set_index("encoder")["probe"]
+    assert t.to_dict() == pytest.approx(res.truth.set_index("encoder")["accuracy"].to_dict())
 
 
 def test_zscore_and_mdl_below_uniform_code():
@@ -399,16 +479,16 @@ def test_from_overrides_rejects_unknown_fields():
 
 
 def test_default_config_is_the_run_that_wrote_paper():
-    """The committed paper/ tables were written by the default config: same encoders,
-    and the self-pretrained ones with the steps the encoder table records."""
+    """The committed paper/ tables were written by the default config: the same
+    checkpoints, in the same zoos."""
     from pathlib import Path
 
     enc = pd.read_csv(Path(__file__).resolve().parent.parent / "paper"
                       / "transferability_encoders.csv")
     cfg = tr.TransferabilityConfig()
     assert tuple(enc["encoder"]) == cfg.encoders
-    for name, steps in zip(enc["encoder"], enc["pretrain_steps"]):
-        assert tr.parse_encoder(name).steps == steps
+    assert {z: tuple(g["encoder"]) for z, g in enc.groupby("zoo", sort=False)} == cfg.zoos()
+    assert len(cfg.zoos()["vit_S"]) >= 30 and len(cfg.tasks) >= 9
     assert cfg.mdl_protocol() == {"experts": "small", "batch_size": 4, "strategy": "fixed_share",
                                   "m": 11.0, "standardize": "subsample", "seed": 0}
 
@@ -430,47 +510,40 @@ def test_nleep_components_is_passed_on_or_refused():
 # ----------------------------------------------------------------------------- cache, findings
 
 
-def test_scores_are_cached_per_subsample_and_read_back_exactly(monkeypatch):
-    from mdlnb.studies.transferability import _run
+def test_scores_are_cached_per_unit_and_read_back_exactly(monkeypatch):
+    from mdlnb.studies.transferability import _unit
 
-    sets = [tr.FeatureSet(f"enc{i}", "toy", *_noisy_label_features(noise, n_train=80, seed=5))
+    sets = [_featureset(f"enc{i}", noise, n_train=80, seed=5)
             for i, noise in enumerate((0.5, 3.0))]
     cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32"), tasks=("toy",),
                                    ratios=(5,), repeats=2, metrics=("logme", "hscore"),
                                    grid_metrics=False, label_free=True, mdl=False, seed=11)
-    first, _ = tr.score_subsamples(sets, cfg, cache=True)
+    monkeypatch.setattr(tr.TransferabilityConfig, "zoos", lambda self: {"all": ("enc0", "enc1")})
+    first, _, _ = tr.score_units(sets, cfg, cache=True)
 
     def fail(*a, **k):
         raise AssertionError("recomputed a cached unit")
 
-    monkeypatch.setattr(_run, "score_subsample", fail)
-    again, _ = tr.score_subsamples(sets, cfg, cache=True)
+    monkeypatch.setattr(_unit, "score_unit", fail)
+    again, _, _ = tr.score_units(sets, cfg, cache=True)
     pd.testing.assert_frame_equal(first, again, check_exact=True)
     with pytest.raises(AssertionError, match="recomputed"):     # another seed: new units
-        tr.score_subsamples(sets, cfg.replace(seed=12), cache=True)
+        tr.score_units(sets, cfg.replace(seed=12), cache=True)
 
 
 def test_findings_numbers_come_from_the_summary(toy_study):
-    truth, scores, chosen = toy_study
-    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",),
-                                   ratios=(10,), repeats=2)
-    tau = tr.kendall_table(scores, truth)
-    res = tr.TransferabilityResult(cfg, scores, chosen, truth, tau, pd.DataFrame(), {})
+    res = _toy_result(toy_study)
     text = res.findings()
-    long = tr.mean_over_tasks(tau).sort_values("tau", ascending=False).iloc[0]
-    assert f"highest mean τ {tr.display_name(long.metric)} ({long.tau:.2f} ± " in text
-    assert "one swapped pair moves a subsample's τ by 0.667" in text    # 3 encoders: 2/3
-    mdl = tr.mean_over_tasks(tau).set_index("metric").loc["mdl"]
-    assert f"MDL codelength: N/K = 10: {mdl.tau:.2f} ± {mdl.ci:.2f}, rank " in text
+    top = res.summary().sort_values("N/K=10", ascending=False).iloc[0]
+    assert (f"highest mean τ {tr.display_name(top.metric)} ({top['N/K=10']:.2f} "
+            f"[{top['lo N/K=10']:.2f}, {top['hi N/K=10']:.2f}])") in text
+    assert "2 of 3 checkpoint pairs (67%) differ in fine-tuned test accuracy" in text
+    mdl = res.summary().set_index("metric").loc["mdl"]
+    assert f"MDL codelength: N/K = 10: {mdl['N/K=10']:.2f} [" in text
 
 
 def test_result_save_is_byte_identical_and_png_has_no_metadata(toy_study, tmp_path):
-    truth, scores, chosen = toy_study
-    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",),
-                                   ratios=(10,), repeats=2)
-    enc = pd.DataFrame({"encoder": ["enc0", "enc1", "enc2"], "feature_dim": [8, 8, 8]})
-    res = tr.TransferabilityResult(cfg, scores, chosen, truth, tr.kendall_table(scores, truth),
-                                   enc, {})
+    res = _toy_result(toy_study)
     a = {p.name: p.read_bytes() for p in res.save(tmp_path / "a")}
     b = {p.name: p.read_bytes() for p in res.save(tmp_path / "b")}
     assert a == b
@@ -506,11 +579,15 @@ def test_static_baselines_rank_by_size_and_published_accuracy():
 
     enc = efficientnet_lite(0, resolution=32)
     st = encoder_statics(enc)
-    assert st["params"] == sum(np.size(v) for v in jax.tree_util.tree_leaves(enc.params))
+    body = {k: v for k, v in enc.params.items() if k != "classifier"}   # the ImageNet head is not
+    assert st["params"] == sum(np.size(v) for v in jax.tree_util.tree_leaves(body))  # features
     assert st["source_accuracy"] == SOURCE_ACCURACY["efficientnet_lite0"] == 75.1
     other = SimpleNamespace(name="simclr-vit_S-0steps-seed0", params={"w": np.zeros((3, 4))})
     assert encoder_statics(other)["params"] == 12.0
     assert np.isnan(encoder_statics(other)["source_accuracy"])
+    ckpt = SimpleNamespace(name="mae-vit_S-300steps-seed0", params={"w": np.zeros(2)},
+                           meta={"probe_accuracy": 0.73})
+    assert encoder_statics(ckpt)["source_accuracy"] == 0.73     # recorded with the checkpoint
     scores = pd.DataFrame([dict(encoder=e, task="t", ratio=2, n=20, repeat=r, metric="logme",
                                 value=1.0) for e in ("a", "b") for r in (0, 1)])
     out = add_static(scores, {"a": enc, "b": other})
@@ -537,8 +614,9 @@ def test_ncti_and_etran_are_ranked_as_their_authors_combine_terms():
     scores = pd.DataFrame(rows)
     out = add_combined(scores)
     assert set(out["metric"]) == {"ncti", "etran", "logme"}
-    pd.testing.assert_frame_equal(out[out["metric"] == "logme"].reset_index(drop=True),
-                                  scores[scores["metric"] == "logme"].reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        out[out["metric"] == "logme"].drop(columns="zoo").reset_index(drop=True),
+        scores[scores["metric"] == "logme"].reset_index(drop=True))
 
     def mm(v):
         return (v - v.min()) / (v.max() - v.min())
@@ -555,22 +633,23 @@ def test_ncti_and_etran_are_ranked_as_their_authors_combine_terms():
 
 
 def test_subsample_scores_carry_the_combined_metrics_terms():
-    """score_subsample gives NCTI's and ETran's terms (from their result objects), not
-    the per-model sums, so the study can combine them across encoders."""
+    """A checkpoint's scores on a subsample give NCTI's and ETran's terms (from their
+    result objects), not the per-model sums, so the study can combine them across
+    encoders."""
     from mdlnb import transfer
-    from mdlnb.studies.transferability._features import FeatureSet
+    from mdlnb.studies.transferability._unit import _per_checkpoint
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(60, 6)).astype(np.float32)
     y = np.repeat(np.arange(3), 20)
     x[:, 0] += y
     task = Task("toy", x, y, 3)
-    fs = FeatureSet("enc", "toy", task, task, None)
-    cfg = tr.TransferabilityConfig(encoders=["lite0@32", "random:resnet_XS"], tasks=["digits"],
+    fs = tr.FeatureSet("enc", "toy", task, task, None)
+    cfg = tr.TransferabilityConfig(encoders=["lite0@32", "lite1@32"], tasks=["digits"],
                                    metrics=["ncti", "etran", "logme"], grid_metrics=False,
                                    label_free=False, mdl=False, static=False)
-    out, grid = tr.score_subsample(fs, np.arange(60), cfg)
+    out, _ = _per_checkpoint(fs, np.arange(60), 0, cfg)
     r, e = transfer.ncti_result(x, y, num_classes=3), transfer.etran_result(x, y, num_classes=3)
     assert out["ncti_seli"] == r.seli and out["ncti_vc"] == r.vc and out["ncti_ncc"] == r.ncc
     assert out["etran_energy"] == e.energy and out["etran_cls"] == e.classification
-    assert "ncti" not in out and "etran" not in out and "logme" in out and grid == {}
+    assert "ncti" not in out and "etran" not in out and "logme" in out

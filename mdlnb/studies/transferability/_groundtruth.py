@@ -132,13 +132,15 @@ def ground_truth(zoo: str, task: str, names: Sequence[str], encoders: Sequence[A
     :func:`artifact_dir`; otherwise kept in ``cache_dir("finetune")``)."""
     key = unit_key(encoders, splits, spec)
     name = f"{zoo}-{task}"
-    places = [Path(directory) if directory else artifact_dir(), cache_dir("finetune")]
-    for d in places[: 1 if build else 2]:
-        prov = _provenance(d / f"{name}.json")
+    art = (Path(directory) if directory else artifact_dir(), name)
+    cached = (cache_dir("finetune"), f"{name}-{key}")      # the cache keeps every config's
+    for d, stem in [art] if build else [art, cached]:
+        prov = _provenance(d / f"{stem}.json")
         if prov is not None and prov.get("key") == key:
-            return _read(d / f"{name}.npz", prov), prov
+            return _read(d / f"{stem}.npz", prov), prov
     arrays, seconds = compute(encoders, splits, spec, key=key, label=name, progress=progress)
-    prov = _write(places[0] if build else places[1], name, arrays, {
+    d, stem = art if build else cached
+    prov = _write(d, stem, arrays, {
         "name": name, "zoo": zoo, "task": task, "key": key, "encoders": list(names),
         "fingerprints": [e.fingerprint() for e in encoders], "spec": _spec_dict(spec),
         "sizes": {"train": int(splits[0].n), "val": int(splits[1].n), "test": int(splits[2].n)},

@@ -230,8 +230,9 @@ def encoder_statics(encoder: Any) -> dict[str, float]:
     if isinstance(p, dict) and "classifier" in p:
         p = {k: v for k, v in p.items() if k != "classifier"}
     params = float(sum(np.size(v) for v in jax.tree_util.tree_leaves(p)))
+    meta = getattr(encoder, "meta", None) or {}
     acc = next((v for k, v in SOURCE_ACCURACY.items() if encoder.name.startswith(k)),
-               encoder.meta.get("probe_accuracy", np.nan) if encoder.meta else np.nan)
+               meta.get("probe_accuracy", np.nan))
     return {"params": params, "source_accuracy": float(acc)}
 
 
