@@ -252,8 +252,16 @@ def _transferability_baselines(p):
     finite(ok, ["tau"])
     within(ok, "tau", -1, 1)
     assert (ok["tau_std"].dropna() >= 0).all()
-    truth = pd.read_csv(p / "transferability_truth.csv").set_index("encoder")
-    assert ((truth >= 0) & (truth <= 1)).all().all()
+    truth = pd.read_csv(p / "transferability_truth.csv")
+    has_columns(truth, ["zoo", "encoder", "task", "finetune", "probe"])
+    within(truth, "finetune", 0, 1)
+    within(truth, "probe", 0, 1)
+    noise = pd.read_csv(p / "transferability_truth_noise.csv")
+    assert (noise["beyond_noise"] <= noise["pairs"]).all()
+    k1 = pd.read_csv(p / "transferability_kendall.csv")
+    ok1 = k1.dropna(subset=[c for c in k1.columns if c.startswith("lo ")])
+    for c in [c for c in k1.columns if c.startswith("N/K=")]:
+        assert (ok1[f"lo {c}"] <= ok1[c] + 1e-9).all() and (ok1[c] <= ok1[f"hi {c}"] + 1e-9).all()
     sc = pd.read_csv(p / "transferability_scores.csv")
     has_columns(sc, ["encoder", "task", "ratio", "n", "repeat", "metric", "value"])
     # a subsample at N/K = r holds r examples per class, and at least min_n = 20
@@ -399,7 +407,9 @@ EXPECT = {
                             "readout_preference_posterior.csv"], _readout_preference),
     "transferability_baselines": (["transferability_kendall_tidy.csv",
                                    "transferability_truth.csv", "transferability_scores.csv",
-                                   "transferability_kendall.png"], _transferability_baselines),
+                                   "transferability_kendall.png", "transferability_figure1.png",
+                                   "transferability_clid_table2.csv"],
+                                  _transferability_baselines),
 }
 # Claims each notebook must decide (more may be added; every row needs a verdict).
 # The claims each notebook decides (issue 14).

@@ -17,16 +17,17 @@ from mdlnb import _paperdiff
 ROOT = Path(__file__).resolve().parent.parent
 
 # A tiny but complete study: two encoders (untrained ResNet and ViT), one real task,
-# ground truth, registry and label-free metrics, the MDL code, τ, tables and figure.
+# fine-tuning and probe ground truth, registry and label-free metrics, the MDL code, τ,
+# tables and figures.
 _STUDY = """
 import sys
 from mdlnb.studies import transferability as tr
 cfg = tr.TransferabilityConfig(
     encoders=("random:resnet_XS", "random:vit_XS", "random:resnet_XS:0:1"), tasks=("digits",),
-    train_size=80, test_size=40, ratios=(2,), repeats=2, min_n=20,
+    train_size=80, val_size=30, test_size=40, ratios=(2,), repeats=2, min_n=20,
     metrics=("hscore", "logme", "linear_valid"), grid_metrics=False, label_free=True, mdl=True,
-    truth_readouts=("linear",), truth_steps=20, truth_batch_size=32, pretrain_size=64,
-    pretrain_batch_size=32)
+    ft_learning_rates=(1e-3,), ft_steps=4, ft_batch_size=16, source_size=64, resamples=100,
+    pretrain_size=64, pretrain_batch_size=32)
 tr.run(cfg, progress=False).save(sys.argv[1], prefix="tiny")
 """
 

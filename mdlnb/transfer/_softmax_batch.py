@@ -77,6 +77,37 @@ def _objective(theta, x, target, beta):
 _STEPS = tuple(2.0 ** -k for k in range(-2, 13))
 
 
+def _value_grad(theta, x, target, beta):
+    """J (B,), its gradient (B, D', C) and the logits (B, N, C) of a stack of problems."""
+    import jax
+    import jax.numpy as jnp
+
+    z = jnp.einsum("bnd,bdc->bnc", x, theta)
+    lp = jax.nn.log_softmax(z, axis=-1)
+    w = target.sum(-1, keepdims=True)
+    sq = (theta * theta).sum((1, 2))
+    f = -(lp * target).sum((1, 2)) + 0.5 * sq / beta
+    g = jnp.einsum("bnd,bnc->bdc", x, jnp.exp(lp) * w - target) + theta / beta[:, None, None]
+    return f, g, z
+
+
+def _direction(g, S, Y, rho, gamma, it, memory: int):
+    """L-BFGS two-loop recursion over the ``memory`` newest pairs (slot ``(it-1-j) % m``)."""
+    dot = lambda a, b: (a * b).sum((1, 2))  # noqa: E731
+    q, alphas = g, []
+    for j in range(memory):
+        k = (it - 1 - j) % memory
+        a = rho[:, k] * dot(S[:, k], q)
+        q = q - a[:, None, None] * Y[:, k]
+        alphas.append(a)
+    r = gamma[:, None, None] * q
+    for j in reversed(range(memory)):
+        k = (it - 1 - j) % memory
+        bb = rho[:, k] * dot(Y[:, k], r)
+        r = r + (alphas[j] - bb)[:, None, None] * S[:, k]
+    return -r
+
+
 @functools.lru_cache(maxsize=16)
 def _solver(memory: int):
     """Jitted ``(x (B,N,D'), target (B,N,C), beta (B,), theta0, gtol, max_iter) ->
@@ -87,36 +118,10 @@ def _solver(memory: int):
     _xla_cache.ensure()
     steps = jnp.asarray(_STEPS)
 
-    def value_grad(theta, x, target, beta):
-        """J (B,), its gradient (B, D', C) and the logits (B, N, C)."""
-        z = jnp.einsum("bnd,bdc->bnc", x, theta)
-        lp = jax.nn.log_softmax(z, axis=-1)
-        w = target.sum(-1, keepdims=True)
-        sq = (theta * theta).sum((1, 2))
-        f = -(lp * target).sum((1, 2)) + 0.5 * sq / beta
-        g = jnp.einsum("bnd,bnc->bdc", x, jnp.exp(lp) * w - target) + theta / beta[:, None, None]
-        return f, g, z
-
-    def direction(g, S, Y, rho, gamma, it):
-        """Two-loop recursion over the ``memory`` newest pairs (slot ``(it-1-j) % m``)."""
-        dot = lambda a, b: (a * b).sum((1, 2))  # noqa: E731
-        q, alphas = g, []
-        for j in range(memory):
-            k = (it - 1 - j) % memory
-            a = rho[:, k] * dot(S[:, k], q)
-            q = q - a[:, None, None] * Y[:, k]
-            alphas.append(a)
-        r = gamma[:, None, None] * q
-        for j in reversed(range(memory)):
-            k = (it - 1 - j) % memory
-            bb = rho[:, k] * dot(Y[:, k], r)
-            r = r + (alphas[j] - bb)[:, None, None] * S[:, k]
-        return -r
-
     @jax.jit
     def solve(x, target, beta, theta0, gtol, max_iter):
         bsz = x.shape[0]
-        f0, g0, z0 = value_grad(theta0, x, target, beta)
+        f0, g0, z0 = _value_grad(theta0, x, target, beta)
         zeros = jnp.zeros((bsz, memory) + theta0.shape[1:], theta0.dtype)
         done0 = jnp.max(jnp.abs(g0), (1, 2)) <= gtol
         carry0 = (theta0, f0, g0, z0, zeros, zeros, jnp.zeros((bsz, memory), theta0.dtype),
@@ -128,7 +133,7 @@ def _solver(memory: int):
 
         def body(c):
             theta, f, g, z, S, Y, rho, gamma, done, its, it = c
-            p = direction(g, S, Y, rho, gamma, it)
+            p = _direction(g, S, Y, rho, gamma, it, memory)
             gp = (g * p).sum((1, 2))
             p = jnp.where((gp < 0)[:, None, None], p, -g)          # not a descent direction
             gp = (g * p).sum((1, 2))
@@ -147,7 +152,7 @@ def _solver(memory: int):
             armijo = f_new <= f + 1e-4 * a * gp
             moved = armijo & ~done
             theta_n = theta + a[:, None, None] * p
-            f_n, g_n, z_n = value_grad(theta_n, x, target, beta)
+            f_n, g_n, z_n = _value_grad(theta_n, x, target, beta)
             s, y = theta_n - theta, g_n - g
             sy, yy = (s * y).sum((1, 2)), (y * y).sum((1, 2))
             good = moved & (sy > 1e-12 * jnp.sqrt(yy) * jnp.sqrt((s * s).sum((1, 2))))

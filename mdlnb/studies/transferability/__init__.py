@@ -53,9 +53,10 @@ from mdlnb.studies.transferability._finetune import (FinetuneRun, FinetuneSpec, 
                                                      finetune, pairs_beyond_noise)
 from mdlnb.studies.transferability._kendall import (average_table, differences, kendall_per_repeat,
                                                     kendall_table, mean_over_tasks, noise_summary,
-                                                    per_task_table, with_zoo)
+                                                    per_task_table)
 from mdlnb.studies.transferability._metrics import (EXTRA_METRICS, GMM_METRICS, GRID_METRICS,
-                                                    LABEL_FREE, metric_order, metric_sign)
+                                                    LABEL_FREE, metric_order, metric_sign,
+                                                    with_zoo)
 from mdlnb.studies.transferability._result import TransferabilityResult, display_name
 from mdlnb.studies.transferability._run import (CACHE_VERSION, code_fingerprint, ground_truth,
                                                 run, score_units)

@@ -56,7 +56,7 @@ def paired_tau(scores, truth, a: str, b: str, *, readout: str = "finetune"):
     ``zoo``, ``task``, ``ratio``, ``repeat``, ``tau_a``, ``tau_b``, ``diff``, ``encoders``."""
     import pandas as pd
 
-    from mdlnb.studies.transferability._kendall import with_zoo
+    from mdlnb.studies.transferability._metrics import with_zoo
 
     cols = ["zoo", "task", "ratio", "repeat", "tau_a", "tau_b", "diff", "encoders"]
     keys = ["zoo", "encoder", "task", "ratio", "repeat"]

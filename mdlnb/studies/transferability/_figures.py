@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb.studies.transferability._metrics import display_name
+
 
 def tau_bars(table: Any, *, title: str = "") -> Any:
     """Mean τ over tasks per metric and N/K, error bars the two-stage bootstrap interval,
     one panel per zoo (``table``: :func:`._tables.table_1`). Returns the Figure."""
     import matplotlib.pyplot as plt
     import seaborn as sns
-
-    from mdlnb.studies.transferability._result import display_name
 
     zoos = list(dict.fromkeys(table["zoo"]))
     ratios = sorted(int(c[4:]) for c in table.columns if c.startswith("N/K="))
@@ -53,7 +53,6 @@ def figure_1(scores: Any, truth: Any, *, zoo: str, task: str, ratio: int,
 
     from mdlnb.ranking import kendall_tau
     from mdlnb.studies.transferability._metrics import metric_order, metric_sign
-    from mdlnb.studies.transferability._result import display_name
 
     s = scores[(scores["zoo"] == zoo) & (scores["task"] == task) & (scores["ratio"] == ratio)]
     mean = s.groupby(["metric", "encoder"])["value"].mean()

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb.studies.transferability._metrics import STATIC
+from mdlnb.studies.transferability._metrics import STATIC, display_name
 
 
 def _fmt(row, r) -> str:
@@ -14,7 +14,6 @@ def _fmt(row, r) -> str:
 
 
 def _zoo_lines(zoo: str, g: Any, ratios: list[int]) -> list[str]:
-    from mdlnb.studies.transferability._result import display_name
 
     lines = []
     est = g[~g["metric"].isin(STATIC)]

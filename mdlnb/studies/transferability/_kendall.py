@@ -21,16 +21,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mdlnb.studies.transferability._metrics import metric_order
+from mdlnb.studies.transferability._metrics import metric_order, with_zoo
 from mdlnb.studies.transferability._scores import orient
 
 PER_REPEAT_COLUMNS = ["zoo", "task", "ratio", "metric", "repeat", "tau", "encoders",
                       "nonfinite"]
-
-
-def with_zoo(df):
-    """``df`` with a ``zoo`` column (``"all"`` where it has none: one pool of encoders)."""
-    return df if "zoo" in df else df.assign(zoo="all")
 
 
 def kendall_per_repeat(scores, truth, *, readout: str = "best"):

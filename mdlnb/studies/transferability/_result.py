@@ -9,23 +9,7 @@ from typing import Any, Mapping
 
 from mdlnb.studies.transferability._config import TransferabilityConfig
 from mdlnb.studies.transferability._kendall import differences, per_task_table
-
-_NAMES = {"leep": "LEEP", "nleep": "N-LEEP", "nce": "NCE", "hscore": "H-score",
-          "regularized_hscore": "Ledoit–Wolf H-score", "logme": "LogME",
-          "pactran_dirichlet": "PT-Dir", "pactran_gamma": "PT-Gam",
-          "n_pactran_dirichlet": "N-PT-Dir", "n_pactran_gamma": "N-PT-Gam",
-          "pactran_gaussian": "PT-Gauss", "linear": "LINEAR", "linear_valid": "LINEAR-VALID",
-          "pactran_gaussian_grid": "PT-Gauss-grid", "linear_grid": "LINEAR-grid",
-          "mdl": "MDL", "cl": "CL", "twonn_id": "TwoNN ID", "clid": "CLID", "rankme": "RankMe",
-          "sfda": "SFDA", "gbc": "GBC", "parc": "PARC", "transrate": "TransRate",
-          "ncti": "NCTI", "etran": "ETran", "params": "#params (static)",
-          "source_accuracy": "source accuracy (static)"}
-
-
-def display_name(metric: str) -> str:
-    """The papers' name of a metric (``"linear_valid"`` → ``"LINEAR-VALID"``)."""
-    return _NAMES.get(metric, metric)
-
+from mdlnb.studies.transferability._metrics import display_name  # noqa: F401 (re-exported)
 
 @dataclasses.dataclass(frozen=True)
 class TransferabilityResult:

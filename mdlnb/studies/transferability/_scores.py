@@ -22,7 +22,7 @@ import numpy as np
 from mdlnb._task import Task
 from mdlnb.studies.transferability._config import TransferabilityConfig
 from mdlnb.studies.transferability._features import FeatureSet
-from mdlnb.studies.transferability._metrics import GMM_METRICS, metric_sign
+from mdlnb.studies.transferability._metrics import GMM_METRICS, metric_sign, with_zoo
 
 GROUP = ["zoo", "task", "ratio", "repeat"]
 SCORE_COLUMNS = ["encoder", "task", "ratio", "n", "repeat", "metric", "value"]
@@ -130,7 +130,6 @@ def _across_encoders(scores, combos):
     one array per term (one value per encoder) and returning one value per encoder."""
     import pandas as pd
 
-    from mdlnb.studies.transferability._kendall import with_zoo
 
     scores = with_zoo(scores)
     terms = sorted({t for ts, _ in combos.values() for t in ts})
@@ -159,7 +158,6 @@ def add_combined(scores):
 
     from mdlnb import transfer
 
-    from mdlnb.studies.transferability._kendall import with_zoo
 
     scores = with_zoo(scores)
     terms = [t for ts in COMBINED.values() for t in ts]
@@ -179,7 +177,6 @@ def select_grid(grid, scores, reference: str = "linear_valid"):
     """
     import pandas as pd
 
-    from mdlnb.studies.transferability._kendall import with_zoo
     from mdlnb.transfer import select_by_kendall
 
     scores, grid = with_zoo(scores), with_zoo(grid)
@@ -203,7 +200,6 @@ def add_clid(scores):
     import pandas as pd
 
     from mdlnb import labelfree
-    from mdlnb.studies.transferability._kendall import with_zoo
 
     scores = with_zoo(scores)
     if not scores["metric"].isin(["cl", "twonn_id"]).any():
@@ -243,7 +239,6 @@ def add_static(scores, encoders: Mapping[str, Any]):
     metric is absent for encoders without one), so that baseline ranks the others."""
     import pandas as pd
 
-    from mdlnb.studies.transferability._kendall import with_zoo
 
     scores = with_zoo(scores)
     statics = {name: encoder_statics(e) for name, e in encoders.items()}
