@@ -26,7 +26,7 @@
 # artifacts) holds 31 checkpoints of one ViT-S (64-d): the untrained
 # initialization, six pretraining objectives on Fashion-MNIST (supervised, MAE,
 # autoencoder, SimCLR, DINO, BYOL) at steps 100, 200, 300 and 500 of their runs,
-# and their final encoders. The *Lite zoo* holds EfficientNet-Lite0/1/2 with
+# and their final encoders. The *Lite zoo* holds EfficientNet-Lite0/1/2 at 32 px with
 # ImageNet weights (1,280-d). τ is computed within each zoo.
 #
 # **Ground truth: fine-tuning** (PACTran Sec. 4.1.3, App. B.3): the whole encoder

@@ -101,13 +101,15 @@ def test_linear_metrics_match_the_scalar_metrics(digits_features):
             f, yy = xs[k], y[idx]
             assert got["linear"][k] == pytest.approx(
                 transfer.linear(f, yy, num_classes=10), abs=1e-9)
+            # PT-Gauss adds the flatness term, which reads Tr ∇²L̂ at θ*: two fits that
+            # meet gtol hold θ* within β‖g‖ of each other, and the trace moves with it
             assert got["pactran_gaussian"][k] == pytest.approx(
-                transfer.pactran_gaussian(f, yy, num_classes=10), rel=1e-7)
+                transfer.pactran_gaussian(f, yy, num_classes=10), rel=1e-5)
             assert got["linear_valid"][k] == pytest.approx(
                 transfer.linear_valid(f, yy, num_classes=10, seed=seeds[k]), rel=1e-5)
             grid = transfer.pactran_gaussian_grid(f, yy, num_classes=10)
             for key, v in grid.items():
-                assert got["pactran_gaussian_grid"][key][k] == pytest.approx(v, rel=1e-7), key
+                assert got["pactran_gaussian_grid"][key][k] == pytest.approx(v, rel=1e-5), key
             for bf in (0.1, 1.0, 10.0):
                 assert got["linear_grid"][bf][k] == pytest.approx(
                     transfer.linear(f, yy, num_classes=10, beta_factor=bf), abs=1e-9)

@@ -1,9 +1,10 @@
 """``python -m mdlnb.studies.transferability {finetune,verify}``: the fine-tuning ground truth.
 
-* ``finetune [--tasks TASK ...] [--rebuild --into DIR]``: compute the default
-  config's (zoo, task) ground-truth artifacts that are missing or stale (hours on a
-  CPU; resumable); ``--rebuild --into DIR``: all of them again into DIR, from
-  nothing, for a byte comparison with ``verify --against DIR``.
+* ``finetune [--zoos ZOO ...] [--tasks TASK ...] [--rebuild --into DIR]``: compute
+  the default config's (zoo, task) ground-truth artifacts that are missing or stale
+  (hours on a CPU; resumable), of every zoo or only ``--zoos`` (``vit_S``, ``lite``);
+  ``--rebuild --into DIR``: all of them again into DIR, from nothing, for a byte
+  comparison with ``verify --against DIR``.
 * ``verify [--against DIR]``: check every committed artifact's SHA-256; with
   ``--against``, also that DIR's rebuilt artifacts have the same bytes.
 """
@@ -53,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("finetune", help="compute the ground-truth artifacts")
     f.add_argument("--tasks", nargs="+", default=None, help="a subset of the config's tasks")
+    f.add_argument("--zoos", nargs="+", default=None, help="a subset of the zoos (vit_S, lite)")
     f.add_argument("--rebuild", action="store_true", help="compute even if an artifact exists")
     f.add_argument("--into", default=None, help="artifact directory (default: the committed one)")
     v = sub.add_parser("verify", help="check the committed artifacts' SHA-256")
@@ -63,6 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         config = TransferabilityConfig()
         if args.tasks:
             config = dataclasses.replace(config, tasks=tuple(args.tasks))
+        if args.zoos:
+            from mdlnb.studies.transferability._encoders import parse_encoder, zoo_of
+
+            config = dataclasses.replace(config, encoders=tuple(
+                e for e in config.encoders if zoo_of(parse_encoder(e)) in args.zoos))
         build(config, directory=args.into, rebuild=args.rebuild,
               command=" ".join(["python -m mdlnb.studies.transferability", *argv]))
         return 0

@@ -21,8 +21,9 @@ from mdlnb.studies.transferability._encoders import parse_encoder, zoo_of
 TRUTHS = ("finetune", "probe", "best")
 #: Kept for the studies that name a frozen-probe readout (mdlnb.studies.encoders).
 TRUTH_READOUTS = ("best", "linear", "mlp")
-#: The ImageNet EfficientNet-Lite zoo: three checkpoints, one feature size (1,280-d).
-LITE_ZOO = ("lite0@64", "lite1@64", "lite2@64")
+#: The ImageNet EfficientNet-Lite zoo: three checkpoints, one feature size (1,280-d), at
+#: 32 px (the native size of most tasks' images; fine-tuning at 64 px costs 4× as much).
+LITE_ZOO = ("lite0@32", "lite1@32", "lite2@32")
 #: Nine target tasks in the three VTAB groups, every one with ≥ 1,800 images and a
 #: spread of probe accuracy across the committed ViT-S encoders (paper/objectives_frame):
 #: natural 3, specialized 2 (ihc_dab saturates at 0.99, lfw_faces has 200 images),
