@@ -48,14 +48,39 @@ def _check(features: Any, labels: Any, num_classes: int) -> tuple[np.ndarray, np
     return x, y, int(num_classes)
 
 
-def _fit_all(x, y, c, beta, weight, memory: int):
+def _fit_all(x, y, c, beta, weight, init, memory: int):
     """fit_batch over the rows of a problem stack, cut into calls of bounded state."""
     b, n, d = x.shape
     per = 2 * memory * (d + 1) * c * 8 + 16 * n * c * 8
     step = max(1, int(STATE_BYTES // per))
     parts = [fit_batch(x[i:i + step], y[i:i + step], c, beta[i:i + step],
-                       weight=weight[i:i + step], memory=memory) for i in range(0, b, step)]
+                       weight=weight[i:i + step], init=init[i:i + step], memory=memory)
+             for i in range(0, b, step)]
     return {k: np.concatenate([getattr(p, k) for p in parts]) for k in parts[0]._fields}
+
+
+def _fit_chains(x, y, c, rows, beta, weight, chain, memory: int):
+    """Every problem row fitted, the rows of one chain (one set's full data or one fold)
+    in order of increasing β, each warm-started from the previous row's optimum (the
+    objective is strictly convex, so only the iteration count changes — as the scalar
+    LINEAR-VALID and PT-Gauss grid do)."""
+    level = np.zeros(len(rows), int)
+    seen: dict[int, int] = {}
+    for r, ch in enumerate(chain):
+        level[r] = seen.get(ch, 0)
+        seen[ch] = level[r] + 1
+    d = x.shape[2] + 1
+    out: dict[str, np.ndarray] = {}
+    last: dict[int, np.ndarray] = {}
+    for lv in range(level.max() + 1):
+        r = np.flatnonzero(level == lv)
+        init = np.stack([last.get(chain[k], np.zeros((d, c))) for k in r])
+        fit = _fit_all(x[rows[r]], y[rows[r]], c, beta[r], weight[r], init, memory)
+        for key, v in fit.items():
+            out.setdefault(key, np.zeros((len(rows),) + v.shape[1:], v.dtype))[r] = v
+        for k, params in zip(r, fit["params"]):
+            last[chain[k]] = params
+    return out
 
 
 def linear_metrics(features: Any, labels: Any, *, num_classes: int,
@@ -88,19 +113,21 @@ def linear_metrics(features: Any, labels: Any, *, num_classes: int,
                                        PT_FIXED[0])})
     vf = sorted(float(f) for f in valid_beta_factors)
     # problem rows: for each set, the full fits then (fold, β) pairs
-    xs, ys, betas, weights, folds = [], [], [], [], []
+    xs, betas, weights, folds, chain = [], [], [], [], []
     for i in range(s):
         fa, fb = two_folds(y[i], seeds[i])
         for f in full:
             xs.append(i), betas.append(f * n), weights.append(np.full(n, 1.0 / n))
-        for tr, va in ((fa, fb), (fb, fa)):
+            chain.append(3 * i)
+        for j, (tr, va) in enumerate(((fa, fb), (fb, fa))):
             w = np.zeros(n)
             w[tr] = 1.0 / len(tr)
             for f in vf:
                 xs.append(i), betas.append(f * len(tr)), weights.append(w)
+                chain.append(3 * i + 1 + j)
             folds.append(va)
-    rows = np.asarray(xs)
-    fit = _fit_all(x[rows], y[rows], c, np.asarray(betas), np.stack(weights), memory)
+    fit = _fit_chains(x, y, c, np.asarray(xs), np.asarray(betas), np.stack(weights), chain,
+                      memory)
     per = len(full) + 2 * len(vf)
     p = c * (d + 1)
     out: dict[str, Any] = {"linear_grid": {}, "pactran_gaussian_grid": {}}

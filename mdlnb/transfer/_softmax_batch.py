@@ -8,13 +8,16 @@ PACTran-Gaussian share it), per problem ``b``:
 for a stack of B problems of one shape — features (B, N, D), labels (B, N),
 example weights ω (B, N) summing to 1 per problem (a 0 weight drops a row, so
 the two folds of LINEAR-VALID and the full subsample share one shape), and
-β (B,). All B are minimised together by L-BFGS (optax, zoom line search with
-the strong Wolfe conditions, ``memory`` pairs) in float64 (``jax.enable_x64``
-for the call only), one ``lax.while_loop`` for the stack: a problem stops
+β (B,). All B are minimised together by L-BFGS (``memory`` curvature pairs;
+along each direction the best of a fixed set of step sizes, all evaluated at
+once, under Armijo's condition) in float64 (``jax.enable_x64`` for the call
+only), in compiled segments of iterations over the whole stack: a problem stops
 when the largest entry of its gradient is below ``gtol`` (scipy L-BFGS-B's
-``pgtol``, the criterion of :func:`mdlnb.transfer._softmax.fit`), when an
-iteration lowers J by no more than float64 round-off, or at ``max_iter``;
-a stopped problem's iterate is frozen while the others go on.
+``pgtol``, the criterion of :func:`mdlnb.transfer._softmax.fit`), when no step
+lowers J (round-off), or at ``max_iter``;
+a stopped problem's iterate is frozen while the others go on, and once at most
+a quarter of the stack still runs, the finished ones leave it (so a few slow
+problems do not keep the whole stack computing).
 
 Where the scipy fit and this one both meet ``gtol``, their objective values
 agree to within ``‖g‖² β / 2`` each (J is 1/β-strongly convex), their
@@ -32,7 +35,7 @@ import numpy as np
 from mdlnb import _xla_cache
 
 # Imported inside the functions that use them, so that importing this module does not load
-# them: JAX, optax.
+# them: JAX.
 
 
 class BatchFit(NamedTuple):
@@ -74,7 +77,9 @@ def _objective(theta, x, target, beta):
 
 
 #: Step sizes tried at once along each search direction (the best is taken).
-_STEPS = tuple(2.0 ** -k for k in range(-2, 13))
+_STEPS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.03, 1e-2, 1e-3, 1e-4, 1e-6)
+#: Iterations per compiled call; between calls the finished problems leave the stack.
+SEGMENT = 32
 
 
 def _value_grad(theta, x, target, beta):
@@ -108,10 +113,67 @@ def _direction(g, S, Y, rho, gamma, it, memory: int):
     return -r
 
 
+class _Carry(NamedTuple):
+    """The batched L-BFGS state (problem axis first, except the shared iteration ``it``)."""
+
+    theta: Any
+    f: Any
+    g: Any
+    z: Any
+    S: Any
+    Y: Any
+    rho: Any
+    gamma: Any
+    done: Any
+    its: Any
+    it: Any
+
+
+def _step(c: _Carry, x, target, beta, steps, memory: int) -> _Carry:
+    """One L-BFGS iteration of every problem not done: the two-loop direction, the best of
+    ``steps`` along it (a problem with no step meeting Armijo's condition stops: J cannot
+    go lower than round-off), the curvature pair (kept when sᵀy > 0)."""
+    import jax
+    import jax.numpy as jnp
+
+    bsz, w = x.shape[0], target.sum(-1)
+    p = _direction(c.g, c.S, c.Y, c.rho, c.gamma, c.it, memory)
+    gp = (c.g * p).sum((1, 2))
+    p = jnp.where((gp < 0)[:, None, None], p, -c.g)              # not a descent direction
+    gp = (c.g * p).sum((1, 2))
+    zp = jnp.einsum("bnd,bdc->bnc", x, p)
+    tp, pp, sq = (c.theta * p).sum((1, 2)), (p * p).sum((1, 2)), (c.theta ** 2).sum((1, 2))
+    zs = c.z[:, None] + steps[None, :, None, None] * zp[:, None]       # (B, L, N, C)
+    ce = (w[:, None] * jax.nn.logsumexp(zs, axis=-1)).sum(-1) - (zs * target[:, None]).sum((2, 3))
+    fs = ce + 0.5 * (sq[:, None] + 2 * steps * tp[:, None] + steps ** 2 * pp[:, None]) \
+        / beta[:, None]
+    best = jnp.argmin(fs, axis=1)
+    a = steps[best]
+    armijo = jnp.take_along_axis(fs, best[:, None], 1)[:, 0] <= c.f + 1e-4 * a * gp
+    moved = armijo & ~c.done
+    theta_n = c.theta + a[:, None, None] * p
+    f_n, g_n, z_n = _value_grad(theta_n, x, target, beta)
+    s, y = theta_n - c.theta, g_n - c.g
+    sy, yy = (s * y).sum((1, 2)), (y * y).sum((1, 2))
+    good = moved & (sy > 1e-12 * jnp.sqrt(yy) * jnp.sqrt((s * s).sum((1, 2))))
+    k = c.it % memory
+    sel = lambda new, old: jnp.where(  # noqa: E731
+        moved.reshape((bsz,) + (1,) * (new.ndim - 1)), new, old)
+    g = sel(g_n, c.g)
+    return _Carry(sel(theta_n, c.theta), sel(f_n, c.f), g, sel(z_n, c.z),
+                  c.S.at[:, k].set(jnp.where(good[:, None, None], s, 0.0)),
+                  c.Y.at[:, k].set(jnp.where(good[:, None, None], y, 0.0)),
+                  c.rho.at[:, k].set(jnp.where(good, 1.0 / jnp.where(good, sy, 1.0), 0.0)),
+                  jnp.where(good, sy / jnp.where(good, yy, 1.0), c.gamma),
+                  c.done | ~armijo,
+                  c.its + (~c.done).astype(jnp.int32), c.it + 1)
+
+
 @functools.lru_cache(maxsize=16)
-def _solver(memory: int):
-    """Jitted ``(x (B,N,D'), target (B,N,C), beta (B,), theta0, gtol, max_iter) ->
-    (theta, iterations)``: batched L-BFGS, every array with the problem axis first."""
+def _programs(memory: int):
+    """Jitted ``init(x, target, beta, theta0, gtol) -> _Carry`` and ``segment(carry, x,
+    target, beta, gtol, stop) -> _Carry`` (iterations until every problem is done or the
+    shared count reaches ``stop``)."""
     import jax
     import jax.numpy as jnp
 
@@ -119,60 +181,55 @@ def _solver(memory: int):
     steps = jnp.asarray(_STEPS)
 
     @jax.jit
-    def solve(x, target, beta, theta0, gtol, max_iter):
+    def init(x, target, beta, theta0, gtol):
         bsz = x.shape[0]
         f0, g0, z0 = _value_grad(theta0, x, target, beta)
         zeros = jnp.zeros((bsz, memory) + theta0.shape[1:], theta0.dtype)
-        done0 = jnp.max(jnp.abs(g0), (1, 2)) <= gtol
-        carry0 = (theta0, f0, g0, z0, zeros, zeros, jnp.zeros((bsz, memory), theta0.dtype),
-                  jnp.ones(bsz, theta0.dtype), done0, jnp.zeros(bsz, jnp.int32), jnp.int32(0))
-        w = target.sum(-1)
+        return _Carry(theta0, f0, g0, z0, zeros, zeros, jnp.zeros((bsz, memory), theta0.dtype),
+                      jnp.ones(bsz, theta0.dtype), jnp.max(jnp.abs(g0), (1, 2)) <= gtol,
+                      jnp.zeros(bsz, jnp.int32), jnp.int32(0))
 
-        def cond(c):
-            return jnp.any(~c[8]) & (c[10] < max_iter)
-
+    @jax.jit
+    def segment(carry, x, target, beta, gtol, stop):
         def body(c):
-            theta, f, g, z, S, Y, rho, gamma, done, its, it = c
-            p = _direction(g, S, Y, rho, gamma, it, memory)
-            gp = (g * p).sum((1, 2))
-            p = jnp.where((gp < 0)[:, None, None], p, -g)          # not a descent direction
-            gp = (g * p).sum((1, 2))
-            zp = jnp.einsum("bnd,bdc->bnc", x, p)
-            tp, pp = (theta * p).sum((1, 2)), (p * p).sum((1, 2))
-            sq = (theta * theta).sum((1, 2))
-            zs = z[:, None] + steps[None, :, None, None] * zp[:, None]       # (B, L, N, C)
-            lse = jax.nn.logsumexp(zs, axis=-1)
-            ce = (w[:, None] * lse).sum(-1) - (zs * target[:, None]).sum((2, 3))
-            pen = 0.5 * (sq[:, None] + 2 * steps * tp[:, None] + steps ** 2 * pp[:, None]) \
-                / beta[:, None]
-            fs = ce + pen
-            best = jnp.argmin(fs, axis=1)
-            a = steps[best]
-            f_new = jnp.take_along_axis(fs, best[:, None], 1)[:, 0]
-            armijo = f_new <= f + 1e-4 * a * gp
-            moved = armijo & ~done
-            theta_n = theta + a[:, None, None] * p
-            f_n, g_n, z_n = _value_grad(theta_n, x, target, beta)
-            s, y = theta_n - theta, g_n - g
-            sy, yy = (s * y).sum((1, 2)), (y * y).sum((1, 2))
-            good = moved & (sy > 1e-12 * jnp.sqrt(yy) * jnp.sqrt((s * s).sum((1, 2))))
-            k = it % memory
-            S = S.at[:, k].set(jnp.where(good[:, None, None], s, 0.0))
-            Y = Y.at[:, k].set(jnp.where(good[:, None, None], y, 0.0))
-            rho = rho.at[:, k].set(jnp.where(good, 1.0 / jnp.where(good, sy, 1.0), 0.0))
-            gamma = jnp.where(good, sy / jnp.where(good, yy, 1.0), gamma)
-            sel = lambda new, old: jnp.where(  # noqa: E731
-                moved.reshape((bsz,) + (1,) * (new.ndim - 1)), new, old)
-            theta, f, g, z = sel(theta_n, theta), sel(f_n, f), sel(g_n, g), sel(z_n, z)
-            its = its + (~done).astype(jnp.int32)
-            converged = jnp.max(jnp.abs(g), (1, 2)) <= gtol
-            done = done | converged | ~armijo
-            return theta, f, g, z, S, Y, rho, gamma, done, its, it + 1
+            c = _step(c, x, target, beta, steps, memory)
+            return c._replace(done=c.done | (jnp.max(jnp.abs(c.g), (1, 2)) <= gtol))
+        return jax.lax.while_loop(lambda c: jnp.any(~c.done) & (c.it < stop), body, carry)
 
-        out = jax.lax.while_loop(cond, body, carry0)
-        return out[0], out[9]
+    return init, segment
 
-    return solve
+
+def _solve(x, target, beta, theta0, gtol: float, max_iter: int, memory: int):
+    """``(theta, iterations)`` of every problem: compiled segments of :data:`SEGMENT`
+    iterations; after a segment that leaves at most a quarter of the stack running, the
+    finished problems leave it (the rest padded to a power of two, so few shapes compile)."""
+    import jax.numpy as jnp
+
+    init, segment = _programs(memory)
+    b = x.shape[0]
+    theta_out, its_out = np.zeros(theta0.shape), np.zeros(b, np.int64)
+    active = np.arange(b)
+    carry = init(x, target, beta, theta0, gtol)
+    data = (x, target, beta)
+    while True:
+        stop = min(int(carry.it) + SEGMENT, max_iter)
+        carry = segment(carry, *data, gtol, jnp.int32(stop))
+        done = np.asarray(carry.done)[: len(active)]
+        finished = done | (stop >= max_iter)
+        theta = np.asarray(carry.theta)[: len(active)]
+        its = np.asarray(carry.its)[: len(active)]
+        theta_out[active[finished]] = theta[finished]
+        its_out[active[finished]] = its[finished]
+        if finished.all():
+            return theta_out, its_out
+        if (~done).sum() * 4 <= len(done):                      # compact the stack
+            keep = np.flatnonzero(~done)
+            size = 1 << int(np.ceil(np.log2(len(keep))))
+            pick = np.concatenate([keep, np.full(size - len(keep), keep[0])])
+            carry = _Carry(*[a if np.ndim(a) == 0 else a[pick] for a in carry])
+            carry = carry._replace(done=carry.done.at[len(keep):].set(True))
+            data = tuple(a[pick] for a in data)
+            active = active[keep]
 
 
 def fit_batch(x: Any, y: Any, num_classes: int, beta: Any, *, weight: Any = None,
@@ -221,9 +278,8 @@ def fit_batch(x: Any, y: Any, num_classes: int, beta: Any, *, weight: Any = None
         raise ValueError(f"init: expected shape {(b, dp, c)}, got {theta0.shape}")
     with jax.enable_x64(True):
         xa = _augment(jnp.asarray(x), bias)
-        theta, it = _solver(int(memory))(
-            xa, jnp.asarray(target), jnp.asarray(beta), jnp.asarray(theta0),
-            jnp.float64(gtol), jnp.int32(max_iter))
+        theta, it = _solve(xa, jnp.asarray(target), jnp.asarray(beta), jnp.asarray(theta0),
+                           jnp.float64(gtol), int(max_iter), int(memory))
         loss, penalty, tr, gmax = _summaries(xa, jnp.asarray(target), jnp.asarray(beta), theta)
         out = BatchFit(np.asarray(theta), np.asarray(loss), np.asarray(penalty), np.asarray(tr),
                        np.asarray(gmax), np.asarray(it), np.asarray(gmax) <= gtol)
