@@ -89,7 +89,7 @@ def linear_metrics(features: Any, labels: Any, *, num_classes: int,
                    pt_beta_factors: Sequence[float] = PT_BETA_FACTORS,
                    sigma0_factors: Sequence[float] = SIGMA0_FACTORS,
                    valid_beta_factors: Sequence[float] = VALID_BETA_FACTORS,
-                   memory: int = 20) -> dict[str, Any]:
+                   memory: int = 5) -> dict[str, Any]:
     """LINEAR, LINEAR-VALID, PT-Gauss and their grids for every set of a stack.
 
     Args:
@@ -97,6 +97,11 @@ def linear_metrics(features: Any, labels: Any, *, num_classes: int,
       valid_seeds: per set, the seed of LINEAR-VALID's folds (default 0 for all).
       linear_beta_factors, pt_beta_factors, sigma0_factors, valid_beta_factors: the
         grids (β in units of N, σ0² in units of 1/D).
+      memory: L-BFGS curvature pairs. The optimum does not depend on it, only the path:
+        on the committed ViT-S encoders' features of digits (N = 50, 32 sets) 5 pairs
+        took 273 iterations at most and 2.1 CPU s, 20 pairs 221 and 4.3 s (the two-loop
+        recursion reads every pair of every problem each iteration: memory traffic
+        decides); scipy's 14 fits per set one at a time took 9.3 s.
 
     Returns ``{"linear": (S,), "linear_valid": (S,), "pactran_gaussian": (S,),
     "linear_grid": {f: (S,)}, "pactran_gaussian_grid": {(f, s): (S,)},
