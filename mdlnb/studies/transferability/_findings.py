@@ -82,9 +82,9 @@ def setting(result: Any) -> list[tuple[str, str, str]]:
     c = result.config
     zoos = "; ".join(f"{z}: {len(n)} checkpoints" for z, n in c.zoos().items())
     return [
-        ("checkpoints", "16 ResNet-50 and other ImageNet checkpoints (Table 1), 10 of one "
-         "feature size, 2,048-d (Table 7)", zoos + " (each zoo one feature size, ranked "
-         "separately)"),
+        ("checkpoints", "16 ImageNet checkpoints (Table 1; Fig. 1 on Cifar-10), the 10 of "
+         "them with 2,048-d features (Table 7)", zoos + " (each zoo one feature size, "
+         "ranked separately)"),
         ("tasks", "9 VTAB tasks (natural, specialized, structured)",
          f"{len(c.tasks)} embedded tasks: {', '.join(c.tasks)}"),
         ("ground truth", "lowest test error over 8 full fine-tunes (SGD, 4 rates × 2 lengths) "

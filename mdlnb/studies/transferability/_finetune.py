@@ -149,11 +149,15 @@ def _stack(encoders: Sequence[Any], repeats: int, num_classes: int) -> Any:
     import jax
     import jax.numpy as jnp
 
-    first = jax.tree_util.tree_structure(encoders[0].params)
+    def shape(e):
+        leaves, tree = jax.tree_util.tree_flatten(e.params)
+        return tree, [np.shape(v) for v in leaves]
+
+    first = shape(encoders[0])
     for e in encoders[1:]:
-        if jax.tree_util.tree_structure(e.params) != first:
-            raise ValueError(f"encoders: {e.name} has another parameter structure than "
-                             f"{encoders[0].name}; fine-tune one architecture at a time")
+        if shape(e) != first:
+            raise ValueError(f"encoders: {e.name} has another parameter structure or shapes "
+                             f"than {encoders[0].name}; fine-tune one architecture at a time")
     enc = jax.tree_util.tree_map(lambda *ls: jnp.repeat(jnp.stack(ls), repeats, axis=0),
                                  *[e.params for e in encoders])
     m, d = len(encoders) * repeats, int(encoders[0].feature_dim)

@@ -76,12 +76,14 @@ def _prepare(splits: Any, encoder: Any) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def _groups(encoders: Sequence[Any]) -> list[list[int]]:
-    """Indices of the encoders that share one parameter structure (one program each)."""
+    """Indices of the encoders that share one parameter structure and shapes (one program
+    each: EfficientNet-Lite1 and -Lite2 share a structure but not their widths)."""
     import jax
 
     groups: dict[Any, list[int]] = {}
     for i, e in enumerate(encoders):
-        groups.setdefault(jax.tree_util.tree_structure(e.params), []).append(i)
+        leaves, tree = jax.tree_util.tree_flatten(e.params)
+        groups.setdefault((tree, tuple(np.shape(v) for v in leaves)), []).append(i)
     return list(groups.values())
 
 
@@ -90,20 +92,33 @@ def compute(encoders: Sequence[Any], splits: Any, spec: Any, *, key: str, label:
     """The arrays of one (zoo, task) ground truth and the seconds they took."""
     from mdlnb.studies.transferability._finetune import finetune
 
+    from mdlnb._io import atomic_savez, read_npz
+
     num_classes = int(splits[0].num_classes)
-    parts, seconds = {}, 0.0
+    parts, seconds, finished = {}, 0.0, []
     for g in _groups(encoders):
-        tr, va, te = _prepare(splits, encoders[g[0]])
-        state = cache_dir("finetune") / f"{label}-{key}-{g[0]}.ckpt.npz"
-        if progress:
-            print(f"fine-tuning {label}: {len(g)} checkpoints x {len(spec.learning_rates)} rates",
-                  flush=True)
-        run = finetune([encoders[i] for i in g], tr, va, te, num_classes=num_classes,
-                       spec=spec, state_path=state, state_key=key, progress=progress)
-        seconds += run.seconds
+        base = cache_dir("finetune") / f"{label}-{key}-{g[0]}"
+        done = base.with_suffix(".done.npz")        # a finished group survives a later failure
+        if done.exists():
+            arrays = read_npz(done)
+            seconds += float(arrays.pop("seconds"))
+        else:
+            tr, va, te = _prepare(splits, encoders[g[0]])
+            if progress:
+                print(f"fine-tuning {label}: {len(g)} checkpoints x "
+                      f"{len(spec.learning_rates)} rates", flush=True)
+            state = base.with_suffix(".ckpt.npz")
+            run = finetune([encoders[i] for i in g], tr, va, te, num_classes=num_classes,
+                           spec=spec, state_path=state, state_key=key, progress=progress)
+            arrays = {k: np.asarray(getattr(run, k)) for k in ARRAYS}
+            atomic_savez(done, seconds=np.float64(run.seconds), **arrays)
+            seconds += run.seconds
+            state.unlink(missing_ok=True)
+        finished.append(done)
         for j, i in enumerate(g):
-            parts[i] = {k: np.asarray(getattr(run, k))[j] for k in ARRAYS}
-        state.unlink(missing_ok=True)
+            parts[i] = {k: np.asarray(arrays[k])[j] for k in ARRAYS}
+    for done in finished:
+        done.unlink(missing_ok=True)
     out = {k: np.stack([parts[i][k] for i in range(len(encoders))]) for k in ARRAYS}
     out["chosen"] = out["chosen"].astype(np.int64)
     out["test_correct"] = out["test_correct"].astype(bool)
