@@ -8,7 +8,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mdlnb.studies.encoders import _claims, _more_claims, _paper, _plots, _tables
+from mdlnb.studies.encoders import (_claims, _clid_transfer, _more_claims, _paper, _plots,
+                                    _table_claims, _tables)
 
 
 def _f(x: float, d: int = 2) -> str:
@@ -146,6 +147,35 @@ class EncodersResult:
         in-domain tasks are those on the pretraining data's images, :meth:`in_domain`)."""
         return _claims.readout_claims(self, encoders, alpha=alpha) + [
             _more_claims.domain_claim(self, self.in_domain(), encoders, alpha=alpha)]
+
+    def table_claims(self, encoders: Sequence[str], *, alpha: float = 0.05) -> list:
+        """Table 1a's pairwise claims (n1)–(n7) and Table 2's group claims (o1)–(o4)
+        (:mod:`._table_claims`) on the MDL ranks among ``encoders``."""
+        return _table_claims.table_claims(self.frame, encoders, alpha=alpha)
+
+    def pairwise_ranks(self, encoders: Sequence[str], *, alpha: float = 0.10):
+        """Table 1a's pairs on this run: average-rank differences, tasks won, Nemenyi CD
+        (:func:`._table_claims.pairwise_table`)."""
+        return _table_claims.pairwise_table(self.frame, encoders, alpha=alpha)
+
+    def group_contrasts(self, encoders: Sequence[str]):
+        """Per task, Table 2's contrasts supervised − self-supervised and MAE − others
+        (:func:`._table_claims.group_contrasts`)."""
+        return _table_claims.group_contrasts(self.frame, encoders)
+
+    def clid_transfer(self, pretraining: Any):
+        """CLID Table 3 on the grid: per out-of-domain task, Kendall τ of in-domain
+        accuracy, CLID and their rank product with transfer accuracy across the committed
+        encoders; ``pretraining``: :func:`mdlnb.studies.pretraining.result`
+        (:func:`._clid_transfer.transfer_table`)."""
+        return _clid_transfer.transfer_table(self.frame, pretraining.across_models(),
+                                             in_domain=self.in_domain())
+
+    def clid_transfer_claims(self, pretraining: Any, *, alpha: float = 0.05) -> list:
+        """Claims (p4), (p5) (:mod:`._clid_transfer`): CLID Table 3 across the committed
+        encoders, the grid's out-of-domain tasks as transfer tasks."""
+        return _clid_transfer.transfer_claims(self.frame, pretraining.across_models(),
+                                              in_domain=self.in_domain(), alpha=alpha)
 
     def in_domain(self) -> list[str]:
         """The grid's tasks in the pretraining domain: those whose images come from the same

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from mdlnb import _progress, data, report
 from mdlnb import claims as C
-from mdlnb.studies.pretraining import _artifacts
+from mdlnb.studies.pretraining import _artifacts, _clid_items
 from mdlnb.studies.pretraining._config import PretrainingConfig, parse_unit
 from mdlnb.studies.pretraining._probe import ProbeMonitor
 
@@ -103,6 +103,7 @@ class PretrainingResult:
 
     encoders: Any
     curves: Any
+    directory: Any = None
 
     def plot_curves(self):
         """Probe accuracy against pretraining steps, one line per encoder, the chosen
@@ -246,6 +247,38 @@ class PretrainingResult:
             "over encoders", d, effect="τ(CLID, probe accuracy) across encoders",
             our_value=d.detail + extra)
 
+    def clid_grid(self, *, cache: bool = True):
+        """Cluster learnability of every committed encoder at its chosen step over CLID
+        Fig. 2's grid of k-NN neighbours × k-means clusters, on the held-out rows its
+        monitor scored (:func:`._clid_items.encoder_grid`, one cached unit per encoder):
+        long frame (encoder, clusters, neighbours, rows, cl)."""
+        import pandas as pd
+
+        rows = []
+        for _, r in self.encoders.iterrows():
+            prov = _artifacts.check(r["name"], directory=self.directory)
+            rows += [{"encoder": r["encoder"], **g} for g in
+                     _clid_items.encoder_grid(prov, self.directory, cache=cache)]
+        return pd.DataFrame(rows, columns=["encoder", "clusters", "neighbours", "rows", "cl"])
+
+    def clid_robustness(self):
+        """CLID Fig. 2's numbers: per (clusters, neighbours), Pearson ρ and Kendall τ
+        between CLID / W-CLID and probe accuracy across the committed encoders."""
+        return _clid_items.robustness_table(self.clid_grid(), self.across_models())
+
+    def clid_claims(self, *, alpha: float = 0.05) -> list:
+        """Claims (p1)–(p3) (:mod:`._clid_items`): CLID Fig. 1 / Table 1 and Fig. 2 across
+        the committed encoders."""
+        return _clid_items.clid_claims(self.across_models(), self.clid_grid(), alpha=alpha)
+
+    def plot_clid_landscape(self):
+        """CLID Fig. 1: CL against TwoNN ID at every checkpoint, CLID against accuracy."""
+        return _clid_items.plot_landscape(self.curves, self.across_models())
+
+    def plot_clid_robustness(self):
+        """CLID Fig. 2: the predictor's correlation over neighbours × clusters."""
+        return _clid_items.plot_robustness(self.clid_robustness())
+
     def plot_tracking(self):
         """Each label-free score against the probe accuracy along training, one panel
         per score, one line per encoder (scores min–max scaled per encoder)."""
@@ -290,6 +323,14 @@ class PretrainingResult:
         fig = self.plot_tracking()
         paths.append(report.save_figure(fig, "pretraining_tracking", paper_dir))
         plt.close(fig)
+        paths += list(report.save_table(self.across_models(), "pretraining_across_models",
+                                        paper_dir))
+        paths += list(report.save_table(self.clid_robustness(), "pretraining_clid_robustness",
+                                        paper_dir, digits=3))
+        for name, fig in (("clid_landscape", self.plot_clid_landscape()),
+                          ("clid_robustness", self.plot_clid_robustness())):
+            paths.append(report.save_figure(fig, f"pretraining_{name}", paper_dir))
+            plt.close(fig)
         return paths
 
 
@@ -311,4 +352,4 @@ def result(directory: str | Path | None = None) -> PretrainingResult:
     if len(enc):
         enc["final_loss"] = pd.to_numeric(enc["final_loss"])   # None (untrained) -> NaN
     cur = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
-    return PretrainingResult(enc, cur)
+    return PretrainingResult(enc, cur, directory=d)
