@@ -126,10 +126,13 @@ def _taus(rows) -> float:
 
 def _rho_difference(rows) -> float:
     """ρ(W-CLID at config A) − ρ(W-CLID at config B); rows (cl_A, cl_B, id, acc)."""
+    from mdlnb import labelfree
+
     t = np.vstack(rows)
     acc = t[:, 3]
-    a = _pearson(predictors(t[:, 0], t[:, 2], acc)["W-CLID"], acc)
-    b = _pearson(predictors(t[:, 1], t[:, 2], acc)["W-CLID"], acc)
+    if len(acc) < 3:
+        return float("nan")
+    a, b = (_pearson(labelfree.wclid(t[:, i], t[:, 2], acc).scores, acc) for i in (0, 1))
     return a - b
 
 
@@ -193,10 +196,17 @@ def clid_claims(across, grid, *, alpha: float = 0.05) -> list:
 
 
 def _held_out_rows(prov: dict):
-    """The held-out images the pretraining monitor scored CL and ID on (its provenance)."""
+    """The held-out images the pretraining monitor scored CL and ID on: those its
+    provenance names, else (artifacts written before the monitor was recorded) the stage's
+    defaults, :class:`PretrainingConfig` and :class:`ProbeMonitor`."""
     from mdlnb import data
+    from mdlnb.studies.pretraining._config import PretrainingConfig
+    from mdlnb.studies.pretraining._probe import ProbeMonitor
 
-    mon = prov["monitor"]
+    cfg = PretrainingConfig()
+    mon = prov.get("monitor") or {
+        "probe_test": prov.get("data") or cfg.data, "probe_test_size": cfg.probe_test_size,
+        "label_free_rows": ProbeMonitor.__dataclass_fields__["label_free_rows"].default}
     test = data.load(mon["probe_test"], split="test", size=mon["probe_test_size"],
                      seed=prov["seed"])
     rows = min(int(mon["label_free_rows"]), len(test))
