@@ -53,7 +53,7 @@ from IPython.display import Markdown, display
 
 from mdlnb import report
 from mdlnb.studies import encoders as st
-from mdlnb.studies import finish
+from mdlnb.studies import finish, pretraining
 
 config = st.EncodersConfig.from_overrides(overrides)
 config
@@ -110,6 +110,38 @@ groups = result.group_ranks(encoders)
 display(Markdown(report.to_markdown(groups, digits=2)))
 
 # %% [markdown]
+# ## Pairs and groups: what Table 1a and Table 2 say in words
+#
+# The paper reads its tables as statements about pairs (BYOL beats supervised
+# and SimCLR, DINO beats supervised and MAE; SimCLR and supervised, MAE and
+# supervised, DINO and BYOL do not differ significantly) and about groups
+# (self-supervised beat supervised on structured tasks; MAE suffers on natural
+# tasks but generalises to shifted ones). Per pair: the average MDL-rank
+# difference here (> 0: the paper's better encoder ranks better here too), the
+# tasks it wins, and the Nemenyi CD; per task, the group contrasts behind
+# Table 2's statements.
+
+# %%
+pairs = result.pairwise_ranks(encoders, alpha=alpha)
+display(Markdown(report.to_markdown(pairs, digits=2)))
+contrasts = result.group_contrasts(encoders)
+display(Markdown(report.to_markdown(contrasts, digits=2)))
+
+# %% [markdown]
+# ## CLID Table 3: in-domain accuracy and CLID as predictors of transfer
+#
+# Lu et al. 2022 (Sec. 3.5, Table 3) rank checkpoints by ImageNet accuracy,
+# alone and joined with CLID by the rank product, and ask how well that
+# ranking predicts accuracy on out-of-domain tasks (Kendall τ per task). Here
+# the committed encoders, their Fashion-MNIST probe accuracy as the in-domain
+# accuracy, and the grid's tasks outside Fashion-MNIST as the transfer tasks.
+
+# %%
+pretrained = pretraining.result()
+transfer = result.clid_transfer(pretrained)
+display(Markdown(report.to_markdown(transfer, digits=3)))
+
+# %% [markdown]
 # ## Permutation variance (App. A.7)
 #
 # The MDL score depends on the order of the examples. Per task: each
@@ -141,6 +173,7 @@ display(Markdown(result.group_findings(encoders)))
 # %%
 paths = result.save(paper_dir, prefix="objectives", frame=True, parts={
     "ranks": ranks, "group_ranks": groups, "friedman": friedman, "cd": cds,
+    "pairwise": pairs, "group_contrasts": contrasts, "clid_transfer": transfer,
     "permutation": variance, "cd_diagrams": fig_cd, "rank_boxes": ax_box})
 print(f"{len(paths)} files written to {paper_dir}")
 
@@ -149,13 +182,16 @@ print(f"{len(paths)} files written to {paper_dir}")
 #
 # (a) the two accuracy evaluations disagree and MDL reconciles them, (f) the
 # order noise is small against the gaps between encoders, (l) average accuracy
-# and average rank pick different encoders (App. Table 5) — each verdict
-# decided by the rule written next to it (`mdlnb.studies.encoders._claims`),
-# and "inconclusive" where this grid is too small for the rule to decide.
+# and average rank pick different encoders (App. Table 5), (n) Table 1a's
+# pairs, (o) Table 2's groups, (p4, p5) CLID Table 3 — each verdict decided by
+# the rule written next to it (`mdlnb.studies.encoders._claims`,
+# `._table_claims`, `._clid_transfer`), direction and size "undetermined" where
+# this grid is too small for the rule to decide.
 
 # %%
-print(finish("objectives", paper_dir, profile, result.objectives_claims(encoders),
-             pattern="objectives_*"))
+print(finish("objectives", paper_dir, profile,
+             result.objectives_claims(encoders) + result.table_claims(encoders)
+             + result.clid_transfer_claims(pretrained), pattern="objectives_*"))
 
 # %%
 plt.close("all")

@@ -101,7 +101,7 @@ def test_pairwise_claims_recomputed_from_the_codelengths():
         n1.our_value
     # DINO beats supervised everywhere: replicated; beside it the Nemenyi CD of (7, 11)
     cd = stats.studentized_range.ppf(0.9, 7, np.inf) / np.sqrt(2) * np.sqrt(7 * 8 / 66)
-    assert by_id["n3"].direction == REPLICATED and f"{cd:.3g}" in by_id["n3"].our_value
+    assert by_id["n3"].direction == REPLICATED and f"{cd:.3f}" in by_id["n3"].our_value
     # MAE last on structured: DINO ahead of MAE everywhere
     assert by_id["n4"].direction == REPLICATED
     # SimCLR vs supervised (a "no significant difference" claim): SimCLR far ahead on the

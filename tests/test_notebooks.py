@@ -376,7 +376,9 @@ EXPECT = {
                 "layers_vit_codelengths.png"], _layers),
     "pretraining": (["pretraining_encoders.csv", "pretraining_probe_curves.csv",
                      "pretraining_probe_curves.png", "pretraining_tracking.csv",
-                     "pretraining_tracking.png"], _pretraining),
+                     "pretraining_tracking.png", "pretraining_across_models.csv",
+                     "pretraining_clid_robustness.csv", "pretraining_clid_landscape.png",
+                     "pretraining_clid_robustness.png"], _pretraining),
     "quickstart": (["quickstart_codelengths.csv", "quickstart_posterior.png"], _quickstart),
     "parity_toy": (["parity_curves.png", "parity_rankings.csv", "parity_measures.csv",
                     "parity_mlp_measures.csv", "parity_switching.csv",
@@ -391,7 +393,9 @@ EXPECT = {
     "data_efficiency": (["data_efficiency_codelengths.csv", "data_efficiency_regret.png"],
                         _data_efficiency),
     "objectives": (["objectives_frame.csv", "objectives_ranks.csv",
-                    "objectives_permutation.csv"], _objectives),
+                    "objectives_permutation.csv", "objectives_pairwise.csv",
+                    "objectives_group_contrasts.csv", "objectives_clid_transfer.csv"],
+                   _objectives),
     "scaling": (["scaling_table.csv", "scaling_codelength_vs_parameters.png"], _scaling),
     "readout_preference": (["readout_preference_preferred.csv",
                             "readout_preference_switching.csv",
@@ -404,8 +408,10 @@ EXPECT = {
 # Claims each notebook must decide (more may be added; every row needs a verdict).
 # The claims each notebook decides (issue 14).
 CLAIMS = {"switching_strategies": {"b1", "b2", "c1", "c2"}, "data_efficiency": {"e1", "e2"},
-          "objectives": {"a1", "a2", "f", "l"}, "readout_preference": {"d1", "d2", "d3", "k"},
-          "scaling": {"j1", "j2"}, "pretraining": {"m"},
+          "objectives": {"a1", "a2", "f", "l", "n1", "n2", "n3", "n4", "n5", "n6", "n7",
+                         "o1", "o2", "o3", "o4", "p4", "p5"},
+          "readout_preference": {"d1", "d2", "d3", "k"},
+          "scaling": {"j1", "j2"}, "pretraining": {"m", "p1", "p2", "p3"},
           "parity_toy": {"g1", "g2", "g3"},
           "transferability_baselines": {"h1", "h2", "h3", "h4", "i1", "i2", "i3"}}
 

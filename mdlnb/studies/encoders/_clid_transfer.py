@@ -41,7 +41,7 @@ TABLE_2_CLID_AVG = 0.70
 TRAINED = ":trained"
 
 
-def matched(frame, across) -> "object":
+def matched(frame, across):
     """The rows of ``across`` (the pretraining result's :meth:`across_models`: ``encoder``
     as ``objective:arch_size``) whose artifact the grid ran (``<encoder>:trained``), with
     the grid's encoder string as ``grid encoder`` and CLID recomputed across them."""

@@ -40,7 +40,7 @@ without an interval (direction and size undetermined), and the claim says why.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -208,7 +208,7 @@ def _pair_claim(pid: str, frame, encoders: Sequence[str], ranks, cd: float, leve
                                unit=unit)
         extra = (f"; {a} ranks ahead of {b} on {int((diff > 0).sum())} of {len(diff)} tasks, "
                  f"behind on {int((diff < 0).sum())}; Nemenyi CD (α = 0.10, k = {k}, "
-                 f"N = {len(diff)}) {cd:.3g}: the difference "
+                 f"N = {len(diff)}) {cd:.3f}: the difference "
                  f"{'reaches' if abs(diff.mean()) >= cd else 'does not reach'} it")
     else:
         d = C.effect_decision(float("nan"), float("nan"), float("nan"),
@@ -264,6 +264,15 @@ GROUP_CLAIMS = {
 }
 
 
+#: The forest plot's row labels of (o1)–(o4).
+EFFECT_LABELS = {
+    "o1": "rank(supervised) − rank(self-supervised), structured tasks [MDL ranks]",
+    "o2": "rank(supervised) − rank(self-supervised), structured − natural [MDL ranks]",
+    "o3": "rank(MAE) − rank(other objectives), natural tasks [MDL ranks]",
+    "o4": "rank(MAE) − rank(other objectives), natural − shifted [MDL ranks]",
+}
+
+
 def _paper_parts(cid: str) -> tuple[float, float]:
     if cid == "o1":
         return _paper_mean("structured", SUPERVISED), _paper_mean("structured", SELF_SUPERVISED)
@@ -306,8 +315,7 @@ def _group_claim(cid: str, contrasts, k: int, level: float):
         f"Table 2 (r = 6; natural 7, specialized 4, structured 8 tasks): "
         f"{parts.format(a=a, b=b)} = {paper_group_effect(cid):.2f} average ranks; "
         f"× (k − 1)/5 on this run's {k} encoders: {paper:.2f}",
-        side + test, d, effect=f"{col} [MDL ranks]" + ("" if against is None else
-                                                       f", {tested[0]} − other groups"))
+        side + test, d, effect=EFFECT_LABELS[cid])
 
 
 def group_claims(frame, encoders: Sequence[str], *, alpha: float = 0.05) -> list:

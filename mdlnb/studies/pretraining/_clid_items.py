@@ -172,6 +172,8 @@ def clid_claims(across, grid, *, alpha: float = 0.05) -> list:
     sq = default_clusters(n) if n else 0
     ks, cs = sorted(set(grid["neighbours"])), sorted(set(grid["clusters"]))
     out = [p1]
+    labels = {"p2": f"Δρ(W-CLID): {ks[0] if ks else 1} − {ks[-1] if ks else 1} neighbours",
+              "p3": f"Δρ(W-CLID): √N = {sq} − {cs[0] if cs else 1} clusters"}
     for cid, a, b, statement, what in (
             ("p2", (sq, ks[0] if ks else 1), (sq, ks[-1] if ks else 1),
              "Fewer neighbours in CL's k-NN learner give a better predictor.",
@@ -191,7 +193,7 @@ def clid_claims(across, grid, *, alpha: float = 0.05) -> list:
             f"across the {len(r)} committed encoders, Pearson ρ(W-CLID, probe accuracy) at "
             f"{what} (CL on {n:,} held-out images; W-CLID refitted in each resample); "
             "percentile bootstrap over encoders", d,
-            effect="Δρ(W-CLID) between CL settings"))
+            effect=labels[cid]))
     return out
 
 
@@ -214,17 +216,26 @@ def _held_out_rows(prov: dict):
 
 
 def encoder_grid(prov: dict, directory=None, *, neighbours: Sequence[int] = NEIGHBOURS,
-                 clusters: Sequence[int] = CLUSTERS, cache: bool = True) -> list[dict]:
+                 clusters: Sequence[int] = CLUSTERS, rows: int | None = None,
+                 cache: bool = True) -> list[dict]:
     """:func:`cl_grid` of one committed encoder (``prov``: its provenance) on the rows its
-    monitor scored, as records (clusters, neighbours, rows, cl); cached on disk under the
-    artifact's SHA-256, the rows and the grid (``cache_dir("studies/pretraining")``)."""
+    monitor scored (the first ``rows`` of them if given), as records (clusters,
+    neighbours, rows, cl); the default √N clusters are always among ``clusters``. Cached
+    on disk under the artifact's SHA-256, the rows and the grid
+    (``cache_dir("studies/pretraining")``)."""
     import json
 
     from mdlnb._io import atomic_write_text, cache_dir, content_hash
     from mdlnb.studies.pretraining import _artifacts
     from mdlnb.studies.pretraining._probe import _features
 
-    test, rows = _held_out_rows(prov)
+    test, n = _held_out_rows(prov)
+    if rows is not None:
+        if not 2 <= int(rows) <= n:
+            raise ValueError(f"rows: must lie in [2, {n}], got {rows}")
+        test, n = test.take(np.arange(int(rows))), int(rows)
+    rows = n
+    clusters = sorted({int(c) for c in clusters} | {default_clusters(rows)})
     key = content_hash(CACHE_VERSION, prov["sha256"], test.x, list(neighbours),
                        list(clusters), rows)
     path = cache_dir("studies/pretraining") / f"clgrid-{prov['name']}-{key[:16]}.json"
@@ -306,6 +317,9 @@ def plot_robustness(table):
     bx.axhline(PEARSON_ROTATION, color="grey", ls=":", lw=1,
                label=f"paper's rotation baseline ρ {PEARSON_ROTATION}")
     bx.set_xscale("log")
+    bx.set_xticks(one["clusters / N"].to_numpy(), [f"{v:.3g}" for v in one["clusters / N"]],
+                  fontsize=7)
+    bx.minorticks_off()
     bx.set_xlabel("clusters / N (1 neighbour)")
     bx.set_ylabel("Pearson ρ with probe accuracy")
     bx.set_ylim(-1.05, 1.05)
