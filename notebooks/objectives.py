@@ -52,6 +52,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from mdlnb import report
+from mdlnb.claims import describe
 from mdlnb.studies import encoders as st
 from mdlnb.studies import finish, pretraining
 
@@ -126,6 +127,8 @@ pairs = result.pairwise_ranks(encoders, alpha=alpha)
 display(Markdown(report.to_markdown(pairs, digits=2)))
 contrasts = result.group_contrasts(encoders)
 display(Markdown(report.to_markdown(contrasts, digits=2)))
+table_claims = result.table_claims(encoders)     # claims n1–n7, o1–o4
+print(describe(table_claims))
 
 # %% [markdown]
 # ## CLID Table 3: in-domain accuracy and CLID as predictors of transfer
@@ -140,6 +143,8 @@ display(Markdown(report.to_markdown(contrasts, digits=2)))
 pretrained = pretraining.result()
 transfer = result.clid_transfer(pretrained)
 display(Markdown(report.to_markdown(transfer, digits=3)))
+transfer_claims = result.clid_transfer_claims(pretrained)     # claims p4, p5
+print(describe(transfer_claims))
 
 # %% [markdown]
 # ## Permutation variance (App. A.7)
@@ -183,15 +188,17 @@ print(f"{len(paths)} files written to {paper_dir}")
 # (a) the two accuracy evaluations disagree and MDL reconciles them, (f) the
 # order noise is small against the gaps between encoders, (l) average accuracy
 # and average rank pick different encoders (App. Table 5), (n) Table 1a's
-# pairs, (o) Table 2's groups, (p4, p5) CLID Table 3 — each verdict decided by
-# the rule written next to it (`mdlnb.studies.encoders._claims`,
-# `._table_claims`, `._clid_transfer`), direction and size "undetermined" where
-# this grid is too small for the rule to decide.
+# pairs, (o) Table 2's groups, (p4, p5) CLID Table 3 (printed in their sections
+# above) — each verdict decided by the rule written next to it
+# (`mdlnb.studies.encoders._claims`, `._table_claims`, `._clid_transfer`),
+# direction and size "undetermined" where this grid is too small for the rule to
+# decide. All of them are written to `claims/objectives.csv`.
 
 # %%
-print(finish("objectives", paper_dir, profile,
-             result.objectives_claims(encoders) + result.table_claims(encoders)
-             + result.clid_transfer_claims(pretrained), pattern="objectives_*"))
+own_claims = result.objectives_claims(encoders)     # claims a1, a2, f, l
+print(describe(own_claims))
+written = finish("objectives", paper_dir, profile, own_claims + table_claims + transfer_claims,
+                 pattern="objectives_*")
 
 # %%
 plt.close("all")

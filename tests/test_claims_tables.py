@@ -264,7 +264,9 @@ def test_transfer_claims_replicate_when_in_domain_accuracy_orders_every_task():
 def test_transfer_without_matching_encoders():
     frame = _transfer_frame({t: [0.9, 0.8, 0.7, 0.6, 0.5] for t in TRANSFER})
     other = ACROSS.assign(encoder=ACROSS["encoder"] + "x")
-    assert T.transfer_table(frame, other, in_domain=["t_in"]).empty
+    empty = T.transfer_table(frame, other, in_domain=["t_in"])
+    assert list(empty["task"]) == ["n1", "n2", "p1", "s1", "s2"] and (empty["encoders"] == 0).all()
+    assert empty["in-domain accuracy"].isna().all()
     p4, p5 = T.transfer_claims(frame, other, in_domain=["t_in"])
     assert (p4.direction, p4.size) == (UNDETERMINED, UNDETERMINED) and p4.n == 0
     with pytest.raises(ValueError, match="across"):

@@ -196,6 +196,15 @@ def _objectives(p):
     perm = pd.read_csv(p / "objectives_permutation.csv")
     has_columns(perm, ["task", "encoder", "mean [nats]", "sd [nats]"])
     assert (perm["sd [nats]"] >= 0).all()
+    # Table 1a's pairs: wins + ties + losses = tasks; the paper's difference × (k − 1)/5
+    pairs = pd.read_csv(p / "objectives_pairwise.csv")
+    has_columns(pairs, ["id", "rank difference", "wins", "ties", "losses", "tasks", "k", "CD"])
+    both = pairs[pairs["better"].ne("—") & pairs["worse"].ne("—")]     # both objectives run
+    assert (both[["wins", "ties", "losses"]].sum(axis=1) == both["tasks"]).all()
+    np.testing.assert_allclose(pairs["paper difference at k"],
+                               pairs["paper difference"] * (pairs["k"] - 1) / 5)
+    has_columns(pd.read_csv(p / "objectives_group_contrasts.csv"),
+                ["task", "group", "sup − ssl", "mae − others"])
 
 
 def _ranks_of(df, col, k):
@@ -280,6 +289,12 @@ def _pretraining(p):
     chosen = chosen[chosen["step"] == chosen["chosen_step"]].set_index("encoder")
     np.testing.assert_allclose(chosen.loc[enc["encoder"], "probe_accuracy"],
                                enc["probe_accuracy"], rtol=1e-5)
+    # CLID Fig. 2's table: correlations over the grid, every committed encoder in each
+    rob = pd.read_csv(p / "pretraining_clid_robustness.csv")
+    has_columns(rob, ["clusters", "neighbours", "encoders", "pearson CLID", "pearson W-CLID"])
+    assert (rob["encoders"] == len(enc)).all()
+    for c in ("pearson CLID", "pearson W-CLID", "kendall CLID"):
+        within(rob.dropna(subset=[c]), c, -1, 1)
 
 
 def _layers(p):

@@ -74,7 +74,8 @@ def transfer_table(frame, across, *, in_domain: Sequence[str]):
     the matched encoders (:func:`matched`) between their linear-probe accuracy on the
     task and each predictor: ``in-domain accuracy``, ``CLID``, ``joint`` (−rank product of
     CLID and in-domain accuracy, :func:`mdlnb.ranking.rank_product`); ``joint − in-domain``;
-    NaN where the task's accuracy ties every encoder or fewer than 3 encoders match."""
+    NaN where the task's accuracy ties every encoder or fewer than 3 encoders match (no
+    encoder matched: one row per task, ``encoders`` 0, no τ)."""
     import pandas as pd
 
     from mdlnb import ranking
@@ -83,13 +84,15 @@ def transfer_table(frame, across, *, in_domain: Sequence[str]):
     encs = list(m["grid encoder"])
     cols = ["task", "group", "encoders", "in-domain accuracy", "CLID", "joint",
             "joint − in-domain"]
-    if len(m) < 1:
-        return pd.DataFrame(columns=cols)
-    acc = _tables.scores(frame, "linear accuracy", encoders=encs)
     groups = frame.drop_duplicates("task").set_index("task")["group"]
+    tasks = [t for t in _tables.task_order(frame) if t not in set(in_domain)]
+    if len(m) < 1:        # no committed encoder in the grid: the tasks, without τ
+        return pd.DataFrame([{"task": t, "group": groups[t], "encoders": 0} for t in tasks],
+                            columns=cols)
+    acc = _tables.scores(frame, "linear accuracy", encoders=encs)
     joint = -ranking.rank_product([m["clid"].to_numpy(), m["probe_accuracy"].to_numpy()])
     rows = []
-    for task in [t for t in acc.index if t not in set(in_domain)]:
+    for task in [t for t in tasks if t in acc.index]:
         y = acc.loc[task, encs].to_numpy(float)
         t_in, t_joint = _tau(m["probe_accuracy"], y), _tau(joint, y)
         rows.append({"task": task, "group": groups[task], "encoders": len(encs),
@@ -103,7 +106,7 @@ def transfer_claims(frame, across, *, in_domain: Sequence[str], alpha: float = 0
     from mdlnb import claims as C
 
     t = transfer_table(frame, across, in_domain=in_domain)
-    k = int(t["encoders"].iloc[0]) if len(t) else 0
+    k = int(t["encoders"].max()) if len(t) else 0
     level = 1 - alpha
     out = []
     for cid, col, paper in (("p4", "in-domain accuracy", TABLE_3_AVG["imagenet"]),
@@ -113,8 +116,9 @@ def transfer_claims(frame, across, *, in_domain: Sequence[str], alpha: float = 0
         d = C.bootstrap_effect(list(v), np.mean, paper_effect=paper, level=level, unit="tasks")
         dropped = len(t) - len(v)
         beside = (f"; CLID alone (CLID Table 2, paper 0.70): mean τ "
-                  f"{t['CLID'].mean():.3g}" if len(t) else "")
-        note = (f"; {dropped} task(s) without τ (accuracy tied across encoders) left out"
+                  f"{t['CLID'].mean():.3g}" if t["CLID"].notna().any() else "")
+        note = ("; no committed encoder in the grid" if k == 0 else
+                f"; {dropped} task(s) without τ (accuracy tied across encoders) left out"
                 if dropped else "")
         if cid == "p4":
             out.append(C.Claim.decided(
