@@ -85,11 +85,11 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
         # other losses in the last bit than one pass.
         blk = spec.block[j]
         k = jax.tree_util.tree_leaves(g.ema_params)[0].shape[0]
-        split = lambda a: a.reshape((k // blk, blk) + a.shape[1:])  # noqa: E731
+        split = lambda a, k=k, blk=blk: a.reshape((k // blk, blk) + a.shape[1:])  # noqa: E731
         per = jax.tree_util.tree_map(split, g.ema_params)
         if spec.targets:  # regression: Gaussian density of the prefix-standardised target
             z = (xs["y"] - xs["ymean_prev"]) * xs["yinv_prev"]
-            nll = jax.lax.map(lambda p, ro=ro, xj=xj: jax.vmap(
+            nll = jax.lax.map(lambda p, ro=ro, xj=xj, z=z: jax.vmap(
                 lambda q: _targets.gaussian_nll(ro.apply(q, xj), z))(p), per)
             coded.append(nll.reshape((k,) + nll.shape[2:]))
             calibs.append(None)     # calibration is for classification only (refused earlier)

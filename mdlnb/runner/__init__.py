@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from mdlnb.runner._cli import parse_parameters, parser
-from mdlnb.runner._execute import environ as _environ
+from mdlnb.runner._execute import environ as _environ  # noqa: F401 (tests use it)
 from mdlnb.runner._execute import execute
 from mdlnb.runner._paths import (LAB_DIR, PROFILES, ROOT, RUNNER_ENV, executed_path,
                                  library_files, params_path, shown)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Tuple
+from typing import Any, Optional
 
 import jax.numpy as jnp
 import numpy as np
@@ -35,7 +35,7 @@ from jax.nn import logsumexp
 
 from mdlnb._checks import check_int
 
-Probs = Optional[Tuple[float, ...]]
+Probs = tuple[float, ...] | None
 
 _SUM_TOL = 1e-6
 

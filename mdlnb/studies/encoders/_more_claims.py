@@ -115,7 +115,7 @@ def domain_claim(result: Any, in_domain: Sequence[str], encoders: Sequence[str] 
     sw = sw.assign(rate=sw["value"] / sw["task"].map(result.sizes) * 1000.0)
     inside = sw["task"].isin(list(in_domain))
     per = []
-    for enc, g in sw.groupby("encoder", sort=True):
+    for _enc, g in sw.groupby("encoder", sort=True):
         a, b = g.loc[~inside.loc[g.index], "rate"].mean(), g.loc[inside.loc[g.index], "rate"].mean()
         if np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0:
             per.append(np.log2(a / b))
