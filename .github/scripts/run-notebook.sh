@@ -29,5 +29,7 @@ if [ ${#sweeps[@]} -eq 0 ]; then
 fi
 "$PYTHON" -m mdlnb.runner "$NOTEBOOK" "${args[@]}" "${sweeps[@]}" "$@"
 # HTML beside every executed notebook (a sweep has one per run); none after --check
-find "$OUT" -name '*.ipynb' ! -name '*.failed.ipynb' -print0 2>/dev/null \
-  | xargs -0 -r "$PYTHON" -m mdlnb.runner --html
+if [ -d "$OUT" ]; then
+  find "$OUT" -name '*.ipynb' ! -name '*.failed.ipynb' -print0 | sort -z \
+    | xargs -0 -r "$PYTHON" -m mdlnb.runner --html
+fi
