@@ -76,7 +76,7 @@ def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
     experts = protocol.experts()
     n, d = np.shape(task.features)
     if memory_plan is None:
-        memory_plan = _memory.plan(experts, n, d, task.out_dim, budget_bytes=budget_bytes)
+        memory_plan = _memory.plan(experts, n, d, task.out_dim, budget_bytes=budget_bytes)  # type: ignore[arg-type]
     if memory_plan.num_experts != len(experts) or \
             sorted(i for s in memory_plan.slices for i in s) != list(range(len(experts))):
         raise ValueError("memory_plan: its slices are not a partition of the experts")
@@ -91,8 +91,9 @@ def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
         losses[:, list(idx)] = part.losses
         seconds.append(round(time.perf_counter() - t0, 3))
         first = first or part
+    assert first is not None   # a plan has at least one slice
     meta = {**{k: v for k, v in first.meta.items() if k not in ("cache_key", "seconds")},
             "seconds": round(sum(seconds), 3), "slice_seconds": seconds, "memory_plan": plan_meta}
-    return LossMatrix(losses=losses, experts=tuple(experts), order=first.order,
+    return LossMatrix(losses=losses, experts=tuple(experts), order=first.order,  # type: ignore[arg-type]
                       task_name=first.task_name, num_classes=first.num_classes, seed=first.seed,
                       batch_size=first.batch_size, meta=meta, protocol=protocol)
