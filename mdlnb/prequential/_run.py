@@ -168,8 +168,8 @@ def untrained_losses(task: Task, protocol: Protocol) -> LossMatrix:
         meta["target"] = _targets.loss_meta(_targets.as_targets(task.y)[order],
                                             protocol.batch_size, protocol.standardize == "prefix")
     else:
-        losses = np.full((task.n, len(experts)), np.float32(math.log(task.num_classes)),  # type: ignore[arg-type]
-                         np.float32)
+        uniform = np.float32(math.log(task.num_classes))  # type: ignore[arg-type]
+        losses = np.full((task.n, len(experts)), uniform, np.float32)
     return LossMatrix(losses=losses, experts=experts, order=order, task_name=task.name,
                       num_classes=0 if task.is_regression else task.num_classes,  # type: ignore[arg-type]
                       seed=protocol.seed, batch_size=protocol.batch_size, meta=meta,
