@@ -92,7 +92,8 @@ display(Markdown(result.findings()))
 # ## Claims
 
 # %%
-print(finish("data_efficiency", paper_dir, profile, result.claims(), pattern="data_efficiency_*"))
+print(finish("data_efficiency", paper_dir, profile, result.claims(), pattern="data_efficiency_*",
+             setting=result.setting()))
 
 # %%
 plt.close("all")

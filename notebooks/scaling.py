@@ -123,7 +123,7 @@ print(f"{len(paths)} files written to {paper_dir}")
 
 # %%
 print(finish("scaling", paper_dir, profile, result.scaling_claims(mae_sizes, supervised_sizes),
-             pattern="scaling_*"))
+             pattern="scaling_*", setting=result.setting(encoders)))
 
 # %%
 plt.close("all")

@@ -122,7 +122,8 @@ display(Markdown(report.to_markdown(tables["frequency"], digits=3)))
 # Each verdict is decided by the rule next to it, on every (pair, order).
 
 # %%
-print(finish("switching_strategies", paper_dir, profile, result.claims(), pattern="switching_*"))
+print(finish("switching_strategies", paper_dir, profile, result.claims(), pattern="switching_*",
+             setting=result.setting()))
 
 # %%
 plt.close("all")

@@ -42,6 +42,23 @@ class DataEfficiencyResult:
     def task_names(self) -> dict[str, str]:
         return {domain: name for name, domain, _, _ in self.runs}
 
+    def setting(self) -> list[tuple[str, str, str]]:
+        """The paper's Fig. 3 / App. A.9 setting against this run's (claims page rows)."""
+        c = self.config
+        sizes = sorted({p["from scratch"].size for *_, p in self.runs})
+        return [
+            ("encoder", "BYOL ResNet-50 pretrained on ImageNet; from scratch: ResNet-50",
+             f"{self.encoder} ({self.feature_dim}-d features), {c.objective} on "
+             f"{c.pretrain_size or 'all'} {c.pretrain_task} images for {c.pretrain_steps} steps"),
+            ("tasks", "ImageNet (in domain), PatchCamelyon and 18 other VTAB tasks (out)",
+             ", ".join(f"{t} ({d})" for d, t in self.task_names.items())),
+            ("examples per task (N)", "1.28 M (ImageNet), 262,144 (PCam)",
+             ", ".join(f"{n:,}" for n in sizes)),
+            ("readouts", "linear probe, MLPs of 1–7 hidden layers, fine-tuning, from scratch",
+             f"linear probe, MLPs of {', '.join(map(str, c.mlp_layers))} hidden layers of "
+             f"{c.mlp_width} units, fine-tuning, from scratch"),
+            ("orders", "one", f"{len(c.seeds)} per task")]
+
     def frames(self):
         """``(curves, summary)``: :func:`regret_frames` of every (domain, order), concatenated."""
         frames = [regret_frames(p, task=name, domain=domain, seed=s, points=self.config.points)

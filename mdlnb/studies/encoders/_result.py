@@ -162,6 +162,28 @@ class EncodersResult:
         [smallest, largest] encoder."""
         return _more_claims.scaling_claims(self, mae, supervised, alpha=alpha)
 
+    def setting(self, encoders: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
+        """The paper's setting against this grid's (``encoders``: those the notebook
+        compares, default all), rows for the claims page (:mod:`mdlnb.studies._setting`)."""
+        from mdlnb.studies import _setting
+
+        e = self.encoders if encoders is None else \
+            self.encoders[self.encoders["encoder"].isin(list(encoders))]
+        groups = self.frame.drop_duplicates("task")["group"].value_counts()
+        trained = e.loc[e["pretrain_steps"] > 0, "pretrain_steps"]
+        ours = {
+            "encoders": f"{len(e)} ({', '.join(e['encoder'])}): "
+                        f"{_setting.fmt_range(e['parameters'], 'parameters')}, pretrained on "
+                        f"{self.config.pretrain_data} for "
+                        f"{_setting.fmt_range(trained, 'steps')}",
+            "tasks": f"{len(self.sizes)} embedded tasks ("
+                     + ", ".join(f"{groups.get(g, 0)} {g}" for g in
+                                 ("natural", "specialized", "structured")) + ")",
+            "examples per task (N)": _setting.fmt_range(self.sizes.values()),
+            "readouts": _setting.board_text(self.config.protocol),
+            "orders": f"{len(self.config.seeds)} orders per (encoder, task)"}
+        return _setting.rows("readout", ours)
+
     # -- figures (see _plots) ------------------------------------------------
     def plot_cd(self, encoders: Sequence[str], *, alpha: float = 0.10, group: str | None = None):
         return _plots.cd_diagrams(self.frame, encoders, alpha=alpha, group=group)
