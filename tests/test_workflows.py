@@ -123,6 +123,7 @@ KNOWN = {
     'bash .github/scripts/cache-key.sh "py${{ inputs.python-version }}" >> "$GITHUB_OUTPUT"': "test_cache_key_follows_the_packages_and_the_code_versions",
     "bash .github/scripts/run-notebook.sh": "test_run_notebook_passes_inputs_to_the_runner_as_checked_arguments",
     "bash .github/scripts/paper-diff.sh build/paper-diff": "test_paper_diff_fails_when_a_committed_number_moved",
+    "bash .github/scripts/runner-chrome.sh": "test_runner_chrome_links_the_runners_driver",
 }
 
 
@@ -381,3 +382,24 @@ def test_paper_diff_fails_when_a_committed_number_moved(tmp_path):
     rows = (tmp_path / "out" / "paper-diff.csv").read_text().splitlines()
     assert rows[0] == "file,row,column,old,new,change" and rows[1].startswith("t.csv,a,v,1.0,1.5")
     assert "paper/t.csv" in (tmp_path / "out" / "paper-files.txt").read_text()
+
+
+def test_runner_chrome_links_the_runners_driver(tmp_path):
+    script = SCRIPTS / "runner-chrome.sh"
+    links = tmp_path / "bin"
+    links.mkdir()
+    env = {**os.environ, "LINK_DIR": str(links)}
+    env.pop("CHROMEWEBDRIVER", None)
+    subprocess.run(["bash", str(script)], env=env, check=True)  # not on a runner
+    assert list(links.iterdir()) == []
+    driver = tmp_path / "chromedriver-linux64" / "chromedriver"
+    driver.parent.mkdir()
+    driver.write_text("#!/bin/sh\n")
+    driver.chmod(0o755)
+    env["CHROMEWEBDRIVER"] = str(driver.parent)
+    subprocess.run(["bash", str(script)], env=env, check=True)
+    assert (links / "chromedriver").resolve() == driver.resolve()
+    subprocess.run(["bash", str(script)], env=env, check=True)  # a second time: as it is
+    assert [p.name for p in links.iterdir()] == ["chromedriver"]
+    # where `make browser-packages` looks, so it installs nothing
+    assert "/usr/bin/chromedriver" in (ROOT / "Makefile").read_text()
