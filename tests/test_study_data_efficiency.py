@@ -74,19 +74,22 @@ def test_claims_decided_from_the_curves():
 
 def test_result_tables_findings_and_save(tmp_path):
     config = de.DataEfficiencyConfig(seeds=[0, 1], early=5, points=20)
-    runs = tuple((name, domain, s, _steps(seed=s + 10 * i))
-                 for i, (name, domain) in enumerate((("a", "in-domain"), ("b", "out-of-domain")))
-                 for s in (0, 1))
-    r = de.DataEfficiencyResult(config, "enc", 8, {"in-domain": "a", "out-of-domain": "b"},
-                                {"in-domain": 10, "out-of-domain": 4}, runs)
+    domains = {"a": "in-domain", "b": "out-of-domain"}
+    runs = tuple((enc, name, domain, s, _steps(seed=s + 10 * i + 100 * j))
+                 for j, enc in enumerate(("enc1", "enc2"))
+                 for i, (name, domain) in enumerate(domains.items()) for s in (0, 1))
+    r = de.DataEfficiencyResult(config, {"enc1": 8, "enc2": 8}, domains,
+                                {"a": "task a", "b": "task b"}, {"a": 10, "b": 4}, runs)
     t = r.tables()
-    reg = t["regret"].set_index(["domain", "method"])
-    want = [np.sum(p["deep MLP"] - p[de.SCRATCH]) for _, d, _, p in runs if d == "in-domain"]
-    assert reg.loc[("in-domain", "deep MLP"), "mean"] == pytest.approx(np.mean(want))
-    assert len(t["codelengths"]) == 4 * len(de.METHODS)
-    assert r.task_names == {"in-domain": "a", "out-of-domain": "b"}
-    assert "in-domain, deep MLP: regret at N" in r.findings()
+    reg = t["regret"].set_index(["encoder", "domain", "method"])
+    want = [np.sum(p["deep MLP"] - p[de.SCRATCH]) for e, _, d, _, p in runs
+            if d == "in-domain" and e == "enc2"]
+    assert reg.loc[("enc2", "in-domain", "deep MLP"), "mean"] == pytest.approx(np.mean(want))
+    assert len(t["codelengths"]) == 8 * len(de.METHODS)
+    assert "enc1, a (in-domain), deep MLP: regret at N" in r.findings()
     assert [c.id for c in r.claims()] == ["e1", "e2"]
+    assert r.claims()[0].n == 2                                     # tasks as units
+    assert dict((a, t) for a, _, t in r.setting())["orders"] == "2 per (encoder, task)"
     names = sorted(p.name for p in r.save(tmp_path))
     assert names == ["data_efficiency_codelengths.csv", "data_efficiency_codelengths.md",
                      "data_efficiency_regret.csv", "data_efficiency_regret.md",
