@@ -44,7 +44,7 @@ from mdlnb._verdicts import (CONSISTENT, DIRECTIONS, LARGER, REPLICATED,  # noqa
 from mdlnb.report import _check_name, to_markdown
 
 # Imported inside the functions that use them, so that importing this module does not load
-# them: pandas, mdlnb._claims_page (matplotlib).
+# them: pandas, mdlnb._claims_page (matplotlib), mdlnb.manifest.
 
 CLAIMS_SUBDIR = "claims"
 SETTING_SUBDIR = "setting"
@@ -244,8 +244,11 @@ def merge_claims(paper_dir: str | Path) -> Path:
     ``paper_dir/claims/*.csv`` and ``paper_dir/setting/*.csv``."""
     from mdlnb import _claims_page
 
+    from mdlnb import manifest
+
     df, setting = read_claims(paper_dir), read_setting(paper_dir)
     _claims_page.forest(df[df["kind"] == "claim"], paper_dir)
+    manifest.record(paper_dir, "claims", "merged", files=["claims_forest.png"])
     return atomic_write_text(Path(paper_dir) / "claims.md",
                              _claims_page.page(df, setting, IMPLEMENTATION_CHECKS))
 

@@ -195,10 +195,22 @@ class EncodersResult:
         return _plots.scaling(self.scaling(encoders), self.scaling_differences(encoders))
 
     def plot_regret(self, larger: str, smaller: str, *, ax: Any = None):
-        return _plots.regret(self.regret(larger, smaller), ax=ax)
+        return _plots.regret(self.regret(larger, smaller), groups=self.groups, ax=ax)
+
+    def plot_regrets(self, pairs: Sequence[Sequence[str]]):
+        """:meth:`plot_regret` of each [larger, smaller] pair side by side, one y scale."""
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, len(pairs), figsize=(6 * len(pairs), 4.0), sharey=True,
+                                 squeeze=False, layout="constrained")
+        for ax, (larger, smaller) in zip(axes[0], pairs):
+            self.plot_regret(larger, smaller, ax=ax)
+        return fig
 
     def plot_preferred_readouts(self, encoders: Sequence[str] | None = None):
-        return _plots.preference_heatmap(self.preferred_readouts(encoders), self.groups)
+        return _plots.preference_heatmap(
+            self.preferred_readouts(encoders), self.groups, orders=len(self.config.seeds),
+            agreement=_tables.preference_agreement(self.frame, encoders))
 
     def plot_posteriors(self, pairs: Sequence[tuple[str, str]], *, seed: int | None = None):
         return _plots.posteriors(self.posterior, pairs,
