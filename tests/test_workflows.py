@@ -360,28 +360,42 @@ def test_smoke_matrix_runs_the_smoke_profile():
 
 def test_paper_diff_fails_when_a_committed_number_moved(tmp_path):
     script = _script_copy(tmp_path, "paper-diff.sh")
-    (tmp_path / "paper").mkdir()
-    (tmp_path / "paper" / "t.csv").write_text("k,v\na,1.0\nb,2.0\n")
+    paper = tmp_path / "paper"
+    (paper / "claims").mkdir(parents=True)
+    (paper / "t.csv").write_text("k,v\na,1.0\nb,2.0\n")  # deterministic: no spread
+    (paper / "s.csv").write_text("k,mean,std,count\na,10.0,1.0,8\n")  # 2 sd sqrt(2/8) = 1
+    (paper / "claims" / "nb.csv").write_text("id,direction,size\nc1,replicated,smaller\n")
     _git(tmp_path, "init", "-q")
     _git(tmp_path, "add", ".")
     _git(tmp_path, "commit", "-q", "-m", "paper")
     env = {**os.environ, "PYTHON": sys.executable}
 
-    def run():
-        return subprocess.run(
+    def run(t="1.0", mean="10.0", direction="replicated"):
+        (paper / "t.csv").write_text(f"k,v\na,{t}\nb,2.0\n")
+        (paper / "s.csv").write_text(f"k,mean,std,count\na,{mean},1.0,8\n")
+        (paper / "claims" / "nb.csv").write_text(f"id,direction,size\nc1,{direction},smaller\n")
+        out = subprocess.run(
             ["bash", str(script), "out"], cwd=tmp_path, env=env, capture_output=True, text=True
         )
+        return out.returncode, (tmp_path / "out" / "paper-diff.txt").read_text()
 
-    (tmp_path / "paper" / "t.csv").write_text("k,v\na,1.0005\nb,2.0\n")  # within 1e-3
-    first = run()
-    assert first.returncode == 0 and "no committed number moved" in first.stdout
-    (tmp_path / "paper" / "t.csv").write_text("k,v\na,1.5\nb,2.0\n")
-    moved = run()
-    assert moved.returncode == 1
-    assert "t.csv: 1 cell(s) moved" in (tmp_path / "out" / "paper-diff.txt").read_text()
+    code, text = run()
+    assert code == 0 and "no committed number moved" in text and "none changed" in text
+    assert run(t="1.0005")[0] == 0  # within 1e-9 + 1e-3 |old|
+    code, text = run(mean="10.9")  # moved, within the table's spread
+    assert code == 0 and "s.csv: 1 cell(s) moved, 0 beyond" in text
+    code, text = run(mean="11.5")
+    assert code == 1 and "s.csv: 1 cell(s) moved, 1 beyond" in text
+    code, text = run(t="1.5")
+    assert code == 1 and "t.csv: 1 cell(s) moved, 1 beyond" in text
     rows = (tmp_path / "out" / "paper-diff.csv").read_text().splitlines()
-    assert rows[0] == "file,row,column,old,new,change" and rows[1].startswith("t.csv,a,v,1.0,1.5")
+    assert rows[0].startswith("file,row,column,old,new,change") and rows[1].startswith(
+        "t.csv,a,v,1.0,1.5"
+    )
     assert "paper/t.csv" in (tmp_path / "out" / "paper-files.txt").read_text()
+    code, text = run(direction="undetermined")  # every number as committed, a verdict moved
+    assert code == 1 and "c1 (nb.csv): replicated, smaller -> undetermined, smaller" in text
+    assert "c1" in (tmp_path / "out" / "verdicts.csv").read_text()
 
 
 def test_runner_chrome_links_the_runners_driver(tmp_path):
