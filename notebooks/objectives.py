@@ -198,7 +198,7 @@ print(f"{len(paths)} files written to {paper_dir}")
 own_claims = result.objectives_claims(encoders)     # claims a1, a2, f, l
 print(describe(own_claims))
 written = finish("objectives", paper_dir, profile, own_claims + table_claims + transfer_claims,
-                 pattern="objectives_*")
+                 pattern="objectives_*", setting=result.setting(encoders))
 
 # %%
 plt.close("all")

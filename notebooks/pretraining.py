@@ -119,7 +119,7 @@ paths = result.save(paper_dir, clid_grid=clid_grid)
 print(f"{len(paths)} files written to {paper_dir}")
 print(finish("pretraining", paper_dir, profile,
              [result.tracking_claim()] + result.clid_claims(**clid_grid),
-             pattern="pretraining_*"))
+             pattern="pretraining_*", setting=result.setting()))
 
 # %%
 plt.close("all")

@@ -422,7 +422,7 @@ EXPECT = {
 }
 # Claims each notebook must decide (more may be added; every row needs a verdict).
 # The claims each notebook decides (issue 14).
-CLAIMS = {"switching_strategies": {"b1", "b2", "c1", "c2"}, "data_efficiency": {"e1", "e2"},
+CLAIMS = {"switching_strategies": {"b1", "b2", "c1", "c2"}, "data_efficiency": {"e1", "e2", "e3"},
           "objectives": {"a1", "a2", "f", "l", "n1", "n2", "n3", "n4", "n5", "n6", "n7",
                          "o1", "o2", "o3", "o4", "p4", "p5"},
           "readout_preference": {"d1", "d2", "d3", "k"},
