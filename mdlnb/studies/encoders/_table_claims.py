@@ -40,7 +40,7 @@ without an interval (direction and size undetermined), and the claim says why.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

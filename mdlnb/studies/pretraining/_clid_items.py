@@ -28,7 +28,8 @@ rotation prediction for a wide range of the configurations"): 0.31.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
