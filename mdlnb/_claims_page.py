@@ -16,8 +16,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mdlnb._verdicts import (CONSISTENT, DIRECTIONS, LARGER, REPLICATED, REVERSED, SIZES,
-                             SMALLER, UNDETERMINED)
+from mdlnb._verdicts import (CONSISTENT, DIRECTIONS, LARGER, REPLICATED, REVERSED, SIZE_WORDS,
+                             SIZES, SMALLER, UNDETERMINED)
 from mdlnb.report import save_figure, to_markdown
 
 #: Marker colour by direction, marker shape by size (the figure's legend says so).
@@ -132,7 +132,7 @@ def forest(claims: Any, paper_dir: str | Path) -> Path:
     handles = ([Line2D([], [], color=c, lw=2, label=f"direction {d}")
                 for d, c in DIRECTION_COLOURS.items()] +
                [Line2D([], [], color="grey", marker=m, ls="none", mec="black",
-                       label=f"size {s} than/as the paper's") for s, m in SIZE_MARKERS.items()
+                       label=f"size {SIZE_WORDS[s]}") for s, m in SIZE_MARKERS.items()
                 if s != UNDETERMINED] +
                [Line2D([], [], color="black", lw=1, label="no effect (null)"),
                 Line2D([], [], color="#2166ac", lw=1.2, ls="--", label="the paper's effect")])

@@ -36,14 +36,15 @@ from typing import Iterable, Sequence
 
 from mdlnb._io import atomic_write_text
 from mdlnb._verdicts import (CONSISTENT, DIRECTIONS, LARGER, REPLICATED,  # noqa: F401
-                             REVERSED, ROUNDING, SIZES, SMALLER, UNDETERMINED, Decision,
+                             REVERSED, ROUNDING, SIZE_WORDS, SIZES, SMALLER, UNDETERMINED,
+                             Decision,
                              bootstrap_effect, bootstrap_interval, effect_decision,
                              rule_clause, runs_to_decide, share_effect, t_effect, t_interval,
                              welch_effect)
 from mdlnb.report import _check_name, to_markdown
 
 # Imported inside the functions that use them, so that importing this module does not load
-# them: pandas, mdlnb._claims_page (matplotlib).
+# them: pandas, mdlnb._claims_page (matplotlib), mdlnb.manifest.
 
 CLAIMS_SUBDIR = "claims"
 SETTING_SUBDIR = "setting"
@@ -168,7 +169,7 @@ def describe(claims: Iterable[Claim]) -> str:
     then our value and the rule that decided it (what a notebook prints)."""
     out = []
     for c in claims:
-        head = (f"direction {c.direction}, size {c.size} than/as the paper's"
+        head = (f"direction {c.direction}, size {SIZE_WORDS[c.size]}"
                 if c.kind == "claim" else f"implementation check {c.direction}")
         out.append(f"({c.id}) {head}: {c.statement}\n    ours: {c.our_value}\n"
                    f"    rule: {c.rule}")
@@ -243,8 +244,11 @@ def merge_claims(paper_dir: str | Path) -> Path:
     ``paper_dir/claims/*.csv`` and ``paper_dir/setting/*.csv``."""
     from mdlnb import _claims_page
 
+    from mdlnb import manifest
+
     df, setting = read_claims(paper_dir), read_setting(paper_dir)
     _claims_page.forest(df[df["kind"] == "claim"], paper_dir)
+    manifest.record(paper_dir, "claims", "merged", files=["claims_forest.png"])
     return atomic_write_text(Path(paper_dir) / "claims.md",
                              _claims_page.page(df, setting, IMPLEMENTATION_CHECKS))
 
