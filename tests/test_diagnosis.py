@@ -64,15 +64,16 @@ def test_class_separation_closed_forms():
     m, s = 3.0, 0.5
     x = np.array([[m - s], [m + s], [-m - s], [-m + s]])
     got = dg.class_separation(x, [0, 0, 1, 1])
-    assert got["within"] == pytest.approx(s ** 2)
-    assert got["between"] == pytest.approx(m ** 2)
-    assert got["nc1"] == pytest.approx(s ** 2 / m ** 2 / 2)
+    assert got["within"] == pytest.approx(s**2)
+    assert got["between"] == pytest.approx(m**2)
+    assert got["nc1"] == pytest.approx(s**2 / m**2 / 2)
     # full collapse onto the class means: no within-class scatter at all
     got = dg.class_separation(np.array([[1.0, 2.0], [1.0, 2.0], [4.0, 0.0]]), [1, 1, 0])
     assert got["within"] == 0 and got["nc1"] == 0 and got["ratio"] == 0
     # class means that coincide: no between-class scatter, the ratio is infinite
-    assert dg.class_separation(np.array([[0.0], [2.0], [1.0], [1.0]]), [0, 0, 1, 1])["ratio"] \
-        == float("inf")
+    assert dg.class_separation(np.array([[0.0], [2.0], [1.0], [1.0]]), [0, 0, 1, 1])[
+        "ratio"
+    ] == float("inf")
 
 
 def test_class_separation_rejects_bad_input():
@@ -90,8 +91,8 @@ def test_image_statistics_closed_form():
     v = np.array([0, 1, 1, 0.2])
     assert s["mean intensity"] == pytest.approx([v.mean(), 0.0])
     assert s["contrast"] == pytest.approx([v.std(), 0.0])
-    assert s["area"] == pytest.approx([0.5, 0.0])   # 0.2 itself is not above the threshold
-    rgb = np.stack([img / 255.0] * 3, axis=-1)      # grey repeated: the same statistics
+    assert s["area"] == pytest.approx([0.5, 0.0])  # 0.2 itself is not above the threshold
+    rgb = np.stack([img / 255.0] * 3, axis=-1)  # grey repeated: the same statistics
     assert dg.image_statistics(rgb)["contrast"] == pytest.approx(s["contrast"])
     with pytest.raises(ValueError, match="images: float images must lie in"):
         dg.image_statistics(img * 2.0)
@@ -118,7 +119,7 @@ def test_decodability_matches_closed_form_ridge(digits):
     x, _ = digits
     t = dg.image_statistics(x.reshape(-1, 8, 8) / 16.0)["area"]
     for folds, alpha in ((5, 1.0), (3, 30.0)):
-        got = dg.decodability(x[:, ::3], t, folds=folds, alpha=alpha)   # 22 of the 64 pixels
+        got = dg.decodability(x[:, ::3], t, folds=folds, alpha=alpha)  # 22 of the 64 pixels
         assert got == pytest.approx(_ridge_r2_numpy(x[:, ::3], t, folds, alpha), abs=1e-9)
     # a target linear in the features is decoded almost exactly; a shuffled one is not
     lin = x[:, 10] - 0.5 * x[:, 20]
@@ -136,8 +137,10 @@ def fashion_features():
     from mdlnb.studies import pretraining
 
     task = data.subsample(data.load("fashion_mnist", split="test"), 300, 0)
-    out = {o: features(pretraining.load_encoder(o, "vit", "S", 0), task).x
-           for o in ("supervised", "random")}
+    out = {
+        o: features(pretraining.load_encoder(o, "vit", "S", 0), task).x
+        for o in ("supervised", "random")
+    }
     return task, out
 
 
@@ -162,29 +165,40 @@ def test_feature_diagnosis_on_committed_encoders(fashion_features):
 def test_supervised_diagnosis_rows_and_contrast():
     """The study's plumbing on a small real grid: features rebuilt from the config, grid
     metrics averaged over orders from the frame, one row per (encoder, task, metric)."""
-    cfg = st.EncodersConfig(encoders=("random:vit_XS", "random:resnet_XS"),
-                            tasks=("digits", "lfw_faces"), train_size=80, test_size=40)
+    cfg = st.EncodersConfig(
+        encoders=("random:vit_XS", "random:resnet_XS"),
+        tasks=("digits", "lfw_faces"),
+        train_size=80,
+        test_size=40,
+    )
     frame = pd.DataFrame(
-        [{"encoder": e, "task": t, "metric": m, "value": v + s, "seed": s}
-         for e, base in (("random:vit_XS", 0.5), ("random:resnet_XS", 0.7))
-         for t in cfg.tasks for s in (0, 1)
-         for m, v in (("linear accuracy", base), ("codelength [bits/example]", 2 * base))])
+        [
+            {"encoder": e, "task": t, "metric": m, "value": v + s, "seed": s}
+            for e, base in (("random:vit_XS", 0.5), ("random:resnet_XS", 0.7))
+            for t in cfg.tasks
+            for s in (0, 1)
+            for m, v in (("linear accuracy", base), ("codelength [bits/example]", 2 * base))
+        ]
+    )
     result = types.SimpleNamespace(config=cfg, frame=frame)
     diag = dg.supervised_diagnosis(result, encoders=["random:vit_XS", "random:resnet_XS"])
     assert len(diag) == 2 * 2 * len(dg.METRICS)
     assert set(diag["group"]) == {"natural", "specialized"}
     row = diag.set_index(["encoder", "task", "metric"])["value"]
     assert row[("random:vit_XS", "digits", "linear accuracy")] == pytest.approx(1.0)
-    assert row[("random:resnet_XS", "lfw_faces", "codelength [bits/example]")] == \
-        pytest.approx(1.9)
+    assert row[("random:resnet_XS", "lfw_faces", "codelength [bits/example]")] == pytest.approx(1.9)
     from mdlnb.studies.transferability._features import prepare
 
-    fs = next(f for f in prepare(cfg, progress=False, feature_progress=False).features
-              if (f.encoder, f.task) == ("random:vit_XS", "lfw_faces"))
+    fs = next(
+        f
+        for f in prepare(cfg, progress=False, feature_progress=False).features
+        if (f.encoder, f.task) == ("random:vit_XS", "lfw_faces")
+    )
     direct = dg.feature_diagnosis(fs.train.x, fs.train.y)
     assert row[("random:vit_XS", "lfw_faces", "NC1")] == pytest.approx(direct["NC1"])
-    assert row[("random:vit_XS", "lfw_faces", "RankMe (raw)")] == \
-        pytest.approx(direct["RankMe (raw)"])
+    assert row[("random:vit_XS", "lfw_faces", "RankMe (raw)")] == pytest.approx(
+        direct["RankMe (raw)"]
+    )
 
     c = dg.contrast(diag, "random:vit_XS", "random:resnet_XS").set_index("metric")
     assert list(c.index) == list(dg.METRICS)
@@ -192,8 +206,9 @@ def test_supervised_diagnosis_rows_and_contrast():
     assert c.loc["linear accuracy", "tasks random:vit_XS lower"] == 2
     wide = diag[diag.metric == "NC1"].pivot(index="task", columns="encoder", values="value")
     assert c.loc["NC1", "random:resnet_XS"] == pytest.approx(wide["random:resnet_XS"].median())
-    assert c.loc["NC1", "tasks random:vit_XS lower"] == \
-        int((wide["random:vit_XS"] < wide["random:resnet_XS"]).sum())
+    assert c.loc["NC1", "tasks random:vit_XS lower"] == int(
+        (wide["random:vit_XS"] < wide["random:resnet_XS"]).sum()
+    )
     with pytest.raises(ValueError, match="encoders: not in the study"):
         dg.supervised_diagnosis(result, encoders=["byol:vit_S:trained"])
     with pytest.raises(ValueError, match="reference"):

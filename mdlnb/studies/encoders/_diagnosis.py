@@ -37,7 +37,8 @@ median over tasks of two encoders and the tasks on which the first is lower.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -49,11 +50,19 @@ IMAGE_STATS = ("mean intensity", "contrast", "area")
 #: Pixel value (images in [0, 1]) above which a pixel counts towards "area".
 AREA_THRESHOLD = 0.2
 #: Metrics of the frame, in the order :func:`contrast` lists them.
-METRICS = ("linear accuracy", "codelength [bits/example]", "RankMe (raw)",
-           "RankMe (standardised)", "within/between variance", "NC1",
-           *(f"R² {s}" for s in IMAGE_STATS))
-_FROM_GRID = {"linear accuracy": "linear accuracy",
-              "codelength [bits/example]": "codelength [bits/example]"}
+METRICS = (
+    "linear accuracy",
+    "codelength [bits/example]",
+    "RankMe (raw)",
+    "RankMe (standardised)",
+    "within/between variance",
+    "NC1",
+    *(f"R² {s}" for s in IMAGE_STATS),
+)
+_FROM_GRID = {
+    "linear accuracy": "linear accuracy",
+    "codelength [bits/example]": "codelength [bits/example]",
+}
 
 
 def _standardised(x: Any, name: str = "x") -> np.ndarray:
@@ -88,8 +97,12 @@ def class_separation(x: Any, y: Any) -> dict[str, float]:
     sw = resid.T @ resid / n
     within, between = float(np.trace(sw)), float(np.trace(sb))
     nc1 = float(np.trace(sw @ np.linalg.pinv(sb, rcond=1e-10, hermitian=True)) / len(classes))
-    return {"within": within, "between": between,
-            "ratio": within / between if between > 0 else float("inf"), "nc1": nc1}
+    return {
+        "within": within,
+        "between": between,
+        "ratio": within / between if between > 0 else float("inf"),
+        "nc1": nc1,
+    }
 
 
 def image_statistics(images: Any) -> dict[str, np.ndarray]:
@@ -103,8 +116,11 @@ def image_statistics(images: Any) -> dict[str, np.ndarray]:
     if x.ndim == 4:
         x = x.mean(axis=-1)
     flat = x.reshape(len(x), -1)
-    return {"mean intensity": flat.mean(axis=1), "contrast": flat.std(axis=1),
-            "area": (flat > AREA_THRESHOLD).mean(axis=1)}
+    return {
+        "mean intensity": flat.mean(axis=1),
+        "contrast": flat.std(axis=1),
+        "area": (flat > AREA_THRESHOLD).mean(axis=1),
+    }
 
 
 def decodability(x: Any, target: Any, *, folds: int = 5, alpha: float = 1.0) -> float:
@@ -140,8 +156,12 @@ def feature_diagnosis(features: Any, labels: Any, images: Any = None) -> dict[st
     raw = check_matrix(features, "features")
     z = _standardised(raw, "features")
     sep = class_separation(z, labels)
-    out = {"RankMe (raw)": rankme(raw), "RankMe (standardised)": rankme(z),
-           "within/between variance": sep["ratio"], "NC1": sep["nc1"]}
+    out = {
+        "RankMe (raw)": rankme(raw),
+        "RankMe (standardised)": rankme(z),
+        "within/between variance": sep["ratio"],
+        "NC1": sep["nc1"],
+    }
     if images is not None:
         stats = image_statistics(images)
         check_same_length(raw, stats["area"], "features", "images")
@@ -155,8 +175,9 @@ def _grid_means(frame: Any, encoders: Sequence[str]) -> dict[tuple[str, str, str
     return {k: float(v) for k, v in means.items()}
 
 
-def supervised_diagnosis(result: Any, *, encoders: Sequence[str] | None = None,
-                         prepared: Any = None, images: bool = True):
+def supervised_diagnosis(
+    result: Any, *, encoders: Sequence[str] | None = None, prepared: Any = None, images: bool = True
+):
     """Tidy frame (encoder, task, group, metric, value) of :data:`METRICS` for every
     (encoder, task) of an encoder-study ``result`` (:class:`EncodersResult`, or
     anything with its ``config`` and ``frame``).
@@ -179,11 +200,16 @@ def supervised_diagnosis(result: Any, *, encoders: Sequence[str] | None = None,
     chosen = list(config.encoders if encoders is None else encoders)
     unknown = sorted(set(chosen) - set(config.encoders))
     if unknown or not chosen:
-        raise ValueError(f"encoders: not in the study: {unknown or chosen}; "
-                         f"the study has {list(config.encoders)}")
+        raise ValueError(
+            f"encoders: not in the study: {unknown or chosen}; "
+            f"the study has {list(config.encoders)}"
+        )
     if prepared is None:
-        prepared = prepare(dataclasses.replace(config, encoders=tuple(chosen)), progress=False,
-                           feature_progress=False)
+        prepared = prepare(
+            dataclasses.replace(config, encoders=tuple(chosen)),
+            progress=False,
+            feature_progress=False,
+        )
     grid = _grid_means(result.frame, chosen)
     rows = []
     for fs in prepared.features:
@@ -191,11 +217,21 @@ def supervised_diagnosis(result: Any, *, encoders: Sequence[str] | None = None,
             continue
         pics = prepared.tasks[fs.task][0].x if images else None
         values = feature_diagnosis(fs.train.x, fs.train.y, pics)
-        values.update({m: grid.get((fs.encoder, fs.task, g), np.nan)
-                       for m, g in _FROM_GRID.items()})
+        values.update(
+            {m: grid.get((fs.encoder, fs.task, g), np.nan) for m, g in _FROM_GRID.items()}
+        )
         group = data.spec(fs.task).group
-        rows += [{"encoder": fs.encoder, "task": fs.task, "group": group, "metric": m,
-                  "value": float(values[m])} for m in METRICS if m in values]
+        rows += [
+            {
+                "encoder": fs.encoder,
+                "task": fs.task,
+                "group": group,
+                "metric": m,
+                "value": float(values[m]),
+            }
+            for m in METRICS
+            if m in values
+        ]
     return pd.DataFrame(rows, columns=["encoder", "task", "group", "metric", "value"])
 
 
@@ -214,7 +250,13 @@ def contrast(diagnosis: Any, encoder: str, reference: str):
     rows = []
     for m in [m for m in METRICS if m in wide.index.get_level_values(0)]:
         pair = wide.loc[m, [encoder, reference]].dropna()
-        rows.append({"metric": m, encoder: float(pair[encoder].median()),
-                     reference: float(pair[reference].median()), "tasks": len(pair),
-                     f"tasks {encoder} lower": int((pair[encoder] < pair[reference]).sum())})
+        rows.append(
+            {
+                "metric": m,
+                encoder: float(pair[encoder].median()),
+                reference: float(pair[reference].median()),
+                "tasks": len(pair),
+                f"tasks {encoder} lower": int((pair[encoder] < pair[reference]).sum()),
+            }
+        )
     return pd.DataFrame(rows)
