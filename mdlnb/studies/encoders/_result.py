@@ -214,6 +214,30 @@ class EncodersResult:
             "orders": f"{len(self.config.seeds)} orders per (encoder, task)"}
         return _setting.rows("readout", ours)
 
+    def diagnosis(self, encoders: Sequence[str] | None = None):
+        """Why an encoder ranks where it does: effective rank, class separation and the
+        decodability of image statistics per (encoder, task) (:mod:`._diagnosis`)."""
+        from mdlnb.studies.encoders import _diagnosis
+
+        return _diagnosis.supervised_diagnosis(self, encoders=encoders)
+
+    def diagnosis_findings(self, diagnosis, *, encoder: str = "supervised:vit_S:trained",
+                           reference: str = "random:vit_S:trained") -> str:
+        """:meth:`diagnosis` in words (Markdown), ``encoder`` against ``reference``, after
+        the two encoders' average ranks over the diagnosed encoders."""
+        from mdlnb.studies.encoders import _diagnosis
+
+        t = self.average_ranks(list(dict.fromkeys(diagnosis["encoder"]))).set_index("encoder")
+        ranks = {e: " / ".join(f"{t.loc[e, f'{m} rank']:.2f}" for m in ("linear", "mlp", "mdl"))
+                 for e in (encoder, reference)}
+        return (f"**Why {encoder} ranks where it does.** Average ranks over {len(self.sizes)} "
+                f"tasks by linear accuracy / best-MLP accuracy / MDL: {encoder} {ranks[encoder]}, "
+                f"{reference} {ranks[reference]} (of {len(t)} encoders). Its features are the "
+                "ones its classifier head and its pretraining probe read (the mean of the patch "
+                "tokens after the final LayerNorm), so the ranking is not a featurisation "
+                "defect; what its features lose is below.\n\n"
+                + _diagnosis.findings(diagnosis, encoder=encoder, reference=reference))
+
     # -- figures (see _plots) ------------------------------------------------
     def plot_cd(self, encoders: Sequence[str], *, alpha: float = 0.10, group: str | None = None):
         return _plots.cd_diagrams(self.frame, encoders, alpha=alpha, group=group)
