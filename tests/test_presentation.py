@@ -196,3 +196,110 @@ def test_scaling_findings_name_families_and_give_the_paired_differences():
     d = diffs.loc["mae:vit_L:150"]
     assert f"ViT-L {d['Δ bits/example']:+.3f} ± {d['Δ sd (orders)']:.3f}" in text
     assert "Paired with ViT-S" in text and "sd over 3 orders" in text
+
+
+# ---- "linear or deeper?" (issue 41): one statement per data-size bin, from several orders
+
+
+@pytest.fixture(scope="module")
+def depth_reports():
+    """Three orders of the first 600 scikit-learn digits (PCA-8 features) coded by a board
+    of a linear readout and two MLPs (one and two hidden layers of 32)."""
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import PCA
+
+    import mdlnb
+    from mdlnb import readouts
+
+    x, y = load_digits(return_X_y=True)
+    x = PCA(8, random_state=0).fit_transform(x[:600]).astype(np.float32)
+    board = mdlnb.expert_grid([readouts.linear(), readouts.mlp(1, 32), readouts.mlp(2, 32)],
+                              learning_rate=[3e-3], replay_streams=[5])
+    return [mdlnb.evaluate(x, y[:600], experts=board, seed=s, progress=False, name="pca8")
+            for s in range(3)]
+
+
+def test_linear_or_deeper_from_the_tidy_posterior(depth_reports):
+    """The deeper mass re-derived from each report's tidy readout posterior with pandas,
+    its interval and answer from scipy's one-sample t-test against 1/2."""
+    from scipy import stats
+
+    import mdlnb
+
+    pref = mdlnb.readout_preference(depth_reports)
+    depth = pref.linear_or_deeper
+    assert depth.deeper == ("mlp1x32", "mlp2x32") and depth.orders == 3
+    post = pd.concat([r.readout_posterior().assign(order=i) for i, r in enumerate(depth_reports)])
+    deep = post[post.readout != "linear"].groupby(["order", "t"])["probability"].sum()
+    deep = deep.reset_index()
+    for _, row in depth.table.iterrows():
+        inside = deep[(deep.t >= row["n_from"]) & (deep.t < row["n_to"])]
+        per_order = inside.groupby("order")["probability"].mean().to_numpy()
+        assert row["deeper mass"] == pytest.approx(per_order.mean(), abs=1e-9)
+        lo, hi = stats.t.interval(0.95, 2, loc=per_order.mean(), scale=stats.sem(per_order))
+        assert (row["deeper low"], row["deeper high"]) == pytest.approx(
+            (max(lo, 0.0), min(hi, 1.0)), abs=1e-9)
+        p = stats.ttest_1samp(per_order, 0.5).pvalue
+        want = ("undecided" if not p < 0.05 else "deeper" if per_order.mean() > 0.5 else "linear")
+        assert row["answer"] == want
+    assert depth.table["answer"].iloc[-1] == "deeper"        # MLPs win on 600 digits
+    n_from, answer = depth.settled
+    assert answer == "deeper" and (depth.table["n_from"] >= n_from).sum() >= 2
+    assert str(depth).startswith("linear or deeper (mlp1x32, mlp2x32 together), 3 orders: "
+                                 f"deeper from n ≈ {n_from:,}")
+    assert str(depth) in str(pref)                          # printed with the preference
+
+
+def test_orders_needed_is_the_smallest_count_whose_interval_excludes_a_half():
+    from scipy import stats
+
+    from mdlnb._depth import orders_needed
+
+    for mean, sd in ((0.8, 0.1), (0.55, 0.2), (0.3, 0.05), (0.51, 0.03)):
+        r = orders_needed(mean, sd)
+        width = lambda k: stats.t.ppf(0.975, k - 1) * sd / np.sqrt(k)   # noqa: E731
+        assert width(r) < abs(mean - 0.5) and (r == 2 or width(r - 1) >= abs(mean - 0.5))
+    assert orders_needed(0.5, 0.1) is None and orders_needed(0.9, 0.0) == 2
+    assert orders_needed(0.5001, 0.4) is None                # beyond 1,000 orders
+
+
+def test_one_order_decides_nothing_and_says_so(depth_reports):
+    import mdlnb
+
+    depth = mdlnb.readout_preference(depth_reports[0]).linear_or_deeper
+    assert (depth.table["answer"] == "undecided").all() and depth.settled is None
+    assert "one order: run several seeds to decide" in depth.text()
+
+
+def test_comparison_table_cells_agree_with_each_other(depth_reports):
+    """A comparison's depth columns are the LinearOrDeeper's numbers, and its sign-change
+    cells describe one quantity: 'never' exactly when no order changes sign."""
+    import re
+
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import PCA
+
+    import mdlnb
+
+    x, y = load_digits(return_X_y=True)
+    x, y = x[:600].astype(np.float32), y[:600]
+    board = depth_reports[0].losses.experts
+    feats = {"pixels": x, "pca8": PCA(8, random_state=0).fit_transform(x).astype(np.float32)}
+    cmp = mdlnb.compare(feats, y, experts=list(board), seeds=(0, 1, 2), progress=False)
+    tab = cmp.table().set_index("encoder")
+    shown = cmp.display_table().set_index("encoder")
+    for e in cmp.encoders:
+        d = cmp.linear_or_deeper(e)
+        last = d.table.iloc[-1]
+        assert tab.loc[e, "linear or deeper"] == d.text() == shown.loc[e, "linear or deeper"]
+        assert tab.loc[e, "deeper mass (last bin)"] == last["deeper mass"]
+        nums = [float(v) for v in re.findall(r"mass ([0-9.]+) \[([0-9.]+), ([0-9.]+)\]",
+                                               d.text())[0]]
+        assert nums == pytest.approx([round(last[k], 2) for k in
+                                      ("deeper mass", "deeper low", "deeper high")], abs=1e-9)
+        k = tab.loc[e, "orders with a sign change"]
+        assert (k == 0) == np.isnan(tab.loc[e, "last sign change [n]"])
+        assert (k < 2) == np.isnan(tab.loc[e, "last sign change std [n]"])
+        if e != cmp.best:
+            assert (shown.loc[e, "vs best changes sign"] == "never") == (k == 0)
+    assert not any(c.startswith("none") for c in shown["readout by data size"])
