@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 import numpy as np
 import pandas as pd
 
-from mdlnb import _targets, preference
+from mdlnb import _targets, _warnings, preference
 from mdlnb._task import Task
 from mdlnb._units import LN2
 from mdlnb.plots import log_spaced
@@ -423,6 +423,7 @@ class Comparison:
         if self.kind == "regression":
             lines.append(f"units: {_targets.QUANTISATION_NOTE}")
         lines += [f"warning: {w}" for w in self.warnings]
+        _warnings.printed(self.warnings)     # shown here: not again at the end of the cell
         return lines
 
     def __str__(self) -> str:

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from mdlnb import preference, switching
+from mdlnb import _warnings, preference, switching
 from mdlnb._arguments import strategy_label
 from mdlnb._units import LN2
 
@@ -133,6 +133,7 @@ def text(report: Any) -> str:
                      f"{p['expert_updates']:,} of {p['expert_updates_unpruned']:,} "
                      f"expert-updates ({p['updates_ratio']:.1f}x fewer)")
     lines += [f"  warning        : {w}" for w in r.warnings]
+    _warnings.printed(r.warnings)       # shown here: not again at the end of the cell
     return "\n".join(lines)
 
 
@@ -157,6 +158,7 @@ def text_regression(report: Any) -> str:
         "classification codelengths",
     ]
     lines += [f"  warning        : {w}" for w in r.warnings]
+    _warnings.printed(r.warnings)
     return "\n".join(lines)
 
 

@@ -137,10 +137,12 @@ print("done", round(rep.total_nats, 3))
 """
 
 
-def _run_in_kernel(code: str, tmp_path) -> list:
+def _run_in_kernel(code: str, tmp_path, *more: str) -> list:
+    """Run ``code`` (and each of ``more``, as later cells) in a fresh kernel; the first
+    cell's outputs (a list of lists, one per cell, when ``more`` is given)."""
     from nbclient import NotebookClient
 
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (code, *more)])
     env = {k: v for k, v in os.environ.items() if k not in ("MDLNB_PROGRESS", runner.RUNNER_ENV)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     old = dict(os.environ)
@@ -152,7 +154,44 @@ def _run_in_kernel(code: str, tmp_path) -> list:
     finally:
         os.environ.clear()
         os.environ.update(old)
-    return nb.cells[0].outputs
+    return [c.outputs for c in nb.cells] if more else nb.cells[0].outputs
+
+
+_ONCE_CELLS = ("""
+import os, warnings
+os.environ["MDLNB_PROGRESS"] = "0"
+import mdlnb
+task = mdlnb.data.load("digits", size=300, seed=0)
+rep = mdlnb.evaluate(task, protocol="small")
+print(rep)
+""", """
+rep2 = mdlnb.evaluate(task, protocol="small", seed=1)
+print("coded", round(rep2.total_nats, 1))
+""", """
+from sklearn.decomposition import PCA
+cmp = mdlnb.compare({"pixels": task.x.reshape(300, -1),
+                     "pca8": PCA(8, random_state=0).fit_transform(task.x.reshape(300, -1))},
+                    task, protocol="small", progress=False)
+print(cmp)
+""")
+
+
+@pytest.mark.slow
+def test_in_a_kernel_each_warning_is_printed_once(tmp_path):
+    """A report printed in the cell that computed it shows its warning once (in the
+    report, not again as a Python warning); a report not printed shows it once, after the
+    cell's output; a comparison printed likewise — stdout only, no stderr."""
+    cells = _run_in_kernel(_ONCE_CELLS[0], tmp_path, *_ONCE_CELLS[1:])
+    texts = ["".join(o.get("text", "") for o in outs if o["output_type"] == "stream")
+             for outs in cells]
+    assert not [o for outs in cells for o in outs
+                if o["output_type"] == "stream" and o["name"] == "stderr"]
+    edge = "only two values of learning_rate"
+    assert texts[0].count(edge) == 1 and "  warning        : best expert" in texts[0]
+    assert texts[1].count(edge) == 1
+    assert texts[1].index("coded") < texts[1].index("warning: best expert")   # after the output
+    assert texts[2].count(edge) == texts[2].count("  warning: best expert") >= 1
+    assert "warning: compare:" not in texts[2]
 
 
 @pytest.mark.slow
