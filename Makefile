@@ -60,8 +60,9 @@ $(STAMP): pyproject.toml
 
 # One notebook: executed by papermill in batch mode (mdlnb.runner), written only on
 # success; reruns when its source, its profile entry or any library file changed.
+# --paper: its figures and tables go into the committed paper/ (smoke: build/paper-smoke).
 $(NB_DIR)/%.ipynb: notebooks/%.py $(PARAMS)/%.json $(LIBRARY) | $(STAMP) data-packages
-	$(BIN)/python -m mdlnb.runner --profile $(PROFILE) $*
+	$(BIN)/python -m mdlnb.runner --profile $(PROFILE) $(if $(filter smoke,$(PROFILE)),,--paper) $*
 
 $(NB_DIR)/%.html: $(NB_DIR)/%.ipynb
 	$(BIN)/python -m mdlnb.runner --html $<

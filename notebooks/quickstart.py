@@ -35,7 +35,7 @@ profile = "default"          # "smoke" (CI, seconds), "default" (CPU, minutes), 
 paper_dir = "paper"          # where the figure and the table are written
 task_name = "digits"         # any name in mdlnb.data.names()
 split = "all"                # the whole dataset is one stream to compress
-size = None                  # None: every example; else a stratified subsample
+size: int | None = None      # None: every example; else a stratified subsample
 protocol = "default"         # board, B, switching m, standardisation: "small", "default",
                              # "paper-vtab" (Table 6, B 32, m 11), "paper-imagenet" (Table 9, B 512, m 2)
 seed = 0                     # example order, initialisations, replay samples

@@ -312,7 +312,7 @@ def test_compare_reads_every_format_with_separate_labels(digits, tmp_path, capsy
     assert cli.main(["compare", *files, "--labels", str(write(tmp_path / f"y{suffix}", y=y)),
                      "--protocol", "small", "--quiet", "--table", str(table)]) == 0
     out = capsys.readouterr()
-    assert f"task 'y', N=300, C=10" in out.out
+    assert "task 'y', N=300, C=10" in out.out
     lib = mdlnb.compare({"pca": pca, "pooled": pooled}, y, protocol="small", progress=False)
     got = pd.read_csv(table).set_index("encoder")["total [nats]"]
     want = lib.table().set_index("encoder")["total [nats]"]

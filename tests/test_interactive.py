@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 import warnings
 
 import nbformat
@@ -226,3 +225,65 @@ def test_batch_runs_do_not_print_the_tcp_warning(tmp_path, monkeypatch, capfd):
     text = nbformat.read(out, as_version=4).cells[-1].outputs[0]["text"]
     assert text == "runner: 1\n"
     assert not [p for p in os.listdir(tmp_path) if "kernel-" in p]
+
+
+# ---- the parameters cell as the kernel ran it (issue 41) -----------------------------
+
+
+def _cell(name: str, edit=lambda s: s) -> str:
+    cell = next(c for c in __import__("jupytext").read(runner.notebook_dir() / f"{name}.py").cells
+                if "parameters" in c.metadata.get("tags", []))
+    return edit(cell.source)
+
+
+def test_a_misspelled_parameter_fails_at_once_naming_it(by_hand):
+    src = _cell("quickstart", lambda s: s + "\nblockwise_epoch = 5\n")
+    ns: dict = {}
+    exec(src, ns)
+    with pytest.raises(ValueError, match=r"'blockwise_epoch' is not a parameter of quickstart "
+                                         r"\(did you mean 'blockwise_epochs'\?\)"):
+        runner.interactive_profile(ns, "quickstart", cell=src)
+
+
+def test_a_wrong_type_in_the_cell_fails_naming_the_parameter(by_hand):
+    src = _cell("quickstart", lambda s: s.replace("size: int | None = None", 'size = "300"'))
+    ns: dict = {}
+    exec(src, ns)
+    with pytest.raises(ValueError, match=r"size = '300' is a str, but quickstart's size takes "
+                                         r"int \| None \(its annotation\)"):
+        runner.interactive_profile(ns, "quickstart", cell=src)
+
+
+def test_the_values_of_the_cell_that_ran_win_whatever_the_file_says(by_hand, capsys):
+    """`profile = "smoke"` with `size = 500` typed in the cell: N = 500, the smoke profile
+    for the rest — the file on disk is not read for the values."""
+    src = _cell("quickstart", lambda s: s.replace('profile = "default"', 'profile = "smoke"')
+                .replace("size: int | None = None", "size = 500"))
+    ns: dict = {}
+    exec(src, ns)
+    runner.interactive_profile(ns, "quickstart", cell=src)
+    assert ns["size"] == 500 and ns["protocol"] == "small" and ns["blockwise_epochs"] == 5
+    assert "size=" not in capsys.readouterr().out.split(";")[0].split(":", 1)[1]
+
+
+_KERNEL_NOTEBOOK_CELLS = (
+    '%s\n',
+    'from mdlnb import runner\nrunner.interactive_profile(globals(), "quickstart")\n'
+    'print("size", size, "protocol", protocol)\n',
+)
+
+
+@pytest.mark.slow
+def test_in_a_kernel_the_profile_reads_the_cell_as_run_not_the_file(tmp_path):
+    """In a kernel (the cells as JupyterLab sends them, the file on disk untouched): the
+    edited size is used, and a misspelling fails in the profile cell, naming it."""
+    edited = _cell("quickstart", lambda s: s.replace('profile = "default"', 'profile = "smoke"')
+                   .replace("size: int | None = None", "size = 500"))
+    outs = _run_in_kernel(_KERNEL_NOTEBOOK_CELLS[0] % edited, tmp_path, _KERNEL_NOTEBOOK_CELLS[1])
+    text = "".join(o.get("text", "") for o in outs[1] if o["output_type"] == "stream")
+    assert "size 500 protocol small" in text
+    typo = edited + "\nblockwise_epoch = 5\n"
+    from nbclient.exceptions import CellExecutionError
+
+    with pytest.raises(CellExecutionError, match="'blockwise_epoch' is not a parameter"):
+        _run_in_kernel(_KERNEL_NOTEBOOK_CELLS[0] % typo, tmp_path, _KERNEL_NOTEBOOK_CELLS[1])

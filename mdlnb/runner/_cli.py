@@ -23,7 +23,11 @@ def parser(description: str) -> argparse.ArgumentParser:
     ap.add_argument("--check", action="store_true",
                     help="run nothing: check every entry of notebooks/profiles.yaml (names, "
                          "types, study config fields) and exit (status 2 on an error)")
-    ap.add_argument("--out-dir", default=None)
+    ap.add_argument("--paper", action="store_true",
+                    help="write what the notebooks save into the committed paper/ (what "
+                         "`make reproduce` does; default: build/runs/<profile>/paper/, smoke "
+                         "runs build/paper-smoke/)")
+    ap.add_argument("--out-dir", default=None, help="where the executed notebooks go")
     ap.add_argument("--compare-to-git", metavar="REV", default=None,
                     help="end by listing committed paper/*.csv numbers (at REV) that moved")
     ap.add_argument("--summary", action="store_true",
