@@ -103,10 +103,11 @@ class LinearOrDeeper:
             return (f"deeper mass {last['deeper mass']:.2f} at {at} (one order: run several "
                     "seeds to decide)")
         mass = (f"mass {last['deeper mass']:.2f} [{last['deeper low']:.2f}, "
-                f"{last['deeper high']:.2f}] at {at}")
+                f"{last['deeper high']:.2f}]")
         settled, need = self.settled, self.needed
         if settled is not None:
-            return f"{settled[1]} from n ≈ {settled[0]:,}: {mass}; needs {need} orders ({self.orders} run)"
+            return (f"{settled[1]} from n ≈ {settled[0]:,}: {mass} at {at}; needs {need} "
+                    f"orders ({self.orders} run)")
         more = ("no number of orders settles it at this spread" if need is None else
                 f"needs ≈ {need} orders ({self.orders} run)")
         return f"undecided at {at}: {mass}; {more}"

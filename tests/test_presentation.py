@@ -9,6 +9,8 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+import re  # noqa: E402
+
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
@@ -303,3 +305,132 @@ def test_comparison_table_cells_agree_with_each_other(depth_reports):
         if e != cmp.best:
             assert (shown.loc[e, "vs best changes sign"] == "never") == (k == 0)
     assert not any(c.startswith("none") for c in shown["readout by data size"])
+
+
+# ---- pages a student can read alone (issue 41) ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def digits_report():
+    import mdlnb
+
+    task = mdlnb.data.load("digits", size=300, seed=0)
+    return task, mdlnb.evaluate(task, protocol="small", progress=False)
+
+
+def test_codelength_table_says_how_each_code_codes(digits_report):
+    import math
+
+    _, rep = digits_report
+    tab = rep.codelength_table().set_index("code")
+    how = tab["how it codes"]
+    assert "plain average of the K = 4 experts" in how["ElementwiseMixture()"]
+    assert "never learn" in how["ElementwiseMixture()"]
+    assert f"log K = {math.log(4):.1f} nats" in how["BayesianMixture()"]
+    assert "m − 1 = 1 time over" in how["FixedShare(m=2)"]
+    assert "m − 1 = 10 times" in how["FixedShare(m=11)"]
+    assert how.str.len().min() > 20 and how.notna().all()
+    assert "yardstick" in how.iloc[-2] and "knowing nothing" in how.iloc[-1]
+
+
+def test_blockwise_notes_explain_the_blocks_above_the_uniform_code(digits_report):
+    """The notes name exactly the blocks whose per-example code exceeds log C, their
+    range, the unseen-class count (by a plain loop) and the sums, from the numbers."""
+    import math
+    import re
+
+    from mdlnb import blockwise
+
+    task, rep = digits_report
+    block = blockwise.blockwise(task, rep.expert(), order=rep.losses.order, epochs=20)
+    per = block.block_nats / block.block_sizes
+    worse = [s for s in range(1, len(per)) if per[s] > math.log(10)]
+    text = block.notes(task)
+    assert worse, "the first blocks of 300 digits cost more than log 10 (the case explained)"
+    assert f"**Blocks {worse[0]}–{worse[-1]} cost more than the uniform code.**" in text
+    assert f"{per[worse].min():.1f}–{per[worse].max():.1f} nats per example" in text
+    y = task.y[block.order]
+    unseen = 0
+    for s in worse:
+        lo, hi = block.boundaries[s - 1], block.boundaries[s]
+        unseen += sum(1 for t in range(lo, hi) if y[t] not in set(y[:lo].tolist()))
+    assert re.search(rf"\b{unseen} of their {int(block.block_sizes[worse].sum())} examples", text)
+    up_to = block.boundaries[worse[-1]]
+    assert f"up to n = {up_to:,} the block-wise code spent {block.block_nats[:worse[-1] + 1].sum():,.1f}" in text
+    assert f"{up_to * math.log(10):,.1f}" in text
+    assert "**best epoch**: the epoch (of 20)" in text and "0 marks the uniform first block" in text
+    assert "Blocks" not in blockwise.BlockwiseResult(
+        boundaries=np.array([1, 2]), block_nats=np.array([math.log(10), 0.1]),
+        best_epoch=np.array([0, 3]), order=np.arange(2), num_classes=10, expert="e",
+        meta={"epochs": 5, "holdout": 0.1}).notes()
+
+
+@pytest.mark.slow   # the beyond study's small config: a minute on a quiet 2-core CPU
+def test_beyond_figure_and_table_in_readers_words(tmp_path):
+    """The regression figure names representations and units in words, keys its band, and
+    its titles do not touch; the summary table has rounded, whole cells."""
+    import re
+
+    from mdlnb.studies import _beyond_plots, beyond
+
+    assert _beyond_plots.representation_label("lite0@64/stage5") == \
+        "EfficientNet-Lite0 stage 5 features (64 px input)"
+    assert _beyond_plots.representation_label("pixels8x8") == "pixels averaged to 8×8"
+    assert _beyond_plots.representation_label("pca2") == "top 2 principal components"
+    result = beyond.run(beyond.BeyondConfig(image_size=80, resolution=32, layer="stage2",
+                                            calibration_size=100, calibration_protocol="small",
+                                            points=20), progress=False)
+    fig = result.plot_regression()
+    fig.canvas.draw()
+    texts = [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]
+    assert not [t for t in texts if re.search(r"lite\d@|pixels\d|density nats", t)], texts
+    assert any(t.startswith("EfficientNet-Lite0 stage 2 features (32 px input)") for t in texts)
+    assert any(t.startswith("band: min–max over 3 orders") for t in texts)
+    boxes = [ax.title.get_window_extent() for ax in fig.axes]
+    assert not boxes[0].overlaps(boxes[1])                       # titles do not touch
+    assert all("density" in ax.get_ylabel() and "nats" in ax.get_ylabel() for ax in fig.axes)
+    summary = result.regression_summary()
+    assert list(summary.columns) == ["task", "representation", "D", "density code [nats/example]",
+                                     "vs best [nats] (paired)", "MDL rank", "LogME [nats/example]",
+                                     "LogME rank", "linear or deeper"]
+    assert summary["density code [nats/example]"].str.fullmatch(r"-?\d+\.\d{3} ± \d+\.\d{3}").all()
+    assert summary["LogME [nats/example]"].str.fullmatch(r"[+-]\d+\.\d{2}").all()
+    full = result.regression()
+    for (_, s), (_, f) in zip(summary.iterrows(), full.iterrows()):   # the same numbers
+        assert s["density code [nats/example]"].startswith(f"{f['per example [density nats]']:.3f}")
+    plt.close(fig)
+
+
+def test_a_study_shows_its_stages(monkeypatch, capsys):
+    """A bar over the stages where someone watches, one line in batch mode, nothing when
+    progress is False."""
+    from mdlnb import _progress
+    from mdlnb._stages import Stages
+
+    monkeypatch.setattr(_progress, "interactive", lambda: True)
+    monkeypatch.setenv(_progress.ENV, "0")                       # batch: one summary line
+    with Stages(("a", "b", "c"), desc="study", progress=None) as st:
+        for name in ("a", "b", "c"):
+            st.start(name)
+    assert re.fullmatch(r"study: 3/3 stage in [\d.]+ s; c\n", capsys.readouterr().out)
+    with Stages(("a",), desc="study", progress=False) as st:
+        st.start("a")
+    assert capsys.readouterr().out == ""
+    monkeypatch.delenv(_progress.ENV)
+    seen = []
+
+    class Bar:
+        def __init__(self, *a, total=None, desc="", unit="", **k):
+            self.n, self.total = 0, total
+        def update(self, k=1):
+            self.n += k
+        def set_postfix_str(self, s, refresh=True):
+            seen.append((self.n, s))
+        def close(self):
+            seen.append(("closed", self.n))
+
+    monkeypatch.setattr(_progress, "tqdm_class", lambda: Bar)
+    with Stages(("a", "b"), desc="study", progress=None) as st:
+        st.start("a")
+        st.start("b")
+    assert seen == [(0, "a"), (1, "b"), ("closed", 2)]
