@@ -373,7 +373,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.compare_to_git:
         from mdlnb import _paperdiff
 
-        print(_paperdiff.report(_paperdiff.paper_diff(ROOT / "paper", rev=args.compare_to_git)),
-              flush=True)
+        print(_paperdiff.report(
+            _paperdiff.paper_diff(ROOT / "paper", rev=args.compare_to_git),
+            verdicts=_paperdiff.verdict_changes(ROOT / "paper", rev=args.compare_to_git)),
+            flush=True)
     return 0
 
