@@ -134,8 +134,10 @@ $(LAB_STAMP): pyproject.toml | $(STAMP)
 
 # JupyterLab on notebooks/: jupyter/labconfig makes jupytext's notebook view the default
 # viewer of .py files (a double click opens a notebook, not the text editor; your own
-# ~/.jupyter settings still win); notebooks/jupytext.toml keeps saving from rewriting
-# their headers. Root (containers, CI machines) needs --allow-root.
+# ~/.jupyter settings still win); jupyter/jupyter_server_config.json saves a notebook
+# opened from a .py to the student's copy build/lab/notebooks/NAME.ipynb, outputs
+# included, never to the tracked .py (mdlnb/runner/_lab.py). Root (containers, CI
+# machines) needs --allow-root.
 LAB_ENV := JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 
 lab: setup $(LAB_STAMP)

@@ -287,3 +287,20 @@ def test_in_a_kernel_the_profile_reads_the_cell_as_run_not_the_file(tmp_path):
 
     with pytest.raises(CellExecutionError, match="'blockwise_epoch' is not a parameter"):
         _run_in_kernel(_KERNEL_NOTEBOOK_CELLS[0] % typo, tmp_path, _KERNEL_NOTEBOOK_CELLS[1])
+
+
+@pytest.mark.slow
+def test_in_a_kernel_a_study_cell_shows_a_bar_of_its_stages(tmp_path):
+    """The parity study's run (its smoke size) draws one widget bar over its stages in a
+    notebook kernel, and nothing on stderr."""
+    if importlib.util.find_spec("ipywidgets") is None:
+        pytest.skip("ipywidgets (the lab extra) is not installed")
+    code = ("import os\nos.environ.pop('MDLNB_PROGRESS', None)\n"
+            "from mdlnb.studies import parity\n"
+            "r = parity.run(parity.ParityConfig(d=6, n_examples=200, seeds=2, num_sizes=8,\n"
+            "               at=(3, 10, 50), mlp_width=16, mlp_steps=20))\nprint('ran')\n")
+    outs = _run_in_kernel(code, tmp_path)
+    bars = [o for o in outs if o["output_type"] == "display_data"
+            and "application/vnd.jupyter.widget-view+json" in o["data"]]
+    assert bars and "parity" in bars[0]["data"].get("text/plain", "")
+    assert not [o for o in outs if o.get("name") == "stderr"]
