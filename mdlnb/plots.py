@@ -11,7 +11,9 @@ the same colour in every figure, set by its depth — ``linear`` grey, then
 blue → purple → red → orange → yellow: deeper is warmer), so neighbours in depth
 are distinct and the order reads off the colour. A figure of readouts takes
 ``pal = plots.depth_palette(readouts)`` (a dict readout → colour; widths of one
-depth beyond the first are lighter) and draws in :func:`depth_order`.
+depth beyond the first are lighter) and draws in :func:`depth_order`; a depth that
+is a number (a mean over orders) takes ``cmap=plots.depth_cmap(max_depth)`` with
+``vmin=0, vmax=max_depth``.
 """
 
 from __future__ import annotations
@@ -55,6 +57,17 @@ def depth_order(readouts: Sequence[str]) -> list[str]:
         w = int(found.group(1)) if found else 256      # the paper's width first, then by width
         return (d is None, d if d is not None else 0, w != 256, w)
     return sorted(dict.fromkeys(readouts), key=key)
+
+
+def depth_cmap(max_depth: int = len(DEPTH_COLORS) - 1) -> Any:
+    """A colormap through :data:`DEPTH_COLORS` ``[0 … max_depth]``, for a depth that is a
+    number (a mean over orders, a heatmap cell): with ``vmin=0, vmax=max_depth`` an
+    integer depth gets exactly its readout's colour, a mean lies between them."""
+    from matplotlib.colors import LinearSegmentedColormap
+
+    max_depth = check_int("max_depth", max_depth, minimum=1)
+    colors = [DEPTH_COLORS[min(d, len(DEPTH_COLORS) - 1)] for d in range(max_depth + 1)]
+    return LinearSegmentedColormap.from_list(f"mdlnb-depth-{max_depth}", colors)
 
 
 def depth_palette(readouts: Sequence[str]) -> dict[str, str]:

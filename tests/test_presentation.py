@@ -89,19 +89,31 @@ def test_codelength_legend_sits_outside_the_bars():
     plt.close(fig)
 
 
-def test_readout_heatmap_has_one_colour_per_depth_and_integer_ticks():
+def test_readout_heatmap_shows_the_mean_depth_over_orders():
+    """The heatmap (its design of the encoder study's claim d2): the mean depth over orders
+    per cell, to one decimal, on a colour bar from 0 (linear) to the deepest whole depth."""
     from mdlnb.studies.encoders import _plots
 
-    table = pd.DataFrame([[0, 1, 3], [2, 0, 1]], index=["enc a", "enc b"],
+    table = pd.DataFrame([[0, 1.5, 3], [2, 0, 1]], index=["enc a", "enc b"],
                          columns=["digits", "textures", "clevr_count"])
     ax = _plots.preference_heatmap(table, {"digits": "natural", "textures": "natural",
-                                           "clevr_count": "structured"})
-    cbar = ax.collections[0].colorbar
-    assert list(cbar.get_ticks()) == [0, 1, 2, 3]
-    assert ax.collections[0].cmap.N == 4                  # discrete: a colour per depth
-    assert "hidden layers" in cbar.ax.get_ylabel()
+                                           "clevr_count": "structured"}, orders=3,
+                                   agreement=0.5)
+    mesh = ax.collections[0]
+    assert (mesh.norm.vmin, mesh.norm.vmax) == (0.0, 3.0)
+    assert "hidden layers" in mesh.colorbar.ax.get_ylabel()
+    assert sorted(t.get_text() for t in ax.texts if "." in t.get_text()) == \
+        sorted(f"{v:.1f}" for v in table.to_numpy().ravel())
     assert [x.get_text() for x in ax.get_xticklabels()] == ["digits", "textures", "Clevr count"]
+    assert "3 data orders" in ax.get_title() and "50%" in ax.get_title()
     plt.close(ax.figure)
+
+
+def test_depth_cmap_gives_a_whole_depth_its_readout_colour():
+    from matplotlib.colors import to_hex
+
+    cmap = plots.depth_cmap(3)
+    assert [to_hex(cmap(d / 3)) for d in range(4)] == list(plots.DEPTH_COLORS[:4])
 
 
 def _scaling_inputs():
