@@ -349,6 +349,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in args.names:
             to_html(path)
         return 0
+    if args.sweep:
+        from mdlnb.runner import _sweep
+
+        return _sweep.main(args)
     if args.check:
         try:
             check_profiles()
