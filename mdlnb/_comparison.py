@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Any, Callable, Mapping, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -39,7 +40,7 @@ class Rerun(NamedTuple):
     y: np.ndarray | Task
     num_classes: int | None
     cache: bool
-    compare: Callable[..., "Comparison"]
+    compare: Callable[..., Comparison]
 
 
 #: A gap to the best within this many paired sd is a close call (:attr:`Comparison.close_call`).
@@ -76,7 +77,7 @@ class StandardizeCheck:
     standardize: tuple[str, str]
     gap_nats: float
     gap_sd_nats: float
-    rerun: "Comparison"
+    rerun: Comparison
     held: bool
 
     def __str__(self) -> str:
@@ -197,7 +198,8 @@ class Comparison:
         (:class:`mdlnb._depth.LinearOrDeeper`); None when no readout was trained or the
         board has no linear readout beside others."""
         reps = [self.reports.get((encoder, s)) for s in self.seeds]
-        if any(r is None for r in reps) or not reps[0].trained:
+        first = reps[0]
+        if first is None or any(r is None for r in reps) or not first.trained:
             return None
         return self.readout_preference(encoder).linear_or_deeper
 

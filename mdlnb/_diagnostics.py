@@ -10,7 +10,8 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 #: Hyperparameter axes checked, with the bound of each parameter's domain
 #: (side, value) at which an edge is no search failure: a grid cannot go below

@@ -17,7 +17,8 @@ rule (:func:`mdlnb._progress.wanted`: ``None`` = where someone watches)::
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from mdlnb import _progress
 
@@ -47,7 +48,7 @@ class Stages:
             self._bar.close()
             self._bar = None
 
-    def __enter__(self) -> "Stages":
+    def __enter__(self) -> Stages:
         return self
 
     def __exit__(self, *exc: Any) -> None:

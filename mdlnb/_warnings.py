@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from typing import Iterable
+from collections.abc import Iterable
 
 from mdlnb import _progress
 

@@ -38,15 +38,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from mdlnb import _fit, _xla_cache
+from mdlnb._checks import as_array, check_int
 from mdlnb._standardize import CLIP_Z
-from mdlnb._checks import as_array, check_int, check_positive
 from mdlnb._task import Task, require_classification
 from mdlnb._units import LN2, Codelength
 

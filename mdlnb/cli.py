@@ -30,16 +30,22 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
 import mdlnb
 from mdlnb import cache
+from mdlnb._cli_options import (
+    FEATURES_HELP,
+    PYTHON_ONLY,
+    add_data,
+    add_protocol,
+    protocol_and_strategy,
+    strategy_options,
+)
 from mdlnb._io import atomic_write_bytes
-from mdlnb._cli_options import (FEATURES_HELP, PYTHON_ONLY, add_data, add_protocol,
-                                protocol_and_strategy, strategy_options)
 from mdlnb.report import save_figure
 
 # Imported inside the functions that use them, so that importing this module does not load
@@ -94,7 +100,7 @@ def _expert_labels(data, k: int) -> tuple[list[str], list[str] | None]:
     return names, readouts
 
 
-def _check_output(path: Optional[Path], arg: str, suffixes: Sequence[str]) -> None:
+def _check_output(path: Path | None, arg: str, suffixes: Sequence[str]) -> None:
     """Before any work: ``path`` has one of ``suffixes`` and can be written (its first
     existing ancestor is a writable folder), else a ValueError naming ``arg``."""
     if path is None:
@@ -108,7 +114,7 @@ def _check_output(path: Optional[Path], arg: str, suffixes: Sequence[str]) -> No
         raise ValueError(f"{arg}: cannot write {path} ({folder} is not a writable folder)")
 
 
-def _check_table_path(path: Optional[Path]) -> None:
+def _check_table_path(path: Path | None) -> None:
     _check_output(path, "posterior", (".csv", ".parquet"))
 
 
@@ -360,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (2 for bad input, with the message on stderr)."""
     import warnings
 

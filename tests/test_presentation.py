@@ -8,9 +8,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import re  # noqa: E402
 
+import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
@@ -275,7 +275,9 @@ def test_orders_needed_is_the_smallest_count_whose_interval_excludes_a_half():
 
     for mean, sd in ((0.8, 0.1), (0.55, 0.2), (0.3, 0.05), (0.51, 0.03)):
         r = orders_needed(mean, sd)
-        width = lambda k: stats.t.ppf(0.975, k - 1) * sd / np.sqrt(k)   # noqa: E731
+        def width(k, sd=sd):
+            return stats.t.ppf(0.975, k - 1) * sd / np.sqrt(k)
+
         assert width(r) < abs(mean - 0.5) and (r == 2 or width(r - 1) >= abs(mean - 0.5))
     assert orders_needed(0.5, 0.1) is None and orders_needed(0.9, 0.0) == 2
     assert orders_needed(0.5001, 0.4) is None                # beyond 1,000 orders

@@ -62,18 +62,26 @@ import dataclasses
 import json
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
+from mdlnb.runner import _params
 from mdlnb.runner._cli import parse_parameters, parser
 from mdlnb.runner._execute import environ as _environ  # noqa: F401 (tests use it)
 from mdlnb.runner._execute import execute
-from mdlnb.runner._paths import (LAB_DIR, PROFILES, ROOT, RUNNER_ENV, executed_path,
-                                 library_files, params_path, shown)
-from mdlnb.runner._summary import (SUMMARY_COLUMNS, format_summary, notebook_title, summary,
-                                   to_html)
-from mdlnb.runner import _params
 from mdlnb.runner._interactive import interactive_profile
+from mdlnb.runner._paths import (
+    LAB_DIR,
+    PROFILES,
+    ROOT,
+    RUNNER_ENV,
+    executed_path,
+    library_files,
+    params_path,
+    shown,
+)
+from mdlnb.runner._summary import SUMMARY_COLUMNS, format_summary, notebook_title, summary, to_html
 from mdlnb.runner._types import article, field_hints, hint_text, matches
 
 __all__ = ["LAB_DIR", "PROFILES", "ROOT", "RUNNER_ENV", "SUMMARY_COLUMNS", "available",
@@ -147,7 +155,7 @@ def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
             raise ValueError(f"{source}: {name}.{profile}: {key} = {value!r} is "
                              f"{article(type(value).__name__)}, but "
                              + _expected(name, key, declared[key], *types[key]))
-    from mdlnb import studies   # here, not at the top: `--help` and `--summary` need no study
+    from mdlnb import studies  # here, not at the top: `--help` and `--summary` need no study
 
     study = params.get("study", declared.get("study")) or studies.study_of(name)
     if study is None:

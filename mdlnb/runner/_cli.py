@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from mdlnb.runner._paths import PROFILES
 
@@ -49,7 +50,7 @@ def parse_parameters(items: Sequence[str]) -> dict[str, Any]:
     parsed as YAML (``1`` an int, ``0.5`` a float, ``true`` a bool, ``null`` None,
     ``[a, b]`` a list, anything else a string); ``overrides.FIELD=VALUE`` sets one field
     of a study notebook's ``overrides``."""
-    import yaml   # here, not at the top: --help starts without it
+    import yaml  # here, not at the top: --help starts without it
 
     out: dict[str, Any] = {}
     for item in items:

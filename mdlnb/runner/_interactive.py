@@ -30,8 +30,9 @@ from __future__ import annotations
 import difflib
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from mdlnb.runner import _params
 from mdlnb.runner._paths import LAB_DIR, PROFILES, ROOT, RUNNER_ENV, shown

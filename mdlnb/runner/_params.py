@@ -17,7 +17,8 @@ from __future__ import annotations
 import ast
 import builtins
 import typing
-from typing import Any, Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from mdlnb.runner._types import type_of_default
 

@@ -33,14 +33,15 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 import mdlnb
 from mdlnb._checks import check_int
-from mdlnb.plots import log_spaced
 from mdlnb._stages import Stages
+from mdlnb.plots import log_spaced
 from mdlnb.studies import _beyond_plots
 from mdlnb.studies._base import StudyConfig, save_files
 
@@ -73,13 +74,13 @@ class BeyondConfig(StudyConfig):
     """
 
     image_task: str = "dsprites_x_reg"
-    image_size: Optional[int] = 400
+    image_size: int | None = 400
     pool: int = 8
     variant: int = 0
     resolution: int = 64
     layer: str = "stage5"
     calibration_task: str = "digits"
-    calibration_size: Optional[int] = 600
+    calibration_size: int | None = 600
     seeds: Sequence[int] = (0, 1, 2)
     regression_protocol: str = "small"
     calibration_protocol: str = "default"
