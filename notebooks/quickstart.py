@@ -129,8 +129,8 @@ plt.show()
 
 # %%
 table = rep.codelength_table()
-report.save_table(table, "quickstart_codelengths", paper_dir)
-report.show(table, rows=None)
+report.save_table(table.drop(columns="how it codes"), "quickstart_codelengths", paper_dir)
+report.show(table, rows=None)   # the numbers saved, and how each code codes
 
 # %% [markdown]
 # The regret of the switching code relative to the best single expert, as the
