@@ -78,6 +78,22 @@ CAPTIONS = {
         "them), each min–max scaled per encoder, against the probe accuracy. A score that "
         "tracks representation quality rises with the probe; CLID's claim (m) is across "
         "models and is on the claims page.",
+    "pretraining_clid_landscape.png":
+        "CLID Fig. 1 (Lu et al. 2022) on the committed encoders. Left: cluster learnability "
+        "against TwoNN intrinsic dimension at every evaluated checkpoint of every encoder, "
+        "coloured by held-out probe accuracy (red high, blue low), the chosen checkpoints "
+        "ringed and named; the paper finds its best checkpoints in the upper right (learnable "
+        "and expressive). Right: CLID (min–max of each part across the encoders, summed) "
+        "against probe accuracy at the chosen checkpoints, with Pearson ρ and Kendall τ "
+        "(paper: 0.92, 0.75 over 28 ImageNet checkpoints); claims m and p1.",
+    "pretraining_clid_robustness.png":
+        "CLID Fig. 2 (Lu et al. 2022) on the committed encoders: CL recomputed on the first "
+        "2,000 held-out images with each k-NN neighbour count and k-means cluster count. "
+        "Left: Pearson ρ between W-CLID (CLID's parts weighted by a least-squares fit to the "
+        "accuracies) and probe accuracy across the encoders, per setting. Right: ρ of W-CLID "
+        "and CLID against clusters / N with one neighbour; dashed green: √N clusters, CLID's "
+        "default; dotted: the paper's rotation baseline (ρ 0.61). Claims p2 (fewer "
+        "neighbours better) and p3 (too few clusters worse).",
     "quickstart_posterior.png":
         "The quickstart: the posterior over readouts along the stream — linear readouts first, "
         "deeper ones as data grows.",
