@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from mdlnb import plots
 from mdlnb.plots import encoder_label, task_label
 from mdlnb.studies.encoders import _tables
 
@@ -188,11 +189,10 @@ def posteriors(posterior, pairs: Sequence[tuple[str, str]], *, seed: int = 0):
     """Paper Fig. 9: stacked posterior over readouts along t for a few (encoder,
     task) pairs, averaged in log-spaced bins. Returns the Figure."""
     import matplotlib.pyplot as plt
-    import seaborn as sns
 
     fig, axes = plt.subplots(1, len(pairs), figsize=(4.2 * len(pairs), 3.4), squeeze=False)
-    readouts = list(dict.fromkeys(posterior["readout"]))
-    pal = sns.color_palette("viridis", len(readouts))
+    readouts = plots.depth_order(posterior["readout"])    # one colour per depth, everywhere
+    pal = plots.depth_palette(readouts)
     for ax, (enc, task) in zip(axes[0], pairs):
         p = posterior[(posterior["encoder"] == enc) & (posterior["task"] == task)
                       & (posterior["seed"] == seed)]
@@ -200,8 +200,8 @@ def posteriors(posterior, pairs: Sequence[tuple[str, str]], *, seed: int = 0):
             raise ValueError(f"pairs: no posterior for {(enc, task)} at seed {seed}")
         w = p.pivot_table(index="t_end", columns="readout", values="probability")
         w = w[[r for r in readouts if r in w.columns]]
-        ax.stackplot(w.index, w.T.to_numpy(), labels=list(w.columns), colors=pal[:w.shape[1]],
-                     step="pre")
+        ax.stackplot(w.index, w.T.to_numpy(), labels=list(w.columns),
+                     colors=[pal[r] for r in w.columns], step="pre")
         ax.set_xscale("log")
         ax.set_ylim(0, 1)
         ax.set_xlabel("examples seen t")
