@@ -60,10 +60,12 @@ CAPTIONS = {
         "rank), per evaluation method. Wide boxes: the ranking changes from task to task.",
     "parity_curves.png":
         "The parity toy (Whitney et al. 2020 Fig. 1): loss-data curves of the exact "
-        "algorithms on the noisy label (A, counting) and the raw bits (B, GF(2) elimination) "
-        "— A learns at once but stays at its noise floor, B is at chance until it has seen "
-        "about d examples and then perfect. The dashed line is ε; VA's and MDL's winner flips "
-        "where the curves cross.",
+        "algorithms on the noisy label (A, counting) and the raw bits (B, GF(2) elimination), "
+        "±1 sd over seeds (band). A learns at once but stays at its noise floor; B is at "
+        "chance until it has seen about d examples, then perfect. Dashed: the tolerance ε; "
+        "hatched: SDL, the area above ε; dotted: εSC, the first n with loss ≤ ε; dash-dot: "
+        "the n where VA and MDL are read. VA's and MDL's winner flips where the curves "
+        "cross; SDL and εSC name B once it reaches ε.",
     "parity_mlp_curves.png":
         "The same toy with MLP probes instead of the exact algorithms: the curves the "
         "readout board would see.",

@@ -160,9 +160,12 @@ def preference_heatmap(table, groups: dict[str, str], *, orders: int | None = No
     import numpy as np
 
     fig, ax = plt.subplots(figsize=(1.0 * table.shape[1] + 3, 0.45 * table.shape[0] + 1.9))
+    from mdlnb.plots import depth_cmap
+
     values = np.asarray(table, dtype=float)
-    top = max(1.0, float(np.nanmax(values))) if np.isfinite(values).any() else 1.0
-    sns.heatmap(table, annot=True, fmt=".1f", cmap="viridis", vmin=0.0, vmax=np.ceil(top),
+    top = int(np.ceil(max(1.0, float(np.nanmax(values))))) if np.isfinite(values).any() else 1
+    # the readouts' own colours (mdlnb.plots.DEPTH_COLORS): a whole depth is its readout's
+    sns.heatmap(table, annot=True, fmt=".1f", cmap=depth_cmap(top), vmin=0.0, vmax=top,
                 ax=ax, cbar_kws={"label": "hidden layers (0 = linear), mean over orders"})
     ax.set_yticklabels([encoder_label(str(e)) for e in table.index], rotation=0)
     ax.set_xticklabels([task_label(str(c)) for c in table.columns])
