@@ -37,8 +37,9 @@ _VERSION = "original (both splits)"
 def _units_text(runs: pd.DataFrame) -> str:
     tasks = ", ".join(f"{t} shifted in {f}" for t, f in
                       runs[["task", "factor"]].drop_duplicates().itertuples(index=False))
-    return (f"{runs['task'].nunique()} tasks ({tasks}) × {runs['seed'].nunique()} draws, "
-            f"each coded by {runs['encoder'].nunique()} encoders")
+    k, s, e = runs["task"].nunique(), runs["seed"].nunique(), runs["encoder"].nunique()
+    return (f"{k} task{'s' * (k != 1)} ({tasks}) × {s} draw{'s' * (s != 1)}, each coded by "
+            f"{e} encoders")
 
 
 def claims(runs: pd.DataFrame, *, resamples: int = 2000) -> list:
