@@ -135,25 +135,35 @@ class LossDataResult:
         return pd.DataFrame(rows)
 
     def first_point_findings(self) -> str:
-        """Why the curves start above the uniform code's log C, in one sentence with this
-        run's numbers (Markdown)."""
+        """Why the curves start where they do against the uniform code's log C, in one
+        sentence with this run's numbers (Markdown)."""
         t = self.first_point()
         c = self.curves[0].num_classes
+        logc = math.log(c)
+        lo, hi = t["mean loss [nats]"].min(), t["mean loss [nats]"].max()
+        where = "above" if lo > logc else "below" if hi < logc else "around"
+        head = (f"The curves start at {lo:.2f}–{hi:.2f} nats, {where} the uniform code's "
+                f"log {c} = {logc:.2f}: at n = {int(t['n'].iloc[0])} each probe takes "
+                f"{self.config.steps} updates on {int(t['trained on'].iloc[0])} examples")
         trained = t[t["initial chosen"] < t["seeds"]]
-        return (f"The curves start at {t['mean loss [nats]'].min():.2f}–"
-                f"{t['mean loss [nats]'].max():.2f} nats, above the uniform code's log {c} = "
-                f"{math.log(c):.2f}, because at n = {int(t['n'].iloc[0])} each probe takes "
-                f"{self.config.steps} updates on {int(t['trained on'].iloc[0])} examples and "
-                f"picks its checkpoint on the {int(t['held out'].iloc[0])} held out: on "
-                f"{int((t['seeds'] - t['initial chosen']).sum())} of {int(t['seeds'].sum())} "
-                "(representation, seed) curves a trained checkpoint that beat the uniform code "
-                "on that example wins, and it is over-confident on the test set (accuracy "
-                f"{trained['trained accuracy'].min():.2f}–{trained['trained accuracy'].max():.2f} "
-                f"but {trained['trained loss [nats]'].min():.1f}–"
-                f"{trained['trained loss [nats]'].max():.1f} nats), while on the others the "
-                f"initial, uniform one ({math.log(c):.2f} nats) does — the loss of what the "
-                "algorithm returns, which is what L(A, n) is (SDL paper Sec. 2.1), not a defect "
-                "of the curve; the MDL measure codes the first block uniformly whatever it says.")
+        if int(t["held out"].iloc[0]) == 0:
+            return head + (" with no hold-out, so its test loss is that of its last "
+                           "checkpoint — the loss of what the algorithm returns, which is what "
+                           "L(A, n) is (SDL paper Sec. 2.1).")
+        if trained.empty:
+            return head + (f" and on every seed the initial, uniform checkpoint wins on the "
+                           f"{int(t['held out'].iloc[0])} held out ({logc:.2f} nats).")
+        return head + (
+            f" and picks its checkpoint on the {int(t['held out'].iloc[0])} held out: on "
+            f"{int((t['seeds'] - t['initial chosen']).sum())} of {int(t['seeds'].sum())} "
+            "(representation, seed) curves a trained checkpoint that beat the uniform code on "
+            "them wins, over-confident on the test set (accuracy "
+            f"{trained['trained accuracy'].min():.2f}–{trained['trained accuracy'].max():.2f} "
+            f"but {trained['trained loss [nats]'].min():.1f}–"
+            f"{trained['trained loss [nats]'].max():.1f} nats), and on the others the initial, "
+            f"uniform one ({logc:.2f} nats) does — the loss of what the algorithm returns, which "
+            "is what L(A, n) is (SDL paper Sec. 2.1), not a defect of the curve; the MDL measure "
+            "codes the first block uniformly whatever it says.")
 
     def claims(self) -> list:
         """Claims q1 (VA), q2 (MDL) and check q3 (SDL, εSC) (:mod:`._claims`)."""
