@@ -132,3 +132,15 @@ def test_first_point_reads_the_chosen_checkpoints():
     assert "on 6 of 8 (representation, seed) curves" in text and "above the uniform" in text
     assert "log 10 = 2.30" in text
     assert [row[0] for row in r.setting()][:2] == ["data", "representations"]
+
+
+def test_first_point_when_every_seed_keeps_the_uniform_code():
+    log10 = np.log(np.float32(10))            # float32, as the curves store it
+    a = _seeds("a", [1.0, 0.9, 0.8, 0.7, 0.6], 0.0, seeds=2, first=log10)
+    config = study.LossDataConfig(representations=["a", "b"], seeds=2, early_stopping=0.1)
+    eps = (curves.Epsilon(0.7),)
+    r = study.LossDataResult(config, "pool", "test", {"a": 1, "b": 1}, {}, {}, eps[0], eps,
+                             GRID, (a, a), pd.DataFrame())
+    text = r.first_point_findings()
+    assert text.startswith("The curves start at 2.30 nats, at the uniform code's log 10")
+    assert "on every seed the initial, uniform checkpoint wins" in text

@@ -141,8 +141,11 @@ class LossDataResult:
         c = self.curves[0].num_classes
         logc = math.log(c)
         lo, hi = t["mean loss [nats]"].min(), t["mean loss [nats]"].max()
-        where = "above" if lo > logc else "below" if hi < logc else "around"
-        head = (f"The curves start at {lo:.2f}–{hi:.2f} nats, {where} the uniform code's "
+        tol = 1e-5    # float32 losses: the uniform code is log C to within this
+        where = ("above" if lo > logc + tol else "below" if hi < logc - tol else
+                 "at" if hi - lo < 2 * tol else "around")
+        span = f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}–{hi:.2f}"
+        head = (f"The curves start at {span} nats, {where} the uniform code's "
                 f"log {c} = {logc:.2f}: at n = {int(t['n'].iloc[0])} each probe takes "
                 f"{self.config.steps} updates on {int(t['trained on'].iloc[0])} examples")
         trained = t[t["initial chosen"] < t["seeds"]]
