@@ -45,6 +45,9 @@ SMALLER, CONSISTENT, LARGER = "smaller", "consistent", "larger"
 #: Size of the effect against the paper's (undetermined: no interval).
 SIZES = (SMALLER, CONSISTENT, LARGER, UNDETERMINED)
 SIDES = ("above", "below")
+#: The size part in words.
+SIZE_WORDS = {SMALLER: "smaller than the paper's", CONSISTENT: "consistent with the paper's",
+              LARGER: "larger than the paper's", UNDETERMINED: "undetermined"}
 
 #: Interval ends this close to the null (relative to the paper's effect, at least 1) count
 #: as the null: "excludes zero" must not rest on float rounding (1 − τ = 1.1e-16 at τ = 1).

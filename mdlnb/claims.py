@@ -36,14 +36,15 @@ from typing import Iterable, Sequence
 
 from mdlnb._io import atomic_write_text
 from mdlnb._verdicts import (CONSISTENT, DIRECTIONS, LARGER, REPLICATED,  # noqa: F401
-                             REVERSED, ROUNDING, SIZES, SMALLER, UNDETERMINED, Decision,
+                             REVERSED, ROUNDING, SIZE_WORDS, SIZES, SMALLER, UNDETERMINED,
+                             Decision,
                              bootstrap_effect, bootstrap_interval, effect_decision,
                              rule_clause, runs_to_decide, share_effect, t_effect, t_interval,
                              welch_effect)
 from mdlnb.report import _check_name, to_markdown
 
 # Imported inside the functions that use them, so that importing this module does not load
-# them: pandas, mdlnb._claims_page (matplotlib).
+# them: pandas, mdlnb._claims_page (matplotlib), mdlnb.manifest.
 
 CLAIMS_SUBDIR = "claims"
 SETTING_SUBDIR = "setting"
@@ -168,7 +169,7 @@ def describe(claims: Iterable[Claim]) -> str:
     then our value and the rule that decided it (what a notebook prints)."""
     out = []
     for c in claims:
-        head = (f"direction {c.direction}, size {c.size} than/as the paper's"
+        head = (f"direction {c.direction}, size {SIZE_WORDS[c.size]}"
                 if c.kind == "claim" else f"implementation check {c.direction}")
         out.append(f"({c.id}) {head}: {c.statement}\n    ours: {c.our_value}\n"
                    f"    rule: {c.rule}")
@@ -215,6 +216,25 @@ def write_setting(rows: Iterable[tuple[str, str, str]], paper_dir: str | Path,
                              df[["study", "aspect", "paper", "this run"]].to_csv(index=False))
 
 
+FINDINGS_SUBDIR = "findings"
+
+
+def write_findings(text: str, paper_dir: str | Path, notebook: str) -> Path:
+    """Write a study's findings beside its claims (what the run shows that no claim
+    tests, with its numbers; Markdown) to ``paper_dir/findings/<notebook>.md``."""
+    notebook = _check_name(notebook)
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("text: expected non-empty Markdown")
+    return atomic_write_text(Path(paper_dir) / FINDINGS_SUBDIR / f"{notebook}.md",
+                             text.strip() + "\n")
+
+
+def read_findings(paper_dir: str | Path) -> dict[str, str]:
+    """``{notebook: Markdown}`` of every ``paper_dir/findings/*.md``, sorted."""
+    return {p.stem: p.read_text() for p in
+            sorted((Path(paper_dir) / FINDINGS_SUBDIR).glob("*.md"))}
+
+
 def read_setting(paper_dir: str | Path):
     """All ``paper_dir/setting/*.csv`` as one DataFrame (study, aspect, paper, this run)."""
     import pandas as pd
@@ -246,10 +266,14 @@ def merge_claims(paper_dir: str | Path) -> Path:
     ``paper_dir/claims/*.csv`` and ``paper_dir/setting/*.csv``."""
     from mdlnb import _claims_page
 
+    from mdlnb import manifest
+
     df, setting = read_claims(paper_dir), read_setting(paper_dir)
     _claims_page.forest(df[df["kind"] == "claim"], paper_dir)
+    manifest.record(paper_dir, "claims", "merged", files=["claims_forest.png"])
     return atomic_write_text(Path(paper_dir) / "claims.md",
-                             _claims_page.page(df, setting, IMPLEMENTATION_CHECKS))
+                             _claims_page.page(df, setting, IMPLEMENTATION_CHECKS,
+                                               read_findings(paper_dir)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -269,5 +293,6 @@ __all__ = ["Claim", "Decision", "DIRECTIONS", "SIZES", "REPLICATED", "REVERSED",
            "SMALLER", "CONSISTENT", "LARGER", "PASSES", "FAILS", "effect_decision", "t_effect",
            "welch_effect", "bootstrap_effect", "bootstrap_interval", "share_effect",
            "t_interval", "runs_to_decide", "rule_clause", "write_claims", "write_setting",
+           "write_findings", "read_findings",
            "describe", "read_claims", "read_setting", "merge_claims", "IMPLEMENTATION_CHECKS",
            "main"]

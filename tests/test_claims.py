@@ -214,7 +214,7 @@ def test_describe():
     c = _claim("b")
     k = Claim.checked("c1", "It is bounded.", "A.1", "", "ratio < 1", passed=True, detail="0.3")
     lines = claims.describe([c, k]).splitlines()
-    assert lines[0] == ("(b) direction replicated, size consistent than/as the paper's: "
+    assert lines[0] == ("(b) direction replicated, size consistent with the paper's: "
                         "a statement, with a comma")
     assert lines[3] == "(c1) implementation check passes: It is bounded."
 

@@ -61,7 +61,7 @@ def _by_hand(scores, a, b, ratio, encoders=ENC):
     for t in TASKS:
         d = []
         for k in range(REPEATS):
-            def tau(m):
+            def tau(m, t=t, k=k):
                 g = scores[(scores.metric == m) & (scores.task == t) & (scores.ratio == ratio)
                            & (scores.repeat == k) & scores.encoder.isin(encoders)]
                 g = g.set_index("encoder").loc[encoders]

@@ -448,7 +448,7 @@ EXPECT = {
 }
 # Claims each notebook must decide (more may be added; every row needs a verdict).
 # The claims each notebook decides (issue 14).
-CLAIMS = {"switching_strategies": {"b1", "b2", "c1", "c2"}, "data_efficiency": {"e1", "e2"},
+CLAIMS = {"switching_strategies": {"b1", "b2", "c1", "c2"}, "data_efficiency": {"e1", "e2", "e3"},
           "objectives": {"a1", "a2", "f", "l"}, "readout_preference": {"d1", "d2", "d3", "k"},
           "scaling": {"j1", "j2"}, "pretraining": {"m"},
           "parity_toy": {"g1", "g2", "g3"}, "loss_data": {"q1", "q2", "q3"},

@@ -92,7 +92,7 @@ def parity_claims(quick: LossDataCurve, limit: LossDataCurve, eps: Any, *,
     out = []
     for cid, m in (("g1", "VA"), ("g2", "MDL")):
         flipped = []
-        for name, r in ranks.items():
+        for r in ranks.values():
             g = r[r["measure"] == m].set_index("n")["prefers"]
             flipped.append(g.loc[lo] == q and g.loc[hi] == lim)
         mean_seq = winner_changes(ranks["seed mean"]).set_index("measure").loc[m, "sequence"]
