@@ -21,20 +21,21 @@ ENCODERS = ("random:vit_S:trained", "supervised:vit_S:trained")
 
 # ---- the splits and the streams ------------------------------------------------------
 
+
 def test_shifted_split_halves_and_mixing():
     rng = np.random.default_rng(0)
     v = rng.normal(size=40)
     a, b = study.shifted_split(v, 20, 1.0, seed=3)
     assert len(a) == len(b) == 20 and not set(a) & set(b) and set(a) | set(b) == set(range(40))
-    assert v[a].max() < v[b].min()                    # σ = 1: the two halves
+    assert v[a].max() < v[b].min()  # σ = 1: the two halves
     assert np.all(np.diff(a) > 0) and np.all(np.diff(b) > 0)
     low = set(np.argsort(v)[:20])
     a, b = study.shifted_split(v, 20, 0.75, seed=3)
     assert len(set(a) & low) == 15 and len(set(b) & low) == 5
     a2, _ = study.shifted_split(v, 20, 0.75, seed=3)
-    assert np.array_equal(a, a2)                      # same seed, same split
+    assert np.array_equal(a, a2)  # same seed, same split
     a, b = study.shifted_split(v, 20, 0.5, seed=3)
-    assert len(set(a) & low) == len(set(b) & low) == 10   # no shift
+    assert len(set(a) & low) == len(set(b) & low) == 10  # no shift
 
 
 def test_shifted_split_rejects_bad_input():
@@ -77,7 +78,7 @@ def test_nuisance_factors():
     pool = data.load("clevr_count", split="train", seed=2, n_train=60, n_test=1)
     f = pool.meta["factors"]
     z = study.nuisance(pool, "z")
-    np.testing.assert_array_equal(z, np.nanmin(f["z"], axis=1))      # the nearest depth
+    np.testing.assert_array_equal(z, np.nanmin(f["z"], axis=1))  # the nearest depth
     colour = study.nuisance(pool, "colour")
     near = np.nanargmin(f["z"], axis=1)
     np.testing.assert_array_equal(colour, f["colour"][np.arange(60), near])
@@ -89,20 +90,26 @@ def test_nuisance_factors():
 
 
 def test_data_seeds_are_distinct_and_stable():
-    seeds = {study.data_seed(t, s) for t in ("dsprites_shape", "dsprites_location") for s in
-             range(5)}
+    seeds = {
+        study.data_seed(t, s) for t in ("dsprites_shape", "dsprites_location") for s in range(5)
+    }
     assert len(seeds) == 10 and study.data_seed("dsprites_shape", 1) == study.data_seed(
-        "dsprites_shape", 1)
+        "dsprites_shape", 1
+    )
 
 
 def test_config_checks_and_the_notebook_defaults():
     from mdlnb import runner
 
-    for bad, match in (({"tasks": ["dsprites_shape"]}, "tasks"),
-                       ({"tasks": ["nope:scale"]}, "tasks"),
-                       ({"encoders": ENCODERS[:1]}, "encoders"),
-                       ({"shift": 0.3}, "shift"), ({"shift": True}, "shift"),
-                       ({"size": 5}, "size"), ({"seeds": []}, "seeds")):
+    for bad, match in (
+        ({"tasks": ["dsprites_shape"]}, "tasks"),
+        ({"tasks": ["nope:scale"]}, "tasks"),
+        ({"encoders": ENCODERS[:1]}, "encoders"),
+        ({"shift": 0.3}, "shift"),
+        ({"shift": True}, "shift"),
+        ({"size": 5}, "size"),
+        ({"seeds": []}, "seeds"),
+    ):
         with pytest.raises(ValueError, match=match):
             study.ShiftConfig(**bad)
     params = runner.notebook_parameters("shift")
@@ -111,26 +118,42 @@ def test_config_checks_and_the_notebook_defaults():
 
 # ---- the paper's numbers -------------------------------------------------------------
 
+
 def test_paper_effects_from_its_cells():
     cells = P.table()
     assert len(cells) == 24
     # Table 11 − Table 10 summed by hand per task (PCam, DMLab, Kitti, sNORB-Az)
-    by_task = {"PatchCamelyon": -0.12, "DMLab": -0.49, "KittiDistance": -0.08,
-               "SmallNORBAzimuth": 0.03}
+    by_task = {
+        "PatchCamelyon": -0.12,
+        "DMLab": -0.49,
+        "KittiDistance": -0.08,
+        "SmallNORBAzimuth": 0.03,
+    }
     got = cells.groupby("task")["original - reshuffled"].sum()
     for task, want in by_task.items():
         assert got[task] == pytest.approx(want, abs=1e-9)
     assert P.difference() == pytest.approx(sum(by_task.values()) / 24, abs=1e-12)
     assert P.tau() == 1.0
     # a permuted column changes the order: the rank statistic is not constant
-    assert stats.kendalltau(P.average_ranks(P.RESHUFFLED),
-                            P.average_ranks(P.ORIGINAL[::-1])).statistic < 1
+    assert (
+        stats.kendalltau(P.average_ranks(P.RESHUFFLED), P.average_ranks(P.ORIGINAL[::-1])).statistic
+        < 1
+    )
 
 
 # ---- tables and claims on frames of known values -------------------------------------
 
-def _runs(delta, ordered_delta=0.0, *, encoders=("e1", "e2", "e3", "e4"), units=6, noise=0.002,
-          reverse=False, seed=0):
+
+def _runs(
+    delta,
+    ordered_delta=0.0,
+    *,
+    encoders=("e1", "e2", "e3", "e4"),
+    units=6,
+    noise=0.002,
+    reverse=False,
+    seed=0,
+):
     """A runs frame: encoder i codes at 1 + 0.1 i nats/example on the reshuffled split;
     the original halves at + ``delta`` (reversed order of encoders if ``reverse``)."""
     rng = np.random.default_rng(seed)
@@ -140,15 +163,27 @@ def _runs(delta, ordered_delta=0.0, *, encoders=("e1", "e2", "e3", "e4"), units=
         for i, e in enumerate(encoders):
             base = 1.0 + 0.1 * i
             orig = (1.0 + 0.1 * (len(encoders) - 1 - i)) if reverse else base
-            vals = {"reshuffled": base + rng.normal(0, noise),
-                    "original": orig + delta + rng.normal(0, noise),
-                    "swapped": orig + delta + rng.normal(0, noise),
-                    "train then test": base + ordered_delta + rng.normal(0, noise)}
+            vals = {
+                "reshuffled": base + rng.normal(0, noise),
+                "original": orig + delta + rng.normal(0, noise),
+                "swapped": orig + delta + rng.normal(0, noise),
+                "train then test": base + ordered_delta + rng.normal(0, noise),
+            }
             for stream, v in vals.items():
-                rows.append({"task": task, "factor": "f", "seed": s, "encoder": e,
-                             "stream": stream, "n": 100, "num_classes": 4,
-                             "from train split": 100 if stream == "original" else 0,
-                             "codelength [nats]": 100 * v, "per example [nats]": v})
+                rows.append(
+                    {
+                        "task": task,
+                        "factor": "f",
+                        "seed": s,
+                        "encoder": e,
+                        "stream": stream,
+                        "n": 100,
+                        "num_classes": 4,
+                        "from train split": 100 if stream == "original" else 0,
+                        "codelength [nats]": 100 * v,
+                        "per example [nats]": v,
+                    }
+                )
     return pd.DataFrame(rows, columns=study.RUN_COLUMNS)
 
 
@@ -156,8 +191,9 @@ def test_tables_against_numpy_and_scipy():
     runs = _runs(-0.03, 0.02)
     d = T.differences(runs)
     assert set(d["version"]) == set(T.VERSIONS)
-    wide = runs.pivot_table(index=["task", "seed", "encoder"], columns="stream",
-                            values="per example [nats]")
+    wide = runs.pivot_table(
+        index=["task", "seed", "encoder"], columns="stream", values="per example [nats]"
+    )
     both = (wide["original"] + wide["swapped"]) / 2 - wide["reshuffled"]
     got = d[d["version"] == "original (both splits)"].set_index(["task", "seed", "encoder"])
     np.testing.assert_allclose(got.loc[both.index, "minus reshuffled [nats]"], both, rtol=1e-12)
@@ -183,8 +219,10 @@ def test_rank_tau_by_hand():
     rev = [(np.array([1.0, 2, 3]), np.array([3.0, 2, 1]))] * 2
     assert T.rank_tau(rev) == -1.0
     # average ranks [1.5, 1.5, 3] vs [1, 2, 3]: τ-b with one tie, by SciPy
-    mixed = [(np.array([1.0, 2, 3]), np.array([1.0, 2, 3])),
-             (np.array([2.0, 1, 3]), np.array([1.0, 2, 3]))]
+    mixed = [
+        (np.array([1.0, 2, 3]), np.array([1.0, 2, 3])),
+        (np.array([2.0, 1, 3]), np.array([1.0, 2, 3])),
+    ]
     want = stats.kendalltau([1.5, 1.5, 3], [1, 2, 3]).statistic
     assert T.rank_tau(mixed) == pytest.approx(want)
 
@@ -204,9 +242,17 @@ def test_claims_replicate_and_fail_both_ways():
 
 # ---- one small real run --------------------------------------------------------------
 
+
 def test_a_small_run_end_to_end(tmp_path):
-    config = study.ShiftConfig(tasks=["dsprites_shape:scale"], encoders=ENCODERS, size=48,
-                               seeds=[0, 1], protocol="small", points=6, resamples=100)
+    config = study.ShiftConfig(
+        tasks=["dsprites_shape:scale"],
+        encoders=ENCODERS,
+        size=48,
+        seeds=[0, 1],
+        protocol="small",
+        points=6,
+        resamples=100,
+    )
     r = study.run(config, progress=False)
     runs = r.runs
     assert len(runs) == 2 * 2 * 4 and list(runs.columns) == study.RUN_COLUMNS
@@ -216,8 +262,10 @@ def test_a_small_run_end_to_end(tmp_path):
     assert (runs["per example [nats]"] <= math.log(3) + 0.5).all()
     by = runs.set_index("stream")["from train split"]
     assert (by.loc["original"] == 48).all() and (by.loc["swapped"] == 0).all()
-    assert (runs.loc[runs["stream"] == "reshuffled", "from train split"].to_numpy()
-            == runs.loc[runs["stream"] == "train then test", "from train split"].to_numpy()).all()
+    assert (
+        runs.loc[runs["stream"] == "reshuffled", "from train split"].to_numpy()
+        == runs.loc[runs["stream"] == "train then test", "from train split"].to_numpy()
+    ).all()
     # the last cumulative point is the total
     last = r.curves[r.curves["n"] == 48].set_index(["seed", "encoder", "stream"])
     tot = runs.set_index(["seed", "encoder", "stream"])["codelength [nats]"]
@@ -225,8 +273,7 @@ def test_a_small_run_end_to_end(tmp_path):
     again = study.run(config, progress=False)
     assert again.cached_units == 4 and again.runs.equals(runs)
     assert [c.id for c in r.claims()] == ["r1", "r2"]
-    assert [row[0] for row in r.setting()] == ["shifted tasks", "encoders", "readouts",
-                                               "versions"]
+    assert [row[0] for row in r.setting()] == ["shifted tasks", "encoders", "readouts", "versions"]
     names = sorted(p.name for p in r.save(tmp_path))
     assert "shift_effects.png" in names and "shift_summary.csv" in names
     assert len(names) == 2 * 8 + 3

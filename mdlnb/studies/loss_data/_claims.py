@@ -28,7 +28,8 @@ the seed-mean curve no winner changed beyond the seed spread):
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -39,12 +40,21 @@ _FIG2 = "Whitney et al. 2020 Sec. 5, Fig. 2"
 
 
 def _seed_curves(curves: Sequence[LossDataCurve], r: int) -> list[LossDataCurve]:
-    return [LossDataCurve(c.representation, c.sizes, c.loss[r:r + 1], c.accuracy[r:r + 1],
-                          (c.seeds[r],), c.num_classes, c.meta) for c in curves]
+    return [
+        LossDataCurve(
+            c.representation,
+            c.sizes,
+            c.loss[r : r + 1],
+            c.accuracy[r : r + 1],
+            (c.seeds[r],),
+            c.num_classes,
+            c.meta,
+        )
+        for c in curves
+    ]
 
 
-def seed_winners(curves: Sequence[LossDataCurve], measure: str, at: Sequence[int]
-                 ) -> pd.DataFrame:
+def seed_winners(curves: Sequence[LossDataCurve], measure: str, at: Sequence[int]) -> pd.DataFrame:
     """One row per (seed, n in ``at``): ``measure``'s verdict on that seed's curves, a
     winner named only beyond the seed spread of all seeds (module docstring)."""
     at = [int(n) for n in at]
@@ -67,8 +77,7 @@ def _named(verdict: str) -> bool:
 
 
 def _changes(curves: Sequence[LossDataCurve], measure: str, lo: int, hi: int):
-    w = seed_winners(curves, measure, [lo, hi]).pivot(index="seed", columns="n",
-                                                      values="prefers")
+    w = seed_winners(curves, measure, [lo, hi]).pivot(index="seed", columns="n", values="prefers")
     changed = [(_named(a) and _named(b) and a != b) for a, b in zip(w[lo], w[hi])]
     text = "; ".join(f"seed {s}: {a} → {b}" for s, a, b in zip(w.index, w[lo], w[hi]))
     return changed, text
@@ -85,47 +94,67 @@ def claims(curves: Sequence[LossDataCurve], sizes: Sequence[int], eps: Any) -> l
     sizes = sorted({int(n) for n in sizes})
     if len(sizes) < 3:
         raise ValueError(f"sizes: need at least 3 evaluation sizes, got {sizes}")
-    mean_ranks = rankings(measure_table(curves, list(eps) if isinstance(eps, (list, tuple))
-                                        else eps, at=sizes), spread=True)
+    mean_ranks = rankings(
+        measure_table(curves, list(eps) if isinstance(eps, (list, tuple)) else eps, at=sizes),
+        spread=True,
+    )
     seqs = winner_changes(mean_ranks).set_index(["measure"])
     out = []
     for cid, m, lo in (("q1", "VA", sizes[0]), ("q2", "MDL", sizes[1])):
         changed, text = _changes(curves, m, lo, sizes[-1])
         mean_seq = seqs.loc[m, "sequence"]
         d = C.share_effect(int(sum(changed)), len(changed), unit="seeds")
-        out.append(C.Claim.decided(
-            cid, f"{m} names different representations at different evaluation-set sizes n: "
-            "its winner changes as n grows.", _FIG2,
-            "qualitative: 'VA and MDL both choose different representations when given "
-            "evaluation sets of different sizes' (MNIST, 3 representations); taken as a change "
-            "on every seed (share 1)",
-            f"per seed, whether {m}'s winner at n = {lo} and at n = {sizes[-1]} are both named "
-            "(leading by more than the seed spread of the difference) and differ; the share of "
-            "seeds, exact Clopper–Pearson interval, against ½", d,
-            effect=f"share of seeds on which {m}'s winner changes",
-            our_value=f"{text}; seed mean as n grows: {mean_seq}; {d.detail}"))
+        out.append(
+            C.Claim.decided(
+                cid,
+                f"{m} names different representations at different evaluation-set sizes n: "
+                "its winner changes as n grows.",
+                _FIG2,
+                "qualitative: 'VA and MDL both choose different representations when given "
+                "evaluation sets of different sizes' (MNIST, 3 representations); taken as a change "
+                "on every seed (share 1)",
+                f"per seed, whether {m}'s winner at n = {lo} and at n = {sizes[-1]} are both named "
+                "(leading by more than the seed spread of the difference) and differ; the share of "
+                "seeds, exact Clopper–Pearson interval, against ½",
+                d,
+                effect=f"share of seeds on which {m}'s winner changes",
+                our_value=f"{text}; seed mean as n grows: {mean_seq}; {d.detail}",
+            )
+        )
     out.append(_q3(curves, sizes, eps))
     return out
 
 
 def _q3(curves: list[LossDataCurve], sizes: list[int], eps: Any):
-    sets = [("seed mean", curves)] + [(f"seed {s}", _seed_curves(curves, r))
-                                      for r, s in enumerate(curves[0].seeds)]
+    sets = [("seed mean", curves)] + [
+        (f"seed {s}", _seed_curves(curves, r)) for r, s in enumerate(curves[0].seeds)
+    ]
     changed, named = [], []
     for name, cs in sets:
         t = measure_table(cs, list(eps) if isinstance(eps, (list, tuple)) else eps, at=sizes)
         wc = winner_changes(rankings(t[t["measure"].isin(["SDL", "eSC"])]))
-        changed += [f"{name} {w.measure} ε={w.eps:.4g}: {w.winners}" for w in wc.itertuples()
-                    if w.changed]
-        named += [f"{w.measure} ε={w.eps:.4g}" for w in wc.itertuples()
-                  if w.winners and name == "seed mean"]
-    detail = (f"changed: {', '.join(changed)}" if changed else
-              f"no curve names two winners ({len(sets)} curves); on the seed-mean curve a "
-              f"winner is named by {', '.join(named) or 'none (all lower bounds)'}")
+        changed += [
+            f"{name} {w.measure} ε={w.eps:.4g}: {w.winners}" for w in wc.itertuples() if w.changed
+        ]
+        named += [
+            f"{w.measure} ε={w.eps:.4g}"
+            for w in wc.itertuples()
+            if w.winners and name == "seed mean"
+        ]
+    detail = (
+        f"changed: {', '.join(changed)}"
+        if changed
+        else f"no curve names two winners ({len(sets)} curves); on the seed-mean curve a "
+        f"winner is named by {', '.join(named) or 'none (all lower bounds)'}"
+    )
     return C.Claim.checked(
-        "q3", "SDL and εSC do not change their winner as n grows: they report a lower bound "
-        "(undetermined) until the winner is final.", _FIG2,
+        "q3",
+        "SDL and εSC do not change their winner as n grows: they report a lower bound "
+        "(undetermined) until the winner is final.",
+        _FIG2,
         "qualitative: functions of the distribution, not of the evaluation-set size",
         "for SDL and εSC at every ε, the named winners over n (undetermined and ties skipped) "
         "are at most one representation, on the seed-mean curve and on every seed's curve",
-        passed=not changed, detail=detail)
+        passed=not changed,
+        detail=detail,
+    )

@@ -23,13 +23,35 @@ from mdlnb.studies.shift._claims import claims
 from mdlnb.studies.shift._config import DEFAULT_TASKS, ShiftConfig
 from mdlnb.studies.shift._result import ShiftResult
 from mdlnb.studies.shift._run import CACHE_VERSION, RUN_COLUMNS, run
-from mdlnb.studies.shift._split import (STREAMS, data_seed, in_stream_order, nuisance,
-                                        parse_shift, reshuffled_indices, shifted_split,
-                                        streams)
+from mdlnb.studies.shift._split import (
+    STREAMS,
+    data_seed,
+    in_stream_order,
+    nuisance,
+    parse_shift,
+    reshuffled_indices,
+    shifted_split,
+    streams,
+)
 
 #: The study's config class, under the name every study package uses (mdlnb.studies).
 Config = ShiftConfig
 
-__all__ = ["CACHE_VERSION", "Config", "DEFAULT_TASKS", "RUN_COLUMNS", "STREAMS", "ShiftConfig",
-           "ShiftResult", "claims", "data_seed", "in_stream_order", "nuisance", "parse_shift",
-           "reshuffled_indices", "run", "shifted_split", "streams"]
+__all__ = [
+    "CACHE_VERSION",
+    "Config",
+    "DEFAULT_TASKS",
+    "RUN_COLUMNS",
+    "STREAMS",
+    "ShiftConfig",
+    "ShiftResult",
+    "claims",
+    "data_seed",
+    "in_stream_order",
+    "nuisance",
+    "parse_shift",
+    "reshuffled_indices",
+    "run",
+    "shifted_split",
+    "streams",
+]

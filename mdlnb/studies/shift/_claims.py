@@ -35,11 +35,14 @@ _VERSION = "original (both splits)"
 
 
 def _units_text(runs: pd.DataFrame) -> str:
-    tasks = ", ".join(f"{t} shifted in {f}" for t, f in
-                      runs[["task", "factor"]].drop_duplicates().itertuples(index=False))
+    tasks = ", ".join(
+        f"{t} shifted in {f}"
+        for t, f in runs[["task", "factor"]].drop_duplicates().itertuples(index=False)
+    )
     k, s, e = runs["task"].nunique(), runs["seed"].nunique(), runs["encoder"].nunique()
-    return (f"{k} task{'s' * (k != 1)} ({tasks}) × {s} draw{'s' * (s != 1)}, each coded by "
-            f"{e} encoders")
+    return (
+        f"{k} task{'s' * (k != 1)} ({tasks}) × {s} draw{'s' * (s != 1)}, each coded by {e} encoders"
+    )
 
 
 def claims(runs: pd.DataFrame, *, resamples: int = 2000) -> list:
@@ -51,26 +54,35 @@ def claims(runs: pd.DataFrame, *, resamples: int = 2000) -> list:
     units = _units_text(runs)
     d = C.t_effect(x, paper_effect=P.difference(), side="below", unit="units")
     r1 = C.Claim.decided(
-        "r1", "Coding a task's original (shifted) train split instead of a reshuffled one "
-        "changes the codelength per example.", _ANCHOR,
+        "r1",
+        "Coding a task's original (shifted) train split instead of a reshuffled one "
+        "changes the codelength per example.",
+        _ANCHOR,
         f"original − reshuffled {P.difference():+.4f} nats/example, the mean of Table 11 − "
         "Table 10 over the four tasks App. A.2 finds shifted and the six encoders of Table 11 "
         "(shorter on every encoder on 3 of the 4 tasks)",
         "per unit (task, draw), the mean over encoders of the original split's codelength per "
         "example (mean of either half as the train split) minus the reshuffled split's, nats "
-        f"({units}); t interval over units", d,
+        f"({units}); t interval over units",
+        d,
         effect="original − reshuffled [nats/example]",
         our_value=f"{d.detail}; |Δ| > 0.01 on {cells['beyond 0.01'].mean():.0%} of the "
-                  f"{len(cells)} (unit, encoder) cells")
+        f"{len(cells)} (unit, encoder) cells",
+    )
     groups = T.unit_matrices(runs, _VERSION)
-    d = C.bootstrap_effect(groups, T.rank_tau, paper_effect=P.tau(), unit="units",
-                           resamples=resamples)
+    d = C.bootstrap_effect(
+        groups, T.rank_tau, paper_effect=P.tau(), unit="units", resamples=resamples
+    )
     r2 = C.Claim.decided(
-        "r2", "The shift leaves the encoders' overall ranking unchanged.", _ANCHOR,
+        "r2",
+        "The shift leaves the encoders' overall ranking unchanged.",
+        _ANCHOR,
         f"Kendall τ {P.tau():.3g} between the average-rank orders of Table 10 and Table 11 "
         f"on the four shifted tasks ({P.TAU_ALL_TASKS} over all 18 tasks)",
         "Kendall τ-b between the encoders' average ranks over the units under the original "
         f"split (mean of either half as the train split) and under the reshuffled split "
-        f"({units}); percentile bootstrap over units, against 0 (unrelated orders)", d,
-        effect="Kendall τ, original vs reshuffled ranking")
+        f"({units}); percentile bootstrap over units, against 0 (unrelated orders)",
+        d,
+        effect="Kendall τ, original vs reshuffled ranking",
+    )
     return [r1, r2]

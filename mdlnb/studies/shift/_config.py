@@ -9,7 +9,8 @@ The notebook ``shift`` has one parameter per field, of the same name and default
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
@@ -80,8 +81,11 @@ class ShiftConfig(StudyConfig):
         check_int("size", self.size, minimum=10)
         check_int("points", self.points, minimum=2)
         check_int("resamples", self.resamples, minimum=1)
-        if isinstance(self.shift, bool) or not isinstance(self.shift, (int, float)) \
-                or not 0.5 <= float(self.shift) <= 1.0:
+        if (
+            isinstance(self.shift, bool)
+            or not isinstance(self.shift, (int, float))
+            or not 0.5 <= float(self.shift) <= 1.0
+        ):
             raise ValueError(f"shift: a share in [0.5, 1], got {self.shift!r}")
         object.__setattr__(self, "shift", float(self.shift))
         resolve_protocol(self.protocol)

@@ -19,21 +19,41 @@ from __future__ import annotations
 import numpy as np
 
 #: Table 11's encoders (architecture, objective), in its order.
-ENCODERS = ("ResNet-50 SUP", "ResNet-50 SimCLR", "ResNet-50 BYOL", "ViT/B16 SUP",
-            "ViT/B16 DINO", "ViT/B16 MAE")
+ENCODERS = (
+    "ResNet-50 SUP",
+    "ResNet-50 SimCLR",
+    "ResNet-50 BYOL",
+    "ViT/B16 SUP",
+    "ViT/B16 DINO",
+    "ViT/B16 MAE",
+)
 #: The tasks App. A.2 finds shifted.
 SHIFTED = ("PatchCamelyon", "DMLab", "KittiDistance", "SmallNORBAzimuth")
 #: Table 10 (reshuffled), per example, rows ENCODERS, columns SHIFTED.
-RESHUFFLED = np.array([[0.17, 0.90, 0.58, 0.51], [0.20, 0.92, 0.58, 0.29],
-                       [0.17, 0.77, 0.55, 0.24], [0.17, 1.01, 0.60, 0.47],
-                       [0.13, 0.72, 0.55, 0.28], [0.14, 0.92, 0.58, 0.29]])
+RESHUFFLED = np.array(
+    [
+        [0.17, 0.90, 0.58, 0.51],
+        [0.20, 0.92, 0.58, 0.29],
+        [0.17, 0.77, 0.55, 0.24],
+        [0.17, 1.01, 0.60, 0.47],
+        [0.13, 0.72, 0.55, 0.28],
+        [0.14, 0.92, 0.58, 0.29],
+    ]
+)
 #: Table 11 (original splits), per example, rows ENCODERS, columns SHIFTED.
-ORIGINAL = np.array([[0.15, 0.82, 0.56, 0.49], [0.18, 0.83, 0.56, 0.30],
-                     [0.15, 0.69, 0.54, 0.26], [0.15, 0.93, 0.59, 0.47],
-                     [0.11, 0.65, 0.54, 0.29], [0.12, 0.83, 0.57, 0.30]])
+ORIGINAL = np.array(
+    [
+        [0.15, 0.82, 0.56, 0.49],
+        [0.18, 0.83, 0.56, 0.30],
+        [0.15, 0.69, 0.54, 0.26],
+        [0.15, 0.93, 0.59, 0.47],
+        [0.11, 0.65, 0.54, 0.29],
+        [0.12, 0.83, 0.57, 0.30],
+    ]
+)
 #: τ between the average-rank orders over all 18 tasks printed in full in both tables.
 TAU_ALL_TASKS = 0.966
-THRESHOLD = 0.01     # Table 11's colour code: a change of more than 1e-2 per example
+THRESHOLD = 0.01  # Table 11's colour code: a change of more than 1e-2 per example
 
 
 def table():
@@ -41,10 +61,17 @@ def table():
     difference (original − reshuffled), per example."""
     import pandas as pd
 
-    rows = [{"task": t, "encoder": e, "reshuffled (Table 10)": RESHUFFLED[i, j],
-             "original (Table 11)": ORIGINAL[i, j],
-             "original - reshuffled": round(ORIGINAL[i, j] - RESHUFFLED[i, j], 2)}
-            for j, t in enumerate(SHIFTED) for i, e in enumerate(ENCODERS)]
+    rows = [
+        {
+            "task": t,
+            "encoder": e,
+            "reshuffled (Table 10)": RESHUFFLED[i, j],
+            "original (Table 11)": ORIGINAL[i, j],
+            "original - reshuffled": round(ORIGINAL[i, j] - RESHUFFLED[i, j], 2),
+        }
+        for j, t in enumerate(SHIFTED)
+        for i, e in enumerate(ENCODERS)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -65,5 +92,6 @@ def tau() -> float:
     over the shifted tasks."""
     from scipy.stats import kendalltau
 
-    return round(float(kendalltau(average_ranks(RESHUFFLED), average_ranks(ORIGINAL)).statistic),
-                 12)
+    return round(
+        float(kendalltau(average_ranks(RESHUFFLED), average_ranks(ORIGINAL)).statistic), 12
+    )

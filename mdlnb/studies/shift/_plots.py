@@ -25,14 +25,23 @@ def effects(runs: pd.DataFrame):
         for k, task in enumerate(tasks):
             g = part[part["task"] == task]
             x = np.array([encs.index(e) for e in g["encoder"]]) + (k - (len(tasks) - 1) / 2) * 0.2
-            ax.scatter(x, g["minus reshuffled [nats]"], s=16, color=f"C{k}",
-                       label=f"{task_label(task)} (shifted in {g['factor'].iloc[0]})")
+            ax.scatter(
+                x,
+                g["minus reshuffled [nats]"],
+                s=16,
+                color=f"C{k}",
+                label=f"{task_label(task)} (shifted in {g['factor'].iloc[0]})",
+            )
         ax.axhspan(-P.THRESHOLD, P.THRESHOLD, color="0.85", zorder=0)
         ax.axhline(0, color="k", lw=0.6)
-        ax.axhline(P.difference(), color="k", ls="--", lw=0.8,
-                   label=f"paper's mean on its shifted tasks ({P.difference():+.3f})")
-        ax.set_xticks(range(len(encs)), [encoder_label(e) for e in encs], rotation=35,
-                      ha="right")
+        ax.axhline(
+            P.difference(),
+            color="k",
+            ls="--",
+            lw=0.8,
+            label=f"paper's mean on its shifted tasks ({P.difference():+.3f})",
+        )
+        ax.set_xticks(range(len(encs)), [encoder_label(e) for e in encs], rotation=35, ha="right")
         ax.set_title(f"{version} − reshuffled")
     axes[0].set_ylabel("codelength difference [nats/example]")
     axes[0].legend(fontsize=7, loc="best")
@@ -51,7 +60,9 @@ def ranks(runs: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(8.5, 4.2))
     for i, row in r.iterrows():
         ys = [row[f"{c} rank"] for c in cols]
-        ax.plot(range(len(cols)), ys, marker="o", color=f"C{i}", label=encoder_label(row["encoder"]))
+        ax.plot(
+            range(len(cols)), ys, marker="o", color=f"C{i}", label=encoder_label(row["encoder"])
+        )
     ax.set_xticks(range(len(cols)), cols)
     ax.invert_yaxis()
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))

@@ -58,10 +58,16 @@ class ShiftResult:
         ``units`` (per (task, draw), the mean over encoders), ``summary``, ``ranks``,
         ``along_n``, ``paper`` (the cells of the paper's Tables 10 and 11 on its shifted
         tasks) and ``encoders``."""
-        return {"runs": self.runs, "differences": self.differences(),
-                "units": T.units(self.runs), "summary": self.summary(), "ranks": self.ranks(),
-                "along_n": T.along_n(self.curves), "paper": P.table(),
-                "encoders": self.encoders}
+        return {
+            "runs": self.runs,
+            "differences": self.differences(),
+            "units": T.units(self.runs),
+            "summary": self.summary(),
+            "ranks": self.ranks(),
+            "along_n": T.along_n(self.curves),
+            "paper": P.table(),
+            "encoders": self.encoders,
+        }
 
     # -- figures -------------------------------------------------------------
     def plot_effects(self):
@@ -78,8 +84,11 @@ class ShiftResult:
 
     def figures(self) -> dict[str, Any]:
         """``{name: Figure}`` written as ``shift_<name>``."""
-        return {"effects": self.plot_effects(), "ranks": self.plot_ranks(),
-                "along_n": self.plot_along_n()}
+        return {
+            "effects": self.plot_effects(),
+            "ranks": self.plot_ranks(),
+            "along_n": self.plot_along_n(),
+        }
 
     # -- prose, verdicts, setting -------------------------------------------
     def describe(self) -> str:
@@ -88,11 +97,15 @@ class ShiftResult:
         lines = []
         for (task, factor), g in self.runs.groupby(["task", "factor"], sort=False):
             share = g.loc[g["stream"] == "reshuffled", "from train split"] / c.size
-            lines.append(f"- {task}, shifted in `{factor}`: {g['seed'].nunique()} draws of "
-                         f"2 × {c.size} examples, {int(g['num_classes'].iloc[0])} classes; the "
-                         f"reshuffled split holds {share.mean():.0%} of split A on average")
-        lines.append(f"- σ = {c.shift:g} of the original train split lies below the factor's "
-                     "median; encoders: " + ", ".join(self.encoders["encoder"]))
+            lines.append(
+                f"- {task}, shifted in `{factor}`: {g['seed'].nunique()} draws of "
+                f"2 × {c.size} examples, {int(g['num_classes'].iloc[0])} classes; the "
+                f"reshuffled split holds {share.mean():.0%} of split A on average"
+            )
+        lines.append(
+            f"- σ = {c.shift:g} of the original train split lies below the factor's "
+            "median; encoders: " + ", ".join(self.encoders["encoder"])
+        )
         return "\n".join(lines)
 
     def findings(self) -> str:
@@ -101,13 +114,17 @@ class ShiftResult:
         out = []
         for v, what in T.VERSIONS.items():
             r = s.loc[v]
-            line = (f"- **{v}** ({what}): {r['minus reshuffled [nats]']:+.4f} nats/example "
-                    f"against the reshuffled split, 95 % t interval [{r['ci low']:+.4f}, "
-                    f"{r['ci high']:+.4f}] over {int(r['units'])} units; |Δ| > 0.01 on "
-                    f"{r['cells beyond 0.01']:.0%} of the (unit, encoder) cells")
+            line = (
+                f"- **{v}** ({what}): {r['minus reshuffled [nats]']:+.4f} nats/example "
+                f"against the reshuffled split, 95 % t interval [{r['ci low']:+.4f}, "
+                f"{r['ci high']:+.4f}] over {int(r['units'])} units; |Δ| > 0.01 on "
+                f"{r['cells beyond 0.01']:.0%} of the (unit, encoder) cells"
+            )
             if v in T.RANKED:
-                line += (f"; Kendall τ of the average-rank orders {r['tau']:.3f} (95 % "
-                         f"bootstrap [{r['tau low']:.3f}, {r['tau high']:.3f}])")
+                line += (
+                    f"; Kendall τ of the average-rank orders {r['tau']:.3f} (95 % "
+                    f"bootstrap [{r['tau low']:.3f}, {r['tau high']:.3f}])"
+                )
             out.append(line)
         return "\n".join(out)
 
@@ -125,22 +142,35 @@ class ShiftResult:
         lo, hi = int(e["parameters"].min()), int(e["parameters"].max())
         params = f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
         objectives = ", ".join(encoder_label(x).partition(", ")[2] or x for x in e["encoder"])
-        tasks = ", ".join(f"{t} in {f}" for t, f in
-                          self.runs[["task", "factor"]].drop_duplicates().itertuples(index=False))
+        tasks = ", ".join(
+            f"{t} in {f}"
+            for t, f in self.runs[["task", "factor"]].drop_duplicates().itertuples(index=False)
+        )
         return [
-            ("shifted tasks", "4 VTAB tasks (PatchCamelyon, DMLab, KittiDistance, "
-             "SmallNORBAzimuth), 6,770–294,912 examples, their own train/test splits",
-             f"{len(c.tasks)} procedural tasks split by a nuisance factor ({tasks}), σ = "
-             f"{c.shift:g}; {len(c.seeds)} independent draws each, N = {c.size} per split"),
-            ("encoders", "6: ResNet-50 SUP/SimCLR/BYOL, ViT-B/16 SUP/DINO/MAE, ImageNet",
-             f"{len(e)} ViTs of {params} parameters pretrained on Fashion-MNIST "
-             f"({objectives})"),
-            ("readouts", "VTAB board (Table 6): linear + MLPs of 1–7 hidden layers; fixed "
-             "share, m = 11", f"protocol {plan.name!r}: {len(plan.experts())} experts, B = "
-             f"{plan.batch_size}; fixed share, m = {plan.m:g}"),
-            ("versions", "original train split vs reshuffled (App. A.2), one order each",
-             "either half as the train split vs reshuffled, plus the reshuffled examples in "
-             "train-then-test order; one order per draw and version"),
+            (
+                "shifted tasks",
+                "4 VTAB tasks (PatchCamelyon, DMLab, KittiDistance, "
+                "SmallNORBAzimuth), 6,770–294,912 examples, their own train/test splits",
+                f"{len(c.tasks)} procedural tasks split by a nuisance factor ({tasks}), σ = "
+                f"{c.shift:g}; {len(c.seeds)} independent draws each, N = {c.size} per split",
+            ),
+            (
+                "encoders",
+                "6: ResNet-50 SUP/SimCLR/BYOL, ViT-B/16 SUP/DINO/MAE, ImageNet",
+                f"{len(e)} ViTs of {params} parameters pretrained on Fashion-MNIST ({objectives})",
+            ),
+            (
+                "readouts",
+                "VTAB board (Table 6): linear + MLPs of 1–7 hidden layers; fixed share, m = 11",
+                f"protocol {plan.name!r}: {len(plan.experts())} experts, B = "
+                f"{plan.batch_size}; fixed share, m = {plan.m:g}",
+            ),
+            (
+                "versions",
+                "original train split vs reshuffled (App. A.2), one order each",
+                "either half as the train split vs reshuffled, plus the reshuffled examples in "
+                "train-then-test order; one order per draw and version",
+            ),
         ]
 
     # -- files ---------------------------------------------------------------

@@ -24,12 +24,29 @@ from mdlnb._compare import resolve_protocol
 from mdlnb._io import atomic_write_text, cache_dir, content_hash
 from mdlnb.prequential import CODE_VERSION
 from mdlnb.studies.shift._config import ShiftConfig
-from mdlnb.studies.shift._split import (STREAMS, data_seed, in_stream_order, nuisance,
-                                        parse_shift, shifted_split, streams)
+from mdlnb.studies.shift._split import (
+    STREAMS,
+    data_seed,
+    in_stream_order,
+    nuisance,
+    parse_shift,
+    shifted_split,
+    streams,
+)
 
 CACHE_VERSION = "shift-unit-v1"
-RUN_COLUMNS = ["task", "factor", "seed", "encoder", "stream", "n", "num_classes",
-               "from train split", "codelength [nats]", "per example [nats]"]
+RUN_COLUMNS = [
+    "task",
+    "factor",
+    "seed",
+    "encoder",
+    "stream",
+    "n",
+    "num_classes",
+    "from train split",
+    "codelength [nats]",
+    "per example [nats]",
+]
 
 
 def draw(entry: str, seed: int, config: ShiftConfig):
@@ -50,8 +67,15 @@ def stream_task(features: Any, stream: str, idx: np.ndarray, seed: int):
     return in_stream_order(t, seed) if stream == "train then test" else t
 
 
-def code_unit(features: Any, seqs: dict[str, np.ndarray], train_split: np.ndarray,
-              config: ShiftConfig, seed: int, *, cache: bool = True) -> dict[str, Any]:
+def code_unit(
+    features: Any,
+    seqs: dict[str, np.ndarray],
+    train_split: np.ndarray,
+    config: ShiftConfig,
+    seed: int,
+    *,
+    cache: bool = True,
+) -> dict[str, Any]:
     """Stage 1 + 2 of every stream on one encoder's features of one draw: per stream the
     codelength (nats) and the cumulative codelength at ``config.points`` positions."""
     from mdlnb import prequential
@@ -62,13 +86,19 @@ def code_unit(features: Any, seqs: dict[str, np.ndarray], train_split: np.ndarra
     runs, curve = [], []
     for stream in STREAMS:
         idx = seqs[stream]
-        lm = prequential.run(stream_task(features, stream, idx, seed), protocol=plan,
-                             seed=int(seed), progress=False, cache=cache)
+        lm = prequential.run(
+            stream_task(features, stream, idx, seed),
+            protocol=plan,
+            seed=int(seed),
+            progress=False,
+            cache=cache,
+        )
         rep = Report.from_losses(lm, warn=False)
         cum = np.cumsum(np.asarray(rep.per_step_nats, np.float64))
         at = np.unique(np.linspace(1, len(cum), int(config.points)).round().astype(int))
-        runs.append((stream, int(len(idx)), int(np.isin(idx, train_split).sum()),
-                     float(rep.total_nats)))
+        runs.append(
+            (stream, int(len(idx)), int(np.isin(idx, train_split).sum()), float(rep.total_nats))
+        )
         curve += [(stream, int(k), float(cum[k - 1])) for k in at]
     return {"runs": runs, "curve": curve, "seconds": round(time.perf_counter() - t0, 3)}
 
@@ -78,9 +108,16 @@ def unit_key(features: Any, seqs: dict[str, np.ndarray], config: ShiftConfig, se
     plan = resolve_protocol(config.protocol)
     proto = {k: v for k, v in plan.stage1().items() if k != "seed"}
     proto["strategy"] = plan.to_dict()["strategy"]
-    return content_hash(CACHE_VERSION, CODE_VERSION, features.x, features.y,
-                        *(seqs[s] for s in STREAMS), int(seed), int(config.points),
-                        json.dumps(proto, sort_keys=True, default=str))
+    return content_hash(
+        CACHE_VERSION,
+        CODE_VERSION,
+        features.x,
+        features.y,
+        *(seqs[s] for s in STREAMS),
+        int(seed),
+        int(config.points),
+        json.dumps(proto, sort_keys=True, default=str),
+    )
 
 
 def unit_path(entry: str, seed: int, encoder: str, key: str):
@@ -88,16 +125,25 @@ def unit_path(entry: str, seed: int, encoder: str, key: str):
     return cache_dir("studies/shift") / f"unit-{safe}-{key}.json"
 
 
-def _frames(config: ShiftConfig, units: dict[tuple[str, int, str], dict[str, Any]],
-            classes: dict[str, int]):
+def _frames(
+    config: ShiftConfig, units: dict[tuple[str, int, str], dict[str, Any]], classes: dict[str, int]
+):
     rows, curve = [], []
     for (entry, seed, enc), u in units.items():
         task, factor = parse_shift(entry)
         key = {"task": task, "factor": factor, "seed": seed, "encoder": enc}
         for stream, n, from_a, nats in u["runs"]:
-            rows.append({**key, "stream": stream, "n": n, "num_classes": classes[entry],
-                         "from train split": from_a, "codelength [nats]": nats,
-                         "per example [nats]": nats / n})
+            rows.append(
+                {
+                    **key,
+                    "stream": stream,
+                    "n": n,
+                    "num_classes": classes[entry],
+                    "from train split": from_a,
+                    "codelength [nats]": nats,
+                    "per example [nats]": nats / n,
+                }
+            )
         curve += [{**key, "stream": s, "n": k, "cumulative [nats]": v} for s, k, v in u["curve"]]
     return pd.DataFrame(rows, columns=RUN_COLUMNS), pd.DataFrame(curve)
 
@@ -114,8 +160,9 @@ def run(config: ShiftConfig | None = None, *, progress: bool | None = None, cach
     t0 = time.perf_counter()
     built = {e: build_encoder(parse_encoder(e)) for e in config.encoders}
     total = len(config.tasks) * len(config.seeds) * len(config.encoders)
-    bar = _progress.bar(total=total, desc="task × draw × encoder", unit="unit") if progress \
-        else None
+    bar = (
+        _progress.bar(total=total, desc="task × draw × encoder", unit="unit") if progress else None
+    )
     units, classes, cached = {}, {}, 0
     for entry in config.tasks:
         for seed in config.seeds:
@@ -137,6 +184,11 @@ def run(config: ShiftConfig | None = None, *, progress: bool | None = None, cach
     if bar is not None:
         bar.close()
     runs, curves = _frames(config, units, classes)
-    return ShiftResult(config=config, runs=runs, curves=curves,
-                       encoders=encoder_table(config, built), cached_units=cached,
-                       seconds=round(time.perf_counter() - t0, 2))
+    return ShiftResult(
+        config=config,
+        runs=runs,
+        curves=curves,
+        encoders=encoder_table(config, built),
+        cached_units=cached,
+        seconds=round(time.perf_counter() - t0, 2),
+    )

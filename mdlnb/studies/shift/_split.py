@@ -27,7 +27,7 @@ Every stream but ``train then test`` is coded in stage 1's own seeded order;
 from __future__ import annotations
 
 import zlib
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -51,7 +51,7 @@ def data_seed(task: str, seed: int) -> int:
     so every (task, seed) is an independent draw (tasks of one generator, such as the
     dSprites tasks, label the same images at the same generator seed)."""
     check_int("seed", seed, minimum=0)
-    return int((zlib.crc32(task.encode()) + int(seed)) % 2 ** 31)
+    return int((zlib.crc32(task.encode()) + int(seed)) % 2**31)
 
 
 def nuisance(task: Task, factor: str) -> np.ndarray:
@@ -60,16 +60,21 @@ def nuisance(task: Task, factor: str) -> np.ndarray:
     value (smallest depth ``z``)."""
     factors = task.meta.get("factors")
     if not isinstance(factors, Mapping):
-        raise ValueError(f"task: {task.name!r} records no generative factors (a procedural "
-                         "task does: dSprites, Clevr)")
+        raise ValueError(
+            f"task: {task.name!r} records no generative factors (a procedural "
+            "task does: dSprites, Clevr)"
+        )
     if factor not in factors:
-        raise ValueError(f"factor: {factor!r} is not a factor of {task.name!r}; it has "
-                         f"{sorted(factors)}")
+        raise ValueError(
+            f"factor: {factor!r} is not a factor of {task.name!r}; it has {sorted(factors)}"
+        )
     v = np.asarray(factors[factor], np.float64)
     if v.ndim == 2:
         if "z" not in factors:
-            raise ValueError(f"factor: {factor!r} is per object, and {task.name!r} has no depth "
-                             "z to find the nearest object")
+            raise ValueError(
+                f"factor: {factor!r} is per object, and {task.name!r} has no depth "
+                "z to find the nearest object"
+            )
         nearest = np.nanargmin(np.asarray(factors["z"], np.float64), axis=1)
         v = v[np.arange(len(v)), nearest]
     if v.shape != (task.n,) or not np.all(np.isfinite(v)):
@@ -77,8 +82,9 @@ def nuisance(task: Task, factor: str) -> np.ndarray:
     return v
 
 
-def shifted_split(values: np.ndarray, n: int, shift: float, seed: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def shifted_split(
+    values: np.ndarray, n: int, shift: float, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     """(A, B): two disjoint sorted index arrays of ``n`` examples each among the ``2n``
     ``values``. The lower half (the ``n`` smallest values, ties by index) gives A
     ``round(shift·n)`` examples and B the rest of it; the upper half fills both up
@@ -88,14 +94,15 @@ def shifted_split(values: np.ndarray, n: int, shift: float, seed: int
     if values.shape != (2 * n,):
         raise ValueError(f"values: expected {2 * n} values (2n), got shape {values.shape}")
     if not 0.5 <= float(shift) <= 1.0:
-        raise ValueError(f"shift: the lower half's share of the train split, in [0.5, 1], "
-                         f"got {shift!r}")
+        raise ValueError(
+            f"shift: the lower half's share of the train split, in [0.5, 1], got {shift!r}"
+        )
     order = np.argsort(values, kind="stable")
     rng = np.random.default_rng(seed)
     low, high = rng.permutation(order[:n]), rng.permutation(order[n:])
     k = int(round(float(shift) * n))
-    a = np.concatenate([low[:k], high[:n - k]])
-    b = np.concatenate([low[k:], high[n - k:]])
+    a = np.concatenate([low[:k], high[: n - k]])
+    b = np.concatenate([low[k:], high[n - k :]])
     return np.sort(a), np.sort(b)
 
 
@@ -104,15 +111,19 @@ def reshuffled_indices(a: np.ndarray, b: np.ndarray, seed: int) -> np.ndarray:
     :func:`mdlnb.data.reshuffle`'s rule (A then B concatenated, permuted by
     ``default_rng(seed)``, the first ``len(A)`` kept), order kept."""
     both = np.concatenate([a, b])
-    return both[np.random.default_rng(seed).permutation(len(both))[:len(a)]]
+    return both[np.random.default_rng(seed).permutation(len(both))[: len(a)]]
 
 
 def streams(a: np.ndarray, b: np.ndarray, seed: int) -> dict[str, np.ndarray]:
     """The index sequence of every stream of :data:`STREAMS` (module docstring)."""
     mixed = reshuffled_indices(a, b, seed)
     from_a = np.isin(mixed, a)
-    return {"original": np.asarray(a), "swapped": np.asarray(b), "reshuffled": mixed,
-            "train then test": np.concatenate([mixed[from_a], mixed[~from_a]])}
+    return {
+        "original": np.asarray(a),
+        "swapped": np.asarray(b),
+        "reshuffled": mixed,
+        "train then test": np.concatenate([mixed[from_a], mixed[~from_a]]),
+    }
 
 
 def in_stream_order(task: Task, seed: int) -> Task:

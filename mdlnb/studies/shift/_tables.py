@@ -12,18 +12,19 @@ sample.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 KEYS = ["task", "factor", "seed", "encoder"]
 #: Versions compared with the reshuffled split: column of :func:`per_example` → what it is.
-VERSIONS = {"original (both splits)": "the original train split, the mean of A and of B "
-                                      "as the train split",
-            "original": "split A (below the factor's median) as the train split",
-            "swapped": "split B (above the median) as the train split",
-            "train then test": "the reshuffled split's examples, those of A first"}
+VERSIONS = {
+    "original (both splits)": "the original train split, the mean of A and of B as the train split",
+    "original": "split A (below the factor's median) as the train split",
+    "swapped": "split B (above the median) as the train split",
+    "train then test": "the reshuffled split's examples, those of A first",
+}
 #: Versions whose ranking is compared with the reshuffled split's.
 RANKED = ("original (both splits)", "train then test")
 
@@ -31,8 +32,9 @@ RANKED = ("original (both splits)", "train then test")
 def per_example(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per (task, factor, seed, encoder): the codelength per example [nats] of every
     stream and of ``original (both splits)``."""
-    wide = runs.pivot_table(index=KEYS, columns="stream", values="per example [nats]",
-                            sort=False).reset_index()
+    wide = runs.pivot_table(
+        index=KEYS, columns="stream", values="per example [nats]", sort=False
+    ).reset_index()
     wide.columns.name = None
     wide["original (both splits)"] = (wide["original"] + wide["swapped"]) / 2
     return wide
@@ -42,8 +44,9 @@ def differences(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per (task, factor, seed, encoder, version): ``version − reshuffled``, nats
     per example, and whether it exceeds Table 11's colour threshold (|Δ| > 0.01)."""
     wide = per_example(runs)
-    out = wide[KEYS + list(VERSIONS)].melt(id_vars=KEYS, var_name="version",
-                                          value_name="per example [nats]")
+    out = wide[KEYS + list(VERSIONS)].melt(
+        id_vars=KEYS, var_name="version", value_name="per example [nats]"
+    )
     base = np.tile(wide["reshuffled"].to_numpy(), len(VERSIONS))
     out["reshuffled [nats]"] = base
     out["minus reshuffled [nats]"] = out["per example [nats]"] - base
@@ -56,8 +59,12 @@ def units(runs: pd.DataFrame) -> pd.DataFrame:
     (nats per example) and the share of encoders beyond 0.01."""
     d = differences(runs)
     g = d.groupby(["task", "factor", "seed", "version"], sort=False)
-    return g.agg(**{"minus reshuffled [nats]": ("minus reshuffled [nats]", "mean"),
-                    "encoders beyond 0.01": ("beyond 0.01", "mean")}).reset_index()
+    return g.agg(
+        **{
+            "minus reshuffled [nats]": ("minus reshuffled [nats]", "mean"),
+            "encoders beyond 0.01": ("beyond 0.01", "mean"),
+        }
+    ).reset_index()
 
 
 def unit_matrices(runs: pd.DataFrame, version: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -98,8 +105,10 @@ def ranks(runs: pd.DataFrame) -> pd.DataFrame:
     encs = list(dict.fromkeys(wide["encoder"]))
     out = pd.DataFrame({"encoder": encs})
     for v in ("reshuffled", *RANKED):
-        groups = [g.set_index("encoder").loc[encs, v].to_numpy()
-                  for _, g in wide.groupby(["task", "seed"], sort=False)]
+        groups = [
+            g.set_index("encoder").loc[encs, v].to_numpy()
+            for _, g in wide.groupby(["task", "seed"], sort=False)
+        ]
         out[f"{v} rank"] = average_ranks(groups)
         out[f"{v} [nats/example]"] = wide.groupby("encoder")[v].mean().loc[encs].to_numpy()
     return out
@@ -118,15 +127,23 @@ def summary(runs: pd.DataFrame, *, resamples: int = 2000) -> pd.DataFrame:
     for v in VERSIONS:
         x = u.loc[u["version"] == v, "minus reshuffled [nats]"].to_numpy()
         mean, lo, hi = t_interval(x) if len(x) > 1 else (float(x.mean()), np.nan, np.nan)
-        row = {"version": v, "units": len(x), "minus reshuffled [nats]": mean,
-               "ci low": lo, "ci high": hi,
-               "cells beyond 0.01": float(d.loc[d["version"] == v, "beyond 0.01"].mean()),
-               "tau": np.nan, "tau low": np.nan, "tau high": np.nan}
+        row = {
+            "version": v,
+            "units": len(x),
+            "minus reshuffled [nats]": mean,
+            "ci low": lo,
+            "ci high": hi,
+            "cells beyond 0.01": float(d.loc[d["version"] == v, "beyond 0.01"].mean()),
+            "tau": np.nan,
+            "tau low": np.nan,
+            "tau high": np.nan,
+        }
         if v in RANKED:
             groups = unit_matrices(runs, v)
             if len(groups) > 1:
                 row["tau"], row["tau low"], row["tau high"] = bootstrap_interval(
-                    groups, rank_tau, resamples=resamples)
+                    groups, rank_tau, resamples=resamples
+                )
             else:
                 row["tau"] = rank_tau(groups)
         rows.append(row)
@@ -136,8 +153,9 @@ def summary(runs: pd.DataFrame, *, resamples: int = 2000) -> pd.DataFrame:
 def along_n(curves: pd.DataFrame) -> pd.DataFrame:
     """Per (task, version, n): the cumulative codelength minus the reshuffled split's
     at the same n (nats), mean and min–max over draws × encoders."""
-    wide = curves.pivot_table(index=["task", "seed", "encoder", "n"], columns="stream",
-                              values="cumulative [nats]").reset_index()
+    wide = curves.pivot_table(
+        index=["task", "seed", "encoder", "n"], columns="stream", values="cumulative [nats]"
+    ).reset_index()
     wide["original (both splits)"] = (wide["original"] + wide["swapped"]) / 2
     rows = []
     for v in ("original (both splits)", "train then test"):
