@@ -191,5 +191,5 @@ report.show(result.refined)
 
 # %%
 print(finish("loss_data", paper_dir, profile, result.claims(), pattern="loss_data_*",
-             setting=result.setting()))
+             setting=result.setting(), findings=result.first_point_findings()))
 plt.close("all")

@@ -143,7 +143,7 @@ report.show(result.tables()["paper"], digits=2)
 
 # %%
 print(finish("shift", paper_dir, profile, result.claims(), pattern="shift_*",
-             setting=result.setting()))
+             setting=result.setting(), findings=result.findings()))
 
 # %%
 plt.close("all")

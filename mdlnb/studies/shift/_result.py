@@ -134,13 +134,11 @@ class ShiftResult:
 
     def setting(self) -> list[tuple[str, str, str]]:
         """(aspect, the paper's, this run's) rows for the claims page."""
-        from mdlnb._compare import resolve_protocol
+        from mdlnb.studies._setting import PAPERS, board_text, fmt_range
 
         c = self.config
-        plan = resolve_protocol(c.protocol)
         e = self.encoders
-        lo, hi = int(e["parameters"].min()), int(e["parameters"].max())
-        params = f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
+        params = fmt_range(e["parameters"], "parameters")
         objectives = ", ".join(encoder_label(x).partition(", ")[2] or x for x in e["encoder"])
         tasks = ", ".join(
             f"{t} in {f}"
@@ -157,13 +155,12 @@ class ShiftResult:
             (
                 "encoders",
                 "6: ResNet-50 SUP/SimCLR/BYOL, ViT-B/16 SUP/DINO/MAE, ImageNet",
-                f"{len(e)} ViTs of {params} parameters pretrained on Fashion-MNIST ({objectives})",
+                f"{len(e)} ViTs of {params} pretrained on Fashion-MNIST ({objectives})",
             ),
             (
                 "readouts",
-                "VTAB board (Table 6): linear + MLPs of 1–7 hidden layers; fixed share, m = 11",
-                f"protocol {plan.name!r}: {len(plan.experts())} experts, B = "
-                f"{plan.batch_size}; fixed share, m = {plan.m:g}",
+                f"{PAPERS['readout']['readouts']}; {PAPERS['readout']['protocol']}",
+                f"protocol {c.protocol!r}: {board_text(c.protocol)}",
             ),
             (
                 "versions",
