@@ -150,7 +150,7 @@ class ShiftResult:
                 "4 VTAB tasks (PatchCamelyon, DMLab, KittiDistance, "
                 "SmallNORBAzimuth), 6,770–294,912 examples, their own train/test splits",
                 f"{len(c.tasks)} procedural tasks split by a nuisance factor ({tasks}), σ = "
-                f"{c.shift:g}; {len(c.seeds)} independent draws each, N = {c.size} per split",
+                f"{c.shift:g}; {len(c.seeds)} independent draws each, N = {c.size:,} per split",
             ),
             (
                 "encoders",
