@@ -255,6 +255,9 @@ IMPLEMENTATION_CHECKS = {
     "g3": "once SDL or εSC names a winner (a representation reaches ε and the other provably "
           "cannot before it), the named winner cannot change as n grows, by the definition of "
           "the measures (tests/test_claims_parity.py)",
+    "q3": "SDL and εSC on the loss-data curves of Fashion-MNIST never name two winners as n "
+          "grows: once a representation's SDL is tight or its εSC found, more points of a "
+          "curve that stays below ε cannot change it (tests/test_study_loss_data.py)",
 }
 
 

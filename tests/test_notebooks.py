@@ -130,6 +130,48 @@ def _loss_data(p):
     np.testing.assert_allclose(first["value"], first["n"] * math.log(10), rtol=1e-6)
     ranks = pd.read_csv(p / "loss_data_rankings.csv")
     has_columns(ranks, ["measure", "n", "prefers"])
+    # the first point: a chosen initial checkpoint codes at exactly log 10 (uniform readouts)
+    first = pd.read_csv(p / "loss_data_first_point.csv")
+    has_columns(first, ["representation", "n", "trained on", "held out", "seeds",
+                        "initial chosen", "mean loss [nats]"])
+    assert ((first["initial chosen"] >= 0) & (first["initial chosen"] <= first["seeds"])).all()
+    assert (first["trained on"] + first["held out"] == first["n"]).all()
+    at_n1 = cur[cur["n"] == cur["n"].min()].groupby("representation")["loss [nats]"]
+    np.testing.assert_allclose(first.set_index("representation")["mean loss [nats]"],
+                               at_n1.mean().loc[first["representation"]], rtol=1e-9)
+    uniform = at_n1.apply(lambda v: int((abs(v - math.log(10)) < 1e-5).sum()))
+    assert (first.set_index("representation")["initial chosen"]
+            == uniform.loc[first["representation"]]).all()
+
+
+def _shift(p):
+    params = {**runner.notebook_parameters("shift"), **runner.profile_parameters("shift", "smoke")}
+    runs = pd.read_csv(p / "shift_runs.csv")
+    has_columns(runs, ["task", "factor", "seed", "encoder", "stream", "n", "num_classes",
+                       "from train split", "codelength [nats]", "per example [nats]"])
+    finite(runs, ["codelength [nats]", "per example [nats]"])
+    assert (runs["n"] == params["size"]).all()
+    assert set(runs["stream"]) == {"original", "swapped", "reshuffled", "train then test"}
+    per_example_nats(runs["per example [nats]"], log_classes(runs["task"]), "shift")
+    np.testing.assert_allclose(runs["per example [nats]"], runs["codelength [nats]"] / runs["n"],
+                               rtol=1e-9)
+    by = runs.groupby("stream")["from train split"]
+    assert (by.min()["original"] == params["size"]) and by.max()["swapped"] == 0
+    # the differences and the per-unit means re-derived from the runs
+    wide = runs.pivot_table(index=["task", "seed", "encoder"], columns="stream",
+                            values="per example [nats]")
+    both = (wide["original"] + wide["swapped"]) / 2 - wide["reshuffled"]
+    d = pd.read_csv(p / "shift_differences.csv")
+    d = d[d["version"] == "original (both splits)"].set_index(["task", "seed", "encoder"])
+    np.testing.assert_allclose(d.loc[both.index, "minus reshuffled [nats]"], both, rtol=1e-9,
+                               atol=1e-12)
+    s = pd.read_csv(p / "shift_summary.csv").set_index("version")
+    assert s.loc["original (both splits)", "minus reshuffled [nats]"] == pytest.approx(
+        both.groupby(level=["task", "seed"]).mean().mean())
+    ranked = s.dropna(subset=["tau"])
+    within(ranked, "tau", -1, 1)
+    ranks = pd.read_csv(p / "shift_ranks.csv")
+    _ranks_of(ranks, "reshuffled rank", len(ranks))
 
 
 def _switching_strategies(p):
@@ -400,7 +442,10 @@ EXPECT = {
                     "parity_switching_posterior.png"], _parity_toy),
     "loss_data": (["loss_data_curves.csv", "loss_data_curves.png", "loss_data_measures.csv",
                    "loss_data_measures.png", "loss_data_rankings.csv", "loss_data_final.csv",
-                   "loss_data_esc_refined.csv"], _loss_data),
+                   "loss_data_esc_refined.csv", "loss_data_first_point.csv"], _loss_data),
+    "shift": (["shift_runs.csv", "shift_differences.csv", "shift_units.csv",
+               "shift_summary.csv", "shift_ranks.csv", "shift_along_n.csv", "shift_paper.csv",
+               "shift_effects.png", "shift_ranks.png", "shift_along_n.png"], _shift),
     "switching_strategies": (["switching_codelengths.csv", "switching_sensitivity.csv",
                               "switching_sequence.csv", "switching_regret.png",
                               "switching_sensitivity.png", "switching_bound.png"],
@@ -427,7 +472,8 @@ CLAIMS = {"switching_strategies": {"b1", "b2", "c1", "c2"}, "data_efficiency": {
                          "o1", "o2", "o3", "o4", "p4", "p5"},
           "readout_preference": {"d1", "d2", "d3", "k"},
           "scaling": {"j1", "j2"}, "pretraining": {"m", "p1", "p2", "p3"},
-          "parity_toy": {"g1", "g2", "g3"},
+          "parity_toy": {"g1", "g2", "g3"}, "loss_data": {"q1", "q2", "q3"},
+          "shift": {"r1", "r2"},
           "transferability_baselines": {"h1", "h2", "h3", "h4", "i1", "i2", "i3"}}
 
 

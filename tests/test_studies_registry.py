@@ -37,7 +37,7 @@ FLAT = [n for n, s in studies.NOTEBOOKS.items() if "overrides" not in runner.not
 
 def test_flat_notebooks_are_the_expected_ones():
     assert sorted(FLAT) == ["beyond_classification", "data_efficiency", "layers", "loss_data", "parity_toy",
-                            "switching_strategies"]
+                            "shift", "switching_strategies"]
 
 
 @pytest.mark.parametrize("name", FLAT)
