@@ -62,6 +62,36 @@ def add_switch(p: argparse.ArgumentParser) -> None:
     p.add_argument("--posterior", type=Path, default=None, help=POSTERIOR_HELP)
 
 
+class _Arrays(dict):
+    """An ``.npz`` file's arrays, read at once, with ``np.load``'s NpzFile interface
+    (``files``, a context manager)."""
+
+    @property
+    def files(self) -> list[str]:
+        return list(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+def _load_npz(path: Path, arg: str) -> _Arrays:
+    """Every array of the ``.npz`` at ``path``, or a ValueError naming ``arg``: a missing,
+    empty, truncated or non-zip file, a plain ``.npy``, an object (pickled) array."""
+    import zipfile
+
+    try:
+        z = np.load(path, allow_pickle=False)
+        if not hasattr(z, "files"):
+            raise ValueError("an .npy array, not an .npz archive of named arrays")
+        with z:
+            return _Arrays({k: z[k] for k in z.files})
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{arg}: cannot read {path} ({e})") from None
+
+
 def _expert_labels(data, k: int) -> tuple[list[str], list[str] | None]:
     """Expert names and readout names stored in a losses npz, as far as known:
     a ``LossMatrix.save`` file (``experts`` configs), or ``names``/``readouts``
@@ -115,10 +145,7 @@ def run_switch(args: argparse.Namespace) -> int:
     from mdlnb import switching
     _check_table_path(args.posterior)
     strategy = switching.get_strategy(args.strategy, **_strategy_options(args))
-    try:
-        data = np.load(args.losses, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"losses: cannot read {args.losses} ({e})") from None
+    data = _load_npz(args.losses, "losses")
     with data:
         if args.key not in data.files:
             raise ValueError(f"key: {args.key!r} not in {args.losses} (has {data.files})")
@@ -234,10 +261,7 @@ def run_compare(args: argparse.Namespace) -> int:
         raise ValueError(f"names: need {len(args.features)} distinct names, got {names}")
     feats, labels = {}, None
     for name, path in zip(names, args.features):
-        try:
-            z = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise ValueError(f"features: cannot read {path} ({e})") from None
+        z = _load_npz(path, "features")
         with z:
             if args.x_key not in z.files:
                 raise ValueError(f"x_key: {args.x_key!r} not in {path} (has {z.files})")
@@ -250,7 +274,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.labels is not None:
         try:
             labels = np.load(args.labels, allow_pickle=False)
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, EOFError) as e:
             raise ValueError(f"labels: cannot read {args.labels} ({e})") from None
     if labels is None:
         raise ValueError("labels: none given and no `y` in the feature files")
