@@ -140,7 +140,7 @@ def _features_of(name: str, value: Any, task: Task | None, y: np.ndarray) -> np.
             warnings.warn(f"encoders: {name!r}: features of shape {x.shape} are flattened to "
                           f"{flat} (one row per example); pass x.reshape(len(x), -1) to say "
                           "so", UserWarning, stacklevel=4)
-            x = x.reshape(flat)
+            x = x.reshape(flat)  # type: ignore[assignment]
     try:
         x = check_matrix(x, "x")
     except ValueError as e:
@@ -234,7 +234,7 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any
     kind = task.kind if task is not None else "classification"
     jobs = [(e, s) for s in seeds for e in feats]
     it, lines = _progress_of(jobs, len(y) * len(plan.experts()), progress)
-    rows, per_step, mass, orders, reports, found = [], {}, {}, {}, {}, {}
+    rows, per_step, mass, orders, reports, found = [], {}, {}, {}, {}, {}  # type: ignore[var-annotated]
     t0 = time.perf_counter()
     for i, (e, s) in enumerate(it):
         t_run = time.perf_counter()
@@ -258,7 +258,7 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any
     return Comparison(runs=pd.DataFrame(rows), per_step_nats=per_step, readout_mass=mass,
                       protocol=plan, n=len(y), num_classes=c or 0, seeds=seeds,
                       task_name=task_name, reports=reports, warnings=texts,
-                      inputs=Rerun(feats, task if kind == "regression" else y, c, cache, compare),
+                      inputs=Rerun(feats, task if kind == "regression" else y, c, cache, compare),  # type: ignore[arg-type]
                       kind=kind)
 
 
