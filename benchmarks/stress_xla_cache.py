@@ -83,8 +83,12 @@ def _child(a: argparse.Namespace) -> int:
 
     monitoring.register_event_duration_secs_listener(on_duration)
     monitoring.register_event_listener(on_event)
-    unit = {"rowsplit": _rowsplit_unit, "synthetic": _synthetic_unit,
-            "free": _free_unit, "overlap": _overlap_unit}[a.workload]
+    unit = {
+        "rowsplit": _rowsplit_unit,
+        "synthetic": _synthetic_unit,
+        "free": _free_unit,
+        "overlap": _overlap_unit,
+    }[a.workload]
     if a.threads == "serial":
         from mdlnb.switching import _rowsplit
 
@@ -177,7 +181,7 @@ def _overlap_unit(j: int, a: argparse.Namespace) -> None:
         small = jnp.ones((64, 8), jnp.float32)
         for r in range(a.per_thread):
             salt = 2.0 + 1e-3 * (j + a.offset) + 1e-6 * r
-            _program(salt, a.kernels)(small)   # dispatched, not awaited: the next compiles
+            _program(salt, a.kernels)(small)  # dispatched, not awaited: the next compiles
     finally:
         stop.set()
         for t in threads:
@@ -232,34 +236,69 @@ def _round(a: argparse.Namespace, r: int, root: Path, log: Path, deadline: float
     env = dict(os.environ, MDLNB_CACHE=str(cache / "mdlnb"), PYTHONFAULTHANDLER="1")
     # every round runs the same units: on a fresh directory each (fresh), or on one the
     # first round filled (filled)
-    cmd = [sys.executable, "-m", "benchmarks.stress_xla_cache", "--child", "--dir", str(cache),
-           "--workload", a.workload, "--threads", a.threads, "--store", a.store, "--keep",
-           a.keep, "--units", str(a.units), "--nthreads", str(a.nthreads), "--kernels",
-           str(a.kernels), "--per-thread", str(a.per_thread), "--offset", str(a.offset)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.stress_xla_cache",
+        "--child",
+        "--dir",
+        str(cache),
+        "--workload",
+        a.workload,
+        "--threads",
+        a.threads,
+        "--store",
+        a.store,
+        "--keep",
+        a.keep,
+        "--units",
+        str(a.units),
+        "--nthreads",
+        str(a.nthreads),
+        "--kernels",
+        str(a.kernels),
+        "--per-thread",
+        str(a.per_thread),
+        "--offset",
+        str(a.offset),
+    ]
     procs = []
     for p in range(a.procs):
         out = open(log / f"r{r}-p{p}.out", "w")
         err = open(log / f"r{r}-p{p}.err", "w")
-        procs.append((subprocess.Popen(cmd, env=env, stdout=out, stderr=err, text=True,
-                                       cwd=HERE.parent), out, err))
+        procs.append(
+            (
+                subprocess.Popen(cmd, env=env, stdout=out, stderr=err, text=True, cwd=HERE.parent),
+                out,
+                err,
+            )
+        )
     results = []
     for proc, out, err in procs:
         try:
             proc.wait(timeout=max(deadline - time.monotonic(), 1))
-        except subprocess.TimeoutExpired:   # out of time: stopped, not crashed
+        except subprocess.TimeoutExpired:  # out of time: stopped, not crashed
             proc.terminate()
             proc.wait()
         out.close()
         err.close()
-        lines = [json.loads(x) for x in Path(out.name).read_text().splitlines()
-                 if x.startswith("{")]
+        lines = [
+            json.loads(x) for x in Path(out.name).read_text().splitlines() if x.startswith("{")
+        ]
         last = lines[-1] if lines else {"unit": -1, "compiles": 0, "writes": 0}
         rc = proc.returncode
         sig = signal.Signals(-rc) if rc < 0 else None
-        results.append({"rc": rc, "signal": sig.name if sig else None,
-                        "crash": sig in CRASH_SIGNALS, "units": last["unit"] + 1,
-                        "compiles": last["compiles"], "writes": last["writes"],
-                        "stderr": err.name})
+        results.append(
+            {
+                "rc": rc,
+                "signal": sig.name if sig else None,
+                "crash": sig in CRASH_SIGNALS,
+                "units": last["unit"] + 1,
+                "compiles": last["compiles"],
+                "writes": last["writes"],
+                "stderr": err.name,
+            }
+        )
         if rc == 0:
             os.unlink(out.name)
             os.unlink(err.name)
@@ -281,22 +320,43 @@ def _parent(a: argparse.Namespace) -> dict:
                 break
             res = _round(a, r, root, log, deadline)
             runs += res
-            print(f"round {r}: " + ", ".join(
-                f"rc={x['rc']} units={x['units']} compiles={x['compiles']}" for x in res)
+            print(
+                f"round {r}: "
+                + ", ".join(
+                    f"rc={x['rc']} units={x['units']} compiles={x['compiles']}" for x in res
+                )
                 + "".join(f"  CRASH ({x['signal']}) {x['stderr']}" for x in res if x["crash"]),
-                flush=True)
+                flush=True,
+            )
     finally:
         shutil.rmtree(root, ignore_errors=True)
     compiles = sum(x["compiles"] for x in runs)
     crashes = [x for x in runs if x["crash"]]
     summary = {
-        "config": {k: getattr(a, k) for k in ("workload", "threads", "store", "keep", "cache",
-                                               "procs", "rounds", "units", "nthreads",
-                                               "kernels", "per_thread")},
-        "processes": len(runs), "compiles": compiles, "writes": sum(x["writes"] for x in runs),
-        "crashes": len(crashes), "signals": sorted({x["signal"] for x in crashes}),
+        "config": {
+            k: getattr(a, k)
+            for k in (
+                "workload",
+                "threads",
+                "store",
+                "keep",
+                "cache",
+                "procs",
+                "rounds",
+                "units",
+                "nthreads",
+                "kernels",
+                "per_thread",
+            )
+        },
+        "processes": len(runs),
+        "compiles": compiles,
+        "writes": sum(x["writes"] for x in runs),
+        "crashes": len(crashes),
+        "signals": sorted({x["signal"] for x in crashes}),
         "per_1000_compiles": round(1000 * len(crashes) / max(compiles, 1), 3),
-        "wall_s": round(time.perf_counter() - t0, 1)}
+        "wall_s": round(time.perf_counter() - t0, 1),
+    }
     print(json.dumps(summary), flush=True)
     return summary
 
@@ -305,7 +365,9 @@ def _args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--dir", help=argparse.SUPPRESS)
-    p.add_argument("--workload", choices=["rowsplit", "synthetic", "free", "overlap"], default="rowsplit")
+    p.add_argument(
+        "--workload", choices=["rowsplit", "synthetic", "free", "overlap"], default="rowsplit"
+    )
     p.add_argument("--threads", choices=["pool", "serial"], default="pool")
     p.add_argument("--store", choices=["mdlnb", "jax", "off"], default="mdlnb")
     p.add_argument("--keep", choices=["all", "default"], default="all")
@@ -317,8 +379,12 @@ def _args(argv):
     p.add_argument("--kernels", type=int, default=12, help="synthetic: fusions per program")
     p.add_argument("--per-thread", type=int, default=10, help="free: programs per thread and unit")
     p.add_argument("--offset", type=int, default=0, help="first unit's index (new programs)")
-    p.add_argument("--seconds", type=float, default=600,
-                   help="stop (SIGTERM, not counted as a crash) after this long")
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=600,
+        help="stop (SIGTERM, not counted as a crash) after this long",
+    )
     p.add_argument("--log", default=str(HERE.parent / "build" / "stress"))
     p.add_argument("--tmp", default=None)
     return p.parse_args(argv)

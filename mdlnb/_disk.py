@@ -40,12 +40,13 @@ class CacheWarning(UserWarning):
 
 
 #: errors of a write that mean "no room or no right to write here", not a bug
-NO_WRITE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES,
-                       errno.EPERM})
+NO_WRITE = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM}
+)
 
-_fallback: dict[str, Path] = {}     # unusable cache root -> this process's private stand-in
+_fallback: dict[str, Path] = {}  # unusable cache root -> this process's private stand-in
 _warned: set[tuple[str, str]] = set()
-_checked: set[str] = set()          # cache folders this process created and swept
+_checked: set[str] = set()  # cache folders this process created and swept
 _state_lock = threading.Lock()
 
 
@@ -97,7 +98,10 @@ def _without_cache(root: Path, path: Path, err: OSError) -> Path:
             warnings.warn(
                 f"mdlnb cache: {path}: cannot be used ({reason}); running without the on-disk "
                 f"cache, nothing is stored or reused (set MDLNB_CACHE to a writable folder to "
-                f"keep results)", CacheWarning, stacklevel=4)
+                f"keep results)",
+                CacheWarning,
+                stacklevel=4,
+            )
     return stand_in
 
 
@@ -135,8 +139,9 @@ def owner() -> str:
     return f"{host}_{os.getpid()}"
 
 
-_TMP_NAME = re.compile(r"\.(?P<host>[A-Za-z0-9-]+)_(?P<pid>\d+)\.[^.]+"
-                       + re.escape(TMP_SUFFIX) + "$")
+_TMP_NAME = re.compile(
+    r"\.(?P<host>[A-Za-z0-9-]+)_(?P<pid>\d+)\.[^.]+" + re.escape(TMP_SUFFIX) + "$"
+)
 
 
 def _alive(pid: int) -> bool:
@@ -179,9 +184,7 @@ def naming(err: OSError, path: Path) -> OSError:
     write of a full disk says which file it could not write."""
     if err.filename:
         return err
-    named = OSError(err.errno, f"{err.strerror or err}; cannot write", str(path))
-    named.__cause__ = err
-    return named
+    return OSError(err.errno, f"{err.strerror or err}; cannot write", str(path))
 
 
 def skipped_write(path: Path, err: OSError) -> None:
@@ -191,6 +194,10 @@ def skipped_write(path: Path, err: OSError) -> None:
         if key in _warned:
             return
         _warned.add(key)
-    warnings.warn(f"mdlnb cache: {path}: not stored ({err.strerror or err}); the run goes on "
-                  f"without caching it (free space or fix the permissions of {path.parent} "
-                  "to keep cache entries)", CacheWarning, stacklevel=4)
+    warnings.warn(
+        f"mdlnb cache: {path}: not stored ({err.strerror or err}); the run goes on "
+        f"without caching it (free space or fix the permissions of {path.parent} "
+        "to keep cache entries)",
+        CacheWarning,
+        stacklevel=4,
+    )

@@ -36,9 +36,19 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 
 from mdlnb import _aligned
-from mdlnb._disk import (NO_WRITE, TMP_SUFFIX, CacheWarning, cache_dir, cache_root,
-                         cache_usable, in_cache, naming, owner, remove_stale_temporaries,
-                         skipped_write)
+from mdlnb._disk import (
+    NO_WRITE,
+    TMP_SUFFIX,
+    in_cache,
+    naming,
+    owner,
+    remove_stale_temporaries,
+    skipped_write,
+)
+from mdlnb._disk import CacheWarning as CacheWarning  # re-exported: the cache's public names
+from mdlnb._disk import cache_dir as cache_dir
+from mdlnb._disk import cache_root as cache_root
+from mdlnb._disk import cache_usable as cache_usable
 
 try:  # POSIX advisory locks; elsewhere the lock is a no-op (atomic writes still hold)
     import fcntl
@@ -166,7 +176,10 @@ def _atomic_file(path: str | os.PathLike, durable: bool = True):
             with open(os.devnull, "wb") as sink:
                 yield sink
             return
-        raise naming(e, path)
+        named = naming(e, path)
+        if named is e:
+            raise
+        raise named from e
     try:
         with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), 0o666 & ~_umask())
@@ -182,7 +195,10 @@ def _atomic_file(path: str | os.PathLike, durable: bool = True):
         if in_cache(path):
             skipped_write(path, e)  # a cache entry: the run goes on without it
             return
-        raise naming(e, path)
+        named = naming(e, path)
+        if named is e:
+            raise
+        raise named from e
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -63,8 +63,14 @@ import threading
 import warnings
 from pathlib import Path
 
-from mdlnb._io import (CacheWarning, atomic_write_bytes, cache_dir, cache_root, cache_usable,
-                       switched_off)
+from mdlnb._io import (
+    CacheWarning,
+    atomic_write_bytes,
+    cache_dir,
+    cache_root,
+    cache_usable,
+    switched_off,
+)
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: JAX.

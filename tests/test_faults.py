@@ -31,13 +31,27 @@ PROFILE = "smoke"
 
 
 def _env(cache: Path) -> dict[str, str]:
-    return {**os.environ, "MDLNB_CACHE": str(cache), "MPLBACKEND": "Agg",
-            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return {
+        **os.environ,
+        "MDLNB_CACHE": str(cache),
+        "MPLBACKEND": "Agg",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
 
 
 def _command(paper: Path, out: Path) -> list[str]:
-    return [sys.executable, "-m", "mdlnb.runner", "--profile", PROFILE, NOTEBOOK,
-            "--out-dir", str(out), "-p", f"paper_dir={paper}"]
+    return [
+        sys.executable,
+        "-m",
+        "mdlnb.runner",
+        "--profile",
+        PROFILE,
+        NOTEBOOK,
+        "--out-dir",
+        str(out),
+        "-p",
+        f"paper_dir={paper}",
+    ]
 
 
 def _start(cache: Path, paper: Path, out: Path, *, wrap: str | None = None) -> subprocess.Popen:
@@ -45,8 +59,15 @@ def _start(cache: Path, paper: Path, out: Path, *, wrap: str | None = None) -> s
     cmd = _command(paper, out)
     if wrap is not None:  # a shell line that ends by exec'ing the command ("$@")
         cmd = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", wrap, "sh", *cmd]
-    return subprocess.Popen(cmd, cwd=ROOT, env=_env(cache), start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env=_env(cache),
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _finish(proc: subprocess.Popen, timeout: float = 600) -> str:
@@ -89,14 +110,24 @@ def _namespace_ok() -> bool:
     """Whether ``unshare --user --mount`` can mount a tmpfs here."""
     if shutil.which("unshare") is None or sys.platform != "linux":
         return False
-    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
-                            "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs \"$d\""],
-                           capture_output=True)
+    probe = subprocess.run(
+        [
+            "unshare",
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "sh",
+            "-c",
+            'd=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs "$d"',
+        ],
+        capture_output=True,
+    )
     return probe.returncode == 0
 
 
-needs_mounts = pytest.mark.skipif(not _namespace_ok(),
-                                  reason="no unprivileged tmpfs mounts (unshare) here")
+needs_mounts = pytest.mark.skipif(
+    not _namespace_ok(), reason="no unprivileged tmpfs mounts (unshare) here"
+)
 
 
 def _mount(folder: Path, *, size: str, read_only: bool = False) -> str:
@@ -128,13 +159,13 @@ def test_killed_runs_resume_to_the_same_bytes(tmp_path, reference):
             os.killpg(proc.pid, signal.SIGKILL)
             killed.append(fraction)
         _finish(proc)
-        time.sleep(1.5)   # the kernel's parent poller ends the orphaned kernel within 1 s
+        time.sleep(1.5)  # the kernel's parent poller ends the orphaned kernel within 1 s
         # a killed run leaves no half file: every file present is a whole one
         for name, data in _files(paper).items():
             if not name.startswith(".") and "/." not in name:
                 assert data == want[name], f"{name} differs after a kill at {fraction}"
     assert killed, "every run finished before its kill point"
-    print(f"killed at {killed} of {wall:.0f} s")   # shown by pytest -rP
+    print(f"killed at {killed} of {wall:.0f} s")  # shown by pytest -rP
     proc = _start(cache, paper, nb)
     out = _finish(proc)
     assert proc.returncode == 0, out[-3000:]
@@ -194,7 +225,7 @@ def test_full_output_disk_is_a_clear_error_and_a_rerun_with_room_succeeds(tmp_pa
     out = _finish(proc)
     assert proc.returncode != 0
     assert "No space left on device; cannot write" in out and str(paper) in out, out[-3000:]
-    assert not (nb / f"{NOTEBOOK}.ipynb").exists()       # the make target is not made
+    assert not (nb / f"{NOTEBOOK}.ipynb").exists()  # the make target is not made
     proc = _start(cache, paper, nb)
     out = _finish(proc)
     assert proc.returncode == 0, out[-3000:]
