@@ -61,8 +61,9 @@ $(STAMP): pyproject.toml
 
 # One notebook: executed by papermill in batch mode (mdlnb.runner), written only on
 # success; reruns when its source, its profile entry or any library file changed.
+# --paper: its figures and tables go into the committed paper/ (smoke: build/paper-smoke).
 $(NB_DIR)/%.ipynb: notebooks/%.py $(PARAMS)/%.json $(LIBRARY) | $(STAMP) data-packages
-	$(BIN)/python -m mdlnb.runner --profile $(PROFILE) $*
+	$(BIN)/python -m mdlnb.runner --profile $(PROFILE) $(if $(filter smoke,$(PROFILE)),,--paper) $*
 
 $(NB_DIR)/%.html: $(NB_DIR)/%.ipynb
 	$(BIN)/python -m mdlnb.runner --html $<
@@ -147,8 +148,10 @@ $(LAB_STAMP): pyproject.toml | $(STAMP)
 
 # JupyterLab on notebooks/: jupyter/labconfig makes jupytext's notebook view the default
 # viewer of .py files (a double click opens a notebook, not the text editor; your own
-# ~/.jupyter settings still win); notebooks/jupytext.toml keeps saving from rewriting
-# their headers. Root (containers, CI machines) needs --allow-root.
+# ~/.jupyter settings still win); jupyter/jupyter_server_config.json saves a notebook
+# opened from a .py to the student's copy build/lab/notebooks/NAME.ipynb, outputs
+# included, never to the tracked .py (mdlnb/runner/_lab.py). Root (containers, CI
+# machines) needs --allow-root.
 LAB_ENV := JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 
 lab: setup $(LAB_STAMP)

@@ -60,10 +60,12 @@ CAPTIONS = {
         "rank), per evaluation method. Wide boxes: the ranking changes from task to task.",
     "parity_curves.png":
         "The parity toy (Whitney et al. 2020 Fig. 1): loss-data curves of the exact "
-        "algorithms on the noisy label (A, counting) and the raw bits (B, GF(2) elimination) "
-        "— A learns at once but stays at its noise floor, B is at chance until it has seen "
-        "about d examples and then perfect. The dashed line is ε; VA's and MDL's winner flips "
-        "where the curves cross.",
+        "algorithms on the noisy label (A, counting) and the raw bits (B, GF(2) elimination), "
+        "±1 sd over seeds (band). A learns at once but stays at its noise floor; B is at "
+        "chance until it has seen about d examples, then perfect. Dashed: the tolerance ε; "
+        "hatched: SDL, the area above ε; dotted: εSC, the first n with loss ≤ ε; dash-dot: "
+        "the n where VA and MDL are read. VA's and MDL's winner flips where the curves "
+        "cross; SDL and εSC name B once it reaches ε.",
     "parity_mlp_curves.png":
         "The same toy with MLP probes instead of the exact algorithms: the curves the "
         "readout board would see.",
@@ -78,6 +80,22 @@ CAPTIONS = {
         "them), each min–max scaled per encoder, against the probe accuracy. A score that "
         "tracks representation quality rises with the probe; CLID's claim (m) is across "
         "models and is on the claims page.",
+    "pretraining_clid_landscape.png":
+        "CLID Fig. 1 (Lu et al. 2022) on the committed encoders. Left: cluster learnability "
+        "against TwoNN intrinsic dimension at every evaluated checkpoint of every encoder, "
+        "coloured by held-out probe accuracy (red high, blue low), the chosen checkpoints "
+        "ringed and named; the paper finds its best checkpoints in the upper right (learnable "
+        "and expressive). Right: CLID (min–max of each part across the encoders, summed) "
+        "against probe accuracy at the chosen checkpoints, with Pearson ρ and Kendall τ "
+        "(paper: 0.92, 0.75 over 28 ImageNet checkpoints); claims m and p1.",
+    "pretraining_clid_robustness.png":
+        "CLID Fig. 2 (Lu et al. 2022) on the committed encoders: CL recomputed on the first "
+        "2,000 held-out images with each k-NN neighbour count and k-means cluster count. "
+        "Left: Pearson ρ between W-CLID (CLID's parts weighted by a least-squares fit to the "
+        "accuracies) and probe accuracy across the encoders, per setting. Right: ρ of W-CLID "
+        "and CLID against clusters / N with one neighbour; dashed green: √N clusters, CLID's "
+        "default; dotted: the paper's rotation baseline (ρ 0.61). Claims p2 (fewer "
+        "neighbours better) and p3 (too few clusters worse).",
     "quickstart_posterior.png":
         "The quickstart: the posterior over readouts along the stream — linear readouts first, "
         "deeper ones as data grows.",

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Any, Callable, Mapping, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from mdlnb import _targets, preference
+from mdlnb import _targets, _warnings, preference
 from mdlnb._task import Task
 from mdlnb._units import LN2
 from mdlnb.plots import log_spaced
@@ -39,7 +40,7 @@ class Rerun(NamedTuple):
     y: np.ndarray | Task
     num_classes: int | None
     cache: bool
-    compare: Callable[..., "Comparison"]
+    compare: Callable[..., Comparison]
 
 
 #: A gap to the best within this many paired sd is a close call (:attr:`Comparison.close_call`).
@@ -76,7 +77,7 @@ class StandardizeCheck:
     standardize: tuple[str, str]
     gap_nats: float
     gap_sd_nats: float
-    rerun: "Comparison"
+    rerun: Comparison
     held: bool
 
     def __str__(self) -> str:
@@ -182,7 +183,7 @@ class Comparison:
         if any(r is None for r in reps):
             return "unknown (reports not kept)"
         if not reps[0].trained:  # type: ignore[union-attr]
-            return "none (no readout trained)"
+            return "no readout trained (N ≤ B)"
         pref = self.readout_preference(encoder)
         settled = pref.settled
         if settled is not None:
@@ -190,12 +191,45 @@ class Comparison:
         own = [str(preference.readout_preference(r).table["readout"].iloc[-1]) for r in reps]
         return f"no agreement ({', '.join(own)} at n ≥ {int(pref.table['n_from'].iloc[-1]):,})"
 
+    def linear_or_deeper(self, encoder: str):
+        """*Linear or deeper?* for ``encoder`` over its orders: the posterior mass of all
+        readouts but ``linear`` together per data-size bin, its 95 % interval over orders,
+        the n from which the answer holds and the orders it needs
+        (:class:`mdlnb._depth.LinearOrDeeper`); None when no readout was trained or the
+        board has no linear readout beside others."""
+        reps = [self.reports.get((encoder, s)) for s in self.seeds]
+        first = reps[0]
+        if first is None or any(r is None for r in reps) or not first.trained:
+            return None
+        return self.readout_preference(encoder).linear_or_deeper
+
+    def _depth_columns(self) -> dict[str, list]:
+        """The table's linear-or-deeper columns, from :meth:`linear_or_deeper`."""
+        cols: dict[str, list] = {k: [] for k in (
+            "linear or deeper", "deeper from [n]", "deeper mass (last bin)",
+            "deeper mass low (last bin)", "deeper mass high (last bin)", "orders needed")}
+        for e in self.encoders:
+            d = self.linear_or_deeper(e)
+            last = None if d is None else d.table.iloc[-1]
+            settled = None if d is None else d.settled
+            cols["linear or deeper"].append("unknown" if d is None else d.text())
+            cols["deeper from [n]"].append(np.nan if settled is None else float(settled[0]))
+            for k, src in (("deeper mass (last bin)", "deeper mass"),
+                           ("deeper mass low (last bin)", "deeper low"),
+                           ("deeper mass high (last bin)", "deeper high")):
+                cols[k].append(np.nan if last is None else float(last[src]))
+            need = None if d is None else d.needed
+            cols["orders needed"].append(np.nan if need is None else float(need))
+        return cols
+
     def sign_changes(self):
         """Where the paired difference to the best encoder last changes sign, one row per
-        encoder: ``last sign change [n]`` of the mean over orders of the cumulative
-        difference Σ_{u≤n} (loss_e − loss_best) (NaN: never), ``last sign change std [n]``
-        (sd, ddof 1, over the orders whose own cumulative difference changes sign; NaN
-        for fewer than two) and ``orders with a sign change``."""
+        encoder, from each order's own cumulative difference Σ_{u≤n} (loss_e − loss_best)
+        (:func:`last_sign_change`): ``last sign change [n]`` (mean over the orders whose
+        difference changes sign; NaN when none does), ``last sign change std [n]`` (sd,
+        ddof 1, over the same orders; NaN for fewer than two), ``orders with a sign
+        change``, and ``mean curve's last sign change [n]`` (of the mean over orders of
+        the cumulative difference; NaN: never) — the curve :meth:`plot` draws."""
         best = self.best
         rows = []
         for e in self.encoders:
@@ -204,10 +238,12 @@ class Comparison:
             mean_n = last_sign_change(cum.mean(axis=0))
             own = [n for n in (last_sign_change(c) for c in cum) if n is not None]
             rows.append({"encoder": e,
-                         "last sign change [n]": np.nan if mean_n is None else float(mean_n),
+                         "last sign change [n]": float(np.mean(own)) if own else np.nan,
                          "last sign change std [n]": (float(np.std(own, ddof=1))
                                                       if len(own) >= 2 else np.nan),
-                         "orders with a sign change": len(own)})
+                         "orders with a sign change": len(own),
+                         "mean curve's last sign change [n]":
+                             np.nan if mean_n is None else float(mean_n)})
         return pd.DataFrame(rows)
 
     def table(self):
@@ -217,8 +253,11 @@ class Comparison:
         the paired difference to the best encoder (``vs best``), the best
         single expert's code (``best expert``: picked in hindsight, for
         comparison), where the paired difference last changes sign
-        (:meth:`sign_changes`), rank, orders ranked first, and the readout
-        preference by data size across orders (:meth:`readout_text`).
+        (:meth:`sign_changes`), rank, orders ranked first, the readout
+        preference by data size across orders (:meth:`readout_text`), and *linear
+        or deeper?* (:meth:`linear_or_deeper`: its statement, the n it holds from,
+        the deeper readouts' mass in the last bin with its 95 % interval over
+        orders, and the orders it needs).
         """
         tot = self.totals()
         bex = self.best_expert_totals()
@@ -243,6 +282,7 @@ class Comparison:
             "rank": pd.Series(tot.mean(axis=1)).rank(method="min").astype(int).to_numpy(),
             "orders ranked first": first.astype(int),
             "readout by data size": [self.readout_text(e) for e in self.encoders],
+            **self._depth_columns(),
         })
         df.insert(1, "orders", len(self.seeds))
         return df.sort_values(["rank", "encoder"]).reset_index(drop=True)
@@ -339,12 +379,12 @@ class Comparison:
         def crossing(r) -> str:
             if r["encoder"] == tab["encoder"].iloc[0]:
                 return "—"
-            if np.isnan(r["last sign change [n]"]):
+            k = int(r["orders with a sign change"])
+            if k == 0:
                 return "never"
             sd = r["last sign change std [n]"]
             spread = "" if np.isnan(sd) else f" ± {sd:,.0f}"
-            return (f"n ≈ {r['last sign change [n]']:,.0f}{spread} "
-                    f"({r['orders with a sign change']}/{s} orders)")
+            return f"n ≈ {r['last sign change [n]']:,.0f}{spread} ({k}/{s} orders)"
 
         def pm(r, col: str, fmt: str, sd: str = ",.1f") -> str:
             return f"{r[f'{col} [{unit(col)}]']:{fmt}} ± {r[f'{col} std [{unit(col)}]']:{sd}}"
@@ -362,6 +402,7 @@ class Comparison:
             "rank": int(r["rank"]),
             "orders first": f"{int(r['orders ranked first'])}/{s}",
             "readout by data size": r["readout by data size"],
+            "linear or deeper": r["linear or deeper"],
         } for i, (_, r) in enumerate(tab.iterrows())]
         return pd.DataFrame(rows)
 
@@ -369,8 +410,9 @@ class Comparison:
         """The lines printed under the table: how to read it, a close call, the warnings."""
         lines = [f"ranked by the switching code (mean ± sd over {len(self.seeds)} orders); "
                  "'best single expert' is picked in hindsight per run, for comparison; "
-                 "'vs best changes sign': the last n at which the mean cumulative paired "
-                 "difference to the best changes sign (± sd over the orders that change)"]
+                 "'vs best changes sign': the last n at which an order's cumulative paired "
+                 "difference to the best changes sign, mean ± sd over the orders where it "
+                 "does (k/S of them; 'never': in none)"]
         close = self.close_call
         if close is not None:
             a, b, gap, sd = close
@@ -380,11 +422,14 @@ class Comparison:
                          f"(standardize={self.protocol.standardize!r}); "
                          "cmp.check_standardize() reruns them under the other standardisation "
                          "and says whether the order held")
+        if self.kind == "regression":
+            lines.append(f"units: {_targets.QUANTISATION_NOTE}")
         lines += [f"warning: {w}" for w in self.warnings]
+        _warnings.printed(self.warnings)     # shown here: not again at the end of the cell
         return lines
 
     def __str__(self) -> str:
-        what = (f"regression (density codelengths: {_targets.QUANTISATION_NOTE})"
+        what = ("regression (density codelengths: see the units line below)"
                 if self.kind == "regression" else f"C={self.num_classes}")
         return (f"compare: task {self.task_name!r}, N={self.n}, {what}, "
                 f"{len(self.seeds)} orders, {self.protocol!r}\n"

@@ -9,11 +9,13 @@ unless a column or line names bits.
 from __future__ import annotations
 
 import html
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from mdlnb import preference, switching
+from mdlnb import _warnings, preference, switching
 from mdlnb._arguments import strategy_label
 from mdlnb._units import LN2
 
@@ -25,17 +27,23 @@ def codelength_table(report: Any, strategies: Sequence[Any] | None = None) -> pd
         strategies = [switching.BayesianMixture(), switching.ElementwiseMixture(),
                       switching.FixedShare(m=2.0), switching.FixedShare(m=11.0),
                       switching.SwitchDistribution(), switching.RunLength()]
-    codes = [(strategy_label(r.strategy), r.total_nats)
-             for r in (report.with_strategy(st) for st in strategies)]
+    runs = [report.with_strategy(st) for st in strategies]
+    codes = [(strategy_label(r.strategy), r.total_nats) for r in runs]
     codes += [(f"best single expert ({report.best_expert})", report.best_expert_nats),
               ("untrained readout (prefix Gaussian)" if report.kind == "regression"
                else "uniform (N log C)", report.uniform_nats)]
+    how = [how_it_codes(r.strategy, len(report.expert_names)) for r in runs] + [
+        "the one expert with the shortest code, picked after seeing all the data: no code "
+        "pays for that choice, so it is a yardstick, not a code",
+        "the targets' own Gaussian, features unused" if report.kind == "regression" else
+        "log C nats per example: what knowing nothing costs"]
     if report.kind == "regression":  # density codes: nats only, the caveat in the column name
         return pd.DataFrame({
             "code": [c for c, _ in codes],
             "total [density nats]": [v for _, v in codes],
             "per example [density nats]": [v / report.n for _, v in codes],
             "vs best expert [nats]": [v - report.best_expert_nats for _, v in codes],
+            "how it codes": how,
         })
     return pd.DataFrame({
         "code": [c for c, _ in codes],
@@ -43,7 +51,36 @@ def codelength_table(report: Any, strategies: Sequence[Any] | None = None) -> pd
         "total [bits]": [v / LN2 for _, v in codes],
         "per example [bits]": [v / LN2 / report.n for _, v in codes],
         "vs best expert [nats]": [v - report.best_expert_nats for _, v in codes],
+        "how it codes": how,
     })
+
+
+def how_it_codes(strategy: Any, k: int) -> str:
+    """One sentence on how a switching strategy codes the stream with K = ``k`` experts
+    (paper App. A.6), for a table's reader."""
+    name = type(strategy).__name__
+    if name == "BayesianMixture":
+        return (f"bets on one expert for the whole stream and learns which: at most "
+                f"log K = {np.log(k):.1f} nats above the best expert, but slow to follow a "
+                "better expert that only becomes better later")
+    if name == "ElementwiseMixture":
+        return (f"codes every example with the plain average of the K = {k} experts' "
+                "predictions; its weights never learn which expert is good, so the poor "
+                "ones dilute every prediction, and its excess over the best expert grows "
+                "with N")
+    if name == "FixedShare":
+        m = getattr(strategy, "m", None)
+        if m is not None:
+            return (f"a Bayesian mixture that may move to another expert, about m − 1 = "
+                    f"{m - 1:g} time{'s' if m != 2 else ''} over the stream (rate (m − 1)/t)")
+        return "a Bayesian mixture that moves to another expert at a constant rate α"
+    if name == "SwitchDistribution":
+        return ("switches expert at times drawn from a heavy-tailed prior (Koolen & de "
+                "Rooij 2008): few switches, at any n")
+    if name == "RunLength":
+        return "switches expert after runs whose lengths follow a prior: a switch costs "\
+               "less the longer the current run"
+    return name
 
 
 def preference_text(report: Any) -> str:
@@ -133,6 +170,7 @@ def text(report: Any) -> str:
                      f"{p['expert_updates']:,} of {p['expert_updates_unpruned']:,} "
                      f"expert-updates ({p['updates_ratio']:.1f}x fewer)")
     lines += [f"  warning        : {w}" for w in r.warnings]
+    _warnings.printed(r.warnings)       # shown here: not again at the end of the cell
     return "\n".join(lines)
 
 
@@ -157,6 +195,7 @@ def text_regression(report: Any) -> str:
         "classification codelengths",
     ]
     lines += [f"  warning        : {w}" for w in r.warnings]
+    _warnings.printed(r.warnings)
     return "\n".join(lines)
 
 

@@ -216,6 +216,25 @@ def write_setting(rows: Iterable[tuple[str, str, str]], paper_dir: str | Path,
                              df[["study", "aspect", "paper", "this run"]].to_csv(index=False))
 
 
+FINDINGS_SUBDIR = "findings"
+
+
+def write_findings(text: str, paper_dir: str | Path, notebook: str) -> Path:
+    """Write a study's findings beside its claims (what the run shows that no claim
+    tests, with its numbers; Markdown) to ``paper_dir/findings/<notebook>.md``."""
+    notebook = _check_name(notebook)
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("text: expected non-empty Markdown")
+    return atomic_write_text(Path(paper_dir) / FINDINGS_SUBDIR / f"{notebook}.md",
+                             text.strip() + "\n")
+
+
+def read_findings(paper_dir: str | Path) -> dict[str, str]:
+    """``{notebook: Markdown}`` of every ``paper_dir/findings/*.md``, sorted."""
+    return {p.stem: p.read_text() for p in
+            sorted((Path(paper_dir) / FINDINGS_SUBDIR).glob("*.md"))}
+
+
 def read_setting(paper_dir: str | Path):
     """All ``paper_dir/setting/*.csv`` as one DataFrame (study, aspect, paper, this run)."""
     import pandas as pd
@@ -250,7 +269,8 @@ def merge_claims(paper_dir: str | Path) -> Path:
     _claims_page.forest(df[df["kind"] == "claim"], paper_dir)
     manifest.record(paper_dir, "claims", "merged", files=["claims_forest.png"])
     return atomic_write_text(Path(paper_dir) / "claims.md",
-                             _claims_page.page(df, setting, IMPLEMENTATION_CHECKS))
+                             _claims_page.page(df, setting, IMPLEMENTATION_CHECKS,
+                                               read_findings(paper_dir)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -270,5 +290,6 @@ __all__ = ["Claim", "Decision", "DIRECTIONS", "SIZES", "REPLICATED", "REVERSED",
            "SMALLER", "CONSISTENT", "LARGER", "PASSES", "FAILS", "effect_decision", "t_effect",
            "welch_effect", "bootstrap_effect", "bootstrap_interval", "share_effect",
            "t_interval", "runs_to_decide", "rule_clause", "write_claims", "write_setting",
+           "write_findings", "read_findings",
            "describe", "read_claims", "read_setting", "merge_claims", "IMPLEMENTATION_CHECKS",
            "main"]

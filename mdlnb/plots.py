@@ -1,16 +1,27 @@
 """Figures shared by the notebooks: posterior over readouts, regret curves,
-per-expert codelengths.
+per-expert codelengths, and the one colour per readout depth they all use.
 
 Every function draws on ``ax`` (or a new Axes in seaborn's ``whitegrid``
 style) and returns the Axes; none calls ``plt.show``. Codelengths are in
 nats unless ``units="bits"`` is asked for; axis labels say which.
+
+**Readout colours** (:data:`DEPTH_COLORS`, :func:`depth_palette`): a readout has
+the same colour in every figure, set by its depth — ``linear`` grey, then
+``mlp1`` … ``mlp7`` along matplotlib's perceptually ordered ``plasma`` map (dark
+blue → purple → red → orange → yellow: deeper is warmer), so neighbours in depth
+are distinct and the order reads off the colour. A figure of readouts takes
+``pal = plots.depth_palette(readouts)`` (a dict readout → colour; widths of one
+depth beyond the first are lighter) and draws in :func:`depth_order`; a depth that
+is a number (a mean over orders) takes ``cmap=plots.depth_cmap(max_depth)`` with
+``vmin=0, vmax=max_depth``.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -23,6 +34,63 @@ from mdlnb._grid import log_integers
 UNITS = {"nats": 1.0, "bits": 1.0 / math.log(2.0)}
 
 _CURVE_GID, _BASELINE_GID = "mdlnb-regret-curve", "mdlnb-regret-baseline"
+
+#: The colour of a readout of depth 0 (``linear``) … 7 (``mlp7``): see the module docstring.
+DEPTH_COLORS = ("#8c8c8c", "#0d0887", "#8606a6", "#cc4778", "#ea7457", "#fb9f3a", "#fdc627",
+                "#f4ed27")
+
+
+def readout_depth(name: str) -> int | None:
+    """Hidden layers of a readout name: ``linear`` 0, ``mlp2`` / ``mlp2x64`` 2; None
+    for another name."""
+    if str(name) == "linear":
+        return 0
+    found = re.fullmatch(r"mlp(\d+)(?:x(\d+))?", str(name))
+    return int(found.group(1)) if found else None
+
+
+def depth_order(readouts: Sequence[str]) -> list[str]:
+    """``readouts`` shallow to deep (within a depth the paper's width 256 first, then by
+    width; other names last, in their order)."""
+    def key(r: str) -> tuple:
+        d = readout_depth(r)
+        found = re.fullmatch(r"mlp\d+x(\d+)", str(r))
+        w = int(found.group(1)) if found else 256      # the paper's width first, then by width
+        return (d is None, d if d is not None else 0, w != 256, w)
+    return sorted(dict.fromkeys(readouts), key=key)
+
+
+def depth_cmap(max_depth: int = len(DEPTH_COLORS) - 1) -> Any:
+    """A colormap through :data:`DEPTH_COLORS` ``[0 … max_depth]``, for a depth that is a
+    number (a mean over orders, a heatmap cell): with ``vmin=0, vmax=max_depth`` an
+    integer depth gets exactly its readout's colour, a mean lies between them."""
+    from matplotlib.colors import LinearSegmentedColormap
+
+    max_depth = check_int("max_depth", max_depth, minimum=1)
+    colors = [DEPTH_COLORS[min(d, len(DEPTH_COLORS) - 1)] for d in range(max_depth + 1)]
+    return LinearSegmentedColormap.from_list(f"mdlnb-depth-{max_depth}", colors)
+
+
+def depth_palette(readouts: Sequence[str]) -> dict[str, str]:
+    """``{readout: colour}``: :data:`DEPTH_COLORS` by depth; a second (third …) width of
+    one depth is the same colour lightened; names that are no readout take grey-free
+    colours of seaborn's colorblind palette."""
+    from matplotlib.colors import to_hex, to_rgb
+
+    out: dict[str, str] = {}
+    seen: dict[int, int] = {}
+    others = iter(["#0173b2", "#029e73", "#d55e00", "#cc78bc", "#ca9161", "#56b4e9"] * 4)
+    for r in depth_order(readouts):
+        d = readout_depth(r)
+        if d is None:
+            out[r] = next(others)
+            continue
+        k = seen.get(d, 0)
+        seen[d] = k + 1
+        base = to_rgb(DEPTH_COLORS[min(d, len(DEPTH_COLORS) - 1)])
+        mix = min(0.6, 0.3 * k)                       # lighter for each further width
+        out[r] = to_hex(tuple(c + (1 - c) * mix for c in base))
+    return out
 
 
 def _axes(ax: Any = None, figsize: tuple[float, float] = (6.4, 3.6)) -> Any:
@@ -129,7 +197,9 @@ def posterior_area(frame: Any, *, by: str = "readout", ax: Any = None, log_x: bo
       frame: tidy DataFrame with columns ``t`` (examples seen), ``by`` (group
         label, e.g. ``"readout"`` or ``"expert"``) and ``probability``; rows of
         a given ``t`` must sum to 1.
-      by: the grouping column; one area per distinct value, in order of appearance.
+      by: the grouping column; one area per distinct value, in order of appearance —
+        readouts (``by="readout"``, or values that are all readout names) shallow
+        to deep from the bottom, coloured by :func:`depth_palette`.
       log_x: log-scaled x axis (``t = 0``, the prior, is then dropped).
       max_points: at most this many values of ``t`` are drawn (log-spaced).
     """
@@ -141,6 +211,9 @@ def posterior_area(frame: Any, *, by: str = "readout", ax: Any = None, log_x: bo
             raise ValueError(f"frame: missing column {col!r} (has {list(frame.columns)})")
     max_points = check_int("max_points", max_points, minimum=2)
     groups = list(pd.unique(frame[by]))
+    readouts = by == "readout" or all(readout_depth(g) is not None for g in groups)
+    if readouts:            # linear at the bottom, the deepest on top, one colour per depth
+        groups = depth_order(groups)
     wide = frame.pivot_table(index="t", columns=by, values="probability", aggfunc="sum",
                              observed=True)[groups].sort_index()
     if log_x:
@@ -148,7 +221,8 @@ def posterior_area(frame: Any, *, by: str = "readout", ax: Any = None, log_x: bo
     if len(wide) > max_points:
         wide = wide.iloc[log_spaced(len(wide), max_points, start=0)]
     ax = _axes(ax)
-    colors = sns.color_palette(palette, len(groups))
+    pal = depth_palette(groups) if readouts else None
+    colors = [pal[g] for g in groups] if pal else sns.color_palette(palette, len(groups))
     ax.stackplot(wide.index.to_numpy(), wide.to_numpy().T, labels=[str(g) for g in groups],
                  colors=colors, linewidth=0)
     if log_x:
@@ -157,7 +231,9 @@ def posterior_area(frame: Any, *, by: str = "readout", ax: Any = None, log_x: bo
     ax.set_ylim(0.0, 1.0)
     ax.set_xlabel("examples seen")
     ax.set_ylabel(f"posterior p({by} | data)")
-    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, title=by)
+    handles, labels = ax.get_legend_handles_labels()   # top of the legend = top of the stack
+    ax.legend(handles[::-1], labels[::-1], loc="center left", bbox_to_anchor=(1.0, 0.5),
+              frameon=False, title=by)
     if title:
         ax.set_title(title)
     return ax

@@ -157,7 +157,8 @@ def test_cli_round_trip(result, digits, tmp_path, capsys):
     rc = cli.main(["compare", *map(str, paths), "--labels", str(tmp_path / "y_short.npy"),
                    "--protocol", "small", "--quiet"])
     assert rc == 2
-    assert "encoders" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("mdlnb compare: error: features: ") and "but 1796 labels" in err
 
 
 def test_keyword_protocol_fields_like_evaluate(result, digits):
@@ -246,7 +247,10 @@ def _last_change_by_hand(d):
 
 
 def test_sign_change_column_from_the_per_step_arrays(result):
+    """One quantity per column group: each order's own last sign change, its mean and sd
+    over the orders that change, their count; 'never' exactly when none changes."""
     tab = result.table().set_index("encoder")
+    sc = result.sign_changes().set_index("encoder")
     best = result.best
     assert np.isnan(tab.loc[best, "last sign change [n]"])
     for e in result.encoders:
@@ -255,10 +259,12 @@ def test_sign_change_column_from_the_per_step_arrays(result):
         cum = [np.cumsum(result.per_step_nats[(e, s)] - result.per_step_nats[(best, s)])
                for s in SEEDS]
         want = _last_change_by_hand(np.mean(cum, axis=0))
-        got = tab.loc[e, "last sign change [n]"]
+        got = sc.loc[e, "mean curve's last sign change [n]"]
         assert (np.isnan(got) and want is None) or got == want
         own = [n for n in map(_last_change_by_hand, cum) if n is not None]
         assert tab.loc[e, "orders with a sign change"] == len(own)
+        mean = tab.loc[e, "last sign change [n]"]
+        assert (np.isnan(mean) and not own) or mean == pytest.approx(np.mean(own))
         sd = tab.loc[e, "last sign change std [n]"]
         assert (np.isnan(sd) and len(own) < 2) or sd == pytest.approx(np.std(own, ddof=1))
     shown = result.display_table().set_index("encoder")["vs best changes sign"]
@@ -266,7 +272,9 @@ def test_sign_change_column_from_the_per_step_arrays(result):
     for e in result.encoders:
         if e != best:
             n = tab.loc[e, "last sign change [n]"]
-            assert shown[e] == "never" if np.isnan(n) else shown[e].startswith(f"n ≈ {n:,.0f}")
+            k = tab.loc[e, "orders with a sign change"]
+            assert shown[e] == "never" if k == 0 else shown[e].startswith(f"n ≈ {n:,.0f}")
+            assert k == 0 or shown[e].endswith(f"({k}/{len(SEEDS)} orders)")
 
 
 def test_readout_column_is_readout_preference_over_the_kept_reports(result):
@@ -285,7 +293,7 @@ def test_readout_column_is_readout_preference_over_the_kept_reports(result):
             assert text == f"{settled[1]} from n ≈ {settled[0]:,}"
     printed = str(result)
     for col in ("best single expert [nats]", "vs best changes sign", "readout by data size",
-                "vs best [nats] (paired)"):
+                "vs best [nats] (paired)", "linear or deeper"):
         assert col in printed
 
 
@@ -400,11 +408,11 @@ def test_cli_check_standardize(close, tmp_path, capsys):
     for name, x in feats.items():
         paths.append(tmp_path / f"{name}.npz")
         np.savez(paths[-1], x=x, y=y)
-    with pytest.warns(UserWarning):
-        rc = cli.main(["compare", *map(str, paths), "--protocol", "small", "--batch-size", "16",
-                       "--m", "11", "--quiet", "--check-standardize"])
-    out = capsys.readouterr().out
+    rc = cli.main(["compare", *map(str, paths), "--protocol", "small", "--batch-size", "16",
+                   "--m", "11", "--quiet", "--check-standardize"])
+    out, err = capsys.readouterr()
     assert rc == 0 and "close call" in out
+    assert "warning: best expert" in out and "warning" not in err   # under the table, once
     assert "standardize='none':" in out and ("order held" in out or "order flipped" in out)
 
 

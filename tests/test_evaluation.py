@@ -313,13 +313,26 @@ def test_grid_edge_warning_fires_on_an_edge():
     with pytest.warns(UserWarning, match=r"learning_rate = 0.01 is the largest"):
         rep = Report.from_losses(_best_is(edge))
     axes = {(e.axis, e.side) for e in rep.grid_edges}
-    assert axes == {("learning_rate", "largest"), ("ema", "smallest"), ("weight_decay", "largest")}
-    assert len(rep.warnings) == 3 and "warning" in str(rep)
-    # a two-value axis: every best is on an edge, and the sentence says so (no "widen")
-    (wd,) = [w for w in rep.warnings if "weight_decay" in w]
-    assert "only two values of weight_decay" in wd and "always on an edge" in wd
-    assert "may lie beyond" not in wd
-    assert rep.summary().iloc[0]["warnings"] == 3
+    # weight decay {0, 1e-4} and EMA {1e-2, 1} are on/off switches (one value the domain's
+    # bound): neither choice is an edge (the default board's EMA warned on every run)
+    assert axes == {("learning_rate", "largest")}
+    assert len(rep.warnings) == 1 and "warning" in str(rep)
+    assert rep.summary().iloc[0]["warnings"] == 1
+    # a two-value axis of two inner values: every best is on an edge, and the sentence says
+    # so (no "widen"), pointing to a board that brackets it, never back to its own
+    two = expert_grid([linear()], learning_rate=[1e-3, 3e-3], b1=[0.5, 0.7])
+    L = np.full((100, len(two)), 1.0)
+    L[:, 0] = 0.5
+    for board in (None, "default"):
+        lm = _lm(L, two)
+        rep = Report.from_losses(lm, warn=False)
+        texts = [e.message(rep.best_expert, board) for e in rep.grid_edges]
+        lr, b1 = sorted(texts, key=lambda t: "b1" in t)
+        assert "only two values of learning_rate" in lr and "always on an edge" in lr
+        assert "may lie beyond" not in lr
+        assert ("the 'default' protocol's" in lr) == (board is None)
+        assert "the 'deep' protocol's" in lr or board is None
+        assert "protocol's" not in b1 and "mdlnb.expert_grid(..., b1=[...])" in b1
 
 
 def test_grid_edge_warning_silent_inside_the_grid():
@@ -399,7 +412,9 @@ def test_readout_preference_is_not_stated_when_unstable_or_from_one_order():
     same = np.repeat(lm.losses[:, :1], 2, axis=1)
     tie = mdlnb.readout_preference([Report.from_losses(_lm(same, lm.experts, order=o), warn=False)
                                     for o in (lm.order, lm.order[::-1])])
-    assert (tie.table["readout"] == "none").all() and not tie.table["stable"].any()
+    assert tie.table["tie"].all() and not tie.table["stable"].any()
+    assert set(tie.table["readout"]) <= {"linear", "mlp1x8"} and "none" not in str(tie)
+    assert "(tie)" in str(tie)                       # named, and said to be a tie
     with pytest.raises(ValueError, match="reports"):
         mdlnb.readout_preference([reps[0], Report.from_losses(_switching_lm(0, n=500), warn=False)])
 

@@ -196,6 +196,15 @@ def _objectives(p):
     perm = pd.read_csv(p / "objectives_permutation.csv")
     has_columns(perm, ["task", "encoder", "mean [nats]", "sd [nats]"])
     assert (perm["sd [nats]"] >= 0).all()
+    # Table 1a's pairs: wins + ties + losses = tasks; the paper's difference × (k − 1)/5
+    pairs = pd.read_csv(p / "objectives_pairwise.csv")
+    has_columns(pairs, ["id", "rank difference", "wins", "ties", "losses", "tasks", "k", "CD"])
+    both = pairs[pairs["better"].ne("—") & pairs["worse"].ne("—")]     # both objectives run
+    assert (both[["wins", "ties", "losses"]].sum(axis=1) == both["tasks"]).all()
+    np.testing.assert_allclose(pairs["paper difference at k"],
+                               pairs["paper difference"] * (pairs["k"] - 1) / 5)
+    has_columns(pd.read_csv(p / "objectives_group_contrasts.csv"),
+                ["task", "group", "sup − ssl", "mae − others"])
 
 
 def _ranks_of(df, col, k):
@@ -280,6 +289,12 @@ def _pretraining(p):
     chosen = chosen[chosen["step"] == chosen["chosen_step"]].set_index("encoder")
     np.testing.assert_allclose(chosen.loc[enc["encoder"], "probe_accuracy"],
                                enc["probe_accuracy"], rtol=1e-5)
+    # CLID Fig. 2's table: correlations over the grid, every committed encoder in each
+    rob = pd.read_csv(p / "pretraining_clid_robustness.csv")
+    has_columns(rob, ["clusters", "neighbours", "encoders", "pearson CLID", "pearson W-CLID"])
+    assert (rob["encoders"] == len(enc)).all()
+    for c in ("pearson CLID", "pearson W-CLID", "kendall CLID"):
+        within(rob.dropna(subset=[c]), c, -1, 1)
 
 
 def _layers(p):
@@ -376,7 +391,9 @@ EXPECT = {
                 "layers_vit_codelengths.png"], _layers),
     "pretraining": (["pretraining_encoders.csv", "pretraining_probe_curves.csv",
                      "pretraining_probe_curves.png", "pretraining_tracking.csv",
-                     "pretraining_tracking.png"], _pretraining),
+                     "pretraining_tracking.png", "pretraining_across_models.csv",
+                     "pretraining_clid_robustness.csv", "pretraining_clid_landscape.png",
+                     "pretraining_clid_robustness.png"], _pretraining),
     "quickstart": (["quickstart_codelengths.csv", "quickstart_posterior.png"], _quickstart),
     "parity_toy": (["parity_curves.png", "parity_rankings.csv", "parity_measures.csv",
                     "parity_mlp_measures.csv", "parity_switching.csv",
@@ -391,7 +408,9 @@ EXPECT = {
     "data_efficiency": (["data_efficiency_codelengths.csv", "data_efficiency_regret.png"],
                         _data_efficiency),
     "objectives": (["objectives_frame.csv", "objectives_ranks.csv",
-                    "objectives_permutation.csv"], _objectives),
+                    "objectives_permutation.csv", "objectives_pairwise.csv",
+                    "objectives_group_contrasts.csv", "objectives_clid_transfer.csv"],
+                   _objectives),
     "scaling": (["scaling_table.csv", "scaling_codelength_vs_parameters.png"], _scaling),
     "readout_preference": (["readout_preference_preferred.csv",
                             "readout_preference_switching.csv",
@@ -404,8 +423,10 @@ EXPECT = {
 # Claims each notebook must decide (more may be added; every row needs a verdict).
 # The claims each notebook decides (issue 14).
 CLAIMS = {"switching_strategies": {"b1", "b2", "c1", "c2"}, "data_efficiency": {"e1", "e2", "e3"},
-          "objectives": {"a1", "a2", "f", "l"}, "readout_preference": {"d1", "d2", "d3", "k"},
-          "scaling": {"j1", "j2"}, "pretraining": {"m"},
+          "objectives": {"a1", "a2", "f", "l", "n1", "n2", "n3", "n4", "n5", "n6", "n7",
+                         "o1", "o2", "o3", "o4", "p4", "p5"},
+          "readout_preference": {"d1", "d2", "d3", "k"},
+          "scaling": {"j1", "j2"}, "pretraining": {"m", "p1", "p2", "p3"},
           "parity_toy": {"g1", "g2", "g3"},
           "transferability_baselines": {"h1", "h2", "h3", "h4", "i1", "i2", "i3"}}
 

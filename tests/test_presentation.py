@@ -8,6 +8,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import re  # noqa: E402
+
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -87,19 +89,31 @@ def test_codelength_legend_sits_outside_the_bars():
     plt.close(fig)
 
 
-def test_readout_heatmap_has_one_colour_per_depth_and_integer_ticks():
+def test_readout_heatmap_shows_the_mean_depth_over_orders():
+    """The heatmap (its design of the encoder study's claim d2): the mean depth over orders
+    per cell, to one decimal, on a colour bar from 0 (linear) to the deepest whole depth."""
     from mdlnb.studies.encoders import _plots
 
-    table = pd.DataFrame([[0, 1, 3], [2, 0, 1]], index=["enc a", "enc b"],
+    table = pd.DataFrame([[0, 1.5, 3], [2, 0, 1]], index=["enc a", "enc b"],
                          columns=["digits", "textures", "clevr_count"])
     ax = _plots.preference_heatmap(table, {"digits": "natural", "textures": "natural",
-                                           "clevr_count": "structured"})
-    cbar = ax.collections[0].colorbar
-    assert list(cbar.get_ticks()) == [0, 1, 2, 3]
-    assert ax.collections[0].cmap.N == 4                  # discrete: a colour per depth
-    assert "hidden layers" in cbar.ax.get_ylabel()
+                                           "clevr_count": "structured"}, orders=3,
+                                   agreement=0.5)
+    mesh = ax.collections[0]
+    assert (mesh.norm.vmin, mesh.norm.vmax) == (0.0, 3.0)
+    assert "hidden layers" in mesh.colorbar.ax.get_ylabel()
+    assert sorted(t.get_text() for t in ax.texts if "." in t.get_text()) == \
+        sorted(f"{v:.1f}" for v in table.to_numpy().ravel())
     assert [x.get_text() for x in ax.get_xticklabels()] == ["digits", "textures", "Clevr count"]
+    assert "3 data orders" in ax.get_title() and "50%" in ax.get_title()
     plt.close(ax.figure)
+
+
+def test_depth_cmap_gives_a_whole_depth_its_readout_colour():
+    from matplotlib.colors import to_hex
+
+    cmap = plots.depth_cmap(3)
+    assert [to_hex(cmap(d / 3)) for d in range(4)] == list(plots.DEPTH_COLORS[:4])
 
 
 def _scaling_inputs():
@@ -200,3 +214,241 @@ def test_scaling_findings_name_families_and_give_the_paired_differences():
     d = diffs.loc["mae:vit_L:150"]
     assert f"ViT-L {d['Δ bits/example']:+.3f} ± {d['Δ sd (orders)']:.3f}" in text
     assert "Paired with ViT-S" in text and "sd over 3 orders" in text
+
+
+# ---- "linear or deeper?" (issue 41): one statement per data-size bin, from several orders
+
+
+@pytest.fixture(scope="module")
+def depth_reports():
+    """Three orders of the first 600 scikit-learn digits (PCA-8 features) coded by a board
+    of a linear readout and two MLPs (one and two hidden layers of 32)."""
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import PCA
+
+    import mdlnb
+    from mdlnb import readouts
+
+    x, y = load_digits(return_X_y=True)
+    x = PCA(8, random_state=0).fit_transform(x[:600]).astype(np.float32)
+    board = mdlnb.expert_grid([readouts.linear(), readouts.mlp(1, 32), readouts.mlp(2, 32)],
+                              learning_rate=[3e-3], replay_streams=[5])
+    return [mdlnb.evaluate(x, y[:600], experts=board, seed=s, progress=False, name="pca8")
+            for s in range(3)]
+
+
+def test_linear_or_deeper_from_the_tidy_posterior(depth_reports):
+    """The deeper mass re-derived from each report's tidy readout posterior with pandas,
+    its interval and answer from scipy's one-sample t-test against 1/2."""
+    from scipy import stats
+
+    import mdlnb
+
+    pref = mdlnb.readout_preference(depth_reports)
+    depth = pref.linear_or_deeper
+    assert depth.deeper == ("mlp1x32", "mlp2x32") and depth.orders == 3
+    post = pd.concat([r.readout_posterior().assign(order=i) for i, r in enumerate(depth_reports)])
+    deep = post[post.readout != "linear"].groupby(["order", "t"])["probability"].sum()
+    deep = deep.reset_index()
+    for _, row in depth.table.iterrows():
+        inside = deep[(deep.t >= row["n_from"]) & (deep.t < row["n_to"])]
+        per_order = inside.groupby("order")["probability"].mean().to_numpy()
+        assert row["deeper mass"] == pytest.approx(per_order.mean(), abs=1e-9)
+        lo, hi = stats.t.interval(0.95, 2, loc=per_order.mean(), scale=stats.sem(per_order))
+        assert (row["deeper low"], row["deeper high"]) == pytest.approx(
+            (max(lo, 0.0), min(hi, 1.0)), abs=1e-9)
+        p = stats.ttest_1samp(per_order, 0.5).pvalue
+        want = ("undecided" if not p < 0.05 else "deeper" if per_order.mean() > 0.5 else "linear")
+        assert row["answer"] == want
+    assert depth.table["answer"].iloc[-1] == "deeper"        # MLPs win on 600 digits
+    n_from, answer = depth.settled
+    assert answer == "deeper" and (depth.table["n_from"] >= n_from).sum() >= 2
+    assert str(depth).startswith("linear or deeper (mlp1x32, mlp2x32 together), 3 orders: "
+                                 f"deeper from n ≈ {n_from:,}")
+    assert str(depth) in str(pref)                          # printed with the preference
+
+
+def test_orders_needed_is_the_smallest_count_whose_interval_excludes_a_half():
+    from scipy import stats
+
+    from mdlnb._depth import orders_needed
+
+    for mean, sd in ((0.8, 0.1), (0.55, 0.2), (0.3, 0.05), (0.51, 0.03)):
+        r = orders_needed(mean, sd)
+        def width(k, sd=sd):
+            return stats.t.ppf(0.975, k - 1) * sd / np.sqrt(k)
+
+        assert width(r) < abs(mean - 0.5) and (r == 2 or width(r - 1) >= abs(mean - 0.5))
+    assert orders_needed(0.5, 0.1) is None and orders_needed(0.9, 0.0) == 2
+    assert orders_needed(0.5001, 0.4) is None                # beyond 1,000 orders
+
+
+def test_one_order_decides_nothing_and_says_so(depth_reports):
+    import mdlnb
+
+    depth = mdlnb.readout_preference(depth_reports[0]).linear_or_deeper
+    assert (depth.table["answer"] == "undecided").all() and depth.settled is None
+    assert "one order: run several seeds to decide" in depth.text()
+
+
+def test_comparison_table_cells_agree_with_each_other(depth_reports):
+    """A comparison's depth columns are the LinearOrDeeper's numbers, and its sign-change
+    cells describe one quantity: 'never' exactly when no order changes sign."""
+    import re
+
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import PCA
+
+    import mdlnb
+
+    x, y = load_digits(return_X_y=True)
+    x, y = x[:600].astype(np.float32), y[:600]
+    board = depth_reports[0].losses.experts
+    feats = {"pixels": x, "pca8": PCA(8, random_state=0).fit_transform(x).astype(np.float32)}
+    cmp = mdlnb.compare(feats, y, experts=list(board), seeds=(0, 1, 2), progress=False)
+    tab = cmp.table().set_index("encoder")
+    shown = cmp.display_table().set_index("encoder")
+    for e in cmp.encoders:
+        d = cmp.linear_or_deeper(e)
+        last = d.table.iloc[-1]
+        assert tab.loc[e, "linear or deeper"] == d.text() == shown.loc[e, "linear or deeper"]
+        assert tab.loc[e, "deeper mass (last bin)"] == last["deeper mass"]
+        nums = [float(v) for v in re.findall(r"mass ([0-9.]+) \[([0-9.]+), ([0-9.]+)\]",
+                                               d.text())[0]]
+        assert nums == pytest.approx([round(last[k], 2) for k in
+                                      ("deeper mass", "deeper low", "deeper high")], abs=1e-9)
+        k = tab.loc[e, "orders with a sign change"]
+        assert (k == 0) == np.isnan(tab.loc[e, "last sign change [n]"])
+        assert (k < 2) == np.isnan(tab.loc[e, "last sign change std [n]"])
+        if e != cmp.best:
+            assert (shown.loc[e, "vs best changes sign"] == "never") == (k == 0)
+    assert not any(c.startswith("none") for c in shown["readout by data size"])
+
+
+# ---- pages a student can read alone (issue 41) ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def digits_report():
+    import mdlnb
+
+    task = mdlnb.data.load("digits", size=300, seed=0)
+    return task, mdlnb.evaluate(task, protocol="small", progress=False)
+
+
+def test_codelength_table_says_how_each_code_codes(digits_report):
+    import math
+
+    _, rep = digits_report
+    tab = rep.codelength_table().set_index("code")
+    how = tab["how it codes"]
+    assert "plain average of the K = 4 experts" in how["ElementwiseMixture()"]
+    assert "never learn" in how["ElementwiseMixture()"]
+    assert f"log K = {math.log(4):.1f} nats" in how["BayesianMixture()"]
+    assert "m − 1 = 1 time over" in how["FixedShare(m=2)"]
+    assert "m − 1 = 10 times" in how["FixedShare(m=11)"]
+    assert how.str.len().min() > 20 and how.notna().all()
+    assert "yardstick" in how.iloc[-2] and "knowing nothing" in how.iloc[-1]
+
+
+def test_blockwise_notes_explain_the_blocks_above_the_uniform_code(digits_report):
+    """The notes name exactly the blocks whose per-example code exceeds log C, their
+    range, the unseen-class count (by a plain loop) and the sums, from the numbers."""
+    import math
+    import re
+
+    from mdlnb import blockwise
+
+    task, rep = digits_report
+    block = blockwise.blockwise(task, rep.expert(), order=rep.losses.order, epochs=20)
+    per = block.block_nats / block.block_sizes
+    worse = [s for s in range(1, len(per)) if per[s] > math.log(10)]
+    text = block.notes(task)
+    assert worse, "the first blocks of 300 digits cost more than log 10 (the case explained)"
+    assert f"**Blocks {worse[0]}–{worse[-1]} cost more than the uniform code.**" in text
+    assert f"{per[worse].min():.1f}–{per[worse].max():.1f} nats per example" in text
+    y = task.y[block.order]
+    unseen = 0
+    for s in worse:
+        lo, hi = block.boundaries[s - 1], block.boundaries[s]
+        unseen += sum(1 for t in range(lo, hi) if y[t] not in set(y[:lo].tolist()))
+    assert re.search(rf"\b{unseen} of their {int(block.block_sizes[worse].sum())} examples", text)
+    up_to = block.boundaries[worse[-1]]
+    assert f"up to n = {up_to:,} the block-wise code spent {block.block_nats[:worse[-1] + 1].sum():,.1f}" in text
+    assert f"{up_to * math.log(10):,.1f}" in text
+    assert "**best epoch**: the epoch (of 20)" in text and "0 marks the uniform first block" in text
+    assert "Blocks" not in blockwise.BlockwiseResult(
+        boundaries=np.array([1, 2]), block_nats=np.array([math.log(10), 0.1]),
+        best_epoch=np.array([0, 3]), order=np.arange(2), num_classes=10, expert="e",
+        meta={"epochs": 5, "holdout": 0.1}).notes()
+
+
+@pytest.mark.slow   # the beyond study's small config: a minute on a quiet 2-core CPU
+def test_beyond_figure_and_table_in_readers_words(tmp_path):
+    """The regression figure names representations and units in words, keys its band, and
+    its titles do not touch; the summary table has rounded, whole cells."""
+    import re
+
+    from mdlnb.studies import _beyond_plots, beyond
+
+    assert _beyond_plots.representation_label("lite0@64/stage5") == \
+        "EfficientNet-Lite0 stage 5 features (64 px input)"
+    assert _beyond_plots.representation_label("pixels8x8") == "pixels averaged to 8×8"
+    assert _beyond_plots.representation_label("pca2") == "top 2 principal components"
+    result = beyond.run(beyond.BeyondConfig(image_size=80, resolution=32, layer="stage2",
+                                            calibration_size=100, calibration_protocol="small",
+                                            points=20), progress=False)
+    fig = result.plot_regression()
+    fig.canvas.draw()
+    texts = [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]
+    assert not [t for t in texts if re.search(r"lite\d@|pixels\d|density nats", t)], texts
+    assert any(t.startswith("EfficientNet-Lite0 stage 2 features (32 px input)") for t in texts)
+    assert any(t.startswith("band: min–max over 3 orders") for t in texts)
+    boxes = [ax.title.get_window_extent() for ax in fig.axes]
+    assert not boxes[0].overlaps(boxes[1])                       # titles do not touch
+    assert all("density" in ax.get_ylabel() and "nats" in ax.get_ylabel() for ax in fig.axes)
+    summary = result.regression_summary()
+    assert list(summary.columns) == ["task", "representation", "D", "density code [nats/example]",
+                                     "vs best [nats] (paired)", "MDL rank", "LogME [nats/example]",
+                                     "LogME rank", "linear or deeper"]
+    assert summary["density code [nats/example]"].str.fullmatch(r"-?\d+\.\d{3} ± \d+\.\d{3}").all()
+    assert summary["LogME [nats/example]"].str.fullmatch(r"[+-]\d+\.\d{2}").all()
+    full = result.regression()
+    for (_, s), (_, f) in zip(summary.iterrows(), full.iterrows()):   # the same numbers
+        assert s["density code [nats/example]"].startswith(f"{f['per example [density nats]']:.3f}")
+    plt.close(fig)
+
+
+def test_a_study_shows_its_stages(monkeypatch, capsys):
+    """A bar over the stages where someone watches, one line in batch mode, nothing when
+    progress is False."""
+    from mdlnb import _progress
+    from mdlnb._stages import Stages
+
+    monkeypatch.setattr(_progress, "interactive", lambda: True)
+    monkeypatch.setenv(_progress.ENV, "0")                       # batch: one summary line
+    with Stages(("a", "b", "c"), desc="study", progress=None) as st:
+        for name in ("a", "b", "c"):
+            st.start(name)
+    assert re.fullmatch(r"study: 3/3 stage in [\d.]+ s; c\n", capsys.readouterr().out)
+    with Stages(("a",), desc="study", progress=False) as st:
+        st.start("a")
+    assert capsys.readouterr().out == ""
+    monkeypatch.delenv(_progress.ENV)
+    seen = []
+
+    class Bar:
+        def __init__(self, *a, total=None, desc="", unit="", **k):
+            self.n, self.total = 0, total
+        def update(self, k=1):
+            self.n += k
+        def set_postfix_str(self, s, refresh=True):
+            seen.append((self.n, s))
+        def close(self):
+            seen.append(("closed", self.n))
+
+    monkeypatch.setattr(_progress, "tqdm_class", lambda: Bar)
+    with Stages(("a", "b"), desc="study", progress=None) as st:
+        st.start("a")
+        st.start("b")
+    assert seen == [(0, "a"), (1, "b"), ("closed", 2)]

@@ -247,11 +247,18 @@ def test_tracking_is_kendall_tau_over_checkpoints():
                          "twonn_id": 5 + rng.normal(), "cluster_learnability": 0.5 + 0.05 * i,
                          "alpha_req": 1 + 0.1 * i, "mdl_nats_per_example": 2.0 - sign * 0.1 * i,
                          "loss": np.nan, "train_seconds": 0.0})
-    res = PT.PretrainingResult(pd.DataFrame([{"encoder": "a:vit_S"}, {"encoder": "b:vit_S"}]),
-                               pd.DataFrame(rows))
+    tracked = pd.DataFrame(rows)
+    third = tracked[tracked["encoder"] == "a:vit_S"].assign(
+        encoder="c:vit_S", objective="c", twonn_id=lambda d: d["twonn_id"] + 3.0,
+        probe_accuracy=lambda d: d["probe_accuracy"] - 0.2)
+    chosen = pd.DataFrame([{"encoder": "a:vit_S", "chosen_step": 2500},
+                           {"encoder": "b:vit_S", "chosen_step": 1500},
+                           {"encoder": "c:vit_S", "chosen_step": 500}])
+    res = PT.PretrainingResult(chosen[:2], tracked)
+    res3 = PT.PretrainingResult(chosen, pd.concat([tracked, third], ignore_index=True))
     t = res.tracking().set_index(["encoder", "score"])["kendall tau"]
     for enc in ("a:vit_S", "b:vit_S"):
-        g = pd.DataFrame(rows)
+        g = tracked
         g = g[g["encoder"] == enc]
         assert t[(enc, "rankme")] == pytest.approx(
             stats.kendalltau(g["rankme"], g["probe_accuracy"]).statistic)
@@ -260,8 +267,19 @@ def test_tracking_is_kendall_tau_over_checkpoints():
             stats.kendalltau(cl, g["probe_accuracy"]).statistic)
         assert t[(enc, "alpha_req_near_1")] == pytest.approx(-1.0)   # moves away from 1
         assert t[(enc, "neg_mdl")] == pytest.approx(1.0 if enc == "a:vit_S" else -1.0)
-    claim = res.tracking_claim()
-    assert claim.id == "m" and "(n=2 encoders)" in claim.our_value
+    # claim m is CLID's across models: each encoder at its chosen checkpoint, CLID
+    # normalised across the encoders, Kendall τ with the probe accuracy
+    m = res3.across_models().set_index("encoder")
+    f = pd.DataFrame(rows).set_index(["encoder", "step"])
+    for enc, step in (("a:vit_S", 2500), ("b:vit_S", 1500)):
+        assert m.loc[enc, "twonn_id"] == f.loc[(enc, step), "twonn_id"]
+    assert m.loc["c:vit_S", "twonn_id"] == f.loc[("a:vit_S", 500), "twonn_id"] + 3.0
+    cl, ident = m["cluster_learnability"].to_numpy(), m["twonn_id"].to_numpy()
+    assert m["clid"].to_numpy() == pytest.approx(labelfree.clid(cl, ident))
+    claim = res3.tracking_claim()
+    assert claim.id == "m" and claim.n == 3 and claim.unit == "encoders"
+    assert claim.estimate == pytest.approx(
+        stats.kendalltau(m["clid"], m["probe_accuracy"]).statistic)
     # the summary over encoders: mean and a t interval, re-derived by hand
     summ = res.tracking_summary().set_index("score")
     taus = np.array([t[("a:vit_S", "rankme")], t[("b:vit_S", "rankme")]])

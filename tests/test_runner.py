@@ -131,9 +131,9 @@ def test_run_writes_only_successful_notebooks_with_their_metadata_and_html(tmp_p
     monkeypatch.setattr(runner, "notebook_dir", lambda: nbs)
     out_dir = tmp_path / "out"
     started = __import__("time").time()
-    out = runner.run("toy", "default", out_dir=out_dir)
+    out = runner.run("toy", "default", out_dir=out_dir, paper=True)
     assert out == out_dir / "toy.ipynb" and sorted(p.name for p in out_dir.iterdir()) == [
-        "toy.ipynb"]                                     # no input/running copies left
+        "toy.html", "toy.ipynb"]                         # no input/running copies left
     nb = nbformat.read(out, as_version=4)
     meta = nb["metadata"]["mdlnb"]
     assert meta["profile"] == "default" and meta["parameters"] == {"profile": "default"}
@@ -144,8 +144,8 @@ def test_run_writes_only_successful_notebooks_with_their_metadata_and_html(tmp_p
     assert "\r" not in text and re.search(r"^steps: 300/300 step in [\d.]+ s$", text, re.M)
     assert len(text.splitlines()) == 2
     assert runner.stale("toy", "default", out_dir=out_dir) == []
-    html = runner.to_html(out)
-    assert html == out_dir / "toy.html" and "progress: 0" in html.read_text()
+    html = out_dir / "toy.html"                          # written by run, beside it
+    assert "progress: 0" in html.read_text() and runner.to_html(out) == html
     with pytest.raises(ValueError, match="ipynb"):
         runner.to_html(out_dir / "toy.html")
 
@@ -154,6 +154,7 @@ def test_run_writes_only_successful_notebooks_with_their_metadata_and_html(tmp_p
     with pytest.raises(Exception, match="asked to fail"):
         runner.run("toy", "smoke", out_dir=tmp_path / "smoke")
     assert sorted(p.name for p in (tmp_path / "smoke").iterdir()) == ["toy.failed.ipynb"]
+    assert not (tmp_path / "smoke" / "toy.html").exists()
     table = runner.summary(["toy"], "smoke", out_dir=tmp_path / "smoke")
     assert table["status"].tolist() == ["failed"]
     table = runner.summary(["toy"], "default", out_dir=out_dir, since=started)
@@ -170,6 +171,8 @@ def test_run_writes_only_successful_notebooks_with_their_metadata_and_html(tmp_p
     (nbs / "profiles.yaml").write_text("toy:\n  default:\n    fail: false\n")
     assert any("parameters changed" in r for r in runner.stale("toy", "default",
                                                                 out_dir=out_dir))
+    (nbs / "profiles.yaml").write_text("")
+    assert runner.stale("toy", "default", out_dir=out_dir) == []  # a --paper run stays one
     (nbs / "profiles.yaml").write_text("")
     t = out.stat().st_mtime + 5
     os.utime(nbs / "toy.py", (t, t))
@@ -293,3 +296,71 @@ def test_makefile_checks_the_profiles_before_the_notebooks():
     text = (Path(runner.ROOT) / "Makefile").read_text()
     recipe = text.split("\nreproduce: setup encoders\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert "mdlnb.runner --check" in recipe[0] and "notebooks" in recipe[1]
+
+
+def test_only_paper_runs_write_into_paper_and_the_runner_says_where_things_go(
+        fake_notebooks, monkeypatch, capsys):
+    """Without --paper a default or full run writes under build/runs/<profile>/ (notebook,
+    HTML, figures), smoke under build/paper-smoke; --paper (make reproduce) writes the
+    committed paper/ and says so; --paper with smoke is refused."""
+    root = runner.ROOT
+    nb, figs = runner.destinations("toy", "default")
+    assert (nb, figs) == (root / "build/runs/default/toy.ipynb", root / "build/runs/default/paper")
+    assert runner.destinations("toy", "full", paper=True) == (
+        root / "build/notebooks/full/toy.ipynb", root / "paper")
+    assert runner.destinations("toy", "smoke")[1] == root / "build/paper-smoke"
+    with pytest.raises(ValueError, match="smoke runs never write the committed paper"):
+        runner.destinations("toy", "smoke", paper=True)
+    assert runner.profile_parameters("toy", "default")["paper_dir"] == str(figs)
+    assert "paper_dir" not in runner.profile_parameters("toy", "default", paper=True)
+
+    calls = []
+
+    def fake_run(name, profile, **kw):
+        calls.append(kw["paper"])
+        return runner.destinations(name, profile, paper=kw["paper"])[0]
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    assert runner.main(["toy", "-p", "seed=1"]) == 0
+    out = capsys.readouterr().out
+    assert calls == [False] and "figures and tables to build/runs/default/paper/" in out
+    assert "committed" not in out
+    assert "notebook  build/runs/default/toy.ipynb" in out
+    assert "html      build/runs/default/toy.html" in out
+    assert runner.main(["--paper", "toy"]) == 0
+    out = capsys.readouterr().out
+    assert calls == [False, True]
+    assert "figures and tables to paper/ -- into the committed paper/ (--paper)" in out
+
+
+def test_annotations_and_profiles_type_a_none_default_before_the_kernel(fake_notebooks,
+                                                                       monkeypatch):
+    """`size = None` takes the types profiles.yaml gives it (an int here), `size: int |
+    None = None` its annotation: a string for either fails before any kernel starts."""
+    import papermill
+
+    started = []
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: started.append(a))
+    (fake_notebooks / "profiles.yaml").write_text("toy:\n  smoke:\n    size: 3\n")
+    with pytest.raises(ValueError, match=r"size = '300' is a str, but notebooks/toy.py's size "
+                                         r"takes int \| None \(the values notebooks/profiles"):
+        runner.run("toy", "default", parameters={"size": "300"})
+    (fake_notebooks / "toy.py").write_text(_NOTEBOOK.replace("size = None", "size: int | None = None"))
+    (fake_notebooks / "profiles.yaml").write_text("")
+    assert runner.parameter_types("toy")["size"][1] == "its annotation"
+    with pytest.raises(ValueError, match=r"size = '300' is a str.*\(its annotation\)"):
+        runner.main(["toy", "-p", "size='300'"])
+    runner.merged_parameters("toy", "default", {"size": 300})          # an int fits
+    assert started == []
+    assert runner.notebook_parameters("toy")["size"] is None
+    (fake_notebooks / "toy.py").write_text(_NOTEBOOK.replace("size = None",
+                                                             "size: open('x') = None"))
+    with pytest.raises(ValueError, match="annotation"):
+        runner.notebook_parameters("toy")
+
+
+def test_quickstart_size_is_typed():
+    hint, where = runner.parameter_types("quickstart")["size"]
+    assert where == "its annotation"
+    with pytest.raises(ValueError, match="size = '300' is a str"):
+        runner.merged_parameters("quickstart", "smoke", {"size": "300"})

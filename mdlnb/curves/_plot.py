@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -56,10 +57,31 @@ def plot(curves: Sequence[LossDataCurve], eps: Any = None, *, ax: Any = None, ba
     ax.set_xscale("log")
     ax.set_xlabel("evaluation-set size n (examples)")
     ax.set_ylabel("held-out loss [nats / example]")
-    ax.legend(fontsize="small")
+    ax.legend(handles=[*ax.get_legend_handles_labels()[0],
+                       *_key(band, e is not None and shade_sdl, e is not None and mark_esc,
+                             len(curves[0].loss))],
+              fontsize="small")
     if title:
         ax.set_title(title)
     return ax
+
+
+def _key(band: str, sdl: bool, esc_ticks: bool, seeds: int | None) -> list:
+    """Legend entries, in grey, for what the curves' colours repeat: the band, the
+    hatched SDL area and the dotted εSC line."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    spread = "±1 sd" if band == "std" else "min–max"
+    over = f" over {seeds} seeds" if seeds else " over seeds"
+    out = [Patch(facecolor="0.5", alpha=0.25, linewidth=0, label=f"band: {spread}{over}")]
+    if sdl:
+        out.append(Patch(facecolor="0.5", alpha=0.12, hatch="//", linewidth=0,
+                         label="hatched: SDL, the area above ε"))
+    if esc_ticks:
+        out.append(Line2D([], [], color="0.4", ls=":", lw=1.2,
+                          label="dotted: εSC, first n with loss ≤ ε"))
+    return out
 
 
 def plot_measures(table, *, eps: float | None = None, axes: Any = None) -> Any:

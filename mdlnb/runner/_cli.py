@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from mdlnb.runner._paths import PROFILES
 
@@ -23,7 +24,11 @@ def parser(description: str) -> argparse.ArgumentParser:
     ap.add_argument("--check", action="store_true",
                     help="run nothing: check every entry of notebooks/profiles.yaml (names, "
                          "types, study config fields) and exit (status 2 on an error)")
-    ap.add_argument("--out-dir", default=None)
+    ap.add_argument("--paper", action="store_true",
+                    help="write what the notebooks save into the committed paper/ (what "
+                         "`make reproduce` does; default: build/runs/<profile>/paper/, smoke "
+                         "runs build/paper-smoke/)")
+    ap.add_argument("--out-dir", default=None, help="where the executed notebooks go")
     ap.add_argument("--compare-to-git", metavar="REV", default=None,
                     help="end by listing committed paper/*.csv numbers (at REV) that moved")
     ap.add_argument("--summary", action="store_true",
@@ -45,7 +50,7 @@ def parse_parameters(items: Sequence[str]) -> dict[str, Any]:
     parsed as YAML (``1`` an int, ``0.5`` a float, ``true`` a bool, ``null`` None,
     ``[a, b]`` a list, anything else a string); ``overrides.FIELD=VALUE`` sets one field
     of a study notebook's ``overrides``."""
-    import yaml   # here, not at the top: --help starts without it
+    import yaml  # here, not at the top: --help starts without it
 
     out: dict[str, Any] = {}
     for item in items:

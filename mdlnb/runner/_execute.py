@@ -9,8 +9,9 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from mdlnb import _progress
 from mdlnb.runner._paths import RUNNER_ENV, utc

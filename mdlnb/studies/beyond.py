@@ -33,13 +33,16 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 import mdlnb
 from mdlnb._checks import check_int
+from mdlnb._stages import Stages
 from mdlnb.plots import log_spaced
+from mdlnb.studies import _beyond_plots
 from mdlnb.studies._base import StudyConfig, save_files
 
 # Imported inside the functions that use them, so that importing this module does not load
@@ -71,13 +74,13 @@ class BeyondConfig(StudyConfig):
     """
 
     image_task: str = "dsprites_x_reg"
-    image_size: Optional[int] = 400
+    image_size: int | None = 400
     pool: int = 8
     variant: int = 0
     resolution: int = 64
     layer: str = "stage5"
     calibration_task: str = "digits"
-    calibration_size: Optional[int] = 600
+    calibration_size: int | None = 600
     seeds: Sequence[int] = (0, 1, 2)
     regression_protocol: str = "small"
     calibration_protocol: str = "default"
@@ -230,7 +233,8 @@ class BeyondResult:
                              "rank": int(t["rank"]),
                              "orders ranked first": int(t["orders ranked first"]),
                              "LogME [nats/example]": ev[e], "LogME rank": order.index(e) + 1,
-                             "readout by data size": t["readout by data size"]})
+                             "readout by data size": t["readout by data size"],
+                             "linear or deeper": t["linear or deeper"]})
         return pd.DataFrame(rows)
 
     def regression_runs(self):
@@ -289,57 +293,27 @@ class BeyondResult:
 
     def tables(self) -> dict[str, Any]:
         """``{name: DataFrame}`` of the paper files (``beyond_<name>``)."""
-        return {"regression": self.regression(), "regression_runs": self.regression_runs(),
+        return {"regression": self.regression(), "regression_summary": self.regression_summary(),
+                "regression_runs": self.regression_runs(),
                 "regression_along_n": self.along_n(), "calibration": self.calibration(),
                 "calibration_runs": self.calibration_runs}
 
     def plot_regression(self):
         """Per regression task: cumulative density nats per example along n, mean over
-        orders (line) and min–max (band), per representation, log x."""
-        import matplotlib.pyplot as plt
-
-        cur = self.along_n()
-        tasks = list(self.comparisons)
-        fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 3.8), squeeze=False)
-        ev = self.logme
-        for ax, task in zip(axes[0], tasks):
-            c = cur[cur["task"] == task]
-            for e in self.comparisons[task].encoders:
-                h = c[c["representation"] == e]
-                line, = ax.plot(h["n"], h["mean"], label=f"{e} (LogME {ev[(task, e)]:+.2f})")
-                ax.fill_between(h["n"], h["min"], h["max"], color=line.get_color(), alpha=0.2)
-            ax.set(xscale="log", xlabel="examples coded n", ylabel="density nats / example",
-                   title=f"{task}: cumulative code / n (band: min–max over orders)")
-            ax.legend(fontsize=8)
-        fig.tight_layout()
-        return fig
+        orders (line) and min–max (band), per representation, log x
+        (:func:`mdlnb.studies._beyond_plots.regression`)."""
+        return _beyond_plots.regression(self)
 
     def plot_calibration(self):
         """Per representation: on − off per order (dots) and the mean with its 95 %
         t-interval (bar), for the switching code and for the best single expert."""
-        import matplotlib.pyplot as plt
+        return _beyond_plots.calibration(self)
 
-        runs, tab = self.calibration_runs, self.calibration().set_index("representation")
-        fig, ax = plt.subplots(figsize=(7, 3.6))
-        reps = list(tab.index)
-        for j, (what, on, off, col) in enumerate([
-                ("switching code", "on [nats]", "off [nats]", "C0"),
-                ("best single expert", "best expert on [nats]", "best expert off [nats]", "C1")]):
-            for i, rep in enumerate(reps):
-                g = runs[runs["representation"] == rep]
-                x = i + (j - 0.5) * 0.3
-                ax.scatter(np.full(len(g), x), g[on] - g[off], color=col, s=14, alpha=0.6,
-                           label=what if i == 0 else None)
-                m, h = t_interval(g[on] - g[off])
-                ax.errorbar([x + 0.05], [m], yerr=[h], color=col, fmt="o", capsize=4)
-        ax.axhline(0.0, color="0.3", lw=0.8)
-        ax.set_xticks(range(len(reps)), reps)
-        ax.set(ylabel="calibrated − plain [nats]",
-               title=f"{self.config.calibration_task}: calibration's change, per order "
-                     f"and mean ± 95 % t-interval")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        return fig
+    def regression_summary(self):
+        """:meth:`regression` for reading: rounded ``mean ± sd`` cells, representations
+        and units in words (:func:`mdlnb.studies._beyond_plots.summary`); the note under
+        it is ``.attrs["note"]``."""
+        return _beyond_plots.summary(self)
 
     def figures(self) -> dict[str, Any]:
         """``{name: Figure}`` of the paper files (``beyond_<name>.png``)."""
@@ -409,31 +383,38 @@ class BeyondResult:
 
 # ---- run -------------------------------------------------------------------------
 
-def run(config: BeyondConfig | None = None, *, progress: bool | None = False,
+def run(config: BeyondConfig | None = None, *, progress: bool | None = None,
         cache: bool = True) -> BeyondResult:
     """Both parts of the study under ``config`` (default: the CPU run). The library's
     per-run warnings (grid edges, codes above the baseline) are kept in each
-    Comparison's/Report's ``warnings`` and not printed."""
+    Comparison's/Report's ``warnings`` and not printed. ``progress``: one bar over the
+    study's stages (a regression task, a calibrated representation) where someone
+    watches (:mod:`mdlnb._stages`; ``None``, the package's default)."""
     import pandas as pd
 
     config = config or BeyondConfig()
     if not isinstance(config, BeyondConfig):
         raise ValueError(f"config: expected a BeyondConfig, got {type(config).__name__}")
-    comps, ev, dims = {}, {}, {}
-    with warnings.catch_warnings():
+    comps, ev, dims, rows = {}, {}, {}, []
+    stages = Stages(("representations", "diabetes", config.image_task, "calibration tasks",
+                     "pixels", config.encoder_label), desc="beyond", progress=progress)
+    with warnings.catch_warnings(), stages:
         warnings.simplefilter("ignore")
+        stages.start("representations")
         for name, (task, reps) in regression_representations(config).items():
+            stages.start(name)
             comps[name] = mdlnb.compare(reps, task, protocol=config.regression_protocol,
-                                        seeds=config.seeds, progress=progress, cache=cache)
+                                        seeds=config.seeds, progress=False, cache=cache)
             for e, x in reps.items():
                 ev[(name, e)] = logme(x, task.y)
                 dims[(name, e)] = int(x.shape[1])
-        rows = []
+        stages.start("calibration tasks")
         for rep, task in calibration_tasks(config).items():
+            stages.start(rep)
             for s in config.seeds:
                 r = {cal: mdlnb.evaluate(task, protocol=mdlnb.protocol(config.calibration_protocol,
                                                                        calibrate=cal),
-                                         seed=s, progress=progress, cache=cache)
+                                         seed=s, progress=False, cache=cache)
                      for cal in (False, True)}
                 per = {cal: np.asarray(r[cal].losses.losses, np.float64).sum(0) for cal in r}
                 rows.append({"representation": rep, "seed": s, "n": task.n,

@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from mdlnb import plots
 from mdlnb.plots import encoder_label, task_label
 from mdlnb.studies.encoders import _tables
 
@@ -159,9 +160,12 @@ def preference_heatmap(table, groups: dict[str, str], *, orders: int | None = No
     import numpy as np
 
     fig, ax = plt.subplots(figsize=(1.0 * table.shape[1] + 3, 0.45 * table.shape[0] + 1.9))
+    from mdlnb.plots import depth_cmap
+
     values = np.asarray(table, dtype=float)
-    top = max(1.0, float(np.nanmax(values))) if np.isfinite(values).any() else 1.0
-    sns.heatmap(table, annot=True, fmt=".1f", cmap="viridis", vmin=0.0, vmax=np.ceil(top),
+    top = int(np.ceil(max(1.0, float(np.nanmax(values))))) if np.isfinite(values).any() else 1
+    # the readouts' own colours (mdlnb.plots.DEPTH_COLORS): a whole depth is its readout's
+    sns.heatmap(table, annot=True, fmt=".1f", cmap=depth_cmap(top), vmin=0.0, vmax=top,
                 ax=ax, cbar_kws={"label": "hidden layers (0 = linear), mean over orders"})
     ax.set_yticklabels([encoder_label(str(e)) for e in table.index], rotation=0)
     ax.set_xticklabels([task_label(str(c)) for c in table.columns])
@@ -188,11 +192,10 @@ def posteriors(posterior, pairs: Sequence[tuple[str, str]], *, seed: int = 0):
     """Paper Fig. 9: stacked posterior over readouts along t for a few (encoder,
     task) pairs, averaged in log-spaced bins. Returns the Figure."""
     import matplotlib.pyplot as plt
-    import seaborn as sns
 
     fig, axes = plt.subplots(1, len(pairs), figsize=(4.2 * len(pairs), 3.4), squeeze=False)
-    readouts = list(dict.fromkeys(posterior["readout"]))
-    pal = sns.color_palette("viridis", len(readouts))
+    readouts = plots.depth_order(posterior["readout"])    # one colour per depth, everywhere
+    pal = plots.depth_palette(readouts)
     for ax, (enc, task) in zip(axes[0], pairs):
         p = posterior[(posterior["encoder"] == enc) & (posterior["task"] == task)
                       & (posterior["seed"] == seed)]
@@ -200,8 +203,8 @@ def posteriors(posterior, pairs: Sequence[tuple[str, str]], *, seed: int = 0):
             raise ValueError(f"pairs: no posterior for {(enc, task)} at seed {seed}")
         w = p.pivot_table(index="t_end", columns="readout", values="probability")
         w = w[[r for r in readouts if r in w.columns]]
-        ax.stackplot(w.index, w.T.to_numpy(), labels=list(w.columns), colors=pal[:w.shape[1]],
-                     step="pre")
+        ax.stackplot(w.index, w.T.to_numpy(), labels=list(w.columns),
+                     colors=[pal[r] for r in w.columns], step="pre")
         ax.set_xscale("log")
         ax.set_ylim(0, 1)
         ax.set_xlabel("examples seen t")

@@ -8,7 +8,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mdlnb.studies.encoders import _claims, _more_claims, _paper, _plots, _tables
+from mdlnb.studies.encoders import (_claims, _clid_transfer, _more_claims, _paper, _plots,
+                                    _table_claims, _tables)
 
 
 def _f(x: float, d: int = 2) -> str:
@@ -147,6 +148,35 @@ class EncodersResult:
         return _claims.readout_claims(self, encoders, alpha=alpha) + [
             _more_claims.domain_claim(self, self.in_domain(), encoders, alpha=alpha)]
 
+    def table_claims(self, encoders: Sequence[str], *, alpha: float = 0.05) -> list:
+        """Table 1a's pairwise claims (n1)–(n7) and Table 2's group claims (o1)–(o4)
+        (:mod:`._table_claims`) on the MDL ranks among ``encoders``."""
+        return _table_claims.table_claims(self.frame, encoders, alpha=alpha)
+
+    def pairwise_ranks(self, encoders: Sequence[str], *, alpha: float = 0.10):
+        """Table 1a's pairs on this run: average-rank differences, tasks won, Nemenyi CD
+        (:func:`._table_claims.pairwise_table`)."""
+        return _table_claims.pairwise_table(self.frame, encoders, alpha=alpha)
+
+    def group_contrasts(self, encoders: Sequence[str]):
+        """Per task, Table 2's contrasts supervised − self-supervised and MAE − others
+        (:func:`._table_claims.group_contrasts`)."""
+        return _table_claims.group_contrasts(self.frame, encoders)
+
+    def clid_transfer(self, pretraining: Any):
+        """CLID Table 3 on the grid: per out-of-domain task, Kendall τ of in-domain
+        accuracy, CLID and their rank product with transfer accuracy across the committed
+        encoders; ``pretraining``: :func:`mdlnb.studies.pretraining.result`
+        (:func:`._clid_transfer.transfer_table`)."""
+        return _clid_transfer.transfer_table(self.frame, pretraining.across_models(),
+                                             in_domain=self.in_domain())
+
+    def clid_transfer_claims(self, pretraining: Any, *, alpha: float = 0.05) -> list:
+        """Claims (p4), (p5) (:mod:`._clid_transfer`): CLID Table 3 across the committed
+        encoders, the grid's out-of-domain tasks as transfer tasks."""
+        return _clid_transfer.transfer_claims(self.frame, pretraining.across_models(),
+                                              in_domain=self.in_domain(), alpha=alpha)
+
     def in_domain(self) -> list[str]:
         """The grid's tasks in the pretraining domain: those whose images come from the same
         source as ``config.pretrain_data`` (registry ``source``; e.g. ``fashion_mnist`` and
@@ -183,6 +213,30 @@ class EncodersResult:
             "readouts": _setting.board_text(self.config.protocol),
             "orders": f"{len(self.config.seeds)} orders per (encoder, task)"}
         return _setting.rows("readout", ours)
+
+    def diagnosis(self, encoders: Sequence[str] | None = None):
+        """Why an encoder ranks where it does: effective rank, class separation and the
+        decodability of image statistics per (encoder, task) (:mod:`._diagnosis`)."""
+        from mdlnb.studies.encoders import _diagnosis
+
+        return _diagnosis.supervised_diagnosis(self, encoders=encoders)
+
+    def diagnosis_findings(self, diagnosis, *, encoder: str = "supervised:vit_S:trained",
+                           reference: str = "random:vit_S:trained") -> str:
+        """:meth:`diagnosis` in words (Markdown), ``encoder`` against ``reference``, after
+        the two encoders' average ranks over the diagnosed encoders."""
+        from mdlnb.studies.encoders import _diagnosis
+
+        t = self.average_ranks(list(dict.fromkeys(diagnosis["encoder"]))).set_index("encoder")
+        ranks = {e: " / ".join(f"{t.loc[e, f'{m} rank']:.2f}" for m in ("linear", "mlp", "mdl"))
+                 for e in (encoder, reference)}
+        return (f"**Why {encoder} ranks where it does.** Average ranks over {len(self.sizes)} "
+                f"tasks by linear accuracy / best-MLP accuracy / MDL: {encoder} {ranks[encoder]}, "
+                f"{reference} {ranks[reference]} (of {len(t)} encoders). Its features are the "
+                "ones its classifier head and its pretraining probe read (the mean of the patch "
+                "tokens after the final LayerNorm), so the ranking is not a featurisation "
+                "defect; what its features lose is below.\n\n"
+                + _diagnosis.findings(diagnosis, encoder=encoder, reference=reference))
 
     # -- figures (see _plots) ------------------------------------------------
     def plot_cd(self, encoders: Sequence[str], *, alpha: float = 0.10, group: str | None = None):

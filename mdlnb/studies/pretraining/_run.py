@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from mdlnb import _progress, data, report
 from mdlnb import claims as C
-from mdlnb.studies.pretraining import _artifacts
+from mdlnb.studies.pretraining import _artifacts, _clid_items
 from mdlnb.studies.pretraining._config import PretrainingConfig, parse_unit
 from mdlnb.studies.pretraining._probe import ProbeMonitor
 
@@ -122,6 +122,7 @@ class PretrainingResult:
 
     encoders: Any
     curves: Any
+    directory: Any = None
 
     def plot_curves(self):
         """Probe accuracy against pretraining steps, one line per encoder, the chosen
@@ -269,6 +270,44 @@ class PretrainingResult:
             "over encoders", d, effect="τ(CLID, probe accuracy) across encoders",
             our_value=d.detail + extra)
 
+    def clid_grid(self, *, neighbours: Sequence[int] = _clid_items.NEIGHBOURS,
+                  clusters: Sequence[int] = _clid_items.CLUSTERS, rows: int | None = None,
+                  cache: bool = True):
+        """Cluster learnability of every committed encoder at its chosen step over CLID
+        Fig. 2's grid of k-NN ``neighbours`` × k-means ``clusters`` (√N always among
+        them), on the held-out rows its monitor scored (the first ``rows``;
+        :func:`._clid_items.encoder_grid`, one cached unit per encoder): long frame
+        (encoder, clusters, neighbours, rows, cl)."""
+        import pandas as pd
+
+        out = []
+        for _, r in self.encoders.iterrows():
+            prov = _artifacts.check(r["name"], directory=self.directory)
+            out += [{"encoder": r["encoder"], **g} for g in _clid_items.encoder_grid(
+                prov, self.directory, neighbours=neighbours, clusters=clusters, rows=rows,
+                cache=cache)]
+        return pd.DataFrame(out, columns=["encoder", "clusters", "neighbours", "rows", "cl"])
+
+    def clid_robustness(self, **grid: Any):
+        """CLID Fig. 2's numbers: per (clusters, neighbours), Pearson ρ and Kendall τ
+        between CLID / W-CLID and probe accuracy across the committed encoders
+        (``grid``: the settings of :meth:`clid_grid`)."""
+        return _clid_items.robustness_table(self.clid_grid(**grid), self.across_models())
+
+    def clid_claims(self, *, alpha: float = 0.05, **grid: Any) -> list:
+        """Claims (p1)–(p3) (:mod:`._clid_items`): CLID Fig. 1 / Table 1 and Fig. 2 across
+        the committed encoders (``grid``: the settings of :meth:`clid_grid`)."""
+        return _clid_items.clid_claims(self.across_models(), self.clid_grid(**grid),
+                                       alpha=alpha)
+
+    def plot_clid_landscape(self):
+        """CLID Fig. 1: CL against TwoNN ID at every checkpoint, CLID against accuracy."""
+        return _clid_items.plot_landscape(self.curves, self.across_models())
+
+    def plot_clid_robustness(self, **grid: Any):
+        """CLID Fig. 2: the predictor's correlation over neighbours × clusters."""
+        return _clid_items.plot_robustness(self.clid_robustness(**grid))
+
     def plot_tracking(self):
         """Each label-free score — CLID among them, as claim m tests it — against the
         probe accuracy along training: one panel per score, one line per trained encoder,
@@ -304,8 +343,13 @@ class PretrainingResult:
         fig.legend(handles.values(), handles.keys(), loc="center right", fontsize=7)
         return fig
 
-    def save(self, paper_dir: str | Path = "paper") -> list[Path]:
+    def save(self, paper_dir: str | Path = "paper", *, clid_grid: dict | None = None
+             ) -> list[Path]:
+        """Write the tables and figures of the notebook (``clid_grid``: the settings of
+        :meth:`clid_grid` for CLID Fig. 2)."""
         import matplotlib.pyplot as plt
+
+        grid = dict(clid_grid or {})
 
         cols = ["encoder", "objective", "arch", "size", "param_count", "chosen_step",
                 "trained_steps", "stop_reason", "probe_accuracy", "probe_nll_nats", "rankme",
@@ -322,6 +366,15 @@ class PretrainingResult:
         fig = self.plot_tracking()
         paths.append(report.save_figure(fig, "pretraining_tracking", paper_dir))
         plt.close(fig)
+        paths += list(report.save_table(self.across_models(), "pretraining_across_models",
+                                        paper_dir))
+        robust = self.clid_robustness(**grid)
+        paths += list(report.save_table(robust, "pretraining_clid_robustness", paper_dir,
+                                        digits=3))
+        for name, fig in (("clid_landscape", self.plot_clid_landscape()),
+                          ("clid_robustness", _clid_items.plot_robustness(robust))):
+            paths.append(report.save_figure(fig, f"pretraining_{name}", paper_dir))
+            plt.close(fig)
         return paths
 
 
@@ -343,4 +396,4 @@ def result(directory: str | Path | None = None) -> PretrainingResult:
     if len(enc):
         enc["final_loss"] = pd.to_numeric(enc["final_loss"])   # None (untrained) -> NaN
     cur = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
-    return PretrainingResult(enc, cur)
+    return PretrainingResult(enc, cur, directory=d)
