@@ -850,9 +850,9 @@ def _malformed(tmp, case: str) -> list[str]:
 
 
 @pytest.mark.parametrize("case, arg", [
-    ("npz_without_y", "y_key"), ("labels_beyond_int32", "y"), ("labels_2_31", "y"),
-    ("parquet_of_strings", "x_key"), ("parquet_string_features", "path"),
-    ("empty_npz", "path"), ("empty_parquet", "path"), ("object_arrays", "path"),
+    ("npz_without_y", "labels"), ("labels_beyond_int32", "y"), ("labels_2_31", "y"),
+    ("parquet_of_strings", "features"), ("parquet_string_features", "features"),
+    ("empty_npz", "features"), ("empty_parquet", "features"), ("object_arrays", "features"),
     ("switch_empty", "losses"), ("switch_npy", "losses"), ("switch_strings", "losses"),
     ("compare_empty", "features"), ("compare_truncated", "features"),
 ])
@@ -860,7 +860,8 @@ def test_cli_on_malformed_files(tmp_path, capsys, case, arg):
     """Status 2 and one line naming the argument, for each malformed input; found by
     this test: labels 2**40 ran (wrapped to 0), 2**31 said "labels must be >= 0, got
     -2147483648", a parquet of strings gave a raw TypeError traceback or an error naming
-    nothing, an empty .npz for `switch`/`compare` a raw EOFError traceback."""
+    nothing, an empty, truncated or .npy file for `switch`/`compare` a raw EOFError,
+    BadZipFile or AttributeError traceback."""
     from mdlnb import cli
 
     rc = cli.main(_malformed(tmp_path, case))
