@@ -19,6 +19,9 @@ def as_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None = None,
         a = np.asarray(x, dtype=dtype)
     except (TypeError, ValueError) as e:
         raise ValueError(f"{name}: cannot convert to an array ({e})") from None
+    if dtype is None and a.dtype.kind == "V" and a.dtype.names is None \
+            and a.dtype.type.__module__.split(".")[0] == "ml_dtypes":
+        a = a.astype(np.float32)  # bfloat16, float8_*, int4 (JAX's ml_dtypes): widened exactly
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if a.ndim not in allowed:
@@ -100,6 +103,9 @@ def check_integer_values(a: np.ndarray, name: str, what: str = "values") -> np.n
     if a.dtype.kind == "f":
         if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
             raise ValueError(f"{name}: {what} must be integers, got non-integer values")
+        if a.size and np.max(np.abs(a)) >= 2.0 ** 62:  # beyond int64: the cast would wrap
+            raise ValueError(f"{name}: {what} are too large for integers "
+                             f"(largest magnitude {np.max(np.abs(a)):.3g})")
     elif a.dtype.kind not in "iub":
         raise ValueError(f"{name}: {what} must be integers, got dtype {a.dtype}")
     return a.astype(np.int64)
@@ -129,9 +135,14 @@ def check_labels(y: Any, num_classes: int | None, name: str = "y") -> np.ndarray
                          f"values (e.g. {bad:g}); real-valued targets are the regression task "
                          "kind: mdlnb.Task(name, x, y, kind='regression') or "
                          "Task.from_arrays(x, y, kind='regression')")
+    big = f"{name}: labels must be class indices below 2**31 - 1, got "
+    if y.dtype.kind == "u" and y.dtype.itemsize == 8 and y.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{big}{int(y.max())}")
     y = check_integer_values(y, name, "labels")
     if y.min() < 0:
         raise ValueError(f"{name}: labels must be >= 0, got {int(y.min())}")
+    if y.max() >= np.iinfo(np.int32).max:  # stored as int32: larger ones would wrap around
+        raise ValueError(f"{big}{int(y.max())}")
     if num_classes is not None:
         if int(num_classes) < 1:
             raise ValueError(f"num_classes: must be >= 1, got {num_classes}")

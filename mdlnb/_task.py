@@ -217,9 +217,14 @@ class Task:
         if y_key not in df.columns:
             raise ValueError(f"y_key: column {y_key!r} not in {path.name}")
         if x_key is not None and x_key in df.columns:
-            x = np.stack([np.asarray(v, dtype=np.float32) for v in df[x_key]])
+            try:
+                x = np.stack([np.asarray(v, dtype=np.float32) for v in df[x_key]])
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"x_key: column {x_key!r} of {path.name} is not a column of "
+                                 f"numeric vectors ({e})") from None
         else:
-            cols = [c for c in df.columns if c != y_key and np.issubdtype(df[c].dtype, np.number)]
+            cols = [c for c in df.columns if c != y_key and pd.api.types.is_numeric_dtype(df[c])
+                    and not pd.api.types.is_bool_dtype(df[c])]
             if not cols:
                 raise ValueError(f"path: {path.name} has no numeric feature columns")
             x = df[cols].to_numpy(np.float32)

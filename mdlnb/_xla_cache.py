@@ -63,7 +63,14 @@ import threading
 import warnings
 from pathlib import Path
 
-from mdlnb._io import CacheWarning, atomic_write_bytes, cache_dir, switched_off
+from mdlnb._io import (
+    CacheWarning,
+    atomic_write_bytes,
+    cache_dir,
+    cache_root,
+    cache_usable,
+    switched_off,
+)
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: JAX.
@@ -228,8 +235,13 @@ def _enable() -> dict:
     own = jax.config.jax_compilation_cache_dir
     if own:
         return {"path": Path(own), "reason": "the user's jax_compilation_cache_dir (left as set)"}
+    if not cache_usable():  # warned by cache_dir: the process runs without the disk cache
+        return {"path": None, "reason": f"off: the cache root {cache_root()} cannot be written"}
     path = cache_dir(KIND) / host_tag()
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # the cache root became unusable meanwhile: compile without it
+        return {"path": None, "reason": f"off: {path}: {e.strerror or e}"}
     jax.config.update("jax_compilation_cache_dir", str(path))
     if jax.config.jax_persistent_cache_min_compile_time_secs == 1.0:  # JAX's default
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)

@@ -78,6 +78,36 @@ def add_switch(p: argparse.ArgumentParser) -> None:
     p.add_argument("--posterior", type=Path, default=None, help=POSTERIOR_HELP)
 
 
+class _Arrays(dict):
+    """An ``.npz`` file's arrays, read at once, with ``np.load``'s NpzFile interface
+    (``files``, a context manager)."""
+
+    @property
+    def files(self) -> list[str]:
+        return list(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+def _load_npz(path: Path, arg: str) -> _Arrays:
+    """Every array of the ``.npz`` at ``path``, or a ValueError naming ``arg``: a missing,
+    empty, truncated or non-zip file, a plain ``.npy``, an object (pickled) array."""
+    import zipfile
+
+    try:
+        z = np.load(path, allow_pickle=False)
+        if not hasattr(z, "files"):
+            raise ValueError("an .npy array, not an .npz archive of named arrays")
+        with z:
+            return _Arrays({k: z[k] for k in z.files})
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{arg}: cannot read {path} ({e})") from None
+
+
 def _expert_labels(data, k: int) -> tuple[list[str], list[str] | None]:
     """Expert names and readout names stored in a losses npz, as far as known:
     a ``LossMatrix.save`` file (``experts`` configs), or ``names``/``readouts``
@@ -132,10 +162,7 @@ def run_switch(args: argparse.Namespace) -> int:
     from mdlnb import switching
     _check_table_path(args.posterior)
     strategy = switching.get_strategy(args.strategy, **strategy_options(args))
-    try:
-        data = np.load(args.losses, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"losses: cannot read {args.losses} ({e})") from None
+    data = _load_npz(args.losses, "losses")
     with data:
         if args.key not in data.files:
             raise ValueError(f"key: {args.key!r} not in {args.losses} (has {data.files})")

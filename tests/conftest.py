@@ -8,9 +8,6 @@ import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-# a test whose xdist worker process dies (a segfault in native code) runs once more
-pytest_plugins = ["_crash_rerun"]
-
 
 def _shared_xla_cache(old_root: str | None) -> Path:
     """Where the session's compiled programs live: ``$MDLNB_TEST_XLA_CACHE``, else the

@@ -627,3 +627,280 @@ def test_argument_regressions_keep_valid_values():
         stats.weightedtau([1, 2, 3.0], [3, 1, 2.0], rank=[2, 0, 1]).statistic)
     assert ranking.friedman_from_ranks([1.0, 2.0], 4.0).n_datasets == 4
     assert mdlnb.Task.from_arrays(np.ones((3, 2)), [0, 1, 1], num_classes=np.int64(3)).num_classes == 3
+
+
+# --------------------------------------------------------------------- hostile but valid inputs
+
+try:  # JAX's extra dtypes (a dependency of jaxlib)
+    import ml_dtypes
+
+    BFLOAT16 = ml_dtypes.bfloat16
+except ImportError:  # pragma: no cover
+    BFLOAT16 = None
+
+TRANSFORMS = ["plain", "1e30", "1e-30", "constant", "float16", "bfloat16", "int"]
+
+
+def _hostile(x: np.ndarray, how: str) -> np.ndarray:
+    """``x`` (float64) made numerically hostile but valid."""
+    if how == "1e30":
+        return x * 1e30
+    if how == "1e-30":
+        return x * 1e-30
+    if how == "constant":
+        return np.full_like(x, 3.25)
+    if how == "float16":
+        return x.astype(np.float16)
+    if how == "bfloat16" and BFLOAT16 is not None:
+        return x.astype(BFLOAT16)
+    if how == "int":
+        return np.round(x * 3).astype(np.int64)
+    return x
+
+
+@st.composite
+def hostile_tasks(draw, max_n=12):
+    """(features, labels, num_classes, transform): N = 1 … max_n or the extreme C = 1,000
+    with N = 50; C = 1 … 3; features of scale 1e30 or 1e-30, constant, float16, bfloat16
+    or integer; a third of the time a fault (NaN, labels out of range, a length mismatch)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    if draw(st.integers(0, 9)) == 0:
+        n, c, d = 50, 1000, draw(st.sampled_from([1, 3]))
+        y = rng.integers(0, c, n)
+    else:
+        n, c, d = draw(st.integers(1, max_n)), draw(st.integers(1, 3)), draw(st.integers(1, 4))
+        y = rng.integers(0, c, n)
+    how = draw(st.sampled_from(TRANSFORMS))
+    x = _hostile(rng.normal(size=(n, d)), how)
+    fault = draw(st.sampled_from([None, None, None, "nan", "label", "length"]))
+    if fault == "nan":
+        x = np.asarray(x, np.float64)
+        x.flat[0] = np.nan
+    elif fault == "label":
+        y = y.copy()
+        y[0] = draw(st.sampled_from([-1, 2**40]))
+    elif fault == "length":
+        y = y[:-1] if n > 1 else np.zeros(2, int)
+    nc = c if draw(st.booleans()) or c == 1000 else None
+    event(f"{how}, {'C=1000' if c == 1000 else f'N={n}'}, fault={fault}")
+    return x, y, nc, fault
+
+
+@settings(FUZZ, max_examples=12)
+@given(data=st.data())
+@pytest.mark.parametrize("metric", sorted(__import__("mdlnb.transfer").transfer.METRICS))
+def test_every_transfer_metric_on_hostile_inputs(data, metric):
+    """Each registered transferability metric (through ``score_all``, with source
+    probabilities for those that need them): a ValueError/TypeError naming an argument,
+    or a finite value (LogME's evidence is +inf only where a class is fit exactly)."""
+    from mdlnb import transfer
+
+    x, y, nc, fault = data.draw(hostile_tasks())
+    n = len(x)
+    z = np.random.default_rng(n).dirichlet(np.ones(4), size=n)
+    try:
+        with np.errstate(all="ignore"):
+            value = transfer.score_all(x, y, z, metrics=[metric], num_classes=nc)[metric]
+    except (ValueError, TypeError) as e:
+        _check_message(e, ("features", "labels", "num_classes", "source_probs"))
+        return
+    assert fault is None, f"{fault} accepted: {value}"
+    assert isinstance(value, float) and not math.isnan(value), value
+    if value == math.inf:
+        assert metric == "logme", value
+        event("logme +inf")
+        return
+    event("finite result")
+    assert math.isfinite(value), value
+
+
+@pytest.mark.parametrize("metric", ["nleep", "n_pactran_dirichlet", "n_pactran_gamma"])
+@pytest.mark.parametrize("how", ["1e30", "1e-30", "plain"])
+def test_nleep_family_is_scale_invariant(metric, how):
+    """Found by the hostile fuzz: features of scale 1e30 made sklearn's Gaussian mixture
+    fail ("ill-defined empirical covariance"), raw; N = 1 gave sklearn's own error.
+    The mixture now sees features brought to unit scale by a power of two, so the value
+    is the same at every scale."""
+    from mdlnb import transfer
+
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(40, 5)), np.arange(40) % 4
+    got = transfer.score_all(_hostile(x, how), y, metrics=[metric])[metric]
+    want = transfer.score_all(x, y, metrics=[metric])[metric]
+    assert math.isfinite(got) and got == pytest.approx(want, rel=1e-6)
+    with pytest.raises(ValueError, match=r"^features: a Gaussian mixture needs at least 2"):
+        transfer.score_all(x[:1], y[:1], metrics=[metric])
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, y: __import__("mdlnb").transfer.hscore(x, y),
+    lambda x, y: __import__("mdlnb").transfer.logme(x, y),
+    lambda x, y: __import__("mdlnb").labelfree.rankme(x),
+    lambda x, y: __import__("mdlnb").Task.from_arrays(x, y).features.sum(),
+    lambda x, y: __import__("mdlnb").switching.codelength(np.abs(x), "bayes").total_nats,
+])
+def test_bfloat16_inputs_are_widened_not_refused(call):
+    """Found by the hostile fuzz: a bfloat16 array (JAX's ml_dtypes) was refused
+    everywhere with "expected a numeric array, got dtype bfloat16"; it is widened to
+    float32 exactly, so the value equals that of the float32 array."""
+    if BFLOAT16 is None:
+        pytest.skip("ml_dtypes not installed")
+    x = np.random.default_rng(0).normal(size=(30, 3)).astype(BFLOAT16)
+    y = np.arange(30) % 3
+    assert float(call(x, y)) == pytest.approx(float(call(x.astype(np.float32), y)), rel=1e-6)
+
+
+@pytest.mark.parametrize("y, message", [
+    (np.array([0, 1, 2**40]), "below 2\\*\\*31 - 1, got 1099511627776"),
+    (np.array([0, 1, 2**31]), "below 2\\*\\*31 - 1, got 2147483648"),
+    (np.array([0, 1, 2**64 - 1], np.uint64), "below 2\\*\\*31 - 1"),
+    (np.array([0.0, 1.0, 1e20]), "too large for integers"),
+])
+def test_labels_beyond_int32_are_refused(y, message):
+    """Found by the CLI fuzz: labels 2**40 were cast to int32 and wrapped to 0 (a task
+    built, silently, on wrong labels); 2**31 wrapped to a negative label."""
+    with pytest.raises(ValueError, match=rf"^y: .*{message}"):
+        mdlnb.Task.from_arrays(np.ones((3, 2)), y)
+
+
+# --------------------------------------------------------------------- stage 1 and 2 on hostile tasks
+
+
+HOSTILE_BOARD = [Expert(readouts.linear(), 1e-2, replay_streams=1),
+                 Expert(readouts.mlp(1, 8), 1e-2, replay_streams=1)]
+
+
+@settings(max_examples=10, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(how=st.sampled_from(TRANSFORMS), shape=st.sampled_from(["N=1", "C=1", "C=1000,N=50",
+                                                               "N=24"]))
+def test_evaluate_and_prequential_on_hostile_tasks(how, shape):
+    """``evaluate`` (both stages) and ``prequential.run`` on hostile but valid tasks: a
+    finite codelength ≥ 0 whose per-step losses add up, never NaN or inf. One shape of
+    (N, D) per case (few compilations: N = 24 or 50, D = 3)."""
+    from mdlnb import prequential
+
+    rng = np.random.default_rng(7)
+    n, c = {"N=1": (1, 3), "C=1": (24, 1), "C=1000,N=50": (50, 1000), "N=24": (24, 3)}[shape]
+    x = _hostile(rng.normal(size=(n, 3)), how)
+    y = rng.integers(0, c, n)
+    nc = max(c, 2)
+    rep = mdlnb.evaluate((x, y), experts=HOSTILE_BOARD, batch_size=8, num_classes=nc,
+                         cache=False, progress=False)
+    assert math.isfinite(rep.total_nats) and rep.total_nats >= 0
+    assert rep.total_nats == pytest.approx(float(rep.switch.per_step_nats.sum()), rel=1e-9)
+    task = mdlnb.Task.from_arrays(x, y, num_classes=nc, name="hostile")
+    lm = prequential.run(task, HOSTILE_BOARD, batch_size=8, replay_streams=1, cache=False,
+                         progress=False)
+    assert lm.losses.shape == (n, 2) and np.all(np.isfinite(lm.losses)) and np.all(lm.losses >= 0)
+    # the first batch is coded by the uniform distribution: log C nats each
+    np.testing.assert_allclose(lm.losses[:min(8, n)], math.log(nc), rtol=1e-6)
+    event(f"{how} {shape}")
+
+
+# --------------------------------------------------------------------- the command line on malformed files
+
+
+def _malformed(tmp, case: str) -> list[str]:
+    """A command line for ``mdlnb`` on one malformed input file."""
+    import pandas as pd
+
+    d, x = str(tmp), np.ones((10, 3))
+    if case == "npz_without_y":
+        np.savez(f"{d}/f.npz", x=x)
+        return ["evaluate", f"{d}/f.npz"]
+    if case == "labels_beyond_int32":
+        np.savez(f"{d}/f.npz", x=x, y=np.array([0, 1] * 4 + [2**40, 1]))
+        return ["evaluate", f"{d}/f.npz"]
+    if case == "labels_2_31":
+        np.savez(f"{d}/f.npz", x=x, y=np.array([0, 1] * 4 + [2**31, 1]))
+        return ["evaluate", f"{d}/f.npz"]
+    if case == "parquet_of_strings":
+        pd.DataFrame({"x": ["a", "b"] * 6, "y": ["u", "v"] * 6}).to_parquet(f"{d}/f.parquet")
+        return ["evaluate", f"{d}/f.parquet"]
+    if case == "parquet_string_features":
+        pd.DataFrame({"a": ["1"] * 12, "y": [0, 1, 2] * 4}).to_parquet(f"{d}/f.parquet")
+        return ["evaluate", f"{d}/f.parquet"]
+    if case in ("empty_npz", "empty_parquet"):
+        path = f"{d}/f.{case.split('_')[1]}"
+        open(path, "wb").close()
+        return ["evaluate", path]
+    if case == "object_arrays":
+        np.savez(f"{d}/f.npz", x=np.array([None] * 10, dtype=object), y=np.arange(10) % 2)
+        return ["evaluate", f"{d}/f.npz"]
+    if case == "switch_empty":
+        open(f"{d}/l.npz", "wb").close()
+        return ["switch", f"{d}/l.npz"]
+    if case == "switch_npy":
+        np.save(f"{d}/l.npy", np.ones((4, 2)))
+        return ["switch", f"{d}/l.npy"]
+    if case == "switch_strings":
+        np.savez(f"{d}/l.npz", losses=np.array([["a", "b"]] * 5))
+        return ["switch", f"{d}/l.npz"]
+    if case == "compare_empty":
+        open(f"{d}/a.npz", "wb").close()
+        np.savez(f"{d}/b.npz", x=x, y=np.arange(10) % 2)
+        return ["compare", f"{d}/a.npz", f"{d}/b.npz"]
+    if case == "compare_truncated":
+        np.savez(f"{d}/a.npz", x=x, y=np.arange(10) % 2)
+        data = open(f"{d}/a.npz", "rb").read()
+        open(f"{d}/b.npz", "wb").write(data[: len(data) // 2])
+        return ["compare", f"{d}/a.npz", f"{d}/b.npz"]
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize("case, arg", [
+    ("npz_without_y", "labels"), ("labels_beyond_int32", "y"), ("labels_2_31", "y"),
+    ("parquet_of_strings", "features"), ("parquet_string_features", "features"),
+    ("empty_npz", "features"), ("empty_parquet", "features"), ("object_arrays", "features"),
+    ("switch_empty", "losses"), ("switch_npy", "losses"), ("switch_strings", "losses"),
+    ("compare_empty", "features"), ("compare_truncated", "features"),
+])
+def test_cli_on_malformed_files(tmp_path, capsys, case, arg):
+    """Status 2 and one line naming the argument, for each malformed input; found by
+    this test: labels 2**40 ran (wrapped to 0), 2**31 said "labels must be >= 0, got
+    -2147483648", a parquet of strings gave a raw TypeError traceback or an error naming
+    nothing, an empty, truncated or .npy file for `switch`/`compare` a raw EOFError,
+    BadZipFile or AttributeError traceback."""
+    from mdlnb import cli
+
+    rc = cli.main(_malformed(tmp_path, case))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1, err
+    assert re.match(rf"^mdlnb \w+: error: {arg}: ", err[0]), err[0]
+
+
+# --------------------------------------------------------------------- the runner's -p values
+
+
+P_VALUES = ["abc", "", "1e400", "-1", "0", "1.5", "true", "null", "[", "[]", "[0]", "[1, a]",
+            ".nan", "-.inf", "1e-300", "3", "0.25", "[5, 10]", "{a: 1}"]
+
+
+@settings(FUZZ, max_examples=80)
+@given(key=st.sampled_from(["d", "n_examples", "alpha", "eps_fraction", "seeds", "at",
+                            "mlp_lr", "switching_lr", "seed", "paper_dir", "nope", "",
+                            "overrides.train_size"]),
+       value=st.sampled_from(P_VALUES), sep=st.sampled_from(["=", "", "=="]))
+def test_runner_parameters_are_refused_before_any_kernel(key, value, sep):
+    """``-p KEY=VALUE`` for the parity notebook: either a ValueError that starts with
+    ``parameter:`` / ``parameters:`` (before papermill starts anything), or parameters
+    every check accepts. Found by this test: a negative seed, a learning rate ≤ 0 or
+    NaN, ``at`` holding 0, ``eps_fraction = 0`` and an empty ``paper_dir`` (the
+    repository root) were accepted and failed — or wrote — deep inside the notebook."""
+    from mdlnb import runner
+
+    try:
+        params = runner.merged_parameters("parity_toy", "smoke",
+                                          runner.parse_parameters([f"{key}{sep}{value}"]))
+    except (ValueError, TypeError) as e:
+        assert re.match(r"^parameters?: ", str(e)), str(e)
+        event(f"refused: {str(e).split(':')[0]}")
+        return
+    event("accepted")
+    from mdlnb.studies import parity
+
+    cfg = parity.ParityConfig.from_parameters({**runner.notebook_parameters("parity_toy"),
+                                               **params})
+    assert cfg.seed >= 0 and cfg.mlp_lr > 0 and min(cfg.at) >= 1 and cfg.eps_fraction > 0
+    assert str(params.get("paper_dir", "x")).strip()

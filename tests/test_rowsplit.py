@@ -63,3 +63,30 @@ def test_split_pass_is_deterministic(L):
     a = sw.codelength(jnp.asarray(L), "bayes", posterior=False)
     b = sw.codelength(jnp.asarray(L), "bayes", posterior=False)
     assert a.total_nats == b.total_nats and np.array_equal(a.per_step_nats, b.per_step_nats)
+
+
+def test_threads_only_execute_programs_compiled_in_the_calling_thread():
+    """The pool's threads never compile nor write the compilation cache: every program
+    of a pass (the totals and one per part) is compiled in the calling thread before they
+    start (concurrent compilations and cache writes from the pool were the lead followed
+    for the worker segfaults of benchmarks/RESULTS.md, 2026-11-27)."""
+    import threading
+
+    from jax import monitoring
+
+    compiled_in = []
+
+    def on_compile(event, duration, **kw):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiled_in.append(threading.current_thread().name)
+
+    monitoring.register_event_duration_secs_listener(on_compile)
+    try:
+        n, k = 4 * _rowsplit.MIN_ROWS + 3, 7   # K = 7: programs no other test compiled
+        L = np.random.default_rng(2).exponential(1.0, size=(n, k)).astype(np.float32)
+        s = sw.BayesianMixture()
+        st, p = forward.init_state(s, k), s.params(k)
+        _rowsplit.run_all(p, st, jnp.asarray(L), posterior=False)
+    finally:
+        monitoring.unregister_event_duration_listener(on_compile)
+    assert compiled_in and set(compiled_in) == {threading.current_thread().name}, compiled_in

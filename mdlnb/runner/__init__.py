@@ -271,6 +271,10 @@ def merged_parameters(name: str, profile: str, parameters: Mapping[str, Any] | N
     params.update(extra)
     if extra:
         check_profile(name, profile, params, source="parameters")
+        if "paper_dir" in extra and not (isinstance(extra["paper_dir"], str)
+                                         and extra["paper_dir"].strip()):
+            raise ValueError(f"parameters: {name}.{profile}: paper_dir must be a folder path, "
+                             f"got {extra['paper_dir']!r}")
     return params
 
 

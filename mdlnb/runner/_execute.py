@@ -34,8 +34,10 @@ def execute(src: Path, nb_out: Path, params: Mapping[str, Any], *, name: str, pr
     from mdlnb._io import atomic_write_text
 
     nb_out.parent.mkdir(parents=True, exist_ok=True)
-    nb_in = nb_out.with_name(f"{name}.input.ipynb")
-    nb_run = nb_out.with_name(f"{name}.running.ipynb")
+    # per process: two runs of one notebook at once (two `make reproduce` in a checkout)
+    # never read or remove each other's input or half-executed copy
+    nb_in = nb_out.with_name(f"{name}.{os.getpid()}.input.ipynb")
+    nb_run = nb_out.with_name(f"{name}.{os.getpid()}.running.ipynb")
     nb_failed = nb_out.with_name(f"{name}.failed.ipynb")
     source = jupytext.read(src)
     # notebooks/*.py carry no header (notebooks/jupytext.toml): the kernel is Python's

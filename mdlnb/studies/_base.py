@@ -5,13 +5,44 @@ overrides or parameters (:class:`StudyConfig`), writing a result's files
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from mdlnb import claims, manifest, report
+from mdlnb._checks import check_int
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: matplotlib.
+
+
+def _is_rate(name: str) -> bool:
+    return name in ("lr", "learning_rate", "learning_rates") or name.endswith(
+        ("_lr", "_learning_rate", "_learning_rates"))
+
+
+def check_common_fields(config: Any) -> Any:
+    """What every study's fields of these names must be, checked by name (a ValueError
+    naming the field): ``seed``/``*_seed`` an integer >= 0 (NumPy's generators take no
+    negative seed), each of a sequence ``seeds`` too; a learning rate (``lr``,
+    ``*_lr``, ``learning_rate(s)``, ``*_learning_rate(s)``; one or a sequence) a finite
+    number > 0. Returns ``config``."""
+    for f in dataclasses.fields(config):
+        v = getattr(config, f.name)
+        if v is None:
+            continue
+        if f.name == "seed" or f.name.endswith("_seed"):
+            check_int(f.name, v, minimum=0)
+        elif f.name == "seeds" and isinstance(v, (list, tuple)):
+            for x in v:
+                check_int(f.name, x, minimum=0, what=f"integers >= 0 (got {list(v)!r})")
+        elif _is_rate(f.name):
+            for x in (v if isinstance(v, (list, tuple)) else [v]):
+                if isinstance(x, bool) or not isinstance(x, (int, float)) \
+                        or not math.isfinite(x) or x <= 0:
+                    raise ValueError(f"{f.name}: must be a finite number > 0 (or a list of "
+                                     f"them), got {v!r}")
+    return config
 
 
 class StudyConfig:
@@ -27,7 +58,7 @@ class StudyConfig:
         if unknown:
             raise ValueError(f"overrides: unknown {cls.__name__} fields {unknown}; "
                              f"known: {sorted(known)}")
-        return cls(**overrides)
+        return check_common_fields(cls(**overrides))
 
     @classmethod
     def from_parameters(cls, namespace: Mapping[str, Any]):
@@ -39,7 +70,7 @@ class StudyConfig:
         missing = [n for n in names if n not in namespace]
         if missing:
             raise ValueError(f"namespace: has no parameters {missing} of {cls.__name__}")
-        return cls(**{n: namespace[n] for n in names})
+        return check_common_fields(cls(**{n: namespace[n] for n in names}))
 
     def replace(self, **changes: Any):
         return dataclasses.replace(self, **changes)

@@ -112,12 +112,25 @@ def gmm_posteriors(features: Any, n_components: int, *, variance: float = 0.8,
         raise ValueError(f"n_components: {n_components} exceeds the number of examples {f.shape[0]}")
     if covariance_type not in ("full", "tied", "diag", "spherical"):
         raise ValueError(f"covariance_type: unknown {covariance_type!r}")
+    if f.shape[0] < 2:
+        raise ValueError(f"features: a Gaussian mixture needs at least 2 examples, got {f.shape[0]}")
     s = f - f.mean(axis=0)
+    # features of extreme scale (1e30, 1e-30): a power of two brings their RMS near 1 (an
+    # exact rescaling; at ordinary scales nothing changes) so the covariances neither
+    # overflow nor drown in reg_covar
+    rms = float(np.sqrt(np.mean(np.square(s / max(np.max(np.abs(s)), 1e-300))))
+                * np.max(np.abs(s)))
+    if rms > 0 and not 2.0 ** -20 <= rms <= 2.0 ** 20:
+        s = s * 2.0 ** -round(np.log2(rms))
     if frac < 1.0 and np.any(s.std(axis=0) > 0):
         s = PCA(n_components=frac, svd_solver="full").fit_transform(s)
     gmm = GaussianMixture(n_components=int(n_components), covariance_type=covariance_type,
                           reg_covar=reg_covar, random_state=seed)
-    return gmm.fit(s).predict_proba(s)
+    try:
+        return gmm.fit(s).predict_proba(s)
+    except ValueError as e:  # sklearn's own words, e.g. an ill-defined covariance
+        raise ValueError(f"features: the Gaussian mixture of N-LEEP could not be fitted ({e})") \
+            from None
 
 
 COMPONENT_RULES = ("paper", "classes")

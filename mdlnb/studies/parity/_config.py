@@ -73,6 +73,11 @@ class ParityConfig(StudyConfig):
             object.__setattr__(self, name, tuple(value))
         for name in ("d", "n_examples", "seeds", "num_sizes", "mlp_width", "mlp_steps"):
             check_int(name, getattr(self, name), minimum=1)
+        for n in self.at:
+            check_int("at", n, minimum=1, what=f"sizes >= 1 (got {list(self.at)!r})")
+        if not (isinstance(self.eps_fraction, (int, float)) and 0.0 < self.eps_fraction
+                and math.isfinite(self.eps_fraction)):
+            raise ValueError(f"eps_fraction: must be a finite number > 0, got {self.eps_fraction!r}")
         if not 0.0 < self.alpha < 0.5:
             raise ValueError(f"alpha: must lie in (0, 0.5), got {self.alpha!r}")
         if not 0.0 < self.g3_alpha < 0.5:
