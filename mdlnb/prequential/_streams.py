@@ -349,15 +349,16 @@ def _compute_call(jobs, tasks, width, chunk, tally, checkpoint_dir,
         if resumed is not None and resumed.losses.shape == losses.shape:
             state = jax.tree_util.tree_map(jnp.asarray, resumed.state)
             losses, running, start = resumed.losses, resumed.running, resumed.next_batch
+            tally.done += count * min(start * b, n)   # progress counts on from there
     total_batches = math.ceil(n / b)
     chunk = chunk_bucket(total_batches, chunk)
     ckpt.start()
     for first in range(start, total_batches, chunk):
         state, running = _one_chunk(jobs[0], board, streams, state, inputs, losses, running,
                                     first, chunk)
-        tally.add(count * (min((first + chunk) * b, n) - first * b), 0.0)
         if first + chunk < total_batches and ckpt.due():
             ckpt.save(state, losses, running, first + chunk)
+        tally.add(count * (min((first + chunk) * b, n) - first * b), 0.0)
     meta = {"seconds": round((time.perf_counter() - t0) / count, 3),
             "devices": _sharding.describe(_sharding.expert_mesh(jax.local_devices()[:1]))}
     out = [LossMatrix(losses=losses[k], experts=tuple(job.experts), order=stream.order,
