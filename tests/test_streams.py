@@ -15,7 +15,7 @@ import pytest
 import mdlnb
 from mdlnb import data, prequential
 from mdlnb.experts import Expert, expert_grid
-from mdlnb.prequential import _memory, _streams
+from mdlnb.prequential import _memory, _stacked, _streams
 from mdlnb.readouts import linear, mlp
 
 B = 32
@@ -83,6 +83,16 @@ def test_stacked_streams_agree_with_their_solo_runs_to_round_off_under_a_key_nam
         np.testing.assert_allclose(b.losses.sum(axis=0), a.losses.sum(axis=0), rtol=2e-2)
 
 
+def test_calls_of_a_bucket_share_one_stacked_program():
+    task = _digits(offset=2.0)
+    budget = _memory.FIXED_BYTES + int(2.5 * _memory.stream_bytes(_board(), task.n, 64, 10))
+    before = prequential.trace_count()
+    got = prequential.run_streams([(task, s) for s in range(20, 25)], _board(), batch_size=B,
+                                  layout="stacked", cache=False, memory_budget=budget)
+    assert prequential.trace_count() == before + 1      # 3 calls of W = 2, one program
+    assert {lm.meta["streams"] for lm in got} == {2}
+
+
 def test_copies_of_one_stream_in_a_stacked_call_get_identical_losses():
     task = _digits()
     got = prequential.run_streams([(task, 2)] * 3, _board(), batch_size=B, layout="stacked",
@@ -94,7 +104,7 @@ def test_copies_of_one_stream_in_a_stacked_call_get_identical_losses():
 def test_stacked_results_are_cached_under_their_keys(monkeypatch):
     streams = [(_digits(), 0), (_digits(offset=1.0), 0)]
     first = prequential.run_streams(streams, _board(), batch_size=B, layout="stacked")
-    monkeypatch.setattr(_streams, "_compute_call", lambda *a, **k: pytest.fail("recomputed"))
+    monkeypatch.setattr(_stacked, "_compute_call", lambda *a, **k: pytest.fail("recomputed"))
     again = prequential.run_streams(streams, _board(), batch_size=B, layout="stacked")
     for a, b in zip(first, again):
         np.testing.assert_array_equal(b.losses, a.losses)
