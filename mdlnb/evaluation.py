@@ -40,7 +40,7 @@ import numpy as np
 from mdlnb import prequential
 from mdlnb._arguments import looks_like_board, resolve_strategy
 from mdlnb._arguments import strategy_label  # noqa: F401  (mdlnb.evaluation.strategy_label)
-from mdlnb._checks import as_array
+from mdlnb._checks import as_array, check_int
 from mdlnb._posterior import posterior_frame  # noqa: F401  (mdlnb.evaluation.posterior_frame)
 from mdlnb._report import Report
 from mdlnb._signature import data_first, extra_positional
@@ -200,8 +200,7 @@ def _seeds(seeds: Any, seed: Any) -> list[int]:
         raise TypeError("seed, seeds: give one data order (seed=) or several (seeds=), not both")
     if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
         raise TypeError(f"seeds: expected a sequence of ints, got {type(seeds).__name__}")
-    out = list(seeds)
-    if not out or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0
-                      for s in out) or len(set(out)) != len(out):
+    out = [check_int("seeds", s, minimum=0, what=f"ints >= 0 (got {seeds!r})") for s in seeds]
+    if not out or len(set(out)) != len(out):
         raise ValueError(f"seeds: expected distinct ints >= 0, got {seeds!r}")
-    return [int(s) for s in out]
+    return out

@@ -198,7 +198,7 @@ def test_bad_streams_and_layouts_are_refused_by_name():
         prequential.run_streams(t, _board())
     with pytest.raises(TypeError, match="streams"):
         prequential.run_streams([(t.x, 0)], _board())
-    with pytest.raises(ValueError, match="streams: a seed"):
+    with pytest.raises(ValueError, match="streams: must be .* a seed an int >= 0"):
         prequential.run_streams([(t, -1)], _board())
     with pytest.raises(ValueError, match="layout"):
         prequential.run_streams([(t, 0)], _board(), layout="diagonal")

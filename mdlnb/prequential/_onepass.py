@@ -207,11 +207,8 @@ class _Job(NamedTuple):
 
 
 def _job(task, proto, chunk_batches, pad_features, progress, streams: dict | None = None) -> _Job:
-    """Check the inputs, resolve ``chunk_batches="auto"`` and hash the cache key.
-
-    ``streams``: the stacked layout of :func:`mdlnb.prequential.run_streams`
-    (``{"streams": W}``), named in the key and ``meta`` (``None``: a stream run
-    on its own, or bit-identically to its own run)."""
+    """Check the inputs, resolve ``chunk_batches="auto"`` and hash the cache key (with
+    ``streams``, ``{"streams": W}`` of a stacked call, :mod:`._streams`, in it and ``meta``)."""
     experts = proto.experts()
     if chunk_batches != "auto":
         check_int("chunk_batches", chunk_batches, minimum=1, what="an int >= 1 or 'auto'")

@@ -68,6 +68,7 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
+from mdlnb._checks import check_int
 from mdlnb._task import Task
 from mdlnb.prequential import _stacked
 from mdlnb.prequential._loss_matrix import LossMatrix
@@ -97,10 +98,8 @@ def _check_streams(streams: Any) -> list[tuple[Task, int]]:
         if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Task)):
             raise TypeError(f"streams: each stream is a (task, seed) pair with an mdlnb.Task, "
                             f"got {type(item).__name__}")
-        seed = item[1]
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"streams: a seed must be an int >= 0, got {seed!r}")
-        out.append((item[0], int(seed)))
+        out.append((item[0], check_int("streams", item[1], minimum=0,
+                                       what="(task, seed) pairs, a seed an int >= 0")))
     if not out:
         raise ValueError("streams: is empty")
     return out
