@@ -32,7 +32,8 @@ PARAMS_ERR := $(shell $(BIN)/python -m mdlnb.runner --write-params 2>&1 >/dev/nu
 $(if $(PARAMS_ERR),$(warning notebooks/profiles.yaml: $(PARAMS_ERR)))
 endif
 
-.PHONY: setup data-packages browser-packages encoders pretrain reproduce notebooks test smoke bench lab clean
+.PHONY: setup data-packages browser-packages encoders pretrain reproduce notebooks test smoke bench lab clean \
+        lint format
 .DELETE_ON_ERROR:
 
 setup: $(STAMP) data-packages
@@ -121,8 +122,21 @@ smoke: setup
 	@$(MAKE) --no-print-directory reproduce PROFILE=smoke
 
 # The lab extra and the browser too: tests/test_lab.py opens the notebooks in JupyterLab.
-test: smoke browser-packages $(LAB_STAMP)
+# Lint first: seconds, and a style slip fails before the notebooks run.
+test: lint smoke browser-packages $(LAB_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# ruff's linter and formatter (configured in pyproject.toml: [tool.ruff]) over the tree, and
+# mypy ([tool.mypy]: the public API and the two stages). `make format` applies what ruff can
+# fix by itself (import order, pyupgrade spellings) and the formatter.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 bench: setup
 	$(BIN)/python -m benchmarks $(BENCH)

@@ -132,7 +132,7 @@ def main() -> dict:
            "orders": len(config.seeds), "workers": int(config.workers), "pinned": _pin(),
            "load_1min": os.getloadavg()[0]}
     shapes: Counter = Counter()   # (D, C, N) -> streams
-    for enc, task, train in pairs:
+    for enc, _task, train in pairs:
         d, c = feature_dim(enc), int(train.num_classes)
         assert d == train.x.shape[1], (enc, d, train.x.shape)
         shapes[(d, c, int(train.n))] += len(config.seeds)

@@ -86,7 +86,7 @@ def main() -> None:
     for label, grid in GRIDS.items():
         cols = np.isin(lr, grid)
         edge, codes = 0, []
-        for (name, std, seed), L in runs.items():
+        for (_name, std, _seed), L in runs.items():
             if std != "prefix":
                 continue
             best = lr[cols][np.argmin(L[:, cols].sum(0, dtype=np.float64))]

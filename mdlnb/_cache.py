@@ -23,7 +23,7 @@ import dataclasses
 import datetime as _dt
 import os
 from pathlib import Path
-from typing import Optional, Union
+from typing import Optional
 
 from mdlnb._io import LOCK_SUFFIX, TMP_SUFFIX, cache_root
 
@@ -33,7 +33,7 @@ from mdlnb._io import LOCK_SUFFIX, TMP_SUFFIX, cache_root
 #: The kinds mdlnb itself writes (subdirectories of the cache root).
 KINDS = ("losses", "checkpoints", "features", "encoders", "data", "xla")
 
-DateLike = Union[str, _dt.date, _dt.datetime, float]
+DateLike = str | _dt.date | _dt.datetime | float
 
 
 @dataclasses.dataclass(frozen=True)

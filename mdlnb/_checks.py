@@ -7,7 +7,7 @@ sees *which* input is wrong, not a traceback from inside a jitted kernel.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -25,6 +25,18 @@ def as_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None = None,
             want = " or ".join(str(d) for d in allowed)
             raise ValueError(f"{name}: expected a {want}-D array, got shape {a.shape}")
     return a
+
+
+@overload
+def check_int(name: str, value: Any, *, minimum: int | None = ..., maximum: int | None = ...,
+              allow_none: Literal[False] = ..., whole_floats: bool = ...,
+              what: str | None = ...) -> int: ...
+
+
+@overload
+def check_int(name: str, value: Any, *, minimum: int | None = ..., maximum: int | None = ...,
+              allow_none: bool = ..., whole_floats: bool = ...,
+              what: str | None = ...) -> int | None: ...
 
 
 def check_int(name: str, value: Any, *, minimum: int | None = None,

@@ -144,7 +144,7 @@ def _features_of(name: str, value: Any, task: Task | None, y: np.ndarray) -> np.
             warnings.warn(f"encoders: {name!r}: features of shape {x.shape} are flattened to "
                           f"{flat} (one row per example); pass x.reshape(len(x), -1) to say "
                           "so", UserWarning, stacklevel=4)
-            x = x.reshape(flat)
+            x = x.reshape(flat)  # type: ignore[assignment]
     try:
         x = check_matrix(x, "x")
     except ValueError as e:
@@ -239,7 +239,8 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any
     jobs = [(e, s) for s in seeds for e in feats]
     tasks = {e: Task(f"{task_name}:{e}", feats[e], y, c, kind=kind) for e in feats}
     bar, lines = _progress_of(jobs, len(y) * len(plan.experts()), progress)
-    rows, per_step, mass, orders, reports, found = {}, {}, {}, {}, {}, {}
+    done: dict[int, dict[str, Any]] = {}
+    per_step, mass, orders, reports, found = {}, {}, {}, {}, {}  # type: ignore[var-annotated]
     t0, finished = time.perf_counter(), [time.perf_counter()]
 
     def stage2(i: int, lm: Any) -> None:   # each run as soon as its stage 1 is done
@@ -251,7 +252,7 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any
         ros, mat = rep.readout_matrix()
         mass[(e, s)] = dict(zip(ros, mat.mean(axis=0).tolist()))
         per_step[(e, s)] = rep.per_step_nats.astype(np.float64)
-        rows[i] = {"encoder": e, "seed": s, "total [nats]": rep.total_nats,
+        done[i] = {"encoder": e, "seed": s, "total [nats]": rep.total_nats,
                    **({"per example [density nats]": rep.nats_per_example}
                       if kind == "regression" else
                       {"per example [bits]": rep.bits_per_example}),
@@ -260,7 +261,7 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any
         if bar is not None:
             bar.update(1)
         if lines:
-            _say(e, s, rep, len(rows) - 1, len(jobs), t0, finished[0])
+            _say(e, s, rep, len(done) - 1, len(jobs), t0, finished[0])
         finished[0] = time.perf_counter()
 
     try:   # stage 1 of every run in one batch of streams (the same orders for every encoder)
@@ -269,14 +270,14 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any
     finally:
         if bar is not None:
             bar.close()
-    rows = [rows[i] for i in range(len(jobs))]
+    rows = [done[i] for i in range(len(jobs))]
     reports = {jobs[i]: reports[jobs[i]] for i in range(len(jobs))}
     found = {k: sorted(v, key=lambda es: jobs.index(es)) for k, v in found.items()}
     texts = _issue(found, seeds)
     return Comparison(runs=pd.DataFrame(rows), per_step_nats=per_step, readout_mass=mass,
                       protocol=plan, n=len(y), num_classes=c or 0, seeds=seeds,
                       task_name=task_name, reports=reports, warnings=texts,
-                      inputs=Rerun(feats, task if kind == "regression" else y, c, cache, compare),
+                      inputs=Rerun(feats, task if kind == "regression" else y, c, cache, compare),  # type: ignore[arg-type]
                       kind=kind)
 
 

@@ -164,7 +164,7 @@ class Comparison:
         for s in self.seeds:
             for r, v in self.readout_mass[(encoder, s)].items():
                 acc[r] = acc.get(r, 0.0) + v / len(self.seeds)
-        return max(acc, key=acc.get)
+        return max(acc, key=acc.__getitem__)
 
     def readout_preference(self, encoder: str, *, per_decade: int = 3):
         """:func:`mdlnb.readout_preference` over the kept reports of ``encoder`` (all orders):
@@ -181,7 +181,7 @@ class Comparison:
         reps = [self.reports.get((encoder, s)) for s in self.seeds]
         if any(r is None for r in reps):
             return "unknown (reports not kept)"
-        if not reps[0].trained:
+        if not reps[0].trained:  # type: ignore[union-attr]
             return "none (no readout trained)"
         pref = self.readout_preference(encoder)
         settled = pref.settled

@@ -212,7 +212,7 @@ class Protocol:
 
     # -- presets -------------------------------------------------------------
     @classmethod
-    def preset(cls, name: str) -> "Protocol":
+    def preset(cls, name: str | Protocol) -> "Protocol":
         """The named protocol (:data:`PRESETS`)."""
         if isinstance(name, Protocol):
             return name
@@ -245,7 +245,7 @@ class Protocol:
         return self.replace(**given) if given else self
 
     # -- what it means -------------------------------------------------------
-    def experts(self) -> list:
+    def experts(self) -> list[_experts.Expert]:
         """The board as a list of Experts, with :attr:`replay_streams` and
         :attr:`calibrate` applied."""
         board = _experts.preset(self.board) if isinstance(self.board, str) else list(self.board)

@@ -66,9 +66,9 @@ class Task:
                                  f"got {self.num_classes!r}")
             y = check_targets(self.y, "y")
         else:
-            check_int("num_classes", self.num_classes, minimum=2)
-            y = check_labels(self.y, int(self.num_classes), "y")
-            object.__setattr__(self, "num_classes", int(self.num_classes))
+            num_classes = check_int("num_classes", self.num_classes, minimum=2)
+            y = check_labels(self.y, num_classes, "y")
+            object.__setattr__(self, "num_classes", num_classes)
         check_same_length(x, y, "x", "y")
         if self.group is not None and self.group not in GROUPS:
             raise ValueError(f"group: must be one of {GROUPS} or None, got {self.group!r}")
@@ -89,7 +89,7 @@ class Task:
     def out_dim(self) -> int:
         """Outputs of a readout for this task: C logits, or ``2P`` (Gaussian mean and
         log-variance per target, :mod:`mdlnb._targets`)."""
-        return 2 * self.target_dims if self.is_regression else int(self.num_classes)
+        return 2 * self.target_dims if self.is_regression else int(self.num_classes)  # type: ignore[arg-type]
 
     # -- basic views ---------------------------------------------------------
     def __len__(self) -> int:
@@ -231,7 +231,7 @@ class Task:
 
         if self.is_regression:
             return atomic_savez(path, x=self.x, y=self.y, kind=np.array(self.kind))
-        return atomic_savez(path, x=self.x, y=self.y, num_classes=np.int64(self.num_classes))
+        return atomic_savez(path, x=self.x, y=self.y, num_classes=np.int64(self.num_classes))  # type: ignore[arg-type]
 
 
 def require_classification(task: Task, what: str) -> None:

@@ -1,60 +1,77 @@
-"""Claims: what the paper says, what our runs measured, and a verdict decided by a rule.
+"""Claims: what the paper says, what our runs measured, and a two-part verdict.
 
-Each experiment notebook tests a few qualitative claims of the papers in
-``shared/papers/`` (the four papers beside the repository) and records one :class:`Claim` per claim: the paper's
-statement and anchor (table/figure), the paper's value, ours, the rule that
-decides the verdict, and the verdict itself — one of :data:`VERDICTS`. The
-verdict is never typed by hand: it comes from a rule helper applied to data,
+Each experiment notebook tests a few claims of the four papers (Li, Bornschein &
+Hutter 2023, arXiv:2302.09579; Whitney et al. 2020, arXiv:2009.07368; Ding et al.
+2022, arXiv:2203.05126; Lu et al. 2022, arXiv:2206.01251) and records one
+:class:`Claim` per claim: the statement and anchor (table/figure), the paper's
+value, ours with its 95 % interval, and the verdict in two parts decided by that
+one interval (:mod:`mdlnb._verdicts`, re-exported here):
 
-* :func:`sign_on_every` — a sign that must hold on every task/seed/order;
-* :func:`interval_excludes` — a Student-t confidence interval of the mean over
-  seeds/orders lies entirely on the claimed side of a value;
-* :func:`paired_test` — a one-sided paired test (Wilcoxon signed-rank or the
-  exact sign test) of ``a < b`` (or ``a > b``) at level ``alpha``;
-* :func:`rank_sum_test` — the same for two independent samples (Mann–Whitney U);
-* :func:`interval_side` — an interval computed elsewhere against a value;
-  :func:`all_of` — several decisions that must all hold (e.g. one per N/K);
+* *direction*: replicated / reversed / undetermined — does the interval exclude
+  the null on the claimed side, on the other side, or neither;
+* *size*: smaller / consistent / larger than the paper's effect.
 
-each returning a :class:`Decision` (verdict + the numbers behind it); the
-rules live in :mod:`mdlnb._verdicts` and are re-exported here.
-:func:`write_claims` stores a notebook's claims as
-``paper_dir/claims/<notebook>.csv`` (atomically); :func:`merge_claims` merges
-all of them into ``paper_dir/claims.md`` (sorted by claim id, then notebook;
-deterministic), also runnable as ``python -m mdlnb.claims paper/``.
+The verdict is never typed by hand: :meth:`Claim.decided` takes it from a
+:class:`Decision` (:func:`effect_decision`, :func:`t_effect`,
+:func:`welch_effect`, :func:`bootstrap_effect`, :func:`share_effect`), and the
+rule printed beside it is the study's statistic followed by the decision's own
+clause, written by the code that decided. Properties that hold by how the
+method is built are :meth:`Claim.checked` rows (kind ``"check"``): listed apart
+as implementation checks, never counted as claims.
+
+:func:`write_claims` stores a notebook's rows as ``paper_dir/claims/<notebook>.csv``
+and :func:`write_setting` its setting (the paper's against this run's) as
+``paper_dir/setting/<notebook>.csv``, atomically; :func:`merge_claims` builds
+``paper_dir/claims.md`` (setting, counts, forest plot ``claims_forest.png``, the
+table) — also ``python -m mdlnb.claims paper/``.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from mdlnb._io import atomic_write_text
-from mdlnb._verdicts import (FAILS, HOLDS, INCONCLUSIVE, ROUNDING, VERDICTS,  # noqa: F401
-                             Decision, all_of, bootstrap_interval, effect_decision,
-                             interval_excludes, interval_side, paired_test, rank_sum_test,
-                             runs_to_decide, sign_on_every, t_effect, t_interval,
+from mdlnb._verdicts import (CONSISTENT, DIRECTIONS, LARGER, REPLICATED,  # noqa: F401
+                             REVERSED, ROUNDING, SIZE_WORDS, SIZES, SMALLER, UNDETERMINED,
+                             Decision,
+                             bootstrap_effect, bootstrap_interval, effect_decision,
+                             rule_clause, runs_to_decide, share_effect, t_effect, t_interval,
                              welch_effect)
 from mdlnb.report import _check_name, to_markdown
 
 # Imported inside the functions that use them, so that importing this module does not load
-# them: pandas.
+# them: pandas, mdlnb._claims_page (matplotlib), mdlnb.manifest.
 
 CLAIMS_SUBDIR = "claims"
+SETTING_SUBDIR = "setting"
+KINDS = ("claim", "check")
+#: An implementation check's outcome (its ``direction``; its ``size`` is ``"—"``).
+PASSES, FAILS = "passes", "fails"
+
+_NUMBERS = ("estimate", "ci_low", "ci_high", "paper_effect", "null", "settle_at")
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One qualitative claim and its verdict.
+    """One claim of a paper (``kind="claim"``) or one implementation check
+    (``kind="check"``) and its verdict.
 
-    id:          short key, e.g. ``"b"`` or ``"b1"`` (a letter per experiment, a digit per claim);
-    statement:   the paper's claim in one sentence;
-    anchor:      where the paper makes it, e.g. ``"App. A.6, Fig. 5"``;
-    paper_value: the paper's number(s) or ``"qualitative"``;
-    our_value:   our measurement (with its spread where averaged);
-    rule:        the decision rule in words (the test, level, what must hold);
-    verdict:     one of :data:`VERDICTS`.
+    id:           short key, e.g. ``"b1"`` (a letter per experiment, a digit per claim);
+    statement:    the paper's claim in one sentence;
+    anchor:       where the paper makes it (authors' section, table, figure);
+    paper_value:  the paper's number(s), or how a qualitative claim's size was taken;
+    our_value:    our measurement in words (with its interval and context);
+    rule:         the statistic, then the decision clause (generated);
+    direction:    claims: one of :data:`DIRECTIONS`; checks: ``"passes"``/``"fails"``;
+    size:         claims: one of :data:`SIZES`; checks: ``"—"``;
+    effect:       what the number measures, with its unit (the forest plot's row label);
+    estimate, ci_low, ci_high, paper_effect, null: the numbers on the effect's scale;
+    n, unit:      the independent units the interval is over;
+    settle_at:    units at which the same spread would settle an undetermined direction.
     """
 
     id: str
@@ -63,29 +80,72 @@ class Claim:
     paper_value: str
     our_value: str
     rule: str
-    verdict: str
+    direction: str
+    size: str
+    effect: str = ""
+    estimate: float = math.nan
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    paper_effect: float = math.nan
+    null: float = 0.0
+    n: int = 0
+    unit: str = ""
+    settle_at: float = math.nan
+    kind: str = "claim"
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if not isinstance(v, str) or (f.name != "paper_value" and not v.strip()):
-                raise ValueError(f"{f.name}: must be a non-empty string, got {v!r}")
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict: must be one of {VERDICTS}, got {self.verdict!r}")
+        for f in ("id", "statement", "anchor", "our_value", "rule"):
+            v = getattr(self, f)
+            if not isinstance(v, str) or not v.strip():
+                raise ValueError(f"{f}: must be a non-empty string, got {v!r}")
+        for f in ("paper_value", "effect", "unit"):
+            if not isinstance(getattr(self, f), str):
+                raise ValueError(f"{f}: must be a string, got {getattr(self, f)!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind: must be one of {KINDS}, got {self.kind!r}")
+        directions, sizes = ((DIRECTIONS, SIZES) if self.kind == "claim" else
+                             ((PASSES, FAILS), ("—",)))
+        if self.direction not in directions:
+            raise ValueError(f"direction: must be one of {directions}, got {self.direction!r}")
+        if self.size not in sizes:
+            raise ValueError(f"size: must be one of {sizes}, got {self.size!r}")
 
     @classmethod
-    def decided(cls, id: str, statement: str, anchor: str, paper_value: str, rule: str,
-                decision: Decision, *, our_value: str | None = None) -> "Claim":
-        """A claim whose verdict (and, unless given, our value) come from ``decision``."""
+    def decided(cls, id: str, statement: str, anchor: str, paper_value: str, statistic: str,
+                decision: Decision, *, effect: str = "", our_value: str | None = None
+                ) -> "Claim":
+        """A claim whose verdict, numbers and rule clause come from ``decision``;
+        ``statistic``: what is measured, on which units, with which interval (the
+        rule's first half); ``our_value`` defaults to the decision's detail."""
         if not isinstance(decision, Decision):
             raise ValueError(f"decision: expected a Decision, got {type(decision).__name__}")
         return cls(id, statement, anchor, paper_value,
-                   decision.detail if our_value is None else our_value, rule, decision.verdict)
+                   decision.detail if our_value is None else our_value,
+                   f"{statistic}; {decision.rule}", decision.direction, decision.size,
+                   effect=effect, estimate=decision.estimate, ci_low=decision.lo,
+                   ci_high=decision.hi, paper_effect=decision.paper_effect,
+                   null=decision.null, n=decision.n, unit=decision.unit,
+                   settle_at=decision.settle_at)
+
+    @classmethod
+    def checked(cls, id: str, statement: str, anchor: str, paper_value: str, rule: str, *,
+                passed: bool, detail: str) -> "Claim":
+        """An implementation check: a property the method guarantees by construction
+        (so it can only fail through a bug), with the rule that checked it."""
+        return cls(id, statement, anchor, paper_value, detail, rule,
+                   PASSES if passed else FAILS, "—", kind="check")
+
+    @property
+    def standardized(self) -> tuple[float, float, float]:
+        """(estimate, lo, hi) as fractions of the paper's effect (0: null, 1: paper's)."""
+        scale = self.paper_effect - self.null
+        return tuple((v - self.null) / scale for v in (self.estimate, self.ci_low, self.ci_high))
 
 
 # ----------------------------------------------------------------------------- files
 
-COLUMNS = ("id", "notebook", "statement", "anchor", "paper_value", "our_value", "rule", "verdict")
+COLUMNS = tuple(f.name for f in fields(Claim))[:1] + ("notebook",) + tuple(
+    f.name for f in fields(Claim))[1:]
 
 
 def write_claims(claims: Iterable[Claim], paper_dir: str | Path, notebook: str) -> Path:
@@ -105,10 +165,15 @@ def write_claims(claims: Iterable[Claim], paper_dir: str | Path, notebook: str) 
 
 
 def describe(claims: Iterable[Claim]) -> str:
-    """The claims as text, one block each: ``(id) VERDICT: statement``, then our
-    value and the rule that decided it (what a notebook prints under its claims)."""
-    return "\n".join(f"({c.id}) {c.verdict.upper()}: {c.statement}\n    ours: {c.our_value}"
-                     f"\n    rule: {c.rule}" for c in claims)
+    """The claims as text, one block each: ``(id) DIRECTION, size SIZE: statement``,
+    then our value and the rule that decided it (what a notebook prints)."""
+    out = []
+    for c in claims:
+        head = (f"direction {c.direction}, size {SIZE_WORDS[c.size]}"
+                if c.kind == "claim" else f"implementation check {c.direction}")
+        out.append(f"({c.id}) {head}: {c.statement}\n    ours: {c.our_value}\n"
+                   f"    rule: {c.rule}")
+    return "\n".join(out)
 
 
 def read_claims(paper_dir: str | Path):
@@ -123,46 +188,75 @@ def read_claims(paper_dir: str | Path):
     missing = set(COLUMNS) - set(df.columns)
     if missing:
         raise ValueError(f"paper_dir: claims files lack columns {sorted(missing)}")
-    bad = df.loc[~df["verdict"].isin(VERDICTS), "verdict"]
-    if len(bad):
-        raise ValueError(f"paper_dir: unknown verdicts {sorted(set(bad))}")
-    return df[list(COLUMNS)].sort_values(["id", "notebook"], kind="stable").reset_index(drop=True)
+    df = df[list(COLUMNS)]
+    for c in _NUMBERS:
+        df[c] = pd.to_numeric(df[c].replace("", None), errors="raise").astype(float)
+    df["n"] = pd.to_numeric(df["n"]).astype(int)
+    claim = df["kind"] == "claim"
+    bad = df.loc[(claim & ~df["direction"].isin(DIRECTIONS)) | (claim & ~df["size"].isin(SIZES))
+                 | (~claim & ~df["direction"].isin([PASSES, FAILS])), "direction"]
+    if len(bad) or not df["kind"].isin(KINDS).all():
+        raise ValueError(f"paper_dir: unknown verdicts or kinds in {sorted(set(bad))}")
+    return df.sort_values(["id", "notebook"], kind="stable").reset_index(drop=True)
 
 
-#: Rows that check the implementation, not the papers: properties that hold by how
-#: the method is built, so they can only fail through a bug (their tests are in
-#: tests/). claims.md lists them apart and leaves them out of the verdict count.
+def write_setting(rows: Iterable[tuple[str, str, str]], paper_dir: str | Path,
+                  notebook: str) -> Path:
+    """Write a study's setting, rows of (aspect, the paper's, this run's), to
+    ``paper_dir/setting/<notebook>.csv`` atomically (the claims page's first table)."""
+    import pandas as pd
+
+    notebook = _check_name(notebook)
+    rows = [tuple(r) for r in rows]
+    if not rows or not all(len(r) == 3 and all(isinstance(v, str) and v for v in r)
+                           for r in rows):
+        raise ValueError("rows: expected non-empty (aspect, paper, this run) string triples")
+    df = pd.DataFrame(rows, columns=["aspect", "paper", "this run"]).assign(study=notebook)
+    return atomic_write_text(Path(paper_dir) / SETTING_SUBDIR / f"{notebook}.csv",
+                             df[["study", "aspect", "paper", "this run"]].to_csv(index=False))
+
+
+def read_setting(paper_dir: str | Path):
+    """All ``paper_dir/setting/*.csv`` as one DataFrame (study, aspect, paper, this run)."""
+    import pandas as pd
+
+    files = sorted((Path(paper_dir) / SETTING_SUBDIR).glob("*.csv"))
+    frames = [pd.read_csv(f, dtype=str, keep_default_na=False) for f in files]
+    return (pd.concat(frames, ignore_index=True) if frames else
+            pd.DataFrame(columns=["study", "aspect", "paper", "this run"]))
+
+
+#: Rows that check the implementation, not the papers: properties that hold by how the
+#: method is built, so they can only fail through a bug (their unit tests are named).
 IMPLEMENTATION_CHECKS = {
     "c1": "fixed share's regret to any single expert is at most −log of the prior mass of "
           "never switching, by construction of the mixture (tests/test_switching.py)",
     "c2": "fixed share's regret to a sequence with m − 1 switches is within the prior mass of "
           "that sequence, by construction (tests/test_switching.py)",
+    "g3": "once SDL or εSC names a winner (a representation reaches ε and the other provably "
+          "cannot before it), the named winner cannot change as n grows, by the definition of "
+          "the measures (tests/test_claims_parity.py)",
 }
 
 
 def merge_claims(paper_dir: str | Path) -> Path:
-    """Build ``paper_dir/claims.md`` from every ``paper_dir/claims/*.csv``: the papers'
-    claims with the verdict count, then (apart) the :data:`IMPLEMENTATION_CHECKS`."""
-    df = read_claims(paper_dir)
-    checks = df["id"].isin(list(IMPLEMENTATION_CHECKS))
-    papers, impl = df[~checks], df[checks]
-    counts = {v: int((papers["verdict"] == v).sum()) for v in VERDICTS}
-    head = ("# Claims of the papers, checked by this package's runs\n\n"
-            "Generated by `python -m mdlnb.claims paper/` from `paper/claims/*.csv`; each row is "
-            "written by the notebook that tests it, its verdict decided by the rule next to it.\n\n"
-            + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".\n\n")
-    text = head + to_markdown(papers)
-    if len(impl):
-        text += ("\n\n## Implementation checks\n\nThese hold by how the method is built, so "
-                 "they test this package, not the papers (they are also unit tests); they are "
-                 "not counted above.\n\n" + to_markdown(impl.assign(
-                     why=impl["id"].map(IMPLEMENTATION_CHECKS))))
-    return atomic_write_text(Path(paper_dir) / "claims.md", text)
+    """Build ``paper_dir/claims.md`` (and ``claims_forest.png``) from every
+    ``paper_dir/claims/*.csv`` and ``paper_dir/setting/*.csv``."""
+    from mdlnb import _claims_page
+
+    from mdlnb import manifest
+
+    df, setting = read_claims(paper_dir), read_setting(paper_dir)
+    _claims_page.forest(df[df["kind"] == "claim"], paper_dir)
+    manifest.record(paper_dir, "claims", "merged", files=["claims_forest.png"])
+    return atomic_write_text(Path(paper_dir) / "claims.md",
+                             _claims_page.page(df, setting, IMPLEMENTATION_CHECKS))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m mdlnb.claims",
-                                 description="Merge paper/claims/*.csv into paper/claims.md")
+                                 description="Merge paper/claims/*.csv and paper/setting/*.csv "
+                                             "into paper/claims.md and paper/claims_forest.png")
     ap.add_argument("paper_dir", nargs="?", default="paper")
     args = ap.parse_args(argv)
     print(merge_claims(args.paper_dir))
@@ -172,7 +266,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 if __name__ == "__main__":
     raise SystemExit(main())
 
-__all__ = ["Claim", "Decision", "VERDICTS", "HOLDS", "FAILS", "INCONCLUSIVE", "sign_on_every",
-           "t_interval", "interval_excludes", "interval_side", "paired_test", "rank_sum_test",
-           "all_of", "write_claims", "describe", "read_claims",
-           "merge_claims", "main"]
+__all__ = ["Claim", "Decision", "DIRECTIONS", "SIZES", "REPLICATED", "REVERSED", "UNDETERMINED",
+           "SMALLER", "CONSISTENT", "LARGER", "PASSES", "FAILS", "effect_decision", "t_effect",
+           "welch_effect", "bootstrap_effect", "bootstrap_interval", "share_effect",
+           "t_interval", "runs_to_decide", "rule_clause", "write_claims", "write_setting",
+           "describe", "read_claims", "read_setting", "merge_claims", "IMPLEMENTATION_CHECKS",
+           "main"]

@@ -92,7 +92,32 @@ def merge(paper_dir: str | Path) -> Path:
             "`paper/manifest/*.csv`; regenerate with `make reproduce`.")
     if (root / "claims.md").exists():
         head += " The claims each study tests, with their verdicts: [claims.md](claims.md)."
-    return atomic_write_text(root / "README.md", head + "\n\n" + to_markdown(df))
+    return atomic_write_text(root / "README.md", head + "\n\n" + _setting_section(root)
+                             + to_markdown(df) + _figures_section(entries(root)))
+
+
+def _setting_section(root: Path) -> str:
+    """The papers' settings against this run's (``paper/setting/*.csv``), if recorded."""
+    from mdlnb.claims import read_setting
+
+    setting = read_setting(root)
+    if not len(setting):
+        return ""
+    from mdlnb._claims_page import SCALE_NOTE
+
+    return ("## The setting: the papers' and this run's\n\n" + SCALE_NOTE + "\n\n"
+            + to_markdown(setting) + "\n## Files\n\n")
+
+
+def _figures_section(df) -> str:
+    """Every figure with its caption (:data:`mdlnb._captions.CAPTIONS`)."""
+    from mdlnb._captions import CAPTIONS
+
+    figures = sorted(set(df.loc[df["kind"] == "figure", "file"]))
+    if not figures:
+        return ""
+    return "\n## Figures\n\n" + "\n".join(
+        f"### {f}\n\n![{f}]({f})\n\n{CAPTIONS.get(f, '(no caption)')}\n" for f in figures)
 
 
 def check(paper_dir: str | Path) -> int:

@@ -173,7 +173,7 @@ def search(train: Task, val: Task, test: Task, readouts: Sequence[Any] | None = 
     rows = []
     for ro in ros:
         rkey = _readout_key(seed, ro.name)
-        init_keys = jax.vmap(lambda i: jax.random.fold_in(rkey, i))(jnp.arange(len(configs)))
+        init_keys = jax.vmap(lambda i, rkey=rkey: jax.random.fold_in(rkey, i))(jnp.arange(len(configs)))
         grid_prog = _compiled(ro, train.num_classes, int(steps), b, True)
         out = grid_prog(hs, init_keys, jax.random.fold_in(rkey, _DATA_STREAM),
                         xtr, train.y, xva, val.y, xte, test.y)

@@ -188,7 +188,8 @@ class ReadoutLike(Protocol):
     ``ValueError`` if the task's inputs do not fit the readout).
     """
 
-    name: str
+    @property
+    def name(self) -> str: ...   # a property: frozen dataclasses satisfy it (read-only)
 
     def init(self, key: jax.Array, in_dim: int, num_classes: int) -> Any: ...
 

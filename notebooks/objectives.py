@@ -155,7 +155,7 @@ print(f"{len(paths)} files written to {paper_dir}")
 
 # %%
 print(finish("objectives", paper_dir, profile, result.objectives_claims(encoders),
-             pattern="objectives_*"))
+             pattern="objectives_*", setting=result.setting(encoders)))
 
 # %%
 plt.close("all")

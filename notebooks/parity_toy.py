@@ -194,7 +194,8 @@ display(Markdown(result.switching_findings()))
 # ε = `g3_eps_fraction` · H(`g3_alpha`) = 0.50 nats, inside (2 H, log 2).
 
 # %%
-print(finish("parity_toy", paper_dir, profile, result.claims(), pattern="parity_*"))
+print(finish("parity_toy", paper_dir, profile, result.claims(), pattern="parity_*",
+             setting=result.setting()))
 
 # %%
 plt.close("all")

@@ -90,7 +90,7 @@ display(Markdown(report.to_markdown(result.tracking(), digits=3)))
 paths = result.save(paper_dir)
 print(f"{len(paths)} files written to {paper_dir}")
 print(finish("pretraining", paper_dir, profile, [result.tracking_claim()],
-             pattern="pretraining_*"))
+             pattern="pretraining_*", setting=result.setting()))
 
 # %%
 plt.close("all")

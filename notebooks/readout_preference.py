@@ -115,7 +115,7 @@ print(f"{len(paths)} files written to {paper_dir}")
 
 # %%
 print(finish("readout_preference", paper_dir, profile, result.readout_claims(),
-             pattern="readout_preference_*"))
+             pattern="readout_preference_*", setting=result.setting()))
 
 # %%
 plt.close("all")

@@ -1,4 +1,4 @@
-"""Claims: rule helpers against SciPy/hand computations; files and the merged page."""
+"""Claims: two-part verdict rules against SciPy/hand computations; files and the page."""
 
 import math
 
@@ -8,196 +8,86 @@ import pytest
 from scipy import stats
 
 from mdlnb import claims
-from mdlnb.claims import FAILS, HOLDS, INCONCLUSIVE, Claim
+from mdlnb.claims import (CONSISTENT, LARGER, REPLICATED, REVERSED, SMALLER, UNDETERMINED,
+                          Claim)
 
 
-def test_sign_on_every():
-    assert claims.sign_on_every([-1, -0.9, -1.2]).verdict == HOLDS
-    d = claims.sign_on_every([-1, 0.0, -2])
-    assert d.verdict == FAILS and d.detail.startswith("2/3 negative")
-    assert claims.sign_on_every([1, 1.1, 1.2], sign="positive").verdict == HOLDS
-    # the size of the effect beside its sign: the t interval of the mean, by hand
-    d = claims.sign_on_every([-1, -0.5, -2])
-    half = stats.t.ppf(0.975, 2) * np.std([-1, -0.5, -2], ddof=1) / np.sqrt(3)
-    assert f"mean {-3.5 / 3:.4g}, 95% t interval [{-3.5 / 3 - half:.4g}, {-3.5 / 3 + half:.4g}]" \
-        " (n=3)" in d.detail
-    # one unit has no interval; two that straddle nothing but reach 0 are not decided
-    one = claims.sign_on_every([-1])
-    assert one.verdict == INCONCLUSIVE and "one unit: no interval" in one.detail
-    wide = claims.sign_on_every([50.4, 64.07], sign="positive")   # t(1 dof) = 12.7
-    lo = 57.235 - stats.t.ppf(0.975, 1) * np.std([50.4, 64.07], ddof=1) / np.sqrt(2)
-    assert lo < 0 and wide.verdict == INCONCLUSIVE and "reaches 0" in wide.detail
-    h = (57.235 - lo)
-    assert f"would decide at n ≈ {math.ceil(2 * (h / 57.235) ** 2)}" in wide.detail
-    assert claims.sign_on_every([]).verdict == INCONCLUSIVE
-    with pytest.raises(ValueError, match="sign"):
-        claims.sign_on_every([1], sign="up")
-    with pytest.raises(ValueError, match="values"):
-        claims.sign_on_every([np.nan])
+def _decision(lo, hi, paper=0.14, n=10, **kw):
+    return claims.effect_decision((lo + hi) / 2, lo, hi, paper_effect=paper, n=n, **kw)
 
 
-def test_t_interval_by_hand():
-    x = np.array([1.0, 2.0, 4.0, 7.0])
-    mean, lo, hi = claims.t_interval(x, level=0.9)
-    s = math.sqrt(((x - x.mean()) ** 2).sum() / 3)
-    half = 2.3533634348018264 * s / 2   # t_{0.95, 3} (table value) · s/√4
-    assert mean == pytest.approx(3.5)
-    assert (lo, hi) == pytest.approx((3.5 - half, 3.5 + half), rel=1e-9)
+# -- the two parts, each able to fail both ways ------------------------------------------------
 
-
-def test_interval_excludes_three_ways():
-    rng = np.random.default_rng(0)
-    below = rng.normal(-5, 0.5, size=6)
-    assert claims.interval_excludes(below, 0.0).verdict == HOLDS
-    assert claims.interval_excludes(below, 0.0, side="above").verdict == FAILS
-    assert claims.interval_excludes(below, -5.0).verdict == INCONCLUSIVE
-    assert claims.interval_excludes([1.0], 0.0).verdict == INCONCLUSIVE
-    # Interval boundary by hand: n=2, [0, 2] → mean 1, sem 1, t_{.975,1} = 12.706
-    d = claims.interval_excludes([0.0, 2.0], 13.0)
-    assert d.verdict == INCONCLUSIVE and "[-11.71, 13.71]" in d.detail
-    assert claims.interval_excludes([0.0, 2.0], 13.8).verdict == HOLDS
-    assert claims.interval_excludes([0.0, 2.0], 13.6).verdict == INCONCLUSIVE
-
-
-def test_paired_test_matches_scipy_and_binomial():
-    a = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
-    b = a + np.array([0.5, 1.1, 0.2, 2.0, 0.9, 1.7, 0.3, 1.4])   # a < b everywhere
-    d = claims.paired_test(a, b)
-    assert d.verdict == HOLDS
-    # exact Wilcoxon, all 8 differences negative: p = 1/2^8
-    assert f"p={1 / 256:.3g}" in d.detail
-    assert claims.paired_test(b, a).verdict == FAILS
-    # sign test: 6 of 8 negative → binomial tail P(K ≤ 2 | 8, ½) = (1 + 8 + 28)/256
-    c = a - np.array([0.5, 0.5, -1, -1, 0.5, 0.5, 0.5, 0.5])
-    d = claims.paired_test(c, a, method="sign")
-    assert f"p={37 / 256:.3g}" in d.detail and d.verdict == INCONCLUSIVE
-    assert claims.paired_test(a, a).verdict == INCONCLUSIVE
-    p = stats.wilcoxon(c - a, alternative="less").pvalue
-    assert f"p={p:.3g}" in claims.paired_test(c, a).detail
-    with pytest.raises(ValueError, match="b"):
-        claims.paired_test(a, b[:3])
-
-
-def _claim(i, verdict=HOLDS):
-    return Claim(i, "a statement, with a comma", "Fig. 5", "qualitative", "1.0", "rule", verdict)
-
-
-def test_claim_validates():
-    with pytest.raises(ValueError, match="verdict"):
-        _claim("a", "maybe")
-    with pytest.raises(ValueError, match="statement"):
-        Claim("a", "", "Fig. 5", "", "1", "rule", HOLDS)
-    c = Claim.decided("b", "s", "Fig. 5", "", "rule", claims.sign_on_every([-1, -1.1, -0.9]))
-    assert c.verdict == HOLDS and c.our_value.startswith("3/3 negative")
-
-
-def test_describe():
-    c = Claim("b", "It holds.", "Fig. 5", "", "3/3 negative", "sign on every", HOLDS)
-    d = Claim("d", "It fails.", "Tab. 1", "", "0/3", "sign on every", FAILS)
-    assert claims.describe([c, d]).splitlines() == [
-        "(b) HOLDS: It holds.", "    ours: 3/3 negative", "    rule: sign on every",
-        "(d) DOES NOT HOLD: It fails.", "    ours: 0/3", "    rule: sign on every"]
-
-
-def test_write_and_merge(tmp_path):
-    claims.write_claims([_claim("c"), _claim("b", FAILS)], tmp_path, "nb_two")
-    claims.write_claims([_claim("a", INCONCLUSIVE)], tmp_path, "nb_one")
-    df = pd.read_csv(tmp_path / "claims" / "nb_two.csv")
-    assert list(df.columns) == list(claims.COLUMNS) and list(df["id"]) == ["c", "b"]
-    out = claims.main([str(tmp_path)])
-    assert out == 0
-    text = (tmp_path / "claims.md").read_text()
-    assert "1 holds, 1 does not hold, 1 inconclusive" in text
-    rows = [ln for ln in text.splitlines() if ln.startswith("| ") and not ln.startswith("| id ")]
-    assert [r.split(" | ")[0] for r in rows] == ["| a", "| b", "| c"]
-    first = text
-    claims.merge_claims(tmp_path)
-    assert (tmp_path / "claims.md").read_text() == first   # deterministic
-    with pytest.raises(ValueError, match="ids"):
-        claims.write_claims([_claim("a"), _claim("a")], tmp_path, "dup")
-
-
-def test_interval_side_three_ways_and_nan():
-    assert claims.interval_side(1.0, 0.5, 1.5, 0.0, side="above").verdict == HOLDS
-    assert claims.interval_side(1.0, 0.5, 1.5, 2.0, side="above").verdict == FAILS
-    d = claims.interval_side(1.0, -0.5, 2.5, 0.0, side="above", label="95% interval",
-                             suffix=" (3 tasks)")
-    assert d.verdict == INCONCLUSIVE and d.detail == "mean 1, 95% interval [-0.5, 2.5] (3 tasks)"
-    assert claims.interval_side(1.0, 0.5, 1.5, 2.0).verdict == HOLDS        # below
-    assert claims.interval_side(0.0, np.nan, np.nan, 1.0).verdict == INCONCLUSIVE
-    # interval_excludes is interval_side on the t-interval
-    x = [1.0, 2.0, 4.0, 7.0]
-    mean, lo, hi = claims.t_interval(x)
-    assert claims.interval_excludes(x, 0.0, side="above") == claims.interval_side(
-        mean, lo, hi, 0.0, side="above", label="95% CI", suffix=" (n=4)")
-    with pytest.raises(ValueError, match="side"):
-        claims.interval_side(0, 0, 0, 0, side="left")
-
-
-def test_rank_sum_test_matches_scipy_exact():
-    a, b = [5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0]
-    d = claims.rank_sum_test(a, b)
-    # every a above every b: exact one-sided p = 1 / C(8, 4)
-    assert d.verdict == HOLDS and f"p={1 / 70:.3g}" in d.detail
-    assert claims.rank_sum_test(b, a).verdict == FAILS
-    assert claims.rank_sum_test(a, b, alternative="less").verdict == FAILS
-    c = [1.0, 6.0, 3.0, 8.0]
-    p = stats.mannwhitneyu(c, b, alternative="greater").pvalue
-    d = claims.rank_sum_test(c, b)
-    assert d.verdict == INCONCLUSIVE and f"p={p:.3g}" in d.detail
-    assert claims.rank_sum_test([], b).verdict == INCONCLUSIVE
-    with pytest.raises(ValueError, match="alternative"):
-        claims.rank_sum_test(a, b, alternative="two-sided")
-
-
-def test_all_of_conjunction():
-    h, f, i = (claims.Decision(HOLDS, "x"), claims.Decision(FAILS, "y"),
-               claims.Decision(INCONCLUSIVE, "z"))
-    assert claims.all_of([h, h]).verdict == HOLDS
-    assert claims.all_of([h, i]).verdict == INCONCLUSIVE
-    assert claims.all_of([i, f, h]).verdict == FAILS
-    assert claims.all_of([]).verdict == INCONCLUSIVE
-    d = claims.all_of([h, f], labels=["N/K=2", "N/K=5"])
-    assert d.detail == "N/K=2: x → holds; N/K=5: y → does not hold"
-    with pytest.raises(ValueError, match="labels"):
-        claims.all_of([h], labels=["a", "b"])
-
-
-# -- three-way verdicts against zero and the paper's effect ---------------------------------
-
-@pytest.mark.parametrize("lo, hi, verdict, note", [
-    (0.02, 0.30, claims.HOLDS, ""),                      # excludes 0, contains the paper's
-    (0.01, 0.05, claims.HOLDS, "smaller than the paper's"),
-    (-0.30, -0.01, claims.FAILS, "opposite sign"),
-    (-0.05, 0.10, claims.FAILS, "excludes the paper's effect"),
-    (-0.10, 0.40, claims.INCONCLUSIVE, "would decide at n"),
+@pytest.mark.parametrize("lo, hi, direction, size", [
+    (0.02, 0.30, REPLICATED, CONSISTENT),     # excludes 0, contains the paper's 0.14
+    (0.01, 0.05, REPLICATED, SMALLER),        # excludes 0, wholly below 0.14
+    (0.20, 0.40, REPLICATED, LARGER),         # wholly above 0.14
+    (-0.30, -0.01, REVERSED, SMALLER),        # wholly below 0
+    (-0.05, 0.10, UNDETERMINED, SMALLER),     # contains 0, excludes 0.14 from below
+    (-0.10, 0.40, UNDETERMINED, CONSISTENT),  # contains both: the run told us little
 ])
-def test_effect_decision_three_ways(lo, hi, verdict, note):
-    d = claims.effect_decision((lo + hi) / 2, lo, hi, paper_effect=0.14, n=10, unit="tasks")
-    assert d.verdict == verdict
-    assert note in d.detail and "paper 0.14" in d.detail
+def test_effect_decision_two_parts(lo, hi, direction, size):
+    d = _decision(lo, hi, unit="tasks")
+    assert (d.direction, d.size) == (direction, size)
+    assert "paper 0.14" in d.detail and d.unit == "tasks" and d.n == 10
+    assert (d.lo, d.hi, d.estimate) == (lo, hi, (lo + hi) / 2)
+    # an undetermined direction says at how many units it would settle; a settled one does not
+    assert ("would settle at n ≈" in d.detail) == (direction == UNDETERMINED)
+    assert math.isnan(d.settle_at) == (direction != UNDETERMINED)
 
 
-def test_effect_decision_does_not_rest_on_rounding():
-    """1 − τ of two equal orders comes out as 1.1e-16, not 0: an interval starting there
-    does not exclude zero (it was once read as 'holds')."""
-    tiny = 1.1102230246251565e-16            # 1.0 - 0.9999999999999999
-    d = claims.effect_decision(tiny, tiny, 0.862, paper_effect=0.4, n=5, unit="tasks")
-    assert d.verdict == claims.INCONCLUSIVE
-    assert claims.effect_decision(0.01, 1e-9, 0.862, paper_effect=0.4, n=5).verdict == \
-        claims.HOLDS
+def test_rule_text_is_written_by_the_deciding_code():
+    d = _decision(0.02, 0.30, label="95% bootstrap interval")
+    assert d.rule == claims.rule_clause(paper_effect=0.14, label="95% bootstrap interval")
+    assert d.rule.startswith("95% bootstrap interval: direction replicated if it lies wholly "
+                             "above 0, reversed if wholly below")
+    assert "smaller than the paper's 0.14 if wholly below it, larger if wholly above" in d.rule
+    down = claims.effect_decision(-0.2, -0.3, -0.1, paper_effect=-0.5, n=4, side="below")
+    assert "replicated if it lies wholly below 0" in down.rule
+    assert "smaller than the paper's -0.5 if wholly above it" in down.rule
+    c = Claim.decided("x1", "s", "Fig. 1", "0.14", "per task, a statistic", d, effect="e")
+    assert c.rule == "per task, a statistic; " + d.rule
+    assert (c.direction, c.size, c.estimate, c.ci_low, c.ci_high, c.paper_effect, c.n) == (
+        REPLICATED, CONSISTENT, d.estimate, 0.02, 0.30, 0.14, 10)
 
 
-def test_effect_decision_below_mirrors_above():
+def test_below_mirrors_above_and_a_null_shifts_both():
     up = claims.effect_decision(0.1, 0.02, 0.18, paper_effect=0.5, n=5)
     down = claims.effect_decision(-0.1, -0.18, -0.02, paper_effect=-0.5, n=5, side="below")
-    assert up.verdict == down.verdict == claims.HOLDS
-    assert claims.effect_decision(-0.1, -0.18, -0.02, paper_effect=0.5, n=5).verdict == \
-        claims.FAILS
+    assert (up.direction, up.size) == (down.direction, down.size) == (REPLICATED, SMALLER)
+    # an effect larger in magnitude than a negative paper effect is 'larger'
+    big = claims.effect_decision(-0.9, -1.0, -0.8, paper_effect=-0.5, n=5, side="below")
+    assert big.size == LARGER
+    assert claims.effect_decision(-0.1, -0.18, -0.02, paper_effect=0.5, n=5).direction == REVERSED
+    # the same interval against a null of 0.5 (a share against chance)
+    s = claims.effect_decision(0.7, 0.55, 0.85, paper_effect=1.0, n=20, null=0.5)
+    assert (s.direction, s.size) == (REPLICATED, SMALLER)
+    assert s.standardized == pytest.approx((0.4, 0.1, 0.7))
     with pytest.raises(ValueError, match="paper_effect"):
         claims.effect_decision(0.1, 0.0, 0.2, paper_effect=-0.5, n=5)
     with pytest.raises(ValueError, match="side"):
         claims.effect_decision(0.1, 0.0, 0.2, paper_effect=0.5, n=5, side="up")
+    with pytest.raises(ValueError, match="n:"):
+        claims.effect_decision(0.1, 0.0, 0.2, paper_effect=0.5, n=-1)
+
+
+def test_effect_decision_does_not_rest_on_rounding():
+    """1 − τ of two equal orders comes out as 1.1e-16, not 0: an interval starting there
+    does not exclude zero."""
+    tiny = 1.1102230246251565e-16            # 1.0 - 0.9999999999999999
+    d = claims.effect_decision(tiny, tiny, 0.862, paper_effect=0.4, n=5, unit="tasks")
+    assert d.direction == UNDETERMINED and d.size == CONSISTENT
+    assert claims.effect_decision(0.01, 1e-9, 0.862, paper_effect=0.4, n=5).direction == \
+        REPLICATED
+
+
+def test_no_interval_is_undetermined_both_ways():
+    d = claims.effect_decision(0.2, float("nan"), float("nan"), paper_effect=0.5, n=1)
+    assert (d.direction, d.size) == (UNDETERMINED, UNDETERMINED)
+    assert claims.t_effect([0.1], paper_effect=0.14).direction == UNDETERMINED
+    assert "1 units: no interval" in claims.t_effect([0.1], paper_effect=0.14).detail
+    assert claims.welch_effect([1.0, 2.0], [1.0], paper_effect=2.0).size == UNDETERMINED
+    assert claims.bootstrap_effect([1.0], np.mean, paper_effect=1.0).size == UNDETERMINED
 
 
 def test_runs_to_decide_closed_form():
@@ -206,23 +96,32 @@ def test_runs_to_decide_closed_form():
     assert claims.runs_to_decide(5, 0.07, 0.28, 0.14) == pytest.approx(80.0)
     assert claims.runs_to_decide(5, 0.0, 0.28, 0.14) == pytest.approx(5 * 2 ** 2)
     assert claims.runs_to_decide(5, 0.1, 0.0, 0.14) == float("inf")
-    # an asymmetric (bootstrap) interval: only the reach towards the excluded value shrinks
-    # to decide; mean 0.25 in [-0.09, 0.33]: zero lies 0.25 below, the interval reaches
-    # 0.34 below -> 5 * (0.34 / 0.25)^2; the paper's 0.14 lies below too (same reach)
+    # an asymmetric (bootstrap) interval: only the reach towards the excluded value counts
     assert claims.runs_to_decide(5, 0.25, 0.21, 0.14, below=0.34, above=0.08) == pytest.approx(
         min(5 * (0.34 / 0.25) ** 2, 5 * (0.34 / 0.11) ** 2))
-    # mean below the paper's effect: the upper reach decides "does not hold"
-    assert claims.runs_to_decide(4, 0.05, 0.1, 0.5, below=0.1, above=0.3) == pytest.approx(
-        min(4 * (0.1 / 0.05) ** 2, 4 * (0.3 / 0.45) ** 2))
-    # claim l: 1 - tau >= 0, its bootstrap interval [0, 0.76] ends on zero; the reach (0.29)
-    # equals the distance and would project n = 17 itself: the half-width (0.38) is used
+    # 1 − τ ≥ 0 with its bootstrap interval [0, 0.76] ending on zero: the reach equals the
+    # distance and would project n itself, so the half-width is used
     assert claims.runs_to_decide(17, 0.2857, 0.381, 0.4, below=0.2857, above=0.4762) == \
         pytest.approx(17 * (0.381 / 0.2857) ** 2)
+    # a null other than zero
+    assert claims.runs_to_decide(10, 0.7, 0.3, None, null=0.5) == pytest.approx(10 * 1.5 ** 2)
+    # the direction's settling size in a decision: against the null alone
     d = claims.effect_decision(0.25, -0.09, 0.33, paper_effect=0.14, n=17, unit="tasks")
-    assert d.verdict == claims.INCONCLUSIVE
-    assert f"would decide at n ≈ {math.ceil(17 * (0.34 / 0.25) ** 2)} tasks" in d.detail
-    d = claims.effect_decision(0.07, -0.21, 0.35, paper_effect=0.14, n=5, unit="tasks")
-    assert "would decide at n ≈ 80 tasks" in d.detail
+    assert d.settle_at == pytest.approx(17 * (0.34 / 0.25) ** 2)
+    assert f"direction would settle at n ≈ {math.ceil(17 * (0.34 / 0.25) ** 2)} tasks" in d.detail
+
+
+# -- the intervals, against textbook formulas --------------------------------------------------
+
+def test_t_interval_by_hand():
+    x = np.array([1.0, 2.0, 4.0, 7.0])
+    mean, lo, hi = claims.t_interval(x, level=0.9)
+    s = math.sqrt(((x - x.mean()) ** 2).sum() / 3)
+    half = 2.3533634348018264 * s / 2   # t_{0.95, 3} (table value) · s/√4
+    assert mean == pytest.approx(3.5)
+    assert (lo, hi) == pytest.approx((3.5 - half, 3.5 + half), rel=1e-9)
+    with pytest.raises(ValueError, match="samples"):
+        claims.t_interval([1.0])
 
 
 def test_t_effect_uses_the_student_t_interval():
@@ -230,9 +129,10 @@ def test_t_effect_uses_the_student_t_interval():
     m, s = x.mean(), x.std(ddof=1)
     half = stats.t.ppf(0.975, x.size - 1) * s / np.sqrt(x.size)
     d = claims.t_effect(x, paper_effect=0.14, unit="tasks")
-    assert d.verdict == claims.HOLDS                       # m - half > 0
-    assert f"[{m - half:.4g}, {m + half:.4g}]" in d.detail
-    assert claims.t_effect([0.1], paper_effect=0.14).verdict == claims.INCONCLUSIVE
+    assert (d.direction, d.size) == (REPLICATED, CONSISTENT)       # m - half > 0
+    assert (d.lo, d.hi) == pytest.approx((m - half, m + half))
+    with pytest.raises(ValueError, match="samples"):
+        claims.t_effect([np.nan, 1.0], paper_effect=0.14)
 
 
 def test_bootstrap_interval_matches_the_normal_interval_on_a_large_sample():
@@ -243,11 +143,11 @@ def test_bootstrap_interval_matches_the_normal_interval_on_a_large_sample():
     assert value == pytest.approx(x.mean())
     half = 1.96 * x.std(ddof=1) / np.sqrt(x.size)
     assert (hi - lo) / 2 == pytest.approx(half, rel=0.1)
-    assert lo < value < hi
-    # the same seed gives the same interval; constant groups give a zero-width one
     assert claims.bootstrap_interval(list(x), np.mean, resamples=200, seed=3) == \
         claims.bootstrap_interval(list(x), np.mean, resamples=200, seed=3)
     assert claims.bootstrap_interval([1.0, 1.0, 1.0], np.mean)[1:] == (1.0, 1.0)
+    d = claims.bootstrap_effect(list(x), np.mean, paper_effect=1.0, resamples=500)
+    assert (d.direction, d.size, d.n) == (REPLICATED, LARGER, 400)
     with pytest.raises(ValueError, match="groups"):
         claims.bootstrap_interval([1.0], np.mean)
 
@@ -260,15 +160,98 @@ def test_welch_effect_matches_the_textbook_interval():
     half = stats.t.ppf(0.975, dof) * np.sqrt(va + vb)
     diff = a.mean() - b.mean()
     d = claims.welch_effect(a, b, paper_effect=2.0, unit="tasks")
-    assert f"[{diff - half:.4g}, {diff + half:.4g}]" in d.detail
-    assert d.verdict == claims.HOLDS and "(n=9 tasks)" in d.detail
-    assert claims.welch_effect(a, [1.0], paper_effect=2.0).verdict == claims.INCONCLUSIVE
+    assert (d.lo, d.hi) == pytest.approx((diff - half, diff + half))
+    assert (d.direction, d.size, d.n) == (REPLICATED, CONSISTENT, 9)
+
+
+def test_share_effect_is_the_exact_clopper_pearson_interval():
+    # 8 of 8: the exact lower end is 0.025^(1/8) (the upper end is 1)
+    d = claims.share_effect(8, 8, unit="seeds")
+    assert d.lo == pytest.approx(0.025 ** (1 / 8)) and d.hi == 1.0
+    assert (d.direction, d.size) == (REPLICATED, CONSISTENT)
+    # 4 of 8 against ½: undetermined, and smaller than 'every seed' (its hi < 1)
+    d = claims.share_effect(4, 8)
+    lo = stats.beta.ppf(0.025, 4, 5)
+    hi = stats.beta.ppf(0.975, 5, 4)
+    assert (d.lo, d.hi) == pytest.approx((lo, hi))
+    assert (d.direction, d.size) == (UNDETERMINED, SMALLER)
+    assert claims.share_effect(0, 8).direction == REVERSED
+    # 3 of 3 cannot exclude ½ (0.025^(1/3) = 0.29); all of n excludes it once 0.025^(1/n) > ½,
+    # i.e. from n = 6 (0.025^(1/5) = 0.478, 0.025^(1/6) = 0.541)
+    three = claims.share_effect(3, 3, unit="seeds")
+    assert three.direction == UNDETERMINED and three.settle_at == 6
+    assert "direction would settle at n ≈ 6 seeds" in three.detail
+    assert claims.share_effect(4, 8).settle_at == float("inf")       # a share of ½ never does
+    with pytest.raises(ValueError, match="successes"):
+        claims.share_effect(9, 8)
+
+
+# -- records, files, the page ------------------------------------------------------------------
+
+def _claim(i, lo=0.02, hi=0.30):
+    return Claim.decided(i, "a statement, with a comma", "Fig. 5", "0.14", "a statistic",
+                         _decision(lo, hi), effect=f"effect of {i}")
+
+
+def test_claim_validates():
+    c = _claim("a")
+    with pytest.raises(ValueError, match="direction"):
+        Claim("a", "s", "Fig. 5", "", "1", "rule", "holds", CONSISTENT)
+    with pytest.raises(ValueError, match="size"):
+        Claim("a", "s", "Fig. 5", "", "1", "rule", REPLICATED, "passes")
+    with pytest.raises(ValueError, match="statement"):
+        Claim("a", "", "Fig. 5", "", "1", "rule", REPLICATED, CONSISTENT)
+    with pytest.raises(ValueError, match="kind"):
+        Claim("a", "s", "Fig. 5", "", "1", "rule", REPLICATED, CONSISTENT, kind="test")
+    with pytest.raises(ValueError, match="decision"):
+        Claim.decided("a", "s", "F", "", "r", (REPLICATED, CONSISTENT))
+    k = Claim.checked("c1", "s", "A.1", "bound", "ratio < 1", passed=False, detail="1.2")
+    assert (k.kind, k.direction, k.size, k.our_value) == ("check", claims.FAILS, "—", "1.2")
+    assert c.our_value == _decision(0.02, 0.30).detail
+
+
+def test_describe():
+    c = _claim("b")
+    k = Claim.checked("c1", "It is bounded.", "A.1", "", "ratio < 1", passed=True, detail="0.3")
+    lines = claims.describe([c, k]).splitlines()
+    assert lines[0] == ("(b) direction replicated, size consistent with the paper's: "
+                        "a statement, with a comma")
+    assert lines[3] == "(c1) implementation check passes: It is bounded."
+
+
+def test_write_read_and_merge(tmp_path):
+    claims.write_claims([_claim("c"), _claim("b", -0.3, -0.01)], tmp_path, "nb_two")
+    claims.write_claims([_claim("a", -0.1, 0.4)], tmp_path, "nb_one")
+    claims.write_setting([("tasks", "19 VTAB tasks", "17 embedded tasks")], tmp_path, "nb_one")
+    df = pd.read_csv(tmp_path / "claims" / "nb_two.csv")
+    assert list(df.columns) == list(claims.COLUMNS) and list(df["id"]) == ["c", "b"]
+    back = claims.read_claims(tmp_path)
+    assert list(back["id"]) == ["a", "b", "c"]
+    assert back.loc[2, "ci_low"] == 0.02 and back.loc[2, "n"] == 10      # numbers round-trip
+    assert claims.main([str(tmp_path)]) == 0
+    text = (tmp_path / "claims.md").read_text()
+    assert ("**Direction** (3 claims): 1 replicated, 1 reversed, 1 undetermined. **Size** "
+            "against the paper's effect: 1 smaller, 2 consistent, 0 larger.") in text
+    assert "| nb_one | tasks | 19 VTAB tasks | 17 embedded tasks |" in text
+    assert "claims_forest.png" in text and (tmp_path / "claims_forest.png").stat().st_size > 0
+    assert "n ≈ " in text                  # a's direction is undetermined: where it settles
+    first = (text, (tmp_path / "claims_forest.png").read_bytes())
+    claims.merge_claims(tmp_path)
+    assert ((tmp_path / "claims.md").read_text(),
+            (tmp_path / "claims_forest.png").read_bytes()) == first          # deterministic
+    with pytest.raises(ValueError, match="ids"):
+        claims.write_claims([_claim("a"), _claim("a")], tmp_path, "dup")
+    with pytest.raises(ValueError, match="rows"):
+        claims.write_setting([("tasks", "", "x")], tmp_path, "nb")
 
 
 def test_implementation_checks_are_listed_apart_and_not_counted(tmp_path):
-    claims.write_claims([_claim("c1"), _claim("c2"), _claim("b1", FAILS)], tmp_path, "nb")
+    checks = [Claim.checked(i, "holds by construction", "A.1", "", "ratio < 1", passed=True,
+                            detail="0.2") for i in ("c1", "c2")]
+    claims.write_claims(checks + [_claim("b1", -0.3, -0.01)], tmp_path, "nb")
     text = claims.merge_claims(tmp_path).read_text()
     papers, impl = text.split("## Implementation checks")
-    assert "0 holds, 1 does not hold, 0 inconclusive" in papers
+    assert "**Direction** (1 claims): 0 replicated, 1 reversed" in papers
     assert "| b1 |" in papers and "| c1 |" not in papers
     assert "| c1 |" in impl and "| c2 |" in impl and "by construction" in impl
+    assert "| passes |" in impl

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mdlnb.claims import FAILS, HOLDS, INCONCLUSIVE
+from mdlnb.claims import CONSISTENT, LARGER, REPLICATED, REVERSED, SMALLER, UNDETERMINED
 from mdlnb.studies import encoders as st
 from mdlnb.studies.encoders import _claims
 
@@ -39,9 +39,20 @@ def _frame(linear, mlp, mdl_means, *, sd=1.0, seeds=(0, 1, 2)):
     return pd.DataFrame(rows)
 
 
+def _curves(frame, sizes=(100, 200, 400), n=400):
+    """Cumulative codelengths at prefixes: the mean grows as n, the order noise as √n (so
+    (f)'s statistic −log10(sd / gap) grows by ½·log10 n, the law the claim restates)."""
+    cl = frame[frame["metric"] == "codelength [nats]"]
+    mean = cl.groupby(["task", "encoder"])["value"].transform("mean")
+    rows = [pd.DataFrame({"encoder": cl["encoder"], "task": cl["task"], "seed": cl["seed"],
+                          "n": k, "cumulative [nats]": mean * k / n
+                          + (cl["value"] - mean) * np.sqrt(k / n)}) for k in sizes]
+    return pd.concat(rows, ignore_index=True)
+
+
 def _result(frame, posterior=None, seeds=(0, 1, 2)):
     cfg = SimpleNamespace(protocol="small", seeds=seeds, posterior_bins=8)
-    return SimpleNamespace(frame=frame, posterior=posterior, config=cfg,
+    return SimpleNamespace(frame=frame, posterior=posterior, config=cfg, curves=_curves(frame),
                            sizes={t: 400 for t in TASKS})
 
 
@@ -66,44 +77,60 @@ def _avg_rank_delta_tau(linear, mlp, mdl_means, tasks):
     return stats.kendalltau(ml, md).statistic - stats.kendalltau(ml, lin).statistic
 
 
-def test_a_holds_when_mdl_follows_the_mlp_order():
+def _avg_rank_tau(x, y, tasks, x_higher=True, y_higher=True):
+    """Kendall τ of two methods' average-rank orders over ``tasks``, from the raw values."""
+    def avg(values, higher_is_better):
+        r = [stats.rankdata([-v if higher_is_better else v for v in values[t]]) for t in tasks]
+        return np.mean(r, axis=0)
+    return stats.kendalltau(avg(x, x_higher), avg(y, y_higher)).statistic
+
+
+def test_a_replicates_when_mdl_follows_the_mlp_order():
     # MDL codelength ordered like the MLP accuracy (lower codelength where MLP is higher)
     mdl = {t: [1000 - 1000 * a for a in v] for t, v in MLP.items()}
     res = _result(_frame(LIN, MLP, mdl))
     a1, a2, f = _claims.objectives_claims(res, ENC)
-    gaps = [1 - stats.kendalltau(LIN[t], MLP[t]).statistic for t in TASKS]
-    mean, (lo, hi) = np.mean(gaps), stats.t.interval(0.95, 5, np.mean(gaps), stats.sem(gaps))
-    assert lo > 0 and a1.verdict == HOLDS
-    assert f"mean {mean:.4g}, 95% CI [{lo:.4g}, {hi:.4g}] (n=6 tasks)" in a1.our_value
+    # a1: the paper's statistic, 1 − τ between the average-rank orders (SciPy on raw values)
+    gap = 1 - _avg_rank_tau(LIN, MLP, list(TASKS))
+    assert a1.estimate == pytest.approx(gap) and gap > 0
+    assert a1.ci_low <= gap <= a1.ci_high and a1.n == 6 and a1.unit == "tasks"
+    assert "1 − Kendall τ between the average-rank orders of 4 encoders" in a1.rule
     # Δτ of the average-rank orders, recomputed from the raw values
-    dt = _avg_rank_delta_tau(LIN, MLP, mdl, list(TASKS))
-    assert dt > 0.14
-    assert a2.verdict == HOLDS and f"mean {dt:.4g}, 95% bootstrap CI" in a2.our_value
-    # codelengths 100 nats apart with sd 1 over orders: sd / gap = 0.01 in all 24 cells
-    assert f.verdict == HOLDS and f.our_value.startswith("sd < gap in 24/24 cells")
-    assert "mean 2, 95% bootstrap CI [2, 2]" in f.our_value
+    dt = (_avg_rank_tau(MLP, mdl, list(TASKS), y_higher=False)
+          - _avg_rank_tau(MLP, LIN, list(TASKS)))
+    assert dt > 0.14 and a2.estimate == pytest.approx(dt)
+    assert a2.direction in (REPLICATED, UNDETERMINED) and "bootstrap interval" in a2.rule
+    # codelengths 100 nats apart with sd 1 over orders: sd / gap = 0.01 in all 24 cells,
+    # −log10 = 2 against the paper's 1.54 restated at N = 400: 1.54 − ½·log10(125)
+    assert (f.direction, f.size) == (REPLICATED, LARGER)
+    assert f.our_value.startswith("sd < gap in 24/24 cells") and f.estimate == pytest.approx(2)
+    assert f.paper_effect == pytest.approx(-np.log10(134 / 4643) - 0.5 * np.log10(125))
+    # the prefixes' noise grows as √n and the gaps as n: the measured law is ½
+    assert "slope of the statistic against log10 n 0.500" in f.our_value
 
 
-def test_a_fails_when_the_probes_agree_and_f_fails_under_order_noise():
+def test_a_and_f_reverse_or_shrink_when_the_probes_agree_under_order_noise():
     mdl = {t: [10.0, 11.0, 12.0, 13.0] for t in TASKS}        # gaps 1 nat, sd 5
     res = _result(_frame(LIN, LIN, mdl, sd=5.0))
     a1, a2, f = _claims.objectives_claims(res, ENC)
-    # 1 − τ = 0 on every task: the interval [0, 0] excludes the paper's 0.27
-    assert a1.verdict == FAILS and "excludes the paper's effect" in a1.our_value
+    # 1 − τ = 0 in every resample: [0, 0] contains no effect and lies below the paper's 0.27
+    assert (a1.direction, a1.size) == (UNDETERMINED, SMALLER) and a1.ci_high == 0
     # MDL order = linear = MLP on every task: Δτ = 0 in every resample
-    assert a2.verdict == FAILS and "[0, 0]" in a2.our_value
-    # sd / gap = 5 everywhere: −log10 5 < 0, the opposite sign
-    assert f.verdict == FAILS and f.our_value.startswith("sd < gap in 0/24 cells")
-    assert f"mean {-np.log10(5):.4g}" in f.our_value and "opposite sign" in f.our_value
+    assert (a2.direction, a2.size) == (UNDETERMINED, SMALLER) and (a2.ci_low, a2.ci_high) == (0, 0)
+    # sd / gap = 5 everywhere: −log10 5 < 0, reversed
+    assert (f.direction, f.size) == (REVERSED, SMALLER)
+    assert f.our_value.startswith("sd < gap in 0/24 cells")
+    assert f.estimate == pytest.approx(-np.log10(5))
 
 
-def test_f_inconclusive_with_one_order_and_a_with_two_tasks():
+def test_f_without_orders_and_a_with_two_tasks():
     two = {t: LIN[t] for t in ("n1", "s1")}
     res = _result(_frame(two, {t: MLP[t] for t in two}, {t: [1.0, 2.0, 3.0, 4.0] for t in two},
                          seeds=(0,)), seeds=(0,))
     a1, a2, f = _claims.objectives_claims(res, ENC)
-    assert a1.verdict == INCONCLUSIVE and "would decide at n" in a1.our_value
-    assert f.verdict == INCONCLUSIVE and "1 data order(s)" in f.our_value
+    assert a1.n == 2 and a1.direction in (UNDETERMINED, REPLICATED)
+    assert (f.direction, f.size) == (UNDETERMINED, UNDETERMINED)
+    assert "0 tasks: no interval" in f.our_value
 
 
 def _posterior(target):
@@ -140,11 +167,14 @@ def test_d_holds_when_structured_tasks_move_deeper():
     assert s["late"].to_numpy() == pytest.approx(2.8)
     change = np.array([2.6] * 3 + [0.1 / 3 * 5 + 0.9 - 0.2] * 3)
     mean, (lo, hi) = change.mean(), stats.t.interval(0.95, 5, change.mean(), stats.sem(change))
-    assert d1.verdict == HOLDS and d1.our_value.startswith("24 (encoder, task) pairs deeper")
-    assert f"mean {mean:.4g}, 95% CI [{lo:.4g}, {hi:.4g}] (n=6 tasks)" in d1.our_value
-    # per task: structured 3, the others 1 (no spread): the difference 2 exactly
-    assert d2.verdict == HOLDS and "3 (n=3) − 1 (n=3): mean 2," in d2.our_value
-    assert d3.verdict == HOLDS and f"mean {2.6 - change[-1]:.4g}" in d3.our_value
+    assert (d1.direction, d1.size) == (REPLICATED, CONSISTENT)
+    assert d1.our_value.startswith("24 (encoder, task) pairs deeper")
+    assert (d1.estimate, d1.ci_low, d1.ci_high) == pytest.approx((mean, lo, hi))
+    # per task: structured 3, natural 1 (no spread): the difference 2 exactly
+    assert (d2.direction, d2.size) == (REPLICATED, CONSISTENT)
+    assert d2.our_value.startswith("3 (n = 3) − 1 (n = 3) = 2,")
+    assert d3.direction == REPLICATED and d3.estimate == pytest.approx(2.6 - change[-1])
+    assert "structured tasks minus natural tasks" in d2.rule
 
 
 def test_d_fails_when_the_posterior_moves_to_linear():
@@ -155,24 +185,25 @@ def test_d_fails_when_the_posterior_moves_to_linear():
     post.loc[early, "probability"] = np.where(post.loc[early, "readout"] == "mlp3", 0.9, 0.1 / 3)
     frame = pd.DataFrame(_rows("preferred readout depth", {t: [0.0] * 4 for t in TASKS}))
     d1, d2, d3 = _claims.readout_claims(_result(frame, post, seeds=(0, 1)))
-    assert d1.verdict == FAILS and "0 (encoder, task) pairs deeper, 24 shallower" in d1.our_value
-    assert "opposite sign" in d1.our_value
-    # every task's preferred depth is 0: the difference [0, 0] excludes the paper's +2
-    assert d2.verdict == FAILS and "excludes the paper's effect" in d2.our_value
+    assert d1.direction == REVERSED
+    assert "0 (encoder, task) pairs deeper, 24 shallower" in d1.our_value
+    # every task's preferred depth is 0: the difference [0, 0] says no effect, below +2
+    assert (d2.direction, d2.size) == (UNDETERMINED, SMALLER)
 
 
-def test_d_inconclusive_without_structured_tasks_or_long_streams():
+def test_d_undetermined_without_structured_tasks_or_long_streams():
     nat = {t: g for t, g in TASKS.items() if g == "natural"}
     post = _posterior({t: 1 for t in TASKS})
     post = post[post["task"].isin(nat)]
     frame = pd.DataFrame(_rows("preferred readout depth", {t: [1.0] * 4 for t in nat}))
     d1, d2, d3 = _claims.readout_claims(_result(frame, post, seeds=(0, 1)))
-    assert d1.verdict == HOLDS and "smaller than the paper's" in d1.our_value
-    assert d2.verdict == INCONCLUSIVE and "samples of 0 and 3" in d2.our_value
-    assert d3.verdict == INCONCLUSIVE
+    assert (d1.direction, d1.size) == (REPLICATED, SMALLER)
+    assert (d2.direction, d2.size) == (UNDETERMINED, UNDETERMINED)
+    assert "samples of 0 and 3 tasks: no interval" in d2.our_value
+    assert d3.direction == UNDETERMINED
     short = post[post["t_end"] <= 89]          # no two bins from t = 2B = 64 on
     d1, _, _ = _claims.readout_claims(_result(frame, short, seeds=(0, 1)))
-    assert d1.verdict == INCONCLUSIVE and "no (encoder, task) pair" in d1.our_value
+    assert d1.direction == UNDETERMINED and "no (encoder, task) pair" in d1.our_value
 
 
 def test_friedman_and_nemenyi_are_undefined_on_too_few_tasks():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mdlnb import curves
-from mdlnb.claims import FAILS, HOLDS, INCONCLUSIVE
+from mdlnb.claims import CONSISTENT, FAILS, PASSES, REPLICATED, SMALLER, UNDETERMINED
 from mdlnb.curves import LossDataCurve
 from mdlnb.studies.parity import parity_claims
 
@@ -30,34 +30,38 @@ def test_parity_claims_hold_on_a_clean_flip():
     # MDL(4) = 2 log 2 + 2 L(2): A 2.19 < B 2.77; MDL(64) = 2 log 2 + 62·0.40 = 26.2 for A,
     # 2 log 2 + 14 log 2 = 11.1 for B
     assert 2 * LOG2 + 2 * 0.4 < 4 * LOG2 and 16 * LOG2 < 2 * LOG2 + 62 * 0.39
-    assert g1.verdict == HOLDS and g1.our_value.startswith("A at n=4 → B at n=64 on 4/4 curves")
-    # 3 of 3 seeds: the exact binomial interval's lower end solves p^3 = 0.025
-    assert f"share of seeds 3/3, 95% Clopper–Pearson interval [{0.025 ** (1 / 3):.3g}, 1]" \
-        in g1.our_value
-    assert g2.verdict == HOLDS
+    assert g1.our_value.startswith("A at n=4 → B at n=64 on 4/4 curves")
+    # 3 of 3 seeds: the exact binomial interval's lower end solves p^3 = 0.025 (< ½: three
+    # seeds cannot settle the direction against chance), its upper end 1 (the paper's)
+    assert (g1.ci_low, g1.ci_high) == pytest.approx((0.025 ** (1 / 3), 1.0))
+    assert (g1.direction, g1.size, g1.n, g1.unit) == (UNDETERMINED, CONSISTENT, 3, "seeds")
+    assert "direction would settle at n ≈" in g1.our_value
+    assert g2.direction == UNDETERMINED
     # SDL(ε = 0.2): A never below ε (lower bound), B tight once L = 0 ≤ ε/2 → only B is named
-    assert g3.verdict == HOLDS and "one winner each on all 4 curves" in g3.our_value
+    assert (g3.kind, g3.direction) == ("check", PASSES)
+    assert "one winner each on all 4 curves" in g3.our_value
     assert "SDL ε=0.2: undetermined (all lower bounds) → B" in g3.our_value
 
 
 def test_parity_claims_fail_when_a_seed_never_learns():
     stuck = _curve("B", [[LOG2, LOG2, LOG2, 0, 0, 0]] * 2 + [[LOG2] * 6])
     g1, g2, g3 = parity_claims(QUICK, stuck, 0.2, at=[4, 64])
-    assert g1.verdict == FAILS and "on 3/4 curves" in g1.our_value
+    assert "on 3/4 curves" in g1.our_value
     # MDL(64) of the stuck seed: 64 log 2 = 44.4 > A's 2 log 2 + 62·0.39 = 25.6
-    assert g2.verdict == FAILS
+    assert g2.estimate == pytest.approx(2 / 3)
     # its SDL and εSC stay lower bounds for both: no winner named on that seed
-    assert g3.verdict == INCONCLUSIVE and "seed 2 SDL" in g3.our_value
+    assert g3.direction == FAILS and "seed 2 SDL" in g3.our_value
     # 2 of 3 seeds: Clopper-Pearson [q, r] with P(X >= 2 | q) = 0.025, P(X <= 2 | r) = 0.025
     from scipy import optimize, stats
     q = optimize.brentq(lambda p: stats.binom.sf(1, 3, p) - 0.025, 1e-9, 1 - 1e-9)
     r = optimize.brentq(lambda p: stats.binom.cdf(2, 3, p) - 0.025, 1e-9, 1 - 1e-9)
-    assert f"share of seeds 2/3, 95% Clopper–Pearson interval [{q:.3g}, {r:.3g}]" in g1.our_value
+    assert (g1.ci_low, g1.ci_high) == pytest.approx((q, r))
+    assert (g1.direction, g1.size) == (UNDETERMINED, SMALLER)
 
 
 def test_parity_claims_inconclusive_before_b_learns_and_bad_input():
     g3 = parity_claims(QUICK, LIMIT, 0.2, at=[2, 8])[2]
-    assert g3.verdict == INCONCLUSIVE and "never named a winner" in g3.our_value
+    assert g3.direction == FAILS and "never named a winner" in g3.our_value
     with pytest.raises(ValueError, match="at"):
         parity_claims(QUICK, LIMIT, 0.2, at=[4])
     with pytest.raises(ValueError, match="limit"):
@@ -80,7 +84,8 @@ def _toy(alpha):
 def test_parity_claims_on_the_exact_algorithms():
     a, b = _toy(0.1)
     eps = 0.5 * curves.binary_entropy(0.1)
-    assert [c.verdict for c in parity_claims(a, b, eps, at=[3, 100])] == [HOLDS] * 3
+    got = [(c.direction, c.size) for c in parity_claims(a, b, eps, at=[3, 100])]
+    assert got == [(UNDETERMINED, CONSISTENT)] * 2 + [(PASSES, "—")]   # 3 seeds: CP ≥ 0.29
 
 
 def test_g3_on_a_noisy_label_whose_sdl_can_be_tight():
@@ -91,12 +96,12 @@ def test_g3_on_a_noisy_label_whose_sdl_can_be_tight():
     h = curves.binary_entropy(0.05)
     assert a.loss[:, -1].max() < 2.5 * h / 2 < LOG2 / 2      # A tight at the end
     g3 = parity_claims(a, b, 2.5 * h, at=[3, 100], floor=h)[2]
-    assert g3.verdict == HOLDS and "one winner each on all 4 curves" in g3.our_value
+    assert g3.direction == PASSES and "one winner each on all 4 curves" in g3.our_value
     # the same toy at alpha = 0.1 and its old ε = 1.5 H: A's SDL never tight, nothing named
     a1, _ = _toy(0.1)
     h1 = curves.binary_entropy(0.1)
     g3 = parity_claims(a1, b, 1.5 * h1, at=[3, 100])[2]
-    assert g3.verdict == INCONCLUSIVE and "never named a winner" in g3.our_value
+    assert g3.direction == FAILS and "never named a winner" in g3.our_value
 
 
 def test_g3_eps_must_exceed_twice_the_floor():
@@ -125,11 +130,11 @@ def test_parity_result_reads_its_curves():
     r3 = ParityResult(config, np.array([1, 0, 1]), 64, 16, 80, SIZES, QUICK, LIMIT, QUICK, LIMIT,
                       None, None, g3_quick)
     assert r3.h_alpha_g3 == pytest.approx(h3) and r3.eps_g3.value == pytest.approx(2.5 * h3)
-    got3 = [(c.id, c.verdict, c.our_value) for c in r3.claims()]
+    got3 = [(c.id, c.direction, c.our_value) for c in r3.claims()]
     want3 = parity_claims(QUICK, LIMIT, 0.5 * h, at=[4, 64])[:2] + parity_claims(
         g3_quick, LIMIT, 2.5 * h3, at=[4, 64], floor=h3)[2:]
-    assert got3 == [(c.id, c.verdict, c.our_value) for c in want3]
-    assert r3.claims()[2].verdict == HOLDS
+    assert got3 == [(c.id, c.direction, c.our_value) for c in want3]
+    assert r3.claims()[2].direction == PASSES
     want = curves.measure_table([QUICK, LIMIT], 0.5 * h, at=[4, 64])
     assert r.measure_table().equals(want)
     assert list(r.rankings().set_index(["measure", "n"]).loc["VA", "prefers"]) == ["A", "B"]

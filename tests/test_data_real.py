@@ -44,7 +44,7 @@ def _write_idx(path: Path, magic: int, dims: tuple, payload: bytes, truncate: in
 def _fake_root(tmp_path: Path, n: int = 20, img_magic: int = 0x803, truncate: int = 0,
                img_payload: bytes | None = None) -> Path:
     rng = np.random.default_rng(0)
-    for split, (img, lab) in fashion_mnist.FILES.items():
+    for img, lab in fashion_mnist.FILES.values():
         pix = rng.integers(0, 256, size=n * 28 * 28, dtype=np.uint8).tobytes()
         _write_idx(tmp_path / img, img_magic, (n, 28, 28), pix if img_payload is None else img_payload,
                    truncate)

@@ -578,7 +578,7 @@ def test_per_step_is_a_deprecated_alias(report):
         old = report.per_step
     np.testing.assert_array_equal(old, report.per_step_nats)
     with pytest.warns(DeprecationWarning, match="per_step_nats"):
-        report.switch.per_step
+        report.switch.per_step  # noqa: B018 - the access warns
 
 
 def test_a_name_where_the_labels_go_says_to_use_keywords():

@@ -107,11 +107,11 @@ def test_report_warning_is_one_line_without_a_source_path(capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         _warnings.install()
-        warnings.warn("best expert sits on the edge", _warnings.ResultWarning)
+        warnings.warn("best expert sits on the edge", _warnings.ResultWarning, stacklevel=1)
     err = capsys.readouterr().err
     assert err == "warning: best expert sits on the edge\n"      # not in a kernel: stderr
     with pytest.warns(UserWarning, match="edge"):                 # still a UserWarning
-        warnings.warn("edge", _warnings.ResultWarning)
+        warnings.warn("edge", _warnings.ResultWarning, stacklevel=1)
 
 
 def test_memory_plan_line_goes_to_standard_output(capsys):

@@ -172,12 +172,16 @@ def test_regret_panel_titles_and_legend_are_readers_names():
     curves = pd.DataFrame([dict(encoder=e, task=t, seed=s, n=n, **{"cumulative [nats]": n * k + s})
                            for e, k in (("lite2@64", 1.0), ("lite0@64", 1.1))
                            for t in ("digits", "lfw_faces") for s in range(3) for n in (10, 100)])
-    ax = _plots.regret(_tables.regret_along_n(curves, "lite2@64", "lite0@64"))
+    ax = _plots.regret(_tables.regret_along_n(curves, "lite2@64", "lite0@64"),
+                       groups={"digits": "natural", "lfw_faces": "specialized"})
     title = ax.get_title()
     assert title.startswith("EfficientNet-Lite2 (64 px) minus EfficientNet-Lite0 (64 px)")
     assert "lite2@64" not in title
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["digits", "LFW faces"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "natural (mean)", "specialized (mean)", "one task"]
     np.testing.assert_allclose(np.asarray(ax.lines[0].get_ydata(), float), [-1.0, -10.0])   # 10·(1 − 1.1), 100·…
+    # one colour per group, not per task: the two tasks' lines differ only by group
+    assert ax.lines[0].get_color() == _plots.GROUP_COLOURS["natural"]
     plt.close(ax.figure)
 
 

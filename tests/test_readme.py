@@ -184,7 +184,7 @@ def test_readme_shell_commands_run(tmp_path, monkeypatch):
             continue
         if kind == "runner":                             # everything but the kernel
             calls = []
-            monkeypatch.setattr(runner, "run", lambda name, profile, **kw: calls.append(
+            monkeypatch.setattr(runner, "run", lambda name, profile, calls=calls, **kw: calls.append(
                 (name, profile, kw.get("parameters"))) or tmp_path / f"{name}.ipynb")
             assert runner.main(what) == 0, cmd
             assert calls and all(p == "smoke" for _, p, _ in calls), cmd

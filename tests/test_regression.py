@@ -105,6 +105,7 @@ def _reference_gaussian_linear(x, y, e: Expert, b, seed, standardize=True):
     m = [np.zeros_like(w), np.zeros_like(bias)]
     v = [np.zeros_like(w), np.zeros_like(bias)]
     count, out = 0, np.zeros(n)
+    xm = xs = None  # the prefix's feature mean and std, from the first block on
     view = (lambda a, mu, sd: np.clip((a - mu) / sd, -10, 10)) if standardize else \
         (lambda a, mu, sd: a)
     for i in range(math.ceil(n / b)):

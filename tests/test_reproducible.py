@@ -97,10 +97,58 @@ def test_paper_diff_against_a_git_commit(tmp_path):
     outside = tmp_path.parent / f"{tmp_path.name}-nogit"
     outside.mkdir()
     (outside / "a.csv").write_text("x\n1\n")
-    assert "nothing compared" in _paperdiff.report(_paperdiff.paper_diff(outside))
+    assert "no table compared" in _paperdiff.report(_paperdiff.paper_diff(outside))
 
 
 def test_makefile_reproduce_ends_with_the_paper_diff():
     make = (ROOT / "Makefile").read_text()
     recipe = make.split("\nreproduce:", 1)[1].split("\n\n", 1)[0]
     assert "--compare-to-git HEAD" in recipe
+
+
+def test_moves_within_the_runs_own_spread_are_told_apart():
+    # a mean of 4 runs with sd 2 beside it: a rerun may move it by 2·2·√(2/4) = 2.83
+    old = pd.DataFrame({"task": ["a", "b"], "mean": [10.0, 10.0], "std": [2.0, 2.0],
+                        "count": [4, 4]})
+    new = old.assign(mean=[12.5, 13.0])
+    d = _paperdiff.compare_tables(new, old).set_index("row")
+    assert d.loc["a", "tolerance"] == pytest.approx(2 * 2 * np.sqrt(2 / 4))
+    assert not d.loc["a", "beyond spread"] and d.loc["b", "beyond spread"]
+    # one row per seed: the sd over the seeds of the same keys, 2·√2·sd for one run
+    runs = pd.DataFrame({"rep": ["x"] * 3, "seed": [0, 1, 2], "loss": [1.0, 2.0, 3.0]})
+    moved = runs.assign(loss=[1.0, 2.0, 3.0 + 2.5])
+    d = _paperdiff.compare_tables(moved, runs)
+    assert d["tolerance"].item() == pytest.approx(2 * np.sqrt(2) * 1.0)
+    assert bool(d["beyond spread"].item()) is False
+    # no spread in the table: deterministic, beyond it as soon as it moved
+    plain = pd.DataFrame({"task": ["a"], "acc": [0.5]})
+    d = _paperdiff.compare_tables(plain.assign(acc=[0.51]), plain)
+    assert np.isnan(d["tolerance"].item()) and bool(d["beyond spread"].item())
+    # a displayed number ("shown") moves with its value and is no row key
+    shown = pd.DataFrame({"m": ["SDL"], "shown": ["≥ 12"], "value": [12.0]})
+    d = _paperdiff.compare_tables(shown.assign(shown=["≥ 13"], value=[13.0]), shown)
+    assert d[["row", "column"]].values.tolist() == [["SDL", "value"]]
+
+
+def test_verdict_changes_against_a_git_commit(tmp_path):
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True,
+                       env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+
+    claims_dir = tmp_path / "paper" / "claims"
+    claims_dir.mkdir(parents=True)
+    git("init", "-q")
+    (claims_dir / "nb.csv").write_text("id,direction,size\na1,replicated,smaller\n"
+                                       "a2,undetermined,consistent\n")
+    git("add", ".")
+    git("commit", "-q", "-m", "claims")
+    assert _paperdiff.verdict_changes(tmp_path / "paper").empty
+    (claims_dir / "nb.csv").write_text("id,direction,size\na1,replicated,consistent\n"
+                                       "a3,reversed,smaller\n")
+    v = _paperdiff.verdict_changes(tmp_path / "paper")
+    assert v[["id", "old", "new"]].values.tolist() == [
+        ["a1", "replicated, smaller", "replicated, consistent"],
+        ["a2", "undetermined, consistent", "absent"], ["a3", "absent", "reversed, smaller"]]
+    text = _paperdiff.report(_paperdiff.paper_diff(tmp_path / "paper"), verdicts=v)
+    assert "claims' verdicts: 3 changed" in text and "a1 (nb.csv)" in text

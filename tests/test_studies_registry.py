@@ -70,10 +70,13 @@ def test_from_parameters_needs_every_field():
 def test_finish_writes_claims_and_manifest(tmp_path):
     pd.DataFrame({"a": [1]}).to_csv(tmp_path / "toy_table.csv", index=False)
     found = [claims.Claim.decided("z1", "A statement.", "Sec. 1", "none", "a rule",
-                                  claims.Decision(claims.HOLDS, "detail"))]
-    text = studies.finish("toy", tmp_path, "smoke", found, pattern="toy_*")
-    assert text == claims.describe(found) and text.startswith("(z1) HOLDS")
+                                  claims.t_effect([1.0, 1.2, 0.9], paper_effect=1.0))]
+    text = studies.finish("toy", tmp_path, "smoke", found, pattern="toy_*",
+                          setting=[("tasks", "19", "2")])
+    assert text == claims.describe(found) and text.startswith("(z1) direction replicated")
     assert list(pd.read_csv(tmp_path / "claims" / "toy.csv")["id"]) == ["z1"]
+    assert pd.read_csv(tmp_path / "setting" / "toy.csv", dtype=str).values.tolist() == [
+        ["toy", "tasks", "19", "2"]]
     m = pd.read_csv(tmp_path / "manifest" / "toy.csv")
     assert list(m["file"]) == ["toy_table.csv"] and set(m["profile"]) == {"smoke"}
     (tmp_path / "claims" / "toy.csv").unlink()

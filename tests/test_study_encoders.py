@@ -164,14 +164,15 @@ def test_regret_along_n_is_paired_by_order():
     assert r.loc[10, "sd [nats]"] == pytest.approx(0.0)   # the order offset cancels
 
 
-def test_preferred_readout_mode_and_switching_by_group():
+def test_preferred_readout_mean_and_switching_by_group():
     f = pd.concat([
         _frame({"t1": {"a": [1, 1, 3]}, "t2": {"a": [0, 2, 2]}}, "preferred readout depth",
                {"t1": "natural", "t2": "structured"}),
         _frame({"t1": {"a": [2, 4, 6]}, "t2": {"a": [10, 10, 10]}}, "readout switches",
                {"t1": "natural", "t2": "structured"})])
     p = _tables.preferred_readout_table(f)
-    assert p.loc["a", "t1"] == 1 and p.loc["a", "t2"] == 2
+    assert p.loc["a", "t1"] == pytest.approx(5 / 3) and p.loc["a", "t2"] == pytest.approx(4 / 3)
+    assert _tables.preference_agreement(f) == 0.0          # no cell has its orders agree
     s = _tables.switching_by_group(f, {"t1": 100, "t2": 200}).set_index("group")
     assert s.loc["natural", "per 1k examples"] == pytest.approx(40.0)
     assert s.loc["structured", "per 1k examples"] == pytest.approx(50.0)

@@ -1,10 +1,12 @@
 """Switching study: closed forms against the forward pass and brute force."""
 
+import dataclasses
 import itertools
 import math
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.special import logsumexp
 
 from mdlnb import switching
@@ -107,11 +109,26 @@ def test_claims_from_frames():
     cl = study.final_codelengths(results)
     assert list(cl["nats per example"]) == pytest.approx(list(cl["codelength [nats]"] / 100))
     b1, b2, c1, c2 = study.claims(results)
-    assert (b1.verdict, b2.verdict, c1.verdict, c2.verdict) == ("holds",) * 4
-    assert c1.our_value == "max ratio per unit 0.598, 0.598"   # (3 - 0.01) / 5
-    bad = [_pair(0, {**good, "Bayesian mixture": -1.0}), _pair(1, {**good, "switch distribution": 25.0})]
-    b1, b2, _, _ = study.claims(bad)
-    assert b1.verdict == "does not hold" and b2.verdict == "does not hold"
+    # one task ("p"): no interval over tasks, but the numbers by hand: fixed share 50 nats,
+    # mixtures 70 and 80 → ½(20 + 30)/50 = 0.5; switch distribution 1 or 2 away from 20
+    assert b1.estimate == pytest.approx(0.5) and b1.n == 1 and b1.direction == "undetermined"
+    assert b2.estimate == pytest.approx(1 - (1 / 20 + 2 / 20) / 2)
+    assert (c1.kind, c1.direction, c2.direction) == ("check", "passes", "passes")
+    assert c1.our_value == "max ratio per run 0.598, 0.598"   # (3 - 0.01) / 5
+    # three tasks: a t interval over tasks
+    def on(task, seed, final):
+        return dataclasses.replace(_pair(seed, final), pair=f"enc/{task}")
+    many = [on(t, s, {**good, "Bayesian mixture": 20.0 + 5 * i})
+            for i, t in enumerate(("a", "b", "c")) for s in (0, 1)]
+    b1, b2, _, _ = study.claims(many)
+    per_task = [(20 + 5 * i + 30) / 2 / 50 for i in range(3)]
+    lo, hi = stats.t.interval(0.95, 2, np.mean(per_task), stats.sem(per_task))
+    assert (b1.estimate, b1.ci_low, b1.ci_high) == pytest.approx((np.mean(per_task), lo, hi))
+    assert (b1.direction, b1.size, b1.n) == ("replicated", "larger", 3)
+    bad = [on(t, 0, {**good, "Bayesian mixture": -1.0, "elementwise mixture": -2.0})
+           for t in ("a", "b", "c")]
+    b1, _, _, _ = study.claims(bad)
+    assert b1.direction == "reversed"
 
 
 def _real_pair(seed):

@@ -554,7 +554,7 @@ def test_units_and_frame():
     with pytest.raises(ValueError, match="names"):
         r.to_frame(names=["a"])
     with pytest.raises(ValueError, match="posterior"):
-        sw.codelength(L, "switch", posterior=False).posterior
+        sw.codelength(L, "switch", posterior=False).posterior  # noqa: B018 - the access raises
 
 
 # ---------------------------------------------------------------- errors

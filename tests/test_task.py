@@ -86,7 +86,8 @@ def test_content_hash_is_stable_and_sensitive():
     assert h == _io.content_hash(a.copy(), {"j": [1, 2], "k": 1})
     assert h != _io.content_hash(a.astype(np.float64), {"k": 1, "j": [1, 2]})
     assert h != _io.content_hash(a, {"k": 2, "j": [1, 2]})
-    b = a.copy(); b[0] = 1
+    b = a.copy()
+    b[0] = 1
     assert h != _io.content_hash(b, {"k": 1, "j": [1, 2]})
 
 
@@ -114,7 +115,7 @@ def test_cache_dir_honours_env(tmp_path, monkeypatch):
 def test_lazy_top_level_api():
     assert "switching" in dir(mdlnb)
     with pytest.raises(AttributeError):
-        mdlnb.does_not_exist
+        mdlnb.does_not_exist  # noqa: B018 - the access raises
 
 
 # --------------------------------------------------------------------------- issue 15: silent mistakes

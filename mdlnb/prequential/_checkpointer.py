@@ -53,7 +53,7 @@ class Checkpointer:
     def resume(self, like) -> Resumed | None:
         """The checkpoint in the structure of ``like`` (the state's ShapeDtypeStructs),
         or ``None``: none, or one that does not fit."""
-        return _load_checkpoint(self.path, self.key, like) if self.exists else None
+        return _load_checkpoint(self.path, self.key, like) if self.exists else None  # type: ignore[arg-type]
 
     def start(self) -> None:
         """Start the clock: the first checkpoint comes ``every_s`` seconds of work from now."""
@@ -67,7 +67,7 @@ class Checkpointer:
 
     def save(self, state, losses, running, next_batch: int) -> None:
         t_save = time.perf_counter()
-        _save_checkpoint(self.path, self.key, state, losses, running, next_batch)
+        _save_checkpoint(self.path, self.key, state, losses, running, next_batch)  # type: ignore[arg-type]
         self.last = time.perf_counter()
         self.cost = self.last - t_save
 

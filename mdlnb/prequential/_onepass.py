@@ -389,8 +389,8 @@ def _setup(job: _Job, devices, ckpt: Checkpointer):
         else:  # none that fits: start afresh (the same deterministic initial state)
             state = layout()[3]
     if ndev > 1:  # the expert axis over the mesh, the rest replicated
-        state, hypers = _sharding.shard(mesh, state), _sharding.shard(mesh, hypers)
-        x_dev, y_dev, seed_key = _sharding.replicate(mesh, (x_all, y_all, seed_key))
+        state, hypers = _sharding.shard(mesh, state), _sharding.shard(mesh, hypers)  # type: ignore[arg-type]
+        x_dev, y_dev, seed_key = _sharding.replicate(mesh, (x_all, y_all, seed_key))  # type: ignore[arg-type]
         program = partial(_sharding.run_chunk, spec, mesh)
     else:
         program = partial(_program._run_chunk, spec)

@@ -76,7 +76,7 @@ def _calibrated(ro, xj, xs, b, params, calib):
 def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
     b, c = spec.batch_size, spec.num_classes
     xn = _standardized(spec, xs["x"], xs["mean_prev"], xs["inv_std_prev"])
-    coded, calibs = [], []
+    coded, calibs = [], []  # type: ignore[var-annotated]
     for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
         xj = xn if spec.standardize[j] else xs["x"]
         # Evaluated block by block, as trained: one vmap over the whole group
@@ -85,11 +85,11 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
         # other losses in the last bit than one pass.
         blk = spec.block[j]
         k = jax.tree_util.tree_leaves(g.ema_params)[0].shape[0]
-        split = lambda a: a.reshape((k // blk, blk) + a.shape[1:])  # noqa: E731
+        split = lambda a, k=k, blk=blk: a.reshape((k // blk, blk) + a.shape[1:])  # noqa: E731
         per = jax.tree_util.tree_map(split, g.ema_params)
         if spec.targets:  # regression: Gaussian density of the prefix-standardised target
             z = (xs["y"] - xs["ymean_prev"]) * xs["yinv_prev"]
-            nll = jax.lax.map(lambda p, ro=ro, xj=xj: jax.vmap(
+            nll = jax.lax.map(lambda p, ro=ro, xj=xj, z=z: jax.vmap(
                 lambda q: _targets.gaussian_nll(ro.apply(q, xj), z))(p), per)
             coded.append(nll.reshape((k,) + nll.shape[2:]))
             calibs.append(None)     # calibration is for classification only (refused earlier)
@@ -195,7 +195,7 @@ def _run_groups(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
     (:mod:`mdlnb.prequential._prune`) recompiles that group only. Same outputs."""
     states, outs = [], []
     for j in range(len(spec.readouts)):
-        one = dataclasses.replace(spec, **{f: (getattr(spec, f)[j],) for f in (
+        one = dataclasses.replace(spec, **{f: (getattr(spec, f)[j],) for f in (  # type: ignore[arg-type]
             "readouts", "max_replay", "masked", "block", "standardize", "calibrate")})
         g, out = _run_chunk(one, (groups[j],), (hypers[j],), x_all, y_all, seed_key, xs)
         states.append(g[0])

@@ -117,7 +117,7 @@ def compact(groups, state, hypers, alive_mask: np.ndarray, fit_of):
         size = bucket(len(rows), fit_of(ro))
         take = np.asarray(rows + [rows[0]] * (size - len(rows)))
         if len(take) == len(idx) and (take == np.arange(len(idx))).all():
-            out_g.append((ro, idx)), out_s.append(g), out_h.append(h)
+            out_g.append((ro, idx)), out_s.append(g), out_h.append(h)  # type: ignore[func-returns-value]
             continue
         sel = lambda a, take=take: a[take]  # noqa: E731
         out_g.append((ro, [idx[r] for r in rows] + [-1] * (size - len(rows))))
@@ -126,7 +126,7 @@ def compact(groups, state, hypers, alive_mask: np.ndarray, fit_of):
     return out_g, tuple(out_s), tuple(out_h)
 
 
-def expert_updates(replay: np.ndarray, pruned_at: np.ndarray, n: int, batch_size: int) -> dict:
+def expert_updates(replay: Any, pruned_at: np.ndarray, n: int, batch_size: int) -> dict:
     """Expert-updates (AdamW steps × experts) with and without the schedule: expert k
     trains after each batch that starts before ``pruned_at[k]``, ``replay[k]`` steps."""
     replay = np.asarray(replay, np.int64)

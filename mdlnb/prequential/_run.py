@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import jax
 import numpy as np
@@ -123,7 +123,7 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
     if task.n <= protocol.batch_size:  # one batch, coded uniformly: nothing to train or compile
         _task_arrays(task, protocol.experts())
         return untrained_losses(task, protocol)
-    opts = dict(progress=progress, cache=cache, checkpoint_dir=checkpoint_dir,
+    opts: dict[str, Any] = dict(progress=progress, cache=cache, checkpoint_dir=checkpoint_dir,
                 checkpoint_every_s=checkpoint_every_s, chunk_batches=chunk_batches,
                 devices=devices, pad_features=pad_features)
     if memory_budget is not None:  # memory plan: slice a board that does not fit (_memory.py)
@@ -168,10 +168,10 @@ def untrained_losses(task: Task, protocol: Protocol) -> LossMatrix:
         meta["target"] = _targets.loss_meta(_targets.as_targets(task.y)[order],
                                             protocol.batch_size, protocol.standardize == "prefix")
     else:
-        losses = np.full((task.n, len(experts)), np.float32(math.log(task.num_classes)),
-                         np.float32)
+        uniform = np.float32(math.log(task.num_classes))  # type: ignore[arg-type]
+        losses = np.full((task.n, len(experts)), uniform, np.float32)
     return LossMatrix(losses=losses, experts=experts, order=order, task_name=task.name,
-                      num_classes=0 if task.is_regression else task.num_classes,
+                      num_classes=0 if task.is_regression else task.num_classes,  # type: ignore[arg-type]
                       seed=protocol.seed, batch_size=protocol.batch_size, meta=meta,
                       protocol=protocol)
 
@@ -192,5 +192,5 @@ def run_with_params(task: Task, experts: Sequence[Expert] | str | None = None,
     _validate(task, checkpoint_every_s)
     protocol = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
                                 replay_streams=replay_streams, standardize=standardize)
-    return run_pass(task, protocol, keep_params=True, checkpoint_every_s=checkpoint_every_s,
+    return run_pass(task, protocol, keep_params=True, checkpoint_every_s=checkpoint_every_s,  # type: ignore[return-value]
                     **kwargs)

@@ -52,7 +52,7 @@ bit-identical to one pass.
 from __future__ import annotations
 
 from functools import partial
-from typing import Sequence
+from typing import Any, Sequence
 
 import jax
 import numpy as np
@@ -82,7 +82,7 @@ def describe(mesh: Mesh) -> dict:
             "processes": len({d.process_index for d in devs})}
 
 
-def pad_groups(groups, num_devices: int, block_of) -> list[tuple[object, list[int]]]:
+def pad_groups(groups, num_devices: int, block_of) -> list[tuple[Any, list[int]]]:
     """Pad each ``(readout, idx)`` group so every device gets an equal share of whole blocks.
 
     A device's share is ``ceil(size / devices)`` experts, rounded up to whole

@@ -13,7 +13,7 @@ unfinished slice.
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from mdlnb.experts import Expert
 from mdlnb.prequential import _memory
 from mdlnb.prequential._loss_matrix import LossMatrix
 from mdlnb.prequential._onepass import resolve_protocol, run_pass
+
+if TYPE_CHECKING:
+    from mdlnb._protocol import Protocol
 
 
 def _slice_progress(progress, index: int, count: int):
@@ -48,7 +51,8 @@ def announce(plan: _memory.SlicePlan, progress, n: int) -> dict:
 
 
 def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
-               batch_size: int | None = None, seed: int | None = None, *, protocol=None,
+               batch_size: int | None = None, seed: int | None = None, *,
+               protocol: Protocol | str | None = None,
                memory_plan: _memory.SlicePlan | None = None, budget_bytes: int | None = None,
                progress=None, replay_streams: int | None = None, standardize=None, **kwargs):
     """:func:`mdlnb.prequential.run` over slices of the board; same ``LossMatrix``.
@@ -91,6 +95,7 @@ def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
         losses[:, list(idx)] = part.losses
         seconds.append(round(time.perf_counter() - t0, 3))
         first = first or part
+    assert first is not None   # a plan has at least one slice
     meta = {**{k: v for k, v in first.meta.items() if k not in ("cache_key", "seconds")},
             "seconds": round(sum(seconds), 3), "slice_seconds": seconds, "memory_plan": plan_meta}
     return LossMatrix(losses=losses, experts=tuple(experts), order=first.order,

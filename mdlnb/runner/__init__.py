@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from mdlnb.runner._cli import parse_parameters, parser
-from mdlnb.runner._execute import environ as _environ
+from mdlnb.runner._execute import environ as _environ  # noqa: F401 (tests use it)
 from mdlnb.runner._execute import execute
 from mdlnb.runner._paths import (LAB_DIR, PROFILES, ROOT, RUNNER_ENV, executed_path,
                                  library_files, params_path, shown)
@@ -389,6 +389,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in args.names:
             to_html(path)
         return 0
+    if args.sweep:
+        from mdlnb.runner import _sweep
+
+        return _sweep.main(args)
     if args.check:
         try:
             check_profiles()
@@ -416,7 +420,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.compare_to_git:
         from mdlnb import _paperdiff
 
-        print(_paperdiff.report(_paperdiff.paper_diff(ROOT / "paper", rev=args.compare_to_git)),
-              flush=True)
+        print(_paperdiff.report(
+            _paperdiff.paper_diff(ROOT / "paper", rev=args.compare_to_git),
+            verdicts=_paperdiff.verdict_changes(ROOT / "paper", rev=args.compare_to_git)),
+            flush=True)
     return 0
 

@@ -32,6 +32,9 @@ def parser(description: str) -> argparse.ArgumentParser:
                     help="with --summary: notebooks finished from then on count as 'ran'")
     ap.add_argument("--write-params", action="store_true",
                     help="refresh the profile stamps build/notebooks/<profile>/.params/*.json")
+    ap.add_argument("--sweep", action="append", default=[], metavar="KEY=V1,V2,...",
+                    help="run the notebook once per value (repeatable: every combination) and "
+                         "collect what the runs saved into one table (mdlnb.runner._sweep)")
     ap.add_argument("--html", action="store_true",
                     help="render the given executed notebooks to HTML next to them")
     return ap

@@ -60,14 +60,18 @@ class StudyConfig:
 
 
 def finish(notebook: str, paper_dir: str | Path, profile: str, found: Sequence[Any] = (), *,
-           pattern: str) -> str:
+           pattern: str, setting: Sequence[tuple[str, str, str]] = ()) -> str:
     """A notebook's last step: write its claims (``paper_dir/claims/<notebook>.csv``,
-    :func:`mdlnb.claims.write_claims`; none when ``found`` is empty), record the
-    manifest of every table and figure matching ``pattern`` (:func:`mdlnb.manifest.record`)
-    and return the claims as text (:func:`mdlnb.claims.describe`; "" without claims)."""
+    :func:`mdlnb.claims.write_claims`; none when ``found`` is empty) and its setting
+    (``paper_dir/setting/<notebook>.csv``, rows of (aspect, the paper's, this run's),
+    :func:`mdlnb.claims.write_setting`; none when empty), record the manifest of every
+    table and figure matching ``pattern`` (:func:`mdlnb.manifest.record`) and return the
+    claims as text (:func:`mdlnb.claims.describe`; "" without claims)."""
     found = list(found)
     if found:
         claims.write_claims(found, paper_dir, notebook)
+    if setting:
+        claims.write_setting(setting, paper_dir, notebook)
     manifest.record(paper_dir, notebook, profile, pattern=pattern)
     return claims.describe(found)
 

@@ -152,7 +152,7 @@ def rows(strategy, p, state, L, valid, posterior: bool):
         carry, (ps2, ws2, fl2) = block(carry, jnp.pad(L[nb * B:], pad),
                                        jnp.pad(valid[nb * B:], pad[:1]))
         ps, fl = jnp.concatenate([ps, ps2[:rem]]), jnp.concatenate([fl, fl2[:rem]])
-        ws = jnp.concatenate([ws, ws2[:rem]]) if posterior else None
+        ws = jnp.concatenate([ws, ws2[:rem]]) if ws is not None else None
     w, t, total, comp = carry
     hi = jnp.log(w)
     lo = jnp.where(w > 0, w / jnp.exp(hi) - 1.0, 0.0)

@@ -15,11 +15,11 @@ from mdlnb.switching.strategies import FixedShare, get_strategy
 DEFAULT_CHUNK_ROWS = 1 << 16
 
 
-def check_losses(losses, name: str = "losses") -> np.ndarray:
+def check_losses(losses, name: str = "losses") -> np.ndarray | jax.Array:
     """(N, K) real array with N, K ≥ 1 (a JAX array stays one); values are
     checked inside the pass."""
     if isinstance(losses, jax.Array):
-        L = losses
+        L: np.ndarray | jax.Array = losses
         if L.ndim != 2:
             raise ValueError(f"{name}: expected a 2-D array, got shape {L.shape}")
     else:
@@ -195,7 +195,7 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
                                         np.zeros((size - m, k), np.float32)])
             # on a CPU backend the aligned copy of _to_device (none for an aligned float32
             # view) instead of the slower copy XLA makes of any other NumPy argument
-            block = _to_device(block) if cpu else np.asarray(block, np.float32)
+            block = _to_device(block) if cpu else np.asarray(block, np.float32)  # type: ignore[assignment]
         state, ps, lp, flags = forward.run_chunk(skeleton, params, state, block, m, skip,
                                                  posterior=posterior, linear=linear)
         ps = np.asarray(ps, np.float64)[skip:m]

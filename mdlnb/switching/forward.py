@@ -97,8 +97,8 @@ def _start(strategy, k: int) -> tuple:
     params = {name: np.asarray(v, np.float32) for name, v in strategy.params(k).items()}
     lw = np.asarray(strategy.log_initial(k), np.float32)
     zero = np.zeros((), np.float32)
-    return jax.device_put((params, SwitchState(lw, np.zeros_like(lw), np.zeros((), np.int32),
-                                               zero, zero)))
+    state = SwitchState(lw, np.zeros_like(lw), np.zeros((), np.int32), zero, zero)  # type: ignore[arg-type]
+    return jax.device_put((params, state))
 
 
 def uses_linear_kernel(strategy, num_experts: int, horizon: int = 2**31 - 1) -> bool:

@@ -104,7 +104,7 @@ def _fixed_share_alpha(strategy: FixedShare, t: np.ndarray) -> np.ndarray:
     :func:`never_switch_curve` (:meth:`FixedShare.alpha_at` is its float32 JAX twin)."""
     if strategy.alpha is not None:
         return np.full_like(t, strategy.alpha)
-    return np.minimum(1.0, (strategy.m - 1.0) / t)
+    return np.minimum(1.0, (strategy.m - 1.0) / t)  # type: ignore[operator]
 
 
 def _by_forward_pass(strategy, n: int, num_experts: int, expert: int) -> float:

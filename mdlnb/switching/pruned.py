@@ -33,6 +33,7 @@ compacts the state between segments: no Python loop per step. Units: nats.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 from jax.nn import logsumexp
@@ -48,7 +49,7 @@ def restrict(strategy, alive: np.ndarray, num_experts: int):
     """``strategy`` over the experts ``alive`` (indices into ``num_experts``): its
     switching weights w restricted to them and renormalised (``initial`` dropped:
     it only sets the first step)."""
-    fields = {"initial": None}
+    fields: dict[str, Any] = {"initial": None}
     if hasattr(strategy, "weights"):
         w = np.exp(strategy.log_weights(num_experts))[np.asarray(alive)]
         if not w.sum() > 0:
@@ -169,6 +170,6 @@ def codelength_pruned(losses, strategy=None, pruned_at=None, *, segment_rows: in
             rows = np.asarray(L[start:start + seg], np.float32)[:, stream.alive]
         ps, lp = stream.update(rows, posterior=posterior)
         per_step[start:start + len(ps)] = ps
-        if posterior:
+        if log_post is not None:
             log_post[start:start + len(ps), stream.alive] = lp
     return SwitchResult(float(np.sum(per_step)), per_step, log_post, strategy)

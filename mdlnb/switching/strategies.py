@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Tuple
+from typing import TYPE_CHECKING, Any, ClassVar, Optional
 
 import jax.numpy as jnp
 import numpy as np
@@ -35,7 +35,7 @@ from jax.nn import logsumexp
 
 from mdlnb._checks import check_int
 
-Probs = Optional[Tuple[float, ...]]
+Probs = tuple[float, ...] | None
 
 _SUM_TOL = 1e-6
 
@@ -80,6 +80,10 @@ class _Strategy:
     # weights: True where some probability mass is never mixed (no switching),
     # so float32 rounding would accumulate over N steps.
     compensated = True
+
+    if TYPE_CHECKING:   # fields of every strategy (each a frozen dataclass)
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+        initial: Probs
 
     def _check_common(self) -> None:
         object.__setattr__(self, "initial", _as_probs(self.initial, "initial"))
@@ -205,7 +209,7 @@ class FixedShare(_Strategy):
     @property
     def rate(self) -> float:
         """α (constant rate) or m (decreasing rate)."""
-        return self.alpha if self.alpha is not None else self.m
+        return self.alpha if self.alpha is not None else self.m  # type: ignore[return-value]
 
     def alpha_at(self, t, rate=None):
         """α_t for the transition into step t (t ≥ 2; array or scalar);
@@ -226,7 +230,7 @@ class FixedShare(_Strategy):
         """Smallest α_t over 2 ≤ t ≤ horizon."""
         if self.alpha is not None:
             return self.alpha
-        return min(1.0, (self.m - 1.0) / max(horizon, 2))
+        return min(1.0, (self.m - 1.0) / max(horizon, 2))  # type: ignore[operator]
 
     def transition(self, log_f, t, p):
         a = self.alpha_at(t, p["rate"])
@@ -363,7 +367,7 @@ class RunLength(_Strategy):
 # ``@dataclass`` writes a __repr__ listing every field into each class; print
 # the short form of _Strategy.__repr__ instead, one way everywhere.
 for _cls in (BayesianMixture, ElementwiseMixture, FixedShare, SwitchDistribution, RunLength):
-    _cls.__repr__ = _Strategy.__repr__
+    _cls.__repr__ = _Strategy.__repr__  # type: ignore[method-assign]
 del _cls
 
 _NAMES = {

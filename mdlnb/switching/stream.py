@@ -59,7 +59,7 @@ class Stream:
         L = np.asarray(chunk)
         if L.ndim == 1:
             L = L[None, :]
-        L = check_losses(L, "chunk")
+        L = check_losses(L, "chunk")  # type: ignore[assignment]  # NumPy in, NumPy out
         if L.shape[1] != self.num_experts:
             raise ValueError(f"chunk: has {L.shape[1]} experts, the stream has {self.num_experts}")
         out = []

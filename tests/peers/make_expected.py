@@ -320,7 +320,7 @@ def main() -> None:
     add("nemenyi_cd_orange", "nemenyi_cd", "biolab/orange3 compute_CD (alpha 0.05)",
         orange.compute_CD(list(ranks), len(df)), "Demsar's table of q_0.05 (6 digits)",
         tol=1e-5)
-    for k, name in enumerate(I.TABLE_CLASSIFIERS):
+    for name in I.TABLE_CLASSIFIERS:
         add(f"average_rank_autorank_{name}", "average_rank", "autorank meanrank",
             res.rankdf.loc[name, "meanrank"], "1 = best (highest accuracy), ties averaged",
             tol=1e-12, method=name)

@@ -1,43 +1,47 @@
 """The encoder study's claims (a1, a2, f, d1, d2, d3), decided on its tidy frames.
 
 Every verdict comes from a rule of :mod:`mdlnb.claims` applied to the frames of
-:class:`EncodersResult` (``frame``, ``posterior``); nothing is decided by eye.
-Each rule and the paper's effect size are fixed here, before any run, and each
-can fail both ways (:func:`mdlnb.claims.effect_decision`): *holds* when the
-95 % interval of the effect excludes zero on the claimed side, *does not
-hold* when it lies on the other side or excludes the paper's effect,
-*inconclusive* when it contains both, and then the claim says at how many
-tasks the same spread would decide. The unit of replication is the task:
-encoders, orders and pairs within a task share it.
+:class:`EncodersResult` (``frame``, ``posterior``, ``curves``); nothing is
+decided by eye. Each rule and the paper's effect are fixed here, before any
+run, and the verdict has two parts decided by one 95 % interval
+(:func:`mdlnb.claims.effect_decision`): *direction* (replicated / reversed /
+undetermined against no effect) and *size* (smaller / consistent / larger than
+the paper's). The unit of replication is the task: encoders, orders and pairs
+within a task share it. Li, Bornschein & Hutter 2023, arXiv:2302.09579:
 
 * (a1) *linear and best-MLP accuracy rank encoders differently* (Sec. 4,
-  Table 1a): per task 1 − τ_b(linear ranks, best-MLP ranks); the effect is
-  its mean over tasks (t interval); paper: 1 − 0.73 = 0.27.
-* (a2) *MDL reconciles them* (Sec. 4, Table 1a): the paper's own statistic,
-  Δτ = τ(MLP, MDL) − τ(MLP, linear) between the average-rank orders over
-  tasks, with a percentile bootstrap interval over tasks (2,000 resamples);
-  paper: 0.87 − 0.73 = 0.14. Over every encoder of the grid by default: τ
-  over more encoders is less coarse, which the power analysis needs
-  (:mod:`._power`).
+  Table 1a): the paper's statistic, 1 − τ between the average-rank orders of
+  the encoders by linear and by best-MLP accuracy; percentile bootstrap over
+  tasks; paper: 1 − 0.73 = 0.27.
+* (a2) *MDL reconciles them* (Sec. 4, Table 1a): Δτ = τ(MLP, MDL) − τ(MLP,
+  linear) between the average-rank orders, bootstrap over tasks; paper: 0.87 −
+  0.73 = 0.14. Over every encoder of the grid (pre-registered: τ over more
+  encoders is less coarse); more questions asked of the same procedural images
+  are not independent tasks, so only more *tasks* would decide it.
 * (f) *the order-to-order sd is small against the gaps between neighbouring
-  encoders* (App. A.7): effect −log10 of the median over (task, encoder)
-  cells of sd / gap to the nearest-ranked encoder (> 0 ⟺ sd < gap), bootstrap
-  interval over tasks (cells of one task share gaps); paper: sd 134 against
-  gaps 4,937 / 4,643, −log10(0.029) = 1.54.
+  encoders* (App. A.7): effect −log10 of the median over (task, encoder) cells
+  of sd / gap to the nearest-ranked encoder (> 0 ⟺ sd < gap), bootstrap over
+  tasks. The statistic depends on the stream length N: the sd of a sum of N
+  per-example code differences grows as √N, a gap between encoders as N, so
+  −log10(sd / gap) grows by ½·log10 N. The paper's value (sd 134 against gaps
+  4,937 / 4,643 on Cifar100, N = 50,000: 1.54) is therefore compared at matched
+  N, restated at this run's N under that law (1.54 − ½·log10(50,000 / N)), and
+  the law itself is measured along the run's own prefixes (the slope of the
+  statistic against log10 n, reported beside the verdict).
 * (d1) *the posterior moves to deeper readouts as data grows* (Fig. 9): per
-  (encoder, task) the posterior-mean readout depth Σ_r p(r)·depth(r) in the
-  last log-spaced bin of t minus that in the first bin starting at t ≥ 2B —
-  after one whole batch of evidence has updated the prior (the first batch is
-  coded uniformly, so before 2B the posterior has seen at most a few
-  examples); mean over orders and over the task's encoders; t interval over
-  tasks; paper: linear first, then 1–3 hidden layers: +1 hidden layer.
-* (d2) *structured tasks prefer deeper readouts* (Fig. 2): per task the
-  preferred readout depth (mean over encoders and orders); structured tasks
-  against all the others (natural and specialized), Welch interval of the
-  difference; paper: structured 3–7 vs natural 0–1 hidden layers: +2.
-* (d3) *the move to deeper readouts is larger on structured tasks*: (d1)'s
-  per-task change, structured against the others, Welch; paper (Fig. 9
-  against Fig. 2, qualitative): +1 hidden layer.
+  (encoder, task) the posterior-mean readout depth in the last log-spaced bin
+  of t minus that in the first bin starting at t ≥ 2B (after one whole batch
+  of evidence; the first batch is coded uniformly); mean over orders and the
+  task's encoders; t interval over tasks; paper: linear first, then 1–3 hidden
+  layers: +1 hidden layer.
+* (d2) *structured tasks prefer deeper readouts than natural ones* (Fig. 2):
+  per task the preferred readout depth (mean over encoders and orders);
+  structured tasks against natural ones, Welch interval (specialized tasks
+  are reported beside, not pooled with either); paper: structured 3–7 vs
+  natural 0–1 hidden layers: +2.
+* (d3) *the move to deeper readouts is larger on structured tasks than on
+  natural ones*: (d1)'s per-task change, structured against natural, Welch;
+  paper (Fig. 9 against Fig. 2, qualitative): taken as +1 hidden layer.
 """
 from __future__ import annotations
 
@@ -129,9 +133,17 @@ def _fmt_taus(t) -> str:
     return ", ".join(f"{m} {t.loc[m]:.2f}" for m in t.index)
 
 
+
 #: The paper's effects (units: τ, hidden layers, log10 of sd / gap), fixed before any run.
 PAPER_EFFECTS = {"a1": 1 - 0.73, "a2": 0.87 - 0.73, "f": -float(np.log10(134 / 4643)),
                  "d1": 1.0, "d2": 2.0, "d3": 1.0}
+#: App. A.7's stream: Cifar100's 50,000 training examples.
+PAPER_F_N = 50_000
+
+
+def f_paper_at(n: int) -> float:
+    """(f)'s paper value restated at stream length ``n``: 1.54 − ½·log10(50,000 / n)."""
+    return PAPER_EFFECTS["f"] - 0.5 * float(np.log10(PAPER_F_N / n))
 
 
 def rank_tables(frame, encoders: Sequence[str]) -> list:
@@ -141,21 +153,143 @@ def rank_tables(frame, encoders: Sequence[str]) -> list:
     return [g.droplevel("task").reindex(list(encoders)) for _, g in w.groupby(level="task")]
 
 
+def _average_orders(tables: Sequence):
+    avg = sum(t.to_numpy(float) for t in tables) / len(tables)
+    cols = list(tables[0].columns)
+    return {m: avg[:, cols.index(m)] for m in ("linear", "mlp", "mdl")}
+
+
+def order_disagreement(tables: Sequence) -> float:
+    """(a1)'s statistic on per-task rank tables: 1 − τ(linear, MLP) of the
+    average-rank orders (NaN when an average order ties every encoder)."""
+    from mdlnb import ranking
+
+    o = _average_orders(tables)
+    if min(np.ptp(o["linear"]), np.ptp(o["mlp"])) == 0:
+        return float("nan")
+    return 1.0 - float(ranking.kendall_tau(o["linear"], o["mlp"]))
+
+
 def delta_tau(tables: Sequence) -> float:
     """(a2)'s statistic on per-task rank tables: τ(MLP, MDL) − τ(MLP, linear) of the
     average-rank orders (NaN when an average order ties every encoder)."""
     from mdlnb import ranking
 
-    avg = sum(t.to_numpy(float) for t in tables) / len(tables)
-    cols = list(tables[0].columns)
-    lin, mlp, mdl = (avg[:, cols.index(m)] for m in ("linear", "mlp", "mdl"))
-    if min(np.ptp(lin), np.ptp(mlp), np.ptp(mdl)) == 0:
+    o = _average_orders(tables)
+    if min(np.ptp(o["linear"]), np.ptp(o["mlp"]), np.ptp(o["mdl"])) == 0:
         return float("nan")
-    return float(ranking.kendall_tau(mlp, mdl) - ranking.kendall_tau(mlp, lin))
+    return float(ranking.kendall_tau(o["mlp"], o["mdl"]) - ranking.kendall_tau(o["mlp"], o["linear"]))
 
 
 def _log_ratio_median(cells: Sequence) -> float:
     return float(-np.log10(np.median(np.concatenate([np.asarray(c) for c in cells]))))
+
+
+def order_noise_along_n(curves, encoders: Sequence[str], groups: dict, *, min_n: int = 64):
+    """(f)'s statistic at every prefix n of the streams (the bin ends of ``curves``
+    from ``min_n`` on, where every (task, encoder) has every order): columns ``task``,
+    ``n``, ``log_ratio`` (−log10 of the task's median sd / nearest gap at n); ``groups``:
+    task → group."""
+    import pandas as pd
+
+    c = curves[curves["encoder"].isin(list(encoders)) & (curves["n"] >= min_n)]
+    frame = c.rename(columns={"cumulative [nats]": "value"}).assign(
+        metric="codelength [nats]", group=c["task"].map(groups))
+    rows = []
+    for n, g in frame.groupby("n", sort=True):
+        _, ok, cells = order_noise_cells(g, encoders)
+        for task, t in ok.groupby("task", sort=True):
+            rows.append({"task": task, "n": int(n),
+                         "log_ratio": float(-np.log10(np.median(t["sd / nearest gap"])))})
+    return pd.DataFrame(rows, columns=["task", "n", "log_ratio"])
+
+
+def slope_parts(along) -> list[tuple[float, float]]:
+    """Per task, (Σ x̃ỹ, Σ x̃²) of (f)'s statistic ỹ against x̃ = log10 n, both centred
+    within the task: the pieces of :func:`n_slope`, which a bootstrap over tasks sums."""
+    out = []
+    for _, g in along.groupby("task", sort=True):
+        x = np.log10(g["n"].to_numpy(float))
+        y = g["log_ratio"].to_numpy(float)
+        x, y = x - x.mean(), y - y.mean()
+        out.append((float((x * y).sum()), float((x * x).sum())))
+    return out
+
+
+def n_slope(parts) -> float:
+    """Least-squares slope of (f)'s statistic against log10 n, pooled over tasks with a
+    per-task intercept, from :func:`slope_parts` (the ½·log10 N law predicts 0.5)."""
+    sxy, sxx = (sum(p[i] for p in parts) for i in (0, 1))
+    return sxy / sxx if sxx > 0 else float("nan")
+
+
+def _a_claims(frame, encoders, a2_encoders, level: float, paper) -> list:
+    from mdlnb import claims as C
+
+    k = len(encoders)
+    tables = rank_tables(frame, encoders)
+    ours = _tables.ranking_agreement(frame, encoders).set_index("methods")["kendall tau"]
+    d = C.bootstrap_effect(tables, order_disagreement, paper_effect=PAPER_EFFECTS["a1"],
+                           level=level, unit="tasks")
+    a1 = C.Claim.decided(
+        "a1", "Linear-probe and best-MLP accuracy rank the pretrained encoders differently.",
+        "Li et al. 2023 Sec. 4, Table 1a", "1 − τ(linear, MLP) of the average-rank orders "
+        f"{1 - paper.loc['linear vs mlp']:.2f} (6 encoders, 19 tasks)",
+        f"1 − Kendall τ between the average-rank orders of {k} encoders by linear and by "
+        "best-MLP accuracy over tasks; percentile bootstrap over tasks (2,000 resamples)", d,
+        effect="1 − τ(linear, MLP) of average-rank orders",
+        our_value=f"{d.detail}; average-rank orders of these {k} encoders: {_fmt_taus(ours)}")
+    tables = rank_tables(frame, a2_encoders)
+    orders = _tables.ranking_agreement(frame, a2_encoders).set_index("methods")["kendall tau"]
+    d = C.bootstrap_effect(tables, delta_tau, paper_effect=PAPER_EFFECTS["a2"], level=level,
+                           unit="tasks")
+    a2 = C.Claim.decided(
+        "a2", "MDL with readout switching reconciles them: its order agrees with the best-MLP "
+        "order more than the linear order does.", "Li et al. 2023 Sec. 4, Table 1a",
+        f"Δτ = τ(MLP, MDL) {paper.loc['mlp vs mdl']:.2f} − τ(MLP, linear) "
+        f"{paper.loc['linear vs mlp']:.2f} = {PAPER_EFFECTS['a2']:.2f} (average-rank orders)",
+        f"Δτ of the average-rank orders over tasks, k = {len(a2_encoders)} encoders "
+        "(pre-registered: only more tasks, not more questions of the same images, would "
+        "decide it); percentile bootstrap over tasks (2,000 resamples)", d,
+        effect="Δτ(MLP; MDL − linear)",
+        our_value=f"{d.detail}; average-rank orders of these {len(a2_encoders)} encoders: "
+                  f"{_fmt_taus(orders)}")
+    return [a1, a2]
+
+
+def _f_claim(result, encoders, level: float):
+    from mdlnb import claims as C
+
+    var, ok, cells = order_noise_cells(result.frame, encoders)
+    orders = int(var["orders"].min()) if len(var) else 0
+    n = int(min(result.sizes.values()))
+    paper_n = f_paper_at(n)
+    d = C.bootstrap_effect(cells if orders >= 2 else [], _log_ratio_median,
+                           paper_effect=paper_n, level=level, unit="tasks")
+    groups = result.frame.drop_duplicates("task").set_index("task")["group"].to_dict()
+    along = order_noise_along_n(result.curves, encoders, groups)
+    parts = slope_parts(along)
+    slope, s_lo, s_hi = (C.bootstrap_interval(parts, n_slope, level=level) if len(parts) >= 2
+                         else (n_slope(parts), float("nan"), float("nan")))
+    pp = _tables.PAPER_PERMUTATION
+    paper_ratio = pp["std"] / min(pp["mean"] - pp["above"], pp["below"] - pp["mean"])
+    r = ok["sd / nearest gap"]
+    return C.Claim.decided(
+        "f", "The codelength's standard deviation over data orders is small against the gaps "
+        "between encoders ranked next to each other.", "Li et al. 2023 App. A.7",
+        f"ResNet-50 SUP on Cifar100 (N = {PAPER_F_N:,}), {pp['orders']} orders: sd "
+        f"{pp['std']:.0f} nats against gaps {pp['mean'] - pp['above']:.0f} / "
+        f"{pp['below'] - pp['mean']:.0f} (sd / gap {paper_ratio:.3f}, −log10 "
+        f"{PAPER_EFFECTS['f']:.2f}); at N = {n:,} under the ½·log10 N law: {paper_n:.2f}",
+        f"per (task, encoder) cell at N = {n:,}, sd over {orders} orders / gap to the "
+        "nearest-ranked encoder; effect −log10 of the median ratio (> 0: sd < gap), compared "
+        f"with the paper's restated at N = {n:,}; percentile bootstrap over tasks", d,
+        effect=f"−log10 median(sd / gap) at N = {n:,}",
+        our_value=(f"sd < gap in {int((r < 1).sum())}/{len(r)} cells, median sd / gap "
+                   f"{r.median():.3f}; {d.detail}; the law measured along the run's prefixes "
+                   f"(n = {int(along['n'].min()) if len(along) else 0}–{n:,}): slope of the "
+                   f"statistic against log10 n {slope:.3f}, 95% bootstrap interval "
+                   f"[{s_lo:.3f}, {s_hi:.3f}] (law: 0.5)"))
 
 
 def objectives_claims(result: Any, encoders: Sequence[str], *, alpha: float = 0.05,
@@ -163,70 +297,19 @@ def objectives_claims(result: Any, encoders: Sequence[str], *, alpha: float = 0.
     """Claims (a1), (a2) and (f) (module docstring) on ``encoders`` of ``result``;
     (a2) on ``a2_encoders`` (default: every encoder of the grid).
     ``alpha``: 1 − the intervals' level."""
-    from mdlnb import claims as C
     from mdlnb.studies.encoders import _paper
 
     level = 1 - alpha
     frame = result.frame
-    agree = per_task_agreement(frame, encoders)
-    ours = _tables.ranking_agreement(frame, encoders).set_index("methods")["kendall tau"]
     paper = _paper.kendall_between_methods().set_index("methods")["kendall tau"]
-    k, n = len(encoders), len(agree)
-    lm = agree["linear vs mlp"].dropna().to_numpy()
-    d = C.t_effect(1 - lm, paper_effect=PAPER_EFFECTS["a1"], level=level, unit="tasks")
-    a1 = C.Claim.decided(
-        "a1", "Linear-probe and best-MLP accuracy rank the pretrained encoders differently.",
-        "Sec. 4, Table 1a", "1 − τ(linear, MLP) of the average-rank orders "
-        f"{1 - paper.loc['linear vs mlp']:.2f} (r = 6, N = 19)",
-        f"per task ({n} tasks, k = {k} encoders), 1 − Kendall τ_b between linear and best-MLP "
-        f"accuracy ranks; {level:.0%} t interval of the mean over tasks: holds above 0, does "
-        "not hold below 0 or below the paper's 0.27, else inconclusive", d,
-        our_value=f"{d.detail}; average-rank orders of these {k} encoders: {_fmt_taus(ours)}")
     a2_encoders = list(a2_encoders or dict.fromkeys(frame["encoder"]))
-    tables = rank_tables(frame, a2_encoders)
-    a2_orders = _tables.ranking_agreement(frame, a2_encoders).set_index("methods")["kendall tau"]
-    if len(tables) >= 2:
-        value, lo, hi = C.bootstrap_interval(tables, delta_tau, level=level)
-        d = C.effect_decision(value, lo, hi, paper_effect=PAPER_EFFECTS["a2"], n=len(tables),
-                              unit="tasks", label=f"{level:.0%} bootstrap CI")
-    else:
-        d = C.Decision(C.INCONCLUSIVE, f"{len(tables)} task(s): no interval")
-    a2 = C.Claim.decided(
-        "a2", "MDL with readout switching reconciles them: its order agrees with the best-MLP "
-        "order more than the linear order does.", "Sec. 4, Table 1a",
-        f"Δτ = τ(MLP, MDL) {paper.loc['mlp vs mdl']:.2f} − τ(MLP, linear) "
-        f"{paper.loc['linear vs mlp']:.2f} = {PAPER_EFFECTS['a2']:.2f} (average-rank orders)",
-        f"Δτ of the average-rank orders over tasks, k = {len(a2_encoders)} encoders; "
-        "percentile bootstrap over tasks "
-        f"(2,000 resamples), {level:.0%} interval: holds above 0, does not hold below 0 or "
-        "below the paper's 0.14, else inconclusive", d,
-        our_value=f"{d.detail}; average-rank orders of these {len(a2_encoders)} encoders: "
-                  f"{_fmt_taus(a2_orders)}")
-    var, ok, cells = order_noise_cells(frame, encoders)
-    orders = int(var["orders"].min()) if len(var) else 0
-    if orders < 2 or len(cells) < 2:
-        d = C.Decision(C.INCONCLUSIVE, f"{orders} data order(s), {len(cells)} task(s): "
-                       "no interval")
-    else:
-        value, lo, hi = C.bootstrap_interval(cells, _log_ratio_median, level=level)
-        d = C.effect_decision(value, lo, hi, paper_effect=PAPER_EFFECTS["f"], n=len(cells),
-                              unit="tasks", label=f"{level:.0%} bootstrap CI")
-    pp = _tables.PAPER_PERMUTATION
-    paper_ratio = pp["std"] / min(pp["mean"] - pp["above"], pp["below"] - pp["mean"])
-    r = ok["sd / nearest gap"]
-    f = C.Claim.decided(
-        "f", "The codelength's standard deviation over data orders is small against the gaps "
-        "between encoders ranked next to each other.", "App. A.7",
-        f"ResNet-50 SUP on Cifar100, {pp['orders']} orders: sd {pp['std']:.0f} nats against "
-        f"gaps {pp['mean'] - pp['above']:.0f} / {pp['below'] - pp['mean']:.0f} "
-        f"(sd / gap {paper_ratio:.3f}, −log10 {PAPER_EFFECTS['f']:.2f})",
-        f"per (task, encoder) cell, sd over {orders} orders / gap to the nearest-ranked "
-        "encoder; effect −log10 of the median ratio (> 0: sd < gap); bootstrap over tasks, "
-        f"{level:.0%} interval: holds above 0, does not hold below 0 or below the paper's "
-        "1.54, else inconclusive", d,
-        our_value=(f"sd < gap in {int((r < 1).sum())}/{len(r)} cells, median sd / gap "
-                   f"{r.median():.3f}; {d.detail}") if len(r) else d.detail)
-    return [a1, a2, f]
+    return _a_claims(frame, encoders, a2_encoders, level, paper) + [
+        _f_claim(result, encoders, level)]
+
+
+def _by_group(df, col: str) -> dict:
+    return {g: df.loc[df["group"] == g, col].to_numpy() for g in
+            ("structured", "natural", "specialized")}
 
 
 def readout_claims(result: Any, encoders: Sequence[str] | None = None, *,
@@ -250,40 +333,43 @@ def readout_claims(result: Any, encoders: Sequence[str] | None = None, *,
     bins = sorted(set(ch["early_bin"])) if len(ch) else []
     d1 = C.Claim.decided(
         "d1", "As data grows the readout posterior moves to deeper readouts.",
-        "Sec. 4 'Readout Models', App. A.8 Fig. 9",
+        "Li et al. 2023 Sec. 4 'Readout Models', App. A.8 Fig. 9",
         "ImageNet, linear first, then MLPs of 1–3 hidden layers (4 encoders): +1 hidden layer",
         "per (encoder, task), posterior-mean readout depth in the last log-spaced bin of t minus "
         f"that in the first bin from t = 2B = {2 * batch} on (after a batch of evidence), mean "
-        f"over {orders} orders and the task's encoders; {level:.0%} t interval over tasks: holds "
-        "above 0, does not hold below 0 or below the paper's +1, else inconclusive", d,
+        f"over {orders} orders and the task's encoders; t interval over tasks", d,
+        effect="change in posterior-mean depth [hidden layers]",
         our_value=(f"{up} (encoder, task) pairs deeper, {down} shallower of {len(pair)}; "
                    f"reference bins {', '.join(bins[:3])}; {d.detail}" if len(pair) else
-                   f"no (encoder, task) pair has 2 posterior bins from t = {2 * batch} on "
-                   f"(streams of {sorted(set(result.sizes.values()))} examples, "
-                   f"{result.config.posterior_bins} bins)"))
+                   f"no (encoder, task) pair has 2 posterior bins from t = {2 * batch} on"))
+    deepest = max((readout_depth(r) for r in set(post["readout"])), default=0)
     pref = frame[frame["metric"] == "preferred readout depth"]
     pref = pref.groupby(["task", "group"], sort=True)["value"].mean().reset_index()
-
-    def split(df, col):
-        s = df.loc[df["group"] == "structured", col].to_numpy()
-        o = df.loc[df["group"] != "structured", col].to_numpy()
-        return s, o
-
-    s, o = split(pref, "value")
-    d = C.welch_effect(s, o, paper_effect=PAPER_EFFECTS["d2"], level=level, unit="tasks")
+    g = _by_group(pref, "value")
+    spec = (f"; specialized tasks beside: {g['specialized'].mean():.3g} "
+            f"(n = {g['specialized'].size})" if g["specialized"].size else "")
+    d = C.welch_effect(g["structured"], g["natural"], paper_effect=PAPER_EFFECTS["d2"],
+                       level=level, unit="tasks")
     d2 = C.Claim.decided(
         "d2", "Structured tasks prefer deeper readouts than natural tasks.",
-        "Sec. 4 'Readout Models', Fig. 2",
+        "Li et al. 2023 Sec. 4 'Readout Models', Fig. 2",
         "structured mostly 3–7 hidden layers, natural 0–1 (19 VTAB tasks): +2 hidden layers",
-        "per task, the preferred readout depth (mean over encoders and orders); structured "
-        f"tasks minus all others (natural and specialized), {level:.0%} Welch interval: holds "
-        "above 0, does not hold below 0 or below the paper's +2, else inconclusive", d)
-    s, o = split(task, "change")
-    d = C.welch_effect(s, o, paper_effect=PAPER_EFFECTS["d3"], level=level, unit="tasks")
+        "per task, the preferred readout depth (mean over encoders and orders; the board's "
+        f"deepest readout has {deepest} hidden layers, the paper's 7); structured "
+        "tasks minus natural tasks, Welch interval", d,
+        effect="structured − natural preferred depth [hidden layers]",
+        our_value=d.detail + spec)
+    g = _by_group(task, "change")
+    spec = (f"; specialized tasks beside: {g['specialized'].mean():.3g} "
+            f"(n = {g['specialized'].size})" if g["specialized"].size else "")
+    d = C.welch_effect(g["structured"], g["natural"], paper_effect=PAPER_EFFECTS["d3"],
+                       level=level, unit="tasks")
     d3 = C.Claim.decided(
         "d3", "The move to deeper readouts is larger on structured tasks than on natural ones.",
-        "Sec. 4 'Readout Models', Fig. 2, Fig. 9", "qualitative; taken as +1 hidden layer",
-        "(d1)'s per-task change in posterior-mean depth, structured tasks minus all others, "
-        f"{level:.0%} Welch interval: holds above 0, does not hold below 0 or below +1, else "
-        "inconclusive", d)
+        "Li et al. 2023 Sec. 4 'Readout Models', Fig. 2, Fig. 9",
+        "qualitative; taken as +1 hidden layer",
+        "(d1)'s per-task change in posterior-mean depth, structured tasks minus natural tasks, "
+        "Welch interval", d, effect="structured − natural depth change [hidden layers]",
+        our_value=d.detail + spec)
     return [d1, d2, d3]
+

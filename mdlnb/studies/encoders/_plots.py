@@ -113,54 +113,56 @@ def scaling(table, differences):
     return fig
 
 
-def regret(regret_frame, *, ax: Any = None):
-    """Cumulative codelength of the larger encoder minus the smaller along n (nats),
-    one line per task, band = ±1 sd over data orders; encoders and tasks in
-    readers' names. Returns the Axes."""
+#: One colour per task group, in every figure of the encoder study.
+GROUP_COLOURS = {"natural": "#1b9e77", "specialized": "#d95f02", "structured": "#7570b3"}
+
+
+def regret(regret_frame, *, groups: dict[str, str], ax: Any = None):
+    """Cumulative codelength of the larger encoder minus the smaller along n (nats): one
+    thin line per task, coloured by its group (``groups``: task → group), and a thick
+    line per group, the mean over its tasks. Returns the Axes."""
     import matplotlib.pyplot as plt
-    import seaborn as sns
+    from matplotlib.lines import Line2D
 
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 3.8))
-    tasks = regret_frame["task"].unique()
-    # one distinct colour per task: colorblind has 10, the default grid 13 tasks
-    pal = dict(zip(tasks, sns.color_palette("colorblind" if len(tasks) <= 10 else "husl",
-                                            len(tasks))))
+    col = "larger − smaller [nats]"
     for task, g in regret_frame.groupby("task", sort=False):
-        m, s = g["larger − smaller [nats]"].to_numpy(), g["sd [nats]"].fillna(0).to_numpy()
-        ax.plot(g["n"], m, label=task_label(str(task)), color=pal[task])
-        ax.fill_between(g["n"], m - s, m + s, color=pal[task], alpha=0.2)
+        ax.plot(g["n"], g[col], color=GROUP_COLOURS[groups[task]], lw=0.8, alpha=0.45)
+    means = regret_frame.assign(group=regret_frame["task"].map(groups)).groupby(
+        ["group", "n"], sort=True)[col].mean().reset_index()
+    for group, g in means.groupby("group", sort=False):
+        ax.plot(g["n"], g[col], color=GROUP_COLOURS[group], lw=2.5)
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("examples coded n")
-    ax.set_ylabel("cumulative difference [nats]\n(± sd over orders)")
+    ax.set_ylabel("cumulative codelength difference [nats]")
     r = regret_frame.iloc[0]
     ax.set_title(f"{encoder_label(str(r['larger']))} minus {encoder_label(str(r['smaller']))}\n"
                  "below 0: the larger encoder has coded the labels in fewer nats", fontsize=10)
-    # upper left: before the first batch is coded every curve is 0, so that corner is empty
-    ax.legend(fontsize=7, title="task", title_fontsize=8, loc="upper left",
-              ncol=2 if len(tasks) > 6 else 1)
+    present = [g for g in GROUP_COLOURS if g in set(groups[t] for t in regret_frame["task"])]
+    handles = [Line2D([], [], color=GROUP_COLOURS[g], lw=2.5, label=f"{g} (mean)")
+               for g in present] + [Line2D([], [], color="0.5", lw=0.8, label="one task")]
+    ax.legend(handles=handles, fontsize=8, loc="lower left")
     return ax
 
 
-def preference_heatmap(table, groups: dict[str, str]):
-    """Paper Fig. 2: preferred readout depth per (encoder, task), tasks grouped by
-    task group (labels on top). Returns the Axes."""
+def preference_heatmap(table, groups: dict[str, str], *, orders: int | None = None,
+                       agreement: float | None = None):
+    """Paper Fig. 2: preferred readout depth per (encoder, task) — the mean over data
+    orders, annotated to one decimal — tasks grouped by task group (labels on top).
+    ``orders``, ``agreement``: the number of orders and the share of cells where they all
+    agree, for the title. Returns the Axes."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
     import numpy as np
-    from matplotlib.colors import BoundaryNorm
 
-    fig, ax = plt.subplots(figsize=(1.0 * table.shape[1] + 3, 0.45 * table.shape[0] + 1.6))
-    # whole numbers of hidden layers: one colour per depth 0 … max, ticks at the depths
+    fig, ax = plt.subplots(figsize=(1.0 * table.shape[1] + 3, 0.45 * table.shape[0] + 1.9))
     values = np.asarray(table, dtype=float)
-    top = int(np.nanmax(values)) if np.isfinite(values).any() else 0
-    depths = np.arange(top + 1)
-    cmap = plt.get_cmap("viridis", len(depths))
-    norm = BoundaryNorm(np.arange(-0.5, top + 1.0), cmap.N)
-    sns.heatmap(table, annot=True, fmt=".0f", cmap=cmap, norm=norm, ax=ax,
-                cbar_kws={"label": "hidden layers (0 = linear)", "ticks": depths})
+    top = max(1.0, float(np.nanmax(values))) if np.isfinite(values).any() else 1.0
+    sns.heatmap(table, annot=True, fmt=".1f", cmap="viridis", vmin=0.0, vmax=np.ceil(top),
+                ax=ax, cbar_kws={"label": "hidden layers (0 = linear), mean over orders"})
     ax.set_yticklabels([encoder_label(str(e)) for e in table.index], rotation=0)
     ax.set_xticklabels([task_label(str(c)) for c in table.columns])
     cols = list(table.columns)
@@ -175,7 +177,10 @@ def preference_heatmap(table, groups: dict[str, str]):
             start = i
     ax.set_xlabel("")
     ax.set_ylabel("")
-    ax.set_title("preferred readout (0 = linear, h = MLP with h hidden layers)", pad=30)
+    sub = (f"mean over {orders} data orders" if orders else "mean over data orders") + (
+        f"; all orders agree in {agreement:.0%} of cells" if agreement is not None else "")
+    ax.set_title("preferred readout depth, argmax of the time-averaged posterior "
+                 f"(0 = linear, h = MLP with h hidden layers)\n{sub}", pad=30)
     return ax
 
 

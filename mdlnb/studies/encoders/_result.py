@@ -162,6 +162,28 @@ class EncodersResult:
         [smallest, largest] encoder."""
         return _more_claims.scaling_claims(self, mae, supervised, alpha=alpha)
 
+    def setting(self, encoders: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
+        """The paper's setting against this grid's (``encoders``: those the notebook
+        compares, default all), rows for the claims page (:mod:`mdlnb.studies._setting`)."""
+        from mdlnb.studies import _setting
+
+        e = self.encoders if encoders is None else \
+            self.encoders[self.encoders["encoder"].isin(list(encoders))]
+        groups = self.frame.drop_duplicates("task")["group"].value_counts()
+        trained = e.loc[e["pretrain_steps"] > 0, "pretrain_steps"]
+        ours = {
+            "encoders": f"{len(e)} ({', '.join(e['encoder'])}): "
+                        f"{_setting.fmt_range(e['parameters'], 'parameters')}, pretrained on "
+                        f"{self.config.pretrain_data} for "
+                        f"{_setting.fmt_range(trained, 'steps')}",
+            "tasks": f"{len(self.sizes)} embedded tasks ("
+                     + ", ".join(f"{groups.get(g, 0)} {g}" for g in
+                                 ("natural", "specialized", "structured")) + ")",
+            "examples per task (N)": _setting.fmt_range(self.sizes.values()),
+            "readouts": _setting.board_text(self.config.protocol),
+            "orders": f"{len(self.config.seeds)} orders per (encoder, task)"}
+        return _setting.rows("readout", ours)
+
     # -- figures (see _plots) ------------------------------------------------
     def plot_cd(self, encoders: Sequence[str], *, alpha: float = 0.10, group: str | None = None):
         return _plots.cd_diagrams(self.frame, encoders, alpha=alpha, group=group)
@@ -173,10 +195,22 @@ class EncodersResult:
         return _plots.scaling(self.scaling(encoders), self.scaling_differences(encoders))
 
     def plot_regret(self, larger: str, smaller: str, *, ax: Any = None):
-        return _plots.regret(self.regret(larger, smaller), ax=ax)
+        return _plots.regret(self.regret(larger, smaller), groups=self.groups, ax=ax)
+
+    def plot_regrets(self, pairs: Sequence[Sequence[str]]):
+        """:meth:`plot_regret` of each [larger, smaller] pair side by side, one y scale."""
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, len(pairs), figsize=(6 * len(pairs), 4.0), sharey=True,
+                                 squeeze=False, layout="constrained")
+        for ax, (larger, smaller) in zip(axes[0], pairs):
+            self.plot_regret(larger, smaller, ax=ax)
+        return fig
 
     def plot_preferred_readouts(self, encoders: Sequence[str] | None = None):
-        return _plots.preference_heatmap(self.preferred_readouts(encoders), self.groups)
+        return _plots.preference_heatmap(
+            self.preferred_readouts(encoders), self.groups, orders=len(self.config.seeds),
+            agreement=_tables.preference_agreement(self.frame, encoders))
 
     def plot_posteriors(self, pairs: Sequence[tuple[str, str]], *, seed: int | None = None):
         return _plots.posteriors(self.posterior, pairs,

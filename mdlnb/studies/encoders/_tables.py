@@ -336,15 +336,21 @@ def regret_along_n(curves, larger: str, smaller: str):
 
 
 def preferred_readout_table(frame, encoders: Sequence[str] | None = None):
-    """Paper Fig. 2: encoder × task, the preferred readout's number of hidden
-    layers (0 = linear), the most frequent over data orders (ties → the
-    shallower); tasks in group order."""
+    """Paper Fig. 2: encoder × task, the preferred readout's number of hidden layers
+    (0 = linear), the mean over data orders — the per-cell statistic claim d2
+    averages; tasks in group order."""
     f = _subset(frame, encoders)
     f = f[f["metric"] == "preferred readout depth"]
-    w = f.pivot_table(index="encoder", columns="task", values="value",
-                      aggfunc=lambda s: float(s.mode().min()))
+    w = f.pivot_table(index="encoder", columns="task", values="value", aggfunc="mean")
     w = w[[t for t in task_order(frame) if t in w.columns]]
     return w.loc[list(encoders)] if encoders is not None else w
+
+
+def preference_agreement(frame, encoders: Sequence[str] | None = None) -> float:
+    """The share of (encoder, task) cells whose data orders all prefer the same depth."""
+    f = _subset(frame, encoders)
+    f = f[f["metric"] == "preferred readout depth"]
+    return float((f.groupby(["encoder", "task"])["value"].nunique() == 1).mean())
 
 
 def switching_by_group(frame, sizes: dict[str, int], encoders: Sequence[str] | None = None):

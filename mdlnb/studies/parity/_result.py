@@ -205,6 +205,18 @@ class ParityResult:
             findings.posterior_share(mlp_mass, threshold=0.9, who="MLP readouts",
                                      where="the raw bits (B)")])
 
+    def setting(self) -> list[tuple[str, str, str]]:
+        """Whitney et al. 2020's parity toy (Sec. 3.1, Fig. 1) against this run's."""
+        c = self.config
+        return [
+            ("task", "parity of a d-bit secret's bits; the noisy label is the parity with "
+                     "noise α (Sec. 3.1)",
+             f"d = {c.d}, α = {c.alpha}; {self.n_train:,} training and {self.n_test:,} "
+             "held-out examples"),
+            ("learners", "the exact algorithms (counting, GF(2) elimination) and MLP probes",
+             f"the same, MLPs of {c.mlp_width} units"),
+            ("seeds", "8 per curve", f"{c.seeds} per curve (nested prefixes of permutations)")]
+
     def claims(self) -> list:
         """Claims g1–g3 (:func:`mdlnb.studies.parity.parity_claims`) on the exact
         algorithms' curves: g1, g2 on A and B; g3 on :attr:`curve_g3` and B at

@@ -39,8 +39,9 @@ class SwitchingConfig(StudyConfig):
       points: log-spaced sample sizes at which curves are stored.
     """
 
-    pairs: Sequence[str] = ("pixels/digits", "lite0@32/digits")
-    size: Optional[int] = None
+    pairs: Sequence[str] = ("pixels/digits", "lite0@32/digits", "pixels/fashion_mnist",
+                            "lite0@32/fashion_mnist", "pixels/textures", "lite0@32/textures")
+    size: Optional[int] = 1000
     max_hidden_layers: int = 7
     width: int = 64
     learning_rates: Sequence[float] = (1e-3, 3e-3)

@@ -81,6 +81,20 @@ class SwitchingResult:
                 f"{list(self.config.seeds)}; uniform code log C = "
                 f"{math.log(self.num_classes):.3f} nats per example")
 
+    def setting(self) -> list[tuple[str, str, str]]:
+        """The paper's App. A.6 setting against this run's (rows for the claims page)."""
+        from mdlnb.studies import _setting
+
+        c = self.config
+        return [
+            ("encoder × task", "BYOL ResNet-50 on ImageNet (one pair, Fig. 5)",
+             f"{len(c.pairs)} pairs: {', '.join(c.pairs)}"),
+            ("examples per task (N)", "1.28 M (ImageNet)", _setting.fmt_range(self._sizes().values())),
+            ("readouts", _setting.PAPERS["readout"]["readouts"],
+             f"{self.num_experts} experts: linear and MLPs of 1–{c.max_hidden_layers} hidden "
+             f"layers of {c.width} units"),
+            ("orders", "one", f"{len(c.seeds)} per pair")]
+
     def _sizes(self) -> dict[str, int]:
         return {r.pair: r.n for r in self.results}
 

@@ -6,13 +6,10 @@ subsample (task, N/K, repeat) both τ are computed over the same encoders —
 those where both metrics are finite, so LEEP (which needs a source
 classifier) is compared with N-LEEP or PT-Gauss over the encoders that have
 one — and d = τ_A − τ_B. The mean of d over tasks gets the study's own 95 %
-interval (:func:`mean_over_tasks`: subsample noise, tasks fixed). Per N/K the
-verdict is :func:`mdlnb.claims.effect_decision` of that interval against 0
-and the paper's difference at that N/K (holds above 0; does not hold below 0
-or below the paper's effect; inconclusive otherwise, with the number of
-repeats per task at which the same spread would decide); over several N/K
-:func:`mdlnb.claims.all_of` (holds at every N/K → holds; fails at any → does
-not hold; else inconclusive). A task whose ground truth ties across all the
+interval (:func:`mean_over_tasks`: subsample noise, tasks fixed), and the
+two-part verdict (:func:`mdlnb.claims.effect_decision`: direction against 0,
+size against the paper's difference) is decided at the smallest N/K; the other
+N/K are reported beside. A task whose ground truth ties across all the
 eligible encoders gives no τ and is left out, and the claim names it.
 
 The ground truth here is the accuracy of probes on frozen features (the
@@ -101,28 +98,32 @@ def mean_difference(paired, column: str = "diff"):
 
 
 def _decide(paired, ratios, effects) -> Any:
-    """``effects``: the paper's τ difference per ratio (A − B > 0)."""
+    """The two-part verdict at the first of ``ratios`` (the other ratios' numbers in its
+    detail); ``effects``: the paper's τ difference per ratio (A − B > 0)."""
     from mdlnb import claims as C
 
     md = mean_difference(paired).set_index("ratio")
-    decisions, labels = [], []
+    first, parts, decision = ratios[0], [], None
     for r in ratios:
-        labels.append(f"N/K={r}")
         if r not in md.index:
-            decisions.append(C.Decision(C.INCONCLUSIVE, "no τ"))
+            parts.append(f"N/K={r}: no τ")
             continue
         row = md.loc[r]
         if int(row["encoders"]) < MIN_ENCODERS:
-            decisions.append(C.Decision(C.INCONCLUSIVE, f"τ over {int(row['encoders'])} "
-                                        f"encoders (< {MIN_ENCODERS}): one pair's order"))
+            parts.append(f"N/K={r}: τ over {int(row['encoders'])} encoders (< {MIN_ENCODERS})")
             continue
         ci, tau = float(row["ci"]), float(row["tau"])
         reps = int(paired[paired["ratio"] == r].groupby("task").size().min())
         d = C.effect_decision(tau, tau - ci, tau + ci, paper_effect=effects[r], n=reps,
                               unit="repeats per task", label="95% interval")
-        decisions.append(C.Decision(d.verdict, d.detail + f" ({int(row['tasks'])} tasks, "
-                                                          f"{int(row['encoders'])} encoders)"))
-    return C.all_of(decisions, labels=labels)
+        parts.append(f"N/K={r}: {d.detail} ({int(row['tasks'])} tasks, "
+                     f"{int(row['encoders'])} encoders) → {d.direction}, {d.size}")
+        if r == first:
+            decision = d
+    if decision is None:
+        decision = C.effect_decision(float("nan"), float("nan"), float("nan"),
+                                     paper_effect=effects[first], n=0, unit="repeats per task")
+    return decision._replace(detail="; ".join(parts))
 
 
 def _comparison(result, a: str, b: str, ratios, effects) -> Any:
@@ -131,16 +132,18 @@ def _comparison(result, a: str, b: str, ratios, effects) -> Any:
     computed = set(result.scores["metric"])
     missing = [m for m in (a, b) if m not in computed]
     if missing:
-        return C.Decision(C.INCONCLUSIVE, f"{', '.join(_NAMES.get(m, m) for m in missing)} "
-                          "not computed in this run")
+        d = C.effect_decision(float("nan"), float("nan"), float("nan"),
+                              paper_effect=effects[ratios[0]], n=0, unit="repeats per task")
+        return d._replace(detail=f"{', '.join(_NAMES.get(m, m) for m in missing)} not "
+                                 "computed in this run")
     paired = paired_tau(result.scores, result.truth, a, b, readout=result.config.truth)
     d = _decide(paired, ratios, effects)
     eligible = set(result.scores.loc[result.scores["metric"] == b, "encoder"]) & set(
         result.scores.loc[result.scores["metric"] == a, "encoder"])
     tied = tied_truth(result.truth, readout=result.config.truth, encoders=eligible)
     if tied:
-        d = C.Decision(d.verdict, d.detail + f"; no τ on {', '.join(tied)} (ground truth tied "
-                       "across the eligible encoders, left out)")
+        d = d._replace(detail=d.detail + f"; no τ on {', '.join(tied)} (ground truth tied "
+                                          "across the eligible encoders, left out)")
     return d
 
 
@@ -150,11 +153,10 @@ def claims(result: Any) -> list:
 
     ratios = sorted(int(r) for r in result.config.ratios)
     rule_h = ("paired τ difference (A − B) per subsample over the encoders where both are "
-              "finite; per N/K the 95 % interval of its mean over tasks (subsample noise, tasks "
-              "fixed): holds above 0, does not hold below 0 or below the paper's difference, "
-              "else inconclusive; over N/K: holds at every one → holds, does not hold at any → "
-              f"does not hold (also inconclusive with τ over < {MIN_ENCODERS} encoders); ground "
-              "truth: frozen-feature probe accuracy (PACTran: fine-tuning accuracy)")
+              "finite; the 95 % interval of its mean over tasks (subsample noise, tasks fixed) "
+              f"at the smallest N/K ({ratios[0]}; the others reported beside), undetermined "
+              f"with τ over < {MIN_ENCODERS} encoders; ground truth: frozen-feature probe "
+              "accuracy (PACTran: fine-tuning accuracy)")
     out = []
     for cid, a, b in (("h1", "pactran_gaussian", "logme"), ("h2", "nleep", "logme"),
                       ("h3", "pactran_gaussian", "leep"), ("h4", "nleep", "leep")):
@@ -172,9 +174,11 @@ def claims(result: Any) -> list:
     top = ratios[-1]
     long = mean_over_tasks(result.tau)
     clid = long[long["metric"] == "clid"].set_index("ratio")
+    none = C.effect_decision(float("nan"), float("nan"), float("nan"),
+                             paper_effect=CLID_TABLE_1["clid"], n=0, unit="repeats per task")
     if top in clid.index and int(clid.loc[top, "encoders"]) < MIN_ENCODERS:
-        d = C.Decision(C.INCONCLUSIVE, f"τ over {int(clid.loc[top, 'encoders'])} encoders "
-                       f"(< {MIN_ENCODERS})")
+        d = none._replace(detail=f"τ over {int(clid.loc[top, 'encoders'])} encoders "
+                                 f"(< {MIN_ENCODERS})")
         value = d.detail
     elif top in clid.index:
         row = clid.loc[top]
@@ -183,13 +187,13 @@ def claims(result: Any) -> list:
         d = C.effect_decision(float(row["tau"]), float(row["tau"] - row["ci"]),
                               float(row["tau"] + row["ci"]), paper_effect=CLID_TABLE_1["clid"],
                               n=reps, unit="repeats per task", label="95% interval")
-        d = C.Decision(d.verdict, d.detail + f" at N/K={top} ({int(row['tasks'])} tasks, "
-                                             f"{int(row['encoders'])} encoders)")
+        d = d._replace(detail=d.detail + f" at N/K={top} ({int(row['tasks'])} tasks, "
+                                         f"{int(row['encoders'])} encoders)")
         every = "; ".join(f"N/K={r}: {clid.loc[r, 'tau']:.3f} ± {clid.loc[r, 'ci']:.3f}"
                           for r in clid.index)
         value = f"{d.detail}; mean τ ± 95 % at every N/K: {every}"
     else:
-        d = C.Decision(C.INCONCLUSIVE, "CLID not computed in this run")
+        d = none._replace(detail="CLID not computed in this run")
         value = d.detail
     out.append(C.Claim.decided(
         "i1", "The label-free CLID score correlates positively with downstream accuracy.",
@@ -197,8 +201,7 @@ def claims(result: Any) -> list:
         f"Kendall τ {CLID_TABLE_1['clid']:.2f} with ImageNet top-1 (Table 1), "
         f"{CLID_TABLE_2_AVG:.2f} averaged over 7 transfer tasks (Table 2)",
         f"mean τ over tasks of CLID vs the ground truth at the largest N/K ({top}; the paper "
-        "uses whole datasets); 95 % interval (subsample noise, tasks fixed): holds above 0, "
-        "does not hold below 0 or below the paper's 0.75, else inconclusive; ground truth: "
+        "uses whole datasets); 95 % interval (subsample noise, tasks fixed); ground truth: "
         "frozen-feature probe accuracy", d, our_value=value))
     for cid, b in (("i2", "twonn_id"), ("i3", "cl")):
         out.append(C.Claim.decided(
