@@ -69,10 +69,15 @@ class CompileLog(logging.Handler):
     def summary(self) -> dict:
         chunk = [(n, s) for n, s in self.records if n in CHUNK_PROGRAMS]
         rest = [(n, s) for n, s in self.records if n not in CHUNK_PROGRAMS]
-        return {"programs": len(self.records), "seconds": round(sum(s for _, s in self.records), 2),
-                "chunk_programs": len(chunk), "chunk_seconds": round(sum(s for _, s in chunk), 2),
-                "other_programs": len(rest), "other_seconds": round(sum(s for _, s in rest), 2),
-                "by_name": dict(Counter(n for n, _ in self.records).most_common(12))}
+        return {
+            "programs": len(self.records),
+            "seconds": round(sum(s for _, s in self.records), 2),
+            "chunk_programs": len(chunk),
+            "chunk_seconds": round(sum(s for _, s in chunk), 2),
+            "other_programs": len(rest),
+            "other_seconds": round(sum(s for _, s in rest), 2),
+            "by_name": dict(Counter(n for n, _ in self.records).most_common(12)),
+        }
 
 
 def _slice():
@@ -80,9 +85,12 @@ def _slice():
     from mdlnb.studies.encoders import EncodersConfig
     from mdlnb.studies.transferability._features import prepare
 
-    config = EncodersConfig.from_overrides({
-        "encoders": list(_env_tuple("MDLNB_BENCH_ENCODERS", ENCODERS)),
-        "tasks": list(_env_tuple("MDLNB_BENCH_TASKS", TASKS))})
+    config = EncodersConfig.from_overrides(
+        {
+            "encoders": list(_env_tuple("MDLNB_BENCH_ENCODERS", ENCODERS)),
+            "tasks": list(_env_tuple("MDLNB_BENCH_TASKS", TASKS)),
+        }
+    )
     inputs = prepare(config, progress=False, feature_progress=False)
     return config, resolve_protocol(config.protocol), [fs.train for fs in inputs.features]
 
@@ -99,8 +107,12 @@ def _pass(trains, plan, seeds) -> dict:
         for lm in lms:
             Report.from_losses(lm, plan.strategy, warn=False)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return {"streams": len(streams), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
-            **log.summary()}
+    return {
+        "streams": len(streams),
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        **log.summary(),
+    }
 
 
 def _layouts(train, plan, count: int) -> dict:
@@ -110,21 +122,26 @@ def _layouts(train, plan, count: int) -> dict:
     from mdlnb import prequential
 
     streams = [(train, 10 + s) for s in range(count)]
-    solo = [prequential.run(train, protocol=plan, seed=s, cache=False, progress=False).losses
-            for _, s in streams]
+    solo = [
+        prequential.run(train, protocol=plan, seed=s, cache=False, progress=False).losses
+        for _, s in streams
+    ]
     out = {"streams": count, "layout_default": prequential.default_layout()}
     for layout in ("sequential", "stacked"):
         prequential.run_streams(streams, protocol=plan, layout=layout, cache=False)  # compile
         t0, c0 = time.perf_counter(), time.process_time()
         lms = prequential.run_streams(streams, protocol=plan, layout=layout, cache=False)
-        out[layout] = {"wall_s": round(time.perf_counter() - t0, 2),
-                       "cpu_s": round(time.process_time() - c0, 2),
-                       "bit_identical_to_solo": all(np.array_equal(lm.losses, a)
-                                                    for lm, a in zip(lms, solo)),
-                       "max_abs_diff_nats": float(max(np.abs(lm.losses - a).max()
-                                                      for lm, a in zip(lms, solo)))}
-    out["stacked_over_sequential_wall"] = round(out["stacked"]["wall_s"]
-                                                / out["sequential"]["wall_s"], 3)
+        out[layout] = {
+            "wall_s": round(time.perf_counter() - t0, 2),
+            "cpu_s": round(time.process_time() - c0, 2),
+            "bit_identical_to_solo": all(np.array_equal(lm.losses, a) for lm, a in zip(lms, solo)),
+            "max_abs_diff_nats": float(
+                max(np.abs(lm.losses - a).max() for lm, a in zip(lms, solo))
+            ),
+        }
+    out["stacked_over_sequential_wall"] = round(
+        out["stacked"]["wall_s"] / out["sequential"]["wall_s"], 3
+    )
     return out
 
 
@@ -146,21 +163,25 @@ def _host_work(train, plan) -> dict:
 
     out = {}
     for chunk in (1, "auto"):
-        prequential.run(train, protocol=plan, seed=20, cache=False, progress=False,
-                        chunk_batches=chunk)                       # compile this chunking
+        prequential.run(
+            train, protocol=plan, seed=20, cache=False, progress=False, chunk_batches=chunk
+        )  # compile this chunking
         inside.clear()
         _program._run_chunk = timed
         try:
             t0 = time.perf_counter()
-            prequential.run(train, protocol=plan, seed=21, cache=False, progress=False,
-                            chunk_batches=chunk)
+            prequential.run(
+                train, protocol=plan, seed=21, cache=False, progress=False, chunk_batches=chunk
+            )
             total = time.perf_counter() - t0
         finally:
             _program._run_chunk = orig
-        out[f"chunk_{chunk}"] = {"calls": len(inside), "run_s": round(total, 3),
-                                 "program_s": round(sum(inside), 3),
-                                 "host_s_per_call": round((total - sum(inside))
-                                                          / max(len(inside), 1), 4)}
+        out[f"chunk_{chunk}"] = {
+            "calls": len(inside),
+            "run_s": round(total, 3),
+            "program_s": round(sum(inside), 3),
+            "host_s_per_call": round((total - sum(inside)) / max(len(inside), 1), 4),
+        }
     return out
 
 
@@ -168,20 +189,23 @@ def main() -> dict:
     from mdlnb.studies.pretraining._artifacts import _machine
 
     out = {**_machine(), "load_1min": os.getloadavg()[0]}
-    print(f"{out['platform']}; {out['cores']} cores; flags {out['cpu_flags']}; "
-          f"load {out['load_1min']:.1f}")
+    print(
+        f"{out['platform']}; {out['cores']} cores; flags {out['cpu_flags']}; "
+        f"load {out['load_1min']:.1f}"
+    )
     with tempfile.TemporaryDirectory(prefix="mdlnb-streams-bench-") as tmp:
         _link_shared(Path(tmp))
         old = os.environ.get("MDLNB_CACHE")
-        os.environ["MDLNB_CACHE"] = tmp           # the compilation cache starts empty
+        os.environ["MDLNB_CACHE"] = tmp  # the compilation cache starts empty
         try:
             config, plan, trains = _slice()
             buckets = sorted({(t.x.shape[1], t.num_classes, t.n) for t in trains})
             out["buckets"] = [f"{d}x{c}x{n}" for d, c, n in buckets]
             out["first"] = _pass(trains, plan, (0, 1, 2))
             out["more_streams"] = _pass(trains, plan, (3, 4, 5))
-            out["layouts"] = _layouts(trains[0], plan, int(os.environ.get(
-                "MDLNB_BENCH_STREAMS", "4")))
+            out["layouts"] = _layouts(
+                trains[0], plan, int(os.environ.get("MDLNB_BENCH_STREAMS", "4"))
+            )
             out["host_work"] = _host_work(trains[0], plan)
         finally:
             if old is None:
@@ -190,11 +214,15 @@ def main() -> dict:
                 os.environ["MDLNB_CACHE"] = old
     f, m = out["first"], out["more_streams"]
     print(f"{len(buckets)} shape buckets {out['buckets']}")
-    print(f"orders 0-2: {f['streams']} streams, {f['wall_s']} s; compiled {f['programs']} programs "
-          f"in {f['seconds']} s: {f['chunk_programs']} chunk programs ({f['chunk_seconds']} s), "
-          f"{f['other_programs']} others ({f['other_seconds']} s); {f['by_name']}")
-    print(f"orders 3-5: {m['streams']} more streams, {m['wall_s']} s; compiled {m['programs']} "
-          f"programs, {m['chunk_programs']} of them chunk programs")
+    print(
+        f"orders 0-2: {f['streams']} streams, {f['wall_s']} s; compiled {f['programs']} programs "
+        f"in {f['seconds']} s: {f['chunk_programs']} chunk programs ({f['chunk_seconds']} s), "
+        f"{f['other_programs']} others ({f['other_seconds']} s); {f['by_name']}"
+    )
+    print(
+        f"orders 3-5: {m['streams']} more streams, {m['wall_s']} s; compiled {m['programs']} "
+        f"programs, {m['chunk_programs']} of them chunk programs"
+    )
     print(f"layouts: {out['layouts']}")
     print(f"host work: {out['host_work']}")
     return out

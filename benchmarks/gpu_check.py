@@ -50,9 +50,13 @@ def env() -> dict:
 
     from mdlnb import prequential
 
-    return {"jax": jax.__version__, "devices": [str(d) for d in jax.devices()],
-            "backend": jax.default_backend(), "layout": prequential.default_layout(),
-            "block_bytes": prequential.block_bytes()}
+    return {
+        "jax": jax.__version__,
+        "devices": [str(d) for d in jax.devices()],
+        "backend": jax.default_backend(),
+        "layout": prequential.default_layout(),
+        "block_bytes": prequential.block_bytes(),
+    }
 
 
 def evaluate() -> dict:
@@ -66,10 +70,14 @@ def evaluate() -> dict:
     t2 = time.perf_counter()
     warm = mdlnb.evaluate(task, cache=False)
     t3 = time.perf_counter()
-    return {"import_and_load_s": round(t1 - t0, 2), "first_s": round(t2 - t1, 2),
-            "warm_s": round(t3 - t2, 3), "total_nats": first.total_nats,
-            "same_on_second_call": first.total_nats == warm.total_nats,
-            "devices": first.devices}
+    return {
+        "import_and_load_s": round(t1 - t0, 2),
+        "first_s": round(t2 - t1, 2),
+        "warm_s": round(t3 - t2, 3),
+        "total_nats": first.total_nats,
+        "same_on_second_call": first.total_nats == warm.total_nats,
+        "devices": first.devices,
+    }
 
 
 def bits() -> dict:
@@ -80,8 +88,10 @@ def bits() -> dict:
     t = data.load("digits", size=int(os.environ.get("MDLNB_GPU_BITS_N", "1000")), seed=0)
     task = type(t)("digits-pixels", t.x.reshape(t.n, -1).astype(np.float32), t.y, t.num_classes)
     streams = [(task, s) for s in (0, 1, 2)]
-    solo = [prequential.run(task, protocol="deep", seed=s, cache=False, progress=False)
-            for _, s in streams]
+    solo = [
+        prequential.run(task, protocol="deep", seed=s, cache=False, progress=False)
+        for _, s in streams
+    ]
     t0 = time.perf_counter()
     stacked = prequential.run_streams(streams, protocol="deep", layout="stacked", cache=False)
     t1 = time.perf_counter()
@@ -91,14 +101,20 @@ def bits() -> dict:
         prequential.run(task, protocol="deep", seed=s, cache=False, progress=False)
     t3 = time.perf_counter()
     diff = [float(np.abs(a.losses - b.losses).max()) for a, b in zip(solo, stacked)]
-    rel = [abs(float(a.losses.sum(0).min()) - float(b.losses.sum(0).min()))
-           / float(a.losses.sum(0).min()) for a, b in zip(solo, stacked)]
-    return {"bit_identical": [bool(np.array_equal(a.losses, b.losses))
-                              for a, b in zip(solo, stacked)],
-            "max_abs_diff_nats": diff, "best_expert_rel_diff": rel,
-            "width": stacked[0].meta.get("streams"),
-            "stacked_first_s": round(t1 - t0, 2), "stacked_warm_s": round(t2 - t1, 3),
-            "solo_warm_3_streams_s": round(t3 - t2, 3)}
+    rel = [
+        abs(float(a.losses.sum(0).min()) - float(b.losses.sum(0).min()))
+        / float(a.losses.sum(0).min())
+        for a, b in zip(solo, stacked)
+    ]
+    return {
+        "bit_identical": [bool(np.array_equal(a.losses, b.losses)) for a, b in zip(solo, stacked)],
+        "max_abs_diff_nats": diff,
+        "best_expert_rel_diff": rel,
+        "width": stacked[0].meta.get("streams"),
+        "stacked_first_s": round(t1 - t0, 2),
+        "stacked_warm_s": round(t2 - t1, 3),
+        "solo_warm_3_streams_s": round(t3 - t2, 3),
+    }
 
 
 def long() -> dict:
@@ -133,13 +149,23 @@ def grid() -> dict:
     result = encoders.run(config, progress=False)
     wall = time.perf_counter() - t0
     pairs = len(config.encoders) * len(tasks)
-    out = {"tasks": tasks, "pairs": pairs, "wall_s": round(wall, 2), "seconds": result.seconds,
-           **timing}
+    out = {
+        "tasks": tasks,
+        "pairs": pairs,
+        "wall_s": round(wall, 2),
+        "seconds": result.seconds,
+        **timing,
+    }
     if sorted(tasks) == sorted(TASKS):
         pairs_s = result.seconds.get("pairs", wall)
-        out.update({"cpu_44_pairs_s": CPU_44_PAIRS_S, "h200_before_s": H200_BEFORE_S,
-                    "x_cpu_end_to_end": round(CPU_44_PAIRS_S / wall, 2),
-                    "x_cpu_pairs_only": round(CPU_44_PAIRS_S / pairs_s, 2)})
+        out.update(
+            {
+                "cpu_44_pairs_s": CPU_44_PAIRS_S,
+                "h200_before_s": H200_BEFORE_S,
+                "x_cpu_end_to_end": round(CPU_44_PAIRS_S / wall, 2),
+                "x_cpu_pairs_only": round(CPU_44_PAIRS_S / pairs_s, 2),
+            }
+        )
     return out
 
 

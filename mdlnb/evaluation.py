@@ -33,7 +33,8 @@ shared with :func:`mdlnb.compare` :mod:`mdlnb._arguments`.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Mapping, Sequence
+from collections.abc import Sequence
+from typing import Any, Mapping
 
 import numpy as np
 

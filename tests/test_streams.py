@@ -30,21 +30,23 @@ def _digits(n=160, seed=0, offset=0.0, name=None):
 
 
 def _board():
-    return [Expert(linear(), 1e-2, ema=0.5, replay_streams=3),
-            Expert(mlp(1, 32), 3e-3, replay_streams=2)]
+    return [
+        Expert(linear(), 1e-2, ema=0.5, replay_streams=3),
+        Expert(mlp(1, 32), 3e-3, replay_streams=2),
+    ]
 
 
 def _solo(task, seed, **kw):
-    return prequential.run(task, _board(), batch_size=B, seed=seed, cache=False,
-                           progress=False, **kw)
+    return prequential.run(
+        task, _board(), batch_size=B, seed=seed, cache=False, progress=False, **kw
+    )
 
 
 def test_sequential_streams_are_their_solo_runs_bit_for_bit_under_the_same_key():
     tasks = [_digits(), _digits(offset=0.5)]
     streams = [(t, s) for t in tasks for s in (0, 1)]
     solo = [_solo(t, s) for t, s in streams]
-    got = prequential.run_streams(streams, _board(), batch_size=B, layout="sequential",
-                                  cache=False)
+    got = prequential.run_streams(streams, _board(), batch_size=B, layout="sequential", cache=False)
     for a, b in zip(solo, got):
         np.testing.assert_array_equal(b.losses, a.losses)
         np.testing.assert_array_equal(b.order, a.order)
@@ -56,29 +58,30 @@ def test_a_bucket_compiles_one_program_whatever_the_number_of_streams():
     t = _digits()
     task = mdlnb.Task("digits-48", t.x[:, 8:56], t.y, 10)  # D = 48: a shape no other test uses
     before = prequential.trace_count()
-    prequential.run_streams([(task, s) for s in (0, 1, 2)], _board(), batch_size=B,
-                            layout="sequential", cache=False)
+    prequential.run_streams(
+        [(task, s) for s in (0, 1, 2)], _board(), batch_size=B, layout="sequential", cache=False
+    )
     assert prequential.trace_count() == before + 1
-    prequential.run_streams([(task, s) for s in range(3, 8)], _board(), batch_size=B,
-                            layout="sequential", cache=False)
-    assert prequential.trace_count() == before + 1      # 5 more streams, no new program
+    prequential.run_streams(
+        [(task, s) for s in range(3, 8)], _board(), batch_size=B, layout="sequential", cache=False
+    )
+    assert prequential.trace_count() == before + 1  # 5 more streams, no new program
 
 
 def test_stacked_streams_agree_with_their_solo_runs_to_round_off_under_a_key_naming_w():
     tasks = [_digits(), _digits(offset=0.5)]
     streams = [(tasks[0], 0), (tasks[1], 0), (tasks[0], 3)]
     before = prequential.trace_count()
-    got = prequential.run_streams(streams, _board(), batch_size=B, layout="stacked",
-                                  cache=False)
-    assert prequential.trace_count() == before + 1      # one stacked program for the bucket
+    got = prequential.run_streams(streams, _board(), batch_size=B, layout="stacked", cache=False)
+    assert prequential.trace_count() == before + 1  # one stacked program for the bucket
     for (t, s), b in zip(streams, got):
         a = _solo(t, s)
-        assert b.meta["streams"] == 4                   # 3 streams, padded to a power of two
+        assert b.meta["streams"] == 4  # 3 streams, padded to a power of two
         assert b.meta["cache_key"] != a.meta["cache_key"]
         np.testing.assert_array_equal(b.order, a.order)
         # batch 0 is coded uniformly; the first trained batch differs by round-off at most
         np.testing.assert_array_equal(b.losses[:B], np.float32(np.log(10)))
-        np.testing.assert_allclose(b.losses[B:2 * B], a.losses[B:2 * B], rtol=0, atol=1e-4)
+        np.testing.assert_allclose(b.losses[B : 2 * B], a.losses[B : 2 * B], rtol=0, atol=1e-4)
         # later, training amplifies it, but each expert's code stays that of the protocol
         np.testing.assert_allclose(b.losses.sum(axis=0), a.losses.sum(axis=0), rtol=2e-2)
 
@@ -87,16 +90,23 @@ def test_calls_of_a_bucket_share_one_stacked_program():
     task = _digits(offset=2.0)
     budget = _memory.FIXED_BYTES + int(2.5 * _memory.stream_bytes(_board(), task.n, 64, 10))
     before = prequential.trace_count()
-    got = prequential.run_streams([(task, s) for s in range(20, 25)], _board(), batch_size=B,
-                                  layout="stacked", cache=False, memory_budget=budget)
-    assert prequential.trace_count() == before + 1      # 3 calls of W = 2, one program
+    got = prequential.run_streams(
+        [(task, s) for s in range(20, 25)],
+        _board(),
+        batch_size=B,
+        layout="stacked",
+        cache=False,
+        memory_budget=budget,
+    )
+    assert prequential.trace_count() == before + 1  # 3 calls of W = 2, one program
     assert {lm.meta["streams"] for lm in got} == {2}
 
 
 def test_copies_of_one_stream_in_a_stacked_call_get_identical_losses():
     task = _digits()
-    got = prequential.run_streams([(task, 2)] * 3, _board(), batch_size=B, layout="stacked",
-                                  cache=False)
+    got = prequential.run_streams(
+        [(task, 2)] * 3, _board(), batch_size=B, layout="stacked", cache=False
+    )
     for lm in got[1:]:
         np.testing.assert_array_equal(lm.losses, got[0].losses)
 
@@ -118,21 +128,23 @@ def _kill_at_second_report():
         seen.append(done)
         if len(seen) == 2:
             raise KeyboardInterrupt("simulated kill")
+
     return killer
 
 
 def test_a_killed_stacked_call_resumes_from_its_checkpoint_bit_identically(tmp_path):
-    streams = [(_digits(), 5), (_digits(offset=0.5), 6)]   # seeds no other test caches
+    streams = [(_digits(), 5), (_digits(offset=0.5), 6)]  # seeds no other test caches
     kw = dict(batch_size=B, layout="stacked", cache=False, chunk_batches=1)
     full = prequential.run_streams(streams, _board(), **kw)
     opts = dict(kw, cache=True, checkpoint_dir=tmp_path, checkpoint_every_s=0)
     with pytest.raises(KeyboardInterrupt):
         prequential.run_streams(streams, _board(), progress=_kill_at_second_report(), **opts)
-    assert len(list(tmp_path.glob("*.ckpt.npz"))) == 1       # one file for the call
+    assert len(list(tmp_path.glob("*.ckpt.npz"))) == 1  # one file for the call
     seen = []
-    res = prequential.run_streams(streams, _board(), progress=lambda d, t, b: seen.append(d),
-                                  **opts)
-    assert seen[0] == 3 * 2 * B                                # resumed after batch 2 of 5
+    res = prequential.run_streams(
+        streams, _board(), progress=lambda d, t, b: seen.append(d), **opts
+    )
+    assert seen[0] == 3 * 2 * B  # resumed after batch 2 of 5
     for a, b in zip(full, res):
         np.testing.assert_array_equal(b.losses, a.losses)
     assert not list(tmp_path.glob("*.ckpt.npz"))
@@ -142,26 +154,29 @@ def test_regression_and_calibrated_boards_stack():
     t = _digits()
     reg = mdlnb.Task("digits-reg", t.x, t.x[:, :2].sum(1) + t.y, kind="regression")
     board = [Expert(linear(), 3e-3, replay_streams=2), Expert(mlp(1, 16), 3e-3, replay_streams=2)]
-    got = prequential.run_streams([(reg, 0), (reg, 1)], board, batch_size=B, layout="stacked",
-                                  cache=False)
+    got = prequential.run_streams(
+        [(reg, 0), (reg, 1)], board, batch_size=B, layout="stacked", cache=False
+    )
     for s, b in zip((0, 1), got):
         a = prequential.run(reg, board, batch_size=B, seed=s, cache=False, progress=False)
-        np.testing.assert_array_equal(b.losses[:B], a.losses[:B])   # the first batch's own code
+        np.testing.assert_array_equal(b.losses[:B], a.losses[:B])  # the first batch's own code
         np.testing.assert_allclose(b.losses.sum(0), a.losses.sum(0), rtol=2e-2)
         assert b.meta["target"] == a.meta["target"]
     cal = [e.replace(calibrate=True) for e in _board()]
-    got = prequential.run_streams([(t, 0), (t, 1)], cal, batch_size=B, layout="stacked",
-                                  cache=False)
+    got = prequential.run_streams(
+        [(t, 0), (t, 1)], cal, batch_size=B, layout="stacked", cache=False
+    )
     for s, b in zip((0, 1), got):
         a = prequential.run(t, cal, batch_size=B, seed=s, cache=False, progress=False)
         np.testing.assert_allclose(b.losses.sum(0), a.losses.sum(0), rtol=2e-2)
 
 
 def test_streams_that_cannot_stack_run_on_their_own_keys():
-    short = _digits(n=20)                    # N <= B: coded uniformly, nothing trained
-    alone = _digits(n=96)                    # a bucket of one stream
-    got = prequential.run_streams([(short, 0), (alone, 0)], _board(), batch_size=B,
-                                  layout="stacked", cache=False)
+    short = _digits(n=20)  # N <= B: coded uniformly, nothing trained
+    alone = _digits(n=96)  # a bucket of one stream
+    got = prequential.run_streams(
+        [(short, 0), (alone, 0)], _board(), batch_size=B, layout="stacked", cache=False
+    )
     assert got[0].meta["untrained"]
     np.testing.assert_array_equal(got[1].losses, _solo(alone, 0).losses)
     assert "streams" not in got[1].meta
@@ -170,8 +185,13 @@ def test_streams_that_cannot_stack_run_on_their_own_keys():
 def test_on_result_sees_every_stream_once_and_results_keep_the_input_order():
     streams = [(_digits(n=96, offset=o), s) for o in (0.0, 0.25) for s in (4, 5)]
     seen = []
-    got = prequential.run_streams(streams, _board(), batch_size=B, cache=False,
-                                  on_result=lambda i, lm: seen.append((i, lm.seed)))
+    got = prequential.run_streams(
+        streams,
+        _board(),
+        batch_size=B,
+        cache=False,
+        on_result=lambda i, lm: seen.append((i, lm.seed)),
+    )
     assert sorted(seen) == [(0, 4), (1, 5), (2, 4), (3, 5)]
     assert [lm.seed for lm in got] == [4, 5, 4, 5]
     assert [lm.task_name for lm in got] == [t.name for t, _ in streams]
@@ -232,13 +252,17 @@ def test_worker_cores_deal_the_cores_out_in_turn():
     assert worker_cores(2, []) == [[], []]
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
-                    reason="needs two cores and an affinity mask")
+@pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="needs two cores and an affinity mask",
+)
 def test_a_stream_on_one_core_is_bit_identical_to_one_on_all(tmp_path):
     """The encoder grid pins each worker to its own core: XLA then runs one compute
     thread instead of several, which must not change a single bit."""
-    board = [Expert(mlp(2, 64), 3e-2, ema=0.5, replay_streams=3),
-             Expert(linear(), 1e-2, replay_streams=3)]
+    board = [
+        Expert(mlp(2, 64), 3e-2, ema=0.5, replay_streams=3),
+        Expert(linear(), 1e-2, replay_streams=3),
+    ]
     t = _digits()
     here = prequential.run(t, board, batch_size=B, seed=1, cache=False, progress=False)
     script = textwrap.dedent(f"""
@@ -256,6 +280,5 @@ def test_a_stream_on_one_core_is_bit_identical_to_one_on_all(tmp_path):
                              progress=False)
         np.save({str(tmp_path / "one.npy")!r}, lm.losses)
     """)
-    subprocess.run([sys.executable, "-c", script], check=True, env=os.environ.copy(),
-                   timeout=600)
+    subprocess.run([sys.executable, "-c", script], check=True, env=os.environ.copy(), timeout=600)
     np.testing.assert_array_equal(np.load(tmp_path / "one.npy"), here.losses)

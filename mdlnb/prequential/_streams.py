@@ -63,7 +63,8 @@ in flight.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import numpy as np
@@ -91,28 +92,47 @@ def default_layout(platform: str | None = None) -> str:
 def _check_streams(streams: Any) -> list[tuple[Task, int]]:
     """``streams`` as a list of ``(task, seed)`` pairs, checked."""
     if isinstance(streams, (str, bytes, Task)) or not hasattr(streams, "__iter__"):
-        raise TypeError(f"streams: expected a sequence of (task, seed) pairs, got "
-                        f"{type(streams).__name__}")
+        raise TypeError(
+            f"streams: expected a sequence of (task, seed) pairs, got {type(streams).__name__}"
+        )
     out = []
     for item in streams:
         if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Task)):
-            raise TypeError(f"streams: each stream is a (task, seed) pair with an mdlnb.Task, "
-                            f"got {type(item).__name__}")
-        out.append((item[0], check_int("streams", item[1], minimum=0,
-                                       what="(task, seed) pairs, a seed an int >= 0")))
+            raise TypeError(
+                f"streams: each stream is a (task, seed) pair with an mdlnb.Task, "
+                f"got {type(item).__name__}"
+            )
+        out.append(
+            (
+                item[0],
+                check_int(
+                    "streams", item[1], minimum=0, what="(task, seed) pairs, a seed an int >= 0"
+                ),
+            )
+        )
     if not out:
         raise ValueError("streams: is empty")
     return out
 
 
-def run_streams(streams: Sequence[tuple[Task, int]], experts: Any = None,
-                batch_size: int | None = None, *, protocol: Any = None,
-                replay_streams: int | None = None, standardize: str | bool | None = None,
-                layout: str = "auto", progress: Any = None, cache: bool = True,
-                checkpoint_dir: Any = None, checkpoint_every_s: float = 120.0,
-                chunk_batches: int | str = "auto", memory_budget: int | str | None = "auto",
-                pad_features: bool = False,
-                on_result: OnResult | None = None) -> list[LossMatrix]:
+def run_streams(
+    streams: Sequence[tuple[Task, int]],
+    experts: Any = None,
+    batch_size: int | None = None,
+    *,
+    protocol: Any = None,
+    replay_streams: int | None = None,
+    standardize: str | bool | None = None,
+    layout: str = "auto",
+    progress: Any = None,
+    cache: bool = True,
+    checkpoint_dir: Any = None,
+    checkpoint_every_s: float = 120.0,
+    chunk_batches: int | str = "auto",
+    memory_budget: int | str | None = "auto",
+    pad_features: bool = False,
+    on_result: OnResult | None = None,
+) -> list[LossMatrix]:
     """Stage 1 of many streams under one protocol: one :class:`LossMatrix` per stream.
 
     Args:
@@ -141,8 +161,13 @@ def run_streams(streams: Sequence[tuple[Task, int]], experts: Any = None,
     if layout == "auto":
         layout = default_layout()
     _validate(pairs[0][0], checkpoint_every_s)
-    base = resolve_protocol(protocol, experts, batch_size=batch_size,
-                            replay_streams=replay_streams, standardize=standardize)
+    base = resolve_protocol(
+        protocol,
+        experts,
+        batch_size=batch_size,
+        replay_streams=replay_streams,
+        standardize=standardize,
+    )
     protos = [resolve_protocol(base, None, seed=s) for _, s in pairs]
     results: list[LossMatrix | None] = [None] * len(pairs)
 
@@ -151,9 +176,14 @@ def run_streams(streams: Sequence[tuple[Task, int]], experts: Any = None,
         if on_result is not None:
             on_result(i, lm)
 
-    opts = dict(cache=cache, checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s,
-                chunk_batches=chunk_batches, memory_budget=memory_budget,
-                pad_features=pad_features)
+    opts = dict(
+        cache=cache,
+        checkpoint_dir=checkpoint_dir,
+        checkpoint_every_s=checkpoint_every_s,
+        chunk_batches=chunk_batches,
+        memory_budget=memory_budget,
+        pad_features=pad_features,
+    )
     solo = list(range(len(pairs)))
     if layout == "stacked" and base.prune is None and jax.device_count() == 1:
         solo = _stacked.run_buckets(pairs, protos, done, progress, **opts)
@@ -179,5 +209,3 @@ def _run_solo(items, done, progress, **opts) -> None:
             done(i, lm)
     finally:
         close()
-
-

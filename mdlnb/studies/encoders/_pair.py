@@ -21,7 +21,8 @@ hyperparameters chosen on validation loss within each family).
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
