@@ -171,9 +171,10 @@ def _one_device():
 
 
 def _width(job, count: int, memory_budget) -> int:
-    """Streams per stacked call of a bucket of ``count`` streams: the memory plan's
-    width, at most the next power of two of ``count``; 1 when the board itself has to
-    be sliced (then every stream runs on its own)."""
+    """Streams per stacked call of a bucket of ``count`` streams: ``count`` where the
+    memory plan's width allows, else that width (calls of W, the last padded); 1 when
+    the board itself has to be sliced (then every stream runs on its own). Each bucket
+    has its own shapes, so W = ``count`` compiles nothing more, and pads nothing."""
     n, d = job.feats.shape
     budget = None if memory_budget in ("auto", None) else memory_budget
     if memory_budget is not None:
@@ -181,7 +182,7 @@ def _width(job, count: int, memory_budget) -> int:
         if len(plan.slices) > 1:
             return 1
     cap = _memory.streams_per_call(job.experts, n, job.dp, job.out_dim, budget_bytes=budget)
-    return min(cap, 1 << (int(count) - 1).bit_length())
+    return min(cap, int(count))
 
 
 def _stacked_chunk(job, width: int, chunk_batches) -> int:

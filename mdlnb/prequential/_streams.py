@@ -28,10 +28,11 @@ one compiled chunk program, whatever the number of its streams.
   stacked in front of the expert axis, ``vmap`` over streams around the chunk's
   ``lax.scan`` over batches, so each of a block's matmuls covers W streams ×
   the block's experts (the few, wide kernels an accelerator needs). W is the
-  memory plan's (:func:`mdlnb.prequential._memory.streams_per_call`: the
-  streams whose boards fit a safe fraction of the device memory, a power of
-  two), at most the next power of two of the bucket's streams; a last, partial
-  call is padded with copies of its first stream, whose results are dropped.
+  bucket's number of streams, or, where they do not fit, the memory plan's
+  width (:func:`mdlnb.prequential._memory.streams_per_call`: the streams whose
+  boards fit a safe fraction of the device memory, a power of two) with the
+  last, partial call padded with copies of its first stream, whose results are
+  dropped.
   The whole stream is one call where its inputs fit
   (:data:`STACKED_INPUT_BYTES`), so the host prepares the chunk inputs once
   and reads the losses back once.
