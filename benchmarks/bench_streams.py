@@ -76,7 +76,10 @@ class CompileLog(logging.Handler):
             "chunk_seconds": round(sum(s for _, s in chunk), 2),
             "other_programs": len(rest),
             "other_seconds": round(sum(s for _, s in rest), 2),
-            "by_name": dict(Counter(n for n, _ in self.records).most_common(12)),
+            "by_name": {
+                name: [count, round(sum(s for n, s in self.records if n == name), 2)]
+                for name, count in Counter(n for n, _ in self.records).most_common(12)
+            },
         }
 
 

@@ -219,13 +219,11 @@ def _cached_call(
     so concurrent batches cannot deadlock), the entries that exist read back, the
     rest computed together and written. Returns ``(stream index, loss_matrix)`` pairs."""
     tasks = [pairs[i][0] for i in call]
-    if not cache:
-        return list(
-            zip(
-                call,
-                _compute_call(jobs, tasks, width, chunk, tally, program, None, checkpoint_every_s),
-            )
+    if not cache:  # checkpoints only where a directory is given (as for one stream)
+        lms = _compute_call(
+            jobs, tasks, width, chunk, tally, program, checkpoint_dir, checkpoint_every_s
         )
+        return list(zip(call, lms))
     files = [cache_dir("losses") / f"{job.key}.npz" for job in jobs]
     out, todo = [], []
     with contextlib.ExitStack() as stack:
