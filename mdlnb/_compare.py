@@ -49,7 +49,11 @@ input standardisation) is one :class:`mdlnb.Protocol`, given as ``protocol``:
 a preset name, a Protocol, or a mapping of its fields — :func:`resolve_protocol`.
 
 This module is the driver: it reads the arguments and runs the encoders ×
-orders. The result types, :class:`~mdlnb._comparison.Comparison` (also
+orders, stage 1 of all of them as one batch of streams
+(:func:`mdlnb.prequential.run_streams`: on a CPU one after another, each
+bit-identical to its own run; on an accelerator the streams of one shape
+stacked into one compiled program), stage 2 of each as soon as its loss
+matrix is done. The result types, :class:`~mdlnb._comparison.Comparison` (also
 ``mdlnb.Comparison``) and :class:`~mdlnb._comparison.StandardizeCheck`, with
 the statistics above, are :mod:`mdlnb._comparison`.
 """
@@ -233,27 +237,42 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any
     task_name = task.name if task is not None else "labels"
     kind = task.kind if task is not None else "classification"
     jobs = [(e, s) for s in seeds for e in feats]
-    it, lines = _progress_of(jobs, len(y) * len(plan.experts()), progress)
-    rows, per_step, mass, orders, reports, found = [], {}, {}, {}, {}, {}  # type: ignore[var-annotated]
-    t0 = time.perf_counter()
-    for i, (e, s) in enumerate(it):
-        t_run = time.perf_counter()
-        rep, raised = _code(Task(f"{task_name}:{e}", feats[e], y, c, kind=kind), plan, s,
-                            cache, orders)
+    tasks = {e: Task(f"{task_name}:{e}", feats[e], y, c, kind=kind) for e in feats}
+    bar, lines = _progress_of(jobs, len(y) * len(plan.experts()), progress)
+    done: dict[int, dict[str, Any]] = {}
+    per_step, mass, orders, reports, found = {}, {}, {}, {}, {}  # type: ignore[var-annotated]
+    t0, finished = time.perf_counter(), [time.perf_counter()]
+
+    def stage2(i: int, lm: Any) -> None:   # each run as soon as its stage 1 is done
+        e, s = jobs[i]
+        rep, raised = _code(lm, plan, s, orders)
         reports[(e, s)] = rep
         for key in raised:
             found.setdefault(key, []).append((e, s))
         ros, mat = rep.readout_matrix()
         mass[(e, s)] = dict(zip(ros, mat.mean(axis=0).tolist()))
         per_step[(e, s)] = rep.per_step_nats.astype(np.float64)
-        rows.append({"encoder": e, "seed": s, "total [nats]": rep.total_nats,
-                     **({"per example [density nats]": rep.nats_per_example}
-                        if kind == "regression" else
-                        {"per example [bits]": rep.bits_per_example}),
-                     "best expert [nats]": rep.best_expert_nats,
-                     "whole-run readout": rep.preferred_readout})
+        done[i] = {"encoder": e, "seed": s, "total [nats]": rep.total_nats,
+                   **({"per example [density nats]": rep.nats_per_example}
+                      if kind == "regression" else
+                      {"per example [bits]": rep.bits_per_example}),
+                   "best expert [nats]": rep.best_expert_nats,
+                   "whole-run readout": rep.preferred_readout}
+        if bar is not None:
+            bar.update(1)
         if lines:
-            _say(e, s, rep, i, len(jobs), t0, t_run)
+            _say(e, s, rep, len(done) - 1, len(jobs), t0, finished[0])
+        finished[0] = time.perf_counter()
+
+    try:   # stage 1 of every run in one batch of streams (the same orders for every encoder)
+        prequential.run_streams([(tasks[e], s) for e, s in jobs], protocol=plan, progress=False,
+                                cache=cache, on_result=stage2)
+    finally:
+        if bar is not None:
+            bar.close()
+    rows = [done[i] for i in range(len(jobs))]
+    reports = {jobs[i]: reports[jobs[i]] for i in range(len(jobs))}
+    found = {k: sorted(v, key=lambda es: jobs.index(es)) for k, v in found.items()}
     texts = _issue(found, seeds)
     return Comparison(runs=pd.DataFrame(rows), per_step_nats=per_step, readout_mass=mass,
                       protocol=plan, n=len(y), num_classes=c or 0, seeds=seeds,
@@ -276,23 +295,22 @@ def _check_encoders(encoders: Any, seeds: Sequence[int]) -> tuple[int, ...]:
 
 
 def _progress_of(jobs: list, size: int, progress: bool | None) -> tuple[Any, bool]:
-    """(the runs to iterate, with a bar when one is wanted; whether to print one line per
-    finished run instead). ``size``: examples × experts of one run."""
+    """(a bar over the runs when one is wanted, else ``None``; whether to print one line
+    per finished run instead). ``size``: examples × experts of one run."""
     long = len(jobs) * size >= 2_000_000
     bar = _progress.enabled() and _progress.wanted(progress, long=long)
-    it = _progress.bar(jobs, desc="compare", unit="run") if bar else jobs
+    it = _progress.bar(total=len(jobs), desc="compare", unit="run") if bar else None
     # no bar (batch mode, MDLNB_PROGRESS=0, or not watched): one line per finished run
     lines = not bar and progress is not False and (not _progress.enabled() or long
                                                    or progress is True)
     return it, lines
 
 
-def _code(task: Task, plan: Any, seed: int, cache: bool,
+def _code(lm: Any, plan: Any, seed: int,
           orders: dict[int, np.ndarray]) -> tuple[Report, list[tuple[str, type]]]:
-    """One run: stage 1 and stage 2 of one encoder under order ``seed`` (checked against
-    the order the other encoders got, ``orders``), and the (sentence, category) of every
-    warning it raised, not yet issued."""
-    lm = prequential.run(task, protocol=plan, seed=seed, progress=False, cache=cache)
+    """Stage 2 of one run (its stage-1 loss matrix ``lm``, order ``seed``, checked
+    against the order the other encoders got, ``orders``), and the (sentence,
+    category) of every warning it raised, not yet issued."""
     if seed in orders and not np.array_equal(orders[seed], lm.order):
         raise RuntimeError("compare: two encoders got different data orders for one seed")
     orders[seed] = lm.order

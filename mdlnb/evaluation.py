@@ -33,6 +33,7 @@ shared with :func:`mdlnb.compare` :mod:`mdlnb._arguments`.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import Any, Mapping
 
 import numpy as np
@@ -40,7 +41,7 @@ import numpy as np
 from mdlnb import prequential
 from mdlnb._arguments import looks_like_board, resolve_strategy
 from mdlnb._arguments import strategy_label  # noqa: F401  (mdlnb.evaluation.strategy_label)
-from mdlnb._checks import as_array
+from mdlnb._checks import as_array, check_int
 from mdlnb._posterior import posterior_frame  # noqa: F401  (mdlnb.evaluation.posterior_frame)
 from mdlnb._report import Report
 from mdlnb._signature import data_first, extra_positional
@@ -126,7 +127,7 @@ def evaluate(x: Any = None, y: Any = None, *more: Any, experts: Any = None,
              batch_size: int | None = None, seed: int | None = None, standardize: str | bool | None = None,
              replay_streams: int | None = None, name: str | None = None,
              num_classes: int | None = None, progress: Any = None,
-             cache: bool = True) -> Report:
+             cache: bool = True, seeds: Sequence[int] | None = None) -> Report | tuple[Report, ...]:
     """MDL with readout-model switching, stage 1 + stage 2, in one call.
 
     The data come first, positionally, in one of these forms (anything else
@@ -164,6 +165,11 @@ def evaluate(x: Any = None, y: Any = None, *more: Any, experts: Any = None,
       progress: ``None`` (default: a bar when interactive and the run is long),
         ``True`` or ``False``; passed to :func:`mdlnb.prequential.run`.
       cache: stage-1 loss matrices are cached on disk.
+      seeds: several data orders at once (instead of ``seed``): a tuple of
+        Reports, one per seed, in order; their stage 1 runs as one batch of
+        streams (:func:`mdlnb.prequential.run_streams`: on a CPU one after
+        another, each bit-identical to ``evaluate(..., seed=s)``; on an
+        accelerator stacked into one compiled program).
 
     With N ≤ B no readout is trained (every example is in the first batch,
     coded uniformly): the report is the uniform code, with a warning, and no
@@ -171,7 +177,8 @@ def evaluate(x: Any = None, y: Any = None, *more: Any, experts: Any = None,
     every caller).
 
     Returns:
-      a :class:`Report` (totals in nats and bits, posterior, plots).
+      a :class:`Report` (totals in nats and bits, posterior, plots); with
+      ``seeds``, a tuple of them.
     """
     if more:   # a third positional argument: the package's error, not Python's
         raise extra_positional("evaluate", ACCEPTED_FORMS, more)
@@ -180,5 +187,21 @@ def evaluate(x: Any = None, y: Any = None, *more: Any, experts: Any = None,
                                          standardize=standardize, replay_streams=replay_streams)
     strat = resolve_strategy(strategy, m, default=proto.strategy)  # validate before stage 1
     proto = proto.resolve(strategy=strat)
+    if seeds is not None:
+        return tuple(Report.from_losses(lm, strat) for lm in prequential.run_streams(
+            [(task, s) for s in _seeds(seeds, seed)], protocol=proto, progress=progress,
+            cache=cache))
     lm = prequential.run(task, protocol=proto, progress=progress, cache=cache)  # N ≤ B: no compile
     return Report.from_losses(lm, strat)
+
+
+def _seeds(seeds: Any, seed: Any) -> list[int]:
+    """``evaluate``'s ``seeds`` as a list of distinct ints >= 0 (not with ``seed``)."""
+    if seed is not None:
+        raise TypeError("seed, seeds: give one data order (seed=) or several (seeds=), not both")
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
+        raise TypeError(f"seeds: expected a sequence of ints, got {type(seeds).__name__}")
+    out = [check_int("seeds", s, minimum=0, what=f"ints >= 0 (got {seeds!r})") for s in seeds]
+    if not out or len(set(out)) != len(out):
+        raise ValueError(f"seeds: expected distinct ints >= 0, got {seeds!r}")
+    return out

@@ -188,3 +188,29 @@ def plan(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
     slices = _balanced(blocks, costs, per_slice)
     return SlicePlan(slices=tuple(tuple(sorted(s)) for s in slices), expert_bytes=tuple(eb),
                      budget_bytes=int(budget_bytes), fixed_bytes=fixed)
+
+
+def stream_bytes(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int) -> int:
+    """Planned bytes of one stream of a stacked call (:func:`mdlnb.prequential.run_streams`):
+    its whole board in flight (:func:`bytes_per_expert`) and its features and labels."""
+    return sum(bytes_per_expert(e, n, in_dim, num_classes) for e in experts) \
+        + 4 * int(n) * (int(in_dim) + 1)
+
+
+def streams_per_call(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
+                     budget_bytes: int | None = None) -> int:
+    """How many streams of one shape bucket one stacked call takes: the most whose
+    :func:`stream_bytes` fit ``budget_bytes`` less :data:`FIXED_BYTES`, rounded down
+    to a power of two (the width is named in the streams' cache keys, so it should
+    not follow small changes in free memory); at least 1.
+
+    ``budget_bytes``: ``None`` is :data:`SAFE_FRACTION` of :func:`available_bytes` of
+    the first local device."""
+    experts = list(experts)
+    if not experts:
+        raise ValueError("experts: must contain at least one Expert")
+    if budget_bytes is None:
+        budget_bytes = int(SAFE_FRACTION * available_bytes(jax.local_devices()[0]))
+    check_int("budget_bytes", budget_bytes, minimum=1)
+    fit = (int(budget_bytes) - FIXED_BYTES) // stream_bytes(experts, n, in_dim, num_classes)
+    return 1 << (max(1, int(fit)).bit_length() - 1)

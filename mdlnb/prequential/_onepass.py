@@ -206,8 +206,9 @@ class _Job(NamedTuple):
         return self.proto.clip if self.prefix else None
 
 
-def _job(task, proto, chunk_batches, pad_features, progress) -> _Job:
-    """Check the inputs, resolve ``chunk_batches="auto"`` and hash the cache key."""
+def _job(task, proto, chunk_batches, pad_features, progress, streams: dict | None = None) -> _Job:
+    """Check the inputs, resolve ``chunk_batches="auto"`` and hash the cache key (with
+    ``streams``, ``{"streams": W}`` of a stacked call, :mod:`._streams`, in it and ``meta``)."""
     experts = proto.experts()
     if chunk_batches != "auto":
         check_int("chunk_batches", chunk_batches, minimum=1, what="an int >= 1 or 'auto'")
@@ -231,9 +232,9 @@ def _job(task, proto, chunk_batches, pad_features, progress) -> _Job:
     key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c,
                        *([padded] if padded else []),
                        *([{"target": _targets.GAUSSIAN_CODE}] if target else []),
-                       *([blocks] if blocks else []))
+                       *([blocks] if blocks else []), *([streams] if streams else []))
     meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize,
-            "matmul_dtype": proto.matmul_dtype, **padded, **blocks,
+            "matmul_dtype": proto.matmul_dtype, **padded, **blocks, **(streams or {}),
             **({"target": target} if target else {})}
     return _Job(proto, experts, feats, labels, c, task.target_dims, dp, chunk_batches, key, meta)
 

@@ -164,6 +164,31 @@ def _run_chunk(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
     return jax.lax.scan(body, groups, xs)
 
 
+#: the chunk inputs every stream of a stacked call shares (streams of one bucket have
+#: the same N, so the same batch indices, prefix ends and padding batches)
+SHARED_INPUTS = ("batch", "t_end", "valid")
+
+
+# donate_argnums=1: the streams' stacked state is updated in place.
+@partial(jax.jit, static_argnums=0, donate_argnums=1)
+def _run_stacked(spec: _Spec, groups, hypers, x_all, y_all, seed_keys, shared, per):
+    """:func:`_run_chunk` of W streams at once, the stream axis stacked in front of the
+    expert axis (``vmap`` over streams): ``groups``, ``x_all``, ``y_all``,
+    ``seed_keys`` and the per-stream chunk inputs ``per`` carry a leading axis of
+    W; the board's ``hypers`` and the ``shared`` inputs (:data:`SHARED_INPUTS`)
+    do not, so every loop's trip count stays one scalar. Returns the new states
+    and the losses (W, chunk, B, K). Each stream's arithmetic is its solo
+    program's with a wider batch of matmuls, which XLA may round otherwise
+    (:mod:`mdlnb.prequential._streams`, "Exactness")."""
+    global _TRACE_COUNT
+    _TRACE_COUNT += 1
+
+    def one(g, xa, ya, key, p):
+        body = partial(_batch_step, spec, hypers, xa, ya, key)
+        return jax.lax.scan(body, g, {**shared, **p})
+    return jax.vmap(one)(groups, x_all, y_all, seed_keys, per)
+
+
 def _run_groups(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
     """:func:`_run_chunk` one group at a time: each group's program is compiled (and
     cached) on its own, so compacting one group of a pruned board

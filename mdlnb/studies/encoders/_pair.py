@@ -21,6 +21,7 @@ hyperparameters chosen on validation loss within each family).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -61,8 +62,13 @@ def map_switches(mat: np.ndarray) -> int:
     return int(np.count_nonzero(top[1:] != top[:-1]))
 
 
-def mdl_rows(train: Task, config: Any, *, cache: bool = True) -> dict[str, list]:
-    """Stage 1 + 2 for every order: metric rows, posterior trace rows, curve rows."""
+def mdl_rows(train: Task, config: Any, *, cache: bool = True,
+             losses: Sequence[Any] | None = None) -> dict[str, list]:
+    """Stage 1 + 2 for every order: metric rows, posterior trace rows, curve rows.
+
+    Stage 1 of the orders runs as one batch of streams
+    (:func:`mdlnb.prequential.run_streams`), unless ``losses`` gives their loss
+    matrices (one per seed of ``config.seeds``, e.g. from a batch over many pairs)."""
     from mdlnb import prequential
     from mdlnb._compare import resolve_protocol
     from mdlnb._units import LN2
@@ -71,8 +77,16 @@ def mdl_rows(train: Task, config: Any, *, cache: bool = True) -> dict[str, list]
     plan = resolve_protocol(config.protocol)
     edges = stream_bins(train.n, int(config.posterior_bins))
     rows, post, curve = [], [], []
-    for s in config.seeds:
-        lm = prequential.run(train, protocol=plan, seed=int(s), progress=False, cache=cache)
+    if losses is None:
+        losses = prequential.run_streams([(train, int(s)) for s in config.seeds], protocol=plan,
+                                         progress=False, cache=cache)
+    if len(losses) != len(config.seeds):
+        raise ValueError(f"losses: expected {len(config.seeds)} loss matrices (one per seed), "
+                         f"got {len(losses)}")
+    for s, lm in zip(config.seeds, losses):
+        if int(lm.seed) != int(s) or lm.losses.shape[0] != train.n:
+            raise ValueError(f"losses: the loss matrix for seed {s} is of seed {lm.seed} and "
+                             f"N = {lm.losses.shape[0]} (the task has {train.n})")
         rep = Report.from_losses(lm, plan.strategy, warn=False)
         ros, mat = rep.readout_matrix()
         depth = {e.readout.name: int(e.readout.hidden_layers) for e in lm.experts}
@@ -106,11 +120,13 @@ def probe_rows(train: Task, test: Task, config: Any) -> list:
     return out
 
 
-def compute_pair(train: Task, test: Task, config: Any, *, cache: bool = True) -> dict[str, Any]:
+def compute_pair(train: Task, test: Task, config: Any, *, cache: bool = True,
+                 losses: Sequence[Any] | None = None) -> dict[str, Any]:
     """All measurements of one pair as a JSON-able dict (see the module docstring);
-    ``seconds`` holds the wall time of the MDL part and of the accuracy protocol."""
+    ``seconds`` holds the wall time of the MDL part and of the accuracy protocol.
+    ``losses``: the pair's stage-1 loss matrices, if already computed (:func:`mdl_rows`)."""
     t0 = time.perf_counter()
-    mdl = mdl_rows(train, config, cache=cache)
+    mdl = mdl_rows(train, config, cache=cache, losses=losses)
     t1 = time.perf_counter()
     acc = probe_rows(train, test, config)
     t2 = time.perf_counter()
