@@ -25,7 +25,6 @@ import time
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from benchmarks._timing import best_of
 from mdlnb import curves, data, readouts

@@ -14,12 +14,11 @@ Target: every task builds in < 5 s on a 2-core CPU; > 10× from vectorizing.
 
 from __future__ import annotations
 
-
 import numpy as np
 
+from benchmarks._timing import best_of
 from mdlnb import data
 from mdlnb.data import clevr, dsprites, fashion_mnist, skimage_tasks, sklearn_tasks
-from benchmarks._timing import best_of
 
 
 def _clear() -> None:

@@ -32,9 +32,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import mdlnb
+from benchmarks._timing import best_of
 from mdlnb import prequential, readouts
 from mdlnb.experts import expert_grid
-from benchmarks._timing import best_of
 
 N, D, C, B, R, K = 10_000, 64, 10, 32, 10, 64
 PREFIX_BATCHES = 24

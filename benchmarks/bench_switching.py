@@ -24,10 +24,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from benchmarks._timing import best_of
 from mdlnb import _aligned
 from mdlnb import switching as sw
 from mdlnb.switching import forward
-from benchmarks._timing import best_of
 
 N_BIG, K_BIG = 1_000_000, 256
 REPEATS = 3

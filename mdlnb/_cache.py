@@ -23,7 +23,6 @@ import dataclasses
 import datetime as _dt
 import os
 from pathlib import Path
-from typing import Optional
 
 from mdlnb._io import LOCK_SUFFIX, TMP_SUFFIX, cache_root
 
@@ -58,7 +57,7 @@ def kinds() -> list[str]:
     return sorted(set(KINDS) | present)
 
 
-def _check_kind(kind: Optional[str]) -> Optional[str]:
+def _check_kind(kind: str | None) -> str | None:
     if kind is not None and kind not in kinds():
         raise ValueError(f"kind: unknown cache kind {kind!r}; one of {', '.join(kinds())}")
     return kind
@@ -84,7 +83,7 @@ def _in_flight(name: str) -> bool:
     return name.startswith(".") and (name.endswith(TMP_SUFFIX) or name.endswith(LOCK_SUFFIX))
 
 
-def entries(kind: Optional[str] = None, *, older_than: Optional[DateLike] = None) -> list[Entry]:
+def entries(kind: str | None = None, *, older_than: DateLike | None = None) -> list[Entry]:
     """Cache files (of one ``kind``; modified before ``older_than``), sorted by path."""
     _check_kind(kind)
     cutoff = _as_datetime(older_than).timestamp() if older_than is not None else None
@@ -111,7 +110,7 @@ def entries(kind: Optional[str] = None, *, older_than: Optional[DateLike] = None
     return sorted(out, key=lambda e: str(e.path))
 
 
-def usage(kind: Optional[str] = None, *, older_than: Optional[DateLike] = None):
+def usage(kind: str | None = None, *, older_than: DateLike | None = None):
     """DataFrame with one row per kind: ``kind``, ``files``, ``bytes``, ``oldest``, ``newest``."""
     import pandas as pd
 
@@ -128,7 +127,7 @@ def usage(kind: Optional[str] = None, *, older_than: Optional[DateLike] = None):
                         columns=["kind", "files", "bytes", "oldest", "newest"])
 
 
-def clear(kind: Optional[str] = None, *, older_than: Optional[DateLike] = None) -> list[Entry]:
+def clear(kind: str | None = None, *, older_than: DateLike | None = None) -> list[Entry]:
     """Delete cache entries (all, one ``kind``, and/or those modified before
     ``older_than``); returns what was removed. Empty kind directories stay."""
     removed = []

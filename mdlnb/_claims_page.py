@@ -11,13 +11,23 @@ axis. Called by :func:`mdlnb.claims.merge_claims`.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
-from mdlnb._verdicts import (CONSISTENT, DIRECTIONS, LARGER, REPLICATED, REVERSED, SIZE_WORDS,
-                             SIZES, SMALLER, UNDETERMINED)
+from mdlnb._verdicts import (
+    CONSISTENT,
+    DIRECTIONS,
+    LARGER,
+    REPLICATED,
+    REVERSED,
+    SIZE_WORDS,
+    SIZES,
+    SMALLER,
+    UNDETERMINED,
+)
 from mdlnb.report import save_figure, to_markdown
 
 #: Marker colour by direction, marker shape by size (the figure's legend says so).

@@ -62,7 +62,8 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -74,9 +75,9 @@ from mdlnb._comparison import Comparison, Rerun
 from mdlnb._protocol import Protocol
 from mdlnb._protocol import protocol as preset
 from mdlnb._report import Report
+from mdlnb._signature import data_first, extra_positional
 from mdlnb._task import Task, warn_label_alphabet, warn_missing_classes
 from mdlnb.encoders import Encoder, features
-from mdlnb._signature import data_first, extra_positional
 
 MIN_ORDERS = 3
 

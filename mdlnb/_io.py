@@ -30,8 +30,9 @@ import os
 import tempfile
 import warnings
 import zipfile
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -77,7 +78,7 @@ def switched_off(name: str) -> bool:
 # ----------------------------------------------------------------------------- hashing
 
 
-def _update(h: "hashlib._Hash", obj: Any) -> None:
+def _update(h: hashlib._Hash, obj: Any) -> None:
     if isinstance(obj, np.ndarray) or hasattr(obj, "__array__") and not isinstance(obj, (str, bytes)):
         a = np.ascontiguousarray(np.asarray(obj))
         h.update(f"nd:{a.dtype.str}:{a.shape}:".encode())

@@ -31,8 +31,9 @@ from __future__ import annotations
 import argparse
 import io
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

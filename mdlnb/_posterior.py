@@ -7,7 +7,7 @@ below all three, so stage 2 does not import the report that presents it.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from mdlnb._io import switched_off
 
@@ -86,7 +87,7 @@ class Summary:
         finally:
             self.close()
 
-    def __enter__(self) -> "Summary":
+    def __enter__(self) -> Summary:
         return self
 
     def __exit__(self, *exc: Any) -> None:

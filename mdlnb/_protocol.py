@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -116,7 +117,7 @@ class Prune:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_value(cls, value: Any) -> "Prune | None":
+    def from_value(cls, value: Any) -> Prune | None:
         """A Prune from a Prune, a mapping of its fields, or None."""
         if value is None or isinstance(value, Prune):
             return value
@@ -212,7 +213,7 @@ class Protocol:
 
     # -- presets -------------------------------------------------------------
     @classmethod
-    def preset(cls, name: str | Protocol) -> "Protocol":
+    def preset(cls, name: str | Protocol) -> Protocol:
         """The named protocol (:data:`PRESETS`)."""
         if isinstance(name, Protocol):
             return name
@@ -225,7 +226,7 @@ class Protocol:
         """Fixed share's m (``None`` for other strategies or a constant rate)."""
         return getattr(self.strategy, "m", None)
 
-    def replace(self, **changes: Any) -> "Protocol":
+    def replace(self, **changes: Any) -> Protocol:
         """A copy with ``changes``; the name gains `` (modified)`` when a field changed."""
         if changes.get("standardize") in ("prefix", True) and "clip" not in changes \
                 and self.standardize == "none":
@@ -238,7 +239,7 @@ class Protocol:
             return new
         return dataclasses.replace(self, **changes)
 
-    def resolve(self, **overrides: Any) -> "Protocol":
+    def resolve(self, **overrides: Any) -> Protocol:
         """:meth:`replace` with the overrides that are not ``None`` (keyword arguments of
         ``evaluate``/``prequential.run``/the CLI win over the protocol's fields)."""
         given = {k: v for k, v in overrides.items() if v is not None}
@@ -302,7 +303,7 @@ class Protocol:
                 **({} if self.calibrate is None else {"calibrate": self.calibrate})}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any], *, experts: Sequence[Any] | None = None) -> "Protocol":
+    def from_dict(cls, d: Mapping[str, Any], *, experts: Sequence[Any] | None = None) -> Protocol:
         """Inverse of :meth:`to_dict`. ``experts``: the board to attach when it was a list
         (needed for experts that cannot be rebuilt from their config)."""
         if not isinstance(d, Mapping):

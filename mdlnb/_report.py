@@ -15,7 +15,8 @@ import dataclasses
 import functools
 import math
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -69,7 +70,7 @@ class Report(Codelength):
     # -- construction --------------------------------------------------------
     @classmethod
     def from_losses(cls, losses: Any, strategy: Any = None, *, m: float | None = None,
-                    warn: bool = True) -> "Report":
+                    warn: bool = True) -> Report:
         """Stage 2 on an existing ``LossMatrix``; the default strategy is the one of the
         protocol it records (else ``FixedShare()``), with ``m`` if given. ``warn``: issue
         the report's :attr:`warnings` as ``UserWarning``."""
@@ -126,7 +127,7 @@ class Report(Codelength):
         code gives them probability 0 from then on; ``from_losses`` warns."""
         return self.losses.diverged()
 
-    def with_strategy(self, strategy: Any, *, m: float | None = None) -> "Report":
+    def with_strategy(self, strategy: Any, *, m: float | None = None) -> Report:
         """The same loss matrix scored with another switching strategy (no repeated warnings)."""
         return Report.from_losses(self.losses, strategy, m=m, warn=False)
 

@@ -16,7 +16,8 @@ given``) says neither which forms exist nor that ``"small"`` belongs in
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from mdlnb._arguments import looks_like_board
 

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import (as_array, check_finite, check_int, check_labels, check_nonempty,
-                           check_same_length, check_targets)
+from mdlnb._checks import (
+    as_array,
+    check_finite,
+    check_int,
+    check_labels,
+    check_nonempty,
+    check_same_length,
+    check_targets,
+)
 from mdlnb._targets import check_kind
 
 # ``import mdlnb`` imports this module: mdlnb._io (hashlib, tempfile, zipfile; about 15 ms,
@@ -112,15 +120,15 @@ class Task:
         return (f"Task(name={self.name!r}, N={self.n}, x={self.x.shape[1:]}, "
                 f"num_classes={self.num_classes}, group={self.group!r})")
 
-    def replace(self, **changes: Any) -> "Task":
+    def replace(self, **changes: Any) -> Task:
         return dataclasses.replace(self, **changes)
 
-    def take(self, idx: Any, *, name: str | None = None) -> "Task":
+    def take(self, idx: Any, *, name: str | None = None) -> Task:
         """The sub-task at indices ``idx`` (order kept)."""
         idx = np.asarray(idx)
         return self.replace(x=self.x[idx], y=self.y[idx], name=name or self.name)
 
-    def subsample(self, n: int, seed: int = 0) -> "Task":
+    def subsample(self, n: int, seed: int = 0) -> Task:
         """A uniformly random subset of ``n`` examples (without replacement)."""
         if not 1 <= n <= self.n:
             raise ValueError(f"n: must be in [1, {self.n}], got {n}")
@@ -131,7 +139,7 @@ class Task:
     @classmethod
     def from_arrays(cls, x: Any, y: Any, *, name: str | None = None,
                     num_classes: int | None = None, kind: str = "classification",
-                    **kw: Any) -> "Task":
+                    **kw: Any) -> Task:
         """Build a task from arrays; ``num_classes`` defaults to ``max(y) + 1``.
 
         ``kind="regression"``: ``y`` are real targets ``(N,)`` or ``(N, P)`` and
@@ -174,7 +182,7 @@ class Task:
 
     @classmethod
     def from_npz(cls, path: str | Path, *, x_key: str = "x", y_key: str = "y",
-                 name: str | None = None, num_classes: int | None = None, **kw: Any) -> "Task":
+                 name: str | None = None, num_classes: int | None = None, **kw: Any) -> Task:
         """Load ``x`` and ``y`` arrays from an ``.npz`` file."""
         path = Path(path)
         if not path.is_file():
@@ -202,7 +210,7 @@ class Task:
 
     @classmethod
     def from_parquet(cls, path: str | Path, *, y_key: str = "y", x_key: str | None = "x",
-                     name: str | None = None, num_classes: int | None = None, **kw: Any) -> "Task":
+                     name: str | None = None, num_classes: int | None = None, **kw: Any) -> Task:
         """Load a table: label column ``y_key``; features from column ``x_key``
         (list-valued) if present, else every other numeric column."""
         import pandas as pd

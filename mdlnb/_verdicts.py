@@ -31,7 +31,8 @@ verdict. Re-exported by :mod:`mdlnb.claims`.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, NamedTuple, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import stats

@@ -30,18 +30,34 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from mdlnb._io import atomic_write_text
-from mdlnb._verdicts import (CONSISTENT, DIRECTIONS, LARGER, REPLICATED,  # noqa: F401
-                             REVERSED, ROUNDING, SIZE_WORDS, SIZES, SMALLER, UNDETERMINED,
-                             Decision,
-                             bootstrap_effect, bootstrap_interval, effect_decision,
-                             rule_clause, runs_to_decide, share_effect, t_effect, t_interval,
-                             welch_effect)
-from mdlnb.report import _check_name, to_markdown
+from mdlnb._verdicts import (  # noqa: F401
+    CONSISTENT,
+    DIRECTIONS,
+    LARGER,
+    REPLICATED,
+    REVERSED,
+    ROUNDING,
+    SIZE_WORDS,
+    SIZES,
+    SMALLER,
+    UNDETERMINED,
+    Decision,
+    bootstrap_effect,
+    bootstrap_interval,
+    effect_decision,
+    rule_clause,
+    runs_to_decide,
+    share_effect,
+    t_effect,
+    t_interval,
+    welch_effect,
+)
+from mdlnb.report import _check_name
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: pandas, mdlnb._claims_page (matplotlib), mdlnb.manifest.
@@ -113,7 +129,7 @@ class Claim:
     @classmethod
     def decided(cls, id: str, statement: str, anchor: str, paper_value: str, statistic: str,
                 decision: Decision, *, effect: str = "", our_value: str | None = None
-                ) -> "Claim":
+                ) -> Claim:
         """A claim whose verdict, numbers and rule clause come from ``decision``;
         ``statistic``: what is measured, on which units, with which interval (the
         rule's first half); ``our_value`` defaults to the decision's detail."""
@@ -129,7 +145,7 @@ class Claim:
 
     @classmethod
     def checked(cls, id: str, statement: str, anchor: str, paper_value: str, rule: str, *,
-                passed: bool, detail: str) -> "Claim":
+                passed: bool, detail: str) -> Claim:
         """An implementation check: a property the method guarantees by construction
         (so it can only fail through a bug), with the rule that checked it."""
         return cls(id, statement, anchor, paper_value, detail, rule,
@@ -264,9 +280,7 @@ IMPLEMENTATION_CHECKS = {
 def merge_claims(paper_dir: str | Path) -> Path:
     """Build ``paper_dir/claims.md`` (and ``claims_forest.png``) from every
     ``paper_dir/claims/*.csv`` and ``paper_dir/setting/*.csv``."""
-    from mdlnb import _claims_page
-
-    from mdlnb import manifest
+    from mdlnb import _claims_page, manifest
 
     df, setting = read_claims(paper_dir), read_setting(paper_dir)
     _claims_page.forest(df[df["kind"] == "claim"], paper_dir)

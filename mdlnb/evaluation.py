@@ -33,14 +33,17 @@ shared with :func:`mdlnb.compare` :mod:`mdlnb._arguments`.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
-from typing import Any, Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from mdlnb import prequential
-from mdlnb._arguments import looks_like_board, resolve_strategy
-from mdlnb._arguments import strategy_label  # noqa: F401  (mdlnb.evaluation.strategy_label)
+from mdlnb._arguments import (
+    looks_like_board,
+    resolve_strategy,
+    strategy_label,  # noqa: F401  (mdlnb.evaluation.strategy_label)
+)
 from mdlnb._checks import as_array, check_int
 from mdlnb._posterior import posterior_frame  # noqa: F401  (mdlnb.evaluation.posterior_frame)
 from mdlnb._report import Report

@@ -22,7 +22,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -133,7 +134,7 @@ class Expert:
         return d
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> "Expert":
+    def from_config(cls, config: dict[str, Any]) -> Expert:
         """Inverse of :meth:`config`."""
         ro = _readouts.from_config({k[len("readout_"):]: v for k, v in config.items()
                                     if k.startswith("readout_")})
@@ -143,7 +144,7 @@ class Expert:
                    replay_streams=int(config["replay_streams"]),
                    calibrate=bool(config.get("calibrate", False)))
 
-    def replace(self, **changes: Any) -> "Expert":
+    def replace(self, **changes: Any) -> Expert:
         return dataclasses.replace(self, **changes)
 
 

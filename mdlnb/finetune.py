@@ -37,7 +37,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -111,7 +112,7 @@ class FinetuneReadout:
                              "mdlnb.encoders.pretrain")
 
     @classmethod
-    def for_task(cls, encoder: Encoder, task: Task, **kwargs: Any) -> "FinetuneReadout":
+    def for_task(cls, encoder: Encoder, task: Task, **kwargs: Any) -> FinetuneReadout:
         """The readout for ``task``'s images: ``image_shape`` and ``pixel_max`` from ``task.x``."""
         image_shape, pixel_max = _image_format(task)
         return cls(encoder, image_shape, pixel_max, **kwargs)

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from mdlnb._io import atomic_write_text
 from mdlnb.report import _check_name, to_markdown

@@ -1,6 +1,7 @@
 """Exact Bayesian linear regression prequential codes, NumPy float64: the independent
 reference of tests/test_regression_bayes.py (issue 28)."""
 import math
+
 import numpy as np
 from scipy.special import gammaln
 

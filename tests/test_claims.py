@@ -8,8 +8,7 @@ import pytest
 from scipy import stats
 
 from mdlnb import claims
-from mdlnb.claims import (CONSISTENT, LARGER, REPLICATED, REVERSED, SMALLER, UNDETERMINED,
-                          Claim)
+from mdlnb.claims import CONSISTENT, LARGER, REPLICATED, REVERSED, SMALLER, UNDETERMINED, Claim
 
 
 def _decision(lo, hi, paper=0.14, n=10, **kw):

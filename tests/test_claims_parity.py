@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mdlnb import curves
-from mdlnb.claims import CONSISTENT, FAILS, PASSES, REPLICATED, SMALLER, UNDETERMINED
+from mdlnb.claims import CONSISTENT, FAILS, PASSES, SMALLER, UNDETERMINED
 from mdlnb.curves import LossDataCurve
 from mdlnb.studies.parity import parity_claims
 

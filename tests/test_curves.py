@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mdlnb import Task, _fit, curves, data, readouts
+from mdlnb import _fit, curves, data, readouts
 
 N = np.array([10, 20, 40, 80])
 L = np.array([2.0, 1.0, 0.5, 0.1])

@@ -21,7 +21,6 @@ import types
 import zipfile
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 import skimage.data

@@ -620,8 +620,9 @@ def test_argument_regressions(call, arg, v):
 
 
 def test_argument_regressions_keep_valid_values():
-    from mdlnb import ranking
     from scipy import stats
+
+    from mdlnb import ranking
 
     assert ranking.weighted_tau([1, 2, 3.0], [3, 1, 2.0], rank=[2, 0, 1]) == pytest.approx(
         stats.weightedtau([1, 2, 3.0], [3, 1, 2.0], rank=[2, 0, 1]).statistic)

@@ -68,9 +68,9 @@ def test_every_committed_figure_has_a_caption_and_the_readme_shows_it():
 
 
 def test_merge_adds_the_setting_and_captions(tmp_path):
-    from mdlnb import claims
-
     import matplotlib
+
+    from mdlnb import claims
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

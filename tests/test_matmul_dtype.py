@@ -3,10 +3,10 @@ operands and float32 accumulation (issue 13). Checked against a NumPy
 re-derivation of the rounded product, end to end on a real task (digits)
 against float32, and in the stage-1 cache key and the LossMatrix."""
 
-import numpy as np
-import pytest
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
 import mdlnb
 from mdlnb import prequential, readouts, switching

@@ -1,9 +1,9 @@
 """The project's own files agree with each other."""
 
 import re
-import tomllib
 from pathlib import Path
 
+import tomllib
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,6 +13,7 @@ import jax.numpy as jnp  # noqa: E402
 
 from mdlnb import Task  # noqa: E402
 from mdlnb.encoders import archs, augment, objectives  # noqa: E402
+
 # the module (the package re-exports the function under the same name)
 P = importlib.import_module("mdlnb.encoders._pretrain")
 

@@ -15,8 +15,8 @@ import pytest
 
 import mdlnb
 from mdlnb import Prune, prequential, readouts, switching
-from mdlnb.prequential._prune import bucket, expert_updates, simulate
 from mdlnb.experts import expert_grid
+from mdlnb.prequential._prune import bucket, expert_updates, simulate
 from mdlnb.switching import FixedShare, codelength_pruned, never_switch_cost
 
 

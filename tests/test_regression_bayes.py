@@ -8,11 +8,10 @@ import math
 
 import numpy as np
 import pytest
+from _blr_reference import known_noise_prequential, nig_log_evidence, nig_prequential
 from scipy import stats
 
 import mdlnb
-from _blr_reference import (known_noise_prequential, nig_log_evidence,
-                                  nig_prequential)
 
 
 def _linear_stream(n, d=4, sigma=0.5, seed=0):

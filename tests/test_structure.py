@@ -116,7 +116,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _graphs():
     modules = _modules()
     top, every = {}, {}

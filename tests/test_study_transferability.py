@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import itertools
-
 from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest

@@ -183,7 +183,7 @@ def test_regularized_hscore_against_sklearn_ledoit_wolf():
 
 def _logme_reference(f, y):
     """Max over (α, β) of log N(y; 0, I/β + FFᵀ/α) by scipy, via slogdet of the N×N covariance."""
-    from threadpoolctl import threadpool_limits   # scipy's L-BFGS-B crawls on a contended BLAS pool
+    from threadpoolctl import threadpool_limits  # scipy's L-BFGS-B crawls on a contended BLAS pool
 
     n = len(f)
     k_mat = f @ f.T

@@ -35,7 +35,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -111,7 +112,7 @@ class LossDataCurve:
 
     @classmethod
     def from_arrays(cls, n: Any, loss: Any, *, representation: str = "curve",
-                    num_classes: int | None = None, accuracy: Any = None) -> "LossDataCurve":
+                    num_classes: int | None = None, accuracy: Any = None) -> LossDataCurve:
         """A curve from plain arrays: ``n`` (S,), ``loss`` (S,) or (R, S) in nats."""
         return cls(representation, n, loss, accuracy, None, num_classes)
 
@@ -156,7 +157,7 @@ class LossDataCurve:
             "seeds": r,
         })
 
-    def merge(self, other: "LossDataCurve") -> "LossDataCurve":
+    def merge(self, other: LossDataCurve) -> LossDataCurve:
         """The union of two curves of the same seeds (sizes of ``other`` win on overlap)."""
         if not isinstance(other, LossDataCurve) or other.seeds != self.seeds:
             raise ValueError("other: must be a LossDataCurve with the same seeds")

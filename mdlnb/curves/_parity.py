@@ -28,14 +28,21 @@ held-out set as :func:`mdlnb.curves.loss_data_curve`.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from mdlnb._task import Task
-from mdlnb.curves._curve import (LossDataCurve, _as_seeds, _check_sizes, log_grid, permutations,
-                                 split_test)
 from mdlnb._checks import as_array, check_int
+from mdlnb._task import Task
+from mdlnb.curves._curve import (
+    LossDataCurve,
+    _as_seeds,
+    _check_sizes,
+    log_grid,
+    permutations,
+    split_test,
+)
 
 
 def binary_entropy(alpha: float) -> float:

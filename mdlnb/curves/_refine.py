@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from mdlnb._checks import check_int
 from mdlnb._task import Task
 from mdlnb.curves._curve import LossDataCurve, loss_data_curve, split_test
-from mdlnb.curves._measures import Epsilon, as_eps, as_points, esc
+from mdlnb.curves._measures import Epsilon, as_eps, as_points
 
 THRESHOLDS = ("eps", "half")
 

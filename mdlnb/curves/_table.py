@@ -13,7 +13,8 @@ over the seeds that reached ε; ``exceeded`` is the fraction that did not).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

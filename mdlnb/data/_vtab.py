@@ -10,8 +10,9 @@ paper's Table 3 and VTAB's task definitions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from mdlnb._checks import check_int
 from mdlnb._targets import check_kind

@@ -27,7 +27,8 @@ import os
 import pickle
 import struct
 import zipfile
-from typing import Any, BinaryIO, Callable
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -67,7 +68,7 @@ class _Storage:
 
 def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any,
                        requires_grad: Any = False, backward_hooks: Any = None,
-                       metadata: Any = None) -> "_TensorRef":
+                       metadata: Any = None) -> _TensorRef:
     if not isinstance(storage, _Storage):
         raise ValueError("path: _rebuild_tensor_v2 called without a storage")
     ints = lambda t: isinstance(t, tuple) and all(type(v) is int for v in t)
@@ -203,7 +204,7 @@ def _read_legacy(path: str) -> tuple[Any, dict[str, np.ndarray]]:
         if magic != _LEGACY_MAGIC:
             raise ValueError(f"path: {path} is not a torch file (bad magic number)")
         if header() != _LEGACY_PROTOCOL:
-            raise ValueError(f"path: unsupported legacy torch protocol version")
+            raise ValueError("path: unsupported legacy torch protocol version")
         info = header()
         little = bool(info.get("little_endian", True)) if isinstance(info, dict) else True
         up = _RestrictedUnpickler(f)

@@ -9,10 +9,21 @@ from typing import Any
 import jax
 import numpy as np
 
-from mdlnb._checks import (as_array, check_finite, check_nonempty, check_probability,
-                           check_same_length)
-from mdlnb.labelfree._inputs import (_as_key, _check_metric, _default_clusters,
-                                     _normalize_rows, _real, features_matrix)
+from mdlnb._checks import (
+    as_array,
+    check_finite,
+    check_nonempty,
+    check_probability,
+    check_same_length,
+)
+from mdlnb.labelfree._inputs import (
+    _as_key,
+    _check_metric,
+    _default_clusters,
+    _normalize_rows,
+    _real,
+    features_matrix,
+)
 from mdlnb.labelfree._kmeans import kmeans
 from mdlnb.labelfree._neighbours import knn_accuracy
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
@@ -17,7 +17,6 @@ from mdlnb.experts import Expert
 from mdlnb.prequential import _calibration, _sharding
 from mdlnb.prequential._program import _Spec
 from mdlnb.prequential._stream import init_salt
-
 from mdlnb.readouts import LowPrecision, Readout, ReadoutLike, with_matmul_dtype
 
 #: budget for the training state of one block of experts per two CPU cores (see
@@ -227,7 +226,7 @@ def _init_program(readout: Readout, d: int, c: int, dp: int):
     return jax.jit(build)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _keys_program():
     return jax.jit(jax.vmap(
         lambda seed_key, salt: jax.random.fold_in(jax.random.fold_in(seed_key, 1), salt),

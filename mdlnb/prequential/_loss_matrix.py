@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -121,7 +121,7 @@ class LossMatrix:
                                          else self.protocol.to_dict(), default=str)))
 
     @classmethod
-    def load(cls, path: str | Path, experts: Sequence[Expert] | None = None) -> "LossMatrix":
+    def load(cls, path: str | Path, experts: Sequence[Expert] | None = None) -> LossMatrix:
         """Read a file written by :meth:`save`.
 
         ``experts``: the board to attach, in column order, checked against the
@@ -134,7 +134,7 @@ class LossMatrix:
         return cls._from_arrays(read_npz(path, require_checksum=False), experts, path.name)
 
     @classmethod
-    def _from_arrays(cls, z: dict, experts: Sequence[Expert] | None, source: str) -> "LossMatrix":
+    def _from_arrays(cls, z: dict, experts: Sequence[Expert] | None, source: str) -> LossMatrix:
         configs = json.loads(str(z["experts"]))
         if experts is None:
             experts = tuple(Expert.from_config(c) for c in configs)

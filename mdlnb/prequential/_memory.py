@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import jax
 import numpy as np

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import jax
 import numpy as np
@@ -20,11 +21,21 @@ from mdlnb.experts import Expert
 from mdlnb.prequential import _memory, _slicing
 from mdlnb.prequential._checkpointer import CHECKPOINT_SHARE
 from mdlnb.prequential._loss_matrix import LossMatrix
-from mdlnb.prequential._onepass import (CHUNK_FLOPS, CODE_VERSION, DEFAULT_CHUNK_BATCHES,
-                                        PROGRESS_UPDATES, ProgressFn, _check_readouts,
-                                        _task_arrays, _validate,
-                                        auto_chunk_batches, chunk_bucket, resolve_protocol,
-                                        row_bucket, run_pass)
+from mdlnb.prequential._onepass import (
+    CHUNK_FLOPS,
+    CODE_VERSION,
+    DEFAULT_CHUNK_BATCHES,
+    PROGRESS_UPDATES,
+    ProgressFn,
+    _check_readouts,
+    _task_arrays,
+    _validate,
+    auto_chunk_batches,
+    chunk_bucket,
+    resolve_protocol,
+    row_bucket,
+    run_pass,
+)
 from mdlnb.prequential._stream import stream_order
 
 __all__ = ["CHECKPOINT_SHARE", "CHUNK_FLOPS", "CODE_VERSION", "DEFAULT_CHUNK_BATCHES",

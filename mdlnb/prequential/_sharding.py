@@ -51,8 +51,9 @@ bit-identical to one pass.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
-from typing import Any, Sequence
+from typing import Any
 
 import jax
 import numpy as np

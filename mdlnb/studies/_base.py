@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from mdlnb import claims, manifest, report
 from mdlnb._checks import check_int
@@ -117,7 +118,7 @@ def save_files(paper_dir: str | Path, prefix: str, tables: Mapping[str, Any],
     """Write a result's ``tables`` (``{name: DataFrame}``, csv + md) and ``figures``
     (``{name: Figure | Axes}``, png, then closed) as ``<prefix>_<name>`` in
     ``paper_dir``, atomically (:mod:`mdlnb.report`); returns the paths."""
-    import matplotlib.pyplot as plt   # here: pyplot costs a second, and only saving needs it
+    import matplotlib.pyplot as plt  # here: pyplot costs a second, and only saving needs it
 
     paths: list[Path] = []
     for name, df in tables.items():

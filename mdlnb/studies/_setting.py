@@ -10,7 +10,8 @@ of ``(aspect, the paper's, this run's)`` for :func:`mdlnb.studies.finish`.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 #: The papers' settings, per aspect (Li, Bornschein & Hutter 2023, arXiv:2302.09579,
 #: Sec. 4, App. A.5, Tables 3, 6, 9; Whitney et al. 2020, arXiv:2009.07368, Sec. 3–4;

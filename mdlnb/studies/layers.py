@@ -32,7 +32,8 @@ these tasks best, so the notebook reports findings with their spread, not claims
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -71,13 +72,13 @@ class LayersConfig(StudyConfig):
     variant: int = 0
     resolution: int = 64
     task_names: Sequence[str] = ("digits", "sci_patches", "dsprites_location")
-    size: Optional[int] = 800
+    size: int | None = 800
     which: Sequence[str] = ("stage2", "stage4", "stage6", "head")
     pooling: str = "mean"
     seeds: Sequence[int] = (0, 1, 2)
     protocol: Any = "small"
     points: int = 60
-    vit: Optional[str] = "supervised:vit_S:trained"
+    vit: str | None = "supervised:vit_S:trained"
     vit_which: Sequence[str] = ("embed", "block0", "block1")
 
     def __post_init__(self):
@@ -351,7 +352,7 @@ class LayersStudy:
     """
 
     lite: LayersResult
-    vit: Optional[LayersResult] = None
+    vit: LayersResult | None = None
 
     def results(self) -> dict[str, LayersResult]:
         """``{file prefix: result}``: ``layers`` for the Lite, ``layers_vit`` for the ViT."""

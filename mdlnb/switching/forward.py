@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import functools
 from functools import partial
-from typing import Optional
 
 import jax
 import jax.numpy as jnp
@@ -46,9 +45,16 @@ from jax.nn import logsumexp
 
 from mdlnb import _xla_cache
 from mdlnb.switching import _linear_hmm, _mixtures
+
 # SwitchState and the flags are this module's public face (re-exported); the rest is used here.
-from mdlnb.switching._primitives import (FLAG_ALL_INF, FLAG_NEGATIVE, SwitchState,  # noqa: F401
-                                         _kahan, _row_flags, _two_sum)
+from mdlnb.switching._primitives import (  # noqa: F401
+    FLAG_ALL_INF,
+    FLAG_NEGATIVE,
+    SwitchState,
+    _kahan,
+    _row_flags,
+    _two_sum,
+)
 from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
 
 # Linear kernel: rows per block whose exp(c − L) is one vectorized op (about 2^20
@@ -340,7 +346,7 @@ def run_flat(strategy, params, state: SwitchState, flat, head, *, offset: int, p
                         jnp.ones((flat.shape[0] + offset) // K, bool), posterior)
 
 
-def step(strategy, state: SwitchState, losses, *, linear: Optional[bool] = None):
+def step(strategy, state: SwitchState, losses, *, linear: bool | None = None):
     """Pure forward step over one loss row (K,) or a chunk of rows (B, K).
 
     Jit- and scan-compatible (``strategy`` is static, close over it). Returns

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,7 @@ class SwitchResult(Codelength):
 
     total_nats: float
     per_step_nats: np.ndarray
-    log_posterior: Optional[np.ndarray]
+    log_posterior: np.ndarray | None
     strategy: Any
 
     @property
@@ -59,8 +60,8 @@ class SwitchResult(Codelength):
             raise ValueError("posterior: not computed (call codelength(..., posterior=True))")
         return np.exp(self.log_posterior.astype(np.float64))
 
-    def to_frame(self, names: Optional[Sequence[str]] = None, every: int = 1,
-                 readouts: Optional[Sequence[str]] = None) -> pd.DataFrame:
+    def to_frame(self, names: Sequence[str] | None = None, every: int = 1,
+                 readouts: Sequence[str] | None = None) -> pd.DataFrame:
         """Tidy posterior in the package's one format (:func:`mdlnb.evaluation.posterior_frame`,
         as ``Report.posterior`` and the CLI's ``--posterior``): one row per (t, expert),
         columns ``t`` (examples seen before the prediction, 0 … N−1; 0 is the prior),

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Optional
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import jax.numpy as jnp
 import numpy as np
@@ -184,8 +184,8 @@ class FixedShare(_Strategy):
     App. A.5.1, protocol ``"paper-vtab"``).
     """
 
-    alpha: Optional[float] = None
-    m: Optional[float] = None
+    alpha: float | None = None
+    m: float | None = None
     weights: Probs = None
     initial: Probs = None
 

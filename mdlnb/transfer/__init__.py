@@ -17,34 +17,68 @@ The ``nleep``-style variants N-PT-Dir/N-PT-Gam use the N-LEEP GMM posteriors.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from mdlnb.transfer import _leep
 from mdlnb.transfer import _validate as _v
-from mdlnb.transfer._gaussian import SIGMA0_FACTORS
-from mdlnb.transfer._gaussian import (PactranGaussianResult, pactran_gaussian,
-                                     pactran_gaussian_grid, pactran_gaussian_result,
-                                     select_by_kendall)
-from mdlnb.transfer._etran import (ETranResult, etran, etran_classification, etran_combine,
-                                  etran_energy, etran_result)
+from mdlnb.transfer._etran import (
+    ETranResult,
+    etran,
+    etran_classification,
+    etran_combine,
+    etran_energy,
+    etran_result,
+)
+from mdlnb.transfer._gaussian import (
+    SIGMA0_FACTORS,
+    PactranGaussianResult,
+    pactran_gaussian,
+    pactran_gaussian_grid,
+    pactran_gaussian_result,
+    select_by_kendall,
+)
 from mdlnb.transfer._gbc import GBCResult, gbc, gbc_result
 from mdlnb.transfer._hscore import hscore, ledoit_wolf_shrinkage, regularized_hscore
-from mdlnb.transfer._leep import (COMPONENT_RULES, NLeepResult, gmm_posteriors, leep, nce,
-                                  nleep, nleep_components, nleep_result, source_probs_from_head,
-                                  source_probs_from_logits)
-from mdlnb.transfer._linear import BETA_FACTORS
-from mdlnb.transfer._linear import linear, linear_valid, linear_valid_losses, two_folds
-from mdlnb.transfer._logme import (LogMEResult, logme, logme_regression,
-                                  logme_regression_result, logme_result)
+from mdlnb.transfer._leep import (
+    COMPONENT_RULES,
+    NLeepResult,
+    gmm_posteriors,
+    leep,
+    nce,
+    nleep,
+    nleep_components,
+    nleep_result,
+    source_probs_from_head,
+    source_probs_from_logits,
+)
+from mdlnb.transfer._linear import (
+    BETA_FACTORS,
+    linear,
+    linear_valid,
+    linear_valid_losses,
+    two_folds,
+)
+from mdlnb.transfer._logme import (
+    LogMEResult,
+    logme,
+    logme_regression,
+    logme_regression_result,
+    logme_result,
+)
 from mdlnb.transfer._ncti import NCTIResult, ncti, ncti_combine, ncti_result
+from mdlnb.transfer._pactran import (
+    PactranResult,
+    pactran_dirichlet,
+    pactran_dirichlet_result,
+    pactran_gamma,
+    pactran_gamma_result,
+)
 from mdlnb.transfer._parc import parc
 from mdlnb.transfer._sfda import SFDAResult, sfda, sfda_result
 from mdlnb.transfer._transrate import transrate
-from mdlnb.transfer._pactran import (PactranResult, pactran_dirichlet,
-                                    pactran_dirichlet_result, pactran_gamma,
-                                    pactran_gamma_result)
 
 
 @dataclasses.dataclass(frozen=True)

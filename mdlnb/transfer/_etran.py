@@ -38,7 +38,8 @@ tail) is the code's; ``fraction=1`` gives the mean over all examples.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp

@@ -17,7 +17,8 @@ with ``bias=False``). Values are nats per example; lower is better.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -8,7 +8,8 @@ better transfer. ``β = beta_factor · N`` with N the training-set size.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

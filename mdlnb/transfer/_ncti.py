@@ -39,7 +39,8 @@ definitions follow the authors' code, which is what produced their tables.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits

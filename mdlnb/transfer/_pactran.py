@@ -70,7 +70,7 @@ class PactranResult:
     tol: float
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _solver(kind: str):
     _xla_cache.ensure()  # compiled programs are cached on disk
     import jax

@@ -376,6 +376,7 @@ def input_of(case_id: str) -> str:
 
 
 def score_table() -> np.ndarray:
+    from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.naive_bayes import GaussianNB
     from sklearn.neighbors import KNeighborsClassifier
@@ -383,7 +384,6 @@ def score_table() -> np.ndarray:
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
     from sklearn.tree import DecisionTreeClassifier
-    from sklearn.linear_model import LogisticRegression
 
     models = {
         "logreg": make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000)),

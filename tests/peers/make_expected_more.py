@@ -166,7 +166,7 @@ def transrate_listing():
     """The TransRate code listing of Huang et al. (ICML 2022), transcribed."""
     def coding_rate(Z, eps=1e-4):
         n, d = Z.shape
-        (_, rate) = np.linalg.slogdet((np.eye(d) + 1 / (n * eps) * Z.transpose() @ Z))
+        (_, rate) = np.linalg.slogdet(np.eye(d) + 1 / (n * eps) * Z.transpose() @ Z)
         return 0.5 * rate
 
     def transrate(Z, y, eps=1e-4):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +45,7 @@ LOOSE = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def score_table():
     import pandas as pd
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +63,7 @@ def _lidar_reptrix_convention(views):
     return lf.effective_rank(s ** 2 / np.sum(s ** 2), eps=1e-7)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _ncti(name):
     x, y = {"digits_jittered": I.digits_jittered, "digits_jittered_500": lambda: I.digits_jittered(500),
             "digits": I._digits}[name]()

@@ -27,7 +27,7 @@ arXiv:2302.09579, Sec. 4 "Data efficiency", Fig. 3, App. A.9 Fig. 10.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

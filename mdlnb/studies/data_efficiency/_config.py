@@ -9,7 +9,7 @@ and default (``tests/test_studies_registry.py`` checks that they agree);
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
@@ -50,11 +50,11 @@ class DataEfficiencyConfig(StudyConfig):
     arch: str = "vit"
     arch_size: str = "XS"
     pretrain_task: str = "fashion_mnist"
-    pretrain_size: Optional[int] = 4000
+    pretrain_size: int | None = 4000
     pretrain_steps: int = 300
     in_domain: str = "fashion_mnist"
     out_of_domain: Sequence[str] = ("sci_patches", "textures")
-    task_size: Optional[int] = 2000
+    task_size: int | None = 2000
     mlp_layers: Sequence[int] = (1, 2, 3)
     mlp_width: int = 64
     learning_rates: Sequence[float] = (1e-4, 1e-3)

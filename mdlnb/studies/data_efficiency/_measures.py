@@ -17,7 +17,8 @@ examples minus that of ``from scratch`` (< 0: more data-efficient).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd

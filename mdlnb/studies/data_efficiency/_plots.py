@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from mdlnb import plots
 from mdlnb.studies.data_efficiency._measures import METHODS
@@ -44,7 +44,7 @@ def regret(curves, summary, domains: Mapping[str, str]):
                 ax.set_xlabel("examples n")
             if j == 0:
                 ax.set_ylabel("cumulative loss − from scratch [nats]")
-    axes[0, 0].legend(fontsize=8, title="band: min–max over orders; dot: crossing", 
+    axes[0, 0].legend(fontsize=8, title="band: min–max over orders; dot: crossing",
                       title_fontsize=7)
     fig.tight_layout()
     return fig

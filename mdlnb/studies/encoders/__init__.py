@@ -36,8 +36,12 @@ Modules: ``_config`` (EncodersConfig), ``_pair`` (one pair's measurements),
 ``_paper`` (published values), ``_result`` (EncodersResult).
 """
 
-from mdlnb.studies.encoders._config import (OBJECTIVES_SUITE, SCALING_SUITE, EncodersConfig,
-                                            describe_encoder)
+from mdlnb.studies.encoders._config import (
+                                            OBJECTIVES_SUITE,
+                                            SCALING_SUITE,
+                                            EncodersConfig,
+                                            describe_encoder,
+)
 from mdlnb.studies.encoders._pair import METRICS, compute_pair, map_switches, stream_bins
 from mdlnb.studies.encoders._result import EncodersResult
 from mdlnb.studies.encoders._run import CACHE_VERSION, FRAME_COLUMNS, pair_key, run

@@ -46,7 +46,8 @@ within a task share it. Li, Bornschein & Hutter 2023, arXiv:2302.09579:
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

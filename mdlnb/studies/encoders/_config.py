@@ -10,7 +10,8 @@ coming ``mdlnb.Protocol``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig

@@ -28,7 +28,8 @@ paper's). Li, Bornschein & Hutter 2023, arXiv:2302.09579:
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

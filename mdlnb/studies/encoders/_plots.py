@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -155,9 +156,8 @@ def preference_heatmap(table, groups: dict[str, str], *, orders: int | None = No
     ``orders``, ``agreement``: the number of orders and the share of cells where they all
     agree, for the title. Returns the Axes."""
     import matplotlib.pyplot as plt
-    import seaborn as sns
-
     import numpy as np
+    import seaborn as sns
 
     fig, ax = plt.subplots(figsize=(1.0 * table.shape[1] + 3, 0.45 * table.shape[0] + 1.9))
     from mdlnb.plots import depth_cmap

@@ -90,7 +90,8 @@ On 13 tasks they were a2 0.046 / 0.096, f 0.43 / 0.34, d1 0.69 / 0.64.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

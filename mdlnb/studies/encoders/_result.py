@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from mdlnb.studies.encoders import (_claims, _clid_transfer, _more_claims, _paper, _plots,
-                                    _table_claims, _tables)
+from mdlnb.studies.encoders import (
+    _claims,
+    _clid_transfer,
+    _more_claims,
+    _paper,
+    _plots,
+    _table_claims,
+    _tables,
+)
 
 
 def _f(x: float, d: int = 2) -> str:

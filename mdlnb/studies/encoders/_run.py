@@ -30,8 +30,9 @@ import multiprocessing as mp
 import os
 import re
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 

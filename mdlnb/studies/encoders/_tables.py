@@ -10,7 +10,7 @@ standard deviation of the per-task ranks, or over data orders.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

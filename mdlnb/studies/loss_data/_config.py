@@ -9,7 +9,7 @@ default (``tests/test_studies_registry.py`` checks that they agree);
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
@@ -37,10 +37,10 @@ class LossDataConfig(StudyConfig):
       seed: subsamples and the autoencoder.
     """
 
-    train_size: Optional[int] = 6000
-    test_size: Optional[int] = 2000
+    train_size: int | None = 6000
+    test_size: int | None = 2000
     representations: Sequence[str] = ("pixels", "lite0@64", "autoencoder:resnet_XS:300")
-    pretrain_size: Optional[int] = 5000
+    pretrain_size: int | None = 5000
     num_sizes: int = 10
     seeds: int = 4
     probe_width: int = 128

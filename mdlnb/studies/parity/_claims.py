@@ -26,7 +26,8 @@ L̂_n); the seeds are the independent units:
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from mdlnb import claims as C
 from mdlnb.curves import LossDataCurve, measure_table, rankings, winner_changes

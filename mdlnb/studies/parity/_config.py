@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from mdlnb._checks import check_int
 from mdlnb.curves import binary_entropy

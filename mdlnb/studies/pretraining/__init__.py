@@ -10,11 +10,24 @@ linear probe stops improving and kept as committed artifacts (``make encoders``)
 Command line: ``python -m mdlnb.studies.pretraining {train,verify,paper}``.
 """
 
-from mdlnb.studies.pretraining._artifacts import (ChecksumError, artifact_dir, check,
-                                                   load_encoder, names, params_bytes,
-                                                   provenance, sha256, unit_name, verify)
-from mdlnb.studies.pretraining._config import (OBJECTIVES_SUITE, SCALING_SUITE,
-                                                PretrainingConfig, parse_unit)
+from mdlnb.studies.pretraining._artifacts import (
+                                                   ChecksumError,
+                                                   artifact_dir,
+                                                   check,
+                                                   load_encoder,
+                                                   names,
+                                                   params_bytes,
+                                                   provenance,
+                                                   sha256,
+                                                   unit_name,
+                                                   verify,
+)
+from mdlnb.studies.pretraining._config import (
+                                                   OBJECTIVES_SUITE,
+                                                   SCALING_SUITE,
+                                                   PretrainingConfig,
+                                                   parse_unit,
+)
 from mdlnb.studies.pretraining._probe import ProbeMonitor
 from mdlnb.studies.pretraining._run import PretrainingResult, monitor, result, run
 

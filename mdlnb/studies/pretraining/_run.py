@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
-from pathlib import Path
-from typing import Any, Sequence
 
 from mdlnb import _progress, data, report
 from mdlnb import claims as C

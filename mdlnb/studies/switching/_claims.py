@@ -20,7 +20,7 @@ are implementation checks, listed apart from the claims.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -9,7 +9,7 @@ name and default (``tests/test_studies_registry.py`` checks that they agree);
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from mdlnb import experts, readouts
 from mdlnb._checks import check_int
@@ -41,7 +41,7 @@ class SwitchingConfig(StudyConfig):
 
     pairs: Sequence[str] = ("pixels/digits", "lite0@32/digits", "pixels/fashion_mnist",
                             "lite0@32/fashion_mnist", "pixels/textures", "lite0@32/textures")
-    size: Optional[int] = 1000
+    size: int | None = 1000
     max_hidden_layers: int = 7
     width: int = 64
     learning_rates: Sequence[float] = (1e-3, 3e-3)

@@ -9,16 +9,23 @@ its loss matrix; :func:`gather`, :func:`final_regrets`,
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from mdlnb import switching
-from mdlnb.studies.switching._measures import (best_sequence_loss, bound_curves,
-                                               fixed_share_bound, regret_curves, sensitivity,
-                                               strategies, switch_counts)
+from mdlnb.studies.switching._measures import (
+    best_sequence_loss,
+    bound_curves,
+    fixed_share_bound,
+    regret_curves,
+    sensitivity,
+    strategies,
+    switch_counts,
+)
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: mdlnb.prequential, mdlnb.encoders and mdlnb.studies.transferability (optax).

@@ -3,7 +3,7 @@ orders, bands min–max. Each returns the matplotlib Figure."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from mdlnb import plots
 from mdlnb.studies.switching import _tables as T

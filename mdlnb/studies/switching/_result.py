@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from mdlnb.studies._base import save_files
 from mdlnb.studies.switching import _claims, _plots

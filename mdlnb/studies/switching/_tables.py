@@ -7,7 +7,7 @@ Each takes the :class:`~mdlnb.studies.switching._pair.PairResult` of every
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from mdlnb.studies.switching._pair import PairResult, final_regrets, gather, spread
 

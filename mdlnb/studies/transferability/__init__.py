@@ -33,26 +33,62 @@ Modules: ``_config`` (TransferabilityConfig), ``_encoders`` and ``_features``
 ``_result`` (TransferabilityResult).
 """
 
-from mdlnb.studies.transferability._config import (TRUTH_READOUTS, TransferabilityConfig,
-                                                   readout_from_name)
-from mdlnb.studies.transferability._encoders import (EncoderSpec, build_encoder, build_encoders,
-                                                     encoder_table, parse_encoder,
-                                                     source_probs)
+from mdlnb.studies.transferability._config import (
+                                                   TRUTH_READOUTS,
+                                                   TransferabilityConfig,
+                                                   readout_from_name,
+)
+from mdlnb.studies.transferability._encoders import (
+                                                   EncoderSpec,
+                                                   build_encoder,
+                                                   build_encoders,
+                                                   encoder_table,
+                                                   parse_encoder,
+                                                   source_probs,
+)
 from mdlnb.studies.transferability._features import FeatureSet, extract, load_tasks
-from mdlnb.studies.transferability._kendall import (average_table, differences, kendall_per_repeat,
-                                                    kendall_table, mean_over_tasks, noise_summary,
-                                                    per_task_table)
-from mdlnb.studies.transferability._metrics import (EXTRA_METRICS, GMM_METRICS, GRID_METRICS,
-                                                    LABEL_FREE, metric_order, metric_sign)
+from mdlnb.studies.transferability._kendall import (
+                                                   average_table,
+                                                   differences,
+                                                   kendall_per_repeat,
+                                                   kendall_table,
+                                                   mean_over_tasks,
+                                                   noise_summary,
+                                                   per_task_table,
+)
+from mdlnb.studies.transferability._metrics import (
+                                                   EXTRA_METRICS,
+                                                   GMM_METRICS,
+                                                   GRID_METRICS,
+                                                   LABEL_FREE,
+                                                   metric_order,
+                                                   metric_sign,
+)
 from mdlnb.studies.transferability._result import TransferabilityResult, display_name
-from mdlnb.studies.transferability._run import (CACHE_VERSION, code_fingerprint,
-                                                ground_truth_cached, run, score_subsamples)
-from mdlnb.studies.transferability._scores import (add_clid, grid_scores, label_free_scores,
-                                                   mdl_score, nleep_kwargs, orient,
-                                                   registry_metrics, score_subsample,
-                                                   select_grid, zscore)
-from mdlnb.studies.transferability._subsamples import (subsample_indices, subsample_seed,
-                                                       subsample_size)
+from mdlnb.studies.transferability._run import (
+                                                   CACHE_VERSION,
+                                                   code_fingerprint,
+                                                   ground_truth_cached,
+                                                   run,
+                                                   score_subsamples,
+)
+from mdlnb.studies.transferability._scores import (
+                                                   add_clid,
+                                                   grid_scores,
+                                                   label_free_scores,
+                                                   mdl_score,
+                                                   nleep_kwargs,
+                                                   orient,
+                                                   registry_metrics,
+                                                   score_subsample,
+                                                   select_grid,
+                                                   zscore,
+)
+from mdlnb.studies.transferability._subsamples import (
+                                                   subsample_indices,
+                                                   subsample_seed,
+                                                   subsample_size,
+)
 from mdlnb.studies.transferability._truth import ground_truth, truth_rows
 
 #: The study's config class, under the name every study package uses (mdlnb.studies).

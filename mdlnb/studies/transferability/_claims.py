@@ -37,8 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb.studies.transferability._kendall import (kendall_per_repeat, mean_over_tasks,
-                                                   tied_truth)
+from mdlnb.studies.transferability._kendall import kendall_per_repeat, mean_over_tasks, tied_truth
 
 #: Fewest encoders a τ may be over to decide a claim: over 2, τ = ±1 is one pair's order.
 MIN_ENCODERS = 3

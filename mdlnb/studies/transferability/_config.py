@@ -9,13 +9,13 @@ these values: its parameter cell is ``overrides = {}`` and
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
-
 from mdlnb.studies.transferability._encoders import parse_encoder
 
 TRUTH_READOUTS = ("best", "linear", "mlp")

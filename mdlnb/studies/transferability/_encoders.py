@@ -4,11 +4,13 @@ their source-classifier probabilities, and a provenance table."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from mdlnb._task import Task
+
 
 @dataclasses.dataclass(frozen=True)
 class EncoderSpec:

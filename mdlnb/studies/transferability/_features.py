@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from mdlnb import _progress, data
 from mdlnb._task import Task
 from mdlnb.encoders import features
 from mdlnb.studies.transferability._encoders import EncoderSpec, build_encoders, source_probs
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class FeatureSet:

@@ -17,7 +17,8 @@ half-widths combined (sqrt(h_a² + h_b²)) do not differ beyond subsample noise.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -4,12 +4,17 @@ as Markdown computed from the numbers, and an atomic writer for ``paper/``."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from mdlnb.studies.transferability._config import TransferabilityConfig
-from mdlnb.studies.transferability._kendall import (average_table, differences,
-                                                    mean_over_tasks, per_task_table)
+from mdlnb.studies.transferability._kendall import (
+    average_table,
+    differences,
+    mean_over_tasks,
+    per_task_table,
+)
 from mdlnb.studies.transferability._metrics import STATIC, metric_order
 
 SOURCE_METRICS = ("leep", "nce", "pactran_dirichlet", "pactran_gamma")

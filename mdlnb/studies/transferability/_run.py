@@ -16,8 +16,9 @@ import functools
 import hashlib
 import json
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -28,9 +29,15 @@ from mdlnb.studies.transferability._encoders import encoder_table
 from mdlnb.studies.transferability._features import FeatureSet, prepare
 from mdlnb.studies.transferability._kendall import kendall_table
 from mdlnb.studies.transferability._result import TransferabilityResult
-from mdlnb.studies.transferability._scores import (SCORE_COLUMNS, add_clid, add_combined,
-                                                   add_static, orient, score_subsample,
-                                                   select_grid)
+from mdlnb.studies.transferability._scores import (
+    SCORE_COLUMNS,
+    add_clid,
+    add_combined,
+    add_static,
+    orient,
+    score_subsample,
+    select_grid,
+)
 from mdlnb.studies.transferability._subsamples import subsample_indices, subsample_seed
 from mdlnb.studies.transferability._truth import TRUTH_COLUMNS, truth_rows
 

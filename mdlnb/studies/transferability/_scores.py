@@ -13,7 +13,8 @@ ETran's authors' min–max combinations of their per-model terms
 from __future__ import annotations
 
 import inspect
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

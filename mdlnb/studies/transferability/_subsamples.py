@@ -9,6 +9,7 @@ import numpy as np
 
 from mdlnb._checks import check_int
 
+
 def subsample_size(ratio: int, num_classes: int, min_n: int = 20) -> int:
     """N = max(ratio · K, min_n) (PACTran Sec. 4.1.4)."""
     for name, v in (("ratio", ratio), ("num_classes", num_classes), ("min_n", min_n)):

@@ -10,7 +10,8 @@ ground truth, is unaffordable on a CPU.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from mdlnb.studies.transferability._config import readout_from_name
 from mdlnb.studies.transferability._features import FeatureSet
