@@ -90,12 +90,13 @@ def _cores_limit(board, shapes, b: int) -> dict:
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     todo = list(shapes)
-    with pool(cores, pin=True) as ex:   # warm the workers (imports) before timing
+    with pool(cores, pin=True) as ex:  # warm the workers (imports) before timing
         list(ex.map(_warm, range(cores)))
-        futs = {ex.submit(_limit_seconds, board, d, c, n - n % b, b): (d, c, n)
-                for d, c, n in todo}
-        return {futs[f]: f.result() * futs[f][2] / (futs[f][2] - futs[f][2] % b)
-                for f in as_completed(futs)}
+        futs = {ex.submit(_limit_seconds, board, d, c, n - n % b, b): (d, c, n) for d, c, n in todo}
+        return {
+            futs[f]: f.result() * futs[f][2] / (futs[f][2] - futs[f][2] % b)
+            for f in as_completed(futs)
+        }
 
 
 def _warm(_: int) -> int:
@@ -121,31 +122,43 @@ def main() -> dict:
     from mdlnb.studies.pretraining._artifacts import _machine
     from mdlnb.studies.transferability._features import prepare
 
-    encoders, tasks = _env_tuple("MDLNB_BENCH_ENCODERS", ENCODERS), _env_tuple(
-        "MDLNB_BENCH_TASKS", TASKS)
+    encoders, tasks = (
+        _env_tuple("MDLNB_BENCH_ENCODERS", ENCODERS),
+        _env_tuple("MDLNB_BENCH_TASKS", TASKS),
+    )
     config = EncodersConfig.from_overrides({"encoders": list(encoders), "tasks": list(tasks)})
     proto = resolve_protocol(config.protocol)
     board, b = proto.experts(), proto.batch_size
     inputs = prepare(config, progress=False, feature_progress=False)  # cached features
     pairs = [(fs.encoder, fs.task, fs.train) for fs in inputs.features]
-    out = {**_machine(), "encoders": list(encoders), "tasks": list(tasks),
-           "orders": len(config.seeds), "workers": int(config.workers), "pinned": _pin(),
-           "load_1min": os.getloadavg()[0]}
-    shapes: Counter = Counter()   # (D, C, N) -> streams
+    out = {
+        **_machine(),
+        "encoders": list(encoders),
+        "tasks": list(tasks),
+        "orders": len(config.seeds),
+        "workers": int(config.workers),
+        "pinned": _pin(),
+        "load_1min": os.getloadavg()[0],
+    }
+    shapes: Counter = Counter()  # (D, C, N) -> streams
     for enc, _task, train in pairs:
         d, c = feature_dim(enc), int(train.num_classes)
         assert d == train.x.shape[1], (enc, d, train.x.shape)
         shapes[(d, c, int(train.n))] += len(config.seeds)
     total = sum(stream_flops(board, d, c, n) * k for (d, c, n), k in shapes.items())
-    print(f"{out['platform']}; {out['cores']} cores; flags {out['cpu_flags']}; "
-          f"load {out['load_1min']:.1f}")
-    print(f"{len(pairs)} pairs × {len(config.seeds)} orders, shapes (D, C, N): streams "
-          f"{ {f'{d}x{c}x{n}': k for (d, c, n), k in shapes.items()} }, {total / 1e12:.2f} TFLOP")
+    print(
+        f"{out['platform']}; {out['cores']} cores; flags {out['cpu_flags']}; "
+        f"load {out['load_1min']:.1f}"
+    )
+    print(
+        f"{len(pairs)} pairs × {len(config.seeds)} orders, shapes (D, C, N): streams "
+        f"{ {f'{d}x{c}x{n}': k for (d, c, n), k in shapes.items()} }, {total / 1e12:.2f} TFLOP"
+    )
 
     with tempfile.TemporaryDirectory(prefix="mdlnb-grid-bench-") as tmp:
         _link_shared(Path(tmp))
         old = os.environ.get("MDLNB_CACHE")
-        os.environ["MDLNB_CACHE"] = tmp           # the workers' cache root: xla/ empty
+        os.environ["MDLNB_CACHE"] = tmp  # the workers' cache root: xla/ empty
         try:
             t0 = time.perf_counter()
             seconds = []
@@ -163,28 +176,44 @@ def main() -> dict:
     per_shape = {}
     for (d, c, n), k in shapes.items():
         s = _limit_seconds(board, d, c, n - n % b, b) * n / (n - n % b)
-        per_shape[f"{d}x{c}x{n}"] = {"limit_s_per_stream": round(s, 3), "streams": k,
-                                     "gflops": stream_flops(board, d, c, n) / s / 1e9}
+        per_shape[f"{d}x{c}x{n}"] = {
+            "limit_s_per_stream": round(s, 3),
+            "streams": k,
+            "gflops": stream_flops(board, d, c, n) / s / 1e9,
+        }
         limit += k * s
     per_core = _cores_limit(board, shapes, b)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     limit_cores = sum(k * per_core[shape] for shape, k in shapes.items()) / cores
     for (d, c, n), s in per_core.items():
         per_shape[f"{d}x{c}x{n}"]["core_s_per_stream"] = round(s, 3)
-    out.update({"pairs": len(pairs), "tflop": total / 1e12, "grid_wall_s": round(wall, 2),
-                "grid_worker_s": round(sum(seconds), 2), "grid_gflops": total / wall / 1e9,
-                "limit_s": round(limit, 2), "limit_gflops": total / limit / 1e9,
-                "of_limit": limit / wall, "limit_cores_s": round(limit_cores, 2),
-                "of_limit_cores": limit_cores / wall, "per_shape": per_shape,
-                "load_1min_end": os.getloadavg()[0]})
-    print(f"grid slice   {wall:7.1f} s wall ({sum(seconds):.1f} s in workers)  "
-          f"{out['grid_gflops']:5.1f} GFLOP/s")
-    print(f"matmul limit {limit:7.1f} s  {out['limit_gflops']:5.1f} GFLOP/s  "
-          f"per shape {per_shape}")
+    out.update(
+        {
+            "pairs": len(pairs),
+            "tflop": total / 1e12,
+            "grid_wall_s": round(wall, 2),
+            "grid_worker_s": round(sum(seconds), 2),
+            "grid_gflops": total / wall / 1e9,
+            "limit_s": round(limit, 2),
+            "limit_gflops": total / limit / 1e9,
+            "of_limit": limit / wall,
+            "limit_cores_s": round(limit_cores, 2),
+            "of_limit_cores": limit_cores / wall,
+            "per_shape": per_shape,
+            "load_1min_end": os.getloadavg()[0],
+        }
+    )
+    print(
+        f"grid slice   {wall:7.1f} s wall ({sum(seconds):.1f} s in workers)  "
+        f"{out['grid_gflops']:5.1f} GFLOP/s"
+    )
+    print(f"matmul limit {limit:7.1f} s  {out['limit_gflops']:5.1f} GFLOP/s  per shape {per_shape}")
     print(f"per-core limit {limit_cores:7.1f} s (each core its own single-thread stream)")
-    print(f"the slice runs at {out['of_limit']:.0%} of its same-shape matmul limit "
-          f"({out['of_limit_cores']:.0%} of the per-core limit), compilation included, "
-          "from an empty compilation cache")
+    print(
+        f"the slice runs at {out['of_limit']:.0%} of its same-shape matmul limit "
+        f"({out['of_limit_cores']:.0%} of the per-core limit), compilation included, "
+        "from an empty compilation cache"
+    )
     return out
 
 

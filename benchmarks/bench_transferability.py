@@ -16,7 +16,7 @@ import numpy as np
 
 
 def _time(fn, repeat: int = 2) -> float:
-    fn()                                  # compile / warm up
+    fn()  # compile / warm up
     t0 = time.perf_counter()
     for _ in range(repeat):
         fn()
@@ -32,7 +32,9 @@ def main() -> dict:
     for label, n, d, z in (("effnet", 50, 1280, 1000), ("small", 50, 32, None)):
         k = 10
         y = np.arange(n) % k
-        f = (rng.normal(size=(n, d)) + 2.0 * np.eye(k)[y] @ rng.normal(size=(k, d))).astype(np.float32)
+        f = (rng.normal(size=(n, d)) + 2.0 * np.eye(k)[y] @ rng.normal(size=(k, d))).astype(
+            np.float32
+        )
         sp = None if z is None else rng.dirichlet(np.ones(z), size=n)
         row = {}
         for name in transfer.METRICS:
@@ -41,9 +43,10 @@ def main() -> dict:
             row[name] = _time(lambda: transfer.score_all(f, y, sp, num_classes=k, metrics=[name]))
         row["grid (PT-Gauss 12 + LINEAR 3)"] = _time(lambda: tr.grid_scores(f, y, k))
         row["label-free (CL, ID, RankMe)"] = _time(lambda: tr.label_free_scores(f))
-        seeds = iter(range(1000))   # a new seed per call: no loss-matrix cache hit
-        row["mdl (small, B=4)"] = _time(lambda: tr.mdl_score(f, y, k, batch_size=4,
-                                                             seed=next(seeds)))
+        seeds = iter(range(1000))  # a new seed per call: no loss-matrix cache hit
+        row["mdl (small, B=4)"] = _time(
+            lambda: tr.mdl_score(f, y, k, batch_size=4, seed=next(seeds))
+        )
         total = sum(row.values())
         print(f"{label}: N={n} D={d}: {total:.2f} s per subsample")
         for name, s in sorted(row.items(), key=lambda kv: -kv[1]):

@@ -33,15 +33,17 @@ if TYPE_CHECKING:  # the lazy exports below, for type checkers (py.typed); nothi
     from mdlnb.prequential._prune import PruningSimulation as PruningSimulation
     from mdlnb.prequential._prune import simulate_pruning as simulate_pruning
 
-_warnings.install()   # a report's warnings as one line, no source path (mdlnb._warnings)
+_warnings.install()  # a report's warnings as one line, no source path (mdlnb._warnings)
 
 __version__ = "0.1.0"
+
 
 def _public_submodules() -> tuple[str, ...]:
     """Public (no leading underscore) submodules and subpackages that exist on disk, so
     ``from mdlnb import *`` never names a module that is not there."""
-    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__)
-                        if not m.name.startswith("_")))
+    return tuple(
+        sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+    )
 
 
 _SUBMODULES = _public_submodules()

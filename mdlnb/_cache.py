@@ -75,8 +75,9 @@ def _as_datetime(when: DateLike) -> _dt.datetime:
             return _dt.datetime.fromisoformat(when.strip())
         except ValueError:
             pass
-    raise ValueError(f"older_than: expected a date such as '2026-01-31' or '2026-01-31T12:00', "
-                     f"got {when!r}")
+    raise ValueError(
+        f"older_than: expected a date such as '2026-01-31' or '2026-01-31T12:00', got {when!r}"
+    )
 
 
 def _in_flight(name: str) -> bool:
@@ -116,15 +117,19 @@ def usage(kind: str | None = None, *, older_than: DateLike | None = None):
 
     rows = {}
     for e in entries(kind, older_than=older_than):
-        r = rows.setdefault(e.kind, {"kind": e.kind, "files": 0, "bytes": 0,
-                                     "oldest": e.modified, "newest": e.modified})
+        r = rows.setdefault(
+            e.kind,
+            {"kind": e.kind, "files": 0, "bytes": 0, "oldest": e.modified, "newest": e.modified},
+        )
         r["files"] += 1
         r["bytes"] += e.bytes
         r["oldest"], r["newest"] = min(r["oldest"], e.modified), max(r["newest"], e.modified)
-    for k in ([kind] if kind else KINDS):
+    for k in [kind] if kind else KINDS:
         rows.setdefault(k, {"kind": k, "files": 0, "bytes": 0, "oldest": None, "newest": None})
-    return pd.DataFrame(sorted(rows.values(), key=lambda r: r["kind"]),
-                        columns=["kind", "files", "bytes", "oldest", "newest"])
+    return pd.DataFrame(
+        sorted(rows.values(), key=lambda r: r["kind"]),
+        columns=["kind", "files", "bytes", "oldest", "newest"],
+    )
 
 
 def clear(kind: str | None = None, *, older_than: DateLike | None = None) -> list[Entry]:

@@ -82,9 +82,11 @@ from mdlnb.encoders import Encoder, features
 MIN_ORDERS = 3
 
 #: The forms :func:`compare` accepts, quoted by its errors.
-ACCEPTED_FORMS = ("compare({name: features, ...}, y, ...) or compare({name: features or Encoder, "
-                  "...}, task, ...); everything after the labels by keyword (experts=, "
-                  "strategy=, m=, protocol=, seeds=, ...)")
+ACCEPTED_FORMS = (
+    "compare({name: features, ...}, y, ...) or compare({name: features or Encoder, "
+    "...}, task, ...); everything after the labels by keyword (experts=, "
+    "strategy=, m=, protocol=, seeds=, ...)"
+)
 
 
 # ----------------------------------------------------------------------------- protocol
@@ -92,8 +94,18 @@ ACCEPTED_FORMS = ("compare({name: features, ...}, y, ...) or compare({name: feat
 
 #: Fields a mapping may give (those of :class:`mdlnb.Protocol`, ``experts`` as
 #: another name for ``board``, and ``m`` for fixed share's m).
-_FIELDS = ("name", "board", "experts", "batch_size", "strategy", "m", "standardize", "clip",
-           "replay_streams", "seed")
+_FIELDS = (
+    "name",
+    "board",
+    "experts",
+    "batch_size",
+    "strategy",
+    "m",
+    "standardize",
+    "clip",
+    "replay_streams",
+    "seed",
+)
 
 
 def resolve_protocol(protocol: Any = None) -> Any:
@@ -108,8 +120,10 @@ def resolve_protocol(protocol: Any = None) -> Any:
         if protocol is None or isinstance(protocol, (str, Protocol)):
             return preset("default" if protocol is None else protocol)
         if not isinstance(protocol, Mapping):
-            raise ValueError(f"expected None, a preset name, a Protocol or a mapping, "
-                             f"got {type(protocol).__name__}")
+            raise ValueError(
+                f"expected None, a preset name, a Protocol or a mapping, "
+                f"got {type(protocol).__name__}"
+            )
         spec = dict(protocol)
         unknown = set(spec) - set(_FIELDS)
         if unknown:
@@ -133,8 +147,9 @@ def _features_of(name: str, value: Any, task: Task | None, y: np.ndarray) -> np.
     """(N, D) float32 features of one entry of ``encoders``."""
     if isinstance(value, Encoder):
         if task is None or task.x.ndim != 4:
-            raise ValueError(f"encoders: {name!r} is an Encoder; y must then be a "
-                             "Task of images (N, H, W, C)")
+            raise ValueError(
+                f"encoders: {name!r} is an Encoder; y must then be a Task of images (N, H, W, C)"
+            )
         return features(value, task).x.astype(np.float32)
     if isinstance(value, Task):
         x = value.x.reshape(value.n, -1)
@@ -142,9 +157,13 @@ def _features_of(name: str, value: Any, task: Task | None, y: np.ndarray) -> np.
         x = np.asarray(value)
         if x.ndim > 2:
             flat = (x.shape[0], int(np.prod(x.shape[1:])))
-            warnings.warn(f"encoders: {name!r}: features of shape {x.shape} are flattened to "
-                          f"{flat} (one row per example); pass x.reshape(len(x), -1) to say "
-                          "so", UserWarning, stacklevel=4)
+            warnings.warn(
+                f"encoders: {name!r}: features of shape {x.shape} are flattened to "
+                f"{flat} (one row per example); pass x.reshape(len(x), -1) to say "
+                "so",
+                UserWarning,
+                stacklevel=4,
+            )
             x = x.reshape(flat)  # type: ignore[assignment]
     try:
         x = check_matrix(x, "x")
@@ -152,12 +171,15 @@ def _features_of(name: str, value: Any, task: Task | None, y: np.ndarray) -> np.
         raise ValueError(f"encoders: {name!r}: {e}") from None
     if x.shape[0] != len(y):
         raise ValueError(f"encoders: {name!r} has {x.shape[0]} examples, the labels {len(y)}")
-    if isinstance(value, Task) and value.kind != (task.kind if task is not None
-                                                  else "classification"):
+    if isinstance(value, Task) and value.kind != (
+        task.kind if task is not None else "classification"
+    ):
         kind = task.kind if task is not None else "classification"
-        raise ValueError(f"encoders: {name!r} is a {value.kind} task and y a {kind} one; one "
-                         "comparison codes one kind of target (density codelengths of real "
-                         "targets are never comparable with classification codelengths)")
+        raise ValueError(
+            f"encoders: {name!r} is a {value.kind} task and y a {kind} one; one "
+            "comparison codes one kind of target (density codelengths of real "
+            "targets are never comparable with classification codelengths)"
+        )
     if isinstance(value, Task) and not np.array_equal(value.y, y):
         raise ValueError(f"encoders: {name!r} is a Task whose labels differ from y")
     return np.asarray(x, np.float32)
@@ -173,8 +195,10 @@ def _labels(y: Any, num_classes: int | None) -> tuple[Task | None, np.ndarray, i
         raise TypeError(f"y: missing; use {ACCEPTED_FORMS}")
     if isinstance(y, (Mapping, str, bytes)) or looks_like_board(y):
         hint = " (a board: pass it as experts=...)" if looks_like_board(y) else ""
-        raise TypeError(f"y: expected labels (N,) or a Task, got a {type(y).__name__}{hint}; "
-                        f"use {ACCEPTED_FORMS}")
+        raise TypeError(
+            f"y: expected labels (N,) or a Task, got a {type(y).__name__}{hint}; "
+            f"use {ACCEPTED_FORMS}"
+        )
     y = check_labels(y, num_classes, "y")
     c = int(num_classes) if num_classes is not None else max(int(y.max()) + 1, 2)
     if num_classes is None and not warn_label_alphabet(y, c, "labels"):
@@ -186,12 +210,22 @@ def _labels(y: Any, num_classes: int | None) -> tuple[Task | None, np.ndarray, i
 
 
 @data_first
-def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any = None,
-            strategy: Any = None, m: float | None = None, protocol: Any = None,
-            batch_size: int | None = None, standardize: str | bool | None = None,
-            replay_streams: int | None = None, seeds: Sequence[int] = (0, 1, 2),
-            num_classes: int | None = None, progress: bool | None = None,
-            cache: bool = True) -> Comparison:
+def compare(
+    encoders: Mapping[str, Any],
+    y: Any = None,
+    *more: Any,
+    experts: Any = None,
+    strategy: Any = None,
+    m: float | None = None,
+    protocol: Any = None,
+    batch_size: int | None = None,
+    standardize: str | bool | None = None,
+    replay_streams: int | None = None,
+    seeds: Sequence[int] = (0, 1, 2),
+    num_classes: int | None = None,
+    progress: bool | None = None,
+    cache: bool = True,
+) -> Comparison:
     """Rank encoders on one task by MDL with readout switching, paired over data orders.
 
     The same shape as :func:`mdlnb.evaluate`: the representations, then the
@@ -226,12 +260,16 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any
       ``.reports``, ``.warnings``, ``.check_standardize()``). The runs'
       warnings are issued once each, naming the runs they came from.
     """
-    if more:   # a third positional argument: the package's error, not Python's
+    if more:  # a third positional argument: the package's error, not Python's
         raise extra_positional("compare", ACCEPTED_FORMS, more)
     seeds = _check_encoders(encoders, seeds)
-    plan = prequential.resolve_protocol(resolve_protocol(protocol), experts,
-                                        batch_size=batch_size, standardize=standardize,
-                                        replay_streams=replay_streams)
+    plan = prequential.resolve_protocol(
+        resolve_protocol(protocol),
+        experts,
+        batch_size=batch_size,
+        standardize=standardize,
+        replay_streams=replay_streams,
+    )
     plan = plan.resolve(strategy=resolve_strategy(strategy, m, default=plan.strategy))
     task, y, c = _labels(y, num_classes)
     feats = {k: _features_of(k, v, task, y) for k, v in encoders.items()}
@@ -244,7 +282,7 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any
     per_step, mass, orders, reports, found = {}, {}, {}, {}, {}  # type: ignore[var-annotated]
     t0, finished = time.perf_counter(), [time.perf_counter()]
 
-    def stage2(i: int, lm: Any) -> None:   # each run as soon as its stage 1 is done
+    def stage2(i: int, lm: Any) -> None:  # each run as soon as its stage 1 is done
         e, s = jobs[i]
         rep, raised = _code(lm, plan, s, orders)
         reports[(e, s)] = rep
@@ -253,21 +291,32 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any
         ros, mat = rep.readout_matrix()
         mass[(e, s)] = dict(zip(ros, mat.mean(axis=0).tolist()))
         per_step[(e, s)] = rep.per_step_nats.astype(np.float64)
-        done[i] = {"encoder": e, "seed": s, "total [nats]": rep.total_nats,
-                   **({"per example [density nats]": rep.nats_per_example}
-                      if kind == "regression" else
-                      {"per example [bits]": rep.bits_per_example}),
-                   "best expert [nats]": rep.best_expert_nats,
-                   "whole-run readout": rep.preferred_readout}
+        done[i] = {
+            "encoder": e,
+            "seed": s,
+            "total [nats]": rep.total_nats,
+            **(
+                {"per example [density nats]": rep.nats_per_example}
+                if kind == "regression"
+                else {"per example [bits]": rep.bits_per_example}
+            ),
+            "best expert [nats]": rep.best_expert_nats,
+            "whole-run readout": rep.preferred_readout,
+        }
         if bar is not None:
             bar.update(1)
         if lines:
             _say(e, s, rep, len(done) - 1, len(jobs), t0, finished[0])
         finished[0] = time.perf_counter()
 
-    try:   # stage 1 of every run in one batch of streams (the same orders for every encoder)
-        prequential.run_streams([(tasks[e], s) for e, s in jobs], protocol=plan, progress=False,
-                                cache=cache, on_result=stage2)
+    try:  # stage 1 of every run in one batch of streams (the same orders for every encoder)
+        prequential.run_streams(
+            [(tasks[e], s) for e, s in jobs],
+            protocol=plan,
+            progress=False,
+            cache=cache,
+            on_result=stage2,
+        )
     finally:
         if bar is not None:
             bar.close()
@@ -275,11 +324,20 @@ def compare(encoders: Mapping[str, Any], y: Any = None, *more: Any, experts: Any
     reports = {jobs[i]: reports[jobs[i]] for i in range(len(jobs))}
     found = {k: sorted(v, key=lambda es: jobs.index(es)) for k, v in found.items()}
     texts = _issue(found, seeds)
-    return Comparison(runs=pd.DataFrame(rows), per_step_nats=per_step, readout_mass=mass,
-                      protocol=plan, n=len(y), num_classes=c or 0, seeds=seeds,
-                      task_name=task_name, reports=reports, warnings=texts,
-                      inputs=Rerun(feats, task if kind == "regression" else y, c, cache, compare),  # type: ignore[arg-type]
-                      kind=kind)
+    return Comparison(
+        runs=pd.DataFrame(rows),
+        per_step_nats=per_step,
+        readout_mass=mass,
+        protocol=plan,
+        n=len(y),
+        num_classes=c or 0,
+        seeds=seeds,
+        task_name=task_name,
+        reports=reports,
+        warnings=texts,
+        inputs=Rerun(feats, task if kind == "regression" else y, c, cache, compare),  # type: ignore[arg-type]
+        kind=kind,
+    )
 
 
 def _check_encoders(encoders: Any, seeds: Sequence[int]) -> tuple[int, ...]:
@@ -302,13 +360,15 @@ def _progress_of(jobs: list, size: int, progress: bool | None) -> tuple[Any, boo
     bar = _progress.enabled() and _progress.wanted(progress, long=long)
     it = _progress.bar(total=len(jobs), desc="compare", unit="run") if bar else None
     # no bar (batch mode, MDLNB_PROGRESS=0, or not watched): one line per finished run
-    lines = not bar and progress is not False and (not _progress.enabled() or long
-                                                   or progress is True)
+    lines = (
+        not bar and progress is not False and (not _progress.enabled() or long or progress is True)
+    )
     return it, lines
 
 
-def _code(lm: Any, plan: Any, seed: int,
-          orders: dict[int, np.ndarray]) -> tuple[Report, list[tuple[str, type]]]:
+def _code(
+    lm: Any, plan: Any, seed: int, orders: dict[int, np.ndarray]
+) -> tuple[Report, list[tuple[str, type]]]:
     """Stage 2 of one run (its stage-1 loss matrix ``lm``, order ``seed``, checked
     against the order the other encoders got, ``orders``), and the (sentence,
     category) of every warning it raised, not yet issued."""
@@ -318,23 +378,31 @@ def _code(lm: Any, plan: Any, seed: int,
     with warnings.catch_warnings(record=True) as caught:  # e.g. DivergenceWarning
         warnings.simplefilter("always")
         rep = Report.from_losses(lm, plan.strategy, warn=False)
-    return rep, [(w, UserWarning) for w in rep.warnings] + \
-        [(str(w.message), w.category) for w in caught]
+    return rep, [(w, UserWarning) for w in rep.warnings] + [
+        (str(w.message), w.category) for w in caught
+    ]
 
 
 def _say(e: str, s: int, rep: Report, i: int, total: int, t0: float, t_run: float) -> None:
     """The line printed for run ``i`` of ``total`` (encoder ``e``, order ``s``) in batch mode."""
     now = time.perf_counter()
     left = (now - t0) / (i + 1) * (total - i - 1)
-    print(f"compare: {e}, order {s} ({i + 1}/{total}): {rep.total_nats:,.1f} nats "
-          + (f"({rep.nats_per_example:.3f} density nats/example)" if rep.kind == "regression"
-             else f"({rep.bits_per_example:.3f} bits/example)")
-          + f" in {now - t_run:.1f} s; "
-          f"{_clock(now - t0)} elapsed, about {_clock(left)} left", flush=True)
+    print(
+        f"compare: {e}, order {s} ({i + 1}/{total}): {rep.total_nats:,.1f} nats "
+        + (
+            f"({rep.nats_per_example:.3f} density nats/example)"
+            if rep.kind == "regression"
+            else f"({rep.bits_per_example:.3f} bits/example)"
+        )
+        + f" in {now - t_run:.1f} s; "
+        f"{_clock(now - t0)} elapsed, about {_clock(left)} left",
+        flush=True,
+    )
 
 
-def _issue(found: Mapping[tuple[str, type], list[tuple[str, int]]],
-           seeds: Sequence[int]) -> tuple[str, ...]:
+def _issue(
+    found: Mapping[tuple[str, type], list[tuple[str, int]]], seeds: Sequence[int]
+) -> tuple[str, ...]:
     """Issue each warning sentence once, with the runs it came from (attributed to
     :func:`compare`'s caller); returns the sentences as issued."""
     texts = []
@@ -358,6 +426,9 @@ def _where(at: Sequence[tuple[str, int]], seeds: Sequence[int]) -> str:
     by: dict[str, list[int]] = {}
     for e, s in at:
         by.setdefault(e, []).append(s)
-    return "; ".join(f"{e} (all orders)" if len(ss) == len(seeds) else
-                     f"{e} (order{'s' if len(ss) > 1 else ''} {', '.join(map(str, ss))})"
-                     for e, ss in by.items())
+    return "; ".join(
+        f"{e} (all orders)"
+        if len(ss) == len(seeds)
+        else f"{e} (order{'s' if len(ss) > 1 else ''} {', '.join(map(str, ss))})"
+        for e, ss in by.items()
+    )

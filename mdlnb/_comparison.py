@@ -86,9 +86,11 @@ class StandardizeCheck:
         loser = b if self.held else a
         gap, sd = tab.loc[loser, "vs best [nats]"], tab.loc[loser, "vs best std [nats]"]
         verdict = "the order held" if self.held else "the order flipped"
-        return (f"standardize={self.standardize[0]!r}: {a} first, {b} {self.gap_nats:+.1f} "
-                f"± {self.gap_sd_nats:.1f} nats; standardize={self.standardize[1]!r}: "
-                f"{self.rerun.best} first, {loser} {gap:+.1f} ± {sd:.1f} nats — {verdict}")
+        return (
+            f"standardize={self.standardize[0]!r}: {a} first, {b} {self.gap_nats:+.1f} "
+            f"± {self.gap_sd_nats:.1f} nats; standardize={self.standardize[1]!r}: "
+            f"{self.rerun.best} first, {loser} {gap:+.1f} ± {sd:.1f} nats — {verdict}"
+        )
 
     __repr__ = __str__
 
@@ -132,8 +134,11 @@ class Comparison:
     @property
     def per_step(self) -> Mapping[tuple[str, int], np.ndarray]:
         """Deprecated alias of :attr:`per_step_nats`."""
-        warnings.warn("Comparison.per_step is deprecated: use per_step_nats (the unit in the "
-                      "name)", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "Comparison.per_step is deprecated: use per_step_nats (the unit in the name)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.per_step_nats
 
     @property
@@ -172,8 +177,9 @@ class Comparison:
         the preferred readout per data-size bin and its agreement across orders."""
         if encoder not in self.encoders:
             raise ValueError(f"encoder: {encoder!r} is not one of {self.encoders}")
-        return preference.readout_preference([self.reports[(encoder, s)] for s in self.seeds],
-                                             per_decade=per_decade)
+        return preference.readout_preference(
+            [self.reports[(encoder, s)] for s in self.seeds], per_decade=per_decade
+        )
 
     def readout_text(self, encoder: str) -> str:
         """``"mlp1 from n ≈ 1,004"`` when every order prefers one readout from n on to N
@@ -205,18 +211,28 @@ class Comparison:
 
     def _depth_columns(self) -> dict[str, list]:
         """The table's linear-or-deeper columns, from :meth:`linear_or_deeper`."""
-        cols: dict[str, list] = {k: [] for k in (
-            "linear or deeper", "deeper from [n]", "deeper mass (last bin)",
-            "deeper mass low (last bin)", "deeper mass high (last bin)", "orders needed")}
+        cols: dict[str, list] = {
+            k: []
+            for k in (
+                "linear or deeper",
+                "deeper from [n]",
+                "deeper mass (last bin)",
+                "deeper mass low (last bin)",
+                "deeper mass high (last bin)",
+                "orders needed",
+            )
+        }
         for e in self.encoders:
             d = self.linear_or_deeper(e)
             last = None if d is None else d.table.iloc[-1]
             settled = None if d is None else d.settled
             cols["linear or deeper"].append("unknown" if d is None else d.text())
             cols["deeper from [n]"].append(np.nan if settled is None else float(settled[0]))
-            for k, src in (("deeper mass (last bin)", "deeper mass"),
-                           ("deeper mass low (last bin)", "deeper low"),
-                           ("deeper mass high (last bin)", "deeper high")):
+            for k, src in (
+                ("deeper mass (last bin)", "deeper mass"),
+                ("deeper mass low (last bin)", "deeper low"),
+                ("deeper mass high (last bin)", "deeper high"),
+            ):
                 cols[k].append(np.nan if last is None else float(last[src]))
             need = None if d is None else d.needed
             cols["orders needed"].append(np.nan if need is None else float(need))
@@ -233,17 +249,27 @@ class Comparison:
         best = self.best
         rows = []
         for e in self.encoders:
-            cum = np.stack([np.cumsum(self.per_step_nats[(e, s)] - self.per_step_nats[(best, s)])
-                            for s in self.seeds])
+            cum = np.stack(
+                [
+                    np.cumsum(self.per_step_nats[(e, s)] - self.per_step_nats[(best, s)])
+                    for s in self.seeds
+                ]
+            )
             mean_n = last_sign_change(cum.mean(axis=0))
             own = [n for n in (last_sign_change(c) for c in cum) if n is not None]
-            rows.append({"encoder": e,
-                         "last sign change [n]": float(np.mean(own)) if own else np.nan,
-                         "last sign change std [n]": (float(np.std(own, ddof=1))
-                                                      if len(own) >= 2 else np.nan),
-                         "orders with a sign change": len(own),
-                         "mean curve's last sign change [n]":
-                             np.nan if mean_n is None else float(mean_n)})
+            rows.append(
+                {
+                    "encoder": e,
+                    "last sign change [n]": float(np.mean(own)) if own else np.nan,
+                    "last sign change std [n]": (
+                        float(np.std(own, ddof=1)) if len(own) >= 2 else np.nan
+                    ),
+                    "orders with a sign change": len(own),
+                    "mean curve's last sign change [n]": np.nan
+                    if mean_n is None
+                    else float(mean_n),
+                }
+            )
         return pd.DataFrame(rows)
 
     def table(self):
@@ -266,24 +292,28 @@ class Comparison:
         first = (tot == tot.min(axis=0, keepdims=True)).sum(axis=1)
         n = self.n
         sc = self.sign_changes()
-        df = pd.DataFrame({
-            "encoder": self.encoders,
-            "total [nats]": tot.mean(axis=1),
-            "total std [nats]": tot.std(axis=1, ddof=1),
-            f"per example [{self.per_example_unit}]": tot.mean(axis=1) / self._per_unit / n,
-            f"per example std [{self.per_example_unit}]": tot.std(axis=1, ddof=1) / self._per_unit / n,
-            "vs best [nats]": diff.mean(axis=1),
-            "vs best std [nats]": diff.std(axis=1, ddof=1),
-            "best expert [nats]": bex.mean(axis=1),
-            "best expert std [nats]": bex.std(axis=1, ddof=1),
-            "last sign change [n]": sc["last sign change [n]"].to_numpy(),
-            "last sign change std [n]": sc["last sign change std [n]"].to_numpy(),
-            "orders with a sign change": sc["orders with a sign change"].to_numpy(),
-            "rank": pd.Series(tot.mean(axis=1)).rank(method="min").astype(int).to_numpy(),
-            "orders ranked first": first.astype(int),
-            "readout by data size": [self.readout_text(e) for e in self.encoders],
-            **self._depth_columns(),
-        })
+        df = pd.DataFrame(
+            {
+                "encoder": self.encoders,
+                "total [nats]": tot.mean(axis=1),
+                "total std [nats]": tot.std(axis=1, ddof=1),
+                f"per example [{self.per_example_unit}]": tot.mean(axis=1) / self._per_unit / n,
+                f"per example std [{self.per_example_unit}]": tot.std(axis=1, ddof=1)
+                / self._per_unit
+                / n,
+                "vs best [nats]": diff.mean(axis=1),
+                "vs best std [nats]": diff.std(axis=1, ddof=1),
+                "best expert [nats]": bex.mean(axis=1),
+                "best expert std [nats]": bex.std(axis=1, ddof=1),
+                "last sign change [n]": sc["last sign change [n]"].to_numpy(),
+                "last sign change std [n]": sc["last sign change std [n]"].to_numpy(),
+                "orders with a sign change": sc["orders with a sign change"].to_numpy(),
+                "rank": pd.Series(tot.mean(axis=1)).rank(method="min").astype(int).to_numpy(),
+                "orders ranked first": first.astype(int),
+                "readout by data size": [self.readout_text(e) for e in self.encoders],
+                **self._depth_columns(),
+            }
+        )
         df.insert(1, "orders", len(self.seeds))
         return df.sort_values(["rank", "encoder"]).reset_index(drop=True)
 
@@ -324,12 +354,23 @@ class Comparison:
         a, b = str(tab["encoder"].iloc[0]), str(tab["encoder"].iloc[1])
         old = self.protocol.standardize
         other = "none" if old == "prefix" else "prefix"
-        rerun = compare({a: feats[a], b: feats[b]}, y, protocol=self.protocol.replace(
-            standardize=other), seeds=self.seeds, num_classes=None if isinstance(y, Task) else c,
-            progress=progress, cache=cache)
-        return StandardizeCheck((a, b), (old, other), float(tab["vs best [nats]"].iloc[1]),
-                                float(tab["vs best std [nats]"].iloc[1]), rerun,
-                                rerun.best == a)
+        rerun = compare(
+            {a: feats[a], b: feats[b]},
+            y,
+            protocol=self.protocol.replace(standardize=other),
+            seeds=self.seeds,
+            num_classes=None if isinstance(y, Task) else c,
+            progress=progress,
+            cache=cache,
+        )
+        return StandardizeCheck(
+            (a, b),
+            (old, other),
+            float(tab["vs best [nats]"].iloc[1]),
+            float(tab["vs best std [nats]"].iloc[1]),
+            rerun,
+            rerun.best == a,
+        )
 
     def cumulative_difference(self):
         """Tidy DataFrame: ``encoder``, ``seed``, ``t`` (examples coded), ``vs best [nats]``
@@ -351,19 +392,36 @@ class Comparison:
         import seaborn as sns
 
         tab = self.table()
-        fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 3.8),
-                                     gridspec_kw={"width_ratios": [1, 1.6]})
+        fig, (a0, a1) = plt.subplots(
+            1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1, 1.6]}
+        )
         pal = dict(zip(tab["encoder"], sns.color_palette("colorblind", len(tab))))
-        sns.barplot(data=self.runs, x="encoder", y=f"per example [{self.per_example_unit}]",
-                    order=list(tab["encoder"]),
-                    hue="encoder", palette=pal, errorbar="sd", ax=a0, legend=False)
+        sns.barplot(
+            data=self.runs,
+            x="encoder",
+            y=f"per example [{self.per_example_unit}]",
+            order=list(tab["encoder"]),
+            hue="encoder",
+            palette=pal,
+            errorbar="sd",
+            ax=a0,
+            legend=False,
+        )
         a0.set_xlabel("")
         a0.set_title(f"{self.task_name}: codelength, ±1 sd over {len(self.seeds)} orders")
         a0.tick_params(axis="x", rotation=30)
         cum = self.cumulative_difference()
         cum = cum[cum["t"].isin(log_spaced(self.n + 1, max_points, start=1))]
-        sns.lineplot(data=cum, x="t", y="vs best [nats]", hue="encoder", palette=pal,
-                     errorbar="sd", ax=a1, hue_order=list(tab["encoder"]))
+        sns.lineplot(
+            data=cum,
+            x="t",
+            y="vs best [nats]",
+            hue="encoder",
+            palette=pal,
+            errorbar="sd",
+            ax=a1,
+            hue_order=list(tab["encoder"]),
+        )
         a1.axhline(0.0, color="0.3", lw=0.8)
         a1.set_xscale("log")
         a1.set_xlabel("examples coded")
@@ -392,48 +450,61 @@ class Comparison:
         def unit(col: str) -> str:
             return self.per_example_unit if col == "per example" else "nats"
 
-        rows = [{
-            "encoder": r["encoder"],
-            f"per example [{self.per_example_unit}]": pm(r, "per example", ".3f", ".3f"),
-            "total [nats]": pm(r, "total", ",.1f"),
-            "vs best [nats] (paired)": "0" if i == 0 else pm(r, "vs best", "+,.1f"),
-            "best single expert [nats]": pm(r, "best expert", ",.1f"),
-            "vs best changes sign": crossing(r),
-            "rank": int(r["rank"]),
-            "orders first": f"{int(r['orders ranked first'])}/{s}",
-            "readout by data size": r["readout by data size"],
-            "linear or deeper": r["linear or deeper"],
-        } for i, (_, r) in enumerate(tab.iterrows())]
+        rows = [
+            {
+                "encoder": r["encoder"],
+                f"per example [{self.per_example_unit}]": pm(r, "per example", ".3f", ".3f"),
+                "total [nats]": pm(r, "total", ",.1f"),
+                "vs best [nats] (paired)": "0" if i == 0 else pm(r, "vs best", "+,.1f"),
+                "best single expert [nats]": pm(r, "best expert", ",.1f"),
+                "vs best changes sign": crossing(r),
+                "rank": int(r["rank"]),
+                "orders first": f"{int(r['orders ranked first'])}/{s}",
+                "readout by data size": r["readout by data size"],
+                "linear or deeper": r["linear or deeper"],
+            }
+            for i, (_, r) in enumerate(tab.iterrows())
+        ]
         return pd.DataFrame(rows)
 
     def notes(self) -> list[str]:
         """The lines printed under the table: how to read it, a close call, the warnings."""
-        lines = [f"ranked by the switching code (mean ± sd over {len(self.seeds)} orders); "
-                 "'best single expert' is picked in hindsight per run, for comparison; "
-                 "'vs best changes sign': the last n at which an order's cumulative paired "
-                 "difference to the best changes sign, mean ± sd over the orders where it "
-                 "does (k/S of them; 'never': in none)"]
+        lines = [
+            f"ranked by the switching code (mean ± sd over {len(self.seeds)} orders); "
+            "'best single expert' is picked in hindsight per run, for comparison; "
+            "'vs best changes sign': the last n at which an order's cumulative paired "
+            "difference to the best changes sign, mean ± sd over the orders where it "
+            "does (k/S of them; 'never': in none)"
+        ]
         close = self.close_call
         if close is not None:
             a, b, gap, sd = close
-            lines.append(f"close call: {b} is {gap:+.1f} ± {sd:.1f} nats behind {a}, within "
-                         f"{CLOSE_SD:g} paired sd: {len(self.seeds)} orders do not settle the "
-                         f"order of the top two, and it may depend on the protocol "
-                         f"(standardize={self.protocol.standardize!r}); "
-                         "cmp.check_standardize() reruns them under the other standardisation "
-                         "and says whether the order held")
+            lines.append(
+                f"close call: {b} is {gap:+.1f} ± {sd:.1f} nats behind {a}, within "
+                f"{CLOSE_SD:g} paired sd: {len(self.seeds)} orders do not settle the "
+                f"order of the top two, and it may depend on the protocol "
+                f"(standardize={self.protocol.standardize!r}); "
+                "cmp.check_standardize() reruns them under the other standardisation "
+                "and says whether the order held"
+            )
         if self.kind == "regression":
             lines.append(f"units: {_targets.QUANTISATION_NOTE}")
         lines += [f"warning: {w}" for w in self.warnings]
-        _warnings.printed(self.warnings)     # shown here: not again at the end of the cell
+        _warnings.printed(self.warnings)  # shown here: not again at the end of the cell
         return lines
 
     def __str__(self) -> str:
-        what = ("regression (density codelengths: see the units line below)"
-                if self.kind == "regression" else f"C={self.num_classes}")
-        return (f"compare: task {self.task_name!r}, N={self.n}, {what}, "
-                f"{len(self.seeds)} orders, {self.protocol!r}\n"
-                + to_markdown(self.display_table(), digits=3) + "\n"
-                + "\n".join(f"  {line}" for line in self.notes()))
+        what = (
+            "regression (density codelengths: see the units line below)"
+            if self.kind == "regression"
+            else f"C={self.num_classes}"
+        )
+        return (
+            f"compare: task {self.task_name!r}, N={self.n}, {what}, "
+            f"{len(self.seeds)} orders, {self.protocol!r}\n"
+            + to_markdown(self.display_table(), digits=3)
+            + "\n"
+            + "\n".join(f"  {line}" for line in self.notes())
+        )
 
     __repr__ = __str__

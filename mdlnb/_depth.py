@@ -41,8 +41,9 @@ MAX_ORDERS = 1000
 LINEAR = "linear"
 
 
-def orders_needed(mean: float, sd: float, *, level: float = 0.95,
-                  cap: int = MAX_ORDERS) -> int | None:
+def orders_needed(
+    mean: float, sd: float, *, level: float = 0.95, cap: int = MAX_ORDERS
+) -> int | None:
     """Smallest R ≥ 2 with t_{(1+level)/2, R−1} · sd / √R < |mean − ½|, or None
     when no R ≤ ``cap`` does (a mean at ½, or a spread too wide)."""
     gap = abs(float(mean) - 0.5)
@@ -100,57 +101,79 @@ class LinearOrDeeper:
         last = self.table.iloc[-1]
         at = f"n ≥ {int(last['n_from']):,}"
         if self.orders < 2:
-            return (f"deeper mass {last['deeper mass']:.2f} at {at} (one order: run several "
-                    "seeds to decide)")
-        mass = (f"mass {last['deeper mass']:.2f} [{last['deeper low']:.2f}, "
-                f"{last['deeper high']:.2f}]")
+            return (
+                f"deeper mass {last['deeper mass']:.2f} at {at} (one order: run several "
+                "seeds to decide)"
+            )
+        mass = (
+            f"mass {last['deeper mass']:.2f} [{last['deeper low']:.2f}, {last['deeper high']:.2f}]"
+        )
         settled, need = self.settled, self.needed
         if settled is not None:
-            return (f"{settled[1]} from n ≈ {settled[0]:,}: {mass} at {at}; needs {need} "
-                    f"orders ({self.orders} run)")
-        more = ("no number of orders settles it at this spread" if need is None else
-                f"needs ≈ {need} orders ({self.orders} run)")
+            return (
+                f"{settled[1]} from n ≈ {settled[0]:,}: {mass} at {at}; needs {need} "
+                f"orders ({self.orders} run)"
+            )
+        more = (
+            "no number of orders settles it at this spread"
+            if need is None
+            else f"needs ≈ {need} orders ({self.orders} run)"
+        )
         return f"undecided at {at}: {mass}; {more}"
 
     def __str__(self) -> str:
-        lines = [f"linear or deeper ({', '.join(self.deeper)} together), {self.orders} "
-                 f"order{'s' if self.orders != 1 else ''}: {self.text()}"]
+        lines = [
+            f"linear or deeper ({', '.join(self.deeper)} together), {self.orders} "
+            f"order{'s' if self.orders != 1 else ''}: {self.text()}"
+        ]
         for _, r in self.table.iterrows():
-            span = ("" if self.orders < 2 else
-                    f" [{r['deeper low']:.2f}, {r['deeper high']:.2f}]")
+            span = "" if self.orders < 2 else f" [{r['deeper low']:.2f}, {r['deeper high']:.2f}]"
             need = r["orders needed"]
-            lines.append(f"  [{int(r['n_from']):>6,}, {int(r['n_to']):>6,})  deeper mass "
-                         f"{r['deeper mass']:.2f}{span}  {r['answer']:<9}"
-                         + ("" if np.isnan(need) else f"  needs {int(need)} orders"))
+            lines.append(
+                f"  [{int(r['n_from']):>6,}, {int(r['n_to']):>6,})  deeper mass "
+                f"{r['deeper mass']:.2f}{span}  {r['answer']:<9}"
+                + ("" if np.isnan(need) else f"  needs {int(need)} orders")
+            )
         return "\n".join(lines)
 
     __repr__ = __str__
 
 
-def linear_or_deeper(mass: np.ndarray, names: list[str], edges: np.ndarray,
-                     orders: int) -> LinearOrDeeper:
+def linear_or_deeper(
+    mass: np.ndarray, names: list[str], edges: np.ndarray, orders: int
+) -> LinearOrDeeper:
     """The answer from ``mass[r, b, j]`` (report r's mean posterior of readout
     ``names[j]`` over bin b, :func:`mdlnb.preference.readout_preference`)."""
     import pandas as pd
 
     if LINEAR not in names or len(names) < 2:
-        raise ValueError(f"reports: linear or deeper needs a board with a 'linear' readout and "
-                         f"at least one other, got readouts {names}")
+        raise ValueError(
+            f"reports: linear or deeper needs a board with a 'linear' readout and "
+            f"at least one other, got readouts {names}"
+        )
     keep = [j for j, n in enumerate(names) if n != LINEAR]
-    d = mass[:, :, keep].sum(axis=2)                       # (R, B) deeper mass per order
+    d = mass[:, :, keep].sum(axis=2)  # (R, B) deeper mass per order
     r = d.shape[0]
     mean = d.mean(axis=0)
     sd = d.std(axis=0, ddof=1) if r > 1 else np.full(d.shape[1], np.nan)
     half = stats.t.ppf(0.975, r - 1) * sd / np.sqrt(r) if r > 1 else np.full(d.shape[1], np.nan)
     low, high = np.clip(mean - half, 0, 1), np.clip(mean + half, 0, 1)
     decided = orders >= 2
-    answer = np.where(decided & (low > 0.5), "deeper",
-                      np.where(decided & (high < 0.5), "linear", "undecided"))
+    answer = np.where(
+        decided & (low > 0.5), "deeper", np.where(decided & (high < 0.5), "linear", "undecided")
+    )
     need = [orders_needed(m, s) if decided else None for m, s in zip(mean, sd)]
-    table = pd.DataFrame({
-        "n_from": edges[:-1], "n_to": edges[1:], "deeper mass": mean,
-        "deeper low": low if decided else np.nan, "deeper high": high if decided else np.nan,
-        "deeper min": d.min(axis=0), "deeper max": d.max(axis=0), "answer": answer,
-        "orders needed": np.array([np.nan if v is None else v for v in need], dtype=float),
-    })
+    table = pd.DataFrame(
+        {
+            "n_from": edges[:-1],
+            "n_to": edges[1:],
+            "deeper mass": mean,
+            "deeper low": low if decided else np.nan,
+            "deeper high": high if decided else np.nan,
+            "deeper min": d.min(axis=0),
+            "deeper max": d.max(axis=0),
+            "answer": answer,
+            "orders needed": np.array([np.nan if v is None else v for v in need], dtype=float),
+        }
+    )
     return LinearOrDeeper(table, orders, tuple(names[j] for j in keep))

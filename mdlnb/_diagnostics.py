@@ -47,14 +47,18 @@ class GridEdge(NamedTuple):
         if len(self.grid) == 2:  # two values: whichever wins is an "edge"; say what it means
             wider = [b for b in BRACKETING.get(self.axis, ()) if b != board]
             named = f"the {wider[0]!r} protocol's, or " if wider else ""
-            return (f"best expert {expert}: {which} grid tries only two values of "
-                    f"{self.axis} ({{{vals}}}), so its best ({self.value:g}) is always on an "
-                    f"edge, and that edge says nothing about what lies beyond — to bracket "
-                    f"{self.axis}, use a board with >= 3 values ({named}"
-                    f"mdlnb.expert_grid(..., {self.axis}=[...]))")
-        return (f"best expert {expert} sits on the edge of {which} grid: "
-                f"{self.axis} = {self.value:g} is the {self.side} of {{{vals}}}; the best value "
-                f"may lie beyond it — widen that axis (mdlnb.expert_grid(..., {self.axis}=[...]))")
+            return (
+                f"best expert {expert}: {which} grid tries only two values of "
+                f"{self.axis} ({{{vals}}}), so its best ({self.value:g}) is always on an "
+                f"edge, and that edge says nothing about what lies beyond — to bracket "
+                f"{self.axis}, use a board with >= 3 values ({named}"
+                f"mdlnb.expert_grid(..., {self.axis}=[...]))"
+            )
+        return (
+            f"best expert {expert} sits on the edge of {which} grid: "
+            f"{self.axis} = {self.value:g} is the {self.side} of {{{vals}}}; the best value "
+            f"may lie beyond it — widen that axis (mdlnb.expert_grid(..., {self.axis}=[...]))"
+        )
 
 
 def grid_edges(experts: Sequence[Any], best: int) -> list[GridEdge]:
@@ -85,7 +89,7 @@ def grid_edges(experts: Sequence[Any], best: int) -> list[GridEdge]:
         if side is None or (domain_bound is not None and domain_bound == (side, value)):
             continue
         if len(grid) == 2 and domain_bound is not None and domain_bound[1] in grid:
-            continue                      # on/off: the other value is the domain's bound
+            continue  # on/off: the other value is the domain's bound
         out.append(GridEdge(axis, value, side, grid))
     return out
 
@@ -94,23 +98,30 @@ def nothing_trained(n: int, batch_size: int) -> str | None:
     """The sentence to report when no readout was trained before a prediction, else None."""
     if n > batch_size:
         return None
-    return (f"no readout trained: N = {n} <= batch size B = {batch_size}, so every example "
-            "was coded by the uniform distribution (log C nats each) before any training "
-            "step; use a smaller batch_size or more data")
+    return (
+        f"no readout trained: N = {n} <= batch size B = {batch_size}, so every example "
+        "was coded by the uniform distribution (log C nats each) before any training "
+        "step; use a smaller batch_size or more data"
+    )
 
 
-def worse_than_uniform(total_nats: float, uniform_nats: float, *,
-                       regression: bool = False) -> str | None:
+def worse_than_uniform(
+    total_nats: float, uniform_nats: float, *, regression: bool = False
+) -> str | None:
     """The sentence to report when the switching code is longer than the uniform code
     N log C (the readouts learned nothing that pays for itself), else None.
     ``regression``: against the untrained readout's density code instead."""
     if not total_nats > uniform_nats:
         return None
     if regression:
-        return (f"the switching code ({total_nats:,.1f} nats) is longer than the untrained "
-                f"readout's density code ({uniform_nats:,.1f} nats, the prefix Gaussian): the "
-                "readouts found no usable relation between these features and the targets")
-    return (f"the switching code ({total_nats:,.1f} nats) is longer than the uniform code "
-            f"N log C ({uniform_nats:,.1f} nats): the readouts found no usable relation "
-            "between these features and the labels (labels independent of the features, "
-            "too few examples, or a board unsuited to them)")
+        return (
+            f"the switching code ({total_nats:,.1f} nats) is longer than the untrained "
+            f"readout's density code ({uniform_nats:,.1f} nats, the prefix Gaussian): the "
+            "readouts found no usable relation between these features and the targets"
+        )
+    return (
+        f"the switching code ({total_nats:,.1f} nats) is longer than the uniform code "
+        f"N log C ({uniform_nats:,.1f} nats): the readouts found no usable relation "
+        "between these features and the labels (labels independent of the features, "
+        "too few examples, or a board unsuited to them)"
+    )

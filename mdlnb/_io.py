@@ -79,7 +79,11 @@ def switched_off(name: str) -> bool:
 
 
 def _update(h: hashlib._Hash, obj: Any) -> None:
-    if isinstance(obj, np.ndarray) or hasattr(obj, "__array__") and not isinstance(obj, (str, bytes)):
+    if (
+        isinstance(obj, np.ndarray)
+        or hasattr(obj, "__array__")
+        and not isinstance(obj, (str, bytes))
+    ):
         a = np.ascontiguousarray(np.asarray(obj))
         h.update(f"nd:{a.dtype.str}:{a.shape}:".encode())
         h.update(a.tobytes())
@@ -169,8 +173,9 @@ def _atomic_file(path: str | os.PathLike, durable: bool = True):
         path.parent.mkdir(parents=True, exist_ok=True)
         if durable:  # what a writer of this file killed mid-write left (not the xla cache's)
             remove_stale_temporaries(path.parent, path.name)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{owner()}.",
-                                   suffix=TMP_SUFFIX)
+        fd, tmp = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.{owner()}.", suffix=TMP_SUFFIX
+        )
     except OSError as e:
         if e.errno in NO_WRITE and in_cache(path):
             skipped_write(path, e)  # a cache entry: the caller writes into nothing
@@ -295,8 +300,9 @@ def load_entry(path: str | os.PathLike) -> dict[str, np.ndarray] | None:
     except FileNotFoundError:
         return None
     except DamagedFile as e:
-        warnings.warn(f"mdlnb cache: {e}; ignoring it, it will be recomputed", CacheWarning,
-                      stacklevel=2)
+        warnings.warn(
+            f"mdlnb cache: {e}; ignoring it, it will be recomputed", CacheWarning, stacklevel=2
+        )
         with contextlib.suppress(OSError):
             now = path.stat()
             if (now.st_ino, now.st_mtime_ns) == (before.st_ino, before.st_mtime_ns):
@@ -351,8 +357,9 @@ def locked(path: str | os.PathLike) -> Iterator[None]:
         os.close(fd)  # releases the flock
 
 
-def compute_once(path: str | os.PathLike,
-                 make: Callable[[], Mapping[str, Any]]) -> dict[str, np.ndarray]:
+def compute_once(
+    path: str | os.PathLike, make: Callable[[], Mapping[str, Any]]
+) -> dict[str, np.ndarray]:
     """The entry at ``path``, computing and writing it with ``make()`` if needed.
 
     Across processes sharing the cache, ``make`` runs once per key: the first

@@ -44,9 +44,13 @@ RTOL = 1e-3
 ATOL = 1e-9
 COLUMNS = ["file", "row", "column", "old", "new", "change", "tolerance", "beyond spread"]
 #: (value column, its sd column, the count column or None) read off a table's own spread.
-SPREAD_COLUMNS = (("mean", "std", "count"), ("tau", "tau_std", "repeats"),
-                  ("seed mean", "seed std", None), ("value", "seed std", None),
-                  ("mean [nats]", "sd [nats]", "orders"))
+SPREAD_COLUMNS = (
+    ("mean", "std", "count"),
+    ("tau", "tau_std", "repeats"),
+    ("seed mean", "seed std", None),
+    ("value", "seed std", None),
+    ("mean [nats]", "sd [nats]", "orders"),
+)
 #: Columns that index single runs: a table with one has one row per run.
 RUN_COLUMNS = ("seed", "repeat", "order")
 #: Text columns that display a number (and so move with it): never row keys.
@@ -68,13 +72,20 @@ def spread_tolerance(old: Any) -> Any:
             tol[sd] = 2.0 * old[sd].astype(float) * np.sqrt(2.0 / (2.0 * (m - 1.0)))
     run = [c for c in RUN_COLUMNS if c in old.columns]
     if run:
-        keys = [c for c in old.columns if c not in run and c not in DISPLAY_COLUMNS
-                and not pd.api.types.is_numeric_dtype(old[c])]
-        numeric = [c for c in old.columns if c not in run
-                   and pd.api.types.is_numeric_dtype(old[c])]
+        keys = [
+            c
+            for c in old.columns
+            if c not in run
+            and c not in DISPLAY_COLUMNS
+            and not pd.api.types.is_numeric_dtype(old[c])
+        ]
+        numeric = [c for c in old.columns if c not in run and pd.api.types.is_numeric_dtype(old[c])]
         if numeric:
-            sd = (old.groupby(keys, sort=False)[numeric].transform("std") if keys
-                  else old[numeric].std().to_frame().T.reindex(old.index, method="ffill"))
+            sd = (
+                old.groupby(keys, sort=False)[numeric].transform("std")
+                if keys
+                else old[numeric].std().to_frame().T.reindex(old.index, method="ffill")
+            )
             for c in numeric:
                 tol[c] = tol[c].fillna(2.0 * np.sqrt(2.0) * sd[c])
     return tol
@@ -91,9 +102,14 @@ def compare_tables(new: Any, old: Any, *, rtol: float = RTOL, atol: float = ATOL
 
     if rtol < 0 or atol < 0:
         raise ValueError(f"rtol, atol: must be >= 0, got {rtol}, {atol}")
-    keys = [c for c in new.columns if c in old.columns and c not in DISPLAY_COLUMNS
-            and not pd.api.types.is_numeric_dtype(new[c])
-            and not pd.api.types.is_numeric_dtype(old[c])]
+    keys = [
+        c
+        for c in new.columns
+        if c in old.columns
+        and c not in DISPLAY_COLUMNS
+        and not pd.api.types.is_numeric_dtype(new[c])
+        and not pd.api.types.is_numeric_dtype(old[c])
+    ]
     unique = bool(keys) and not new.duplicated(keys).any() and not old.duplicated(keys).any()
     tol = spread_tolerance(old.reset_index(drop=True))
     if unique:
@@ -116,8 +132,17 @@ def compare_tables(new: Any, old: Any, *, rtol: float = RTOL, atol: float = ATOL
                 continue
             if np.isnan(va) or np.isnan(vb) or abs(va - vb) > atol + rtol * abs(vb):
                 t = float(tol.at[r, col]) if r in tol.index and col in tol.columns else np.nan
-                rows.append(dict(row=r, column=str(col), old=vb, new=va, change=va - vb,
-                                 tolerance=t, **{"beyond spread": not abs(va - vb) <= t}))
+                rows.append(
+                    dict(
+                        row=r,
+                        column=str(col),
+                        old=vb,
+                        new=va,
+                        change=va - vb,
+                        tolerance=t,
+                        **{"beyond spread": not abs(va - vb) <= t},
+                    )
+                )
     return pd.DataFrame(rows, columns=COLUMNS[1:])
 
 
@@ -125,18 +150,25 @@ def committed_text(path: str | Path, rev: str = "HEAD") -> str | None:
     """The text of ``path`` at git revision ``rev`` (None if it is not in that tree)."""
     path = Path(path).resolve()
     try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=path.parent,
-                             capture_output=True, text=True, check=True).stdout.strip()
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=path.parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         rel = path.relative_to(Path(top).resolve()).as_posix()
-        out = subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=top, capture_output=True,
-                             text=True)
+        out = subprocess.run(
+            ["git", "show", f"{rev}:{rel}"], cwd=top, capture_output=True, text=True
+        )
     except (OSError, subprocess.CalledProcessError, ValueError):
         return None
     return out.stdout if out.returncode == 0 else None
 
 
-def paper_diff(paper_dir: str | Path = "paper", *, rev: str = "HEAD", rtol: float = RTOL,
-               atol: float = ATOL) -> Any:
+def paper_diff(
+    paper_dir: str | Path = "paper", *, rev: str = "HEAD", rtol: float = RTOL, atol: float = ATOL
+) -> Any:
     """Moved numeric cells (:func:`compare_tables`) of every ``paper_dir/*.csv`` against
     its version at ``rev``, with a ``file`` column; files new since ``rev`` are skipped.
     ``attrs["compared"]`` counts the files that had a version at ``rev``."""
@@ -167,21 +199,24 @@ def verdict_changes(paper_dir: str | Path = "paper", *, rev: str = "HEAD") -> An
         text = committed_text(p, rev)
         if text is None:
             continue
-        new, old = (pd.read_csv(f, dtype=str, keep_default_na=False) for f in
-                    (p, io.StringIO(text)))
+        new, old = (
+            pd.read_csv(f, dtype=str, keep_default_na=False) for f in (p, io.StringIO(text))
+        )
         if not {"direction", "size"} <= set(old.columns):
-            continue                       # a verdict file of another format: not comparable
+            continue  # a verdict file of another format: not comparable
         part = {i: f"{d}, {z}" for i, d, z in new[["id", "direction", "size"]].values}
         before = {i: f"{d}, {z}" for i, d, z in old[["id", "direction", "size"]].values}
         for i in sorted(set(part) | set(before)):
             if part.get(i) != before.get(i):
-                rows.append(dict(file=p.name, id=i, old=before.get(i, "absent"),
-                                 new=part.get(i, "absent")))
+                rows.append(
+                    dict(file=p.name, id=i, old=before.get(i, "absent"), new=part.get(i, "absent"))
+                )
     return pd.DataFrame(rows, columns=["file", "id", "old", "new"])
 
 
-def report(diff: Any, *, rtol: float = RTOL, atol: float = ATOL, top: int = 5,
-           verdicts: Any = None) -> str:
+def report(
+    diff: Any, *, rtol: float = RTOL, atol: float = ATOL, top: int = 5, verdicts: Any = None
+) -> str:
     """Plain-text summary of :func:`paper_diff`: per file the number of moved cells, how
     many moved beyond the run's own spread, and the ``top`` largest of those; then the
     claims whose verdict changed (``verdicts``: :func:`verdict_changes`), if given."""
@@ -192,30 +227,42 @@ def report(diff: Any, *, rtol: float = RTOL, atol: float = ATOL, top: int = 5,
         lines = [head + (" no committed number moved." if diff.empty else "")]
     for name, g in diff.groupby("file", sort=True):
         beyond = g[g["beyond spread"].astype(bool)]
-        lines.append(f"  {name}: {len(g)} cell(s) moved, {len(beyond)} beyond the run's "
-                     "spread (or deterministic)")
+        lines.append(
+            f"  {name}: {len(g)} cell(s) moved, {len(beyond)} beyond the run's "
+            "spread (or deterministic)"
+        )
         g = beyond.assign(_a=beyond["change"].abs().fillna(np.inf)).sort_values(
-            "_a", ascending=False)
+            "_a", ascending=False
+        )
         for r in g.head(top).itertuples():
             lines.append(f"    {r.row} / {r.column}: {r.old:.6g} -> {r.new:.6g}")
     if verdicts is not None:
-        lines.append("claims' verdicts: " + ("none changed." if verdicts.empty else
-                                             f"{len(verdicts)} changed"))
+        lines.append(
+            "claims' verdicts: "
+            + ("none changed." if verdicts.empty else f"{len(verdicts)} changed")
+        )
         lines += [f"  {r.id} ({r.file}): {r.old} -> {r.new}" for r in verdicts.itertuples()]
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mdlnb._paperdiff",
-                                 description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m mdlnb._paperdiff", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("paper_dir", nargs="?", default="paper")
     ap.add_argument("--rev", default="HEAD")
     ap.add_argument("--rtol", type=float, default=RTOL)
     ap.add_argument("--atol", type=float, default=ATOL)
     args = ap.parse_args(argv)
     diff = paper_diff(args.paper_dir, rev=args.rev, rtol=args.rtol, atol=args.atol)
-    print(report(diff, rtol=args.rtol, atol=args.atol,
-                 verdicts=verdict_changes(args.paper_dir, rev=args.rev)))
+    print(
+        report(
+            diff,
+            rtol=args.rtol,
+            atol=args.atol,
+            verdicts=verdict_changes(args.paper_dir, rev=args.rev),
+        )
+    )
     return 0
 
 

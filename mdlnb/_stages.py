@@ -28,8 +28,11 @@ class Stages:
 
     def __init__(self, names: Sequence[str], *, desc: str, progress: Any = None):
         self.names = tuple(names)
-        self._bar = (_progress.bar(total=len(self.names), desc=desc, unit="stage")
-                     if _progress.wanted(progress) else None)
+        self._bar = (
+            _progress.bar(total=len(self.names), desc=desc, unit="stage")
+            if _progress.wanted(progress)
+            else None
+        )
         self._started = 0
 
     def start(self, name: str) -> None:

@@ -17,7 +17,8 @@ class Codelength:
 
     __slots__ = ()
 
-    if TYPE_CHECKING:   # what a result class defines, as a field or a property
+    if TYPE_CHECKING:  # what a result class defines, as a field or a property
+
         @property
         def total_nats(self) -> float: ...
 

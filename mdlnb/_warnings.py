@@ -75,7 +75,8 @@ def flush(*_: object) -> None:
 def _ours(message, category) -> bool:
     return isinstance(category, type) and (
         issubclass(category, ResultWarning)
-        or (category is UserWarning and str(message).startswith(COMPARE_PREFIX)))
+        or (category is UserWarning and str(message).startswith(COMPARE_PREFIX))
+    )
 
 
 def _cell_events():

@@ -114,7 +114,7 @@ class _AtomicStore:
         if len(data) < head or not data.startswith(_MAGIC):
             return None
         value = data[head:]
-        return value if hashlib.sha256(value).digest() == data[len(_MAGIC):head] else None
+        return value if hashlib.sha256(value).digest() == data[len(_MAGIC) : head] else None
 
     def get(self, key: str) -> bytes | None:
         path = self._file(key)
@@ -125,9 +125,12 @@ class _AtomicStore:
             return None
         value = self._unpack(data)
         if value is None:
-            warnings.warn(f"mdlnb cache: {path}: damaged compiled program (checksum mismatch or "
-                          "truncated); ignoring it, it will be recompiled", CacheWarning,
-                          stacklevel=2)
+            warnings.warn(
+                f"mdlnb cache: {path}: damaged compiled program (checksum mismatch or "
+                "truncated); ignoring it, it will be recompiled",
+                CacheWarning,
+                stacklevel=2,
+            )
             with contextlib.suppress(OSError):  # unless another process replaced it meanwhile
                 now = path.stat()
                 if (now.st_ino, now.st_mtime_ns) == (before.st_ino, before.st_mtime_ns):
@@ -168,11 +171,18 @@ def _atomic_file_cache() -> type:
                 from jax._src.compilation_cache_interface import CacheInterface
             except ImportError:  # pragma: no cover - another JAX layout
                 CacheInterface = object
-            _CLASS.append(type("AtomicFileCache", (_AtomicStore, CacheInterface), {
-                "__module__": __name__, "__doc__":
-                "A ``jax._src.compilation_cache_interface.CacheInterface`` over a directory: "
-                "checksummed entries, atomic writes, damaged entries recompiled (module "
-                "docstring)."}))
+            _CLASS.append(
+                type(
+                    "AtomicFileCache",
+                    (_AtomicStore, CacheInterface),
+                    {
+                        "__module__": __name__,
+                        "__doc__": "A ``jax._src.compilation_cache_interface.CacheInterface`` over a directory: "
+                        "checksummed entries, atomic writes, damaged entries recompiled (module "
+                        "docstring).",
+                    },
+                )
+            )
         return _CLASS[0]
 
 

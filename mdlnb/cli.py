@@ -58,22 +58,32 @@ POSTERIOR_HELP = (
     "expert = expert name (column index when the input has no names), "
     "readout = the expert's readout name (empty when unknown), "
     "probability = p(expert | first t examples). Same format for `mdlnb switch` and "
-    "`mdlnb evaluate`; the readout posterior is its sum over rows of one (t, readout)")
+    "`mdlnb evaluate`; the readout posterior is its sum over rows of one (t, readout)"
+)
 
 
 def add_switch(p: argparse.ArgumentParser) -> None:
     from mdlnb.switching import names
-    p.add_argument("losses", type=Path,
-                   help="npz file with an (N, K) loss matrix in nats (a LossMatrix.save file, "
-                        "or any npz; optional arrays `names` and `readouts`, K strings each)")
+
+    p.add_argument(
+        "losses",
+        type=Path,
+        help="npz file with an (N, K) loss matrix in nats (a LossMatrix.save file, "
+        "or any npz; optional arrays `names` and `readouts`, K strings each)",
+    )
     p.add_argument("--key", default="losses", help="array name in the npz (default: losses)")
     p.add_argument("--strategy", default="fixed-share", choices=names())
-    p.add_argument("--m", type=float, default=None,
-                   help="fixed share: decreasing rate α_t = (m−1)/t (default: m = 2, "
-                        "the default protocol's)")
+    p.add_argument(
+        "--m",
+        type=float,
+        default=None,
+        help="fixed share: decreasing rate α_t = (m−1)/t (default: m = 2, the default protocol's)",
+    )
     p.add_argument("--alpha", type=float, default=None, help="fixed share: constant rate α")
     p.add_argument("--stable", type=float, default=None, help="switch: P(a block is the last)")
-    p.add_argument("--max-run", type=int, default=None, help="run-length: exact run-length states + 1")
+    p.add_argument(
+        "--max-run", type=int, default=None, help="run-length: exact run-length states + 1"
+    )
     p.add_argument("--phases", type=int, default=None, help="run-length: doubling tail phases")
     p.add_argument("--posterior", type=Path, default=None, help=POSTERIOR_HELP)
 
@@ -160,6 +170,7 @@ def _write_table(frame, path: Path) -> None:
 
 def run_switch(args: argparse.Namespace) -> int:
     from mdlnb import switching
+
     _check_table_path(args.posterior)
     strategy = switching.get_strategy(args.strategy, **strategy_options(args))
     data = _load_npz(args.losses, "losses")
@@ -176,14 +187,17 @@ def run_switch(args: argparse.Namespace) -> int:
     print(f"examples N      {n}")
     print(f"experts K       {k}")
     print(f"codelength      {result.total_nats:.6f} nats = {result.total_bits:.6f} bits")
-    print(f"per example     {result.nats_per_example:.6f} nats = {result.bits_per_example:.6f} bits")
+    print(
+        f"per example     {result.nats_per_example:.6f} nats = {result.bits_per_example:.6f} bits"
+    )
     if args.posterior is not None:
         from mdlnb.evaluation import posterior_frame
 
         frame = posterior_frame(result.posterior, names, readouts)
         _write_table(frame, args.posterior)
-        print(f"posterior       {args.posterior} ({len(frame)} rows: t, expert, readout, "
-              "probability)")
+        print(
+            f"posterior       {args.posterior} ({len(frame)} rows: t, expert, readout, probability)"
+        )
     return 0
 
 
@@ -194,8 +208,10 @@ def _read_task(args: argparse.Namespace, path: Path, name: str):
     got = read_features(path, x_key=args.x_key, y_key=args.y_key)
     y = read_labels(args.labels, y_key=args.y_key) if args.labels is not None else got.y
     if y is None:
-        raise ValueError(f"labels: {str(path)!r} holds no labels {args.y_key!r}; pass "
-                         "--labels FILE (or --y-key NAME)")
+        raise ValueError(
+            f"labels: {str(path)!r} holds no labels {args.y_key!r}; pass "
+            "--labels FILE (or --y-key NAME)"
+        )
     return _task(got.x, y, name, args, stored=got)
 
 
@@ -205,8 +221,11 @@ def _task(x: np.ndarray, y: np.ndarray, name: str, args: argparse.Namespace, *, 
     import warnings
 
     kind = args.kind or (stored.kind if stored is not None else None) or "classification"
-    c = args.num_classes if args.num_classes is not None else (
-        stored.num_classes if stored is not None and kind == "classification" else None)
+    c = (
+        args.num_classes
+        if args.num_classes is not None
+        else (stored.num_classes if stored is not None and kind == "classification" else None)
+    )
     if len(x) != len(y):
         raise ValueError(f"labels: {len(y)} labels for {len(x)} examples of features")
     hint = " On the command line: --kind regression."
@@ -218,20 +237,27 @@ def _task(x: np.ndarray, y: np.ndarray, name: str, args: argparse.Namespace, *, 
             raise ValueError(f"{e}{hint if 'regression' in str(e) else ''}") from None
     for w in caught:
         text = str(w.message)
-        warnings.warn(text + (hint if "kind='regression'" in text else ""), w.category,
-                      stacklevel=2)
+        warnings.warn(
+            text + (hint if "kind='regression'" in text else ""), w.category, stacklevel=2
+        )
     return task
 
 
 def add_evaluate(p: argparse.ArgumentParser) -> None:
     p.add_argument("features", type=Path, help=FEATURES_HELP)
     add_data(p)
-    p.add_argument("--name", default=None,
-                   help="the representation's name in the report (default: the file stem)")
+    p.add_argument(
+        "--name",
+        default=None,
+        help="the representation's name in the report (default: the file stem)",
+    )
     add_protocol(p)
-    p.add_argument("--seed", type=int, default=None,
-                   help="the data order, initialisations and replay draws (default: the "
-                        "protocol's)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="the data order, initialisations and replay draws (default: the protocol's)",
+    )
     p.add_argument("--posterior", type=Path, default=None, help=POSTERIOR_HELP)
     p.epilog = PYTHON_ONLY
 
@@ -241,17 +267,27 @@ def run_evaluate(args: argparse.Namespace) -> int:
     task = _read_task(args, args.features, args.name or args.features.stem)
     proto, strategy, m = protocol_and_strategy(args)
     with _printed_below():
-        rep = mdlnb.evaluate(task, experts=args.experts, strategy=strategy, m=m,
-                             protocol=proto, batch_size=args.batch_size, seed=args.seed,
-                             standardize=args.standardize, replay_streams=args.replay_streams,
-                             progress=False if args.quiet else None, cache=not args.no_cache)
+        rep = mdlnb.evaluate(
+            task,
+            experts=args.experts,
+            strategy=strategy,
+            m=m,
+            protocol=proto,
+            batch_size=args.batch_size,
+            seed=args.seed,
+            standardize=args.standardize,
+            replay_streams=args.replay_streams,
+            progress=False if args.quiet else None,
+            cache=not args.no_cache,
+        )
     print(f"protocol        {rep.protocol!r}")
     print(rep)
     if args.posterior is not None:
         frame = rep.posterior
         _write_table(frame, args.posterior)
-        print(f"posterior       {args.posterior} ({len(frame)} rows: t, expert, readout, "
-              "probability)")
+        print(
+            f"posterior       {args.posterior} ({len(frame)} rows: t, expert, readout, probability)"
+        )
     return 0
 
 
@@ -270,20 +306,32 @@ def _printed_below() -> Iterator[None]:
 
 
 def add_compare(p: argparse.ArgumentParser) -> None:
-    p.add_argument("features", type=Path, nargs="+",
-                   help="one file per representation, the same examples in the same order: "
-                        + FEATURES_HELP)
+    p.add_argument(
+        "features",
+        type=Path,
+        nargs="+",
+        help="one file per representation, the same examples in the same order: " + FEATURES_HELP,
+    )
     add_data(p)
-    p.add_argument("--names", nargs="+", default=None,
-                   help="representation names (default: the file stems)")
+    p.add_argument(
+        "--names", nargs="+", default=None, help="representation names (default: the file stems)"
+    )
     add_protocol(p)
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
-                   help="one data order per seed, the same for every encoder (>= 3)")
+    p.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[0, 1, 2],
+        help="one data order per seed, the same for every encoder (>= 3)",
+    )
     p.add_argument("--table", type=Path, default=None, help="write the table to .csv or .parquet")
     p.add_argument("--figure", type=Path, default=None, help="write the figure to .png")
-    p.add_argument("--check-standardize", action="store_true",
-                   help="also rerun the top two encoders under the other input standardisation "
-                        "(none <-> prefix) and say whether their order held")
+    p.add_argument(
+        "--check-standardize",
+        action="store_true",
+        help="also rerun the top two encoders under the other input standardisation "
+        "(none <-> prefix) and say whether their order held",
+    )
     p.epilog = PYTHON_ONLY
 
 
@@ -297,20 +345,25 @@ def _read_compare(args: argparse.Namespace, names: list[str]):
         feats[name] = got.x
         if args.labels is None and got.y is not None:
             if labels is not None and not np.array_equal(labels, got.y):
-                raise ValueError(f"features: the labels {args.y_key!r} of {str(path)!r} "
-                                 "differ from the first file's")
+                raise ValueError(
+                    f"features: the labels {args.y_key!r} of {str(path)!r} "
+                    "differ from the first file's"
+                )
             if labels is None:
                 labels, stored = got.y, got
     if args.labels is not None:
         labels = read_labels(args.labels, y_key=args.y_key)
     if labels is None:
-        raise ValueError("labels: none given and no labels in the feature files; pass "
-                         "--labels FILE")
+        raise ValueError(
+            "labels: none given and no labels in the feature files; pass --labels FILE"
+        )
     sizes = {k: len(v) for k, v in feats.items()}
     bad = {k: n for k, n in sizes.items() if n != len(labels)}
     if bad:
-        raise ValueError(f"features: {bad} examples, but {len(labels)} labels; every file "
-                         "must hold the same examples in the same order")
+        raise ValueError(
+            f"features: {bad} examples, but {len(labels)} labels; every file "
+            "must hold the same examples in the same order"
+        )
     name = args.labels.stem if args.labels is not None else "labels"
     first = np.asarray(next(iter(feats.values())))
     return feats, _task(first.reshape(len(first), -1), labels, name, args, stored=stored)
@@ -328,10 +381,20 @@ def run_compare(args: argparse.Namespace) -> int:
     proto, strategy, m = protocol_and_strategy(args)
     quiet = False if args.quiet else None
     with _printed_below():
-        cmp = compare(feats, task, experts=args.experts, strategy=strategy, m=m,
-                      protocol=proto, batch_size=args.batch_size, standardize=args.standardize,
-                      replay_streams=args.replay_streams, seeds=args.seeds, progress=quiet,
-                      cache=not args.no_cache)
+        cmp = compare(
+            feats,
+            task,
+            experts=args.experts,
+            strategy=strategy,
+            m=m,
+            protocol=proto,
+            batch_size=args.batch_size,
+            standardize=args.standardize,
+            replay_streams=args.replay_streams,
+            seeds=args.seeds,
+            progress=quiet,
+            cache=not args.no_cache,
+        )
     print(cmp)
     if args.check_standardize:
         with _printed_below():
@@ -347,27 +410,43 @@ def run_compare(args: argparse.Namespace) -> int:
 
 
 def add_cache(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--clear", action="store_true",
-                   help="delete the selected entries (default: all); they are recomputed when needed")
-    p.add_argument("--kind", default=None,
-                   help="only this kind (losses, checkpoints, features, encoders, data)")
-    p.add_argument("--older-than", default=None, metavar="DATE",
-                   help="only entries last written before DATE (ISO, e.g. 2026-01-31)")
+    p.add_argument(
+        "--clear",
+        action="store_true",
+        help="delete the selected entries (default: all); they are recomputed when needed",
+    )
+    p.add_argument(
+        "--kind",
+        default=None,
+        help="only this kind (losses, checkpoints, features, encoders, data)",
+    )
+    p.add_argument(
+        "--older-than",
+        default=None,
+        metavar="DATE",
+        help="only entries last written before DATE (ISO, e.g. 2026-01-31)",
+    )
 
 
 def run_cache(args: argparse.Namespace) -> int:
     if args.clear:
         removed = cache.clear(args.kind, older_than=args.older_than)
         freed = sum(e.bytes for e in removed)
-        print(f"removed {len(removed)} entries ({cache.human_bytes(freed)}) from {cache.location()}")
+        print(
+            f"removed {len(removed)} entries ({cache.human_bytes(freed)}) from {cache.location()}"
+        )
         return 0
     table = cache.usage(args.kind, older_than=args.older_than)
     print(f"cache: {cache.location()}  (set $MDLNB_CACHE to move it)")
     for row in table.itertuples():
         print(f"  {row.kind:<12} {row.files:>6} files {cache.human_bytes(row.bytes):>11}")
-    print(f"  {'total':<12} {table.files.sum():>6} files {cache.human_bytes(table.bytes.sum()):>11}")
-    print("  (xla: compiled programs, JAX's persistent compilation cache; "
-          "MDLNB_XLA_CACHE=0 turns it off)")
+    print(
+        f"  {'total':<12} {table.files.sum():>6} files {cache.human_bytes(table.bytes.sum()):>11}"
+    )
+    print(
+        "  (xla: compiled programs, JAX's persistent compilation cache; "
+        "MDLNB_XLA_CACHE=0 turns it off)"
+    )
     return 0
 
 
@@ -375,16 +454,24 @@ Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Na
 
 COMMANDS: dict[str, Command] = {
     "switch": (add_switch, run_switch, "codelength of a loss matrix under a switching strategy"),
-    "evaluate": (add_evaluate, run_evaluate,
-                 "MDL of labels given features: online readouts + switching"),
-    "compare": (add_compare, run_compare,
-                "rank encoders' features on one task by MDL, paired over >= 3 data orders"),
+    "evaluate": (
+        add_evaluate,
+        run_evaluate,
+        "MDL of labels given features: online readouts + switching",
+    ),
+    "compare": (
+        add_compare,
+        run_compare,
+        "rank encoders' features on one task by MDL, paired over >= 3 data orders",
+    ),
     "cache": (add_cache, run_cache, "the on-disk cache: location, size per kind, --clear"),
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mdlnb", description="MDL evaluation with readout-model switching")
+    parser = argparse.ArgumentParser(
+        prog="mdlnb", description="MDL evaluation with readout-model switching"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (add, run, help_) in COMMANDS.items():
         p = sub.add_parser(name, help=help_, description=help_)
@@ -403,11 +490,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     def one_line(message, category, filename, lineno, file=None, line=None) -> None:
         print(f"mdlnb {args.command}: warning: {message}", file=file or sys.stderr, flush=True)
 
-    with warnings.catch_warnings():   # warnings as one line each, no source path
+    with warnings.catch_warnings():  # warnings as one line each, no source path
         warnings.showwarning = one_line
         try:
             return args._run(args)
-        except (ValueError, OSError) as e:   # bad input, an unwritable output path
+        except (ValueError, OSError) as e:  # bad input, an unwritable output path
             print(f"mdlnb {args.command}: error: {e}", file=sys.stderr)
             return 2
 

@@ -107,26 +107,40 @@ class ReadoutPreference:
         return int(t["n_from"].iloc[i]), str(last)
 
     def __str__(self) -> str:
-        lines = [f"readout preference by examples seen: task {self.task!r}, N={self.n}, "
-                 f"{self.orders} order{'s' if self.orders != 1 else ''}"]
+        lines = [
+            f"readout preference by examples seen: task {self.task!r}, N={self.n}, "
+            f"{self.orders} order{'s' if self.orders != 1 else ''}"
+        ]
         for r in self.table.itertuples(index=False):
-            agree = ("" if self.orders < 2 else
-                     f"  agreement {r.agreement:.0%}{'  stable' if r.stable else '  UNSTABLE'}")
+            agree = (
+                ""
+                if self.orders < 2
+                else f"  agreement {r.agreement:.0%}{'  stable' if r.stable else '  UNSTABLE'}"
+            )
             lead = f"{r.readout} = {r.runner_up} (tie)" if r.tie else r.readout
-            lines.append(f"  [{r.n_from:>6,}, {r.n_to:>6,})  {lead:<10} {r.mass:.2f}"
-                         f" (next {r.runner_up} {r.runner_up_mass:.2f}){agree}")
+            lines.append(
+                f"  [{r.n_from:>6,}, {r.n_to:>6,})  {lead:<10} {r.mass:.2f}"
+                f" (next {r.runner_up} {r.runner_up_mass:.2f}){agree}"
+            )
         if self.orders < 2:
-            lines.append("  one order: stability unknown; no switch point stated "
-                         "(pass Reports of several seeds)")
+            lines.append(
+                "  one order: stability unknown; no switch point stated "
+                "(pass Reports of several seeds)"
+            )
         else:
             if self.switch_points:
-                lines.append("  switch points: " + "; ".join(
-                    f"{a} → {b} at n ≈ {n:,}" for n, a, b in self.switch_points))
+                lines.append(
+                    "  switch points: "
+                    + "; ".join(f"{a} → {b} at n ≈ {n:,}" for n, a, b in self.switch_points)
+                )
             else:
                 lines.append("  no switch point stated (no two adjacent stable bins differ)")
             settled = self.settled
-            lines.append(f"  settled: {settled[1]} from n ≈ {settled[0]:,} on" if settled else
-                         "  not settled: the preference at the largest N is unstable across orders")
+            lines.append(
+                f"  settled: {settled[1]} from n ≈ {settled[0]:,} on"
+                if settled
+                else "  not settled: the preference at the largest N is unstable across orders"
+            )
         if self.linear_or_deeper is not None:
             lines.append(str(self.linear_or_deeper))
         return "\n".join(lines)
@@ -137,8 +151,9 @@ class ReadoutPreference:
 TIE = 1e-3
 
 
-def readout_preference(reports: Any, *, per_decade: int = 3,
-                       min_agreement: float = 1.0) -> ReadoutPreference:
+def readout_preference(
+    reports: Any, *, per_decade: int = 3, min_agreement: float = 1.0
+) -> ReadoutPreference:
     """Readout preference on log-spaced bins of data size, with its stability across orders.
 
     Args:
@@ -159,18 +174,24 @@ def readout_preference(reports: Any, *, per_decade: int = 3,
     first = reps[0]
     for r in reps[1:]:
         if r.task_name != first.task_name or r.n != first.n:
-            raise ValueError(f"reports: mix tasks ({first.task_name!r}, N={first.n} vs "
-                             f"{r.task_name!r}, N={r.n}); pass reports of one task")
+            raise ValueError(
+                f"reports: mix tasks ({first.task_name!r}, N={first.n} vs "
+                f"{r.task_name!r}, N={r.n}); pass reports of one task"
+            )
     names = list(dict.fromkeys(first.readouts))
     for r in reps[1:]:
         if set(r.readouts) != set(names):
-            raise ValueError(f"reports: boards differ in readouts ({sorted(set(names))} vs "
-                             f"{sorted(set(r.readouts))})")
+            raise ValueError(
+                f"reports: boards differ in readouts ({sorted(set(names))} vs "
+                f"{sorted(set(r.readouts))})"
+            )
     orders = len({np.asarray(r.losses.order).tobytes() for r in reps})
     start = max(int(r.losses.batch_size) for r in reps)
     if first.n <= start:
-        raise ValueError(f"reports: N = {first.n} <= batch size {start}: no readout was "
-                         "trained, there is no preference to report")
+        raise ValueError(
+            f"reports: N = {first.n} <= batch size {start}: no readout was "
+            "trained, there is no preference to report"
+        )
     edges = log_bins(first.n, start=start, per_decade=per_decade)
     # mass[r, b, j]: report r's mean posterior of readout j over the bin
     mass = np.empty((len(reps), len(edges) - 1, len(names)))
@@ -180,38 +201,48 @@ def readout_preference(reports: Any, *, per_decade: int = 3,
         for b, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
             mass[i, b] = mat[lo:hi].mean(axis=0)
     mean = mass.mean(axis=0)
-    none = len(names)          # "no preferred readout": a tie
+    none = len(names)  # "no preferred readout": a tie
 
     def top(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(…, J) masses → (preferred index or ``none`` on a tie, first, second)."""
         o = np.argsort(-m, axis=-1, kind="stable")
         first_, second_ = o[..., 0], o[..., min(1, m.shape[-1] - 1)]
-        gap = (np.take_along_axis(m, first_[..., None], -1)
-               - np.take_along_axis(m, second_[..., None], -1))[..., 0]
+        gap = (
+            np.take_along_axis(m, first_[..., None], -1)
+            - np.take_along_axis(m, second_[..., None], -1)
+        )[..., 0]
         tied = (gap <= TIE) & (m.shape[-1] > 1)
         return np.where(tied, none, first_), first_, second_
 
     best, lead, second = top(mean)
-    own = top(mass)[0]                                     # (R, B)
+    own = top(mass)[0]  # (R, B)
     agreement = (own == best[None, :]).mean(axis=0)
     stable = (agreement >= float(min_agreement) - 1e-12) & (orders >= 2) & (best != none)
     b_idx = np.arange(len(best))
-    table = pd.DataFrame({
-        "n_from": edges[:-1], "n_to": edges[1:],
-        "readout": [names[j] for j in lead],
-        "mass": mean[b_idx, lead],
-        "mass_sd": mass[:, b_idx, lead].std(axis=0),
-        "runner_up": [names[j] for j in second],
-        "runner_up_mass": mean[b_idx, second],
-        "tie": best == none,
-        "agreement": agreement,
-        "stable": stable,
-    })
-    switches = tuple((int(edges[b + 1]), names[best[b]], names[best[b + 1]])
-                     for b in range(len(best) - 1)
-                     if stable[b] and stable[b + 1] and best[b] != best[b + 1])
-    depth = (_depth.linear_or_deeper(mass, names, edges, orders)
-             if _depth.LINEAR in names and len(names) > 1 else None)
+    table = pd.DataFrame(
+        {
+            "n_from": edges[:-1],
+            "n_to": edges[1:],
+            "readout": [names[j] for j in lead],
+            "mass": mean[b_idx, lead],
+            "mass_sd": mass[:, b_idx, lead].std(axis=0),
+            "runner_up": [names[j] for j in second],
+            "runner_up_mass": mean[b_idx, second],
+            "tie": best == none,
+            "agreement": agreement,
+            "stable": stable,
+        }
+    )
+    switches = tuple(
+        (int(edges[b + 1]), names[best[b]], names[best[b + 1]])
+        for b in range(len(best) - 1)
+        if stable[b] and stable[b + 1] and best[b] != best[b + 1]
+    )
+    depth = (
+        _depth.linear_or_deeper(mass, names, edges, orders)
+        if _depth.LINEAR in names and len(names) > 1
+        else None
+    )
     return ReadoutPreference(table, switches, orders, first.task_name, first.n, depth)
 
 
@@ -222,4 +253,3 @@ def whole_run_preference(report: Any) -> tuple[str, float]:
     avg = mat.mean(axis=0)
     j = int(np.argmax(avg))
     return uniq[j], float(avg[j])
-

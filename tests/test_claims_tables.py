@@ -13,18 +13,39 @@ from mdlnb.studies.encoders import _table_claims as TC
 
 OBJ = ["supervised", "simclr", "byol", "dino", "mae", "autoencoder", "random"]
 ENC = [f"{o}:vit_S:trained" for o in OBJ]
-GROUPS = {"n1": "natural", "n2": "natural", "n3": "natural", "n4": "natural",
-          "p1": "specialized", "p2": "specialized",
-          "s1": "structured", "s2": "structured", "s3": "structured", "s4": "structured",
-          "s5": "structured"}
+GROUPS = {
+    "n1": "natural",
+    "n2": "natural",
+    "n3": "natural",
+    "n4": "natural",
+    "p1": "specialized",
+    "p2": "specialized",
+    "s1": "structured",
+    "s2": "structured",
+    "s3": "structured",
+    "s4": "structured",
+    "s5": "structured",
+}
 
 
 def _frame(codes, encoders=ENC, objectives=OBJ, archs=None, metric="codelength [nats]"):
     """codes: {task: one value per encoder}."""
     archs = archs or ["vit"] * len(encoders)
-    rows = [dict(encoder=e, architecture=a, objective=o, size="S", task=t, group=GROUPS[t],
-                 metric=metric, value=float(v), seed=0)
-            for t, vals in codes.items() for e, o, a, v in zip(encoders, objectives, archs, vals)]
+    rows = [
+        dict(
+            encoder=e,
+            architecture=a,
+            objective=o,
+            size="S",
+            task=t,
+            group=GROUPS[t],
+            metric=metric,
+            value=float(v),
+            seed=0,
+        )
+        for t, vals in codes.items()
+        for e, o, a, v in zip(encoders, objectives, archs, vals)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -44,7 +65,7 @@ def _boot_mean(values, level=0.95, resamples=2000, seed=0):
 # codelengths: DINO < BYOL < MAE < SimCLR < autoencoder < random < supervised on natural and
 # specialized tasks; on structured tasks supervised moves to 2nd and MAE last; with a swap
 # of DINO and BYOL on two tasks and SimCLR last on one
-BASE = [70, 40, 20, 10, 30, 50, 60]          # order of OBJ
+BASE = [70, 40, 20, 10, 30, 50, 60]  # order of OBJ
 STRUCT = [15, 40, 20, 10, 80, 50, 60]
 
 
@@ -59,16 +80,16 @@ def _codes():
 def test_paper_effects_from_the_tables():
     # Table 1a MDL column: RN SUP 4.42, RN SimCLR 4.21, BYOL 2.53, DINO 1.89, MAE 3.79, ViT SUP 4.16
     assert [TC.paper_pair_effect(p) for p in TC.PAIRS] == pytest.approx(
-        [4.42 - 2.53, 4.21 - 2.53, 4.16 - 1.89, 3.79 - 1.89, 4.42 - 4.21, 4.16 - 3.79,
-         2.53 - 1.89])
+        [4.42 - 2.53, 4.21 - 2.53, 4.16 - 1.89, 3.79 - 1.89, 4.42 - 4.21, 4.16 - 3.79, 2.53 - 1.89]
+    )
     sup_st, ssl_st = (5.75 + 4.75) / 2, (2.63 + 2.13 + 2.38 + 3.38) / 4
     sup_nat, ssl_nat = (2.86 + 3.86) / 2, (1.57 + 2.71 + 5.71 + 4.29) / 4
     mae_nat = 5.71 - (1.57 + 2.71 + 2.86 + 4.29 + 3.86) / 5
     mae_sp = 3.25 - (1.00 + 3.00 + 3.25 + 5.75 + 4.75) / 5
     mae_st = 2.38 - (2.63 + 2.13 + 5.75 + 3.38 + 4.75) / 5
-    assert TC.paper_group_effect("o1") == pytest.approx(sup_st - ssl_st)          # 2.62
+    assert TC.paper_group_effect("o1") == pytest.approx(sup_st - ssl_st)  # 2.62
     assert TC.paper_group_effect("o2") == pytest.approx(sup_st - ssl_st - (sup_nat - ssl_nat))
-    assert TC.paper_group_effect("o3") == pytest.approx(mae_nat)                  # 2.652
+    assert TC.paper_group_effect("o3") == pytest.approx(mae_nat)  # 2.652
     assert TC.paper_group_effect("o4") == pytest.approx(mae_nat - (4 * mae_sp + 8 * mae_st) / 12)
     assert TC.rank_scale(7) == pytest.approx(6 / 5)
     with pytest.raises(ValueError, match="claim"):
@@ -85,8 +106,12 @@ def test_pairwise_claims_recomputed_from_the_codelengths():
     r = _ranks(codes)
     i = {o: OBJ.index(o) for o in OBJ}
     by_id = {c.id: c for c in claims}
-    for pid, a, b in (("n1", "byol", "supervised"), ("n3", "dino", "supervised"),
-                      ("n4", "dino", "mae"), ("n7", "dino", "byol")):
+    for pid, a, b in (
+        ("n1", "byol", "supervised"),
+        ("n3", "dino", "supervised"),
+        ("n4", "dino", "mae"),
+        ("n7", "dino", "byol"),
+    ):
         diffs = [r[t][i[b]] - r[t][i[a]] for t in codes]
         mean, lo, hi = _boot_mean(diffs)
         c = by_id[pid]
@@ -97,8 +122,7 @@ def test_pairwise_claims_recomputed_from_the_codelengths():
     # on structured tasks supervised is 2nd, BYOL 3rd (1st on s3): −1 (+1 on s3)
     n1 = by_id["n1"]
     assert n1.direction == REPLICATED
-    assert "ranks ahead of supervised:vit_S:trained on 7 of 11 tasks, behind on 4" in \
-        n1.our_value
+    assert "ranks ahead of supervised:vit_S:trained on 7 of 11 tasks, behind on 4" in n1.our_value
     # DINO beats supervised everywhere: replicated; beside it the Nemenyi CD of (7, 11)
     cd = stats.studentized_range.ppf(0.9, 7, np.inf) / np.sqrt(2) * np.sqrt(7 * 8 / 66)
     assert by_id["n3"].direction == REPLICATED and f"{cd:.3f}" in by_id["n3"].our_value
@@ -111,7 +135,7 @@ def test_pairwise_claims_recomputed_from_the_codelengths():
 
 
 def test_pairwise_reversed_and_table():
-    codes = {t: [10, 40, 70, 60, 30, 50, 20] for t in GROUPS}   # supervised best, BYOL worst
+    codes = {t: [10, 40, 70, 60, 30, 50, 20] for t in GROUPS}  # supervised best, BYOL worst
     frame = _frame(codes)
     by_id = {c.id: c for c in TC.pairwise_claims(frame, ENC)}
     assert (by_id["n1"].direction, by_id["n1"].size) == (REVERSED, SMALLER)
@@ -124,7 +148,7 @@ def test_pairwise_reversed_and_table():
 
 
 def test_pair_without_an_objective_has_no_interval():
-    enc, obj = ENC[:3] + ENC[4:], OBJ[:3] + OBJ[4:]                   # no DINO
+    enc, obj = ENC[:3] + ENC[4:], OBJ[:3] + OBJ[4:]  # no DINO
     frame = _frame({t: [1, 2, 3, 4, 5, 6] for t in GROUPS}, enc, obj)
     by_id = {c.id: c for c in TC.pairwise_claims(frame, enc)}
     assert (by_id["n3"].direction, by_id["n3"].size) == (UNDETERMINED, UNDETERMINED)
@@ -135,11 +159,15 @@ def test_pair_without_an_objective_has_no_interval():
 
 def test_resolve_prefers_the_papers_backbone():
     enc = ["supervised:resnet_M", "supervised:vit_M", "byol:resnet_M"]
-    frame = _frame({t: [1, 2, 3] for t in GROUPS}, enc, ["supervised", "supervised", "byol"],
-                   archs=["resnet", "vit", "resnet"])
+    frame = _frame(
+        {t: [1, 2, 3] for t in GROUPS},
+        enc,
+        ["supervised", "supervised", "byol"],
+        archs=["resnet", "vit", "resnet"],
+    )
     assert TC.resolve(frame, enc, "supervised", "vit") == "supervised:vit_M"
     assert TC.resolve(frame, enc, "supervised", "resnet") == "supervised:resnet_M"
-    assert TC.resolve(frame, enc, "supervised", None) is None          # two, no backbone
+    assert TC.resolve(frame, enc, "supervised", None) is None  # two, no backbone
     assert TC.resolve(frame, enc, "dino", "vit") is None
 
 
@@ -157,10 +185,12 @@ def test_group_claims_recomputed_with_scipy():
     nat = [sup[t] for t in codes if GROUPS[t] == "natural"]
     m, s = np.mean(st), stats.sem(st)
     assert (o1.estimate, o1.ci_low, o1.ci_high) == pytest.approx(
-        (m, *stats.t.interval(0.95, len(st) - 1, m, s)))
+        (m, *stats.t.interval(0.95, len(st) - 1, m, s))
+    )
     ci = stats.ttest_ind(st, nat, equal_var=False).confidence_interval(0.95)
     assert (o2.estimate, o2.ci_low, o2.ci_high) == pytest.approx(
-        (np.mean(st) - np.mean(nat), ci.low, ci.high))
+        (np.mean(st) - np.mean(nat), ci.low, ci.high)
+    )
     # supervised 2nd on structured tasks, last elsewhere: o1 reversed, o2 reversed
     assert o1.direction == REVERSED and o2.direction == REVERSED
     # MAE: 3rd on natural tasks (behind DINO and BYOL only), last on structured tasks
@@ -179,7 +209,7 @@ def test_group_claims_replicate_when_the_papers_pattern_is_built_in():
     nat = [20, 40, 30, 10, 70, 50, 60]
     shifted = [70, 40, 30, 20, 10, 50, 60]
     codes = {t: list(nat if g == "natural" else shifted) for t, g in GROUPS.items()}
-    codes["s2"][1], codes["s2"][2] = 30, 40          # some spread within the groups
+    codes["s2"][1], codes["s2"][2] = 30, 40  # some spread within the groups
     codes["n3"][0], codes["n3"][1] = 40, 20
     o1, o2, o3, o4 = TC.group_claims(_frame(codes), ENC)
     assert o1.direction == REPLICATED and o2.direction == REPLICATED
@@ -189,7 +219,7 @@ def test_group_claims_replicate_when_the_papers_pattern_is_built_in():
 
 
 def test_group_claims_without_an_objective():
-    enc, obj = ENC[1:], OBJ[1:]                                # no supervised encoder
+    enc, obj = ENC[1:], OBJ[1:]  # no supervised encoder
     frame = _frame({t: [1, 2, 3, 4, 5, 6] for t in GROUPS}, enc, obj)
     o1, o2, o3, o4 = TC.group_claims(frame, enc)
     assert (o1.direction, o1.size) == (UNDETERMINED, UNDETERMINED)
@@ -211,38 +241,60 @@ def _transfer_frame(acc):
     for t, vals in acc.items():
         g = "natural" if t == "t_in" else GROUPS[t]
         for e, v in zip(list(ACROSS["encoder"]) + ["lite0"], list(vals) + [0.99]):
-            rows.append(dict(encoder=e + (T.TRAINED if e != "lite0" else ""), task=t, group=g,
-                             metric="linear accuracy", value=float(v), seed=0,
-                             architecture="vit", objective="o", size="S"))
+            rows.append(
+                dict(
+                    encoder=e + (T.TRAINED if e != "lite0" else ""),
+                    task=t,
+                    group=g,
+                    metric="linear accuracy",
+                    value=float(v),
+                    seed=0,
+                    architecture="vit",
+                    objective="o",
+                    size="S",
+                )
+            )
     return pd.DataFrame(rows)
 
 
-ACROSS = pd.DataFrame({"encoder": ["a:vit_S", "b:vit_S", "c:vit_S", "d:vit_S", "e:vit_S"],
-                       "probe_accuracy": [0.9, 0.8, 0.7, 0.6, 0.5],
-                       "cluster_learnability": [0.5, 0.9, 0.7, 0.8, 0.6],
-                       "twonn_id": [10.0, 14.0, 12.0, 8.0, 9.0]})
+ACROSS = pd.DataFrame(
+    {
+        "encoder": ["a:vit_S", "b:vit_S", "c:vit_S", "d:vit_S", "e:vit_S"],
+        "probe_accuracy": [0.9, 0.8, 0.7, 0.6, 0.5],
+        "cluster_learnability": [0.5, 0.9, 0.7, 0.8, 0.6],
+        "twonn_id": [10.0, 14.0, 12.0, 8.0, 9.0],
+    }
+)
 
 
 def test_transfer_table_recomputed_with_scipy():
-    acc = {"t_in": [0.9, 0.8, 0.7, 0.6, 0.5], "n1": [0.5, 0.6, 0.7, 0.9, 0.8],
-           "n2": [0.9, 0.7, 0.8, 0.6, 0.5], "p1": [0.8, 0.9, 0.6, 0.7, 0.5],
-           "s1": [0.6, 0.9, 0.8, 0.7, 0.5], "s2": [0.7, 0.7, 0.7, 0.7, 0.7]}
+    acc = {
+        "t_in": [0.9, 0.8, 0.7, 0.6, 0.5],
+        "n1": [0.5, 0.6, 0.7, 0.9, 0.8],
+        "n2": [0.9, 0.7, 0.8, 0.6, 0.5],
+        "p1": [0.8, 0.9, 0.6, 0.7, 0.5],
+        "s1": [0.6, 0.9, 0.8, 0.7, 0.5],
+        "s2": [0.7, 0.7, 0.7, 0.7, 0.7],
+    }
     frame = _transfer_frame(acc)
     t = T.transfer_table(frame, ACROSS, in_domain=["t_in"]).set_index("task")
     assert list(t.index) == ["n1", "n2", "p1", "s1", "s2"] and (t["encoders"] == 5).all()
     cl, ident = ACROSS["cluster_learnability"], ACROSS["twonn_id"]
-    clid = ((cl - cl.min()) / (cl.max() - cl.min()) + (ident - ident.min())
-            / (ident.max() - ident.min())).to_numpy()
+    clid = (
+        (cl - cl.min()) / (cl.max() - cl.min())
+        + (ident - ident.min()) / (ident.max() - ident.min())
+    ).to_numpy()
     r_clid = stats.rankdata(-clid)
     r_acc = stats.rankdata(-ACROSS["probe_accuracy"].to_numpy())
     joint = -np.sqrt(r_clid * r_acc)
     for task in ("n1", "n2", "p1", "s1"):
         y = acc[task]
         assert t.loc[task, "in-domain accuracy"] == pytest.approx(
-            stats.kendalltau(ACROSS["probe_accuracy"], y).statistic)
+            stats.kendalltau(ACROSS["probe_accuracy"], y).statistic
+        )
         assert t.loc[task, "CLID"] == pytest.approx(stats.kendalltau(clid, y).statistic)
         assert t.loc[task, "joint"] == pytest.approx(stats.kendalltau(joint, y).statistic)
-    assert np.isnan(t.loc["s2", "in-domain accuracy"])          # tied on every encoder
+    assert np.isnan(t.loc["s2", "in-domain accuracy"])  # tied on every encoder
     p4, p5 = T.transfer_claims(frame, ACROSS, in_domain=["t_in"])
     taus = t["in-domain accuracy"].dropna().to_numpy()
     assert (p4.estimate, p4.ci_low, p4.ci_high) == pytest.approx(_boot_mean(taus))
@@ -275,8 +327,13 @@ def test_transfer_without_matching_encoders():
 
 def test_consistent_size_is_reachable():
     # a spread of τ around the paper's 0.71 gives an interval containing it
-    acc = {"t_in": [0.9, 0.8, 0.7, 0.6, 0.5], "n1": [0.9, 0.8, 0.7, 0.6, 0.5],
-           "n2": [0.8, 0.9, 0.7, 0.6, 0.5], "p1": [0.9, 0.7, 0.8, 0.5, 0.6],
-           "s1": [0.9, 0.8, 0.6, 0.7, 0.5], "s2": [0.7, 0.9, 0.8, 0.6, 0.5]}
+    acc = {
+        "t_in": [0.9, 0.8, 0.7, 0.6, 0.5],
+        "n1": [0.9, 0.8, 0.7, 0.6, 0.5],
+        "n2": [0.8, 0.9, 0.7, 0.6, 0.5],
+        "p1": [0.9, 0.7, 0.8, 0.5, 0.6],
+        "s1": [0.9, 0.8, 0.6, 0.7, 0.5],
+        "s2": [0.7, 0.9, 0.8, 0.6, 0.5],
+    }
     p4, _ = T.transfer_claims(_transfer_frame(acc), ACROSS, in_domain=["t_in"])
     assert (p4.direction, p4.size) == (REPLICATED, CONSISTENT)

@@ -23,31 +23,38 @@ def test_cl_grid_matches_cluster_learnability_on_digits():
 
 
 ACC = np.round(np.linspace(0.95, 0.40, 12), 3)
-ID = np.array([9, 12, 6, 10, 7.5, 11, 8, 9.5, 10.5, 7, 11.5, 8.5])       # τ with ACC ≈ 0
+ID = np.array([9, 12, 6, 10, 7.5, 11, 8, 9.5, 10.5, 7, 11.5, 8.5])  # τ with ACC ≈ 0
 ENCS = [f"e{i}:vit_S" for i in range(len(ACC))]
 
 
 def _across(cl):
-    return pd.DataFrame({"encoder": ENCS, "probe_accuracy": ACC,
-                         "cluster_learnability": cl, "twonn_id": ID})
+    return pd.DataFrame(
+        {"encoder": ENCS, "probe_accuracy": ACC, "cluster_learnability": cl, "twonn_id": ID}
+    )
 
 
 def _grid(cl_by_config, rows=400):
     """cl_by_config: {(clusters, neighbours): CL per encoder}."""
-    return pd.DataFrame([{"encoder": e, "clusters": c, "neighbours": k, "rows": rows, "cl": v}
-                         for (c, k), vals in cl_by_config.items() for e, v in zip(ENCS, vals)])
+    return pd.DataFrame(
+        [
+            {"encoder": e, "clusters": c, "neighbours": k, "rows": rows, "cl": v}
+            for (c, k), vals in cl_by_config.items()
+            for e, v in zip(ENCS, vals)
+        ]
+    )
 
 
 def _wclid_r(cl, ident, acc):
     """Pearson ρ of the least-squares fit of acc on [minmax CL, minmax ID, 1] (NumPy)."""
-    mm = lambda v: (v - v.min()) / (v.max() - v.min())   # noqa: E731
+    mm = lambda v: (v - v.min()) / (v.max() - v.min())  # noqa: E731
     X = np.stack([mm(cl), mm(ident), np.ones_like(cl)], 1)
     w, *_ = np.linalg.lstsq(X, acc, rcond=None)
     return stats.pearsonr(X[:, :2] @ w[:2], acc).statistic
 
 
-GOOD = ACC + np.array([0.01, -0.02, 0.0, 0.02, -0.01, 0.0, 0.01, -0.02, 0.015, -0.005, 0.0,
-                      0.01])                                             # tracks accuracy
+GOOD = ACC + np.array(
+    [0.01, -0.02, 0.0, 0.02, -0.01, 0.0, 0.01, -0.02, 0.015, -0.005, 0.0, 0.01]
+)  # tracks accuracy
 BAD = np.array([0.5, 0.9, 0.6, 0.8, 0.55, 0.7, 0.85, 0.75, 0.65, 0.95, 0.45, 0.72])  # does not
 
 
@@ -55,7 +62,7 @@ def test_robustness_table_recomputed_with_numpy():
     grid = _grid({(20, 1): GOOD, (20, 50): BAD, (2, 1): BAD})
     t = CI.robustness_table(grid, _across(GOOD)).set_index(["clusters", "neighbours"])
     assert t.loc[(20, 1), "clusters / N"] == pytest.approx(20 / 400)
-    mm = lambda v: (v - v.min()) / (v.max() - v.min())   # noqa: E731
+    mm = lambda v: (v - v.min()) / (v.max() - v.min())  # noqa: E731
     for cfg, cl in (((20, 1), GOOD), ((20, 50), BAD), ((2, 1), BAD)):
         clid = mm(cl) + mm(ID)
         assert t.loc[cfg, "pearson CLID"] == pytest.approx(stats.pearsonr(clid, ACC).statistic)
@@ -67,8 +74,12 @@ def test_robustness_table_recomputed_with_numpy():
 def _boot(rows, statistic, resamples=2000, seed=0):
     rng = np.random.default_rng(seed)
     rows = list(rows)
-    draws = np.array([statistic([rows[i] for i in rng.integers(0, len(rows), len(rows))])
-                      for _ in range(resamples)])
+    draws = np.array(
+        [
+            statistic([rows[i] for i in rng.integers(0, len(rows), len(rows))])
+            for _ in range(resamples)
+        ]
+    )
     draws = draws[np.isfinite(draws)]
     return statistic(rows), *np.quantile(draws, [0.025, 0.975])
 
@@ -76,8 +87,8 @@ def _boot(rows, statistic, resamples=2000, seed=0):
 def test_claims_recomputed_and_decided():
     grid = _grid({(20, 1): GOOD, (20, 50): BAD, (2, 1): BAD, (2, 50): BAD})
     p1, p2, p3 = CI.clid_claims(_across(GOOD), grid)
-    mm = lambda v: (v - v.min()) / (v.max() - v.min())   # noqa: E731
-    tau = lambda x: stats.kendalltau(x, ACC).statistic   # noqa: E731
+    mm = lambda v: (v - v.min()) / (v.max() - v.min())  # noqa: E731
+    tau = lambda x: stats.kendalltau(x, ACC).statistic  # noqa: E731
     assert p1.estimate == pytest.approx(tau(mm(GOOD) + mm(ID)) - max(tau(GOOD), tau(ID)))
     assert p1.paper_effect == pytest.approx(0.75 - 0.44) and p1.unit == "encoders"
 
@@ -123,6 +134,7 @@ def test_plots_draw_the_papers_panels():
     fig1 = CI.plot_landscape(curves, across)
     assert "Pearson ρ" in fig1.axes[1].get_title()
     import matplotlib.pyplot as plt
+
     plt.close("all")
 
 
@@ -138,5 +150,6 @@ def test_encoder_grid_reproduces_the_recorded_cl_of_an_artifact():
     g = CI.encoder_grid(prov, neighbours=(1,), clusters=(45,), cache=False)
     assert [(r["clusters"], r["neighbours"], r["rows"]) for r in g] == [(45, 1, 2000)]
     recorded = pretraining.result().across_models().set_index("encoder")
-    assert g[0]["cl"] == pytest.approx(recorded.loc["random:vit_S", "cluster_learnability"],
-                                       abs=0.01)
+    assert g[0]["cl"] == pytest.approx(
+        recorded.loc["random:vit_S", "cluster_learnability"], abs=0.01
+    )

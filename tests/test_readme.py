@@ -23,15 +23,19 @@ import numpy as np
 import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-_BLOCK = re.compile(r"^(?P<marker>[ \t]*<!-- illustrative: (?P<why>[^>]*)-->\n\s*)?"
-                    r"(?P<indent>[ \t]*)```python\n(?P<body>.*?)^(?P=indent)```",
-                    flags=re.S | re.M)
+_BLOCK = re.compile(
+    r"^(?P<marker>[ \t]*<!-- illustrative: (?P<why>[^>]*)-->\n\s*)?"
+    r"(?P<indent>[ \t]*)```python\n(?P<body>.*?)^(?P=indent)```",
+    flags=re.S | re.M,
+)
 
 
 def blocks(text: str) -> list[tuple[str, str | None]]:
     """Every ```python block as (dedented source, the reason it is illustrative or None)."""
-    return [(textwrap.dedent(m["body"]), m["why"].strip() if m["why"] else None)
-            for m in _BLOCK.finditer(text)]
+    return [
+        (textwrap.dedent(m["body"]), m["why"].strip() if m["why"] else None)
+        for m in _BLOCK.finditer(text)
+    ]
 
 
 def python_blocks(text: str) -> list[str]:
@@ -45,7 +49,7 @@ def test_readme_has_python_examples():
     # every ```python fence is found: none slips past the test unparsed
     assert len(found) == len(re.findall(r"^[ \t]*```python$", README.read_text(), flags=re.M))
     illustrative = [why for _, why in found if why]
-    assert illustrative and all(why for why in illustrative)      # each says why
+    assert illustrative and all(why for why in illustrative)  # each says why
 
 
 def test_readme_python_examples_run(tmp_path, monkeypatch, capsys):
@@ -63,15 +67,19 @@ def test_readme_python_examples_run(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     scope: dict = {}
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)   # grid-edge warnings are the point, not an error
-        warnings.simplefilter("error", DeprecationWarning)   # the README uses the current API
+        warnings.simplefilter(
+            "ignore", UserWarning
+        )  # grid-edge warnings are the point, not an error
+        warnings.simplefilter("error", DeprecationWarning)  # the README uses the current API
         for block in python_blocks(README.read_text()):
             exec(compile(block, "README.md", "exec"), scope)
     out = capsys.readouterr().out
     plt.close("all")
     rep = scope["rep"]
     assert rep.task_name == "digits|pca16" and rep.n == 300
-    assert rep.total_nats < 0.75 * rep.uniform_nats   # real features compress the labels (small board)
+    assert (
+        rep.total_nats < 0.75 * rep.uniform_nats
+    )  # real features compress the labels (small board)
     assert "rank encoders by this" in out and "readout preference by examples seen" in out
     assert len(scope["reps"]) == 3 and len({r.losses.seed for r in scope["reps"]}) == 3
     assert scope["rep1"].protocol.strategy.m == 11 and scope["rep1"].losses.seed == 1
@@ -92,8 +100,8 @@ _BASH = re.compile(r"^(?P<indent>[ \t]*)```bash\n(?P<body>.*?)^(?P=indent)```", 
 #: command prefix → why the test does not run it
 NOT_RUN = {
     "make ": "a make target: sets up .venv and Debian packages, then regenerates paper/, runs "
-             "the test suite or trains encoders (minutes to hours); tests/test_makefile.py "
-             "checks the recipes",
+    "the test suite or trains encoders (minutes to hours); tests/test_makefile.py "
+    "checks the recipes",
 }
 #: `python -m mdlnb.runner NAME ...` executes a notebook in a kernel (tens of seconds to
 #: minutes; the smoke notebooks run in tests/test_notebooks.py). Here it runs up to the
@@ -125,13 +133,15 @@ def classify(cmd: str) -> tuple[str, list[str] | str]:
         return "run", argv[1:]
     if argv[:3] == [".venv/bin/python", "-m", "mdlnb.runner"]:
         return ("run-module" if "--check" in argv else "runner"), argv[3:]
-    raise AssertionError(f"README.md: a shell command of a kind this test does not know: {cmd!r}"
-                         " (run it here, or say in NOT_RUN why not)")
+    raise AssertionError(
+        f"README.md: a shell command of a kind this test does not know: {cmd!r}"
+        " (run it here, or say in NOT_RUN why not)"
+    )
 
 
 def test_readme_shell_commands_are_all_sorted():
     cmds = bash_commands(README.read_text())
-    kinds = [classify(c)[0] for c in cmds]              # raises on an unknown kind
+    kinds = [classify(c)[0] for c in cmds]  # raises on an unknown kind
     assert len(cmds) >= 10 and kinds.count("run") >= 6 and "runner" in kinds
     assert all(why for kind, why in map(classify, cmds) if kind == "skip")
 
@@ -149,15 +159,21 @@ def _shell_inputs(cwd: Path) -> None:
     pca = PCA(16, random_state=0).fit_transform(x).astype(np.float32)
     rp = (x @ np.random.default_rng(0).normal(size=(64, 16))).astype(np.float32)
     np.savez(cwd / "features.npz", x=pca, y=y)
-    for name, feats in (("a", pca), ("b", rp), ("c", pixels), ("pixels", pixels),
-                        ("pca16", pca), ("randproj16", rp)):
+    for name, feats in (
+        ("a", pca),
+        ("b", rp),
+        ("c", pixels),
+        ("pixels", pixels),
+        ("pca16", pca),
+        ("randproj16", rp),
+    ):
         np.savez(cwd / f"{name}.npz", x=feats)
     np.save(cwd / "y.npy", y)
-    rng = np.random.default_rng(1)                       # (N, K) next-step log-losses
+    rng = np.random.default_rng(1)  # (N, K) next-step log-losses
     np.savez(cwd / "losses.npz", losses=rng.uniform(0.1, 3.0, size=(150, 4)).astype(np.float32))
 
 
-@pytest.mark.slow   # about a minute of CPU: the default board compiled, 24 compare runs
+@pytest.mark.slow  # about a minute of CPU: the default board compiled, 24 compare runs
 def test_readme_shell_commands_run(tmp_path, monkeypatch):
     import os
     import subprocess
@@ -170,9 +186,13 @@ def test_readme_shell_commands_run(tmp_path, monkeypatch):
     _shell_inputs(tmp_path)
     entry = Path(sys.executable).with_name("mdlnb")
     program = [str(entry)] if entry.exists() else [sys.executable, "-m", "mdlnb.cli"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(root), *filter(None, [os.environ.get("PYTHONPATH")])]),   # this checkout's mdlnb
-        "MDLNB_PROGRESS": "0"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(root), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),  # this checkout's mdlnb
+        "MDLNB_PROGRESS": "0",
+    }
     # `mdlnb cache --clear` deletes: it gets a cache of its own, never the session's (whose
     # compiled-program kind is shared with other sessions)
     own_cache = tmp_path / "own-cache"
@@ -182,23 +202,33 @@ def test_readme_shell_commands_run(tmp_path, monkeypatch):
         if kind == "skip":
             skipped.append((cmd, what))
             continue
-        if kind == "runner":                             # everything but the kernel
+        if kind == "runner":  # everything but the kernel
             calls = []
-            monkeypatch.setattr(runner, "run", lambda name, profile, calls=calls, **kw: calls.append(
-                (name, profile, kw.get("parameters"))) or tmp_path / f"{name}.ipynb")
+            monkeypatch.setattr(
+                runner,
+                "run",
+                lambda name, profile, calls=calls, **kw: (
+                    calls.append((name, profile, kw.get("parameters")))
+                    or tmp_path / f"{name}.ipynb"
+                ),
+            )
             assert runner.main(what) == 0, cmd
             assert calls and all(p == "smoke" for _, p, _ in calls), cmd
             checked.append(cmd)
             continue
-        argv = ([sys.executable, "-m", "mdlnb.runner", *what] if kind == "run-module"
-                else [*program, *what])
+        argv = (
+            [sys.executable, "-m", "mdlnb.runner", *what]
+            if kind == "run-module"
+            else [*program, *what]
+        )
         run_env = {**env, "MDLNB_CACHE": str(own_cache)} if what[:1] == ["cache"] else env
         t0 = time.perf_counter()
-        proc = subprocess.run(argv, cwd=tmp_path, env=run_env, capture_output=True, text=True,
-                              timeout=600)
+        proc = subprocess.run(
+            argv, cwd=tmp_path, env=run_env, capture_output=True, text=True, timeout=600
+        )
         print(f"{time.perf_counter() - t0:6.1f} s  {cmd}")
         assert proc.returncode == 0, f"{cmd}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
-        for out in re.findall(r"\S+\.(?:csv|png)\b", cmd):    # files the command writes
+        for out in re.findall(r"\S+\.(?:csv|png)\b", cmd):  # files the command writes
             assert (tmp_path / out).stat().st_size > 0, (cmd, out)
         ran.append(cmd)
     assert any(c.startswith(".venv/bin/mdlnb evaluate") for c in ran)

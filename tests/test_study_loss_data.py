@@ -24,18 +24,36 @@ def test_result_tables_and_files(tmp_path):
     eps = (curves.Epsilon(0.7, "x"), curves.Epsilon(1.4, "2 x"))
     config = study.LossDataConfig(representations=["pixels", "enc"], seeds=2, eps_scales=[1, 2])
     refined = pd.DataFrame([{"representation": "pixels", "eps": 1.4}])
-    r = study.LossDataResult(config, "pool", "test", {"pixels": 784, "enc": 32},
-                             {"pixels": 0.0, "enc": 1.0}, {"pixels": 1.0, "enc": 1.0},
-                             eps[0], eps, SIZES, (a, b), refined)
+    r = study.LossDataResult(
+        config,
+        "pool",
+        "test",
+        {"pixels": 784, "enc": 32},
+        {"pixels": 0.0, "enc": 1.0},
+        {"pixels": 1.0, "enc": 1.0},
+        eps[0],
+        eps,
+        SIZES,
+        (a, b),
+        refined,
+    )
     want = curves.measure_table([a, b], list(eps), at=SIZES)
     assert r.measures().equals(want)
     assert r.rankings().equals(curves.rankings(want, spread=True))
     final = r.final()
     assert set(final["representation"]) == {"pixels", "enc"} and len(final) == len(
-        want[want["n"] == 80])
+        want[want["n"] == 80]
+    )
     t = r.tables()
-    assert list(t) == ["curves", "measures", "rankings", "winner_changes", "final", "esc_refined",
-                       "first_point"]
+    assert list(t) == [
+        "curves",
+        "measures",
+        "rankings",
+        "winner_changes",
+        "final",
+        "esc_refined",
+        "first_point",
+    ]
     assert len(t["curves"]) == len(a.frame()) + len(b.frame())
     assert "tolerances used: [0.7, 1.4]" in r.describe()
     assert r.representations()["dim"].tolist() == [784, 32]
@@ -62,8 +80,9 @@ def _seeds(name, mean, spread, seeds=8, first=None):
     rows = np.asarray(mean, float)[None, :] + off
     if first is not None:
         rows[:, 0] = first
-    return LossDataCurve(name, GRID, rows, np.full_like(rows, 0.5), tuple(range(seeds)),
-                         num_classes=10)
+    return LossDataCurve(
+        name, GRID, rows, np.full_like(rows, 0.5), tuple(range(seeds)), num_classes=10
+    )
 
 
 def test_claims_count_a_crossing_on_every_seed():
@@ -72,7 +91,7 @@ def test_claims_count_a_crossing_on_every_seed():
     q1, q2, q3 = study.claims([quick, slow], GRID, [curves.Epsilon(0.6)])
     assert (q1.id, q1.direction, q1.size, q1.estimate) == ("q1", "replicated", "consistent", 1.0)
     assert (q2.id, q2.direction, q2.size) == ("q2", "replicated", "consistent")
-    assert "n = 20 and at n = 160" in q2.rule          # MDL: the second size (first is uniform)
+    assert "n = 20 and at n = 160" in q2.rule  # MDL: the second size (first is uniform)
     assert q3.kind == "check" and q3.direction == "passes"
 
 
@@ -114,16 +133,29 @@ def test_claims_reject_bad_input():
 def test_first_point_reads_the_chosen_checkpoints():
     log10 = np.log(10)
     a = _seeds("a", [1.0, 0.9, 0.8, 0.7, 0.6], 0.0, seeds=4)
-    a = LossDataCurve("a", GRID, np.c_[[log10, 5.0, log10, 3.0], a.loss[:, 1:]],
-                      np.c_[[0.1, 0.45, 0.1, 0.35], a.accuracy[:, 1:]], a.seeds, num_classes=10)
-    b = LossDataCurve("b", GRID, np.c_[[4.0, 4.0, 4.0, 4.0], a.loss[:, 1:]],
-                      np.c_[[0.4, 0.4, 0.4, 0.4], a.accuracy[:, 1:]], a.seeds, num_classes=10)
+    a = LossDataCurve(
+        "a",
+        GRID,
+        np.c_[[log10, 5.0, log10, 3.0], a.loss[:, 1:]],
+        np.c_[[0.1, 0.45, 0.1, 0.35], a.accuracy[:, 1:]],
+        a.seeds,
+        num_classes=10,
+    )
+    b = LossDataCurve(
+        "b",
+        GRID,
+        np.c_[[4.0, 4.0, 4.0, 4.0], a.loss[:, 1:]],
+        np.c_[[0.4, 0.4, 0.4, 0.4], a.accuracy[:, 1:]],
+        a.seeds,
+        num_classes=10,
+    )
     config = study.LossDataConfig(representations=["a", "b"], seeds=4, early_stopping=0.1)
     eps = (curves.Epsilon(0.7),)
-    r = study.LossDataResult(config, "pool", "test", {"a": 1, "b": 1}, {}, {}, eps[0], eps,
-                             GRID, (a, b), pd.DataFrame())
+    r = study.LossDataResult(
+        config, "pool", "test", {"a": 1, "b": 1}, {}, {}, eps[0], eps, GRID, (a, b), pd.DataFrame()
+    )
     t = r.first_point().set_index("representation")
-    assert t.loc["a", "held out"] == 1 and t.loc["a", "trained on"] == 9   # ⌈0.1 · 10⌉ = 1
+    assert t.loc["a", "held out"] == 1 and t.loc["a", "trained on"] == 9  # ⌈0.1 · 10⌉ = 1
     assert t.loc["a", "initial chosen"] == 2 and t.loc["b", "initial chosen"] == 0
     assert t.loc["a", "trained loss [nats]"] == pytest.approx(4.0)
     assert t.loc["a", "trained accuracy"] == pytest.approx(0.40)
@@ -135,12 +167,13 @@ def test_first_point_reads_the_chosen_checkpoints():
 
 
 def test_first_point_when_every_seed_keeps_the_uniform_code():
-    log10 = np.log(np.float32(10))            # float32, as the curves store it
+    log10 = np.log(np.float32(10))  # float32, as the curves store it
     a = _seeds("a", [1.0, 0.9, 0.8, 0.7, 0.6], 0.0, seeds=2, first=log10)
     config = study.LossDataConfig(representations=["a", "b"], seeds=2, early_stopping=0.1)
     eps = (curves.Epsilon(0.7),)
-    r = study.LossDataResult(config, "pool", "test", {"a": 1, "b": 1}, {}, {}, eps[0], eps,
-                             GRID, (a, a), pd.DataFrame())
+    r = study.LossDataResult(
+        config, "pool", "test", {"a": 1, "b": 1}, {}, {}, eps[0], eps, GRID, (a, a), pd.DataFrame()
+    )
     text = r.first_point_findings()
     assert text.startswith("The curves start at 2.30 nats, at the uniform code's log 10")
     assert "on every seed the initial, uniform checkpoint wins" in text

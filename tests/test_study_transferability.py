@@ -15,17 +15,27 @@ from mdlnb.studies import transferability as tr
 
 def _tau_a(x, y):
     """PACTran App. B.8: (1/(C(C−1))) Σ_{i≠j} sign(x_i − x_j) sign(y_i − y_j) (no ties here)."""
-    s = sum(np.sign(x[i] - x[j]) * np.sign(y[i] - y[j])
-            for i, j in itertools.permutations(range(len(x)), 2))
+    s = sum(
+        np.sign(x[i] - x[j]) * np.sign(y[i] - y[j])
+        for i, j in itertools.permutations(range(len(x)), 2)
+    )
     return s / (len(x) * (len(x) - 1))
 
 
 # ----------------------------------------------------------------------------- subsamples
 
 
-@pytest.mark.parametrize("ratio,k,min_n,expected", [(2, 10, 20, 20), (5, 10, 20, 50),
-                                                    (10, 16, 20, 160), (2, 4, 20, 20),
-                                                    (10, 4, 20, 40), (5, 2, 7, 10)])
+@pytest.mark.parametrize(
+    "ratio,k,min_n,expected",
+    [
+        (2, 10, 20, 20),
+        (5, 10, 20, 50),
+        (10, 16, 20, 160),
+        (2, 4, 20, 20),
+        (10, 4, 20, 40),
+        (5, 2, 7, 10),
+    ],
+)
 def test_subsample_size_is_max_of_ratio_k_and_min_n(ratio, k, min_n, expected):
     assert tr.subsample_size(ratio, k, min_n) == expected
 
@@ -58,24 +68,33 @@ def test_subsample_size_rejects_bad_input():
 
 
 def _frame(values, metric, task="t", ratio=2, repeat=0):
-    return [dict(encoder=f"e{i}", task=task, ratio=ratio, n=20, repeat=repeat, metric=metric,
-                 value=v) for i, v in enumerate(values) if v is not None]
+    return [
+        dict(encoder=f"e{i}", task=task, ratio=ratio, n=20, repeat=repeat, metric=metric, value=v)
+        for i, v in enumerate(values)
+        if v is not None
+    ]
 
 
 def _truth(acc, task="t"):
-    return pd.DataFrame([dict(encoder=f"e{i}", task=task, readout="best", model="linear",
-                              accuracy=a) for i, a in enumerate(acc)])
+    return pd.DataFrame(
+        [
+            dict(encoder=f"e{i}", task=task, readout="best", model="linear", accuracy=a)
+            for i, a in enumerate(acc)
+        ]
+    )
 
 
 def test_kendall_table_against_hand_computed_tau():
     acc = [0.9, 0.8, 0.7, 0.6]
-    rows = (_frame([4, 3, 2, 1], "logme", repeat=0)           # τ = 1
-            + _frame([3, 4, 2, 1], "logme", repeat=1)         # one discordant pair: τ = 4/6
-            + _frame([1, 2, 3, 4], "linear", repeat=0)        # lower is better: τ = 1
-            + _frame([4, 3, 2, 1], "linear", repeat=1)        # τ = −1
-            + _frame([0.1, 0.3, 0.2, None], "leep", repeat=0)  # no source classifier for e3
-            + _frame([5, 5, 5, 5], "hscore", repeat=0)        # constant: τ = 0
-            + _frame([2, np.nan, 1, 0], "mdl", repeat=0))     # failed on e1: τ over 3 = −1
+    rows = (
+        _frame([4, 3, 2, 1], "logme", repeat=0)  # τ = 1
+        + _frame([3, 4, 2, 1], "logme", repeat=1)  # one discordant pair: τ = 4/6
+        + _frame([1, 2, 3, 4], "linear", repeat=0)  # lower is better: τ = 1
+        + _frame([4, 3, 2, 1], "linear", repeat=1)  # τ = −1
+        + _frame([0.1, 0.3, 0.2, None], "leep", repeat=0)  # no source classifier for e3
+        + _frame([5, 5, 5, 5], "hscore", repeat=0)  # constant: τ = 0
+        + _frame([2, np.nan, 1, 0], "mdl", repeat=0)
+    )  # failed on e1: τ over 3 = −1
     tau = tr.kendall_table(pd.DataFrame(rows), _truth(acc)).set_index("metric")
     assert tau.loc["logme", "tau"] == pytest.approx((1 + 4 / 6) / 2)
     # sample standard deviation of {1, 4/6}: |1 − 4/6| / √2
@@ -83,7 +102,7 @@ def test_kendall_table_against_hand_computed_tau():
     assert tau.loc["logme", "repeats"] == 2
     assert tau.loc["linear", "tau"] == pytest.approx(0.0)
     assert tau.loc["linear", "tau_std"] == pytest.approx(np.sqrt(2.0))
-    assert np.isnan(tau.loc["leep", "tau_std"])                 # one repeat: no spread
+    assert np.isnan(tau.loc["leep", "tau_std"])  # one repeat: no spread
     # leep over e0..e2: acc 0.9 > 0.8 > 0.7, leep 0.1 < 0.3 > 0.2 → pairs (+,−,−)... brute force
     assert tau.loc["leep", "tau"] == pytest.approx(_tau_a([0.1, 0.3, 0.2], acc[:3]))
     assert tau.loc["leep", "encoders"] == 3
@@ -99,7 +118,7 @@ def test_kendall_table_matches_brute_force_on_random_scores():
     rows, expected = [], []
     for rep in range(3):
         v = rng.normal(size=7)
-        rows += _frame(v, "pactran_gaussian", repeat=rep)     # lower is better
+        rows += _frame(v, "pactran_gaussian", repeat=rep)  # lower is better
         expected.append(_tau_a(-v, acc))
     tau = tr.kendall_table(pd.DataFrame(rows), _truth(acc))
     assert tau["tau"].item() == pytest.approx(np.mean(expected))
@@ -108,19 +127,20 @@ def test_kendall_table_matches_brute_force_on_random_scores():
 
 def test_kendall_table_rejects_missing_readout():
     with pytest.raises(ValueError, match="readout"):
-        tr.kendall_table(pd.DataFrame(_frame([1, 2], "logme")), _truth([0.5, 0.6]),
-                         readout="mlp")
+        tr.kendall_table(pd.DataFrame(_frame([1, 2], "logme")), _truth([0.5, 0.6]), readout="mlp")
 
 
 def test_average_table_equals_mean_of_per_task_table():
     rng = np.random.default_rng(1)
-    rows = [dict(task=t, ratio=r, metric=m, tau=rng.uniform(-1, 1), tau_std=0.0, repeats=5,
-                 encoders=e)
-            for t in ("a", "b", "c") for r in (2, 5, 10)
-            for m, e in (("logme", 6), ("leep", 3), ("mdl", 6))]
+    rows = [
+        dict(task=t, ratio=r, metric=m, tau=rng.uniform(-1, 1), tau_std=0.0, repeats=5, encoders=e)
+        for t in ("a", "b", "c")
+        for r in (2, 5, 10)
+        for m, e in (("logme", 6), ("leep", 3), ("mdl", 6))
+    ]
     tau = pd.DataFrame(rows)
     avg = tr.average_table(tau).set_index("metric")
-    assert list(avg.index) == ["leep", "logme", "mdl"]             # registry order
+    assert list(avg.index) == ["leep", "logme", "mdl"]  # registry order
     for m in ("logme", "leep", "mdl"):
         for r in (2, 5, 10):
             sel = tau[(tau.metric == m) & (tau.ratio == r)]["tau"]
@@ -128,18 +148,22 @@ def test_average_table_equals_mean_of_per_task_table():
     assert avg.loc["leep", "encoders"] == 3
     per_task = tr.per_task_table(tau)
     assert per_task.set_index(["ratio", "metric"]).loc[(5, "mdl"), "b"] == pytest.approx(
-        tau[(tau.task == "b") & (tau.ratio == 5) & (tau.metric == "mdl")]["tau"].item())
+        tau[(tau.task == "b") & (tau.ratio == 5) & (tau.metric == "mdl")]["tau"].item()
+    )
 
 
 # ----------------------------------------------------------------------------- grid and CLID
 
 
 def test_select_grid_picks_knob_agreeing_with_linear_valid():
-    lv = [0.2, 0.5, 0.9]                       # LINEAR-VALID losses of e0, e1, e2
+    lv = [0.2, 0.5, 0.9]  # LINEAR-VALID losses of e0, e1, e2
     scores = pd.DataFrame(_frame(lv, "linear_valid"))
     grid = []
-    for knob, vals in (("beta=0.1N", [3.0, 2.0, 1.0]), ("beta=1N", [1.0, 2.0, 3.0]),
-                       ("beta=10N", [1.0, 3.0, 2.0])):
+    for knob, vals in (
+        ("beta=0.1N", [3.0, 2.0, 1.0]),
+        ("beta=1N", [1.0, 2.0, 3.0]),
+        ("beta=10N", [1.0, 3.0, 2.0]),
+    ):
         grid += [{**r, "knob": knob} for r in _frame(vals, "linear_grid")]
     rows, chosen = tr.select_grid(pd.DataFrame(grid), scores)
     assert chosen["knob"].tolist() == ["beta=1N"]
@@ -149,20 +173,24 @@ def test_select_grid_picks_knob_agreeing_with_linear_valid():
 
 def test_add_clid_is_sum_of_min_max_normalized_cl_and_id():
     cl, ids = [0.2, 0.6, 0.4], [3.0, 1.0, 2.0]
-    scores = pd.DataFrame(_frame(cl, "cl") + _frame(ids, "twonn_id")
-                          + _frame([0.5, 0.5, 0.5], "cl", repeat=1)
-                          + _frame([1.0, 2.0, 5.0], "twonn_id", repeat=1))
+    scores = pd.DataFrame(
+        _frame(cl, "cl")
+        + _frame(ids, "twonn_id")
+        + _frame([0.5, 0.5, 0.5], "cl", repeat=1)
+        + _frame([1.0, 2.0, 5.0], "twonn_id", repeat=1)
+    )
     out = tr.add_clid(scores)
     c0 = out[(out.metric == "clid") & (out.repeat == 0)].sort_values("encoder")["value"]
     # min–max: CL → [0, 1, .5], ID → [1, 0, .5]
     assert c0.tolist() == pytest.approx([1.0, 1.0, 1.0])
     c1 = out[(out.metric == "clid") & (out.repeat == 1)].sort_values("encoder")["value"]
-    assert c1.tolist() == pytest.approx([0.0, 0.25, 1.0])    # constant CL contributes 0
+    assert c1.tolist() == pytest.approx([0.0, 0.25, 1.0])  # constant CL contributes 0
 
 
 def test_orient_uses_each_metric_sign():
-    scores = pd.DataFrame(_frame([1.0, 2.0], "logme") + _frame([1.0, 2.0], "mdl")
-                          + _frame([1.0, 2.0], "clid"))
+    scores = pd.DataFrame(
+        _frame([1.0, 2.0], "logme") + _frame([1.0, 2.0], "mdl") + _frame([1.0, 2.0], "clid")
+    )
     o = tr.orient(scores)
     assert o["oriented"].tolist() == [1.0, 2.0, -1.0, -2.0, 1.0, 2.0]
     with pytest.raises(ValueError, match="name"):
@@ -191,10 +219,18 @@ def toy_study():
     for i, noise in enumerate((0.5, 2.0, 6.0)):
         train, test = _noisy_label_features(noise)
         sets.append(tr.FeatureSet(f"enc{i}", "toy", train, test))
-    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",),
-                                   ratios=(10,), repeats=2, min_n=20,
-                                   metrics=("logme", "linear_valid"), grid_metrics=True,
-                                   label_free=False, mdl=True, mdl_batch_size=4)
+    cfg = tr.TransferabilityConfig(
+        encoders=("lite0@32", "lite1@32", "lite2@32"),
+        tasks=("toy",),
+        ratios=(10,),
+        repeats=2,
+        min_n=20,
+        metrics=("logme", "linear_valid"),
+        grid_metrics=True,
+        label_free=False,
+        mdl=True,
+        mdl_batch_size=4,
+    )
     truth = tr.ground_truth(sets, readouts=("linear",), steps=150, batch_size=64)
     scores, grid = tr.score_subsamples(sets, cfg)
     extra, chosen = tr.select_grid(grid, scores)
@@ -212,8 +248,8 @@ def test_noisier_encoders_have_lower_ground_truth(toy_study):
 
 def test_well_behaved_metrics_rank_noisy_encoders_perfectly(toy_study):
     truth, scores, chosen = toy_study
-    assert set(scores["n"]) == {40}                  # N = 10 · K
-    assert len(chosen) == 2 * 2                     # two grid metrics × two repeats
+    assert set(scores["n"]) == {40}  # N = 10 · K
+    assert len(chosen) == 2 * 2  # two grid metrics × two repeats
     tau = tr.kendall_table(scores, truth).set_index("metric")
     for m in ("logme", "linear_valid", "mdl", "pactran_gaussian_grid", "linear_grid"):
         assert tau.loc[m, "tau"] == pytest.approx(1.0), m
@@ -224,8 +260,7 @@ def test_well_behaved_metrics_rank_noisy_encoders_perfectly(toy_study):
 
 
 def test_parse_encoder():
-    assert tr.parse_encoder("lite1@64") == tr.EncoderSpec("efficientnet", variant=1,
-                                                          resolution=64)
+    assert tr.parse_encoder("lite1@64") == tr.EncoderSpec("efficientnet", variant=1, resolution=64)
     assert tr.parse_encoder("lite2").resolution == 260
     s = tr.parse_encoder("simclr:vit_XS:120:3")
     assert (s.family, s.arch, s.size, s.steps, s.seed) == ("simclr", "vit", "XS", 120, 3)
@@ -236,18 +271,22 @@ def test_parse_encoder():
             tr.parse_encoder(bad)
 
 
-@pytest.mark.parametrize("change,arg", [(dict(encoders=("lite0@32",)), "encoders"),
-                                        (dict(ratios=(2, 0)), "ratios"),
-                                        (dict(repeats=0), "repeats"),
-                                        (dict(metrics=("lep",)), "metrics"),
-                                        (dict(truth="finetune"), "truth"),
-                                        (dict(truth_readouts=("mlp",)), "truth_readouts"),
-                                        (dict(train_size=1), "train_size"),
-                                        (dict(mdl_standardize="global"), "mdl_standardize"),
-                                        (dict(mdl_m=0.5), "mdl_m"),
-                                        (dict(nleep_components=0), "nleep_components"),
-                                        (dict(linear_beta_factors=(1.0, -1.0)),
-                                         "linear_beta_factors")])
+@pytest.mark.parametrize(
+    "change,arg",
+    [
+        (dict(encoders=("lite0@32",)), "encoders"),
+        (dict(ratios=(2, 0)), "ratios"),
+        (dict(repeats=0), "repeats"),
+        (dict(metrics=("lep",)), "metrics"),
+        (dict(truth="finetune"), "truth"),
+        (dict(truth_readouts=("mlp",)), "truth_readouts"),
+        (dict(train_size=1), "train_size"),
+        (dict(mdl_standardize="global"), "mdl_standardize"),
+        (dict(mdl_m=0.5), "mdl_m"),
+        (dict(nleep_components=0), "nleep_components"),
+        (dict(linear_beta_factors=(1.0, -1.0)), "linear_beta_factors"),
+    ],
+)
 def test_config_rejects_bad_input(change, arg):
     with pytest.raises(ValueError, match=arg):
         tr.TransferabilityConfig(**change)
@@ -269,21 +308,27 @@ def test_source_probs_is_softmax_of_the_head():
 
 def test_result_save_writes_tables_that_read_back(toy_study, tmp_path):
     truth, scores, chosen = toy_study
-    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",),
-                                   ratios=(10,), repeats=2)
+    cfg = tr.TransferabilityConfig(
+        encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",), ratios=(10,), repeats=2
+    )
     tau = tr.kendall_table(scores, truth)
     enc = pd.DataFrame({"encoder": ["enc0", "enc1", "enc2"], "feature_dim": [8, 8, 8]})
     res = tr.TransferabilityResult(cfg, scores, chosen, truth, tau, enc, {"scores": 1.0})
     paths = res.save(tmp_path, prefix="tt")
-    assert {p.name for p in paths} >= {"tt_kendall.csv", "tt_kendall.md", "tt_kendall.png",
-                                       "tt_truth.csv", "tt_scores.csv"}
+    assert {p.name for p in paths} >= {
+        "tt_kendall.csv",
+        "tt_kendall.md",
+        "tt_kendall.png",
+        "tt_truth.csv",
+        "tt_scores.csv",
+    }
     back = pd.read_csv(tmp_path / "tt_kendall.csv").set_index("metric")
     assert back.loc["mdl", "N/K=10"] == pytest.approx(1.0)
-    assert back["N/K=10"].to_dict() == pytest.approx(
-        tau.set_index("metric")["tau"].to_dict())
+    assert back["N/K=10"].to_dict() == pytest.approx(tau.set_index("metric")["tau"].to_dict())
     t = pd.read_csv(tmp_path / "tt_truth.csv").set_index("encoder")["toy"]
     assert t.to_dict() == pytest.approx(
-        truth[truth.readout == "best"].set_index("encoder")["accuracy"].to_dict())
+        truth[truth.readout == "best"].set_index("encoder")["accuracy"].to_dict()
+    )
 
 
 def test_zscore_and_mdl_below_uniform_code():
@@ -304,17 +349,35 @@ def test_zscore_and_mdl_below_uniform_code():
 
 def _per_repeat_frame(rng, means, sds, repeats):
     """Per-repeat τ draws: task t, repeat r ~ N(means[t], sds[t]); one metric, one ratio."""
-    return pd.DataFrame([dict(task=f"t{t}", ratio=2, metric="logme", repeat=r,
-                              tau=rng.normal(mu, sd), encoders=6, nonfinite=0)
-                         for t, (mu, sd) in enumerate(zip(means, sds))
-                         for r in range(repeats[t])])
+    return pd.DataFrame(
+        [
+            dict(
+                task=f"t{t}",
+                ratio=2,
+                metric="logme",
+                repeat=r,
+                tau=rng.normal(mu, sd),
+                encoders=6,
+                nonfinite=0,
+            )
+            for t, (mu, sd) in enumerate(zip(means, sds))
+            for r in range(repeats[t])
+        ]
+    )
 
 
 def _aggregate(per_rep):
-    return per_rep.groupby(["task", "ratio", "metric"]).agg(
-        tau=("tau", "mean"), tau_std=("tau", lambda s: np.std(s, ddof=1)),
-        repeats=("tau", "size"), encoders=("encoders", "min"),
-        nonfinite=("nonfinite", "sum")).reset_index()
+    return (
+        per_rep.groupby(["task", "ratio", "metric"])
+        .agg(
+            tau=("tau", "mean"),
+            tau_std=("tau", lambda s: np.std(s, ddof=1)),
+            repeats=("tau", "size"),
+            encoders=("encoders", "min"),
+            nonfinite=("nonfinite", "sum"),
+        )
+        .reset_index()
+    )
 
 
 def test_mean_over_tasks_interval_from_raw_repeats():
@@ -336,10 +399,17 @@ def test_mean_over_tasks_interval_covers_the_true_mean_95_percent_of_the_time():
     rng = np.random.default_rng(0)
     means, sds, runs = [0.1, 0.4, 0.8], [0.3, 0.2, 0.4], 1000
     draws = rng.normal(np.repeat(means, 5), np.repeat(sds, 5), size=(runs, 15))
-    per_rep = pd.DataFrame({"metric": np.repeat([f"m{i:04d}" for i in range(runs)], 15),
-                            "task": np.tile(np.repeat(["a", "b", "c"], 5), runs),
-                            "repeat": np.tile(np.arange(5), 3 * runs), "ratio": 2,
-                            "tau": draws.ravel(), "encoders": 6, "nonfinite": 0})
+    per_rep = pd.DataFrame(
+        {
+            "metric": np.repeat([f"m{i:04d}" for i in range(runs)], 15),
+            "task": np.tile(np.repeat(["a", "b", "c"], 5), runs),
+            "repeat": np.tile(np.arange(5), 3 * runs),
+            "ratio": 2,
+            "tau": draws.ravel(),
+            "encoders": 6,
+            "nonfinite": 0,
+        }
+    )
     got = tr.mean_over_tasks(_aggregate(per_rep))
     hits = (got["tau"] - np.mean(means)).abs() <= got["ci"]
     assert len(got) == runs and 0.93 <= hits.mean() <= 0.97
@@ -347,8 +417,9 @@ def test_mean_over_tasks_interval_covers_the_true_mean_95_percent_of_the_time():
 
 def test_average_and_per_task_tables_carry_spreads():
     rng = np.random.default_rng(4)
-    per_rep = pd.concat([_per_repeat_frame(rng, [0.2, 0.6], [0.1, 0.2], [5, 5])
-                         .assign(ratio=r) for r in (2, 10)])
+    per_rep = pd.concat(
+        [_per_repeat_frame(rng, [0.2, 0.6], [0.1, 0.2], [5, 5]).assign(ratio=r) for r in (2, 10)]
+    )
     tau = _aggregate(per_rep)
     avg = tr.average_table(tau).set_index("metric")
     long = tr.mean_over_tasks(tau).set_index("ratio")
@@ -361,14 +432,26 @@ def test_average_and_per_task_tables_carry_spreads():
 
 
 def test_differences_flag_moves_beyond_combined_half_widths():
-    cur = pd.DataFrame({"metric": ["mdl", "clid"], "N/K=2": [0.746, 0.112],
-                        "±95% N/K=2": [0.04, 0.2], "encoders": [6, 6]})
-    ref = pd.DataFrame({"metric": ["mdl", "clid"], "N/K=2": [0.801, 0.255],
-                        "±95% N/K=2": [0.03, 0.2], "encoders": [6, 6]})
+    cur = pd.DataFrame(
+        {
+            "metric": ["mdl", "clid"],
+            "N/K=2": [0.746, 0.112],
+            "±95% N/K=2": [0.04, 0.2],
+            "encoders": [6, 6],
+        }
+    )
+    ref = pd.DataFrame(
+        {
+            "metric": ["mdl", "clid"],
+            "N/K=2": [0.801, 0.255],
+            "±95% N/K=2": [0.03, 0.2],
+            "encoders": [6, 6],
+        }
+    )
     d = tr.differences(cur, ref).set_index("metric")
-    assert d.loc["mdl", "noise"] == pytest.approx(0.05)        # sqrt(.04² + .03²)
-    assert d.loc["mdl", "beyond_noise"]                          # |Δ| = 0.055 > 0.05
-    assert not d.loc["clid", "beyond_noise"]                     # |Δ| = 0.143 < 0.283
+    assert d.loc["mdl", "noise"] == pytest.approx(0.05)  # sqrt(.04² + .03²)
+    assert d.loc["mdl", "beyond_noise"]  # |Δ| = 0.055 > 0.05
+    assert not d.loc["clid", "beyond_noise"]  # |Δ| = 0.143 < 0.283
     text = tr.noise_summary(tr.differences(cur, ref))
     assert text.startswith("1 of 2") and "mdl at N/K = 2 (0.801 → 0.746" in text
     # a reference saved without spreads contributes 0 to the combined half-width
@@ -386,7 +469,7 @@ def test_notebook_and_profiles_hold_no_copy_of_the_config_defaults():
     params = runner.notebook_parameters("transferability_baselines")
     assert params["study"] == "transferability" and params["overrides"] == {}
     assert set(params) == {"profile", "paper_dir", "study", "overrides"}
-    runner.check_profiles()           # every override names a real field with a valid value
+    runner.check_profiles()  # every override names a real field with a valid value
     smoke = runner.profile_parameters("transferability_baselines", "smoke")["overrides"]
     cfg = tr.TransferabilityConfig.from_overrides(smoke)
     assert cfg.repeats == 2 and cfg.min_n == tr.TransferabilityConfig().min_n
@@ -403,14 +486,21 @@ def test_default_config_is_the_run_that_wrote_paper():
     and the self-pretrained ones with the steps the encoder table records."""
     from pathlib import Path
 
-    enc = pd.read_csv(Path(__file__).resolve().parent.parent / "paper"
-                      / "transferability_encoders.csv")
+    enc = pd.read_csv(
+        Path(__file__).resolve().parent.parent / "paper" / "transferability_encoders.csv"
+    )
     cfg = tr.TransferabilityConfig()
     assert tuple(enc["encoder"]) == cfg.encoders
     for name, steps in zip(enc["encoder"], enc["pretrain_steps"]):
         assert tr.parse_encoder(name).steps == steps
-    assert cfg.mdl_protocol() == {"experts": "small", "batch_size": 4, "strategy": "fixed_share",
-                                  "m": 11.0, "standardize": "subsample", "seed": 0}
+    assert cfg.mdl_protocol() == {
+        "experts": "small",
+        "batch_size": 4,
+        "strategy": "fixed_share",
+        "m": 11.0,
+        "standardize": "subsample",
+        "seed": 0,
+    }
 
 
 def test_nleep_components_is_passed_on_or_refused():
@@ -419,7 +509,7 @@ def test_nleep_components_is_passed_on_or_refused():
     from mdlnb import transfer
 
     cfg = tr.TransferabilityConfig()
-    assert tr.nleep_kwargs(cfg, ["logme", "leep"]) == {}          # no GMM metric: nothing
+    assert tr.nleep_kwargs(cfg, ["logme", "leep"]) == {}  # no GMM metric: nothing
     if "nleep_components" in inspect.signature(transfer.score_all).parameters:
         assert tr.nleep_kwargs(cfg, ["nleep"]) == {"nleep_components": "paper"}
     else:
@@ -433,11 +523,21 @@ def test_nleep_components_is_passed_on_or_refused():
 def test_scores_are_cached_per_subsample_and_read_back_exactly(monkeypatch):
     from mdlnb.studies.transferability import _run
 
-    sets = [tr.FeatureSet(f"enc{i}", "toy", *_noisy_label_features(noise, n_train=80, seed=5))
-            for i, noise in enumerate((0.5, 3.0))]
-    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32"), tasks=("toy",),
-                                   ratios=(5,), repeats=2, metrics=("logme", "hscore"),
-                                   grid_metrics=False, label_free=True, mdl=False, seed=11)
+    sets = [
+        tr.FeatureSet(f"enc{i}", "toy", *_noisy_label_features(noise, n_train=80, seed=5))
+        for i, noise in enumerate((0.5, 3.0))
+    ]
+    cfg = tr.TransferabilityConfig(
+        encoders=("lite0@32", "lite1@32"),
+        tasks=("toy",),
+        ratios=(5,),
+        repeats=2,
+        metrics=("logme", "hscore"),
+        grid_metrics=False,
+        label_free=True,
+        mdl=False,
+        seed=11,
+    )
     first, _ = tr.score_subsamples(sets, cfg, cache=True)
 
     def fail(*a, **k):
@@ -446,31 +546,34 @@ def test_scores_are_cached_per_subsample_and_read_back_exactly(monkeypatch):
     monkeypatch.setattr(_run, "score_subsample", fail)
     again, _ = tr.score_subsamples(sets, cfg, cache=True)
     pd.testing.assert_frame_equal(first, again, check_exact=True)
-    with pytest.raises(AssertionError, match="recomputed"):     # another seed: new units
+    with pytest.raises(AssertionError, match="recomputed"):  # another seed: new units
         tr.score_subsamples(sets, cfg.replace(seed=12), cache=True)
 
 
 def test_findings_numbers_come_from_the_summary(toy_study):
     truth, scores, chosen = toy_study
-    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",),
-                                   ratios=(10,), repeats=2)
+    cfg = tr.TransferabilityConfig(
+        encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",), ratios=(10,), repeats=2
+    )
     tau = tr.kendall_table(scores, truth)
     res = tr.TransferabilityResult(cfg, scores, chosen, truth, tau, pd.DataFrame(), {})
     text = res.findings()
     long = tr.mean_over_tasks(tau).sort_values("tau", ascending=False).iloc[0]
     assert f"highest mean τ {tr.display_name(long.metric)} ({long.tau:.2f} ± " in text
-    assert "one swapped pair moves a subsample's τ by 0.667" in text    # 3 encoders: 2/3
+    assert "one swapped pair moves a subsample's τ by 0.667" in text  # 3 encoders: 2/3
     mdl = tr.mean_over_tasks(tau).set_index("metric").loc["mdl"]
     assert f"MDL codelength: N/K = 10: {mdl.tau:.2f} ± {mdl.ci:.2f}, rank " in text
 
 
 def test_result_save_is_byte_identical_and_png_has_no_metadata(toy_study, tmp_path):
     truth, scores, chosen = toy_study
-    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",),
-                                   ratios=(10,), repeats=2)
+    cfg = tr.TransferabilityConfig(
+        encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",), ratios=(10,), repeats=2
+    )
     enc = pd.DataFrame({"encoder": ["enc0", "enc1", "enc2"], "feature_dim": [8, 8, 8]})
-    res = tr.TransferabilityResult(cfg, scores, chosen, truth, tr.kendall_table(scores, truth),
-                                   enc, {})
+    res = tr.TransferabilityResult(
+        cfg, scores, chosen, truth, tr.kendall_table(scores, truth), enc, {}
+    )
     a = {p.name: p.read_bytes() for p in res.save(tmp_path / "a")}
     b = {p.name: p.read_bytes() for p in res.save(tmp_path / "b")}
     assert a == b
@@ -483,14 +586,19 @@ def test_kendall_bars_draw_means_and_interval_half_widths():
 
     from mdlnb import plots
 
-    long = pd.DataFrame({"metric": ["mdl", "logme", "mdl", "logme"], "ratio": [2, 2, 10, 10],
-                         "tau": [0.8, 0.6, 0.7, -0.2], "ci": [0.05, 0.1, 0.2, 0.3]})
+    long = pd.DataFrame(
+        {
+            "metric": ["mdl", "logme", "mdl", "logme"],
+            "ratio": [2, 2, 10, 10],
+            "tau": [0.8, 0.6, 0.7, -0.2],
+            "ci": [0.05, 0.1, 0.2, 0.3],
+        }
+    )
     ax = plots.kendall_bars(long, order=["logme", "mdl"])
     heights = [p.get_height() for p in ax.patches]
-    assert heights == pytest.approx([0.6, 0.8, -0.2, 0.7])        # hue N/K=2, then N/K=10
+    assert heights == pytest.approx([0.6, 0.8, -0.2, 0.7])  # hue N/K=2, then N/K=10
     segs = [s for c in ax.collections for s in c.get_segments()]
-    assert sorted(abs(s[1][1] - s[0][1]) / 2 for s in segs) == pytest.approx([0.05, 0.1, 0.2,
-                                                                             0.3])
+    assert sorted(abs(s[1][1] - s[0][1]) / 2 for s in segs) == pytest.approx([0.05, 0.1, 0.2, 0.3])
     assert [t.get_text() for t in ax.get_xticklabels()] == ["logme", "mdl"]
     plt.close(ax.figure)
     with pytest.raises(ValueError, match="ci"):
@@ -511,8 +619,13 @@ def test_static_baselines_rank_by_size_and_published_accuracy():
     other = SimpleNamespace(name="simclr-vit_S-0steps-seed0", params={"w": np.zeros((3, 4))})
     assert encoder_statics(other)["params"] == 12.0
     assert np.isnan(encoder_statics(other)["source_accuracy"])
-    scores = pd.DataFrame([dict(encoder=e, task="t", ratio=2, n=20, repeat=r, metric="logme",
-                                value=1.0) for e in ("a", "b") for r in (0, 1)])
+    scores = pd.DataFrame(
+        [
+            dict(encoder=e, task="t", ratio=2, n=20, repeat=r, metric="logme", value=1.0)
+            for e in ("a", "b")
+            for r in (0, 1)
+        ]
+    )
     out = add_static(scores, {"a": enc, "b": other})
     p = out[out["metric"] == "params"].set_index(["encoder", "repeat"])["value"]
     assert p[("b", 0)] == p[("b", 1)] == 12.0
@@ -532,26 +645,39 @@ def test_ncti_and_etran_are_ranked_as_their_authors_combine_terms():
     for repeat in (0, 1):
         for enc in ("a", "b", "c"):
             for metric in (*COMBINED["ncti"], *COMBINED["etran"], "logme"):
-                rows.append(dict(encoder=enc, task="t", ratio=2, n=20, repeat=repeat,
-                                 metric=metric, value=float(rng.normal())))
+                rows.append(
+                    dict(
+                        encoder=enc,
+                        task="t",
+                        ratio=2,
+                        n=20,
+                        repeat=repeat,
+                        metric=metric,
+                        value=float(rng.normal()),
+                    )
+                )
     scores = pd.DataFrame(rows)
     out = add_combined(scores)
     assert set(out["metric"]) == {"ncti", "etran", "logme"}
-    pd.testing.assert_frame_equal(out[out["metric"] == "logme"].reset_index(drop=True),
-                                  scores[scores["metric"] == "logme"].reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        out[out["metric"] == "logme"].reset_index(drop=True),
+        scores[scores["metric"] == "logme"].reset_index(drop=True),
+    )
 
     def mm(v):
         return (v - v.min()) / (v.max() - v.min())
 
     for repeat in (0, 1):
-        w = scores[scores["repeat"] == repeat].pivot(index="encoder", columns="metric",
-                                                      values="value")
-        got = out[out["repeat"] == repeat].pivot(index="encoder", columns="metric",
-                                                  values="value")
-        np.testing.assert_allclose(got["ncti"], mm(w["ncti_seli"]) + mm(w["ncti_ncc"])
-                                   - mm(w["ncti_vc"]), rtol=1e-12)
-        np.testing.assert_allclose(got["etran"], 0.15 * mm(w["etran_energy"])
-                                   + 0.85 * mm(w["etran_cls"]), rtol=1e-12)
+        w = scores[scores["repeat"] == repeat].pivot(
+            index="encoder", columns="metric", values="value"
+        )
+        got = out[out["repeat"] == repeat].pivot(index="encoder", columns="metric", values="value")
+        np.testing.assert_allclose(
+            got["ncti"], mm(w["ncti_seli"]) + mm(w["ncti_ncc"]) - mm(w["ncti_vc"]), rtol=1e-12
+        )
+        np.testing.assert_allclose(
+            got["etran"], 0.15 * mm(w["etran_energy"]) + 0.85 * mm(w["etran_cls"]), rtol=1e-12
+        )
 
 
 def test_subsample_scores_carry_the_combined_metrics_terms():
@@ -566,9 +692,15 @@ def test_subsample_scores_carry_the_combined_metrics_terms():
     x[:, 0] += y
     task = Task("toy", x, y, 3)
     fs = FeatureSet("enc", "toy", task, task, None)
-    cfg = tr.TransferabilityConfig(encoders=["lite0@32", "random:resnet_XS"], tasks=["digits"],
-                                   metrics=["ncti", "etran", "logme"], grid_metrics=False,
-                                   label_free=False, mdl=False, static=False)
+    cfg = tr.TransferabilityConfig(
+        encoders=["lite0@32", "random:resnet_XS"],
+        tasks=["digits"],
+        metrics=["ncti", "etran", "logme"],
+        grid_metrics=False,
+        label_free=False,
+        mdl=False,
+        static=False,
+    )
     out, grid = tr.score_subsample(fs, np.arange(60), cfg)
     r, e = transfer.ncti_result(x, y, num_classes=3), transfer.etran_result(x, y, num_classes=3)
     assert out["ncti_seli"] == r.seli and out["ncti_vc"] == r.vc and out["ncti_ncc"] == r.ncc

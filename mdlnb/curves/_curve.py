@@ -52,8 +52,8 @@ from mdlnb.probes import split
 # Imported inside the functions that use them, so that importing this module does not load
 # them: pandas.
 
-TEST_CHUNK = 1024   # test examples per forward pass inside the compiled program
-MEMORY_BUDGET = 4 * 2 ** 30   # bytes of per-probe state one compiled call may hold (auto chunking)
+TEST_CHUNK = 1024  # test examples per forward pass inside the compiled program
+MEMORY_BUDGET = 4 * 2**30  # bytes of per-probe state one compiled call may hold (auto chunking)
 
 
 def log_grid(n_max: int, num: int = 20, n_min: int = 10) -> np.ndarray:
@@ -97,8 +97,13 @@ class LossDataCurve:
         n = as_array(self.sizes, "sizes", ndim=1)
         loss = check_finite(as_array(self.loss, "loss", ndim=(1, 2)).astype(np.float64), "loss")
         loss = loss[None, :] if loss.ndim == 1 else loss
-        acc = np.full_like(loss, np.nan) if self.accuracy is None else \
-            as_array(self.accuracy, "accuracy", ndim=(1, 2)).astype(np.float64).reshape(loss.shape)
+        acc = (
+            np.full_like(loss, np.nan)
+            if self.accuracy is None
+            else as_array(self.accuracy, "accuracy", ndim=(1, 2))
+            .astype(np.float64)
+            .reshape(loss.shape)
+        )
         if loss.shape[1] != n.shape[0]:
             raise ValueError(f"loss: has {loss.shape[1]} columns for {n.shape[0]} sizes")
         object.__setattr__(self, "sizes", _check_sizes(n))
@@ -111,8 +116,15 @@ class LossDataCurve:
         object.__setattr__(self, "meta", dict(self.meta))
 
     @classmethod
-    def from_arrays(cls, n: Any, loss: Any, *, representation: str = "curve",
-                    num_classes: int | None = None, accuracy: Any = None) -> LossDataCurve:
+    def from_arrays(
+        cls,
+        n: Any,
+        loss: Any,
+        *,
+        representation: str = "curve",
+        num_classes: int | None = None,
+        accuracy: Any = None,
+    ) -> LossDataCurve:
         """A curve from plain arrays: ``n`` (S,), ``loss`` (S,) or (R, S) in nats."""
         return cls(representation, n, loss, accuracy, None, num_classes)
 
@@ -136,13 +148,15 @@ class LossDataCurve:
         import pandas as pd
 
         r, s = self.loss.shape
-        return pd.DataFrame({
-            "representation": self.representation,
-            "seed": np.repeat(np.asarray(self.seeds), s),
-            "n": np.tile(self.sizes, r),
-            "loss [nats]": self.loss.ravel(),
-            "accuracy": self.accuracy.ravel(),
-        })
+        return pd.DataFrame(
+            {
+                "representation": self.representation,
+                "seed": np.repeat(np.asarray(self.seeds), s),
+                "n": np.tile(self.sizes, r),
+                "loss [nats]": self.loss.ravel(),
+                "accuracy": self.accuracy.ravel(),
+            }
+        )
 
     def summary(self):
         """Per n: mean and standard deviation over seeds of loss (nats) and accuracy."""
@@ -150,12 +164,17 @@ class LossDataCurve:
 
         r = self.loss.shape[0]
         sd = (lambda a: a.std(axis=0, ddof=1)) if r > 1 else (lambda a: np.zeros(a.shape[1]))
-        return pd.DataFrame({
-            "representation": self.representation, "n": self.sizes,
-            "loss mean [nats]": self.mean_loss, "loss std [nats]": sd(self.loss),
-            "accuracy mean": self.accuracy.mean(axis=0), "accuracy std": sd(self.accuracy),
-            "seeds": r,
-        })
+        return pd.DataFrame(
+            {
+                "representation": self.representation,
+                "n": self.sizes,
+                "loss mean [nats]": self.mean_loss,
+                "loss std [nats]": sd(self.loss),
+                "accuracy mean": self.accuracy.mean(axis=0),
+                "accuracy std": sd(self.accuracy),
+                "seeds": r,
+            }
+        )
 
     def merge(self, other: LossDataCurve) -> LossDataCurve:
         """The union of two curves of the same seeds (sizes of ``other`` win on overlap)."""
@@ -165,13 +184,19 @@ class LossDataCurve:
         sizes = np.concatenate([self.sizes[keep], other.sizes])
         order = np.argsort(sizes)
         cat = lambda a, b: np.concatenate([a[:, keep], b], axis=1)[:, order]
-        return dataclasses.replace(self, sizes=sizes[order], loss=cat(self.loss, other.loss),
-                                   accuracy=cat(self.accuracy, other.accuracy))
+        return dataclasses.replace(
+            self,
+            sizes=sizes[order],
+            loss=cat(self.loss, other.loss),
+            accuracy=cat(self.accuracy, other.accuracy),
+        )
 
     def __repr__(self) -> str:
-        return (f"LossDataCurve({self.representation!r}, sizes {self.sizes[0]}..{self.sizes[-1]} "
-                f"({len(self.sizes)}), seeds={len(self.seeds)}, final loss "
-                f"{self.mean_loss[-1]:.4f} ± {self.std_loss[-1]:.4f} nats)")
+        return (
+            f"LossDataCurve({self.representation!r}, sizes {self.sizes[0]}..{self.sizes[-1]} "
+            f"({len(self.sizes)}), seeds={len(self.seeds)}, final loss "
+            f"{self.mean_loss[-1]:.4f} ± {self.std_loss[-1]:.4f} nats)"
+        )
 
 
 def _check_sizes(n: np.ndarray, name: str = "sizes") -> np.ndarray:
@@ -189,8 +214,10 @@ def _check_sizes(n: np.ndarray, name: str = "sizes") -> np.ndarray:
 
 def _as_expert(readout: Any) -> tuple[Any, _fit.Hyper | None, str]:
     if getattr(readout, "calibrate", False):
-        raise ValueError(f"readout: {readout.name} is calibrated; forward calibration "
-                         "(calibrate=True) applies to the prequential code of stage 1 only")
+        raise ValueError(
+            f"readout: {readout.name} is calibrated; forward calibration "
+            "(calibrate=True) applies to the prequential code of stage 1 only"
+        )
     if hasattr(readout, "readout") and hasattr(readout, "learning_rate"):
         return readout.readout, _fit.hyper_of(readout), str(readout.name)
     if hasattr(readout, "init") and hasattr(readout, "apply"):
@@ -199,8 +226,15 @@ def _as_expert(readout: Any) -> tuple[Any, _fit.Hyper | None, str]:
 
 
 @functools.lru_cache(maxsize=16)
-def _program(readout: Any, num_classes: int, steps: int, batch_size: int, evals: int,
-             holdout: float, max_holdout: int):
+def _program(
+    readout: Any,
+    num_classes: int,
+    steps: int,
+    batch_size: int,
+    evals: int,
+    holdout: float,
+    max_holdout: int,
+):
     """Jitted ``(h, init_keys, data_keys, seed_idx, n, perms, x, y, xte, yte, wte) -> (loss, acc)``
     vmapped over probes (``init_keys``, ``data_keys``, ``seed_idx``, ``n``)."""
     _xla_cache.ensure()  # compiled programs are cached on disk
@@ -210,8 +244,9 @@ def _program(readout: Any, num_classes: int, steps: int, batch_size: int, evals:
     def probe(h, k_init, k_data, r, n, perms, x, y, xte, yte, wte):
         state = _fit.init_state(init, k_init, x.shape[1], num_classes, h)
         if holdout > 0:
-            n_hold = jnp.where(n >= 2, jnp.clip(jnp.ceil(holdout * n).astype(jnp.int32), 1,
-                                                max_holdout), 0)
+            n_hold = jnp.where(
+                n >= 2, jnp.clip(jnp.ceil(holdout * n).astype(jnp.int32), 1, max_holdout), 0
+            )
         else:
             n_hold = jnp.int32(0)
         n_train = n - n_hold
@@ -234,13 +269,18 @@ def _program(readout: Any, num_classes: int, steps: int, batch_size: int, evals:
                 # checkpoint e = 0 is the initial parameters (readouts start at the uniform
                 # code); checkpoint e >= 1 follows per_eval more updates
                 st, best, best_params = carry
-                st = jax.lax.fori_loop(0, jnp.where(e == 0, 0, per_eval),
-                                       lambda i, s: one(s, (e - 1) * per_eval + i)[0], st)
+                st = jax.lax.fori_loop(
+                    0,
+                    jnp.where(e == 0, 0, per_eval),
+                    lambda i, s: one(s, (e - 1) * per_eval + i)[0],
+                    st,
+                )
                 held = jnp.sum(hw * _fit.example_losses(apply(st.ema_params, x[hidx]), y[hidx]))
                 held = held / jnp.maximum(jnp.sum(hw), 1.0)
                 better = (n_hold == 0) | (held < best)
-                best_params = jax.tree.map(lambda a, b: jnp.where(better, a, b),
-                                           st.ema_params, best_params)
+                best_params = jax.tree.map(
+                    lambda a, b: jnp.where(better, a, b), st.ema_params, best_params
+                )
                 return (st, jnp.where(better, held, best), best_params), None
 
             carry = (state, jnp.asarray(jnp.inf, jnp.float32), state.ema_params)
@@ -262,14 +302,23 @@ def _program(readout: Any, num_classes: int, steps: int, batch_size: int, evals:
     return jax.jit(vm)
 
 
-def auto_chunk(readout: Any, in_dim: int, num_classes: int, batch_size: int, test_chunk: int,
-               budget: int = MEMORY_BUDGET) -> int:
+def auto_chunk(
+    readout: Any,
+    in_dim: int,
+    num_classes: int,
+    batch_size: int,
+    test_chunk: int,
+    budget: int = MEMORY_BUDGET,
+) -> int:
     """Probes per call so that their float32 state fits ``budget`` bytes: per probe, 5 copies
     of the parameters (params, Adam μ and ν, EMA, gradients) plus the activations of one
     training batch (×3: forward, backward) and of one test chunk."""
     params = readout.num_params(in_dim, num_classes) if hasattr(readout, "num_params") else 0
-    widths = sum(o for _, o in readout.layer_sizes(in_dim, num_classes)) \
-        if hasattr(readout, "layer_sizes") else num_classes
+    widths = (
+        sum(o for _, o in readout.layer_sizes(in_dim, num_classes))
+        if hasattr(readout, "layer_sizes")
+        else num_classes
+    )
     per_probe = 4 * (5 * params + (3 * batch_size + test_chunk) * (widths + in_dim))
     return max(1, int(budget // max(per_probe, 1)))
 
@@ -277,8 +326,10 @@ def auto_chunk(readout: Any, in_dim: int, num_classes: int, batch_size: int, tes
 def probe_keys(seeds: Sequence[int], seed_index: np.ndarray) -> tuple[jax.Array, jax.Array]:
     """(init keys, minibatch keys) of each probe: ``fold_in(PRNGKey(seed), 0 / 1)``."""
     base = jax.vmap(jax.random.PRNGKey)(jnp.asarray(seeds, jnp.uint32))[jnp.asarray(seed_index)]
-    return (jax.vmap(lambda k: jax.random.fold_in(k, 0))(base),
-            jax.vmap(lambda k: jax.random.fold_in(k, 1))(base))
+    return (
+        jax.vmap(lambda k: jax.random.fold_in(k, 0))(base),
+        jax.vmap(lambda k: jax.random.fold_in(k, 1))(base),
+    )
 
 
 def _standardize(pool: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
@@ -306,8 +357,9 @@ def split_test(task: Task, test: Task | float | None, seed: int = 0) -> tuple[Ta
     """(pool, test): ``test`` as given, or a seeded ``test`` fraction (default 0.2) held out."""
     if isinstance(test, Task):
         if test.features.shape[1] != task.features.shape[1]:
-            raise ValueError(f"test: has {test.features.shape[1]} features, task has "
-                             f"{task.features.shape[1]}")
+            raise ValueError(
+                f"test: has {test.features.shape[1]} features, task has {task.features.shape[1]}"
+            )
         if test.num_classes != task.num_classes:
             raise ValueError("test: num_classes differs from task's")
         return task, test
@@ -318,12 +370,23 @@ def split_test(task: Task, test: Task | float | None, seed: int = 0) -> tuple[Ta
     return split(task, frac, seed)
 
 
-def loss_data_curve(task: Task, readout: Any = None, *, test: Task | float | None = None,
-                    sizes: Sequence[int] | None = None, seeds: int | Sequence[int] = 8,
-                    steps: int = 1000, batch_size: int = 64, learning_rate: float = 1e-4,
-                    early_stopping: float = 0.0, evals: int = 10, max_holdout: int = 1024,
-                    standardize: bool = True, representation: str | None = None,
-                    chunk: int | None = None) -> LossDataCurve:
+def loss_data_curve(
+    task: Task,
+    readout: Any = None,
+    *,
+    test: Task | float | None = None,
+    sizes: Sequence[int] | None = None,
+    seeds: int | Sequence[int] = 8,
+    steps: int = 1000,
+    batch_size: int = 64,
+    learning_rate: float = 1e-4,
+    early_stopping: float = 0.0,
+    evals: int = 10,
+    max_holdout: int = 1024,
+    standardize: bool = True,
+    representation: str | None = None,
+    chunk: int | None = None,
+) -> LossDataCurve:
     """The loss-data curve of ``readout`` on ``task`` (SDL paper Sec. 2.1, App. C.1).
 
     Args:
@@ -362,8 +425,12 @@ def loss_data_curve(task: Task, readout: Any = None, *, test: Task | float | Non
     if grid[-1] > n_pool:
         raise ValueError(f"sizes: largest size {grid[-1]} exceeds the {n_pool} training examples")
     seed_list = _as_seeds(seeds)
-    for v, nm in ((steps, "steps"), (batch_size, "batch_size"), (evals, "evals"),
-                  (max_holdout, "max_holdout")):
+    for v, nm in (
+        (steps, "steps"),
+        (batch_size, "batch_size"),
+        (evals, "evals"),
+        (max_holdout, "max_holdout"),
+    ):
         check_int(nm, v, minimum=1)
     if not 0.0 <= float(early_stopping) < 1.0:
         raise ValueError(f"early_stopping: a held-out fraction in [0, 1), got {early_stopping!r}")
@@ -382,30 +449,66 @@ def loss_data_curve(task: Task, readout: Any = None, *, test: Task | float | Non
     t = test_task.n
     pad = -t % TEST_CHUNK if t > TEST_CHUNK else 0
     tc = TEST_CHUNK if t > TEST_CHUNK else t
-    xte_p = np.concatenate([xte, np.zeros((pad, xte.shape[1]), np.float32)]).reshape(-1, tc, xte.shape[1])
+    xte_p = np.concatenate([xte, np.zeros((pad, xte.shape[1]), np.float32)]).reshape(
+        -1, tc, xte.shape[1]
+    )
     yte_p = np.concatenate([test_task.y, np.zeros(pad, np.int32)]).reshape(-1, tc)
     wte_p = np.concatenate([np.ones(t, np.float32), np.zeros(pad, np.float32)]).reshape(-1, tc)
 
     hold_cap = min(int(max_holdout), max(1, int(math.ceil(float(early_stopping) * grid[-1]))))
-    prog = _program(ro, c, int(steps), int(batch_size), int(evals) if early_stopping else 1,
-                    float(early_stopping), hold_cap)
+    prog = _program(
+        ro,
+        c,
+        int(steps),
+        int(batch_size),
+        int(evals) if early_stopping else 1,
+        float(early_stopping),
+        hold_cap,
+    )
     p = len(r_idx)
-    size = min(auto_chunk(ro, x.shape[1], c, batch_size, min(t, TEST_CHUNK)) if chunk is None
-               else int(chunk), p)
-    args = (jnp.asarray(perms), jnp.asarray(x), jnp.asarray(pool.y, jnp.int32),
-            jnp.asarray(xte_p), jnp.asarray(yte_p, jnp.int32), jnp.asarray(wte_p))
+    size = min(
+        auto_chunk(ro, x.shape[1], c, batch_size, min(t, TEST_CHUNK))
+        if chunk is None
+        else int(chunk),
+        p,
+    )
+    args = (
+        jnp.asarray(perms),
+        jnp.asarray(x),
+        jnp.asarray(pool.y, jnp.int32),
+        jnp.asarray(xte_p),
+        jnp.asarray(yte_p, jnp.int32),
+        jnp.asarray(wte_p),
+    )
     losses, accs = [], []
     for lo in range(0, p, size):
-        sel = np.minimum(np.arange(lo, lo + size), p - 1)   # pad the last chunk: one shape
-        out = prog(h, k_init[sel], k_data[sel], jnp.asarray(r_idx[sel]), jnp.asarray(n_idx[sel]),
-                   *args)
+        sel = np.minimum(np.arange(lo, lo + size), p - 1)  # pad the last chunk: one shape
+        out = prog(
+            h, k_init[sel], k_data[sel], jnp.asarray(r_idx[sel]), jnp.asarray(n_idx[sel]), *args
+        )
         keep = min(size, p - lo)
         losses.append(np.asarray(out[0], np.float64)[:keep])
         accs.append(np.asarray(out[1], np.float64)[:keep])
     shape = (len(seed_list), len(grid))
-    meta = dict(algorithm=name, steps=int(steps), batch_size=int(batch_size),
-                early_stopping=float(early_stopping), evals=int(evals) if early_stopping else 0,
-                standardize=bool(standardize), task=task.name, n_pool=n_pool, n_test=t,
-                units="nats", prefixes="nested prefixes of one permutation per seed")
-    return LossDataCurve(representation or task.name, grid, np.concatenate(losses).reshape(shape),
-                         np.concatenate(accs).reshape(shape), seed_list, c, meta)
+    meta = dict(
+        algorithm=name,
+        steps=int(steps),
+        batch_size=int(batch_size),
+        early_stopping=float(early_stopping),
+        evals=int(evals) if early_stopping else 0,
+        standardize=bool(standardize),
+        task=task.name,
+        n_pool=n_pool,
+        n_test=t,
+        units="nats",
+        prefixes="nested prefixes of one permutation per seed",
+    )
+    return LossDataCurve(
+        representation or task.name,
+        grid,
+        np.concatenate(losses).reshape(shape),
+        np.concatenate(accs).reshape(shape),
+        seed_list,
+        c,
+        meta,
+    )

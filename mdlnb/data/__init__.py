@@ -39,5 +39,17 @@ from mdlnb.data.registry import TaskSpec, info, load, names, register, spec
 from mdlnb.data.splits import reshuffle, stratified_indices, stratified_split, subsample
 from mdlnb.data.user import from_image_folder
 
-__all__ = ["TaskSpec", "info", "load", "names", "register", "spec", "reshuffle", "subsample",
-           "stratified_indices", "stratified_split", "from_image_folder", "vtab"]
+__all__ = [
+    "TaskSpec",
+    "info",
+    "load",
+    "names",
+    "register",
+    "spec",
+    "reshuffle",
+    "subsample",
+    "stratified_indices",
+    "stratified_split",
+    "from_image_folder",
+    "vtab",
+]

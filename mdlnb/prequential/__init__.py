@@ -162,8 +162,21 @@ from mdlnb.prequential._stream import expert_key, replay_positions, stream_order
 from mdlnb.prequential._streams import default_layout, run_streams
 
 __all__ = [
-    "ACCELERATOR_BLOCK_BYTES", "BLOCK_BYTES", "CLIP_Z", "CODE_VERSION", "DEFAULT_CHUNK_BATCHES",
-    "LossMatrix", "ProgressFn", "block_bytes", "default_layout", "expert_key",
-    "replay_positions", "resolve_protocol", "run", "run_streams", "run_with_params",
-    "stream_order", "trace_count",
+    "ACCELERATOR_BLOCK_BYTES",
+    "BLOCK_BYTES",
+    "CLIP_Z",
+    "CODE_VERSION",
+    "DEFAULT_CHUNK_BATCHES",
+    "LossMatrix",
+    "ProgressFn",
+    "block_bytes",
+    "default_layout",
+    "expert_key",
+    "replay_positions",
+    "resolve_protocol",
+    "run",
+    "run_streams",
+    "run_with_params",
+    "stream_order",
+    "trace_count",
 ]

@@ -85,8 +85,9 @@ class LossMatrix:
 
     def totals(self):
         """Per-expert prequential codelength in nats (pandas Series, float64 sums)."""
-        return pd.Series(self.losses.sum(axis=0, dtype=np.float64), index=self.names,
-                         name="codelength_nats")
+        return pd.Series(
+            self.losses.sum(axis=0, dtype=np.float64), index=self.names, name="codelength_nats"
+        )
 
     @property
     def pruned_at(self) -> np.ndarray:
@@ -112,13 +113,19 @@ class LossMatrix:
     def save(self, path: str | Path) -> Path:
         """Write an ``.npz`` atomically (no pickles)."""
         return atomic_savez(
-            path, losses=self.losses, order=self.order,
+            path,
+            losses=self.losses,
+            order=self.order,
             experts=np.array(json.dumps([e.config() for e in self.experts])),
-            task_name=np.array(self.task_name), num_classes=np.int64(self.num_classes),
-            seed=np.int64(self.seed), batch_size=np.int64(self.batch_size),
+            task_name=np.array(self.task_name),
+            num_classes=np.int64(self.num_classes),
+            seed=np.int64(self.seed),
+            batch_size=np.int64(self.batch_size),
             meta=np.array(json.dumps(self.meta, default=str)),
-            protocol=np.array(json.dumps(None if self.protocol is None
-                                         else self.protocol.to_dict(), default=str)))
+            protocol=np.array(
+                json.dumps(None if self.protocol is None else self.protocol.to_dict(), default=str)
+            ),
+        )
 
     @classmethod
     def load(cls, path: str | Path, experts: Sequence[Expert] | None = None) -> LossMatrix:
@@ -143,7 +150,14 @@ class LossMatrix:
         proto = json.loads(str(z["protocol"])) if "protocol" in z else None
         if proto is not None:
             proto = Protocol.from_dict(proto, experts=experts)
-        return cls(losses=z["losses"], order=z["order"], experts=tuple(experts),
-                   task_name=str(z["task_name"]), num_classes=int(z["num_classes"]),
-                   seed=int(z["seed"]), batch_size=int(z["batch_size"]),
-                   meta=json.loads(str(z["meta"])), protocol=proto)
+        return cls(
+            losses=z["losses"],
+            order=z["order"],
+            experts=tuple(experts),
+            task_name=str(z["task_name"]),
+            num_classes=int(z["num_classes"]),
+            seed=int(z["seed"]),
+            batch_size=int(z["batch_size"]),
+            meta=json.loads(str(z["meta"])),
+            protocol=proto,
+        )

@@ -84,12 +84,35 @@ from mdlnb.runner._paths import (
 from mdlnb.runner._summary import SUMMARY_COLUMNS, format_summary, notebook_title, summary, to_html
 from mdlnb.runner._types import article, field_hints, hint_text, matches
 
-__all__ = ["LAB_DIR", "PROFILES", "ROOT", "RUNNER_ENV", "SUMMARY_COLUMNS", "available",
-           "check_profile", "check_profiles", "destinations", "executed_path", "format_summary",
-           "interactive_profile", "library_files", "main", "merged_parameters",
-           "notebook_dir", "notebook_parameters", "notebook_title", "parameter_types", "params_path",
-           "parse_parameters", "profile_parameters", "run", "stale", "summary", "to_html",
-           "write_params"]
+__all__ = [
+    "LAB_DIR",
+    "PROFILES",
+    "ROOT",
+    "RUNNER_ENV",
+    "SUMMARY_COLUMNS",
+    "available",
+    "check_profile",
+    "check_profiles",
+    "destinations",
+    "executed_path",
+    "format_summary",
+    "interactive_profile",
+    "library_files",
+    "main",
+    "merged_parameters",
+    "notebook_dir",
+    "notebook_parameters",
+    "notebook_title",
+    "parameter_types",
+    "params_path",
+    "parse_parameters",
+    "profile_parameters",
+    "run",
+    "stale",
+    "summary",
+    "to_html",
+    "write_params",
+]
 
 # jupytext, nbformat, yaml, mdlnb._io (its hashlib, tempfile, zipfile) and
 # mdlnb._paperdiff (subprocess) are imported inside the functions that use them, and the
@@ -136,8 +159,9 @@ def _profile_table() -> dict[str, Any]:
     return dict(table or {})
 
 
-def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
-                  source: str = "profiles.yaml") -> None:
+def check_profile(
+    name: str, profile: str, params: Mapping[str, Any], *, source: str = "profiles.yaml"
+) -> None:
     """ValueError if ``params`` sets a name the notebook has no parameter for, or (for a
     study notebook: its ``study`` parameter, else :data:`mdlnb.studies.NOTEBOOKS`) a
     value its study's ``Config`` rejects: an ``overrides`` field it lacks, or, for a
@@ -147,24 +171,28 @@ def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
     declared = notebook_parameters(name)
     unknown = sorted(set(params) - set(declared))
     if unknown:
-        raise ValueError(f"{source}: {name}.{profile} sets {unknown}, which are not "
-                         f"parameters of notebooks/{name}.py; it has {sorted(declared)}")
+        raise ValueError(
+            f"{source}: {name}.{profile} sets {unknown}, which are not "
+            f"parameters of notebooks/{name}.py; it has {sorted(declared)}"
+        )
     types = parameter_types(name)
     for key, value in params.items():
         if key in types and value is not None and not matches(value, types[key][0]):
-            raise ValueError(f"{source}: {name}.{profile}: {key} = {value!r} is "
-                             f"{article(type(value).__name__)}, but "
-                             + _expected(name, key, declared[key], *types[key]))
+            raise ValueError(
+                f"{source}: {name}.{profile}: {key} = {value!r} is "
+                f"{article(type(value).__name__)}, but "
+                + _expected(name, key, declared[key], *types[key])
+            )
     from mdlnb import studies  # here, not at the top: `--help` and `--summary` need no study
 
     study = params.get("study", declared.get("study")) or studies.study_of(name)
     if study is None:
         return
     cls = studies.config_class(study)
-    if "overrides" in declared:     # the study's fields, as one mapping
+    if "overrides" in declared:  # the study's fields, as one mapping
         overrides = params.get("overrides", declared.get("overrides")) or {}
         prefix = "overrides."
-    else:                           # one notebook parameter per field, of the same name
+    else:  # one notebook parameter per field, of the same name
         fields = {f.name for f in dataclasses.fields(cls)}
         overrides = {k: v for k, v in params.items() if k in fields}
         prefix = ""
@@ -172,9 +200,11 @@ def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
         hints = field_hints(cls)
         for field, value in overrides.items():
             if field in hints and not matches(value, hints[field]):
-                raise ValueError(f"{source}: {name}.{profile}: {prefix}{field} = "
-                                 f"{value!r} is {article(type(value).__name__)}, but "
-                                 f"{cls.__name__}.{field} is {hint_text(hints[field])}")
+                raise ValueError(
+                    f"{source}: {name}.{profile}: {prefix}{field} = "
+                    f"{value!r} is {article(type(value).__name__)}, but "
+                    f"{cls.__name__}.{field} is {hint_text(hints[field])}"
+                )
     try:
         cls.from_overrides(overrides)
     except (TypeError, ValueError) as err:
@@ -184,8 +214,9 @@ def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
 def _expected(name: str, key: str, default: Any, hint: Any, where: str) -> str:
     """What the type error says the parameter wants, and why."""
     if where.startswith("its default"):
-        return (f"the default in notebooks/{name}.py ({default!r}) is "
-                f"{article(type(default).__name__)}")
+        return (
+            f"the default in notebooks/{name}.py ({default!r}) is {article(type(default).__name__)}"
+        )
     return f"notebooks/{name}.py's {key} takes {hint_text(hint)} ({where})"
 
 
@@ -197,8 +228,9 @@ def check_profiles() -> None:
             raise ValueError(f"profiles.yaml: no notebook {name!r}; available: {available()}")
         for profile, params in (profiles or {}).items():
             if profile not in PROFILES:
-                raise ValueError(f"profiles.yaml: {name}.{profile}: profile must be one of "
-                                 f"{PROFILES}")
+                raise ValueError(
+                    f"profiles.yaml: {name}.{profile}: profile must be one of {PROFILES}"
+                )
             check_profile(name, profile, dict(params or {}))
 
 
@@ -218,8 +250,9 @@ def profile_parameters(name: str, profile: str, *, paper: bool = False) -> dict[
     return params
 
 
-def destinations(name: str, profile: str, *, paper: bool = False,
-                 out_dir: str | Path | None = None) -> tuple[Path, Path]:
+def destinations(
+    name: str, profile: str, *, paper: bool = False, out_dir: str | Path | None = None
+) -> tuple[Path, Path]:
     """``(executed notebook, folder of its figures and tables)`` of a run:
 
     * ``paper`` (``--paper``; ``make reproduce``): ``build/notebooks/<profile>/NAME.ipynb``
@@ -230,8 +263,10 @@ def destinations(name: str, profile: str, *, paper: bool = False,
 
     ``out_dir`` moves the notebook only. The HTML page lies beside the notebook."""
     if paper and profile == "smoke":
-        raise ValueError("paper: smoke runs never write the committed paper/ (they are "
-                         "seconds long, not the published numbers); drop --paper")
+        raise ValueError(
+            "paper: smoke runs never write the committed paper/ (they are "
+            "seconds long, not the published numbers); drop --paper"
+        )
     if paper or profile == "smoke":
         figures = ROOT / "paper" if paper else ROOT / "build" / "paper-smoke"
         return executed_path(name, profile, out_dir), figures
@@ -258,8 +293,9 @@ def write_params(root: str | Path | None = None) -> list[Path]:
     return written
 
 
-def merged_parameters(name: str, profile: str, parameters: Mapping[str, Any] | None = None,
-                      *, paper: bool = False) -> dict[str, Any]:
+def merged_parameters(
+    name: str, profile: str, parameters: Mapping[str, Any] | None = None, *, paper: bool = False
+) -> dict[str, Any]:
     """Notebook ``name``'s papermill parameters under ``profile`` with ``parameters`` on
     top (a mapping ``overrides`` is merged into the profile's field by field), checked —
     names, types against the parameter cell's defaults, a study config's fields and
@@ -271,17 +307,28 @@ def merged_parameters(name: str, profile: str, parameters: Mapping[str, Any] | N
     params.update(extra)
     if extra:
         check_profile(name, profile, params, source="parameters")
-        if "paper_dir" in extra and not (isinstance(extra["paper_dir"], str)
-                                         and extra["paper_dir"].strip()):
-            raise ValueError(f"parameters: {name}.{profile}: paper_dir must be a folder path, "
-                             f"got {extra['paper_dir']!r}")
+        if "paper_dir" in extra and not (
+            isinstance(extra["paper_dir"], str) and extra["paper_dir"].strip()
+        ):
+            raise ValueError(
+                f"parameters: {name}.{profile}: paper_dir must be a folder path, "
+                f"got {extra['paper_dir']!r}"
+            )
     return params
 
 
-def run(name: str, profile: str = "default", *, out_dir: str | Path | None = None,
-        parameters: Mapping[str, Any] | None = None, cwd: str | Path | None = None,
-        progress: bool = False, batch: bool = True, paper: bool = False,
-        html: bool = True) -> Path:
+def run(
+    name: str,
+    profile: str = "default",
+    *,
+    out_dir: str | Path | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    cwd: str | Path | None = None,
+    progress: bool = False,
+    batch: bool = True,
+    paper: bool = False,
+    html: bool = True,
+) -> Path:
     """Execute one notebook; return the path of the executed ``.ipynb``.
 
     ``parameters`` override the profile's (:func:`merged_parameters`: checked, types
@@ -304,8 +351,9 @@ def run(name: str, profile: str = "default", *, out_dir: str | Path | None = Non
         raise ValueError(f"name: no notebook {name!r}; available: {available()}")
     params = merged_parameters(name, profile, parameters, paper=paper)
     nb = destinations(name, profile, paper=paper, out_dir=out_dir)[0]
-    out = execute(src, nb, params, name=name, profile=profile, cwd=cwd or ROOT,
-                  progress=progress, batch=batch)
+    out = execute(
+        src, nb, params, name=name, profile=profile, cwd=cwd or ROOT, progress=progress, batch=batch
+    )
     if html:
         to_html(out)
     return out
@@ -322,8 +370,11 @@ def stale(name: str, profile: str, *, out_dir: str | Path | None = None) -> list
     if not out.exists():
         return [f"{out} does not exist"]
     when = out.stat().st_mtime
-    reasons = [f"{shown(p)} is newer" for p in [notebook_dir() / f"{name}.py", *library_files()]
-               if p.stat().st_mtime > when]
+    reasons = [
+        f"{shown(p)} is newer"
+        for p in [notebook_dir() / f"{name}.py", *library_files()]
+        if p.stat().st_mtime > when
+    ]
     recorded = nbformat.read(out, as_version=4).metadata.get("mdlnb", {}).get("parameters")
     paper = recorded is not None and "paper_dir" not in recorded and profile != "smoke"
     now = json.loads(json.dumps(profile_parameters(name, profile, paper=paper), default=str))
@@ -335,20 +386,36 @@ def stale(name: str, profile: str, *, out_dir: str | Path | None = None) -> list
 def _run_and_say(name: str, args: Any, overrides: Mapping[str, Any]) -> Path:
     """One notebook of :func:`main`, with where it writes said before and after."""
     nb, figures = destinations(name, args.profile, paper=args.paper, out_dir=args.out_dir)
-    figures = Path(merged_parameters(name, args.profile, overrides,
-                                     paper=args.paper).get("paper_dir", figures))
-    note = (" -- into the committed paper/ (--paper)" if figures == ROOT / "paper" else "")
-    print(f">> {name} [{args.profile}]: figures and tables to {shown(figures)}/{note}",
-          flush=True)
+    figures = Path(
+        merged_parameters(name, args.profile, overrides, paper=args.paper).get("paper_dir", figures)
+    )
+    note = " -- into the committed paper/ (--paper)" if figures == ROOT / "paper" else ""
+    print(f">> {name} [{args.profile}]: figures and tables to {shown(figures)}/{note}", flush=True)
     t0, started = time.perf_counter(), time.time()
-    out = Path(run(name, args.profile, out_dir=args.out_dir, progress=sys.stdout.isatty(),
-                   parameters=overrides or None, paper=args.paper))
-    wrote = sorted(p.name for p in figures.glob("*") if p.is_file()
-                   and p.stat().st_mtime >= started - 1) if figures.is_dir() else []
+    out = Path(
+        run(
+            name,
+            args.profile,
+            out_dir=args.out_dir,
+            progress=sys.stdout.isatty(),
+            parameters=overrides or None,
+            paper=args.paper,
+        )
+    )
+    wrote = (
+        sorted(
+            p.name for p in figures.glob("*") if p.is_file() and p.stat().st_mtime >= started - 1
+        )
+        if figures.is_dir()
+        else []
+    )
     listed = ", ".join(wrote[:6]) + (f", … ({len(wrote)} files)" if len(wrote) > 6 else "")
-    print(f"   done in {time.perf_counter() - t0:.1f} s\n"
-          f"   notebook  {shown(out)}\n   html      {shown(out.with_suffix('.html'))}\n"
-          f"   figures   {shown(figures)}/: {listed or 'nothing written'}", flush=True)
+    print(
+        f"   done in {time.perf_counter() - t0:.1f} s\n"
+        f"   notebook  {shown(out)}\n   html      {shown(out.with_suffix('.html'))}\n"
+        f"   figures   {shown(figures)}/: {listed or 'nothing written'}",
+        flush=True,
+    )
     return out
 
 
@@ -375,7 +442,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     names = args.names or available()
     overrides = parse_parameters(args.parameter)
-    for name in names:   # every named notebook checked, with -p (types too), before any run
+    for name in names:  # every named notebook checked, with -p (types too), before any run
         merged_parameters(name, args.profile, overrides, paper=args.paper)
     since = args.since
     folder = destinations(names[0], args.profile, paper=args.paper, out_dir=args.out_dir)[0].parent
@@ -384,14 +451,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in names:
             _run_and_say(name, args, overrides)
     if args.summary or len(names) > 1:
-        print(format_summary(summary(names, args.profile, out_dir=folder, since=since),
-                             args.profile), flush=True)
+        print(
+            format_summary(summary(names, args.profile, out_dir=folder, since=since), args.profile),
+            flush=True,
+        )
     if args.compare_to_git:
         from mdlnb import _paperdiff
 
-        print(_paperdiff.report(
-            _paperdiff.paper_diff(ROOT / "paper", rev=args.compare_to_git),
-            verdicts=_paperdiff.verdict_changes(ROOT / "paper", rev=args.compare_to_git)),
-            flush=True)
+        print(
+            _paperdiff.report(
+                _paperdiff.paper_diff(ROOT / "paper", rev=args.compare_to_git),
+                verdicts=_paperdiff.verdict_changes(ROOT / "paper", rev=args.compare_to_git),
+            ),
+            flush=True,
+        )
     return 0
-

@@ -47,30 +47,39 @@ def ran_cell(declared: Mapping[str, Any]) -> str | None:
     if shell is None:
         return None
     history = list(shell.user_ns.get("In") or shell.history_manager.input_hist_raw)
-    for source in reversed(history[:-1]):           # the last one is the calling cell
+    for source in reversed(history[:-1]):  # the last one is the calling cell
         names = _params.assigned_names(source or "")
         if names and ("profile" in names or len(set(names) & set(declared)) >= 2):
             return source
     return None
 
 
-def _check_cell(name: str, namespace: Mapping[str, Any], declared: Mapping[str, Any],
-                types: Mapping[str, tuple[Any, str]], cell: str | None) -> None:
+def _check_cell(
+    name: str,
+    namespace: Mapping[str, Any],
+    declared: Mapping[str, Any],
+    types: Mapping[str, tuple[Any, str]],
+    cell: str | None,
+) -> None:
     """Steps 1 and 2: names the cell sets, and the types of their values in ``namespace``."""
     assigned = _params.assigned_names(cell) if cell is not None else None
     for key in assigned or ():
         if key not in declared:
             near = difflib.get_close_matches(key, list(declared), n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise ValueError(f"parameters cell: {key!r} is not a parameter of {name}{hint}; "
-                             f"its parameters: {', '.join(declared)}")
-    for key in (assigned if assigned is not None else [k for k in declared if k in namespace]):
+            raise ValueError(
+                f"parameters cell: {key!r} is not a parameter of {name}{hint}; "
+                f"its parameters: {', '.join(declared)}"
+            )
+    for key in assigned if assigned is not None else [k for k in declared if k in namespace]:
         value = namespace.get(key)
         if key in types and value is not None and not matches(value, types[key][0]):
             hint, where = types[key]
-            raise ValueError(f"parameters cell: {key} = {value!r} is "
-                             f"{article(type(value).__name__)}, but {name}'s {key} takes "
-                             f"{hint_text(hint)} ({where})")
+            raise ValueError(
+                f"parameters cell: {key} = {value!r} is "
+                f"{article(type(value).__name__)}, but {name}'s {key} takes "
+                f"{hint_text(hint)} ({where})"
+            )
 
 
 def interactive_profile(namespace: dict, name: str, *, cell: str | None = None) -> None:
@@ -84,8 +93,13 @@ def interactive_profile(namespace: dict, name: str, *, cell: str | None = None) 
 
     declared = runner._declared(name)
     defaults = {k: p.default for k, p in declared.items()}
-    _check_cell(name, namespace, defaults, runner.parameter_types(name),
-                cell if cell is not None else ran_cell(defaults))
+    _check_cell(
+        name,
+        namespace,
+        defaults,
+        runner.parameter_types(name),
+        cell if cell is not None else ran_cell(defaults),
+    )
     profile = namespace.get("profile", "default")
     if profile not in PROFILES:
         raise ValueError(f"profile: must be one of {PROFILES}, got {profile!r}")
@@ -100,8 +114,11 @@ def interactive_profile(namespace: dict, name: str, *, cell: str | None = None) 
         if key == "overrides" and isinstance(value, Mapping):
             own = declared.get("overrides")
             base = own.default if own is not None and own.literal else {}
-            kept = {k: v for k, v in dict(namespace.get("overrides") or {}).items()
-                    if (base or {}).get(k, object()) != v}
+            kept = {
+                k: v
+                for k, v in dict(namespace.get("overrides") or {}).items()
+                if (base or {}).get(k, object()) != v
+            }
             value = {**value, **kept}
         elif edited(key):
             continue
@@ -112,11 +129,20 @@ def interactive_profile(namespace: dict, name: str, *, cell: str | None = None) 
             applied["paper_dir"] = str(LAB_DIR / "paper")
         elif not Path(paper_dir).is_absolute():
             applied["paper_dir"] = str(ROOT / paper_dir)
-    runner.check_profile(name, profile, {k: v for k, v in applied.items() if k != "paper_dir"},
-                         source="interactive_profile")
+    runner.check_profile(
+        name,
+        profile,
+        {k: v for k, v in applied.items() if k != "paper_dir"},
+        source="interactive_profile",
+    )
     namespace.update(applied)
-    listed = ", ".join(f"{k}={v!r}" if k != "overrides" else f"overrides ({len(v)} fields)"
-                       for k, v in applied.items() if k != "paper_dir")
+    listed = ", ".join(
+        f"{k}={v!r}" if k != "overrides" else f"overrides ({len(v)} fields)"
+        for k, v in applied.items()
+        if k != "paper_dir"
+    )
     where = shown(Path(applied.get("paper_dir", paper_dir or ".")))
-    print(f"interactive run of {name}, profile {profile!r}"
-          f"{': ' + listed if listed else ' (the parameters cell as it is)'}; writing to {where}")
+    print(
+        f"interactive run of {name}, profile {profile!r}"
+        f"{': ' + listed if listed else ' (the parameters cell as it is)'}; writing to {where}"
+    )

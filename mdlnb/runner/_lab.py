@@ -49,9 +49,14 @@ def kernel_metadata() -> dict[str, Any]:
 
     info = dict(IPythonKernel.language_info)
     info["version"] = platform.python_version()
-    return {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
-                           "name": "python3"},
-            "language_info": info}
+    return {
+        "kernelspec": {
+            "display_name": "Python 3 (ipykernel)",
+            "language": "python",
+            "name": "python3",
+        },
+        "language_info": info,
+    }
 
 
 def _mtime(path: Path) -> datetime:
@@ -62,9 +67,12 @@ class LabContentsManager(AsyncTextFileContentsManager):
     """jupytext's contents manager whose ``.py`` notebooks save to a copy of their own
     (see the module docstring)."""
 
-    copies_dir = Unicode(str(LAB_DIR / "notebooks"), config=True,
-                         help="Where a .py opened as a notebook is saved (NAME.ipynb, the "
-                              "same sub-folders as under the server's root).")
+    copies_dir = Unicode(
+        str(LAB_DIR / "notebooks"),
+        config=True,
+        help="Where a .py opened as a notebook is saved (NAME.ipynb, the "
+        "same sub-folders as under the server's root).",
+    )
 
     def copy_of(self, path: str) -> Path | None:
         """The copy of ``path`` when it is a ``.py`` file, else None."""
@@ -78,15 +86,21 @@ class LabContentsManager(AsyncTextFileContentsManager):
         copy = self.copy_of(path)
         return copy if copy is not None and type in ("notebook", None) else None
 
-    async def get(self, path, content=True, type=None, format=None, require_hash=False,
-                  **kw):
+    async def get(self, path, content=True, type=None, format=None, require_hash=False, **kw):
         copy = self._as_notebook(path, type)
         if copy is None or type is None and not copy.exists():
-            return await super().get(path, content=content, type=type, format=format,
-                                     require_hash=require_hash, **kw)
-        if not copy.exists():   # the source, with the kernel's metadata already in place
-            model = await super().get(path, content=content, type="notebook", format=format,
-                                      require_hash=require_hash, **kw)
+            return await super().get(
+                path, content=content, type=type, format=format, require_hash=require_hash, **kw
+            )
+        if not copy.exists():  # the source, with the kernel's metadata already in place
+            model = await super().get(
+                path,
+                content=content,
+                type="notebook",
+                format=format,
+                require_hash=require_hash,
+                **kw,
+            )
             if content:
                 model["content"]["metadata"].update(kernel_metadata())
             return model
@@ -100,8 +114,9 @@ class LabContentsManager(AsyncTextFileContentsManager):
             model["content"] = nb
             self.validate_notebook_model(model)
         if require_hash:
-            model.update(hash=hashlib.sha256(copy.read_bytes()).hexdigest(),
-                         hash_algorithm="sha256")
+            model.update(
+                hash=hashlib.sha256(copy.read_bytes()).hexdigest(), hash_algorithm="sha256"
+            )
         return model
 
     async def save(self, model, path=""):

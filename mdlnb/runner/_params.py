@@ -25,8 +25,9 @@ from mdlnb.runner._types import type_of_default
 # jupytext and yaml are imported inside the functions that use them.
 
 #: The names an annotation may use: built-in types and None.
-_ANNOTATION_NAMES = {n: getattr(builtins, n) for n in
-                     ("int", "float", "str", "bool", "list", "tuple", "dict")}
+_ANNOTATION_NAMES = {
+    n: getattr(builtins, n) for n in ("int", "float", "str", "bool", "list", "tuple", "dict")
+}
 _ANNOTATION_NAMES.update({"None": None, "Any": Any})
 
 
@@ -48,10 +49,10 @@ def annotation_type(text: str) -> Any:
         raise ValueError(f"annotation: {text!r} is not an expression ({e.msg})") from None
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     unknown = names - set(_ANNOTATION_NAMES)
-    if unknown or any(isinstance(n, (ast.Call, ast.Attribute, ast.Lambda))
-                      for n in ast.walk(tree)):
-        raise ValueError(f"annotation: {text!r} may use only {sorted(_ANNOTATION_NAMES)}, "
-                         "| and [...]")
+    if unknown or any(isinstance(n, (ast.Call, ast.Attribute, ast.Lambda)) for n in ast.walk(tree)):
+        raise ValueError(
+            f"annotation: {text!r} may use only {sorted(_ANNOTATION_NAMES)}, | and [...]"
+        )
     return eval(compile(tree, "<annotation>", "eval"), {"__builtins__": {}}, _ANNOTATION_NAMES)
 
 
@@ -59,11 +60,17 @@ def cell_parameters(source: str) -> dict[str, Parameter]:
     """The top-level ``name = value`` and ``name: type = value`` assignments of a cell."""
     out: dict[str, Parameter] = {}
     for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             target, value, note = node.targets[0].id, node.value, None
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
-                and node.value is not None:
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.value is not None
+        ):
             target, value = node.target.id, node.value
             note = annotation_type(ast.get_source_segment(source, node.annotation))
         else:
@@ -99,8 +106,14 @@ def parameters_source(path) -> str | None:
     import jupytext
 
     nb = jupytext.read(path)
-    cell = next((c for c in nb.cells if c.cell_type == "code"
-                 and "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    cell = next(
+        (
+            c
+            for c in nb.cells
+            if c.cell_type == "code" and "parameters" in c.get("metadata", {}).get("tags", [])
+        ),
+        None,
+    )
     return None if cell is None else cell.source
 
 
@@ -115,8 +128,9 @@ def profile_types(table: Mapping[str, Any], name: str) -> dict[str, set[type]]:
     return out
 
 
-def parameter_types(params: Mapping[str, Parameter],
-                    seen: Mapping[str, set[type]]) -> dict[str, tuple[Any, str]]:
+def parameter_types(
+    params: Mapping[str, Parameter], seen: Mapping[str, set[type]]
+) -> dict[str, tuple[Any, str]]:
     """``{name: (type, where it comes from)}`` for every parameter whose type is known
     (see the module docstring; ``seen``: :func:`profile_types`)."""
     out: dict[str, tuple[Any, str]] = {}
@@ -127,6 +141,8 @@ def parameter_types(params: Mapping[str, Parameter],
             out[key] = (type_of_default(p.default), f"its default ({p.default!r})")
         elif p.literal and key in seen:
             kinds = tuple(sorted(seen[key], key=lambda t: t.__name__))
-            out[key] = (typing.Union[(*kinds, type(None))],
-                         "the values notebooks/profiles.yaml gives it, or None")
+            out[key] = (
+                typing.Union[(*kinds, type(None))],
+                "the values notebooks/profiles.yaml gives it, or None",
+            )
     return out

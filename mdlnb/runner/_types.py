@@ -86,4 +86,3 @@ def hint_text(hint: Any) -> str:
 def article(word: str) -> str:
     """``word`` with its indefinite article (``an int``, ``a float``)."""
     return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
-

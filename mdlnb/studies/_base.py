@@ -19,7 +19,8 @@ from mdlnb._checks import check_int
 
 def _is_rate(name: str) -> bool:
     return name in ("lr", "learning_rate", "learning_rates") or name.endswith(
-        ("_lr", "_learning_rate", "_learning_rates"))
+        ("_lr", "_learning_rate", "_learning_rates")
+    )
 
 
 def check_common_fields(config: Any) -> Any:
@@ -38,11 +39,16 @@ def check_common_fields(config: Any) -> Any:
             for x in v:
                 check_int(f.name, x, minimum=0, what=f"integers >= 0 (got {list(v)!r})")
         elif _is_rate(f.name):
-            for x in (v if isinstance(v, (list, tuple)) else [v]):
-                if isinstance(x, bool) or not isinstance(x, (int, float)) \
-                        or not math.isfinite(x) or x <= 0:
-                    raise ValueError(f"{f.name}: must be a finite number > 0 (or a list of "
-                                     f"them), got {v!r}")
+            for x in v if isinstance(v, (list, tuple)) else [v]:
+                if (
+                    isinstance(x, bool)
+                    or not isinstance(x, (int, float))
+                    or not math.isfinite(x)
+                    or x <= 0
+                ):
+                    raise ValueError(
+                        f"{f.name}: must be a finite number > 0 (or a list of them), got {v!r}"
+                    )
     return config
 
 
@@ -57,8 +63,9 @@ class StudyConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(overrides) - known)
         if unknown:
-            raise ValueError(f"overrides: unknown {cls.__name__} fields {unknown}; "
-                             f"known: {sorted(known)}")
+            raise ValueError(
+                f"overrides: unknown {cls.__name__} fields {unknown}; known: {sorted(known)}"
+            )
         return check_common_fields(cls(**overrides))
 
     @classmethod
@@ -86,14 +93,22 @@ class StudyConfig:
         config = cls() if config is None else config
         if not isinstance(config, cls):
             article = "an" if cls.__name__[0] in "AEIOU" else "a"
-            raise ValueError(f"config: expected {article} {cls.__name__}, "
-                             f"got {type(config).__name__}")
+            raise ValueError(
+                f"config: expected {article} {cls.__name__}, got {type(config).__name__}"
+            )
         return config
 
 
-def finish(notebook: str, paper_dir: str | Path, profile: str, found: Sequence[Any] = (), *,
-           pattern: str, setting: Sequence[tuple[str, str, str]] = (),
-           findings: str = "") -> str:
+def finish(
+    notebook: str,
+    paper_dir: str | Path,
+    profile: str,
+    found: Sequence[Any] = (),
+    *,
+    pattern: str,
+    setting: Sequence[tuple[str, str, str]] = (),
+    findings: str = "",
+) -> str:
     """A notebook's last step: write its claims (``paper_dir/claims/<notebook>.csv``,
     :func:`mdlnb.claims.write_claims`; none when ``found`` is empty) and its setting
     (``paper_dir/setting/<notebook>.csv``, rows of (aspect, the paper's, this run's),
@@ -113,8 +128,9 @@ def finish(notebook: str, paper_dir: str | Path, profile: str, found: Sequence[A
     return claims.describe(found)
 
 
-def save_files(paper_dir: str | Path, prefix: str, tables: Mapping[str, Any],
-               figures: Mapping[str, Any]) -> list[Path]:
+def save_files(
+    paper_dir: str | Path, prefix: str, tables: Mapping[str, Any], figures: Mapping[str, Any]
+) -> list[Path]:
     """Write a result's ``tables`` (``{name: DataFrame}``, csv + md) and ``figures``
     (``{name: Figure | Axes}``, png, then closed) as ``<prefix>_<name>`` in
     ``paper_dir``, atomically (:mod:`mdlnb.report`); returns the paths."""

@@ -93,8 +93,9 @@ class BeyondConfig(StudyConfig):
         object.__setattr__(self, "seeds", tuple(int(s) for s in seeds))
         object.__setattr__(self, "pool", check_int("pool", self.pool, minimum=1))
         for name in ("image_size", "calibration_size"):
-            object.__setattr__(self, name, check_int(name, getattr(self, name), minimum=2,
-                                                     allow_none=True))
+            object.__setattr__(
+                self, name, check_int(name, getattr(self, name), minimum=2, allow_none=True)
+            )
 
     def encoder(self):
         """The EfficientNet-Lite encoder (real weights)."""
@@ -108,6 +109,7 @@ class BeyondConfig(StudyConfig):
 
 
 # ---- representations ------------------------------------------------------------
+
 
 def _noise(n: int, d: int) -> np.ndarray:
     return np.random.default_rng(0).normal(size=(n, d)).astype(np.float32)
@@ -126,26 +128,31 @@ def pooled_pixels(images: np.ndarray, grid: int) -> np.ndarray:
     return x / 255.0 if np.asarray(images).dtype == np.uint8 else x
 
 
-def regression_representations(config: BeyondConfig
-                               ) -> dict[str, tuple[Any, dict[str, np.ndarray]]]:
+def regression_representations(
+    config: BeyondConfig,
+) -> dict[str, tuple[Any, dict[str, np.ndarray]]]:
     """``{task name: (task, {representation: features (N, D)})}`` of the regression part."""
     from sklearn.decomposition import PCA
 
     from mdlnb import data, encoders
 
     dia = data.load("diabetes", split="all")
-    reps = {"features": dia.x.astype(np.float32),
-            "pca2": PCA(2, random_state=0).fit_transform(dia.x).astype(np.float32),
-            "noise": _noise(dia.n, dia.x.shape[1])}
+    reps = {
+        "features": dia.x.astype(np.float32),
+        "pca2": PCA(2, random_state=0).fit_transform(dia.x).astype(np.float32),
+        "noise": _noise(dia.n, dia.x.shape[1]),
+    }
     img = data.load(config.image_task, size=config.image_size, seed=0)
     if img.kind != "regression":
         raise ValueError(f"image_task: {config.image_task!r} is not a regression task")
     (enc,) = encoders.layers(config.encoder(), [config.layer]).values()
     lite = encoders.features(enc, img).x
     px = pooled_pixels(img.x, config.pool)
-    reps_img = {f"pixels{config.pool}x{config.pool}": px,
-                f"{config.encoder_label}/{config.layer}": lite,
-                "noise": _noise(img.n, px.shape[1])}
+    reps_img = {
+        f"pixels{config.pool}x{config.pool}": px,
+        f"{config.encoder_label}/{config.layer}": lite,
+        "noise": _noise(img.n, px.shape[1]),
+    }
     return {dia.name: (dia, reps), img.name: (img, reps_img)}
 
 
@@ -168,13 +175,17 @@ def calibration_tasks(config: BeyondConfig) -> dict[str, Any]:
 
     t = data.load(config.calibration_task, split="all")
     if t.kind == "regression":
-        raise ValueError(f"calibration_task: {config.calibration_task!r} is a regression task; "
-                         "calibration is of classifiers")
+        raise ValueError(
+            f"calibration_task: {config.calibration_task!r} is a regression task; "
+            "calibration is of classifiers"
+        )
     k = t.n if config.calibration_size is None else min(config.calibration_size, t.n)
     raw = t.x.reshape(t.n, -1).astype(np.float32)
     feats = encoders.features(config.encoder(), t).x
-    return {name: mdlnb.Task(f"{t.name}|{name}", x[:k], t.y[:k], t.num_classes)
-            for name, x in (("pixels", raw), (config.encoder_label, feats))}
+    return {
+        name: mdlnb.Task(f"{t.name}|{name}", x[:k], t.y[:k], t.num_classes)
+        for name, x in (("pixels", raw), (config.encoder_label, feats))
+    }
 
 
 def t_interval(d: Sequence[float], level: float = 0.95) -> tuple[float, float]:
@@ -187,6 +198,7 @@ def t_interval(d: Sequence[float], level: float = 0.95) -> tuple[float, float]:
 
 
 # ---- result ----------------------------------------------------------------------
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class BeyondResult:
@@ -221,20 +233,27 @@ class BeyondResult:
             order = sorted(ev, key=lambda e: -ev[e])
             for _, t in tab.iterrows():
                 e = t["encoder"]
-                rows.append({"task": task, "representation": e,
-                             "feature dim": self.feature_dims[(task, e)], "n": comp.n,
-                             "orders": int(t["orders"]),
-                             "per example [density nats]": t["per example [density nats]"],
-                             "per example std [density nats]": t["per example std [density nats]"],
-                             "total [nats]": t["total [nats]"],
-                             "total std [nats]": t["total std [nats]"],
-                             "vs best [nats]": t["vs best [nats]"],
-                             "vs best std [nats]": t["vs best std [nats]"],
-                             "rank": int(t["rank"]),
-                             "orders ranked first": int(t["orders ranked first"]),
-                             "LogME [nats/example]": ev[e], "LogME rank": order.index(e) + 1,
-                             "readout by data size": t["readout by data size"],
-                             "linear or deeper": t["linear or deeper"]})
+                rows.append(
+                    {
+                        "task": task,
+                        "representation": e,
+                        "feature dim": self.feature_dims[(task, e)],
+                        "n": comp.n,
+                        "orders": int(t["orders"]),
+                        "per example [density nats]": t["per example [density nats]"],
+                        "per example std [density nats]": t["per example std [density nats]"],
+                        "total [nats]": t["total [nats]"],
+                        "total std [nats]": t["total std [nats]"],
+                        "vs best [nats]": t["vs best [nats]"],
+                        "vs best std [nats]": t["vs best std [nats]"],
+                        "rank": int(t["rank"]),
+                        "orders ranked first": int(t["orders ranked first"]),
+                        "LogME [nats/example]": ev[e],
+                        "LogME rank": order.index(e) + 1,
+                        "readout by data size": t["readout by data size"],
+                        "linear or deeper": t["linear or deeper"],
+                    }
+                )
         return pd.DataFrame(rows)
 
     def regression_runs(self):
@@ -244,7 +263,8 @@ class BeyondResult:
         frames = []
         for task, comp in self.comparisons.items():
             r = comp.runs[["encoder", "seed", "total [nats]"]].rename(
-                columns={"encoder": "representation"})
+                columns={"encoder": "representation"}
+            )
             r.insert(0, "task", task)
             frames.append(r)
         return pd.concat(frames, ignore_index=True)
@@ -259,10 +279,27 @@ class BeyondResult:
         for task, comp in self.comparisons.items():
             ns = np.unique(np.append(log_spaced(comp.n + 1, self.config.points, start=1), comp.n))
             for e in comp.encoders:
-                c = np.stack([np.cumsum(np.asarray(comp.per_step_nats[(e, s)], np.float64))
-                              for s in comp.seeds])[:, ns - 1] / ns
-                frames.append(pd.DataFrame({"task": task, "representation": e, "n": ns,
-                                            "mean": c.mean(0), "min": c.min(0), "max": c.max(0)}))
+                c = (
+                    np.stack(
+                        [
+                            np.cumsum(np.asarray(comp.per_step_nats[(e, s)], np.float64))
+                            for s in comp.seeds
+                        ]
+                    )[:, ns - 1]
+                    / ns
+                )
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "task": task,
+                            "representation": e,
+                            "n": ns,
+                            "mean": c.mean(0),
+                            "min": c.min(0),
+                            "max": c.max(0),
+                        }
+                    )
+                )
         return pd.concat(frames, ignore_index=True)
 
     def calibration(self):
@@ -278,25 +315,37 @@ class BeyondResult:
             d, h = t_interval(g["on [nats]"] - g["off [nats]"])
             db, hb = t_interval(g["best expert on [nats]"] - g["best expert off [nats]"])
             verdict = "shorter" if d + h < 0 else "longer" if d - h > 0 else "no separation"
-            rows.append({"representation": rep, "n": n, "orders": len(g),
-                         "off [nats]": g["off [nats]"].mean(),
-                         "off std [nats]": g["off [nats]"].std(ddof=1),
-                         "on [nats]": g["on [nats]"].mean(),
-                         "on std [nats]": g["on [nats]"].std(ddof=1),
-                         "on - off [nats]": d, "on - off 95% half-width [nats]": h,
-                         "on - off [bits/example]": d / math.log(2) / n,
-                         "best expert on - off [nats]": db,
-                         "best expert on - off 95% half-width [nats]": hb,
-                         "experts shorter": g["experts shorter"].mean(),
-                         "experts": int(g["experts"].iloc[0]), "switching code": verdict})
+            rows.append(
+                {
+                    "representation": rep,
+                    "n": n,
+                    "orders": len(g),
+                    "off [nats]": g["off [nats]"].mean(),
+                    "off std [nats]": g["off [nats]"].std(ddof=1),
+                    "on [nats]": g["on [nats]"].mean(),
+                    "on std [nats]": g["on [nats]"].std(ddof=1),
+                    "on - off [nats]": d,
+                    "on - off 95% half-width [nats]": h,
+                    "on - off [bits/example]": d / math.log(2) / n,
+                    "best expert on - off [nats]": db,
+                    "best expert on - off 95% half-width [nats]": hb,
+                    "experts shorter": g["experts shorter"].mean(),
+                    "experts": int(g["experts"].iloc[0]),
+                    "switching code": verdict,
+                }
+            )
         return pd.DataFrame(rows)
 
     def tables(self) -> dict[str, Any]:
         """``{name: DataFrame}`` of the paper files (``beyond_<name>``)."""
-        return {"regression": self.regression(), "regression_summary": self.regression_summary(),
-                "regression_runs": self.regression_runs(),
-                "regression_along_n": self.along_n(), "calibration": self.calibration(),
-                "calibration_runs": self.calibration_runs}
+        return {
+            "regression": self.regression(),
+            "regression_summary": self.regression_summary(),
+            "regression_runs": self.regression_runs(),
+            "regression_along_n": self.along_n(),
+            "calibration": self.calibration(),
+            "calibration_runs": self.calibration_runs,
+        }
 
     def plot_regression(self):
         """Per regression task: cumulative density nats per example along n, mean over
@@ -317,8 +366,10 @@ class BeyondResult:
 
     def figures(self) -> dict[str, Any]:
         """``{name: Figure}`` of the paper files (``beyond_<name>.png``)."""
-        return {"regression_codelengths": self.plot_regression(),
-                "calibration": self.plot_calibration()}
+        return {
+            "regression_codelengths": self.plot_regression(),
+            "calibration": self.plot_calibration(),
+        }
 
     def findings(self) -> str:
         """Markdown, computed from the tables: per regression task the MDL order with its
@@ -330,33 +381,48 @@ class BeyondResult:
         reg = self.regression()
         for task, g in reg.groupby("task", sort=False):
             g = g.sort_values("rank")
-            order = " < ".join(f"{r.representation} ({r['per example [density nats]']:.3f} ± "
-                               f"{r['per example std [density nats]']:.3f})"
-                               for _, r in g.iterrows())
+            order = " < ".join(
+                f"{r.representation} ({r['per example [density nats]']:.3f} ± "
+                f"{r['per example std [density nats]']:.3f})"
+                for _, r in g.iterrows()
+            )
             tau = stats.kendalltau(g["rank"], g["LogME rank"]).statistic
             same = list(g["representation"]) == list(g.sort_values("LogME rank")["representation"])
             b, s = g.iloc[0], g.iloc[1]
-            evidence = ", ".join(f"{r.representation} {r['LogME [nats/example]']:+.3f}"
-                                 for _, r in g.sort_values("LogME rank").iterrows())
-            unbounded = [r.representation for _, r in g.iterrows()
-                         if not np.isfinite(r["LogME [nats/example]"])]
+            evidence = ", ".join(
+                f"{r.representation} {r['LogME [nats/example]']:+.3f}"
+                for _, r in g.sort_values("LogME rank").iterrows()
+            )
+            unbounded = [
+                r.representation
+                for _, r in g.iterrows()
+                if not np.isfinite(r["LogME [nats/example]"])
+            ]
             if unbounded:
-                evidence += (f"; unbounded for {', '.join(unbounded)}: its features fit the "
-                             "targets exactly, LogME cannot rank it")
+                evidence += (
+                    f"; unbounded for {', '.join(unbounded)}: its features fit the "
+                    "targets exactly, LogME cannot rank it"
+                )
             lines.append(
                 f"* **{task}** (N = {int(b['n'])}, {int(b['orders'])} orders), density "
                 f"nats/example, mean ± sd over orders: {order}. {b['representation']} is "
                 f"shortest in {int(b['orders ranked first'])}/{int(b['orders'])} orders, "
                 f"{s['vs best [nats]']:.1f} ± {s['vs best std [nats]']:.1f} nats ahead of "
                 f"{s['representation']} (paired). LogME's regression evidence "
-                + ("orders them the same way" if same else
-                   f"orders them differently (Kendall τ = {tau:+.2f})")
-                + f" ({evidence} nats/example).")
+                + (
+                    "orders them the same way"
+                    if same
+                    else f"orders them differently (Kendall τ = {tau:+.2f})"
+                )
+                + f" ({evidence} nats/example)."
+            )
         cal = self.calibration()
         for _, r in cal.iterrows():
-            word = {"shorter": "the interval excludes zero: shorter",
-                    "longer": "the interval excludes zero: longer",
-                    "no separation": "the interval includes zero"}[r["switching code"]]
+            word = {
+                "shorter": "the interval excludes zero: shorter",
+                "longer": "the interval excludes zero: longer",
+                "no separation": "the interval includes zero",
+            }[r["switching code"]]
             lines.append(
                 f"* **Calibration, {self.config.calibration_task} {r['representation']}** (N = "
                 f"{int(r['n'])}, {int(r['orders'])} orders, `{self.config.calibration_protocol}` "
@@ -366,14 +432,21 @@ class BeyondResult:
                 f"bits/example; {word}), the best single expert's by "
                 f"{r['best expert on - off [nats]']:+.1f} ± "
                 f"{r['best expert on - off 95% half-width [nats]']:.1f} nats; "
-                f"{r['experts shorter']:.1f} of {int(r['experts'])} experts shorter on average.")
+                f"{r['experts shorter']:.1f} of {int(r['experts'])} experts shorter on average."
+            )
         helps = (cal["switching code"] == "shorter").sum()
         hurts = (cal["switching code"] == "longer").sum()
-        lines.append(f"* Calibration shortened the switching code significantly on {helps} of "
-                     f"{len(cal)} representations and lengthened it on {hurts}"
-                     + (": it helps here." if helps and not hurts else
-                        ": it does not help consistently here." if helps or hurts else
-                        ": no separation from zero here."))
+        lines.append(
+            f"* Calibration shortened the switching code significantly on {helps} of "
+            f"{len(cal)} representations and lengthened it on {hurts}"
+            + (
+                ": it helps here."
+                if helps and not hurts
+                else ": it does not help consistently here."
+                if helps or hurts
+                else ": no separation from zero here."
+            )
+        )
         return "\n".join(lines)
 
     def save(self, paper_dir: Any, prefix: str = "beyond") -> list:
@@ -383,8 +456,10 @@ class BeyondResult:
 
 # ---- run -------------------------------------------------------------------------
 
-def run(config: BeyondConfig | None = None, *, progress: bool | None = None,
-        cache: bool = True) -> BeyondResult:
+
+def run(
+    config: BeyondConfig | None = None, *, progress: bool | None = None, cache: bool = True
+) -> BeyondResult:
     """Both parts of the study under ``config`` (default: the CPU run). The library's
     per-run warnings (grid edges, codes above the baseline) are kept in each
     Comparison's/Report's ``warnings`` and not printed. ``progress``: one bar over the
@@ -396,15 +471,31 @@ def run(config: BeyondConfig | None = None, *, progress: bool | None = None,
     if not isinstance(config, BeyondConfig):
         raise ValueError(f"config: expected a BeyondConfig, got {type(config).__name__}")
     comps, ev, dims, rows = {}, {}, {}, []
-    stages = Stages(("representations", "diabetes", config.image_task, "calibration tasks",
-                     "pixels", config.encoder_label), desc="beyond", progress=progress)
+    stages = Stages(
+        (
+            "representations",
+            "diabetes",
+            config.image_task,
+            "calibration tasks",
+            "pixels",
+            config.encoder_label,
+        ),
+        desc="beyond",
+        progress=progress,
+    )
     with warnings.catch_warnings(), stages:
         warnings.simplefilter("ignore")
         stages.start("representations")
         for name, (task, reps) in regression_representations(config).items():
             stages.start(name)
-            comps[name] = mdlnb.compare(reps, task, protocol=config.regression_protocol,
-                                        seeds=config.seeds, progress=False, cache=cache)
+            comps[name] = mdlnb.compare(
+                reps,
+                task,
+                protocol=config.regression_protocol,
+                seeds=config.seeds,
+                progress=False,
+                cache=cache,
+            )
             for e, x in reps.items():
                 ev[(name, e)] = logme(x, task.y)
                 dims[(name, e)] = int(x.shape[1])
@@ -412,19 +503,37 @@ def run(config: BeyondConfig | None = None, *, progress: bool | None = None,
         for rep, task in calibration_tasks(config).items():
             stages.start(rep)
             for s in config.seeds:
-                r = {cal: mdlnb.evaluate(task, protocol=mdlnb.protocol(config.calibration_protocol,
-                                                                       calibrate=cal),
-                                         seed=s, progress=False, cache=cache)
-                     for cal in (False, True)}
+                r = {
+                    cal: mdlnb.evaluate(
+                        task,
+                        protocol=mdlnb.protocol(config.calibration_protocol, calibrate=cal),
+                        seed=s,
+                        progress=False,
+                        cache=cache,
+                    )
+                    for cal in (False, True)
+                }
                 per = {cal: np.asarray(r[cal].losses.losses, np.float64).sum(0) for cal in r}
-                rows.append({"representation": rep, "seed": s, "n": task.n,
-                             "off [nats]": r[False].total_nats, "on [nats]": r[True].total_nats,
-                             "best expert off [nats]": r[False].best_expert_nats,
-                             "best expert on [nats]": r[True].best_expert_nats,
-                             "experts shorter": int((per[True] < per[False]).sum()),
-                             "experts": len(per[False])})
-    return BeyondResult(config=config, comparisons=comps, logme=ev, feature_dims=dims,
-                        calibration_runs=pd.DataFrame(rows))
+                rows.append(
+                    {
+                        "representation": rep,
+                        "seed": s,
+                        "n": task.n,
+                        "off [nats]": r[False].total_nats,
+                        "on [nats]": r[True].total_nats,
+                        "best expert off [nats]": r[False].best_expert_nats,
+                        "best expert on [nats]": r[True].best_expert_nats,
+                        "experts shorter": int((per[True] < per[False]).sum()),
+                        "experts": len(per[False]),
+                    }
+                )
+    return BeyondResult(
+        config=config,
+        comparisons=comps,
+        logme=ev,
+        feature_dims=dims,
+        calibration_runs=pd.DataFrame(rows),
+    )
 
 
 #: The study's config class, under the name every study package uses (mdlnb.studies).

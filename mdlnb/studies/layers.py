@@ -92,8 +92,10 @@ class LayersConfig(StudyConfig):
         if self.vit is not None:
             spec = self.vit_spec()
             if spec.arch != "vit" or not spec.trained:
-                raise ValueError(f"vit: expected a committed ViT '<objective>:vit_<size>:trained', "
-                                 f"got {self.vit!r}")
+                raise ValueError(
+                    f"vit: expected a committed ViT '<objective>:vit_<size>:trained', "
+                    f"got {self.vit!r}"
+                )
 
     def vit_spec(self):
         """The parsed ``vit`` (:class:`mdlnb.studies.transferability.EncoderSpec`)."""
@@ -177,20 +179,29 @@ class LayersResult:
             tab = comp.table().set_index("encoder")
             for layer in self.layers:
                 t = tab.loc[self._name(layer)]
-                d = runs.loc[(runs["task"] == task) & (runs["layer"] == layer),
-                             "vs reference [nats]"]
-                rows.append({"task": task, "layer": layer, "feature dim": self.feature_dims[layer],
-                             "n": comp.n, "orders": len(comp.seeds),
-                             "per example [bits]": t["per example [bits]"],
-                             "per example std [bits]": t["per example std [bits]"],
-                             "total [nats]": t["total [nats]"],
-                             "total std [nats]": t["total std [nats]"],
-                             f"vs {self.reference} [nats]": d.mean(),
-                             f"vs {self.reference} std [nats]": d.std(ddof=1),
-                             "vs best [nats]": t["vs best [nats]"],
-                             "vs best std [nats]": t["vs best std [nats]"],
-                             "rank": int(t["rank"]), "orders ranked first": int(t["orders ranked first"]),
-                             "readout by data size": t["readout by data size"]})
+                d = runs.loc[
+                    (runs["task"] == task) & (runs["layer"] == layer), "vs reference [nats]"
+                ]
+                rows.append(
+                    {
+                        "task": task,
+                        "layer": layer,
+                        "feature dim": self.feature_dims[layer],
+                        "n": comp.n,
+                        "orders": len(comp.seeds),
+                        "per example [bits]": t["per example [bits]"],
+                        "per example std [bits]": t["per example std [bits]"],
+                        "total [nats]": t["total [nats]"],
+                        "total std [nats]": t["total std [nats]"],
+                        f"vs {self.reference} [nats]": d.mean(),
+                        f"vs {self.reference} std [nats]": d.std(ddof=1),
+                        "vs best [nats]": t["vs best [nats]"],
+                        "vs best std [nats]": t["vs best std [nats]"],
+                        "rank": int(t["rank"]),
+                        "orders ranked first": int(t["orders ranked first"]),
+                        "readout by data size": t["readout by data size"],
+                    }
+                )
         df = pd.DataFrame(rows)
         return df.sort_values(["task", "rank", "layer"], kind="stable").reset_index(drop=True)
 
@@ -204,12 +215,28 @@ class LayersResult:
         for task, comp in self.comparisons.items():
             ns = np.unique(np.append(log_spaced(comp.n + 1, points, start=1), comp.n))
             for layer in self.layers:
-                d = np.stack([np.cumsum(comp.per_step_nats[(self._name(layer), s)]
-                                        - comp.per_step_nats[(self._name(self.reference), s)])
-                              for s in comp.seeds])[:, ns - 1]
-                frames.append(pd.DataFrame({
-                    "task": task, "layer": layer, "n": ns, "mean": d.mean(0),
-                    "std": d.std(0, ddof=1), "min": d.min(0), "max": d.max(0)}))
+                d = np.stack(
+                    [
+                        np.cumsum(
+                            comp.per_step_nats[(self._name(layer), s)]
+                            - comp.per_step_nats[(self._name(self.reference), s)]
+                        )
+                        for s in comp.seeds
+                    ]
+                )[:, ns - 1]
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "task": task,
+                            "layer": layer,
+                            "n": ns,
+                            "mean": d.mean(0),
+                            "std": d.std(0, ddof=1),
+                            "min": d.min(0),
+                            "max": d.max(0),
+                        }
+                    )
+                )
         return pd.concat(frames, ignore_index=True)
 
     def leaders(self, points: int = 60):
@@ -225,14 +252,20 @@ class LayersResult:
         for task, g in cur.groupby("task", sort=False):
             wide = g.pivot(index="n", columns="layer", values="mean")[list(self.layers)]
             vals = np.sort(wide.to_numpy(), axis=1)
-            tie = vals[:, 1] - vals[:, 0] <= 1e-6          # e.g. the uniformly coded first batch
+            tie = vals[:, 1] - vals[:, 0] <= 1e-6  # e.g. the uniformly coded first batch
             lead = wide.idxmin(axis=1).where(~tie, "tie")
             best = lead.iloc[-1]
             behind = np.flatnonzero(lead.to_numpy() != best)
             start = wide.index[behind[-1] + 1] if len(behind) else wide.index[0]
             changes = lead[lead != lead.shift()]
-            rows.append({"task": task, "best": best, "from n": int(start),
-                         "leader at n": ", ".join(f"{v} from n = {k}" for k, v in changes.items())})
+            rows.append(
+                {
+                    "task": task,
+                    "best": best,
+                    "from n": int(start),
+                    "leader at n": ", ".join(f"{v} from n = {k}" for k, v in changes.items()),
+                }
+            )
         return pd.DataFrame(rows)
 
     def findings(self) -> str:
@@ -242,26 +275,38 @@ class LayersResult:
         lines = []
         for task, g in tab.groupby("task", sort=False):
             b = g.iloc[0]
-            order = " < ".join(f"{r.layer} ({r['per example [bits]']:.3f} ± "
-                               f"{r['per example std [bits]']:.3f})" for _, r in g.iterrows())
+            order = " < ".join(
+                f"{r.layer} ({r['per example [bits]']:.3f} ± {r['per example std [bits]']:.3f})"
+                for _, r in g.iterrows()
+            )
             s = int(b["orders"])
-            txt = (f"* **{task}** (N = {int(b['n'])}, {s} orders): bits/example, mean ± sd over "
-                   f"orders: {order}. Best: **{b['layer']}**, ranked first in "
-                   f"{int(b['orders ranked first'])}/{s} orders")
+            txt = (
+                f"* **{task}** (N = {int(b['n'])}, {s} orders): bits/example, mean ± sd over "
+                f"orders: {order}. Best: **{b['layer']}**, ranked first in "
+                f"{int(b['orders ranked first'])}/{s} orders"
+            )
             second = g.iloc[1] if len(g) > 1 else None
             if second is not None:
-                r = runs[runs["task"] == task].pivot(index="seed", columns="layer",
-                                                     values="total [nats]")
+                r = runs[runs["task"] == task].pivot(
+                    index="seed", columns="layer", values="total [nats]"
+                )
                 ahead = int((r[b["layer"]] < r[second["layer"]]).sum())
-                txt += (f"; the runner-up {second['layer']} is {second['vs best [nats]']:+.1f} ± "
-                        f"{second['vs best std [nats]']:.1f} nats behind (paired difference, "
-                        f"mean ± sd; {b['layer']} shorter in {ahead}/{s} orders"
-                        + (", not a separation" if ahead < s else "") + ")")
+                txt += (
+                    f"; the runner-up {second['layer']} is {second['vs best [nats]']:+.1f} ± "
+                    f"{second['vs best std [nats]']:.1f} nats behind (paired difference, "
+                    f"mean ± sd; {b['layer']} shorter in {ahead}/{s} orders"
+                    + (", not a separation" if ahead < s else "")
+                    + ")"
+                )
             if b["layer"] != ref and (second is None or second["layer"] != ref):
-                txt += (f"; versus the encoder's own features ({ref}) {b[f'vs {ref} [nats]']:+.1f} ± "
-                        f"{b[f'vs {ref} std [nats]']:.1f} nats")
-            txt += (f". Along the stream (mean over orders) {b['layer']} leads from n = "
-                    f"{lead.loc[task, 'from n']} on ({lead.loc[task, 'leader at n']}).")
+                txt += (
+                    f"; versus the encoder's own features ({ref}) {b[f'vs {ref} [nats]']:+.1f} ± "
+                    f"{b[f'vs {ref} std [nats]']:.1f} nats"
+                )
+            txt += (
+                f". Along the stream (mean over orders) {b['layer']} leads from n = "
+                f"{lead.loc[task, 'from n']} on ({lead.loc[task, 'leader at n']})."
+            )
             lines.append(txt)
         return "\n".join(lines)
 
@@ -274,16 +319,28 @@ class LayersResult:
 
         tab, cur = self.table(), self.along_n(points)
         tasks = list(self.comparisons)
-        fig, axes = plt.subplots(len(tasks), 2, figsize=(11, 3.6 * len(tasks)), squeeze=False,
-                                 gridspec_kw={"width_ratios": [1, 1.6]})
+        fig, axes = plt.subplots(
+            len(tasks),
+            2,
+            figsize=(11, 3.6 * len(tasks)),
+            squeeze=False,
+            gridspec_kw={"width_ratios": [1, 1.6]},
+        )
         pal = dict(zip(self.layers, sns.color_palette("viridis", len(self.layers))))
         for (a0, a1), task in zip(axes, tasks):
             g = tab[tab["task"] == task].set_index("layer").loc[list(self.layers)]
-            a0.bar(range(len(g)), g["per example [bits]"], yerr=g["per example std [bits]"],
-                   color=[pal[x] for x in g.index], capsize=3)
+            a0.bar(
+                range(len(g)),
+                g["per example [bits]"],
+                yerr=g["per example std [bits]"],
+                color=[pal[x] for x in g.index],
+                capsize=3,
+            )
             a0.set_xticks(range(len(g)), g.index, rotation=30)
-            a0.set(ylabel="bits / example", title=f"{task}: codelength, ±1 sd over "
-                                                  f"{int(g['orders'].iloc[0])} orders")
+            a0.set(
+                ylabel="bits / example",
+                title=f"{task}: codelength, ±1 sd over {int(g['orders'].iloc[0])} orders",
+            )
             lo = float((g["per example [bits]"] - g["per example std [bits]"]).min())
             a0.set_ylim(bottom=max(0.0, lo - 0.1 * abs(lo)))
             c = cur[cur["task"] == task]
@@ -292,9 +349,12 @@ class LayersResult:
                 a1.plot(h["n"], h["mean"], color=pal[layer], label=layer)
                 a1.fill_between(h["n"], h["min"], h["max"], color=pal[layer], alpha=0.2)
             a1.axhline(0.0, color="0.3", lw=0.8)
-            a1.set(xscale="log", xlabel="examples coded n",
-                   ylabel=f"cumulative − {self.reference} [nats]",
-                   title=f"{task}: paired difference to {self.reference} (band: min–max)")
+            a1.set(
+                xscale="log",
+                xlabel="examples coded n",
+                ylabel=f"cumulative − {self.reference} [nats]",
+                title=f"{task}: paired difference to {self.reference} (band: min–max)",
+            )
             a1.legend(fontsize=8)
         fig.tight_layout()
         return fig
@@ -313,9 +373,17 @@ class LayersResult:
         plt.close(fig)
 
 
-def run(encoder: Any, tasks: Sequence[Any], *, which: Sequence[str | int] | None = None,
-        pooling: str = "mean", seeds: Sequence[int] = (0, 1, 2), protocol: Any = "small",
-        progress: bool | None = None, cache: bool = True) -> LayersResult:
+def run(
+    encoder: Any,
+    tasks: Sequence[Any],
+    *,
+    which: Sequence[str | int] | None = None,
+    pooling: str = "mean",
+    seeds: Sequence[int] = (0, 1, 2),
+    protocol: Any = "small",
+    progress: bool | None = None,
+    cache: bool = True,
+) -> LayersResult:
     """Compare ``which`` layers of ``encoder`` on each of ``tasks`` (Tasks of images),
     paired over ``seeds`` (≥ 3 orders), under ``protocol`` (:func:`mdlnb.compare`).
     ``progress``: as :func:`mdlnb.compare`'s, for each task's comparison (``None``,
@@ -325,8 +393,9 @@ def run(encoder: Any, tasks: Sequence[Any], *, which: Sequence[str | int] | None
     from mdlnb.encoders import layer_names, layers
 
     encs = layers(encoder, which, pooling=pooling)
-    labels = tuple(e.meta["layer"] + ("" if pooling == "mean" else f"[{pooling}]")
-                   for e in encs.values())
+    labels = tuple(
+        e.meta["layer"] + ("" if pooling == "mean" else f"[{pooling}]") for e in encs.values()
+    )
     if len(labels) < 2:
         raise ValueError(f"which: need at least 2 layers to compare, got {list(labels)}")
     own = layer_names(encoder)[-1] + ("" if pooling == "mean" else f"[{pooling}]")
@@ -335,11 +404,17 @@ def run(encoder: Any, tasks: Sequence[Any], *, which: Sequence[str | int] | None
     for task in tasks:
         if task.name in comps:
             raise ValueError(f"tasks: {task.name!r} given twice")
-        comps[task.name] = compare(encs, task, protocol=protocol, seeds=seeds,
-                                   progress=progress, cache=cache)
+        comps[task.name] = compare(
+            encs, task, protocol=protocol, seeds=seeds, progress=progress, cache=cache
+        )
     dims = {lab: e.feature_dim for lab, e in zip(labels, encs.values())}
-    return LayersResult(encoder=encoder.name, layers=labels, reference=reference,
-                        comparisons=comps, feature_dims=dims)
+    return LayersResult(
+        encoder=encoder.name,
+        layers=labels,
+        reference=reference,
+        comparisons=comps,
+        feature_dims=dims,
+    )
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -368,8 +443,9 @@ class LayersStudy:
             r.save(paper_dir, prefix=prefix, points=points)
 
 
-def run_config(config: LayersConfig | None = None, *, progress: bool | None = False,
-               cache: bool = True) -> LayersStudy:
+def run_config(
+    config: LayersConfig | None = None, *, progress: bool | None = False, cache: bool = True
+) -> LayersStudy:
     """:func:`run` with the encoders, tasks and settings of ``config`` (default: the CPU
     run): the EfficientNet-Lite and, unless ``config.vit`` is None, the ViT, on the
     same tasks, orders and protocol."""
@@ -377,12 +453,18 @@ def run_config(config: LayersConfig | None = None, *, progress: bool | None = Fa
     if not isinstance(config, LayersConfig):
         raise ValueError(f"config: expected a LayersConfig, got {type(config).__name__}")
     tasks = config.tasks()
-    kw = dict(pooling=config.pooling, seeds=list(config.seeds), protocol=config.protocol,
-              progress=progress, cache=cache)
+    kw = dict(
+        pooling=config.pooling,
+        seeds=list(config.seeds),
+        protocol=config.protocol,
+        progress=progress,
+        cache=cache,
+    )
     lite = run(config.encoder(), tasks, which=list(config.which), **kw)
     vit = config.vit_encoder()
-    return LayersStudy(lite=lite, vit=None if vit is None else
-                       run(vit, tasks, which=list(config.vit_which), **kw))
+    return LayersStudy(
+        lite=lite, vit=None if vit is None else run(vit, tasks, which=list(config.vit_which), **kw)
+    )
 
 
 #: The study's config class, under the name every study package uses (mdlnb.studies).

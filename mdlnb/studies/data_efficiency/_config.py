@@ -66,14 +66,26 @@ class DataEfficiencyConfig(StudyConfig):
     points: int = 200
 
     def __post_init__(self):
-        for name in ("objectives", "out_of_domain", "mlp_layers", "learning_rates",
-                     "probe_learning_rates", "seeds"):
+        for name in (
+            "objectives",
+            "out_of_domain",
+            "mlp_layers",
+            "learning_rates",
+            "probe_learning_rates",
+            "seeds",
+        ):
             value = getattr(self, name)
             if isinstance(value, str) or not isinstance(value, Sequence) or not value:
                 raise ValueError(f"{name}: expected a non-empty list, got {value!r}")
             object.__setattr__(self, name, tuple(value))
-        for name in ("pretrain_steps", "mlp_width", "replay_streams", "batch_size", "early",
-                     "points"):
+        for name in (
+            "pretrain_steps",
+            "mlp_width",
+            "replay_streams",
+            "batch_size",
+            "early",
+            "points",
+        ):
             check_int(name, getattr(self, name), minimum=1)
         for name in ("pretrain_size", "task_size"):
             check_int(name, getattr(self, name), minimum=2, allow_none=True)

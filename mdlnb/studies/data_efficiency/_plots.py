@@ -21,9 +21,13 @@ def regret(curves, summary, domains: Mapping[str, str]):
     import matplotlib.pyplot as plt
 
     encoders, tasks = list(dict.fromkeys(curves["encoder"])), list(domains)
-    fig, axes = plt.subplots(len(encoders), len(tasks), figsize=(4.2 * len(tasks),
-                                                                  3.4 * len(encoders)),
-                             squeeze=False, sharex=True)
+    fig, axes = plt.subplots(
+        len(encoders),
+        len(tasks),
+        figsize=(4.2 * len(tasks), 3.4 * len(encoders)),
+        squeeze=False,
+        sharex=True,
+    )
     stats = spread(curves, ["encoder", "task", "method", "n"], "regret [nats]")
     colours = dict(zip(METHODS, plt.get_cmap("tab10").colors))
     for i, enc in enumerate(encoders):
@@ -33,8 +37,11 @@ def regret(curves, summary, domains: Mapping[str, str]):
                 h, colour = g[g["method"] == method], colours[method]
                 ax.plot(h["n"], h["mean"], label=method, color=colour)
                 ax.fill_between(h["n"], h["min"], h["max"], alpha=0.2, color=colour)
-                at = (summary["encoder"] == enc) & (summary["task"] == task) & (
-                    summary["method"] == method)
+                at = (
+                    (summary["encoder"] == enc)
+                    & (summary["task"] == task)
+                    & (summary["method"] == method)
+                )
                 for x in summary.loc[at, "crossing n"].dropna():
                     ax.plot([x], [0], "o", color=colour)
             ax.axhline(0, color="k", lw=0.5)
@@ -44,7 +51,8 @@ def regret(curves, summary, domains: Mapping[str, str]):
                 ax.set_xlabel("examples n")
             if j == 0:
                 ax.set_ylabel("cumulative loss − from scratch [nats]")
-    axes[0, 0].legend(fontsize=8, title="band: min–max over orders; dot: crossing",
-                      title_fontsize=7)
+    axes[0, 0].legend(
+        fontsize=8, title="band: min–max over orders; dot: crossing", title_fontsize=7
+    )
     fig.tight_layout()
     return fig

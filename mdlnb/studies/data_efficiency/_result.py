@@ -45,27 +45,48 @@ class DataEfficiencyResult:
         c = self.config
         sizes = sorted({p["from scratch"].size for *_, p in self.runs})
         return [
-            ("encoders", "BYOL ResNet-50 pretrained on ImageNet; from scratch: ResNet-50",
-             ", ".join(f"{e} ({d}-d features)" for e, d in self.encoders.items())
-             + f": {c.arch}_{c.arch_size} pretrained on {c.pretrain_size or 'all'} "
-               f"{c.pretrain_task} images for {c.pretrain_steps} steps"),
-            ("tasks", "ImageNet (in domain), PatchCamelyon and 18 other VTAB tasks (out)",
-             ", ".join(f"{t} ({d})" for t, d in self.domains.items())),
-            ("examples per task (N)", "1.28 M (ImageNet), 262,144 (PCam)",
-             ", ".join(f"{n:,}" for n in sizes)),
-            ("readouts", "linear probe, MLPs of 1–7 hidden layers, fine-tuning, from scratch",
-             f"linear probe, MLPs of {', '.join(map(str, c.mlp_layers))} hidden layers of "
-             f"{c.mlp_width} units, fine-tuning, from scratch"),
-            ("orders", "one", f"{len(c.seeds)} per (encoder, task)")]
+            (
+                "encoders",
+                "BYOL ResNet-50 pretrained on ImageNet; from scratch: ResNet-50",
+                ", ".join(f"{e} ({d}-d features)" for e, d in self.encoders.items())
+                + f": {c.arch}_{c.arch_size} pretrained on {c.pretrain_size or 'all'} "
+                f"{c.pretrain_task} images for {c.pretrain_steps} steps",
+            ),
+            (
+                "tasks",
+                "ImageNet (in domain), PatchCamelyon and 18 other VTAB tasks (out)",
+                ", ".join(f"{t} ({d})" for t, d in self.domains.items()),
+            ),
+            (
+                "examples per task (N)",
+                "1.28 M (ImageNet), 262,144 (PCam)",
+                ", ".join(f"{n:,}" for n in sizes),
+            ),
+            (
+                "readouts",
+                "linear probe, MLPs of 1–7 hidden layers, fine-tuning, from scratch",
+                f"linear probe, MLPs of {', '.join(map(str, c.mlp_layers))} hidden layers of "
+                f"{c.mlp_width} units, fine-tuning, from scratch",
+            ),
+            ("orders", "one", f"{len(c.seeds)} per (encoder, task)"),
+        ]
 
     def frames(self):
         """``(curves, summary)``: :func:`regret_frames` of every (encoder, task, order),
         concatenated, with an ``encoder`` column first."""
-        frames = [tuple(f.assign(encoder=enc)[["encoder", *f.columns]] for f in regret_frames(
-            p, task=name, domain=domain, seed=s, points=self.config.points))
-            for enc, name, domain, s, p in self.runs]
-        return (pd.concat([c for c, _ in frames], ignore_index=True),
-                pd.concat([s for _, s in frames], ignore_index=True))
+        frames = [
+            tuple(
+                f.assign(encoder=enc)[["encoder", *f.columns]]
+                for f in regret_frames(
+                    p, task=name, domain=domain, seed=s, points=self.config.points
+                )
+            )
+            for enc, name, domain, s, p in self.runs
+        ]
+        return (
+            pd.concat([c for c, _ in frames], ignore_index=True),
+            pd.concat([s for _, s in frames], ignore_index=True),
+        )
 
     def tables(self) -> dict[str, Any]:
         """``{name: DataFrame}`` written as ``data_efficiency_<name>``: ``codelengths``
@@ -73,9 +94,10 @@ class DataEfficiencyResult:
         and ``regret`` (regret at N per (encoder, domain, task, method), spread over
         orders)."""
         _, summary = self.frames()
-        return {"codelengths": summary,
-                "regret": spread(summary, ["encoder", "domain", "task", "method"],
-                                 "regret [nats]")}
+        return {
+            "codelengths": summary,
+            "regret": spread(summary, ["encoder", "domain", "task", "method"], "regret [nats]"),
+        }
 
     def plot_regret(self):
         """Fig. 3: regret to from scratch along n, one panel per (encoder, task) (Figure)."""
@@ -88,8 +110,11 @@ class DataEfficiencyResult:
     def describe(self) -> str:
         """The encoders and the streams (Markdown)."""
         lines = [f"- encoder {e}: {d}-d features" for e, d in self.encoders.items()] + [""]
-        lines += [f"- {self.domains[t]}: {self.tasks[t]}; uniform code log C = "
-                  f"{math.log(self.num_classes[t]):.3f} nats/example" for t in self.tasks]
+        lines += [
+            f"- {self.domains[t]}: {self.tasks[t]}; uniform code log C = "
+            f"{math.log(self.num_classes[t]):.3f} nats/example"
+            for t in self.tasks
+        ]
         return "\n".join(lines)
 
     def findings(self) -> str:
@@ -101,19 +126,25 @@ class DataEfficiencyResult:
             if method == SCRATCH:
                 continue
             cross = g["crossing n"].dropna()
-            where = (f"crosses zero at n = {', '.join(str(int(c)) for c in cross)}" if len(cross)
-                     else "never crosses zero")
-            lines.append(f"- {enc}, {task} ({self.domains[task]}), {method}: regret at N "
-                         f"{g['regret [nats]'].mean():+.1f} ± {g['regret [nats]'].std():.1f} nats "
-                         f"over {len(g)} orders; {where}")
+            where = (
+                f"crosses zero at n = {', '.join(str(int(c)) for c in cross)}"
+                if len(cross)
+                else "never crosses zero"
+            )
+            lines.append(
+                f"- {enc}, {task} ({self.domains[task]}), {method}: regret at N "
+                f"{g['regret [nats]'].mean():+.1f} ± {g['regret [nats]'].std():.1f} nats "
+                f"over {len(g)} orders; {where}"
+            )
         return "\n".join(lines)
 
     def claims(self) -> list:
         """Claims e1 and e2 (:func:`mdlnb.studies.data_efficiency.claims`)."""
         return _claims.claims(self.runs, early=self.config.early)
 
-    def save(self, paper_dir: str | Path = "paper", *,
-             prefix: str = "data_efficiency") -> list[Path]:
+    def save(
+        self, paper_dir: str | Path = "paper", *, prefix: str = "data_efficiency"
+    ) -> list[Path]:
         """Write :meth:`tables` (csv + md) and :meth:`figures` (png) as
         ``<prefix>_<name>`` atomically; returns the paths."""
         return save_files(paper_dir, prefix, self.tables(), self.figures())

@@ -37,10 +37,10 @@ Modules: ``_config`` (EncodersConfig), ``_pair`` (one pair's measurements),
 """
 
 from mdlnb.studies.encoders._config import (
-                                            OBJECTIVES_SUITE,
-                                            SCALING_SUITE,
-                                            EncodersConfig,
-                                            describe_encoder,
+    OBJECTIVES_SUITE,
+    SCALING_SUITE,
+    EncodersConfig,
+    describe_encoder,
 )
 from mdlnb.studies.encoders._pair import METRICS, compute_pair, map_switches, stream_bins
 from mdlnb.studies.encoders._result import EncodersResult
@@ -50,6 +50,20 @@ from mdlnb.studies.encoders._tables import METHODS
 #: The study's config class, under the name every study package uses (mdlnb.studies).
 Config = EncodersConfig
 
-__all__ = ["CACHE_VERSION", "Config", "EncodersConfig", "EncodersResult", "FRAME_COLUMNS",
-           "METHODS", "METRICS", "OBJECTIVES_SUITE", "SCALING_SUITE", "compute_pair",
-           "describe_encoder", "map_switches", "pair_key", "run", "stream_bins"]
+__all__ = [
+    "CACHE_VERSION",
+    "Config",
+    "EncodersConfig",
+    "EncodersResult",
+    "FRAME_COLUMNS",
+    "METHODS",
+    "METRICS",
+    "OBJECTIVES_SUITE",
+    "SCALING_SUITE",
+    "compute_pair",
+    "describe_encoder",
+    "map_switches",
+    "pair_key",
+    "run",
+    "stream_bins",
+]

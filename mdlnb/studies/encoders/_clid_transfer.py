@@ -55,8 +55,7 @@ def matched(frame, across):
     m["grid encoder"] = m["encoder"] + TRAINED
     m = m.sort_values("grid encoder").reset_index(drop=True)
     if len(m) >= 1:
-        m["clid"] = labelfree.clid(m["cluster_learnability"].to_numpy(),
-                                   m["twonn_id"].to_numpy())
+        m["clid"] = labelfree.clid(m["cluster_learnability"].to_numpy(), m["twonn_id"].to_numpy())
     return m
 
 
@@ -82,22 +81,30 @@ def transfer_table(frame, across, *, in_domain: Sequence[str]):
 
     m = matched(frame, across)
     encs = list(m["grid encoder"])
-    cols = ["task", "group", "encoders", "in-domain accuracy", "CLID", "joint",
-            "joint − in-domain"]
+    cols = ["task", "group", "encoders", "in-domain accuracy", "CLID", "joint", "joint − in-domain"]
     groups = frame.drop_duplicates("task").set_index("task")["group"]
     tasks = [t for t in _tables.task_order(frame) if t not in set(in_domain)]
-    if len(m) < 1:        # no committed encoder in the grid: the tasks, without τ
-        return pd.DataFrame([{"task": t, "group": groups[t], "encoders": 0} for t in tasks],
-                            columns=cols)
+    if len(m) < 1:  # no committed encoder in the grid: the tasks, without τ
+        return pd.DataFrame(
+            [{"task": t, "group": groups[t], "encoders": 0} for t in tasks], columns=cols
+        )
     acc = _tables.scores(frame, "linear accuracy", encoders=encs)
     joint = -ranking.rank_product([m["clid"].to_numpy(), m["probe_accuracy"].to_numpy()])
     rows = []
     for task in [t for t in tasks if t in acc.index]:
         y = acc.loc[task, encs].to_numpy(float)
         t_in, t_joint = _tau(m["probe_accuracy"], y), _tau(joint, y)
-        rows.append({"task": task, "group": groups[task], "encoders": len(encs),
-                     "in-domain accuracy": t_in, "CLID": _tau(m["clid"], y), "joint": t_joint,
-                     "joint − in-domain": t_joint - t_in})
+        rows.append(
+            {
+                "task": task,
+                "group": groups[task],
+                "encoders": len(encs),
+                "in-domain accuracy": t_in,
+                "CLID": _tau(m["clid"], y),
+                "joint": t_joint,
+                "joint − in-domain": t_joint - t_in,
+            }
+        )
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -109,37 +116,58 @@ def transfer_claims(frame, across, *, in_domain: Sequence[str], alpha: float = 0
     k = int(t["encoders"].max()) if len(t) else 0
     level = 1 - alpha
     out = []
-    for cid, col, paper in (("p4", "in-domain accuracy", TABLE_3_AVG["imagenet"]),
-                            ("p5", "joint − in-domain",
-                             TABLE_3_AVG["clid"] - TABLE_3_AVG["imagenet"])):
+    for cid, col, paper in (
+        ("p4", "in-domain accuracy", TABLE_3_AVG["imagenet"]),
+        ("p5", "joint − in-domain", TABLE_3_AVG["clid"] - TABLE_3_AVG["imagenet"]),
+    ):
         v = t[col].dropna().to_numpy(float) if len(t) else np.array([])
         d = C.bootstrap_effect(list(v), np.mean, paper_effect=paper, level=level, unit="tasks")
         dropped = len(t) - len(v)
-        beside = (f"; CLID alone (CLID Table 2, paper 0.70): mean τ "
-                  f"{t['CLID'].mean():.3g}" if t["CLID"].notna().any() else "")
-        note = ("; no committed encoder in the grid" if k == 0 else
-                f"; {dropped} task(s) without τ (accuracy tied across encoders) left out"
-                if dropped else "")
+        beside = (
+            f"; CLID alone (CLID Table 2, paper 0.70): mean τ {t['CLID'].mean():.3g}"
+            if t["CLID"].notna().any()
+            else ""
+        )
+        note = (
+            "; no committed encoder in the grid"
+            if k == 0
+            else f"; {dropped} task(s) without τ (accuracy tied across encoders) left out"
+            if dropped
+            else ""
+        )
         if cid == "p4":
-            out.append(C.Claim.decided(
-                cid, "Accuracy in the pretraining domain predicts the ranking of encoders on "
-                "out-of-domain tasks.", "Lu et al. 2022 Sec. 3.5, Table 3",
-                "mean Kendall τ 0.71 between ImageNet top-1 and transfer accuracy over 7 "
-                "out-of-domain tasks, 28 checkpoints (Table 3)",
-                f"per out-of-domain task, Kendall τ_b across {k} committed encoders between "
-                "their held-out Fashion-MNIST probe accuracy and their linear-probe accuracy "
-                "on the task; effect: mean over tasks; percentile bootstrap over tasks", d,
-                effect="τ(in-domain accuracy, transfer accuracy)",
-                our_value=d.detail + note + beside))
+            out.append(
+                C.Claim.decided(
+                    cid,
+                    "Accuracy in the pretraining domain predicts the ranking of encoders on "
+                    "out-of-domain tasks.",
+                    "Lu et al. 2022 Sec. 3.5, Table 3",
+                    "mean Kendall τ 0.71 between ImageNet top-1 and transfer accuracy over 7 "
+                    "out-of-domain tasks, 28 checkpoints (Table 3)",
+                    f"per out-of-domain task, Kendall τ_b across {k} committed encoders between "
+                    "their held-out Fashion-MNIST probe accuracy and their linear-probe accuracy "
+                    "on the task; effect: mean over tasks; percentile bootstrap over tasks",
+                    d,
+                    effect="τ(in-domain accuracy, transfer accuracy)",
+                    our_value=d.detail + note + beside,
+                )
+            )
         else:
-            out.append(C.Claim.decided(
-                cid, "Joining CLID to in-domain accuracy by the rank product predicts transfer "
-                "better than in-domain accuracy alone.", "Lu et al. 2022 Sec. 3.5, Table 3",
-                "mean τ 0.74 (joint rank product of CLID and ImageNet top-1) against 0.71 "
-                "(ImageNet top-1 alone) over 7 out-of-domain tasks: +0.03",
-                f"per out-of-domain task, τ_b(−√(r_CLID · r_acc), task accuracy) − τ_b(in-domain "
-                f"accuracy, task accuracy) across {k} committed encoders (CLID min–max "
-                "normalised across them); effect: mean over tasks; percentile bootstrap over "
-                "tasks", d, effect="Δτ(joint − in-domain accuracy)",
-                our_value=d.detail + note))
+            out.append(
+                C.Claim.decided(
+                    cid,
+                    "Joining CLID to in-domain accuracy by the rank product predicts transfer "
+                    "better than in-domain accuracy alone.",
+                    "Lu et al. 2022 Sec. 3.5, Table 3",
+                    "mean τ 0.74 (joint rank product of CLID and ImageNet top-1) against 0.71 "
+                    "(ImageNet top-1 alone) over 7 out-of-domain tasks: +0.03",
+                    f"per out-of-domain task, τ_b(−√(r_CLID · r_acc), task accuracy) − τ_b(in-domain "
+                    f"accuracy, task accuracy) across {k} committed encoders (CLID min–max "
+                    "normalised across them); effect: mean over tasks; percentile bootstrap over "
+                    "tasks",
+                    d,
+                    effect="Δτ(joint − in-domain accuracy)",
+                    our_value=d.detail + note,
+                )
+            )
     return out

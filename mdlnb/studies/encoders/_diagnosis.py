@@ -275,21 +275,27 @@ def findings(diagnosis: Any, *, encoder: str, reference: str) -> str:
         v = med[m][others]
         return f"{v.min():.3g}–{v.max():.3g}"
 
-    lines = [f"- **Effective rank** (RankMe of the raw features, median over tasks): {encoder} "
-             f"{med['RankMe (raw)'][encoder]:.3g}, the others {rng('RankMe (raw)')}: its "
-             "features have not collapsed onto few dimensions."]
+    lines = [
+        f"- **Effective rank** (RankMe of the raw features, median over tasks): {encoder} "
+        f"{med['RankMe (raw)'][encoder]:.3g}, the others {rng('RankMe (raw)')}: its "
+        "features have not collapsed onto few dimensions."
+    ]
     for stat in IMAGE_STATS:
         m = f"R² {stat}"
         if m in med:
             lower = int((wide.loc[m][encoder] < wide.loc[m][reference]).sum())
-            lines.append(f"- **{stat} recovered by a ridge regression** (held-out R², median): "
-                         f"{encoder} {med[m][encoder]:.3g}, {reference} {med[m][reference]:.3g}, "
-                         f"the others {rng(m)}; lower than {reference} on {lower} of "
-                         f"{int(wide.loc[m][[encoder, reference]].dropna().shape[0])} tasks.")
+            lines.append(
+                f"- **{stat} recovered by a ridge regression** (held-out R², median): "
+                f"{encoder} {med[m][encoder]:.3g}, {reference} {med[m][reference]:.3g}, "
+                f"the others {rng(m)}; lower than {reference} on {lower} of "
+                f"{int(wide.loc[m][[encoder, reference]].dropna().shape[0])} tasks."
+            )
     if "NC1" in med and "fashion_mnist" in wide.loc["NC1"].index:
         nc = wide.loc[("NC1", "fashion_mnist")]
-        lines.append(f"- **Class collapse on the pretraining images** (NC1, Fashion-MNIST): "
-                     f"{encoder} {nc[encoder]:.3g}, {reference} {nc[reference]:.3g}, the others "
-                     f"{nc[[e for e in others if e != reference]].min():.3g}–"
-                     f"{nc[[e for e in others if e != reference]].max():.3g}.")
+        lines.append(
+            f"- **Class collapse on the pretraining images** (NC1, Fashion-MNIST): "
+            f"{encoder} {nc[encoder]:.3g}, {reference} {nc[reference]:.3g}, the others "
+            f"{nc[[e for e in others if e != reference]].min():.3g}–"
+            f"{nc[[e for e in others if e != reference]].max():.3g}."
+        )
     return "\n".join(lines)

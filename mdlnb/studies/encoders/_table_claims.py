@@ -51,10 +51,14 @@ PAPER_R = 6
 #: Tasks per VTAB group in Table 2 (natural, specialized, structured).
 PAPER_GROUP_TASKS = {"natural": 7, "specialized": 4, "structured": 8}
 #: (objective, the paper's backbone) → the row of :data:`._paper.TABLE_1A`.
-PAPER_ROWS = {("dino", "vit"): "ViT/B16 DINO", ("byol", "resnet"): "ResNet-50 BYOL",
-              ("mae", "vit"): "ViT/B16 MAE", ("supervised", "vit"): "ViT/B16 SUP",
-              ("simclr", "resnet"): "ResNet-50 SimCLR",
-              ("supervised", "resnet"): "ResNet-50 SUP"}
+PAPER_ROWS = {
+    ("dino", "vit"): "ViT/B16 DINO",
+    ("byol", "resnet"): "ResNet-50 BYOL",
+    ("mae", "vit"): "ViT/B16 MAE",
+    ("supervised", "vit"): "ViT/B16 SUP",
+    ("simclr", "resnet"): "ResNet-50 SimCLR",
+    ("supervised", "resnet"): "ResNet-50 SUP",
+}
 #: Table 1a's pairwise statements (Sec. 4): id → (better, worse, the paper's verdict).
 PAIRS = {
     "n1": (("byol", "resnet"), ("supervised", "resnet"), "outperforms"),
@@ -69,8 +73,13 @@ SELF_SUPERVISED = ("simclr", "byol", "dino", "mae")
 SUPERVISED = ("supervised",)
 #: The objectives of the table other than MAE (o3, o4).
 NOT_MAE = ("supervised", "simclr", "byol", "dino")
-_NAMES = {"supervised": "supervised", "simclr": "SimCLR", "byol": "BYOL", "dino": "DINO",
-          "mae": "MAE"}
+_NAMES = {
+    "supervised": "supervised",
+    "simclr": "SimCLR",
+    "byol": "BYOL",
+    "dino": "DINO",
+    "mae": "MAE",
+}
 
 
 def paper_pair_effect(pair: str) -> float:
@@ -81,8 +90,11 @@ def paper_pair_effect(pair: str) -> float:
 
 def _paper_mean(group: str, objectives: Sequence[str]) -> float:
     col = list(PAPER_GROUP_TASKS).index(group)
-    return float(np.mean([_paper.TABLE_2[row][col] for (obj, _), row in PAPER_ROWS.items()
-                          if obj in objectives]))
+    return float(
+        np.mean(
+            [_paper.TABLE_2[row][col] for (obj, _), row in PAPER_ROWS.items() if obj in objectives]
+        )
+    )
 
 
 def paper_contrast(kind: str, group: str) -> float:
@@ -129,8 +141,9 @@ def task_ranks(frame, encoders: Sequence[str]):
     return w.loc[[t for t in _tables.task_order(frame) if t in w.index], list(encoders)]
 
 
-def resolve(frame, encoders: Sequence[str], objective: str, backbone: str | None = None
-            ) -> str | None:
+def resolve(
+    frame, encoders: Sequence[str], objective: str, backbone: str | None = None
+) -> str | None:
     """The one encoder of ``encoders`` with ``objective``: the only one, else the only one
     on ``backbone`` (an architecture); None when there is none or several."""
     info = frame.drop_duplicates("encoder").set_index("encoder")
@@ -163,15 +176,27 @@ def pairwise_table(frame, encoders: Sequence[str], *, alpha: float = 0.10):
     for pid, (better, worse, verdict) in PAIRS.items():
         a, b = (resolve(frame, encoders, *side) for side in (better, worse))
         d = (r[b] - r[a]) if a and b else pd.Series(dtype=float)
-        rows.append({
-            "id": pid, "paper better": PAPER_ROWS[better], "paper worse": PAPER_ROWS[worse],
-            "paper verdict": verdict, "better": a or "—", "worse": b or "—",
-            "rank difference": float(d.mean()) if len(d) else float("nan"),
-            "wins": int((d > 0).sum()), "ties": int((d == 0).sum()),
-            "losses": int((d < 0).sum()), "tasks": n, "k": k, "alpha": alpha, "CD": cd,
-            "beyond CD": bool(len(d) and abs(d.mean()) >= cd),
-            "paper difference": paper_pair_effect(pid),
-            "paper difference at k": paper_pair_effect(pid) * rank_scale(k)})
+        rows.append(
+            {
+                "id": pid,
+                "paper better": PAPER_ROWS[better],
+                "paper worse": PAPER_ROWS[worse],
+                "paper verdict": verdict,
+                "better": a or "—",
+                "worse": b or "—",
+                "rank difference": float(d.mean()) if len(d) else float("nan"),
+                "wins": int((d > 0).sum()),
+                "ties": int((d == 0).sum()),
+                "losses": int((d < 0).sum()),
+                "tasks": n,
+                "k": k,
+                "alpha": alpha,
+                "CD": cd,
+                "beyond CD": bool(len(d) and abs(d.mean()) >= cd),
+                "paper difference": paper_pair_effect(pid),
+                "paper difference at k": paper_pair_effect(pid) * rank_scale(k),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -189,8 +214,9 @@ def group_contrasts(frame, encoders: Sequence[str]):
         return r[a].mean(axis=1).to_numpy() - r[b].mean(axis=1).to_numpy() if a and b else nan
 
     return r.index.to_frame(index=False).assign(
-        group=lambda d: d["task"].map(groups), **{"sup − ssl": contrast(sup, ssl),
-                                                 "mae − others": contrast(mae, rest)})
+        group=lambda d: d["task"].map(groups),
+        **{"sup − ssl": contrast(sup, ssl), "mae − others": contrast(mae, rest)},
+    )
 
 
 def _pair_claim(pid: str, frame, encoders: Sequence[str], ranks, cd: float, level: float):
@@ -204,34 +230,48 @@ def _pair_claim(pid: str, frame, encoders: Sequence[str], ranks, cd: float, leve
     unit = "tasks"
     if a and b:
         diff = (ranks[b] - ranks[a]).to_numpy(float)
-        d = C.bootstrap_effect(list(diff), np.mean, paper_effect=paper * scale, level=level,
-                               unit=unit)
-        extra = (f"; {a} ranks ahead of {b} on {int((diff > 0).sum())} of {len(diff)} tasks, "
-                 f"behind on {int((diff < 0).sum())}; Nemenyi CD (α = 0.10, k = {k}, "
-                 f"N = {len(diff)}) {cd:.3f}: the difference "
-                 f"{'reaches' if abs(diff.mean()) >= cd else 'does not reach'} it")
+        d = C.bootstrap_effect(
+            list(diff), np.mean, paper_effect=paper * scale, level=level, unit=unit
+        )
+        extra = (
+            f"; {a} ranks ahead of {b} on {int((diff > 0).sum())} of {len(diff)} tasks, "
+            f"behind on {int((diff < 0).sum())}; Nemenyi CD (α = 0.10, k = {k}, "
+            f"N = {len(diff)}) {cd:.3f}: the difference "
+            f"{'reaches' if abs(diff.mean()) >= cd else 'does not reach'} it"
+        )
     else:
-        d = C.effect_decision(float("nan"), float("nan"), float("nan"),
-                              paper_effect=paper * scale, n=0, unit=unit)
+        d = C.effect_decision(
+            float("nan"), float("nan"), float("nan"), paper_effect=paper * scale, n=0, unit=unit
+        )
         extra = f"; no single encoder of objective {names[0] if not a else names[1]} here"
     significant = verdict == "outperforms"
-    statement = (f"{names[0]} features outperform {names[1]} features under MDL."
-                 if significant else
-                 f"{names[0]} and {names[1]} features differ little under MDL "
-                 f"({names[0]} {verdict.split(',')[0] if ',' in verdict else 'ahead'}, "
-                 "not significantly).")
+    statement = (
+        f"{names[0]} features outperform {names[1]} features under MDL."
+        if significant
+        else f"{names[0]} and {names[1]} features differ little under MDL "
+        f"({names[0]} {verdict.split(',')[0] if ',' in verdict else 'ahead'}, "
+        "not significantly)."
+    )
     return C.Claim.decided(
-        pid, statement, "Li et al. 2023 Sec. 4, Table 1a, Fig. 6",
+        pid,
+        statement,
+        "Li et al. 2023 Sec. 4, Table 1a, Fig. 6",
         f"{PAPER_ROWS[worse]} {_paper.TABLE_1A[PAPER_ROWS[worse]][2]:.2f} − {PAPER_ROWS[better]} "
         f"{_paper.TABLE_1A[PAPER_ROWS[better]][2]:.2f} = {paper:.2f} average MDL ranks "
         f"(r = 6, N = 19; {verdict}); × (k − 1)/5 on this run's {k} encoders: "
         f"{paper * scale:.2f}",
         f"per task, MDL rank of {names[1]} minus that of {names[0]} among {k} encoders; "
         "effect: its mean over tasks (the average-rank difference); percentile bootstrap "
-        "over tasks (2,000 resamples)" + ("" if significant else "; the paper's claim is "
-                                         "on the size: larger than its value contradicts it"),
-        d, effect=f"rank({names[1]}) − rank({names[0]}), MDL [ranks]",
-        our_value=d.detail + extra)
+        "over tasks (2,000 resamples)"
+        + (
+            ""
+            if significant
+            else "; the paper's claim is on the size: larger than its value contradicts it"
+        ),
+        d,
+        effect=f"rank({names[1]}) − rank({names[0]}), MDL [ranks]",
+        our_value=d.detail + extra,
+    )
 
 
 def pairwise_claims(frame, encoders: Sequence[str], *, alpha: float = 0.05) -> list:
@@ -247,20 +287,36 @@ def pairwise_claims(frame, encoders: Sequence[str], *, alpha: float = 0.05) -> l
 #: (o1)–(o4): id → (contrast column, groups tested, groups against (None: one-sample),
 #: statement, what the paper's value is made of).
 GROUP_CLAIMS = {
-    "o1": ("sup − ssl", ("structured",), None,
-           "Self-supervised encoders rank better than supervised ones on structured tasks.",
-           "structured: supervised {a:.2f} − self-supervised {b:.2f}"),
-    "o2": ("sup − ssl", ("structured",), ("natural",),
-           "Supervised encoders lose to self-supervised ones on structured tasks but do "
-           "decently on natural tasks: the gap is larger on structured tasks.",
-           "structured {a:.2f} − natural {b:.2f}"),
-    "o3": ("mae − others", ("natural",), None,
-           "MAE ranks worse than the other objectives on natural tasks.",
-           "natural: MAE {a:.2f} − the other five {b:.2f}"),
-    "o4": ("mae − others", ("natural",), ("specialized", "structured"),
-           "MAE generalises with dataset shift: its rank against the other objectives is "
-           "better on shifted (specialized, structured) tasks than on natural ones.",
-           "natural {a:.2f} − shifted (4 specialized + 8 structured tasks) {b:.2f}"),
+    "o1": (
+        "sup − ssl",
+        ("structured",),
+        None,
+        "Self-supervised encoders rank better than supervised ones on structured tasks.",
+        "structured: supervised {a:.2f} − self-supervised {b:.2f}",
+    ),
+    "o2": (
+        "sup − ssl",
+        ("structured",),
+        ("natural",),
+        "Supervised encoders lose to self-supervised ones on structured tasks but do "
+        "decently on natural tasks: the gap is larger on structured tasks.",
+        "structured {a:.2f} − natural {b:.2f}",
+    ),
+    "o3": (
+        "mae − others",
+        ("natural",),
+        None,
+        "MAE ranks worse than the other objectives on natural tasks.",
+        "natural: MAE {a:.2f} − the other five {b:.2f}",
+    ),
+    "o4": (
+        "mae − others",
+        ("natural",),
+        ("specialized", "structured"),
+        "MAE generalises with dataset shift: its rank against the other objectives is "
+        "better on shifted (specialized, structured) tasks than on natural ones.",
+        "natural {a:.2f} − shifted (4 specialized + 8 structured tasks) {b:.2f}",
+    ),
 }
 
 
@@ -289,33 +345,50 @@ def _group_claim(cid: str, contrasts, k: int, level: float):
     col, tested, against, statement, parts = GROUP_CLAIMS[cid]
     paper = paper_group_effect(cid) * rank_scale(k)
     x = contrasts.loc[contrasts["group"].isin(tested), col].to_numpy(float)
-    y = (contrasts.loc[contrasts["group"].isin(against), col].to_numpy(float)
-         if against else None)
+    y = contrasts.loc[contrasts["group"].isin(against), col].to_numpy(float) if against else None
     unit = "tasks"
     missing = np.isnan(x).any() or (y is not None and np.isnan(y).any())
     if missing or x.size == 0:
-        why = ("an objective of the contrast has no encoder here" if missing else
-               f"no {'/'.join(tested)} task")
-        d = C.effect_decision(float("nan"), float("nan"), float("nan"), paper_effect=paper,
-                              n=0, unit=unit)._replace(detail=f"{why}: no interval")
+        why = (
+            "an objective of the contrast has no encoder here"
+            if missing
+            else f"no {'/'.join(tested)} task"
+        )
+        d = C.effect_decision(
+            float("nan"), float("nan"), float("nan"), paper_effect=paper, n=0, unit=unit
+        )._replace(detail=f"{why}: no interval")
     elif y is None:
         d = C.t_effect(x, paper_effect=paper, level=level, unit=unit)
     else:
         d = C.welch_effect(x, y, paper_effect=paper, level=level, unit=unit)
-    side = ("per task, " + ("mean MDL rank of the supervised encoders minus that of the "
-                            "self-supervised ones (SimCLR, BYOL, DINO, MAE)" if col == "sup − ssl"
-                            else "MDL rank of MAE minus the mean of the other objectives of "
-                                 "the table (supervised, SimCLR, BYOL, DINO)")
-            + f" among {k} encoders")
-    test = (f"; mean over the {'/'.join(tested)} tasks, t interval" if against is None else
-            f"; {'/'.join(tested)} tasks minus {'/'.join(against)} tasks, Welch interval")
+    side = (
+        "per task, "
+        + (
+            "mean MDL rank of the supervised encoders minus that of the "
+            "self-supervised ones (SimCLR, BYOL, DINO, MAE)"
+            if col == "sup − ssl"
+            else "MDL rank of MAE minus the mean of the other objectives of "
+            "the table (supervised, SimCLR, BYOL, DINO)"
+        )
+        + f" among {k} encoders"
+    )
+    test = (
+        f"; mean over the {'/'.join(tested)} tasks, t interval"
+        if against is None
+        else f"; {'/'.join(tested)} tasks minus {'/'.join(against)} tasks, Welch interval"
+    )
     a, b = _paper_parts(cid)
     return C.Claim.decided(
-        cid, statement, "Li et al. 2023 Sec. 4, Table 2, Fig. 7, App. A.8",
+        cid,
+        statement,
+        "Li et al. 2023 Sec. 4, Table 2, Fig. 7, App. A.8",
         f"Table 2 (r = 6; natural 7, specialized 4, structured 8 tasks): "
         f"{parts.format(a=a, b=b)} = {paper_group_effect(cid):.2f} average ranks; "
         f"× (k − 1)/5 on this run's {k} encoders: {paper:.2f}",
-        side + test, d, effect=EFFECT_LABELS[cid])
+        side + test,
+        d,
+        effect=EFFECT_LABELS[cid],
+    )
 
 
 def group_claims(frame, encoders: Sequence[str], *, alpha: float = 0.05) -> list:
@@ -326,5 +399,6 @@ def group_claims(frame, encoders: Sequence[str], *, alpha: float = 0.05) -> list
 
 def table_claims(frame, encoders: Sequence[str], *, alpha: float = 0.05) -> list:
     """(n1)–(n7) and (o1)–(o4) on ``encoders`` (the study's frame)."""
-    return (pairwise_claims(frame, encoders, alpha=alpha)
-            + group_claims(frame, encoders, alpha=alpha))
+    return pairwise_claims(frame, encoders, alpha=alpha) + group_claims(
+        frame, encoders, alpha=alpha
+    )

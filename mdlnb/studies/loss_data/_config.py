@@ -61,8 +61,16 @@ class LossDataConfig(StudyConfig):
             if isinstance(value, str) or not isinstance(value, Sequence) or not value:
                 raise ValueError(f"{name}: expected a non-empty list, got {value!r}")
             object.__setattr__(self, name, tuple(value))
-        for name in ("num_sizes", "seeds", "probe_width", "steps", "batch_size", "evals",
-                     "eps_width", "eps_steps"):
+        for name in (
+            "num_sizes",
+            "seeds",
+            "probe_width",
+            "steps",
+            "batch_size",
+            "evals",
+            "eps_width",
+            "eps_steps",
+        ):
             check_int(name, getattr(self, name), minimum=1)
         if not 0.0 <= self.early_stopping < 1.0:
             raise ValueError(f"early_stopping: must lie in [0, 1), got {self.early_stopping!r}")

@@ -50,8 +50,15 @@ PACTRAN_TABLE_1 = {
 #: CLID Table 1 (Kendall τ with ImageNet top-1) and Table 2's "Avg" (7 transfer tasks).
 CLID_TABLE_1 = {"clid": 0.75, "cl": 0.44, "twonn_id": 0.09}
 CLID_TABLE_2_AVG = 0.70
-_NAMES = {"leep": "LEEP", "nleep": "N-LEEP", "logme": "LogME", "pactran_gaussian": "PT-Gauss",
-          "clid": "CLID", "cl": "CL", "twonn_id": "TwoNN ID"}
+_NAMES = {
+    "leep": "LEEP",
+    "nleep": "N-LEEP",
+    "logme": "LogME",
+    "pactran_gaussian": "PT-Gauss",
+    "clid": "CLID",
+    "cl": "CL",
+    "twonn_id": "TwoNN ID",
+}
 
 
 def paired_tau(scores, truth, a: str, b: str, *, readout: str = "best"):
@@ -73,9 +80,17 @@ def paired_tau(scores, truth, a: str, b: str, *, readout: str = "best"):
     ta = kendall_per_repeat(s[s["metric"] == a], truth, readout=readout)
     tb = kendall_per_repeat(s[s["metric"] == b], truth, readout=readout)
     m = ta.merge(tb, on=["task", "ratio", "repeat"], suffixes=("_a", "_b"))
-    out = pd.DataFrame({"task": m["task"], "ratio": m["ratio"], "repeat": m["repeat"],
-                        "tau_a": m["tau_a"], "tau_b": m["tau_b"],
-                        "diff": m["tau_a"] - m["tau_b"], "encoders": m["encoders_a"]})
+    out = pd.DataFrame(
+        {
+            "task": m["task"],
+            "ratio": m["ratio"],
+            "repeat": m["repeat"],
+            "tau_a": m["tau_a"],
+            "tau_b": m["tau_b"],
+            "diff": m["tau_a"] - m["tau_b"],
+            "encoders": m["encoders_a"],
+        }
+    )
     return out[cols].reset_index(drop=True)
 
 
@@ -90,9 +105,17 @@ def mean_difference(paired, column: str = "diff"):
 
     if paired.empty:
         return pd.DataFrame(columns=["ratio", "tau", "ci", "tasks", "encoders"])
-    per_task = paired.groupby(["task", "ratio"], sort=True).agg(
-        tau=(column, "mean"), tau_std=(column, _sd), repeats=(column, "size"),
-        encoders=("encoders", "min")).reset_index().assign(metric=column, nonfinite=0)
+    per_task = (
+        paired.groupby(["task", "ratio"], sort=True)
+        .agg(
+            tau=(column, "mean"),
+            tau_std=(column, _sd),
+            repeats=(column, "size"),
+            encoders=("encoders", "min"),
+        )
+        .reset_index()
+        .assign(metric=column, nonfinite=0)
+    )
     return mean_over_tasks(per_task)[["ratio", "tau", "ci", "tasks", "encoders"]]
 
 
@@ -113,15 +136,30 @@ def _decide(paired, ratios, effects) -> Any:
             continue
         ci, tau = float(row["ci"]), float(row["tau"])
         reps = int(paired[paired["ratio"] == r].groupby("task").size().min())
-        d = C.effect_decision(tau, tau - ci, tau + ci, paper_effect=effects[r], n=reps,
-                              unit="repeats per task", label="95% interval")
-        parts.append(f"N/K={r}: {d.detail} ({int(row['tasks'])} tasks, "
-                     f"{int(row['encoders'])} encoders) → {d.direction}, {d.size}")
+        d = C.effect_decision(
+            tau,
+            tau - ci,
+            tau + ci,
+            paper_effect=effects[r],
+            n=reps,
+            unit="repeats per task",
+            label="95% interval",
+        )
+        parts.append(
+            f"N/K={r}: {d.detail} ({int(row['tasks'])} tasks, "
+            f"{int(row['encoders'])} encoders) → {d.direction}, {d.size}"
+        )
         if r == first:
             decision = d
     if decision is None:
-        decision = C.effect_decision(float("nan"), float("nan"), float("nan"),
-                                     paper_effect=effects[first], n=0, unit="repeats per task")
+        decision = C.effect_decision(
+            float("nan"),
+            float("nan"),
+            float("nan"),
+            paper_effect=effects[first],
+            n=0,
+            unit="repeats per task",
+        )
     return decision._replace(detail="; ".join(parts))
 
 
@@ -131,18 +169,28 @@ def _comparison(result, a: str, b: str, ratios, effects) -> Any:
     computed = set(result.scores["metric"])
     missing = [m for m in (a, b) if m not in computed]
     if missing:
-        d = C.effect_decision(float("nan"), float("nan"), float("nan"),
-                              paper_effect=effects[ratios[0]], n=0, unit="repeats per task")
-        return d._replace(detail=f"{', '.join(_NAMES.get(m, m) for m in missing)} not "
-                                 "computed in this run")
+        d = C.effect_decision(
+            float("nan"),
+            float("nan"),
+            float("nan"),
+            paper_effect=effects[ratios[0]],
+            n=0,
+            unit="repeats per task",
+        )
+        return d._replace(
+            detail=f"{', '.join(_NAMES.get(m, m) for m in missing)} not computed in this run"
+        )
     paired = paired_tau(result.scores, result.truth, a, b, readout=result.config.truth)
     d = _decide(paired, ratios, effects)
     eligible = set(result.scores.loc[result.scores["metric"] == b, "encoder"]) & set(
-        result.scores.loc[result.scores["metric"] == a, "encoder"])
+        result.scores.loc[result.scores["metric"] == a, "encoder"]
+    )
     tied = tied_truth(result.truth, readout=result.config.truth, encoders=eligible)
     if tied:
-        d = d._replace(detail=d.detail + f"; no τ on {', '.join(tied)} (ground truth tied "
-                                          "across the eligible encoders, left out)")
+        d = d._replace(
+            detail=d.detail + f"; no τ on {', '.join(tied)} (ground truth tied "
+            "across the eligible encoders, left out)"
+        )
     return d
 
 
@@ -151,62 +199,119 @@ def claims(result: Any) -> list:
     from mdlnb import claims as C
 
     ratios = sorted(int(r) for r in result.config.ratios)
-    rule_h = ("paired τ difference (A − B) per subsample over the encoders where both are "
-              "finite; the 95 % interval of its mean over tasks (subsample noise, tasks fixed) "
-              f"at the smallest N/K ({ratios[0]}; the others reported beside), undetermined "
-              f"with τ over < {MIN_ENCODERS} encoders; ground truth: frozen-feature probe "
-              "accuracy (PACTran: fine-tuning accuracy)")
+    rule_h = (
+        "paired τ difference (A − B) per subsample over the encoders where both are "
+        "finite; the 95 % interval of its mean over tasks (subsample noise, tasks fixed) "
+        f"at the smallest N/K ({ratios[0]}; the others reported beside), undetermined "
+        f"with τ over < {MIN_ENCODERS} encoders; ground truth: frozen-feature probe "
+        "accuracy (PACTran: fine-tuning accuracy)"
+    )
     out = []
-    for cid, a, b in (("h1", "pactran_gaussian", "logme"), ("h2", "nleep", "logme"),
-                      ("h3", "pactran_gaussian", "leep"), ("h4", "nleep", "leep")):
+    for cid, a, b in (
+        ("h1", "pactran_gaussian", "logme"),
+        ("h2", "nleep", "logme"),
+        ("h3", "pactran_gaussian", "leep"),
+        ("h4", "nleep", "leep"),
+    ):
         na, nb = _NAMES[a], _NAMES[b]
-        paper = "; ".join(f"N/K={r}: {PACTRAN_TABLE_1[r][a]:.3f} vs {PACTRAN_TABLE_1[r][b]:.3f}"
-                          for r in sorted(PACTRAN_TABLE_1))
-        out.append(C.Claim.decided(
-            cid, f"At small N/K, {na} ranks checkpoints by transfer accuracy better than {nb}.",
-            "PACTran Sec. 4.1.5, Table 1 (Average)", f"mean τ {paper}",
-            f"A = {na}, B = {nb}; {rule_h}" + ("; B needs a source classifier, so over the "
-                                              "encoders with one" if b == "leep" else ""),
-            _comparison(result, a, b, ratios, {
-                r: PACTRAN_TABLE_1[r][a] - PACTRAN_TABLE_1[r][b] if r in PACTRAN_TABLE_1 else
-                PACTRAN_TABLE_1[10][a] - PACTRAN_TABLE_1[10][b] for r in ratios})))
+        paper = "; ".join(
+            f"N/K={r}: {PACTRAN_TABLE_1[r][a]:.3f} vs {PACTRAN_TABLE_1[r][b]:.3f}"
+            for r in sorted(PACTRAN_TABLE_1)
+        )
+        out.append(
+            C.Claim.decided(
+                cid,
+                f"At small N/K, {na} ranks checkpoints by transfer accuracy better than {nb}.",
+                "PACTran Sec. 4.1.5, Table 1 (Average)",
+                f"mean τ {paper}",
+                f"A = {na}, B = {nb}; {rule_h}"
+                + (
+                    "; B needs a source classifier, so over the encoders with one"
+                    if b == "leep"
+                    else ""
+                ),
+                _comparison(
+                    result,
+                    a,
+                    b,
+                    ratios,
+                    {
+                        r: PACTRAN_TABLE_1[r][a] - PACTRAN_TABLE_1[r][b]
+                        if r in PACTRAN_TABLE_1
+                        else PACTRAN_TABLE_1[10][a] - PACTRAN_TABLE_1[10][b]
+                        for r in ratios
+                    },
+                ),
+            )
+        )
     top = ratios[-1]
     long = mean_over_tasks(result.tau)
     clid = long[long["metric"] == "clid"].set_index("ratio")
-    none = C.effect_decision(float("nan"), float("nan"), float("nan"),
-                             paper_effect=CLID_TABLE_1["clid"], n=0, unit="repeats per task")
+    none = C.effect_decision(
+        float("nan"),
+        float("nan"),
+        float("nan"),
+        paper_effect=CLID_TABLE_1["clid"],
+        n=0,
+        unit="repeats per task",
+    )
     if top in clid.index and int(clid.loc[top, "encoders"]) < MIN_ENCODERS:
-        d = none._replace(detail=f"τ over {int(clid.loc[top, 'encoders'])} encoders "
-                                 f"(< {MIN_ENCODERS})")
+        d = none._replace(
+            detail=f"τ over {int(clid.loc[top, 'encoders'])} encoders (< {MIN_ENCODERS})"
+        )
         value = d.detail
     elif top in clid.index:
         row = clid.loc[top]
-        reps = int(result.tau.loc[(result.tau["metric"] == "clid")
-                                  & (result.tau["ratio"] == top), "repeats"].min())
-        d = C.effect_decision(float(row["tau"]), float(row["tau"] - row["ci"]),
-                              float(row["tau"] + row["ci"]), paper_effect=CLID_TABLE_1["clid"],
-                              n=reps, unit="repeats per task", label="95% interval")
-        d = d._replace(detail=d.detail + f" at N/K={top} ({int(row['tasks'])} tasks, "
-                                         f"{int(row['encoders'])} encoders)")
-        every = "; ".join(f"N/K={r}: {clid.loc[r, 'tau']:.3f} ± {clid.loc[r, 'ci']:.3f}"
-                          for r in clid.index)
+        reps = int(
+            result.tau.loc[
+                (result.tau["metric"] == "clid") & (result.tau["ratio"] == top), "repeats"
+            ].min()
+        )
+        d = C.effect_decision(
+            float(row["tau"]),
+            float(row["tau"] - row["ci"]),
+            float(row["tau"] + row["ci"]),
+            paper_effect=CLID_TABLE_1["clid"],
+            n=reps,
+            unit="repeats per task",
+            label="95% interval",
+        )
+        d = d._replace(
+            detail=d.detail + f" at N/K={top} ({int(row['tasks'])} tasks, "
+            f"{int(row['encoders'])} encoders)"
+        )
+        every = "; ".join(
+            f"N/K={r}: {clid.loc[r, 'tau']:.3f} ± {clid.loc[r, 'ci']:.3f}" for r in clid.index
+        )
         value = f"{d.detail}; mean τ ± 95 % at every N/K: {every}"
     else:
         d = none._replace(detail="CLID not computed in this run")
         value = d.detail
-    out.append(C.Claim.decided(
-        "i1", "The label-free CLID score correlates positively with downstream accuracy.",
-        "CLID Sec. 3.3–3.5, Tables 1–2",
-        f"Kendall τ {CLID_TABLE_1['clid']:.2f} with ImageNet top-1 (Table 1), "
-        f"{CLID_TABLE_2_AVG:.2f} averaged over 7 transfer tasks (Table 2)",
-        f"mean τ over tasks of CLID vs the ground truth at the largest N/K ({top}; the paper "
-        "uses whole datasets); 95 % interval (subsample noise, tasks fixed); ground truth: "
-        "frozen-feature probe accuracy", d, our_value=value))
+    out.append(
+        C.Claim.decided(
+            "i1",
+            "The label-free CLID score correlates positively with downstream accuracy.",
+            "CLID Sec. 3.3–3.5, Tables 1–2",
+            f"Kendall τ {CLID_TABLE_1['clid']:.2f} with ImageNet top-1 (Table 1), "
+            f"{CLID_TABLE_2_AVG:.2f} averaged over 7 transfer tasks (Table 2)",
+            f"mean τ over tasks of CLID vs the ground truth at the largest N/K ({top}; the paper "
+            "uses whole datasets); 95 % interval (subsample noise, tasks fixed); ground truth: "
+            "frozen-feature probe accuracy",
+            d,
+            our_value=value,
+        )
+    )
     for cid, b in (("i2", "twonn_id"), ("i3", "cl")):
-        out.append(C.Claim.decided(
-            cid, f"CLID ranks encoders better than {_NAMES[b]} alone.", "CLID Sec. 3.3, Table 1",
-            f"τ {CLID_TABLE_1['clid']:.2f} vs {CLID_TABLE_1[b]:.2f} (ImageNet top-1)",
-            f"A = CLID, B = {_NAMES[b]}, at the largest N/K ({top}) only; {rule_h}",
-            _comparison(result, "clid", b, [top],
-                        {top: CLID_TABLE_1["clid"] - CLID_TABLE_1[b]})))
+        out.append(
+            C.Claim.decided(
+                cid,
+                f"CLID ranks encoders better than {_NAMES[b]} alone.",
+                "CLID Sec. 3.3, Table 1",
+                f"τ {CLID_TABLE_1['clid']:.2f} vs {CLID_TABLE_1[b]:.2f} (ImageNet top-1)",
+                f"A = CLID, B = {_NAMES[b]}, at the largest N/K ({top}) only; {rule_h}",
+                _comparison(
+                    result, "clid", b, [top], {top: CLID_TABLE_1["clid"] - CLID_TABLE_1[b]}
+                ),
+            )
+        )
     return out

@@ -63,8 +63,14 @@ class TransferabilityConfig(StudyConfig):
       seed: subsampling, metrics, probes.
     """
 
-    encoders: tuple[str, ...] = ("lite0@64", "lite1@64", "lite2@64", "random:resnet_XS",
-                                 "supervised:resnet_XS:100", "simclr:vit_XS:100")
+    encoders: tuple[str, ...] = (
+        "lite0@64",
+        "lite1@64",
+        "lite2@64",
+        "random:resnet_XS",
+        "supervised:resnet_XS:100",
+        "simclr:vit_XS:100",
+    )
     tasks: tuple[str, ...] = ("digits", "textures", "sci_patches")
     train_size: int | None = 600
     test_size: int | None = 300
@@ -87,7 +93,8 @@ class TransferabilityConfig(StudyConfig):
     pretrain_batch_size: int = 64
     truth_readouts: tuple[str, ...] = ("linear", "mlp1x64")
     truth_grid: Mapping[str, Sequence[float]] = dataclasses.field(
-        default_factory=lambda: dict(_TRUTH_GRID))
+        default_factory=lambda: dict(_TRUTH_GRID)
+    )
     truth_steps: int = 300
     truth_batch_size: int = 128
     truth: str = "best"
@@ -109,8 +116,14 @@ class TransferabilityConfig(StudyConfig):
             parse_encoder(e)
         for r in self.ratios:
             check_int("ratios", r, minimum=1, what=f"integers >= 1 (got {self.ratios})")
-        for name in ("repeats", "min_n", "mdl_batch_size", "truth_steps", "truth_batch_size",
-                     "pretrain_batch_size"):
+        for name in (
+            "repeats",
+            "min_n",
+            "mdl_batch_size",
+            "truth_steps",
+            "truth_batch_size",
+            "pretrain_batch_size",
+        ):
             check_int(name, getattr(self, name), minimum=1)
         for name in ("train_size", "test_size", "pretrain_size"):
             check_int(name, getattr(self, name), minimum=2, allow_none=True)
@@ -119,29 +132,40 @@ class TransferabilityConfig(StudyConfig):
         if not (isinstance(self.mdl_m, (int, float)) and self.mdl_m >= 1):
             raise ValueError(f"mdl_m: must be a number >= 1, got {self.mdl_m!r}")
         if not (isinstance(self.nleep_components, str) and self.nleep_components):
-            check_int("nleep_components", self.nleep_components, minimum=1,
-                      what="a rule name such as 'paper' or an integer >= 1")
+            check_int(
+                "nleep_components",
+                self.nleep_components,
+                minimum=1,
+                what="a rule name such as 'paper' or an integer >= 1",
+            )
         if self.metrics is not None:
             object.__setattr__(self, "metrics", tuple(self.metrics))
             unknown = [m for m in self.metrics if m not in transfer.METRICS]
             if unknown:
                 raise ValueError(f"metrics: unknown {unknown}; known: {sorted(transfer.METRICS)}")
         if self.mdl_standardize not in ("subsample", "online"):
-            raise ValueError(f"mdl_standardize: must be 'subsample' or 'online', "
-                             f"got {self.mdl_standardize!r}")
+            raise ValueError(
+                f"mdl_standardize: must be 'subsample' or 'online', got {self.mdl_standardize!r}"
+            )
         if self.truth not in TRUTH_READOUTS:
             raise ValueError(f"truth: must be one of {TRUTH_READOUTS}, got {self.truth!r}")
         object.__setattr__(self, "truth_readouts", tuple(self.truth_readouts))
         for r in self.truth_readouts:
             readout_from_name(r)
-        object.__setattr__(self, "truth_grid", {k: tuple(v) for k, v in
-                                                dict(self.truth_grid).items()})
+        object.__setattr__(
+            self, "truth_grid", {k: tuple(v) for k, v in dict(self.truth_grid).items()}
+        )
 
     def mdl_protocol(self) -> dict[str, Any]:
         """The MDL score's protocol, one key per future ``mdlnb.Protocol`` field."""
-        return {"experts": self.mdl_experts, "batch_size": int(self.mdl_batch_size),
-                "strategy": "fixed_share", "m": float(self.mdl_m),
-                "standardize": self.mdl_standardize, "seed": int(self.seed)}
+        return {
+            "experts": self.mdl_experts,
+            "batch_size": int(self.mdl_batch_size),
+            "strategy": "fixed_share",
+            "m": float(self.mdl_m),
+            "standardize": self.mdl_standardize,
+            "seed": int(self.seed),
+        }
 
 
 def readout_from_name(name: str) -> Any:

@@ -30,8 +30,13 @@ class FeatureSet:
     encoder_meta: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
-def load_tasks(names: Sequence[str], *, train_size: int | None = None,
-               test_size: int | None = None, seed: int = 0) -> dict[str, tuple[Task, Task]]:
+def load_tasks(
+    names: Sequence[str],
+    *,
+    train_size: int | None = None,
+    test_size: int | None = None,
+    seed: int = 0,
+) -> dict[str, tuple[Task, Task]]:
     """``{name: (train, test)}`` image tasks, each split capped (stratified) at its size."""
     out = {}
     for name in names:
@@ -44,8 +49,9 @@ def load_tasks(names: Sequence[str], *, train_size: int | None = None,
     return out
 
 
-def extract(encoders: Mapping[str, Any], tasks: Mapping[str, tuple[Task, Task]], *,
-            progress: bool = False) -> list[FeatureSet]:
+def extract(
+    encoders: Mapping[str, Any], tasks: Mapping[str, tuple[Task, Task]], *, progress: bool = False
+) -> list[FeatureSet]:
     """Features (disk-cached by :func:`mdlnb.encoders.features`) of every
     (encoder, task), train and test, plus source-classifier probabilities."""
     pairs = [(e, t) for e in encoders for t in tasks]
@@ -54,8 +60,11 @@ def extract(encoders: Mapping[str, Any], tasks: Mapping[str, tuple[Task, Task]],
     for ename, tname in it:
         enc = encoders[ename]
         tr, te = (features(enc, s) for s in tasks[tname])
-        out.append(FeatureSet(ename, tname, tr, te, source_probs(enc, tr.x),
-                              dict(getattr(enc, "meta", {}))))
+        out.append(
+            FeatureSet(
+                ename, tname, tr, te, source_probs(enc, tr.x), dict(getattr(enc, "meta", {}))
+            )
+        )
     return out
 
 
@@ -79,7 +88,8 @@ def prepare(config: Any, *, progress: bool, feature_progress: bool) -> Prepared:
     specs, built = build_encoders(config, progress=progress)
     encoder_seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
-    tasks = load_tasks(config.tasks, train_size=config.train_size, test_size=config.test_size,
-                       seed=config.seed)
+    tasks = load_tasks(
+        config.tasks, train_size=config.train_size, test_size=config.test_size, seed=config.seed
+    )
     feats = extract(built, tasks, progress=feature_progress)
     return Prepared(specs, built, tasks, feats, encoder_seconds, time.perf_counter() - t0)

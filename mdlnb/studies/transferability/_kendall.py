@@ -50,8 +50,9 @@ def kendall_per_repeat(scores, truth, *, readout: str = "best"):
         scores = orient(scores)
     acc = truth[truth["readout"] == readout].set_index(["task", "encoder"])["accuracy"]
     rows = []
-    for (task, ratio, metric, repeat), g in scores.groupby(["task", "ratio", "metric", "repeat"],
-                                                           sort=True):
+    for (task, ratio, metric, repeat), g in scores.groupby(
+        ["task", "ratio", "metric", "repeat"], sort=True
+    ):
         g = g[np.array([(task, e) in acc.index for e in g["encoder"]], bool)]
         finite = np.isfinite(g["oriented"].to_numpy(float))
         nonfinite, g = int((~finite).sum()), g[finite]
@@ -62,8 +63,17 @@ def kendall_per_repeat(scores, truth, *, readout: str = "best"):
         if np.ptp(y) == 0:
             continue
         tau = 0.0 if np.ptp(x) == 0 else kendall_tau(x, y)
-        rows.append(dict(task=task, ratio=ratio, metric=metric, repeat=repeat, tau=float(tau),
-                         encoders=len(g), nonfinite=nonfinite))
+        rows.append(
+            dict(
+                task=task,
+                ratio=ratio,
+                metric=metric,
+                repeat=repeat,
+                tau=float(tau),
+                encoders=len(g),
+                nonfinite=nonfinite,
+            )
+        )
     return pd.DataFrame(rows, columns=PER_REPEAT_COLUMNS)
 
 
@@ -87,8 +97,12 @@ def kendall_table(scores, truth, *, readout: str = "best"):
     (metric values left out as NaN/inf, summed over repeats)."""
     per_rep = kendall_per_repeat(scores, truth, readout=readout)
     agg = per_rep.groupby(["task", "ratio", "metric"], sort=True).agg(
-        tau=("tau", "mean"), tau_std=("tau", _sd), repeats=("tau", "size"),
-        encoders=("encoders", "min"), nonfinite=("nonfinite", "sum"))
+        tau=("tau", "mean"),
+        tau_std=("tau", _sd),
+        repeats=("tau", "size"),
+        encoders=("encoders", "min"),
+        nonfinite=("nonfinite", "sum"),
+    )
     return agg.reset_index()
 
 
@@ -106,13 +120,25 @@ def mean_over_tasks(tau, *, level: float = 0.95):
         t = len(g)
         var = (g["tau_std"] ** 2 / g["repeats"]).sum()
         dof = int((g["repeats"] - 1).sum())
-        ci = (float(stats.t.ppf(0.5 + level / 2, dof) * math.sqrt(var) / t)
-              if dof > 0 and np.isfinite(var) else math.nan)
-        rows.append(dict(metric=metric, ratio=int(ratio), tau=float(g["tau"].mean()), ci=ci,
-                         tasks=t, encoders=int(g["encoders"].min()),
-                         nonfinite=int(g["nonfinite"].sum()) if "nonfinite" in g else 0))
-    return pd.DataFrame(rows, columns=["metric", "ratio", "tau", "ci", "tasks", "encoders",
-                                       "nonfinite"])
+        ci = (
+            float(stats.t.ppf(0.5 + level / 2, dof) * math.sqrt(var) / t)
+            if dof > 0 and np.isfinite(var)
+            else math.nan
+        )
+        rows.append(
+            dict(
+                metric=metric,
+                ratio=int(ratio),
+                tau=float(g["tau"].mean()),
+                ci=ci,
+                tasks=t,
+                encoders=int(g["encoders"].min()),
+                nonfinite=int(g["nonfinite"].sum()) if "nonfinite" in g else 0,
+            )
+        )
+    return pd.DataFrame(
+        rows, columns=["metric", "ratio", "tau", "ci", "tasks", "encoders", "nonfinite"]
+    )
 
 
 def average_table(tau, *, metrics: Sequence[str] | None = None, level: float = 0.95):
@@ -126,7 +152,7 @@ def average_table(tau, *, metrics: Sequence[str] | None = None, level: float = 0
     wide = pd.DataFrame(index=pd.Index(sorted(long["metric"].unique()), name="metric"))
     for ratio, g in long.groupby("ratio", sort=True):
         g = g.set_index("metric")
-        wide[f"N/K={ratio}"] = g["tau"].round(12) + 0.0   # drop 1e-17 residues and −0
+        wide[f"N/K={ratio}"] = g["tau"].round(12) + 0.0  # drop 1e-17 residues and −0
         wide[f"{pct} N/K={ratio}"] = g["ci"].round(12)
     wide["encoders"] = long.groupby("metric")["encoders"].min()
     wide["nonfinite"] = long.groupby("metric")["nonfinite"].sum()
@@ -141,8 +167,7 @@ def per_task_table(tau):
 
     tasks = sorted(tau["task"].unique())
     mean = tau.pivot_table(index=["ratio", "metric"], columns="task", values="tau")
-    sd = tau.pivot_table(index=["ratio", "metric"], columns="task", values="tau_std",
-                         dropna=False)
+    sd = tau.pivot_table(index=["ratio", "metric"], columns="task", values="tau_std", dropna=False)
     wide = pd.DataFrame(index=mean.index)
     for t in tasks:
         wide[t] = mean[t]
@@ -178,10 +203,20 @@ def differences(current, reference, *, level: float = 0.95) -> Any:
     for key in [k for k in a if k in b]:
         (ta, ha), (tb, hb) = a[key], b[key]
         comb = math.sqrt(np.nan_to_num(ha) ** 2 + np.nan_to_num(hb) ** 2)
-        rows.append(dict(metric=key[0], ratio=key[1], tau=ta, reference=tb, difference=ta - tb,
-                         noise=comb, beyond_noise=bool(abs(ta - tb) > comb)))
-    return pd.DataFrame(rows, columns=["metric", "ratio", "tau", "reference", "difference",
-                                       "noise", "beyond_noise"])
+        rows.append(
+            dict(
+                metric=key[0],
+                ratio=key[1],
+                tau=ta,
+                reference=tb,
+                difference=ta - tb,
+                noise=comb,
+                beyond_noise=bool(abs(ta - tb) > comb),
+            )
+        )
+    return pd.DataFrame(
+        rows, columns=["metric", "ratio", "tau", "reference", "difference", "noise", "beyond_noise"]
+    )
 
 
 def noise_summary(diff) -> str:
@@ -192,11 +227,18 @@ def noise_summary(diff) -> str:
     if diff.empty:
         return "The earlier table shares no (metric, N/K) cell with this run.\n"
     moved = diff[diff["beyond_noise"]]
-    text = (f"{len(diff) - len(moved)} of {len(diff)} (metric, N/K) means differ from the "
-            f"earlier table by less than their combined 95 % half-widths (within subsample "
-            f"noise); largest difference {diff['difference'].abs().max():.3f}.")
+    text = (
+        f"{len(diff) - len(moved)} of {len(diff)} (metric, N/K) means differ from the "
+        f"earlier table by less than their combined 95 % half-widths (within subsample "
+        f"noise); largest difference {diff['difference'].abs().max():.3f}."
+    )
     if not moved.empty:
-        text += " Beyond noise: " + ", ".join(
-            f"{r.metric} at N/K = {r.ratio} ({r.reference:.3f} → {r.tau:.3f}, ± {r.noise:.3f})"
-            for r in moved.itertuples()) + "."
+        text += (
+            " Beyond noise: "
+            + ", ".join(
+                f"{r.metric} at N/K = {r.ratio} ({r.reference:.3f} → {r.tau:.3f}, ± {r.noise:.3f})"
+                for r in moved.itertuples()
+            )
+            + "."
+        )
     return text + "\n"

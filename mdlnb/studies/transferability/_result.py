@@ -18,16 +18,36 @@ from mdlnb.studies.transferability._kendall import (
 from mdlnb.studies.transferability._metrics import STATIC, metric_order
 
 SOURCE_METRICS = ("leep", "nce", "pactran_dirichlet", "pactran_gamma")
-_NAMES = {"leep": "LEEP", "nleep": "N-LEEP", "nce": "NCE", "hscore": "H-score",
-          "regularized_hscore": "Ledoit–Wolf H-score", "logme": "LogME",
-          "pactran_dirichlet": "PT-Dir", "pactran_gamma": "PT-Gam",
-          "n_pactran_dirichlet": "N-PT-Dir", "n_pactran_gamma": "N-PT-Gam",
-          "pactran_gaussian": "PT-Gauss", "linear": "LINEAR", "linear_valid": "LINEAR-VALID",
-          "pactran_gaussian_grid": "PT-Gauss-grid", "linear_grid": "LINEAR-grid",
-          "mdl": "MDL", "cl": "CL", "twonn_id": "TwoNN ID", "clid": "CLID", "rankme": "RankMe",
-          "sfda": "SFDA", "gbc": "GBC", "parc": "PARC", "transrate": "TransRate",
-          "ncti": "NCTI", "etran": "ETran", "params": "#params (static)",
-          "source_accuracy": "ImageNet top-1 (static)"}
+_NAMES = {
+    "leep": "LEEP",
+    "nleep": "N-LEEP",
+    "nce": "NCE",
+    "hscore": "H-score",
+    "regularized_hscore": "Ledoit–Wolf H-score",
+    "logme": "LogME",
+    "pactran_dirichlet": "PT-Dir",
+    "pactran_gamma": "PT-Gam",
+    "n_pactran_dirichlet": "N-PT-Dir",
+    "n_pactran_gamma": "N-PT-Gam",
+    "pactran_gaussian": "PT-Gauss",
+    "linear": "LINEAR",
+    "linear_valid": "LINEAR-VALID",
+    "pactran_gaussian_grid": "PT-Gauss-grid",
+    "linear_grid": "LINEAR-grid",
+    "mdl": "MDL",
+    "cl": "CL",
+    "twonn_id": "TwoNN ID",
+    "clid": "CLID",
+    "rankme": "RankMe",
+    "sfda": "SFDA",
+    "gbc": "GBC",
+    "parc": "PARC",
+    "transrate": "TransRate",
+    "ncti": "NCTI",
+    "etran": "ETran",
+    "params": "#params (static)",
+    "source_accuracy": "ImageNet top-1 (static)",
+}
 
 
 def display_name(metric: str) -> str:
@@ -76,8 +96,7 @@ class TransferabilityResult:
         difference by difference, flagged beyond the combined 95 % half-widths."""
         return differences(self.summary(), reference)
 
-    def compare_saved(self, paper_dir: str | Path = "paper", *,
-                      prefix: str = "transferability"):
+    def compare_saved(self, paper_dir: str | Path = "paper", *, prefix: str = "transferability"):
         """:meth:`differences` against the ``<prefix>_kendall.csv`` already in
         ``paper_dir`` (an earlier run, e.g. the committed one); None if there is none."""
         import pandas as pd
@@ -97,13 +116,16 @@ class TransferabilityResult:
             g = long[long["ratio"] == ratio].sort_values("tau", ascending=False)
             top = g.iloc[0]
             tied = [r for r in g.iloc[1:].itertuples() if r.tau + r.ci >= top.tau - top.ci]
-            nxt = ", ".join(f"{display_name(r.metric)} ({fmt(r)})"
-                            for r in g.iloc[1:4].itertuples())
+            nxt = ", ".join(
+                f"{display_name(r.metric)} ({fmt(r)})" for r in g.iloc[1:4].itertuples()
+            )
             lines.append(
                 f"* N/K = {ratio}: highest mean τ {display_name(top.metric)} ({fmt(top)}), then "
                 f"{nxt}. Intervals overlapping the top one: {len(tied)} of {len(g) - 1} other "
-                f"metrics" + (f" ({', '.join(display_name(r.metric) for r in tied)})"
-                              if tied else "") + ".")
+                f"metrics"
+                + (f" ({', '.join(display_name(r.metric) for r in tied)})" if tied else "")
+                + "."
+            )
         if "mdl" in set(long["metric"]):
             ranks = []
             for ratio in ratios:
@@ -119,13 +141,17 @@ class TransferabilityResult:
                 f"* Source-classifier metrics ({names}), "
                 f"over the {e} encoders with a source classifier (τ in steps of "
                 f"{4 / (e * (e - 1)):.2f} per subsample): mean τ from {src['tau'].min():.2f} "
-                f"to {src['tau'].max():.2f}.")
+                f"to {src['tau'].max():.2f}."
+            )
         for a, b in (("hscore", "regularized_hscore"), ("cl", "clid"), ("twonn_id", "clid")):
             pa, pb = long[long["metric"] == a], long[long["metric"] == b]
             if not pa.empty and not pb.empty:
-                per = "; ".join(f"N/K = {r}: {fmt(pa[pa.ratio == r].iloc[0])} vs "
-                                f"{fmt(pb[pb.ratio == r].iloc[0])}" for r in ratios
-                                if r in set(pa.ratio) and r in set(pb.ratio))
+                per = "; ".join(
+                    f"N/K = {r}: {fmt(pa[pa.ratio == r].iloc[0])} vs "
+                    f"{fmt(pb[pb.ratio == r].iloc[0])}"
+                    for r in ratios
+                    if r in set(pa.ratio) and r in set(pb.ratio)
+                )
                 lines.append(f"* {display_name(a)} vs {display_name(b)}: {per}.")
         static = long[long["metric"] == "params"]
         if not static.empty:
@@ -136,18 +162,26 @@ class TransferabilityResult:
                 if p.empty or e.empty:
                     continue
                 p, top = p.iloc[0], e.sort_values("tau", ascending=False).iloc[0]
-                verdict = ("beats every estimator" if p.tau - p.ci > top.tau + top.ci else
-                           "is beaten by " + display_name(top.metric)
-                           if top.tau - top.ci > p.tau + p.ci else
-                           "is not separable from the best estimator, " + display_name(top.metric))
+                verdict = (
+                    "beats every estimator"
+                    if p.tau - p.ci > top.tau + top.ci
+                    else "is beaten by " + display_name(top.metric)
+                    if top.tau - top.ci > p.tau + p.ci
+                    else "is not separable from the best estimator, " + display_name(top.metric)
+                )
                 parts.append(f"N/K = {ratio}: {fmt(p)}, {verdict} ({fmt(top)})")
-            lines.append("* Static baseline, rank by parameter count (no data at all): "
-                         + "; ".join(parts) + ".")
+            lines.append(
+                "* Static baseline, rank by parameter count (no data at all): "
+                + "; ".join(parts)
+                + "."
+            )
         m = len(self.config.encoders)
-        lines.append(f"* Resolution: with {m} encoders one swapped pair moves a subsample's τ by "
-                     f"{4 / (m * (m - 1)):.3f}; intervals are 95 % over the "
-                     f"{self.config.repeats} subsamples of each of {len(self.config.tasks)} "
-                     f"tasks (tasks fixed).")
+        lines.append(
+            f"* Resolution: with {m} encoders one swapped pair moves a subsample's τ by "
+            f"{4 / (m * (m - 1)):.3f}; intervals are 95 % over the "
+            f"{self.config.repeats} subsamples of each of {len(self.config.tasks)} "
+            f"tasks (tasks fixed)."
+        )
         return "\n".join(lines) + "\n"
 
     def claims(self) -> list:
@@ -163,14 +197,15 @@ class TransferabilityResult:
         from mdlnb import plots
 
         if title is None:
-            title = (f"{len(self.config.tasks)} tasks, ground truth: {self.config.truth} "
-                     "readout")
+            title = f"{len(self.config.tasks)} tasks, ground truth: {self.config.truth} readout"
         long = mean_over_tasks(self.tau)
-        return plots.kendall_bars(long, order=metric_order(long["metric"].unique()), ax=ax,
-                                  title=title)
+        return plots.kendall_bars(
+            long, order=metric_order(long["metric"].unique()), ax=ax, title=title
+        )
 
-    def save(self, paper_dir: str | Path = "paper", *, prefix: str = "transferability"
-             ) -> list[Path]:
+    def save(
+        self, paper_dir: str | Path = "paper", *, prefix: str = "transferability"
+    ) -> list[Path]:
         """Write tables (csv + md) and the τ figure to ``paper_dir`` atomically; the same
         result always gives byte-identical files (:mod:`mdlnb.report`)."""
         import matplotlib.pyplot as plt
@@ -178,12 +213,14 @@ class TransferabilityResult:
         from mdlnb import report
 
         paths = []
-        for name, df, digits in (("kendall", self.summary(), 3),
-                                 ("kendall_per_task", self.per_task(), 3),
-                                 ("kendall_tidy", self.tau, 4),
-                                 ("truth", self.truth_table(), 4),
-                                 ("encoders", self.encoders, 4),
-                                 ("scores", self.scores, 5)):
+        for name, df, digits in (
+            ("kendall", self.summary(), 3),
+            ("kendall_per_task", self.per_task(), 3),
+            ("kendall_tidy", self.tau, 4),
+            ("truth", self.truth_table(), 4),
+            ("encoders", self.encoders, 4),
+            ("scores", self.scores, 5),
+        ):
             paths += report.save_table(df, f"{prefix}_{name}", paper_dir, digits=digits)
         ax = self.plot()
         paths.append(report.save_figure(ax.figure, f"{prefix}_kendall", paper_dir))

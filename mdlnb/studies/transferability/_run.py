@@ -43,15 +43,39 @@ from mdlnb.studies.transferability._truth import TRUTH_COLUMNS, truth_rows
 
 CACHE_VERSION = "transferability-units-v1"
 #: Config fields a subsample's scores depend on (besides its features and the seed).
-SCORE_FIELDS = ("metrics", "nleep_components", "grid_metrics", "linear_beta_factors",
-                "label_free", "mdl", "mdl_experts", "mdl_batch_size", "mdl_m", "mdl_standardize")
+SCORE_FIELDS = (
+    "metrics",
+    "nleep_components",
+    "grid_metrics",
+    "linear_beta_factors",
+    "label_free",
+    "mdl",
+    "mdl_experts",
+    "mdl_batch_size",
+    "mdl_m",
+    "mdl_standardize",
+)
 # Modules that only format or present results: editing them keeps cached units valid.
-_PRESENTATION = ("report.py", "plots.py", "runner/__init__.py", "runner/__main__.py",
-                 "runner/_cli.py", "runner/_execute.py", "runner/_paths.py", "runner/_summary.py",
-                 "runner/_types.py", "cli.py", "_paperdiff.py", "_progress.py",
-                 "claims.py", "manifest.py", "studies/transferability/_claims.py",
-                 "studies/transferability/_result.py", "studies/transferability/_kendall.py",
-                 "studies/transferability/_run.py")
+_PRESENTATION = (
+    "report.py",
+    "plots.py",
+    "runner/__init__.py",
+    "runner/__main__.py",
+    "runner/_cli.py",
+    "runner/_execute.py",
+    "runner/_paths.py",
+    "runner/_summary.py",
+    "runner/_types.py",
+    "cli.py",
+    "_paperdiff.py",
+    "_progress.py",
+    "claims.py",
+    "manifest.py",
+    "studies/transferability/_claims.py",
+    "studies/transferability/_result.py",
+    "studies/transferability/_kendall.py",
+    "studies/transferability/_run.py",
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -87,16 +111,35 @@ def _bar(total: int, progress: bool, desc: str):
     return _progress.bar(total=total, desc=desc, unit="unit")
 
 
-def ground_truth_cached(featuresets: Sequence[FeatureSet], config: TransferabilityConfig, *,
-                        progress: bool = False, cache: bool = True):
+def ground_truth_cached(
+    featuresets: Sequence[FeatureSet],
+    config: TransferabilityConfig,
+    *,
+    progress: bool = False,
+    cache: bool = True,
+):
     """:func:`ground_truth` of every (encoder, task) with ``config``'s probe, one cached
     unit per pair."""
-    kw = dict(readouts=config.truth_readouts, grid=config.truth_grid, steps=config.truth_steps,
-              batch_size=config.truth_batch_size, seed=config.seed)
+    kw = dict(
+        readouts=config.truth_readouts,
+        grid=config.truth_grid,
+        steps=config.truth_steps,
+        batch_size=config.truth_batch_size,
+        seed=config.seed,
+    )
     bar, rows = _bar(len(featuresets), progress, "ground truth"), []
     for fs in featuresets:
-        key = content_hash(CACHE_VERSION, code_fingerprint(), fs.encoder, fs.task,
-                           fs.train.x, fs.train.y, fs.test.x, fs.test.y, kw)
+        key = content_hash(
+            CACHE_VERSION,
+            code_fingerprint(),
+            fs.encoder,
+            fs.task,
+            fs.train.x,
+            fs.train.y,
+            fs.test.x,
+            fs.test.y,
+            kw,
+        )
         rows += _unit("truth", key, lambda fs=fs: truth_rows(fs, **kw), cache)
         if bar is not None:
             bar.update()
@@ -105,8 +148,13 @@ def ground_truth_cached(featuresets: Sequence[FeatureSet], config: Transferabili
     return pd.DataFrame(rows, columns=TRUTH_COLUMNS)
 
 
-def score_subsamples(featuresets: Sequence[FeatureSet], config: TransferabilityConfig, *,
-                     progress: bool = False, cache: bool = False):
+def score_subsamples(
+    featuresets: Sequence[FeatureSet],
+    config: TransferabilityConfig,
+    *,
+    progress: bool = False,
+    cache: bool = False,
+):
     """Score every (encoder, task) on every subsample of the protocol.
 
     Returns ``(scores, grid)``: tidy DataFrames with columns ``encoder``,
@@ -115,16 +163,31 @@ def score_subsamples(featuresets: Sequence[FeatureSet], config: TransferabilityC
     same for every encoder of a task; ``cache`` keeps one unit per subsample.
     """
     fields = {f: getattr(config, f) for f in SCORE_FIELDS}
-    jobs = [(fs, r, rep) for fs in featuresets for r in config.ratios
-            for rep in range(config.repeats)]
+    jobs = [
+        (fs, r, rep) for fs in featuresets for r in config.ratios for rep in range(config.repeats)
+    ]
     bar, rows, grows = _bar(len(jobs), progress, "scores"), [], []
     for fs, ratio, rep in jobs:
-        idx = subsample_indices(fs.train.y, ratio, fs.train.num_classes, min_n=config.min_n,
-                                seed=config.seed, repeat=rep)
+        idx = subsample_indices(
+            fs.train.y,
+            ratio,
+            fs.train.num_classes,
+            min_n=config.min_n,
+            seed=config.seed,
+            repeat=rep,
+        )
         seed = subsample_seed(config.seed, ratio, rep)
         sp = None if fs.source_probs is None else fs.source_probs[idx]
-        key = content_hash(CACHE_VERSION, code_fingerprint(), fs.train.x[idx], fs.train.y[idx],
-                           fs.train.num_classes, sp, fields, seed)
+        key = content_hash(
+            CACHE_VERSION,
+            code_fingerprint(),
+            fs.train.x[idx],
+            fs.train.y[idx],
+            fs.train.num_classes,
+            sp,
+            fields,
+            seed,
+        )
 
         def compute(fs=fs, idx=idx, seed=seed):
             vals, grid = score_subsample(fs, idx, config, seed=seed)
@@ -139,12 +202,15 @@ def score_subsamples(featuresets: Sequence[FeatureSet], config: TransferabilityC
     if bar is not None:
         bar.close()
     cols = SCORE_COLUMNS[:-1]
-    return (pd.DataFrame(rows, columns=SCORE_COLUMNS),
-            pd.DataFrame(grows, columns=cols + ["knob", "value"]))
+    return (
+        pd.DataFrame(rows, columns=SCORE_COLUMNS),
+        pd.DataFrame(grows, columns=cols + ["knob", "value"]),
+    )
 
 
-def run(config: TransferabilityConfig | None = None, *, progress: bool | None = None,
-        cache: bool = True) -> TransferabilityResult:
+def run(
+    config: TransferabilityConfig | None = None, *, progress: bool | None = None, cache: bool = True
+) -> TransferabilityResult:
     """Build encoders, extract features, compute ground truth, scores and τ
     (``config`` defaults to ``TransferabilityConfig()``). With ``cache`` every
     finished unit of work is kept on disk and reused (module docstring)."""
@@ -172,6 +238,12 @@ def run(config: TransferabilityConfig | None = None, *, progress: bool | None = 
     seconds["scores"] = time.perf_counter() - t0
 
     tau = kendall_table(scores, truth, readout=config.truth)
-    return TransferabilityResult(config=config, scores=scores, grid_choice=choice, truth=truth,
-                                 tau=tau, encoders=encoder_table(inputs.specs, built),
-                                 seconds={k: round(v, 2) for k, v in seconds.items()})
+    return TransferabilityResult(
+        config=config,
+        scores=scores,
+        grid_choice=choice,
+        truth=truth,
+        tau=tau,
+        encoders=encoder_table(inputs.specs, built),
+        seconds={k: round(v, 2) for k, v in seconds.items()},
+    )

@@ -27,9 +27,13 @@ GROUP = ["task", "ratio", "repeat"]
 SCORE_COLUMNS = ["encoder", "task", "ratio", "n", "repeat", "metric", "value"]
 
 
-def grid_scores(features: Any, labels: Any, num_classes: int, *,
-                linear_beta_factors: tuple[float, ...] = (0.1, 1.0, 10.0)
-                ) -> dict[tuple[str, str], float]:
+def grid_scores(
+    features: Any,
+    labels: Any,
+    num_classes: int,
+    *,
+    linear_beta_factors: tuple[float, ...] = (0.1, 1.0, 10.0),
+) -> dict[tuple[str, str], float]:
     """PT-Gauss over its (β, σ0²) grid and LINEAR over β = factor·N (PACTran Sec. 4.1.4).
 
     Returns ``{(metric, knob): value}``, lower is better, nats/example.
@@ -37,12 +41,14 @@ def grid_scores(features: Any, labels: Any, num_classes: int, *,
     from mdlnb import transfer
 
     out = {}
-    for (bf, sf), v in transfer.pactran_gaussian_grid(features, labels,
-                                                      num_classes=num_classes).items():
+    for (bf, sf), v in transfer.pactran_gaussian_grid(
+        features, labels, num_classes=num_classes
+    ).items():
         out[("pactran_gaussian_grid", f"beta={bf:g}N,sigma0^2={sf:g}/D")] = float(v)
     for bf in linear_beta_factors:
         out[("linear_grid", f"beta={bf:g}N")] = float(
-            transfer.linear(features, labels, num_classes=num_classes, beta_factor=bf))
+            transfer.linear(features, labels, num_classes=num_classes, beta_factor=bf)
+        )
     return out
 
 
@@ -50,9 +56,11 @@ def label_free_scores(features: Any, *, seed: int = 0) -> dict[str, float]:
     """Cluster learnability (k-means √N clusters, 1-NN, cosine), TwoNN ID and RankMe."""
     from mdlnb import labelfree
 
-    return {"cl": float(labelfree.cluster_learnability(features, int(seed))),
-            "twonn_id": float(labelfree.twonn_id(features)),
-            "rankme": float(labelfree.rankme(features))}
+    return {
+        "cl": float(labelfree.cluster_learnability(features, int(seed))),
+        "twonn_id": float(labelfree.twonn_id(features)),
+        "rankme": float(labelfree.rankme(features)),
+    }
 
 
 def zscore(features: Any) -> np.ndarray:
@@ -64,9 +72,17 @@ def zscore(features: Any) -> np.ndarray:
     return _standardize.zscore(np.asarray(features))
 
 
-def mdl_score(features: Any, labels: Any, num_classes: int, *, experts: str = "small",
-              batch_size: int = 4, m: float = 11.0, seed: int = 0,
-              standardize: str = "subsample") -> float:
+def mdl_score(
+    features: Any,
+    labels: Any,
+    num_classes: int,
+    *,
+    experts: str = "small",
+    batch_size: int = 4,
+    m: float = 11.0,
+    seed: int = 0,
+    standardize: str = "subsample",
+) -> float:
     """MDL-switching codelength (fixed share, α_t = (m−1)/t) in nats per example.
 
     ``standardize="subsample"`` z-scores the features with the statistics of
@@ -84,8 +100,14 @@ def mdl_score(features: Any, labels: Any, num_classes: int, *, experts: str = "s
         raise ValueError(f"standardize: must be 'subsample' or 'online', got {standardize!r}")
     x = zscore(features) if standardize == "subsample" else np.asarray(features, np.float32)
     task = Task("subsample", x, np.asarray(labels), num_classes)
-    lm = prequential.run(task, _experts.preset(experts), batch_size=int(batch_size),
-                         seed=int(seed), standardize=standardize == "online", progress=False)
+    lm = prequential.run(
+        task,
+        _experts.preset(experts),
+        batch_size=int(batch_size),
+        seed=int(seed),
+        standardize=standardize == "online",
+        progress=False,
+    )
     # no per-subsample warnings: the small board's 2-value grid always has its best on an edge
     report = Report.from_losses(lm, switching.FixedShare(m=float(m)), warn=False)
     return float(report.total_nats) / task.n
@@ -114,21 +136,23 @@ def nleep_kwargs(config: TransferabilityConfig, names: list[str]) -> dict[str, A
         return {}
     if "nleep_components" in inspect.signature(transfer.score_all).parameters:
         return {"nleep_components": config.nleep_components}
-    raise ValueError(f"nleep_components: {config.nleep_components!r} cannot be passed on: this "
-                     f"mdlnb.transfer.score_all takes no 'nleep_components' (it fits C "
-                     f"components); leave out {[m for m in names if m in GMM_METRICS]} via "
-                     f"'metrics' or use a library with the option")
+    raise ValueError(
+        f"nleep_components: {config.nleep_components!r} cannot be passed on: this "
+        f"mdlnb.transfer.score_all takes no 'nleep_components' (it fits C "
+        f"components); leave out {[m for m in names if m in GMM_METRICS]} via "
+        f"'metrics' or use a library with the option"
+    )
 
 
 #: Metrics whose authors rank candidate models by a min–max combination, across the
 #: candidates, of per-model terms (NCTI: ``evaluate_metric_group1_cpu.py``; ETran:
 #: ``tw.py``): the terms scored per subsample, combined by :func:`add_combined`.
-COMBINED = {"ncti": ("ncti_seli", "ncti_ncc", "ncti_vc"),
-            "etran": ("etran_energy", "etran_cls")}
+COMBINED = {"ncti": ("ncti_seli", "ncti_ncc", "ncti_vc"), "etran": ("etran_energy", "etran_cls")}
 
 
-def combined_terms(features: Any, labels: Any, num_classes: int, names: list[str]
-                   ) -> dict[str, float]:
+def combined_terms(
+    features: Any, labels: Any, num_classes: int, names: list[str]
+) -> dict[str, float]:
     """The per-model terms of the :data:`COMBINED` metrics among ``names``."""
     from mdlnb import transfer
 
@@ -160,8 +184,17 @@ def _across_encoders(scores, combos):
                 continue
             values = combine(*(g[t].to_numpy() for t in ts))
             for (task, ratio, repeat, enc, n), v in zip(g.index, values):
-                rows.append(dict(encoder=enc, task=task, ratio=ratio, n=n, repeat=repeat,
-                                 metric=metric, value=float(v)))
+                rows.append(
+                    dict(
+                        encoder=enc,
+                        task=task,
+                        ratio=ratio,
+                        n=n,
+                        repeat=repeat,
+                        metric=metric,
+                        value=float(v),
+                    )
+                )
     return pd.DataFrame(rows, columns=scores.columns)
 
 
@@ -177,13 +210,19 @@ def add_combined(scores):
     terms = [t for ts in COMBINED.values() for t in ts]
     if not scores["metric"].isin(terms).any():
         return scores
-    rows = _across_encoders(scores, {"ncti": (COMBINED["ncti"], transfer.ncti_combine),
-                                     "etran": (COMBINED["etran"], transfer.etran_combine)})
+    rows = _across_encoders(
+        scores,
+        {
+            "ncti": (COMBINED["ncti"], transfer.ncti_combine),
+            "etran": (COMBINED["etran"], transfer.etran_combine),
+        },
+    )
     return pd.concat([scores[~scores["metric"].isin(terms)], rows], ignore_index=True)
 
 
-def score_subsample(fs: FeatureSet, idx: np.ndarray, config: TransferabilityConfig, *,
-                    seed: int = 0) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
+def score_subsample(
+    fs: FeatureSet, idx: np.ndarray, config: TransferabilityConfig, *, seed: int = 0
+) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
     """All scores of ``config`` on rows ``idx`` of ``fs.train``: ``({metric: value},
     {(grid metric, knob): value})``, each value with its metric's own sign."""
     from mdlnb import transfer
@@ -192,17 +231,32 @@ def score_subsample(fs: FeatureSet, idx: np.ndarray, config: TransferabilityConf
     sp = None if fs.source_probs is None else fs.source_probs[idx]
     names = registry_metrics(config, sp is not None)
     direct = [m for m in names if m not in COMBINED]
-    out = (transfer.score_all(f, y, sp, num_classes=k, metrics=direct, seed=seed,
-                              **nleep_kwargs(config, direct)) if direct else {})
+    out = (
+        transfer.score_all(
+            f, y, sp, num_classes=k, metrics=direct, seed=seed, **nleep_kwargs(config, direct)
+        )
+        if direct
+        else {}
+    )
     out.update(combined_terms(f, y, k, names))
-    grid = (grid_scores(f, y, k, linear_beta_factors=config.linear_beta_factors)
-            if config.grid_metrics else {})
+    grid = (
+        grid_scores(f, y, k, linear_beta_factors=config.linear_beta_factors)
+        if config.grid_metrics
+        else {}
+    )
     if config.label_free:
         out.update(label_free_scores(f, seed=seed))
     if config.mdl:
-        out["mdl"] = mdl_score(f, y, k, experts=config.mdl_experts,
-                               batch_size=config.mdl_batch_size, m=config.mdl_m, seed=seed,
-                               standardize=config.mdl_standardize)
+        out["mdl"] = mdl_score(
+            f,
+            y,
+            k,
+            experts=config.mdl_experts,
+            batch_size=config.mdl_batch_size,
+            m=config.mdl_m,
+            seed=seed,
+            standardize=config.mdl_standardize,
+        )
     return out, grid
 
 
@@ -246,8 +300,11 @@ def add_clid(scores):
 
 #: Published ImageNet top-1 (%) of the EfficientNet-Lite checkpoints (tensorflow/tpu,
 #: models/official/efficientnet/lite README, at their own resolutions).
-SOURCE_ACCURACY = {"efficientnet_lite0": 75.1, "efficientnet_lite1": 76.7,
-                   "efficientnet_lite2": 77.6}
+SOURCE_ACCURACY = {
+    "efficientnet_lite0": 75.1,
+    "efficientnet_lite1": 76.7,
+    "efficientnet_lite2": 77.6,
+}
 
 
 def encoder_statics(encoder: Any) -> dict[str, float]:
@@ -269,8 +326,12 @@ def add_static(scores, encoders: Mapping[str, Any]):
 
     statics = {name: encoder_statics(e) for name, e in encoders.items()}
     heads = scores[["encoder", "task", "ratio", "n", "repeat"]].drop_duplicates()
-    rows = [dict(h, metric=m, value=v) for h in heads.to_dict("records")
-            for m, v in statics[h["encoder"]].items() if np.isfinite(v)]
+    rows = [
+        dict(h, metric=m, value=v)
+        for h in heads.to_dict("records")
+        for m, v in statics[h["encoder"]].items()
+        if np.isfinite(v)
+    ]
     return pd.concat([scores, pd.DataFrame(rows, columns=scores.columns)], ignore_index=True)
 
 
