@@ -115,7 +115,7 @@ reproduce: setup encoders
 	$(BIN)/python -m mdlnb.claims $(PAPER_DIR)
 	$(BIN)/python -m mdlnb.manifest $(PAPER_DIR)
 	@$(BIN)/python -m mdlnb.runner --summary --profile $(PROFILE) --since $(START) \
-	  $(if $(filter smoke,$(PROFILE)),,--compare-to-git HEAD)
+	  $(if $(filter smoke,$(PROFILE)),,--paper --compare-to-git HEAD)
 
 # Every notebook's smoke profile (seconds each) into build/notebooks/smoke and
 # build/paper-smoke; the notebook tests check what these runs wrote.

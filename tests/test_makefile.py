@@ -154,3 +154,5 @@ def test_parallel_run_orders_the_encoder_trio_and_reproduce_ends_with_the_merge(
     assert "--compare-to-git" not in log[-1]  # smoke writes no paper/ numbers
     out = _make(tree, "reproduce", dry=True, profile="default")[0]
     assert "--compare-to-git HEAD" in out and "mdlnb.claims paper" in out
+    # the summary reads the executed notebooks where --paper runs put them
+    assert "--summary --profile default" in out and "--paper --compare-to-git HEAD" in out
