@@ -166,9 +166,11 @@ def _forest_row(ax: Any, y: int, r: Any) -> None:
     ax.text(hi_x + 0.08, y, f"{r['direction']}, {r['size']}", va="center", fontsize=8, color=colour)
 
 
-def _forest_legend(fig: Any) -> None:
-    """The key below the axes: direction colours, size markers, the null and the paper."""
+def _forest_legend(ax: Any) -> None:
+    """The key just below the axis label: direction colours, size markers, the null and
+    the paper's effect."""
     from matplotlib.lines import Line2D
+    from matplotlib.transforms import offset_copy
 
     handles = (
         [
@@ -193,10 +195,11 @@ def _forest_legend(fig: Any) -> None:
             Line2D([], [], color="#2166ac", lw=1.2, ls="--", label="the paper's effect"),
         ]
     )
-    fig.legend(
+    ax.legend(
         handles=handles,
         loc="upper center",
         bbox_to_anchor=(0.5, 0.0),
+        bbox_transform=offset_copy(ax.transAxes, fig=ax.figure, y=-0.5, units="inches"),
         ncol=3,
         fontsize=8,
         frameon=False,
@@ -213,14 +216,14 @@ def forest(claims: Any, paper_dir: str | Path) -> Path:
 
     claims = claims.sort_values("id", kind="stable").reset_index(drop=True)
     n = max(len(claims), 1)
-    fig, ax = plt.subplots(figsize=(9.0, 0.36 * n + 1.6))
+    fig, ax = plt.subplots(figsize=(9.5, 0.36 * n + 1.6))
     lo_x, hi_x = X_RANGE
     for i, r in claims.iterrows():
         _forest_row(ax, n - 1 - i, r)
     ax.set_yticks(list(range(n)))
     ax.set_yticklabels(
         [
-            f"{r['id']}: {(r['effect'] or str(r['statement']))[:58]}"
+            f"{r['id']}: {(r['effect'] or str(r['statement']))[:68]}"
             for _, r in claims.iloc[::-1].iterrows()
         ],
         fontsize=8,
@@ -233,7 +236,7 @@ def forest(claims: Any, paper_dir: str | Path) -> Path:
         "our effect as a fraction of the paper's (0 = no effect, 1 = the paper's "
         "effect); bar: 95 % interval"
     )
-    _forest_legend(fig)
+    _forest_legend(ax)
     ax.set_title(
         "Replication of the papers' claims at this run's scale (one row per claim)", fontsize=10
     )
