@@ -134,65 +134,44 @@ def page(
     return text
 
 
-def forest(claims: Any, paper_dir: str | Path) -> Path:
-    """Draw ``paper_dir/claims_forest.png``: one row per claim (sorted by id), the
-    standardised estimate and interval, the null at 0 and the paper's effect at 1."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-
-    claims = claims.sort_values("id", kind="stable").reset_index(drop=True)
-    n = max(len(claims), 1)
-    fig, ax = plt.subplots(figsize=(9.0, 0.36 * n + 1.6))
+def _forest_row(ax: Any, y: int, r: Any) -> None:
+    """One claim's row: its interval (arrows where it leaves the axis), its estimate
+    (marker by size) and its two-part verdict in words, all in its direction's colour."""
     lo_x, hi_x = X_RANGE
-    for i, r in claims.iterrows():
-        y = n - 1 - i
-        scale = r["paper_effect"] - r["null"]
-        est, lo, hi = ((v - r["null"]) / scale for v in (r["estimate"], r["ci_low"], r["ci_high"]))
-        colour = DIRECTION_COLOURS[r["direction"]]
-        if np.isfinite(lo) and np.isfinite(hi):
-            a, b = max(lo, lo_x), min(hi, hi_x)
-            ax.plot([a, b], [y, y], color=colour, lw=2, solid_capstyle="butt")
-            for end, edge, sign in ((lo, lo_x, -1), (hi, hi_x, 1)):
-                if (end < edge) if sign < 0 else (end > edge):
-                    ax.annotate(
-                        "",
-                        xy=(edge, y),
-                        xytext=(edge - 0.12 * sign, y),
-                        arrowprops=dict(arrowstyle="->", color=colour, lw=1.5),
-                    )
-        if np.isfinite(est):
-            ax.plot(
-                [min(max(est, lo_x), hi_x)],
-                [y],
-                marker=SIZE_MARKERS[r["size"]],
-                color=colour,
-                ms=8,
-                mec="black",
-                mew=0.6,
-                ls="none",
-            )
-        ax.text(
-            hi_x + 0.08, y, f"{r['direction']}, {r['size']}", va="center", fontsize=8, color=colour
+    scale = r["paper_effect"] - r["null"]
+    est, lo, hi = ((v - r["null"]) / scale for v in (r["estimate"], r["ci_low"], r["ci_high"]))
+    colour = DIRECTION_COLOURS[r["direction"]]
+    if np.isfinite(lo) and np.isfinite(hi):
+        a, b = max(lo, lo_x), min(hi, hi_x)
+        ax.plot([a, b], [y, y], color=colour, lw=2, solid_capstyle="butt")
+        for end, edge, sign in ((lo, lo_x, -1), (hi, hi_x, 1)):
+            if (end < edge) if sign < 0 else (end > edge):
+                ax.annotate(
+                    "",
+                    xy=(edge, y),
+                    xytext=(edge - 0.12 * sign, y),
+                    arrowprops=dict(arrowstyle="->", color=colour, lw=1.5),
+                )
+    if np.isfinite(est):
+        ax.plot(
+            [min(max(est, lo_x), hi_x)],
+            [y],
+            marker=SIZE_MARKERS[r["size"]],
+            color=colour,
+            ms=8,
+            mec="black",
+            mew=0.6,
+            ls="none",
         )
-    ax.set_yticks(list(range(n)))
-    ax.set_yticklabels(
-        [
-            f"{r['id']}: {(r['effect'] or str(r['statement']))[:58]}"
-            for _, r in claims.iloc[::-1].iterrows()
-        ],
-        fontsize=8,
-    )
-    ax.axvline(0.0, color="black", lw=1)
-    ax.axvline(1.0, color="#2166ac", lw=1.2, ls="--")
-    ax.set_xlim(lo_x, hi_x)
-    ax.set_ylim(-0.7, n - 0.3)
-    ax.set_xlabel(
-        "our effect as a fraction of the paper's (0 = no effect, 1 = the paper's "
-        "effect); bar: 95 % interval"
-    )
+    ax.text(hi_x + 0.08, y, f"{r['direction']}, {r['size']}", va="center", fontsize=8, color=colour)
+
+
+def _forest_legend(ax: Any) -> None:
+    """The key just below the axis label: direction colours, size markers, the null and
+    the paper's effect."""
+    from matplotlib.lines import Line2D
+    from matplotlib.transforms import offset_copy
+
     handles = (
         [
             Line2D([], [], color=c, lw=2, label=f"direction {d}")
@@ -216,14 +195,48 @@ def forest(claims: Any, paper_dir: str | Path) -> Path:
             Line2D([], [], color="#2166ac", lw=1.2, ls="--", label="the paper's effect"),
         ]
     )
-    fig.legend(
+    ax.legend(
         handles=handles,
         loc="upper center",
         bbox_to_anchor=(0.5, 0.0),
+        bbox_transform=offset_copy(ax.transAxes, fig=ax.figure, y=-0.5, units="inches"),
         ncol=3,
         fontsize=8,
         frameon=False,
     )
+
+
+def forest(claims: Any, paper_dir: str | Path) -> Path:
+    """Draw ``paper_dir/claims_forest.png``: one row per claim (sorted by id), the
+    standardised estimate and interval, the null at 0 and the paper's effect at 1."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    claims = claims.sort_values("id", kind="stable").reset_index(drop=True)
+    n = max(len(claims), 1)
+    fig, ax = plt.subplots(figsize=(9.5, 0.36 * n + 1.6))
+    lo_x, hi_x = X_RANGE
+    for i, r in claims.iterrows():
+        _forest_row(ax, n - 1 - i, r)
+    ax.set_yticks(list(range(n)))
+    ax.set_yticklabels(
+        [
+            f"{r['id']}: {(r['effect'] or str(r['statement']))[:68]}"
+            for _, r in claims.iloc[::-1].iterrows()
+        ],
+        fontsize=8,
+    )
+    ax.axvline(0.0, color="black", lw=1)
+    ax.axvline(1.0, color="#2166ac", lw=1.2, ls="--")
+    ax.set_xlim(lo_x, hi_x)
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.set_xlabel(
+        "our effect as a fraction of the paper's (0 = no effect, 1 = the paper's "
+        "effect); bar: 95 % interval"
+    )
+    _forest_legend(ax)
     ax.set_title(
         "Replication of the papers' claims at this run's scale (one row per claim)", fontsize=10
     )

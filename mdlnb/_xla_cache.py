@@ -1,7 +1,7 @@
 """JAX's persistent compilation cache under mdlnb's cache root (kind ``xla``).
 
 Compiling stage 1's chunk program and stage 2's kernels takes most of a small
-``evaluate`` on a CPU (NOTES.md: 31 s cold, 7.4 s in a second process with
+``evaluate`` on a CPU (on a 2-core CPU: 31 s cold, 7.4 s in a second process with
 this cache filled, 3.6 s warm). :func:`ensure` points JAX's persistent
 compilation cache at ``cache_dir("xla")`` (``$MDLNB_CACHE/xla``, default
 ``~/.cache/mdlnb/xla``) the first time mdlnb needs a compiled program (stage 1,

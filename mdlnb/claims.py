@@ -5,7 +5,8 @@ Hutter 2023, arXiv:2302.09579; Whitney et al. 2020, arXiv:2009.07368; Ding et al
 2022, arXiv:2203.05126; Lu et al. 2022, arXiv:2206.01251) and records one
 :class:`Claim` per claim: the statement and anchor (table/figure), the paper's
 value, ours with its 95 % interval, and the verdict in two parts decided by that
-one interval (:mod:`mdlnb._verdicts`, re-exported here):
+one interval (:mod:`mdlnb._verdicts` decides, :mod:`mdlnb._effects` builds the
+interval; both re-exported here):
 
 * *direction*: replicated / reversed / undetermined — does the interval exclude
   the null on the claimed side, on the other side, or neither;
@@ -34,6 +35,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from mdlnb._effects import (  # noqa: F401  (re-exported: the studies call claims.t_effect, ...)
+    bootstrap_effect,
+    bootstrap_interval,
+    share_effect,
+    t_effect,
+    t_interval,
+    welch_effect,
+)
 from mdlnb._io import atomic_write_text
 from mdlnb._verdicts import (  # noqa: F401
     CONSISTENT,
@@ -47,15 +56,9 @@ from mdlnb._verdicts import (  # noqa: F401
     SMALLER,
     UNDETERMINED,
     Decision,
-    bootstrap_effect,
-    bootstrap_interval,
     effect_decision,
     rule_clause,
     runs_to_decide,
-    share_effect,
-    t_effect,
-    t_interval,
-    welch_effect,
 )
 from mdlnb.report import _check_name
 

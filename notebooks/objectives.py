@@ -70,7 +70,7 @@ config
 # each, so a rerun — or the next notebook — reads them back.
 
 # %%
-result = st.run(config, progress=profile != "smoke")
+result = st.run(config)  # a progress bar when run interactively
 display(result.timing())
 encoders = result.select(architecture=["resnet", "vit"], size=size)
 result.encoders[result.encoders["encoder"].isin(encoders)]

@@ -32,7 +32,6 @@ MAX_FUNCTION_LINES = 80
 # Modules over MAX_MODULE_LINES: {path: lines}.
 MODULE_ALLOW: dict[str, int] = {
     "mdlnb/_comparison.py": 510,
-    "mdlnb/_verdicts.py": 511,
     "mdlnb/cli.py": 503,
     "mdlnb/curves/_curve.py": 514,
     "mdlnb/data/clevr.py": 484,
@@ -50,10 +49,8 @@ MODULE_ALLOW: dict[str, int] = {
 
 # Functions over MAX_FUNCTION_LINES (docstring excluded): {"path::qualname": lines}.
 FUNCTION_ALLOW: dict[str, int] = {
-    "mdlnb/_claims_page.py::forest": 95,
     "mdlnb/_compare.py::compare": 94,
     "mdlnb/curves/_curve.py::loss_data_curve": 120,
-    "mdlnb/encoders/_pretrain.py::pretrain": 82,
     "mdlnb/encoders/_staged.py::train_until_plateau": 113,
     "mdlnb/preference.py::readout_preference": 83,
     "mdlnb/prequential/_program.py::_batch_step": 105,

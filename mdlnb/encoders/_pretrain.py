@@ -203,6 +203,25 @@ def _train(
     return state, losses, seconds
 
 
+def _provenance(
+    objective: str, arch: str, size: str, steps: int, seed: int, cfg: Any, enc0: Any, data: str
+) -> dict[str, Any]:
+    """The part of an encoder's ``meta`` known before training: what was asked for and
+    the architecture's sizes (``pretrain`` adds the training record)."""
+    return {
+        "objective": objective,
+        "arch": arch,
+        "size": size,
+        "steps": steps,
+        "seed": seed,
+        "param_count": archs.param_count(enc0),
+        "feature_dim": cfg.feature_dim,
+        "arch_config": dataclasses.asdict(cfg),
+        "data": data,
+        "loaded_from_cache": False,
+    }
+
+
 def pretrain(
     objective: str,
     arch: str,
@@ -254,18 +273,7 @@ def pretrain(
     steps = 0 if objective == "random" else int(steps)
 
     enc0 = _init_encoder(cfg, int(seed))
-    meta = {
-        "objective": objective,
-        "arch": arch,
-        "size": size,
-        "steps": steps,
-        "seed": int(seed),
-        "param_count": archs.param_count(enc0),
-        "feature_dim": cfg.feature_dim,
-        "arch_config": dataclasses.asdict(cfg),
-        "data": data.name,
-        "loaded_from_cache": False,
-    }
+    meta = _provenance(objective, arch, size, steps, int(seed), cfg, enc0, data.name)
     if objective == "random":
         return _encoder(objective, cfg, enc0, {**meta, "final_loss": None})
 

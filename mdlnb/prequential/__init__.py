@@ -1,7 +1,7 @@
 """Stage 1: online training with replay → the next-step loss matrix ``L[t, k]``.
 
 Protocol (paper Sec. 3 "Computing MDL with Online Learning", App. A.3;
-DESIGN.md "The two stages"). With ``B = batch_size``:
+the README's "How it works"). With ``B = batch_size``:
 
 1. The examples are put in a seeded order ``order`` (a permutation of the
    task). Position ``t`` of the stream is example ``order[t]``. The stream is

@@ -20,7 +20,7 @@ one compiled chunk program, whatever the number of its streams.
   and reused by every stream of it. A stream's losses are its solo run's, bit
   for bit, under the same cache key (it *is* its solo run; the batch only
   orders the work by bucket). On XLA:CPU the stream axis is not stacked:
-  vmapping streams together was not faster there (NOTES.md: one 192-expert
+  vmapping streams together was not faster there (on a 2-core CPU one 192-expert
   scan was slower than 12 scans of 16; benchmarks/RESULTS.md for streams), and
   it rounds otherwise (below).
 * ``"stacked"`` (the default on a GPU or TPU): W streams of a bucket in one

@@ -23,7 +23,7 @@ cost).
 
 The ``full`` profile (17 encoders at M size and the EfficientNets × the 9
 tasks at full size × 3 orders × the ``paper-vtab`` board of 4,608 experts)
-is meant for a GPU; no GPU was lent to this project's sessions, so its cost
+is meant for a GPU; no GPU was available to run it, so its cost
 is a projection, not a measurement: stage 1 is 1.0·10¹⁸ FLOPs (6·N·Σ_k
 replay_k·params_k + 2·N·Σ_k params_k over the board, feature dims 64–128 and
 1,280) — about 6 h at a sustained 50 TFLOP/s on one H100, half a year at the
