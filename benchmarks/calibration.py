@@ -1,8 +1,8 @@
-"""Forward calibration's codelength change (issue 28 part 3; README "Calibrated experts").
+"""Forward calibration's codelength change (issue 28 part 3; docs/protocols.md, "Calibrated experts").
 
     python -m benchmarks.calibration [--n 600] [--seeds 3] [--out build/calibration.json]
 
-The six representations of the README's standardisation table
+The six representations of the standardisation table in docs/protocols.md
 (:func:`benchmarks.protocol_choice.representations`: digits raw pixels and
 with mixed per-feature scales; Fashion-MNIST raw pixels; EfficientNet-Lite0
 features at 64 px of both; a SimCLR ResNet-XS self-pretrained for 300 steps),

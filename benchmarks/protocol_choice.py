@@ -1,4 +1,4 @@
-"""The measurements behind the default protocol (README "Protocols").
+"""The measurements behind the default protocol (docs/protocols.md).
 
     python -m benchmarks.protocol_choice [--seeds 3] [--out build/protocol_choice.npz]
 
@@ -9,7 +9,7 @@ Fashion-MNIST images), each coded by a 48-expert board (linear + MLP 1–3 ×
 lr {1e-4 … 3e-2} × EMA {1e-2, 1}) under ``standardize="prefix"`` and
 ``"none"``. Since an expert's losses do not depend on the rest of the board,
 every smaller learning-rate grid is a column subset of these runs. Prints the
-three README tables (standardisation, m, learning-rate grid). Minutes on a
+three tables of docs/protocols.md (standardisation, m, learning-rate grid). Minutes on a
 GPU; about an hour on a 2-core CPU.
 """
 

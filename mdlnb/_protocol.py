@@ -19,8 +19,8 @@ Presets (:func:`protocol`, :data:`PRESETS`):
 * ``"default"`` — the package's quick, CPU-sized protocol: the 32-expert
   board ``experts.preset("default")``, B = 32, fixed share with
   :data:`~mdlnb.switching.strategies.DEFAULT_M`, online ``"prefix"``
-  standardisation clipped to ±10 (chosen from measurements: README
-  "Protocols").
+  standardisation clipped to ±10 (chosen from measurements:
+  docs/protocols.md).
 * ``"deep"`` — ``"default"`` on the 50-expert board ``experts.preset("deep")``
   (readouts up to 4 hidden layers; the encoder studies).
 * ``"small"`` — ``"default"`` on the 4-expert board (tests, smoke runs).

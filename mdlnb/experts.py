@@ -229,8 +229,8 @@ def preset(name: str) -> list[Expert]:
     * ``"default"``: CPU-sized: linear + MLP 1–3 × lr {3e-4, 1e-3, 3e-3,
       1e-2, 3e-2} × EMA {1e-2, 1}, wd 1e-4, 10 replay streams = 40 experts.
       The learning rates were widened from {3e-4, 1e-3, 3e-3}, whose largest
-      value won on digits in every run; on the tasks measured (README
-      "Protocols": raw pixels, EfficientNet-Lite0 and SimCLR features, 60
+      value won on digits in every run; on the tasks measured (docs/protocols.md,
+      "Why five learning rates": raw pixels, EfficientNet-Lite0 and SimCLR features, 60
       runs) the best expert's learning rate lies inside this grid.
     * ``"deep"``: ``"default"`` with readouts up to 4 hidden layers: linear +
       MLP 1–4 × the same 5 learning rates × EMA {1e-2, 1} = 50 experts (the

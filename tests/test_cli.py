@@ -568,24 +568,24 @@ def test_strategy_and_protocol_flags_reach_the_library(digits, tmp_path, capsys)
     assert "--m do not apply to 'bayes'" in capsys.readouterr().err
 
 
-# --------------------------------------------------------------------------- README lines
+# ------------------------------------------------------- README and docs/ command lines
 
 
 def _readme_mdlnb_lines() -> list[list[str]]:
     import shlex
 
-    from tests.test_readme import README, bash_commands
+    from tests.test_readme import all_bash_commands
 
     return [
         shlex.split(c)[1:]
-        for c in bash_commands(README.read_text())
+        for c in all_bash_commands()
         if c.startswith(".venv/bin/mdlnb ") and not c.startswith(".venv/bin/mdlnb cache")
     ]
 
 
 @pytest.mark.slow  # the README's `--protocol default` compare: the 40-expert board, once
 def test_every_readme_command_line_runs_on_every_format(digits, tmp_path, monkeypatch, capsys):
-    """Each `mdlnb evaluate|compare|switch` line of the README, with its data files
+    """Each `mdlnb evaluate|compare|switch` line of README.md and docs/, with its data files
     written in each format in turn (the losses of `switch` stay an .npz: a LossMatrix
     file; a .npy holds no labels, so `evaluate` gets `--labels` there), runs and prints
     the same numbers in every format (stage 1 is computed for the first format and read

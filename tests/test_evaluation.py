@@ -48,7 +48,7 @@ def test_totals_agree_with_switching_on_the_loss_matrix(report):
     assert report.total_nats == pytest.approx(direct.total_nats, rel=1e-12)
     np.testing.assert_allclose(report.per_step_nats, direct.per_step_nats, rtol=1e-12)
     assert report.per_step_nats.sum() == pytest.approx(report.total_nats, rel=1e-9)
-    assert DEFAULT_M == 2.0  # the default protocol (README "Protocols"); paper-vtab uses 11
+    assert DEFAULT_M == 2.0  # the default protocol (docs/protocols.md); paper-vtab uses 11
 
 
 def test_devices_come_from_the_loss_matrix(report):

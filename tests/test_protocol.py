@@ -4,6 +4,8 @@ default for fixed share everywhere, and every entry point (``evaluate``,
 
 import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -62,8 +64,29 @@ def test_paper_imagenet_is_table9_and_app_a52():
     assert sorted({e.b1 for e in board}) == [0.5, 0.7]
 
 
+def _docs_table() -> dict[str, tuple]:
+    """docs/protocols.md's table of presets, as (board, B, m, standardize, clip, K) rows."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "protocols.md").read_text()
+    table = text[text.index("| protocol | entry points |") :].split("\n\n")[0]
+    rows = {}
+    for line in table.splitlines()[2:]:
+        name, _, board, b, strategy, std = [c.strip() for c in line.strip("|").split("|")]
+        board_name, k = re.match(r"`([\w-]+)` \(([\d,]+)\)", board).groups()
+        m = float(re.match(r"fixed share, m = (\d+)", strategy)[1])
+        clip = re.fullmatch(r"`(\w+)`(?:, clip ±(\d+))?", std)
+        rows[name.strip("`")] = (
+            board_name,
+            int(b),
+            m,
+            clip[1],
+            float(clip[2]) if clip[2] else None,
+            int(k.replace(",", "")),
+        )
+    return rows
+
+
 def test_default_table():
-    """The README's defaults table, one row per protocol."""
+    """docs/protocols.md's table of presets, one row per protocol, read from the page."""
     rows = {
         n: (p.board, p.batch_size, p.m, p.standardize, p.clip, len(p.experts()))
         for n in mdlnb._protocol.names()
@@ -76,6 +99,7 @@ def test_default_table():
         "paper-vtab": ("vtab", 32, 11.0, "none", None, 4608),
         "paper-imagenet": ("imagenet", 512, 2.0, "none", None, 384),
     }
+    assert _docs_table() == rows
 
 
 def test_one_fixed_share_default_everywhere():

@@ -344,7 +344,7 @@ def _compute(
     t0 = time.perf_counter()
     proto, experts = job.proto, job.experts
     n, d = job.feats.shape
-    # no checkpoints when pruning (see the README)
+    # no checkpoints when pruning (docs/full-scale.md, "Pruning the board")
     ckpt_file = (
         Path(checkpoint_dir) / f"{job.key}.ckpt.npz"
         if checkpoint_dir is not None and proto.prune is None

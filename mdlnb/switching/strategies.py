@@ -186,7 +186,7 @@ class FixedShare(_Strategy):
 
     Neither given: m = :data:`DEFAULT_M` = 2 (α_t = 1/t), the default
     protocol's (``mdlnb.protocol("default")``, chosen from measurements:
-    README "Protocols"). The paper uses m = 2 on ImageNet (App. A.5.2,
+    docs/protocols.md, "Why m = 2"). The paper uses m = 2 on ImageNet (App. A.5.2,
     protocol ``"paper-imagenet"``) and m = 11, α_t = 10/t, on VTAB (Sec. 4,
     App. A.5.1, protocol ``"paper-vtab"``).
     """
