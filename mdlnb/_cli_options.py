@@ -56,7 +56,8 @@ PYTHON_ONLY = (
     "command line takes the named boards); the protocol fields clip and prune "
     "(mdlnb.Protocol(...): structured options of large-board runs); Encoder objects as "
     "compare's representations (features computed from images: run the encoder, save its "
-    "features, and pass the file here)."
+    "features, and pass the file here); evaluate's seeds (several data orders in one "
+    "batch, a tuple of Reports: here one --seed per call, or compare --seeds)."
 )
 
 

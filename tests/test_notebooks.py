@@ -276,7 +276,7 @@ def _data_efficiency(p):
     per_example_nats(cl["nats per example"], log_classes(cl["task"]), "data efficiency")
     assert (cl.loc[cl["method"] == "from scratch", "regret [nats]"] == 0).all()
     # regret is a difference of codelengths of the same stream
-    for _, g in cl.groupby(["task", "seed"]):
+    for _, g in cl.groupby(["encoder", "task", "domain", "seed"]):
         base = g.loc[g["method"] == "from scratch", "codelength [nats]"].item()
         np.testing.assert_allclose(g["regret [nats]"], g["codelength [nats]"] - base, atol=1e-6)
     crossing = cl["crossing n"].dropna()
