@@ -54,7 +54,6 @@ FUNCTION_ALLOW: dict[str, int] = {
     "mdlnb/encoders/_staged.py::train_until_plateau": 113,
     "mdlnb/prequential/_program.py::_batch_step": 105,
     "mdlnb/studies/parity/_claims.py::parity_claims": 101,
-    "mdlnb/studies/parity/_run.py::run": 84,
     "mdlnb/studies/transferability/_claims.py::claims": 120,
     "mdlnb/switching/batch.py::codelength": 85,
     "mdlnb/transfer/__init__.py::_registry": 178,
