@@ -56,7 +56,6 @@ FUNCTION_ALLOW: dict[str, int] = {
     "mdlnb/studies/parity/_claims.py::parity_claims": 101,
     "mdlnb/studies/transferability/_claims.py::claims": 120,
     "mdlnb/switching/batch.py::codelength": 85,
-    "mdlnb/transfer/__init__.py::_registry": 178,
 }
 
 # a hand-written integer check: `not isinstance(v, (int, …))`, `not isinstance(v, int)`,
