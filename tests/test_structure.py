@@ -52,7 +52,6 @@ FUNCTION_ALLOW: dict[str, int] = {
     "mdlnb/curves/_curve.py::loss_data_curve": 120,
     "mdlnb/encoders/_staged.py::train_until_plateau": 113,
     "mdlnb/prequential/_program.py::_batch_step": 105,
-    "mdlnb/studies/parity/_claims.py::parity_claims": 101,
     "mdlnb/studies/transferability/_claims.py::claims": 120,
     "mdlnb/switching/batch.py::codelength": 85,
 }
