@@ -50,7 +50,6 @@ MODULE_ALLOW: dict[str, int] = {
 FUNCTION_ALLOW: dict[str, int] = {
     "mdlnb/_compare.py::compare": 94,
     "mdlnb/curves/_curve.py::loss_data_curve": 120,
-    "mdlnb/encoders/_staged.py::train_until_plateau": 113,
     "mdlnb/prequential/_program.py::_batch_step": 105,
     "mdlnb/studies/transferability/_claims.py::claims": 120,
     "mdlnb/switching/batch.py::codelength": 85,
