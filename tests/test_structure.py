@@ -34,8 +34,6 @@ MODULE_ALLOW: dict[str, int] = {
     "mdlnb/_comparison.py": 510,
     "mdlnb/cli.py": 503,
     "mdlnb/curves/_curve.py": 514,
-    "mdlnb/data/clevr.py": 484,
-    "mdlnb/data/dsprites.py": 493,
     "mdlnb/plots.py": 523,
     "mdlnb/prequential/_onepass.py": 554,
     "mdlnb/runner/__init__.py": 468,
