@@ -33,7 +33,6 @@ MAX_FUNCTION_LINES = 80
 MODULE_ALLOW: dict[str, int] = {
     "mdlnb/_comparison.py": 510,
     "mdlnb/cli.py": 503,
-    "mdlnb/curves/_curve.py": 514,
     "mdlnb/plots.py": 523,
     "mdlnb/prequential/_onepass.py": 554,
     "mdlnb/runner/__init__.py": 468,
@@ -47,7 +46,6 @@ MODULE_ALLOW: dict[str, int] = {
 # Functions over MAX_FUNCTION_LINES (docstring excluded): {"path::qualname": lines}.
 FUNCTION_ALLOW: dict[str, int] = {
     "mdlnb/_compare.py::compare": 94,
-    "mdlnb/curves/_curve.py::loss_data_curve": 120,
     "mdlnb/prequential/_program.py::_batch_step": 105,
     "mdlnb/studies/transferability/_claims.py::claims": 120,
     "mdlnb/switching/batch.py::codelength": 85,
