@@ -151,6 +151,54 @@ class ReadoutPreference:
 TIE = 1e-3
 
 
+def _one_task(reports: Any) -> tuple[list, list[str]]:
+    """``(reports, readout names)``: one Report or several, checked to be of one task
+    (same name and N) and one set of readouts; names in the first report's order."""
+    reps = [reports] if hasattr(reports, "readout_matrix") else list(reports)
+    if not reps or not all(hasattr(r, "readout_matrix") for r in reps):
+        raise ValueError("reports: expected a Report or a non-empty sequence of Reports")
+    first = reps[0]
+    for r in reps[1:]:
+        if r.task_name != first.task_name or r.n != first.n:
+            raise ValueError(
+                f"reports: mix tasks ({first.task_name!r}, N={first.n} vs "
+                f"{r.task_name!r}, N={r.n}); pass reports of one task"
+            )
+    names = list(dict.fromkeys(first.readouts))
+    for r in reps[1:]:
+        if set(r.readouts) != set(names):
+            raise ValueError(
+                f"reports: boards differ in readouts ({sorted(set(names))} vs "
+                f"{sorted(set(r.readouts))})"
+            )
+    return reps, names
+
+
+def _bin_mass(reps: list, names: list[str], edges: np.ndarray) -> np.ndarray:
+    """``mass[r, b, j]``: report r's mean posterior of readout ``names[j]`` over the
+    examples of bin b (``edges[b]`` to ``edges[b + 1]``)."""
+    mass = np.empty((len(reps), len(edges) - 1, len(names)))
+    for i, r in enumerate(reps):
+        uniq, mat = r.readout_matrix()
+        mat = mat[:, [uniq.index(nm) for nm in names]]
+        for b, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
+            mass[i, b] = mat[lo:hi].mean(axis=0)
+    return mass
+
+
+def _top(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(…, J) masses → (preferred index, or J on a tie within :data:`TIE`; the
+    first; the second), the order stable on equal masses."""
+    none = m.shape[-1]
+    o = np.argsort(-m, axis=-1, kind="stable")
+    first_, second_ = o[..., 0], o[..., min(1, m.shape[-1] - 1)]
+    gap = (
+        np.take_along_axis(m, first_[..., None], -1) - np.take_along_axis(m, second_[..., None], -1)
+    )[..., 0]
+    tied = (gap <= TIE) & (m.shape[-1] > 1)
+    return np.where(tied, none, first_), first_, second_
+
+
 def readout_preference(
     reports: Any, *, per_decade: int = 3, min_agreement: float = 1.0
 ) -> ReadoutPreference:
@@ -166,25 +214,10 @@ def readout_preference(
     """
     import pandas as pd
 
-    reps = [reports] if hasattr(reports, "readout_matrix") else list(reports)
-    if not reps or not all(hasattr(r, "readout_matrix") for r in reps):
-        raise ValueError("reports: expected a Report or a non-empty sequence of Reports")
     if not 0.0 < float(min_agreement) <= 1.0:
         raise ValueError(f"min_agreement: must lie in (0, 1], got {min_agreement!r}")
+    reps, names = _one_task(reports)
     first = reps[0]
-    for r in reps[1:]:
-        if r.task_name != first.task_name or r.n != first.n:
-            raise ValueError(
-                f"reports: mix tasks ({first.task_name!r}, N={first.n} vs "
-                f"{r.task_name!r}, N={r.n}); pass reports of one task"
-            )
-    names = list(dict.fromkeys(first.readouts))
-    for r in reps[1:]:
-        if set(r.readouts) != set(names):
-            raise ValueError(
-                f"reports: boards differ in readouts ({sorted(set(names))} vs "
-                f"{sorted(set(r.readouts))})"
-            )
     orders = len({np.asarray(r.losses.order).tobytes() for r in reps})
     start = max(int(r.losses.batch_size) for r in reps)
     if first.n <= start:
@@ -193,29 +226,11 @@ def readout_preference(
             "trained, there is no preference to report"
         )
     edges = log_bins(first.n, start=start, per_decade=per_decade)
-    # mass[r, b, j]: report r's mean posterior of readout j over the bin
-    mass = np.empty((len(reps), len(edges) - 1, len(names)))
-    for i, r in enumerate(reps):
-        uniq, mat = r.readout_matrix()
-        mat = mat[:, [uniq.index(nm) for nm in names]]
-        for b, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
-            mass[i, b] = mat[lo:hi].mean(axis=0)
+    mass = _bin_mass(reps, names, edges)
     mean = mass.mean(axis=0)
     none = len(names)  # "no preferred readout": a tie
-
-    def top(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(…, J) masses → (preferred index or ``none`` on a tie, first, second)."""
-        o = np.argsort(-m, axis=-1, kind="stable")
-        first_, second_ = o[..., 0], o[..., min(1, m.shape[-1] - 1)]
-        gap = (
-            np.take_along_axis(m, first_[..., None], -1)
-            - np.take_along_axis(m, second_[..., None], -1)
-        )[..., 0]
-        tied = (gap <= TIE) & (m.shape[-1] > 1)
-        return np.where(tied, none, first_), first_, second_
-
-    best, lead, second = top(mean)
-    own = top(mass)[0]  # (R, B)
+    best, lead, second = _top(mean)
+    own = _top(mass)[0]  # (R, B)
     agreement = (own == best[None, :]).mean(axis=0)
     stable = (agreement >= float(min_agreement) - 1e-12) & (orders >= 2) & (best != none)
     b_idx = np.arange(len(best))

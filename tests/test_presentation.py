@@ -478,7 +478,8 @@ def test_beyond_figure_and_table_in_readers_words(tmp_path):
     its titles do not touch; the summary table has rounded, whole cells."""
     import re
 
-    from mdlnb.studies import _beyond_plots, beyond
+    from mdlnb.studies import beyond
+    from mdlnb.studies.beyond import _plots as _beyond_plots
 
     assert (
         _beyond_plots.representation_label("lite0@64/stage5")

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from mdlnb._checks import as_array, check_finite, check_int
-from mdlnb.curves._curve import LossDataCurve, _check_sizes
+from mdlnb.curves._data import LossDataCurve, _check_sizes
 
 LEFT_EDGE = (
     "left-edge Riemann sum: examples [n_k, n_k+1) cost L(n_k) nats each; "

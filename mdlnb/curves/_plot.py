@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb.curves._curve import LossDataCurve
+from mdlnb.curves._data import LossDataCurve
 from mdlnb.curves._measures import as_eps, esc
 
 # Imported inside the functions that use them, so that importing this module does not load

@@ -216,6 +216,82 @@ def _step_path(state: Path, step: int) -> Path:
     return state.with_name(state.name.replace(".ckpt.npz", f"-step{int(step)}.npz"))
 
 
+def _state_key(
+    objective: str, cfg: Any, seed: int, data_hash: str, hp: Any, plateau: Plateau, chunk: int
+) -> str:
+    """The resumable state's key: every input that changes what the run computes."""
+    return content_hash(
+        _FORMAT,
+        objective,
+        cfg,
+        seed,
+        data_hash,
+        dataclasses.asdict(hp),
+        dataclasses.asdict(plateau),
+        chunk,
+    )
+
+
+def _provenance(
+    objective: str,
+    arch: str,
+    size: str,
+    seed: int,
+    cfg: Any,
+    enc0: Any,
+    data: str,
+    hp: Any,
+    plateau: Plateau,
+) -> dict[str, Any]:
+    """The part of a staged run's ``meta`` known before training: what was asked for,
+    the architecture's sizes, the hyperparameters and the stopping rule."""
+    return {
+        "objective": objective,
+        "arch": arch,
+        "size": size,
+        "seed": seed,
+        "param_count": archs.param_count(enc0),
+        "feature_dim": cfg.feature_dim,
+        "arch_config": dataclasses.asdict(cfg),
+        "data": data,
+        "hyper": dataclasses.asdict(hp),
+        "schedule": "constant",
+        "plateau": dataclasses.asdict(plateau),
+    }
+
+
+def _training_record(
+    best: Mapping[str, Any], done: int, reason: str, seconds: float, chunk: int
+) -> dict[str, Any]:
+    """What the run adds to ``meta``: the chosen evaluation's step and loss (``best``,
+    a row of the curve), the steps trained, why it stopped, its time and chunk size."""
+    return {
+        "steps": int(best["step"]),
+        "trained_steps": done,
+        "final_loss": best["loss"],
+        "stop_reason": reason,
+        "train_seconds": round(seconds, 3),
+        "chunk_steps": chunk,
+    }
+
+
+def _save_progress(
+    path: Path, key: str, run: tuple, curve: list, evaluated: Any | None = None
+) -> None:
+    """Checkpoint a staged run after an evaluation: ``run`` = (optimizer state, chosen
+    parameters, steps done, seconds), with the curve so far in the metadata, and the
+    evaluated parameters beside it (``<state>-step<N>.npz``) if ``evaluated`` is given."""
+    state, chosen, done, seconds = run
+    if evaluated is not None:
+        _checkpoint.save(_step_path(path, done), evaluated, key=key, meta={"step": done})
+    _checkpoint.save(
+        path,
+        (state, chosen, np.int64(done), np.float64(seconds)),
+        key=key,
+        meta={"curve": curve},
+    )
+
+
 def train_until_plateau(
     objective: str,
     arch: str,
@@ -256,19 +332,7 @@ def train_until_plateau(
     )
     unroll = cfg.kind == "resnet"
     enc0 = P._init_encoder(cfg, int(seed))
-    meta = {
-        "objective": objective,
-        "arch": arch,
-        "size": size,
-        "seed": int(seed),
-        "param_count": archs.param_count(enc0),
-        "feature_dim": cfg.feature_dim,
-        "arch_config": dataclasses.asdict(cfg),
-        "data": data.name,
-        "hyper": dataclasses.asdict(hp),
-        "schedule": "constant",
-        "plateau": dataclasses.asdict(plateau),
-    }
+    meta = _provenance(objective, arch, size, int(seed), cfg, enc0, data.name, hp, plateau)
     label = f"{objective} {arch}_{size}"
     report = _reporter(progress, label)
 
@@ -288,18 +352,8 @@ def train_until_plateau(
         enc = P._encoder(objective, cfg, enc0, {**meta, "steps": 0, "final_loss": None})
         return StagedRun(enc, (row,), 0, 0, "untrained")
 
-    data_hash = content_hash(images, data.y, data.num_classes)
-    key = content_hash(
-        _FORMAT,
-        objective,
-        cfg,
-        int(seed),
-        data_hash,
-        dataclasses.asdict(hp),
-        dataclasses.asdict(plateau),
-        chunk,
-    )
-    meta["data_hash"] = data_hash
+    meta["data_hash"] = data_hash = content_hash(images, data.y, data.num_classes)
+    key = _state_key(objective, cfg, int(seed), data_hash, hp, plateau, chunk)
     path = _state_path(Path(directory) if directory else cache_dir("pretraining"), key)
     path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -326,26 +380,13 @@ def train_until_plateau(
         report(done, row)
         if plateau.chosen(values) == len(values) - 1:
             chosen = params
-        if keep_evaluations:
-            _checkpoint.save(_step_path(path, done), params, key=key, meta={"step": done})
-        _checkpoint.save(
-            path,
-            (state, chosen, np.int64(done), np.float64(seconds)),
-            key=key,
-            meta={"curve": curve},
+        _save_progress(
+            path, key, (state, chosen, done, seconds), curve, params if keep_evaluations else None
         )
 
     best = plateau.chosen(values)
     reason = "plateau" if plateau.stopped(values) else "max_steps"
     chosen = jax.tree_util.tree_map(np.asarray, chosen)
-    final = {
-        **meta,
-        "steps": int(curve[best]["step"]),
-        "trained_steps": done,
-        "final_loss": curve[best]["loss"],
-        "stop_reason": reason,
-        "train_seconds": round(seconds, 3),
-        "chunk_steps": chunk,
-    }
+    final = {**meta, **_training_record(curve[best], done, reason, seconds, chunk)}
     enc = P._encoder(objective, cfg, chosen, final)
     return StagedRun(enc, tuple(curve), int(curve[best]["step"]), done, reason, path)

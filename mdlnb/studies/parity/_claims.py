@@ -67,6 +67,79 @@ def _share_of_seeds(ok: Sequence[bool]) -> str:
     return f"share of seeds {k}/{n}, 95% Clopper–Pearson interval [{ci.low:.3g}, {ci.high:.3g}]"
 
 
+def _flip_claim(cid: str, m: str, ranks: dict, q: str, lim: str, lo: int, hi: int) -> C.Claim:
+    """Claim g1 (VA) or g2 (MDL): the share of seeds on which ``m``'s winner is the quick
+    representation ``q`` at n = ``lo`` and the limit-optimal ``lim`` at n = ``hi``."""
+    flipped = []
+    for r in ranks.values():
+        g = r[r["measure"] == m].set_index("n")["prefers"]
+        flipped.append(g.loc[lo] == q and g.loc[hi] == lim)
+    mean_seq = winner_changes(ranks["seed mean"]).set_index("measure").loc[m, "sequence"]
+    detail = (
+        f"{q} at n={lo} → {lim} at n={hi} on {sum(flipped)}/{len(flipped)} curves "
+        f"(seed mean and {len(flipped) - 1} seeds); seed mean as n grows: {mean_seq}"
+    )
+    d = C.share_effect(int(sum(flipped[1:])), len(flipped) - 1, unit="seeds")
+    return C.Claim.decided(
+        cid,
+        f"{m} prefers the noisy label with little data and the raw bits with much: its "
+        "ranking flips with the evaluation-set size n.",
+        "Whitney et al. 2020 Sec. 3.1, Fig. 1 (right)",
+        "qualitative: noisy label when n ≪ d, raw bits when n ≫ d; taken as a flip on every "
+        "seed (share 1)",
+        f"per seed, whether {m}'s winner (rankings of measure_table) is the noisy label at "
+        f"n = {lo} and the raw bits at n = {hi}; the share of seeds, exact Clopper–Pearson "
+        "interval, against ½",
+        d,
+        effect=f"share of seeds on which {m} flips",
+        our_value=f"{detail}; {d.detail}",
+    )
+
+
+def _g3_check(ranks_g3: dict, eps: Any, floor: float | None) -> C.Claim:
+    """Implementation check g3: SDL's and εSC's named winners over n are one
+    representation on the seed-mean curve and on every seed's curve."""
+    changed, undecided, one = [], [], []
+    for name, r in ranks_g3.items():
+        wc = winner_changes(r[r["measure"].isin(["SDL", "eSC"])])
+        changed += [
+            f"{name} {w.measure} ε={w.eps:.4g}: {w.winners}" for w in wc.itertuples() if w.changed
+        ]
+        undecided += [f"{name} {w.measure} ε={w.eps:.4g}" for w in wc.itertuples() if not w.winners]
+        if name != "seed mean":
+            one.append(all(w.winners and not w.changed for w in wc.itertuples()))
+    mean = ranks_g3["seed mean"]
+    mean_wc = winner_changes(mean[mean["measure"].isin(["SDL", "eSC"])])
+    seqs = "; ".join(f"{w.measure} ε={w.eps:.4g}: {w.sequence}" for w in mean_wc.itertuples())
+    detail = (
+        f"changed: {', '.join(changed)}"
+        if changed
+        else f"never named a winner: {', '.join(undecided)}"
+        if undecided
+        else f"one winner each on all {len(ranks_g3)} curves"
+    )
+    detail += f"; seed mean as n grows: {seqs}; " + _share_of_seeds(one)
+    return C.Claim.checked(
+        "g3",
+        "SDL and εSC do not change their ranking as n grows: they report a lower bound "
+        "(undetermined) until the winner is final.",
+        "Whitney et al. 2020 Sec. 3.1, Sec. 4, Fig. 1",
+        "qualitative: independent of the dataset size",
+        "for SDL and εSC at an ε both representations can reach"
+        + (
+            f" (ε = {as_eps(eps).value:.4g} nats > twice the noisy label's floor "
+            f"{floor:.4g}: SDL tight at loss ≤ ε/2, Alg. 1)"
+            if floor is not None
+            else ""
+        )
+        + ", the named winners over n (undetermined verdicts skipped) are one representation, "
+        "on the seed-mean curve and on every seed's curve; fails if one names two, or never "
+        "names one",
+        passed=not changed and not undecided,
+        detail=detail,
+    )
+
+
 def parity_claims(
     quick: LossDataCurve,
     limit: LossDataCurve,
@@ -107,73 +180,6 @@ def parity_claims(
     ranks = ranks_of(quick)
     ranks_g3 = ranks if g3_quick is quick else ranks_of(g3_quick)
     q, lim = quick.representation, limit.representation
-    out = []
-    for cid, m in (("g1", "VA"), ("g2", "MDL")):
-        flipped = []
-        for r in ranks.values():
-            g = r[r["measure"] == m].set_index("n")["prefers"]
-            flipped.append(g.loc[lo] == q and g.loc[hi] == lim)
-        mean_seq = winner_changes(ranks["seed mean"]).set_index("measure").loc[m, "sequence"]
-        detail = (
-            f"{q} at n={lo} → {lim} at n={hi} on {sum(flipped)}/{len(flipped)} curves "
-            f"(seed mean and {len(flipped) - 1} seeds); seed mean as n grows: {mean_seq}"
-        )
-        d = C.share_effect(int(sum(flipped[1:])), len(flipped) - 1, unit="seeds")
-        out.append(
-            C.Claim.decided(
-                cid,
-                f"{m} prefers the noisy label with little data and the raw bits with much: its "
-                "ranking flips with the evaluation-set size n.",
-                "Whitney et al. 2020 Sec. 3.1, Fig. 1 (right)",
-                "qualitative: noisy label when n ≪ d, raw bits when n ≫ d; taken as a flip on every "
-                "seed (share 1)",
-                f"per seed, whether {m}'s winner (rankings of measure_table) is the noisy label at "
-                f"n = {lo} and the raw bits at n = {hi}; the share of seeds, exact Clopper–Pearson "
-                "interval, against ½",
-                d,
-                effect=f"share of seeds on which {m} flips",
-                our_value=f"{detail}; {d.detail}",
-            )
-        )
-    changed, undecided, one = [], [], []
-    for name, r in ranks_g3.items():
-        wc = winner_changes(r[r["measure"].isin(["SDL", "eSC"])])
-        changed += [
-            f"{name} {w.measure} ε={w.eps:.4g}: {w.winners}" for w in wc.itertuples() if w.changed
-        ]
-        undecided += [f"{name} {w.measure} ε={w.eps:.4g}" for w in wc.itertuples() if not w.winners]
-        if name != "seed mean":
-            one.append(all(w.winners and not w.changed for w in wc.itertuples()))
-    mean = ranks_g3["seed mean"]
-    mean_wc = winner_changes(mean[mean["measure"].isin(["SDL", "eSC"])])
-    seqs = "; ".join(f"{w.measure} ε={w.eps:.4g}: {w.sequence}" for w in mean_wc.itertuples())
-    detail = (
-        f"changed: {', '.join(changed)}"
-        if changed
-        else f"never named a winner: {', '.join(undecided)}"
-        if undecided
-        else f"one winner each on all {len(ranks_g3)} curves"
-    )
-    detail += f"; seed mean as n grows: {seqs}; " + _share_of_seeds(one)
-    out.append(
-        C.Claim.checked(
-            "g3",
-            "SDL and εSC do not change their ranking as n grows: they report a lower bound "
-            "(undetermined) until the winner is final.",
-            "Whitney et al. 2020 Sec. 3.1, Sec. 4, Fig. 1",
-            "qualitative: independent of the dataset size",
-            "for SDL and εSC at an ε both representations can reach"
-            + (
-                f" (ε = {as_eps(eps).value:.4g} nats > twice the noisy label's floor "
-                f"{floor:.4g}: SDL tight at loss ≤ ε/2, Alg. 1)"
-                if floor is not None
-                else ""
-            )
-            + ", the named winners over n (undetermined verdicts skipped) are one representation, "
-            "on the seed-mean curve and on every seed's curve; fails if one names two, or never "
-            "names one",
-            passed=not changed and not undecided,
-            detail=detail,
-        )
-    )
+    out = [_flip_claim(cid, m, ranks, q, lim, lo, hi) for cid, m in (("g1", "VA"), ("g2", "MDL"))]
+    out.append(_g3_check(ranks_g3, eps, floor))
     return out

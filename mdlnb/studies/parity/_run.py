@@ -3,11 +3,41 @@ readout switching on both representations."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import mdlnb
 from mdlnb import curves, experts, readouts
 from mdlnb._stages import Stages
 from mdlnb.studies.parity._config import ParityConfig
 from mdlnb.studies.parity._result import ParityResult
+
+
+def _g3_curve(c: ParityConfig, grid: Any) -> Any:
+    """Claim g3's noisy label: the same examples and uniform draws as A, noise rate
+    ``g3_alpha``, its count algorithm's loss-data curve on the same split and sizes."""
+    _, noisy_g3, _ = curves.parity_tasks(c.d, c.n_examples, alpha=c.g3_alpha, seed=c.seed)
+    pool_g3, test_g3 = curves.split_test(noisy_g3, 0.2)
+    return curves.algorithm_curve(
+        pool_g3,
+        "bernoulli",
+        test=test_g3,
+        sizes=grid,
+        seeds=c.seeds,
+        representation=f"A': noisy label at {c.g3_alpha} (count)",
+    )
+
+
+def _switching(c: ParityConfig, noisy: Any, raw: Any) -> tuple[Any, Any]:
+    """Readout switching on A and on B over one board (linear, MLPs of 1 and 2 hidden
+    layers, replay 10): the two Reports."""
+    board = experts.expert_grid(
+        [readouts.linear(), readouts.mlp(1, c.mlp_width), readouts.mlp(2, c.mlp_width)],
+        learning_rate=c.switching_lr,
+        replay_streams=[10],
+    )
+    rep_a = mdlnb.evaluate(noisy, experts=board, batch_size=32, seed=c.seed)
+    rep_b = mdlnb.evaluate(raw, experts=board, batch_size=32, seed=c.seed)
+    return rep_a, rep_b
 
 
 def run(config: ParityConfig | None = None, *, progress: bool | None = None) -> ParityResult:
@@ -49,17 +79,7 @@ def run(config: ParityConfig | None = None, *, progress: bool | None = None) -> 
             seeds=c.seeds,
             representation="B: raw bits (GF(2) elimination)",
         )
-        # claim g3's noisy label: the same examples and uniform draws, noise rate g3_alpha
-        _, noisy_g3, _ = curves.parity_tasks(c.d, c.n_examples, alpha=c.g3_alpha, seed=c.seed)
-        pool_g3, test_g3 = curves.split_test(noisy_g3, 0.2)
-        curve_g3 = curves.algorithm_curve(
-            pool_g3,
-            "bernoulli",
-            test=test_g3,
-            sizes=grid,
-            seeds=c.seeds,
-            representation=f"A': noisy label at {c.g3_alpha} (count)",
-        )
+        curve_g3 = _g3_curve(c, grid)
         probe = readouts.mlp(2, c.mlp_width)
         mlp = {}
         for key, pool, test, what in (
@@ -79,13 +99,7 @@ def run(config: ParityConfig | None = None, *, progress: bool | None = None) -> 
                 representation=what,
             )
         stages.start("switching")
-        board = experts.expert_grid(
-            [readouts.linear(), readouts.mlp(1, c.mlp_width), readouts.mlp(2, c.mlp_width)],
-            learning_rate=c.switching_lr,
-            replay_streams=[10],
-        )
-        rep_a = mdlnb.evaluate(noisy, experts=board, batch_size=32, seed=c.seed)
-        rep_b = mdlnb.evaluate(raw, experts=board, batch_size=32, seed=c.seed)
+        rep_a, rep_b = _switching(c, noisy, raw)
     return ParityResult(
         config,
         secret,

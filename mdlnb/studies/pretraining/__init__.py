@@ -29,7 +29,8 @@ from mdlnb.studies.pretraining._config import (
     parse_unit,
 )
 from mdlnb.studies.pretraining._probe import ProbeMonitor
-from mdlnb.studies.pretraining._run import PretrainingResult, monitor, result, run
+from mdlnb.studies.pretraining._result import PretrainingResult
+from mdlnb.studies.pretraining._run import monitor, result, run
 
 Config = PretrainingConfig
 

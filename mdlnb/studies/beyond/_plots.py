@@ -148,7 +148,7 @@ def calibration(result: Any):
     import matplotlib.pyplot as plt
 
     from mdlnb.plots import encoder_label
-    from mdlnb.studies.beyond import t_interval
+    from mdlnb.studies.beyond._data import t_interval
 
     runs, tab = result.calibration_runs, result.calibration().set_index("representation")
     fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained")

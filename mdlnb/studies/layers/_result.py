@@ -1,130 +1,20 @@
-"""Which layer of an encoder codes the labels shortest, and from how many examples on?
-
-The logic behind ``notebooks/layers.py``. For one encoder, some of its layers
-(:func:`mdlnb.encoders.layers`) and a few tasks, :func:`run` calls
-:func:`mdlnb.compare` once per task: every layer's pooled features coded by
-MDL with readout switching under one protocol, over the same ``S`` data
-orders (paired). :class:`LayersResult` turns the comparisons into
-
-* ``table()``: per (task, layer) the codelength, mean and std over orders,
-  the paired difference to the encoder's own features (its last layer) and
-  to the best layer, the rank, how many orders rank it first, the preferred
-  readout;
-* ``along_n(points)``: per (task, layer, n) the cumulative codelength minus
-  the reference layer's on the same stream, mean/std/min/max over orders —
-  which layer is ahead after n examples;
-* ``leaders()``: per task, the layer ahead (lowest mean cumulative codelength)
-  at each n of the grid, and the n from which the final best layer stays ahead;
-* ``findings()``: the prose of the notebook, computed from the above;
-* ``plot()``: bits/example ± sd per layer, and the paired difference along n.
-
-:class:`LayersConfig` holds the notebook's parameters and their defaults: an
-ImageNet EfficientNet-Lite and, optionally, one self-pretrained ViT (a
-committed artifact of :mod:`mdlnb.studies.pretraining`), on one task per
-mini-VTAB group (natural, specialized, structured). :func:`run_config` runs
-both on the same tasks, orders and protocol and returns a :class:`LayersStudy`
-(:func:`run` takes one encoder and tasks directly).
-
-No paper states which layer of EfficientNet-Lite or of these small ViTs codes
-these tasks best, so the notebook reports findings with their spread, not claims.
-"""
+"""One encoder's layers on the tasks: tables, the race along n, leaders, findings and
+figures (:class:`LayersResult`)."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from mdlnb import data, report
+from mdlnb import report
 from mdlnb.plots import log_spaced
-from mdlnb.studies._base import StudyConfig
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: pandas, matplotlib, seaborn; mdlnb.studies.transferability._encoders and
 # mdlnb._compare (JAX, optax, pandas); mdlnb.encoders (JAX, optax).
-
-
-@dataclasses.dataclass(frozen=True)
-class LayersConfig(StudyConfig):
-    """Parameters of the layers study; the defaults are the CPU run of ``make reproduce``.
-
-    Attributes:
-      variant, resolution: EfficientNet-Lite variant (0, 1, 2) and input pixels
-        (native 224; small is fast).
-      task_names: tasks (:func:`mdlnb.data.names`), one per mini-VTAB group
-        (natural, specialized, structured).
-      size: examples per task (stratified subsample; None: all).
-      which: layers, input to output (:func:`mdlnb.encoders.layer_names`).
-      pooling: ``"mean"`` or ``"max"`` over positions.
-      seeds: data orders, the same for every layer (paired; ≥ 3).
-      protocol: board, B, switching (a preset name of :func:`mdlnb.compare`).
-      points: log-spaced n of the curves.
-      vit: a second encoder, a committed self-pretrained ViT as the
-        transferability study spells it (``"<objective>:vit_<size>:trained"``,
-        :func:`mdlnb.studies.transferability.parse_encoder`; its artifact in
-        ``artifacts/encoders``), compared on the same tasks, orders and protocol;
-        None: none.
-      vit_which: its layers, input to output (``embed``, ``block0`` …).
-    """
-
-    variant: int = 0
-    resolution: int = 64
-    task_names: Sequence[str] = ("digits", "sci_patches", "dsprites_location")
-    size: int | None = 800
-    which: Sequence[str] = ("stage2", "stage4", "stage6", "head")
-    pooling: str = "mean"
-    seeds: Sequence[int] = (0, 1, 2)
-    protocol: Any = "small"
-    points: int = 60
-    vit: str | None = "supervised:vit_S:trained"
-    vit_which: Sequence[str] = ("embed", "block0", "block1")
-
-    def __post_init__(self):
-        for name in ("task_names", "which", "seeds", "vit_which"):
-            value = getattr(self, name)
-            if isinstance(value, str) or not isinstance(value, Sequence) or not value:
-                raise ValueError(f"{name}: expected a non-empty list, got {value!r}")
-            object.__setattr__(self, name, tuple(value))
-        if self.pooling not in ("mean", "max"):
-            raise ValueError(f"pooling: expected 'mean' or 'max', got {self.pooling!r}")
-        if self.vit is not None:
-            spec = self.vit_spec()
-            if spec.arch != "vit" or not spec.trained:
-                raise ValueError(
-                    f"vit: expected a committed ViT '<objective>:vit_<size>:trained', "
-                    f"got {self.vit!r}"
-                )
-
-    def vit_spec(self):
-        """The parsed ``vit`` (:class:`mdlnb.studies.transferability.EncoderSpec`)."""
-        from mdlnb.studies.transferability._encoders import parse_encoder
-
-        if not isinstance(self.vit, str):
-            raise ValueError(f"vit: expected a string or None, got {self.vit!r}")
-        try:
-            return parse_encoder(self.vit)
-        except ValueError as e:
-            raise ValueError(f"vit: {e}") from None
-
-    def vit_encoder(self):
-        """The committed ViT (checked against its SHA-256), or None when ``vit`` is None."""
-        if self.vit is None:
-            return None
-        from mdlnb.studies.transferability._encoders import build_encoder
-
-        return build_encoder(self.vit_spec())
-
-    def encoder(self):
-        """The EfficientNet-Lite encoder (real weights)."""
-        from mdlnb.encoders import efficientnet_lite
-
-        return efficientnet_lite(self.variant, resolution=self.resolution)
-
-    def tasks(self) -> list:
-        """The tasks, each a stratified subsample of ``size`` examples (seed 0)."""
-        return [data.load(name, size=self.size, seed=0) for name in self.task_names]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -371,101 +261,3 @@ class LayersResult:
         fig = self.plot(points)
         report.save_figure(fig, f"{prefix}_codelengths", paper_dir)
         plt.close(fig)
-
-
-def run(
-    encoder: Any,
-    tasks: Sequence[Any],
-    *,
-    which: Sequence[str | int] | None = None,
-    pooling: str = "mean",
-    seeds: Sequence[int] = (0, 1, 2),
-    protocol: Any = "small",
-    progress: bool | None = None,
-    cache: bool = True,
-) -> LayersResult:
-    """Compare ``which`` layers of ``encoder`` on each of ``tasks`` (Tasks of images),
-    paired over ``seeds`` (≥ 3 orders), under ``protocol`` (:func:`mdlnb.compare`).
-    ``progress``: as :func:`mdlnb.compare`'s, for each task's comparison (``None``,
-    the default: a bar where someone watches a long run, one line per run in batch
-    mode)."""
-    from mdlnb._compare import compare
-    from mdlnb.encoders import layer_names, layers
-
-    encs = layers(encoder, which, pooling=pooling)
-    labels = tuple(
-        e.meta["layer"] + ("" if pooling == "mean" else f"[{pooling}]") for e in encs.values()
-    )
-    if len(labels) < 2:
-        raise ValueError(f"which: need at least 2 layers to compare, got {list(labels)}")
-    own = layer_names(encoder)[-1] + ("" if pooling == "mean" else f"[{pooling}]")
-    reference = own if own in labels else labels[-1]
-    comps = {}
-    for task in tasks:
-        if task.name in comps:
-            raise ValueError(f"tasks: {task.name!r} given twice")
-        comps[task.name] = compare(
-            encs, task, protocol=protocol, seeds=seeds, progress=progress, cache=cache
-        )
-    dims = {lab: e.feature_dim for lab, e in zip(labels, encs.values())}
-    return LayersResult(
-        encoder=encoder.name,
-        layers=labels,
-        reference=reference,
-        comparisons=comps,
-        feature_dims=dims,
-    )
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class LayersStudy:
-    """The study's two results on the same tasks, orders and protocol.
-
-    Attributes:
-      lite: the EfficientNet-Lite layers (:class:`LayersResult`).
-      vit: the self-pretrained ViT's layers, or None when the config has no ViT.
-    """
-
-    lite: LayersResult
-    vit: LayersResult | None = None
-
-    def results(self) -> dict[str, LayersResult]:
-        """``{file prefix: result}``: ``layers`` for the Lite, ``layers_vit`` for the ViT."""
-        return {"layers": self.lite, **({"layers_vit": self.vit} if self.vit is not None else {})}
-
-    def findings(self) -> str:
-        """Markdown: one section per encoder (:meth:`LayersResult.findings`)."""
-        return "\n\n".join(f"**{r.encoder}**\n\n{r.findings()}" for r in self.results().values())
-
-    def save(self, paper_dir: Any, points: int = 60) -> None:
-        """Each result's files under its prefix (:meth:`results`)."""
-        for prefix, r in self.results().items():
-            r.save(paper_dir, prefix=prefix, points=points)
-
-
-def run_config(
-    config: LayersConfig | None = None, *, progress: bool | None = False, cache: bool = True
-) -> LayersStudy:
-    """:func:`run` with the encoders, tasks and settings of ``config`` (default: the CPU
-    run): the EfficientNet-Lite and, unless ``config.vit`` is None, the ViT, on the
-    same tasks, orders and protocol."""
-    config = config or LayersConfig()
-    if not isinstance(config, LayersConfig):
-        raise ValueError(f"config: expected a LayersConfig, got {type(config).__name__}")
-    tasks = config.tasks()
-    kw = dict(
-        pooling=config.pooling,
-        seeds=list(config.seeds),
-        protocol=config.protocol,
-        progress=progress,
-        cache=cache,
-    )
-    lite = run(config.encoder(), tasks, which=list(config.which), **kw)
-    vit = config.vit_encoder()
-    return LayersStudy(
-        lite=lite, vit=None if vit is None else run(vit, tasks, which=list(config.vit_which), **kw)
-    )
-
-
-#: The study's config class, under the name every study package uses (mdlnb.studies).
-Config = LayersConfig
