@@ -30,7 +30,8 @@ def _private_cache(tmp_path_factory):
     (:mod:`mdlnb._xla_cache`): an entry from an older checkout can only be
     a hit for the very same program, so sessions (and xdist workers, and the
     subprocesses and notebook kernels a test starts, which inherit
-    ``MDLNB_CACHE``) share one and compile each program once. CI starts with
+    ``MDLNB_CACHE``) share one: the smoke notebooks and the subprocesses write
+    to it, the suite's own processes only read it (below). CI starts with
     an empty one; ``MDLNB_TEST_XLA_CACHE=/some/empty/dir`` isolates a session,
     ``MDLNB_XLA_CACHE=0`` turns it off. Tests of the cache itself use their
     own roots.
