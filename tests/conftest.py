@@ -47,17 +47,53 @@ def _private_cache(tmp_path_factory):
     from mdlnb import _xla_cache
 
     _xla_cache.ensure()  # now, so a test that moves MDLNB_CACHE does not move it
-    import jax
-
-    # The suite's own processes write only programs that took >= 1 s to compile (JAX's
-    # default threshold; mdlnb's own is 0, every program). A worker segfault has struck
-    # in executable.serialize() as a program was written to the cache, with no other
-    # Python thread running JAX work (benchmarks/RESULTS.md); the cause is not found, so
-    # the suite serialises the few programs whose caching saves time, not every one.
-    # The subprocesses and notebook kernels tests start keep mdlnb's setting.
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
     yield
     if old is None:
         os.environ.pop("MDLNB_CACHE", None)
     else:
         os.environ["MDLNB_CACHE"] = old
+
+
+# -------------------------------------------------------------- memory mappings per worker
+# A worker compiles thousands of programs, and on a CPU each holds memory mappings of
+# its own; at vm.max_map_count (65,530) the next compilation killed the worker with a
+# segmentation fault (mdlnb/_mapguard.py, benchmarks/RESULTS.md). mdlnb's entry points
+# keep a process below half the cap; a check after each test covers tests that jit
+# directly, and the summary prints each worker's peak.
+
+_MAPS = pytest.StashKey[dict]()
+
+
+def pytest_runtest_teardown(item):
+    from mdlnb import _mapguard
+
+    _mapguard.relieve()
+
+
+def pytest_sessionfinish(session):
+    from mdlnb import _mapguard
+
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:  # an xdist worker: its numbers travel to the controller
+        out["mapguard"] = _mapguard.stats()
+    elif _MAPS not in session.config.stash:  # no workers: this process ran the tests
+        session.config.stash[_MAPS] = {"main": _mapguard.stats()}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    stats = getattr(node, "workeroutput", {}).get("mapguard")
+    if stats:
+        node.config.stash.setdefault(_MAPS, {})[node.gateway.id] = stats
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    seen = config.stash.get(_MAPS, {})
+    cap = next(iter(seen.values()))["limit"] if seen else None
+    if cap:
+        parts = [
+            f"{w} peak {s['peak']:,}, programs dropped {s['relieved']}x" for w, s in seen.items()
+        ]
+        terminalreporter.write_line(
+            f"memory mappings (vm.max_map_count {cap:,}): " + "; ".join(parts)
+        )
