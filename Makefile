@@ -84,9 +84,10 @@ notebooks: $(EXECUTED) $(HTML)
 .SECONDARY: $(EXECUTED) $(NOTEBOOKS:%=$(PARAMS)/%.json)
 
 # The self-pretrained encoders are committed artifacts (artifacts/encoders/: weights,
-# provenance with SHA-256, probe curves). `make encoders` checks them (every reproduce
-# does); `make encoders RETRAIN=1` trains all of them again from scratch into
-# build/encoders-retrain (hours on a CPU) and checks that the bytes are the same;
+# provenance with SHA-256, probe curves), and so is the checkpoint zoo built from their
+# runs (artifacts/zoo/). `make encoders` checks both (every reproduce does);
+# `make encoders RETRAIN=1` trains all of them again from scratch into
+# build/*-retrain (hours on a CPU) and checks that the bytes are the same;
 # `make pretrain` trains those not committed yet (resumable: rerun after an interruption).
 ENCODER_ARTIFACTS := $(wildcard artifacts/encoders/*)
 
@@ -94,8 +95,11 @@ encoders: setup
 ifeq ($(RETRAIN),1)
 	$(BIN)/python -m mdlnb.studies.pretraining train --retrain --into build/encoders-retrain
 	$(BIN)/python -m mdlnb.studies.pretraining verify --against build/encoders-retrain
+	$(BIN)/python -m mdlnb.studies.zoo build --rebuild --into build/zoo-retrain
+	$(BIN)/python -m mdlnb.studies.zoo verify --against build/zoo-retrain
 else
 	$(BIN)/python -m mdlnb.studies.pretraining verify
+	$(BIN)/python -m mdlnb.studies.zoo verify
 endif
 
 pretrain: setup

@@ -14,7 +14,8 @@ across checkpoints) and α-ReQ (``alpha_req``, the eigenspectrum's decay);
 and LiDAR (``lidar``; Thilak et al. 2024) over ``lidar_views`` augmented
 views of the first ``lidar_samples`` held-out images, each image its own
 surrogate class, the views drawn by the pretraining pipeline's own
-augmentation (:func:`mdlnb.encoders.augment.augment`, keys 0 … q − 1).
+augmentation (:func:`mdlnb.encoders.augment.augment`, keys 0 … q − 1);
+``label_free=False`` keeps RankMe only (the checkpoint zoo's record).
 With ``mdl_task`` set, it also codes that downstream task (its training
 split, in its own pretraining-independent domain) online with readout
 switching (:func:`mdlnb.evaluate` under ``mdl_protocol``, data order
@@ -58,6 +59,7 @@ class ProbeMonitor:
     mdl_task: Task | None = None
     mdl_protocol: str = "default"
     mdl_seed: int = 0
+    label_free: bool = True
 
     def describe(self) -> dict[str, Any]:
         """What the monitor measures, for the artifacts' provenance."""
@@ -75,6 +77,7 @@ class ProbeMonitor:
             "mdl_size": None if self.mdl_task is None else len(self.mdl_task.y),
             "mdl_protocol": self.mdl_protocol,
             "mdl_seed": self.mdl_seed,
+            "label_free": self.label_free,
         }
 
     def __call__(self, step: int, encoder: Any) -> dict[str, float]:
@@ -98,6 +101,8 @@ class ProbeMonitor:
         }
         if self.mdl_task is not None:
             out["mdl_nats_per_example"] = self.mdl(encoder)
+        if not self.label_free:
+            return {**out, "rankme": labelfree.rankme(f_test)}
         if not np.any(f_test):  # a collapsed encoder: no spectrum, no neighbours
             return {
                 **out,
