@@ -32,7 +32,8 @@ PARAMS_ERR := $(shell $(BIN)/python -m mdlnb.runner --write-params 2>&1 >/dev/nu
 $(if $(PARAMS_ERR),$(warning notebooks/profiles.yaml: $(PARAMS_ERR)))
 endif
 
-.PHONY: setup data-packages browser-packages encoders pretrain reproduce notebooks test smoke bench lab clean
+.PHONY: setup data-packages browser-packages encoders pretrain reproduce notebooks test smoke bench lab clean \
+        lint format
 .DELETE_ON_ERROR:
 
 setup: $(STAMP) data-packages
@@ -60,8 +61,9 @@ $(STAMP): pyproject.toml
 
 # One notebook: executed by papermill in batch mode (mdlnb.runner), written only on
 # success; reruns when its source, its profile entry or any library file changed.
+# --paper: its figures and tables go into the committed paper/ (smoke: build/paper-smoke).
 $(NB_DIR)/%.ipynb: notebooks/%.py $(PARAMS)/%.json $(LIBRARY) | $(STAMP) data-packages
-	$(BIN)/python -m mdlnb.runner --profile $(PROFILE) $*
+	$(BIN)/python -m mdlnb.runner --profile $(PROFILE) $(if $(filter smoke,$(PROFILE)),,--paper) $*
 
 $(NB_DIR)/%.html: $(NB_DIR)/%.ipynb
 	$(BIN)/python -m mdlnb.runner --html $<
@@ -123,7 +125,7 @@ reproduce: setup encoders
 	$(BIN)/python -m mdlnb.claims $(PAPER_DIR)
 	$(BIN)/python -m mdlnb.manifest $(PAPER_DIR)
 	@$(BIN)/python -m mdlnb.runner --summary --profile $(PROFILE) --since $(START) \
-	  $(if $(filter smoke,$(PROFILE)),,--compare-to-git HEAD)
+	  $(if $(filter smoke,$(PROFILE)),,--paper --compare-to-git HEAD)
 
 # Every notebook's smoke profile (seconds each) into build/notebooks/smoke and
 # build/paper-smoke; the notebook tests check what these runs wrote.
@@ -131,8 +133,21 @@ smoke: setup
 	@$(MAKE) --no-print-directory reproduce PROFILE=smoke
 
 # The lab extra and the browser too: tests/test_lab.py opens the notebooks in JupyterLab.
-test: smoke browser-packages $(LAB_STAMP)
+# Lint first: seconds, and a style slip fails before the notebooks run.
+test: lint smoke browser-packages $(LAB_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# ruff's linter and formatter (configured in pyproject.toml: [tool.ruff]) over the tree, and
+# mypy ([tool.mypy]: the public API and the two stages). `make format` applies what ruff can
+# fix by itself (import order, pyupgrade spellings) and the formatter.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 bench: setup
 	$(BIN)/python -m benchmarks $(BENCH)
@@ -143,8 +158,10 @@ $(LAB_STAMP): pyproject.toml | $(STAMP)
 
 # JupyterLab on notebooks/: jupyter/labconfig makes jupytext's notebook view the default
 # viewer of .py files (a double click opens a notebook, not the text editor; your own
-# ~/.jupyter settings still win); notebooks/jupytext.toml keeps saving from rewriting
-# their headers. Root (containers, CI machines) needs --allow-root.
+# ~/.jupyter settings still win); jupyter/jupyter_server_config.json saves a notebook
+# opened from a .py to the student's copy build/lab/notebooks/NAME.ipynb, outputs
+# included, never to the tracked .py (mdlnb/runner/_lab.py). Root (containers, CI
+# machines) needs --allow-root.
 LAB_ENV := JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 
 lab: setup $(LAB_STAMP)

@@ -17,7 +17,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def names() -> list[str]:
-    return sorted(p.stem[len("bench_"):] for p in HERE.glob("bench_*.py"))
+    return sorted(p.stem[len("bench_") :] for p in HERE.glob("bench_*.py"))
 
 
 def main(argv: list[str]) -> int:

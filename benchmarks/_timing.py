@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 def best_of(fn: Callable[[], object], repeats: int = 3, *, warmup: bool = True) -> float:

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 REPEATS = 3
-N, D, OTHER_N = 1500, 12, 1450   # 1450 and 1500: the same row bucket (1,536)
+N, D, OTHER_N = 1500, 12, 1450  # 1450 and 1500: the same row bucket (1,536)
 
 
 def one(n: int, d: int) -> dict:
@@ -36,11 +36,16 @@ def one(n: int, d: int) -> dict:
     import numpy as np
 
     counts = {"requests": 0, "hits": 0, "misses": 0}
-    names = {"/jax/compilation_cache/compile_requests_use_cache": "requests",
-             "/jax/compilation_cache/cache_hits": "hits",
-             "/jax/compilation_cache/cache_misses": "misses"}
+    names = {
+        "/jax/compilation_cache/compile_requests_use_cache": "requests",
+        "/jax/compilation_cache/cache_hits": "hits",
+        "/jax/compilation_cache/cache_misses": "misses",
+    }
     jax.monitoring.register_event_listener(
-        lambda event, **kw: event in names and counts.__setitem__(names[event], counts[names[event]] + 1))
+        lambda event, **kw: (
+            event in names and counts.__setitem__(names[event], counts[names[event]] + 1)
+        )
+    )
     import mdlnb
 
     rng = np.random.default_rng(9)
@@ -54,15 +59,27 @@ def one(n: int, d: int) -> dict:
     t0 = time.perf_counter()
     mdlnb.evaluate(task, cache=False)
     t_warm = time.perf_counter() - t0
-    return {"n": n, "d": d, "import_s": round(t_import, 2), "first_s": round(t_first, 2),
-            "warm_s": round(t_warm, 2), "total_nats": first.total_nats, **events}
+    return {
+        "n": n,
+        "d": d,
+        "import_s": round(t_import, 2),
+        "first_s": round(t_first, 2),
+        "warm_s": round(t_warm, 2),
+        "total_nats": first.total_nats,
+        **events,
+    }
 
 
 def _process(root: Path, n: int, d: int) -> dict:
     env = {**os.environ, "MDLNB_CACHE": str(root), "PYTHONPATH": str(Path(__file__).parents[1])}
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, __file__, "one", str(n), str(d)], env=env,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "one", str(n), str(d)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     res = json.loads(out.stdout.strip().splitlines()[-1])
     res["process_s"] = round(time.perf_counter() - t0, 2)
     return res
@@ -79,13 +96,17 @@ def main() -> dict:
             rows["cached_other_n"].append(_process(shared, OTHER_N, D))
     summary = {}
     for kind, rs in rows.items():
-        med = {k: statistics.median(r[k] for r in rs)
-               for k in ("first_s", "warm_s", "process_s", "misses", "hits", "requests")}
+        med = {
+            k: statistics.median(r[k] for r in rs)
+            for k in ("first_s", "warm_s", "process_s", "misses", "hits", "requests")
+        }
         med["first_over_warm"] = round(med["first_s"] / med["warm_s"], 2)
         summary[kind] = med
-        print(f"{kind:>15}: first {med['first_s']:6.2f} s, warm {med['warm_s']:5.2f} s "
-              f"({med['first_over_warm']:.2f}x), process {med['process_s']:6.2f} s, "
-              f"compiled {med['misses']:.0f} of {med['requests']:.0f} programs")
+        print(
+            f"{kind:>15}: first {med['first_s']:6.2f} s, warm {med['warm_s']:5.2f} s "
+            f"({med['first_over_warm']:.2f}x), process {med['process_s']:6.2f} s, "
+            f"compiled {med['misses']:.0f} of {med['requests']:.0f} programs"
+        )
     return {"summary": summary, "runs": rows}
 
 

@@ -25,7 +25,6 @@ import time
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from benchmarks._timing import best_of
 from mdlnb import curves, data, readouts
@@ -58,7 +57,7 @@ def main() -> dict:
     kw = dict(test=test, sizes=grid, seeds=SEEDS, batch_size=B, learning_rate=1e-4)
     times = {}
     for s in STEPS:
-        curves.loss_data_curve(pool, ro, steps=s, **kw)          # compile
+        curves.loss_data_curve(pool, ro, steps=s, **kw)  # compile
         t0 = time.perf_counter()
         curves.loss_data_curve(pool, ro, steps=s, **kw)
         times[s] = time.perf_counter() - t0
@@ -66,14 +65,26 @@ def main() -> dict:
     flops = p * _update_flops(ro)
     rate = flops / per_update
     matmul = _matmul_rate(p)
-    r = {"probes": p, "sizes": len(grid), "seeds": SEEDS, "batch": B, "width": WIDTH,
-         "s_per_update": per_update, "s_per_1000_updates": 1000 * per_update,
-         "train_gflops": rate / 1e9, "matmul_gflops": matmul / 1e9, "vs_matmul": rate / matmul,
-         "call_s": {str(k): v for k, v in times.items()}, "device": str(jax.devices()[0])}
-    print(f"{p} probes (MLP 2x{WIDTH}, B={B}) on {jax.devices()[0]}: "
-          f"{per_update * 1e3:.1f} ms/update of all probes → 1,000 updates ≈ "
-          f"{r['s_per_1000_updates']:.0f} s; {r['train_gflops']:.1f} GFLOP/s = "
-          f"{r['vs_matmul']:.0%} of the same-shape batched matmul ({r['matmul_gflops']:.1f} GFLOP/s)")
+    r = {
+        "probes": p,
+        "sizes": len(grid),
+        "seeds": SEEDS,
+        "batch": B,
+        "width": WIDTH,
+        "s_per_update": per_update,
+        "s_per_1000_updates": 1000 * per_update,
+        "train_gflops": rate / 1e9,
+        "matmul_gflops": matmul / 1e9,
+        "vs_matmul": rate / matmul,
+        "call_s": {str(k): v for k, v in times.items()},
+        "device": str(jax.devices()[0]),
+    }
+    print(
+        f"{p} probes (MLP 2x{WIDTH}, B={B}) on {jax.devices()[0]}: "
+        f"{per_update * 1e3:.1f} ms/update of all probes → 1,000 updates ≈ "
+        f"{r['s_per_1000_updates']:.0f} s; {r['train_gflops']:.1f} GFLOP/s = "
+        f"{r['vs_matmul']:.0%} of the same-shape batched matmul ({r['matmul_gflops']:.1f} GFLOP/s)"
+    )
     return r
 
 

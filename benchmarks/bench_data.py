@@ -14,17 +14,21 @@ Target: every task builds in < 5 s on a 2-core CPU; > 10× from vectorizing.
 
 from __future__ import annotations
 
-
 import numpy as np
 
+from benchmarks._timing import best_of
 from mdlnb import data
 from mdlnb.data import clevr, dsprites, fashion_mnist, skimage_tasks, sklearn_tasks
-from benchmarks._timing import best_of
 
 
 def _clear() -> None:
-    for f in (fashion_mnist._read_split, sklearn_tasks._digits, skimage_tasks.read_image,
-              skimage_tasks._lfw, skimage_tasks._ihc_dab):
+    for f in (
+        fashion_mnist._read_split,
+        sklearn_tasks._digits,
+        skimage_tasks.read_image,
+        skimage_tasks._lfw,
+        skimage_tasks._ihc_dab,
+    ):
         f.cache_clear()
 
 
@@ -49,24 +53,35 @@ def main() -> dict:
     f = dsprites.sample_factors(rng, 512, 64)
     args = [f[k] for k in ("shape", "scale", "orientation", "x", "y")]
     vec = best_of(lambda: dsprites.render(*args, 64), 3, warmup=False)
-    loop = best_of(lambda: [dsprites.render(*(a[i:i + 1] for a in args), 64) for i in range(512)],
-                   1, warmup=False)
+    loop = best_of(
+        lambda: [dsprites.render(*(a[i : i + 1] for a in args), 64) for i in range(512)],
+        1,
+        warmup=False,
+    )
     scenes = clevr.sample_scenes(rng, 512, 64, 3, 10)
     grid = {k: v for k, v in scenes.items() if v.ndim == 2}
     cvec = best_of(lambda: clevr.render(grid, 64), 3, warmup=False)
-    cloop = best_of(lambda: [clevr.render({k: v[i:i + 1] for k, v in grid.items()}, 64)
-                           for i in range(512)], 1, warmup=False)
+    cloop = best_of(
+        lambda: [clevr.render({k: v[i : i + 1] for k, v in grid.items()}, 64) for i in range(512)],
+        1,
+        warmup=False,
+    )
 
     table = data.info().set_index("name")[["group", "n_train", "n_test", "classes", "image_shape"]]
     table["build_s"] = table.index.map(build)
     print(table.to_string())
-    out = {"build_s": build, "cached_s": cached,
-           "render_speedup_dsprites": round(loop / vec, 1),
-           "render_speedup_clevr": round(cloop / cvec, 1),
-           "max_build_s": max(build.values())}
-    print(f"render 512 scenes: dSprites {vec * 1e3:.0f} ms vectorized vs {loop * 1e3:.0f} ms looped "
-          f"({out['render_speedup_dsprites']}×); Clevr {cvec * 1e3:.0f} ms vs {cloop * 1e3:.0f} ms "
-          f"({out['render_speedup_clevr']}×)")
+    out = {
+        "build_s": build,
+        "cached_s": cached,
+        "render_speedup_dsprites": round(loop / vec, 1),
+        "render_speedup_clevr": round(cloop / cvec, 1),
+        "max_build_s": max(build.values()),
+    }
+    print(
+        f"render 512 scenes: dSprites {vec * 1e3:.0f} ms vectorized vs {loop * 1e3:.0f} ms looped "
+        f"({out['render_speedup_dsprites']}×); Clevr {cvec * 1e3:.0f} ms vs {cloop * 1e3:.0f} ms "
+        f"({out['render_speedup_clevr']}×)"
+    )
     return out
 
 

@@ -68,6 +68,7 @@ def _plain_loop_s(ro, task, steps: int) -> float:
             p, s = carry
             upd, s = opt.update(jax.grad(loss)(p, i), s, p)
             return (optax.apply_updates(p, upd), s), None
+
         return jax.lax.scan(step, (params, opt.init(params)), jnp.arange(steps))[0][0]
 
     jax.block_until_ready(run(params))
@@ -96,21 +97,30 @@ def main() -> dict:
         board_s = best["board"]
         plain = _plain_loop_s(board[0].readout, task, steps)
         per_expert = board_s / len(board)
-        res = {"params": board[0].readout.num_params(784, C),
-               "mflops_per_example": round(board[0].readout.flops(784, C) / 1e6, 2),
-               "compile_s": round(first["board"] - board_s, 2), "board_s": round(board_s, 2),
-               "steps_per_s": round(steps * len(board) / board_s, 2),
-               "vs_plain_loop": round(plain / per_expert, 3),
-               "vmap_vs_alone": round(board_s / (2 * best["alone"]), 3),
-               "projected_s_n2000_r10": round(board_s / steps * math.ceil(2000 / B) * 10, 1)}
-        print(f"{arch}_S: {res['params']:,} params, {res['mflops_per_example']} MFLOP/example fwd; "
-              f"compile {res['compile_s']} s; {res['steps_per_s']} expert-steps/s "
-              f"(K={len(board)}, N={N}, B={B}, r={R}); plain jitted loop / board per expert "
-              f"= {res['vs_plain_loop']}; vmapped K=2 / 2x alone = {res['vmap_vs_alone']}; "
-              f"N=2000, r=10, K=2 projected {res['projected_s_n2000_r10']} s", flush=True)
+        res = {
+            "params": board[0].readout.num_params(784, C),
+            "mflops_per_example": round(board[0].readout.flops(784, C) / 1e6, 2),
+            "compile_s": round(first["board"] - board_s, 2),
+            "board_s": round(board_s, 2),
+            "steps_per_s": round(steps * len(board) / board_s, 2),
+            "vs_plain_loop": round(plain / per_expert, 3),
+            "vmap_vs_alone": round(board_s / (2 * best["alone"]), 3),
+            "projected_s_n2000_r10": round(board_s / steps * math.ceil(2000 / B) * 10, 1),
+        }
+        print(
+            f"{arch}_S: {res['params']:,} params, {res['mflops_per_example']} MFLOP/example fwd; "
+            f"compile {res['compile_s']} s; {res['steps_per_s']} expert-steps/s "
+            f"(K={len(board)}, N={N}, B={B}, r={R}); plain jitted loop / board per expert "
+            f"= {res['vs_plain_loop']}; vmapped K=2 / 2x alone = {res['vmap_vs_alone']}; "
+            f"N=2000, r=10, K=2 projected {res['projected_s_n2000_r10']} s",
+            flush=True,
+        )
         if "grouped" in best:
             res["grouped_vs_blocks"] = round(best["grouped"] / board_s, 3)
-            print(f"{arch}_S: one vmap block of 2 (grouped convolutions) / one expert per block "
-                  f"= {res['grouped_vs_blocks']}", flush=True)
+            print(
+                f"{arch}_S: one vmap block of 2 (grouped convolutions) / one expert per block "
+                f"= {res['grouped_vs_blocks']}",
+                flush=True,
+            )
         out[f"{arch}_S"] = res
     return out

@@ -22,6 +22,15 @@ two between days. Here both sides are measured in one run:
 
 ``of limit`` = limit seconds / the slice's wall seconds for the same FLOPs
 (:func:`mdlnb.studies.encoders._power.stream_flops`).
+
+The workers are the study's (:func:`mdlnb.studies.encoders._run.pool`): on a CPU each
+pinned to its own core (one XLA compute thread each; ``MDLNB_BENCH_PIN=0`` for the
+unpinned processes of before). The limit above is one process's, whose XLA threads
+share the cores; on this 2-core VM one thread runs these small matmuls almost as fast
+as two, so a second, stricter limit is measured too: **the per-core limit**, each
+shape's matmul-only stream in one of ``cores`` pinned worker processes at once (every
+core busy with its own single-thread stream, as in the slice), ``limit_cores_s`` = its
+stream seconds × streams / cores, and ``of_limit_cores`` = that / the slice's wall.
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ import os
 import tempfile
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from pathlib import Path
 
 ENCODERS = ("supervised:vit_S:trained", "supervised:vit_M:trained", "supervised:vit_L:trained")
@@ -68,6 +77,34 @@ def _limit_seconds(board, d: int, c: int, n: int, b: int) -> float:
     return best_of(lambda: jax.block_until_ready(fn(ws)), _reps(), warmup=False)
 
 
+def _pin() -> bool | None:
+    """``MDLNB_BENCH_PIN``: ``0`` runs the workers unpinned; default the study's choice."""
+    value = os.environ.get("MDLNB_BENCH_PIN")
+    return None if value is None else value not in ("0", "off", "false", "no")
+
+
+def _cores_limit(board, shapes, b: int) -> dict:
+    """Per-core limit: each (D, C, N) shape's matmul-only stream in one of ``cores``
+    pinned single-core workers at once; ``{shape: seconds per stream}``."""
+    from mdlnb.studies.encoders._run import pool
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    todo = list(shapes)
+    with pool(cores, pin=True) as ex:  # warm the workers (imports) before timing
+        list(ex.map(_warm, range(cores)))
+        futs = {ex.submit(_limit_seconds, board, d, c, n - n % b, b): (d, c, n) for d, c, n in todo}
+        return {
+            futs[f]: f.result() * futs[f][2] / (futs[f][2] - futs[f][2] % b)
+            for f in as_completed(futs)
+        }
+
+
+def _warm(_: int) -> int:
+    import jax
+
+    return jax.device_count()
+
+
 def _link_shared(root: Path) -> None:
     from mdlnb._io import cache_root
 
@@ -78,41 +115,54 @@ def _link_shared(root: Path) -> None:
 
 
 def main() -> dict:
-    import multiprocessing as mp
-
     from mdlnb._compare import resolve_protocol
     from mdlnb.studies.encoders import EncodersConfig
     from mdlnb.studies.encoders._power import feature_dim, stream_flops
+    from mdlnb.studies.encoders._run import pool
     from mdlnb.studies.pretraining._artifacts import _machine
     from mdlnb.studies.transferability._features import prepare
 
-    encoders, tasks = _env_tuple("MDLNB_BENCH_ENCODERS", ENCODERS), _env_tuple(
-        "MDLNB_BENCH_TASKS", TASKS)
+    encoders, tasks = (
+        _env_tuple("MDLNB_BENCH_ENCODERS", ENCODERS),
+        _env_tuple("MDLNB_BENCH_TASKS", TASKS),
+    )
     config = EncodersConfig.from_overrides({"encoders": list(encoders), "tasks": list(tasks)})
     proto = resolve_protocol(config.protocol)
     board, b = proto.experts(), proto.batch_size
     inputs = prepare(config, progress=False, feature_progress=False)  # cached features
     pairs = [(fs.encoder, fs.task, fs.train) for fs in inputs.features]
-    out = {**_machine(), "encoders": list(encoders), "tasks": list(tasks),
-           "orders": len(config.seeds), "workers": int(config.workers)}
-    shapes: Counter = Counter()   # (D, C, N) -> streams
-    for enc, task, train in pairs:
+    out = {
+        **_machine(),
+        "encoders": list(encoders),
+        "tasks": list(tasks),
+        "orders": len(config.seeds),
+        "workers": int(config.workers),
+        "pinned": _pin(),
+        "load_1min": os.getloadavg()[0],
+    }
+    shapes: Counter = Counter()  # (D, C, N) -> streams
+    for enc, _task, train in pairs:
         d, c = feature_dim(enc), int(train.num_classes)
         assert d == train.x.shape[1], (enc, d, train.x.shape)
         shapes[(d, c, int(train.n))] += len(config.seeds)
     total = sum(stream_flops(board, d, c, n) * k for (d, c, n), k in shapes.items())
-    print(f"{out['platform']}; {out['cores']} cores; flags {out['cpu_flags']}")
-    print(f"{len(pairs)} pairs × {len(config.seeds)} orders, shapes (D, C, N): streams "
-          f"{ {f'{d}x{c}x{n}': k for (d, c, n), k in shapes.items()} }, {total / 1e12:.2f} TFLOP")
+    print(
+        f"{out['platform']}; {out['cores']} cores; flags {out['cpu_flags']}; "
+        f"load {out['load_1min']:.1f}"
+    )
+    print(
+        f"{len(pairs)} pairs × {len(config.seeds)} orders, shapes (D, C, N): streams "
+        f"{ {f'{d}x{c}x{n}': k for (d, c, n), k in shapes.items()} }, {total / 1e12:.2f} TFLOP"
+    )
 
     with tempfile.TemporaryDirectory(prefix="mdlnb-grid-bench-") as tmp:
         _link_shared(Path(tmp))
         old = os.environ.get("MDLNB_CACHE")
-        os.environ["MDLNB_CACHE"] = tmp           # the workers' cache root: xla/ empty
+        os.environ["MDLNB_CACHE"] = tmp  # the workers' cache root: xla/ empty
         try:
             t0 = time.perf_counter()
             seconds = []
-            with ProcessPoolExecutor(int(config.workers), mp_context=mp.get_context("spawn")) as ex:
+            with pool(int(config.workers), pin=_pin()) as ex:
                 futs = [ex.submit(_mdl_pair, train, config) for _, _, train in pairs]
                 for f in as_completed(futs):
                     seconds.append(f.result())
@@ -126,19 +176,44 @@ def main() -> dict:
     per_shape = {}
     for (d, c, n), k in shapes.items():
         s = _limit_seconds(board, d, c, n - n % b, b) * n / (n - n % b)
-        per_shape[f"{d}x{c}x{n}"] = {"limit_s_per_stream": round(s, 3), "streams": k,
-                                     "gflops": stream_flops(board, d, c, n) / s / 1e9}
+        per_shape[f"{d}x{c}x{n}"] = {
+            "limit_s_per_stream": round(s, 3),
+            "streams": k,
+            "gflops": stream_flops(board, d, c, n) / s / 1e9,
+        }
         limit += k * s
-    out.update({"pairs": len(pairs), "tflop": total / 1e12, "grid_wall_s": round(wall, 2),
-                "grid_worker_s": round(sum(seconds), 2), "grid_gflops": total / wall / 1e9,
-                "limit_s": round(limit, 2), "limit_gflops": total / limit / 1e9,
-                "of_limit": limit / wall, "per_shape": per_shape})
-    print(f"grid slice   {wall:7.1f} s wall ({sum(seconds):.1f} s in workers)  "
-          f"{out['grid_gflops']:5.1f} GFLOP/s")
-    print(f"matmul limit {limit:7.1f} s  {out['limit_gflops']:5.1f} GFLOP/s  "
-          f"per shape {per_shape}")
-    print(f"the slice runs at {out['of_limit']:.0%} of its same-shape matmul limit, "
-          "compilation included, from an empty compilation cache")
+    per_core = _cores_limit(board, shapes, b)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    limit_cores = sum(k * per_core[shape] for shape, k in shapes.items()) / cores
+    for (d, c, n), s in per_core.items():
+        per_shape[f"{d}x{c}x{n}"]["core_s_per_stream"] = round(s, 3)
+    out.update(
+        {
+            "pairs": len(pairs),
+            "tflop": total / 1e12,
+            "grid_wall_s": round(wall, 2),
+            "grid_worker_s": round(sum(seconds), 2),
+            "grid_gflops": total / wall / 1e9,
+            "limit_s": round(limit, 2),
+            "limit_gflops": total / limit / 1e9,
+            "of_limit": limit / wall,
+            "limit_cores_s": round(limit_cores, 2),
+            "of_limit_cores": limit_cores / wall,
+            "per_shape": per_shape,
+            "load_1min_end": os.getloadavg()[0],
+        }
+    )
+    print(
+        f"grid slice   {wall:7.1f} s wall ({sum(seconds):.1f} s in workers)  "
+        f"{out['grid_gflops']:5.1f} GFLOP/s"
+    )
+    print(f"matmul limit {limit:7.1f} s  {out['limit_gflops']:5.1f} GFLOP/s  per shape {per_shape}")
+    print(f"per-core limit {limit_cores:7.1f} s (each core its own single-thread stream)")
+    print(
+        f"the slice runs at {out['of_limit']:.0%} of its same-shape matmul limit "
+        f"({out['of_limit_cores']:.0%} of the per-core limit), compilation included, "
+        "from an empty compilation cache"
+    )
     return out
 
 

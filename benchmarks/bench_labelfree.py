@@ -63,9 +63,12 @@ def main() -> dict:
         out[f"{name}_value"] = float(value)
         print(f"  {name:24s} {sec:7.2f} s  cpu {cpu:7.2f} s   value {value:.4f}")
     out["neighbours_vs_sklearn_wall_ratio"] = round(
-        out["twonn_ratios_s"] / out["sklearn_brute_3nn_s"], 3)
-    print(f"  TwoNN neighbour search / sklearn brute 3-NN (wall): "
-          f"{out['neighbours_vs_sklearn_wall_ratio']:.2f}")
+        out["twonn_ratios_s"] / out["sklearn_brute_3nn_s"], 3
+    )
+    print(
+        f"  TwoNN neighbour search / sklearn brute 3-NN (wall): "
+        f"{out['neighbours_vs_sklearn_wall_ratio']:.2f}"
+    )
     return out
 
 

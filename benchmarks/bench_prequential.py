@@ -32,9 +32,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import mdlnb
+from benchmarks._timing import best_of
 from mdlnb import prequential, readouts
 from mdlnb.experts import expert_grid
-from benchmarks._timing import best_of
 
 N, D, C, B, R, K = 10_000, 64, 10, 32, 10, 64
 PREFIX_BATCHES = 24
@@ -50,12 +50,15 @@ def _task(n: int) -> mdlnb.Task:
 
 def _boards() -> dict[str, list]:
     lrs, wds, emas = [1e-4, 3e-4, 1e-3, 3e-3], [0.0, 1e-6, 1e-4, 1e-2], [1e-4, 1e-2, 0.1, 1.0]
-    mlp = expert_grid([readouts.mlp(2)], learning_rate=lrs, weight_decay=wds, ema=emas,
-                      replay_streams=R)
-    mixed = expert_grid(readouts.board(3), learning_rate=lrs, weight_decay=wds, ema=[1.0],
-                        replay_streams=R)
-    lin = expert_grid([readouts.linear()], learning_rate=lrs, weight_decay=wds, ema=emas,
-                      replay_streams=R)
+    mlp = expert_grid(
+        [readouts.mlp(2)], learning_rate=lrs, weight_decay=wds, ema=emas, replay_streams=R
+    )
+    mixed = expert_grid(
+        readouts.board(3), learning_rate=lrs, weight_decay=wds, ema=[1.0], replay_streams=R
+    )
+    lin = expert_grid(
+        [readouts.linear()], learning_rate=lrs, weight_decay=wds, ema=emas, replay_streams=R
+    )
     assert len(mlp) == K and len(mixed) == K and len(lin) == K
     return {"mlp2x256": mlp, "mixed_linear_mlp1-3": mixed, "linear": lin}
 
@@ -64,7 +67,7 @@ def _update_flops(ro, b=B) -> int:
     sizes = ro.layer_sizes(D, C)
     fwd = sum(2 * b * i * o for i, o in sizes)
     wgrad = fwd
-    xgrad = sum(2 * b * i * o for i, o in sizes[1:])   # no gradient w.r.t. the input features
+    xgrad = sum(2 * b * i * o for i, o in sizes[1:])  # no gradient w.r.t. the input features
     return fwd + wgrad + xgrad
 
 
@@ -78,18 +81,18 @@ def _matmul_rate() -> float:
 
 
 def _bandwidth() -> float:
-    n = 8 * 2 ** 20   # 32 MB per array, about the size of one state array of the MLP board
+    n = 8 * 2**20  # 32 MB per array, about the size of one state array of the MLP board
     x = jnp.ones((n,), jnp.float32)
     y = jnp.ones((n,), jnp.float32)
     f = jax.jit(lambda x, y: x * 0.999 + y)
     reps = 20
     t = best_of(lambda: [f(x, y).block_until_ready() for _ in range(reps)])
-    return reps * 3 * 4 * n / t   # two reads, one write
+    return reps * 3 * 4 * n / t  # two reads, one write
 
 
 def _vmapped(task, board) -> float:
     kw = dict(batch_size=B, cache=False, progress=False, chunk_batches=PREFIX_BATCHES // 2)
-    prequential.run(task, board, **kw)           # compile
+    prequential.run(task, board, **kw)  # compile
     t0 = time.perf_counter()
     prequential.run(task, board, **kw)
     return (time.perf_counter() - t0) / PREFIX_BATCHES
@@ -105,10 +108,24 @@ def _python_loop(task, board) -> float:
     feats, labels = task.features, task.y.astype(np.int32)
     x_dev, y_dev = jnp.asarray(feats), jnp.asarray(labels)
     key = jax.random.PRNGKey(0)
-    states = [(_Spec(readouts=(e.readout,), max_replay=(e.replay_streams,), masked=(False,),
-                     block=(1,), standardize=(True,), calibrate=(False,), num_classes=C,
-                     batch_size=B, clip=CLIP_Z),
-               _init_group(e.readout, [e], 0, D, C), _hypers([e])) for e in board]
+    states = [
+        (
+            _Spec(
+                readouts=(e.readout,),
+                max_replay=(e.replay_streams,),
+                masked=(False,),
+                block=(1,),
+                standardize=(True,),
+                calibrate=(False,),
+                num_classes=C,
+                batch_size=B,
+                clip=CLIP_Z,
+            ),
+            _init_group(e.readout, [e], 0, D, C),
+            _hypers([e]),
+        )
+        for e in board
+    ]
     running = (np.zeros(D), np.zeros(D), 0.0)
     inputs = []
     for i in range(LOOP_BATCHES + 1):
@@ -122,7 +139,7 @@ def _python_loop(task, board) -> float:
                 states[j] = (spec, st[0], hp)
         out.block_until_ready()
 
-    go(inputs[1:2])                               # compile every architecture
+    go(inputs[1:2])  # compile every architecture
     t0 = time.perf_counter()
     go(inputs[1:])
     return (time.perf_counter() - t0) / LOOP_BATCHES
@@ -131,32 +148,47 @@ def _python_loop(task, board) -> float:
 def main() -> dict:
     matmul = _matmul_rate()
     bw = _bandwidth()
-    print(f"batched matmul 64×(32×256)·(256×256): {matmul / 1e9:.1f} GFLOP/s; "
-          f"streaming bandwidth {bw / 1e9:.1f} GB/s")
+    print(
+        f"batched matmul 64×(32×256)·(256×256): {matmul / 1e9:.1f} GFLOP/s; "
+        f"streaming bandwidth {bw / 1e9:.1f} GB/s"
+    )
     task = _task(PREFIX_BATCHES * B)
-    result = {"matmul_gflops": matmul / 1e9, "bandwidth_gbs": bw / 1e9,
-              "prefix_batches": PREFIX_BATCHES}
+    result = {
+        "matmul_gflops": matmul / 1e9,
+        "bandwidth_gbs": bw / 1e9,
+        "prefix_batches": PREFIX_BATCHES,
+    }
     for name, board in _boards().items():
         per_batch = _vmapped(task, board)
-        flops = sum(e.replay_streams * _update_flops(e.readout) + B * e.readout.flops(D, C)
-                    for e in board)
+        flops = sum(
+            e.replay_streams * _update_flops(e.readout) + B * e.readout.flops(D, C) for e in board
+        )
         nbytes = sum(e.replay_streams * 10 * 4 * e.readout.num_params(D, C) for e in board)
         roof = max(flops / matmul, nbytes / bw)
         rate = flops / per_batch
         loop = _python_loop(task, board)
         nb = math.ceil(N / B)
-        r = {"s_per_batch": per_batch, "extrapolated_s_10k": per_batch * nb,
-             "train_gflops": rate / 1e9, "vs_matmul": rate / matmul,
-             "roofline_s_per_batch": roof, "roof_flop_s": flops / matmul,
-             "roof_bytes_s": nbytes / bw, "vs_roofline": roof / per_batch,
-             "loop_s_per_batch": loop, "vs_python_loop": loop / per_batch,
-             "examples_experts_per_s": B * K / per_batch}
-        print(f"[{name}] {per_batch * 1e3:.1f} ms/batch (10k examples ≈ {r['extrapolated_s_10k']:.0f} s), "
-              f"{r['train_gflops']:.1f} GFLOP/s = {r['vs_matmul']:.0%} of matmul; roofline "
-              f"max({flops / 1e9:.2f} GFLOP / {matmul / 1e9:.0f} GFLOP/s = {r['roof_flop_s'] * 1e3:.1f} ms, "
-              f"{nbytes / 1e6:.0f} MB / {bw / 1e9:.1f} GB/s = {r['roof_bytes_s'] * 1e3:.1f} ms) → "
-              f"{r['vs_roofline']:.0%} of roofline; Python loop {loop * 1e3:.0f} ms/batch → "
-              f"{r['vs_python_loop']:.1f}× faster; {r['examples_experts_per_s']:.0f} example·experts/s")
+        r = {
+            "s_per_batch": per_batch,
+            "extrapolated_s_10k": per_batch * nb,
+            "train_gflops": rate / 1e9,
+            "vs_matmul": rate / matmul,
+            "roofline_s_per_batch": roof,
+            "roof_flop_s": flops / matmul,
+            "roof_bytes_s": nbytes / bw,
+            "vs_roofline": roof / per_batch,
+            "loop_s_per_batch": loop,
+            "vs_python_loop": loop / per_batch,
+            "examples_experts_per_s": B * K / per_batch,
+        }
+        print(
+            f"[{name}] {per_batch * 1e3:.1f} ms/batch (10k examples ≈ {r['extrapolated_s_10k']:.0f} s), "
+            f"{r['train_gflops']:.1f} GFLOP/s = {r['vs_matmul']:.0%} of matmul; roofline "
+            f"max({flops / 1e9:.2f} GFLOP / {matmul / 1e9:.0f} GFLOP/s = {r['roof_flop_s'] * 1e3:.1f} ms, "
+            f"{nbytes / 1e6:.0f} MB / {bw / 1e9:.1f} GB/s = {r['roof_bytes_s'] * 1e3:.1f} ms) → "
+            f"{r['vs_roofline']:.0%} of roofline; Python loop {loop * 1e3:.0f} ms/batch → "
+            f"{r['vs_python_loop']:.1f}× faster; {r['examples_experts_per_s']:.0f} example·experts/s"
+        )
         result[name] = r
     return result
 

@@ -37,10 +37,22 @@ def board(wide: bool = False):
     from mdlnb import expert_grid, readouts
 
     if wide:
-        return expert_grid(readouts.board(7), learning_rate=[1e-4, 3e-4, 1e-3, 3e-3], b1=[0.9],
-                           weight_decay=[1e-4], ema=[1e-4, 1e-2, 1.0], replay_streams=[3, 10])
-    return expert_grid(readouts.board(7), learning_rate=[3e-4, 3e-3], b1=[0.9],
-                       weight_decay=[1e-4], ema=[1e-2, 1.0], replay_streams=[3, 10])
+        return expert_grid(
+            readouts.board(7),
+            learning_rate=[1e-4, 3e-4, 1e-3, 3e-3],
+            b1=[0.9],
+            weight_decay=[1e-4],
+            ema=[1e-4, 1e-2, 1.0],
+            replay_streams=[3, 10],
+        )
+    return expert_grid(
+        readouts.board(7),
+        learning_rate=[3e-4, 3e-3],
+        b1=[0.9],
+        weight_decay=[1e-4],
+        ema=[1e-2, 1.0],
+        replay_streams=[3, 10],
+    )
 
 
 def tasks(n: int) -> dict:
@@ -48,8 +60,11 @@ def tasks(n: int) -> dict:
     from mdlnb import encoders
 
     dig = mdlnb.data.load("digits", split="all")
-    out = {"digits|pixels": mdlnb.Task("digits|pixels", dig.x.reshape(dig.n, -1).astype(np.float32),
-                                       dig.y, dig.num_classes).take(np.arange(min(n, dig.n)))}
+    out = {
+        "digits|pixels": mdlnb.Task(
+            "digits|pixels", dig.x.reshape(dig.n, -1).astype(np.float32), dig.y, dig.num_classes
+        ).take(np.arange(min(n, dig.n)))
+    }
     lite = encoders.efficientnet_lite(0, resolution=64)
     for name in ("textures", "clevr_count"):
         t = mdlnb.data.load(name, split="train")
@@ -60,8 +75,12 @@ def tasks(n: int) -> dict:
 
 #: the replay grid for a saved full board (``--replay``): the GRID's thresholds and
 #: windows and smaller ones, without and with one survivor kept per readout
-REPLAY_GRID = [(t, w, k) for k in (0, 1) for t in (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
-               for w in (64, 128, 256, 512)]
+REPLAY_GRID = [
+    (t, w, k)
+    for k in (0, 1)
+    for t in (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+    for w in (64, 128, 256, 512)
+]
 
 
 def _replay_row(lm, name: str, thr: float, win: int, kpr: int) -> dict:
@@ -70,17 +89,30 @@ def _replay_row(lm, name: str, thr: float, win: int, kpr: int) -> dict:
     from mdlnb import simulate_pruning as simulate
 
     t0 = time.perf_counter()
-    s = simulate(lm, Prune(threshold=thr, window=win, segment_batches=SEGMENT_BATCHES,
-                           keep_per_readout=kpr))
-    row = {"task": name, "n": lm.n, "k": lm.k, "threshold": thr, "window": win,
-           "keep_per_readout": kpr, "kind": "replay", "num_pruned": s.num_pruned,
-           "updates_ratio": s.updates_ratio, "unpruned_nats": s.unpruned_nats,
-           "pruned_nats": s.total_nats,
-           "change_pct": 100 * (s.total_nats / s.unpruned_nats - 1)}
-    print(f"  tau={thr:g} W={win} keep={kpr}: {s['num_pruned']}/{lm.k} pruned, "
-          f"{s['updates_ratio']:.2f}x fewer expert-updates, codelength "
-          f"{s['unpruned_nats']:.2f} -> {s['total_nats']:.2f} nats ({row['change_pct']:+.3f} %)"
-          f"  [{time.perf_counter() - t0:.1f} s]", flush=True)
+    s = simulate(
+        lm, Prune(threshold=thr, window=win, segment_batches=SEGMENT_BATCHES, keep_per_readout=kpr)
+    )
+    row = {
+        "task": name,
+        "n": lm.n,
+        "k": lm.k,
+        "threshold": thr,
+        "window": win,
+        "keep_per_readout": kpr,
+        "kind": "replay",
+        "num_pruned": s.num_pruned,
+        "updates_ratio": s.updates_ratio,
+        "unpruned_nats": s.unpruned_nats,
+        "pruned_nats": s.total_nats,
+        "change_pct": 100 * (s.total_nats / s.unpruned_nats - 1),
+    }
+    print(
+        f"  tau={thr:g} W={win} keep={kpr}: {s['num_pruned']}/{lm.k} pruned, "
+        f"{s['updates_ratio']:.2f}x fewer expert-updates, codelength "
+        f"{s['unpruned_nats']:.2f} -> {s['total_nats']:.2f} nats ({row['change_pct']:+.3f} %)"
+        f"  [{time.perf_counter() - t0:.1f} s]",
+        flush=True,
+    )
     return row
 
 
@@ -91,11 +123,17 @@ def replay(path: str) -> dict:
     from mdlnb.prequential import LossMatrix
 
     lm = LossMatrix.load(path)
-    print(f"{lm.task_name}: N={lm.n} K={lm.k}, protocol {lm.protocol.name if lm.protocol else '?'}, "
-          f"strategy {lm.protocol.strategy!r}", flush=True)
+    print(
+        f"{lm.task_name}: N={lm.n} K={lm.k}, protocol {lm.protocol.name if lm.protocol else '?'}, "
+        f"strategy {lm.protocol.strategy!r}",
+        flush=True,
+    )
     rows = [_replay_row(lm, lm.task_name, thr, win, kpr) for thr, win, kpr in REPLAY_GRID]
-    return {"board": f"{lm.k} experts from {path}", "segment_batches": SEGMENT_BATCHES,
-            "rows": rows}
+    return {
+        "board": f"{lm.k} experts from {path}",
+        "segment_batches": SEGMENT_BATCHES,
+        "rows": rows,
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -108,8 +146,9 @@ def main(argv: list[str] | None = None) -> dict:
         if a.startswith("--replay="):
             return replay(a.split("=", 1)[1])
     n = int(next((a for a in argv if a.isdigit()), 1000))
-    real = [tuple(float(v) for v in a.split("=")[1].split(",")) for a in argv
-            if a.startswith("--real=")] or (REAL if "--real" in argv else [])
+    real = [
+        tuple(float(v) for v in a.split("=")[1].split(",")) for a in argv if a.startswith("--real=")
+    ] or (REAL if "--real" in argv else [])
     wide = "--wide" in argv
     proto = mdlnb.protocol("paper-vtab", board=tuple(board(wide)))
     rows = []
@@ -121,34 +160,54 @@ def main(argv: list[str] | None = None) -> dict:
         t0 = time.perf_counter()
         lm = prequential.run(task, protocol=proto, cache=True, memory_budget=None)
         base_s = time.perf_counter() - t0
-        print(f"{name}: N={task.n} D={task.x.shape[1]} K={lm.k}, unpruned run {base_s:.0f} s "
-              f"(cached: {lm.meta.get('seconds')} s when computed)", flush=True)
+        print(
+            f"{name}: N={task.n} D={task.x.shape[1]} K={lm.k}, unpruned run {base_s:.0f} s "
+            f"(cached: {lm.meta.get('seconds')} s when computed)",
+            flush=True,
+        )
         rows += [_replay_row(lm, name, thr, win, kpr) for thr, win, kpr in GRID]
         for thr, win in real:
             p = Prune(threshold=thr, window=int(win), segment_batches=SEGMENT_BATCHES)
             t0 = time.perf_counter()
-            pl = prequential.run(task, protocol=proto.replace(prune=p), cache=False,
-                                 memory_budget=None)
+            pl = prequential.run(
+                task, protocol=proto.replace(prune=p), cache=False, memory_budget=None
+            )
             secs = time.perf_counter() - t0
             rep = mdlnb.Report.from_losses(pl, warn=False)
             rec = pl.meta["prune"]
             sim = simulate(lm, p)
-            row = {"task": name, "n": task.n, "threshold": thr, "window": win, "kind": "real",
-                   "num_pruned": rec["num_pruned"], "updates_ratio": rec["updates_ratio"],
-                   "computed_ratio": rec["expert_updates_unpruned"] / rec["expert_updates_computed"],
-                   "unpruned_nats": sim.unpruned_nats, "pruned_nats": rep.total_nats,
-                   "change_pct": 100 * (rep.total_nats / sim.unpruned_nats - 1),
-                   "seconds": secs, "unpruned_seconds": lm.meta.get("seconds"),
-                   "same_schedule_as_replay": bool(np.array_equal(sim.pruned_at, pl.pruned_at)),
-                   "replay_nats": sim.total_nats}
+            row = {
+                "task": name,
+                "n": task.n,
+                "threshold": thr,
+                "window": win,
+                "kind": "real",
+                "num_pruned": rec["num_pruned"],
+                "updates_ratio": rec["updates_ratio"],
+                "computed_ratio": rec["expert_updates_unpruned"] / rec["expert_updates_computed"],
+                "unpruned_nats": sim.unpruned_nats,
+                "pruned_nats": rep.total_nats,
+                "change_pct": 100 * (rep.total_nats / sim.unpruned_nats - 1),
+                "seconds": secs,
+                "unpruned_seconds": lm.meta.get("seconds"),
+                "same_schedule_as_replay": bool(np.array_equal(sim.pruned_at, pl.pruned_at)),
+                "replay_nats": sim.total_nats,
+            }
             rows.append(row)
-            print(f"  REAL tau={thr:g} W={win}: {rec['num_pruned']}/{pl.k} pruned, "
-                  f"{rec['updates_ratio']:.2f}x fewer expert-updates ({row['computed_ratio']:.2f}x "
-                  f"computed), {rep.total_nats:.1f} nats ({row['change_pct']:+.3f} %; replay "
-                  f"{sim.total_nats:.1f}, same schedule: {row['same_schedule_as_replay']}), "
-                  f"{secs:.0f} s vs {lm.meta.get('seconds')} s unpruned", flush=True)
-    return {"board": "vtab reduced: " + ("192 experts, --wide" if wide else "64 experts"),
-            "protocol": "paper-vtab", "segment_batches": SEGMENT_BATCHES, "rows": rows}
+            print(
+                f"  REAL tau={thr:g} W={win}: {rec['num_pruned']}/{pl.k} pruned, "
+                f"{rec['updates_ratio']:.2f}x fewer expert-updates ({row['computed_ratio']:.2f}x "
+                f"computed), {rep.total_nats:.1f} nats ({row['change_pct']:+.3f} %; replay "
+                f"{sim.total_nats:.1f}, same schedule: {row['same_schedule_as_replay']}), "
+                f"{secs:.0f} s vs {lm.meta.get('seconds')} s unpruned",
+                flush=True,
+            )
+    return {
+        "board": "vtab reduced: " + ("192 experts, --wide" if wide else "64 experts"),
+        "protocol": "paper-vtab",
+        "segment_batches": SEGMENT_BATCHES,
+        "rows": rows,
+    }
 
 
 if __name__ == "__main__":

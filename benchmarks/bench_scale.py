@@ -38,7 +38,7 @@ def vtab_slice(k: int):
 
     ex = preset("vtab")
     per = k // 8
-    return [e for a in range(8) for e in ex[a * 576: a * 576 + per]]
+    return [e for a in range(8) for e in ex[a * 576 : a * 576 + per]]
 
 
 def _peak_rss_mib() -> float:
@@ -63,21 +63,33 @@ def memory_analysis(k: int = 64, n: int = N) -> dict:
     state_b = sum(x.nbytes for x in jax.tree_util.tree_leaves(state))
     order = pq.stream_order(0, n)
     x, y = task.features[order].astype(np.float32), task.y[order].astype(np.int32)
-    xs, _ = _inputs._chunk_inputs(x, y, 0, pq.DEFAULT_CHUNK_BATCHES, b,
-                                 (np.zeros(d), np.zeros(d), 0.0), True)
+    xs, _ = _inputs._chunk_inputs(
+        x, y, 0, pq.DEFAULT_CHUNK_BATCHES, b, (np.zeros(d), np.zeros(d), 0.0), True
+    )
     t0 = time.perf_counter()
-    ma = _program._run_chunk.lower(spec, state, hypers, jnp.asarray(x), jnp.asarray(y),
-                                  jax.random.PRNGKey(0), xs).compile().memory_analysis()
-    out = {"experts": k, "groups": len(groups), "compile_s": round(time.perf_counter() - t0, 1),
-           "state_mib_per_expert": state_b / k / 2 ** 20,
-           "argument_mib": ma.argument_size_in_bytes / 2 ** 20,
-           "temp_mib": ma.temp_size_in_bytes / 2 ** 20,
-           "alias_mib": ma.alias_size_in_bytes / 2 ** 20,
-           "peak_over_state": (ma.argument_size_in_bytes + ma.temp_size_in_bytes) / state_b}
-    print(f"vtab slice of {k} experts ({len(groups)} groups), N={n}: state "
-          f"{out['state_mib_per_expert']:.2f} MiB/expert; XLA: arguments {out['argument_mib']:.0f} MiB, "
-          f"temporaries {out['temp_mib']:.0f} MiB, output aliased {out['alias_mib']:.0f} MiB → "
-          f"(arguments + temporaries) / state = {out['peak_over_state']:.2f} (target ≤ 1.5)")
+    ma = (
+        _program._run_chunk.lower(
+            spec, state, hypers, jnp.asarray(x), jnp.asarray(y), jax.random.PRNGKey(0), xs
+        )
+        .compile()
+        .memory_analysis()
+    )
+    out = {
+        "experts": k,
+        "groups": len(groups),
+        "compile_s": round(time.perf_counter() - t0, 1),
+        "state_mib_per_expert": state_b / k / 2**20,
+        "argument_mib": ma.argument_size_in_bytes / 2**20,
+        "temp_mib": ma.temp_size_in_bytes / 2**20,
+        "alias_mib": ma.alias_size_in_bytes / 2**20,
+        "peak_over_state": (ma.argument_size_in_bytes + ma.temp_size_in_bytes) / state_b,
+    }
+    print(
+        f"vtab slice of {k} experts ({len(groups)} groups), N={n}: state "
+        f"{out['state_mib_per_expert']:.2f} MiB/expert; XLA: arguments {out['argument_mib']:.0f} MiB, "
+        f"temporaries {out['temp_mib']:.0f} MiB, output aliased {out['alias_mib']:.0f} MiB → "
+        f"(arguments + temporaries) / state = {out['peak_over_state']:.2f} (target ≤ 1.5)"
+    )
     return out
 
 
@@ -86,8 +98,13 @@ def rss(k: int, n: int = N) -> dict:
 
     t0 = time.perf_counter()
     lm = pq.run(_task(n), vtab_slice(k), 32, 0, cache=False, memory_budget=None)
-    out = {"experts": k, "n": n, "seconds": round(time.perf_counter() - t0, 1),
-           "peak_rss_mib": _peak_rss_mib(), "total_nats": float(lm.losses.sum(dtype=np.float64))}
+    out = {
+        "experts": k,
+        "n": n,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "peak_rss_mib": _peak_rss_mib(),
+        "total_nats": float(lm.losses.sum(dtype=np.float64)),
+    }
     print(json.dumps(out))
     return out
 
@@ -104,20 +121,31 @@ def vtab(n: int = N, save: str | None = None) -> dict:
     t0 = time.perf_counter()
 
     def progress(done, total, best):
-        print(f"  {time.perf_counter() - t0:7.0f} s  {done}/{total}  best {best:.3f} nats/ex",
-              flush=True)
+        print(
+            f"  {time.perf_counter() - t0:7.0f} s  {done}/{total}  best {best:.3f} nats/ex",
+            flush=True,
+        )
 
     lm = pq.run(_task(n), protocol=mdlnb.protocol("paper-vtab"), progress=progress)
     wall = time.perf_counter() - t0
     if save:
         lm.save(save)
     plan = lm.meta.get("memory_plan", {})
-    out = {"n": n, "experts": lm.k, "wall_s": round(wall, 1), "slice_seconds": lm.meta.get("slice_seconds"),
-           "plan": plan, "peak_rss_mib": _peak_rss_mib(), "devices": lm.meta.get("devices"),
-           "best_expert_nats": lm.best_expert()[1]}
+    out = {
+        "n": n,
+        "experts": lm.k,
+        "wall_s": round(wall, 1),
+        "slice_seconds": lm.meta.get("slice_seconds"),
+        "plan": plan,
+        "peak_rss_mib": _peak_rss_mib(),
+        "devices": lm.meta.get("devices"),
+        "best_expert_nats": lm.best_expert()[1],
+    }
     sl = sum(out["slice_seconds"] or [wall])
-    print(f"vtab, N={n}: {lm.k} experts in {wall:.0f} s (sum of slices {sl:.0f} s, "
-          f"{wall / sl:.3f}x), peak RSS {out['peak_rss_mib']:.0f} MiB; {plan.get('line', 'one pass')}")
+    print(
+        f"vtab, N={n}: {lm.k} experts in {wall:.0f} s (sum of slices {sl:.0f} s, "
+        f"{wall / sl:.3f}x), peak RSS {out['peak_rss_mib']:.0f} MiB; {plan.get('line', 'one pass')}"
+    )
     print(json.dumps(out, default=str))
     return out
 
@@ -133,8 +161,11 @@ def slicing_overhead(k: int = 128, n: int = 256, slices: int = 3) -> dict:
     d, c = task.features.shape[1], task.num_classes
     one = _memory.plan(board, n, d, c, budget_bytes=1 << 50)
     total = sum(one.expert_bytes)
-    budget = next(b for b in range(one.fixed_bytes + total // slices, one.fixed_bytes + total, 1 << 20)
-                  if len(_memory.plan(board, n, d, c, budget_bytes=b).slices) <= slices)
+    budget = next(
+        b
+        for b in range(one.fixed_bytes + total // slices, one.fixed_bytes + total, 1 << 20)
+        if len(_memory.plan(board, n, d, c, budget_bytes=b).slices) <= slices
+    )
     t0 = time.perf_counter()
     lm1 = pq.run(task, board, 32, 0, cache=False, memory_budget=None)
     wall1 = time.perf_counter() - t0
@@ -142,13 +173,22 @@ def slicing_overhead(k: int = 128, n: int = 256, slices: int = 3) -> dict:
     lms = pq.run(task, board, 32, 0, cache=False, memory_budget=budget)
     walls = time.perf_counter() - t0
     sl = lms.meta.get("slice_seconds") or [walls]
-    out = {"experts": k, "n": n, "slices": len(sl), "one_pass_s": round(wall1, 1),
-           "sliced_s": round(walls, 1), "slice_seconds": sl,
-           "sliced_over_one_pass": walls / wall1, "sliced_over_sum": walls / sum(sl),
-           "bit_identical": bool(np.array_equal(lm1.losses, lms.losses))}
-    print(f"{k} experts, N={n}: one pass {wall1:.1f} s; {len(sl)} slices {walls:.1f} s "
-          f"({walls / wall1:.3f}x one pass; sum of slices {sum(sl):.1f} s, {walls / sum(sl):.3f}x); "
-          f"bit-identical {out['bit_identical']}")
+    out = {
+        "experts": k,
+        "n": n,
+        "slices": len(sl),
+        "one_pass_s": round(wall1, 1),
+        "sliced_s": round(walls, 1),
+        "slice_seconds": sl,
+        "sliced_over_one_pass": walls / wall1,
+        "sliced_over_sum": walls / sum(sl),
+        "bit_identical": bool(np.array_equal(lm1.losses, lms.losses)),
+    }
+    print(
+        f"{k} experts, N={n}: one pass {wall1:.1f} s; {len(sl)} slices {walls:.1f} s "
+        f"({walls / wall1:.3f}x one pass; sum of slices {sum(sl):.1f} s, {walls / sum(sl):.3f}x); "
+        f"bit-identical {out['bit_identical']}"
+    )
     return out
 
 
@@ -171,13 +211,23 @@ def matmul_dtype(n: int = N, repeats: int = 2) -> dict:
             if r:  # the first round compiles
                 best[p.matmul_dtype] = min(best.get(p.matmul_dtype, dt), dt)
             lms[p.matmul_dtype] = lm
-    a, b = (switching.codelength(lms[d].losses, p32.strategy).total_nats for d in ("float32", "bfloat16"))
-    out = {"bf16_seconds": best["bfloat16"], "f32_seconds": best["float32"],
-           "bf16_over_f32": best["bfloat16"] / best["float32"], "codelength_f32": a,
-           "codelength_bf16": b, "codelength_rel_change": (b - a) / a}
-    print(f"matmul_dtype, 64-expert vtab slice on digits N={n}: float32 {best['float32']:.1f} s, "
-          f"bfloat16 {best['bfloat16']:.1f} s ({out['bf16_over_f32']:.2f}x); codelength "
-          f"{a:.2f} -> {b:.2f} nats ({out['codelength_rel_change']:+.2e} relative)")
+    a, b = (
+        switching.codelength(lms[d].losses, p32.strategy).total_nats
+        for d in ("float32", "bfloat16")
+    )
+    out = {
+        "bf16_seconds": best["bfloat16"],
+        "f32_seconds": best["float32"],
+        "bf16_over_f32": best["bfloat16"] / best["float32"],
+        "codelength_f32": a,
+        "codelength_bf16": b,
+        "codelength_rel_change": (b - a) / a,
+    }
+    print(
+        f"matmul_dtype, 64-expert vtab slice on digits N={n}: float32 {best['float32']:.1f} s, "
+        f"bfloat16 {best['bfloat16']:.1f} s ({out['bf16_over_f32']:.2f}x); codelength "
+        f"{a:.2f} -> {b:.2f} nats ({out['codelength_rel_change']:+.2e} relative)"
+    )
     return out
 
 

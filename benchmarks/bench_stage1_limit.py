@@ -50,7 +50,7 @@ def board():
     return _boards()["mlp2x256"]
 
 
-SIZES = board()[0].readout.layer_sizes(D, C)   # ((64, 256), (256, 256), (256, 10))
+SIZES = board()[0].readout.layer_sizes(D, C)  # ((64, 256), (256, 256), (256, 10))
 
 
 def _n() -> int:
@@ -60,8 +60,7 @@ def _n() -> int:
 def flops(n: int) -> float:
     """The matmul FLOPs of the whole stream: 10 updates (forward, weight gradients,
     input gradients below the first layer) and one coding forward pass per batch."""
-    return (n // B) * sum(R * _update_flops(e.readout) + B * e.readout.flops(D, C)
-                          for e in board())
+    return (n // B) * sum(R * _update_flops(e.readout) + B * e.readout.flops(D, C) for e in board())
 
 
 def _replay(key, t, r, k, b=B):
@@ -84,9 +83,13 @@ def matmul_only(experts, x_all, labels, c: int, b: int):
     groups: dict = {}
     for e in experts:
         groups.setdefault((e.readout.layer_sizes(d, c), e.replay_streams), []).append(e)
-    ws = tuple(tuple(0.01 * jax.random.normal(jax.random.PRNGKey(i), (len(m), i_, o))
-                     for i, (i_, o) in enumerate(sizes))
-               for (sizes, _), m in groups.items())
+    ws = tuple(
+        tuple(
+            0.01 * jax.random.normal(jax.random.PRNGKey(i), (len(m), i_, o))
+            for i, (i_, o) in enumerate(sizes)
+        )
+        for (sizes, _), m in groups.items()
+    )
     replays = tuple(r for _, r in groups)
 
     def forward(w, x):
@@ -114,6 +117,7 @@ def matmul_only(experts, x_all, labels, c: int, b: int):
             def replay(s, w):
                 pos = _replay(key, t, s, w[0].shape[0], b)
                 return jax.vmap(update)(w, x_all[pos], onehot[pos])
+
             out.append(jax.lax.fori_loop(0, r, replay, w))
         return tuple(out), code
 
@@ -124,8 +128,10 @@ def matmul_only(experts, x_all, labels, c: int, b: int):
 def _optax_baseline(x_all, y_all, n):
     def init(key):
         ks = jax.random.split(key, len(SIZES))
-        return [(jax.random.normal(k, (i, o)) * np.sqrt(2 / i), jnp.zeros(o))
-                for k, (i, o) in zip(ks, SIZES)]
+        return [
+            (jax.random.normal(k, (i, o)) * np.sqrt(2 / i), jnp.zeros(o))
+            for k, (i, o) in zip(ks, SIZES)
+        ]
 
     def apply(p, x):
         for w, b in p[:-1]:
@@ -151,11 +157,14 @@ def _optax_baseline(x_all, y_all, n):
         code = jax.vmap(lambda p: loss(p, xb, yb))(carry[0])
 
         def replay(r, c):
-            pos = _replay(key, t, r, 1)[0]          # one batch shared by every expert
+            pos = _replay(key, t, r, 1)[0]  # one batch shared by every expert
             return jax.vmap(step, in_axes=(0, 0, None, None))(*c, x_all[pos], y_all[pos])
+
         return jax.lax.fori_loop(0, R, replay, carry), code
 
-    return jax.jit(lambda c: jax.lax.scan(batch, c, jnp.arange(n // B))).lower(state).compile(), state
+    return jax.jit(lambda c: jax.lax.scan(batch, c, jnp.arange(n // B))).lower(
+        state
+    ).compile(), state
 
 
 def _timed(fn, *args) -> float:
@@ -174,11 +183,18 @@ def main() -> dict:
     task = _task(n)
     x_all, y_all = jnp.asarray(task.x), jnp.asarray(task.y.astype(np.int32))
     total = flops(n)
-    out = {**_machine(), "n": n, "gflop": total / 1e9, "reps": _reps(),
-           "block_mb": _groups.block_bytes() / 2 ** 20,
-           "block_widths": _groups._widths(board(), D, C)}
-    print(f"{out['platform']}; {out['cores']} cores; flags {out['cpu_flags']}; {out['device']}; "
-          f"blocks (group size, width) {out['block_widths']}")
+    out = {
+        **_machine(),
+        "n": n,
+        "gflop": total / 1e9,
+        "reps": _reps(),
+        "block_mb": _groups.block_bytes() / 2**20,
+        "block_widths": _groups._widths(board(), D, C),
+    }
+    print(
+        f"{out['platform']}; {out['cores']} cores; flags {out['cpu_flags']}; {out['device']}; "
+        f"blocks (group size, width) {out['block_widths']}"
+    )
     limit, ws = matmul_only(board(), x_all[:n], y_all[:n], C, B)
     base, st = _optax_baseline(x_all, y_all, n)
     kw = dict(batch_size=B, cache=False, progress=False)
@@ -210,11 +226,15 @@ def main() -> dict:
     for name in runs:
         s = out[f"{name}_s"]
         out[f"{name}_of_limit"] = out["matmul_only_s"] / s
-        out[f"{name}_of_limit_range"] = (min(out["matmul_only_s"] / t for t in runs[name]),
-                                         max(out["matmul_only_s"] / t for t in runs[name]))
-        print(f"{name:15s} median {s:7.1f} s  {out[f'{name}_gflops']:6.1f} GFLOP/s  "
-              f"{out[f'{name}_of_limit']:5.0%} of the matmul-only limit  "
-              f"(runs {', '.join(f'{t:.1f}' for t in runs[name])} s)")
+        out[f"{name}_of_limit_range"] = (
+            min(out["matmul_only_s"] / t for t in runs[name]),
+            max(out["matmul_only_s"] / t for t in runs[name]),
+        )
+        print(
+            f"{name:15s} median {s:7.1f} s  {out[f'{name}_gflops']:6.1f} GFLOP/s  "
+            f"{out[f'{name}_of_limit']:5.0%} of the matmul-only limit  "
+            f"(runs {', '.join(f'{t:.1f}' for t in runs[name])} s)"
+        )
     return out
 
 

@@ -24,10 +24,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from benchmarks._timing import best_of
 from mdlnb import _aligned
 from mdlnb import switching as sw
 from mdlnb.switching import forward
-from benchmarks._timing import best_of
 
 N_BIG, K_BIG = 1_000_000, 256
 REPEATS = 3
@@ -101,9 +101,14 @@ def streaming_memory(n=N_BIG, k=K_BIG, chunk=16_384) -> dict:
         del c
     peak = _peak_rss_mib()
     chunk_mib = chunk * k * 4 / 2**20
-    return {"stream_rows": stream.num_steps, "chunk_mib": chunk_mib, "rss_base_mib": base,
-            "rss_peak_mib": peak, "peak_reset": reset,
-            "beyond_input_mib": peak - base - chunk_mib}
+    return {
+        "stream_rows": stream.num_steps,
+        "chunk_mib": chunk_mib,
+        "rss_base_mib": base,
+        "rss_peak_mib": peak,
+        "peak_reset": reset,
+        "beyond_input_mib": peak - base - chunk_mib,
+    }
 
 
 def mixtures(n=100_000, k=64, repeats=3) -> dict:
@@ -133,15 +138,22 @@ def default_call(n=400_000, k=256, repeats=3) -> dict:
     L = jnp.asarray(L_np)
     L_al = _aligned.empty(L_np.shape)  # as a LossMatrix holds its losses: read in place
     L_al[:] = L_np
-    t = _interleaved({"logsumexp": lambda: _lse(L).block_until_ready(),
-                      "default": lambda: sw.codelength(L_np),
-                      "default_no_posterior": lambda: sw.codelength(L_np, posterior=False),
-                      "default_aligned": lambda: sw.codelength(L_al)}, repeats)
+    t = _interleaved(
+        {
+            "logsumexp": lambda: _lse(L).block_until_ready(),
+            "default": lambda: sw.codelength(L_np),
+            "default_no_posterior": lambda: sw.codelength(L_np, posterior=False),
+            "default_aligned": lambda: sw.codelength(L_al),
+        },
+        repeats,
+    )
     out = {f"default_{key}_ratio": v / t["logsumexp"] for key, v in t.items()}
-    print(f"default call, NumPy N={n:,} K={k}: logsumexp {t['logsumexp']:.3f} s, codelength(L) "
-          f"{t['default']:.3f} s -> {t['default'] / t['logsumexp']:.2f}x (target <= 2.5x); "
-          f"without the posterior {t['default_no_posterior'] / t['logsumexp']:.2f}x; "
-          f"a LossMatrix's (aligned) losses {t['default_aligned'] / t['logsumexp']:.2f}x")
+    print(
+        f"default call, NumPy N={n:,} K={k}: logsumexp {t['logsumexp']:.3f} s, codelength(L) "
+        f"{t['default']:.3f} s -> {t['default'] / t['logsumexp']:.2f}x (target <= 2.5x); "
+        f"without the posterior {t['default_no_posterior'] / t['logsumexp']:.2f}x; "
+        f"a LossMatrix's (aligned) losses {t['default_aligned'] / t['logsumexp']:.2f}x"
+    )
     return out
 
 
@@ -151,29 +163,37 @@ def main() -> dict:
     out.update(default_call())
     mem = streaming_memory()
     out.update({f"stream_{k}": v for k, v in mem.items()})
-    print(f"streaming {mem['stream_rows']} rows x {K_BIG} in {mem['chunk_mib']:.0f} MiB chunks: "
-          f"peak RSS {mem['rss_peak_mib']:.0f} MiB vs {mem['rss_base_mib']:.0f} MiB after warm-up "
-          f"-> {mem['beyond_input_mib']:.1f} MiB beyond the chunk (target < 64)")
+    print(
+        f"streaming {mem['stream_rows']} rows x {K_BIG} in {mem['chunk_mib']:.0f} MiB chunks: "
+        f"peak RSS {mem['rss_peak_mib']:.0f} MiB vs {mem['rss_base_mib']:.0f} MiB after warm-up "
+        f"-> {mem['beyond_input_mib']:.1f} MiB beyond the chunk (target < 64)"
+    )
 
     rng = np.random.default_rng(0)
     L_np = rng.standard_exponential((N_BIG, K_BIG), dtype=np.float32)
     L_np += rng.uniform(0, 1, K_BIG).astype(np.float32)
     L = jnp.asarray(L_np)
     fs = sw.FixedShare(m=2)
-    t = _interleaved({
-        "logsumexp": lambda: _lse(L).block_until_ready(),
-        "fixed_share": lambda: sw.codelength(L, fs, posterior=False),
-    })
+    t = _interleaved(
+        {
+            "logsumexp": lambda: _lse(L).block_until_ready(),
+            "fixed_share": lambda: sw.codelength(L, fs, posterior=False),
+        }
+    )
     ratio = t["fixed_share"] / t["logsumexp"]
     out.update(lse_s=t["logsumexp"], fixed_share_s=t["fixed_share"], fixed_share_ratio=ratio)
-    print(f"N={N_BIG:,} K={K_BIG} float32 (device array): logsumexp {t['logsumexp']:.3f} s, "
-          f"fixed share m=2 {t['fixed_share']:.3f} s -> {ratio:.2f}x (target <= 1.5x)")
+    print(
+        f"N={N_BIG:,} K={K_BIG} float32 (device array): logsumexp {t['logsumexp']:.3f} s, "
+        f"fixed share m=2 {t['fixed_share']:.3f} s -> {ratio:.2f}x (target <= 1.5x)"
+    )
     t_post = best_of(lambda: sw.codelength(L, fs, posterior=True), repeats=1)
     t_np = best_of(lambda: sw.codelength(L_np, fs, posterior=False), repeats=1)
     out.update(fixed_share_with_posterior_s=t_post, fixed_share_numpy_input_s=t_np)
-    print(f"  with the (N, K) posterior: {t_post:.3f} s; from a NumPy array (chunked host->XLA "
-          f"copies): {t_np:.3f} s")
-    del L, L_np
+    print(
+        f"  with the (N, K) posterior: {t_post:.3f} s; from a NumPy array (chunked host->XLA "
+        f"copies): {t_np:.3f} s"
+    )
+    L = L_np = None  # free the (N, K) arrays (the closures above are done with them)
 
     # Precision of the total: float32 pass, float64 accumulation vs float64 NumPy.
     Lp = rng.standard_exponential((100_000, K_BIG), dtype=np.float32)
@@ -181,11 +201,17 @@ def main() -> dict:
     got = sw.codelength(Lp, fs, posterior=False).total_nats
     st, _ = jax.jit(lambda L: sw.step(fs, sw.init_state(fs, K_BIG), L))(jnp.asarray(Lp))
     kahan = float(st.total_nats)
-    out.update(precision_n=100_000, precision_ref_nats=ref, precision_rel_err=abs(got - ref) / ref,
-               precision_kahan_f32_rel_err=abs(kahan - ref) / ref)
-    print(f"precision, N=100,000 K={K_BIG}: total {got:.6f} vs float64 NumPy {ref:.6f} nats: "
-          f"rel. err {abs(got - ref) / ref:.2e}; float32 Kahan state total rel. err "
-          f"{abs(kahan - ref) / ref:.2e}")
+    out.update(
+        precision_n=100_000,
+        precision_ref_nats=ref,
+        precision_rel_err=abs(got - ref) / ref,
+        precision_kahan_f32_rel_err=abs(kahan - ref) / ref,
+    )
+    print(
+        f"precision, N=100,000 K={K_BIG}: total {got:.6f} vs float64 NumPy {ref:.6f} nats: "
+        f"rel. err {abs(got - ref) / ref:.2e}; float32 Kahan state total rel. err "
+        f"{abs(kahan - ref) / ref:.2e}"
+    )
 
     out.update(strategies())
     return out
@@ -199,8 +225,10 @@ def strategies(n=100_000, k=64) -> dict:
     fs = sw.FixedShare(m=2)
     Ls = jnp.asarray(rng.standard_exponential((n, k), dtype=np.float32))
     strategies = {
-        "bayes": sw.BayesianMixture(), "elementwise": sw.ElementwiseMixture(),
-        "fixed-share (linear kernel)": fs, "switch": sw.SwitchDistribution(),
+        "bayes": sw.BayesianMixture(),
+        "elementwise": sw.ElementwiseMixture(),
+        "fixed-share (linear kernel)": fs,
+        "switch": sw.SwitchDistribution(),
         "run-length R=8 J=16 (default)": sw.RunLength(),
         "run-length R=32 J=1": sw.RunLength(max_run=32, phases=1),
     }
@@ -209,7 +237,8 @@ def strategies(n=100_000, k=64) -> dict:
         fns[name] = lambda s=s: sw.codelength(Ls, s, posterior=False, chunk_rows=n)
     state0 = sw.init_state(fs, k)
     fns["fixed-share (log kernel)"] = lambda: jax.block_until_ready(
-        forward.run_all(fs.skeleton(), fs.params(k), state0, Ls, posterior=False, linear=False))
+        forward.run_all(fs.skeleton(), fs.params(k), state0, Ls, posterior=False, linear=False)
+    )
     t = _interleaved(fns, repeats=2)
     print(f"N={n:,} K={k}:")
     rows = {"run-length R=8 J=16 (default)": 23, "run-length R=32 J=1": 32}
@@ -225,5 +254,6 @@ if __name__ == "__main__":
 
     part = sys.argv[1] if len(sys.argv) > 1 else "all"
     size = [int(a) for a in sys.argv[2:4]]
-    {"mixtures": mixtures, "default": default_call, "strategies": strategies,
-     "all": main}[part](*size)
+    {"mixtures": mixtures, "default": default_call, "strategies": strategies, "all": main}[part](
+        *size
+    )

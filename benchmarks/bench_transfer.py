@@ -45,7 +45,7 @@ def main() -> dict:
         "linear": lambda: T.linear(x, y),
         "linear_valid": lambda: T.linear_valid(x, y),
         "pactran_gaussian_grid": lambda: T.pactran_gaussian_grid(x, y),
-        "nleep": lambda: T.nleep(x, y, components="classes"),   # "paper" would fit 0.1N = 1,000
+        "nleep": lambda: T.nleep(x, y, components="classes"),  # "paper" would fit 0.1N = 1,000
     }
     out = {}
     print(f"{'metric':24s} {'value':>12s} {'first s':>9s} {'warm s':>9s}")
@@ -58,8 +58,10 @@ def main() -> dict:
     ys = rng.integers(0, 10, 100)
     xs[:, :10] += np.eye(10)[ys]
     res, first, warm = _timed(lambda: T.logme_result(xs, ys))
-    print(f"{'logme N=100 D=2048':24s} {res.value:12.5f} {first:9.2f} {warm:9.4f}  "
-          f"({res.iterations} iterations, converged={res.converged})")
+    print(
+        f"{'logme N=100 D=2048':24s} {res.value:12.5f} {first:9.2f} {warm:9.4f}  "
+        f"({res.iterations} iterations, converged={res.converged})"
+    )
     out["logme_n100_d2048"] = {"warm_s": round(warm, 4), "iterations": res.iterations}
     return out
 

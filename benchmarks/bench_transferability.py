@@ -47,9 +47,11 @@ def _real_sets(label: str, sets: int, n: int = 50):
     from mdlnb.studies import pretraining
 
     task = data.load("digits", split="train")
-    encs = ([pretraining.load_encoder(o, "vit", "S") for o in ("random", "supervised", "simclr",
-                                                                "mae")]
-            if label == "vit_S" else [efficientnet_lite(v, resolution=32) for v in (0, 1)])
+    encs = (
+        [pretraining.load_encoder(o, "vit", "S") for o in ("random", "supervised", "simclr", "mae")]
+        if label == "vit_S"
+        else [efficientnet_lite(v, resolution=32) for v in (0, 1)]
+    )
     feats = [features(e, task).x for e in encs]
     subs = [stratified_indices(task.y, n, s) for s in range(-(-sets // len(encs)))]
     pairs = [(f[idx], task.y[idx]) for f in feats for idx in subs][:sets]
@@ -68,19 +70,25 @@ def batched_fits(label: str = "vit_S", sets: int = 32) -> dict:
     x, y = _real_sets(label, sets)
     k = 10
 
-    def scipy_path():              # what the study computed per subsample before
+    def scipy_path():  # what the study computed per subsample before
         for f, yy in zip(x, y):
-            transfer.pactran_gaussian(f, yy, num_classes=k)          # 1 fit (β = 10N)
-            transfer.linear(f, yy, num_classes=k)                    # 1 fit (β = N)
-            transfer.pactran_gaussian_grid(f, yy, num_classes=k)     # 3 fits (β grid)
-            transfer.linear_valid(f, yy, num_classes=k)              # 6 fits (2 folds × β)
-            for bf in (0.1, 1.0, 10.0):                              # 3 fits (LINEAR grid)
+            transfer.pactran_gaussian(f, yy, num_classes=k)  # 1 fit (β = 10N)
+            transfer.linear(f, yy, num_classes=k)  # 1 fit (β = N)
+            transfer.pactran_gaussian_grid(f, yy, num_classes=k)  # 3 fits (β grid)
+            transfer.linear_valid(f, yy, num_classes=k)  # 6 fits (2 folds × β)
+            for bf in (0.1, 1.0, 10.0):  # 3 fits (LINEAR grid)
                 transfer.linear(f, yy, num_classes=k, beta_factor=bf)
 
     batched = _cpu(lambda: linear_metrics(x, y, num_classes=k), repeat=1)
     scipy = _cpu(scipy_path, repeat=1)
-    return {"zoo": label, "sets": len(x), "feature_dim": int(x.shape[2]),
-            "batched [cpu s]": batched, "scipy [cpu s]": scipy, "speedup": scipy / batched}
+    return {
+        "zoo": label,
+        "sets": len(x),
+        "feature_dim": int(x.shape[2]),
+        "batched [cpu s]": batched,
+        "scipy [cpu s]": scipy,
+        "speedup": scipy / batched,
+    }
 
 
 def main() -> dict:
@@ -101,14 +109,18 @@ def main() -> dict:
                 continue
             row[name] = _cpu(lambda: transfer.score_all(f, y, sp, num_classes=k, metrics=[name]))
         row["label-free (CL, ID, RankMe)"] = _cpu(lambda: tr.label_free_scores(f))
-        seeds = iter(range(1000))   # a new seed per call: no loss-matrix cache hit
-        row["mdl (small, B=4)"] = _cpu(lambda: tr.mdl_score(f, y, k, batch_size=4,
-                                                            seed=next(seeds)))
+        seeds = iter(range(1000))  # a new seed per call: no loss-matrix cache hit
+        row["mdl (small, B=4)"] = _cpu(
+            lambda: tr.mdl_score(f, y, k, batch_size=4, seed=next(seeds))
+        )
         total = sum(row.values())
         print(f"{label}: N={n} D={d}: {total:.2f} CPU s per (checkpoint, subsample)")
         for name, s in sorted(row.items(), key=lambda kv: -kv[1]):
             print(f"  {name:32s} {s * 1e3:8.1f} ms  {100 * s / total:5.1f} %")
-        out[label] = {"cpu_seconds_per_subsample": total, **{f"{k_} [s]": v for k_, v in row.items()}}
+        out[label] = {
+            "cpu_seconds_per_subsample": total,
+            **{f"{k_} [s]": v for k_, v in row.items()},
+        }
     return out
 
 

@@ -13,20 +13,37 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mdlnb import _warnings
 from mdlnb._task import Task
 
-_warnings.install()   # a report's warnings as one line, no source path (mdlnb._warnings)
+if TYPE_CHECKING:  # the lazy exports below, for type checkers (py.typed); nothing at run time
+    from mdlnb._compare import compare as compare
+    from mdlnb._comparison import Comparison as Comparison
+    from mdlnb._protocol import Protocol as Protocol
+    from mdlnb._protocol import Prune as Prune
+    from mdlnb._protocol import protocol as protocol
+    from mdlnb._report import Report as Report
+    from mdlnb.evaluation import evaluate as evaluate
+    from mdlnb.experts import Expert as Expert
+    from mdlnb.experts import expert_grid as expert_grid
+    from mdlnb.preference import readout_preference as readout_preference
+    from mdlnb.prequential import LossMatrix as LossMatrix
+    from mdlnb.prequential._prune import PruningSimulation as PruningSimulation
+    from mdlnb.prequential._prune import simulate_pruning as simulate_pruning
+
+_warnings.install()  # a report's warnings as one line, no source path (mdlnb._warnings)
 
 __version__ = "0.1.0"
+
 
 def _public_submodules() -> tuple[str, ...]:
     """Public (no leading underscore) submodules and subpackages that exist on disk, so
     ``from mdlnb import *`` never names a module that is not there."""
-    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__)
-                        if not m.name.startswith("_")))
+    return tuple(
+        sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+    )
 
 
 _SUBMODULES = _public_submodules()

@@ -23,14 +23,17 @@ def empty(shape) -> np.ndarray:
     nbytes = int(np.prod(shape, dtype=np.int64)) * 4
     buf = np.empty(nbytes + ALIGN, np.uint8)
     off = (-buf.ctypes.data) % ALIGN
-    return buf[off:off + nbytes].view(np.float32).reshape(shape)
+    return buf[off : off + nbytes].view(np.float32).reshape(shape)
 
 
 def is_aligned(a: np.ndarray) -> bool:
     """Whether XLA's CPU client can alias ``a`` (float32, C-contiguous, aligned;
     an empty array has nothing to align)."""
-    return (a.dtype == np.float32 and a.flags.c_contiguous
-            and (a.size == 0 or a.ctypes.data % ALIGN == 0))
+    return (
+        a.dtype == np.float32
+        and a.flags.c_contiguous
+        and (a.size == 0 or a.ctypes.data % ALIGN == 0)
+    )
 
 
 def read_npy(f) -> np.ndarray | None:
@@ -53,6 +56,6 @@ def read_npy(f) -> np.ndarray | None:
         chunk = f.read(min(_CHUNK, view.size - done))
         if not chunk:
             raise ValueError(f"truncated array data: {done} of {view.size} bytes")
-        view[done:done + len(chunk)] = np.frombuffer(chunk, np.uint8)
+        view[done : done + len(chunk)] = np.frombuffer(chunk, np.uint8)
         done += len(chunk)
     return out

@@ -17,8 +17,11 @@ def looks_like_board(value: Any) -> bool:
         return value in PRESETS
     if isinstance(value, Expert):
         return True
-    return isinstance(value, (list, tuple)) and bool(value) and \
-        all(isinstance(v, Expert) for v in value)
+    return (
+        isinstance(value, (list, tuple))
+        and bool(value)
+        and all(isinstance(v, Expert) for v in value)
+    )
 
 
 def resolve_strategy(strategy: Any = None, m: float | None = None, *, default: Any = None) -> Any:
@@ -36,8 +39,10 @@ def resolve_strategy(strategy: Any = None, m: float | None = None, *, default: A
     if m is not None:
         if isinstance(strategy, str):
             return switching.get_strategy(strategy, m=m)
-        raise ValueError("m: only used with the default strategy or a strategy name; "
-                         "set m on the strategy object instead")
+        raise ValueError(
+            "m: only used with the default strategy or a strategy name; "
+            "set m on the strategy object instead"
+        )
     return switching.get_strategy(strategy)
 
 
@@ -49,6 +54,9 @@ def strategy_label(strategy: Any) -> str:
     if not dataclasses.is_dataclass(strategy):
         return repr(strategy)
     fields = {f.name: getattr(strategy, f.name) for f in dataclasses.fields(strategy)}
-    args = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v!r}"
-                     for k, v in fields.items() if v is not None)
+    args = ", ".join(
+        f"{k}={v:g}" if isinstance(v, float) else f"{k}={v!r}"
+        for k, v in fields.items()
+        if v is not None
+    )
     return f"{type(strategy).__name__}({args})"

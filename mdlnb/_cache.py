@@ -23,7 +23,6 @@ import dataclasses
 import datetime as _dt
 import os
 from pathlib import Path
-from typing import Optional, Union
 
 from mdlnb._io import LOCK_SUFFIX, TMP_SUFFIX, cache_root
 
@@ -33,7 +32,7 @@ from mdlnb._io import LOCK_SUFFIX, TMP_SUFFIX, cache_root
 #: The kinds mdlnb itself writes (subdirectories of the cache root).
 KINDS = ("losses", "checkpoints", "features", "encoders", "data", "xla")
 
-DateLike = Union[str, _dt.date, _dt.datetime, float]
+DateLike = str | _dt.date | _dt.datetime | float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +57,7 @@ def kinds() -> list[str]:
     return sorted(set(KINDS) | present)
 
 
-def _check_kind(kind: Optional[str]) -> Optional[str]:
+def _check_kind(kind: str | None) -> str | None:
     if kind is not None and kind not in kinds():
         raise ValueError(f"kind: unknown cache kind {kind!r}; one of {', '.join(kinds())}")
     return kind
@@ -76,15 +75,16 @@ def _as_datetime(when: DateLike) -> _dt.datetime:
             return _dt.datetime.fromisoformat(when.strip())
         except ValueError:
             pass
-    raise ValueError(f"older_than: expected a date such as '2026-01-31' or '2026-01-31T12:00', "
-                     f"got {when!r}")
+    raise ValueError(
+        f"older_than: expected a date such as '2026-01-31' or '2026-01-31T12:00', got {when!r}"
+    )
 
 
 def _in_flight(name: str) -> bool:
     return name.startswith(".") and (name.endswith(TMP_SUFFIX) or name.endswith(LOCK_SUFFIX))
 
 
-def entries(kind: Optional[str] = None, *, older_than: Optional[DateLike] = None) -> list[Entry]:
+def entries(kind: str | None = None, *, older_than: DateLike | None = None) -> list[Entry]:
     """Cache files (of one ``kind``; modified before ``older_than``), sorted by path."""
     _check_kind(kind)
     cutoff = _as_datetime(older_than).timestamp() if older_than is not None else None
@@ -111,24 +111,28 @@ def entries(kind: Optional[str] = None, *, older_than: Optional[DateLike] = None
     return sorted(out, key=lambda e: str(e.path))
 
 
-def usage(kind: Optional[str] = None, *, older_than: Optional[DateLike] = None):
+def usage(kind: str | None = None, *, older_than: DateLike | None = None):
     """DataFrame with one row per kind: ``kind``, ``files``, ``bytes``, ``oldest``, ``newest``."""
     import pandas as pd
 
     rows = {}
     for e in entries(kind, older_than=older_than):
-        r = rows.setdefault(e.kind, {"kind": e.kind, "files": 0, "bytes": 0,
-                                     "oldest": e.modified, "newest": e.modified})
+        r = rows.setdefault(
+            e.kind,
+            {"kind": e.kind, "files": 0, "bytes": 0, "oldest": e.modified, "newest": e.modified},
+        )
         r["files"] += 1
         r["bytes"] += e.bytes
         r["oldest"], r["newest"] = min(r["oldest"], e.modified), max(r["newest"], e.modified)
-    for k in ([kind] if kind else KINDS):
+    for k in [kind] if kind else KINDS:
         rows.setdefault(k, {"kind": k, "files": 0, "bytes": 0, "oldest": None, "newest": None})
-    return pd.DataFrame(sorted(rows.values(), key=lambda r: r["kind"]),
-                        columns=["kind", "files", "bytes", "oldest", "newest"])
+    return pd.DataFrame(
+        sorted(rows.values(), key=lambda r: r["kind"]),
+        columns=["kind", "files", "bytes", "oldest", "newest"],
+    )
 
 
-def clear(kind: Optional[str] = None, *, older_than: Optional[DateLike] = None) -> list[Entry]:
+def clear(kind: str | None = None, *, older_than: DateLike | None = None) -> list[Entry]:
     """Delete cache entries (all, one ``kind``, and/or those modified before
     ``older_than``); returns what was removed. Empty kind directories stay."""
     removed = []

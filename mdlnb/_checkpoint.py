@@ -33,8 +33,9 @@ class Checkpoint(NamedTuple):
     meta: dict[str, Any]
 
 
-def save(path: str | Path, tree: Any, *, key: str = "", meta: dict | None = None,
-         **arrays: Any) -> Path:
+def save(
+    path: str | Path, tree: Any, *, key: str = "", meta: dict | None = None, **arrays: Any
+) -> Path:
     """Write ``tree``'s leaves, ``meta`` (JSON) and ``arrays`` to ``path`` atomically."""
     import jax
 
@@ -42,10 +43,13 @@ def save(path: str | Path, tree: Any, *, key: str = "", meta: dict | None = None
     if bad:
         raise ValueError(f"arrays: reserved names {bad}")
     leaves = jax.tree_util.tree_leaves(tree)
-    return atomic_savez(path, key=np.array(str(key)),
-                        meta=np.array(json.dumps(meta or {}, default=str)),
-                        **{f"leaf{i:04d}": np.asarray(v) for i, v in enumerate(leaves)},
-                        **{k: np.asarray(v) for k, v in arrays.items()})
+    return atomic_savez(
+        path,
+        key=np.array(str(key)),
+        meta=np.array(json.dumps(meta or {}, default=str)),
+        **{f"leaf{i:04d}": np.asarray(v) for i, v in enumerate(leaves)},
+        **{k: np.asarray(v) for k, v in arrays.items()},
+    )
 
 
 def _dtype(leaf) -> np.dtype:
@@ -82,8 +86,9 @@ def load(path: str | Path, like: Any, *, key: str | None = "") -> Checkpoint | N
         arrays = {f: v for f, v in z.items() if f not in _RESERVED and not f.startswith("leaf")}
     except (KeyError, ValueError):
         return None
-    if any(z[f].shape != tuple(np.shape(b)) or z[f].dtype != _dtype(b)
-           for f, b in zip(names, leaves_t)):
+    if any(
+        z[f].shape != tuple(np.shape(b)) or z[f].dtype != _dtype(b) for f, b in zip(names, leaves_t)
+    ):
         return None
     leaves = [jnp.asarray(z.pop(f)) for f in names]  # each NumPy copy freed once converted
     return Checkpoint(jax.tree_util.tree_unflatten(treedef, leaves), arrays, meta)

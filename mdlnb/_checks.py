@@ -7,18 +7,26 @@ sees *which* input is wrong, not a traceback from inside a jitted kernel.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
 
-def as_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None = None,
-             dtype: Any = None) -> np.ndarray:
+def as_array(
+    x: Any, name: str, *, ndim: int | tuple[int, ...] | None = None, dtype: Any = None
+) -> np.ndarray:
     """``np.asarray(x)`` with a rank check that names ``name``."""
     try:
         a = np.asarray(x, dtype=dtype)
     except (TypeError, ValueError) as e:
         raise ValueError(f"{name}: cannot convert to an array ({e})") from None
+    if (
+        dtype is None
+        and a.dtype.kind == "V"
+        and a.dtype.names is None
+        and a.dtype.type.__module__.split(".")[0] == "ml_dtypes"
+    ):
+        a = a.astype(np.float32)  # bfloat16, float8_*, int4 (JAX's ml_dtypes): widened exactly
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if a.ndim not in allowed:
@@ -27,9 +35,42 @@ def as_array(x: Any, name: str, *, ndim: int | tuple[int, ...] | None = None,
     return a
 
 
-def check_int(name: str, value: Any, *, minimum: int | None = None,
-              maximum: int | None = None, allow_none: bool = False,
-              whole_floats: bool = False, what: str | None = None) -> int | None:
+@overload
+def check_int(
+    name: str,
+    value: Any,
+    *,
+    minimum: int | None = ...,
+    maximum: int | None = ...,
+    allow_none: Literal[False] = ...,
+    whole_floats: bool = ...,
+    what: str | None = ...,
+) -> int: ...
+
+
+@overload
+def check_int(
+    name: str,
+    value: Any,
+    *,
+    minimum: int | None = ...,
+    maximum: int | None = ...,
+    allow_none: bool = ...,
+    whole_floats: bool = ...,
+    what: str | None = ...,
+) -> int | None: ...
+
+
+def check_int(
+    name: str,
+    value: Any,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    allow_none: bool = False,
+    whole_floats: bool = False,
+    what: str | None = None,
+) -> int | None:
     """``value`` as a Python int in ``[minimum, maximum]`` (either bound optional),
     or a ValueError ``"NAME: must be an integer >= K, got V"`` naming ``name``.
 
@@ -48,9 +89,15 @@ def check_int(name: str, value: Any, *, minimum: int | None = None,
     ok = ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
     if not ok:
         if what is None:
-            bound = (f" in [{minimum}, {maximum}]" if minimum is not None and maximum is not None
-                     else f" >= {minimum}" if minimum is not None
-                     else f" <= {maximum}" if maximum is not None else "")
+            bound = (
+                f" in [{minimum}, {maximum}]"
+                if minimum is not None and maximum is not None
+                else f" >= {minimum}"
+                if minimum is not None
+                else f" <= {maximum}"
+                if maximum is not None
+                else ""
+            )
             what = f"an integer{bound}" + (" or None" if allow_none else "")
         raise ValueError(f"{name}: must be {what}, got {value!r}")
     return int(value)
@@ -61,7 +108,9 @@ def check_finite(a: np.ndarray, name: str) -> np.ndarray:
     a = np.asarray(a)
     if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
         bad = np.argwhere(~np.isfinite(a))[0]
-        raise ValueError(f"{name}: contains NaN or inf (first at index {tuple(int(i) for i in bad)})")
+        raise ValueError(
+            f"{name}: contains NaN or inf (first at index {tuple(int(i) for i in bad)})"
+        )
     return a
 
 
@@ -88,6 +137,11 @@ def check_integer_values(a: np.ndarray, name: str, what: str = "values") -> np.n
     if a.dtype.kind == "f":
         if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
             raise ValueError(f"{name}: {what} must be integers, got non-integer values")
+        if a.size and np.max(np.abs(a)) >= 2.0**62:  # beyond int64: the cast would wrap
+            raise ValueError(
+                f"{name}: {what} are too large for integers "
+                f"(largest magnitude {np.max(np.abs(a)):.3g})"
+            )
     elif a.dtype.kind not in "iub":
         raise ValueError(f"{name}: {what} must be integers, got dtype {a.dtype}")
     return a.astype(np.int64)
@@ -105,27 +159,35 @@ def check_labels(y: Any, num_classes: int | None, name: str = "y") -> np.ndarray
         rows = y.astype(np.float64)
         onehot = bool(np.all((rows == 0) | (rows == 1)) and np.all(rows.sum(axis=1) == 1))
         what = "one-hot" if onehot else "a 2-D matrix"
-        raise ValueError(f"{name}: labels are {what} of shape {y.shape}; mdlnb takes class "
-                         f"indices, shape (N,): pass {name}.argmax(axis=1)"
-                         + ("" if onehot else " if the columns are classes"))
+        raise ValueError(
+            f"{name}: labels are {what} of shape {y.shape}; mdlnb takes class "
+            f"indices, shape (N,): pass {name}.argmax(axis=1)"
+            + ("" if onehot else " if the columns are classes")
+        )
     if y.ndim != 1:
         raise ValueError(f"{name}: expected a 1-D array of class indices, got shape {y.shape}")
     check_nonempty(y, name)
     if y.dtype.kind == "f" and np.all(np.isfinite(y)) and not np.all(y == np.round(y)):
         bad = y[y != np.round(y)][0]
-        raise ValueError(f"{name}: labels must be integer class indices, got non-integer "
-                         f"values (e.g. {bad:g}); real-valued targets are the regression task "
-                         "kind: mdlnb.Task(name, x, y, kind='regression') or "
-                         "Task.from_arrays(x, y, kind='regression')")
+        raise ValueError(
+            f"{name}: labels must be integer class indices, got non-integer "
+            f"values (e.g. {bad:g}); real-valued targets are the regression task "
+            "kind: mdlnb.Task(name, x, y, kind='regression') or "
+            "Task.from_arrays(x, y, kind='regression')"
+        )
+    big = f"{name}: labels must be class indices below 2**31 - 1, got "
+    if y.dtype.kind == "u" and y.dtype.itemsize == 8 and y.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{big}{int(y.max())}")
     y = check_integer_values(y, name, "labels")
     if y.min() < 0:
         raise ValueError(f"{name}: labels must be >= 0, got {int(y.min())}")
+    if y.max() >= np.iinfo(np.int32).max:  # stored as int32: larger ones would wrap around
+        raise ValueError(f"{big}{int(y.max())}")
     if num_classes is not None:
         if int(num_classes) < 1:
             raise ValueError(f"num_classes: must be >= 1, got {num_classes}")
         if y.max() >= num_classes:
-            raise ValueError(
-                f"{name}: labels must be in [0, {num_classes}), got {int(y.max())}")
+            raise ValueError(f"{name}: labels must be in [0, {num_classes}), got {int(y.max())}")
     return y.astype(np.int32)
 
 
@@ -134,8 +196,9 @@ def check_targets(y: Any, name: str = "y") -> np.ndarray:
     array with P >= 1; returns it as float64 (shape kept)."""
     y = as_array(y, name)
     if y.ndim not in (1, 2):
-        raise ValueError(f"{name}: regression targets must have shape (N,) or (N, P), "
-                         f"got {y.shape}")
+        raise ValueError(
+            f"{name}: regression targets must have shape (N,) or (N, P), got {y.shape}"
+        )
     if y.dtype.kind not in "fiub":
         raise ValueError(f"{name}: regression targets must be numeric, got dtype {y.dtype}")
     check_nonempty(y, name)
@@ -176,13 +239,15 @@ def check_images(x: Any, name: str) -> tuple[np.ndarray, float]:
     if a.ndim == 3:
         a = a[..., None]
     if a.shape[3] not in (1, 3):
-        raise ValueError(f"{name}: expected images (N, H, W) or (N, H, W, 1|3), "
-                         f"got shape {np.shape(x)}")
+        raise ValueError(
+            f"{name}: expected images (N, H, W) or (N, H, W, 1|3), got shape {np.shape(x)}"
+        )
     if a.dtype == np.uint8:
         return a, 255.0
     if a.dtype.kind not in "fiub":
         raise ValueError(f"{name}: expected numeric images, got dtype {a.dtype}")
-    if a.size and not (np.all(np.isfinite(a)) and a.min() >= -IMAGE_TOL
-                       and a.max() <= 1 + IMAGE_TOL):
+    if a.size and not (
+        np.all(np.isfinite(a)) and a.min() >= -IMAGE_TOL and a.max() <= 1 + IMAGE_TOL
+    ):
         raise ValueError(f"{name}: float images must lie in [0, 1] (or be uint8)")
     return a, 1.0

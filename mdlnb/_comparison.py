@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Any, Callable, Mapping, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from mdlnb import _targets, preference
+from mdlnb import _targets, _warnings, preference
 from mdlnb._task import Task
 from mdlnb._units import LN2
 from mdlnb.plots import log_spaced
@@ -39,7 +40,7 @@ class Rerun(NamedTuple):
     y: np.ndarray | Task
     num_classes: int | None
     cache: bool
-    compare: Callable[..., "Comparison"]
+    compare: Callable[..., Comparison]
 
 
 #: A gap to the best within this many paired sd is a close call (:attr:`Comparison.close_call`).
@@ -76,7 +77,7 @@ class StandardizeCheck:
     standardize: tuple[str, str]
     gap_nats: float
     gap_sd_nats: float
-    rerun: "Comparison"
+    rerun: Comparison
     held: bool
 
     def __str__(self) -> str:
@@ -85,9 +86,11 @@ class StandardizeCheck:
         loser = b if self.held else a
         gap, sd = tab.loc[loser, "vs best [nats]"], tab.loc[loser, "vs best std [nats]"]
         verdict = "the order held" if self.held else "the order flipped"
-        return (f"standardize={self.standardize[0]!r}: {a} first, {b} {self.gap_nats:+.1f} "
-                f"± {self.gap_sd_nats:.1f} nats; standardize={self.standardize[1]!r}: "
-                f"{self.rerun.best} first, {loser} {gap:+.1f} ± {sd:.1f} nats — {verdict}")
+        return (
+            f"standardize={self.standardize[0]!r}: {a} first, {b} {self.gap_nats:+.1f} "
+            f"± {self.gap_sd_nats:.1f} nats; standardize={self.standardize[1]!r}: "
+            f"{self.rerun.best} first, {loser} {gap:+.1f} ± {sd:.1f} nats — {verdict}"
+        )
 
     __repr__ = __str__
 
@@ -131,8 +134,11 @@ class Comparison:
     @property
     def per_step(self) -> Mapping[tuple[str, int], np.ndarray]:
         """Deprecated alias of :attr:`per_step_nats`."""
-        warnings.warn("Comparison.per_step is deprecated: use per_step_nats (the unit in the "
-                      "name)", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "Comparison.per_step is deprecated: use per_step_nats (the unit in the name)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.per_step_nats
 
     @property
@@ -164,15 +170,16 @@ class Comparison:
         for s in self.seeds:
             for r, v in self.readout_mass[(encoder, s)].items():
                 acc[r] = acc.get(r, 0.0) + v / len(self.seeds)
-        return max(acc, key=acc.get)
+        return max(acc, key=acc.__getitem__)
 
     def readout_preference(self, encoder: str, *, per_decade: int = 3):
         """:func:`mdlnb.readout_preference` over the kept reports of ``encoder`` (all orders):
         the preferred readout per data-size bin and its agreement across orders."""
         if encoder not in self.encoders:
             raise ValueError(f"encoder: {encoder!r} is not one of {self.encoders}")
-        return preference.readout_preference([self.reports[(encoder, s)] for s in self.seeds],
-                                             per_decade=per_decade)
+        return preference.readout_preference(
+            [self.reports[(encoder, s)] for s in self.seeds], per_decade=per_decade
+        )
 
     def readout_text(self, encoder: str) -> str:
         """``"mlp1 from n ≈ 1,004"`` when every order prefers one readout from n on to N
@@ -181,8 +188,8 @@ class Comparison:
         reps = [self.reports.get((encoder, s)) for s in self.seeds]
         if any(r is None for r in reps):
             return "unknown (reports not kept)"
-        if not reps[0].trained:
-            return "none (no readout trained)"
+        if not reps[0].trained:  # type: ignore[union-attr]
+            return "no readout trained (N ≤ B)"
         pref = self.readout_preference(encoder)
         settled = pref.settled
         if settled is not None:
@@ -190,24 +197,79 @@ class Comparison:
         own = [str(preference.readout_preference(r).table["readout"].iloc[-1]) for r in reps]
         return f"no agreement ({', '.join(own)} at n ≥ {int(pref.table['n_from'].iloc[-1]):,})"
 
+    def linear_or_deeper(self, encoder: str):
+        """*Linear or deeper?* for ``encoder`` over its orders: the posterior mass of all
+        readouts but ``linear`` together per data-size bin, its 95 % interval over orders,
+        the n from which the answer holds and the orders it needs
+        (:class:`mdlnb._depth.LinearOrDeeper`); None when no readout was trained or the
+        board has no linear readout beside others."""
+        reps = [self.reports.get((encoder, s)) for s in self.seeds]
+        first = reps[0]
+        if first is None or any(r is None for r in reps) or not first.trained:
+            return None
+        return self.readout_preference(encoder).linear_or_deeper
+
+    def _depth_columns(self) -> dict[str, list]:
+        """The table's linear-or-deeper columns, from :meth:`linear_or_deeper`."""
+        cols: dict[str, list] = {
+            k: []
+            for k in (
+                "linear or deeper",
+                "deeper from [n]",
+                "deeper mass (last bin)",
+                "deeper mass low (last bin)",
+                "deeper mass high (last bin)",
+                "orders needed",
+            )
+        }
+        for e in self.encoders:
+            d = self.linear_or_deeper(e)
+            last = None if d is None else d.table.iloc[-1]
+            settled = None if d is None else d.settled
+            cols["linear or deeper"].append("unknown" if d is None else d.text())
+            cols["deeper from [n]"].append(np.nan if settled is None else float(settled[0]))
+            for k, src in (
+                ("deeper mass (last bin)", "deeper mass"),
+                ("deeper mass low (last bin)", "deeper low"),
+                ("deeper mass high (last bin)", "deeper high"),
+            ):
+                cols[k].append(np.nan if last is None else float(last[src]))
+            need = None if d is None else d.needed
+            cols["orders needed"].append(np.nan if need is None else float(need))
+        return cols
+
     def sign_changes(self):
         """Where the paired difference to the best encoder last changes sign, one row per
-        encoder: ``last sign change [n]`` of the mean over orders of the cumulative
-        difference Σ_{u≤n} (loss_e − loss_best) (NaN: never), ``last sign change std [n]``
-        (sd, ddof 1, over the orders whose own cumulative difference changes sign; NaN
-        for fewer than two) and ``orders with a sign change``."""
+        encoder, from each order's own cumulative difference Σ_{u≤n} (loss_e − loss_best)
+        (:func:`last_sign_change`): ``last sign change [n]`` (mean over the orders whose
+        difference changes sign; NaN when none does), ``last sign change std [n]`` (sd,
+        ddof 1, over the same orders; NaN for fewer than two), ``orders with a sign
+        change``, and ``mean curve's last sign change [n]`` (of the mean over orders of
+        the cumulative difference; NaN: never) — the curve :meth:`plot` draws."""
         best = self.best
         rows = []
         for e in self.encoders:
-            cum = np.stack([np.cumsum(self.per_step_nats[(e, s)] - self.per_step_nats[(best, s)])
-                            for s in self.seeds])
+            cum = np.stack(
+                [
+                    np.cumsum(self.per_step_nats[(e, s)] - self.per_step_nats[(best, s)])
+                    for s in self.seeds
+                ]
+            )
             mean_n = last_sign_change(cum.mean(axis=0))
             own = [n for n in (last_sign_change(c) for c in cum) if n is not None]
-            rows.append({"encoder": e,
-                         "last sign change [n]": np.nan if mean_n is None else float(mean_n),
-                         "last sign change std [n]": (float(np.std(own, ddof=1))
-                                                      if len(own) >= 2 else np.nan),
-                         "orders with a sign change": len(own)})
+            rows.append(
+                {
+                    "encoder": e,
+                    "last sign change [n]": float(np.mean(own)) if own else np.nan,
+                    "last sign change std [n]": (
+                        float(np.std(own, ddof=1)) if len(own) >= 2 else np.nan
+                    ),
+                    "orders with a sign change": len(own),
+                    "mean curve's last sign change [n]": np.nan
+                    if mean_n is None
+                    else float(mean_n),
+                }
+            )
         return pd.DataFrame(rows)
 
     def table(self):
@@ -217,8 +279,11 @@ class Comparison:
         the paired difference to the best encoder (``vs best``), the best
         single expert's code (``best expert``: picked in hindsight, for
         comparison), where the paired difference last changes sign
-        (:meth:`sign_changes`), rank, orders ranked first, and the readout
-        preference by data size across orders (:meth:`readout_text`).
+        (:meth:`sign_changes`), rank, orders ranked first, the readout
+        preference by data size across orders (:meth:`readout_text`), and *linear
+        or deeper?* (:meth:`linear_or_deeper`: its statement, the n it holds from,
+        the deeper readouts' mass in the last bin with its 95 % interval over
+        orders, and the orders it needs).
         """
         tot = self.totals()
         bex = self.best_expert_totals()
@@ -227,23 +292,28 @@ class Comparison:
         first = (tot == tot.min(axis=0, keepdims=True)).sum(axis=1)
         n = self.n
         sc = self.sign_changes()
-        df = pd.DataFrame({
-            "encoder": self.encoders,
-            "total [nats]": tot.mean(axis=1),
-            "total std [nats]": tot.std(axis=1, ddof=1),
-            f"per example [{self.per_example_unit}]": tot.mean(axis=1) / self._per_unit / n,
-            f"per example std [{self.per_example_unit}]": tot.std(axis=1, ddof=1) / self._per_unit / n,
-            "vs best [nats]": diff.mean(axis=1),
-            "vs best std [nats]": diff.std(axis=1, ddof=1),
-            "best expert [nats]": bex.mean(axis=1),
-            "best expert std [nats]": bex.std(axis=1, ddof=1),
-            "last sign change [n]": sc["last sign change [n]"].to_numpy(),
-            "last sign change std [n]": sc["last sign change std [n]"].to_numpy(),
-            "orders with a sign change": sc["orders with a sign change"].to_numpy(),
-            "rank": pd.Series(tot.mean(axis=1)).rank(method="min").astype(int).to_numpy(),
-            "orders ranked first": first.astype(int),
-            "readout by data size": [self.readout_text(e) for e in self.encoders],
-        })
+        df = pd.DataFrame(
+            {
+                "encoder": self.encoders,
+                "total [nats]": tot.mean(axis=1),
+                "total std [nats]": tot.std(axis=1, ddof=1),
+                f"per example [{self.per_example_unit}]": tot.mean(axis=1) / self._per_unit / n,
+                f"per example std [{self.per_example_unit}]": tot.std(axis=1, ddof=1)
+                / self._per_unit
+                / n,
+                "vs best [nats]": diff.mean(axis=1),
+                "vs best std [nats]": diff.std(axis=1, ddof=1),
+                "best expert [nats]": bex.mean(axis=1),
+                "best expert std [nats]": bex.std(axis=1, ddof=1),
+                "last sign change [n]": sc["last sign change [n]"].to_numpy(),
+                "last sign change std [n]": sc["last sign change std [n]"].to_numpy(),
+                "orders with a sign change": sc["orders with a sign change"].to_numpy(),
+                "rank": pd.Series(tot.mean(axis=1)).rank(method="min").astype(int).to_numpy(),
+                "orders ranked first": first.astype(int),
+                "readout by data size": [self.readout_text(e) for e in self.encoders],
+                **self._depth_columns(),
+            }
+        )
         df.insert(1, "orders", len(self.seeds))
         return df.sort_values(["rank", "encoder"]).reset_index(drop=True)
 
@@ -284,12 +354,23 @@ class Comparison:
         a, b = str(tab["encoder"].iloc[0]), str(tab["encoder"].iloc[1])
         old = self.protocol.standardize
         other = "none" if old == "prefix" else "prefix"
-        rerun = compare({a: feats[a], b: feats[b]}, y, protocol=self.protocol.replace(
-            standardize=other), seeds=self.seeds, num_classes=None if isinstance(y, Task) else c,
-            progress=progress, cache=cache)
-        return StandardizeCheck((a, b), (old, other), float(tab["vs best [nats]"].iloc[1]),
-                                float(tab["vs best std [nats]"].iloc[1]), rerun,
-                                rerun.best == a)
+        rerun = compare(
+            {a: feats[a], b: feats[b]},
+            y,
+            protocol=self.protocol.replace(standardize=other),
+            seeds=self.seeds,
+            num_classes=None if isinstance(y, Task) else c,
+            progress=progress,
+            cache=cache,
+        )
+        return StandardizeCheck(
+            (a, b),
+            (old, other),
+            float(tab["vs best [nats]"].iloc[1]),
+            float(tab["vs best std [nats]"].iloc[1]),
+            rerun,
+            rerun.best == a,
+        )
 
     def cumulative_difference(self):
         """Tidy DataFrame: ``encoder``, ``seed``, ``t`` (examples coded), ``vs best [nats]``
@@ -311,19 +392,36 @@ class Comparison:
         import seaborn as sns
 
         tab = self.table()
-        fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 3.8),
-                                     gridspec_kw={"width_ratios": [1, 1.6]})
+        fig, (a0, a1) = plt.subplots(
+            1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1, 1.6]}
+        )
         pal = dict(zip(tab["encoder"], sns.color_palette("colorblind", len(tab))))
-        sns.barplot(data=self.runs, x="encoder", y=f"per example [{self.per_example_unit}]",
-                    order=list(tab["encoder"]),
-                    hue="encoder", palette=pal, errorbar="sd", ax=a0, legend=False)
+        sns.barplot(
+            data=self.runs,
+            x="encoder",
+            y=f"per example [{self.per_example_unit}]",
+            order=list(tab["encoder"]),
+            hue="encoder",
+            palette=pal,
+            errorbar="sd",
+            ax=a0,
+            legend=False,
+        )
         a0.set_xlabel("")
         a0.set_title(f"{self.task_name}: codelength, ±1 sd over {len(self.seeds)} orders")
         a0.tick_params(axis="x", rotation=30)
         cum = self.cumulative_difference()
         cum = cum[cum["t"].isin(log_spaced(self.n + 1, max_points, start=1))]
-        sns.lineplot(data=cum, x="t", y="vs best [nats]", hue="encoder", palette=pal,
-                     errorbar="sd", ax=a1, hue_order=list(tab["encoder"]))
+        sns.lineplot(
+            data=cum,
+            x="t",
+            y="vs best [nats]",
+            hue="encoder",
+            palette=pal,
+            errorbar="sd",
+            ax=a1,
+            hue_order=list(tab["encoder"]),
+        )
         a1.axhline(0.0, color="0.3", lw=0.8)
         a1.set_xscale("log")
         a1.set_xlabel("examples coded")
@@ -339,12 +437,12 @@ class Comparison:
         def crossing(r) -> str:
             if r["encoder"] == tab["encoder"].iloc[0]:
                 return "—"
-            if np.isnan(r["last sign change [n]"]):
+            k = int(r["orders with a sign change"])
+            if k == 0:
                 return "never"
             sd = r["last sign change std [n]"]
             spread = "" if np.isnan(sd) else f" ± {sd:,.0f}"
-            return (f"n ≈ {r['last sign change [n]']:,.0f}{spread} "
-                    f"({r['orders with a sign change']}/{s} orders)")
+            return f"n ≈ {r['last sign change [n]']:,.0f}{spread} ({k}/{s} orders)"
 
         def pm(r, col: str, fmt: str, sd: str = ",.1f") -> str:
             return f"{r[f'{col} [{unit(col)}]']:{fmt}} ± {r[f'{col} std [{unit(col)}]']:{sd}}"
@@ -352,43 +450,61 @@ class Comparison:
         def unit(col: str) -> str:
             return self.per_example_unit if col == "per example" else "nats"
 
-        rows = [{
-            "encoder": r["encoder"],
-            f"per example [{self.per_example_unit}]": pm(r, "per example", ".3f", ".3f"),
-            "total [nats]": pm(r, "total", ",.1f"),
-            "vs best [nats] (paired)": "0" if i == 0 else pm(r, "vs best", "+,.1f"),
-            "best single expert [nats]": pm(r, "best expert", ",.1f"),
-            "vs best changes sign": crossing(r),
-            "rank": int(r["rank"]),
-            "orders first": f"{int(r['orders ranked first'])}/{s}",
-            "readout by data size": r["readout by data size"],
-        } for i, (_, r) in enumerate(tab.iterrows())]
+        rows = [
+            {
+                "encoder": r["encoder"],
+                f"per example [{self.per_example_unit}]": pm(r, "per example", ".3f", ".3f"),
+                "total [nats]": pm(r, "total", ",.1f"),
+                "vs best [nats] (paired)": "0" if i == 0 else pm(r, "vs best", "+,.1f"),
+                "best single expert [nats]": pm(r, "best expert", ",.1f"),
+                "vs best changes sign": crossing(r),
+                "rank": int(r["rank"]),
+                "orders first": f"{int(r['orders ranked first'])}/{s}",
+                "readout by data size": r["readout by data size"],
+                "linear or deeper": r["linear or deeper"],
+            }
+            for i, (_, r) in enumerate(tab.iterrows())
+        ]
         return pd.DataFrame(rows)
 
     def notes(self) -> list[str]:
         """The lines printed under the table: how to read it, a close call, the warnings."""
-        lines = [f"ranked by the switching code (mean ± sd over {len(self.seeds)} orders); "
-                 "'best single expert' is picked in hindsight per run, for comparison; "
-                 "'vs best changes sign': the last n at which the mean cumulative paired "
-                 "difference to the best changes sign (± sd over the orders that change)"]
+        lines = [
+            f"ranked by the switching code (mean ± sd over {len(self.seeds)} orders); "
+            "'best single expert' is picked in hindsight per run, for comparison; "
+            "'vs best changes sign': the last n at which an order's cumulative paired "
+            "difference to the best changes sign, mean ± sd over the orders where it "
+            "does (k/S of them; 'never': in none)"
+        ]
         close = self.close_call
         if close is not None:
             a, b, gap, sd = close
-            lines.append(f"close call: {b} is {gap:+.1f} ± {sd:.1f} nats behind {a}, within "
-                         f"{CLOSE_SD:g} paired sd: {len(self.seeds)} orders do not settle the "
-                         f"order of the top two, and it may depend on the protocol "
-                         f"(standardize={self.protocol.standardize!r}); "
-                         "cmp.check_standardize() reruns them under the other standardisation "
-                         "and says whether the order held")
+            lines.append(
+                f"close call: {b} is {gap:+.1f} ± {sd:.1f} nats behind {a}, within "
+                f"{CLOSE_SD:g} paired sd: {len(self.seeds)} orders do not settle the "
+                f"order of the top two, and it may depend on the protocol "
+                f"(standardize={self.protocol.standardize!r}); "
+                "cmp.check_standardize() reruns them under the other standardisation "
+                "and says whether the order held"
+            )
+        if self.kind == "regression":
+            lines.append(f"units: {_targets.QUANTISATION_NOTE}")
         lines += [f"warning: {w}" for w in self.warnings]
+        _warnings.printed(self.warnings)  # shown here: not again at the end of the cell
         return lines
 
     def __str__(self) -> str:
-        what = (f"regression (density codelengths: {_targets.QUANTISATION_NOTE})"
-                if self.kind == "regression" else f"C={self.num_classes}")
-        return (f"compare: task {self.task_name!r}, N={self.n}, {what}, "
-                f"{len(self.seeds)} orders, {self.protocol!r}\n"
-                + to_markdown(self.display_table(), digits=3) + "\n"
-                + "\n".join(f"  {line}" for line in self.notes()))
+        what = (
+            "regression (density codelengths: see the units line below)"
+            if self.kind == "regression"
+            else f"C={self.num_classes}"
+        )
+        return (
+            f"compare: task {self.task_name!r}, N={self.n}, {what}, "
+            f"{len(self.seeds)} orders, {self.protocol!r}\n"
+            + to_markdown(self.display_table(), digits=3)
+            + "\n"
+            + "\n".join(f"  {line}" for line in self.notes())
+        )
 
     __repr__ = __str__

@@ -16,7 +16,8 @@ Losses are natural-log cross-entropies (nats).
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -44,8 +45,13 @@ class State(NamedTuple):
     calib: Any = None
 
 
-def hyper(learning_rate: float, b1: float = 0.9, weight_decay: float = 0.0, ema: float = 1.0,
-          label_smoothing: float = 0.0) -> Hyper:
+def hyper(
+    learning_rate: float,
+    b1: float = 0.9,
+    weight_decay: float = 0.0,
+    ema: float = 1.0,
+    label_smoothing: float = 0.0,
+) -> Hyper:
     """A :class:`Hyper` of float32 arrays (stack several with ``stack_hypers``)."""
     f = lambda v: jnp.asarray(v, jnp.float32)
     return Hyper(f(learning_rate), f(b1), f(weight_decay), f(ema), f(label_smoothing))
@@ -53,8 +59,9 @@ def hyper(learning_rate: float, b1: float = 0.9, weight_decay: float = 0.0, ema:
 
 def hyper_of(expert: Any) -> Hyper:
     """The :class:`Hyper` of an ``mdlnb.experts.Expert``."""
-    return hyper(expert.learning_rate, expert.b1, expert.weight_decay, expert.ema,
-                 expert.label_smoothing)
+    return hyper(
+        expert.learning_rate, expert.b1, expert.weight_decay, expert.ema, expert.label_smoothing
+    )
 
 
 def stack_hypers(hs: list[Hyper]) -> Hyper:
@@ -82,9 +89,10 @@ def scale_by_adam(b1, b2: float, eps: float) -> optax.GradientTransformation:
         mu = optax.tree.update_moment(updates, state.mu, b1, 1)
         nu = optax.tree.update_moment_per_elem_norm(updates, state.nu, b2, 2)
         count = optax.safe_increment(state.count)
-        c1, c2 = 1.0 / (1.0 - b1 ** count), 1.0 / (1.0 - b2 ** count)
-        out = jax.tree.map(lambda m, v: (m * c1.astype(m.dtype))
-                           / (jnp.sqrt(v * c2.astype(v.dtype)) + eps), mu, nu)
+        c1, c2 = 1.0 / (1.0 - b1**count), 1.0 / (1.0 - b2**count)
+        out = jax.tree.map(
+            lambda m, v: (m * c1.astype(m.dtype)) / (jnp.sqrt(v * c2.astype(v.dtype)) + eps), mu, nu
+        )
         return out, optax.ScaleByAdamState(count=count, mu=mu, nu=nu)
 
     return optax.GradientTransformation(base.init, update_fn)
@@ -95,9 +103,11 @@ def optimizer(h: Hyper) -> optax.GradientTransformation:
     ε = 1e-8: :func:`optax.adamw`'s chain with :func:`scale_by_adam` above.
     Built from (possibly traced) arrays at every step, so one compilation serves
     a vmapped grid; its state does not depend on ``h``."""
-    return optax.chain(scale_by_adam(h.b1, 0.999, 1e-8),
-                       optax.add_decayed_weights(h.weight_decay),
-                       optax.scale_by_learning_rate(h.learning_rate))
+    return optax.chain(
+        scale_by_adam(h.b1, 0.999, 1e-8),
+        optax.add_decayed_weights(h.weight_decay),
+        optax.scale_by_learning_rate(h.learning_rate),
+    )
 
 
 def state_of(params: Any) -> State:
@@ -105,8 +115,9 @@ def state_of(params: Any) -> State:
     return State(params, optimizer(hyper(1e-3)).init(params), params)
 
 
-def init_state(init: Callable, key: jax.Array, in_dim: int, num_classes: int,
-               h: Hyper | None = None) -> State:
+def init_state(
+    init: Callable, key: jax.Array, in_dim: int, num_classes: int, h: Hyper | None = None
+) -> State:
     """Fresh parameters from ``init(key, in_dim, num_classes)``, AdamW state, EMA copy
     (``h`` is accepted for symmetry; the state layout does not depend on it)."""
     return state_of(init(key, in_dim, num_classes))
@@ -117,9 +128,16 @@ def example_losses(logits: jax.Array, y: jax.Array) -> jax.Array:
     return -jnp.take_along_axis(jax.nn.log_softmax(logits), y[:, None], axis=1)[:, 0]
 
 
-def train_loss(apply: Callable, params: Any, x: jax.Array, y: jax.Array, smoothing: jax.Array,
-               num_classes: int, weights: jax.Array | None = None,
-               loss: Callable | None = None) -> jax.Array:
+def train_loss(
+    apply: Callable,
+    params: Any,
+    x: jax.Array,
+    y: jax.Array,
+    smoothing: jax.Array,
+    num_classes: int,
+    weights: jax.Array | None = None,
+    loss: Callable | None = None,
+) -> jax.Array:
     """Mean (``weights``: weighted mean) cross-entropy against label-smoothed targets, nats;
     or, with ``loss``, the mean of ``loss(outputs, y)`` (per-example nats, e.g. the
     Gaussian density code of :func:`mdlnb._targets.gaussian_nll`; no smoothing)."""
@@ -136,17 +154,25 @@ def train_loss(apply: Callable, params: Any, x: jax.Array, y: jax.Array, smoothi
     return jnp.sum(weights * ce) / jnp.maximum(jnp.sum(weights), 1.0)
 
 
-def step(apply: Callable, state: State, h: Hyper, x: jax.Array, y: jax.Array,
-         num_classes: int, weights: jax.Array | None = None,
-         loss: Callable | None = None) -> State:
+def step(
+    apply: Callable,
+    state: State,
+    h: Hyper,
+    x: jax.Array,
+    y: jax.Array,
+    num_classes: int,
+    weights: jax.Array | None = None,
+    loss: Callable | None = None,
+) -> State:
     """One AdamW update on the (weighted) mean cross-entropy, then the EMA update
     ``ema ← (1 − η)·ema + η·params`` (η = ``h.ema``).
 
     The one training step of the package: stage 1 (:mod:`mdlnb.prequential`)
     vmaps it over a board of experts, block-wise MDL and the probes over
     hyperparameter grids. ``loss``: see :func:`train_loss` (regression targets)."""
-    grads = jax.grad(train_loss, argnums=1)(apply, state.params, x, y, h.label_smoothing,
-                                            num_classes, weights, loss)
+    grads = jax.grad(train_loss, argnums=1)(
+        apply, state.params, x, y, h.label_smoothing, num_classes, weights, loss
+    )
     updates, opt_state = optimizer(h).update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
     ema = optax.incremental_update(params, state.ema_params, h.ema)

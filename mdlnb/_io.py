@@ -16,7 +16,9 @@ checkpoints, study results) goes through these, so that
 * two processes that would compute the same expensive entry can take a lock
   per key (:func:`locked`, ``fcntl.flock``) and the second one reads what the
   first wrote (:func:`compute_once`);
-* the same inputs always map to the same cache key (:func:`content_hash`).
+* the same inputs always map to the same cache key (:func:`content_hash`);
+* a cache that cannot be used never stops a run, and a failed write outside
+  the cache names its file (:mod:`mdlnb._disk`).
 """
 
 from __future__ import annotations
@@ -28,12 +30,26 @@ import os
 import tempfile
 import warnings
 import zipfile
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 
 from mdlnb import _aligned
+from mdlnb._disk import (
+    NO_WRITE,
+    TMP_SUFFIX,
+    in_cache,
+    naming,
+    owner,
+    remove_stale_temporaries,
+    skipped_write,
+)
+from mdlnb._disk import CacheWarning as CacheWarning  # re-exported: the cache's public names
+from mdlnb._disk import cache_dir as cache_dir
+from mdlnb._disk import cache_root as cache_root
+from mdlnb._disk import cache_usable as cache_usable
 
 try:  # POSIX advisory locks; elsewhere the lock is a no-op (atomic writes still hold)
     import fcntl
@@ -43,11 +59,6 @@ except ImportError:  # pragma: no cover
 #: Name of the array holding an entry's checksum inside an ``.npz``.
 CHECKSUM_KEY = "__sha256__"
 LOCK_SUFFIX = ".lock"
-TMP_SUFFIX = ".tmp"
-
-
-class CacheWarning(UserWarning):
-    """A cache entry was damaged and is ignored (it will be recomputed)."""
 
 
 class DamagedFile(ValueError):
@@ -64,24 +75,15 @@ def switched_off(name: str) -> bool:
     return os.environ.get(name, "1").strip().lower() in OFF_VALUES
 
 
-def cache_dir(sub: str = "") -> Path:
-    """Root of mdlnb's on-disk cache: ``$MDLNB_CACHE`` or ``~/.cache/mdlnb``."""
-    root = cache_root()
-    path = root / sub if sub else root
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def cache_root() -> Path:
-    """``$MDLNB_CACHE`` or ``~/.cache/mdlnb`` (not created)."""
-    return Path(os.environ.get("MDLNB_CACHE", Path.home() / ".cache" / "mdlnb"))
-
-
 # ----------------------------------------------------------------------------- hashing
 
 
-def _update(h: "hashlib._Hash", obj: Any) -> None:
-    if isinstance(obj, np.ndarray) or hasattr(obj, "__array__") and not isinstance(obj, (str, bytes)):
+def _update(h: hashlib._Hash, obj: Any) -> None:
+    if (
+        isinstance(obj, np.ndarray)
+        or hasattr(obj, "__array__")
+        and not isinstance(obj, (str, bytes))
+    ):
         a = np.ascontiguousarray(np.asarray(obj))
         h.update(f"nd:{a.dtype.str}:{a.shape}:".encode())
         h.update(a.tobytes())
@@ -167,8 +169,23 @@ def _atomic_file(path: str | os.PathLike, durable: bool = True):
     detect: the compilation cache's checksummed entries, :mod:`mdlnb._xla_cache`).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if durable:  # what a writer of this file killed mid-write left (not the xla cache's)
+            remove_stale_temporaries(path.parent, path.name)
+        fd, tmp = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.{owner()}.", suffix=TMP_SUFFIX
+        )
+    except OSError as e:
+        if e.errno in NO_WRITE and in_cache(path):
+            skipped_write(path, e)  # a cache entry: the caller writes into nothing
+            with open(os.devnull, "wb") as sink:
+                yield sink
+            return
+        named = naming(e, path)
+        if named is e:
+            raise
+        raise named from e
     try:
         with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), 0o666 & ~_umask())
@@ -177,6 +194,17 @@ def _atomic_file(path: str | os.PathLike, durable: bool = True):
             if durable:
                 os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        if e.errno not in NO_WRITE:
+            raise
+        if in_cache(path):
+            skipped_write(path, e)  # a cache entry: the run goes on without it
+            return
+        named = naming(e, path)
+        if named is e:
+            raise
+        raise named from e
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -272,8 +300,9 @@ def load_entry(path: str | os.PathLike) -> dict[str, np.ndarray] | None:
     except FileNotFoundError:
         return None
     except DamagedFile as e:
-        warnings.warn(f"mdlnb cache: {e}; ignoring it, it will be recomputed", CacheWarning,
-                      stacklevel=2)
+        warnings.warn(
+            f"mdlnb cache: {e}; ignoring it, it will be recomputed", CacheWarning, stacklevel=2
+        )
         with contextlib.suppress(OSError):
             now = path.stat()
             if (now.st_ino, now.st_mtime_ns) == (before.st_ino, before.st_mtime_ns):
@@ -297,10 +326,17 @@ def locked(path: str | os.PathLike) -> Iterator[None]:
     if fcntl is None:  # pragma: no cover
         yield
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
     lock_path = path.with_name(f".{path.name}{LOCK_SUFFIX}")
     while True:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666 & ~_umask())
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666 & ~_umask())
+        except OSError as e:
+            if e.errno not in NO_WRITE:
+                raise
+            skipped_write(lock_path, e)  # no room or no right for a lock file: unlocked
+            yield
+            return
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             st = os.fstat(fd)
@@ -321,8 +357,9 @@ def locked(path: str | os.PathLike) -> Iterator[None]:
         os.close(fd)  # releases the flock
 
 
-def compute_once(path: str | os.PathLike,
-                 make: Callable[[], Mapping[str, Any]]) -> dict[str, np.ndarray]:
+def compute_once(
+    path: str | os.PathLike, make: Callable[[], Mapping[str, Any]]
+) -> dict[str, np.ndarray]:
     """The entry at ``path``, computing and writing it with ``make()`` if needed.
 
     Across processes sharing the cache, ``make`` runs once per key: the first

@@ -7,14 +7,15 @@ below all three, so stage 2 does not import the report that presents it.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 
-def posterior_frame(posterior: np.ndarray, names: Sequence[str],
-                    readouts: Sequence[str] | None = None) -> pd.DataFrame:
+def posterior_frame(
+    posterior: np.ndarray, names: Sequence[str], readouts: Sequence[str] | None = None
+) -> pd.DataFrame:
     """The one tidy posterior format (``Report.posterior``, ``mdlnb switch/evaluate
     --posterior``): one row per (t, expert), columns
 
@@ -30,13 +31,19 @@ def posterior_frame(posterior: np.ndarray, names: Sequence[str],
     names = [str(x) for x in names]
     ros = [None] * k if readouts is None else [str(r) for r in readouts]
     if len(names) != k or len(ros) != k:
-        raise ValueError(f"names: need K = {k} expert names and readouts, got {len(names)} "
-                         f"and {len(ros)}")
-    return pd.DataFrame({
-        "t": np.repeat(np.arange(n), k),
-        "expert": pd.Categorical(np.tile(np.asarray(names, object), n),
-                                 categories=list(dict.fromkeys(names))),
-        "readout": pd.Categorical(np.tile(np.asarray(ros, object), n),
-                                  categories=[r for r in dict.fromkeys(ros) if r is not None]),
-        "probability": post.reshape(-1),
-    })
+        raise ValueError(
+            f"names: need K = {k} expert names and readouts, got {len(names)} and {len(ros)}"
+        )
+    return pd.DataFrame(
+        {
+            "t": np.repeat(np.arange(n), k),
+            "expert": pd.Categorical(
+                np.tile(np.asarray(names, object), n), categories=list(dict.fromkeys(names))
+            ),
+            "readout": pd.Categorical(
+                np.tile(np.asarray(ros, object), n),
+                categories=[r for r in dict.fromkeys(ros) if r is not None],
+            ),
+            "probability": post.reshape(-1),
+        }
+    )

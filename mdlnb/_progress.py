@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from mdlnb._io import switched_off
 
@@ -26,7 +27,7 @@ from mdlnb._io import switched_off
 # them: ipywidgets, tqdm.
 
 ENV = "MDLNB_PROGRESS"
-AUTO_DELAY_S = 3.0   # progress=None: a bar appears once the loop has run this long
+AUTO_DELAY_S = 3.0  # progress=None: a bar appears once the loop has run this long
 
 
 def enabled() -> bool:
@@ -66,9 +67,17 @@ class Summary:
     :meth:`close` prints one line (``desc: n/total unit in s``, plus the last
     postfix) when ``leave``."""
 
-    def __init__(self, iterable: Iterable | None = None, *, total: int | None = None,
-                 initial: int = 0, desc: str = "", unit: str = "it", leave: bool = True,
-                 file: Any = None):
+    def __init__(
+        self,
+        iterable: Iterable | None = None,
+        *,
+        total: int | None = None,
+        initial: int = 0,
+        desc: str = "",
+        unit: str = "it",
+        leave: bool = True,
+        file: Any = None,
+    ):
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
             total = len(iterable)
         self.iterable, self.total, self.n = iterable, total, int(initial)
@@ -86,7 +95,7 @@ class Summary:
         finally:
             self.close()
 
-    def __enter__(self) -> "Summary":
+    def __enter__(self) -> Summary:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -108,8 +117,7 @@ class Summary:
         cached = f" ({self.initial} done before)" if self.initial else ""
         post = f"; {self.postfix}" if self.postfix else ""
         head = f"{self.desc}: " if self.desc else ""
-        return (f"{head}{count} {self.unit}{cached} in "
-                f"{time.perf_counter() - self._t0:.1f} s{post}")
+        return f"{head}{count} {self.unit}{cached} in {time.perf_counter() - self._t0:.1f} s{post}"
 
     def close(self) -> None:
         if self._closed:
@@ -141,8 +149,16 @@ def wanted(progress: Any, *, long: bool = True) -> bool:
     return bool(progress)
 
 
-def bar(iterable: Iterable | None = None, *, total: int | None = None, initial: int = 0,
-        desc: str = "", unit: str = "it", leave: bool = True, delay: float = 0.0) -> Any:
+def bar(
+    iterable: Iterable | None = None,
+    *,
+    total: int | None = None,
+    initial: int = 0,
+    desc: str = "",
+    unit: str = "it",
+    leave: bool = True,
+    delay: float = 0.0,
+) -> Any:
     """A progress bar over ``iterable`` (or updated by hand with ``total``):
     tqdm (widget in a kernel with ipywidgets), or a :class:`Summary` in batch
     mode (``MDLNB_PROGRESS=0``). Supports iteration, ``update``, ``set_postfix``,
@@ -150,5 +166,6 @@ def bar(iterable: Iterable | None = None, *, total: int | None = None, initial: 
     is drawn (tqdm's; a loop that ends sooner draws nothing)."""
     if not enabled():
         return Summary(iterable, total=total, initial=initial, desc=desc, unit=unit, leave=leave)
-    return tqdm_class()(iterable, total=total, initial=initial, desc=desc, unit=unit,
-                        leave=leave, delay=delay)
+    return tqdm_class()(
+        iterable, total=total, initial=initial, desc=desc, unit=unit, leave=leave, delay=delay
+    )

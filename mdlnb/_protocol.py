@@ -19,8 +19,8 @@ Presets (:func:`protocol`, :data:`PRESETS`):
 * ``"default"`` — the package's quick, CPU-sized protocol: the 32-expert
   board ``experts.preset("default")``, B = 32, fixed share with
   :data:`~mdlnb.switching.strategies.DEFAULT_M`, online ``"prefix"``
-  standardisation clipped to ±10 (chosen from measurements: README
-  "Protocols").
+  standardisation clipped to ±10 (chosen from measurements:
+  docs/protocols.md).
 * ``"deep"`` — ``"default"`` on the 50-expert board ``experts.preset("deep")``
   (readouts up to 4 hidden layers; the encoder studies).
 * ``"small"`` — ``"default"`` on the 4-expert board (tests, smoke runs).
@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -53,15 +54,20 @@ def _strategy_dict(strategy: Any) -> dict[str, Any]:
     """``{"name": ..., field: value}`` of a switching strategy (fields that are set)."""
     name = next(n for n in switching.names() if type(switching.get_strategy(n)) is type(strategy))
     fields = {f.name: getattr(strategy, f.name) for f in dataclasses.fields(strategy)}
-    return {"name": name, **{k: (list(v) if isinstance(v, tuple) else v)
-                             for k, v in fields.items() if v is not None}}
+    return {
+        "name": name,
+        **{k: (list(v) if isinstance(v, tuple) else v) for k, v in fields.items() if v is not None},
+    }
 
 
 def _strategy_label(strategy: Any) -> str:
     d = _strategy_dict(strategy)
     cls = type(strategy).__name__
-    args = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v!r}"
-                     for k, v in d.items() if k != "name" and not isinstance(v, list))
+    args = ", ".join(
+        f"{k}={v:g}" if isinstance(v, float) else f"{k}={v!r}"
+        for k, v in d.items()
+        if k != "name" and not isinstance(v, list)
+    )
     return f"{cls}({args})"
 
 
@@ -107,16 +113,20 @@ class Prune:
             raise ValueError(f"threshold: must lie in [0, 1), got {self.threshold!r}")
         object.__setattr__(self, "threshold", t)
         object.__setattr__(self, "window", check_int("window", self.window, minimum=1))
-        object.__setattr__(self, "segment_batches",
-                           check_int("segment_batches", self.segment_batches, minimum=1))
-        object.__setattr__(self, "keep_per_readout",
-                           check_int("keep_per_readout", self.keep_per_readout, minimum=0))
+        object.__setattr__(
+            self, "segment_batches", check_int("segment_batches", self.segment_batches, minimum=1)
+        )
+        object.__setattr__(
+            self,
+            "keep_per_readout",
+            check_int("keep_per_readout", self.keep_per_readout, minimum=0),
+        )
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_value(cls, value: Any) -> "Prune | None":
+    def from_value(cls, value: Any) -> Prune | None:
         """A Prune from a Prune, a mapping of its fields, or None."""
         if value is None or isinstance(value, Prune):
             return value
@@ -125,7 +135,9 @@ class Prune:
             if unknown:
                 raise ValueError(f"prune: unknown fields {sorted(unknown)}")
             return cls(**value)
-        raise ValueError(f"prune: expected an mdlnb.Prune, a dict or None, got {type(value).__name__}")
+        raise ValueError(
+            f"prune: expected an mdlnb.Prune, a dict or None, got {type(value).__name__}"
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,8 +192,10 @@ class Protocol:
         board = self.board
         if isinstance(board, str):
             if board not in _experts.PRESETS:
-                raise ValueError(f"board: unknown expert preset {board!r}; choose from "
-                                 f"{list(_experts.PRESETS)} or pass a list of Experts")
+                raise ValueError(
+                    f"board: unknown expert preset {board!r}; choose from "
+                    f"{list(_experts.PRESETS)} or pass a list of Experts"
+                )
         else:
             board = (board,) if isinstance(board, _experts.Expert) else tuple(board)
             if not board or not all(isinstance(e, _experts.Expert) for e in board):
@@ -198,12 +212,18 @@ class Protocol:
             clip = float(clip)
         object.__setattr__(self, "clip", clip)
         if self.replay_streams is not None:
-            object.__setattr__(self, "replay_streams",
-                               check_int("replay_streams", self.replay_streams, minimum=0))
-        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0, maximum=2 ** 32 - 1,
-                                                  what="an int in [0, 2**32)"))
+            object.__setattr__(
+                self, "replay_streams", check_int("replay_streams", self.replay_streams, minimum=0)
+            )
+        object.__setattr__(
+            self,
+            "seed",
+            check_int("seed", self.seed, minimum=0, maximum=2**32 - 1, what="an int in [0, 2**32)"),
+        )
         if self.matmul_dtype not in MATMUL_DTYPES:
-            raise ValueError(f"matmul_dtype: must be one of {MATMUL_DTYPES}, got {self.matmul_dtype!r}")
+            raise ValueError(
+                f"matmul_dtype: must be one of {MATMUL_DTYPES}, got {self.matmul_dtype!r}"
+            )
         object.__setattr__(self, "prune", Prune.from_value(self.prune))
         if self.calibrate is not None:
             if type(self.calibrate).__name__ not in ("bool", "bool_"):
@@ -212,7 +232,7 @@ class Protocol:
 
     # -- presets -------------------------------------------------------------
     @classmethod
-    def preset(cls, name: str) -> "Protocol":
+    def preset(cls, name: str | Protocol) -> Protocol:
         """The named protocol (:data:`PRESETS`)."""
         if isinstance(name, Protocol):
             return name
@@ -225,27 +245,33 @@ class Protocol:
         """Fixed share's m (``None`` for other strategies or a constant rate)."""
         return getattr(self.strategy, "m", None)
 
-    def replace(self, **changes: Any) -> "Protocol":
+    def replace(self, **changes: Any) -> Protocol:
         """A copy with ``changes``; the name gains `` (modified)`` when a field changed."""
-        if changes.get("standardize") in ("prefix", True) and "clip" not in changes \
-                and self.standardize == "none":
-            changes = {**changes, "clip": CLIP_Z}   # "prefix" comes with its clip
+        if (
+            changes.get("standardize") in ("prefix", True)
+            and "clip" not in changes
+            and self.standardize == "none"
+        ):
+            changes = {**changes, "clip": CLIP_Z}  # "prefix" comes with its clip
         if "name" not in changes:
             new = dataclasses.replace(self, **changes)
-            if new.to_dict() != self.to_dict() and not self.name.endswith("(modified)") \
-                    and self.name != "custom":
+            if (
+                new.to_dict() != self.to_dict()
+                and not self.name.endswith("(modified)")
+                and self.name != "custom"
+            ):
                 new = dataclasses.replace(new, name=f"{self.name} (modified)")
             return new
         return dataclasses.replace(self, **changes)
 
-    def resolve(self, **overrides: Any) -> "Protocol":
+    def resolve(self, **overrides: Any) -> Protocol:
         """:meth:`replace` with the overrides that are not ``None`` (keyword arguments of
         ``evaluate``/``prequential.run``/the CLI win over the protocol's fields)."""
         given = {k: v for k, v in overrides.items() if v is not None}
         return self.replace(**given) if given else self
 
     # -- what it means -------------------------------------------------------
-    def experts(self) -> list:
+    def experts(self) -> list[_experts.Expert]:
         """The board as a list of Experts, with :attr:`replay_streams` and
         :attr:`calibrate` applied."""
         board = _experts.preset(self.board) if isinstance(self.board, str) else list(self.board)
@@ -261,8 +287,13 @@ class Protocol:
         float32 (so float32 keys are those of before the option existed). The
         strategy is not in it, unless the board is pruned (the pruning decisions
         follow its posterior)."""
-        out = {"experts": [e.config() for e in self.experts()], "batch_size": self.batch_size,
-               "seed": self.seed, "standardize": self.standardize, "clip": self.clip}
+        out = {
+            "experts": [e.config() for e in self.experts()],
+            "batch_size": self.batch_size,
+            "seed": self.seed,
+            "standardize": self.standardize,
+            "clip": self.clip,
+        }
         if self.matmul_dtype != "float32":
             out["matmul_dtype"] = self.matmul_dtype
         if self.prune is not None:
@@ -277,8 +308,13 @@ class Protocol:
 
     def __repr__(self) -> str:
         std = self.standardize + (f" (clip ±{self.clip:g})" if self.clip is not None else "")
-        parts = [repr(self.name), f"board={self.board_label}", f"batch_size={self.batch_size}",
-                 f"strategy={_strategy_label(self.strategy)}", f"standardize={std!r}"]
+        parts = [
+            repr(self.name),
+            f"board={self.board_label}",
+            f"batch_size={self.batch_size}",
+            f"strategy={_strategy_label(self.strategy)}",
+            f"standardize={std!r}",
+        ]
         if self.replay_streams is not None:
             parts.append(f"replay_streams={self.replay_streams}")
         parts.append(f"seed={self.seed}")
@@ -294,44 +330,71 @@ class Protocol:
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable; a board of Experts is written as their configs."""
         board = self.board if isinstance(self.board, str) else [e.config() for e in self.board]
-        return {"name": self.name, "board": board, "batch_size": self.batch_size,
-                "strategy": _strategy_dict(self.strategy), "standardize": self.standardize,
-                "clip": self.clip, "replay_streams": self.replay_streams, "seed": self.seed,
-                "matmul_dtype": self.matmul_dtype,
-                **({} if self.prune is None else {"prune": self.prune.to_dict()}),
-                **({} if self.calibrate is None else {"calibrate": self.calibrate})}
+        return {
+            "name": self.name,
+            "board": board,
+            "batch_size": self.batch_size,
+            "strategy": _strategy_dict(self.strategy),
+            "standardize": self.standardize,
+            "clip": self.clip,
+            "replay_streams": self.replay_streams,
+            "seed": self.seed,
+            "matmul_dtype": self.matmul_dtype,
+            **({} if self.prune is None else {"prune": self.prune.to_dict()}),
+            **({} if self.calibrate is None else {"calibrate": self.calibrate}),
+        }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any], *, experts: Sequence[Any] | None = None) -> "Protocol":
+    def from_dict(cls, d: Mapping[str, Any], *, experts: Sequence[Any] | None = None) -> Protocol:
         """Inverse of :meth:`to_dict`. ``experts``: the board to attach when it was a list
         (needed for experts that cannot be rebuilt from their config)."""
         if not isinstance(d, Mapping):
             raise ValueError(f"d: expected a mapping, got {type(d).__name__}")
         board = d["board"]
         if not isinstance(board, str):
-            board = tuple(experts) if experts is not None else \
-                tuple(_experts.Expert.from_config(c) for c in board)
+            board = (
+                tuple(experts)
+                if experts is not None
+                else tuple(_experts.Expert.from_config(c) for c in board)
+            )
         st = dict(d["strategy"])
         strategy = switching.get_strategy(st.pop("name"), **st)
-        return cls(name=d["name"], board=board, batch_size=d["batch_size"], strategy=strategy,
-                   standardize=d["standardize"], clip=d["clip"],
-                   replay_streams=d.get("replay_streams"), seed=d["seed"],
-                   matmul_dtype=d.get("matmul_dtype", "float32"), prune=d.get("prune"),
-                   calibrate=d.get("calibrate"))
+        return cls(
+            name=d["name"],
+            board=board,
+            batch_size=d["batch_size"],
+            strategy=strategy,
+            standardize=d["standardize"],
+            clip=d["clip"],
+            replay_streams=d.get("replay_streams"),
+            seed=d["seed"],
+            matmul_dtype=d.get("matmul_dtype", "float32"),
+            prune=d.get("prune"),
+            calibrate=d.get("calibrate"),
+        )
 
 
 def _presets() -> dict[str, dict[str, Any]]:
     return {
-        "default": dict(board="default", batch_size=32, strategy=FixedShare(),
-                        standardize="prefix", clip=CLIP_Z),
-        "deep": dict(board="deep", batch_size=32, strategy=FixedShare(),
-                     standardize="prefix", clip=CLIP_Z),
-        "small": dict(board="small", batch_size=32, strategy=FixedShare(),
-                      standardize="prefix", clip=CLIP_Z),
-        "paper-vtab": dict(board="vtab", batch_size=32, strategy=FixedShare(m=11.0),
-                           standardize="none", clip=None),
-        "paper-imagenet": dict(board="imagenet", batch_size=512, strategy=FixedShare(m=2.0),
-                               standardize="none", clip=None),
+        "default": dict(
+            board="default", batch_size=32, strategy=FixedShare(), standardize="prefix", clip=CLIP_Z
+        ),
+        "deep": dict(
+            board="deep", batch_size=32, strategy=FixedShare(), standardize="prefix", clip=CLIP_Z
+        ),
+        "small": dict(
+            board="small", batch_size=32, strategy=FixedShare(), standardize="prefix", clip=CLIP_Z
+        ),
+        "paper-vtab": dict(
+            board="vtab", batch_size=32, strategy=FixedShare(m=11.0), standardize="none", clip=None
+        ),
+        "paper-imagenet": dict(
+            board="imagenet",
+            batch_size=512,
+            strategy=FixedShare(m=2.0),
+            standardize="none",
+            clip=None,
+        ),
     }
 
 
@@ -361,5 +424,7 @@ def protocol(name: str | Protocol = "default", **overrides: Any) -> Protocol:
     """The preset protocol ``name`` (a Protocol is returned as is), with ``overrides``
     (fields of :class:`Protocol`; ``None`` values are ignored)."""
     if not isinstance(name, (str, Protocol)):
-        raise ValueError(f"protocol: expected a preset name or a Protocol, got {type(name).__name__}")
+        raise ValueError(
+            f"protocol: expected a preset name or a Protocol, got {type(name).__name__}"
+        )
     return Protocol.preset(name).resolve(**overrides)

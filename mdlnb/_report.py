@@ -15,7 +15,8 @@ import dataclasses
 import functools
 import math
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -68,8 +69,9 @@ class Report(Codelength):
 
     # -- construction --------------------------------------------------------
     @classmethod
-    def from_losses(cls, losses: Any, strategy: Any = None, *, m: float | None = None,
-                    warn: bool = True) -> "Report":
+    def from_losses(
+        cls, losses: Any, strategy: Any = None, *, m: float | None = None, warn: bool = True
+    ) -> Report:
         """Stage 2 on an existing ``LossMatrix``; the default strategy is the one of the
         protocol it records (else ``FixedShare()``), with ``m`` if given. ``warn``: issue
         the report's :attr:`warnings` as ``UserWarning``."""
@@ -84,22 +86,31 @@ class Report(Codelength):
             # density codes may be negative: stage 2 on rows shifted by their minimum, the
             # shift added back per step (exact: mdlnb._targets.shift_rows)
             rows, shift = _targets.shift_rows(losses.losses)
-            result = switching.codelength_pruned(rows, strat, at, posterior=True,
-                                                 segment_rows=seg)
+            result = switching.codelength_pruned(rows, strat, at, posterior=True, segment_rows=seg)
             ps = result.per_step_nats + shift.astype(np.float64)
             result = dataclasses.replace(result, total_nats=float(np.sum(ps)), per_step_nats=ps)
         else:
-            result = switching.codelength_pruned(losses.losses, strat, at, posterior=True,
-                                                 segment_rows=seg)
+            result = switching.codelength_pruned(
+                losses.losses, strat, at, posterior=True, segment_rows=seg
+            )
         report = cls(losses, result)
         if warn:
             for text in report.warnings:
                 warnings.warn(text, ResultWarning, stacklevel=2)
         if report.diverged:
-            warnings.warn(f"{report.task_name}: " + describe(
-                [(k, t) for k, t in switching.diverged(losses.losses) if at is None or t <= at[k]],
-                report.expert_names),
-                          DivergenceWarning, stacklevel=2)
+            warnings.warn(
+                f"{report.task_name}: "
+                + describe(
+                    [
+                        (k, t)
+                        for k, t in switching.diverged(losses.losses)
+                        if at is None or t <= at[k]
+                    ],
+                    report.expert_names,
+                ),
+                DivergenceWarning,
+                stacklevel=2,
+            )
         return report
 
     @property
@@ -126,7 +137,7 @@ class Report(Codelength):
         code gives them probability 0 from then on; ``from_losses`` warns."""
         return self.losses.diverged()
 
-    def with_strategy(self, strategy: Any, *, m: float | None = None) -> "Report":
+    def with_strategy(self, strategy: Any, *, m: float | None = None) -> Report:
         """The same loss matrix scored with another switching strategy (no repeated warnings)."""
         return Report.from_losses(self.losses, strategy, m=m, warn=False)
 
@@ -186,8 +197,11 @@ class Report(Codelength):
     @property
     def per_step(self) -> np.ndarray:
         """Deprecated alias of :attr:`per_step_nats`."""
-        warnings.warn("Report.per_step is deprecated: use per_step_nats (the unit in the name)",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "Report.per_step is deprecated: use per_step_nats (the unit in the name)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.per_step_nats
 
     @property
@@ -227,16 +241,19 @@ class Report(Codelength):
         """Guaranteed bound on :attr:`regret_nats`: −log p(ξ_1 = … = ξ_N = best expert)
         under the strategy's prior, nats (:func:`mdlnb.switching.never_switch_cost`;
         paper App. A.1, Eq. 4 with the best single expert as comparator)."""
-        return switching.never_switch_cost(self.strategy, self.n, len(self.expert_names),
-                                 self.losses.best_expert()[0])
+        return switching.never_switch_cost(
+            self.strategy, self.n, len(self.expert_names), self.losses.best_expert()[0]
+        )
 
     def prior_cost_line(self) -> str:
         """One line: what the regret bound is made of."""
         k = len(self.expert_names)
         first = -float(self.strategy.log_first(k)[self.losses.best_expert()[0]])
         rest = self.regret_bound_nats - first
-        text = (f"{self.regret_bound_nats:,.1f} nats = {first:.1f} to name 1 of K={k} experts"
-                f" + {rest:,.1f} to keep the option to switch over N={self.n}")
+        text = (
+            f"{self.regret_bound_nats:,.1f} nats = {first:.1f} to name 1 of K={k} experts"
+            f" + {rest:,.1f} to keep the option to switch over N={self.n}"
+        )
         return text + "; switching wins only when later readouts repay it"
 
     @functools.cached_property
@@ -259,8 +276,9 @@ class Report(Codelength):
         if untrained:
             out.append(untrained)
         else:
-            worse = _diagnostics.worse_than_uniform(self.total_nats, self.uniform_nats,
-                                                    regression=self.kind == "regression")
+            worse = _diagnostics.worse_than_uniform(
+                self.total_nats, self.uniform_nats, regression=self.kind == "regression"
+            )
             if worse:
                 out.append(worse)
             proto = getattr(self.losses, "protocol", None)
@@ -309,11 +327,13 @@ class Report(Codelength):
         """Tidy DataFrame of p(readout | D_<t): columns ``t``, ``readout``, ``probability``."""
         uniq, mat = self.readout_matrix()
         n, r = mat.shape
-        return pd.DataFrame({
-            "t": np.repeat(np.arange(n), r),
-            "readout": pd.Categorical(np.tile(np.asarray(uniq, object), n), categories=uniq),
-            "probability": mat.reshape(-1),
-        })
+        return pd.DataFrame(
+            {
+                "t": np.repeat(np.arange(n), r),
+                "readout": pd.Categorical(np.tile(np.asarray(uniq, object), n), categories=uniq),
+                "probability": mat.reshape(-1),
+            }
+        )
 
     @property
     def preferred_readout(self) -> str | None:
@@ -354,8 +374,13 @@ class Report(Codelength):
             frame = self.posterior
         else:
             raise ValueError(f"by: must be 'readout' or 'expert', got {by!r}")
-        return plots.posterior_area(frame, by=by, ax=ax, max_points=max_points,
-                                    title=f"{self.task_name}: posterior over {by}s")
+        return plots.posterior_area(
+            frame,
+            by=by,
+            ax=ax,
+            max_points=max_points,
+            title=f"{self.task_name}: posterior over {by}s",
+        )
 
     def baseline_per_step(self, baseline: Any) -> tuple[str, np.ndarray]:
         """(label, (N,) per-step nats) of an expert (name or column index) or another Report.
@@ -366,32 +391,47 @@ class Report(Codelength):
         """
         if isinstance(baseline, Report):
             if baseline.task_name != self.task_name:
-                raise ValueError(f"baseline: codes task {baseline.task_name!r}, this report "
-                                 f"{self.task_name!r}; compare reports of one task")
+                raise ValueError(
+                    f"baseline: codes task {baseline.task_name!r}, this report "
+                    f"{self.task_name!r}; compare reports of one task"
+                )
             if baseline.n != self.n:
                 raise ValueError(f"baseline: has N={baseline.n}, this report N={self.n}")
             if not np.array_equal(np.asarray(baseline.losses.order), np.asarray(self.losses.order)):
-                raise ValueError(f"baseline: its examples came in a different order (seed "
-                                 f"{baseline.losses.seed} vs {self.losses.seed}); per-step "
-                                 "regret needs one order: evaluate both with the same seed")
-            return f"{baseline.task_name} ({strategy_label(baseline.strategy)})", baseline.per_step_nats
+                raise ValueError(
+                    f"baseline: its examples came in a different order (seed "
+                    f"{baseline.losses.seed} vs {self.losses.seed}); per-step "
+                    "regret needs one order: evaluate both with the same seed"
+                )
+            return (
+                f"{baseline.task_name} ({strategy_label(baseline.strategy)})",
+                baseline.per_step_nats,
+            )
         names = self.expert_names
         if isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool):
             if not 0 <= baseline < len(names):
-                raise ValueError(f"baseline: expert index must be in [0, {len(names)}), got {baseline}")
+                raise ValueError(
+                    f"baseline: expert index must be in [0, {len(names)}), got {baseline}"
+                )
             k = int(baseline)
         elif isinstance(baseline, str) and baseline in names:
             k = names.index(baseline)
         else:
-            raise ValueError(f"baseline: expected an expert name, index or Report, got {baseline!r}")
+            raise ValueError(
+                f"baseline: expected an expert name, index or Report, got {baseline!r}"
+            )
         return names[k], np.asarray(self.losses.losses[:, k], np.float64)
 
-    def plot_regret(self, baseline: Any = None, *, ax: Any = None, units: str = "nats",
-                    label: str | None = None) -> Any:
+    def plot_regret(
+        self, baseline: Any = None, *, ax: Any = None, units: str = "nats", label: str | None = None
+    ) -> Any:
         """Cumulative codelength of this report's switching code minus a baseline's
         (an expert name/index, default the best single expert, or another Report),
         against examples coded. Returns the Axes."""
-        base_label, base = self.baseline_per_step(self.best_expert if baseline is None else baseline)
+        base_label, base = self.baseline_per_step(
+            self.best_expert if baseline is None else baseline
+        )
         mine = label or f"switching ({strategy_label(self.strategy)})"
-        return plots.regret({mine: self.per_step_nats}, base, baseline_label=base_label, ax=ax,
-                            units=units)
+        return plots.regret(
+            {mine: self.per_step_nats}, base, baseline_label=base_label, ax=ax, units=units
+        )

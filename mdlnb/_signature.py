@@ -16,7 +16,8 @@ given``) says neither which forms exist nor that ``"small"`` belongs in
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from mdlnb._arguments import looks_like_board
 
@@ -34,15 +35,20 @@ def _hint(value: Any) -> str:
 def extra_positional(name: str, forms: str, more: Sequence[Any], positional: int = 2) -> TypeError:
     """The ``TypeError`` for ``name`` called with ``positional`` data arguments and
     ``more`` beyond them, quoting ``forms``."""
-    return TypeError(f"{name}: got {positional + len(more)} positional arguments, the data take "
-                     f"at most {positional}; argument {positional + 1} {_hint(more[0])}. "
-                     f"Accepted: {forms}")
+    return TypeError(
+        f"{name}: got {positional + len(more)} positional arguments, the data take "
+        f"at most {positional}; argument {positional + 1} {_hint(more[0])}. "
+        f"Accepted: {forms}"
+    )
 
 
 def data_first(fn: Callable) -> Callable:
     """Hide ``fn``'s ``*more`` (var-positional) parameter from its signature; returns
     ``fn`` itself."""
     sig = inspect.signature(fn)
-    fn.__signature__ = sig.replace(parameters=[
-        p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_POSITIONAL])
+    fn.__signature__ = sig.replace(
+        parameters=[
+            p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_POSITIONAL
+        ]
+    )
     return fn

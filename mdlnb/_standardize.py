@@ -29,7 +29,7 @@ import numpy as np
 # Imported inside the functions that use them, so that importing this module does not load
 # them: JAX.
 
-CLIP_Z = 10.0    #: the clip of the ``"prefix"`` standardisation of stage 1
+CLIP_Z = 10.0  #: the clip of the ``"prefix"`` standardisation of stage 1
 VAR_RTOL = 1e-12  #: σ² ≤ VAR_RTOL·μ² + VAR_ATOL counts as zero variance
 VAR_ATOL = 1e-30
 

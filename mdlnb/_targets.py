@@ -73,7 +73,8 @@ QUANTISATION_NOTE = (
     "density codelength: -log p(y) of real targets, nats; it equals a codelength only up to "
     "the targets' quantisation, -log(delta) nats per example and output (coding y to "
     "precision delta), so compare it only with density codelengths of the same targets in "
-    "the same units, never with classification codelengths")
+    "the same units, never with classification codelengths"
+)
 
 
 def check_kind(kind: Any, name: str = "kind") -> str:
@@ -161,12 +162,16 @@ def loss_meta(y: np.ndarray, batch_size: int, standardize: bool) -> dict:
     order): the kind, P, the code and its first-batch convention, the untrained
     readout's codelength (the baseline, :func:`untrained_nats`) and the
     quantisation caveat (:data:`QUANTISATION_NOTE`)."""
-    return {"kind": "regression", "dims": int(y.shape[1]), "code": GAUSSIAN_CODE,
-            "untrained_nats": float(untrained_nats(y, batch_size, standardize).sum()),
-            "units": "nats of density (per example)",
-            "first_batch": f"the maximum-likelihood Gaussian of the first {batch_size} targets "
-                           "(not a proper code; the same for every expert)",
-            "caveat": QUANTISATION_NOTE}
+    return {
+        "kind": "regression",
+        "dims": int(y.shape[1]),
+        "code": GAUSSIAN_CODE,
+        "untrained_nats": float(untrained_nats(y, batch_size, standardize).sum()),
+        "units": "nats of density (per example)",
+        "first_batch": f"the maximum-likelihood Gaussian of the first {batch_size} targets "
+        "(not a proper code; the same for every expert)",
+        "caveat": QUANTISATION_NOTE,
+    }
 
 
 def shift_rows(losses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import (as_array, check_finite, check_int, check_labels, check_nonempty,
-                           check_same_length, check_targets)
+from mdlnb._checks import (
+    as_array,
+    check_finite,
+    check_int,
+    check_labels,
+    check_nonempty,
+    check_same_length,
+    check_targets,
+)
 from mdlnb._targets import check_kind
 
 # ``import mdlnb`` imports this module: mdlnb._io (hashlib, tempfile, zipfile; about 15 ms,
@@ -62,13 +70,15 @@ class Task:
         check_finite(x, "x")
         if self.kind == "regression":
             if self.num_classes is not None:
-                raise ValueError(f"num_classes: a regression task has no classes; pass None, "
-                                 f"got {self.num_classes!r}")
+                raise ValueError(
+                    f"num_classes: a regression task has no classes; pass None, "
+                    f"got {self.num_classes!r}"
+                )
             y = check_targets(self.y, "y")
         else:
-            check_int("num_classes", self.num_classes, minimum=2)
-            y = check_labels(self.y, int(self.num_classes), "y")
-            object.__setattr__(self, "num_classes", int(self.num_classes))
+            num_classes = check_int("num_classes", self.num_classes, minimum=2)
+            y = check_labels(self.y, num_classes, "y")
+            object.__setattr__(self, "num_classes", num_classes)
         check_same_length(x, y, "x", "y")
         if self.group is not None and self.group not in GROUPS:
             raise ValueError(f"group: must be one of {GROUPS} or None, got {self.group!r}")
@@ -89,7 +99,7 @@ class Task:
     def out_dim(self) -> int:
         """Outputs of a readout for this task: C logits, or ``2P`` (Gaussian mean and
         log-variance per target, :mod:`mdlnb._targets`)."""
-        return 2 * self.target_dims if self.is_regression else int(self.num_classes)
+        return 2 * self.target_dims if self.is_regression else int(self.num_classes)  # type: ignore[arg-type]
 
     # -- basic views ---------------------------------------------------------
     def __len__(self) -> int:
@@ -107,20 +117,24 @@ class Task:
 
     def __repr__(self) -> str:
         if self.is_regression:
-            return (f"Task(name={self.name!r}, N={self.n}, x={self.x.shape[1:]}, "
-                    f"kind='regression', P={self.target_dims}, group={self.group!r})")
-        return (f"Task(name={self.name!r}, N={self.n}, x={self.x.shape[1:]}, "
-                f"num_classes={self.num_classes}, group={self.group!r})")
+            return (
+                f"Task(name={self.name!r}, N={self.n}, x={self.x.shape[1:]}, "
+                f"kind='regression', P={self.target_dims}, group={self.group!r})"
+            )
+        return (
+            f"Task(name={self.name!r}, N={self.n}, x={self.x.shape[1:]}, "
+            f"num_classes={self.num_classes}, group={self.group!r})"
+        )
 
-    def replace(self, **changes: Any) -> "Task":
+    def replace(self, **changes: Any) -> Task:
         return dataclasses.replace(self, **changes)
 
-    def take(self, idx: Any, *, name: str | None = None) -> "Task":
+    def take(self, idx: Any, *, name: str | None = None) -> Task:
         """The sub-task at indices ``idx`` (order kept)."""
         idx = np.asarray(idx)
         return self.replace(x=self.x[idx], y=self.y[idx], name=name or self.name)
 
-    def subsample(self, n: int, seed: int = 0) -> "Task":
+    def subsample(self, n: int, seed: int = 0) -> Task:
         """A uniformly random subset of ``n`` examples (without replacement)."""
         if not 1 <= n <= self.n:
             raise ValueError(f"n: must be in [1, {self.n}], got {n}")
@@ -129,9 +143,16 @@ class Task:
 
     # -- user data -----------------------------------------------------------
     @classmethod
-    def from_arrays(cls, x: Any, y: Any, *, name: str | None = None,
-                    num_classes: int | None = None, kind: str = "classification",
-                    **kw: Any) -> "Task":
+    def from_arrays(
+        cls,
+        x: Any,
+        y: Any,
+        *,
+        name: str | None = None,
+        num_classes: int | None = None,
+        kind: str = "classification",
+        **kw: Any,
+    ) -> Task:
         """Build a task from arrays; ``num_classes`` defaults to ``max(y) + 1``.
 
         ``kind="regression"``: ``y`` are real targets ``(N,)`` or ``(N, P)`` and
@@ -154,8 +175,9 @@ class Task:
         if kind == "regression":
             y = check_targets(y, "y")
             if num_classes is not None:
-                raise ValueError(f"num_classes: a regression task has no classes; pass None, "
-                                 f"got {num_classes!r}")
+                raise ValueError(
+                    f"num_classes: a regression task has no classes; pass None, got {num_classes!r}"
+                )
             if name is None:
                 from mdlnb._io import content_hash
 
@@ -173,8 +195,16 @@ class Task:
         return cls(name=name, x=np.asarray(x), y=y, num_classes=c, **kw)
 
     @classmethod
-    def from_npz(cls, path: str | Path, *, x_key: str = "x", y_key: str = "y",
-                 name: str | None = None, num_classes: int | None = None, **kw: Any) -> "Task":
+    def from_npz(
+        cls,
+        path: str | Path,
+        *,
+        x_key: str = "x",
+        y_key: str = "y",
+        name: str | None = None,
+        num_classes: int | None = None,
+        **kw: Any,
+    ) -> Task:
         """Load ``x`` and ``y`` arrays from an ``.npz`` file."""
         path = Path(path)
         if not path.is_file():
@@ -201,8 +231,16 @@ class Task:
         return cls.from_arrays(x, y, name=name or path.stem, num_classes=num_classes, **kw)
 
     @classmethod
-    def from_parquet(cls, path: str | Path, *, y_key: str = "y", x_key: str | None = "x",
-                     name: str | None = None, num_classes: int | None = None, **kw: Any) -> "Task":
+    def from_parquet(
+        cls,
+        path: str | Path,
+        *,
+        y_key: str = "y",
+        x_key: str | None = "x",
+        name: str | None = None,
+        num_classes: int | None = None,
+        **kw: Any,
+    ) -> Task:
         """Load a table: label column ``y_key``; features from column ``x_key``
         (list-valued) if present, else every other numeric column."""
         import pandas as pd
@@ -217,21 +255,34 @@ class Task:
         if y_key not in df.columns:
             raise ValueError(f"y_key: column {y_key!r} not in {path.name}")
         if x_key is not None and x_key in df.columns:
-            x = np.stack([np.asarray(v, dtype=np.float32) for v in df[x_key]])
+            try:
+                x = np.stack([np.asarray(v, dtype=np.float32) for v in df[x_key]])
+            except (TypeError, ValueError) as e:
+                raise ValueError(
+                    f"x_key: column {x_key!r} of {path.name} is not a column of "
+                    f"numeric vectors ({e})"
+                ) from None
         else:
-            cols = [c for c in df.columns if c != y_key and np.issubdtype(df[c].dtype, np.number)]
+            cols = [
+                c
+                for c in df.columns
+                if c != y_key
+                and pd.api.types.is_numeric_dtype(df[c])
+                and not pd.api.types.is_bool_dtype(df[c])
+            ]
             if not cols:
                 raise ValueError(f"path: {path.name} has no numeric feature columns")
             x = df[cols].to_numpy(np.float32)
-        return cls.from_arrays(x, df[y_key].to_numpy(), name=name or path.stem,
-                               num_classes=num_classes, **kw)
+        return cls.from_arrays(
+            x, df[y_key].to_numpy(), name=name or path.stem, num_classes=num_classes, **kw
+        )
 
     def to_npz(self, path: str | Path) -> Path:
         from mdlnb._io import atomic_savez
 
         if self.is_regression:
             return atomic_savez(path, x=self.x, y=self.y, kind=np.array(self.kind))
-        return atomic_savez(path, x=self.x, y=self.y, num_classes=np.int64(self.num_classes))
+        return atomic_savez(path, x=self.x, y=self.y, num_classes=np.int64(self.num_classes))  # type: ignore[arg-type]
 
 
 def require_classification(task: Task, what: str) -> None:
@@ -239,9 +290,11 @@ def require_classification(task: Task, what: str) -> None:
     function of class labels: accuracy probes, block-wise MDL, loss-data curves)
     has no regression mode."""
     if getattr(task, "is_regression", False):
-        raise ValueError(f"task: {what} codes class labels; {task.name!r} is a regression task "
-                         "(real targets): use mdlnb.evaluate / mdlnb.compare / "
-                         "mdlnb.prequential.run, which code them with Gaussian readouts")
+        raise ValueError(
+            f"task: {what} codes class labels; {task.name!r} is a regression task "
+            "(real targets): use mdlnb.evaluate / mdlnb.compare / "
+            "mdlnb.prequential.run, which code them with Gaussian readouts"
+        )
 
 
 def warn_missing_classes(y: np.ndarray, num_classes: int, name: str = "task") -> list[int]:
@@ -257,7 +310,10 @@ def warn_missing_classes(y: np.ndarray, num_classes: int, name: str = "task") ->
             f"them. If the label alphabet is smaller, relabel y to 0..C-1; if it is larger, "
             "pass num_classes: Task.from_arrays(x, y, num_classes=C), "
             "mdlnb.evaluate({'x': x, 'y': y, 'num_classes': C}) or `mdlnb evaluate "
-            "--num-classes C`.", UserWarning, stacklevel=3)
+            "--num-classes C`.",
+            UserWarning,
+            stacklevel=3,
+        )
     return missing
 
 
@@ -279,16 +335,22 @@ def warn_label_alphabet(y: np.ndarray, num_classes: int, name: str = "task") -> 
         return False
     why = []
     if many:
-        why.append(f"C > N/{MIN_EXAMPLES_PER_CLASS}: under {MIN_EXAMPLES_PER_CLASS} examples "
-                   "per class on average")
+        why.append(
+            f"C > N/{MIN_EXAMPLES_PER_CLASS}: under {MIN_EXAMPLES_PER_CLASS} examples "
+            "per class on average"
+        )
     if distinct >= 20 and (continuous or distinct > n / MIN_EXAMPLES_PER_CLASS):
-        why.append(f"{distinct} distinct values over {int(y.min())}..{int(y.max())}: they look "
-                   "like a continuous quantity (a regression target?), not class indices")
+        why.append(
+            f"{distinct} distinct values over {int(y.min())}..{int(y.max())}: they look "
+            "like a continuous quantity (a regression target?), not class indices"
+        )
     warnings.warn(
         f"y: C = max(y) + 1 = {num_classes} classes for N = {n} examples in {name!r} "
         f"({'; '.join(why)}). mdlnb codes these as class labels; for a real-valued target "
         "make a regression task: Task.from_arrays(x, y, kind='regression'). If these are "
         "classes, relabel them "
         "0..C-1 (np.unique(y, return_inverse=True)[1]) or pass num_classes to silence this.",
-        UserWarning, stacklevel=3)
+        UserWarning,
+        stacklevel=3,
+    )
     return True

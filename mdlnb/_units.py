@@ -7,6 +7,7 @@ A result class defines ``total_nats`` and ``n`` (examples coded); mixing in
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 LN2 = math.log(2.0)
 
@@ -16,8 +17,13 @@ class Codelength:
 
     __slots__ = ()
 
-    total_nats: float
-    n: int
+    if TYPE_CHECKING:  # what a result class defines, as a field or a property
+
+        @property
+        def total_nats(self) -> float: ...
+
+        @property
+        def n(self) -> int: ...
 
     @property
     def total_bits(self) -> float:

@@ -1,7 +1,7 @@
 """JAX's persistent compilation cache under mdlnb's cache root (kind ``xla``).
 
 Compiling stage 1's chunk program and stage 2's kernels takes most of a small
-``evaluate`` on a CPU (NOTES.md: 31 s cold, 7.4 s in a second process with
+``evaluate`` on a CPU (on a 2-core CPU: 31 s cold, 7.4 s in a second process with
 this cache filled, 3.6 s warm). :func:`ensure` points JAX's persistent
 compilation cache at ``cache_dir("xla")`` (``$MDLNB_CACHE/xla``, default
 ``~/.cache/mdlnb/xla``) the first time mdlnb needs a compiled program (stage 1,
@@ -63,7 +63,15 @@ import threading
 import warnings
 from pathlib import Path
 
-from mdlnb._io import CacheWarning, atomic_write_bytes, cache_dir, switched_off
+from mdlnb import _mapguard
+from mdlnb._io import (
+    CacheWarning,
+    atomic_write_bytes,
+    cache_dir,
+    cache_root,
+    cache_usable,
+    switched_off,
+)
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: JAX.
@@ -107,7 +115,7 @@ class _AtomicStore:
         if len(data) < head or not data.startswith(_MAGIC):
             return None
         value = data[head:]
-        return value if hashlib.sha256(value).digest() == data[len(_MAGIC):head] else None
+        return value if hashlib.sha256(value).digest() == data[len(_MAGIC) : head] else None
 
     def get(self, key: str) -> bytes | None:
         path = self._file(key)
@@ -118,9 +126,12 @@ class _AtomicStore:
             return None
         value = self._unpack(data)
         if value is None:
-            warnings.warn(f"mdlnb cache: {path}: damaged compiled program (checksum mismatch or "
-                          "truncated); ignoring it, it will be recompiled", CacheWarning,
-                          stacklevel=2)
+            warnings.warn(
+                f"mdlnb cache: {path}: damaged compiled program (checksum mismatch or "
+                "truncated); ignoring it, it will be recompiled",
+                CacheWarning,
+                stacklevel=2,
+            )
             with contextlib.suppress(OSError):  # unless another process replaced it meanwhile
                 now = path.stat()
                 if (now.st_ino, now.st_mtime_ns) == (before.st_ino, before.st_mtime_ns):
@@ -161,11 +172,18 @@ def _atomic_file_cache() -> type:
                 from jax._src.compilation_cache_interface import CacheInterface
             except ImportError:  # pragma: no cover - another JAX layout
                 CacheInterface = object
-            _CLASS.append(type("AtomicFileCache", (_AtomicStore, CacheInterface), {
-                "__module__": __name__, "__doc__":
-                "A ``jax._src.compilation_cache_interface.CacheInterface`` over a directory: "
-                "checksummed entries, atomic writes, damaged entries recompiled (module "
-                "docstring)."}))
+            _CLASS.append(
+                type(
+                    "AtomicFileCache",
+                    (_AtomicStore, CacheInterface),
+                    {
+                        "__module__": __name__,
+                        "__doc__": "A ``jax._src.compilation_cache_interface.CacheInterface`` over a directory: "
+                        "checksummed entries, atomic writes, damaged entries recompiled (module "
+                        "docstring).",
+                    },
+                )
+            )
         return _CLASS[0]
 
 
@@ -202,7 +220,10 @@ def ensure() -> Path | None:
 
     Called by mdlnb before its compiled programs are first needed. Returns the
     directory mdlnb's programs are cached in (``None``: off, see :func:`status`).
+    Each call also keeps the process below the kernel's cap on memory mappings
+    (:func:`mdlnb._mapguard.relieve`: one count per 8 programs compiled).
     """
+    _mapguard.relieve()
     if _state["done"]:
         return _state["path"]
     with _lock:
@@ -228,8 +249,13 @@ def _enable() -> dict:
     own = jax.config.jax_compilation_cache_dir
     if own:
         return {"path": Path(own), "reason": "the user's jax_compilation_cache_dir (left as set)"}
+    if not cache_usable():  # warned by cache_dir: the process runs without the disk cache
+        return {"path": None, "reason": f"off: the cache root {cache_root()} cannot be written"}
     path = cache_dir(KIND) / host_tag()
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # the cache root became unusable meanwhile: compile without it
+        return {"path": None, "reason": f"off: {path}: {e.strerror or e}"}
     jax.config.update("jax_compilation_cache_dir", str(path))
     if jax.config.jax_persistent_cache_min_compile_time_secs == 1.0:  # JAX's default
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)

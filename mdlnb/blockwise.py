@@ -38,15 +38,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from mdlnb import _fit, _xla_cache
+from mdlnb._checks import as_array, check_int
 from mdlnb._standardize import CLIP_Z
-from mdlnb._checks import as_array, check_int, check_positive
 from mdlnb._task import Task, require_classification
 from mdlnb._units import LN2, Codelength
 
@@ -131,28 +132,89 @@ class BlockwiseResult(Codelength):
         import pandas as pd
 
         sizes = self.block_sizes
-        return pd.DataFrame({
-            "block": np.arange(len(sizes)),
-            "start": self.boundaries - sizes,
-            "end": self.boundaries,
-            "size": sizes,
-            "codelength [nats]": self.block_nats,
-            "per example [nats]": self.block_nats / sizes,
-            "per example [bits]": self.block_nats / sizes / LN2,
-            "best epoch": self.best_epoch,
-        })
+        return pd.DataFrame(
+            {
+                "block": np.arange(len(sizes)),
+                "start": self.boundaries - sizes,
+                "end": self.boundaries,
+                "size": sizes,
+                "codelength [nats]": self.block_nats,
+                "per example [nats]": self.block_nats / sizes,
+                "per example [bits]": self.block_nats / sizes / LN2,
+                "best epoch": self.best_epoch,
+            }
+        )
+
+    def notes(self, task: Task | None = None) -> str:
+        """How to read :meth:`to_frame`, from its numbers (Markdown): the blocks that
+        cost more per example than the uniform code and why — with ``task``, how many
+        of their examples are of a class the block's model never saw — and what the
+        ``best epoch`` column is."""
+        sizes, logc = self.block_sizes, math.log(self.num_classes)
+        per = self.block_nats / sizes
+        worse = [s for s in range(1, len(sizes)) if per[s] > logc]
+        epochs = self.meta.get("epochs", "E")
+        lines = []
+        if worse:
+            s0, s1 = worse[0], worse[-1]
+            ex = int(sizes[worse].sum())
+            seen = f"{self.boundaries[s0 - 1]:,}–{self.boundaries[s1 - 1]:,}"
+            unseen = ""
+            if task is not None:
+                y = np.asarray(task.y)[self.order]
+                new = sum(
+                    int(
+                        np.sum(
+                            ~np.isin(
+                                y[self.boundaries[s - 1] : self.boundaries[s]],
+                                y[: self.boundaries[s - 1]],
+                            )
+                        )
+                    )
+                    for s in worse
+                )
+                unseen = (
+                    f" {new} of their {ex} examples are of a class that none of the "
+                    "block's training examples has, and such an example costs far "
+                    "more than log C."
+                )
+            lines.append(
+                f"**Blocks {s0}–{s1} cost more than the uniform code.** Coded by models "
+                f"trained on the first {seen} examples, they cost {per[worse].min():.1f}–"
+                f"{per[worse].max():.1f} nats per example, above log C = {logc:.3f}: a model "
+                f"trained for {epochs} epochs on a handful of examples puts nearly all its "
+                f"probability on the few classes it has seen.{unseen} Voita & Titov's "
+                f"doubling starts at 0.1 % of N — here {self.boundaries[0]:,} "
+                f"example{'s' if self.boundaries[0] != 1 else ''} sent uniformly — and no "
+                f"later block falls back to the uniform code: up to n = "
+                f"{self.boundaries[s1]:,} the block-wise code spent "
+                f"{self.block_nats[: s1 + 1].sum():,.1f} nats where the uniform code spends "
+                f"{self.boundaries[s1] * logc:,.1f}. (The online code of stage 1 sends its "
+                "whole first batch uniformly and trains from there a few steps at a time.)"
+            )
+        lines.append(
+            f"**best epoch**: the epoch (of {epochs}) whose parameters coded the block — the "
+            f"one with the lowest loss on the last {self.meta.get('holdout', 0):.0%} of the "
+            "previous blocks (early stopping); with a single previous example nothing can "
+            "be held out and the last epoch is used; 0 marks the uniform first block."
+        )
+        return "\n\n".join(lines)
 
     def __str__(self) -> str:
-        return (f"BlockwiseResult({self.expert}, N={self.n}, blocks={len(self.boundaries)}): "
-                f"{self.total_nats:.1f} nats = {self.total_bits:.1f} bits "
-                f"({self.bits_per_example:.4f} bits/example; uniform {self.uniform_nats:.1f} nats)")
+        return (
+            f"BlockwiseResult({self.expert}, N={self.n}, blocks={len(self.boundaries)}): "
+            f"{self.total_nats:.1f} nats = {self.total_bits:.1f} bits "
+            f"({self.bits_per_example:.4f} bits/example; uniform {self.uniform_nats:.1f} nats)"
+        )
 
 
 def _as_expert(expert: Any) -> tuple[Any, _fit.Hyper, str]:
     """(readout, hyper, name) from an ``Expert`` or a bare ``Readout`` (lr 1e-3)."""
     if getattr(expert, "calibrate", False):
-        raise ValueError(f"expert: {expert.name} is calibrated; forward calibration "
-                         "(calibrate=True) applies to the prequential code of stage 1 only")
+        raise ValueError(
+            f"expert: {expert.name} is calibrated; forward calibration "
+            "(calibrate=True) applies to the prequential code of stage 1 only"
+        )
     if hasattr(expert, "readout") and hasattr(expert, "learning_rate"):
         return expert.readout, _fit.hyper_of(expert), str(expert.name)
     if hasattr(expert, "init") and hasattr(expert, "apply"):
@@ -161,8 +223,15 @@ def _as_expert(expert: Any) -> tuple[Any, _fit.Hyper, str]:
 
 
 @functools.lru_cache(maxsize=32)
-def _block_program(readout: Any, n: int, in_dim: int, num_classes: int, epochs: int,
-                   batch_size: int | None, standardize: bool):
+def _block_program(
+    readout: Any,
+    n: int,
+    in_dim: int,
+    num_classes: int,
+    epochs: int,
+    batch_size: int | None,
+    standardize: bool,
+):
     """Jitted ``(h, key, x, y, n_train, n_prev, n_next, steps) -> (losses (N,), best_epoch)``.
 
     Hyperparameters are traced, so one compilation serves every block and every
@@ -193,8 +262,9 @@ def _block_program(readout: Any, n: int, in_dim: int, num_classes: int, epochs: 
             held = jnp.sum(hold_w * _fit.example_losses(apply(st.ema_params, x), y))
             held = held / jnp.maximum(n_hold, 1.0)
             better = (n_hold == 0) | (held < best_loss)
-            best_params = jax.tree.map(lambda a, b: jnp.where(better, a, b),
-                                       st.ema_params, best_params)
+            best_params = jax.tree.map(
+                lambda a, b: jnp.where(better, a, b), st.ema_params, best_params
+            )
             best_loss = jnp.where(better, held, best_loss)
             best_epoch = jnp.where(better, e, best_epoch)
             return (st, best_loss, best_params, best_epoch), held
@@ -202,7 +272,8 @@ def _block_program(readout: Any, n: int, in_dim: int, num_classes: int, epochs: 
         keys = jax.random.split(k_data, epochs)
         carry0 = (state, jnp.asarray(jnp.inf, jnp.float32), state.ema_params, jnp.int32(0))
         (_, _, params, best_epoch), _ = jax.lax.scan(
-            epoch, carry0, (keys, jnp.arange(1, epochs + 1, dtype=jnp.int32)))
+            epoch, carry0, (keys, jnp.arange(1, epochs + 1, dtype=jnp.int32))
+        )
         losses = _fit.example_losses(apply(params, x), y)
         coded = (pos >= n_prev) & (pos < n_next)
         return jnp.where(coded, losses, 0.0), best_epoch
@@ -210,10 +281,19 @@ def _block_program(readout: Any, n: int, in_dim: int, num_classes: int, epochs: 
     return jax.jit(program)
 
 
-def blockwise(task: Task, expert: Any, boundaries: Sequence[int] | None = None, *,
-              seed: int = 0, epochs: int = 100, batch_size: int | None = 64,
-              min_steps: int = 1000, holdout: float = 0.1, order: Sequence[int] | None = None,
-              standardize: bool = True) -> BlockwiseResult:
+def blockwise(
+    task: Task,
+    expert: Any,
+    boundaries: Sequence[int] | None = None,
+    *,
+    seed: int = 0,
+    epochs: int = 100,
+    batch_size: int | None = 64,
+    min_steps: int = 1000,
+    holdout: float = 0.1,
+    order: Sequence[int] | None = None,
+    standardize: bool = True,
+) -> BlockwiseResult:
     """Block-wise MDL codelength (nats) of ``task``'s labels under ``expert``.
 
     Args:
@@ -263,9 +343,15 @@ def blockwise(task: Task, expert: Any, boundaries: Sequence[int] | None = None, 
     if len(b) > 1:
         x = jnp.asarray(task.features[order])
         y = jnp.asarray(task.y[order], jnp.int32)
-        program = _block_program(readout, n, x.shape[1], c, int(epochs),
-                                 None if batch_size is None else int(batch_size),
-                                 bool(standardize))
+        program = _block_program(
+            readout,
+            n,
+            x.shape[1],
+            c,
+            int(epochs),
+            None if batch_size is None else int(batch_size),
+            bool(standardize),
+        )
         base = jax.random.PRNGKey(seed)
         for s in range(1, len(b)):
             n_prev, n_next = int(b[s - 1]), int(b[s])
@@ -275,12 +361,27 @@ def blockwise(task: Task, expert: Any, boundaries: Sequence[int] | None = None, 
             n_train = n_prev - n_hold
             per_epoch = math.ceil(n_train / batch_size) if batch_size is not None else 1
             steps = max(per_epoch, math.ceil(min_steps / epochs), 1)
-            losses, be = program(h, jax.random.fold_in(base, s), x, y, n_train, n_prev, n_next,
-                                 steps)
+            losses, be = program(
+                h, jax.random.fold_in(base, s), x, y, n_train, n_prev, n_next, steps
+            )
             block_nats[s] = float(np.sum(np.asarray(losses, np.float64)))
             best_epoch[s] = int(be)
-    meta = dict(seed=seed, epochs=int(epochs), batch_size=batch_size, min_steps=int(min_steps),
-                holdout=float(holdout), standardize=bool(standardize), task=task.name,
-                units="nats")
-    return BlockwiseResult(boundaries=b, block_nats=block_nats, best_epoch=best_epoch,
-                           order=np.asarray(order), num_classes=c, expert=name, meta=meta)
+    meta = dict(
+        seed=seed,
+        epochs=int(epochs),
+        batch_size=batch_size,
+        min_steps=int(min_steps),
+        holdout=float(holdout),
+        standardize=bool(standardize),
+        task=task.name,
+        units="nats",
+    )
+    return BlockwiseResult(
+        boundaries=b,
+        block_nats=block_nats,
+        best_epoch=best_epoch,
+        order=np.asarray(order),
+        num_classes=c,
+        expert=name,
+        meta=meta,
+    )

@@ -19,5 +19,16 @@ from mdlnb._cache import KINDS, Entry, clear, entries, human_bytes, kinds, locat
 from mdlnb._io import CacheWarning, DamagedFile
 from mdlnb._xla_cache import status as compilation_cache
 
-__all__ = ["KINDS", "CacheWarning", "DamagedFile", "Entry", "clear", "compilation_cache", "entries",
-           "human_bytes", "kinds", "location", "usage"]
+__all__ = [
+    "KINDS",
+    "CacheWarning",
+    "DamagedFile",
+    "Entry",
+    "clear",
+    "compilation_cache",
+    "entries",
+    "human_bytes",
+    "kinds",
+    "location",
+    "usage",
+]

@@ -33,14 +33,18 @@ shared with :func:`mdlnb.compare` :mod:`mdlnb._arguments`.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from mdlnb import prequential
-from mdlnb._arguments import looks_like_board, resolve_strategy
-from mdlnb._arguments import strategy_label  # noqa: F401  (mdlnb.evaluation.strategy_label)
-from mdlnb._checks import as_array
+from mdlnb._arguments import (
+    looks_like_board,
+    resolve_strategy,
+    strategy_label,  # noqa: F401  (mdlnb.evaluation.strategy_label)
+)
+from mdlnb._checks import as_array, check_int
 from mdlnb._posterior import posterior_frame  # noqa: F401  (mdlnb.evaluation.posterior_frame)
 from mdlnb._report import Report
 from mdlnb._signature import data_first, extra_positional
@@ -48,17 +52,20 @@ from mdlnb._task import Task
 from mdlnb.switching.strategies import DEFAULT_M  # noqa: F401  (the default protocol's m = 2)
 
 #: The forms :func:`evaluate` accepts, quoted by its errors.
-ACCEPTED_FORMS = ("evaluate(x, y, ...), evaluate(x=x, y=y, ...), evaluate(task, ...), "
-                  "evaluate((x, y), ...) or evaluate({'x': x, 'y': y, 'name': ...}, ...); "
-                  "everything after the data by keyword (experts=, strategy=, protocol=, ...)")
+ACCEPTED_FORMS = (
+    "evaluate(x, y, ...), evaluate(x=x, y=y, ...), evaluate(task, ...), "
+    "evaluate((x, y), ...) or evaluate({'x': x, 'y': y, 'name': ...}, ...); "
+    "everything after the data by keyword (experts=, strategy=, protocol=, ...)"
+)
 
 
 def _a_value(v: Any) -> str:
     return f"the string {v!r}" if isinstance(v, str) else f"a {type(v).__name__}"
 
 
-def as_task(x: Any, y: Any = None, *, name: str | None = None,
-            num_classes: int | None = None) -> Task:
+def as_task(
+    x: Any, y: Any = None, *, name: str | None = None, num_classes: int | None = None
+) -> Task:
     """The :class:`Task` that :func:`evaluate`'s data arguments describe.
 
     Accepted: features ``x`` (N, D) with labels ``y`` (N,); a :class:`Task`
@@ -75,58 +82,95 @@ def as_task(x: Any, y: Any = None, *, name: str | None = None,
         raise TypeError(f"evaluate: no data given; use {ACCEPTED_FORMS}")
     if isinstance(x, Task):
         if y is not None:
-            hint = (" (a board: pass it as experts=...)" if looks_like_board(y) else
-                    " (a name: pass experts=, strategy= or protocol= by keyword)"
-                    if isinstance(y, str) else " (its labels are task.y)")
-            raise TypeError(f"y: evaluate(task) takes the labels from the Task; got a second "
-                            f"positional argument{hint}. Accepted: {ACCEPTED_FORMS}")
+            hint = (
+                " (a board: pass it as experts=...)"
+                if looks_like_board(y)
+                else " (a name: pass experts=, strategy= or protocol= by keyword)"
+                if isinstance(y, str)
+                else " (its labels are task.y)"
+            )
+            raise TypeError(
+                f"y: evaluate(task) takes the labels from the Task; got a second "
+                f"positional argument{hint}. Accepted: {ACCEPTED_FORMS}"
+            )
         if name is not None or num_classes is not None:
-            raise TypeError("name, num_classes: only for arrays; a Task has its own "
-                            "(task.replace(name=...))")
+            raise TypeError(
+                "name, num_classes: only for arrays; a Task has its own (task.replace(name=...))"
+            )
         return x
     if y is None:
         if isinstance(x, Mapping):
             missing = {"x", "y"} - set(x)
             extra = set(x) - {"x", "y", "name", "num_classes"}
             if missing or extra:
-                raise ValueError(f"x: a mapping needs keys 'x' and 'y' (optional 'name', "
-                                 f"'num_classes'); missing {sorted(missing)}, unknown "
-                                 f"{sorted(extra)}")
-            return as_task(x["x"], x["y"], name=x.get("name", name),
-                           num_classes=x.get("num_classes", num_classes))
+                raise ValueError(
+                    f"x: a mapping needs keys 'x' and 'y' (optional 'name', "
+                    f"'num_classes'); missing {sorted(missing)}, unknown "
+                    f"{sorted(extra)}"
+                )
+            return as_task(
+                x["x"],
+                x["y"],
+                name=x.get("name", name),
+                num_classes=x.get("num_classes", num_classes),
+            )
         if isinstance(x, tuple) and len(x) == 2:
             return as_task(x[0], x[1], name=name, num_classes=num_classes)
         if isinstance(x, (str, bytes)) or not (hasattr(x, "__array__") or isinstance(x, list)):
-            raise TypeError(f"evaluate: cannot read data from a {type(x).__name__}; use "
-                            f"{ACCEPTED_FORMS}")
+            raise TypeError(
+                f"evaluate: cannot read data from a {type(x).__name__}; use {ACCEPTED_FORMS}"
+            )
         raise TypeError(f"y: missing; features x need their labels. Use {ACCEPTED_FORMS}")
-    if isinstance(x, (Task, Mapping, str, bytes)) or not (hasattr(x, "__array__")
-                                                          or isinstance(x, (list, tuple))):
-        raise TypeError(f"x: expected a feature array with labels y, got a "
-                        f"{type(x).__name__}. Use {ACCEPTED_FORMS}")
+    if isinstance(x, (Task, Mapping, str, bytes)) or not (
+        hasattr(x, "__array__") or isinstance(x, (list, tuple))
+    ):
+        raise TypeError(
+            f"x: expected a feature array with labels y, got a "
+            f"{type(x).__name__}. Use {ACCEPTED_FORMS}"
+        )
     if looks_like_board(y):
-        raise TypeError("y: got a board of experts where the labels go; pass the board by "
-                        f"keyword: evaluate(x, y, experts=board). Accepted: {ACCEPTED_FORMS}")
+        raise TypeError(
+            "y: got a board of experts where the labels go; pass the board by "
+            f"keyword: evaluate(x, y, experts=board). Accepted: {ACCEPTED_FORMS}"
+        )
     if isinstance(y, (str, bytes, Mapping)):
-        raise TypeError(f"y: got {_a_value(y)} where the labels go; pass experts=, strategy= "
-                        f"or protocol= by keyword. Accepted: {ACCEPTED_FORMS}")
+        raise TypeError(
+            f"y: got {_a_value(y)} where the labels go; pass experts=, strategy= "
+            f"or protocol= by keyword. Accepted: {ACCEPTED_FORMS}"
+        )
     xa = as_array(x, "x")
     if xa.ndim > 2:
         flat = (xa.shape[0], int(np.prod(xa.shape[1:])))
-        warnings.warn(f"x: features of shape {xa.shape} are flattened to {flat} (one row per "
-                      "example); pass x.reshape(len(x), -1) to say so, or an encoder's features "
-                      "(mdlnb.encoders)", UserWarning, stacklevel=3)
+        warnings.warn(
+            f"x: features of shape {xa.shape} are flattened to {flat} (one row per "
+            "example); pass x.reshape(len(x), -1) to say so, or an encoder's features "
+            "(mdlnb.encoders)",
+            UserWarning,
+            stacklevel=3,
+        )
         xa = xa.reshape(flat)
     return Task.from_arrays(xa, y, name=name, num_classes=num_classes)
 
 
 @data_first
-def evaluate(x: Any = None, y: Any = None, *more: Any, experts: Any = None,
-             strategy: Any = None, m: float | None = None, protocol: Any = None,
-             batch_size: int | None = None, seed: int | None = None, standardize: str | bool | None = None,
-             replay_streams: int | None = None, name: str | None = None,
-             num_classes: int | None = None, progress: Any = None,
-             cache: bool = True) -> Report:
+def evaluate(
+    x: Any = None,
+    y: Any = None,
+    *more: Any,
+    experts: Any = None,
+    strategy: Any = None,
+    m: float | None = None,
+    protocol: Any = None,
+    batch_size: int | None = None,
+    seed: int | None = None,
+    standardize: str | bool | None = None,
+    replay_streams: int | None = None,
+    name: str | None = None,
+    num_classes: int | None = None,
+    progress: Any = None,
+    cache: bool = True,
+    seeds: Sequence[int] | None = None,
+) -> Report | tuple[Report, ...]:
     """MDL with readout-model switching, stage 1 + stage 2, in one call.
 
     The data come first, positionally, in one of these forms (anything else
@@ -164,6 +208,11 @@ def evaluate(x: Any = None, y: Any = None, *more: Any, experts: Any = None,
       progress: ``None`` (default: a bar when interactive and the run is long),
         ``True`` or ``False``; passed to :func:`mdlnb.prequential.run`.
       cache: stage-1 loss matrices are cached on disk.
+      seeds: several data orders at once (instead of ``seed``): a tuple of
+        Reports, one per seed, in order; their stage 1 runs as one batch of
+        streams (:func:`mdlnb.prequential.run_streams`: on a CPU one after
+        another, each bit-identical to ``evaluate(..., seed=s)``; on an
+        accelerator stacked into one compiled program).
 
     With N ≤ B no readout is trained (every example is in the first batch,
     coded uniformly): the report is the uniform code, with a warning, and no
@@ -171,14 +220,43 @@ def evaluate(x: Any = None, y: Any = None, *more: Any, experts: Any = None,
     every caller).
 
     Returns:
-      a :class:`Report` (totals in nats and bits, posterior, plots).
+      a :class:`Report` (totals in nats and bits, posterior, plots); with
+      ``seeds``, a tuple of them.
     """
-    if more:   # a third positional argument: the package's error, not Python's
+    if more:  # a third positional argument: the package's error, not Python's
         raise extra_positional("evaluate", ACCEPTED_FORMS, more)
     task = as_task(x, y, name=name, num_classes=num_classes)
-    proto = prequential.resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
-                                         standardize=standardize, replay_streams=replay_streams)
+    proto = prequential.resolve_protocol(
+        protocol,
+        experts,
+        batch_size=batch_size,
+        seed=seed,
+        standardize=standardize,
+        replay_streams=replay_streams,
+    )
     strat = resolve_strategy(strategy, m, default=proto.strategy)  # validate before stage 1
     proto = proto.resolve(strategy=strat)
+    if seeds is not None:
+        return tuple(
+            Report.from_losses(lm, strat)
+            for lm in prequential.run_streams(
+                [(task, s) for s in _seeds(seeds, seed)],
+                protocol=proto,
+                progress=progress,
+                cache=cache,
+            )
+        )
     lm = prequential.run(task, protocol=proto, progress=progress, cache=cache)  # N ≤ B: no compile
     return Report.from_losses(lm, strat)
+
+
+def _seeds(seeds: Any, seed: Any) -> list[int]:
+    """``evaluate``'s ``seeds`` as a list of distinct ints >= 0 (not with ``seed``)."""
+    if seed is not None:
+        raise TypeError("seed, seeds: give one data order (seed=) or several (seeds=), not both")
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
+        raise TypeError(f"seeds: expected a sequence of ints, got {type(seeds).__name__}")
+    out = [check_int("seeds", s, minimum=0, what=f"ints >= 0 (got {seeds!r})") for s in seeds]
+    if not out or len(set(out)) != len(out):
+        raise ValueError(f"seeds: expected distinct ints >= 0, got {seeds!r}")
+    return out

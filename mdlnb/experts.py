@@ -22,7 +22,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -84,8 +85,11 @@ class Expert:
             raise ValueError(f"readout: must be a Readout, got {type(self.readout).__name__}")
         for f in ("learning_rate", "b1", "weight_decay", "ema", "label_smoothing"):
             v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
-                    or not math.isfinite(float(v)):
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float, np.integer, np.floating))
+                or not math.isfinite(float(v))
+            ):
                 raise ValueError(f"{f}: must be a finite number, got {v!r}")
             object.__setattr__(self, f, float(v))
         if not self.learning_rate > 0:
@@ -98,8 +102,9 @@ class Expert:
             raise ValueError(f"ema: must lie in (0, 1], got {self.ema}")
         if not 0 <= self.label_smoothing < 1:
             raise ValueError(f"label_smoothing: must lie in [0, 1), got {self.label_smoothing}")
-        object.__setattr__(self, "replay_streams",
-                           check_int("replay_streams", self.replay_streams, minimum=0))
+        object.__setattr__(
+            self, "replay_streams", check_int("replay_streams", self.replay_streams, minimum=0)
+        )
         if not isinstance(self.calibrate, (bool, np.bool_)):
             raise ValueError(f"calibrate: must be True or False, got {self.calibrate!r}")
         object.__setattr__(self, "calibrate", bool(self.calibrate))
@@ -124,26 +129,37 @@ class Expert:
         ``calibrate`` appears only when True, so an uncalibrated expert's config (and
         the stage-1 cache key built from it) is what it was before the option."""
         d = {f"readout_{k}": v for k, v in self.readout.config().items()}
-        d.update(learning_rate=self.learning_rate, b1=self.b1, weight_decay=self.weight_decay,
-                 ema=self.ema, label_smoothing=self.label_smoothing,
-                 replay_streams=self.replay_streams)
+        d.update(
+            learning_rate=self.learning_rate,
+            b1=self.b1,
+            weight_decay=self.weight_decay,
+            ema=self.ema,
+            label_smoothing=self.label_smoothing,
+            replay_streams=self.replay_streams,
+        )
         if self.calibrate:
             d["calibrate"] = True
         d["name"] = self.name
         return d
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> "Expert":
+    def from_config(cls, config: dict[str, Any]) -> Expert:
         """Inverse of :meth:`config`."""
-        ro = _readouts.from_config({k[len("readout_"):]: v for k, v in config.items()
-                                    if k.startswith("readout_")})
-        return cls(ro, learning_rate=config["learning_rate"], b1=config["b1"],
-                   weight_decay=config["weight_decay"], ema=config["ema"],
-                   label_smoothing=config["label_smoothing"],
-                   replay_streams=int(config["replay_streams"]),
-                   calibrate=bool(config.get("calibrate", False)))
+        ro = _readouts.from_config(
+            {k[len("readout_") :]: v for k, v in config.items() if k.startswith("readout_")}
+        )
+        return cls(
+            ro,
+            learning_rate=config["learning_rate"],
+            b1=config["b1"],
+            weight_decay=config["weight_decay"],
+            ema=config["ema"],
+            label_smoothing=config["label_smoothing"],
+            replay_streams=int(config["replay_streams"]),
+            calibrate=bool(config.get("calibrate", False)),
+        )
 
-    def replace(self, **changes: Any) -> "Expert":
+    def replace(self, **changes: Any) -> Expert:
         return dataclasses.replace(self, **changes)
 
 
@@ -154,14 +170,16 @@ def _values(v: Any, name: str) -> list:
     return vals
 
 
-def expert_grid(readouts: ReadoutLike | Iterable[ReadoutLike],
-                learning_rate: Sequence[float] | float = (1e-3,),
-                b1: Sequence[float] | float = (0.9,),
-                weight_decay: Sequence[float] | float = (0.0,),
-                ema: Sequence[float] | float = (1.0,),
-                label_smoothing: Sequence[float] | float = (0.0,),
-                replay_streams: Sequence[int] | int = (10,),
-                calibrate: Sequence[bool] | bool = (False,)) -> list[Expert]:
+def expert_grid(
+    readouts: ReadoutLike | Iterable[ReadoutLike],
+    learning_rate: Sequence[float] | float = (1e-3,),
+    b1: Sequence[float] | float = (0.9,),
+    weight_decay: Sequence[float] | float = (0.0,),
+    ema: Sequence[float] | float = (1.0,),
+    label_smoothing: Sequence[float] | float = (0.0,),
+    replay_streams: Sequence[int] | int = (10,),
+    calibrate: Sequence[bool] | bool = (False,),
+) -> list[Expert]:
     """Cross product of readouts and hyperparameters, in a deterministic order.
 
     The order is the argument order with the last varying fastest: readout,
@@ -175,13 +193,22 @@ def expert_grid(readouts: ReadoutLike | Iterable[ReadoutLike],
     for r in ros:
         if not isinstance(r, ReadoutLike):
             raise ValueError(f"readouts: expected Readout objects, got {type(r).__name__}")
-    axes = [_values(v, n) for v, n in ((learning_rate, "learning_rate"), (b1, "b1"),
-                                       (weight_decay, "weight_decay"), (ema, "ema"),
-                                       (label_smoothing, "label_smoothing"),
-                                       (replay_streams, "replay_streams"),
-                                       (calibrate, "calibrate"))]
-    out = [Expert(ro, lr, b, wd, e, ls, r, cal)
-           for ro, lr, b, wd, e, ls, r, cal in itertools.product(ros, *axes)]
+    axes = [
+        _values(v, n)
+        for v, n in (
+            (learning_rate, "learning_rate"),
+            (b1, "b1"),
+            (weight_decay, "weight_decay"),
+            (ema, "ema"),
+            (label_smoothing, "label_smoothing"),
+            (replay_streams, "replay_streams"),
+            (calibrate, "calibrate"),
+        )
+    ]
+    out = [
+        Expert(ro, lr, b, wd, e, ls, r, cal)
+        for ro, lr, b, wd, e, ls, r, cal in itertools.product(ros, *axes)
+    ]
     names = [e.name for e in out]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
@@ -202,8 +229,8 @@ def preset(name: str) -> list[Expert]:
     * ``"default"``: CPU-sized: linear + MLP 1–3 × lr {3e-4, 1e-3, 3e-3,
       1e-2, 3e-2} × EMA {1e-2, 1}, wd 1e-4, 10 replay streams = 40 experts.
       The learning rates were widened from {3e-4, 1e-3, 3e-3}, whose largest
-      value won on digits in every run; on the tasks measured (README
-      "Protocols": raw pixels, EfficientNet-Lite0 and SimCLR features, 60
+      value won on digits in every run; on the tasks measured (docs/protocols.md,
+      "Why five learning rates": raw pixels, EfficientNet-Lite0 and SimCLR features, 60
       runs) the best expert's learning rate lies inside this grid.
     * ``"deep"``: ``"default"`` with readouts up to 4 hidden layers: linear +
       MLP 1–4 × the same 5 learning rates × EMA {1e-2, 1} = 50 experts (the
@@ -214,20 +241,39 @@ def preset(name: str) -> list[Expert]:
     """
     lin, m = _readouts.linear(), _readouts.mlp
     if name == "vtab":
-        return expert_grid(_readouts.board(7), learning_rate=[1e-4, 3e-4, 1e-3, 3e-3],
-                           b1=[0.5, 0.7, 0.9], weight_decay=[0.0, 1e-6, 1e-4, 1e-2],
-                           ema=[1e-4, 1e-2, 1.0], replay_streams=[3, 10, 30, 100])
+        return expert_grid(
+            _readouts.board(7),
+            learning_rate=[1e-4, 3e-4, 1e-3, 3e-3],
+            b1=[0.5, 0.7, 0.9],
+            weight_decay=[0.0, 1e-6, 1e-4, 1e-2],
+            ema=[1e-4, 1e-2, 1.0],
+            replay_streams=[3, 10, 30, 100],
+        )
     if name == "imagenet":
-        return expert_grid(_readouts.board(3), learning_rate=[3e-5, 1e-4, 3e-4, 1e-3],
-                           b1=[0.5, 0.7], weight_decay=[1e-2, 1.0], ema=[1e-2, 1.0],
-                           replay_streams=[10, 30, 50])
+        return expert_grid(
+            _readouts.board(3),
+            learning_rate=[3e-5, 1e-4, 3e-4, 1e-3],
+            b1=[0.5, 0.7],
+            weight_decay=[1e-2, 1.0],
+            ema=[1e-2, 1.0],
+            replay_streams=[10, 30, 50],
+        )
     if name == "default":
-        return expert_grid([lin, m(1), m(2), m(3)], learning_rate=[3e-4, 1e-3, 3e-3, 1e-2, 3e-2],
-                           weight_decay=[1e-4], ema=[1e-2, 1.0], replay_streams=[10])
+        return expert_grid(
+            [lin, m(1), m(2), m(3)],
+            learning_rate=[3e-4, 1e-3, 3e-3, 1e-2, 3e-2],
+            weight_decay=[1e-4],
+            ema=[1e-2, 1.0],
+            replay_streams=[10],
+        )
     if name == "deep":
-        return expert_grid([lin, m(1), m(2), m(3), m(4)],
-                           learning_rate=[3e-4, 1e-3, 3e-3, 1e-2, 3e-2],
-                           weight_decay=[1e-4], ema=[1e-2, 1.0], replay_streams=[10])
+        return expert_grid(
+            [lin, m(1), m(2), m(3), m(4)],
+            learning_rate=[3e-4, 1e-3, 3e-3, 1e-2, 3e-2],
+            weight_decay=[1e-4],
+            ema=[1e-2, 1.0],
+            replay_streams=[10],
+        )
     if name == "small":
         return expert_grid([lin, m(1, 64)], learning_rate=[1e-3, 3e-3], replay_streams=[5])
     raise ValueError(f"name: unknown preset {name!r}; choose from {list(PRESETS)}")

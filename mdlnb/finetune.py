@@ -37,7 +37,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -93,12 +94,17 @@ class FinetuneReadout:
             raise ValueError(f"encoder: must be an Encoder, got {type(self.encoder).__name__}")
         shape = tuple(int(v) for v in np.ravel(self.image_shape))
         if len(shape) != 3 or min(shape) < 1 or shape[2] not in (1, 3):
-            raise ValueError("image_shape: must be (H, W, C) with C in (1, 3), "
-                             f"got {self.image_shape!r}")
+            raise ValueError(
+                f"image_shape: must be (H, W, C) with C in (1, 3), got {self.image_shape!r}"
+            )
         object.__setattr__(self, "image_shape", shape)
         pm = self.pixel_max
-        if isinstance(pm, bool) or not isinstance(pm, (int, float, np.integer, np.floating)) \
-                or not math.isfinite(float(pm)) or pm <= 0:
+        if (
+            isinstance(pm, bool)
+            or not isinstance(pm, (int, float, np.integer, np.floating))
+            or not math.isfinite(float(pm))
+            or pm <= 0
+        ):
             raise ValueError(f"pixel_max: must be a finite number > 0, got {pm!r}")
         object.__setattr__(self, "pixel_max", float(pm))
         if not isinstance(self.head, Readout):
@@ -106,12 +112,14 @@ class FinetuneReadout:
         if not isinstance(self.from_scratch, bool):
             raise ValueError(f"from_scratch: must be a bool, got {self.from_scratch!r}")
         if self.from_scratch and _arch_of(self.encoder) is None:
-            raise ValueError(f"from_scratch: encoder {self.encoder.name!r} has no archs "
-                             "architecture in its meta (arch, size); build it with "
-                             "mdlnb.encoders.pretrain")
+            raise ValueError(
+                f"from_scratch: encoder {self.encoder.name!r} has no archs "
+                "architecture in its meta (arch, size); build it with "
+                "mdlnb.encoders.pretrain"
+            )
 
     @classmethod
-    def for_task(cls, encoder: Encoder, task: Task, **kwargs: Any) -> "FinetuneReadout":
+    def for_task(cls, encoder: Encoder, task: Task, **kwargs: Any) -> FinetuneReadout:
         """The readout for ``task``'s images: ``image_shape`` and ``pixel_max`` from ``task.x``."""
         image_shape, pixel_max = _image_format(task)
         return cls(encoder, image_shape, pixel_max, **kwargs)
@@ -131,10 +139,17 @@ class FinetuneReadout:
 
     def config(self) -> dict[str, Any]:
         """JSON-serialisable description; includes the encoder fingerprint unless from scratch."""
-        d = {"name": self.name, "family": FAMILY, "head": self.head.config(),
-             "from_scratch": self.from_scratch, "image_shape": list(self.image_shape),
-             "pixel_max": self.pixel_max, "input_size": list(self.encoder.input_size),
-             "channels": self.encoder.channels, "feature_dim": self.encoder.feature_dim}
+        d = {
+            "name": self.name,
+            "family": FAMILY,
+            "head": self.head.config(),
+            "from_scratch": self.from_scratch,
+            "image_shape": list(self.image_shape),
+            "pixel_max": self.pixel_max,
+            "input_size": list(self.encoder.input_size),
+            "channels": self.encoder.channels,
+            "feature_dim": self.encoder.feature_dim,
+        }
         if self.from_scratch:
             d["arch_config"] = dataclasses.asdict(_arch_of(self.encoder))
         else:
@@ -145,16 +160,19 @@ class FinetuneReadout:
     # -- sizes ------------------------------------------------------------------
     def _check_dims(self, in_dim: int, num_classes: int) -> None:
         if in_dim != math.prod(self.image_shape):
-            raise ValueError(f"in_dim: expected H·W·C = {math.prod(self.image_shape)} for images "
-                             f"{self.image_shape}, got {in_dim}")
+            raise ValueError(
+                f"in_dim: expected H·W·C = {math.prod(self.image_shape)} for images "
+                f"{self.image_shape}, got {in_dim}"
+            )
         if num_classes < 2:
             raise ValueError(f"num_classes: must be >= 2, got {num_classes}")
 
     def num_params(self, in_dim: int, num_classes: int) -> int:
         """Scalar parameters of encoder and head."""
         self._check_dims(in_dim, num_classes)
-        return (_archs.param_count(self.encoder.params)
-                + self.head.num_params(self.encoder.feature_dim, num_classes))
+        return _archs.param_count(self.encoder.params) + self.head.num_params(
+            self.encoder.feature_dim, num_classes
+        )
 
     def flops(self, in_dim: int, num_classes: int) -> int:
         """FLOPs (2 × multiply-adds, the convention of :meth:`Readout.flops`) of one
@@ -162,8 +180,9 @@ class FinetuneReadout:
         (:func:`matmul_flops` of its jaxpr; padded taps counted, elementwise ops
         not), plus the head."""
         self._check_dims(in_dim, num_classes)
-        return matmul_flops(self._encoder_jaxpr()) + self.head.flops(self.encoder.feature_dim,
-                                                                     num_classes)
+        return matmul_flops(self._encoder_jaxpr()) + self.head.flops(
+            self.encoder.feature_dim, num_classes
+        )
 
     def _encoder_jaxpr(self):
         """Jaxpr of :meth:`features` on one flattened example (traced, not compiled)."""
@@ -218,17 +237,21 @@ class FinetuneReadout:
         """``ValueError`` unless ``task.x`` is images of ``image_shape`` up to ``pixel_max``."""
         shape, pixel_max = _image_format(task)
         if shape != self.image_shape:
-            raise ValueError(f"task: images of shape {shape}, but the readout expects "
-                             f"{self.image_shape}; build it with FinetuneReadout.for_task")
+            raise ValueError(
+                f"task: images of shape {shape}, but the readout expects "
+                f"{self.image_shape}; build it with FinetuneReadout.for_task"
+            )
         if pixel_max != self.pixel_max:
-            raise ValueError(f"task: pixel values up to {pixel_max:g} ({task.x.dtype}), but the "
-                             f"readout divides by pixel_max={self.pixel_max:g}")
+            raise ValueError(
+                f"task: pixel values up to {pixel_max:g} ({task.x.dtype}), but the "
+                f"readout divides by pixel_max={self.pixel_max:g}"
+            )
 
 
 def _subjaxprs(eqn) -> list:
     out = []
     for v in eqn.params.values():
-        for item in (v if isinstance(v, (list, tuple)) else [v]):
+        for item in v if isinstance(v, (list, tuple)) else [v]:
             if hasattr(item, "eqns"):
                 out.append(item)
             elif hasattr(item, "jaxpr") and hasattr(item.jaxpr, "eqns"):
@@ -237,8 +260,10 @@ def _subjaxprs(eqn) -> list:
 
 
 def _has_primitive(jaxpr, name: str) -> bool:
-    return any(e.primitive.name == name or any(_has_primitive(j, name) for j in _subjaxprs(e))
-               for e in jaxpr.eqns)
+    return any(
+        e.primitive.name == name or any(_has_primitive(j, name) for j in _subjaxprs(e))
+        for e in jaxpr.eqns
+    )
 
 
 def matmul_flops(jaxpr) -> int:
@@ -278,33 +303,59 @@ def _image_format(task: Task) -> tuple[tuple[int, int, int], float]:
 # ----------------------------------------------------------------------------- boards
 
 
-def experts(encoder: Encoder, task: Task, *, learning_rate: Sequence[float] | float = (1e-4, 1e-3),
-            weight_decay: Sequence[float] | float = (0.0,), ema: Sequence[float] | float = (1.0,),
-            b1: Sequence[float] | float = (0.9,), replay_streams: Sequence[int] | int = (3,),
-            head: Readout | None = None, finetune: bool = True, scratch: bool = True
-            ) -> list[Expert]:
+def experts(
+    encoder: Encoder,
+    task: Task,
+    *,
+    learning_rate: Sequence[float] | float = (1e-4, 1e-3),
+    weight_decay: Sequence[float] | float = (0.0,),
+    ema: Sequence[float] | float = (1.0,),
+    b1: Sequence[float] | float = (0.9,),
+    replay_streams: Sequence[int] | int = (3,),
+    head: Readout | None = None,
+    finetune: bool = True,
+    scratch: bool = True,
+) -> list[Expert]:
     """Fine-tuned and from-scratch experts for ``task``'s images, crossed with the hyperparameters.
 
     Order: the fine-tuned experts (grid order of :func:`mdlnb.expert_grid`),
     then the from-scratch ones. ``head`` defaults to a linear readout.
     """
     head = _readouts.linear() if head is None else head
-    ros = [FinetuneReadout.for_task(encoder, task, head=head, from_scratch=s)
-           for s, wanted in ((False, finetune), (True, scratch)) if wanted]
+    ros = [
+        FinetuneReadout.for_task(encoder, task, head=head, from_scratch=s)
+        for s, wanted in ((False, finetune), (True, scratch))
+        if wanted
+    ]
     if not ros:
         raise ValueError("finetune: at least one of finetune and scratch must be True")
-    return expert_grid(ros, learning_rate=learning_rate, b1=b1, weight_decay=weight_decay,
-                       ema=ema, replay_streams=replay_streams)
+    return expert_grid(
+        ros,
+        learning_rate=learning_rate,
+        b1=b1,
+        weight_decay=weight_decay,
+        ema=ema,
+        replay_streams=replay_streams,
+    )
 
 
 METHODS = ("linear probe", "fine-tuned", "from scratch")
 
 
-def compare(task: Task, encoder: Encoder, *, learning_rate: Sequence[float] | float = (1e-4, 1e-3),
-            probe_learning_rate: Sequence[float] | float = (1e-3, 3e-3),
-            weight_decay: Sequence[float] | float = (0.0,), ema: Sequence[float] | float = (1.0,),
-            replay_streams: int = 3, batch_size: int = 32, seed: int = 0, cache: bool = True,
-            strategy: Any = None):
+def compare(
+    task: Task,
+    encoder: Encoder,
+    *,
+    learning_rate: Sequence[float] | float = (1e-4, 1e-3),
+    probe_learning_rate: Sequence[float] | float = (1e-3, 3e-3),
+    weight_decay: Sequence[float] | float = (0.0,),
+    ema: Sequence[float] | float = (1.0,),
+    replay_streams: int = 3,
+    batch_size: int = 32,
+    seed: int = 0,
+    cache: bool = True,
+    strategy: Any = None,
+):
     """Codelengths of a frozen linear probe, a fine-tuned encoder and the same
     architecture trained from scratch on one stream of ``task`` (paper Fig. 3).
 
@@ -325,16 +376,29 @@ def compare(task: Task, encoder: Encoder, *, learning_rate: Sequence[float] | fl
     :class:`mdlnb.prequential.LossMatrix` objects (``"probe"``, ``"encoder"``).
     """
     strategy = switching.BayesianMixture() if strategy is None else strategy
-    board = experts(encoder, task, learning_rate=learning_rate, weight_decay=weight_decay,
-                    ema=ema, replay_streams=replay_streams)
-    probe_board = expert_grid(_readouts.linear(), learning_rate=probe_learning_rate,
-                              weight_decay=weight_decay, ema=ema, replay_streams=replay_streams)
+    board = experts(
+        encoder,
+        task,
+        learning_rate=learning_rate,
+        weight_decay=weight_decay,
+        ema=ema,
+        replay_streams=replay_streams,
+    )
+    probe_board = expert_grid(
+        _readouts.linear(),
+        learning_rate=probe_learning_rate,
+        weight_decay=weight_decay,
+        ema=ema,
+        replay_streams=replay_streams,
+    )
     run = functools.partial(_prequential.run, batch_size=batch_size, seed=seed, cache=cache)
     lm_probe = run(features(encoder, task, cache=cache), probe_board)
     lm_enc = run(task, board)
-    cols = {"linear probe": (lm_probe, list(range(lm_probe.k))),
-            "fine-tuned": (lm_enc, [k for k, e in enumerate(board) if not e.readout.from_scratch]),
-            "from scratch": (lm_enc, [k for k, e in enumerate(board) if e.readout.from_scratch])}
+    cols = {
+        "linear probe": (lm_probe, list(range(lm_probe.k))),
+        "fine-tuned": (lm_enc, [k for k, e in enumerate(board) if not e.readout.from_scratch]),
+        "from scratch": (lm_enc, [k for k, e in enumerate(board) if e.readout.from_scratch]),
+    }
     rows, per_step = [], {}
     for method in METHODS:
         lm, idx = cols[method]
@@ -342,13 +406,24 @@ def compare(task: Task, encoder: Encoder, *, learning_rate: Sequence[float] | fl
         res = switching.codelength(sub, strategy, posterior=False)
         per_step[method] = np.asarray(res.per_step_nats, np.float64)
         tot = sub.sum(axis=0, dtype=np.float64)
-        rows.append({"method": method, "codelength_nats": float(res.total_nats),
-                     "bits_per_example": float(res.total_nats) / lm.n / math.log(2),
-                     "best_expert": lm.names[idx[int(np.argmin(tot))]],
-                     "best_expert_nats": float(tot.min()), "num_experts": len(idx), "n": lm.n})
+        rows.append(
+            {
+                "method": method,
+                "codelength_nats": float(res.total_nats),
+                "bits_per_example": float(res.total_nats) / lm.n / math.log(2),
+                "best_expert": lm.names[idx[int(np.argmin(tot))]],
+                "best_expert_nats": float(tot.min()),
+                "num_experts": len(idx),
+                "n": lm.n,
+            }
+        )
     df = pd.DataFrame(rows)
-    df.insert(3, "regret_nats", df["codelength_nats"] - float(
-        df.loc[df["method"] == "from scratch", "codelength_nats"].iloc[0]))
+    df.insert(
+        3,
+        "regret_nats",
+        df["codelength_nats"]
+        - float(df.loc[df["method"] == "from scratch", "codelength_nats"].iloc[0]),
+    )
     df.attrs["per_step_nats"] = per_step
     df.attrs["loss_matrices"] = {"probe": lm_probe, "encoder": lm_enc}
     df.attrs["strategy"] = type(strategy).__name__

@@ -1,21 +1,39 @@
 """Figures shared by the notebooks: posterior over readouts, regret curves,
-per-expert codelengths.
+per-expert codelengths, and the one colour per readout depth they all use.
 
 Every function draws on ``ax`` (or a new Axes in seaborn's ``whitegrid``
 style) and returns the Axes; none calls ``plt.show``. Codelengths are in
 nats unless ``units="bits"`` is asked for; axis labels say which.
+
+**Readout colours** (:data:`DEPTH_COLORS`, :func:`depth_palette`): a readout has
+the same colour in every figure, set by its depth — ``linear`` grey, then
+``mlp1`` … ``mlp7`` along matplotlib's perceptually ordered ``plasma`` map (dark
+blue → purple → red → orange → yellow: deeper is warmer), so neighbours in depth
+are distinct and the order reads off the colour. A figure of readouts takes
+``pal = plots.depth_palette(readouts)`` (a dict readout → colour; widths of one
+depth beyond the first are lighter) and draws in :func:`depth_order`; a depth that
+is a number (a mean over orders) takes ``cmap=plots.depth_cmap(max_depth)`` with
+``vmin=0, vmax=max_depth``.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from mdlnb._checks import as_array, check_finite, check_int
 from mdlnb._grid import log_integers
+from mdlnb._labels import (  # noqa: F401  (re-exported: readers' names in figures)
+    encoder_label,
+    family_label,
+    pair_label,
+    size_label,
+    task_label,
+)
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: matplotlib, seaborn, pandas.
@@ -23,6 +41,73 @@ from mdlnb._grid import log_integers
 UNITS = {"nats": 1.0, "bits": 1.0 / math.log(2.0)}
 
 _CURVE_GID, _BASELINE_GID = "mdlnb-regret-curve", "mdlnb-regret-baseline"
+
+#: The colour of a readout of depth 0 (``linear``) … 7 (``mlp7``): see the module docstring.
+DEPTH_COLORS = (
+    "#8c8c8c",
+    "#0d0887",
+    "#8606a6",
+    "#cc4778",
+    "#ea7457",
+    "#fb9f3a",
+    "#fdc627",
+    "#f4ed27",
+)
+
+
+def readout_depth(name: str) -> int | None:
+    """Hidden layers of a readout name: ``linear`` 0, ``mlp2`` / ``mlp2x64`` 2; None
+    for another name."""
+    if str(name) == "linear":
+        return 0
+    found = re.fullmatch(r"mlp(\d+)(?:x(\d+))?", str(name))
+    return int(found.group(1)) if found else None
+
+
+def depth_order(readouts: Sequence[str]) -> list[str]:
+    """``readouts`` shallow to deep (within a depth the paper's width 256 first, then by
+    width; other names last, in their order)."""
+
+    def key(r: str) -> tuple:
+        d = readout_depth(r)
+        found = re.fullmatch(r"mlp\d+x(\d+)", str(r))
+        w = int(found.group(1)) if found else 256  # the paper's width first, then by width
+        return (d is None, d if d is not None else 0, w != 256, w)
+
+    return sorted(dict.fromkeys(readouts), key=key)
+
+
+def depth_cmap(max_depth: int = len(DEPTH_COLORS) - 1) -> Any:
+    """A colormap through :data:`DEPTH_COLORS` ``[0 … max_depth]``, for a depth that is a
+    number (a mean over orders, a heatmap cell): with ``vmin=0, vmax=max_depth`` an
+    integer depth gets exactly its readout's colour, a mean lies between them."""
+    from matplotlib.colors import LinearSegmentedColormap
+
+    max_depth = check_int("max_depth", max_depth, minimum=1)
+    colors = [DEPTH_COLORS[min(d, len(DEPTH_COLORS) - 1)] for d in range(max_depth + 1)]
+    return LinearSegmentedColormap.from_list(f"mdlnb-depth-{max_depth}", colors)
+
+
+def depth_palette(readouts: Sequence[str]) -> dict[str, str]:
+    """``{readout: colour}``: :data:`DEPTH_COLORS` by depth; a second (third …) width of
+    one depth is the same colour lightened; names that are no readout take grey-free
+    colours of seaborn's colorblind palette."""
+    from matplotlib.colors import to_hex, to_rgb
+
+    out: dict[str, str] = {}
+    seen: dict[int, int] = {}
+    others = iter(["#0173b2", "#029e73", "#d55e00", "#cc78bc", "#ca9161", "#56b4e9"] * 4)
+    for r in depth_order(readouts):
+        d = readout_depth(r)
+        if d is None:
+            out[r] = next(others)
+            continue
+        k = seen.get(d, 0)
+        seen[d] = k + 1
+        base = to_rgb(DEPTH_COLORS[min(d, len(DEPTH_COLORS) - 1)])
+        mix = min(0.6, 0.3 * k)  # lighter for each further width
+        out[r] = to_hex(tuple(c + (1 - c) * mix for c in base))
+    return out
 
 
 def _axes(ax: Any = None, figsize: tuple[float, float] = (6.4, 3.6)) -> Any:
@@ -52,8 +137,14 @@ def log_spaced(n: int, max_points: int, start: int = 1) -> np.ndarray:
     return np.unique(np.clip(idx, start, n - 1))
 
 
-def place_labels(ax: Any, points: Sequence[tuple[float, float]], labels: Sequence[str], *,
-                 fontsize: float = 8.0, color: Any = None) -> list:
+def place_labels(
+    ax: Any,
+    points: Sequence[tuple[float, float]],
+    labels: Sequence[str],
+    *,
+    fontsize: float = 8.0,
+    color: Any = None,
+) -> list:
     """Annotate each point (data coordinates) with its label so that no two labels
     overlap: each label takes the first free spot, nearest first — right-above,
     right-below, left-above, left-below the point, then further up or down by
@@ -65,11 +156,10 @@ def place_labels(ax: Any, points: Sequence[tuple[float, float]], labels: Sequenc
     renderer = fig.canvas.get_renderer()
     frame_box = ax.get_window_extent(renderer)
     line = fontsize * 1.25
-    spots = [(dx, dy) for k in range(8) for dy in (3 + k * line, -3 - k * line)
-             for dx in (5, -5)]
+    spots = [(dx, dy) for k in range(8) for dy in (3 + k * line, -3 - k * line) for dx in (5, -5)]
     placed, out = [], []
     # what is drawn already: the lines, markers and error bars, sampled along each segment
-    r = 4.0 * fig.dpi / 72.0                                  # 4 points around each sample
+    r = 4.0 * fig.dpi / 72.0  # 4 points around each sample
     for xy in _drawn_paths(ax):
         for (x0, y0), (x1, y1) in zip(xy[:-1], xy[1:]):
             steps = max(1, int(np.hypot(x1 - x0, y1 - y0) / r))
@@ -77,12 +167,12 @@ def place_labels(ax: Any, points: Sequence[tuple[float, float]], labels: Sequenc
                 x, y = x0 + f * (x1 - x0), y0 + f * (y1 - y0)
                 placed.append(Bbox.from_extents(x - r, y - r, x + r, y + r))
         if len(xy) == 1:
-            placed.append(Bbox.from_extents(xy[0][0] - r, xy[0][1] - r,
-                                            xy[0][0] + r, xy[0][1] + r))
+            placed.append(Bbox.from_extents(xy[0][0] - r, xy[0][1] - r, xy[0][0] + r, xy[0][1] + r))
     colors = color if isinstance(color, (list, tuple)) else [color] * len(labels)
     for (x, y), text, c in zip(points, labels, colors):
-        ann = ax.annotate(text, (x, y), textcoords="offset points", xytext=spots[0],
-                          fontsize=fontsize, color=c)
+        ann = ax.annotate(
+            text, (x, y), textcoords="offset points", xytext=spots[0], fontsize=fontsize, color=c
+        )
         best = None
         for dx, dy in spots:
             ann.set_position((dx, dy))
@@ -91,8 +181,12 @@ def place_labels(ax: Any, points: Sequence[tuple[float, float]], labels: Sequenc
             box = ann.get_window_extent(renderer).expanded(1.05, 1.1)
             if any(box.overlaps(b) for b in placed):
                 continue
-            inside = (box.x0 >= frame_box.x0 and box.x1 <= frame_box.x1
-                      and box.y0 >= frame_box.y0 and box.y1 <= frame_box.y1)
+            inside = (
+                box.x0 >= frame_box.x0
+                and box.x1 <= frame_box.x1
+                and box.y0 >= frame_box.y0
+                and box.y1 <= frame_box.y1
+            )
             if inside:
                 best = (dx, dy, box)
                 break
@@ -121,15 +215,25 @@ def _drawn_paths(ax: Any) -> list[np.ndarray]:
     return [p for p in paths if len(p)]
 
 
-def posterior_area(frame: Any, *, by: str = "readout", ax: Any = None, log_x: bool = True,
-                   max_points: int = 400, palette: str = "viridis", title: str | None = None) -> Any:
+def posterior_area(
+    frame: Any,
+    *,
+    by: str = "readout",
+    ax: Any = None,
+    log_x: bool = True,
+    max_points: int = 400,
+    palette: str = "viridis",
+    title: str | None = None,
+) -> Any:
     """Stacked area of the posterior p(readout | D_<t) against examples seen (paper Fig. 1/9).
 
     Args:
       frame: tidy DataFrame with columns ``t`` (examples seen), ``by`` (group
         label, e.g. ``"readout"`` or ``"expert"``) and ``probability``; rows of
         a given ``t`` must sum to 1.
-      by: the grouping column; one area per distinct value, in order of appearance.
+      by: the grouping column; one area per distinct value, in order of appearance —
+        readouts (``by="readout"``, or values that are all readout names) shallow
+        to deep from the bottom, coloured by :func:`depth_palette`.
       log_x: log-scaled x axis (``t = 0``, the prior, is then dropped).
       max_points: at most this many values of ``t`` are drawn (log-spaced).
     """
@@ -141,31 +245,56 @@ def posterior_area(frame: Any, *, by: str = "readout", ax: Any = None, log_x: bo
             raise ValueError(f"frame: missing column {col!r} (has {list(frame.columns)})")
     max_points = check_int("max_points", max_points, minimum=2)
     groups = list(pd.unique(frame[by]))
-    wide = frame.pivot_table(index="t", columns=by, values="probability", aggfunc="sum",
-                             observed=True)[groups].sort_index()
+    readouts = by == "readout" or all(readout_depth(g) is not None for g in groups)
+    if readouts:  # linear at the bottom, the deepest on top, one colour per depth
+        groups = depth_order(groups)
+    wide = frame.pivot_table(
+        index="t", columns=by, values="probability", aggfunc="sum", observed=True
+    )[groups].sort_index()
     if log_x:
         wide = wide[wide.index > 0]
     if len(wide) > max_points:
         wide = wide.iloc[log_spaced(len(wide), max_points, start=0)]
     ax = _axes(ax)
-    colors = sns.color_palette(palette, len(groups))
-    ax.stackplot(wide.index.to_numpy(), wide.to_numpy().T, labels=[str(g) for g in groups],
-                 colors=colors, linewidth=0)
+    pal = depth_palette(groups) if readouts else None
+    colors = [pal[g] for g in groups] if pal else sns.color_palette(palette, len(groups))
+    ax.stackplot(
+        wide.index.to_numpy(),
+        wide.to_numpy().T,
+        labels=[str(g) for g in groups],
+        colors=colors,
+        linewidth=0,
+    )
     if log_x:
         ax.set_xscale("log")
     ax.set_xlim(wide.index.min(), wide.index.max())
     ax.set_ylim(0.0, 1.0)
     ax.set_xlabel("examples seen")
     ax.set_ylabel(f"posterior p({by} | data)")
-    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, title=by)
+    handles, labels = ax.get_legend_handles_labels()  # top of the legend = top of the stack
+    ax.legend(
+        handles[::-1],
+        labels[::-1],
+        loc="center left",
+        bbox_to_anchor=(1.0, 0.5),
+        frameon=False,
+        title=by,
+    )
     if title:
         ax.set_title(title)
     return ax
 
 
-def regret(curves: Mapping[str, Any], baseline: Any, *, baseline_label: str = "baseline",
-           ax: Any = None, units: str = "nats", log_x: bool = True,
-           max_points: int = 2000) -> Any:
+def regret(
+    curves: Mapping[str, Any],
+    baseline: Any,
+    *,
+    baseline_label: str = "baseline",
+    ax: Any = None,
+    units: str = "nats",
+    log_x: bool = True,
+    max_points: int = 2000,
+) -> Any:
     """Cumulative codelength difference Σ_{s≤t} (ℓ_s − ℓ^baseline_s) against t (paper Fig. 3/5).
 
     Args:
@@ -191,10 +320,13 @@ def regret(curves: Mapping[str, Any], baseline: Any, *, baseline_label: str = "b
     colors = [palette[(len(drawn) + i) % len(palette)] for i in range(len(curves))]
     idx = log_spaced(len(base) + 1, max_points, start=1)
     for color, (name, c) in zip(colors, curves.items()):
-        c = check_finite(as_array(c, f"curves[{name!r}]", ndim=1, dtype=np.float64),
-                         f"curves[{name!r}]")
+        c = check_finite(
+            as_array(c, f"curves[{name!r}]", ndim=1, dtype=np.float64), f"curves[{name!r}]"
+        )
         if c.shape != base.shape:
-            raise ValueError(f"curves[{name!r}]: length {len(c)} differs from baseline's {len(base)}")
+            raise ValueError(
+                f"curves[{name!r}]: length {len(c)} differs from baseline's {len(base)}"
+            )
         cum = np.cumsum(c - base) * scale
         ax.plot(idx, cum[idx - 1], label=str(name), color=color, gid=_CURVE_GID)
     zero = [ln for ln in ax.get_lines() if ln.get_gid() == _BASELINE_GID]
@@ -211,9 +343,15 @@ def regret(curves: Mapping[str, Any], baseline: Any, *, baseline_label: str = "b
     return ax
 
 
-def codelengths(totals: Mapping[str, float] | Any, *, n: int | None = None,
-                reference: Mapping[str, float] | None = None, ax: Any = None,
-                units: str = "bits", top: int | None = None) -> Any:
+def codelengths(
+    totals: Mapping[str, float] | Any,
+    *,
+    n: int | None = None,
+    reference: Mapping[str, float] | None = None,
+    ax: Any = None,
+    units: str = "bits",
+    top: int | None = None,
+) -> Any:
     """Horizontal bars of per-expert codelengths (nats in), shortest at the top.
 
     Args:
@@ -237,19 +375,25 @@ def codelengths(totals: Mapping[str, float] | Any, *, n: int | None = None,
     ax.barh(np.arange(len(s)), s.to_numpy() * scale, color=sns.color_palette("crest", len(s)))
     ax.set_yticks(np.arange(len(s)), [str(i) for i in s.index])
     ax.invert_yaxis()
-    for color, (name, v) in zip(sns.color_palette("tab10", len(reference or {})),
-                                (reference or {}).items()):
+    for color, (name, v) in zip(
+        sns.color_palette("tab10", len(reference or {})), (reference or {}).items()
+    ):
         ax.axvline(v * scale, color=color, linestyle="--", label=str(name))
-    if reference:   # outside the axes, right of the bars: it never covers one
-        ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  borderaxespad=0.0)
+    if reference:  # outside the axes, right of the bars: it never covers one
+        ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     ax.set_xlabel(f"codelength [{units}{' per example' if n else ''}]")
     return ax
 
 
-def kendall_bars(frame: Any, *, order: Sequence[str] | None = None, ax: Any = None,
-                 title: str | None = None, palette: str = "viridis",
-                 ci_label: str = "95 % interval") -> Any:
+def kendall_bars(
+    frame: Any,
+    *,
+    order: Sequence[str] | None = None,
+    ax: Any = None,
+    title: str | None = None,
+    palette: str = "viridis",
+    ci_label: str = "95 % interval",
+) -> Any:
     """Mean Kendall τ per metric (bars), one bar per N/K (hue), with error bars.
 
     Args:
@@ -274,9 +418,15 @@ def kendall_bars(frame: Any, *, order: Sequence[str] | None = None, ax: Any = No
     x = np.arange(len(names))
     for i, (ratio, color) in enumerate(zip(ratios, sns.color_palette(palette, len(ratios)))):
         g = frame[frame["ratio"] == ratio].set_index("metric").reindex(names)
-        ax.bar(x + (i - (len(ratios) - 1) / 2) * width, g["tau"].to_numpy(float), width,
-               yerr=g["ci"].to_numpy(float), color=color, label=f"N/K = {ratio}",
-               error_kw={"elinewidth": 0.8, "capsize": 1.5})
+        ax.bar(
+            x + (i - (len(ratios) - 1) / 2) * width,
+            g["tau"].to_numpy(float),
+            width,
+            yerr=g["ci"].to_numpy(float),
+            color=color,
+            label=f"N/K = {ratio}",
+            error_kw={"elinewidth": 0.8, "capsize": 1.5},
+        )
     ax.axhline(0.0, color="0.3", lw=0.8)
     ax.set_ylim(-1.05, 1.05)
     ax.set_xticks(x, names, rotation=60, ha="right")
@@ -288,71 +438,3 @@ def kendall_bars(frame: Any, *, order: Sequence[str] | None = None, ax: Any = No
     if title:
         ax.set_title(title)
     return ax
-
-
-# ---- human labels for figure titles -------------------------------------------
-
-_OBJECTIVES = {"supervised": "supervised", "simclr": "SimCLR", "byol": "BYOL", "dino": "DINO",
-               "mae": "MAE", "autoencoder": "autoencoder", "random": "untrained"}
-_TASKS = {"fashion_mnist": "Fashion-MNIST", "lfw_faces": "LFW faces", "clevr_count": "Clevr count",
-          "clevr_distance": "Clevr distance", "dsprites_location": "dSprites location",
-          "dsprites_orientation": "dSprites orientation", "sci_patches": "scientific patches",
-          "clevr_closest_colour": "Clevr closest colour", "dsprites_scale": "dSprites scale",
-          "dsprites_shape": "dSprites shape", "ihc_dab": "IHC DAB",
-          "ihc_hematoxylin": "IHC hematoxylin", "clevr_closest_shape": "Clevr closest shape",
-          "clevr_closest_size": "Clevr closest size",
-          "fashion_mnist_category": "Fashion-MNIST category"}
-
-
-def encoder_label(name: str) -> str:
-    """A reader's name for an encoder code: ``"lite0@32"`` → ``"EfficientNet-Lite0
-    (32 px)"``, ``"simclr:resnet_M:20000"`` → ``"ResNet-M, SimCLR (20,000 steps)"``,
-    ``"random:vit_XS"`` → ``"ViT-XS, untrained"``, ``"pixels"`` → ``"raw pixels"``;
-    anything else unchanged."""
-    if name == "pixels":
-        return "raw pixels"
-    lite = re.fullmatch(r"lite(\d)(?:@(\d+))?", name)
-    if lite:
-        return f"EfficientNet-Lite{lite.group(1)}" + (f" ({lite.group(2)} px)" if lite.group(2)
-                                                      else "")
-    parts = name.split(":")
-    arch = re.fullmatch(r"(resnet|vit)_(\w+)", parts[1]) if len(parts) >= 2 else None
-    if parts[0] in _OBJECTIVES and arch:
-        label = f"{'ResNet' if arch.group(1) == 'resnet' else 'ViT'}-{arch.group(2)}, " \
-                f"{_OBJECTIVES[parts[0]]}"
-        if len(parts) == 3 and parts[2].isdigit():
-            label += f" ({int(parts[2]):,} steps)"
-        return label
-    return name
-
-
-_ARCHS = {"efficientnet-lite": "EfficientNet-Lite", "resnet": "ResNet", "vit": "ViT"}
-
-
-def family_label(architecture: str, objective: str) -> str:
-    """A reader's name for an encoder family, as :func:`encoder_label` writes its
-    members: ``("vit", "mae")`` → ``"ViT, MAE"``, ``("efficientnet-lite",
-    "supervised-imagenet")`` → ``"EfficientNet-Lite, supervised (ImageNet)"``."""
-    obj = ("supervised (ImageNet)" if objective == "supervised-imagenet"
-           else _OBJECTIVES.get(objective, objective))
-    return f"{_ARCHS.get(architecture, architecture)}, {obj}"
-
-
-def size_label(architecture: str, size: str) -> str:
-    """A member's short name within its family: ``("vit", "S")`` → ``"ViT-S"``,
-    ``("efficientnet-lite", "lite1")`` → ``"Lite1"``."""
-    if architecture == "efficientnet-lite":
-        return size.replace("lite", "Lite")
-    return f"{_ARCHS.get(architecture, architecture)}-{size}"
-
-
-def task_label(name: str) -> str:
-    """A reader's name for a task: ``"fashion_mnist"`` → ``"Fashion-MNIST"``, underscores
-    to spaces otherwise."""
-    return _TASKS.get(name, name.replace("_", " "))
-
-
-def pair_label(pair: str) -> str:
-    """``"lite0@32/digits"`` → ``"EfficientNet-Lite0 (32 px) on digits"``."""
-    enc, sep, task = pair.partition("/")
-    return f"{encoder_label(enc)} on {task_label(task)}" if sep else encoder_label(pair)

@@ -13,9 +13,10 @@ expert predicts uniformly and the posterior is the prior, which prefers
 nothing. Per report r and bin b = [n_from, n_to): the mass of readout ρ is the
 mean of p(ρ | D_<t) over t in the bin (summed over ρ's hyperparameter
 settings); the report's preferred readout in b is its argmax, or none when
-the top two are within ``tie`` (1e-3) of each other. Across reports: the
-bin's ``readout`` is the argmax of the mass averaged over reports (``"none"``
-on a tie), ``agreement`` the fraction of reports whose own preferred readout
+the top two are within :data:`TIE` (1e-3) of each other. Across reports: the
+bin's ``readout`` is the argmax of the mass averaged over reports (``tie``
+says when the runner-up is within :data:`TIE` of it: then no readout is
+preferred), ``agreement`` the fraction of reports whose own preferred readout
 is that one.
 
 **Stability and switch points (the rule).** A bin is *stable* when at least
@@ -25,6 +26,13 @@ readout). A switch point is stated
 only between two *adjacent stable* bins whose readouts differ, at their
 common edge n; between unstable bins nothing is stated, and with a single
 order no bin is stable, so no switch point is ever stated from one run.
+
+**Linear or deeper?** Where the named readout is unsettled (the mass split
+across mlp1, mlp2, mlp3, which code almost alike), the question a user asks
+often is settled: :attr:`ReadoutPreference.linear_or_deeper` sums the mass of
+every readout but ``linear`` and states per bin whether it is above or below
+½ beyond the spread over orders, from which n on, and how many orders that
+needs (:mod:`mdlnb._depth`).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb import _depth
 from mdlnb._checks import check_int
 from mdlnb._grid import log_integers
 
@@ -58,15 +67,17 @@ class ReadoutPreference:
 
     Attributes:
       table: tidy DataFrame, one row per bin: ``n_from``, ``n_to`` (examples
-        seen, ``[n_from, n_to)``, from the batch size B to N), ``readout``
-        (``"none"`` on a tie),
-        ``mass`` (its mean posterior mass, averaged over reports), ``mass_sd``
-        (sd over reports, ddof 0; 0 for one report), ``runner_up``,
-        ``runner_up_mass``, ``agreement``, ``stable``.
+        seen, ``[n_from, n_to)``, from the batch size B to N), ``readout`` (the
+        leader), ``mass`` (its mean posterior mass, averaged over reports),
+        ``mass_sd`` (sd over reports, ddof 0; 0 for one report), ``runner_up``,
+        ``runner_up_mass``, ``tie`` (the runner-up within :data:`TIE` of the
+        leader: no readout preferred), ``agreement``, ``stable``.
       switch_points: tuples ``(n, from_readout, to_readout)``, stated only between
         adjacent stable bins.
       orders: number of distinct example orders among the reports.
       task: task name; n: N.
+      linear_or_deeper: the :class:`mdlnb._depth.LinearOrDeeper` answer on the same
+        bins (None for a board without a ``linear`` readout and another).
     """
 
     table: Any
@@ -74,6 +85,7 @@ class ReadoutPreference:
     orders: int
     task: str
     n: int
+    linear_or_deeper: Any = None
 
     @property
     def stable(self) -> bool:
@@ -95,25 +107,42 @@ class ReadoutPreference:
         return int(t["n_from"].iloc[i]), str(last)
 
     def __str__(self) -> str:
-        lines = [f"readout preference by examples seen: task {self.task!r}, N={self.n}, "
-                 f"{self.orders} order{'s' if self.orders != 1 else ''}"]
+        lines = [
+            f"readout preference by examples seen: task {self.task!r}, N={self.n}, "
+            f"{self.orders} order{'s' if self.orders != 1 else ''}"
+        ]
         for r in self.table.itertuples(index=False):
-            agree = ("" if self.orders < 2 else
-                     f"  agreement {r.agreement:.0%}{'  stable' if r.stable else '  UNSTABLE'}")
-            lines.append(f"  [{r.n_from:>6,}, {r.n_to:>6,})  {r.readout:<10} {r.mass:.2f}"
-                         f" (next {r.runner_up} {r.runner_up_mass:.2f}){agree}")
+            agree = (
+                ""
+                if self.orders < 2
+                else f"  agreement {r.agreement:.0%}{'  stable' if r.stable else '  UNSTABLE'}"
+            )
+            lead = f"{r.readout} = {r.runner_up} (tie)" if r.tie else r.readout
+            lines.append(
+                f"  [{r.n_from:>6,}, {r.n_to:>6,})  {lead:<10} {r.mass:.2f}"
+                f" (next {r.runner_up} {r.runner_up_mass:.2f}){agree}"
+            )
         if self.orders < 2:
-            lines.append("  one order: stability unknown; no switch point stated "
-                         "(pass Reports of several seeds)")
+            lines.append(
+                "  one order: stability unknown; no switch point stated "
+                "(pass Reports of several seeds)"
+            )
         else:
             if self.switch_points:
-                lines.append("  switch points: " + "; ".join(
-                    f"{a} → {b} at n ≈ {n:,}" for n, a, b in self.switch_points))
+                lines.append(
+                    "  switch points: "
+                    + "; ".join(f"{a} → {b} at n ≈ {n:,}" for n, a, b in self.switch_points)
+                )
             else:
                 lines.append("  no switch point stated (no two adjacent stable bins differ)")
             settled = self.settled
-            lines.append(f"  settled: {settled[1]} from n ≈ {settled[0]:,} on" if settled else
-                         "  not settled: the preference at the largest N is unstable across orders")
+            lines.append(
+                f"  settled: {settled[1]} from n ≈ {settled[0]:,} on"
+                if settled
+                else "  not settled: the preference at the largest N is unstable across orders"
+            )
+        if self.linear_or_deeper is not None:
+            lines.append(str(self.linear_or_deeper))
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -122,8 +151,57 @@ class ReadoutPreference:
 TIE = 1e-3
 
 
-def readout_preference(reports: Any, *, per_decade: int = 3,
-                       min_agreement: float = 1.0) -> ReadoutPreference:
+def _one_task(reports: Any) -> tuple[list, list[str]]:
+    """``(reports, readout names)``: one Report or several, checked to be of one task
+    (same name and N) and one set of readouts; names in the first report's order."""
+    reps = [reports] if hasattr(reports, "readout_matrix") else list(reports)
+    if not reps or not all(hasattr(r, "readout_matrix") for r in reps):
+        raise ValueError("reports: expected a Report or a non-empty sequence of Reports")
+    first = reps[0]
+    for r in reps[1:]:
+        if r.task_name != first.task_name or r.n != first.n:
+            raise ValueError(
+                f"reports: mix tasks ({first.task_name!r}, N={first.n} vs "
+                f"{r.task_name!r}, N={r.n}); pass reports of one task"
+            )
+    names = list(dict.fromkeys(first.readouts))
+    for r in reps[1:]:
+        if set(r.readouts) != set(names):
+            raise ValueError(
+                f"reports: boards differ in readouts ({sorted(set(names))} vs "
+                f"{sorted(set(r.readouts))})"
+            )
+    return reps, names
+
+
+def _bin_mass(reps: list, names: list[str], edges: np.ndarray) -> np.ndarray:
+    """``mass[r, b, j]``: report r's mean posterior of readout ``names[j]`` over the
+    examples of bin b (``edges[b]`` to ``edges[b + 1]``)."""
+    mass = np.empty((len(reps), len(edges) - 1, len(names)))
+    for i, r in enumerate(reps):
+        uniq, mat = r.readout_matrix()
+        mat = mat[:, [uniq.index(nm) for nm in names]]
+        for b, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
+            mass[i, b] = mat[lo:hi].mean(axis=0)
+    return mass
+
+
+def _top(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(…, J) masses → (preferred index, or J on a tie within :data:`TIE`; the
+    first; the second), the order stable on equal masses."""
+    none = m.shape[-1]
+    o = np.argsort(-m, axis=-1, kind="stable")
+    first_, second_ = o[..., 0], o[..., min(1, m.shape[-1] - 1)]
+    gap = (
+        np.take_along_axis(m, first_[..., None], -1) - np.take_along_axis(m, second_[..., None], -1)
+    )[..., 0]
+    tied = (gap <= TIE) & (m.shape[-1] > 1)
+    return np.where(tied, none, first_), first_, second_
+
+
+def readout_preference(
+    reports: Any, *, per_decade: int = 3, min_agreement: float = 1.0
+) -> ReadoutPreference:
     """Readout preference on log-spaced bins of data size, with its stability across orders.
 
     Args:
@@ -136,66 +214,51 @@ def readout_preference(reports: Any, *, per_decade: int = 3,
     """
     import pandas as pd
 
-    reps = [reports] if hasattr(reports, "readout_matrix") else list(reports)
-    if not reps or not all(hasattr(r, "readout_matrix") for r in reps):
-        raise ValueError("reports: expected a Report or a non-empty sequence of Reports")
     if not 0.0 < float(min_agreement) <= 1.0:
         raise ValueError(f"min_agreement: must lie in (0, 1], got {min_agreement!r}")
+    reps, names = _one_task(reports)
     first = reps[0]
-    for r in reps[1:]:
-        if r.task_name != first.task_name or r.n != first.n:
-            raise ValueError(f"reports: mix tasks ({first.task_name!r}, N={first.n} vs "
-                             f"{r.task_name!r}, N={r.n}); pass reports of one task")
-    names = list(dict.fromkeys(first.readouts))
-    for r in reps[1:]:
-        if set(r.readouts) != set(names):
-            raise ValueError(f"reports: boards differ in readouts ({sorted(set(names))} vs "
-                             f"{sorted(set(r.readouts))})")
     orders = len({np.asarray(r.losses.order).tobytes() for r in reps})
     start = max(int(r.losses.batch_size) for r in reps)
     if first.n <= start:
-        raise ValueError(f"reports: N = {first.n} <= batch size {start}: no readout was "
-                         "trained, there is no preference to report")
+        raise ValueError(
+            f"reports: N = {first.n} <= batch size {start}: no readout was "
+            "trained, there is no preference to report"
+        )
     edges = log_bins(first.n, start=start, per_decade=per_decade)
-    # mass[r, b, j]: report r's mean posterior of readout j over the bin
-    mass = np.empty((len(reps), len(edges) - 1, len(names)))
-    for i, r in enumerate(reps):
-        uniq, mat = r.readout_matrix()
-        mat = mat[:, [uniq.index(nm) for nm in names]]
-        for b, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
-            mass[i, b] = mat[lo:hi].mean(axis=0)
+    mass = _bin_mass(reps, names, edges)
     mean = mass.mean(axis=0)
-    names_n = [*names, "none"]
-    none = len(names)
-
-    def top(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(…, J) masses → (preferred index or ``none`` on a tie, first, second)."""
-        o = np.argsort(-m, axis=-1, kind="stable")
-        first_, second_ = o[..., 0], o[..., min(1, m.shape[-1] - 1)]
-        gap = (np.take_along_axis(m, first_[..., None], -1)
-               - np.take_along_axis(m, second_[..., None], -1))[..., 0]
-        tied = (gap <= TIE) & (m.shape[-1] > 1)
-        return np.where(tied, none, first_), first_, second_
-
-    best, lead, second = top(mean)
-    own = top(mass)[0]                                     # (R, B)
+    none = len(names)  # "no preferred readout": a tie
+    best, lead, second = _top(mean)
+    own = _top(mass)[0]  # (R, B)
     agreement = (own == best[None, :]).mean(axis=0)
     stable = (agreement >= float(min_agreement) - 1e-12) & (orders >= 2) & (best != none)
     b_idx = np.arange(len(best))
-    table = pd.DataFrame({
-        "n_from": edges[:-1], "n_to": edges[1:],
-        "readout": [names_n[j] for j in best],
-        "mass": mean[b_idx, lead],
-        "mass_sd": mass[:, b_idx, lead].std(axis=0),
-        "runner_up": [names[j] for j in second],
-        "runner_up_mass": mean[b_idx, second],
-        "agreement": agreement,
-        "stable": stable,
-    })
-    switches = tuple((int(edges[b + 1]), names_n[best[b]], names_n[best[b + 1]])
-                     for b in range(len(best) - 1)
-                     if stable[b] and stable[b + 1] and best[b] != best[b + 1])
-    return ReadoutPreference(table, switches, orders, first.task_name, first.n)
+    table = pd.DataFrame(
+        {
+            "n_from": edges[:-1],
+            "n_to": edges[1:],
+            "readout": [names[j] for j in lead],
+            "mass": mean[b_idx, lead],
+            "mass_sd": mass[:, b_idx, lead].std(axis=0),
+            "runner_up": [names[j] for j in second],
+            "runner_up_mass": mean[b_idx, second],
+            "tie": best == none,
+            "agreement": agreement,
+            "stable": stable,
+        }
+    )
+    switches = tuple(
+        (int(edges[b + 1]), names[best[b]], names[best[b + 1]])
+        for b in range(len(best) - 1)
+        if stable[b] and stable[b + 1] and best[b] != best[b + 1]
+    )
+    depth = (
+        _depth.linear_or_deeper(mass, names, edges, orders)
+        if _depth.LINEAR in names and len(names) > 1
+        else None
+    )
+    return ReadoutPreference(table, switches, orders, first.task_name, first.n, depth)
 
 
 def whole_run_preference(report: Any) -> tuple[str, float]:
@@ -205,4 +268,3 @@ def whole_run_preference(report: Any) -> tuple[str, float]:
     avg = mat.mean(axis=0)
     j = int(np.argmax(avg))
     return uniq[j], float(avg[j])
-

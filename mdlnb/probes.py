@@ -22,7 +22,8 @@ import functools
 import itertools
 import math
 import zlib
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -42,7 +43,7 @@ DEFAULT_GRID: dict[str, tuple[float, ...]] = {
     "weight_decay": (0.0, 1e-6, 1e-4, 1e-2),
     "ema": (1e-4, 1e-2, 1.0),
 }
-_DATA_STREAM = 0x7FFFFFFF   # fold_in index of the minibatch key (config i uses index i)
+_DATA_STREAM = 0x7FFFFFFF  # fold_in index of the minibatch key (config i uses index i)
 GRID_KEYS = ("learning_rate", "weight_decay", "ema", "b1", "label_smoothing")
 
 
@@ -60,15 +61,27 @@ def grid_configs(grid: Mapping[str, Sequence[float]] | None = None) -> list[dict
         raise ValueError(f"grid: unknown hyperparameters {sorted(unknown)}; use {list(GRID_KEYS)}")
     axes = {}
     for k in GRID_KEYS:
-        v = g.get(k, {"learning_rate": (1e-3,), "weight_decay": (0.0,), "ema": (1.0,),
-                      "b1": (0.9,), "label_smoothing": (0.0,)}[k])
+        v = g.get(
+            k,
+            {
+                "learning_rate": (1e-3,),
+                "weight_decay": (0.0,),
+                "ema": (1.0,),
+                "b1": (0.9,),
+                "label_smoothing": (0.0,),
+            }[k],
+        )
         vals = [float(x) for x in (v if isinstance(v, (list, tuple, np.ndarray)) else [v])]
         if not vals or not all(math.isfinite(x) for x in vals):
             raise ValueError(f"grid: {k} must be a non-empty list of finite numbers, got {v!r}")
         axes[k] = vals
-    ranges = {"learning_rate": (lambda v: v > 0, "> 0"), "weight_decay": (lambda v: v >= 0, ">= 0"),
-              "ema": (lambda v: 0 < v <= 1, "in (0, 1]"), "b1": (lambda v: 0 <= v < 1, "in [0, 1)"),
-              "label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)")}
+    ranges = {
+        "learning_rate": (lambda v: v > 0, "> 0"),
+        "weight_decay": (lambda v: v >= 0, ">= 0"),
+        "ema": (lambda v: 0 < v <= 1, "in (0, 1]"),
+        "b1": (lambda v: 0 <= v < 1, "in [0, 1)"),
+        "label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),
+    }
     for k, (ok, text) in ranges.items():
         if not all(ok(v) for v in axes[k]):
             raise ValueError(f"grid: {k} values must be {text}, got {axes[k]}")
@@ -116,9 +129,18 @@ def _compiled(readout: Any, num_classes: int, steps: int, batch_size: int, grid:
     return jax.jit(jax.vmap(prog, in_axes=(0, 0) + (None,) * 7) if grid else prog)
 
 
-def evaluate_config(readout: Any, config: Mapping[str, float], index: int, train: Task, val: Task,
-                    test: Task, *, seed: int = 0, steps: int = 1000,
-                    batch_size: int = 1024) -> dict[str, float]:
+def evaluate_config(
+    readout: Any,
+    config: Mapping[str, float],
+    index: int,
+    train: Task,
+    val: Task,
+    test: Task,
+    *,
+    seed: int = 0,
+    steps: int = 1000,
+    batch_size: int = 1024,
+) -> dict[str, float]:
     """Train and score one configuration alone (no vmap): the reference for :func:`search`.
 
     ``index`` is the configuration's position in :func:`grid_configs` (it
@@ -127,12 +149,27 @@ def evaluate_config(readout: Any, config: Mapping[str, float], index: int, train
     prog = _compiled(readout, train.num_classes, int(steps), b, False)
     rkey = _readout_key(seed, readout.name)
     xtr, xva, xte = _standardized(train, val, test)
-    h = _fit.hyper(config["learning_rate"], config.get("b1", 0.9), config.get("weight_decay", 0.0),
-                   config.get("ema", 1.0), config.get("label_smoothing", 0.0))
-    out = prog(h, jax.random.fold_in(rkey, index), jax.random.fold_in(rkey, _DATA_STREAM),
-               xtr, train.y, xva, val.y, xte, test.y)
-    return dict(zip(("val_loss", "val_accuracy", "test_loss", "test_accuracy"),
-                    (float(v) for v in out)))
+    h = _fit.hyper(
+        config["learning_rate"],
+        config.get("b1", 0.9),
+        config.get("weight_decay", 0.0),
+        config.get("ema", 1.0),
+        config.get("label_smoothing", 0.0),
+    )
+    out = prog(
+        h,
+        jax.random.fold_in(rkey, index),
+        jax.random.fold_in(rkey, _DATA_STREAM),
+        xtr,
+        train.y,
+        xva,
+        val.y,
+        xte,
+        test.y,
+    )
+    return dict(
+        zip(("val_loss", "val_accuracy", "test_loss", "test_accuracy"), (float(v) for v in out))
+    )
 
 
 def _standardized(train: Task, val: Task, test: Task):
@@ -142,9 +179,17 @@ def _standardized(train: Task, val: Task, test: Task):
     return f(train.features), f(val.features), f(test.features)
 
 
-def search(train: Task, val: Task, test: Task, readouts: Sequence[Any] | None = None,
-           grid: Mapping[str, Sequence[float]] | None = None, *, seed: int = 0,
-           steps: int = 1000, batch_size: int = 1024):
+def search(
+    train: Task,
+    val: Task,
+    test: Task,
+    readouts: Sequence[Any] | None = None,
+    grid: Mapping[str, Sequence[float]] | None = None,
+    *,
+    seed: int = 0,
+    steps: int = 1000,
+    batch_size: int = 1024,
+):
     """Every (readout, configuration): validation and test loss (nats) and accuracy.
 
     One tidy row per pair, columns ``family``, ``readout``, ``config`` (index
@@ -156,7 +201,10 @@ def search(train: Task, val: Task, test: Task, readouts: Sequence[Any] | None = 
     for t, nm in ((train, "train"), (val, "val"), (test, "test")):
         if not isinstance(t, Task):
             raise ValueError(f"{nm}: expected an mdlnb.Task, got {type(t).__name__}")
-    if val.features.shape[1] != train.features.shape[1] or test.features.shape[1] != train.features.shape[1]:
+    if (
+        val.features.shape[1] != train.features.shape[1]
+        or test.features.shape[1] != train.features.shape[1]
+    ):
         raise ValueError("test: feature dimension differs from the training data")
     if len({train.num_classes, val.num_classes, test.num_classes}) != 1:
         raise ValueError("test: num_classes differs from the training data")
@@ -166,22 +214,48 @@ def search(train: Task, val: Task, test: Task, readouts: Sequence[Any] | None = 
     if not ros:
         raise ValueError("readouts: is empty")
     configs = grid_configs(grid)
-    hs = _fit.stack_hypers([_fit.hyper(c["learning_rate"], c["b1"], c["weight_decay"], c["ema"],
-                                       c["label_smoothing"]) for c in configs])
+    hs = _fit.stack_hypers(
+        [
+            _fit.hyper(
+                c["learning_rate"], c["b1"], c["weight_decay"], c["ema"], c["label_smoothing"]
+            )
+            for c in configs
+        ]
+    )
     xtr, xva, xte = _standardized(train, val, test)
     b = min(int(batch_size), train.n)
     rows = []
     for ro in ros:
         rkey = _readout_key(seed, ro.name)
-        init_keys = jax.vmap(lambda i: jax.random.fold_in(rkey, i))(jnp.arange(len(configs)))
+        init_keys = jax.vmap(lambda i, rkey=rkey: jax.random.fold_in(rkey, i))(
+            jnp.arange(len(configs))
+        )
         grid_prog = _compiled(ro, train.num_classes, int(steps), b, True)
-        out = grid_prog(hs, init_keys, jax.random.fold_in(rkey, _DATA_STREAM),
-                        xtr, train.y, xva, val.y, xte, test.y)
+        out = grid_prog(
+            hs,
+            init_keys,
+            jax.random.fold_in(rkey, _DATA_STREAM),
+            xtr,
+            train.y,
+            xva,
+            val.y,
+            xte,
+            test.y,
+        )
         vl, va, tl, ta = (np.asarray(v, np.float64) for v in out)
         for i, c in enumerate(configs):
-            rows.append({"family": ro.family, "readout": ro.name, "config": i, **c,
-                         "val_loss": vl[i], "val_accuracy": va[i],
-                         "test_loss": tl[i], "test_accuracy": ta[i]})
+            rows.append(
+                {
+                    "family": ro.family,
+                    "readout": ro.name,
+                    "config": i,
+                    **c,
+                    "val_loss": vl[i],
+                    "val_accuracy": va[i],
+                    "test_loss": tl[i],
+                    "test_accuracy": ta[i],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -196,10 +270,18 @@ def split(task: Task, fraction: float, seed: int) -> tuple[Task, Task]:
     return task.take(np.sort(perm[n_held:])), task.take(np.sort(perm[:n_held]))
 
 
-def accuracy(task: Task, readouts: Sequence[Any] | None = None,
-             grid: Mapping[str, Sequence[float]] | None = None, *, test: Task | None = None,
-             seed: int = 0, val_fraction: float = 0.1, test_fraction: float = 0.2,
-             steps: int = 1000, batch_size: int = 1024):
+def accuracy(
+    task: Task,
+    readouts: Sequence[Any] | None = None,
+    grid: Mapping[str, Sequence[float]] | None = None,
+    *,
+    test: Task | None = None,
+    seed: int = 0,
+    val_fraction: float = 0.1,
+    test_fraction: float = 0.2,
+    steps: int = 1000,
+    batch_size: int = 1024,
+):
     """Linear and best-MLP test accuracy under the paper's App. A.4 protocol.
 
     Args:
@@ -235,11 +317,17 @@ def select(table, **extra: Any):
     rows = []
     for fam, g in table.groupby("family", sort=False):
         best = g.loc[g["val_loss"].idxmin()]
-        rows.append({
-            "family": fam, "readout": best["readout"],
-            **{k: best[k] for k in ("learning_rate", "weight_decay", "ema")},
-            "val_loss [nats]": best["val_loss"], "val_accuracy": best["val_accuracy"],
-            "test_accuracy": best["test_accuracy"], "test_loss [nats]": best["test_loss"],
-            "configs": len(g), **extra,
-        })
+        rows.append(
+            {
+                "family": fam,
+                "readout": best["readout"],
+                **{k: best[k] for k in ("learning_rate", "weight_decay", "ema")},
+                "val_loss [nats]": best["val_loss"],
+                "val_accuracy": best["val_accuracy"],
+                "test_accuracy": best["test_accuracy"],
+                "test_loss [nats]": best["test_loss"],
+                "configs": len(g),
+                **extra,
+            }
+        )
     return pd.DataFrame(rows)

@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -50,9 +51,19 @@ from mdlnb._checks import as_array, check_finite, check_int, check_nonempty, che
 # them: matplotlib.
 
 __all__ = [
-    "FriedmanResult", "rank_table", "average_ranks", "friedman", "friedman_from_ranks",
-    "nemenyi_q", "nemenyi_cd", "cd_cliques", "plot_cd", "kendall_tau", "weighted_tau",
-    "rank_product", "cd_thresholds_report",
+    "FriedmanResult",
+    "rank_table",
+    "average_ranks",
+    "friedman",
+    "friedman_from_ranks",
+    "nemenyi_q",
+    "nemenyi_cd",
+    "cd_cliques",
+    "plot_cd",
+    "kendall_tau",
+    "weighted_tau",
+    "rank_product",
+    "cd_thresholds_report",
 ]
 
 
@@ -66,8 +77,9 @@ def _scores_frame(scores: Any, name: str = "scores") -> pd.DataFrame:
     else:
         df = pd.DataFrame(as_array(scores, name, ndim=2))
     if df.shape[0] < 1 or df.shape[1] < 2:
-        raise ValueError(f"{name}: need >= 1 dataset (rows) and >= 2 methods (columns), "
-                         f"got shape {df.shape}")
+        raise ValueError(
+            f"{name}: need >= 1 dataset (rows) and >= 2 methods (columns), got shape {df.shape}"
+        )
     try:
         values = df.to_numpy(dtype=np.float64)
     except (TypeError, ValueError):
@@ -88,8 +100,7 @@ def rank_table(scores: Any, *, higher_is_better: bool = True) -> pd.DataFrame:
 def average_ranks(scores: Any, *, higher_is_better: bool = True) -> pd.Series:
     """Average rank of each method over the datasets (rows); lower = better.
     ``scores`` is a datasets × methods DataFrame (or 2-D array)."""
-    return rank_table(scores, higher_is_better=higher_is_better).mean(axis=0).rename(
-        "average_rank")
+    return rank_table(scores, higher_is_better=higher_is_better).mean(axis=0).rename("average_rank")
 
 
 # ----------------------------------------------------------------------------
@@ -111,7 +122,7 @@ class FriedmanResult:
 def _friedman(chi2: float, n: int, k: int) -> FriedmanResult:
     p = float(stats.chi2.sf(chi2, k - 1))
     denom = n * (k - 1) - chi2
-    if denom <= 1e-12 * n * (k - 1):          # every dataset ranks the methods alike
+    if denom <= 1e-12 * n * (k - 1):  # every dataset ranks the methods alike
         ff, pf = math.inf, 0.0
     else:
         ff = (n - 1) * chi2 / denom
@@ -122,12 +133,14 @@ def _friedman(chi2: float, n: int, k: int) -> FriedmanResult:
 def friedman_from_ranks(avg_ranks: Any, n_datasets: int) -> FriedmanResult:
     """Friedman test from the k average ranks over ``n_datasets`` datasets
     (Demšar 2006, Eq. for χ²_F; no tie correction)."""
-    r = check_finite(check_nonempty(as_array(avg_ranks, "avg_ranks", ndim=1,
-                                             dtype=np.float64), "avg_ranks"), "avg_ranks")
+    r = check_finite(
+        check_nonempty(as_array(avg_ranks, "avg_ranks", ndim=1, dtype=np.float64), "avg_ranks"),
+        "avg_ranks",
+    )
     k, n = len(r), _count(n_datasets, "n_datasets", 1, "datasets")
     if k < 2:
         raise ValueError(f"avg_ranks: need >= 2 methods, got {k}")
-    chi2 = 12.0 * n / (k * (k + 1)) * (np.sum(r ** 2) - k * (k + 1) ** 2 / 4.0)
+    chi2 = 12.0 * n / (k * (k + 1)) * (np.sum(r**2) - k * (k + 1) ** 2 / 4.0)
     return _friedman(float(chi2), n, k)
 
 
@@ -143,7 +156,7 @@ def friedman(scores: Any, *, tie_correction: bool = False) -> FriedmanResult:
     ties = 0.0
     for row in ranks:
         _, t = np.unique(row, return_counts=True)
-        ties += float(np.sum(t ** 3 - t))
+        ties += float(np.sum(t**3 - t))
     c = 1.0 - ties / (n * k * (k * k - 1))
     if c <= 0:
         raise ValueError("scores: every dataset ties all methods; the test is undefined")
@@ -156,16 +169,24 @@ def friedman(scores: Any, *, tie_correction: bool = False) -> FriedmanResult:
 
 def _count(v: Any, name: str, minimum: int, what: str) -> int:
     """``v`` as an int >= ``minimum`` (integral floats accepted); ValueError naming ``name``."""
-    return check_int(name, v, minimum=minimum, whole_floats=True,
-                     what=f"an integer number of {what} >= {minimum}")
+    return check_int(
+        name,
+        v,
+        minimum=minimum,
+        whole_floats=True,
+        what=f"an integer number of {what} >= {minimum}",
+    )
 
 
 def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     """Two-tailed Nemenyi q_α for k methods: the 1 − α quantile of the
     studentized range of k normals (∞ d.o.f.) divided by √2."""
     k = _count(k, "k", 2, "methods")
-    if (isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating))
-            or not 0.0 < alpha < 1.0):
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, (int, float, np.integer, np.floating))
+        or not 0.0 < alpha < 1.0
+    ):
         raise ValueError(f"alpha: must lie in (0, 1), got {alpha!r}")
     return float(stats.studentized_range.ppf(1.0 - alpha, int(k), np.inf) / math.sqrt(2.0))
 
@@ -180,8 +201,11 @@ def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
 
 
 def _ranks_series(avg_ranks: Any) -> pd.Series:
-    s = avg_ranks if isinstance(avg_ranks, pd.Series) else pd.Series(
-        as_array(avg_ranks, "avg_ranks", ndim=1, dtype=np.float64))
+    s = (
+        avg_ranks
+        if isinstance(avg_ranks, pd.Series)
+        else pd.Series(as_array(avg_ranks, "avg_ranks", ndim=1, dtype=np.float64))
+    )
     if len(s) < 2:
         raise ValueError(f"avg_ranks: need >= 2 methods, got {len(s)}")
     check_finite(s.to_numpy(dtype=np.float64), "avg_ranks")
@@ -192,16 +216,19 @@ def cd_cliques(avg_ranks: Any, cd: float) -> list[tuple]:
     """Maximal groups of methods (sorted by average rank) whose ranks all lie
     within less than ``cd`` of each other — not significantly different.
     Singletons are omitted."""
-    if (isinstance(cd, bool) or not isinstance(cd, (int, float, np.integer, np.floating))
-            or not (np.isfinite(cd) and cd > 0)):
+    if (
+        isinstance(cd, bool)
+        or not isinstance(cd, (int, float, np.integer, np.floating))
+        or not (np.isfinite(cd) and cd > 0)
+    ):
         raise ValueError(f"cd: must be a positive number, got {cd}")
     s = _ranks_series(avg_ranks)
     r, names = s.to_numpy(), list(s.index)
     out, last_end = [], -1
     for i in range(len(r)):
-        j = int(np.searchsorted(r, r[i] + cd, side="left")) - 1   # last with r_j − r_i < cd
+        j = int(np.searchsorted(r, r[i] + cd, side="left")) - 1  # last with r_j − r_i < cd
         if j > i and j > last_end:
-            out.append(tuple(names[i:j + 1]))
+            out.append(tuple(names[i : j + 1]))
             last_end = j
     return out
 
@@ -220,8 +247,9 @@ def plot_cd(avg_ranks: Any, cd: float, ax: Any = None, *, title: str | None = No
     half = (k + 1) // 2
     n_rows = max(half, k - half)
     if ax is None:
-        _, ax = plt.subplots(figsize=(max(6.0, 0.8 * (hi - lo + 1) + 3), 1.6 + 0.3 * n_rows
-                                      + 0.15 * len(cliques)))
+        _, ax = plt.subplots(
+            figsize=(max(6.0, 0.8 * (hi - lo + 1) + 3), 1.6 + 0.3 * n_rows + 0.15 * len(cliques))
+        )
     line_y = 0.0
     ax.plot([lo, hi], [line_y, line_y], color="black", lw=1)
     for t in range(lo, hi + 1):
@@ -236,8 +264,13 @@ def plot_cd(avg_ranks: Any, cd: float, ax: Any = None, *, title: str | None = No
     # cliques as thick bars just below the axis
     for c, members in enumerate(cliques):
         y = line_y - 0.2 - 0.15 * c
-        ax.plot([s[members[0]] - 0.03, s[members[-1]] + 0.03], [y, y], color="black", lw=3.5,
-                solid_capstyle="round")
+        ax.plot(
+            [s[members[0]] - 0.03, s[members[-1]] + 0.03],
+            [y, y],
+            color="black",
+            lw=3.5,
+            solid_capstyle="round",
+        )
     # method labels: elbow from the rank down to a row, text at the margin
     top = line_y - 0.35 - 0.15 * len(cliques)
     for i, (name, r) in enumerate(s.items()):
@@ -246,8 +279,14 @@ def plot_cd(avg_ranks: Any, cd: float, ax: Any = None, *, title: str | None = No
         y = top - 0.3 * row
         x_end = lo - 0.4 if left else hi + 0.4
         ax.plot([r, r, x_end], [line_y, y, y], color="0.3", lw=0.8)
-        ax.text(x_end - 0.05 if left else x_end + 0.05, y, f"{name} ({r:.2f})",
-                ha="right" if left else "left", va="center", fontsize=9)
+        ax.text(
+            x_end - 0.05 if left else x_end + 0.05,
+            y,
+            f"{name} ({r:.2f})",
+            ha="right" if left else "left",
+            va="center",
+            fontsize=9,
+        )
     ax.set_xlim(lo - 2.5, hi + 2.5)
     ax.set_ylim(top - 0.3 * n_rows, cd_y + 0.4)
     ax.axis("off")
@@ -283,15 +322,21 @@ def weighted_tau(x: Any, y: Any, *, rank: Any = True) -> float:
     a, b = _paired(x, y)
     if not isinstance(rank, bool):
         r = np.asarray(rank)
-        if r.shape != a.shape or r.dtype.kind not in "iu" or \
-                sorted(r.tolist()) != list(range(len(a))):
-            raise ValueError(f"rank: must be True, False or a permutation of 0..{len(a) - 1} "
-                             f"(item indices by decreasing importance), got {rank!r}")
+        if (
+            r.shape != a.shape
+            or r.dtype.kind not in "iu"
+            or sorted(r.tolist()) != list(range(len(a)))
+        ):
+            raise ValueError(
+                f"rank: must be True, False or a permutation of 0..{len(a) - 1} "
+                f"(item indices by decreasing importance), got {rank!r}"
+            )
     return float(stats.weightedtau(a, b, rank=rank).statistic)
 
 
-def rank_product(scores: Sequence[Any], *, higher_is_better: bool | Sequence[bool] = True
-                 ) -> np.ndarray:
+def rank_product(
+    scores: Sequence[Any], *, higher_is_better: bool | Sequence[bool] = True
+) -> np.ndarray:
     """Joint rank of CLID Sec. 3.5: the geometric mean over the predictors in
     ``scores`` (each a 1-D array of one value per model) of each model's rank
     (1 = best, ties averaged). Lower = better; correlate ``-rank_product`` with
@@ -300,15 +345,17 @@ def rank_product(scores: Sequence[Any], *, higher_is_better: bool | Sequence[boo
         scores = list(scores)
     if len(scores) < 1:
         raise ValueError("scores: need at least one predictor")
-    hib = ([bool(higher_is_better)] * len(scores) if isinstance(higher_is_better, bool)
-           else list(higher_is_better))
+    hib = (
+        [bool(higher_is_better)] * len(scores)
+        if isinstance(higher_is_better, bool)
+        else list(higher_is_better)
+    )
     if len(hib) != len(scores):
         raise ValueError(f"higher_is_better: {len(hib)} flags for {len(scores)} predictors")
     logs = []
     for i, (v, h) in enumerate(zip(scores, hib)):
         name = f"scores[{i}]"
-        a = check_finite(check_nonempty(as_array(v, name, ndim=1, dtype=np.float64), name),
-                         name)
+        a = check_finite(check_nonempty(as_array(v, name, ndim=1, dtype=np.float64), name), name)
         if logs:
             check_same_length(a, logs[0], name, "scores[0]")
         logs.append(np.log(stats.rankdata(-a if h else a, method="average")))
@@ -342,8 +389,19 @@ def cd_thresholds_report(alpha: float = 0.10) -> pd.DataFrame:
     for where, r, n, printed, group in _PAPER_THRESHOLDS:
         scale = math.sqrt(r * (r + 1) / (6.0 * n))
         q = nemenyi_q(r, alpha)
-        rows.append(dict(where=where, group=group, r=r, N=n, paper_cd=printed,
-                         implied_q=printed / scale, paper_q=_PAPER_Q,
-                         paper_q_cd=_PAPER_Q * scale, q=q, cd=q * scale,
-                         ratio=printed / (q * scale)))
+        rows.append(
+            dict(
+                where=where,
+                group=group,
+                r=r,
+                N=n,
+                paper_cd=printed,
+                implied_q=printed / scale,
+                paper_q=_PAPER_Q,
+                paper_q_cd=_PAPER_Q * scale,
+                q=q,
+                cd=q * scale,
+                ratio=printed / (q * scale),
+            )
+        )
     return pd.DataFrame(rows)

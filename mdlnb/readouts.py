@@ -64,8 +64,10 @@ class Readout:
         if self.family == "mlp":
             _check_mlp(self.hidden_layers, self.width)
         if self.name != _name(self.family, self.hidden_layers, self.width):
-            raise ValueError(f"name: expected {_name(self.family, self.hidden_layers, self.width)!r}, "
-                             f"got {self.name!r}; build readouts with linear() or mlp()")
+            raise ValueError(
+                f"name: expected {_name(self.family, self.hidden_layers, self.width)!r}, "
+                f"got {self.name!r}; build readouts with linear() or mlp()"
+            )
 
     def layer_sizes(self, in_dim: int, num_classes: int) -> tuple[tuple[int, int], ...]:
         """``(d_in, d_out)`` of each affine layer, input to output."""
@@ -106,8 +108,12 @@ class Readout:
         return mm(h, params[-1]["w"]) + params[-1]["b"]
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "family": self.family,
-                "hidden_layers": self.hidden_layers, "width": self.width}
+        return {
+            "name": self.name,
+            "family": self.family,
+            "hidden_layers": self.hidden_layers,
+            "width": self.width,
+        }
 
 
 MATMUL_DTYPES = ("float32", "bfloat16")
@@ -172,8 +178,10 @@ def with_matmul_dtype(readout: Any, dtype: str = "float32") -> Any:
     if isinstance(readout, LowPrecision):
         readout = readout.readout
     if not isinstance(readout, Readout):
-        raise ValueError(f"matmul_dtype: {dtype!r} is supported for mdlnb.readouts.Readout boards "
-                         f"only, got readout {getattr(readout, 'name', readout)!r}")
+        raise ValueError(
+            f"matmul_dtype: {dtype!r} is supported for mdlnb.readouts.Readout boards "
+            f"only, got readout {getattr(readout, 'name', readout)!r}"
+        )
     return LowPrecision(readout, dtype)
 
 
@@ -188,7 +196,8 @@ class ReadoutLike(Protocol):
     ``ValueError`` if the task's inputs do not fit the readout).
     """
 
-    name: str
+    @property
+    def name(self) -> str: ...  # a property: frozen dataclasses satisfy it (read-only)
 
     def init(self, key: jax.Array, in_dim: int, num_classes: int) -> Any: ...
 
@@ -203,8 +212,10 @@ class ReadoutLike(Protocol):
 
 def _check_mlp(hidden_layers: int, width: int) -> tuple[int, int]:
     """``(hidden_layers, width)`` as Python ints, checked."""
-    return (check_int("hidden_layers", hidden_layers, minimum=1, maximum=MAX_HIDDEN_LAYERS),
-            check_int("width", width, minimum=1))
+    return (
+        check_int("hidden_layers", hidden_layers, minimum=1, maximum=MAX_HIDDEN_LAYERS),
+        check_int("width", width, minimum=1),
+    )
 
 
 def _name(family: str, hidden_layers: int, width: int) -> str:
@@ -227,8 +238,10 @@ def mlp(hidden_layers: int, width: int = DEFAULT_WIDTH) -> Readout:
 def from_config(config: dict[str, Any]) -> Readout:
     """Inverse of :meth:`Readout.config` (linear and MLP readouts only)."""
     if config.get("family") not in ("linear", "mlp"):
-        raise ValueError(f"config: cannot rebuild a {config.get('family')!r} readout from its "
-                         "config (it is not a plain linear/MLP readout); pass the experts instead")
+        raise ValueError(
+            f"config: cannot rebuild a {config.get('family')!r} readout from its "
+            "config (it is not a plain linear/MLP readout); pass the experts instead"
+        )
     if config.get("family") == "linear":
         return linear()
     return mlp(int(config["hidden_layers"]), int(config["width"]))
@@ -249,8 +262,10 @@ def from_name(name: str) -> Readout:
             layers, sep, width = name[3:].partition("x")
             if layers.isdigit() and (not sep or width.isdigit()):
                 return mlp(int(layers), int(width) if sep else DEFAULT_WIDTH)
-    raise ValueError(f"name: cannot parse readout name {name!r}; use 'linear', 'mlp<L>' "
-                     "(width 256) or 'mlp<L>x<W>'")
+    raise ValueError(
+        f"name: cannot parse readout name {name!r}; use 'linear', 'mlp<L>' "
+        "(width 256) or 'mlp<L>x<W>'"
+    )
 
 
 def board(max_hidden_layers: int = MAX_HIDDEN_LAYERS, width: int = DEFAULT_WIDTH) -> list[Readout]:

@@ -27,7 +27,9 @@ from mdlnb._io import atomic_write_bytes, atomic_write_text
 
 def _check_name(name: str) -> str:
     if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
-        raise ValueError(f"name: must be a plain file stem like 'quickstart_codelengths', got {name!r}")
+        raise ValueError(
+            f"name: must be a plain file stem like 'quickstart_codelengths', got {name!r}"
+        )
     return name
 
 
@@ -35,7 +37,7 @@ def _cell(v: Any, digits: int) -> str:
     if isinstance(v, (float, np.floating)):
         if math.isnan(v):
             return ""
-        if v != 0 and (abs(v) >= 10 ** 6 or abs(v) < 10 ** -(digits - 1)):
+        if v != 0 and (abs(v) >= 10**6 or abs(v) < 10 ** -(digits - 1)):
             return f"{v:.{digits}g}"
         return f"{v:,.{digits}f}".rstrip("0").rstrip(".") if digits else f"{v:,.0f}"
     return str(v).replace("|", "\\|").replace("\n", " ")
@@ -53,8 +55,10 @@ def to_markdown(df: Any, *, digits: int = 4, index: bool = False) -> str:
     digits = check_int("digits", digits, minimum=0)
     frame = df.reset_index() if index else df
     cols = [str(c) for c in frame.columns]
-    numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
-               for c in frame.columns]
+    numeric = [
+        pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
+        for c in frame.columns
+    ]
     rows = [[_cell(v, digits) for v in rec] for rec in frame.itertuples(index=False, name=None)]
     head = "| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |"
     rule = "|" + "|".join("---:" if num else "---" for num in numeric) + "|"
@@ -86,8 +90,9 @@ def show(df: Any, *, digits: int = 3, rows: int | None = 12, index: bool = False
     return Shown(text)
 
 
-def save_table(df: Any, name: str, paper_dir: str | Path = "paper", *, digits: int = 4,
-               index: bool = False) -> tuple[Path, Path]:
+def save_table(
+    df: Any, name: str, paper_dir: str | Path = "paper", *, digits: int = 4, index: bool = False
+) -> tuple[Path, Path]:
     """Write ``df`` to ``paper_dir/name.csv`` and ``paper_dir/name.md`` atomically.
 
     Returns the two paths (csv, md)."""
@@ -111,7 +116,7 @@ def save_figure(fig: Any, name: str, paper_dir: str | Path = "paper", *, dpi: in
     """Write a matplotlib Figure (or the figure of an Axes) to ``paper_dir/name.png``
     atomically, with no metadata (:data:`PNG_METADATA`): same figure, same bytes."""
     name = _check_name(name)
-    fig = getattr(fig, "figure", fig)   # an Axes → its Figure
+    fig = getattr(fig, "figure", fig)  # an Axes → its Figure
     if not hasattr(fig, "savefig"):
         raise ValueError(f"fig: expected a matplotlib Figure or Axes, got {type(fig).__name__}")
     buf = io.BytesIO()

@@ -49,9 +49,10 @@ runner.interactive_profile(globals(), "beyond_classification")
 
 # %%
 import matplotlib.pyplot as plt
-from IPython.display import Markdown
+from IPython.display import Markdown, display
 
 import mdlnb
+from mdlnb import report
 from mdlnb.studies import beyond as study
 from mdlnb.studies import finish
 
@@ -71,10 +72,11 @@ print("regression tasks:", mdlnb.data.names(kind="regression"))
 #
 # **The quantisation caveat.** A density is not a probability: coding a
 # real target to precision δ costs −log p(y) − log δ nats, and rescaling y by
-# a shifts every number by log a per example. The density nats below are
-# therefore comparable *between representations of the same targets* — which
-# is what a ranking needs — and never with classification codes or across
-# tasks (negative values are possible). The unit is spelled "density nats".
+# a shifts every number by log a per example. The numbers below — nats of a
+# density, "density nats" in the tables' column names — are therefore
+# comparable *between representations of the same targets* (one task, one
+# panel of the figure), which is what a ranking needs, and never with
+# classification codes or across tasks (negative values are possible).
 #
 # Beside each MDL number, LogME's regression evidence
 # (`mdlnb.transfer.logme_regression`, nats/example, higher is better; here on
@@ -82,14 +84,19 @@ print("regression tasks:", mdlnb.data.names(kind="regression"))
 # linear regression, an independent route to a ranking.
 
 # %%
-result = study.run(config)
+result = study.run(config)   # a bar names the stage it is in (about 3 minutes on a 2-core CPU)
 result.save(paper_dir)
-result.regression()
+summary = result.regression_summary()
+display(Markdown(summary.attrs["note"]))
+report.show(summary, rows=None)   # every number, unrounded: beyond_regression.csv
 
 # %% [markdown]
 # The cumulative density code divided by n, along the stream (mean over
-# orders; band: min–max). Where two curves separate, one representation is
-# paying fewer nats per target than the other from that n on.
+# orders; band: min–max), one panel per task; the legend names each
+# representation and its LogME evidence. Where two curves separate, one
+# representation is paying fewer nats per target than the other from that n
+# on. The first batch (32 examples) is coded alike for every representation
+# (the targets' own Gaussian), so the curves start together.
 
 # %%
 fig = result.plot_regression()
@@ -106,7 +113,7 @@ fig = result.plot_regression()
 # over orders (a small number of orders: a wide interval).
 
 # %%
-result.calibration()
+report.show(result.calibration(), rows=None)
 
 # %%
 fig = result.plot_calibration()

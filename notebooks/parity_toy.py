@@ -74,7 +74,8 @@ config = study.ParityConfig.from_parameters(globals())
 #
 # All the measurements of this notebook — the exact algorithms' curves, the MLP
 # probes' curves and readout switching, described in the sections below — run
-# in one call; the sections show what it found.
+# in one call (about a minute on a laptop-class CPU; a bar names the stage it is
+# in); the sections show what it found.
 
 # %%
 result = study.run(config)
@@ -90,6 +91,13 @@ display(Markdown(result.describe()))
 # is a coin flip (probability ½) — the exact posterior predictive under a uniform
 # prior on s. Each seed is one permutation of the pool; the sizes are nested
 # prefixes of it, and every probe is scored on the same held-out examples.
+#
+# **Reading the figure.** Each line is a representation's loss, mean over the
+# seeds, with a band of ±1 sd; the dashed black line is ε; the hatched area
+# between a curve and ε is that representation's SDL (what it pays above the
+# tolerance); a dotted vertical line in a curve's colour is its εSC (the first
+# n where the mean loss is ≤ ε); the dash-dotted grey line is the n at which VA
+# and MDL are read. The legend repeats this key.
 
 # %%
 result.plot_curves()

@@ -35,7 +35,7 @@ profile = "default"          # "smoke" (CI, seconds), "default" (CPU, minutes), 
 paper_dir = "paper"          # where the figure and the table are written
 task_name = "digits"         # any name in mdlnb.data.names()
 split = "all"                # the whole dataset is one stream to compress
-size = None                  # None: every example; else a stratified subsample
+size: int | None = None      # None: every example; else a stratified subsample
 protocol = "default"         # board, B, switching m, standardisation: "small", "default",
                              # "paper-vtab" (Table 6, B 32, m 11), "paper-imagenet" (Table 9, B 512, m 2)
 seed = 0                     # example order, initialisations, replay samples
@@ -110,15 +110,27 @@ plt.show()
 # %% [markdown]
 # ## Stage 2: switching versus the best single expert
 #
-# The same loss matrix under different switching strategies (paper App. A.6).
-# The Bayesian mixture pays at most `log K` over the best expert but cannot
-# follow the best expert as it changes with data size (the "catch-up
-# phenomenon"); fixed share, the switch distribution and run-length models can.
+# The same loss matrix under different switching strategies (paper App. A.6);
+# the last column says how each one codes. The Bayesian mixture pays at most
+# `log K` over the best expert but cannot follow the best expert as it changes
+# with data size (the "catch-up phenomenon"); fixed share, the switch
+# distribution and run-length models can, and come out *below* the best single
+# expert (a negative `vs best expert`).
+#
+# **Why the elementwise mixture is so long.** It codes every example with the
+# plain average of all K experts' predicted probabilities, with weights that
+# never learn. Many experts of the board are poorly suited to the task at a
+# given n (too high or too low a learning rate, a readout too small or too
+# large; the bar chart above shows their own codes), and each of them drags
+# every prediction towards its own: the
+# elementwise mixture never pays more than log K nats for any one example,
+# but it pays a little on *every* example, so its excess over the best
+# expert grows with N instead of staying bounded, as the other mixtures' does.
 
 # %%
 table = rep.codelength_table()
-report.save_table(table, "quickstart_codelengths", paper_dir)
-table.round(3)
+report.save_table(table.drop(columns="how it codes"), "quickstart_codelengths", paper_dir)
+report.show(table, rows=None)   # the numbers saved, and how each code codes
 
 # %% [markdown]
 # The regret of the switching code relative to the best single expert, as the
@@ -154,14 +166,17 @@ rep.readout_preference()   # one order: which readout per data-size bin, not yet
 # times, so it is cheaper; one expects it to code less tightly than the online
 # code of the same expert, which is updated after every batch — but each block's
 # model trains for many epochs from scratch, so it can also come out shorter.
-# Which one it was on this run is printed below the table.
+# Which one it was on this run is printed below the table, and so is how to read
+# the table: why its first blocks cost *more* than the uniform code, and what
+# the `best epoch` column is.
 
 # %%
 best = rep.expert()
 block = blockwise.blockwise(task, best, order=rep.losses.order, seed=seed, epochs=blockwise_epochs)
 print(block)
 print(f"online code of the same expert: {rep.best_expert_nats:,.1f} nats")
-display(block.to_frame().round(3))
+display(report.show(block.to_frame(), rows=None))
+display(Markdown(block.notes(task)))
 display(Markdown(findings.blockwise_vs_online(block.total_nats, rep.best_expert_nats, task.n,
                                               expert=best.name)))
 

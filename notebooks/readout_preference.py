@@ -44,7 +44,7 @@ from mdlnb.studies import encoders as st
 from mdlnb.studies import finish
 
 config = st.EncodersConfig.from_overrides(overrides)
-result = st.run(config, progress=profile != "smoke")
+result = st.run(config)  # a progress bar when run interactively
 display(result.timing())
 
 # %% [markdown]

@@ -48,7 +48,7 @@ from mdlnb.studies import encoders as st
 from mdlnb.studies import finish
 
 config = st.EncodersConfig.from_overrides(overrides)
-result = st.run(config, progress=profile != "smoke")
+result = st.run(config)  # a progress bar when run interactively
 display(result.timing())
 
 # %% [markdown]
@@ -78,13 +78,13 @@ display(Markdown(report.to_markdown(result.friedman(encoders), digits=3)))
 # ## Where along n does the larger encoder pay off?
 #
 # The cumulative codelength of the larger encoder minus the smaller one's,
-# on the same examples in the same order, ± sd over orders. Below zero the
-# larger encoder has coded the labels so far in fewer nats.
+# on the same examples in the same order (mean over orders): a thin line per
+# task, coloured by its group, a thick line per group (the mean over its tasks),
+# both panels on one scale. Below zero the larger encoder has coded the labels
+# so far in fewer nats.
 
 # %%
-fig_regret, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(12, 4.0), layout="constrained")
-result.plot_regret(*regret_a, ax=ax_a)
-result.plot_regret(*regret_b, ax=ax_b)
+fig_regret = result.plot_regrets([regret_a, regret_b])
 plt.show()
 
 # %% [markdown]

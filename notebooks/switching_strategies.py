@@ -24,8 +24,11 @@
 # %% tags=["parameters"]
 profile = "default"          # "smoke" (CI, seconds), "default" (CPU, minutes), "full"
 paper_dir = "paper"          # where tables, figures and claims are written
-pairs = ["pixels/digits", "lite0@32/digits"]   # encoder/task pairs; the encoder "pixels" is the raw input
-size = None                  # None: every example; else a stratified subsample
+# encoder/task pairs (3 tasks × 2 encoders: claims b1, b2 take the task as their unit);
+# the encoder "pixels" is the raw input
+pairs = ["pixels/digits", "lite0@32/digits", "pixels/fashion_mnist", "lite0@32/fashion_mnist",
+         "pixels/textures", "lite0@32/textures"]
+size = 1000                  # None: every example; else a stratified subsample
 max_hidden_layers = 7        # linear + MLP 1..7 (the paper's VTAB board, Table 6)
 width = 64                   # hidden units (paper: 256; smaller for CPU)
 learning_rates = [1e-3, 3e-3]

@@ -1,6 +1,8 @@
 """Exact Bayesian linear regression prequential codes, NumPy float64: the independent
 reference of tests/test_regression_bayes.py (issue 28)."""
+
 import math
+
 import numpy as np
 from scipy.special import gammaln
 
@@ -12,10 +14,10 @@ def nig_prequential(X, y, *, lam=1.0, a0=1.0, b0=1.0, batch_size=1):
     w | s2 ~ N(0, s2/lam I), s2 ~ IG(a0, b0), y | x, w, s2 ~ N(x.w, s2); each batch of
     ``batch_size`` coded with the posterior of the batches before it."""
     n, d = X.shape
-    P = lam * np.eye(d)          # posterior precision (in units of 1/s2)
-    Pm = np.zeros(d)             # P @ m
+    P = lam * np.eye(d)  # posterior precision (in units of 1/s2)
+    Pm = np.zeros(d)  # P @ m
     a, b = a0, b0
-    yy = 0.0                     # for b: b = b0 + (yy - m'Pm)/2
+    yy = 0.0  # for b: b = b0 + (yy - m'Pm)/2
     out = np.empty(n)
     for lo in range(0, n, batch_size):
         hi = min(lo + batch_size, n)
@@ -24,8 +26,12 @@ def nig_prequential(X, y, *, lam=1.0, a0=1.0, b0=1.0, batch_size=1):
         scale2 = (b / a) * (1.0 + np.einsum("ij,ij->i", Xb, np.linalg.solve(P, Xb.T).T))
         nu = 2 * a
         r2 = (yb - Xb @ m) ** 2 / scale2
-        out[lo:hi] = -(gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * np.log(nu * math.pi * scale2)
-                       - (nu + 1) / 2 * np.log1p(r2 / nu))
+        out[lo:hi] = -(
+            gammaln((nu + 1) / 2)
+            - gammaln(nu / 2)
+            - 0.5 * np.log(nu * math.pi * scale2)
+            - (nu + 1) / 2 * np.log1p(r2 / nu)
+        )
         P = P + Xb.T @ Xb
         Pm = Pm + Xb.T @ yb
         yy += yb @ yb
@@ -42,8 +48,14 @@ def nig_log_evidence(X, y, *, lam=1.0, a0=1.0, b0=1.0):
     m = np.linalg.solve(P, X.T @ y)
     an = a0 + n / 2
     bn = b0 + 0.5 * (y @ y - m @ P @ m)
-    return (-n / 2 * LOG_2PI + 0.5 * (d * math.log(lam) - np.linalg.slogdet(P)[1])
-            + a0 * math.log(b0) - an * math.log(bn) + gammaln(an) - gammaln(a0))
+    return (
+        -n / 2 * LOG_2PI
+        + 0.5 * (d * math.log(lam) - np.linalg.slogdet(P)[1])
+        + a0 * math.log(b0)
+        - an * math.log(bn)
+        + gammaln(an)
+        - gammaln(a0)
+    )
 
 
 def known_noise_prequential(X, y, *, tau2, sigma2):

@@ -15,9 +15,11 @@ import time
 import jax
 import numpy as np
 
-EVENTS = {"/jax/compilation_cache/compile_requests_use_cache": "requests",
-          "/jax/compilation_cache/cache_hits": "hits",
-          "/jax/compilation_cache/cache_misses": "misses"}
+EVENTS = {
+    "/jax/compilation_cache/compile_requests_use_cache": "requests",
+    "/jax/compilation_cache/cache_hits": "hits",
+    "/jax/compilation_cache/cache_misses": "misses",
+}
 
 
 def main(argv):
@@ -36,8 +38,11 @@ def main(argv):
     x = rng.normal(size=(n, d)).astype(np.float32)
     y = (x[:, 0] + x[:, 1] > 0).astype(int)
     task = mdlnb.Task.from_arrays(x, y, name="compile-worker")
-    board = mdlnb.expert_grid([mdlnb.readouts.linear(), mdlnb.readouts.mlp(1, 16)],
-                              learning_rate=[1e-3, 1e-2], replay_streams=[2])
+    board = mdlnb.expert_grid(
+        [mdlnb.readouts.linear(), mdlnb.readouts.mlp(1, 16)],
+        learning_rate=[1e-3, 1e-2],
+        replay_streams=[2],
+    )
     t0 = time.perf_counter()
     report = mdlnb.evaluate(task, experts=board, cache=False)
     seconds = time.perf_counter() - t0
@@ -46,9 +51,17 @@ def main(argv):
     mdlnb.evaluate(task, experts=board, cache=False)
     warm = time.perf_counter() - t0
     with open(argv[0], "w") as f:
-        json.dump({**first, "total_nats": report.total_nats, "seconds": seconds,
-                   "warm_seconds": warm, "cache": str(_xla_cache.status()["path"]),
-                   "reason": _xla_cache.status()["reason"]}, f)
+        json.dump(
+            {
+                **first,
+                "total_nats": report.total_nats,
+                "seconds": seconds,
+                "warm_seconds": warm,
+                "cache": str(_xla_cache.status()["path"]),
+                "reason": _xla_cache.status()["reason"],
+            },
+            f,
+        )
 
 
 if __name__ == "__main__":

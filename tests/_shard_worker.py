@@ -22,8 +22,12 @@ def board():
 
     # two architectures × three learning rates × two EMA rates: 12 experts in
     # two groups of 6 (4 devices: shares of 2 and padding; 2 processes: 3 each)
-    return expert_grid([readouts.linear(), readouts.mlp(1, 16)], learning_rate=[1e-3, 3e-3, 1e-2],
-                       ema=[0.1, 1.0], replay_streams=[2])
+    return expert_grid(
+        [readouts.linear(), readouts.mlp(1, 16)],
+        learning_rate=[1e-3, 3e-3, 1e-2],
+        ema=[0.1, 1.0],
+        replay_streams=[2],
+    )
 
 
 def task():
@@ -52,8 +56,12 @@ def main(argv):
     if len(argv) > 1:
         pid, nproc, port = (int(a) for a in argv[1:4])
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
-        jax.distributed.initialize(coordinator_address=f"127.0.0.1:{port}", num_processes=nproc,
-                                   process_id=pid, local_device_ids=[0])
+        jax.distributed.initialize(
+            coordinator_address=f"127.0.0.1:{port}",
+            num_processes=nproc,
+            process_id=pid,
+            local_device_ids=[0],
+        )
     from mdlnb import prequential
 
     lm = prequential.run(task(), board(), batch_size=16, seed=5, cache=False, memory_budget=None)

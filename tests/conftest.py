@@ -8,9 +8,6 @@ import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-# a test whose xdist worker process dies (a segfault in native code) runs once more
-pytest_plugins = ["_crash_rerun"]
-
 
 def _shared_xla_cache(old_root: str | None) -> Path:
     """Where the session's compiled programs live: ``$MDLNB_TEST_XLA_CACHE``, else the
@@ -55,3 +52,48 @@ def _private_cache(tmp_path_factory):
         os.environ.pop("MDLNB_CACHE", None)
     else:
         os.environ["MDLNB_CACHE"] = old
+
+
+# -------------------------------------------------------------- memory mappings per worker
+# A worker compiles thousands of programs, and on a CPU each holds memory mappings of
+# its own; at vm.max_map_count (65,530) the next compilation killed the worker with a
+# segmentation fault (mdlnb/_mapguard.py, benchmarks/RESULTS.md). mdlnb's entry points
+# keep a process below half the cap; a check after each test covers tests that jit
+# directly, and the summary prints each worker's peak.
+
+_MAPS = pytest.StashKey[dict]()
+
+
+def pytest_runtest_teardown(item):
+    from mdlnb import _mapguard
+
+    _mapguard.relieve()
+
+
+def pytest_sessionfinish(session):
+    from mdlnb import _mapguard
+
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:  # an xdist worker: its numbers travel to the controller
+        out["mapguard"] = _mapguard.stats()
+    elif _MAPS not in session.config.stash:  # no workers: this process ran the tests
+        session.config.stash[_MAPS] = {"main": _mapguard.stats()}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    stats = getattr(node, "workeroutput", {}).get("mapguard")
+    if stats:
+        node.config.stash.setdefault(_MAPS, {})[node.gateway.id] = stats
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    seen = config.stash.get(_MAPS, {})
+    cap = next(iter(seen.values()))["limit"] if seen else None
+    if cap:
+        parts = [
+            f"{w} peak {s['peak']:,}, programs dropped {s['relieved']}x" for w, s in seen.items()
+        ]
+        terminalreporter.write_line(
+            f"memory mappings (vm.max_map_count {cap:,}): " + "; ".join(parts)
+        )

@@ -26,11 +26,16 @@ def test_empty_is_aligned_float32(shape):
 
 def test_read_npz_matches_numpy_load(tmp_path):
     rng = np.random.default_rng(0)
-    arrays = {"f32": rng.standard_normal((37, 5)).astype(np.float32),
-              "f32_fortran": np.asfortranarray(rng.standard_normal((4, 6)).astype(np.float32)),
-              "f32_big_endian": rng.standard_normal(9).astype(">f4"),
-              "f64": rng.standard_normal((3, 3)), "i64": np.arange(7), "scalar": np.float32(2.5),
-              "text": np.array('{"a": 1}'), "empty": np.zeros((0, 3), np.float32)}
+    arrays = {
+        "f32": rng.standard_normal((37, 5)).astype(np.float32),
+        "f32_fortran": np.asfortranarray(rng.standard_normal((4, 6)).astype(np.float32)),
+        "f32_big_endian": rng.standard_normal(9).astype(">f4"),
+        "f64": rng.standard_normal((3, 3)),
+        "i64": np.arange(7),
+        "scalar": np.float32(2.5),
+        "text": np.array('{"a": 1}'),
+        "empty": np.zeros((0, 3), np.float32),
+    }
     path = atomic_savez(tmp_path / "x.npz", **arrays)
     got = read_npz(path)
     with np.load(path) as z:
@@ -74,14 +79,29 @@ def test_loss_matrices_are_read_in_place(tmp_path):
     # a float64 or NaN-holding input gets an aligned copy (NaN → +inf); a float32 one is kept
     L = lm.losses.astype(np.float64)
     L[3, 1] = np.nan
-    m = prequential.LossMatrix(losses=L, experts=lm.experts, order=lm.order, task_name="t",
-                               num_classes=10, seed=1, batch_size=16)
+    m = prequential.LossMatrix(
+        losses=L,
+        experts=lm.experts,
+        order=lm.order,
+        task_name="t",
+        num_classes=10,
+        seed=1,
+        batch_size=16,
+    )
     assert _aligned.is_aligned(m.losses) and m.losses[3, 1] == np.inf
-    np.testing.assert_array_equal(np.delete(m.losses.ravel(), 3 * 2 + 1),
-                                  np.delete(lm.losses.ravel(), 3 * 2 + 1))
+    np.testing.assert_array_equal(
+        np.delete(m.losses.ravel(), 3 * 2 + 1), np.delete(lm.losses.ravel(), 3 * 2 + 1)
+    )
     own = np.ascontiguousarray(lm.losses)
-    kept = prequential.LossMatrix(losses=own, experts=lm.experts, order=lm.order, task_name="t",
-                                  num_classes=10, seed=1, batch_size=16)
+    kept = prequential.LossMatrix(
+        losses=own,
+        experts=lm.experts,
+        order=lm.order,
+        task_name="t",
+        num_classes=10,
+        seed=1,
+        batch_size=16,
+    )
     assert kept.losses is own
 
 
@@ -89,7 +109,7 @@ def _at_offset(values: np.ndarray, offset: int) -> np.ndarray:
     """A C-contiguous float32 copy of ``values`` whose data starts ``offset``
     float32 entries after a 64-byte boundary."""
     buf = _aligned.empty((values.size + 16,)).reshape(-1)
-    out = buf[offset:offset + values.size].reshape(values.shape)
+    out = buf[offset : offset + values.size].reshape(values.shape)
     out[...] = values
     return out
 

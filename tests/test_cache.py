@@ -22,12 +22,16 @@ def filled(monkeypatch, tmp_path):
     root = tmp_path / "cache"
     monkeypatch.setenv("MDLNB_CACHE", str(root))
     made = {}
-    for kind, name, size, when in [("losses", "a.npz", 100, OLD), ("losses", "b.npz", 3000, NEW),
-                                   ("features", "f.npz", 20000, OLD), ("data", "d.npz", 10, NEW)]:
+    for kind, name, size, when in [
+        ("losses", "a.npz", 100, OLD),
+        ("losses", "b.npz", 3000, NEW),
+        ("features", "f.npz", 20000, OLD),
+        ("data", "d.npz", 10, NEW),
+    ]:
         path = _io.atomic_savez(_io.cache_dir(kind) / name, x=np.zeros(size))
         os.utime(path, (when, when))
         made[(kind, name)] = os.path.getsize(path)
-    (root / "losses" / ".b.npz.abc123.tmp").write_bytes(b"partial")   # a writer in flight
+    (root / "losses" / ".b.npz.abc123.tmp").write_bytes(b"partial")  # a writer in flight
     (root / "losses" / ".c.npz.lock").write_bytes(b"")
     return root, made
 
@@ -52,13 +56,16 @@ def test_usage_per_kind(filled):
 def test_clear_by_kind_and_date(filled):
     root, made = filled
     gone = cache.clear(older_than="2026-02-01")
-    assert sorted((e.kind, e.path.name) for e in gone) == [("features", "f.npz"), ("losses", "a.npz")]
+    assert sorted((e.kind, e.path.name) for e in gone) == [
+        ("features", "f.npz"),
+        ("losses", "a.npz"),
+    ]
     assert sum(e.bytes for e in gone) == made[("features", "f.npz")] + made[("losses", "a.npz")]
     assert (root / "losses" / "b.npz").exists() and (root / "data" / "d.npz").exists()
     gone = cache.clear("losses")
     assert [e.path.name for e in gone] == ["b.npz"]
     assert (root / "data" / "d.npz").exists()
-    assert (root / "losses" / ".b.npz.abc123.tmp").exists()     # in-flight writes untouched
+    assert (root / "losses" / ".b.npz.abc123.tmp").exists()  # in-flight writes untouched
     assert (root / "losses" / ".c.npz.lock").exists()
     assert [e.path.name for e in cache.clear()] == ["d.npz"]
     assert cache.entries() == []
@@ -81,17 +88,24 @@ def test_cli_lists_and_clears(filled, capsys):
     losses = made[("losses", "a.npz")] + made[("losses", "b.npz")]
     assert f"losses            2 files {cache.human_bytes(losses):>11}" in out
     assert cli.main(["cache", "--clear", "--kind", "features"]) == 0
-    assert f"removed 1 entries ({cache.human_bytes(made[('features', 'f.npz')])})" \
+    assert (
+        f"removed 1 entries ({cache.human_bytes(made[('features', 'f.npz')])})"
         in capsys.readouterr().out
+    )
     assert cli.main(["cache", "--clear", "--older-than", "2026-02-01"]) == 0
-    assert "removed 1 entries" in capsys.readouterr().out       # losses/a.npz
+    assert "removed 1 entries" in capsys.readouterr().out  # losses/a.npz
     assert cli.main(["cache", "--kind", "nope"]) == 2
     assert "kind: unknown cache kind" in capsys.readouterr().err
 
 
 def test_human_bytes():
-    assert [cache.human_bytes(n) for n in (0, 1023, 1536, 5 * 2**20, 3 * 2**40)] == \
-        ["0 B", "1023 B", "1.5 KiB", "5.0 MiB", "3.0 TiB"]
+    assert [cache.human_bytes(n) for n in (0, 1023, 1536, 5 * 2**20, 3 * 2**40)] == [
+        "0 B",
+        "1023 B",
+        "1.5 KiB",
+        "5.0 MiB",
+        "3.0 TiB",
+    ]
 
 
 def test_cleared_loss_matrix_is_recomputed(monkeypatch, tmp_path):
@@ -105,11 +119,13 @@ def test_cleared_loss_matrix_is_recomputed(monkeypatch, tmp_path):
     assert cache.usage("losses").files.item() == 1
     calls = []
     original = _program._run_chunk
-    monkeypatch.setattr(_program, "_run_chunk", lambda *a, **k: calls.append(1) or original(*a, **k))
+    monkeypatch.setattr(
+        _program, "_run_chunk", lambda *a, **k: calls.append(1) or original(*a, **k)
+    )
     prequential.run(task, board, batch_size=16)
-    assert calls == []                                           # a hit: nothing ran
+    assert calls == []  # a hit: nothing ran
     assert cli.main(["cache", "--clear", "--kind", "losses"]) == 0
     again = prequential.run(task, board, batch_size=16)
-    assert calls                                                 # computed again
+    assert calls  # computed again
     np.testing.assert_array_equal(again.losses, first.losses)
     assert cache.usage("losses").files.item() == 1

@@ -68,8 +68,12 @@ def _reference(z, y, bs, fit):
 
 def _scipy_fit(z, y):
     """The exact minimiser of the past log-loss in log β on [−4, 4] (scipy)."""
-    return optimize.minimize_scalar(lambda u: _loss(u, z, y), bounds=(cal.LOG_BETA_MIN, cal.LOG_BETA_MAX),
-                                    method="bounded", options={"xatol": 1e-9}).x
+    return optimize.minimize_scalar(
+        lambda u: _loss(u, z, y),
+        bounds=(cal.LOG_BETA_MIN, cal.LOG_BETA_MAX),
+        method="bounded",
+        options={"xatol": 1e-9},
+    ).x
 
 
 def _grid_fit(z, y):
@@ -79,7 +83,7 @@ def _grid_fit(z, y):
     i = int(np.argmin(f))
     if i in (0, cal.GRID - 1):
         return u[i]
-    f0, f1, f2 = f[i - 1:i + 2]
+    f0, f1, f2 = f[i - 1 : i + 2]
     return u[i] + (u[1] - u[0]) * 0.5 * (f0 - f2) / (f0 - 2 * f1 + f2)
 
 
@@ -87,9 +91,16 @@ def _fixed_run(task, seed=3, **kw):
     """Stage 1 on one fixed-logit expert (replay 0), calibrated and not; its logits in
     stream order."""
     e = mdlnb.Expert(_Fixed("linear", "linear", 0, 0), 1e-3, replay_streams=0, calibrate=True)
-    lm, params = prequential.run_with_params(task, [e, e.replace(calibrate=False)], batch_size=B,
-                                             seed=seed, standardize="none", cache=False,
-                                             progress=False, **kw)
+    lm, params = prequential.run_with_params(
+        task,
+        [e, e.replace(calibrate=False)],
+        batch_size=B,
+        seed=seed,
+        standardize="none",
+        cache=False,
+        progress=False,
+        **kw,
+    )
     z = np.asarray(_Fixed("linear", "linear", 0, 0).apply(params[0]["ema"], task.x[lm.order]))
     return lm, z, np.asarray(task.y)[lm.order]
 
@@ -154,19 +165,20 @@ def test_code_function_is_the_program(fixed):
 
 def test_changing_a_later_label_never_changes_an_earlier_loss():
     task = _toy(n=160)
-    board = mdlnb.expert_grid([R.linear(), R.mlp(1, 16)], learning_rate=[1e-2], replay_streams=[2],
-                              calibrate=True)
+    board = mdlnb.expert_grid(
+        [R.linear(), R.mlp(1, 16)], learning_rate=[1e-2], replay_streams=[2], calibrate=True
+    )
     kw = dict(batch_size=B, seed=0, cache=False, progress=False)
     lm = prequential.run(task, board, **kw)
-    p = 90                                    # stream position in batch 5
+    p = 90  # stream position in batch 5
     y2 = np.asarray(task.y).copy()
     i = lm.order[p]
     y2[i] = (y2[i] + 1) % task.num_classes
     lm2 = prequential.run(mdlnb.Task("toy", task.x, y2, task.num_classes), board, **kw)
     np.testing.assert_array_equal(lm.losses[:p], lm2.losses[:p])
-    rest = np.r_[p + 1:(p // B + 1) * B]     # the rest of its batch: coded before it is seen
+    rest = np.r_[p + 1 : (p // B + 1) * B]  # the rest of its batch: coded before it is seen
     np.testing.assert_array_equal(lm.losses[rest], lm2.losses[rest])
-    assert not np.array_equal(lm.losses[(p // B + 1) * B:], lm2.losses[(p // B + 1) * B:])
+    assert not np.array_equal(lm.losses[(p // B + 1) * B :], lm2.losses[(p // B + 1) * B :])
 
 
 def test_code_uses_only_earlier_batches():
@@ -180,7 +192,7 @@ def test_code_uses_only_earlier_batches():
         y2[p] = (y2[p] + 1) % 3
         out = np.asarray(cal.code(z2, y2, B))
         end = (p // B + 1) * B
-        keep = np.r_[:p, p + 1:min(end, 100)]
+        keep = np.r_[:p, p + 1 : min(end, 100)]
         np.testing.assert_array_equal(out[keep], base[keep])
 
 
@@ -191,8 +203,8 @@ def test_first_two_batches_are_the_uncalibrated_code(fixed):
     lm, _, _ = fixed
     # batch 0 uniform, batch 1 at β = 1: the calibrated expert's first 2B losses are
     # exactly its uncalibrated twin's (same parameters: training does not see β)
-    np.testing.assert_array_equal(lm.losses[:2 * B, 0], lm.losses[:2 * B, 1])
-    assert not np.array_equal(lm.losses[2 * B:, 0], lm.losses[2 * B:, 1])
+    np.testing.assert_array_equal(lm.losses[: 2 * B, 0], lm.losses[: 2 * B, 1])
+    assert not np.array_equal(lm.losses[2 * B :, 0], lm.losses[2 * B :, 1])
 
 
 def test_calibration_does_not_change_training_or_the_uncalibrated_experts():
@@ -200,8 +212,12 @@ def test_calibration_does_not_change_training_or_the_uncalibrated_experts():
     board = mdlnb.expert_grid([R.linear(), R.mlp(1, 16)], learning_rate=[3e-3], replay_streams=[2])
     kw = dict(batch_size=B, seed=1, progress=False)
     plain, p_plain = prequential.run_with_params(task, board, cache=False, **kw)
-    twins = mdlnb.expert_grid([R.linear(), R.mlp(1, 16)], learning_rate=[3e-3], replay_streams=[2],
-                              calibrate=[False, True])
+    twins = mdlnb.expert_grid(
+        [R.linear(), R.mlp(1, 16)],
+        learning_rate=[3e-3],
+        replay_streams=[2],
+        calibrate=[False, True],
+    )
     both, p_both = prequential.run_with_params(task, twins, cache=False, **kw)
     np.testing.assert_array_equal(both.losses[:, ::2], plain.losses)
     # and a calibrated expert's losses do not depend on the rest of the board (what
@@ -209,8 +225,9 @@ def test_calibration_does_not_change_training_or_the_uncalibrated_experts():
     alone = prequential.run(task, twins[1::2], cache=False, **kw)
     np.testing.assert_array_equal(both.losses[:, 1::2], alone.losses)
     for k in range(len(board)):  # the calibrated twin trained to the same parameters
-        for a, b in zip(jax.tree_util.tree_leaves(p_both[2 * k + 1]),
-                        jax.tree_util.tree_leaves(p_plain[k])):
+        for a, b in zip(
+            jax.tree_util.tree_leaves(p_both[2 * k + 1]), jax.tree_util.tree_leaves(p_plain[k])
+        ):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
@@ -244,8 +261,9 @@ def test_cached_calibrated_run_is_read_back(tmp_path, monkeypatch):
     monkeypatch.setenv("MDLNB_CACHE", str(tmp_path))
     task = _toy(n=64)
     kw = dict(batch_size=B, seed=0, progress=False)
-    board = mdlnb.expert_grid(R.linear(), learning_rate=[1e-2], replay_streams=[1],
-                              calibrate=[False, True])
+    board = mdlnb.expert_grid(
+        R.linear(), learning_rate=[1e-2], replay_streams=[1], calibrate=[False, True]
+    )
     a = prequential.run(task, board, **kw)
     b = prequential.run(task, board, **kw)
     np.testing.assert_array_equal(a.losses, b.losses)
@@ -290,19 +308,24 @@ def test_offline_estimators_reject_calibrated_experts():
 
 def test_pruned_calibrated_run_keeps_the_survivors_losses():
     task = mdlnb.data.load("digits").take(np.arange(96))
-    board = tuple(mdlnb.expert_grid([R.linear(), R.mlp(1, 32)], learning_rate=[1e-3, 1e-2],
-                                    calibrate=True))
+    board = tuple(
+        mdlnb.expert_grid([R.linear(), R.mlp(1, 32)], learning_rate=[1e-3, 1e-2], calibrate=True)
+    )
     proto = mdlnb.protocol("default", board=board)
     full = prequential.run(task, protocol=proto, cache=False, progress=False, memory_budget=None)
-    pruned = prequential.run(task, protocol=proto.replace(prune=mdlnb.Prune(
-        threshold=0.6, window=32, segment_batches=1)), cache=False, progress=False,
-        memory_budget=None)
+    pruned = prequential.run(
+        task,
+        protocol=proto.replace(prune=mdlnb.Prune(threshold=0.6, window=32, segment_batches=1)),
+        cache=False,
+        progress=False,
+        memory_budget=None,
+    )
     at = np.asarray(pruned.meta["prune"]["pruned_at"])
     assert 0 < (at < task.n).sum() < len(board)
     # exact up to the first pruning step; then the compacted groups carry their
     # summaries along (compacted blocks may round the last bit differently, as in
     # tests/test_prune.py)
-    np.testing.assert_array_equal(pruned.losses[:at.min()], full.losses[:at.min()])
+    np.testing.assert_array_equal(pruned.losses[: at.min()], full.losses[: at.min()])
     live = np.arange(task.n)[:, None] < at
     np.testing.assert_allclose(pruned.losses[live], full.losses[live], rtol=1e-4, atol=1e-5)
 
@@ -310,15 +333,17 @@ def test_pruned_calibrated_run_keeps_the_survivors_losses():
 def test_checkpoint_round_trip_holds_the_summaries(tmp_path):
     from mdlnb.prequential import _checkpointer, _groups
 
-    board = mdlnb.expert_grid([R.linear(), R.mlp(1, 16)], learning_rate=[1e-3],
-                              calibrate=[False, True])
+    board = mdlnb.expert_grid(
+        [R.linear(), R.mlp(1, 16)], learning_rate=[1e-3], calibrate=[False, True]
+    )
     _, _, _, state, _ = _groups._layout(board, 1, 6, 5, B, 0, None, "float32")
     assert [g.calib is None for g in state] == [True, False, True, False]
     state = tuple(g._replace(calib=g.calib + 1.5) if g.calib is not None else g for g in state)
     like = _groups._layout(board, 1, 6, 5, B, 0, None, "float32", build=False)[3]
     path = tmp_path / "c.ckpt.npz"
-    _checkpointer._save_checkpoint(path, "k", state, np.zeros((4, 4)),
-                                   (np.zeros(6), np.zeros(6), 0.0), 3)
+    _checkpointer._save_checkpoint(
+        path, "k", state, np.zeros((4, 4)), (np.zeros(6), np.zeros(6), 0.0), 3
+    )
     back = _checkpointer._load_checkpoint(path, "k", like)[0]
     for a, b in zip(jax.tree_util.tree_leaves(state), jax.tree_util.tree_leaves(back)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

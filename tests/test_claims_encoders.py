@@ -13,8 +13,14 @@ from mdlnb.studies import encoders as st
 from mdlnb.studies.encoders import _claims
 
 ENC = ["e0", "e1", "e2", "e3"]
-TASKS = {"n1": "natural", "n2": "natural", "n3": "natural",
-         "s1": "structured", "s2": "structured", "s3": "structured"}
+TASKS = {
+    "n1": "natural",
+    "n2": "natural",
+    "n3": "natural",
+    "s1": "structured",
+    "s2": "structured",
+    "s3": "structured",
+}
 
 
 def _rows(metric, values, seeds=(0,)):
@@ -23,8 +29,19 @@ def _rows(metric, values, seeds=(0,)):
     for task, vals in values.items():
         for enc, v in zip(ENC, vals):
             for s, x in zip(seeds, np.atleast_1d(v)):
-                out.append(dict(encoder=enc, architecture="a", objective="o", size="S", task=task,
-                                group=TASKS[task], metric=metric, value=float(x), seed=s))
+                out.append(
+                    dict(
+                        encoder=enc,
+                        architecture="a",
+                        objective="o",
+                        size="S",
+                        task=task,
+                        group=TASKS[task],
+                        metric=metric,
+                        value=float(x),
+                        seed=s,
+                    )
+                )
     return out
 
 
@@ -44,22 +61,42 @@ def _curves(frame, sizes=(100, 200, 400), n=400):
     (f)'s statistic −log10(sd / gap) grows by ½·log10 n, the law the claim restates)."""
     cl = frame[frame["metric"] == "codelength [nats]"]
     mean = cl.groupby(["task", "encoder"])["value"].transform("mean")
-    rows = [pd.DataFrame({"encoder": cl["encoder"], "task": cl["task"], "seed": cl["seed"],
-                          "n": k, "cumulative [nats]": mean * k / n
-                          + (cl["value"] - mean) * np.sqrt(k / n)}) for k in sizes]
+    rows = [
+        pd.DataFrame(
+            {
+                "encoder": cl["encoder"],
+                "task": cl["task"],
+                "seed": cl["seed"],
+                "n": k,
+                "cumulative [nats]": mean * k / n + (cl["value"] - mean) * np.sqrt(k / n),
+            }
+        )
+        for k in sizes
+    ]
     return pd.concat(rows, ignore_index=True)
 
 
 def _result(frame, posterior=None, seeds=(0, 1, 2)):
     cfg = SimpleNamespace(protocol="small", seeds=seeds, posterior_bins=8)
-    return SimpleNamespace(frame=frame, posterior=posterior, config=cfg, curves=_curves(frame),
-                           sizes={t: 400 for t in TASKS})
+    return SimpleNamespace(
+        frame=frame,
+        posterior=posterior,
+        config=cfg,
+        curves=_curves(frame),
+        sizes={t: 400 for t in TASKS},
+    )
 
 
 # linear order e0 > e1 > e2 > e3 on every task; the MLP order differs per task
 LIN = {t: [0.9, 0.8, 0.7, 0.6] for t in TASKS}
-MLP = {"n1": [0.6, 0.7, 0.8, 0.9], "n2": [0.9, 0.8, 0.6, 0.7], "n3": [0.7, 0.9, 0.8, 0.6],
-       "s1": [0.8, 0.9, 0.6, 0.7], "s2": [0.6, 0.8, 0.7, 0.9], "s3": [0.9, 0.6, 0.7, 0.8]}
+MLP = {
+    "n1": [0.6, 0.7, 0.8, 0.9],
+    "n2": [0.9, 0.8, 0.6, 0.7],
+    "n3": [0.7, 0.9, 0.8, 0.6],
+    "s1": [0.8, 0.9, 0.6, 0.7],
+    "s2": [0.6, 0.8, 0.7, 0.9],
+    "s3": [0.9, 0.6, 0.7, 0.8],
+}
 
 
 def test_readout_depth():
@@ -70,18 +107,22 @@ def test_readout_depth():
 
 def _avg_rank_delta_tau(linear, mlp, mdl_means, tasks):
     """(a2)'s statistic from the raw values with SciPy: average ranks over ``tasks``."""
+
     def avg(values, higher_is_better=True):
         r = [stats.rankdata([-v if higher_is_better else v for v in values[t]]) for t in tasks]
         return np.mean(r, axis=0)
+
     lin, ml, md = avg(linear), avg(mlp), avg(mdl_means, higher_is_better=False)
     return stats.kendalltau(ml, md).statistic - stats.kendalltau(ml, lin).statistic
 
 
 def _avg_rank_tau(x, y, tasks, x_higher=True, y_higher=True):
     """Kendall τ of two methods' average-rank orders over ``tasks``, from the raw values."""
+
     def avg(values, higher_is_better):
         r = [stats.rankdata([-v if higher_is_better else v for v in values[t]]) for t in tasks]
         return np.mean(r, axis=0)
+
     return stats.kendalltau(avg(x, x_higher), avg(y, y_higher)).statistic
 
 
@@ -96,8 +137,7 @@ def test_a_replicates_when_mdl_follows_the_mlp_order():
     assert a1.ci_low <= gap <= a1.ci_high and a1.n == 6 and a1.unit == "tasks"
     assert "1 − Kendall τ between the average-rank orders of 4 encoders" in a1.rule
     # Δτ of the average-rank orders, recomputed from the raw values
-    dt = (_avg_rank_tau(MLP, mdl, list(TASKS), y_higher=False)
-          - _avg_rank_tau(MLP, LIN, list(TASKS)))
+    dt = _avg_rank_tau(MLP, mdl, list(TASKS), y_higher=False) - _avg_rank_tau(MLP, LIN, list(TASKS))
     assert dt > 0.14 and a2.estimate == pytest.approx(dt)
     assert a2.direction in (REPLICATED, UNDETERMINED) and "bootstrap interval" in a2.rule
     # codelengths 100 nats apart with sd 1 over orders: sd / gap = 0.01 in all 24 cells,
@@ -110,7 +150,7 @@ def test_a_replicates_when_mdl_follows_the_mlp_order():
 
 
 def test_a_and_f_reverse_or_shrink_when_the_probes_agree_under_order_noise():
-    mdl = {t: [10.0, 11.0, 12.0, 13.0] for t in TASKS}        # gaps 1 nat, sd 5
+    mdl = {t: [10.0, 11.0, 12.0, 13.0] for t in TASKS}  # gaps 1 nat, sd 5
     res = _result(_frame(LIN, LIN, mdl, sd=5.0))
     a1, a2, f = _claims.objectives_claims(res, ENC)
     # 1 − τ = 0 in every resample: [0, 0] contains no effect and lies below the paper's 0.27
@@ -125,8 +165,10 @@ def test_a_and_f_reverse_or_shrink_when_the_probes_agree_under_order_noise():
 
 def test_f_without_orders_and_a_with_two_tasks():
     two = {t: LIN[t] for t in ("n1", "s1")}
-    res = _result(_frame(two, {t: MLP[t] for t in two}, {t: [1.0, 2.0, 3.0, 4.0] for t in two},
-                         seeds=(0,)), seeds=(0,))
+    res = _result(
+        _frame(two, {t: MLP[t] for t in two}, {t: [1.0, 2.0, 3.0, 4.0] for t in two}, seeds=(0,)),
+        seeds=(0,),
+    )
     a1, a2, f = _claims.objectives_claims(res, ENC)
     assert a1.n == 2 and a1.direction in (UNDETERMINED, REPLICATED)
     assert (f.direction, f.size) == (UNDETERMINED, UNDETERMINED)
@@ -147,8 +189,18 @@ def _posterior(target):
                     depth = 0 if b <= 189 else target[task]
                     for k, r in enumerate(("linear", "mlp1", "mlp2", "mlp3")):
                         p = 0.25 if b <= 20 else 0.9 if k == depth else 0.1 / 3
-                        rows.append(dict(encoder=enc, task=task, group=group, seed=s,
-                                         t_start=int(a), t_end=int(b), readout=r, probability=p))
+                        rows.append(
+                            dict(
+                                encoder=enc,
+                                task=task,
+                                group=group,
+                                seed=s,
+                                t_start=int(a),
+                                t_end=int(b),
+                                readout=r,
+                                probability=p,
+                            )
+                        )
     return pd.DataFrame(rows)
 
 
@@ -201,7 +253,7 @@ def test_d_undetermined_without_structured_tasks_or_long_streams():
     assert (d2.direction, d2.size) == (UNDETERMINED, UNDETERMINED)
     assert "samples of 0 and 3 tasks: no interval" in d2.our_value
     assert d3.direction == UNDETERMINED
-    short = post[post["t_end"] <= 89]          # no two bins from t = 2B = 64 on
+    short = post[post["t_end"] <= 89]  # no two bins from t = 2B = 64 on
     d1, _, _ = _claims.readout_claims(_result(frame, short, seeds=(0, 1)))
     assert d1.direction == UNDETERMINED and "no (encoder, task) pair" in d1.our_value
 
@@ -215,7 +267,7 @@ def test_friedman_and_nemenyi_are_undefined_on_too_few_tasks():
     fr = _tables.friedman_table(frame, ENC)
     full = fr[fr["tasks"] == "all"]
     assert (full["N"] == 6).all() and (full["note"] == "").all() and full["p"].notna().all()
-    grp = fr[fr["tasks"] != "all"]                # 3 natural, 3 structured: defined
+    grp = fr[fr["tasks"] != "all"]  # 3 natural, 3 structured: defined
     assert grp["p"].notna().all()
     two = frame[frame["task"].isin(["n1", "n2", "s1"])]
     fr2 = _tables.friedman_table(two, ENC).set_index(["tasks", "method"])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mdlnb import curves
-from mdlnb.claims import CONSISTENT, FAILS, PASSES, REPLICATED, SMALLER, UNDETERMINED
+from mdlnb.claims import CONSISTENT, FAILS, PASSES, SMALLER, UNDETERMINED
 from mdlnb.curves import LossDataCurve
 from mdlnb.studies.parity import parity_claims
 
@@ -53,6 +53,7 @@ def test_parity_claims_fail_when_a_seed_never_learns():
     assert g3.direction == FAILS and "seed 2 SDL" in g3.our_value
     # 2 of 3 seeds: Clopper-Pearson [q, r] with P(X >= 2 | q) = 0.025, P(X <= 2 | r) = 0.025
     from scipy import optimize, stats
+
     q = optimize.brentq(lambda p: stats.binom.sf(1, 3, p) - 0.025, 1e-9, 1 - 1e-9)
     r = optimize.brentq(lambda p: stats.binom.cdf(2, 3, p) - 0.025, 1e-9, 1 - 1e-9)
     assert (g1.ci_low, g1.ci_high) == pytest.approx((q, r))
@@ -77,15 +78,17 @@ def _toy(alpha):
     pool_b, test_b = curves.split_test(raw, 0.2)
     pool_a, test_a = curves.split_test(noisy, 0.2)
     grid = curves.log_grid(pool_b.n, 8, n_min=2)
-    return (curves.algorithm_curve(pool_a, "bernoulli", test=test_a, sizes=grid, seeds=3),
-            curves.algorithm_curve(pool_b, "gf2", test=test_b, sizes=grid, seeds=3))
+    return (
+        curves.algorithm_curve(pool_a, "bernoulli", test=test_a, sizes=grid, seeds=3),
+        curves.algorithm_curve(pool_b, "gf2", test=test_b, sizes=grid, seeds=3),
+    )
 
 
 def test_parity_claims_on_the_exact_algorithms():
     a, b = _toy(0.1)
     eps = 0.5 * curves.binary_entropy(0.1)
     got = [(c.direction, c.size) for c in parity_claims(a, b, eps, at=[3, 100])]
-    assert got == [(UNDETERMINED, CONSISTENT)] * 2 + [(PASSES, "—")]   # 3 seeds: CP ≥ 0.29
+    assert got == [(UNDETERMINED, CONSISTENT)] * 2 + [(PASSES, "—")]  # 3 seeds: CP ≥ 0.29
 
 
 def test_g3_on_a_noisy_label_whose_sdl_can_be_tight():
@@ -94,7 +97,7 @@ def test_g3_on_a_noisy_label_whose_sdl_can_be_tight():
     ε = 2.5 H(0.05) both SDLs are decided once B has learned s (d = 6: n ≈ 8-16)."""
     a, b = _toy(0.05)
     h = curves.binary_entropy(0.05)
-    assert a.loss[:, -1].max() < 2.5 * h / 2 < LOG2 / 2      # A tight at the end
+    assert a.loss[:, -1].max() < 2.5 * h / 2 < LOG2 / 2  # A tight at the end
     g3 = parity_claims(a, b, 2.5 * h, at=[3, 100], floor=h)[2]
     assert g3.direction == PASSES and "one winner each on all 4 curves" in g3.our_value
     # the same toy at alpha = 0.1 and its old ε = 1.5 H: A's SDL never tight, nothing named
@@ -105,7 +108,7 @@ def test_g3_on_a_noisy_label_whose_sdl_can_be_tight():
 
 
 def test_g3_eps_must_exceed_twice_the_floor():
-    for floor in (0.3, 0.15, 0.1):   # 0.2 nats is not above 2 x floor
+    for floor in (0.3, 0.15, 0.1):  # 0.2 nats is not above 2 x floor
         with pytest.raises(ValueError, match="eps"):
             parity_claims(QUICK, LIMIT, 0.2, at=[4, 64], floor=floor)
     g3 = parity_claims(QUICK, LIMIT, 0.2, at=[4, 64], floor=0.09)[2]
@@ -117,31 +120,53 @@ def test_parity_result_reads_its_curves():
     (the switching reports are not needed for them)."""
     from mdlnb.studies.parity import ParityConfig, ParityResult
 
-    config = ParityConfig(d=3, alpha=0.1, eps_fraction=0.5, g3_alpha=0.05, g3_eps_fraction=2.5,
-                          seeds=3, at=[4, 64, 10_000])
-    r = ParityResult(config, np.array([1, 0, 1]), 64, 16, 80, SIZES, QUICK, LIMIT, QUICK, LIMIT,
-                     None, None)
+    config = ParityConfig(
+        d=3,
+        alpha=0.1,
+        eps_fraction=0.5,
+        g3_alpha=0.05,
+        g3_eps_fraction=2.5,
+        seeds=3,
+        at=[4, 64, 10_000],
+    )
+    r = ParityResult(
+        config, np.array([1, 0, 1]), 64, 16, 80, SIZES, QUICK, LIMIT, QUICK, LIMIT, None, None
+    )
     h = -0.1 * math.log(0.1) - 0.9 * math.log(0.9)
     h3 = -0.05 * math.log(0.05) - 0.95 * math.log(0.95)
     assert r.h_alpha == pytest.approx(h) and r.eps.value == pytest.approx(0.5 * h)
     # without a g3 curve g3 reads curve_a at alpha
     assert r.eps_g3.value == pytest.approx(2.5 * h) and r.at == [4, 64]
     g3_quick = _curve("A'", [[0.30, 0.20, 0.12, 0.11, 0.10, 0.10]] * 3)
-    r3 = ParityResult(config, np.array([1, 0, 1]), 64, 16, 80, SIZES, QUICK, LIMIT, QUICK, LIMIT,
-                      None, None, g3_quick)
+    r3 = ParityResult(
+        config,
+        np.array([1, 0, 1]),
+        64,
+        16,
+        80,
+        SIZES,
+        QUICK,
+        LIMIT,
+        QUICK,
+        LIMIT,
+        None,
+        None,
+        g3_quick,
+    )
     assert r3.h_alpha_g3 == pytest.approx(h3) and r3.eps_g3.value == pytest.approx(2.5 * h3)
     got3 = [(c.id, c.direction, c.our_value) for c in r3.claims()]
-    want3 = parity_claims(QUICK, LIMIT, 0.5 * h, at=[4, 64])[:2] + parity_claims(
-        g3_quick, LIMIT, 2.5 * h3, at=[4, 64], floor=h3)[2:]
+    want3 = (
+        parity_claims(QUICK, LIMIT, 0.5 * h, at=[4, 64])[:2]
+        + parity_claims(g3_quick, LIMIT, 2.5 * h3, at=[4, 64], floor=h3)[2:]
+    )
     assert got3 == [(c.id, c.direction, c.our_value) for c in want3]
     assert r3.claims()[2].direction == PASSES
     want = curves.measure_table([QUICK, LIMIT], 0.5 * h, at=[4, 64])
     assert r.measure_table().equals(want)
     assert list(r.rankings().set_index(["measure", "n"]).loc["VA", "prefers"]) == ["A", "B"]
-    assert r.claims()[2].rule == parity_claims(QUICK, LIMIT, 2.5 * h, at=[4, 64],
-                                               floor=h)[2].rule
+    assert r.claims()[2].rule == parity_claims(QUICK, LIMIT, 2.5 * h, at=[4, 64], floor=h)[2].rule
     with pytest.raises(ValueError, match="g3_eps_fraction"):
-        ParityConfig(g3_alpha=0.1, g3_eps_fraction=2.5)   # log 2 / H(0.1) = 2.13
+        ParityConfig(g3_alpha=0.1, g3_eps_fraction=2.5)  # log 2 / H(0.1) = 2.13
     assert "VA as n grows: A → B" in r.exact_findings()
     with pytest.raises(ValueError, match="probes"):
         r.measure_table("nope")

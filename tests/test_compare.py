@@ -27,9 +27,11 @@ PROTOCOL = {"board": "small", "batch_size": 16, "m": 11}
 def digits():
     x, y = load_digits(return_X_y=True)
     x = x.astype(np.float32)
-    feats = {"pixels": x,
-             "pca16": PCA(16, random_state=0).fit_transform(x).astype(np.float32),
-             "randproj16": x @ np.random.default_rng(1).standard_normal((64, 16)).astype(np.float32)}
+    feats = {
+        "pixels": x,
+        "pca16": PCA(16, random_state=0).fit_transform(x).astype(np.float32),
+        "randproj16": x @ np.random.default_rng(1).standard_normal((64, 16)).astype(np.float32),
+    }
     return feats, y
 
 
@@ -72,17 +74,23 @@ def test_every_encoder_sees_the_same_order(result, digits):
     # a run is the plain prequential code of the stream stream_order(seed, N) …
     for s in SEEDS:
         order = prequential.stream_order(s, N)
-        lm = prequential.run(Task("x", feats["pca16"], y, 10),
-                             resolve_protocol("small").experts(), batch_size=16, seed=s)
+        lm = prequential.run(
+            Task("x", feats["pca16"], y, 10),
+            resolve_protocol("small").experts(),
+            batch_size=16,
+            seed=s,
+        )
         assert np.array_equal(lm.order, order)
     # … and identical features give identical codes on every order (diff 0, std 0)
-    twin = compare({"a": feats["pca16"], "b": feats["pca16"].copy()}, y, protocol=PROTOCOL,
-                   seeds=SEEDS)
+    twin = compare(
+        {"a": feats["pca16"], "b": feats["pca16"].copy()}, y, protocol=PROTOCOL, seeds=SEEDS
+    )
     tab = twin.table().set_index("encoder")
     assert tab.loc["b", "vs best [nats]"] == 0.0 and tab.loc["b", "vs best std [nats]"] == 0.0
     assert tab.loc["a", "total std [nats]"] > 1.0
     assert tab.loc["a", "total [nats]"] == pytest.approx(
-        result.table().set_index("encoder").loc["pca16", "total [nats]"])
+        result.table().set_index("encoder").loc["pca16", "total [nats]"]
+    )
 
 
 def test_preferred_readout_is_the_posterior_argmax(result):
@@ -142,10 +150,25 @@ def test_cli_round_trip(result, digits, tmp_path, capsys):
         np.savez(paths[-1], x=x)
     np.save(tmp_path / "y.npy", y)
     out = tmp_path / "table.csv"
-    rc = cli.main(["compare", *map(str, paths), "--labels", str(tmp_path / "y.npy"),
-                   "--protocol", "small", "--batch-size", "16", "--m", "11", "--quiet",
-                   "--table", str(out),
-                   "--figure", str(tmp_path / "fig.png")])
+    rc = cli.main(
+        [
+            "compare",
+            *map(str, paths),
+            "--labels",
+            str(tmp_path / "y.npy"),
+            "--protocol",
+            "small",
+            "--batch-size",
+            "16",
+            "--m",
+            "11",
+            "--quiet",
+            "--table",
+            str(out),
+            "--figure",
+            str(tmp_path / "fig.png"),
+        ]
+    )
     assert rc == 0 and (tmp_path / "fig.png").stat().st_size > 0
     got = pd.read_csv(out).set_index("encoder")
     want = result.table().set_index("encoder")
@@ -154,10 +177,20 @@ def test_cli_round_trip(result, digits, tmp_path, capsys):
     assert "pixels" in capsys.readouterr().out
     # labels of a different length: exit status 2 and a message naming the argument
     np.save(tmp_path / "y_short.npy", y[:-1])
-    rc = cli.main(["compare", *map(str, paths), "--labels", str(tmp_path / "y_short.npy"),
-                   "--protocol", "small", "--quiet"])
+    rc = cli.main(
+        [
+            "compare",
+            *map(str, paths),
+            "--labels",
+            str(tmp_path / "y_short.npy"),
+            "--protocol",
+            "small",
+            "--quiet",
+        ]
+    )
     assert rc == 2
-    assert "encoders" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("mdlnb compare: error: features: ") and "but 1796 labels" in err
 
 
 def test_keyword_protocol_fields_like_evaluate(result, digits):
@@ -168,15 +201,17 @@ def test_keyword_protocol_fields_like_evaluate(result, digits):
     pd.testing.assert_frame_equal(same.table(), result.table())
     assert same.protocol.strategy == result.protocol.strategy
     bayes = compare(feats, y, experts="small", strategy="bayes", batch_size=16, seeds=SEEDS)
-    lm = prequential.run(Task("labels:pca16", feats["pca16"], y, 10), protocol="small",
-                         batch_size=16, seed=1)
+    lm = prequential.run(
+        Task("labels:pca16", feats["pca16"], y, 10), protocol="small", batch_size=16, seed=1
+    )
     totals = lm.losses.astype(np.float64).sum(axis=0)
     lse = -np.log(np.mean(np.exp(-(totals - totals.min())))) + totals.min()
     got = bayes.runs.set_index(["encoder", "seed"]).loc[("pca16", 1), "total [nats]"]
-    assert got == pytest.approx(lse, rel=1e-6)      # the Bayes mixture's closed form
+    assert got == pytest.approx(lse, rel=1e-6)  # the Bayes mixture's closed form
     for (e, s), ps in result.per_step_nats.items():
         assert ps.sum() == pytest.approx(
-            result.runs.set_index(["encoder", "seed"]).loc[(e, s), "total [nats]"], rel=1e-9)
+            result.runs.set_index(["encoder", "seed"]).loc[(e, s), "total [nats]"], rel=1e-9
+        )
 
 
 def test_signature_errors_name_the_accepted_forms(digits):
@@ -186,8 +221,11 @@ def test_signature_errors_name_the_accepted_forms(digits):
     with pytest.raises(TypeError, match="y: missing"):
         compare(feats)
     # keyword-only past the labels: the package's error naming the forms, not Python's
-    with pytest.raises(TypeError, match=r"compare: got 3 positional arguments.*'small'.*"
-                                        r"experts=.*Accepted: compare\(\{name: features"):
+    with pytest.raises(
+        TypeError,
+        match=r"compare: got 3 positional arguments.*'small'.*"
+        r"experts=.*Accepted: compare\(\{name: features",
+    ):
         compare(feats, y, "small")
     with pytest.raises(TypeError, match="compare: got 4 positional"):
         compare(feats, y, None, (0, 1, 2))
@@ -199,8 +237,11 @@ def test_features_of_more_than_two_dims_are_flattened_with_a_warning():
     from mdlnb._compare import _features_of
 
     x = np.arange(5 * 2 * 3, dtype=np.float32).reshape(5, 2, 3)
-    with pytest.warns(UserWarning, match=r"'img': features of shape \(5, 2, 3\) are flattened "
-                                         r"to \(5, 6\)"):
+    with pytest.warns(
+        UserWarning,
+        match=r"'img': features of shape \(5, 2, 3\) are flattened "
+        r"to \(5, 6\)",
+    ):
         got = _features_of("img", x, None, np.zeros(5, np.int32))
     np.testing.assert_array_equal(got, x.reshape(5, 6))
 
@@ -216,12 +257,16 @@ def test_reports_are_kept_and_best_expert_is_the_min_column_total(result):
         per_order = []
         for s in SEEDS:
             rep = result.reports[(e, s)]
-            assert rep.total_nats == result.per_step_nats[(e, s)].sum() or \
-                rep.total_nats == pytest.approx(result.per_step_nats[(e, s)].sum(), rel=1e-12)
+            assert rep.total_nats == result.per_step_nats[
+                (e, s)
+            ].sum() or rep.total_nats == pytest.approx(
+                result.per_step_nats[(e, s)].sum(), rel=1e-12
+            )
             per_order.append(rep.losses.losses.astype(np.float64).sum(axis=0).min())
         assert tab.loc[e, "best expert [nats]"] == pytest.approx(np.mean(per_order), rel=1e-9)
-        assert tab.loc[e, "best expert std [nats]"] == pytest.approx(np.std(per_order, ddof=1),
-                                                                     rel=1e-6)
+        assert tab.loc[e, "best expert std [nats]"] == pytest.approx(
+            np.std(per_order, ddof=1), rel=1e-6
+        )
 
 
 def test_last_sign_change_on_hand_made_curves():
@@ -229,7 +274,7 @@ def test_last_sign_change_on_hand_made_curves():
 
     assert last_sign_change(np.array([1.0, -1.0, -2.0, 0.0, 3.0])) == 5
     assert last_sign_change(np.array([-1.0, 2.0, 3.0])) == 2
-    assert last_sign_change(np.array([0.0, 0.0, 1.0, 0.0, 2.0])) is None   # zeros are no sign
+    assert last_sign_change(np.array([0.0, 0.0, 1.0, 0.0, 2.0])) is None  # zeros are no sign
     assert last_sign_change(np.array([1.0, 1.0])) is None
     assert last_sign_change(np.zeros(4)) is None
 
@@ -246,19 +291,25 @@ def _last_change_by_hand(d):
 
 
 def test_sign_change_column_from_the_per_step_arrays(result):
+    """One quantity per column group: each order's own last sign change, its mean and sd
+    over the orders that change, their count; 'never' exactly when none changes."""
     tab = result.table().set_index("encoder")
+    sc = result.sign_changes().set_index("encoder")
     best = result.best
     assert np.isnan(tab.loc[best, "last sign change [n]"])
     for e in result.encoders:
         if e == best:
             continue
-        cum = [np.cumsum(result.per_step_nats[(e, s)] - result.per_step_nats[(best, s)])
-               for s in SEEDS]
+        cum = [
+            np.cumsum(result.per_step_nats[(e, s)] - result.per_step_nats[(best, s)]) for s in SEEDS
+        ]
         want = _last_change_by_hand(np.mean(cum, axis=0))
-        got = tab.loc[e, "last sign change [n]"]
+        got = sc.loc[e, "mean curve's last sign change [n]"]
         assert (np.isnan(got) and want is None) or got == want
         own = [n for n in map(_last_change_by_hand, cum) if n is not None]
         assert tab.loc[e, "orders with a sign change"] == len(own)
+        mean = tab.loc[e, "last sign change [n]"]
+        assert (np.isnan(mean) and not own) or mean == pytest.approx(np.mean(own))
         sd = tab.loc[e, "last sign change std [n]"]
         assert (np.isnan(sd) and len(own) < 2) or sd == pytest.approx(np.std(own, ddof=1))
     shown = result.display_table().set_index("encoder")["vs best changes sign"]
@@ -266,14 +317,16 @@ def test_sign_change_column_from_the_per_step_arrays(result):
     for e in result.encoders:
         if e != best:
             n = tab.loc[e, "last sign change [n]"]
-            assert shown[e] == "never" if np.isnan(n) else shown[e].startswith(f"n ≈ {n:,.0f}")
+            k = tab.loc[e, "orders with a sign change"]
+            assert shown[e] == "never" if k == 0 else shown[e].startswith(f"n ≈ {n:,.0f}")
+            assert k == 0 or shown[e].endswith(f"({k}/{len(SEEDS)} orders)")
 
 
 def test_readout_column_is_readout_preference_over_the_kept_reports(result):
     import mdlnb
 
     tab = result.table().set_index("encoder")
-    assert "preferred readout" not in tab.columns       # no whole-run argmax in the table
+    assert "preferred readout" not in tab.columns  # no whole-run argmax in the table
     for e in result.encoders:
         pref = mdlnb.readout_preference([result.reports[(e, s)] for s in SEEDS])
         assert pref.table.equals(result.readout_preference(e).table)
@@ -284,8 +337,13 @@ def test_readout_column_is_readout_preference_over_the_kept_reports(result):
         else:
             assert text == f"{settled[1]} from n ≈ {settled[0]:,}"
     printed = str(result)
-    for col in ("best single expert [nats]", "vs best changes sign", "readout by data size",
-                "vs best [nats] (paired)"):
+    for col in (
+        "best single expert [nats]",
+        "vs best changes sign",
+        "readout by data size",
+        "vs best [nats] (paired)",
+        "linear or deeper",
+    ):
         assert col in printed
 
 
@@ -348,7 +406,7 @@ def test_warnings_are_issued_once_with_their_runs(close):
     texts = [str(w.message) for w in got if str(w.message).startswith("compare: ")]
     assert texts and len(texts) == len(set(texts)) == len(cmp.warnings)
     per_run = {w for rep in cmp.reports.values() for w in rep.warnings}
-    assert {t.split(" [")[0] for t in cmp.warnings} == per_run          # none lost, none twice
+    assert {t.split(" [")[0] for t in cmp.warnings} == per_run  # none lost, none twice
     # the 'small' board's two learning rates: the edge sentence says what it (does not) mean
     assert all("only two values of learning_rate" in t and "'small'" in t for t in cmp.warnings)
     assert all(f"warning: {t}" in str(cmp) for t in cmp.warnings)
@@ -371,25 +429,32 @@ def test_the_same_features_under_two_names_are_one_cache_entry(tmp_path, monkeyp
 
     monkeypatch.setenv("MDLNB_CACHE", str(tmp_path))
     feats, y = close
-    first = prequential.run(Task("one name", feats["pixels"], y, 10), protocol="small",
-                            batch_size=16, seed=0)
+    first = prequential.run(
+        Task("one name", feats["pixels"], y, 10), protocol="small", batch_size=16, seed=0
+    )
     calls = []
     real = _program._run_chunk
     monkeypatch.setattr(_program, "_run_chunk", lambda *a, **k: calls.append(1) or real(*a, **k))
-    second = prequential.run(Task("another name", feats["pixels"].copy(), y, 10),
-                             protocol="small", batch_size=16, seed=0)
-    assert calls == []                                   # a cache hit: no stage-1 compute
+    second = prequential.run(
+        Task("another name", feats["pixels"].copy(), y, 10), protocol="small", batch_size=16, seed=0
+    )
+    assert calls == []  # a cache hit: no stage-1 compute
     np.testing.assert_array_equal(second.losses, first.losses)
     assert second.task_name == "another name" and second.meta["computed_as"] == "one name"
     assert len(list((tmp_path / "losses").glob("*.npz"))) == 1
     # compare: two names for one array, and a rerun under new names, compute nothing again
     with pytest.warns(UserWarning):
-        a = compare({"x": feats["pixels"], "y": feats["permuted"]}, y, protocol=PROTOCOL,
-                    seeds=SEEDS)
+        a = compare(
+            {"x": feats["pixels"], "y": feats["permuted"]}, y, protocol=PROTOCOL, seeds=SEEDS
+        )
     n_calls = len(calls)
     with pytest.warns(UserWarning):
-        b = compare({"renamed": feats["pixels"], "also": feats["permuted"]}, y, protocol=PROTOCOL,
-                    seeds=SEEDS)
+        b = compare(
+            {"renamed": feats["pixels"], "also": feats["permuted"]},
+            y,
+            protocol=PROTOCOL,
+            seeds=SEEDS,
+        )
     assert len(calls) == n_calls
     np.testing.assert_array_equal(a.totals(), b.totals())
 
@@ -400,11 +465,23 @@ def test_cli_check_standardize(close, tmp_path, capsys):
     for name, x in feats.items():
         paths.append(tmp_path / f"{name}.npz")
         np.savez(paths[-1], x=x, y=y)
-    with pytest.warns(UserWarning):
-        rc = cli.main(["compare", *map(str, paths), "--protocol", "small", "--batch-size", "16",
-                       "--m", "11", "--quiet", "--check-standardize"])
-    out = capsys.readouterr().out
+    rc = cli.main(
+        [
+            "compare",
+            *map(str, paths),
+            "--protocol",
+            "small",
+            "--batch-size",
+            "16",
+            "--m",
+            "11",
+            "--quiet",
+            "--check-standardize",
+        ]
+    )
+    out, err = capsys.readouterr()
     assert rc == 0 and "close call" in out
+    assert "warning: best expert" in out and "warning" not in err  # under the table, once
     assert "standardize='none':" in out and ("order held" in out or "order flipped" in out)
 
 
@@ -428,8 +505,9 @@ def test_a_warning_issued_by_each_run_reaches_the_user_once(close, monkeypatch):
         _w.simplefilter("always")
         cmp = compare(feats, y, protocol=PROTOCOL, seeds=SEEDS)
     div = [str(w.message) for w in got if issubclass(w.category, DivergenceWarning)]
-    assert div == ["compare: expert lr-huge diverged at t = 40 [pixels (all orders); "
-                   "permuted (all orders)]"]
+    assert div == [
+        "compare: expert lr-huge diverged at t = 40 [pixels (all orders); permuted (all orders)]"
+    ]
     assert any(t.startswith("expert lr-huge diverged") for t in cmp.warnings)
 
 
@@ -459,18 +537,19 @@ def test_a_stream_of_one_batch_compiles_no_stage_1_program(monkeypatch):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         cmp = compare(feats, y, num_classes=c, protocol="default", seeds=(0, 1, 2), cache=True)
-        rep = mdlnb.evaluate(feats["b"], y, num_classes=c, batch_size=n)        # N = B
-    assert prequential.trace_count() == before                # nothing traced, nothing compiled
+        rep = mdlnb.evaluate(feats["b"], y, num_classes=c, batch_size=n)  # N = B
+    assert prequential.trace_count() == before  # nothing traced, nothing compiled
     assert any("no readout trained" in str(w.message) for w in caught)
     said = [w for w in caught if str(w.message).startswith("compare: no readout trained")]
-    assert said and all(w.filename == __file__ for w in said)   # pointing at the caller's line
+    assert said and all(w.filename == __file__ for w in said)  # pointing at the caller's line
     log_c = np.float32(math.log(c))
     for r in [*cmp.reports.values(), rep]:
         assert not r.trained
-        assert r.losses.meta["untrained"] and np.all(r.losses.losses == log_c)   # bit for bit
+        assert r.losses.meta["untrained"] and np.all(r.losses.losses == log_c)  # bit for bit
         assert r.total_nats == pytest.approx(n * math.log(c), rel=1e-7)
     tab = cmp.table().set_index("encoder")
     np.testing.assert_allclose(tab["total [nats]"], n * math.log(c), rtol=1e-7)
     # the same orders as a trained run of that N would use (paired across encoders)
-    np.testing.assert_array_equal(cmp.reports[("a", 1)].losses.order,
-                                  prequential.stream_order(1, n))
+    np.testing.assert_array_equal(
+        cmp.reports[("a", 1)].losses.order, prequential.stream_order(1, n)
+    )

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mdlnb import Task, _fit, curves, data, readouts
+from mdlnb import _fit, curves, data, readouts
 
 N = np.array([10, 20, 40, 80])
 L = np.array([2.0, 1.0, 0.5, 0.1])
@@ -33,7 +33,7 @@ def per_example_costs(n, loss, c, upto):
 
 def test_va_mi_on_a_hand_curve():
     c = hand_curve()
-    assert curves.va(c, 30).value == 1.0          # the probe trained on 20 <= 30 examples
+    assert curves.va(c, 30).value == 1.0  # the probe trained on 20 <= 30 examples
     assert curves.va(c, 10).value == 2.0
     assert curves.va(c).value == 0.1 and curves.va(c).n == 80
     m = curves.mi(c)
@@ -50,13 +50,13 @@ def test_mdl_is_the_left_edge_block_code():
 
 def test_sdl_tight_and_lower_bound_by_hand():
     c = hand_curve()
-    s = curves.sdl(c, 0.3)       # L(n_S) = 0.1 <= 0.15: tight (Alg. 1)
+    s = curves.sdl(c, 0.3)  # L(n_S) = 0.1 <= 0.15: tight (Alg. 1)
     assert s.value == pytest.approx(10 * (math.log(10) - 0.3) + 10 * 1.7 + 20 * 0.7 + 40 * 0.2)
     assert s.status == "tight" and s.tight
-    s = curves.sdl(c, 0.15)      # L(n_S) = 0.1 > 0.075: crossed eps, but only a lower bound
+    s = curves.sdl(c, 0.15)  # L(n_S) = 0.1 > 0.075: crossed eps, but only a lower bound
     assert s.value == pytest.approx(10 * (math.log(10) - 0.15) + 10 * 1.85 + 20 * 0.85 + 40 * 0.35)
     assert s.status == "lower bound" and not s.tight
-    s = curves.sdl(c, 3.0)       # eps above every loss (and log C): nothing in surplus
+    s = curves.sdl(c, 3.0)  # eps above every loss (and log C): nothing in surplus
     assert s.value == 0.0 and s.status == "tight"
 
 
@@ -98,7 +98,7 @@ def test_sdl_equals_algorithm_1_on_a_dense_grid():
     assert s.status == "tight" and loss[-1] <= eps / 2
     assert s.value == pytest.approx(alg1)
     assert "left out" in s.convention
-    s = curves.sdl((m, loss), 0.07)     # L_M = 0.035 > 0.035? equal → tight boundary
+    s = curves.sdl((m, loss), 0.07)  # L_M = 0.035 > 0.035? equal → tight boundary
     assert s.status == ("tight" if loss[-1] <= 0.035 else "lower bound")
     s = curves.sdl((m, loss), 0.06)
     assert s.status == "lower bound"
@@ -112,20 +112,23 @@ def test_plain_arrays_average_seeds_and_need_num_classes_for_mdl():
     assert curves.mdl((N, L), C).value == pytest.approx(curves.mdl(hand_curve()).value)
 
 
-@pytest.mark.parametrize("call, arg", [
-    (lambda: curves.va((N[::-1], L), 20), "curve"),
-    (lambda: curves.va((N, L[:3]), 20), "curve"),
-    (lambda: curves.va((N, np.array([1, np.nan, 1, 1])), 20), "curve"),
-    (lambda: curves.va(np.zeros(3), 20), "curve"),
-    (lambda: curves.va(hand_curve(), 5), "n"),
-    (lambda: curves.va(hand_curve(), 100), "n"),
-    (lambda: curves.sdl(hand_curve(), -1.0), "eps"),
-    (lambda: curves.esc(hand_curve(), "x"), "eps"),
-    (lambda: curves.mdl(hand_curve(), 1), "num_classes"),
-    (lambda: curves.esc_refine(lambda s: s, 0.1, n_max=10, threshold="third"), "threshold"),
-    (lambda: curves.esc_refine(lambda s: s, 0.1), "n_max"),
-    (lambda: curves.esc_refine(3, 0.1, n_max=10), "source"),
-])
+@pytest.mark.parametrize(
+    "call, arg",
+    [
+        (lambda: curves.va((N[::-1], L), 20), "curve"),
+        (lambda: curves.va((N, L[:3]), 20), "curve"),
+        (lambda: curves.va((N, np.array([1, np.nan, 1, 1])), 20), "curve"),
+        (lambda: curves.va(np.zeros(3), 20), "curve"),
+        (lambda: curves.va(hand_curve(), 5), "n"),
+        (lambda: curves.va(hand_curve(), 100), "n"),
+        (lambda: curves.sdl(hand_curve(), -1.0), "eps"),
+        (lambda: curves.esc(hand_curve(), "x"), "eps"),
+        (lambda: curves.mdl(hand_curve(), 1), "num_classes"),
+        (lambda: curves.esc_refine(lambda s: s, 0.1, n_max=10, threshold="third"), "threshold"),
+        (lambda: curves.esc_refine(lambda s: s, 0.1), "n_max"),
+        (lambda: curves.esc_refine(3, 0.1, n_max=10), "source"),
+    ],
+)
 def test_bad_input_names_the_argument(call, arg):
     with pytest.raises(ValueError, match=arg):
         call()
@@ -150,13 +153,16 @@ def test_esc_refine_matches_a_dense_grid_with_few_evaluations():
 
     r = curves.esc_refine(probe, eps, n_max=top, rounds=6)
     assert r.n == truth and r.bracket[1] == truth and r.bracket[1] - r.bracket[0] == 1
-    assert r.new_sizes == sum(calls) < 60          # vs 100,000 for the dense grid
+    assert r.new_sizes == sum(calls) < 60  # vs 100,000 for the dense grid
     # starting from a coarse log-uniform curve: the first round is already done
     grid = curves.log_grid(top)
     r2 = curves.esc_refine(probe, eps, curve=(grid, smooth(grid)), rounds=6)
     assert r2.n == truth and r2.new_sizes < r.new_sizes
-    assert curves.esc((grid, smooth(grid)), eps).bracket[0] < truth <= curves.esc(
-        (grid, smooth(grid)), eps).n
+    assert (
+        curves.esc((grid, smooth(grid)), eps).bracket[0]
+        < truth
+        <= curves.esc((grid, smooth(grid)), eps).n
+    )
     # Alg. 2's own threshold, eps/2
     half = int(dense[np.argmax(smooth(dense) <= 0.3 / 2)])
     assert curves.esc_refine(probe, 0.3, n_max=top, rounds=6, threshold="half").n == half
@@ -186,8 +192,9 @@ def test_vmapped_curve_equals_one_probe_trained_alone(digits):
     """The one-call vmapped trainer vs a plain loop over `_fit.step` on the prefix only."""
     ro = readouts.mlp(1, 32)
     sizes, seeds, steps, b = [12, 40, 150], [3, 7], 25, 16
-    c = curves.loss_data_curve(digits, ro, sizes=sizes, seeds=seeds, steps=steps, batch_size=b,
-                               learning_rate=3e-3)
+    c = curves.loss_data_curve(
+        digits, ro, sizes=sizes, seeds=seeds, steps=steps, batch_size=b, learning_rate=3e-3
+    )
     pool, test = curves.split_test(digits, None)
     mu = pool.features.astype(np.float64).mean(0)
     sd = pool.features.astype(np.float64).std(0)
@@ -199,7 +206,7 @@ def test_vmapped_curve_equals_one_probe_trained_alone(digits):
         perm = np.random.default_rng(s).permutation(pool.n)
         key = jax.random.PRNGKey(s)
         for k, n in enumerate(sizes):
-            xp, yp = z(pool.features[perm[:n]]), pool.y[perm[:n]]    # only the prefix
+            xp, yp = z(pool.features[perm[:n]]), pool.y[perm[:n]]  # only the prefix
             st = _fit.init_state(ro.init, jax.random.fold_in(key, 0), xp.shape[1], 10, h)
             kd = jax.random.fold_in(key, 1)
             for i in range(steps):
@@ -220,8 +227,14 @@ def test_chunked_call_equals_one_call(digits):
 
 
 def test_trained_loss_decreases_with_n_on_a_real_task(digits):
-    c = curves.loss_data_curve(digits, readouts.linear(), seeds=2, steps=150, learning_rate=3e-3,
-                               sizes=curves.log_grid(1150, 8))
+    c = curves.loss_data_curve(
+        digits,
+        readouts.linear(),
+        seeds=2,
+        steps=150,
+        learning_rate=3e-3,
+        sizes=curves.log_grid(1150, 8),
+    )
     rho = stats.spearmanr(c.sizes, c.mean_loss).statistic
     assert rho < -0.9
     assert c.mean_loss[-1] < 0.5 * c.mean_loss[0]
@@ -238,13 +251,14 @@ def test_early_stopping_holds_out_the_end_of_the_prefix(digits):
     (the uniform code, log C) or the probe trained on the first n − ⌈f·n⌉ examples of the prefix
     with the same keys: the curve at (20, 200), f = 0.25, is the plain one at (15, 150) or log 10."""
     kw = dict(seeds=[0, 4], steps=30, learning_rate=1e-2)
-    a = curves.loss_data_curve(digits, readouts.mlp(1, 16), sizes=[20, 200], early_stopping=0.25,
-                               evals=1, **kw)
+    a = curves.loss_data_curve(
+        digits, readouts.mlp(1, 16), sizes=[20, 200], early_stopping=0.25, evals=1, **kw
+    )
     b = curves.loss_data_curve(digits, readouts.mlp(1, 16), sizes=[15, 150], **kw)
     trained = np.isclose(a.loss, b.loss, atol=1e-6)
     initial = np.isclose(a.loss, math.log(10), atol=1e-6)
     assert np.all(trained | initial) and trained.sum() >= 3
-    assert np.all(trained[:, 1])            # 150 examples: training beats the uniform code
+    assert np.all(trained[:, 1])  # 150 examples: training beats the uniform code
     assert a.meta["early_stopping"] == 0.25
     with pytest.raises(ValueError, match="early_stopping"):
         curves.loss_data_curve(digits, readouts.linear(), early_stopping=1.5, **kw)
@@ -265,7 +279,7 @@ def test_esc_refine_trains_only_inside_the_crossing(digits):
     kw = dict(readout=readouts.linear(), seeds=2, steps=60, learning_rate=3e-3)
     pool, test = curves.split_test(digits, None)
     c = curves.loss_data_curve(pool, test=test, sizes=curves.log_grid(pool.n, 6), **kw)
-    eps = float(c.mean_loss[3])           # crosses between sizes 2 and 3 (or at 3)
+    eps = float(c.mean_loss[3])  # crosses between sizes 2 and 3 (or at 3)
     first = curves.esc(c, eps)
     r = curves.esc_refine(pool, eps, curve=c, test=test, rounds=1, **kw)
     new = [n for n in r.evaluated if n not in set(c.sizes.tolist())]
@@ -274,8 +288,7 @@ def test_esc_refine_trains_only_inside_the_crossing(digits):
 
 
 def test_epsilon_from_probe_records_its_source(digits):
-    e = curves.epsilon_from_probe(digits, readouts.linear(), seeds=2, steps=100,
-                                  learning_rate=3e-3)
+    e = curves.epsilon_from_probe(digits, readouts.linear(), seeds=2, steps=100, learning_rate=3e-3)
     assert 0 < e.value < math.log(10) and "Sec. 4.3" in e.source
     assert curves.sdl(hand_curve(), e).eps_source == e.source
 
@@ -289,7 +302,7 @@ def test_noisy_label_loss_tends_to_binary_entropy():
     c = curves.algorithm_curve(noisy, "bernoulli", seeds=3, sizes=[10, 100, 20_000])
     h = -(alpha * math.log(alpha) + (1 - alpha) * math.log(1 - alpha))
     assert curves.binary_entropy(alpha) == pytest.approx(h)
-    assert abs(c.mean_loss[-1] - h) < 0.01            # held-out noise rate ≈ alpha
+    assert abs(c.mean_loss[-1] - h) < 0.01  # held-out noise rate ≈ alpha
     assert c.mean_loss[0] > c.mean_loss[-1]
 
 
@@ -336,7 +349,7 @@ def test_parity_rankings_flip_for_va_not_for_sdl():
     raw, noisy, _ = curves.parity_tasks(10, 1000, alpha=0.1, seed=0)
     a = curves.algorithm_curve(noisy, "bernoulli", seeds=8, representation="A")
     b = curves.algorithm_curve(raw, "gf2", seeds=8, representation="B")
-    assert curves.va(a, 5).value < curves.va(b, 5).value      # n << d: noisy label wins
+    assert curves.va(a, 5).value < curves.va(b, 5).value  # n << d: noisy label wins
     assert curves.va(a, 100).value > curves.va(b, 100).value  # n >> d: raw bits win
     eps = curves.binary_entropy(0.1) / 2
     assert curves.sdl(b, eps).tight and not curves.sdl(a, eps).tight
@@ -351,25 +364,31 @@ def test_measure_table_and_rankings_as_the_evaluation_set_grows():
     """Hand curves (C = 2, ε = 0.15): A flat at 0.35, B reaching 0 at n = 16. Values by hand."""
     n = np.array([1, 2, 4, 8, 16, 32])
     a = curves.LossDataCurve("A", n, np.full((2, 6), 0.35), None, (0, 1), 2)
-    b = curves.LossDataCurve("B", n, np.array([[0.69, 0.69, 0.69, 0.3, 0.0, 0.0]] * 2), None,
-                             (0, 1), 2)
+    b = curves.LossDataCurve(
+        "B", n, np.array([[0.69, 0.69, 0.69, 0.3, 0.0, 0.0]] * 2), None, (0, 1), 2
+    )
     t = curves.measure_table([a, b], 0.15, at=[2, 4, 8, 16, 32])
     r = curves.rankings(t).set_index(["measure", "n"])["prefers"]
     assert r[("VA", 2)] == "A" and r[("VA", 8)] == "B"
     assert r[("MDL", 4)] == "A" and r[("MDL", 32)] == "B"
     assert r[("SDL", 8)] == "undetermined (all lower bounds)"
-    assert r[("SDL", 16)] == "undetermined (a lower bound is smaller)"   # A: ≥ 3.54 < B 5.52
+    assert r[("SDL", 16)] == "undetermined (a lower bound is smaller)"  # A: ≥ 3.54 < B 5.52
     assert r[("SDL", 32)] == "B" and r[("eSC", 16)] == "B" and r[("eSC", 8)].startswith("undet")
     row = t.set_index(["representation", "measure", "n"])
     lg = math.log(2)
-    assert row.loc[("B", "SDL", 16), "value"] == pytest.approx(lg - 0.15 + 0.54 + 2 * 0.54
-                                                               + 4 * 0.54 + 8 * 0.15)
+    assert row.loc[("B", "SDL", 16), "value"] == pytest.approx(
+        lg - 0.15 + 0.54 + 2 * 0.54 + 4 * 0.54 + 8 * 0.15
+    )
     assert row.loc[("A", "SDL", 16), "value"] == pytest.approx(lg - 0.15 + 15 * 0.2)
     assert row.loc[("A", "SDL", 16), "shown"].startswith("≥")
-    assert row.loc[("A", "eSC", 32), "shown"] == "> 32" and row.loc[("A", "eSC", 32), "exceeded"] == 1
+    assert (
+        row.loc[("A", "eSC", 32), "shown"] == "> 32" and row.loc[("A", "eSC", 32), "exceeded"] == 1
+    )
     assert row.loc[("A", "MDL", 32), "value"] == pytest.approx(lg + 31 * 0.35)
     assert row.loc[("B", "MDL", 32), "seed std"] == 0.0
-    off = curves.measure_table([a, b], 0.15, at=[3, 20]).set_index(["representation", "measure", "n"])
+    off = curves.measure_table([a, b], 0.15, at=[3, 20]).set_index(
+        ["representation", "measure", "n"]
+    )
     assert off.loc[("B", "VA", 20), "value"] == 0.0 and off.loc[("B", "VA", 3), "value"] == 0.69
     assert off.loc[("B", "eSC", 20), "shown"] == "16"
     with pytest.raises(ValueError, match="n"):
@@ -384,8 +403,8 @@ def test_plot_draws_eps_and_the_esc_crossing():
     ax = curves.plot([c], 0.3)
     ys = [tuple(l.get_ydata()) for l in ax.lines]
     xs = [tuple(l.get_xdata()) for l in ax.lines]
-    assert (0.3, 0.3) in ys                     # the ε line
-    assert (80, 80) in xs                       # εSC = 80 at ε = 0.3
+    assert (0.3, 0.3) in ys  # the ε line
+    assert (80, 80) in xs  # εSC = 80 at ε = 0.3
     assert ax.get_xscale() == "log"
     t = curves.measure_table([c], 0.3, at=[20, 80])
     axes = curves.plot_measures(t)
@@ -423,8 +442,14 @@ def test_winner_changes_reads_the_rankings():
 def test_winner_changes_keeps_returns():
     import pandas as pd
 
-    ranks = pd.DataFrame({"measure": ["VA"] * 4, "eps": [None] * 4, "n": [1, 2, 3, 4],
-                          "prefers": ["A", "B", "B", "A"]})
+    ranks = pd.DataFrame(
+        {
+            "measure": ["VA"] * 4,
+            "eps": [None] * 4,
+            "n": [1, 2, 3, 4],
+            "prefers": ["A", "B", "B", "A"],
+        }
+    )
     ch = curves.winner_changes(ranks).iloc[0]
     assert ch["sequence"] == "A → B → A" and ch["winners"] == "A, B, A" and ch["changed"]
 
@@ -435,8 +460,18 @@ def test_rankings_name_a_winner_only_beyond_the_seed_spread():
     rows = []
     for n, (va_a, va_b, sd) in {10: (311.6, 313.7, 40.0), 100: (300.0, 400.0, 30.0)}.items():
         for rep, v in (("a", va_a), ("b", va_b)):
-            rows.append({"representation": rep, "measure": "MDL", "n": n, "eps": np.nan,
-                         "value": v, "shown": f"{v:.4g}", "status": "value", "seed std": sd})
+            rows.append(
+                {
+                    "representation": rep,
+                    "measure": "MDL",
+                    "n": n,
+                    "eps": np.nan,
+                    "value": v,
+                    "shown": f"{v:.4g}",
+                    "status": "value",
+                    "seed std": sd,
+                }
+            )
     t = pd.DataFrame(rows)
     plain = curves.rankings(t).set_index("n")["prefers"]
     assert list(plain) == ["a", "a"]

@@ -36,21 +36,22 @@ def test_dsprites_location_bin_from_mask_centroid(sprites):
 
 
 def test_dsprites_ellipse_orientation_from_second_moments():
-    tr, _ = dsprites.build_orientation(seed=2, n_train=600, n_test=10, shapes=("ellipse",),
-                                       cache=False)
+    tr, _ = dsprites.build_orientation(
+        seed=2, n_train=600, n_test=10, shapes=("ellipse",), cache=False
+    )
     est = []
     for img in tr.x[..., 0] > 0:
         r, c = np.nonzero(img)
-        x, y = c - c.mean(), -(r - r.mean())   # y up: counter-clockwise as displayed is positive
+        x, y = c - c.mean(), -(r - r.mean())  # y up: counter-clockwise as displayed is positive
         est.append(0.5 * np.arctan2(2 * (x * y).mean(), (x * x).mean() - (y * y).mean()) % np.pi)
     est = np.degrees(est)
     width = 180 / 16
     centre = (tr.y + 0.5) * width
     err = (est - centre + 90) % 180 - 90
-    assert np.all(np.abs(err) <= width / 2 + 5)        # within the label's bin, up to pixelation
+    assert np.all(np.abs(err) <= width / 2 + 5)  # within the label's bin, up to pixelation
     assert np.mean(np.abs(err) <= width / 2) > 0.8
     hist = np.bincount(tr.y, minlength=16)
-    assert hist.min() > 0.5 * hist.mean()               # uniform over the period
+    assert hist.min() > 0.5 * hist.mean()  # uniform over the period
 
 
 def test_dsprites_orientation_by_template_matching_against_scipy_rotation():
@@ -63,8 +64,9 @@ def test_dsprites_orientation_by_template_matching_against_scipy_rotation():
     period = {0: 90, 1: 180, 2: 360}
     centre = (S - 1) / 2
     hits = 0
-    for img, shape, scale, label in zip(tr.x[big, ..., 0], f["shape"][big], f["scale"][big],
-                                        tr.y[big]):
+    for img, shape, scale, label in zip(
+        tr.x[big, ..., 0], f["shape"][big], f["scale"][big], tr.y[big]
+    ):
         up = dsprites.render([shape], [scale], [0.0], [centre], [centre], S)[0].astype(float)
         cy, cx = _centroids(img[None] > 0)
         moved = ndimage.shift(img.astype(float), (centre - cy[0], centre - cx[0]), order=1)
@@ -99,7 +101,7 @@ def test_dsprites_shape_label_from_pixel_moments_and_symmetry(shapes_and_scales)
     (tr, te), _ = shapes_and_scales
     assert tr.num_classes == 3 and tr.meta["classes"] == ("square", "ellipse", "heart")
     assert te.num_classes == 3 and set(te.y) == {0, 1, 2}
-    assert np.bincount(tr.y, minlength=3).min() > 0.8 * tr.n / 3   # drawn uniformly: balanced
+    assert np.bincount(tr.y, minlength=3).min() > 0.8 * tr.n / 3  # drawn uniformly: balanced
     mask = tr.x[..., 0] > 0
     # ellipse (axes 2:1) ⟺ second-moment eigenvalue ratio ≈ 4; square and heart ≈ 1
     ratio = []
@@ -109,6 +111,7 @@ def test_dsprites_shape_label_from_pixel_moments_and_symmetry(shapes_and_scales)
         ratio.append(ev[1] / ev[0])
     ratio = np.array(ratio)
     assert np.array_equal(ratio > 2.5, tr.y == 1)
+
     # square vs heart: a square is unchanged by a quarter turn about its centroid, a heart is
     # not. Overlap (IoU) of the pixel set with its quarter-turned copy, best of the half-pixel
     # offsets of rounding; large shapes only (small ones are too pixelated).
@@ -119,8 +122,12 @@ def test_dsprites_shape_label_from_pixel_moments_and_symmetry(shapes_and_scales)
         best = 0.0
         for dy in (-0.5, 0, 0.5):
             for dx in (-0.5, 0, 0.5):
-                turned = set(zip(np.rint(cy - (c - cx) + dy).astype(int).tolist(),
-                                 np.rint(cx + (r - cy) + dx).astype(int).tolist()))
+                turned = set(
+                    zip(
+                        np.rint(cy - (c - cx) + dy).astype(int).tolist(),
+                        np.rint(cx + (r - cy) + dx).astype(int).tolist(),
+                    )
+                )
                 best = max(best, len(pixels & turned) / len(pixels | turned))
         return best
 
@@ -128,9 +135,12 @@ def test_dsprites_shape_label_from_pixel_moments_and_symmetry(shapes_and_scales)
     est = [0 if quarter_turn_iou(img) > 0.83 else 2 for img in mask[big]]
     assert big.sum() > 100 and np.array_equal(est, tr.y[big])
     # a subset of shapes: labels are positions in ``shapes``
-    sub, _ = dsprites.build_shape(seed=6, n_train=50, n_test=10, shapes=("heart", "square"),
-                                  cache=False)
-    assert sub.num_classes == 2 and np.array_equal(sub.y, np.where(sub.meta["factors"]["shape"] == 2, 0, 1))
+    sub, _ = dsprites.build_shape(
+        seed=6, n_train=50, n_test=10, shapes=("heart", "square"), cache=False
+    )
+    assert sub.num_classes == 2 and np.array_equal(
+        sub.y, np.where(sub.meta["factors"]["shape"] == 2, 0, 1)
+    )
     with pytest.raises(ValueError, match="shapes"):
         dsprites.build_shape(n_train=10, n_test=5, shapes=("heart",), cache=False)
 
@@ -140,7 +150,7 @@ def test_dsprites_scale_bins_grow_with_the_rendered_area(shapes_and_scales):
     assert np.array_equal(sh.x, tr.x)  # both tasks label the same images
     assert tr.num_classes == 6
     assert te.num_classes == 6 and set(te.y) == set(range(6))
-    assert np.bincount(tr.y, minlength=6).min() > 0.7 * tr.n / 6   # drawn uniformly: balanced
+    assert np.bincount(tr.y, minlength=6).min() > 0.7 * tr.n / 6  # drawn uniformly: balanced
     area = (tr.x[..., 0] > 0).sum((1, 2))
     for k in range(3):  # per shape, the mean area grows strictly from bin to bin
         a, b = area[sh.y == k], tr.y[sh.y == k]
@@ -167,7 +177,7 @@ def scenes():
 def _objects(images):
     """Connected components of saturated (coloured) pixels: the floor and sky are grey."""
     sat = images.max(-1).astype(int) - images.min(-1).astype(int)
-    return [ndimage.label(s > 25, structure=np.ones((3, 3)))for s in sat]
+    return [ndimage.label(s > 25, structure=np.ones((3, 3))) for s in sat]
 
 
 def test_clevr_count_equals_connected_components(scenes):
@@ -202,7 +212,7 @@ def test_clevr_closest_colour_is_the_colour_of_the_lowest_object(scenes):
     tr, te = clevr.build_closest_colour(seed=4, n_train=300, n_test=50, cache=False)
     assert np.array_equal(tr.x, dist.x)  # same scenes as the distance task
     assert tr.num_classes == 7 and tr.meta["classes"][0] == "red" and set(te.y) <= set(range(7))
-    assert np.bincount(tr.y, minlength=7).min() > 0.6 * tr.n / 7   # drawn uniformly: balanced
+    assert np.bincount(tr.y, minlength=7).min() > 0.6 * tr.n / 7  # drawn uniformly: balanced
     # The nearest object touches the floor lowest (documented camera). Its colour: each of its
     # pixels votes for the palette colour of the closest direction (shading scales RGB).
     unit = clevr.COLOURS / np.linalg.norm(clevr.COLOURS, axis=1, keepdims=True)
@@ -234,7 +244,7 @@ def test_clevr_closest_shape_cubes_are_flat_spheres_are_shaded(scenes):
     tr, _ = clevr.build_closest_shape(seed=4, n_train=300, n_test=50, cache=False)
     assert np.array_equal(tr.x, dist.x) and tr.num_classes == 2
     assert tr.meta["classes"] == ("sphere", "cube")
-    assert abs(np.mean(tr.y) - 0.5) < 0.1   # drawn uniformly
+    assert abs(np.mean(tr.y) - 0.5) < 0.1  # drawn uniformly
     # documented shading: a cube is flat (one colour), a sphere Lambert-shaded (many)
     est, clear = [], []
     for img, (mask, unique) in zip(tr.x, _nearest_components(tr.x)):
@@ -280,10 +290,18 @@ def test_clevr_objects_do_not_touch():
     assert np.all(d[:, off] >= need[:, off] - 1e-9)
 
 
-@pytest.mark.parametrize("build", [dsprites.build_location, dsprites.build_scale,
-                                   dsprites.build_shape, clevr.build_count,
-                                   clevr.build_closest_colour, clevr.build_closest_shape,
-                                   clevr.build_closest_size])
+@pytest.mark.parametrize(
+    "build",
+    [
+        dsprites.build_location,
+        dsprites.build_scale,
+        dsprites.build_shape,
+        clevr.build_count,
+        clevr.build_closest_colour,
+        clevr.build_closest_shape,
+        clevr.build_closest_size,
+    ],
+)
 def test_procedural_splits_are_deterministic_and_disjoint(build):
     a_tr, a_te = build(seed=7, n_train=300, n_test=100, cache=False)
     b_tr, b_te = build(seed=7, n_train=300, n_test=100, cache=False)

@@ -41,13 +41,23 @@ def _write_idx(path: Path, magic: int, dims: tuple, payload: bytes, truncate: in
     path.write_bytes(blob[: len(blob) - truncate] if truncate else blob)
 
 
-def _fake_root(tmp_path: Path, n: int = 20, img_magic: int = 0x803, truncate: int = 0,
-               img_payload: bytes | None = None) -> Path:
+def _fake_root(
+    tmp_path: Path,
+    n: int = 20,
+    img_magic: int = 0x803,
+    truncate: int = 0,
+    img_payload: bytes | None = None,
+) -> Path:
     rng = np.random.default_rng(0)
-    for split, (img, lab) in fashion_mnist.FILES.items():
+    for img, lab in fashion_mnist.FILES.values():
         pix = rng.integers(0, 256, size=n * 28 * 28, dtype=np.uint8).tobytes()
-        _write_idx(tmp_path / img, img_magic, (n, 28, 28), pix if img_payload is None else img_payload,
-                   truncate)
+        _write_idx(
+            tmp_path / img,
+            img_magic,
+            (n, 28, 28),
+            pix if img_payload is None else img_payload,
+            truncate,
+        )
         _write_idx(tmp_path / lab, 0x801, (n,), (np.arange(n) % 10).astype(np.uint8).tobytes())
     return tmp_path
 
@@ -86,7 +96,9 @@ def test_idx_reader_rejects_non_gzip(tmp_path):
 
 
 def test_missing_directory_says_how_to_install(tmp_path):
-    with pytest.raises(FileNotFoundError, match="apt-get install dataset-fashion-mnist.*make setup"):
+    with pytest.raises(
+        FileNotFoundError, match="apt-get install dataset-fashion-mnist.*make setup"
+    ):
         data.load("fashion_mnist", root=tmp_path / "nowhere")
     with pytest.raises(ValueError, match="root: missing file"):
         data.load("fashion_mnist", root=tmp_path)  # exists but empty
@@ -101,7 +113,12 @@ def test_digits_sizes_pixels_and_fixed_split():
     assert all_.n == 1_797 and (tr.n, te.n) == (1_438, 359)
     assert all_.x.shape[1:] == (8, 8, 1) and all_.x.dtype == np.uint8 and all_.x.max() == 255
     # The union of both splits is exactly scikit-learn's set, pixel for pixel (0..16 → 0..255).
-    key = lambda x, y: sorted(zip(y.tolist(), (x.reshape(len(y), -1).astype(float) * 16 / 255).round().astype(int).tolist()))
+    key = lambda x, y: sorted(
+        zip(
+            y.tolist(),
+            (x.reshape(len(y), -1).astype(float) * 16 / 255).round().astype(int).tolist(),
+        )
+    )
     assert key(all_.x, all_.y) == sorted(zip(ref.target.tolist(), ref.data.astype(int).tolist()))
     # The split does not depend on the load seed (only subsampling does).
     assert np.array_equal(data.load("digits", seed=5).x, tr.x)

@@ -10,22 +10,45 @@ from mdlnb import data
 from mdlnb.data import fashion_mnist, skimage_tasks
 
 HAVE_FMNIST = (fashion_mnist.ROOT / fashion_mnist.FILES["train"][0]).is_file()
-PROCEDURAL = ("dsprites_location", "dsprites_orientation", "dsprites_scale", "dsprites_shape",
-              "clevr_count", "clevr_distance", "clevr_closest_colour", "clevr_closest_shape",
-              "clevr_closest_size", "textures", "sci_patches", "photo_patches", "ihc_dab",
-              "ihc_hematoxylin")
+PROCEDURAL = (
+    "dsprites_location",
+    "dsprites_orientation",
+    "dsprites_scale",
+    "dsprites_shape",
+    "clevr_count",
+    "clevr_distance",
+    "clevr_closest_colour",
+    "clevr_closest_shape",
+    "clevr_closest_size",
+    "textures",
+    "sci_patches",
+    "photo_patches",
+    "ihc_dab",
+    "ihc_hematoxylin",
+)
 
 
 def test_registry_table_matches_every_built_task():
     table = data.info()
-    print("\n" + table[["name", "group", "n_train", "n_test", "classes", "image_shape"]]
-          .to_string(index=False))
+    print(
+        "\n"
+        + table[["name", "group", "n_train", "n_test", "classes", "image_shape"]].to_string(
+            index=False
+        )
+    )
     assert list(table["name"]) == data.names()
     assert set(table["group"]) == {"natural", "specialized", "structured"}
-    assert data.names("structured") == ["clevr_closest_colour", "clevr_closest_shape",
-                                        "clevr_closest_size", "clevr_count", "clevr_distance",
-                                        "dsprites_location", "dsprites_orientation",
-                                        "dsprites_scale", "dsprites_shape"]
+    assert data.names("structured") == [
+        "clevr_closest_colour",
+        "clevr_closest_shape",
+        "clevr_closest_size",
+        "clevr_count",
+        "clevr_distance",
+        "dsprites_location",
+        "dsprites_orientation",
+        "dsprites_scale",
+        "dsprites_shape",
+    ]
     for row in table.itertuples():
         if row.name.startswith("fashion_mnist") and not HAVE_FMNIST:
             continue
@@ -42,9 +65,13 @@ def test_registry_table_matches_every_built_task():
 
 def test_info_lists_the_new_tasks_with_their_groups():
     table = data.info().set_index("name")
-    want = {"photo_patches": ("natural", 7), "ihc_dab": ("specialized", 2),
-            "dsprites_scale": ("structured", 6), "dsprites_shape": ("structured", 3),
-            "clevr_closest_colour": ("structured", 7)}
+    want = {
+        "photo_patches": ("natural", 7),
+        "ihc_dab": ("specialized", 2),
+        "dsprites_scale": ("structured", 6),
+        "dsprites_shape": ("structured", 3),
+        "clevr_closest_colour": ("structured", 7),
+    }
     for name, (group, classes) in want.items():
         assert (table.loc[name, "group"], table.loc[name, "classes"]) == (group, classes), name
         assert name in data.names(group)
@@ -73,15 +100,26 @@ def test_load_split_all_and_determinism():
 def _locate(image, patch):
     """All (row, col) where ``patch`` occurs in ``image`` exactly (brute force)."""
     win = np.lib.stride_tricks.sliding_window_view(image, patch.shape[:2], axis=(0, 1))
-    first = np.argwhere(np.all(win[..., 0, 0] == patch[0, 0], axis=-1) if image.ndim == 3
-                        else win[:, :, 0, 0] == patch[0, 0])
-    return [tuple(p) for p in first
-            if np.array_equal(image[p[0]:p[0] + patch.shape[0], p[1]:p[1] + patch.shape[1]], patch)]
+    first = np.argwhere(
+        np.all(win[..., 0, 0] == patch[0, 0], axis=-1)
+        if image.ndim == 3
+        else win[:, :, 0, 0] == patch[0, 0]
+    )
+    return [
+        tuple(p)
+        for p in first
+        if np.array_equal(image[p[0] : p[0] + patch.shape[0], p[1] : p[1] + patch.shape[1]], patch)
+    ]
 
 
-@pytest.mark.parametrize("name, sources, rgb", [("textures", skimage_tasks.TEXTURES, False),
-                                                ("sci_patches", skimage_tasks.SCIENTIFIC, True),
-                                                ("photo_patches", skimage_tasks.PHOTOS, True)])
+@pytest.mark.parametrize(
+    "name, sources, rgb",
+    [
+        ("textures", skimage_tasks.TEXTURES, False),
+        ("sci_patches", skimage_tasks.SCIENTIFIC, True),
+        ("photo_patches", skimage_tasks.PHOTOS, True),
+    ],
+)
 def test_patches_come_from_their_class_image_and_split_region(name, sources, rgb):
     classes = list(sources)
     for split in ("train", "test"):
@@ -92,7 +130,9 @@ def test_patches_come_from_their_class_image_and_split_region(name, sources, rgb
             hits = _locate(src, img)
             assert hits, (name, split, classes[label])
             h, w = src.shape[:2]
-            cut = int(round(box[2] * w)) + int(round(0.75 * (int(round(box[3] * w)) - int(round(box[2] * w)))))
+            cut = int(round(box[2] * w)) + int(
+                round(0.75 * (int(round(box[3] * w)) - int(round(box[2] * w))))
+            )
             cols = [c for _, c in hits]
             if split == "train":
                 assert any(c + 32 <= cut for c in cols)
@@ -116,10 +156,14 @@ def test_photo_patches_read_the_files_shipped_in_the_wheels():
         ours = skimage_tasks.read_image(f"sklearn:{name}", 1.0, True)
         assert np.array_equal(ours, load_sample_image(name))
     # scikit-image's: the same pixels as skimage.data's (offline) loader
-    assert np.array_equal(skimage_tasks.read_image("chelsea.png", 1.0, True), skimage.data.chelsea())
+    assert np.array_equal(
+        skimage_tasks.read_image("chelsea.png", 1.0, True), skimage.data.chelsea()
+    )
     tr, te = data.load("photo_patches"), data.load("photo_patches", split="test")
     assert (tr.n, te.n) == (3_500, 700) and tr.x.shape[1:] == (32, 32, 3)
-    assert np.array_equal(np.bincount(tr.y), [500] * 7) and np.array_equal(np.bincount(te.y), [100] * 7)
+    assert np.array_equal(np.bincount(tr.y), [500] * 7) and np.array_equal(
+        np.bincount(te.y), [100] * 7
+    )
     assert tr.meta["classes"] == tuple(skimage_tasks.PHOTOS)
 
 
@@ -141,7 +185,7 @@ def test_ihc_labels_follow_the_stain_density_of_the_patch_centre(name, channel):
     slide = skimage_tasks.read_image("ihc.png", 1.0, True)
     dab = _stain_ruifrok(slide, channel)
     # centre 16×16 of the 32×32 crop at (top, left) = 16-wide mean filter at (top + 16, left + 16)
-    stat = ndimage.uniform_filter(dab, 16)[16:slide.shape[0] - 15, 16:slide.shape[1] - 15]
+    stat = ndimage.uniform_filter(dab, 16)[16 : slide.shape[0] - 15, 16 : slide.shape[1] - 15]
     lo, hi = np.percentile(stat, [40, 60])
     cut = int(round(0.75 * slide.shape[1]))
     for split in ("train", "test"):
@@ -172,12 +216,23 @@ def test_the_two_ihc_tasks_ask_different_questions_of_one_slide():
 def test_fashion_mnist_category_labels_each_image_by_its_garment_category():
     from mdlnb.data import fashion_mnist as fm
 
-    kind = {"T-shirt/top": "top", "Pullover": "top", "Coat": "top", "Shirt": "top",
-            "Trouser": "one-piece or bottom", "Dress": "one-piece or bottom",
-            "Sandal": "footwear", "Sneaker": "footwear", "Ankle boot": "footwear", "Bag": "bag"}
+    kind = {
+        "T-shirt/top": "top",
+        "Pullover": "top",
+        "Coat": "top",
+        "Shirt": "top",
+        "Trouser": "one-piece or bottom",
+        "Dress": "one-piece or bottom",
+        "Sandal": "footwear",
+        "Sneaker": "footwear",
+        "Ankle boot": "footwear",
+        "Bag": "bag",
+    }
     for split in ("train", "test"):
-        fine, coarse = data.load("fashion_mnist", split=split), data.load(
-            "fashion_mnist_category", split=split)
+        fine, coarse = (
+            data.load("fashion_mnist", split=split),
+            data.load("fashion_mnist_category", split=split),
+        )
         assert np.array_equal(fine.x, coarse.x) and coarse.num_classes == 4
         want = [coarse.meta["classes"].index(kind[fm.CLASSES[c]]) for c in fine.y[:2000]]
         assert np.array_equal(coarse.y[:2000], want)
@@ -192,7 +247,9 @@ def test_lfw_faces_split_and_pixels():
     a = data.load("lfw_faces", split="all")
     assert a.n == 200 and np.bincount(a.y).tolist() == [100, 100]
     keyed = sorted((int(y), x.tobytes()) for x, y in zip(a.x[..., 0], a.y))
-    want = sorted((int(i >= 100), np.rint(r * 255).astype(np.uint8).tobytes()) for i, r in enumerate(ref))
+    want = sorted(
+        (int(i >= 100), np.rint(r * 255).astype(np.uint8).tobytes()) for i, r in enumerate(ref)
+    )
     assert keyed == want
     assert (data.load("lfw_faces").n, data.load("lfw_faces", split="test").n) == (160, 40)
 
@@ -254,10 +311,14 @@ def test_vtab_lists_the_papers_19_tasks_in_three_groups():
 
     groups = [g for g, *_ in TASKS.values()]
     assert len(TASKS) == 19  # paper Table 3
-    assert (groups.count("natural"), groups.count("specialized"), groups.count("structured")) == (7, 4, 8)
+    assert (groups.count("natural"), groups.count("specialized"), groups.count("structured")) == (
+        7,
+        4,
+        8,
+    )
 
 
-@pytest.mark.parametrize("seed", [float("nan"), float("inf"), 1.5, "a", -1, 2 ** 32, True, None])
+@pytest.mark.parametrize("seed", [float("nan"), float("inf"), 1.5, "a", -1, 2**32, True, None])
 def test_load_rejects_a_bad_seed_by_name(seed):
     with pytest.raises(ValueError, match="seed"):
         data.load("digits", seed=seed)

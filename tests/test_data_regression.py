@@ -12,7 +12,7 @@ from mdlnb.data import dsprites
 def test_regression_tasks_are_listed_apart():
     reg = data.names(kind="regression")
     assert reg == ["dsprites_orientation_reg", "dsprites_x_reg", "dsprites_y_reg", "diabetes"]
-    assert not set(reg) & set(data.names())                  # the default listing is unchanged
+    assert not set(reg) & set(data.names())  # the default listing is unchanged
     assert set(data.names(kind=None)) == set(reg) | set(data.names())
     table = data.info(kind="regression").set_index("name")
     assert (table["kind"] == "regression").all() and table.loc["diabetes", "n_train"] == 354
@@ -42,14 +42,14 @@ def test_dsprites_regression_targets_match_the_factors(name):
     loc_tr, _ = dsprites.build_location(seed=0, **kw)
     ori_tr, _ = dsprites.build_orientation(seed=0, **kw)
     assert reg_tr.kind == "regression" and reg_te.n == 100
-    np.testing.assert_array_equal(reg_tr.x, loc_tr.x)        # the same images
-    if name == "dsprites_x_reg":   # binned like the classification task, the same labels
+    np.testing.assert_array_equal(reg_tr.x, loc_tr.x)  # the same images
+    if name == "dsprites_x_reg":  # binned like the classification task, the same labels
         np.testing.assert_array_equal(dsprites.location_bin(reg_tr.y, 64, 16), loc_tr.y)
     elif name == "dsprites_y_reg":
         m = dsprites.margin(64)
         assert reg_tr.y.min() >= m and reg_tr.y.max() <= 63 - m
         assert np.corrcoef(reg_tr.y, reg_tr.meta["factors"]["y"])[0, 1] == pytest.approx(1)
-    else:                          # (cos, sin) of the angle: the fraction of the period
+    else:  # (cos, sin) of the angle: the fraction of the period
         frac = np.mod(np.arctan2(reg_tr.y[:, 1], reg_tr.y[:, 0]) / (2 * np.pi), 1.0)
         bins = np.minimum((frac * 16 + 1e-9).astype(int), 15)
         assert np.mean(bins == ori_tr.y) > 0.99

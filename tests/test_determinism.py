@@ -40,29 +40,40 @@ print("RESULT " + json.dumps(out))
 
 
 def _run(hashseed: str, *seeds: int) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONHASHSEED": hashseed, "PYTHONPATH": str(ROOT),
-           "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu"), "MPLBACKEND": "Agg"}
-    return subprocess.Popen([sys.executable, "-c", SCRIPT, *map(str, seeds)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "PYTHONHASHSEED": hashseed,
+        "PYTHONPATH": str(ROOT),
+        "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu"),
+        "MPLBACKEND": "Agg",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, *map(str, seeds)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _result(proc: subprocess.Popen) -> dict:
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err[-3000:]
     line = next(s for s in out.splitlines() if s.startswith("RESULT "))
-    return {int(k): v for k, v in json.loads(line[len("RESULT "):]).items()}
+    return {int(k): v for k, v in json.loads(line[len("RESULT ") :]).items()}
 
 
 @pytest.mark.slow
 def test_two_processes_with_different_hash_seeds_agree_bit_for_bit():
-    a_proc, b_proc = _run("0", 0), _run("4242", 0, 1)   # side by side
+    a_proc, b_proc = _run("0", 0), _run("4242", 0, 1)  # side by side
     a, b = _result(a_proc), _result(b_proc)
     ra, rb = a[0], b[0]
     assert ra["shape"] == [200, 4] and ra["finite"]
     assert ra["experts"] == rb["experts"]
     assert ra["order"] == rb["order"]
-    assert ra["losses"] == rb["losses"]                  # sha256 of the float32 bytes
-    assert ra["total_nats"] == rb["total_nats"]          # float.hex: every bit
+    assert ra["losses"] == rb["losses"]  # sha256 of the float32 bytes
+    assert ra["total_nats"] == rb["total_nats"]  # float.hex: every bit
     # another seed: another stream order (a permutation of the same examples), other losses
     r1 = b[1]
     assert r1["order"] != ra["order"] and sorted(r1["order"]) == sorted(ra["order"])

@@ -21,7 +21,6 @@ import types
 import zipfile
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 import skimage.data
@@ -51,7 +50,14 @@ class _FakeTensor:
 
     def __reduce__(self):
         rebuild = sys.modules["torch._utils"]._rebuild_tensor_v2
-        return rebuild, (self.storage, self.offset, self.size, self.stride, False, collections.OrderedDict())
+        return rebuild, (
+            self.storage,
+            self.offset,
+            self.size,
+            self.stride,
+            False,
+            collections.OrderedDict(),
+        )
 
 
 @pytest.fixture
@@ -75,8 +81,11 @@ def fake_torch(monkeypatch):
     return torch
 
 
-_TORCH_TYPE = {np.dtype("float32"): "FloatStorage", np.dtype("int64"): "LongStorage",
-               np.dtype("float64"): "DoubleStorage"}
+_TORCH_TYPE = {
+    np.dtype("float32"): "FloatStorage",
+    np.dtype("int64"): "LongStorage",
+    np.dtype("float64"): "DoubleStorage",
+}
 
 
 def _pickle_state(obj, torch, protocol=2) -> bytes:
@@ -99,7 +108,9 @@ def _write_zip(path, obj, storages, torch, byteorder="little"):
         z.writestr("archive/data.pkl", _pickle_state(obj, torch))
         z.writestr("archive/byteorder", byteorder)
         for s in storages:
-            z.writestr(f"archive/data/{s.key}", s.data.astype(s.data.dtype.newbyteorder(fmt)).tobytes())
+            z.writestr(
+                f"archive/data/{s.key}", s.data.astype(s.data.dtype.newbyteorder(fmt)).tobytes()
+            )
         z.writestr("archive/version", "3\n")
 
 
@@ -107,8 +118,15 @@ def _write_legacy(path, obj, storages, torch):
     with open(path, "wb") as f:
         pickle.dump(0x1950A86A20F9469CFC6C, f, protocol=2)
         pickle.dump(1001, f, protocol=2)
-        pickle.dump({"protocol_version": 1001, "little_endian": True,
-                     "type_sizes": {"short": 2, "int": 4, "long": 4}}, f, protocol=2)
+        pickle.dump(
+            {
+                "protocol_version": 1001,
+                "little_endian": True,
+                "type_sizes": {"short": 2, "int": 4, "long": 4},
+            },
+            f,
+            protocol=2,
+        )
         f.write(_pickle_state(obj, torch))
         pickle.dump([s.key for s in storages], f, protocol=2)
         for s in storages:
@@ -121,13 +139,18 @@ def _example_state():
     big = _FakeStorage("0", rng.standard_normal(40).astype(np.float32))
     other = _FakeStorage("1", rng.standard_normal(6).astype(np.float64))
     count = _FakeStorage("2", np.array([7], np.int64))
-    state = collections.OrderedDict([
-        ("conv.weight", _FakeTensor(big, 0, (2, 3, 2, 2), (12, 4, 2, 1))),       # contiguous, 24 elements
-        ("fc.weight_t", _FakeTensor(big, 24, (4, 3), (1, 4))),                  # transposed view, offset 24
-        ("fc.bias", _FakeTensor(big, 36, (4,), (1,))),                          # shares the storage
-        ("bn.running_var", _FakeTensor(other, 0, (2, 3), (3, 1))),
-        ("bn.num_batches_tracked", _FakeTensor(count, 0, (), ())),
-    ])
+    state = collections.OrderedDict(
+        [
+            (
+                "conv.weight",
+                _FakeTensor(big, 0, (2, 3, 2, 2), (12, 4, 2, 1)),
+            ),  # contiguous, 24 elements
+            ("fc.weight_t", _FakeTensor(big, 24, (4, 3), (1, 4))),  # transposed view, offset 24
+            ("fc.bias", _FakeTensor(big, 36, (4,), (1,))),  # shares the storage
+            ("bn.running_var", _FakeTensor(other, 0, (2, 3), (3, 1))),
+            ("bn.num_batches_tracked", _FakeTensor(count, 0, (), ())),
+        ]
+    )
     b = big.data
     expected = {
         "conv.weight": b[:24].reshape(2, 3, 2, 2),
@@ -146,7 +169,9 @@ def test_load_state_dict_reads_hand_built_torch_files(tmp_path, fake_torch, fmt)
     if fmt == "legacy":
         _write_legacy(path, state, storages, fake_torch)
     else:
-        _write_zip(path, state, storages, fake_torch, "big" if fmt.endswith("big-endian") else "little")
+        _write_zip(
+            path, state, storages, fake_torch, "big" if fmt.endswith("big-endian") else "little"
+        )
     got = load_state_dict(path)
     assert list(got) == list(expected)
     for k, v in expected.items():
@@ -168,7 +193,9 @@ def test_load_state_dict_refuses_arbitrary_globals(tmp_path, fake_torch, fmt):
     state = collections.OrderedDict([("w", _Evil(marker))])
     path = tmp_path / "evil.pth"
     (_write_zip if fmt == "zip" else _write_legacy)(path, state, [], fake_torch)
-    with pytest.raises(ValueError, match=r"path: refusing to unpickle global (posix|os|nt)\.system"):
+    with pytest.raises(
+        ValueError, match=r"path: refusing to unpickle global (posix|os|nt)\.system"
+    ):
         load_state_dict(path)
     assert not marker.exists()
 
@@ -177,7 +204,9 @@ def test_load_state_dict_refuses_eval_and_out_of_bounds_views(tmp_path, fake_tor
     path = tmp_path / "eval.pth"
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("archive/data.pkl", pickle.dumps(_EvalReduce(), protocol=2))
-    with pytest.raises(ValueError, match=r"refusing to unpickle global (builtins|__builtin__)\.eval"):
+    with pytest.raises(
+        ValueError, match=r"refusing to unpickle global (builtins|__builtin__)\.eval"
+    ):
         load_state_dict(path)
 
     s = _FakeStorage("0", np.zeros(6, np.float32))
@@ -237,9 +266,18 @@ def test_depthwise_slices_match_grouped_conv_and_numpy(size, kernel, stride):
     w = rng.standard_normal((kernel, kernel, 5)).astype(np.float32)
     slices = np.asarray(jax.jit(E.depthwise_conv_slices, static_argnums=2)(x, w, stride))
     grouped = np.asarray(jax.jit(E.depthwise_conv_grouped, static_argnums=2)(x, w, stride))
-    xla_same = np.asarray(jax.jit(lambda x, w: jax.lax.conv_general_dilated(
-        x, w[:, :, None, :], (stride, stride), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
-        feature_group_count=5))(x, w))
+    xla_same = np.asarray(
+        jax.jit(
+            lambda x, w: jax.lax.conv_general_dilated(
+                x,
+                w[:, :, None, :],
+                (stride, stride),
+                "SAME",
+                dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                feature_group_count=5,
+            )
+        )(x, w)
+    )
     ref = _numpy_same_depthwise(x.astype(np.float64), w.astype(np.float64), stride)
     assert slices.shape == ref.shape
     np.testing.assert_allclose(slices, grouped, atol=1e-5, rtol=1e-5)
@@ -249,8 +287,17 @@ def test_depthwise_slices_match_grouped_conv_and_numpy(size, kernel, stride):
 
 def test_same_padding_follows_tf_rule():
     # (size, kernel, stride) -> (before, after): TF puts the odd pixel after.
-    cases = {(224, 3, 2): (0, 1), (225, 3, 2): (1, 1), (7, 3, 2): (1, 1), (8, 3, 2): (0, 1),
-             (8, 5, 2): (1, 2), (7, 5, 2): (2, 2), (9, 5, 1): (2, 2), (1, 5, 2): (2, 2), (2, 1, 2): (0, 0)}
+    cases = {
+        (224, 3, 2): (0, 1),
+        (225, 3, 2): (1, 1),
+        (7, 3, 2): (1, 1),
+        (8, 3, 2): (0, 1),
+        (8, 5, 2): (1, 2),
+        (7, 5, 2): (2, 2),
+        (9, 5, 1): (2, 2),
+        (1, 5, 2): (2, 2),
+        (2, 1, 2): (0, 0),
+    }
     assert {c: E.same_padding(*c) for c in cases} == cases
 
 
@@ -259,13 +306,21 @@ def test_same_padding_follows_tf_rule():
 
 def _reference_trainable_params(width, depth):
     """Trainable scalars of EfficientNet-Lite from the B0 table (conv weights, BN γ/β, fc)."""
+
     def rf(c):
         c *= width
         n = max(8, int(c + 4) // 8 * 8)
         return n + 8 if n < 0.9 * c else n
 
-    table = [(1, 3, 1, 16), (2, 3, 6, 24), (2, 5, 6, 40), (3, 3, 6, 80), (3, 5, 6, 112),
-             (4, 5, 6, 192), (1, 3, 6, 320)]
+    table = [
+        (1, 3, 1, 16),
+        (2, 3, 6, 24),
+        (2, 5, 6, 40),
+        (3, 3, 6, 80),
+        (3, 5, 6, 112),
+        (4, 5, 6, 192),
+        (1, 3, 6, 320),
+    ]
     total = 3 * 3 * 3 * 32 + 2 * 32
     cin = 32
     for i, (reps, k, e, cout) in enumerate(table):
@@ -311,8 +366,12 @@ def _numpy_forward(sd, images, pooled=None):
 
     ``pooled``: a dict that receives the global-average-pooled output of the stem
     (``"stem"``) and of every block (its index ``n``)."""
+
     def bn(x, name):
-        g, b, m, v = (sd[f"{name}.{s}"].astype(np.float64) for s in ("weight", "bias", "running_mean", "running_var"))
+        g, b, m, v = (
+            sd[f"{name}.{s}"].astype(np.float64)
+            for s in ("weight", "bias", "running_mean", "running_var")
+        )
         return (x - m) / np.sqrt(v + 1e-3) * g + b
 
     relu6 = lambda x: np.clip(x, 0, 6)
@@ -324,11 +383,11 @@ def _numpy_forward(sd, images, pooled=None):
     oh, ow = math.ceil(h / 2), math.ceil(wd / 2)
     ph, pw_ = max((oh - 1) * 2 + 3 - h, 0) // 2, max((ow - 1) * 2 + 3 - wd, 0) // 2
     xp = np.zeros((b, h + 4, wd + 4, 3))
-    xp[:, ph:ph + h, pw_:pw_ + wd] = x
+    xp[:, ph : ph + h, pw_ : pw_ + wd] = x
     stem = np.zeros((b, oh, ow, 32))
     for i in range(3):
         for j in range(3):
-            stem += xp[:, i:i + 2 * oh:2, j:j + 2 * ow:2] @ w[:, :, i, j].T
+            stem += xp[:, i : i + 2 * oh : 2, j : j + 2 * ow : 2] @ w[:, :, i, j].T
     x = relu6(bn(stem, "_bn0"))
     if pooled is not None:
         pooled["stem"] = x.mean(axis=(1, 2))
@@ -359,7 +418,9 @@ def test_jax_forward_matches_numpy_reference_on_raw_state_dict():
     np.testing.assert_allclose(feats, ref_feats, rtol=1e-4, atol=1e-4)
     logits = E.efficientnet_lite_logits(enc, x)
     np.testing.assert_allclose(logits, ref_logits, rtol=1e-3, atol=1e-3)
-    np.testing.assert_allclose(np.asarray(E.classify(feats, enc.params)), logits, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(
+        np.asarray(E.classify(feats, enc.params)), logits, rtol=1e-5, atol=1e-4
+    )
 
 
 def test_stage_taps_match_numpy_reference_on_raw_state_dict():
@@ -373,8 +434,16 @@ def test_stage_taps_match_numpy_reference_on_raw_state_dict():
     x = np.random.default_rng(0).uniform(size=(2, 40, 40, 3)).astype(np.float32)
     ref = {}
     ref_feats, _ = _numpy_forward(sd, x, pooled=ref)
-    last_block = {"stem": "stem", "stage0": 0, "stage1": 2, "stage2": 4, "stage3": 7,
-                  "stage4": 10, "stage5": 14, "stage6": 15}
+    last_block = {
+        "stem": "stem",
+        "stage0": 0,
+        "stage1": 2,
+        "stage2": 4,
+        "stage3": 7,
+        "stage4": 10,
+        "stage5": 14,
+        "stage6": 15,
+    }
     assert E.stage_of_blocks(E.block_specs(0)) == (0, 1, 1, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 5, 6)
     encs = layers(enc)
     assert list(encs) == [f"{enc.name}/{n}" for n in (*last_block, "head")]
@@ -392,16 +461,23 @@ def test_stage_taps_match_numpy_reference_on_raw_state_dict():
 def _center_square(img):
     h, w = img.shape[:2]
     s = min(h, w)
-    return img[(h - s) // 2:(h - s) // 2 + s, (w - s) // 2:(w - s) // 2 + s]
+    return img[(h - s) // 2 : (h - s) // 2 + s, (w - s) // 2 : (w - s) // 2 + s]
 
 
-@pytest.mark.parametrize("variant", [0, pytest.param(1, marks=pytest.mark.slow),
-                                     pytest.param(2, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "variant", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)]
+)
 def test_photos_get_their_imagenet_class(variant):
     enc = E.efficientnet_lite(variant)
     size = enc.input_size + (3,)
-    photos = np.stack([np.asarray(jax.image.resize(_center_square(p) / 255.0, size, "bilinear", antialias=True))
-                       for p in (skimage.data.chelsea(), skimage.data.coffee())]).astype(np.float32)
+    photos = np.stack(
+        [
+            np.asarray(
+                jax.image.resize(_center_square(p) / 255.0, size, "bilinear", antialias=True)
+            )
+            for p in (skimage.data.chelsea(), skimage.data.coffee())
+        ]
+    ).astype(np.float32)
     logits = E.efficientnet_lite_logits(enc, photos)
     top1 = logits.argmax(axis=1)
     assert top1[0] in (TABBY, TIGER_CAT, PERSIAN, SIAMESE, EGYPTIAN_CAT)

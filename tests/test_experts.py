@@ -12,32 +12,62 @@ from mdlnb.experts import Expert
 def test_name_format():
     e = Expert(readouts.mlp(2), learning_rate=3e-4, weight_decay=1e-4, ema=1e-2, replay_streams=10)
     assert e.name == "mlp2-lr3e-4-wd1e-4-ema1e-2-r10"
-    e2 = Expert(readouts.linear(), 1e-3, b1=0.5, weight_decay=0.0, ema=1.0, label_smoothing=0.1,
-                replay_streams=3)
+    e2 = Expert(
+        readouts.linear(),
+        1e-3,
+        b1=0.5,
+        weight_decay=0.0,
+        ema=1.0,
+        label_smoothing=0.1,
+        replay_streams=3,
+    )
     assert e2.name == "linear-lr1e-3-b1_0.5-wd0-ema1-ls0.1-r3"
     assert Expert(readouts.mlp(1, 512), 1.0).name == "mlp1x512-lr1-wd0-ema1-r10"
 
 
 def test_config_roundtrip_and_json():
-    e = Expert(readouts.mlp(3, 64), 1e-3, b1=0.7, weight_decay=1e-6, ema=1e-4,
-               label_smoothing=0.01, replay_streams=30)
+    e = Expert(
+        readouts.mlp(3, 64),
+        1e-3,
+        b1=0.7,
+        weight_decay=1e-6,
+        ema=1e-4,
+        label_smoothing=0.01,
+        replay_streams=30,
+    )
     cfg = json.loads(json.dumps(e.config()))
     assert Expert.from_config(cfg) == e
     assert cfg["readout_hidden_layers"] == 3 and cfg["learning_rate"] == 1e-3
 
 
 def test_grid_cross_product_order():
-    g = mdlnb.expert_grid([readouts.linear(), readouts.mlp(1)], learning_rate=[1e-3, 1e-2],
-                          ema=[1.0, 0.1], replay_streams=5)
+    g = mdlnb.expert_grid(
+        [readouts.linear(), readouts.mlp(1)],
+        learning_rate=[1e-3, 1e-2],
+        ema=[1.0, 0.1],
+        replay_streams=5,
+    )
     assert len(g) == 8
     assert [(e.readout.name, e.learning_rate, e.ema) for e in g[:4]] == [
-        ("linear", 1e-3, 1.0), ("linear", 1e-3, 0.1), ("linear", 1e-2, 1.0), ("linear", 1e-2, 0.1)]
+        ("linear", 1e-3, 1.0),
+        ("linear", 1e-3, 0.1),
+        ("linear", 1e-2, 1.0),
+        ("linear", 1e-2, 0.1),
+    ]
     assert g[4].readout.name == "mlp1"
     assert all(e.replay_streams == 5 for e in g)
 
 
-@pytest.mark.parametrize("name, k", [("vtab", 8 * 4 * 4 * 3 * 4 * 3), ("imagenet", 4 * 3 * 4 * 2 * 2 * 2),
-                                     ("default", 4 * 5 * 2), ("deep", 5 * 5 * 2), ("small", 4)])
+@pytest.mark.parametrize(
+    "name, k",
+    [
+        ("vtab", 8 * 4 * 4 * 3 * 4 * 3),
+        ("imagenet", 4 * 3 * 4 * 2 * 2 * 2),
+        ("default", 4 * 5 * 2),
+        ("deep", 5 * 5 * 2),
+        ("small", 4),
+    ],
+)
 def test_presets(name, k):
     g = experts.preset(name)
     assert len(g) == k
@@ -73,20 +103,23 @@ def test_vtab_preset_is_table6():
     assert sorted({e.weight_decay for e in im}) == [1e-2, 1.0]
     assert sorted({e.readout.name for e in im}) == ["linear", "mlp1", "mlp2", "mlp3"]
     assert 8 >= len(experts.preset("small"))
-    assert 16 <= len(experts.preset("default")) <= 40   # CPU-sized
+    assert 16 <= len(experts.preset("default")) <= 40  # CPU-sized
 
 
-@pytest.mark.parametrize("kwargs, arg", [
-    (dict(learning_rate=0.0), "learning_rate"),
-    (dict(learning_rate=float("nan")), "learning_rate"),
-    (dict(learning_rate=1e-3, b1=1.0), "b1"),
-    (dict(learning_rate=1e-3, weight_decay=-1.0), "weight_decay"),
-    (dict(learning_rate=1e-3, ema=0.0), "ema"),
-    (dict(learning_rate=1e-3, ema=1.5), "ema"),
-    (dict(learning_rate=1e-3, label_smoothing=1.0), "label_smoothing"),
-    (dict(learning_rate=1e-3, replay_streams=-1), "replay_streams"),
-    (dict(learning_rate=1e-3, replay_streams=2.5), "replay_streams"),
-])
+@pytest.mark.parametrize(
+    "kwargs, arg",
+    [
+        (dict(learning_rate=0.0), "learning_rate"),
+        (dict(learning_rate=float("nan")), "learning_rate"),
+        (dict(learning_rate=1e-3, b1=1.0), "b1"),
+        (dict(learning_rate=1e-3, weight_decay=-1.0), "weight_decay"),
+        (dict(learning_rate=1e-3, ema=0.0), "ema"),
+        (dict(learning_rate=1e-3, ema=1.5), "ema"),
+        (dict(learning_rate=1e-3, label_smoothing=1.0), "label_smoothing"),
+        (dict(learning_rate=1e-3, replay_streams=-1), "replay_streams"),
+        (dict(learning_rate=1e-3, replay_streams=2.5), "replay_streams"),
+    ],
+)
 def test_expert_validation(kwargs, arg):
     with pytest.raises(ValueError, match=arg):
         Expert(readouts.linear(), **kwargs)

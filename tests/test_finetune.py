@@ -35,8 +35,14 @@ def _digits_task(n=160):
 def _fixed_linear_encoder(dim=12, seed=0):
     """An encoder with no trainable parameters: a fixed linear map of the pixels."""
     m = np.random.default_rng(seed).standard_normal((64, dim)).astype(np.float32) / 8.0
-    return Encoder(name="fixed-linear", params={}, apply=lambda p, x: x.reshape(x.shape[0], -1) @ m,
-                   input_size=(8, 8), channels=1, feature_dim=dim), m
+    return Encoder(
+        name="fixed-linear",
+        params={},
+        apply=lambda p, x: x.reshape(x.shape[0], -1) @ m,
+        input_size=(8, 8),
+        channels=1,
+        feature_dim=dim,
+    ), m
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +61,16 @@ def pretrained(fmnist):
     from mdlnb.encoders import pretrain
 
     train, _ = fmnist
-    return pretrain("supervised", "vit", "XS", train.take(np.arange(4000)), 300, seed=0,
-                    batch_size=64, learning_rate=3e-3)
+    return pretrain(
+        "supervised",
+        "vit",
+        "XS",
+        train.take(np.arange(4000)),
+        300,
+        seed=0,
+        batch_size=64,
+        learning_rate=3e-3,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +95,9 @@ def test_fixed_encoder_reproduces_linear_readout_and_bypasses_standardisation():
     ro = FinetuneReadout.for_task(enc, task)
     assert (ro.image_shape, ro.pixel_max) == ((8, 8, 1), 1.0)
     lin = Expert(readouts.linear(), 0.1, replay_streams=4)
-    mixed = prequential.run(task, [lin, Expert(ro, 0.1, replay_streams=4)], batch_size=B,
-                            cache=False, standardize=True)
+    mixed = prequential.run(
+        task, [lin, Expert(ro, 0.1, replay_streams=4)], batch_size=B, cache=False, standardize=True
+    )
     feats = Task("digits8-feats", task.features @ m, task.y, 10)
     ref = prequential.run(feats, [lin], batch_size=B, cache=False, standardize=False)
     alone = prequential.run(task, [lin], batch_size=B, cache=False, standardize=True)
@@ -151,8 +166,10 @@ def _replay_by_hand(ro, init, task, order, lr, steps):
     @jax.jit
     def step(params, state, xb, yb, enc_scale):
         g = jax.grad(loss)(params, xb, yb)
-        g = {"encoder": jax.tree_util.tree_map(lambda a: a * enc_scale, g["encoder"]),
-             "head": g["head"]}
+        g = {
+            "encoder": jax.tree_util.tree_map(lambda a: a * enc_scale, g["encoder"]),
+            "head": g["head"],
+        }
         upd, state = opt.update(g, state, params)
         return optax.apply_updates(params, upd), state
 
@@ -162,20 +179,21 @@ def _replay_by_hand(ro, init, task, order, lr, steps):
         for r in range(steps):
             pos = prequential.replay_positions(key, 0, r, B, B)
             params, state = step(params, state, x[pos], y[pos], jnp.float32(enc_scale))
-        logp = jax.nn.log_softmax(predict(params, x[B:2 * B]))
-        out.append(-np.asarray(jnp.take_along_axis(logp, y[B:2 * B, None], 1)[:, 0]))
+        logp = jax.nn.log_softmax(predict(params, x[B : 2 * B]))
+        out.append(-np.asarray(jnp.take_along_axis(logp, y[B : 2 * B, None], 1)[:, 0]))
     return out
 
 
 def test_second_batch_matches_hand_written_replay_with_encoder_trained(stream, pretrained):
     task, board, lm, _ = stream
-    k = next(i for i, e in enumerate(board)
-             if not e.readout.from_scratch and e.learning_rate == 3e-3)
+    k = next(
+        i for i, e in enumerate(board) if not e.readout.from_scratch and e.learning_rate == 3e-3
+    )
     ro, lr = board[k].readout, board[k].learning_rate
     init = ro.init(prequential.expert_key(0, board[k]), 784, 10)
     want, frozen = _replay_by_hand(ro, init, task, lm.order, lr, 3)
-    np.testing.assert_allclose(lm.losses[B:2 * B, k], want, atol=2e-5, rtol=1e-5)
-    assert np.abs(lm.losses[B:2 * B, k] - frozen).max() > 1e-3  # a frozen probe differs
+    np.testing.assert_allclose(lm.losses[B : 2 * B, k], want, atol=2e-5, rtol=1e-5)
+    assert np.abs(lm.losses[B : 2 * B, k] - frozen).max() > 1e-3  # a frozen probe differs
 
 
 # ----------------------------------------------------------------------------- (4) determinism
@@ -192,12 +210,19 @@ def test_deterministic_and_cache_keyed_by_encoder_parameters(stream, pretrained)
     # of the fine-tuned experts only.
     leaves, tree = jax.tree_util.tree_flatten(pretrained.params)
     leaves = [np.asarray(leaves[0]) + 1e-3, *leaves[1:]]
-    other = Encoder(pretrained.name, jax.tree_util.tree_unflatten(tree, leaves), pretrained.apply,
-                    pretrained.input_size, pretrained.channels, pretrained.feature_dim,
-                    pretrained.meta)
+    other = Encoder(
+        pretrained.name,
+        jax.tree_util.tree_unflatten(tree, leaves),
+        pretrained.apply,
+        pretrained.input_size,
+        pretrained.channels,
+        pretrained.feature_dim,
+        pretrained.meta,
+    )
     for e in board:
-        e2 = e.replace(readout=FinetuneReadout.for_task(other, task,
-                                                        from_scratch=e.readout.from_scratch))
+        e2 = e.replace(
+            readout=FinetuneReadout.for_task(other, task, from_scratch=e.readout.from_scratch)
+        )
         assert (e2.config() == e.config()) == e.readout.from_scratch
 
 
@@ -223,9 +248,11 @@ def test_compare_table_against_closed_form_mixtures(stream, pretrained):
     np.testing.assert_array_equal(df.attrs["loss_matrices"]["encoder"].losses, lm.losses)
     probe = df.attrs["loss_matrices"]["probe"]
     np.testing.assert_array_equal(probe.order, lm.order)
-    cols = {"linear probe": probe.losses,
-            "fine-tuned": lm.losses[:, [not e.readout.from_scratch for e in board]],
-            "from scratch": lm.losses[:, [e.readout.from_scratch for e in board]]}
+    cols = {
+        "linear probe": probe.losses,
+        "fine-tuned": lm.losses[:, [not e.readout.from_scratch for e in board]],
+        "from scratch": lm.losses[:, [e.readout.from_scratch for e in board]],
+    }
     for _, row in df.iterrows():
         tot = cols[row["method"]].sum(axis=0, dtype=np.float64)
         # Bayesian mixture, uniform prior: -log mean_k exp(-L_k).
@@ -271,14 +298,18 @@ def test_sizes_and_scratch_init(pretrained, fmnist):
     _, test = fmnist
     ro = FinetuneReadout.for_task(pretrained, test, from_scratch=True)
     cfg = archs.config("vit", "XS")
-    assert ro.num_params(784, 10) == archs.param_count(archs.init(jax.random.PRNGKey(0), cfg)) \
-        + cfg.dim * 10 + 10
+    assert (
+        ro.num_params(784, 10)
+        == archs.param_count(archs.init(jax.random.PRNGKey(0), cfg)) + cfg.dim * 10 + 10
+    )
     # FLOPs by hand for ViT-XS on one image: patch embedding, one block (qkv,
     # scores, weighted values, out projection, MLP), then the linear head.
     t, d, p = cfg.num_patches, cfg.dim, cfg.patch * cfg.patch
     r = cfg.mlp_ratio
-    assert ro.flops(784, 10) == 2 * t * (p * d + 3 * d * d + d * d + 2 * r * d * d) \
-        + 2 * 2 * t * t * d + 2 * d * 10
+    assert (
+        ro.flops(784, 10)
+        == 2 * t * (p * d + 3 * d * d + d * d + 2 * r * d * d) + 2 * 2 * t * t * d + 2 * d * 10
+    )
     assert ro.max_block is None  # no convolutions: experts are vmapped together
     a = ro.init(jax.random.PRNGKey(1), 784, 10)["encoder"]
     b = ro.init(jax.random.PRNGKey(1), 784, 10)["encoder"]
@@ -303,8 +334,12 @@ def test_conv_encoder_flops_by_hand_and_one_expert_per_block_on_cpu():
     ro = FinetuneReadout(enc, (8, 8, 1), pixel_max=1.0)
     macs = 8 * 8 * 9 * 1 * 4 + 4 * 4 * 9 * 4 * 6 + 6 * 5  # padded taps counted
     assert ro.flops(64, 3) == 2 * macs + 2 * 5 * 3
-    assert finetune.matmul_flops(jax.make_jaxpr(lambda p, x: apply(p, x))(
-        params, jnp.zeros((2, 8, 8, 1)))) == 2 * 2 * macs  # scales with the batch
+    assert (
+        finetune.matmul_flops(
+            jax.make_jaxpr(lambda p, x: apply(p, x))(params, jnp.zeros((2, 8, 8, 1)))
+        )
+        == 2 * 2 * macs
+    )  # scales with the batch
     assert ro.num_params(64, 3) == 9 * 4 + 9 * 24 + 30 + 5 * 3 + 3
     if jax.default_backend() == "cpu":
         assert ro.max_block == 1  # vmapped convolutions are slow on CPU

@@ -20,8 +20,9 @@ def tiny():
     from mdlnb.encoders.base import prepare_images
 
     cfg = archs.config("vit", "XS")
-    encs = [P._encoder("random", cfg, P._init_encoder(cfg, s), {"steps": 0, "seed": s})
-            for s in (0, 1)]
+    encs = [
+        P._encoder("random", cfg, P._init_encoder(cfg, s), {"steps": 0, "seed": s}) for s in (0, 1)
+    ]
     task = data.load("digits", split="train")
     x = prepare_images(task.x[:120], (28, 28), 1)
     y = task.y[:120]
@@ -34,10 +35,13 @@ def _reference(enc, train, lr, spec, num_classes):
     import jax.numpy as jnp
     import optax
 
-    p = {"encoder": enc.params, "head": {"w": jnp.zeros((enc.feature_dim, num_classes)),
-                                         "b": jnp.zeros(num_classes)}}
-    tx = optax.chain(optax.clip_by_global_norm(spec.clip),
-                     optax.adamw(lr, weight_decay=spec.weight_decay))
+    p = {
+        "encoder": enc.params,
+        "head": {"w": jnp.zeros((enc.feature_dim, num_classes)), "b": jnp.zeros(num_classes)},
+    }
+    tx = optax.chain(
+        optax.clip_by_global_norm(spec.clip), optax.adamw(lr, weight_decay=spec.weight_decay)
+    )
     st = tx.init(p)
 
     def loss(p, x, y):
@@ -82,14 +86,17 @@ def test_an_interrupted_run_resumes_to_the_same_numbers(tiny, tmp_path, monkeypa
         saves.append(1)
         if len(saves) == 1:
             raise KeyboardInterrupt
+
     monkeypatch.setattr(F._checkpoint, "save", stop_after_first)
     state = tmp_path / "state.npz"
     with pytest.raises(KeyboardInterrupt):
-        F.finetune(encs, train, val, test, num_classes=10, spec=spec, state_path=state,
-                   state_key="k")
-    resumed = F.finetune(encs, train, val, test, num_classes=10, spec=spec, state_path=state,
-                         state_key="k")
-    assert len(saves) == 1 + 2                      # resumed at step 2 of 6
+        F.finetune(
+            encs, train, val, test, num_classes=10, spec=spec, state_path=state, state_key="k"
+        )
+    resumed = F.finetune(
+        encs, train, val, test, num_classes=10, spec=spec, state_path=state, state_key="k"
+    )
+    assert len(saves) == 1 + 2  # resumed at step 2 of 6
     np.testing.assert_array_equal(resumed.val_loss, whole.val_loss)
     np.testing.assert_array_equal(resumed.test_correct, whole.test_correct)
 
@@ -116,7 +123,7 @@ def test_spec_rejects_bad_input():
 def _mcnemar_p(b: int, c: int) -> float:
     """Exact two-sided McNemar p-value from binomial coefficients."""
     n, k = b + c, min(b, c)
-    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
 
 
 def test_pairs_beyond_noise_is_mcnemar_on_every_pair():
@@ -124,8 +131,11 @@ def test_pairs_beyond_noise_is_mcnemar_on_every_pair():
     acc = [0.6, 0.62, 0.75, 0.9]
     c = np.stack([rng.random(400) < a for a in acc])
     sep, pairs = F.pairs_beyond_noise(c)
-    expected = sum(_mcnemar_p(int(np.sum(c[i] & ~c[j])), int(np.sum(~c[i] & c[j]))) < 0.05
-                   for i in range(4) for j in range(i + 1, 4))
+    expected = sum(
+        _mcnemar_p(int(np.sum(c[i] & ~c[j])), int(np.sum(~c[i] & c[j]))) < 0.05
+        for i in range(4)
+        for j in range(i + 1, 4)
+    )
     assert pairs == 6 and sep == expected
     same = np.stack([c[0], c[0]])
     assert F.pairs_beyond_noise(same) == (0, 1)
@@ -135,10 +145,13 @@ def test_ground_truth_artifact_round_trip_and_checksum(tmp_path, monkeypatch):
     from mdlnb.studies.pretraining import ChecksumError
     from mdlnb.studies.transferability import _groundtruth as G
 
-    arrays = {"chosen": np.array([1, 0]), "test_correct": np.array([[True, False], [True, True]]),
-              "val_loss": np.array([[0.5, 0.4], [0.3, 0.6]])}
+    arrays = {
+        "chosen": np.array([1, 0]),
+        "test_correct": np.array([[True, False], [True, True]]),
+        "val_loss": np.array([[0.5, 0.4], [0.3, 0.6]]),
+    }
     blob = G.arrays_bytes(arrays)
-    assert blob == G.arrays_bytes(dict(reversed(list(arrays.items()))))   # order-free bytes
+    assert blob == G.arrays_bytes(dict(reversed(list(arrays.items()))))  # order-free bytes
     prov = G._write(tmp_path, "z-t", arrays, {"name": "z-t", "key": "k"})
     back = G._read(tmp_path / "z-t.npz", prov)
     for k, v in arrays.items():

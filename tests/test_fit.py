@@ -17,7 +17,7 @@ def adamw_float64(p, grads, lr, b1, b2, eps, wd):
     for t, g in enumerate(grads, start=1):
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
-        upd = (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps) + wd * p
+        upd = (m / (1 - b1**t)) / (np.sqrt(v / (1 - b2**t)) + eps) + wd * p
         p = p - lr * upd
         out.append(p)
     return out

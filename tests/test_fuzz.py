@@ -23,8 +23,17 @@ from mdlnb import readouts
 from mdlnb import switching as sw
 from mdlnb.experts import Expert
 
-DTYPES = [np.float16, np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8, np.bool_,
-          np.complex64]
+DTYPES = [
+    np.float16,
+    np.float32,
+    np.float64,
+    np.int8,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.bool_,
+    np.complex64,
+]
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e-30, 1e30, 1e300, -1e30, np.nan, np.inf, -np.inf]
 
 
@@ -77,8 +86,9 @@ def label_arrays(draw, n, valid: bool):
         if kind == "int":
             return np.asarray(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), np.int64)
         if kind == "float":
-            return np.asarray(draw(st.lists(st.sampled_from([0.0, 1.0, 2.0]), min_size=n,
-                                            max_size=n)), np.float32)
+            return np.asarray(
+                draw(st.lists(st.sampled_from([0.0, 1.0, 2.0]), min_size=n, max_size=n)), np.float32
+            )
         return np.asarray(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
     kind = draw(st.sampled_from(["length", "neg", "big", "half", "nan", "2d", "str", "empty"]))
     if kind == "length":
@@ -88,8 +98,10 @@ def label_arrays(draw, n, valid: bool):
     if kind == "big":
         return np.asarray(draw(st.lists(st.sampled_from([0, 1, 2**40]), min_size=n, max_size=n)))
     if kind == "half":
-        return np.asarray(draw(st.lists(st.sampled_from([0.0, 1.0, 0.5, 1.5]), min_size=n,
-                                        max_size=n)), np.float64)
+        return np.asarray(
+            draw(st.lists(st.sampled_from([0.0, 1.0, 0.5, 1.5]), min_size=n, max_size=n)),
+            np.float64,
+        )
     if kind == "nan":
         return np.full(n, np.nan)
     if kind == "2d":
@@ -106,8 +118,9 @@ NUM_CLASSES_OK = st.sampled_from([None, 4, 5])
 NUM_CLASSES_BAD = st.sampled_from([1, 0, -2, 2.5, 10**12, "3", True, 2, np.nan, np.inf, 4.0])
 
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-                derandomize=True)
+FUZZ = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
 
 
 # --------------------------------------------------------------------- Task.from_arrays
@@ -171,9 +184,10 @@ def test_switching_codelength(L, name, posterior):
         np.testing.assert_allclose(res.posterior.sum(axis=1), 1.0, atol=1e-4)
     # diverged() lists exactly the columns with a non-finite entry
     with np.errstate(over="ignore"):
-        L32 = np.asarray(L, np.float32)                  # what the pass sees: > 3.4e38 is inf
-    assert [kk for kk, _ in sw.diverged(L32)] == \
-            [kk for kk in range(k) if not np.all(np.isfinite(L32[:, kk]))]
+        L32 = np.asarray(L, np.float32)  # what the pass sees: > 3.4e38 is inf
+    assert [kk for kk, _ in sw.diverged(L32)] == [
+        kk for kk in range(k) if not np.all(np.isfinite(L32[:, kk]))
+    ]
 
 
 @settings(FUZZ, max_examples=40)
@@ -190,7 +204,7 @@ def test_streaming_matches_batch_or_raises_the_same(L, name):
         got = stream.total_nats
     except (ValueError, TypeError) as e:
         _check_message(e, ("chunk", "num_experts"))
-        assert want is None or L.ndim == 1               # (K,) is one row for a stream
+        assert want is None or L.ndim == 1  # (K,) is one row for a stream
         return
     if want is not None:
         assert got == pytest.approx(want, rel=1e-6, abs=1e-6)
@@ -202,22 +216,29 @@ def test_streaming_matches_batch_or_raises_the_same(L, name):
 BOARD = [Expert(readouts.linear(), 1e-2, replay_streams=1)]
 
 
-@settings(max_examples=15, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=15, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(data=st.data())
 def test_evaluate_tiny_inputs(data):
     """Tiny tasks through both stages (N ≤ 6, D ≤ 3, one linear expert, no cache)."""
     fault = data.draw(st.sampled_from([None, None, None, "x", "y", "batch_size", "seed"]))
     x = data.draw(feature_arrays(valid=fault != "x"))
     y = data.draw(label_arrays(x.shape[0] if x.ndim else 0, valid=fault != "y"))
-    batch_size = data.draw(st.sampled_from([0, -1, 2.5, "4"] if fault == "batch_size" else [1, 2, 4]))
-    seed = data.draw(st.sampled_from([-1, 2**40, 1.5, "a"] if fault == "seed" else [0, 1, 2**32 - 1]))
+    batch_size = data.draw(
+        st.sampled_from([0, -1, 2.5, "4"] if fault == "batch_size" else [1, 2, 4])
+    )
+    seed = data.draw(
+        st.sampled_from([-1, 2**40, 1.5, "a"] if fault == "seed" else [0, 1, 2**32 - 1])
+    )
     try:
-        rep = mdlnb.evaluate((x, y), experts=BOARD, batch_size=batch_size, seed=seed, cache=False,
-                             progress=False)
+        rep = mdlnb.evaluate(
+            (x, y), experts=BOARD, batch_size=batch_size, seed=seed, cache=False, progress=False
+        )
     except (ValueError, TypeError) as e:
-        _check_message(e, ("task_or_arrays", "x", "y", "task", "batch_size", "seed",
-                           "experts", "num_classes"))
+        _check_message(
+            e, ("task_or_arrays", "x", "y", "task", "batch_size", "seed", "experts", "num_classes")
+        )
         assert fault is not None, f"valid input rejected: {e}"
         return
     event("finite result")
@@ -254,8 +275,10 @@ def test_transfer_metrics(data, metric):
         f = np.asarray(x, np.float64)
         assert np.linalg.matrix_rank(f) < len(f)
         yy = np.asarray(y)
-        res = [np.sum((f @ np.linalg.lstsq(f, (yy == k) * 1.0, rcond=None)[0] - (yy == k)) ** 2)
-               for k in np.unique(yy)]
+        res = [
+            np.sum((f @ np.linalg.lstsq(f, (yy == k) * 1.0, rcond=None)[0] - (yy == k)) ** 2)
+            for k in np.unique(yy)
+        ]
         assert min(res) < 1e-9, res
         return
     event("finite result")
@@ -263,8 +286,10 @@ def test_transfer_metrics(data, metric):
 
 
 @settings(FUZZ, max_examples=80)
-@given(a=hnp.arrays(np.float64, st.integers(0, 6), elements=st.sampled_from(SPECIAL)),
-       b=hnp.arrays(np.float64, st.integers(0, 6), elements=st.sampled_from(SPECIAL)))
+@given(
+    a=hnp.arrays(np.float64, st.integers(0, 6), elements=st.sampled_from(SPECIAL)),
+    b=hnp.arrays(np.float64, st.integers(0, 6), elements=st.sampled_from(SPECIAL)),
+)
 def test_kendall_tau(a, b):
     from mdlnb import ranking
 
@@ -287,17 +312,27 @@ def _finite_float(value) -> None:
 
 LABELFREE = {
     "twonn_id": (lambda x, y: mdlnb.labelfree.twonn_id(x), ("z",)),
-    "twonn_id_mle": (lambda x, y: mdlnb.labelfree.twonn_id(x, estimator="mle",
-                                                            discard_fraction=0.0), ("z",)),
-    "cluster_learnability": (lambda x, y: mdlnb.labelfree.cluster_learnability(
-        x, 0, n_init=2, max_iter=10), ("z",)),
+    "twonn_id_mle": (
+        lambda x, y: mdlnb.labelfree.twonn_id(x, estimator="mle", discard_fraction=0.0),
+        ("z",),
+    ),
+    "cluster_learnability": (
+        lambda x, y: mdlnb.labelfree.cluster_learnability(x, 0, n_init=2, max_iter=10),
+        ("z",),
+    ),
     "uniformity": (lambda x, y: mdlnb.labelfree.uniformity(x), ("z",)),
-    "alignment": (lambda x, y: mdlnb.labelfree.alignment(x, x[::-1] if x.ndim else x),
-                  ("z1", "z2")),
-    "coding_rate_reduction": (lambda x, y: mdlnb.labelfree.coding_rate_reduction(x, y),
-                              ("z", "labels")),
-    "coding_rate_reduction_kmeans": (lambda x, y: mdlnb.labelfree.coding_rate_reduction(
-        x, key=0), ("z",)),
+    "alignment": (
+        lambda x, y: mdlnb.labelfree.alignment(x, x[::-1] if x.ndim else x),
+        ("z1", "z2"),
+    ),
+    "coding_rate_reduction": (
+        lambda x, y: mdlnb.labelfree.coding_rate_reduction(x, y),
+        ("z", "labels"),
+    ),
+    "coding_rate_reduction_kmeans": (
+        lambda x, y: mdlnb.labelfree.coding_rate_reduction(x, key=0),
+        ("z",),
+    ),
     "rankme": (lambda x, y: mdlnb.labelfree.rankme(x), ("z",)),
 }
 
@@ -309,8 +344,10 @@ def test_labelfree_metrics(data, fn):
     """Label-free metrics on fuzzed features (and labels for ΔR). The k-means based
     ones compile once per shape: fewer examples there (see the cheap ones' count)."""
     call, args = LABELFREE[fn]
-    if fn in ("cluster_learnability", "coding_rate_reduction_kmeans") and \
-            data.draw(st.integers(0, 5)) != 0:
+    if (
+        fn in ("cluster_learnability", "coding_rate_reduction_kmeans")
+        and data.draw(st.integers(0, 5)) != 0
+    ):
         return
     fault = data.draw(st.sampled_from([None, None, "x", "y"]))
     x = data.draw(feature_arrays(valid=fault != "x", max_n=8))
@@ -330,8 +367,10 @@ def test_labelfree_metrics(data, fn):
 
 
 @settings(FUZZ, max_examples=60)
-@given(a=hnp.arrays(np.float64, st.integers(0, 5), elements=st.sampled_from(SPECIAL)),
-       b=hnp.arrays(np.float64, st.integers(0, 5), elements=st.sampled_from(SPECIAL)))
+@given(
+    a=hnp.arrays(np.float64, st.integers(0, 5), elements=st.sampled_from(SPECIAL)),
+    b=hnp.arrays(np.float64, st.integers(0, 5), elements=st.sampled_from(SPECIAL)),
+)
 def test_clid(a, b):
     try:
         s = mdlnb.labelfree.clid(a, b)
@@ -373,19 +412,22 @@ def test_ranking_average_ranks_and_friedman(scores, hib, tie):
         f = ranking.friedman(scores, tie_correction=tie)
     except (ValueError, TypeError) as e:
         _check_message(e, ("scores",))
-        assert tie, e                                   # only the tie correction may refuse
+        assert tie, e  # only the tie correction may refuse
         return
     event("finite result")
     assert isinstance(f.statistic, float) and math.isfinite(f.statistic) and f.statistic >= -1e-9
     assert 0.0 <= f.pvalue <= 1.0
-    assert not math.isnan(f.iman_davenport) and (math.isnan(f.iman_davenport_pvalue)
-                                                 or 0.0 <= f.iman_davenport_pvalue <= 1.0)
+    assert not math.isnan(f.iman_davenport) and (
+        math.isnan(f.iman_davenport_pvalue) or 0.0 <= f.iman_davenport_pvalue <= 1.0
+    )
 
 
 @settings(FUZZ, max_examples=60)
-@given(k=st.sampled_from([2, 3, 10, 1, 0, -1, 2.5, np.nan, np.inf, "3", None]),
-       n=st.sampled_from([1, 5, 0, -2, 1.5, np.nan, np.inf, "4", None]),
-       alpha=st.sampled_from([0.05, 0.1, 0.0, 1.0, -0.1, np.nan, "x"]))
+@given(
+    k=st.sampled_from([2, 3, 10, 1, 0, -1, 2.5, np.nan, np.inf, "3", None]),
+    n=st.sampled_from([1, 5, 0, -2, 1.5, np.nan, np.inf, "4", None]),
+    alpha=st.sampled_from([0.05, 0.1, 0.0, 1.0, -0.1, np.nan, "x"]),
+)
 def test_nemenyi_cd(k, n, alpha):
     from mdlnb import ranking
 
@@ -405,8 +447,16 @@ def test_rank_product(data):
 
     m = data.draw(st.integers(0, 3))
     n = data.draw(st.integers(0, 5))
-    scores = [data.draw(hnp.arrays(np.float64, n + data.draw(st.sampled_from([0, 0, 0, 1])),
-                                   elements=st.sampled_from(SPECIAL))) for _ in range(m)]
+    scores = [
+        data.draw(
+            hnp.arrays(
+                np.float64,
+                n + data.draw(st.sampled_from([0, 0, 0, 1])),
+                elements=st.sampled_from(SPECIAL),
+            )
+        )
+        for _ in range(m)
+    ]
     hib = data.draw(st.sampled_from([True, False, [True] * m, [False] * (m + 1)]))
     try:
         rp = ranking.rank_product(scores, higher_is_better=hib)
@@ -428,16 +478,23 @@ def curve_points(draw):
     length mismatch, empty."""
     s = draw(st.integers(0, 5))
     sizes = np.cumsum(draw(st.lists(st.integers(1, 50), min_size=s, max_size=s))).astype(
-        draw(st.sampled_from([np.int64, np.int32, np.float64])))
-    loss = np.abs(_array(draw, (draw(st.sampled_from([1, 2])), s),
-                         draw(st.sampled_from([np.float16, np.float32, np.float64])),
-                         finite=True))
+        draw(st.sampled_from([np.int64, np.int32, np.float64]))
+    )
+    loss = np.abs(
+        _array(
+            draw,
+            (draw(st.sampled_from([1, 2])), s),
+            draw(st.sampled_from([np.float16, np.float32, np.float64])),
+            finite=True,
+        )
+    )
     loss = loss[0] if draw(st.booleans()) else loss
     fault = draw(st.sampled_from([None, None, "n", "loss", "len", "type"]))
     if fault == "n" and s:
         sizes = sizes.astype(np.float64)
-        sizes[draw(st.integers(0, s - 1))] = draw(st.sampled_from([0.0, -1.0, 1.5, np.nan,
-                                                                   np.inf, sizes[0]]))
+        sizes[draw(st.integers(0, s - 1))] = draw(
+            st.sampled_from([0.0, -1.0, 1.5, np.nan, np.inf, sizes[0]])
+        )
     elif fault == "loss" and s:
         loss = np.array(loss, np.float64)
         loss.flat[0] = draw(st.sampled_from([np.nan, np.inf, -1.0]))
@@ -449,17 +506,23 @@ def curve_points(draw):
 
 
 @settings(FUZZ, max_examples=80)
-@given(curve=curve_points(), measure=st.sampled_from(["va", "mi", "mdl", "sdl", "esc"]),
-       c=st.sampled_from([2, 10, None, 1, 2.5, True]),
-       eps=st.sampled_from([0.1, 1.0, 0.0, -1.0, np.nan, np.inf, "0.1", None]),
-       at=st.sampled_from([None, None, 1, 40, 10**6, 0, -3, 2.5]))
+@given(
+    curve=curve_points(),
+    measure=st.sampled_from(["va", "mi", "mdl", "sdl", "esc"]),
+    c=st.sampled_from([2, 10, None, 1, 2.5, True]),
+    eps=st.sampled_from([0.1, 1.0, 0.0, -1.0, np.nan, np.inf, "0.1", None]),
+    at=st.sampled_from([None, None, 1, 40, 10**6, 0, -3, 2.5]),
+)
 def test_curve_measures(curve, measure, c, eps, at):
     from mdlnb import curves
 
-    calls = {"va": lambda: curves.va(curve, at), "mi": lambda: curves.mi(curve),
-             "mdl": lambda: curves.mdl(curve, c, n=at),
-             "sdl": lambda: curves.sdl(curve, eps, num_classes=c),
-             "esc": lambda: curves.esc(curve, eps)}
+    calls = {
+        "va": lambda: curves.va(curve, at),
+        "mi": lambda: curves.mi(curve),
+        "mdl": lambda: curves.mdl(curve, c, n=at),
+        "sdl": lambda: curves.sdl(curve, eps, num_classes=c),
+        "esc": lambda: curves.esc(curve, eps),
+    }
     try:
         res = calls[measure]()
     except (ValueError, TypeError) as e:
@@ -471,17 +534,28 @@ def test_curve_measures(curve, measure, c, eps, at):
         assert res.n_max == int(sizes[-1]) and (res.n is None or res.n in sizes.astype(int))
         return
     assert isinstance(res.value, float) and math.isfinite(res.value) and res.value >= 0
-    if measure == "mdl":                                 # ≤ n · max(log C, max loss)
+    if measure == "mdl":  # ≤ n · max(log C, max loss)
         m = int(sizes[-1]) if at is None else at
         bound = m * max(math.log(c), float(np.max(np.asarray(curve[1], np.float64))))
         assert res.value <= bound * (1 + 1e-9) + 1e-9
 
 
-@pytest.mark.parametrize("k, n, alpha, arg", [
-    (np.nan, 5, 0.05, "k"), (np.inf, 5, 0.05, "k"), ("3", 5, 0.05, "k"), (None, 5, 0.05, "k"),
-    (3, np.nan, 0.05, "n"), (3, np.inf, 0.05, "n"), (3, "4", 0.05, "n"), (3, None, 0.05, "n"),
-    (True, 5, 0.05, "k"), (3, 5, "x", "alpha"), (3, 5, np.nan, "alpha"),
-])
+@pytest.mark.parametrize(
+    "k, n, alpha, arg",
+    [
+        (np.nan, 5, 0.05, "k"),
+        (np.inf, 5, 0.05, "k"),
+        ("3", 5, 0.05, "k"),
+        (None, 5, 0.05, "k"),
+        (3, np.nan, 0.05, "n"),
+        (3, np.inf, 0.05, "n"),
+        (3, "4", 0.05, "n"),
+        (3, None, 0.05, "n"),
+        (True, 5, 0.05, "k"),
+        (3, 5, "x", "alpha"),
+        (3, 5, np.nan, "alpha"),
+    ],
+)
 def test_nemenyi_cd_regressions(k, n, alpha, arg):
     """Found by test_nemenyi_cd: NaN/inf/str/None counts raised a raw
     'cannot convert float NaN to integer', OverflowError or TypeError."""
@@ -531,11 +605,16 @@ def test_task_from_npz_agrees_with_from_arrays(data):
 # --------------------------------------------------------------------- notebooks
 
 
-@pytest.mark.parametrize("overrides, field", [
-    (dict(tasks=["no_such_task"]), "tasks"), (dict(encoders=["nope:x"]), "encoders"),
-    (dict(train_size=-3), "train_size"), (dict(protocol="no_such_protocol"), "protocol"),
-    (dict(bogus=1), "bogus"),
-])
+@pytest.mark.parametrize(
+    "overrides, field",
+    [
+        (dict(tasks=["no_such_task"]), "tasks"),
+        (dict(encoders=["nope:x"]), "encoders"),
+        (dict(train_size=-3), "train_size"),
+        (dict(protocol="no_such_protocol"), "protocol"),
+        (dict(bogus=1), "bogus"),
+    ],
+)
 def test_notebook_invalid_parameter_fails_before_running(tmp_path, overrides, field):
     """A notebook run with an invalid override (unknown task, encoder or protocol,
     negative size, unknown field) is refused before papermill starts a kernel, with a
@@ -562,8 +641,9 @@ LABELFREE_ARGS = {
     "discard_fraction": lambda v: mdlnb.labelfree.twonn_id(_Z, discard_fraction=v),
     "n_clusters": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, n_clusters=v, n_init=1),
     "n_neighbors": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, n_neighbors=v, n_init=1),
-    "train_fraction": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, train_fraction=v,
-                                                                     n_init=1),
+    "train_fraction": lambda v: mdlnb.labelfree.cluster_learnability(
+        _Z, 0, train_fraction=v, n_init=1
+    ),
     "max_iter": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, max_iter=v, n_init=1),
     "n_init": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, n_init=v),
     "key": lambda v: mdlnb.labelfree.cluster_learnability(_Z, v, n_init=1),
@@ -575,9 +655,12 @@ LABELFREE_ARGS = {
 
 
 @settings(FUZZ, max_examples=70)
-@given(arg=st.sampled_from(sorted(LABELFREE_ARGS)),
-       v=st.sampled_from([np.nan, np.inf, -np.inf, -1, 0, 1, 3, 0.5, 1.5, "a", None, True,
-                          1e9, -0.0, 1e-300]))
+@given(
+    arg=st.sampled_from(sorted(LABELFREE_ARGS)),
+    v=st.sampled_from(
+        [np.nan, np.inf, -np.inf, -1, 0, 1, 3, 0.5, 1.5, "a", None, True, 1e9, -0.0, 1e-300]
+    ),
+)
 def test_labelfree_arguments(arg, v):
     """Scalar arguments of the label-free metrics on a fixed valid matrix. Found by the
     first run: NaN/inf/str/None for n_clusters, n_neighbors, max_iter, n_init raised a
@@ -595,35 +678,392 @@ def test_labelfree_arguments(arg, v):
 # --------------------------------------------------------------------- regressions found by probing
 
 
-@pytest.mark.parametrize("call, arg", [
-    # raw 'cannot convert float NaN to integer' / OverflowError / int() TypeError before
-    (lambda v: __import__("mdlnb.ranking").ranking.friedman_from_ranks([1.5, 1.5], v),
-     "n_datasets"),
-    # a raw 'ufunc isfinite not supported' TypeError for str/None before
-    (lambda v: __import__("mdlnb.ranking").ranking.cd_cliques(np.array([1.0, 2.0, 3.0]), v), "cd"),
-    # NaN results (scipy read any non-bool as a rank vector) before
-    (lambda v: __import__("mdlnb.ranking").ranking.weighted_tau([1, 2, 3.0], [3, 1, 2.0], rank=v),
-     "rank"),
-    # 2.5 and "3" silently became 2 and 3, NaN/inf raised raw int() errors before
-    (lambda v: mdlnb.Task.from_arrays(np.ones((3, 2)), [0, 1, 1], num_classes=v), "num_classes"),
-])
+@pytest.mark.parametrize(
+    "call, arg",
+    [
+        # raw 'cannot convert float NaN to integer' / OverflowError / int() TypeError before
+        (
+            lambda v: __import__("mdlnb.ranking").ranking.friedman_from_ranks([1.5, 1.5], v),
+            "n_datasets",
+        ),
+        # a raw 'ufunc isfinite not supported' TypeError for str/None before
+        (
+            lambda v: __import__("mdlnb.ranking").ranking.cd_cliques(np.array([1.0, 2.0, 3.0]), v),
+            "cd",
+        ),
+        # NaN results (scipy read any non-bool as a rank vector) before
+        (
+            lambda v: __import__("mdlnb.ranking").ranking.weighted_tau(
+                [1, 2, 3.0], [3, 1, 2.0], rank=v
+            ),
+            "rank",
+        ),
+        # 2.5 and "3" silently became 2 and 3, NaN/inf raised raw int() errors before
+        (
+            lambda v: mdlnb.Task.from_arrays(np.ones((3, 2)), [0, 1, 1], num_classes=v),
+            "num_classes",
+        ),
+    ],
+)
 @pytest.mark.parametrize("v", [np.nan, np.inf, 2.5, "a", None, [0, 0, 1]])
 def test_argument_regressions(call, arg, v):
     if v is None and arg in ("num_classes",):
-        assert call(v).num_classes == 2                 # None: inferred
+        assert call(v).num_classes == 2  # None: inferred
         return
-    if arg == "cd" and v == 2.5:                         # a valid critical difference
-        assert len(call(v)) == 1 and len(call(v)[0]) == 3   # ranks 1, 2, 3: one clique
+    if arg == "cd" and v == 2.5:  # a valid critical difference
+        assert len(call(v)) == 1 and len(call(v)[0]) == 3  # ranks 1, 2, 3: one clique
         return
     with pytest.raises((ValueError, TypeError), match=rf"^{arg}:"):
         call(v)
 
 
 def test_argument_regressions_keep_valid_values():
-    from mdlnb import ranking
     from scipy import stats
 
+    from mdlnb import ranking
+
     assert ranking.weighted_tau([1, 2, 3.0], [3, 1, 2.0], rank=[2, 0, 1]) == pytest.approx(
-        stats.weightedtau([1, 2, 3.0], [3, 1, 2.0], rank=[2, 0, 1]).statistic)
+        stats.weightedtau([1, 2, 3.0], [3, 1, 2.0], rank=[2, 0, 1]).statistic
+    )
     assert ranking.friedman_from_ranks([1.0, 2.0], 4.0).n_datasets == 4
-    assert mdlnb.Task.from_arrays(np.ones((3, 2)), [0, 1, 1], num_classes=np.int64(3)).num_classes == 3
+    assert (
+        mdlnb.Task.from_arrays(np.ones((3, 2)), [0, 1, 1], num_classes=np.int64(3)).num_classes == 3
+    )
+
+
+# --------------------------------------------------------------------- hostile but valid inputs
+
+try:  # JAX's extra dtypes (a dependency of jaxlib)
+    import ml_dtypes
+
+    BFLOAT16 = ml_dtypes.bfloat16
+except ImportError:  # pragma: no cover
+    BFLOAT16 = None
+
+TRANSFORMS = ["plain", "1e30", "1e-30", "constant", "float16", "bfloat16", "int"]
+
+
+def _hostile(x: np.ndarray, how: str) -> np.ndarray:
+    """``x`` (float64) made numerically hostile but valid."""
+    if how == "1e30":
+        return x * 1e30
+    if how == "1e-30":
+        return x * 1e-30
+    if how == "constant":
+        return np.full_like(x, 3.25)
+    if how == "float16":
+        return x.astype(np.float16)
+    if how == "bfloat16" and BFLOAT16 is not None:
+        return x.astype(BFLOAT16)
+    if how == "int":
+        return np.round(x * 3).astype(np.int64)
+    return x
+
+
+@st.composite
+def hostile_tasks(draw, max_n=12):
+    """(features, labels, num_classes, transform): N = 1 … max_n or the extreme C = 1,000
+    with N = 50; C = 1 … 3; features of scale 1e30 or 1e-30, constant, float16, bfloat16
+    or integer; a third of the time a fault (NaN, labels out of range, a length mismatch)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    if draw(st.integers(0, 9)) == 0:
+        n, c, d = 50, 1000, draw(st.sampled_from([1, 3]))
+        y = rng.integers(0, c, n)
+    else:
+        n, c, d = draw(st.integers(1, max_n)), draw(st.integers(1, 3)), draw(st.integers(1, 4))
+        y = rng.integers(0, c, n)
+    how = draw(st.sampled_from(TRANSFORMS))
+    x = _hostile(rng.normal(size=(n, d)), how)
+    fault = draw(st.sampled_from([None, None, None, "nan", "label", "length"]))
+    if fault == "nan":
+        x = np.asarray(x, np.float64)
+        x.flat[0] = np.nan
+    elif fault == "label":
+        y = y.copy()
+        y[0] = draw(st.sampled_from([-1, 2**40]))
+    elif fault == "length":
+        y = y[:-1] if n > 1 else np.zeros(2, int)
+    nc = c if draw(st.booleans()) or c == 1000 else None
+    event(f"{how}, {'C=1000' if c == 1000 else f'N={n}'}, fault={fault}")
+    return x, y, nc, fault
+
+
+@settings(FUZZ, max_examples=12)
+@given(data=st.data())
+@pytest.mark.parametrize("metric", sorted(__import__("mdlnb.transfer").transfer.METRICS))
+def test_every_transfer_metric_on_hostile_inputs(data, metric):
+    """Each registered transferability metric (through ``score_all``, with source
+    probabilities for those that need them): a ValueError/TypeError naming an argument,
+    or a finite value (LogME's evidence is +inf only where a class is fit exactly)."""
+    from mdlnb import transfer
+
+    x, y, nc, fault = data.draw(hostile_tasks())
+    n = len(x)
+    z = np.random.default_rng(n).dirichlet(np.ones(4), size=n)
+    try:
+        with np.errstate(all="ignore"):
+            value = transfer.score_all(x, y, z, metrics=[metric], num_classes=nc)[metric]
+    except (ValueError, TypeError) as e:
+        _check_message(e, ("features", "labels", "num_classes", "source_probs"))
+        return
+    assert fault is None, f"{fault} accepted: {value}"
+    assert isinstance(value, float) and not math.isnan(value), value
+    if value == math.inf:
+        assert metric == "logme", value
+        event("logme +inf")
+        return
+    event("finite result")
+    assert math.isfinite(value), value
+
+
+@pytest.mark.parametrize("metric", ["nleep", "n_pactran_dirichlet", "n_pactran_gamma"])
+@pytest.mark.parametrize("how", ["1e30", "1e-30", "plain"])
+def test_nleep_family_is_scale_invariant(metric, how):
+    """Found by the hostile fuzz: features of scale 1e30 made sklearn's Gaussian mixture
+    fail ("ill-defined empirical covariance"), raw; N = 1 gave sklearn's own error.
+    The mixture now sees features brought to unit scale by a power of two, so the value
+    is the same at every scale."""
+    from mdlnb import transfer
+
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(40, 5)), np.arange(40) % 4
+    got = transfer.score_all(_hostile(x, how), y, metrics=[metric])[metric]
+    want = transfer.score_all(x, y, metrics=[metric])[metric]
+    assert math.isfinite(got) and got == pytest.approx(want, rel=1e-6)
+    with pytest.raises(ValueError, match=r"^features: a Gaussian mixture needs at least 2"):
+        transfer.score_all(x[:1], y[:1], metrics=[metric])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, y: __import__("mdlnb").transfer.hscore(x, y),
+        lambda x, y: __import__("mdlnb").transfer.logme(x, y),
+        lambda x, y: __import__("mdlnb").labelfree.rankme(x),
+        lambda x, y: __import__("mdlnb").Task.from_arrays(x, y).features.sum(),
+        lambda x, y: __import__("mdlnb").switching.codelength(np.abs(x), "bayes").total_nats,
+    ],
+)
+def test_bfloat16_inputs_are_widened_not_refused(call):
+    """Found by the hostile fuzz: a bfloat16 array (JAX's ml_dtypes) was refused
+    everywhere with "expected a numeric array, got dtype bfloat16"; it is widened to
+    float32 exactly, so the value equals that of the float32 array."""
+    if BFLOAT16 is None:
+        pytest.skip("ml_dtypes not installed")
+    x = np.random.default_rng(0).normal(size=(30, 3)).astype(BFLOAT16)
+    y = np.arange(30) % 3
+    assert float(call(x, y)) == pytest.approx(float(call(x.astype(np.float32), y)), rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "y, message",
+    [
+        (np.array([0, 1, 2**40]), "below 2\\*\\*31 - 1, got 1099511627776"),
+        (np.array([0, 1, 2**31]), "below 2\\*\\*31 - 1, got 2147483648"),
+        (np.array([0, 1, 2**64 - 1], np.uint64), "below 2\\*\\*31 - 1"),
+        (np.array([0.0, 1.0, 1e20]), "too large for integers"),
+    ],
+)
+def test_labels_beyond_int32_are_refused(y, message):
+    """Found by the CLI fuzz: labels 2**40 were cast to int32 and wrapped to 0 (a task
+    built, silently, on wrong labels); 2**31 wrapped to a negative label."""
+    with pytest.raises(ValueError, match=rf"^y: .*{message}"):
+        mdlnb.Task.from_arrays(np.ones((3, 2)), y)
+
+
+# --------------------------------------------------------------------- stage 1 and 2 on hostile tasks
+
+
+HOSTILE_BOARD = [
+    Expert(readouts.linear(), 1e-2, replay_streams=1),
+    Expert(readouts.mlp(1, 8), 1e-2, replay_streams=1),
+]
+
+
+@settings(
+    max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    how=st.sampled_from(TRANSFORMS), shape=st.sampled_from(["N=1", "C=1", "C=1000,N=50", "N=24"])
+)
+def test_evaluate_and_prequential_on_hostile_tasks(how, shape):
+    """``evaluate`` (both stages) and ``prequential.run`` on hostile but valid tasks: a
+    finite codelength ≥ 0 whose per-step losses add up, never NaN or inf. One shape of
+    (N, D) per case (few compilations: N = 24 or 50, D = 3)."""
+    from mdlnb import prequential
+
+    rng = np.random.default_rng(7)
+    n, c = {"N=1": (1, 3), "C=1": (24, 1), "C=1000,N=50": (50, 1000), "N=24": (24, 3)}[shape]
+    x = _hostile(rng.normal(size=(n, 3)), how)
+    y = rng.integers(0, c, n)
+    nc = max(c, 2)
+    rep = mdlnb.evaluate(
+        (x, y), experts=HOSTILE_BOARD, batch_size=8, num_classes=nc, cache=False, progress=False
+    )
+    assert math.isfinite(rep.total_nats) and rep.total_nats >= 0
+    assert rep.total_nats == pytest.approx(float(rep.switch.per_step_nats.sum()), rel=1e-9)
+    task = mdlnb.Task.from_arrays(x, y, num_classes=nc, name="hostile")
+    lm = prequential.run(
+        task, HOSTILE_BOARD, batch_size=8, replay_streams=1, cache=False, progress=False
+    )
+    assert lm.losses.shape == (n, 2) and np.all(np.isfinite(lm.losses)) and np.all(lm.losses >= 0)
+    # the first batch is coded by the uniform distribution: log C nats each
+    np.testing.assert_allclose(lm.losses[: min(8, n)], math.log(nc), rtol=1e-6)
+    event(f"{how} {shape}")
+
+
+# --------------------------------------------------------------------- the command line on malformed files
+
+
+def _malformed(tmp, case: str) -> list[str]:
+    """A command line for ``mdlnb`` on one malformed input file."""
+    import pandas as pd
+
+    d, x = str(tmp), np.ones((10, 3))
+    if case == "npz_without_y":
+        np.savez(f"{d}/f.npz", x=x)
+        return ["evaluate", f"{d}/f.npz"]
+    if case == "labels_beyond_int32":
+        np.savez(f"{d}/f.npz", x=x, y=np.array([0, 1] * 4 + [2**40, 1]))
+        return ["evaluate", f"{d}/f.npz"]
+    if case == "labels_2_31":
+        np.savez(f"{d}/f.npz", x=x, y=np.array([0, 1] * 4 + [2**31, 1]))
+        return ["evaluate", f"{d}/f.npz"]
+    if case == "parquet_of_strings":
+        pd.DataFrame({"x": ["a", "b"] * 6, "y": ["u", "v"] * 6}).to_parquet(f"{d}/f.parquet")
+        return ["evaluate", f"{d}/f.parquet"]
+    if case == "parquet_string_features":
+        pd.DataFrame({"a": ["1"] * 12, "y": [0, 1, 2] * 4}).to_parquet(f"{d}/f.parquet")
+        return ["evaluate", f"{d}/f.parquet"]
+    if case in ("empty_npz", "empty_parquet"):
+        path = f"{d}/f.{case.split('_')[1]}"
+        open(path, "wb").close()
+        return ["evaluate", path]
+    if case == "object_arrays":
+        np.savez(f"{d}/f.npz", x=np.array([None] * 10, dtype=object), y=np.arange(10) % 2)
+        return ["evaluate", f"{d}/f.npz"]
+    if case == "switch_empty":
+        open(f"{d}/l.npz", "wb").close()
+        return ["switch", f"{d}/l.npz"]
+    if case == "switch_npy":
+        np.save(f"{d}/l.npy", np.ones((4, 2)))
+        return ["switch", f"{d}/l.npy"]
+    if case == "switch_strings":
+        np.savez(f"{d}/l.npz", losses=np.array([["a", "b"]] * 5))
+        return ["switch", f"{d}/l.npz"]
+    if case == "compare_empty":
+        open(f"{d}/a.npz", "wb").close()
+        np.savez(f"{d}/b.npz", x=x, y=np.arange(10) % 2)
+        return ["compare", f"{d}/a.npz", f"{d}/b.npz"]
+    if case == "compare_truncated":
+        np.savez(f"{d}/a.npz", x=x, y=np.arange(10) % 2)
+        data = open(f"{d}/a.npz", "rb").read()
+        open(f"{d}/b.npz", "wb").write(data[: len(data) // 2])
+        return ["compare", f"{d}/a.npz", f"{d}/b.npz"]
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize(
+    "case, arg",
+    [
+        ("npz_without_y", "labels"),
+        ("labels_beyond_int32", "y"),
+        ("labels_2_31", "y"),
+        ("parquet_of_strings", "features"),
+        ("parquet_string_features", "features"),
+        ("empty_npz", "features"),
+        ("empty_parquet", "features"),
+        ("object_arrays", "features"),
+        ("switch_empty", "losses"),
+        ("switch_npy", "losses"),
+        ("switch_strings", "losses"),
+        ("compare_empty", "features"),
+        ("compare_truncated", "features"),
+    ],
+)
+def test_cli_on_malformed_files(tmp_path, capsys, case, arg):
+    """Status 2 and one line naming the argument, for each malformed input; found by
+    this test: labels 2**40 ran (wrapped to 0), 2**31 said "labels must be >= 0, got
+    -2147483648", a parquet of strings gave a raw TypeError traceback or an error naming
+    nothing, an empty, truncated or .npy file for `switch`/`compare` a raw EOFError,
+    BadZipFile or AttributeError traceback."""
+    from mdlnb import cli
+
+    rc = cli.main(_malformed(tmp_path, case))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1, err
+    assert re.match(rf"^mdlnb \w+: error: {arg}: ", err[0]), err[0]
+
+
+# --------------------------------------------------------------------- the runner's -p values
+
+
+P_VALUES = [
+    "abc",
+    "",
+    "1e400",
+    "-1",
+    "0",
+    "1.5",
+    "true",
+    "null",
+    "[",
+    "[]",
+    "[0]",
+    "[1, a]",
+    ".nan",
+    "-.inf",
+    "1e-300",
+    "3",
+    "0.25",
+    "[5, 10]",
+    "{a: 1}",
+]
+
+
+@settings(FUZZ, max_examples=80)
+@given(
+    key=st.sampled_from(
+        [
+            "d",
+            "n_examples",
+            "alpha",
+            "eps_fraction",
+            "seeds",
+            "at",
+            "mlp_lr",
+            "switching_lr",
+            "seed",
+            "paper_dir",
+            "nope",
+            "",
+            "overrides.train_size",
+        ]
+    ),
+    value=st.sampled_from(P_VALUES),
+    sep=st.sampled_from(["=", "", "=="]),
+)
+def test_runner_parameters_are_refused_before_any_kernel(key, value, sep):
+    """``-p KEY=VALUE`` for the parity notebook: either a ValueError that starts with
+    ``parameter:`` / ``parameters:`` (before papermill starts anything), or parameters
+    every check accepts. Found by this test: a negative seed, a learning rate ≤ 0 or
+    NaN, ``at`` holding 0, ``eps_fraction = 0`` and an empty ``paper_dir`` (the
+    repository root) were accepted and failed — or wrote — deep inside the notebook."""
+    from mdlnb import runner
+
+    try:
+        params = runner.merged_parameters(
+            "parity_toy", "smoke", runner.parse_parameters([f"{key}{sep}{value}"])
+        )
+    except (ValueError, TypeError) as e:
+        assert re.match(r"^parameters?: ", str(e)), str(e)
+        event(f"refused: {str(e).split(':')[0]}")
+        return
+    event("accepted")
+    from mdlnb.studies import parity
+
+    cfg = parity.ParityConfig.from_parameters(
+        {**runner.notebook_parameters("parity_toy"), **params}
+    )
+    assert cfg.seed >= 0 and cfg.mlp_lr > 0 and min(cfg.at) >= 1 and cfg.eps_fraction > 0
+    assert str(params.get("paper_dir", "x")).strip()

@@ -28,13 +28,20 @@ PACKAGES = _packages()
 
 
 def test_the_walk_finds_the_subpackages():
-    assert {"mdlnb", "mdlnb.data", "mdlnb.encoders", "mdlnb.prequential", "mdlnb.switching",
-            "mdlnb.transfer", "mdlnb.studies"} <= set(PACKAGES)
+    assert {
+        "mdlnb",
+        "mdlnb.data",
+        "mdlnb.encoders",
+        "mdlnb.prequential",
+        "mdlnb.switching",
+        "mdlnb.transfer",
+        "mdlnb.studies",
+    } <= set(PACKAGES)
 
 
 def test_star_import_works():
     ns: dict = {}
-    exec("from mdlnb import *", ns)                      # noqa: S102
+    exec("from mdlnb import *", ns)  # noqa: S102
     for name in mdlnb.__all__:
         assert name in ns, name
     assert ns["protocol"] is mdlnb.protocol and ns["Protocol"] is mdlnb.Protocol
@@ -60,8 +67,9 @@ def test_all_resolves_and_nothing_shadows_a_submodule(package):
             continue
         mod = importlib.import_module(f"{package}.{info.name}")
         attr = getattr(pkg, info.name)
-        assert isinstance(attr, types.ModuleType) and attr is mod, \
+        assert isinstance(attr, types.ModuleType) and attr is mod, (
             f"{package}.{info.name} is {type(attr).__name__}, hiding the submodule {mod.__name__}"
+        )
 
 
 def test_renamed_modules_keep_their_public_names():
@@ -82,7 +90,7 @@ def test_prequential_package_keeps_its_public_names():
     assert prequential.LossMatrix is mdlnb.LossMatrix
     assert mdlnb.LossMatrix.__module__ == "mdlnb.prequential._loss_matrix"
     assert mdlnb.Prune.__module__ == "mdlnb._protocol"
-    assert prequential.CODE_VERSION == "prequential-v7"          # the stage-1 cache keys
+    assert prequential.CODE_VERSION == "prequential-v7"  # the stage-1 cache keys
     assert not [n for n in prequential.__all__ if n.startswith("_")]
     for name in ("_group", "_Spec", "_run_chunk", "_chunk_inputs", "_block_size"):
         assert not hasattr(prequential, name), name
@@ -90,10 +98,19 @@ def test_prequential_package_keeps_its_public_names():
 
 def test_star_import_leaves_out_the_tooling():
     ns: dict = {}
-    exec("from mdlnb import *", ns)                      # noqa: S102
+    exec("from mdlnb import *", ns)  # noqa: S102
     assert not {"cli", "runner", "manifest"} & set(ns)
-    assert {"evaluate", "compare", "Report", "Comparison", "simulate_pruning",
-            "PruningSimulation", "switching", "prequential", "data"} <= set(ns)
+    assert {
+        "evaluate",
+        "compare",
+        "Report",
+        "Comparison",
+        "simulate_pruning",
+        "PruningSimulation",
+        "switching",
+        "prequential",
+        "data",
+    } <= set(ns)
     import mdlnb.runner
 
-    assert mdlnb.runner.__name__ == "mdlnb.runner"       # still importable by name
+    assert mdlnb.runner.__name__ == "mdlnb.runner"  # still importable by name

@@ -17,8 +17,13 @@ from mdlnb.experts import Expert
 
 def _arrays():
     rng = np.random.default_rng(0)
-    return {"losses": rng.random((50, 3)).astype(np.float32), "order": np.arange(50),
-            "name": np.array("digits"), "flag": np.array([True, False]), "empty": np.zeros((0, 2))}
+    return {
+        "losses": rng.random((50, 3)).astype(np.float32),
+        "order": np.arange(50),
+        "name": np.array("digits"),
+        "flag": np.array([True, False]),
+        "empty": np.zeros((0, 2)),
+    }
 
 
 def _damage(path: Path, how: str, at: float = 0.5) -> None:
@@ -38,10 +43,10 @@ def _damage(path: Path, how: str, at: float = 0.5) -> None:
 def test_checksum_is_sha256_of_names_dtypes_shapes_and_bytes(tmp_path):
     arrays = _arrays()
     path = _io.atomic_savez(tmp_path / "e.npz", **arrays)
-    with np.load(path) as z:                                 # plain np.load still reads it
+    with np.load(path) as z:  # plain np.load still reads it
         stored = str(z[_io.CHECKSUM_KEY])
     h = hashlib.sha256()
-    for name in sorted(arrays):                              # the documented recipe, by hand
+    for name in sorted(arrays):  # the documented recipe, by hand
         a = arrays[name]
         h.update(f"{name}\0{a.dtype.str}\0{a.shape}\0".encode() + a.tobytes())
     assert stored == h.hexdigest()
@@ -57,8 +62,10 @@ def test_checksum_key_is_reserved(tmp_path):
         _io.atomic_savez(tmp_path / "e.npz", __sha256__=np.zeros(1))
 
 
-@pytest.mark.parametrize("how,at", [("truncate", 0.0), ("truncate", 0.3), ("truncate", 0.97),
-                                    ("truncate", 0.9999), ("zero", 0.0)])
+@pytest.mark.parametrize(
+    "how,at",
+    [("truncate", 0.0), ("truncate", 0.3), ("truncate", 0.97), ("truncate", 0.9999), ("zero", 0.0)],
+)
 def test_damaged_file_raises_damagedfile_naming_it(tmp_path, how, at):
     path = _io.atomic_savez(tmp_path / "entry.npz", **_arrays())
     _damage(path, how, at)
@@ -71,7 +78,7 @@ def test_savez_streams_to_disk_and_an_interrupted_write_keeps_the_old_file(tmp_p
     vtab board is ~10 GB: building it in memory first OOM-killed a run), and a
     write that fails halfway leaves the previous file and no temporary behind."""
     path = _io.atomic_savez(tmp_path / "ck.npz", x=np.arange(5.0))
-    big = np.ones((1 << 20,), np.float32)                        # 4 MiB
+    big = np.ones((1 << 20,), np.float32)  # 4 MiB
     seen = []
 
     def writes_then_fails(f, **arrays):
@@ -83,7 +90,7 @@ def test_savez_streams_to_disk_and_an_interrupted_write_keeps_the_old_file(tmp_p
     with pytest.raises(KeyboardInterrupt):
         _io.atomic_savez(path, x=big)
     monkeypatch.undo()
-    assert seen == ["BufferedWriter"]                             # a real file, not a BytesIO
+    assert seen == ["BufferedWriter"]  # a real file, not a BytesIO
     np.testing.assert_array_equal(_io.read_npz(path)["x"], np.arange(5.0))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ck.npz"]
     np.testing.assert_array_equal(_io.read_npz(_io.atomic_savez(path, x=big))["x"], big)
@@ -140,22 +147,25 @@ def test_load_entry_warns_removes_and_misses(tmp_path):
     with pytest.warns(_io.CacheWarning, match=r"entry\.npz: unreadable \(BadZipFile"):
         assert _io.load_entry(path) is None
     assert not path.exists()
-    assert _io.load_entry(path) is None                      # absent: a plain miss, no warning
+    assert _io.load_entry(path) is None  # absent: a plain miss, no warning
 
 
 # --------------------------------------------------------------------- real cache entries
 
 
 def _board():
-    return [Expert(readouts.linear(), 1e-2, replay_streams=2),
-            Expert(readouts.mlp(1, 16), 3e-3, replay_streams=2)]
+    return [
+        Expert(readouts.linear(), 1e-2, replay_streams=2),
+        Expert(readouts.mlp(1, 16), 3e-3, replay_streams=2),
+    ]
 
 
 @pytest.fixture(scope="module")
 def digits():
     task = mdlnb.data.load("digits")
-    return mdlnb.Task.from_arrays(task.features[:160], task.y[:160], name="digits160",
-                                  num_classes=task.num_classes)
+    return mdlnb.Task.from_arrays(
+        task.features[:160], task.y[:160], name="digits160", num_classes=task.num_classes
+    )
 
 
 @pytest.mark.parametrize("how", ["truncate", "flip"])
@@ -169,9 +179,10 @@ def test_damaged_loss_matrix_is_recomputed(monkeypatch, tmp_path, digits, how):
     np.testing.assert_array_equal(again.losses, first.losses)
     assert _io.read_npz(entry)["losses"].shape == (160, 2)  # rewritten, valid
     with warnings.catch_warnings():
-        warnings.simplefilter("error")                       # and now a clean hit
-        np.testing.assert_array_equal(prequential.run(digits, _board(), batch_size=16).losses,
-                                      first.losses)
+        warnings.simplefilter("error")  # and now a clean hit
+        np.testing.assert_array_equal(
+            prequential.run(digits, _board(), batch_size=16).losses, first.losses
+        )
 
 
 def test_damaged_checkpoint_restarts_from_scratch(tmp_path, digits):
@@ -190,9 +201,10 @@ def test_damaged_checkpoint_restarts_from_scratch(tmp_path, digits):
     _damage(ckpt, "truncate", 0.8)
     seen = []
     with pytest.warns(_io.CacheWarning, match=ckpt.name):
-        res = prequential.run(digits, _board(), checkpoint_dir=tmp_path,
-                              progress=lambda d, t, b: seen.append(d), **kw)
-    assert seen[0] == 2 * 16                                  # started over at chunk 1
+        res = prequential.run(
+            digits, _board(), checkpoint_dir=tmp_path, progress=lambda d, t, b: seen.append(d), **kw
+        )
+    assert seen[0] == 2 * 16  # started over at chunk 1
     np.testing.assert_array_equal(res.losses, full.losses)
 
 
@@ -207,10 +219,10 @@ def test_damaged_encoder_parameters_are_retrained(tmp_path):
     np.testing.assert_array_equal(params["w"], tree["w"])
     assert meta == {"steps": 3}
     raw = bytearray(path.read_bytes())
-    raw[raw.index(tree["w"].tobytes()) + 5] ^= 0x10          # one bit inside the stored weights
+    raw[raw.index(tree["w"].tobytes()) + 5] ^= 0x10  # one bit inside the stored weights
     path.write_bytes(bytes(raw))
     with pytest.warns(_io.CacheWarning, match="enc.npz"):
-        assert pretrain._load(path, tree) is None             # pretrain() then trains anew
+        assert pretrain._load(path, tree) is None  # pretrain() then trains anew
 
 
 def test_damaged_features_are_recomputed(monkeypatch, tmp_path, digits):
@@ -222,8 +234,9 @@ def test_damaged_features_are_recomputed(monkeypatch, tmp_path, digits):
     images = mdlnb.data.load("digits")
     images = images.replace(x=images.x[:40], y=images.y[:40], name="digits40")
     proj = np.random.default_rng(1).normal(size=(64, 5)).astype(np.float32)
-    enc = encoders.Encoder("proj", {"w": proj}, lambda p, x: jnp.reshape(x, (x.shape[0], -1)) @ p["w"],
-                           (8, 8), 1, 5)
+    enc = encoders.Encoder(
+        "proj", {"w": proj}, lambda p, x: jnp.reshape(x, (x.shape[0], -1)) @ p["w"], (8, 8), 1, 5
+    )
     first = encoders.features(enc, images).x
     np.testing.assert_allclose(first, images.x.reshape(40, 64) / 255.0 @ proj, rtol=1e-5, atol=1e-4)
     (entry,) = (tmp_path / "features").glob("proj-digits40-*.npz")
@@ -236,7 +249,7 @@ def test_damaged_features_are_recomputed(monkeypatch, tmp_path, digits):
 def test_task_from_npz_damaged_is_a_valueerror(tmp_path):
     path = mdlnb.Task.from_arrays(np.ones((4, 2)), [0, 1, 0, 1]).to_npz(tmp_path / "t.npz")
     raw = bytearray(path.read_bytes())
-    raw[raw.index(np.ones((4, 2)).tobytes()) + 7] ^= 0x01    # one bit of x[0, 0]
+    raw[raw.index(np.ones((4, 2)).tobytes()) + 7] ^= 0x01  # one bit of x[0, 0]
     path.write_bytes(bytes(raw))
     with pytest.raises(ValueError, match=r"path: not a readable \.npz file .*t\.npz.*CRC"):
         mdlnb.Task.from_npz(path)
@@ -255,7 +268,7 @@ def test_written_files_respect_the_umask(tmp_path, umask, mode):
         a = _io.atomic_write_text(tmp_path / "table.csv", "a,b\n1,2\n")
         b = _io.atomic_savez(tmp_path / "entry.npz", x=np.ones(2))
         plain = tmp_path / "plain.txt"
-        plain.write_text("x")                                 # what open() gives, for reference
+        plain.write_text("x")  # what open() gives, for reference
     finally:
         os.umask(old)
     assert (a.stat().st_mode & 0o777, b.stat().st_mode & 0o777) == (mode, mode)
@@ -281,8 +294,9 @@ def _race(cache: str, log: str, barrier, out) -> None:
         def wrapper(*args, **kw):
             with open(log, "a") as f:
                 f.write(f"{what}\n")
-            time.sleep(0.3)                                   # widen the race window
+            time.sleep(0.3)  # widen the race window
             return fn(*args, **kw)
+
         return wrapper
 
     base._compute_features = counted("features", base._compute_features)
@@ -290,15 +304,21 @@ def _race(cache: str, log: str, barrier, out) -> None:
     task = mdlnb.data.load("digits")
     task = task.replace(x=task.x[:128], y=task.y[:128], name="digits128")
     proj = np.random.default_rng(1).normal(size=(64, 7)).astype(np.float32)
-    enc = encoders.Encoder("race", {"w": proj},
-                           lambda p, x: jnp.reshape(x, (x.shape[0], -1)) @ p["w"], (8, 8), 1, 7)
+    enc = encoders.Encoder(
+        "race", {"w": proj}, lambda p, x: jnp.reshape(x, (x.shape[0], -1)) @ p["w"], (8, 8), 1, 7
+    )
     barrier.wait()
     feats = encoders.features(enc, task)
     barrier.wait()
-    lm = prequential.run(feats, [Expert(readouts.linear(), 1e-2, replay_streams=1)], batch_size=32,
-                         chunk_batches=4)
-    out.put((hashlib.sha256(feats.x.tobytes()).hexdigest(),
-             hashlib.sha256(lm.losses.tobytes()).hexdigest()))
+    lm = prequential.run(
+        feats, [Expert(readouts.linear(), 1e-2, replay_streams=1)], batch_size=32, chunk_batches=4
+    )
+    out.put(
+        (
+            hashlib.sha256(feats.x.tobytes()).hexdigest(),
+            hashlib.sha256(lm.losses.tobytes()).hexdigest(),
+        )
+    )
 
 
 @pytest.mark.slow
@@ -308,8 +328,10 @@ def test_two_processes_compute_the_same_entry_once(tmp_path):
     ctx = mp.get_context("spawn")
     barrier, out = ctx.Barrier(2), ctx.Queue()
     log = tmp_path / "computed.log"
-    procs = [ctx.Process(target=_race, args=(str(tmp_path / "cache"), str(log), barrier, out))
-             for _ in range(2)]
+    procs = [
+        ctx.Process(target=_race, args=(str(tmp_path / "cache"), str(log), barrier, out))
+        for _ in range(2)
+    ]
     for p in procs:
         p.start()
     digests = [out.get(timeout=180) for _ in procs]
@@ -318,14 +340,14 @@ def test_two_processes_compute_the_same_entry_once(tmp_path):
         assert p.exitcode == 0
     assert log.read_text().split() == ["features", "stage1"]  # one chunk of 4 batches, once
     assert digests[0] == digests[1]
-    for kind in ("features", "losses"):                        # no temp or lock file left
+    for kind in ("features", "losses"):  # no temp or lock file left
         (entry,) = (tmp_path / "cache" / kind).iterdir()
         _io.read_npz(entry)
 
 
 def _writer(path: str, value: int, rounds: int, barrier) -> None:
     barrier.wait()
-    size = 1000 + 5000 * value                                # versions of different sizes
+    size = 1000 + 5000 * value  # versions of different sizes
     for i in range(rounds):
         _io.atomic_savez(path, x=np.full(size, value, np.int64), i=np.int64(i))
 
@@ -343,7 +365,7 @@ def test_racing_writers_never_show_a_half_file(tmp_path):
     barrier.wait()
     seen = set()
     while any(p.is_alive() for p in procs):
-        z = _io.read_npz(path)                                # raises on any half file
+        z = _io.read_npz(path)  # raises on any half file
         v = int(z["x"][0])
         assert z["x"].shape == (1000 + 5000 * v,) and np.all(z["x"] == v)
         seen.add(v)
@@ -351,7 +373,7 @@ def test_racing_writers_never_show_a_half_file(tmp_path):
         p.join()
         assert p.exitcode == 0
     assert int(_io.read_npz(path)["i"]) == 39
-    assert sorted(f.name for f in tmp_path.iterdir()) == ["entry.npz"]   # no temp files left
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["entry.npz"]  # no temp files left
     assert seen & {1, 2}
 
 

@@ -106,13 +106,14 @@ def test_twonn_duplicates_drop_is_scikit_dimension_convention():
     from sklearn.datasets import load_digits
 
     x = load_digits().data[:400].astype(np.float32)
-    x = np.concatenate([x, x[:30]])                     # 30 points now have a twin
+    x = np.concatenate([x, x[:30]])  # 30 points now have a twin
     d = cdist(x.astype(np.float64), x.astype(np.float64))
     np.fill_diagonal(d, np.inf)
     d.sort(axis=1)
     keep = d[:, 0] > 0
-    np.testing.assert_allclose(lf.twonn_ratios(x, duplicates="drop"),
-                               np.sort(d[keep, 1] / d[keep, 0]), rtol=1e-7)
+    np.testing.assert_allclose(
+        lf.twonn_ratios(x, duplicates="drop"), np.sort(d[keep, 1] / d[keep, 0]), rtol=1e-7
+    )
     assert np.sum(~keep) >= 60
     uniq = np.unique(x, axis=0)
     np.testing.assert_allclose(lf.twonn_ratios(x), _brute_ratios(uniq), rtol=1e-7)
@@ -128,8 +129,9 @@ def test_twonn_cosine_is_chordal_distance_on_normalized_rows():
 
 def test_twonn_precomputed_matches_features():
     x = np.random.default_rng(11).normal(size=(400, 4))
-    np.testing.assert_allclose(lf.twonn_ratios(cdist(x, x), metric="precomputed"),
-                               _brute_ratios(x), rtol=1e-12)
+    np.testing.assert_allclose(
+        lf.twonn_ratios(cdist(x, x), metric="precomputed"), _brute_ratios(x), rtol=1e-12
+    )
 
 
 # ---------------------------------------------------------------- RankMe
@@ -146,13 +148,15 @@ def test_rankme_isotropic_gaussian_near_full_rank():
     # of σ/Σσ is within 1% of log D.
     z = np.random.default_rng(12).normal(size=(4000, 64))
     assert 0.99 * 64 < lf.rankme(z) <= 64 * (1 + 1e-4)
-    zt = z[:64].T.copy()                      # wide: min(N, D) = 64 again
+    zt = z[:64].T.copy()  # wide: min(N, D) = 64 again
     assert lf.rankme(zt) == pytest.approx(_rankme_numpy(zt), rel=1e-9)
 
 
 def test_rankme_rank_one_is_one():
     rng = np.random.default_rng(13)
-    assert lf.rankme(np.outer(rng.normal(size=300), rng.normal(size=50))) == pytest.approx(1.0, abs=1e-3)
+    assert lf.rankme(np.outer(rng.normal(size=300), rng.normal(size=50))) == pytest.approx(
+        1.0, abs=1e-3
+    )
 
 
 def test_rankme_matches_numpy_svd_and_is_on_sigma_not_sigma_squared():
@@ -161,7 +165,7 @@ def test_rankme_matches_numpy_svd_and_is_on_sigma_not_sigma_squared():
     assert lf.rankme(z) == pytest.approx(_rankme_numpy(z), rel=1e-9)
     s2 = np.linalg.svd(z, compute_uv=False) ** 2
     p2 = s2 / s2.sum() + 1e-7
-    assert lf.rankme(z) > np.exp(-np.sum(p2 * np.log(p2))) * 1.2   # σ² would be smaller
+    assert lf.rankme(z) > np.exp(-np.sum(p2 * np.log(p2))) * 1.2  # σ² would be smaller
 
 
 # ---------------------------------------------------------------- alignment / uniformity
@@ -170,9 +174,9 @@ def test_rankme_matches_numpy_svd_and_is_on_sigma_not_sigma_squared():
 def test_alignment_closed_forms():
     z = np.random.default_rng(15).normal(size=(100, 8))
     assert lf.alignment(z, z) == 0.0
-    assert lf.alignment(z, 5.0 * z) == pytest.approx(0.0, abs=1e-12)   # normalized explicitly
+    assert lf.alignment(z, 5.0 * z) == pytest.approx(0.0, abs=1e-12)  # normalized explicitly
     e1, e2 = np.array([[1.0, 0.0]]), np.array([[0.0, 3.0]])
-    assert lf.alignment(e1, e2) == pytest.approx(2.0)                   # ‖e1 − e2‖² = 2
+    assert lf.alignment(e1, e2) == pytest.approx(2.0)  # ‖e1 − e2‖² = 2
     assert lf.alignment(e1, e2, alpha=1.0) == pytest.approx(math.sqrt(2.0))
     assert lf.alignment(e1, -e1) == pytest.approx(4.0)
 
@@ -188,7 +192,7 @@ def test_uniformity_equally_spaced_circle(t):
 
 
 def test_uniformity_matches_pdist_and_is_blocked_correctly():
-    z = np.random.default_rng(16).normal(size=(2500, 5))   # > 2 blocks of 1024
+    z = np.random.default_rng(16).normal(size=(2500, 5))  # > 2 blocks of 1024
     zn = z / np.linalg.norm(z, axis=1, keepdims=True)
     expected = np.log(np.mean(np.exp(-2.0 * pdist(zn, "sqeuclidean"))))
     assert lf.uniformity(z) == pytest.approx(expected, abs=2e-5)
@@ -211,8 +215,12 @@ def test_coding_rates_match_full_slogdet(n, d):
     zn = z / np.linalg.norm(z, axis=1, keepdims=True)
     eps2 = 0.5
     r = 0.5 * _logdet(np.eye(d) + d / (n * eps2) * zn.T @ zn)
-    rc = sum((y == j).sum() / (2 * n) * _logdet(np.eye(d) + d / ((y == j).sum() * eps2)
-                                                 * zn[y == j].T @ zn[y == j]) for j in range(3))
+    rc = sum(
+        (y == j).sum()
+        / (2 * n)
+        * _logdet(np.eye(d) + d / ((y == j).sum() * eps2) * zn[y == j].T @ zn[y == j])
+        for j in range(3)
+    )
     assert lf.coding_rate(z, eps_sq=eps2) == pytest.approx(r, rel=1e-5)
     assert lf.class_coding_rate(z, y, eps_sq=eps2) == pytest.approx(rc, rel=1e-5)
     assert lf.coding_rate_reduction(z, y, eps_sq=eps2) == pytest.approx(r - rc, rel=1e-4, abs=1e-6)
@@ -221,9 +229,9 @@ def test_coding_rates_match_full_slogdet(n, d):
 
 
 def test_mcr2_single_partition_is_zero_and_kmeans_partition_positive():
-    z = np.random.default_rng(17).normal(size=(1024, 16))   # k-means shape shared below
+    z = np.random.default_rng(17).normal(size=(1024, 16))  # k-means shape shared below
     assert lf.coding_rate_reduction(z, np.zeros(1024, int)) == pytest.approx(0.0, abs=1e-9)
-    dr = lf.coding_rate_reduction(z, key=0)                  # k = round(√1024) = 32
+    dr = lf.coding_rate_reduction(z, key=0)  # k = round(√1024) = 32
     labels = lf.kmeans(z / np.linalg.norm(z, axis=1, keepdims=True), 32, 0).labels
     assert dr == pytest.approx(lf.coding_rate_reduction(z, labels), rel=1e-6)
     assert dr > 0
@@ -249,7 +257,7 @@ def test_kmeans_recovers_blobs_like_sklearn():
     assert adjusted_rand_score(y, res.labels) == 1.0
     assert res.inertia == pytest.approx(ref.inertia_, rel=1e-4)
     d2 = ((x[:, None, :] - res.centroids[None]) ** 2).sum(-1)
-    np.testing.assert_array_equal(res.labels, d2.argmin(1))   # a Lloyd fixed point
+    np.testing.assert_array_equal(res.labels, d2.argmin(1))  # a Lloyd fixed point
 
 
 def test_kmeans_inertia_at_or_below_sklearn_greedy_kmeanspp():

@@ -22,10 +22,10 @@ RNG = np.random.default_rng(27)
 def _power_law_features(n, d, alpha, rng, scale=3.0):
     """Centred N×D features whose 1/N covariance has eigenvalues scale·i^(−α)."""
     g = rng.normal(size=(n, d))
-    q, _ = np.linalg.qr(g - g.mean(0))           # orthonormal columns ⟂ 1
+    q, _ = np.linalg.qr(g - g.mean(0))  # orthonormal columns ⟂ 1
     v, _ = np.linalg.qr(rng.normal(size=(d, d)))
     lam = scale * np.arange(1, d + 1, dtype=float) ** (-alpha)
-    return q * np.sqrt(n * lam) @ v.T + 5.0      # a constant offset: centring removes it
+    return q * np.sqrt(n * lam) @ v.T + 5.0  # a constant offset: centring removes it
 
 
 @pytest.mark.parametrize("alpha", [0.5, 1.0, 2.3])
@@ -40,7 +40,7 @@ def test_alpha_recovered_from_an_exact_power_law(alpha, weighted):
 
 
 def test_alpha_fit_range_is_clipped_to_the_nonzero_spectrum():
-    z = _power_law_features(60, 40, 1.3, RNG)            # 40 eigenvalues
+    z = _power_law_features(60, 40, 1.3, RNG)  # 40 eigenvalues
     res = lf.alpha_req_result(z, fit_range=(2, 500))
     assert res.ranks[0] == 2 and res.ranks[-1] == 40
     assert res.alpha == pytest.approx(1.3, abs=1e-9)
@@ -59,12 +59,16 @@ def test_alpha_weighted_fit_matches_polyfit():
 
 def test_covariance_spectrum_matches_numpy():
     z = RNG.normal(size=(30, 8))
-    np.testing.assert_allclose(lf.covariance_spectrum(z),
-                               np.sort(np.linalg.eigvalsh(np.cov(z.T, bias=True)))[::-1],
-                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        lf.covariance_spectrum(z),
+        np.sort(np.linalg.eigvalsh(np.cov(z.T, bias=True)))[::-1],
+        rtol=1e-12,
+        atol=1e-14,
+    )
 
 
 # ---------------------------------------------------------------- LiDAR
+
 
 def _structured_views(r, d, a, s):
     """2r samples with means ±a·e_k (k < r) and q = 2d views μ_x ± s·e_j:
@@ -79,10 +83,11 @@ def test_lidar_closed_form_on_known_class_structure(r, d):
     views = _structured_views(r, d, a=2.0, s=0.7)
     n, q = 2 * r, 2 * d
     delta, eps = 1e-4, 1e-7
-    lam = 2 * 2.0 ** 2 / (n - 1) / (2 * 0.7 ** 2 / (q - 1) + delta)
+    lam = 2 * 2.0**2 / (n - 1) / (2 * 0.7**2 / (q - 1) + delta)
     m = lf.lidar_matrix(views, delta=delta)
-    np.testing.assert_allclose(np.sort(np.linalg.eigvalsh(m))[::-1],
-                               [lam] * r + [0.0] * (d - r), atol=1e-10 * lam)
+    np.testing.assert_allclose(
+        np.sort(np.linalg.eigvalsh(m))[::-1], [lam] * r + [0.0] * (d - r), atol=1e-10 * lam
+    )
     p = np.array([1 / r + eps] * r + [eps] * (d - r))
     closed = np.exp(-np.sum(p * np.log(p)))
     assert lf.lidar(views, delta=delta, eps=eps) == pytest.approx(closed, rel=1e-10)
@@ -95,8 +100,9 @@ def test_lidar_matches_generalised_eigenvalues_from_loops():
     mu_x = [views[x].mean(0) for x in range(n)]
     mu = np.mean(mu_x, axis=0)
     sb = sum(np.outer(m - mu, m - mu) for m in mu_x) / (n - 1)
-    sw = sum(np.outer(views[x, i] - mu_x[x], views[x, i] - mu_x[x])
-             for x in range(n) for i in range(q)) / (n * (q - 1)) + 1e-4 * np.eye(d)
+    sw = sum(
+        np.outer(views[x, i] - mu_x[x], views[x, i] - mu_x[x]) for x in range(n) for i in range(q)
+    ) / (n * (q - 1)) + 1e-4 * np.eye(d)
     lam = np.clip(eigh(sb, sw, eigvals_only=True), 0, None)
     p = lam / lam.sum() + 1e-7
     assert lf.lidar(views) == pytest.approx(np.exp(-np.sum(p * np.log(p))), rel=1e-10)
@@ -105,23 +111,25 @@ def test_lidar_matches_generalised_eigenvalues_from_loops():
 def test_lidar_is_invariant_to_an_invertible_linear_map_up_to_delta():
     views = RNG.normal(size=(20, 4, 5)) + 3 * RNG.normal(size=(20, 1, 5))
     a = RNG.normal(size=(5, 5))
-    assert lf.lidar(views @ a, delta=1e-12) == pytest.approx(lf.lidar(views, delta=1e-12),
-                                                             rel=1e-6)
+    assert lf.lidar(views @ a, delta=1e-12) == pytest.approx(lf.lidar(views, delta=1e-12), rel=1e-6)
 
 
-@pytest.mark.parametrize("call,arg", [
-    (lambda: lf.lidar(np.ones((4, 3))), "views"),
-    (lambda: lf.lidar(np.full((3, 2, 2), np.nan)), "views"),
-    (lambda: lf.lidar(np.ones((3, 1, 2))), "views"),
-    (lambda: lf.lidar(np.ones((1, 3, 2))), "views"),
-    (lambda: lf.lidar(RNG.normal(size=(3, 2, 2)), delta=-1.0), "delta"),
-    (lambda: lf.lidar(RNG.normal(size=(3, 2, 2)), eps=float("nan")), "eps"),
-    (lambda: lf.alpha_req(np.array([[np.nan, 1.0], [0.0, 1.0]])), "z"),
-    (lambda: lf.alpha_req(RNG.normal(size=(20, 3)), fit_range=(0, 3)), "fit_range"),
-    (lambda: lf.alpha_req(RNG.normal(size=(20, 3)), fit_range=(3, 3)), "fit_range"),
-    (lambda: lf.alpha_req(RNG.normal(size=(20, 3)), fit_range=(3, 40)), "fit_range"),
-    (lambda: lf.alpha_req(RNG.normal(size=(20, 3)), fit_range=5), "fit_range"),
-])
+@pytest.mark.parametrize(
+    "call,arg",
+    [
+        (lambda: lf.lidar(np.ones((4, 3))), "views"),
+        (lambda: lf.lidar(np.full((3, 2, 2), np.nan)), "views"),
+        (lambda: lf.lidar(np.ones((3, 1, 2))), "views"),
+        (lambda: lf.lidar(np.ones((1, 3, 2))), "views"),
+        (lambda: lf.lidar(RNG.normal(size=(3, 2, 2)), delta=-1.0), "delta"),
+        (lambda: lf.lidar(RNG.normal(size=(3, 2, 2)), eps=float("nan")), "eps"),
+        (lambda: lf.alpha_req(np.array([[np.nan, 1.0], [0.0, 1.0]])), "z"),
+        (lambda: lf.alpha_req(RNG.normal(size=(20, 3)), fit_range=(0, 3)), "fit_range"),
+        (lambda: lf.alpha_req(RNG.normal(size=(20, 3)), fit_range=(3, 3)), "fit_range"),
+        (lambda: lf.alpha_req(RNG.normal(size=(20, 3)), fit_range=(3, 40)), "fit_range"),
+        (lambda: lf.alpha_req(RNG.normal(size=(20, 3)), fit_range=5), "fit_range"),
+    ],
+)
 def test_bad_input_names_argument(call, arg):
     with pytest.raises(ValueError, match=arg):
         call()

@@ -28,12 +28,12 @@ def _random(kind: str, size: str):
 
 @pytest.fixture(scope="module")
 def resnet():
-    return _random("resnet", "M")          # 1, 2, 2 blocks per stage
+    return _random("resnet", "M")  # 1, 2, 2 blocks per stage
 
 
 @pytest.fixture(scope="module")
 def vit():
-    return _random("vit", "M")             # 4 blocks
+    return _random("vit", "M")  # 4 blocks
 
 
 @pytest.fixture(scope="module")
@@ -71,16 +71,21 @@ def test_lite0_layer_names_and_widths():
 @pytest.mark.parametrize("which", ["resnet", "vit", "lite0"])
 def test_last_layer_is_the_encoders_own_features_bit_for_bit(which, resnet, vit, grey):
     enc = {"resnet": resnet, "vit": vit}.get(which) or efficientnet_lite(0, resolution=32)
-    x = grey if enc.channels == 1 else np.random.default_rng(1).uniform(
-        size=(4, 32, 32, 3)).astype(np.float32)
+    x = (
+        grey
+        if enc.channels == 1
+        else np.random.default_rng(1).uniform(size=(4, 32, 32, 3)).astype(np.float32)
+    )
     last = layers(enc, which=-1)
-    (name, e), = last.items()
+    ((name, e),) = last.items()
     assert name == f"{enc.name}/{layer_names(enc)[-1]}"
     np.testing.assert_array_equal(_feats(e, x), _feats(enc, x))
     # and through the cached feature extraction, with batch padding
     task = Task("imgs", (x * 255).astype(np.uint8), np.arange(len(x)) % 2, 2)
-    np.testing.assert_array_equal(base.features(e, task, batch_size=3, cache=False).x,
-                                  base.features(enc, task, batch_size=3, cache=False).x)
+    np.testing.assert_array_equal(
+        base.features(e, task, batch_size=3, cache=False).x,
+        base.features(enc, task, batch_size=3, cache=False).x,
+    )
 
 
 def test_resnet_stage_equals_a_truncated_network(resnet, grey):
@@ -107,10 +112,15 @@ def test_vit_block_equals_blocks_run_by_hand(vit, grey):
     encs = layers(vit, which=["embed", "block1"])
     for name, k in (("embed", 0), ("block1", 2)):
         mean, mx = by_hand(grey, k)
-        np.testing.assert_allclose(_feats(encs[f"{vit.name}/{name}"], grey), mean,
-                                   rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(_feats(layers(vit, name, pooling="max")[
-            f"{vit.name}/{name}[max]"], grey), mx, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(
+            _feats(encs[f"{vit.name}/{name}"], grey), mean, rtol=1e-5, atol=1e-5
+        )
+        np.testing.assert_allclose(
+            _feats(layers(vit, name, pooling="max")[f"{vit.name}/{name}[max]"], grey),
+            mx,
+            rtol=1e-5,
+            atol=1e-5,
+        )
     # block1 differs from block3 (the default features): a real intermediate layer
     assert np.abs(by_hand(grey, 2)[0] - _feats(vit, grey)).max() > 1e-3
 
@@ -119,13 +129,20 @@ def test_concatenation_is_the_parts_side_by_side(vit, resnet, grey):
     for enc, k in ((vit, 4), (resnet, 2)):
         encs = layers(enc, concat_last=k)
         parts = [_feats(encs[f"{enc.name}/{n}"], grey) for n in layer_names(enc)[-k:]]
-        np.testing.assert_allclose(_feats(encs[f"{enc.name}/last{k}"], grey),
-                                   np.concatenate(parts, axis=1), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(
+            _feats(encs[f"{enc.name}/last{k}"], grey),
+            np.concatenate(parts, axis=1),
+            rtol=1e-6,
+            atol=1e-6,
+        )
 
 
 def test_bad_arguments_name_themselves(vit, resnet):
-    with pytest.raises(ValueError, match=r"which: unknown layer 'block9'.*available.*'embed', "
-                                         r"'block0'"):
+    with pytest.raises(
+        ValueError,
+        match=r"which: unknown layer 'block9'.*available.*'embed', "
+        r"'block0'",
+    ):
         layers(vit, which=["block9"])
     with pytest.raises(ValueError, match=r"which: index 4 out of range.*'stage2'"):
         layers(resnet, which=[4])
@@ -142,15 +159,20 @@ def test_bad_arguments_name_themselves(vit, resnet):
     with pytest.raises(ValueError, match="encoder: .* does not expose intermediate layers"):
         layers(dataclasses.replace(vit, apply=lambda p, x: x.mean((1, 2))))
     with pytest.raises(ValueError, match="taps: unknown layers"):
-        archs.apply(vit.params, np.zeros((1, 28, 28, 1), np.float32), vit.apply.keywords["cfg"],
-                    taps=("stage0",))
+        archs.apply(
+            vit.params,
+            np.zeros((1, 28, 28, 1), np.float32),
+            vit.apply.keywords["cfg"],
+            taps=("stage0",),
+        )
 
 
 def test_compare_ranks_layers_as_encoders(resnet, monkeypatch, tmp_path):
     monkeypatch.setenv("MDLNB_CACHE", str(tmp_path))
     rng = np.random.default_rng(0)
-    task = Task("grey", rng.integers(0, 256, size=(64, 28, 28, 1), dtype=np.uint8),
-                np.arange(64) % 2, 2)
+    task = Task(
+        "grey", rng.integers(0, 256, size=(64, 28, 28, 1), dtype=np.uint8), np.arange(64) % 2, 2
+    )
     encs = layers(resnet, which=["stem", "stage2"])
     res = mdlnb.compare(encs, task, protocol="small", seeds=(0, 1, 2))
     assert set(res.encoders) == set(encs)
@@ -174,11 +196,26 @@ def _comparison(enc: str, steps: dict[str, list[np.ndarray]]):
             name = f"{enc}/{layer}"
             per[(name, s)] = np.asarray(v, float)
             mass[(name, s)] = {"linear": 1.0}
-            rows.append({"encoder": name, "seed": s, "total [nats]": float(np.sum(v)),
-                         "per example [bits]": float(np.sum(v)) / np.log(2) / n,
-                         "best expert [nats]": float(np.sum(v)), "preferred readout": "linear"})
-    return Comparison(runs=pd.DataFrame(rows), per_step_nats=per, readout_mass=mass,
-                      protocol=None, n=n, num_classes=2, seeds=seeds, task_name="toy")
+            rows.append(
+                {
+                    "encoder": name,
+                    "seed": s,
+                    "total [nats]": float(np.sum(v)),
+                    "per example [bits]": float(np.sum(v)) / np.log(2) / n,
+                    "best expert [nats]": float(np.sum(v)),
+                    "preferred readout": "linear",
+                }
+            )
+    return Comparison(
+        runs=pd.DataFrame(rows),
+        per_step_nats=per,
+        readout_mass=mass,
+        protocol=None,
+        n=n,
+        num_classes=2,
+        seeds=seeds,
+        task_name="toy",
+    )
 
 
 def test_layers_study_tables_leaders_and_findings():
@@ -189,14 +226,20 @@ def test_layers_study_tables_leaders_and_findings():
 
     base_loss = np.full(20, 0.6)
     early, deep = base_loss.copy(), base_loss.copy()
-    early[4:9] -= 0.1                       # ahead from n = 5: 0.5 nats by n = 9
-    deep[9:20] -= 0.1                       # ahead from n = 10, 1.1 nats by n = 20
+    early[4:9] -= 0.1  # ahead from n = 5: 0.5 nats by n = 9
+    deep[9:20] -= 0.1  # ahead from n = 10, 1.1 nats by n = 20
     jitter = [0.0, 0.01, -0.01]
-    steps = {name: [v + j for j in jitter] for name, v in
-             (("early", early), ("deep", deep), ("head", base_loss))}
-    res = LayersResult(encoder="enc", layers=("early", "deep", "head"), reference="head",
-                       comparisons={"toy": _comparison("enc", steps)},
-                       feature_dims={"early": 4, "deep": 8, "head": 16})
+    steps = {
+        name: [v + j for j in jitter]
+        for name, v in (("early", early), ("deep", deep), ("head", base_loss))
+    }
+    res = LayersResult(
+        encoder="enc",
+        layers=("early", "deep", "head"),
+        reference="head",
+        comparisons={"toy": _comparison("enc", steps)},
+        feature_dims={"early": 4, "deep": 8, "head": 16},
+    )
     tab = res.table().set_index("layer")
     assert list(tab.index) == ["deep", "early", "head"] and list(tab["rank"]) == [1, 2, 3]
     np.testing.assert_allclose(tab["vs head [nats]"], [-1.1, -0.5, 0.0], atol=1e-9)
@@ -207,8 +250,10 @@ def test_layers_study_tables_leaders_and_findings():
     lead = res.leaders(points=100).iloc[0]
     assert lead["best"] == "deep"
     # at n = 14 deep catches up with early exactly (−0.5 each): a tie
-    assert lead["leader at n"] == "tie from n = 1, early from n = 5, tie from n = 14, deep from n = 15"
-    assert lead["from n"] == 15            # -0.1·(n−9) < −0.5 from n = 15 on
+    assert (
+        lead["leader at n"] == "tie from n = 1, early from n = 5, tie from n = 14, deep from n = 15"
+    )
+    assert lead["from n"] == 15  # -0.1·(n−9) < −0.5 from n = 15 on
     text = res.findings()
     assert "Best: **deep**, ranked first in 3/3 orders" in text
     assert "runner-up early is +0.6 ± 0.0 nats behind" in text and "deep shorter in 3/3" in text
@@ -223,11 +268,17 @@ def test_layers_study_holds_both_encoders_under_distinct_prefixes(tmp_path):
     from mdlnb.studies.layers import LayersResult, LayersStudy
 
     def result(enc, names, offsets):
-        steps = {n: [np.full(12, 0.6 - o) + j for j in (0.0, 0.01, -0.01)]
-                 for n, o in zip(names, offsets)}
-        return LayersResult(encoder=enc, layers=tuple(names), reference=names[-1],
-                            comparisons={"toy": _comparison(enc, steps)},
-                            feature_dims={n: 4 for n in names})
+        steps = {
+            n: [np.full(12, 0.6 - o) + j for j in (0.0, 0.01, -0.01)]
+            for n, o in zip(names, offsets)
+        }
+        return LayersResult(
+            encoder=enc,
+            layers=tuple(names),
+            reference=names[-1],
+            comparisons={"toy": _comparison(enc, steps)},
+            feature_dims={n: 4 for n in names},
+        )
 
     lite = result("lite", ("stage2", "head"), (0.0, 0.05))
     vit = result("vit", ("embed", "block0", "block1"), (0.1, 0.0, 0.02))
@@ -241,8 +292,9 @@ def test_layers_study_holds_both_encoders_under_distinct_prefixes(tmp_path):
         assert (tmp_path / f"{prefix}_codelengths.png").exists()
     vt = pd.read_csv(tmp_path / "layers_vit_table.csv").set_index("layer")
     # per example embed 0.5, block0 0.6, block1 0.58 nats, over 12 examples
-    np.testing.assert_allclose(vt.loc[["embed", "block0", "block1"], "vs block1 [nats]"],
-                               [-0.96, 0.24, 0.0], atol=1e-9)
+    np.testing.assert_allclose(
+        vt.loc[["embed", "block0", "block1"], "vs block1 [nats]"], [-0.96, 0.24, 0.0], atol=1e-9
+    )
     text = both.findings()
     assert text.index("**lite**") < text.index("**vit**")
     assert "Best: **head**" in text and "Best: **embed**" in text
@@ -254,8 +306,11 @@ def test_layers_config_loads_the_committed_vit_and_checks_its_name():
     from mdlnb.studies.layers import LayersConfig
 
     config = LayersConfig()
-    assert {mdlnb.data.info().set_index("name").loc[t, "group"] for t in config.task_names} \
-        == {"natural", "specialized", "structured"}
+    assert {mdlnb.data.info().set_index("name").loc[t, "group"] for t in config.task_names} == {
+        "natural",
+        "specialized",
+        "structured",
+    }
     enc = config.vit_encoder()
     assert enc.meta["artifact"] == "supervised-vit_S-s0"
     assert tuple(layer_names(enc)) == config.vit_which

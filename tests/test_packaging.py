@@ -1,9 +1,9 @@
 """The project's own files agree with each other."""
 
 import re
-import tomllib
 from pathlib import Path
 
+import tomllib
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,7 +20,7 @@ def test_environment_yml_lists_the_same_dependencies_as_pyproject():
     pip = [d for d in next(d for d in env if isinstance(d, dict))["pip"] if not d.startswith("-e")]
     assert {_name(d) for d in deps} == {_name(d) for d in conda + pip}
     # Same minimum versions too.
-    spec = lambda reqs: {_name(d): d.replace(" ", "")[len(_name(d)):] for d in reqs}
+    spec = lambda reqs: {_name(d): d.replace(" ", "")[len(_name(d)) :] for d in reqs}
     assert spec(deps) == spec(conda + pip)
 
 

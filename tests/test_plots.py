@@ -23,16 +23,23 @@ def _close():
 def _posterior_frame(n=50, groups=("linear", "mlp1", "mlp2"), seed=0):
     rng = np.random.default_rng(seed)
     p = rng.dirichlet(np.ones(len(groups)), size=n)
-    return pd.DataFrame({"t": np.repeat(np.arange(n), len(groups)),
-                         "readout": np.tile(groups, n), "probability": p.reshape(-1)}), p
+    return pd.DataFrame(
+        {
+            "t": np.repeat(np.arange(n), len(groups)),
+            "readout": np.tile(groups, n),
+            "probability": p.reshape(-1),
+        }
+    ), p
 
 
 def test_posterior_area_stacks_one_area_per_group_to_one():
     frame, p = _posterior_frame()
     ax = plots.posterior_area(frame, by="readout")
     assert len(ax.collections) == 3
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["linear", "mlp1", "mlp2"]
+    # the legend reads top down as the stack does: the deepest readout first
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["mlp2", "mlp1", "linear"]
     assert ax.get_xscale() == "log" and ax.get_ylim() == (0.0, 1.0)
+
     # upper edge of area j at t is the cumulative sum p[t, :j+1]: 1 for the last area
     def upper(j, t):
         v = ax.collections[j].get_paths()[0].vertices
@@ -61,7 +68,7 @@ def test_regret_lines_and_values():
     base = rng.exponential(size=300)
     a, b = base + 0.01, base - rng.uniform(0, 0.02, 300)
     ax = plots.regret({"a": a, "b": b}, base, baseline_label="expert 0")
-    assert len(ax.lines) == 3          # two curves + the zero line
+    assert len(ax.lines) == 3  # two curves + the zero line
     xa, ya = ax.lines[0].get_xdata(), ax.lines[0].get_ydata()
     assert xa[0] == 1 and xa[-1] == 300
     np.testing.assert_allclose(ya, 0.01 * xa, rtol=1e-9)
@@ -86,13 +93,15 @@ def test_codelength_bars():
 
 
 def test_to_markdown_exact():
-    df = pd.DataFrame({"expert": ["linear", "mlp|1"], "total [nats]": [1234.56789, 0.5],
-                       "N": [10, 20]})
+    df = pd.DataFrame(
+        {"expert": ["linear", "mlp|1"], "total [nats]": [1234.56789, 0.5], "N": [10, 20]}
+    )
     assert report.to_markdown(df, digits=2) == (
         "| expert | total [nats] | N |\n"
         "|---|---:|---:|\n"
         "| linear | 1,234.57 | 10 |\n"
-        "| mlp\\|1 | 0.5 | 20 |\n")
+        "| mlp\\|1 | 0.5 | 20 |\n"
+    )
 
 
 def test_save_table_and_figure(tmp_path):
@@ -130,10 +139,81 @@ def test_regret_overlays_take_new_colours_and_draw_the_baseline_once():
 
 
 def test_kendall_figure_counts_encoders_from_the_plotted_table():
-    long = pd.DataFrame({"metric": ["leep", "logme"], "ratio": [2, 2], "tau": [0.75, -0.5],
-                         "ci": [0.1, 0.2], "encoders": [2, 3]})
+    long = pd.DataFrame(
+        {
+            "metric": ["leep", "logme"],
+            "ratio": [2, 2],
+            "tau": [0.75, -0.5],
+            "ci": [0.1, 0.2],
+            "encoders": [2, 3],
+        }
+    )
     ax = plots.kendall_bars(long, title="smoke (2 tasks)")
     assert ax.get_title() == "smoke (2 tasks), τ over 2–3 encoders"
     assert "error bars: 95 % interval" in ax.get_ylabel()
     ax = plots.kendall_bars(long[long.metric == "logme"])
     assert ax.get_title() == "τ over 3 encoders"
+
+
+def test_depth_palette_one_ordered_colour_per_depth_everywhere():
+    from matplotlib.colors import to_rgb
+
+    pal = plots.depth_palette(["mlp2", "linear", "mlp1", "mlp3"])
+    assert list(pal) == ["linear", "mlp1", "mlp2", "mlp3"]  # shallow to deep
+    assert [pal[r] for r in pal] == list(plots.DEPTH_COLORS[:4])
+    assert plots.depth_palette(["mlp2x64"])["mlp2x64"] == plots.DEPTH_COLORS[2]  # same depth
+    two = plots.depth_palette(["mlp1", "mlp1x64"])
+    assert two["mlp1"] == plots.DEPTH_COLORS[1] and two["mlp1x64"] != two["mlp1"]
+    # neighbours in depth are far apart in colour (the old palette's mlp1 and mlp2 were not)
+    rgb = np.array([to_rgb(c) for c in plots.DEPTH_COLORS])
+    assert np.min(np.linalg.norm(np.diff(rgb, axis=0), axis=1)) > 0.15
+    lum = rgb @ [0.299, 0.587, 0.114]
+    assert np.all(np.diff(lum[1:]) > 0)  # deeper is lighter
+    assert plots.readout_depth("mlp7x256") == 7 and plots.readout_depth("knn") is None
+
+
+def test_posterior_area_colours_readouts_by_depth():
+    frame, _ = _posterior_frame(groups=("mlp1", "linear", "mlp3", "mlp2"))
+    ax = plots.posterior_area(frame, by="readout")
+    from matplotlib.colors import to_hex
+
+    drawn = [to_hex(c.get_facecolor()[0]) for c in ax.collections]
+    assert drawn == list(plots.DEPTH_COLORS[:4])  # linear at the bottom
+
+
+def test_loss_data_figure_keys_its_band_hatching_and_dotted_lines():
+    from mdlnb import curves
+
+    n = np.array([2, 4, 8, 16, 32])  # the parity toy's shapes, by hand
+    a = curves.LossDataCurve(
+        sizes=n,
+        loss=np.array(
+            [
+                [0.36, 0.35, 0.34, 0.34, 0.33],
+                [0.38, 0.36, 0.35, 0.34, 0.34],
+                [0.35, 0.35, 0.33, 0.33, 0.33],
+            ]
+        ),
+        accuracy=np.full((3, 5), 0.9),
+        seeds=(0, 1, 2),
+        representation="A",
+    )
+    b = curves.LossDataCurve(
+        sizes=n,
+        loss=np.array(
+            [[0.7, 0.6, 0.05, 0.0, 0.0], [0.69, 0.65, 0.1, 0.0, 0.0], [0.7, 0.5, 0.0, 0.0, 0.0]]
+        ),
+        accuracy=np.full((3, 5), 0.9),
+        seeds=(0, 1, 2),
+        representation="B",
+    )
+    ax = curves.plot([a, b], 0.2, va_at=4)
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert texts[:2] == ["A", "B"]
+    assert "band: ±1 sd over 3 seeds" in texts
+    assert "hatched: SDL, the area above ε" in texts
+    assert "dotted: εSC, first n with loss ≤ ε" in texts
+    hatch = [h for h in ax.get_legend().legend_handles if h.get_label().startswith("hatched")]
+    assert hatch[0].get_hatch() == "//"
+    dotted = [h for h in ax.get_legend().legend_handles if h.get_label().startswith("dotted")]
+    assert dotted[0].get_linestyle() == ":"

@@ -40,8 +40,11 @@ def test_stream_flops_counts_each_matmul_by_hand():
     forward plus r updates of 3 forwards each."""
     import mdlnb
 
-    board = mdlnb.expert_grid([mdlnb.readouts.linear(), mdlnb.readouts.mlp(1, 256)],
-                              learning_rate=[1e-3], replay_streams=[10])
+    board = mdlnb.expert_grid(
+        [mdlnb.readouts.linear(), mdlnb.readouts.mlp(1, 256)],
+        learning_rate=[1e-3],
+        replay_streams=[10],
+    )
     lin, mlp = 2 * 64 * 10, 2 * (64 * 256 + 256 * 10)
     assert _power.stream_flops(board, 64, 10, 100) == 100 * 31 * (lin + mlp)
 
@@ -49,11 +52,16 @@ def test_stream_flops_counts_each_matmul_by_hand():
 def test_grid_cost_sums_pairs_and_orders():
     from mdlnb.studies.encoders import EncodersConfig
 
-    cfg = EncodersConfig(encoders=("lite0@32", "random:vit_S"), tasks=("digits", "lfw_faces"),
-                         train_size=400, seeds=(0, 1, 2), protocol="small")
+    cfg = EncodersConfig(
+        encoders=("lite0@32", "random:vit_S"),
+        tasks=("digits", "lfw_faces"),
+        train_size=400,
+        seeds=(0, 1, 2),
+        protocol="small",
+    )
     g = _power.grid_cost(cfg, gflops=100.0, efficiency=0.5).set_index(["encoder", "task"])
     assert list(g["D"]) == [1280, 1280, 64, 64]
-    assert g.loc[("lite0@32", "lfw_faces"), "N"] == 160           # the whole split, < 400
+    assert g.loc[("lite0@32", "lfw_faces"), "N"] == 160  # the whole split, < 400
     assert g.loc[("random:vit_S", "digits"), "N"] == 400
     one = _power.stream_flops("small", 64, 10, 400) * 3
     assert g.loc[("random:vit_S", "digits"), "flops"] == pytest.approx(one)
@@ -80,27 +88,49 @@ def test_spreads_match_scipy_on_a_synthetic_grid():
         lin, mlp = rng.uniform(size=5), rng.uniform(size=5)
         for j, e in enumerate(encs):
             for s in seeds:
-                rows.append(dict(encoder=e, task=t, group="natural", seed=s,
-                                 metric="codelength [nats]", value=mdl[j, s]))
+                rows.append(
+                    dict(
+                        encoder=e,
+                        task=t,
+                        group="natural",
+                        seed=s,
+                        metric="codelength [nats]",
+                        value=mdl[j, s],
+                    )
+                )
             for metric, v in (("linear accuracy", lin[j]), ("mlp accuracy", mlp[j])):
-                rows.append(dict(encoder=e, task=t, group="natural", seed=0, metric=metric,
-                                 value=v))
+                rows.append(
+                    dict(encoder=e, task=t, group="natural", seed=0, metric=metric, value=v)
+                )
         m = mdl.mean(1)
         want_a2.append(stats.kendalltau(-mlp, m).statistic - stats.kendalltau(-mlp, -lin).statistic)
         sd = mdl.std(1, ddof=1)
         gap = np.array([np.min(np.abs(np.delete(m, j) - m[j])) for j in range(5)])
         want_f.append(-np.log10(np.median(sd / gap)))
-        move = 0.25 * i                          # depth moves from 0 to `move` hidden layers
+        move = 0.25 * i  # depth moves from 0 to `move` hidden layers
         for e in encs:
             for s in seeds:
                 for t0, t1, depth in ((64, 128, 0.0), (128, 256, 0.5), (256, 512, move)):
-                    p1 = depth / 2                # mass on mlp2, the rest on linear
-                    post += [dict(encoder=e, task=t, group="natural", seed=s, t_start=t0,
-                                  t_end=t1, readout=r, probability=p)
-                             for r, p in (("linear", 1 - p1), ("mlp2", p1))]
+                    p1 = depth / 2  # mass on mlp2, the rest on linear
+                    post += [
+                        dict(
+                            encoder=e,
+                            task=t,
+                            group="natural",
+                            seed=s,
+                            t_start=t0,
+                            t_end=t1,
+                            readout=r,
+                            probability=p,
+                        )
+                        for r, p in (("linear", 1 - p1), ("mlp2", p1))
+                    ]
         want_d1.append(move)
-    res = types.SimpleNamespace(frame=pd.DataFrame(rows), posterior=pd.DataFrame(post),
-                                config=types.SimpleNamespace(protocol="small"))
+    res = types.SimpleNamespace(
+        frame=pd.DataFrame(rows),
+        posterior=pd.DataFrame(post),
+        config=types.SimpleNamespace(protocol="small"),
+    )
     got = _power.spreads(res).set_index("claim")
     for claim, want in (("a2", want_a2), ("f", want_f), ("d1", want_d1)):
         assert got.loc[claim, "tasks"] == len(tasks)

@@ -12,15 +12,23 @@ from mdlnb import prequential, readouts
 from mdlnb.experts import Expert, expert_grid
 from mdlnb.prequential import _groups, _program
 
-N, D, C, B = 200, 6, 3, 16          # 13 batches, the last one partial (8 examples)
-CHUNK = 4                           # 4 chunks, the last padded with 3 empty batches
+N, D, C, B = 200, 6, 3, 16  # 13 batches, the last one partial (8 examples)
+CHUNK = 4  # 4 chunks, the last padded with 3 empty batches
 
 
 def _board():
-    return [Expert(readouts.linear(), 1e-2, ema=0.3, replay_streams=3),
-            Expert(readouts.linear(), 3e-3, b1=0.5, weight_decay=1e-2, label_smoothing=0.1,
-                   replay_streams=5),
-            Expert(readouts.mlp(1, 16), 3e-3, ema=0.5, replay_streams=4)]
+    return [
+        Expert(readouts.linear(), 1e-2, ema=0.3, replay_streams=3),
+        Expert(
+            readouts.linear(),
+            3e-3,
+            b1=0.5,
+            weight_decay=1e-2,
+            label_smoothing=0.1,
+            replay_streams=5,
+        ),
+        Expert(readouts.mlp(1, 16), 3e-3, ema=0.5, replay_streams=4),
+    ]
 
 
 def _task(seed=0, n=N, d=D, c=C, name="toy"):
@@ -41,13 +49,16 @@ def _run(task, experts, **kw):
 def _reference_linear(task, e: Expert, b, seed, standardize="prefix"):
     """Plain NumPy float64 re-implementation of the protocol for one linear expert
     (``standardize="none"``: the features as given, never shifted, scaled or clipped)."""
-    view = (lambda v, mean, inv: np.clip((v - mean) * inv, -10, 10)) if standardize == "prefix" \
+    view = (
+        (lambda v, mean, inv: np.clip((v - mean) * inv, -10, 10))
+        if standardize == "prefix"
         else (lambda v, mean, inv: v)
+    )
     n, c = task.n, task.num_classes
     key = jax.random.PRNGKey(seed)
     order = np.asarray(jax.random.permutation(jax.random.fold_in(key, 0), n))
     x, y = task.features[order].astype(np.float64), task.y[order]
-    w, bias = np.zeros((x.shape[1], c)), np.zeros(c)          # zero-initialised output layer
+    w, bias = np.zeros((x.shape[1], c)), np.zeros(c)  # zero-initialised output layer
     ew, eb = w.copy(), bias.copy()
     m = [np.zeros_like(w), np.zeros_like(bias)]
     v = [np.zeros_like(w), np.zeros_like(bias)]
@@ -66,7 +77,7 @@ def _reference_linear(task, e: Expert, b, seed, standardize="prefix"):
         else:
             lp = logsoftmax(view(x[lo:hi], mean, inv) @ ew + eb)
             out[lo:hi] = -lp[np.arange(hi - lo), y[lo:hi]]
-        mean = x[:hi].mean(0)                                  # prefix statistics [0, t_end)
+        mean = x[:hi].mean(0)  # prefix statistics [0, t_end)
         inv = 1 / x[:hi].std(0)
         for r in range(e.replay_streams):
             k = jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(key, 2), i), r)
@@ -79,8 +90,8 @@ def _reference_linear(task, e: Expert, b, seed, standardize="prefix"):
             count += 1
             for j, (p, gr) in enumerate(zip((w, bias), grads)):
                 m[j] = e.b1 * m[j] + (1 - e.b1) * gr
-                v[j] = 0.999 * v[j] + 0.001 * gr ** 2
-                mhat, vhat = m[j] / (1 - e.b1 ** count), v[j] / (1 - 0.999 ** count)
+                v[j] = 0.999 * v[j] + 0.001 * gr**2
+                mhat, vhat = m[j] / (1 - e.b1**count), v[j] / (1 - 0.999**count)
                 p -= e.learning_rate * (mhat / (np.sqrt(vhat) + 1e-8) + e.weight_decay * p)
             ew = (1 - e.ema) * ew + e.ema * w
             eb = (1 - e.ema) * eb + e.ema * bias
@@ -88,15 +99,22 @@ def _reference_linear(task, e: Expert, b, seed, standardize="prefix"):
 
 
 def test_matches_numpy_reference_protocol():
-    task = _task(1, n=50, d=4, c=3)                           # 50 = 6·8 + 2: partial last batch
-    e = Expert(readouts.linear(), 3e-2, b1=0.7, weight_decay=1e-2, ema=0.4, label_smoothing=0.2,
-               replay_streams=3)
+    task = _task(1, n=50, d=4, c=3)  # 50 = 6·8 + 2: partial last batch
+    e = Expert(
+        readouts.linear(),
+        3e-2,
+        b1=0.7,
+        weight_decay=1e-2,
+        ema=0.4,
+        label_smoothing=0.2,
+        replay_streams=3,
+    )
     lm = prequential.run(task, [e], batch_size=8, seed=5, cache=False)
     order, ref = _reference_linear(task, e, 8, 5)
     np.testing.assert_array_equal(lm.order, order)
     np.testing.assert_allclose(lm.losses[:, 0], ref, rtol=2e-5, atol=1e-6)
     assert np.all(lm.losses[:8, 0] == np.float32(math.log(3)))
-    assert ref[-8:].mean() < math.log(3) - 0.3               # it learned: the check is not vacuous
+    assert ref[-8:].mean() < math.log(3) - 0.3  # it learned: the check is not vacuous
 
 
 def test_matches_numpy_reference_without_standardisation():
@@ -113,7 +131,7 @@ def test_matches_numpy_reference_without_standardisation():
     np.testing.assert_array_equal(lm.order, order)
     np.testing.assert_allclose(lm.losses[:, 0], ref, rtol=2e-5, atol=1e-5)
     clipped = _reference_linear(task, e, 8, 5, standardize="prefix")[1]
-    assert np.abs(clipped - ref).max() > 0.1                 # the two views do differ here
+    assert np.abs(clipped - ref).max() > 0.1  # the two views do differ here
 
 
 # --------------------------------------------------------------------- information bounds
@@ -132,7 +150,7 @@ def test_random_labels_carry_no_information(probs):
     y = rng.choice(4, size=n, p=probs)
     lm = prequential.run(mdlnb.Task("noise", x, y, 4), mdlnb.experts.preset("small"), cache=False)
     totals = lm.totals().to_numpy()
-    h_emp = n * _entropy(np.bincount(y, minlength=4))         # ML code in hindsight, nats
+    h_emp = n * _entropy(np.bincount(y, minlength=4))  # ML code in hindsight, nats
     assert np.all(totals >= h_emp - 2 * math.log(n))
     if len(set(probs)) == 1:
         _, best = lm.best_expert()
@@ -145,7 +163,8 @@ def test_separable_task_is_compressed():
     y = rng.integers(0, 4, n)
     x = (rng.normal(size=(4, 16))[y] * 2.5 + rng.normal(size=(n, 16))).astype(np.float32)
     from sklearn.linear_model import LogisticRegression
-    assert LogisticRegression(C=100).fit(x, y).score(x, y) == 1.0    # linearly separable
+
+    assert LogisticRegression(C=100).fit(x, y).score(x, y) == 1.0  # linearly separable
     lm = prequential.run(mdlnb.Task("sep", x, y, 4), mdlnb.experts.preset("small"), cache=False)
     _, best = lm.best_expert()
     assert best / n < 0.2 * math.log(4)
@@ -188,10 +207,10 @@ def test_replay_override_and_zero_replay_is_uniform():
 def test_no_peeking_at_future_examples():
     task, board = _task(), _board()
     base = _run(task, board)
-    cut = 5 * B                                              # start of batch 5
+    cut = 5 * B  # start of batch 5
     x = task.x.copy()
     future = base.order[cut:]
-    x[future] = x[future] * 10 - 7                           # change every later example
+    x[future] = x[future] * 10 - 7  # change every later example
     y = task.y.copy()
     y[future] = (y[future] + 1) % C
     other = _run(mdlnb.Task("toy", x, y, C), board)
@@ -212,12 +231,12 @@ def test_standardization_makes_losses_affine_invariant():
 
 
 def test_compiles_once_per_run():
-    task = _task(n=150)                    # a chunk of 3 batches: a new shape, one compile
+    task = _task(n=150)  # a chunk of 3 batches: a new shape, one compile
     before = prequential.trace_count()
-    _run(task, _board(), chunk_batches=3)                   # 10 batches in 4 chunks
+    _run(task, _board(), chunk_batches=3)  # 10 batches in 4 chunks
     assert prequential.trace_count() == before + 1
     _run(task, _board(), chunk_batches=3)
-    assert prequential.trace_count() == before + 1           # reused, not retraced
+    assert prequential.trace_count() == before + 1  # reused, not retraced
 
 
 def _kill_at_second_report():
@@ -228,6 +247,7 @@ def _kill_at_second_report():
         seen.append(done)
         if len(seen) == 2:
             raise KeyboardInterrupt("simulated kill")
+
     return killer
 
 
@@ -236,7 +256,13 @@ def test_kill_and_resume_is_bit_identical(tmp_path, monkeypatch):
     full = _run(task, board)
 
     with pytest.raises(KeyboardInterrupt):
-        _run(task, board, checkpoint_dir=tmp_path, checkpoint_every_s=0, progress=_kill_at_second_report())
+        _run(
+            task,
+            board,
+            checkpoint_dir=tmp_path,
+            checkpoint_every_s=0,
+            progress=_kill_at_second_report(),
+        )
     assert len(list(tmp_path.glob("*.ckpt.npz"))) == 1
     resumed_at, built = [], []
     init_group = _groups._init_group
@@ -247,27 +273,44 @@ def test_kill_and_resume_is_bit_identical(tmp_path, monkeypatch):
         return out
 
     monkeypatch.setattr(_groups, "_init_group", recording)
-    res = _run(task, board, checkpoint_dir=tmp_path, checkpoint_every_s=0,
-               progress=lambda d, t, b: resumed_at.append(d))
-    assert resumed_at[0] == 3 * CHUNK * B                    # resumed after chunk 2, not from 0
-    assert built and not any(built)                          # its state: from the file only
+    res = _run(
+        task,
+        board,
+        checkpoint_dir=tmp_path,
+        checkpoint_every_s=0,
+        progress=lambda d, t, b: resumed_at.append(d),
+    )
+    assert resumed_at[0] == 3 * CHUNK * B  # resumed after chunk 2, not from 0
+    assert built and not any(built)  # its state: from the file only
     np.testing.assert_array_equal(res.losses, full.losses)
-    assert not list(tmp_path.glob("*.ckpt.npz"))             # removed when finished
+    assert not list(tmp_path.glob("*.ckpt.npz"))  # removed when finished
 
 
 def test_losses_do_not_depend_on_the_chunk_size_and_resume_under_another(tmp_path):
     task, board = _task(), _board()
-    full = _run(task, board)                                 # chunks of 4 batches
+    full = _run(task, board)  # chunks of 4 batches
     for chunk in (1, 5, 128, "auto"):
         np.testing.assert_array_equal(_run(task, board, chunk_batches=chunk).losses, full.losses)
 
-    with pytest.raises(KeyboardInterrupt):                   # killed after batch 6 of 13
-        _run(task, board, chunk_batches=3, checkpoint_dir=tmp_path, checkpoint_every_s=0,
-             progress=_kill_at_second_report())
+    with pytest.raises(KeyboardInterrupt):  # killed after batch 6 of 13
+        _run(
+            task,
+            board,
+            chunk_batches=3,
+            checkpoint_dir=tmp_path,
+            checkpoint_every_s=0,
+            progress=_kill_at_second_report(),
+        )
     resumed_at = []
-    res = _run(task, board, chunk_batches=5, checkpoint_dir=tmp_path, checkpoint_every_s=0,
-               progress=lambda d, t, b: resumed_at.append(d))
-    assert resumed_at == [11 * B, N]                          # batches 7-11, then 12-13
+    res = _run(
+        task,
+        board,
+        chunk_batches=5,
+        checkpoint_dir=tmp_path,
+        checkpoint_every_s=0,
+        progress=lambda d, t, b: resumed_at.append(d),
+    )
+    assert resumed_at == [11 * B, N]  # batches 7-11, then 12-13
     np.testing.assert_array_equal(res.losses, full.losses)
 
 
@@ -287,7 +330,7 @@ def test_slow_checkpoints_are_spaced_by_their_cost(tmp_path, monkeypatch):
     monkeypatch.setattr(_checkpointer, "_save_checkpoint", slow_save)
     task, board = _task(), _board()
     kw = dict(chunk_batches=1, checkpoint_dir=tmp_path)
-    _run(task, board, checkpoint_every_s=0, **kw)           # 0: after every chunk, as asked
+    _run(task, board, checkpoint_every_s=0, **kw)  # 0: after every chunk, as asked
     assert len(saves) == 12
     saves.clear()
     res = _run(task, board, checkpoint_every_s=1e-3, **kw)  # then not within 0.5 s / 0.1 = 5 s
@@ -302,10 +345,13 @@ def test_auto_chunk_batches_bounds_the_flops_of_one_call():
     # B · flops · (1 + 3 · replay): 32 · 2·(64·256 + 256·256 + 256·10) · 31 = 1.66e8 per batch
     per_batch = 32 * 2 * (64 * 256 + 256 * 256 + 256 * 10) * 31
     assert run_module.auto_chunk_batches([one], 64, 10, 32) == prequential.DEFAULT_CHUNK_BATCHES
-    k = 500                                                  # 8.4e10 per batch: 23 batches
-    assert run_module.auto_chunk_batches([one] * k, 64, 10, 32) == \
-        int(run_module.CHUNK_FLOPS // (k * per_batch)) == 23
-    vtab = mdlnb.protocol("paper-vtab").experts()            # seconds per batch on a CPU
+    k = 500  # 8.4e10 per batch: 23 batches
+    assert (
+        run_module.auto_chunk_batches([one] * k, 64, 10, 32)
+        == int(run_module.CHUNK_FLOPS // (k * per_batch))
+        == 23
+    )
+    vtab = mdlnb.protocol("paper-vtab").experts()  # seconds per batch on a CPU
     assert run_module.auto_chunk_batches(vtab, 64, 10, 32) == 1
     with pytest.raises(ValueError, match="chunk_batches: must be an int >= 1 or 'auto'"):
         _run(_task(), _board(), chunk_batches="big")
@@ -326,7 +372,7 @@ def test_cache_hit(monkeypatch, tmp_path):
     np.testing.assert_array_equal(second.losses, first.losses)
     assert second.names == first.names and second.meta == first.meta
     with pytest.raises(AssertionError, match="recomputed"):
-        _run(task, board, cache=True, seed=3)               # different key: not a hit
+        _run(task, board, cache=True, seed=3)  # different key: not a hit
 
 
 def test_loss_matrix_roundtrip_and_summaries(tmp_path):
@@ -349,7 +395,7 @@ def _nan_task():
     t = _task()
     x = t.x.copy()
     x[3, 2] = np.nan
-    object.__setattr__(t, "x", x)                            # bypass Task's own check
+    object.__setattr__(t, "x", x)  # bypass Task's own check
     return t
 
 
@@ -359,17 +405,20 @@ def _bad_label_task():
     return t
 
 
-@pytest.mark.parametrize("make, kwargs, arg", [
-    (lambda: "not a task", {}, "task"),
-    (_nan_task, {}, "task.x"),
-    (_bad_label_task, {}, "task.y"),
-    (_task, {"batch_size": 0}, "batch_size"),
-    (_task, {"experts": []}, "experts"),
-    (_task, {"experts": ["linear"]}, "experts"),
-    (_task, {"seed": -1}, "seed"),
-    (_task, {"replay_streams": -2}, "replay_streams"),
-    (_task, {"checkpoint_every_s": -1}, "checkpoint_every_s"),
-])
+@pytest.mark.parametrize(
+    "make, kwargs, arg",
+    [
+        (lambda: "not a task", {}, "task"),
+        (_nan_task, {}, "task.x"),
+        (_bad_label_task, {}, "task.y"),
+        (_task, {"batch_size": 0}, "batch_size"),
+        (_task, {"experts": []}, "experts"),
+        (_task, {"experts": ["linear"]}, "experts"),
+        (_task, {"seed": -1}, "seed"),
+        (_task, {"replay_streams": -2}, "replay_streams"),
+        (_task, {"checkpoint_every_s": -1}, "checkpoint_every_s"),
+    ],
+)
 def test_bad_input(make, kwargs, arg):
     kwargs = {"experts": _board(), **kwargs}
     with pytest.raises(ValueError, match=arg):
@@ -401,12 +450,13 @@ def test_standardisation_is_robust_to_features_constant_in_the_prefix():
     y = rng.integers(0, c, n)
     x = rng.normal(size=(n, 4)).astype(np.float32)
     t = np.empty(n, int)
-    t[prequential.stream_order(0, n)] = np.arange(n)     # stream position of each example
+    t[prequential.stream_order(0, n)] = np.arange(n)  # stream position of each example
     x[:, 0] = np.where(t < 64, 1e-6 * rng.normal(size=n), 2.0 * y - 1.0)
     task = mdlnb.Task("dead-unit", x, y, c)
-    board = [Expert(readouts.linear(), 1e-2, replay_streams=4),
-             Expert(readouts.linear(), 1e-1, replay_streams=10)]
-    losses = prequential.run(task, board, batch_size=32, seed=0, cache=False,
-                             progress=False).losses
-    assert losses.max() < 20 * math.log(c)                     # unclipped: > 1e4 nats
-    assert losses[-64:].mean(0).min() < 0.5 * math.log(c)      # the feature is used once informative
+    board = [
+        Expert(readouts.linear(), 1e-2, replay_streams=4),
+        Expert(readouts.linear(), 1e-1, replay_streams=10),
+    ]
+    losses = prequential.run(task, board, batch_size=32, seed=0, cache=False, progress=False).losses
+    assert losses.max() < 20 * math.log(c)  # unclipped: > 1e4 nats
+    assert losses[-64:].mean(0).min() < 0.5 * math.log(c)  # the feature is used once informative

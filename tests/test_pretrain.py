@@ -13,6 +13,7 @@ import jax.numpy as jnp  # noqa: E402
 
 from mdlnb import Task  # noqa: E402
 from mdlnb.encoders import archs, augment, objectives  # noqa: E402
+
 # the module (the package re-exports the function under the same name)
 P = importlib.import_module("mdlnb.encoders._pretrain")
 
@@ -23,6 +24,7 @@ def _np_logsumexp(a, axis):
 
 
 # -- losses against plain NumPy ---------------------------------------------------
+
 
 def test_nt_xent_matches_numpy():
     rng = np.random.default_rng(0)
@@ -60,7 +62,8 @@ def test_byol_loss_matches_numpy_and_stops_target_gradient():
     got = objectives.byol_loss(jnp.asarray(p, jnp.float32), jnp.asarray(z, jnp.float32))
     np.testing.assert_allclose(float(got), want, rtol=1e-5)
     g = jax.grad(lambda t: objectives.byol_loss(jnp.asarray(p, jnp.float32), t))(
-        jnp.asarray(z, jnp.float32))
+        jnp.asarray(z, jnp.float32)
+    )
     assert float(jnp.abs(g).max()) == 0.0
 
 
@@ -119,12 +122,15 @@ def test_bad_mask_ratio():
 
 # -- architectures ------------------------------------------------------------------
 
+
 def test_patchify_matches_numpy():
     x = np.arange(2 * 28 * 28, dtype=np.float32).reshape(2, 28, 28, 1)
     got = np.asarray(archs.patchify(jnp.asarray(x), 7))
     # patch (r, c) of image b is x[b, 7r:7r+7, 7c:7c+7] in row-major order
     for b, r, c in [(0, 0, 0), (1, 2, 3), (0, 3, 1)]:
-        np.testing.assert_array_equal(got[b, 4 * r + c], x[b, 7 * r:7 * r + 7, 7 * c:7 * c + 7].ravel())
+        np.testing.assert_array_equal(
+            got[b, 4 * r + c], x[b, 7 * r : 7 * r + 7, 7 * c : 7 * c + 7].ravel()
+        )
 
 
 def test_group_norm_matches_numpy():
@@ -134,12 +140,19 @@ def test_group_norm_matches_numpy():
     got = np.asarray(archs.group_norm(p, jnp.asarray(x), 4))
     g = x.reshape(2, 3, 3, 4, 2).astype(np.float64)
     g = (g - g.mean((1, 2, 4), keepdims=True)) / np.sqrt(g.var((1, 2, 4), keepdims=True) + 1e-5)
-    np.testing.assert_allclose(got, g.reshape(x.shape) * p["scale"] + p["bias"], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        got, g.reshape(x.shape) * p["scale"] + p["bias"], rtol=1e-4, atol=1e-4
+    )
 
 
 def test_sizes_grow_and_configs_validate():
-    counts = {a: [archs.param_count(archs.init(jax.random.PRNGKey(0), archs.config(a, s)))
-                  for s in ("S", "M", "L")] for a in ("resnet", "vit")}
+    counts = {
+        a: [
+            archs.param_count(archs.init(jax.random.PRNGKey(0), archs.config(a, s)))
+            for s in ("S", "M", "L")
+        ]
+        for a in ("resnet", "vit")
+    }
     for a, c in counts.items():
         assert c[0] < c[1] < c[2], (a, c)
     with pytest.raises(ValueError, match="arch"):
@@ -182,8 +195,7 @@ def test_full_crop_is_identity_and_flip_matches_numpy(images):
     np.testing.assert_allclose(np.asarray(same), np.asarray(images), atol=1e-6)
     flipped = np.asarray(_flip(k, images, 1.0))
     np.testing.assert_array_equal(flipped, np.asarray(images)[:, :, ::-1])
-    np.testing.assert_array_equal(np.asarray(_flip(k, images, 0.0)),
-                                  np.asarray(images))
+    np.testing.assert_array_equal(np.asarray(_flip(k, images, 0.0)), np.asarray(images))
 
 
 def test_crop_of_constant_image_is_constant():
@@ -200,8 +212,16 @@ def test_translate_matches_shifted_numpy(images):
         for dy in range(-3, 4):
             for dx in range(-3, 4):
                 ref = np.zeros_like(img)
-                ys, yd = (slice(0, 28 - dy), slice(dy, 28)) if dy >= 0 else (slice(-dy, 28), slice(0, 28 + dy))
-                xs, xd = (slice(0, 28 - dx), slice(dx, 28)) if dx >= 0 else (slice(-dx, 28), slice(0, 28 + dx))
+                ys, yd = (
+                    (slice(0, 28 - dy), slice(dy, 28))
+                    if dy >= 0
+                    else (slice(-dy, 28), slice(0, 28 + dy))
+                )
+                xs, xd = (
+                    (slice(0, 28 - dx), slice(dx, 28))
+                    if dx >= 0
+                    else (slice(-dx, 28), slice(0, 28 + dx))
+                )
                 ref[yd, xd] = img[ys, xs]
                 hits.append(np.array_equal(o, ref))
         assert sum(hits) == 1
@@ -224,13 +244,14 @@ def test_augment_config_validates():
 
 # -- pretrain(): determinism, cache, resume, validation -----------------------------------
 
+
 @pytest.fixture(scope="module")
 def small_task():
     rng = np.random.default_rng(15)
     y = rng.integers(0, 3, 256)
     x = (rng.uniform(size=(256, 28, 28)) * 80).astype(np.uint8)
     for c in range(3):  # class-dependent bright band
-        x[y == c, 9 * c:9 * c + 9, :] += 150
+        x[y == c, 9 * c : 9 * c + 9, :] += 150
     return Task("toy_images", x, y, 3)
 
 
@@ -256,11 +277,14 @@ def test_determinism_same_seed_bit_identical(small_task):
     assert a.meta["param_count"] == archs.param_count(r.params) == r.meta["param_count"]
 
 
-@pytest.mark.parametrize("objective,arch", [("byol", "vit"), ("dino", "vit"),
-                                             ("autoencoder", "vit"), ("supervised", "resnet")])
+@pytest.mark.parametrize(
+    "objective,arch",
+    [("byol", "vit"), ("dino", "vit"), ("autoencoder", "vit"), ("supervised", "resnet")],
+)
 def test_every_objective_trains_finite(objective, arch, small_task):
-    e = P.pretrain(objective, arch, "XS", small_task, 4, 0, batch_size=16, cache=False,
-                   chunk_steps=2)
+    e = P.pretrain(
+        objective, arch, "XS", small_task, 4, 0, batch_size=16, cache=False, chunk_steps=2
+    )
     assert e.meta["unrolled"] is (arch == "resnet")
     assert np.isfinite(e.meta["final_loss"]) and e.meta["steps"] == 4
     assert e.meta["objective"] == objective and e.meta["head_param_count"] > 0
@@ -281,8 +305,9 @@ def test_cache_loads_without_training(small_task, tmp_path, monkeypatch):
     assert b.fingerprint() == a.fingerprint()
     assert b.meta["final_loss"] == a.meta["final_loss"]
     with pytest.raises(AssertionError, match="trained"):  # other hyperparameters: a new key
-        P.pretrain("mae", "vit", "XS", small_task, 4, 0, batch_size=16, chunk_steps=2,
-                   learning_rate=2e-3)
+        P.pretrain(
+            "mae", "vit", "XS", small_task, 4, 0, batch_size=16, chunk_steps=2, learning_rate=2e-3
+        )
 
 
 def test_interrupted_run_resumes_to_identical_parameters(small_task, tmp_path, monkeypatch):
@@ -298,12 +323,22 @@ def test_interrupted_run_resumes_to_identical_parameters(small_task, tmp_path, m
             raise Stop
 
     with pytest.raises(Stop):
-        P.pretrain("supervised", "vit", "XS", small_task, 6, 3, progress=stop_after_first,
-                   checkpoint_seconds=0.0, **kw)
+        P.pretrain(
+            "supervised",
+            "vit",
+            "XS",
+            small_task,
+            6,
+            3,
+            progress=stop_after_first,
+            checkpoint_seconds=0.0,
+            **kw,
+        )
     assert len(list((tmp_path / "encoders").glob("*.ckpt.npz"))) == 1
     seen = []
-    out = P.pretrain("supervised", "vit", "XS", small_task, 6, 3,
-                     progress=lambda d, l: seen.append(d), **kw)
+    out = P.pretrain(
+        "supervised", "vit", "XS", small_task, 6, 3, progress=lambda d, l: seen.append(d), **kw
+    )
     assert seen == [4, 6]  # resumed after the first chunk
     for u, v in zip(_leaves(out), _leaves(ref)):
         np.testing.assert_array_equal(u, v)
@@ -326,6 +361,7 @@ def test_bad_arguments(small_task):
 
 
 # -- sanity: pretrained features beat the random initialization ----------------------------
+
 
 def test_supervised_and_simclr_beat_random_init_in_linear_probe(tmp_path, monkeypatch):
     """ViT-XS, 200 steps of batch 128 on 10k Fashion-MNIST training images;

@@ -41,24 +41,33 @@ def _leaves(tree):
 
 # -- the rule ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("values, patience, delta, chosen, stopped", [
-    ([0.5, 0.6, 0.7], 2, 0.0, 2, False),
-    ([0.5, 0.6, 0.6, 0.6], 2, 0.0, 3, False),        # ties improve by >= 0
-    ([0.5, 0.6, 0.6, 0.6], 2, 0.01, 1, True),        # ... but not by 0.01
-    ([0.5, 0.6, 0.55, 0.603, 0.604], 3, 0.005, 1, True),   # gains below delta over the best
-    ([0.5, 0.6, 0.55, 0.604, 0.611], 3, 0.005, 4, False),  # 0.011 over the best counts
-    ([0.9, 0.1, 0.2, 0.3], 3, 0.0, 0, True),          # step 0 can be the best
-])
+
+@pytest.mark.parametrize(
+    "values, patience, delta, chosen, stopped",
+    [
+        ([0.5, 0.6, 0.7], 2, 0.0, 2, False),
+        ([0.5, 0.6, 0.6, 0.6], 2, 0.0, 3, False),  # ties improve by >= 0
+        ([0.5, 0.6, 0.6, 0.6], 2, 0.01, 1, True),  # ... but not by 0.01
+        ([0.5, 0.6, 0.55, 0.603, 0.604], 3, 0.005, 1, True),  # gains below delta over the best
+        ([0.5, 0.6, 0.55, 0.604, 0.611], 3, 0.005, 4, False),  # 0.011 over the best counts
+        ([0.9, 0.1, 0.2, 0.3], 3, 0.0, 0, True),  # step 0 can be the best
+    ],
+)
 def test_plateau_rule(values, patience, delta, chosen, stopped):
     rule = Plateau(eval_every=10, max_steps=100, patience=patience, min_delta=delta)
     assert rule.chosen(values) == chosen
     assert rule.stopped(values) is stopped
 
 
-@pytest.mark.parametrize("kwargs, arg", [
-    ({"eval_every": 0}, "eval_every"), ({"max_steps": 25, "eval_every": 10}, "max_steps"),
-    ({"patience": 1.5}, "patience"), ({"min_delta": -1.0}, "min_delta"),
-])
+@pytest.mark.parametrize(
+    "kwargs, arg",
+    [
+        ({"eval_every": 0}, "eval_every"),
+        ({"max_steps": 25, "eval_every": 10}, "max_steps"),
+        ({"patience": 1.5}, "patience"),
+        ({"min_delta": -1.0}, "min_delta"),
+    ],
+)
 def test_plateau_rejects(kwargs, arg):
     with pytest.raises(ValueError, match=arg):
         Plateau(**kwargs)
@@ -72,18 +81,34 @@ HP = P.Hyper(batch_size=16)
 
 def test_stops_at_the_plateau_and_returns_the_chosen_parameters(images, tmp_path):
     mon = Scripted([0.1, 0.3, 0.5, 0.4, 0.45, 0.9, 0.9])
-    run = train_until_plateau("supervised", "vit", "XS", images, mon, plateau=RULE, hyper=HP,
-                              directory=tmp_path, chunk_steps=10)
+    run = train_until_plateau(
+        "supervised",
+        "vit",
+        "XS",
+        images,
+        mon,
+        plateau=RULE,
+        hyper=HP,
+        directory=tmp_path,
+        chunk_steps=10,
+    )
     # evaluations at 0, 10, 20, 30, 40: the best (0.5) at step 20, two without gain -> stop
     assert mon.calls == [0, 10, 20, 30, 40]
     assert (run.chosen_step, run.trained_steps, run.reason) == (20, 40, "plateau")
     assert [r["step"] for r in run.curve] == [0, 10, 20, 30, 40]
     assert run.encoder.meta["steps"] == 20
     # the chosen parameters are those at step 20 of the same schedule, evaluated less often
-    mid = train_until_plateau("supervised", "vit", "XS", images,
-                              Scripted([0.1, 0.5, 0.4, 0.3]),
-                              plateau=Plateau(eval_every=20, max_steps=60, patience=2),
-                              hyper=HP, directory=tmp_path / "mid", chunk_steps=10)
+    mid = train_until_plateau(
+        "supervised",
+        "vit",
+        "XS",
+        images,
+        Scripted([0.1, 0.5, 0.4, 0.3]),
+        plateau=Plateau(eval_every=20, max_steps=60, patience=2),
+        hyper=HP,
+        directory=tmp_path / "mid",
+        chunk_steps=10,
+    )
     assert (mid.chosen_step, mid.trained_steps) == (20, 60)
     assert PT.params_bytes(run.encoder.params) == PT.params_bytes(mid.encoder.params)
     init = P._init_encoder(P.archs.config("vit", "XS"), 0)
@@ -92,24 +117,35 @@ def test_stops_at_the_plateau_and_returns_the_chosen_parameters(images, tmp_path
 
 def test_interrupted_run_resumes_bit_for_bit(images, tmp_path):
     values = [0.1, 0.2, 0.3, 0.35, 0.3, 0.3, 0.3]
-    whole = train_until_plateau("simclr", "vit", "XS", images, Scripted(values), plateau=RULE,
-                                hyper=HP, directory=tmp_path / "a")
+    whole = train_until_plateau(
+        "simclr",
+        "vit",
+        "XS",
+        images,
+        Scripted(values),
+        plateau=RULE,
+        hyper=HP,
+        directory=tmp_path / "a",
+    )
     mon = Scripted(values, fail_at=20)
     with pytest.raises(KeyboardInterrupt):
-        train_until_plateau("simclr", "vit", "XS", images, mon, plateau=RULE, hyper=HP,
-                            directory=tmp_path / "b")
+        train_until_plateau(
+            "simclr", "vit", "XS", images, mon, plateau=RULE, hyper=HP, directory=tmp_path / "b"
+        )
     resumed_mon = Scripted(values[2:])
-    resumed = train_until_plateau("simclr", "vit", "XS", images, resumed_mon, plateau=RULE,
-                                  hyper=HP, directory=tmp_path / "b")
-    assert resumed_mon.calls == [20, 30, 40, 50]      # steps 0 and 10 were not redone
+    resumed = train_until_plateau(
+        "simclr", "vit", "XS", images, resumed_mon, plateau=RULE, hyper=HP, directory=tmp_path / "b"
+    )
+    assert resumed_mon.calls == [20, 30, 40, 50]  # steps 0 and 10 were not redone
     assert [r["step"] for r in resumed.curve] == [r["step"] for r in whole.curve]
     assert PT.params_bytes(resumed.encoder.params) == PT.params_bytes(whole.encoder.params)
     assert resumed.chosen_step == whole.chosen_step == 30
 
 
 def test_random_is_the_initialization_every_objective_starts_from(images, tmp_path):
-    run = train_until_plateau("random", "vit", "XS", images, Scripted([0.4]), plateau=RULE,
-                              directory=tmp_path)
+    run = train_until_plateau(
+        "random", "vit", "XS", images, Scripted([0.4]), plateau=RULE, directory=tmp_path
+    )
     assert (run.chosen_step, run.trained_steps, run.reason) == (0, 0, "untrained")
     ref = pretrain("random", "vit", "XS", images, 0, 0)
     assert PT.params_bytes(run.encoder.params) == PT.params_bytes(ref.params)
@@ -117,29 +153,63 @@ def test_random_is_the_initialization_every_objective_starts_from(images, tmp_pa
 
 def test_monitor_must_return_the_key(images, tmp_path):
     with pytest.raises(ValueError, match="plateau.key"):
-        train_until_plateau("random", "vit", "XS", images, lambda s, e: {"acc": 1.0},
-                            plateau=RULE, directory=tmp_path)
+        train_until_plateau(
+            "random",
+            "vit",
+            "XS",
+            images,
+            lambda s, e: {"acc": 1.0},
+            plateau=RULE,
+            directory=tmp_path,
+        )
     with pytest.raises(ValueError, match="chunk_steps"):
-        train_until_plateau("supervised", "vit", "XS", images, Scripted([0]), plateau=RULE,
-                            chunk_steps=3, directory=tmp_path)
+        train_until_plateau(
+            "supervised",
+            "vit",
+            "XS",
+            images,
+            Scripted([0]),
+            plateau=RULE,
+            chunk_steps=3,
+            directory=tmp_path,
+        )
 
 
 # -- artifacts --------------------------------------------------------------------------
 
+
 def test_artifacts_round_trip_and_detect_damage(images, tmp_path):
-    cfg = PT.PretrainingConfig(suite=("supervised:vit_XS",), probe_train_size=100,
-                               probe_test_size=60, eval_every=10, max_steps=20, patience=5,
-                               batch_size=16, mdl_size=100, mdl_protocol="small")
+    cfg = PT.PretrainingConfig(
+        suite=("supervised:vit_XS",),
+        probe_train_size=100,
+        probe_test_size=60,
+        eval_every=10,
+        max_steps=20,
+        patience=5,
+        batch_size=16,
+        mdl_size=100,
+        mdl_protocol="small",
+    )
     provs = PT.run(cfg, directory=tmp_path, progress=False)
     (prov,) = provs
     assert prov["name"] == "supervised-vit_XS-s0" and prov["trained_steps"] == 20
     assert 0.0 <= prov["probe_accuracy"] <= 1.0 and prov["rankme"] >= 1.0
-    for field in ("source_commit", "command", "seed", "chosen_step", "final_loss", "sha256",
-                  "machine", "hyper", "plateau", "data_hash"):
+    for field in (
+        "source_commit",
+        "command",
+        "seed",
+        "chosen_step",
+        "final_loss",
+        "sha256",
+        "machine",
+        "hyper",
+        "plateau",
+        "data_hash",
+    ):
         assert field in prov
     enc = PT.load_encoder("supervised", "vit", "XS", directory=tmp_path)
     blob = (tmp_path / "supervised-vit_XS-s0.npz").read_bytes()
-    assert PT.params_bytes(enc.params) == blob           # load -> same bytes
+    assert PT.params_bytes(enc.params) == blob  # load -> same bytes
     with zipfile.ZipFile(tmp_path / "supervised-vit_XS-s0.npz") as zf:
         assert {i.date_time for i in zf.infolist()} == {(1980, 1, 1, 0, 0, 0)}
     # the monitor's value at the chosen step, recomputed from the loaded encoder
@@ -165,13 +235,21 @@ def test_artifacts_round_trip_and_detect_damage(images, tmp_path):
         PT.check("byol-vit_S-s0", directory=tmp_path)
 
 
-@pytest.mark.parametrize("kwargs, arg", [
-    ({"suite": ("mae:resnet_S",)}, "suite"), ({"suite": ("simclr-vit",)}, "suite"),
-    ({"suite": ()}, "suite"), ({"probe_train_size": 0}, "probe_train_size"),
-    ({"probe_test_size": 3}, "probe_test_size"), ({"max_steps": 1234}, "max_steps"),
-    ({"mdl_task": "nope"}, "mdl_task"), ({"mdl_task": "fashion_mnist"}, "mdl_task"),
-    ({"mdl_size": 5}, "mdl_size"), ({"mdl_protocol": "nope"}, "protocol"),
-])
+@pytest.mark.parametrize(
+    "kwargs, arg",
+    [
+        ({"suite": ("mae:resnet_S",)}, "suite"),
+        ({"suite": ("simclr-vit",)}, "suite"),
+        ({"suite": ()}, "suite"),
+        ({"probe_train_size": 0}, "probe_train_size"),
+        ({"probe_test_size": 3}, "probe_test_size"),
+        ({"max_steps": 1234}, "max_steps"),
+        ({"mdl_task": "nope"}, "mdl_task"),
+        ({"mdl_task": "fashion_mnist"}, "mdl_task"),
+        ({"mdl_size": 5}, "mdl_size"),
+        ({"mdl_protocol": "nope"}, "protocol"),
+    ],
+)
 def test_config_rejects(kwargs, arg):
     with pytest.raises(ValueError, match=arg):
         PT.PretrainingConfig(**kwargs)
@@ -209,8 +287,12 @@ def test_studies_name_committed_encoders_as_trained():
     from mdlnb.studies.transferability._encoders import build_encoder
 
     spec = parse_encoder("random:vit_S:trained")
-    assert spec.trained and (spec.family, spec.arch, spec.size, spec.seed) == ("random", "vit",
-                                                                               "S", 0)
+    assert spec.trained and (spec.family, spec.arch, spec.size, spec.seed) == (
+        "random",
+        "vit",
+        "S",
+        0,
+    )
     enc = build_encoder(spec)
     assert PT.sha256(PT.params_bytes(enc.params)) == PT.check("random-vit_S-s0")["sha256"]
     with pytest.raises(ValueError, match="steps must be an integer or 'trained'"):
@@ -219,14 +301,32 @@ def test_studies_name_committed_encoders_as_trained():
 
 def test_kept_evaluations_are_the_parameters_at_each_step(images, tmp_path):
     values = [0.1, 0.2, 0.3, 0.25, 0.25]
-    run = train_until_plateau("supervised", "vit", "XS", images, Scripted(values), plateau=RULE,
-                              hyper=HP, directory=tmp_path, keep_evaluations=True)
+    run = train_until_plateau(
+        "supervised",
+        "vit",
+        "XS",
+        images,
+        Scripted(values),
+        plateau=RULE,
+        hyper=HP,
+        directory=tmp_path,
+        keep_evaluations=True,
+    )
     kept = run.evaluations()
-    assert sorted(kept) == [10, 20, 30, 40]                # step 0 is the seeded init
-    assert PT.params_bytes(kept[20]) == PT.params_bytes(run.encoder.params)   # chosen: 20
+    assert sorted(kept) == [10, 20, 30, 40]  # step 0 is the seeded init
+    assert PT.params_bytes(kept[20]) == PT.params_bytes(run.encoder.params)  # chosen: 20
     # a second call with the same arguments trains nothing and finds the same files
-    again = train_until_plateau("supervised", "vit", "XS", images, Scripted([]), plateau=RULE,
-                                hyper=HP, directory=tmp_path, keep_evaluations=True)
+    again = train_until_plateau(
+        "supervised",
+        "vit",
+        "XS",
+        images,
+        Scripted([]),
+        plateau=RULE,
+        hyper=HP,
+        directory=tmp_path,
+        keep_evaluations=True,
+    )
     assert again.trained_steps == 40
     assert PT.params_bytes(again.evaluations()[40]) == PT.params_bytes(kept[40])
 
@@ -242,26 +342,64 @@ def test_tracking_is_kendall_tau_over_checkpoints():
     for enc, sign in (("a:vit_S", 1.0), ("b:vit_S", -1.0)):
         acc = np.linspace(0.6, 0.9, 6)
         for i, a in enumerate(acc):
-            rows.append({"encoder": enc, "objective": enc[0], "step": 500 * i,
-                         "probe_accuracy": a, "rankme": 10 + sign * i + 0.1 * rng.normal(),
-                         "twonn_id": 5 + rng.normal(), "cluster_learnability": 0.5 + 0.05 * i,
-                         "alpha_req": 1 + 0.1 * i, "mdl_nats_per_example": 2.0 - sign * 0.1 * i,
-                         "loss": np.nan, "train_seconds": 0.0})
-    res = PT.PretrainingResult(pd.DataFrame([{"encoder": "a:vit_S"}, {"encoder": "b:vit_S"}]),
-                               pd.DataFrame(rows))
+            rows.append(
+                {
+                    "encoder": enc,
+                    "objective": enc[0],
+                    "step": 500 * i,
+                    "probe_accuracy": a,
+                    "rankme": 10 + sign * i + 0.1 * rng.normal(),
+                    "twonn_id": 5 + rng.normal(),
+                    "cluster_learnability": 0.5 + 0.05 * i,
+                    "alpha_req": 1 + 0.1 * i,
+                    "mdl_nats_per_example": 2.0 - sign * 0.1 * i,
+                    "loss": np.nan,
+                    "train_seconds": 0.0,
+                }
+            )
+    tracked = pd.DataFrame(rows)
+    third = tracked[tracked["encoder"] == "a:vit_S"].assign(
+        encoder="c:vit_S",
+        objective="c",
+        twonn_id=lambda d: d["twonn_id"] + 3.0,
+        probe_accuracy=lambda d: d["probe_accuracy"] - 0.2,
+    )
+    chosen = pd.DataFrame(
+        [
+            {"encoder": "a:vit_S", "chosen_step": 2500},
+            {"encoder": "b:vit_S", "chosen_step": 1500},
+            {"encoder": "c:vit_S", "chosen_step": 500},
+        ]
+    )
+    res = PT.PretrainingResult(chosen[:2], tracked)
+    res3 = PT.PretrainingResult(chosen, pd.concat([tracked, third], ignore_index=True))
     t = res.tracking().set_index(["encoder", "score"])["kendall tau"]
     for enc in ("a:vit_S", "b:vit_S"):
-        g = pd.DataFrame(rows)
+        g = tracked
         g = g[g["encoder"] == enc]
         assert t[(enc, "rankme")] == pytest.approx(
-            stats.kendalltau(g["rankme"], g["probe_accuracy"]).statistic)
+            stats.kendalltau(g["rankme"], g["probe_accuracy"]).statistic
+        )
         cl = labelfree.clid(g["cluster_learnability"].to_numpy(), g["twonn_id"].to_numpy())
         assert t[(enc, "clid")] == pytest.approx(
-            stats.kendalltau(cl, g["probe_accuracy"]).statistic)
-        assert t[(enc, "alpha_req_near_1")] == pytest.approx(-1.0)   # moves away from 1
+            stats.kendalltau(cl, g["probe_accuracy"]).statistic
+        )
+        assert t[(enc, "alpha_req_near_1")] == pytest.approx(-1.0)  # moves away from 1
         assert t[(enc, "neg_mdl")] == pytest.approx(1.0 if enc == "a:vit_S" else -1.0)
-    claim = res.tracking_claim()
-    assert claim.id == "m" and "(n=2 encoders)" in claim.our_value
+    # claim m is CLID's across models: each encoder at its chosen checkpoint, CLID
+    # normalised across the encoders, Kendall τ with the probe accuracy
+    m = res3.across_models().set_index("encoder")
+    f = pd.DataFrame(rows).set_index(["encoder", "step"])
+    for enc, step in (("a:vit_S", 2500), ("b:vit_S", 1500)):
+        assert m.loc[enc, "twonn_id"] == f.loc[(enc, step), "twonn_id"]
+    assert m.loc["c:vit_S", "twonn_id"] == f.loc[("a:vit_S", 500), "twonn_id"] + 3.0
+    cl, ident = m["cluster_learnability"].to_numpy(), m["twonn_id"].to_numpy()
+    assert m["clid"].to_numpy() == pytest.approx(labelfree.clid(cl, ident))
+    claim = res3.tracking_claim()
+    assert claim.id == "m" and claim.n == 3 and claim.unit == "encoders"
+    assert claim.estimate == pytest.approx(
+        stats.kendalltau(m["clid"], m["probe_accuracy"]).statistic
+    )
     # the summary over encoders: mean and a t interval, re-derived by hand
     summ = res.tracking_summary().set_index("score")
     taus = np.array([t[("a:vit_S", "rankme")], t[("b:vit_S", "rankme")]])
@@ -280,17 +418,27 @@ def test_monitor_codes_the_downstream_task(images):
     from mdlnb import data
     from mdlnb.encoders.base import features
 
-    cfg = PT.PretrainingConfig(suite=("random:vit_XS",), probe_train_size=100,
-                               probe_test_size=60, mdl_task="digits", mdl_size=120,
-                               mdl_protocol="small")
+    cfg = PT.PretrainingConfig(
+        suite=("random:vit_XS",),
+        probe_train_size=100,
+        probe_test_size=60,
+        mdl_task="digits",
+        mdl_size=120,
+        mdl_protocol="small",
+    )
     mon = PT.monitor(cfg)
-    enc = P._encoder("random", P.archs.config("vit", "XS"),
-                     P._init_encoder(P.archs.config("vit", "XS"), 0), {"steps": 0, "seed": 0})
+    enc = P._encoder(
+        "random",
+        P.archs.config("vit", "XS"),
+        P._init_encoder(P.archs.config("vit", "XS"), 0),
+        {"steps": 0, "seed": 0},
+    )
     got = mon(0, enc)["mdl_nats_per_example"]
     task = data.load("digits", split="train", size=120, seed=0)
     f = np.asarray(features(enc, task, cache=False).x, np.float64)
-    rep = mdlnb.evaluate(f, task.y, protocol="small", seed=0, num_classes=10, progress=False,
-                         cache=False)
+    rep = mdlnb.evaluate(
+        f, task.y, protocol="small", seed=0, num_classes=10, progress=False, cache=False
+    )
     assert got == pytest.approx(rep.total_nats / 120, rel=1e-12)
     assert 0.0 < got <= np.log(10) * 1.5
     assert mon.describe()["mdl_task"] == "digits" and mon.describe()["mdl_size"] == 120

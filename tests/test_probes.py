@@ -16,15 +16,20 @@ KW = dict(steps=150, batch_size=128)
 def _task(separable, seed=0):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, C, N)
-    x = (rng.normal(size=(C, D)) * 6.0)[y] + rng.normal(size=(N, D)) if separable \
+    x = (
+        (rng.normal(size=(C, D)) * 6.0)[y] + rng.normal(size=(N, D))
+        if separable
         else rng.normal(size=(N, D))
+    )
     return mdlnb.Task("sep" if separable else "noise", x.astype(np.float32), y, C)
 
 
 def test_default_grid_is_paper_table_4():
-    assert probes.DEFAULT_GRID == {"learning_rate": (1e-4, 3e-4, 1e-3, 3e-3),
-                                   "weight_decay": (0.0, 1e-6, 1e-4, 1e-2),
-                                   "ema": (1e-4, 1e-2, 1.0)}
+    assert probes.DEFAULT_GRID == {
+        "learning_rate": (1e-4, 3e-4, 1e-3, 3e-3),
+        "weight_decay": (0.0, 1e-6, 1e-4, 1e-2),
+        "ema": (1e-4, 1e-2, 1.0),
+    }
     assert len(probes.grid_configs()) == 48
 
 
@@ -34,8 +39,11 @@ def test_separable_task_is_solved_by_a_linear_probe():
     assert df.loc["mlp", "test_accuracy"] >= 0.98
     assert df.loc["linear", "val_loss [nats]"] < 0.1
     # split sizes: 20 % test, then 10 % of the rest for validation
-    assert (df.loc["linear", "n_test"], df.loc["linear", "n_val"], df.loc["linear", "n_train"]) \
-        == (80, 32, 288)
+    assert (df.loc["linear", "n_test"], df.loc["linear", "n_val"], df.loc["linear", "n_train"]) == (
+        80,
+        32,
+        288,
+    )
     assert set(df.loc["mlp", ["readout"]]) == {"mlp1x16"}
     assert df.loc["linear", "configs"] == 4
 
@@ -83,16 +91,19 @@ def test_split_is_a_partition():
     assert len(rows) == N and rows == {tuple(r) for r in task.x}
 
 
-@pytest.mark.parametrize("kw, name", [
-    (dict(grid={"lr": [1e-3]}), "grid"),
-    (dict(grid={"learning_rate": [0.0]}), "grid"),
-    (dict(grid={"ema": [1.5]}), "grid"),
-    (dict(grid={"learning_rate": []}), "grid"),
-    (dict(readouts=[]), "readouts"),
-    (dict(steps=0), "steps"),
-    (dict(test="x"), "test"),
-    (dict(val_fraction=1.0), "fraction"),
-])
+@pytest.mark.parametrize(
+    "kw, name",
+    [
+        (dict(grid={"lr": [1e-3]}), "grid"),
+        (dict(grid={"learning_rate": [0.0]}), "grid"),
+        (dict(grid={"ema": [1.5]}), "grid"),
+        (dict(grid={"learning_rate": []}), "grid"),
+        (dict(readouts=[]), "readouts"),
+        (dict(steps=0), "steps"),
+        (dict(test="x"), "test"),
+        (dict(val_fraction=1.0), "fraction"),
+    ],
+)
 def test_bad_input_names_the_argument(kw, name):
     with pytest.raises(ValueError, match=name):
         probes.accuracy(_task(True), **{"readouts": READOUTS, **kw})

@@ -20,8 +20,10 @@ def batch(monkeypatch):
     monkeypatch.setenv(_progress.ENV, "0")
 
 
-@pytest.mark.parametrize("value,on", [("0", False), ("false", False), ("OFF", False),
-                                      ("no", False), ("1", True), ("yes", True)])
+@pytest.mark.parametrize(
+    "value,on",
+    [("0", False), ("false", False), ("OFF", False), ("no", False), ("1", True), ("yes", True)],
+)
 def test_enabled_reads_the_environment(monkeypatch, value, on):
     monkeypatch.setenv(_progress.ENV, value)
     assert _progress.enabled() is on
@@ -43,15 +45,14 @@ def test_batch_mode_manual_updates_postfix_and_resumed_count(batch, capsys):
     b.update()
     b.set_postfix(loss="0.1234")
     b.close()
-    b.close()                                  # closing twice prints once
+    b.close()  # closing twice prints once
     with _progress.bar(total=4, desc="truth") as b2:
         b2.set_postfix_str("best 0.5 bits/ex")
         b2.update(4)
-    _progress.bar(total=3, desc="prequential", leave=False).close()   # transient: silent
+    _progress.bar(total=3, desc="prequential", leave=False).close()  # transient: silent
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2
-    assert re.fullmatch(r"pairs: 6/10 pair \(3 done before\) in \d+\.\d s; loss=0\.1234",
-                        lines[0])
+    assert re.fullmatch(r"pairs: 6/10 pair \(3 done before\) in \d+\.\d s; loss=0\.1234", lines[0])
     assert re.fullmatch(r"truth: 4/4 it in \d+\.\d s; best 0\.5 bits/ex", lines[1])
 
 
@@ -67,7 +68,7 @@ def test_interactive_mode_is_tqdm(monkeypatch):
 
 def test_kernel_without_ipywidgets_gets_a_text_bar_without_warning(monkeypatch):
     monkeypatch.setattr(_progress, "_in_kernel", lambda: True)
-    monkeypatch.setitem(sys.modules, "ipywidgets", None)      # import fails
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # import fails
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert _progress.tqdm_class() is std.tqdm
@@ -92,8 +93,13 @@ def test_no_module_draws_tqdm_bars_itself():
         if path.name == "_progress.py":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             if any(n.split(".")[0] == "tqdm" for n in names):
                 offenders.append(f"{path.relative_to(root)}:{node.lineno}")
     assert not offenders, f"import tqdm directly (use mdlnb._progress.bar): {offenders}"
@@ -103,10 +109,10 @@ def test_one_progress_rule_none_is_auto(monkeypatch):
     """progress=None (the default of evaluate, compare, prequential.run and the studies):
     a bar only when a person watches and the run is long; True/False as given."""
     monkeypatch.setattr(_progress, "_in_kernel", lambda: False)
-    monkeypatch.setattr(_progress.sys, "stdout", io.StringIO())    # not a terminal
+    monkeypatch.setattr(_progress.sys, "stdout", io.StringIO())  # not a terminal
     assert not _progress.interactive()
     assert _progress.wanted(None) is False and _progress.wanted(True) is True
-    monkeypatch.setattr(_progress, "_in_kernel", lambda: True)     # a notebook
+    monkeypatch.setattr(_progress, "_in_kernel", lambda: True)  # a notebook
     assert _progress.interactive()
     assert _progress.wanted(None) is True and _progress.wanted(None, long=False) is False
     assert _progress.wanted(False) is False
@@ -121,8 +127,16 @@ def test_entry_points_share_the_default():
     from mdlnb.studies.encoders._run import run_pairs
     from mdlnb.studies.transferability import run as tr_run
 
-    for fn in (mdlnb.evaluate, mdlnb.compare, mdlnb.prequential.run, enc_run, tr_run,
-               layers.run, pretraining.run, run_pairs):
+    for fn in (
+        mdlnb.evaluate,
+        mdlnb.compare,
+        mdlnb.prequential.run,
+        enc_run,
+        tr_run,
+        layers.run,
+        pretraining.run,
+        run_pairs,
+    ):
         assert inspect.signature(fn).parameters["progress"].default is None, fn
 
 
@@ -145,14 +159,15 @@ def test_run_pairs_none_follows_the_one_rule(monkeypatch, capsys):
 
     monkeypatch.setattr(enc, "_work", lambda *a: {"value": 1})
     monkeypatch.setattr(enc, "pair_key", lambda *a: "k")
-    fs = [type("FS", (), dict(encoder=f"e{i}", task="t", train=None, test=None))()
-          for i in range(2)]
+    fs = [
+        type("FS", (), dict(encoder=f"e{i}", task="t", train=None, test=None))() for i in range(2)
+    ]
     cfg = type("Cfg", (), {"workers": 1})()
     monkeypatch.setattr(_progress, "_in_kernel", lambda: False)
-    monkeypatch.setattr(_progress.sys, "stdout", io.StringIO())        # not a terminal
+    monkeypatch.setattr(_progress.sys, "stdout", io.StringIO())  # not a terminal
     assert len(enc.run_pairs(fs, cfg, cache=False)) == 2
     assert _progress.sys.stdout.getvalue() == ""
-    monkeypatch.setattr(_progress, "_in_kernel", lambda: True)         # papermill's kernel
+    monkeypatch.setattr(_progress, "_in_kernel", lambda: True)  # papermill's kernel
     monkeypatch.setenv(_progress.ENV, "0")
     enc.run_pairs(fs, cfg, cache=False)
     assert "encoder × task pairs: 2/2 pair" in _progress.sys.stdout.getvalue()

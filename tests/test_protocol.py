@@ -4,6 +4,8 @@ default for fixed share everywhere, and every entry point (``evaluate``,
 
 import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ import mdlnb
 from mdlnb import cli, prequential, readouts, switching
 from mdlnb.experts import Expert
 
-N, D, C, B = 120, 5, 3, 16   # one shape and board for most runs: stage 1 compiles few times
+N, D, C, B = 120, 5, 3, 16  # one shape and board for most runs: stage 1 compiles few times
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -40,11 +42,11 @@ def _small():
 
 def test_paper_vtab_is_table6_and_app_a51():
     p = mdlnb.protocol("paper-vtab")
-    assert p.batch_size == 32                      # App. A.5.1
+    assert p.batch_size == 32  # App. A.5.1
     assert isinstance(p.strategy, switching.FixedShare) and p.m == 11.0  # alpha_t = 10/t
-    assert p.standardize == "none" and p.clip is None   # the paper does not standardise
+    assert p.standardize == "none" and p.clip is None  # the paper does not standardise
     board = p.experts()
-    assert len(board) == 8 * 4 * 4 * 3 * 4 * 3 == 4608   # Table 6
+    assert len(board) == 8 * 4 * 4 * 3 * 4 * 3 == 4608  # Table 6
     assert sorted({e.learning_rate for e in board}) == [1e-4, 3e-4, 1e-3, 3e-3]
     assert sorted({e.replay_streams for e in board}) == [3, 10, 30, 100]
     assert sorted({e.readout.hidden_layers for e in board}) == list(range(8))
@@ -52,8 +54,8 @@ def test_paper_vtab_is_table6_and_app_a51():
 
 def test_paper_imagenet_is_table9_and_app_a52():
     p = mdlnb.protocol("paper-imagenet")
-    assert p.batch_size == 512                     # Table 9
-    assert p.m == 2.0                              # alpha_t = 1/t
+    assert p.batch_size == 512  # Table 9
+    assert p.m == 2.0  # alpha_t = 1/t
     assert p.standardize == "none" and p.clip is None
     board = p.experts()
     assert len(board) == 4 * 3 * 4 * 2 * 2 * 2 == 384
@@ -62,15 +64,42 @@ def test_paper_imagenet_is_table9_and_app_a52():
     assert sorted({e.b1 for e in board}) == [0.5, 0.7]
 
 
+def _docs_table() -> dict[str, tuple]:
+    """docs/protocols.md's table of presets, as (board, B, m, standardize, clip, K) rows."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "protocols.md").read_text()
+    table = text[text.index("| protocol | entry points |") :].split("\n\n")[0]
+    rows = {}
+    for line in table.splitlines()[2:]:
+        name, _, board, b, strategy, std = [c.strip() for c in line.strip("|").split("|")]
+        board_name, k = re.match(r"`([\w-]+)` \(([\d,]+)\)", board).groups()
+        m = float(re.match(r"fixed share, m = (\d+)", strategy)[1])
+        clip = re.fullmatch(r"`(\w+)`(?:, clip ±(\d+))?", std)
+        rows[name.strip("`")] = (
+            board_name,
+            int(b),
+            m,
+            clip[1],
+            float(clip[2]) if clip[2] else None,
+            int(k.replace(",", "")),
+        )
+    return rows
+
+
 def test_default_table():
-    """The README's defaults table, one row per protocol."""
-    rows = {n: (p.board, p.batch_size, p.m, p.standardize, p.clip, len(p.experts()))
-            for n in mdlnb._protocol.names() for p in [mdlnb.protocol(n)]}
-    assert rows == {"default": ("default", 32, 2.0, "prefix", 10.0, 40),
-                    "deep": ("deep", 32, 2.0, "prefix", 10.0, 50),
-                    "small": ("small", 32, 2.0, "prefix", 10.0, 4),
-                    "paper-vtab": ("vtab", 32, 11.0, "none", None, 4608),
-                    "paper-imagenet": ("imagenet", 512, 2.0, "none", None, 384)}
+    """docs/protocols.md's table of presets, one row per protocol, read from the page."""
+    rows = {
+        n: (p.board, p.batch_size, p.m, p.standardize, p.clip, len(p.experts()))
+        for n in mdlnb._protocol.names()
+        for p in [mdlnb.protocol(n)]
+    }
+    assert rows == {
+        "default": ("default", 32, 2.0, "prefix", 10.0, 40),
+        "deep": ("deep", 32, 2.0, "prefix", 10.0, 50),
+        "small": ("small", 32, 2.0, "prefix", 10.0, 4),
+        "paper-vtab": ("vtab", 32, 11.0, "none", None, 4608),
+        "paper-imagenet": ("imagenet", 512, 2.0, "none", None, 384),
+    }
+    assert _docs_table() == rows
 
 
 def test_one_fixed_share_default_everywhere():
@@ -79,37 +108,48 @@ def test_one_fixed_share_default_everywhere():
     L = np.random.default_rng(1).exponential(size=(64, 5)).astype(np.float32)
     want = switching.codelength(L, switching.FixedShare(m=m)).total_nats
     assert switching.codelength(L).total_nats == want
-    assert switching.codelength_chunked([L[:40], L[40:]]).total_nats == pytest.approx(want, rel=1e-6)
+    assert switching.codelength_chunked([L[:40], L[40:]]).total_nats == pytest.approx(
+        want, rel=1e-6
+    )
     # and it is not the other paper setting: the comparison is not vacuous
     assert switching.codelength(L, switching.FixedShare(m=11)).total_nats != want
 
 
 def test_repr_dict_roundtrip_and_replace():
     p = mdlnb.protocol("default")
-    assert repr(p) == ("Protocol('default', board='default', batch_size=32, "
-                       "strategy=FixedShare(m=2), standardize='prefix (clip ±10)', seed=0)")
-    for q in (p, mdlnb.protocol("paper-imagenet"),
-              mdlnb.Protocol(board=_small(), strategy="bayes", standardize=False, seed=3,
-                             replay_streams=1)):
+    assert repr(p) == (
+        "Protocol('default', board='default', batch_size=32, "
+        "strategy=FixedShare(m=2), standardize='prefix (clip ±10)', seed=0)"
+    )
+    for q in (
+        p,
+        mdlnb.protocol("paper-imagenet"),
+        mdlnb.Protocol(
+            board=_small(), strategy="bayes", standardize=False, seed=3, replay_streams=1
+        ),
+    ):
         d = json.loads(json.dumps(q.to_dict()))
         assert mdlnb.Protocol.from_dict(d) == q
     q = p.replace(batch_size=64)
     assert q.name == "default (modified)" and q.batch_size == 64
     assert p.resolve(batch_size=None, seed=None) is p
-    assert mdlnb.protocol("paper-vtab", standardize="prefix").clip == 10.0   # prefix brings its clip
+    assert mdlnb.protocol("paper-vtab", standardize="prefix").clip == 10.0  # prefix brings its clip
     assert mdlnb.Protocol.preset("small") == mdlnb.protocol("small")
 
 
-@pytest.mark.parametrize("kwargs, arg", [
-    (dict(name="nope"), "protocol"),
-    (dict(name="default", standardize="zscore"), "standardize"),
-    (dict(name="default", batch_size=0), "batch_size"),
-    (dict(name="default", board="nope"), "board"),
-    (dict(name="default", board=["linear"]), "board"),
-    (dict(name="default", seed=-1), "seed"),
-    (dict(name="default", clip=-1.0), "clip"),
-    (dict(name="default", strategy="nope"), "strategy"),
-])
+@pytest.mark.parametrize(
+    "kwargs, arg",
+    [
+        (dict(name="nope"), "protocol"),
+        (dict(name="default", standardize="zscore"), "standardize"),
+        (dict(name="default", batch_size=0), "batch_size"),
+        (dict(name="default", board="nope"), "board"),
+        (dict(name="default", board=["linear"]), "board"),
+        (dict(name="default", seed=-1), "seed"),
+        (dict(name="default", clip=-1.0), "clip"),
+        (dict(name="default", strategy="nope"), "strategy"),
+    ],
+)
 def test_bad_fields_name_the_argument(kwargs, arg):
     with pytest.raises(ValueError, match=arg):
         mdlnb.protocol(kwargs.pop("name"), **kwargs)
@@ -123,8 +163,8 @@ def test_prequential_run_honours_the_protocol_and_arguments_override_it():
     p = mdlnb.Protocol(board=_small(), batch_size=B, seed=2)
     lm = prequential.run(task, protocol=p, cache=False)
     assert (lm.batch_size, lm.seed, lm.protocol) == (B, 2, p)
-    assert np.all(lm.losses[:B] == np.float32(math.log(C)))   # the first batch is B = 16
-    assert not np.all(lm.losses[B:2 * B] == np.float32(math.log(C)))
+    assert np.all(lm.losses[:B] == np.float32(math.log(C)))  # the first batch is B = 16
+    assert not np.all(lm.losses[B : 2 * B] == np.float32(math.log(C)))
     same = prequential.run(task, _small(), B, 2, cache=False)
     np.testing.assert_array_equal(same.losses, lm.losses)
     over = prequential.run(task, protocol=p, seed=3, cache=False)
@@ -144,13 +184,17 @@ def test_preset_batch_size_is_applied():
 def test_cache_key_holds_the_stage1_protocol(tmp_path, monkeypatch):
     monkeypatch.setenv("MDLNB_CACHE", str(tmp_path))
     task = _task(name="keys")
-    key = lambda **kw: prequential.run(task, protocol=mdlnb.Protocol(  # noqa: E731
-        board=_small(), batch_size=B, **kw)).meta["cache_key"]
+    key = lambda **kw: prequential.run(
+        task,
+        protocol=mdlnb.Protocol(  # noqa: E731
+            board=_small(), batch_size=B, **kw
+        ),
+    ).meta["cache_key"]
     base = key()
     assert key(standardize="none") != base
     assert key(seed=1) != base
     assert key(replay_streams=1) != base
-    assert key(strategy="bayes") == base               # stage 2 only: the same loss matrix
+    assert key(strategy="bayes") == base  # stage 2 only: the same loss matrix
     files = list((tmp_path / "losses").glob("*.npz"))
     assert len(files) == 4
     lm = prequential.LossMatrix.load(files[0])
@@ -178,14 +222,28 @@ def test_cli_evaluate_takes_a_protocol(tmp_path, capsys):
     task = _task()
     path = tmp_path / "f.npz"
     np.savez(path, x=task.x, y=task.y)
-    code = cli.main(["evaluate", str(path), "--protocol", "small", "--batch-size", "16",
-                     "--standardize", "none", "--m", "3", "--quiet"])
+    code = cli.main(
+        [
+            "evaluate",
+            str(path),
+            "--protocol",
+            "small",
+            "--batch-size",
+            "16",
+            "--standardize",
+            "none",
+            "--m",
+            "3",
+            "--quiet",
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
-    assert "Protocol('small (modified)', board='small', batch_size=16, " \
-           "strategy=FixedShare(m=3), standardize='none', seed=0)" in out
-    rep = mdlnb.evaluate((task.x, task.y), protocol="small", batch_size=16, standardize="none",
-                         m=3)
+    assert (
+        "Protocol('small (modified)', board='small', batch_size=16, "
+        "strategy=FixedShare(m=3), standardize='none', seed=0)" in out
+    )
+    rep = mdlnb.evaluate((task.x, task.y), protocol="small", batch_size=16, standardize="none", m=3)
     assert f"{rep.total_nats:,.1f} nats" in out
     with pytest.raises(SystemExit):
         cli.main(["evaluate", str(path), "--protocol", "nope"])

@@ -15,8 +15,8 @@ import pytest
 
 import mdlnb
 from mdlnb import Prune, prequential, readouts, switching
-from mdlnb.prequential._prune import bucket, expert_updates, simulate
 from mdlnb.experts import expert_grid
+from mdlnb.prequential._prune import bucket, expert_updates, simulate
 from mdlnb.switching import FixedShare, codelength_pruned, never_switch_cost
 
 
@@ -29,15 +29,15 @@ def _fixed_share_pruned_numpy(L, m, weights, pruned_at):
     for t in range(n):
         alive = pruned_at > t
         pi = np.where(alive, pi, 0.0)
-        pi = pi / pi.sum()                       # condition on the survivors
+        pi = pi / pi.sum()  # condition on the survivors
         post[t] = pi
         p = np.where(alive, np.exp(-np.where(alive, L[t], 0.0)), 0.0)
         z = np.sum(pi * p)
         per_step[t] = -math.log(z)
         f = pi * p / z
         ws = np.where(alive, w, 0.0)
-        ws = ws / ws.sum()                        # α shared among the survivors only
-        a = min(1.0, (m - 1.0) / (t + 2))         # transition into 1-indexed step t + 2
+        ws = ws / ws.sum()  # α shared among the survivors only
+        a = min(1.0, (m - 1.0) / (t + 2))  # transition into 1-indexed step t + 2
         pi = (1.0 - a) * f + a * ws
     return per_step, post
 
@@ -46,21 +46,21 @@ def _fixed_share_pruned_numpy(L, m, weights, pruned_at):
 def test_pruned_code_matches_numpy_and_sums_to_one(weights):
     rng = np.random.default_rng(0)
     n, k, c, seg = 96, 5, 4, 16
-    probs = rng.dirichlet(np.ones(c), size=(n, k))          # expert k's label distribution at t
+    probs = rng.dirichlet(np.ones(c), size=(n, k))  # expert k's label distribution at t
     y = rng.integers(0, c, n)
     L = -np.log(probs[np.arange(n), :, y]).astype(np.float32)
     at = np.array([32, 96, 48, 96, 16])
     L_stored = np.where(np.arange(n)[:, None] >= at[None, :], np.inf, L).astype(np.float32)
     strat = FixedShare(m=3.0, weights=weights)
     res = codelength_pruned(L_stored, strat, at, segment_rows=seg)
-    ref_ps, ref_post = _fixed_share_pruned_numpy(L.astype(np.float64), 3.0,
-                                                 np.full(k, 1 / k) if weights is None else weights,
-                                                 at)
+    ref_ps, ref_post = _fixed_share_pruned_numpy(
+        L.astype(np.float64), 3.0, np.full(k, 1 / k) if weights is None else weights, at
+    )
     np.testing.assert_allclose(res.per_step_nats, ref_ps, rtol=2e-5, atol=1e-6)
     assert res.total_nats == pytest.approx(ref_ps.sum(), rel=1e-6)
     post = res.posterior
     np.testing.assert_allclose(post, ref_post, rtol=1e-4, atol=1e-7)
-    assert (post[np.arange(n)[:, None] >= at[None, :]] == 0).all()   # pruned: zero mass
+    assert (post[np.arange(n)[:, None] >= at[None, :]] == 0).all()  # pruned: zero mass
     # the mixture's label distribution sums to 1 over labels and codes y with per_step
     q = np.einsum("tk,tkc->tc", post, probs)
     np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-5)
@@ -87,13 +87,18 @@ def task():
 
 def _board():
     # 2 architectures × 3 learning rates × 2 EMA × 2 replay counts = 24 experts
-    return expert_grid([readouts.linear(), readouts.mlp(1, 16)], learning_rate=[1e-3, 1e-2, 1e-1],
-                       ema=[0.1, 1.0], replay_streams=[1, 2])
+    return expert_grid(
+        [readouts.linear(), readouts.mlp(1, 16)],
+        learning_rate=[1e-3, 1e-2, 1e-1],
+        ema=[0.1, 1.0],
+        replay_streams=[1, 2],
+    )
 
 
 def _proto(prune):
-    return mdlnb.Protocol(board=tuple(_board()), batch_size=16, strategy=FixedShare(m=2.0),
-                          prune=prune)
+    return mdlnb.Protocol(
+        board=tuple(_board()), batch_size=16, strategy=FixedShare(m=2.0), prune=prune
+    )
 
 
 @pytest.fixture(scope="module")
@@ -102,8 +107,9 @@ def unpruned(task):
 
 
 def test_threshold_zero_is_bit_identical(task, unpruned):
-    lm = prequential.run(task, protocol=_proto(Prune(threshold=0.0, window=16, segment_batches=4)),
-                         cache=False)
+    lm = prequential.run(
+        task, protocol=_proto(Prune(threshold=0.0, window=16, segment_batches=4)), cache=False
+    )
     assert np.array_equal(lm.losses, unpruned.losses)
     assert lm.meta["prune"]["num_pruned"] == 0
     assert lm.meta["prune"]["expert_updates"] == lm.meta["prune"]["expert_updates_unpruned"]
@@ -120,7 +126,7 @@ def test_pruned_run_is_exact_and_saves_updates(task, unpruned):
     at = lm.pruned_at
     n, b = task.n, 16
     assert rec["segment_rows"] == 32 and rec["num_pruned"] == int((at < n).sum()) > 0
-    assert (at[at < n] % 32 == 0).all() and (at[at < n] >= 32).all()   # after a full window
+    assert (at[at < n] % 32 == 0).all() and (at[at < n] >= 32).all()  # after a full window
     rows = np.arange(n)[:, None]
     assert np.isinf(lm.losses[rows >= at]).all() and np.isfinite(lm.losses[rows < at]).all()
     # before its pruning step, every expert learnt exactly as on the unpruned board;
@@ -131,7 +137,7 @@ def test_pruned_run_is_exact_and_saves_updates(task, unpruned):
     live = rows < at
     np.testing.assert_allclose(lm.losses[live], unpruned.losses[live], rtol=1e-4, atol=1e-5)
     assert lm.diverged() == []
-    assert np.array_equal(simulate(unpruned, prune).pruned_at, at)   # replayed offline
+    assert np.array_equal(simulate(unpruned, prune).pruned_at, at)  # replayed offline
     # accounting: expert k trained after every batch that started before pruned_at[k]
     replay = np.array([e.replay_streams for e in lm.experts])
     done = sum(int(r) * len(range(0, int(a), b)) for r, a in zip(replay, at))
@@ -142,8 +148,9 @@ def test_pruned_run_is_exact_and_saves_updates(task, unpruned):
     # the Report's code is fixed share restricted to the survivors (NumPy, float64)
     rep = mdlnb.Report.from_losses(lm, warn=False)
     assert rep.prune["pruned_at"] == at.tolist() and "pruned board" in str(rep)
-    ref, _ = _fixed_share_pruned_numpy(lm.losses.astype(np.float64), 2.0,
-                                       np.full(lm.k, 1 / lm.k), at)
+    ref, _ = _fixed_share_pruned_numpy(
+        lm.losses.astype(np.float64), 2.0, np.full(lm.k, 1 / lm.k), at
+    )
     assert rep.total_nats == pytest.approx(ref.sum(), rel=1e-6)
     best = lm.losses[:, at == n].sum(axis=0, dtype=np.float64).min()
     assert rep.total_nats <= best + never_switch_cost(FixedShare(m=2.0), n, lm.k)
@@ -154,12 +161,13 @@ def test_pruned_run_is_exact_and_saves_updates(task, unpruned):
 
 def test_keep_per_readout_keeps_every_architecture(unpruned):
     plain = simulate(unpruned, Prune(threshold=0.05, window=32, segment_batches=2))
-    kept = simulate(unpruned, Prune(threshold=0.05, window=32, segment_batches=2,
-                                    keep_per_readout=1))
+    kept = simulate(
+        unpruned, Prune(threshold=0.05, window=32, segment_batches=2, keep_per_readout=1)
+    )
     arch = np.array([e.readout.name for e in unpruned.experts])
     n = unpruned.n
-    assert {a for a in arch if not (plain.pruned_at[arch == a] == n).any()}   # one dies
-    for a in set(arch):                                   # with keep_per_readout=1, none does
+    assert {a for a in arch if not (plain.pruned_at[arch == a] == n).any()}  # one dies
+    for a in set(arch):  # with keep_per_readout=1, none does
         assert (kept.pruned_at[arch == a] == n).any()
     assert kept.expert_updates >= plain.expert_updates
 
@@ -175,13 +183,21 @@ def test_expert_updates_closed_form():
     assert rec["expert_updates"] == 3 * 2 + 10 * 4
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    ({"threshold": 1.0}, "threshold"), ({"threshold": -0.1}, "threshold"),
-    ({"threshold": float("nan")}, "threshold"), ({"threshold": "0.1"}, "threshold"),
-    ({"window": 0}, "window"), ({"window": 2.5}, "window"), ({"window": True}, "window"),
-    ({"segment_batches": 0}, "segment_batches"), ({"keep_per_readout": -1}, "keep_per_readout"),
-    ({"keep_per_readout": 1.0}, "keep_per_readout"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"threshold": 1.0}, "threshold"),
+        ({"threshold": -0.1}, "threshold"),
+        ({"threshold": float("nan")}, "threshold"),
+        ({"threshold": "0.1"}, "threshold"),
+        ({"window": 0}, "window"),
+        ({"window": 2.5}, "window"),
+        ({"window": True}, "window"),
+        ({"segment_batches": 0}, "segment_batches"),
+        ({"keep_per_readout": -1}, "keep_per_readout"),
+        ({"keep_per_readout": 1.0}, "keep_per_readout"),
+    ],
+)
 def test_bad_prune_arguments(kwargs, name):
     with pytest.raises(ValueError, match=name):
         Prune(**kwargs)
@@ -198,21 +214,27 @@ def test_bad_protocol_and_schedule_arguments():
         with pytest.raises(ValueError, match="pruned_at"):
             codelength_pruned(L, None, np.asarray(at), segment_rows=10)
     with pytest.raises(ValueError, match="pruned_at"):
-        codelength_pruned(L, None, np.array([10, 20, 30]), segment_rows=10)   # prunes all
+        codelength_pruned(L, None, np.array([10, 20, 30]), segment_rows=10)  # prunes all
     with pytest.raises(ValueError, match="segment_rows"):
         codelength_pruned(L, None, np.array([10, 40, 40]), segment_rows=0)
 
 
 def test_prune_is_in_the_cache_key():
     a, b = mdlnb.Protocol(), mdlnb.Protocol(prune=Prune())
-    assert "prune" not in a.stage1()      # existing cache keys unchanged
+    assert "prune" not in a.stage1()  # existing cache keys unchanged
     assert b.stage1()["prune"] == Prune().to_dict() and "strategy" in b.stage1()
     assert "prune=" in repr(b)
 
 
-@pytest.mark.parametrize("strategy", [switching.SwitchDistribution(stable=0.5),
-                                      switching.RunLength(max_run=4, phases=3),
-                                      switching.BayesianMixture(), switching.ElementwiseMixture()])
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        switching.SwitchDistribution(stable=0.5),
+        switching.RunLength(max_run=4, phases=3),
+        switching.BayesianMixture(),
+        switching.ElementwiseMixture(),
+    ],
+)
 def test_other_strategies_give_a_valid_pruned_code(strategy):
     rng = np.random.default_rng(2)
     n, k, c = 64, 4, 3
@@ -223,11 +245,11 @@ def test_other_strategies_give_a_valid_pruned_code(strategy):
     res = codelength_pruned(L, strategy, at, segment_rows=16)
     post = res.posterior
     assert (post[np.arange(n)[:, None] >= at[None, :]] == 0).all()
-    q = np.einsum("tk,tkc->tc", post, probs)                 # label distribution per step
+    q = np.einsum("tk,tkc->tc", post, probs)  # label distribution per step
     np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-5)
     np.testing.assert_allclose(-np.log(q[np.arange(n), y]), res.per_step_nats, rtol=1e-4, atol=1e-5)
     tot = L.astype(np.float64).sum(axis=0)
-    for j in (1, 3):                                         # the survivors' regret bound
+    for j in (1, 3):  # the survivors' regret bound
         assert res.total_nats <= tot[j] + never_switch_cost(strategy, n, k, j) + 1e-5
 
 
@@ -240,13 +262,17 @@ def test_a_pruned_board_is_not_sliced():
     from mdlnb.prequential import _memory
 
     task = mdlnb.data.load("digits").take(np.arange(96))
-    board = tuple(mdlnb.expert_grid([mdlnb.readouts.linear(), mdlnb.readouts.mlp(1, 32)],
-                                    learning_rate=[1e-3, 1e-2]))
-    proto = mdlnb.protocol("default", board=board, prune=mdlnb.Prune(threshold=0.6, window=32,
-                                                                      segment_batches=1))
+    board = tuple(
+        mdlnb.expert_grid(
+            [mdlnb.readouts.linear(), mdlnb.readouts.mlp(1, 32)], learning_rate=[1e-3, 1e-2]
+        )
+    )
+    proto = mdlnb.protocol(
+        "default", board=board, prune=mdlnb.Prune(threshold=0.6, window=32, segment_batches=1)
+    )
     one = prequential.run(task, protocol=proto, cache=False, memory_budget=None)
     assert 0 < one.meta["prune"]["num_pruned"] < len(board)
-    fixed = _memory.plan(board, task.n, 64, 10, budget_bytes=2 ** 40).fixed_bytes
+    fixed = _memory.plan(board, task.n, 64, 10, budget_bytes=2**40).fixed_bytes
     with mock.patch.object(_memory, "available_bytes", lambda device=None: fixed):
         assert len(_memory.plan(board, task.n, 64, 10).slices) > 1  # "auto" would slice it
         auto = prequential.run(task, protocol=proto, cache=False)
@@ -269,12 +295,20 @@ def test_simulate_pruning_returns_a_frozen_result(unpruned):
     strat = unpruned.protocol.strategy
     assert sim.unpruned_nats == codelength(unpruned.losses, strat, posterior=False).total_nats
     n = unpruned.n
-    stored = np.where(np.arange(n)[:, None] >= sim.pruned_at[None, :], np.float32(np.inf),
-                      unpruned.losses)
-    assert sim.total_nats == codelength_pruned(stored, strat, sim.pruned_at, posterior=False,
-                                               segment_rows=2 * unpruned.batch_size).total_nats
+    stored = np.where(
+        np.arange(n)[:, None] >= sim.pruned_at[None, :], np.float32(np.inf), unpruned.losses
+    )
+    assert (
+        sim.total_nats
+        == codelength_pruned(
+            stored, strat, sim.pruned_at, posterior=False, segment_rows=2 * unpruned.batch_size
+        ).total_nats
+    )
     assert sim.num_pruned == int((sim.pruned_at < n).sum()) > 0
     assert sim.change_nats == sim.total_nats - sim.unpruned_nats
-    assert sim.to_dict()["updates_ratio"] == sim.updates_ratio == pytest.approx(
-        sim.expert_updates_unpruned / sim.expert_updates)
+    assert (
+        sim.to_dict()["updates_ratio"]
+        == sim.updates_ratio
+        == pytest.approx(sim.expert_updates_unpruned / sim.expert_updates)
+    )
     assert "experts pruned" in str(sim)

@@ -23,9 +23,10 @@ DEMSAR_Q10 = [1.645, 2.052, 2.291, 2.459, 2.589, 2.693, 2.780, 2.855, 2.920]
 
 
 def _tied_scores():
-    return pd.DataFrame({"A": [0.9, 0.5, 0.3], "B": [0.8, 0.7, 0.3],
-                         "C": [0.8, 0.6, 0.3], "D": [0.1, 0.6, 0.9]},
-                        index=["d1", "d2", "d3"])
+    return pd.DataFrame(
+        {"A": [0.9, 0.5, 0.3], "B": [0.8, 0.7, 0.3], "C": [0.8, 0.6, 0.3], "D": [0.1, 0.6, 0.9]},
+        index=["d1", "d2", "d3"],
+    )
 
 
 def test_average_ranks_with_ties_hand_table():
@@ -40,17 +41,22 @@ def test_average_ranks_with_ties_hand_table():
 
 
 @settings(max_examples=40, deadline=None)
-@given(arrays(np.float64, st.tuples(st.integers(1, 8), st.integers(2, 6)),
-              elements=st.integers(-3, 3).map(float)))
+@given(
+    arrays(
+        np.float64,
+        st.tuples(st.integers(1, 8), st.integers(2, 6)),
+        elements=st.integers(-3, 3).map(float),
+    )
+)
 def test_rank_properties(x):
     n, k = x.shape
     r = rk.average_ranks(x)
-    assert r.sum() == pytest.approx(k * (k + 1) / 2)                  # ranks 1..k per row
+    assert r.sum() == pytest.approx(k * (k + 1) / 2)  # ranks 1..k per row
     np.testing.assert_allclose(rk.average_ranks(x, higher_is_better=False), k + 1 - r)
     # rank statistics ignore strictly increasing transforms of the scores
     np.testing.assert_allclose(rk.average_ranks(np.exp(x) * 3 - 1), r)
     res = rk.friedman(x, tie_correction=True) if np.ptp(x, axis=1).max() > 0 else None
-    if res is not None and n > 1 and k >= 3:          # scipy needs >= 3 methods
+    if res is not None and n > 1 and k >= 3:  # scipy needs >= 3 methods
         ref = stats.friedmanchisquare(*x.T)
         assert res.statistic == pytest.approx(ref.statistic, rel=1e-9, abs=1e-12)
 
@@ -63,9 +69,11 @@ def test_friedman_matches_scipy_without_and_with_ties():
     assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-10)
     tied = np.round(x, 0)
     ref = stats.friedmanchisquare(*tied.T)
-    assert rk.friedman(tied, tie_correction=True).statistic == pytest.approx(ref.statistic, rel=1e-12)
+    assert rk.friedman(tied, tie_correction=True).statistic == pytest.approx(
+        ref.statistic, rel=1e-12
+    )
     assert rk.friedman(tied, tie_correction=True).pvalue == pytest.approx(ref.pvalue, rel=1e-10)
-    assert rk.friedman(tied).statistic < ref.statistic        # Demšar's form, uncorrected
+    assert rk.friedman(tied).statistic < ref.statistic  # Demšar's form, uncorrected
 
 
 def test_friedman_demsar_example():
@@ -90,7 +98,7 @@ def test_friedman_consistent_with_average_ranks_and_iman_davenport_form():
     chi2, n, k = res.statistic, 9, 4
     assert res.iman_davenport == pytest.approx((n - 1) * chi2 / (n * (k - 1) - chi2))
     perfect = np.tile(np.arange(4.0), (6, 1))
-    assert rk.friedman(perfect).statistic == pytest.approx(6 * 3)       # N(k − 1)
+    assert rk.friedman(perfect).statistic == pytest.approx(6 * 3)  # N(k − 1)
     assert rk.friedman(perfect).iman_davenport == math.inf
 
 
@@ -118,15 +126,24 @@ def test_cd_cliques_hand_examples():
     assert rk.cd_cliques(r, 1.5) == [("a", "b"), ("b", "c"), ("c", "d"), ("d", "e")]
     assert rk.cd_cliques(r, 2.0) == [("a", "b", "c"), ("c", "d", "e")]
     assert rk.cd_cliques(r, 10.0) == [("a", "b", "c", "d", "e")]
-    assert rk.cd_cliques(pd.Series({"x": 1.0, "y": 2.0}), 1.0) == []    # |Δ| = CD is significant
+    assert rk.cd_cliques(pd.Series({"x": 1.0, "y": 2.0}), 1.0) == []  # |Δ| = CD is significant
     assert rk.cd_cliques(r.sample(frac=1.0, random_state=0), 1.5) == rk.cd_cliques(r, 1.5)
 
 
 def test_plot_cd_renders_headless_with_all_labels():
     import matplotlib.pyplot as plt
 
-    r = pd.Series({"MDL": 1.3, "linear": 2.9, "mlp-1": 2.2, "mlp-3": 3.6, "mlp-7": 4.0,
-                   "knn": 5.0, "logme": 5.5})
+    r = pd.Series(
+        {
+            "MDL": 1.3,
+            "linear": 2.9,
+            "mlp-1": 2.2,
+            "mlp-3": 3.6,
+            "mlp-7": 4.0,
+            "knn": 5.0,
+            "logme": 5.5,
+        }
+    )
     ax = rk.plot_cd(r, 1.9)
     ax.figure.canvas.draw()
     labels = [t.get_text() for t in ax.texts]
@@ -135,9 +152,12 @@ def test_plot_cd_renders_headless_with_all_labels():
     assert sum(lab.startswith("CD = 1.900") for lab in labels) == 1
     thick = [ln for ln in ax.lines if ln.get_linewidth() == 3.5]
     # sorted 1.3 2.2 2.9 3.6 4.0 5.0 5.5; a clique spans ranks within < 1.9 of its first
-    assert rk.cd_cliques(r, 1.9) == [("MDL", "mlp-1", "linear"),
-                                     ("mlp-1", "linear", "mlp-3", "mlp-7"),
-                                     ("mlp-3", "mlp-7", "knn"), ("mlp-7", "knn", "logme")]
+    assert rk.cd_cliques(r, 1.9) == [
+        ("MDL", "mlp-1", "linear"),
+        ("mlp-1", "linear", "mlp-3", "mlp-7"),
+        ("mlp-3", "mlp-7", "knn"),
+        ("mlp-7", "knn", "logme"),
+    ]
     assert len(thick) == 4
     plt.close(ax.figure)
 
@@ -165,17 +185,18 @@ def test_weighted_tau_brute_force():
     y = np.array([0.8, 0.2, 0.9, 0.1, 0.4, 0.7])
     order = np.arange(6)
     assert rk.weighted_tau(x, y, rank=order) == pytest.approx(_vigna_tau(x, y, order))
-    by_x = np.argsort(np.argsort(-x))      # 0 = largest x
+    by_x = np.argsort(np.argsort(-x))  # 0 = largest x
     by_y = np.argsort(np.argsort(-y))
     expected = (_vigna_tau(x, y, by_x) + _vigna_tau(x, y, by_y)) / 2
     assert rk.weighted_tau(x, y) == pytest.approx(expected)
 
 
 def test_rank_product_hand_example():
-    pred, img = [0.9, 0.5, 0.7], [70.0, 80.0, 60.0]     # ranks [1, 3, 2] and [2, 1, 3]
+    pred, img = [0.9, 0.5, 0.7], [70.0, 80.0, 60.0]  # ranks [1, 3, 2] and [2, 1, 3]
     np.testing.assert_allclose(rk.rank_product([pred, img]), np.sqrt([2, 3, 6]))
-    np.testing.assert_allclose(rk.rank_product([pred, img], higher_is_better=[True, False]),
-                               np.sqrt([2, 9, 2]))
+    np.testing.assert_allclose(
+        rk.rank_product([pred, img], higher_is_better=[True, False]), np.sqrt([2, 9, 2])
+    )
     np.testing.assert_allclose(rk.rank_product([[1.0, 1.0, 3.0]]), [2.5, 2.5, 1.0])
 
 

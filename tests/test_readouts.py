@@ -21,7 +21,8 @@ def _random_params(ro, key, d, c):
     leaves, tree = jax.tree_util.tree_flatten(p)
     ks = jax.random.split(jax.random.fold_in(key, 1), len(leaves))
     return jax.tree_util.tree_unflatten(
-        tree, [jax.random.normal(k, l.shape) * 0.5 for k, l in zip(ks, leaves)])
+        tree, [jax.random.normal(k, l.shape) * 0.5 for k, l in zip(ks, leaves)]
+    )
 
 
 @pytest.mark.parametrize("ro", [readouts.linear(), readouts.mlp(1), readouts.mlp(3, 16)])
@@ -67,8 +68,12 @@ def test_stacked_params_vmap_equals_loop():
     x = jnp.asarray(np.random.default_rng(2).normal(size=(5, 6)), jnp.float32)
     batched = jax.vmap(ro.apply, in_axes=(0, None))(stacked, x)
     for i, k in enumerate(keys):
-        np.testing.assert_allclose(np.asarray(batched[i]),
-                                   _numpy_apply(_random_params(ro, k, 6, 4), x), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(
+            np.asarray(batched[i]),
+            _numpy_apply(_random_params(ro, k, 6, 4), x),
+            rtol=1e-5,
+            atol=1e-5,
+        )
 
 
 def test_distinct_keys_distinct_params():
@@ -78,15 +83,18 @@ def test_distinct_keys_distinct_params():
     np.testing.assert_array_equal(a[0]["w"], ro.init(jax.random.PRNGKey(0), 3, 2)[0]["w"])
 
 
-@pytest.mark.parametrize("call, arg", [
-    (lambda: readouts.mlp(0), "hidden_layers"),
-    (lambda: readouts.mlp(8), "hidden_layers"),
-    (lambda: readouts.mlp(2, 0), "width"),
-    (lambda: readouts.Readout("mlp3", "mlp", 2, 256), "name"),
-    (lambda: readouts.Readout("conv", "conv", 0, 0), "family"),
-    (lambda: readouts.linear().init(jax.random.PRNGKey(0), 0, 3), "in_dim"),
-    (lambda: readouts.linear().init(jax.random.PRNGKey(0), 3, 1), "num_classes"),
-])
+@pytest.mark.parametrize(
+    "call, arg",
+    [
+        (lambda: readouts.mlp(0), "hidden_layers"),
+        (lambda: readouts.mlp(8), "hidden_layers"),
+        (lambda: readouts.mlp(2, 0), "width"),
+        (lambda: readouts.Readout("mlp3", "mlp", 2, 256), "name"),
+        (lambda: readouts.Readout("conv", "conv", 0, 0), "family"),
+        (lambda: readouts.linear().init(jax.random.PRNGKey(0), 0, 3), "in_dim"),
+        (lambda: readouts.linear().init(jax.random.PRNGKey(0), 3, 1), "num_classes"),
+    ],
+)
 def test_bad_input(call, arg):
     with pytest.raises(ValueError, match=arg):
         call()
@@ -99,10 +107,11 @@ def test_from_name_accepts_every_name_the_library_produces():
     assert {"linear", "mlp1", "mlp7", "mlp1x64"} <= names
     for name in names:
         assert readouts.from_name(name).name == name
-    assert readouts.from_name("mlp2x256") == readouts.mlp(2)        # the width spelled out
+    assert readouts.from_name("mlp2x256") == readouts.mlp(2)  # the width spelled out
     assert readouts.from_name("mlp3x512").width == 512
     for bad in ("mlp", "mlpx3", "conv2", "mlp2x", 3):
         with pytest.raises(ValueError, match="name"):
             readouts.from_name(bad)
     from mdlnb.studies.transferability import readout_from_name
+
     assert readout_from_name("mlp1") == readouts.mlp(1)

@@ -8,11 +8,10 @@ import math
 
 import numpy as np
 import pytest
+from _blr_reference import known_noise_prequential, nig_log_evidence, nig_prequential
 from scipy import stats
 
 import mdlnb
-from _blr_reference import (known_noise_prequential, nig_log_evidence,
-                                  nig_prequential)
 
 
 def _linear_stream(n, d=4, sigma=0.5, seed=0):
@@ -29,8 +28,7 @@ def test_nig_chain_rule_equals_log_evidence():
     X = np.c_[x, np.ones(60)]
     for lam, a0, b0 in ((1.0, 1.0, 1.0), (0.01, 2.0, 0.5)):
         seq = nig_prequential(X, y, lam=lam, a0=a0, b0=b0)
-        assert seq.sum() == pytest.approx(-nig_log_evidence(X, y, lam=lam, a0=a0, b0=b0),
-                                          rel=1e-10)
+        assert seq.sum() == pytest.approx(-nig_log_evidence(X, y, lam=lam, a0=a0, b0=b0), rel=1e-10)
 
 
 def test_nig_predictive_is_the_student_t():
@@ -50,20 +48,21 @@ def test_known_noise_chain_rule_and_regret_identity():
     n, tau2 = 400, 4.0
     x, y, w, c, sigma = _linear_stream(n)
     X, wt = np.c_[x, np.ones(n)], np.r_[w, c]
-    seq = known_noise_prequential(X, y, tau2=tau2, sigma2=sigma ** 2)
-    cov = sigma ** 2 * np.eye(n) + tau2 * X @ X.T
+    seq = known_noise_prequential(X, y, tau2=tau2, sigma2=sigma**2)
+    cov = sigma**2 * np.eye(n) + tau2 * X @ X.T
     brute = -stats.multivariate_normal(np.zeros(n), cov).logpdf(y)
     assert seq.sum() == pytest.approx(brute, rel=1e-10)
-    A = X.T @ X / sigma ** 2 + np.eye(X.shape[1]) / tau2
-    w_map = np.linalg.solve(A, X.T @ y / sigma ** 2)
-    nll = lambda v: 0.5 * np.sum(np.log(2 * np.pi * sigma ** 2) + (y - X @ v) ** 2 / sigma ** 2)  # noqa: E731
-    logdet = np.linalg.slogdet(np.eye(X.shape[1]) + tau2 * X.T @ X / sigma ** 2)[1]
-    assert seq.sum() == pytest.approx(nll(w_map) + w_map @ w_map / (2 * tau2) + 0.5 * logdet,
-                                      rel=1e-10)
+    A = X.T @ X / sigma**2 + np.eye(X.shape[1]) / tau2
+    w_map = np.linalg.solve(A, X.T @ y / sigma**2)
+    nll = lambda v: 0.5 * np.sum(np.log(2 * np.pi * sigma**2) + (y - X @ v) ** 2 / sigma**2)  # noqa: E731
+    logdet = np.linalg.slogdet(np.eye(X.shape[1]) + tau2 * X.T @ X / sigma**2)[1]
+    assert seq.sum() == pytest.approx(
+        nll(w_map) + w_map @ w_map / (2 * tau2) + 0.5 * logdet, rel=1e-10
+    )
     regret = seq.sum() - nll(wt)
     bound = wt @ wt / (2 * tau2) + 0.5 * logdet
     d = X.shape[1]
-    assert 0 < regret <= bound <= d / 2 * math.log(n) + 25     # O(log N), stated constant
+    assert 0 < regret <= bound <= d / 2 * math.log(n) + 25  # O(log N), stated constant
 
 
 def test_linear_gaussian_readout_approaches_exact_bayes():
@@ -83,9 +82,9 @@ def test_linear_gaussian_readout_approaches_exact_bayes():
     X = np.c_[x[o].astype(np.float32).astype(np.float64), np.ones(n)]
     bayes = nig_prequential(X, y[o], lam=1e-2, a0=1.0, b0=1.0, batch_size=b)
     gap = lm.losses[:, 0].astype(np.float64) - bayes
-    early, late = gap[b:n // 4].mean(), gap[3 * n // 4:].mean()
+    early, late = gap[b : n // 4].mean(), gap[3 * n // 4 :].mean()
     print(f"readout - Bayes, nats/example: first quarter {early:.4f}, last quarter {late:.4f}")
     assert abs(late) < 0.02 and abs(late) < early / 10
-    true = 0.5 * (np.log(2 * np.pi * sigma ** 2) + ((y[o] - x[o] @ w - c) / sigma) ** 2)
+    true = 0.5 * (np.log(2 * np.pi * sigma**2) + ((y[o] - x[o] @ w - c) / sigma) ** 2)
     regret = (bayes - true)[b:].sum()
     assert 0 < regret < (X.shape[1] + 1) / 2 * math.log(n) + 15

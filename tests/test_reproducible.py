@@ -36,10 +36,21 @@ def test_two_processes_write_byte_identical_paper_files(tmp_path):
     """Each process has its own empty cache, so everything is recomputed from scratch."""
     procs = []
     for i in (1, 2):
-        env = {**os.environ, "MDLNB_CACHE": str(tmp_path / f"cache{i}"), "MPLBACKEND": "Agg",
-               "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-        procs.append(subprocess.Popen([sys.executable, "-c", _STUDY, str(tmp_path / f"out{i}")],
-                                      env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True))
+        env = {
+            **os.environ,
+            "MDLNB_CACHE": str(tmp_path / f"cache{i}"),
+            "MPLBACKEND": "Agg",
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        }
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", _STUDY, str(tmp_path / f"out{i}")],
+                env=env,
+                cwd=tmp_path,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     for p in procs:
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err[-3000:]
@@ -57,13 +68,18 @@ def test_two_processes_write_byte_identical_paper_files(tmp_path):
 
 
 def test_compare_tables_reports_only_cells_beyond_tolerance():
-    old = pd.DataFrame({"metric": ["mdl", "clid", "leep"], "N/K=2": [0.801, 0.255, 0.5],
-                        "encoders": [6, 6, 3]})
-    new = pd.DataFrame({"metric": ["clid", "mdl", "leep"], "N/K=2": [0.112, 0.801 * (1 + 5e-4),
-                                                                      np.nan],
-                        "encoders": [6, 6, 3]})
+    old = pd.DataFrame(
+        {"metric": ["mdl", "clid", "leep"], "N/K=2": [0.801, 0.255, 0.5], "encoders": [6, 6, 3]}
+    )
+    new = pd.DataFrame(
+        {
+            "metric": ["clid", "mdl", "leep"],
+            "N/K=2": [0.112, 0.801 * (1 + 5e-4), np.nan],
+            "encoders": [6, 6, 3],
+        }
+    )
     d = _paperdiff.compare_tables(new, old).set_index("row")
-    assert sorted(d.index) == ["clid", "leep"]        # mdl moved 0.05 %, under rtol = 0.1 %
+    assert sorted(d.index) == ["clid", "leep"]  # mdl moved 0.05 %, under rtol = 0.1 %
     assert d.loc["clid", "old"] == 0.255 and d.loc["clid", "new"] == 0.112
     assert d.loc["clid", "change"] == pytest.approx(-0.143)
     assert np.isnan(d.loc["leep", "new"])
@@ -75,9 +91,19 @@ def test_compare_tables_reports_only_cells_beyond_tolerance():
 
 def test_paper_diff_against_a_git_commit(tmp_path):
     def git(*args):
-        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True,
-                       env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-                            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+        subprocess.run(
+            ["git", *args],
+            cwd=tmp_path,
+            check=True,
+            capture_output=True,
+            env={
+                **os.environ,
+                "GIT_AUTHOR_NAME": "t",
+                "GIT_AUTHOR_EMAIL": "t@t",
+                "GIT_COMMITTER_NAME": "t",
+                "GIT_COMMITTER_EMAIL": "t@t",
+            },
+        )
 
     paper = tmp_path / "paper"
     paper.mkdir()
@@ -87,7 +113,7 @@ def test_paper_diff_against_a_git_commit(tmp_path):
     git("add", ".")
     git("commit", "-q", "-m", "paper")
     (paper / "a.csv").write_text("task,acc\ndigits,0.8767\ntextures,0.97\n")
-    (paper / "new.csv").write_text("x\n1\n")              # not committed: skipped
+    (paper / "new.csv").write_text("x\n1\n")  # not committed: skipped
     diff = _paperdiff.paper_diff(paper, rev="HEAD")
     assert diff[["file", "row", "column"]].values.tolist() == [["a.csv", "textures", "acc"]]
     assert diff["old"].item() == 0.9833 and diff["new"].item() == 0.97
@@ -98,10 +124,73 @@ def test_paper_diff_against_a_git_commit(tmp_path):
     outside = tmp_path.parent / f"{tmp_path.name}-nogit"
     outside.mkdir()
     (outside / "a.csv").write_text("x\n1\n")
-    assert "nothing compared" in _paperdiff.report(_paperdiff.paper_diff(outside))
+    assert "no table compared" in _paperdiff.report(_paperdiff.paper_diff(outside))
 
 
 def test_makefile_reproduce_ends_with_the_paper_diff():
     make = (ROOT / "Makefile").read_text()
     recipe = make.split("\nreproduce:", 1)[1].split("\n\n", 1)[0]
     assert "--compare-to-git HEAD" in recipe
+
+
+def test_moves_within_the_runs_own_spread_are_told_apart():
+    # a mean of 4 runs with sd 2 beside it: a rerun may move it by 2·2·√(2/4) = 2.83
+    old = pd.DataFrame(
+        {"task": ["a", "b"], "mean": [10.0, 10.0], "std": [2.0, 2.0], "count": [4, 4]}
+    )
+    new = old.assign(mean=[12.5, 13.0])
+    d = _paperdiff.compare_tables(new, old).set_index("row")
+    assert d.loc["a", "tolerance"] == pytest.approx(2 * 2 * np.sqrt(2 / 4))
+    assert not d.loc["a", "beyond spread"] and d.loc["b", "beyond spread"]
+    # one row per seed: the sd over the seeds of the same keys, 2·√2·sd for one run
+    runs = pd.DataFrame({"rep": ["x"] * 3, "seed": [0, 1, 2], "loss": [1.0, 2.0, 3.0]})
+    moved = runs.assign(loss=[1.0, 2.0, 3.0 + 2.5])
+    d = _paperdiff.compare_tables(moved, runs)
+    assert d["tolerance"].item() == pytest.approx(2 * np.sqrt(2) * 1.0)
+    assert bool(d["beyond spread"].item()) is False
+    # no spread in the table: deterministic, beyond it as soon as it moved
+    plain = pd.DataFrame({"task": ["a"], "acc": [0.5]})
+    d = _paperdiff.compare_tables(plain.assign(acc=[0.51]), plain)
+    assert np.isnan(d["tolerance"].item()) and bool(d["beyond spread"].item())
+    # a displayed number ("shown") moves with its value and is no row key
+    shown = pd.DataFrame({"m": ["SDL"], "shown": ["≥ 12"], "value": [12.0]})
+    d = _paperdiff.compare_tables(shown.assign(shown=["≥ 13"], value=[13.0]), shown)
+    assert d[["row", "column"]].values.tolist() == [["SDL", "value"]]
+
+
+def test_verdict_changes_against_a_git_commit(tmp_path):
+    def git(*args):
+        subprocess.run(
+            ["git", *args],
+            cwd=tmp_path,
+            check=True,
+            capture_output=True,
+            env={
+                **os.environ,
+                "GIT_AUTHOR_NAME": "t",
+                "GIT_AUTHOR_EMAIL": "t@t",
+                "GIT_COMMITTER_NAME": "t",
+                "GIT_COMMITTER_EMAIL": "t@t",
+            },
+        )
+
+    claims_dir = tmp_path / "paper" / "claims"
+    claims_dir.mkdir(parents=True)
+    git("init", "-q")
+    (claims_dir / "nb.csv").write_text(
+        "id,direction,size\na1,replicated,smaller\na2,undetermined,consistent\n"
+    )
+    git("add", ".")
+    git("commit", "-q", "-m", "claims")
+    assert _paperdiff.verdict_changes(tmp_path / "paper").empty
+    (claims_dir / "nb.csv").write_text(
+        "id,direction,size\na1,replicated,consistent\na3,reversed,smaller\n"
+    )
+    v = _paperdiff.verdict_changes(tmp_path / "paper")
+    assert v[["id", "old", "new"]].values.tolist() == [
+        ["a1", "replicated, smaller", "replicated, consistent"],
+        ["a2", "undetermined, consistent", "absent"],
+        ["a3", "absent", "reversed, smaller"],
+    ]
+    text = _paperdiff.report(_paperdiff.paper_diff(tmp_path / "paper"), verdicts=v)
+    assert "claims' verdicts: 3 changed" in text and "a1 (nb.csv)" in text

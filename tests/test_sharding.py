@@ -39,30 +39,50 @@ ROOT = Path(__file__).resolve().parents[1]
 def one_device():
     import jax
 
-    lm = prequential.run(worker.task(), worker.board(), batch_size=16, seed=5, cache=False,
-                         memory_budget=None, devices=jax.local_devices()[:1])
+    lm = prequential.run(
+        worker.task(),
+        worker.board(),
+        batch_size=16,
+        seed=5,
+        cache=False,
+        memory_budget=None,
+        devices=jax.local_devices()[:1],
+    )
     assert lm.meta["devices"]["count"] == 1
     return lm.losses
 
 
 def _env(**extra):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-           "JAX_PLATFORMS": "cpu", **extra}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "JAX_PLATFORMS": "cpu",
+        **extra,
+    }
     return env
 
 
 def _check_equal(got, ref):
     assert got.shape == ref.shape
     # columns really differ from each other: a permuted mapping could not pass
-    assert np.abs(ref[:, :, None] - ref[:, None, :]).max(axis=0)[~np.eye(ref.shape[1], dtype=bool)].min() > 0.05
+    assert (
+        np.abs(ref[:, :, None] - ref[:, None, :])
+        .max(axis=0)[~np.eye(ref.shape[1], dtype=bool)]
+        .min()
+        > 0.05
+    )
     np.testing.assert_array_equal(got, ref)
 
 
 def test_four_local_devices_match_one_device(one_device, tmp_path):
     out = tmp_path / "four.npz"
-    proc = subprocess.run([sys.executable, str(WORKER), str(out)], capture_output=True, text=True,
-                          env=_env(XLA_FLAGS="--xla_force_host_platform_device_count=4"),
-                          timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(WORKER), str(out)],
+        capture_output=True,
+        text=True,
+        env=_env(XLA_FLAGS="--xla_force_host_platform_device_count=4"),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     with np.load(out) as z:
         devices, losses = json.loads(str(z["devices"])), z["losses"]
@@ -79,17 +99,28 @@ def _free_port() -> int:
 def test_two_processes_match_one_process(one_device, tmp_path):
     port = _free_port()
     outs = [tmp_path / f"p{i}.npz" for i in range(2)]
-    procs = [subprocess.Popen([sys.executable, str(WORKER), str(outs[i]), str(i), "2", str(port)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
-             for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(WORKER), str(outs[i]), str(i), "2", str(port)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+        )
+        for i in range(2)
+    ]
     for p in procs:
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err[-3000:]
     results = []
     for out in outs:
         with np.load(out) as z:
-            assert json.loads(str(z["devices"])) == {"count": 2, "kind": "cpu", "platform": "cpu",
-                                                      "processes": 2}
+            assert json.loads(str(z["devices"])) == {
+                "count": 2,
+                "kind": "cpu",
+                "platform": "cpu",
+                "processes": 2,
+            }
             results.append(z["losses"])
     np.testing.assert_array_equal(results[0], results[1])  # every process gets the whole matrix
     _check_equal(results[0], one_device)
@@ -100,19 +131,26 @@ def test_default_board_on_four_devices_agrees_to_round_off(tmp_path):
 
     from mdlnb import switching
 
-    ref = prequential.run(worker.gaussian_task(), cache=False,
-                          devices=jax.local_devices()[:1]).losses
+    ref = prequential.run(
+        worker.gaussian_task(), cache=False, devices=jax.local_devices()[:1]
+    ).losses
     out = tmp_path / "default.npz"
-    proc = subprocess.run([sys.executable, str(WORKER), "--default", str(out)], capture_output=True,
-                          text=True, env=_env(XLA_FLAGS="--xla_force_host_platform_device_count=4"),
-                          timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(WORKER), "--default", str(out)],
+        capture_output=True,
+        text=True,
+        env=_env(XLA_FLAGS="--xla_force_host_platform_device_count=4"),
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     with np.load(out) as z:
         assert json.loads(str(z["devices"]))["count"] == 4
         got = z["losses"]
     assert got.shape == ref.shape == (300, 40)
     # no column mix-up: columns differ from each other far more than the two runs
-    assert np.abs(ref[:, :, None] - ref[:, None, :]).max(axis=0)[~np.eye(40, dtype=bool)].min() > 1e-3
-    assert np.abs(got - ref).max() < 1e-3                # round-off, amplified a little by training
+    assert (
+        np.abs(ref[:, :, None] - ref[:, None, :]).max(axis=0)[~np.eye(40, dtype=bool)].min() > 1e-3
+    )
+    assert np.abs(got - ref).max() < 1e-3  # round-off, amplified a little by training
     total = switching.codelength(ref).total_nats
     assert abs(switching.codelength(got).total_nats - total) < 1e-6 * total

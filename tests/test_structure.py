@@ -25,16 +25,34 @@ PACKAGE = ROOT / "mdlnb"
 MAX_MODULE_LINES = 450
 MAX_FUNCTION_LINES = 80
 
-# Today's modules over MAX_MODULE_LINES: {path: lines}. Only shrinks.
-MODULE_ALLOW: dict[str, int] = {}
+# Offenders over the limits, in lines as `ruff format` lays the code out (the formatter,
+# applied 2026-11-27, breaks long calls and literals one argument per line: these entries
+# were under the limits before it). Each entry only shrinks; the layout work of issue 39
+# splits them by concern until both lists are empty.
+# Modules over MAX_MODULE_LINES: {path: lines}.
+MODULE_ALLOW: dict[str, int] = {
+    "mdlnb/_comparison.py": 510,
+    "mdlnb/cli.py": 503,
+    "mdlnb/prequential/_onepass.py": 554,
+    "mdlnb/runner/__init__.py": 468,
+    "mdlnb/studies/encoders/_result.py": 497,
+    "mdlnb/studies/encoders/_tables.py": 470,
+}
 
-# Today's functions over MAX_FUNCTION_LINES (docstring excluded): {"path::qualname": lines}.
-FUNCTION_ALLOW: dict[str, int] = {}
+# Functions over MAX_FUNCTION_LINES (docstring excluded): {"path::qualname": lines}.
+FUNCTION_ALLOW: dict[str, int] = {
+    "mdlnb/_compare.py::compare": 94,
+    "mdlnb/prequential/_program.py::_batch_step": 105,
+    "mdlnb/studies/transferability/_claims.py::claims": 120,
+    "mdlnb/switching/batch.py::codelength": 85,
+}
 
 # a hand-written integer check: `not isinstance(v, (int, …))`, `not isinstance(v, int)`,
 # or `isinstance(v, (int, np.integer)) and v > 0`-style bounds
-INT_CHECK = re.compile(r"not isinstance\([^,()]+, (?:int|\(int, np\.integer\))\)"
-                       r"|isinstance\((\w+), \(int, np\.integer\)\) and \1 *[<>]")
+INT_CHECK = re.compile(
+    r"not isinstance\([^,()]+, (?:int|\(int, np\.integer\))\)"
+    r"|isinstance\((\w+), \(int, np\.integer\)\) and \1 *[<>]"
+)
 
 
 def _modules() -> dict[str, Path]:
@@ -50,8 +68,9 @@ def _modules() -> dict[str, Path]:
 
 def _is_type_checking(node: ast.If) -> bool:
     t = node.test
-    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or \
-        (isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(name: str, path: Path, modules) -> tuple[set[str], set[str]]:
@@ -64,12 +83,13 @@ def _imports(name: str, path: Path, modules) -> tuple[set[str], set[str]]:
             return {a.name for a in node.names if a.name in modules}
         base = node.module or ""
         if node.level:
-            base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]
-                            + ([base] if base else []))
+            base = ".".join(
+                package.split(".")[: len(package.split(".")) - node.level + 1]
+                + ([base] if base else [])
+            )
         if base not in modules:
             return set()
-        return {f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
-                for a in node.names}
+        return {f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names}
 
     def walk(node, nested: bool) -> None:
         for child in ast.iter_child_nodes(node):
@@ -78,8 +98,11 @@ def _imports(name: str, path: Path, modules) -> tuple[set[str], set[str]]:
             elif isinstance(child, ast.If) and _is_type_checking(child):
                 continue  # never runs
             else:
-                walk(child, nested or isinstance(
-                    child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+                walk(
+                    child,
+                    nested
+                    or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)),
+                )
 
     walk(ast.parse(path.read_text()), False)
     return top, inner
@@ -116,7 +139,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _graphs():
     modules = _modules()
     top, every = {}, {}
@@ -146,8 +169,11 @@ def test_function_level_import_cycles_are_reported():
     top, every = _graphs()
     cycles = _cycles(every)
     if cycles:
-        warnings.warn("import cycles through function-level imports: "
-                      + "; ".join(" <-> ".join(c) for c in cycles), stacklevel=1)
+        warnings.warn(
+            "import cycles through function-level imports: "
+            + "; ".join(" <-> ".join(c) for c in cycles),
+            stacklevel=1,
+        )
     assert _cycles(top) == []
 
 
@@ -161,8 +187,11 @@ def _function_lengths(tree) -> dict[str, int]:
                 q = prefix + child.name
                 n = child.end_lineno - child.lineno + 1
                 first = child.body[0]
-                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-                        and isinstance(first.value.value, str):
+                if (
+                    isinstance(first, ast.Expr)
+                    and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)
+                ):
                     n -= first.end_lineno - first.lineno + 1
                 out[q] = n
                 walk(child, q + ".")
@@ -189,10 +218,16 @@ def _sizes():
 def _over(sizes: dict[str, int], limit: int, allow: dict[str, int]) -> list[str]:
     """Entries over ``limit`` not allowed (or longer than allowed), and allowed entries
     no longer over it (remove them from the allow-list)."""
-    bad = [f"{k}: {n} lines (limit {limit}{f', allowed {allow[k]}' if k in allow else ''})"
-           for k, n in sorted(sizes.items()) if n > limit and n > allow.get(k, limit)]
-    stale = [f"{k}: now {sizes.get(k, 'gone')}, remove it from the allow-list"
-             for k in sorted(allow) if sizes.get(k, 0) <= limit]
+    bad = [
+        f"{k}: {n} lines (limit {limit}{f', allowed {allow[k]}' if k in allow else ''})"
+        for k, n in sorted(sizes.items())
+        if n > limit and n > allow.get(k, limit)
+    ]
+    stale = [
+        f"{k}: now {sizes.get(k, 'gone')}, remove it from the allow-list"
+        for k in sorted(allow)
+        if sizes.get(k, 0) <= limit
+    ]
     return bad + stale
 
 
@@ -203,11 +238,14 @@ def test_module_and_function_sizes():
 
 
 def test_size_scan_counts_lines_without_the_docstring():
-    tree = ast.parse('def f(x):\n    """Doc\n    more."""\n    y = x\n    return y\n'
-                     'class C:\n    def g(self):\n        pass\n')
+    tree = ast.parse(
+        'def f(x):\n    """Doc\n    more."""\n    y = x\n    return y\n'
+        "class C:\n    def g(self):\n        pass\n"
+    )
     assert _function_lengths(tree) == {"f": 3, "C.g": 2}
-    assert _over({"a": 9, "b": 3}, 5, {"a": 10, "c": 7}) == ["c: now gone, remove it from the "
-                                                              "allow-list"]
+    assert _over({"a": 9, "b": 3}, 5, {"a": 10, "c": 7}) == [
+        "c: now gone, remove it from the allow-list"
+    ]
     assert _over({"a": 11}, 5, {"a": 10})[0].startswith("a: 11 lines")
 
 
@@ -215,10 +253,15 @@ def test_no_hand_written_integer_checks():
     assert INT_CHECK.search("isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1")
     assert INT_CHECK.search("if not isinstance(digits, int) or digits < 0:")
     assert INT_CHECK.search("all(isinstance(v, (int, np.integer)) and v > 0 for v in size)")
-    assert not INT_CHECK.search("isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool)")
+    assert not INT_CHECK.search(
+        "isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool)"
+    )
     assert not INT_CHECK.search("or not isinstance(v, (int, float, np.integer, np.floating))")
-    found = [f"{path.relative_to(ROOT)}:{i}: {line.strip()}"
-             for path in sorted(PACKAGE.rglob("*.py")) if path.name != "_checks.py"
-             for i, line in enumerate(path.read_text().splitlines(), 1)
-             if INT_CHECK.search(line)]
+    found = [
+        f"{path.relative_to(ROOT)}:{i}: {line.strip()}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name != "_checks.py"
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if INT_CHECK.search(line)
+    ]
     assert found == [], "use mdlnb._checks.check_int"

@@ -30,14 +30,26 @@ def test_unknown_study_and_notebook_lookup():
     assert set(studies.NOTEBOOKS.values()) <= set(studies._SUBMODULES)
 
 
-FLAT = [n for n, s in studies.NOTEBOOKS.items() if "overrides" not in runner.notebook_parameters(n)
-        and any(f.name in runner.notebook_parameters(n)
-                for f in dataclasses.fields(studies.config_class(s)))]
+FLAT = [
+    n
+    for n, s in studies.NOTEBOOKS.items()
+    if "overrides" not in runner.notebook_parameters(n)
+    and any(
+        f.name in runner.notebook_parameters(n) for f in dataclasses.fields(studies.config_class(s))
+    )
+]
 
 
 def test_flat_notebooks_are_the_expected_ones():
-    assert sorted(FLAT) == ["beyond_classification", "data_efficiency", "layers", "loss_data", "parity_toy",
-                            "switching_strategies"]
+    assert sorted(FLAT) == [
+        "beyond_classification",
+        "data_efficiency",
+        "layers",
+        "loss_data",
+        "parity_toy",
+        "shift",
+        "switching_strategies",
+    ]
 
 
 @pytest.mark.parametrize("name", FLAT)
@@ -69,14 +81,24 @@ def test_from_parameters_needs_every_field():
 
 def test_finish_writes_claims_and_manifest(tmp_path):
     pd.DataFrame({"a": [1]}).to_csv(tmp_path / "toy_table.csv", index=False)
-    found = [claims.Claim.decided("z1", "A statement.", "Sec. 1", "none", "a rule",
-                                  claims.t_effect([1.0, 1.2, 0.9], paper_effect=1.0))]
-    text = studies.finish("toy", tmp_path, "smoke", found, pattern="toy_*",
-                          setting=[("tasks", "19", "2")])
+    found = [
+        claims.Claim.decided(
+            "z1",
+            "A statement.",
+            "Sec. 1",
+            "none",
+            "a rule",
+            claims.t_effect([1.0, 1.2, 0.9], paper_effect=1.0),
+        )
+    ]
+    text = studies.finish(
+        "toy", tmp_path, "smoke", found, pattern="toy_*", setting=[("tasks", "19", "2")]
+    )
     assert text == claims.describe(found) and text.startswith("(z1) direction replicated")
     assert list(pd.read_csv(tmp_path / "claims" / "toy.csv")["id"]) == ["z1"]
     assert pd.read_csv(tmp_path / "setting" / "toy.csv", dtype=str).values.tolist() == [
-        ["toy", "tasks", "19", "2"]]
+        ["toy", "tasks", "19", "2"]
+    ]
     m = pd.read_csv(tmp_path / "manifest" / "toy.csv")
     assert list(m["file"]) == ["toy_table.csv"] and set(m["profile"]) == {"smoke"}
     (tmp_path / "claims" / "toy.csv").unlink()

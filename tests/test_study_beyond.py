@@ -13,9 +13,14 @@ from scipy import stats
 import mdlnb
 from mdlnb.studies import beyond
 
-CONFIG = beyond.BeyondConfig(image_size=80, resolution=32, layer="stage2",
-                             calibration_size=100,
-                             calibration_protocol="small", points=20)
+CONFIG = beyond.BeyondConfig(
+    image_size=80,
+    resolution=32,
+    layer="stage2",
+    calibration_size=100,
+    calibration_protocol="small",
+    points=20,
+)
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +41,19 @@ def test_config_validation():
 def test_pooled_pixels_is_a_block_mean():
     img = np.arange(2 * 4 * 4, dtype=np.uint8).reshape(2, 4, 4, 1)
     got = beyond.pooled_pixels(img, 2)
-    want = np.array([[img[0, :2, :2].mean(), img[0, :2, 2:].mean(), img[0, 2:, :2].mean(),
-                      img[0, 2:, 2:].mean()]]) / 255.0
+    want = (
+        np.array(
+            [
+                [
+                    img[0, :2, :2].mean(),
+                    img[0, :2, 2:].mean(),
+                    img[0, 2:, :2].mean(),
+                    img[0, 2:, 2:].mean(),
+                ]
+            ]
+        )
+        / 255.0
+    )
     np.testing.assert_allclose(got[:1], want, rtol=1e-6)
     with pytest.raises(ValueError, match="pool"):
         beyond.pooled_pixels(img, 3)
@@ -49,35 +65,46 @@ def test_regression_cell_equals_evaluate(result):
     tab = result.regression().set_index(["task", "representation"])
     # a Task of the same targets (a regression task: the evaluate(task) form)
     t = task.replace(x=feats["pca2"])
-    direct = [mdlnb.evaluate(t, protocol=CONFIG.regression_protocol, seed=s,
-                             progress=False).total_nats for s in CONFIG.seeds]
-    np.testing.assert_allclose(tab.loc[("diabetes", "pca2"), "total [nats]"], np.mean(direct),
-                               rtol=1e-6)
-    np.testing.assert_allclose(tab.loc[("diabetes", "pca2"), "total std [nats]"],
-                               np.std(direct, ddof=1), rtol=1e-4)
-    np.testing.assert_allclose(tab.loc[("diabetes", "pca2"), "per example [density nats]"],
-                               np.mean(direct) / task.n, rtol=1e-6)
+    direct = [
+        mdlnb.evaluate(t, protocol=CONFIG.regression_protocol, seed=s, progress=False).total_nats
+        for s in CONFIG.seeds
+    ]
+    np.testing.assert_allclose(
+        tab.loc[("diabetes", "pca2"), "total [nats]"], np.mean(direct), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        tab.loc[("diabetes", "pca2"), "total std [nats]"], np.std(direct, ddof=1), rtol=1e-4
+    )
+    np.testing.assert_allclose(
+        tab.loc[("diabetes", "pca2"), "per example [density nats]"],
+        np.mean(direct) / task.n,
+        rtol=1e-6,
+    )
     # LogME: z-scored features, centred targets
     x = feats["pca2"].astype(np.float64)
     x = (x - x.mean(0)) / x.std(0)
     want = mdlnb.transfer.logme_regression(x, task.y - task.y.mean())
-    np.testing.assert_allclose(tab.loc[("diabetes", "pca2"), "LogME [nats/example]"], want,
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        tab.loc[("diabetes", "pca2"), "LogME [nats/example]"], want, rtol=1e-9
+    )
     # ranks: 1..K within a task, LogME rank by descending evidence
     for _, g in result.regression().groupby("task"):
         assert sorted(g["rank"]) == list(range(1, len(g) + 1))
-        assert list(g.sort_values("LogME rank")["LogME [nats/example]"]) == \
-            sorted(g["LogME [nats/example]"], reverse=True)
+        assert list(g.sort_values("LogME rank")["LogME [nats/example]"]) == sorted(
+            g["LogME [nats/example]"], reverse=True
+        )
 
 
 def test_along_n_ends_at_the_table(result):
     cur = result.along_n()
     tab = result.regression()
     for _, r in tab.iterrows():
-        last = cur[(cur["task"] == r["task"]) & (cur["representation"] == r["representation"])
-                   & (cur["n"] == r["n"])]
-        np.testing.assert_allclose(last["mean"].item(), r["per example [density nats]"],
-                                   rtol=1e-6)
+        last = cur[
+            (cur["task"] == r["task"])
+            & (cur["representation"] == r["representation"])
+            & (cur["n"] == r["n"])
+        ]
+        np.testing.assert_allclose(last["mean"].item(), r["per example [density nats]"], rtol=1e-6)
 
 
 def test_calibration_interval_rederived(result):
@@ -87,19 +114,25 @@ def test_calibration_interval_rederived(result):
         d = (g["on [nats]"] - g["off [nats]"]).to_numpy()
         half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
         np.testing.assert_allclose(tab.loc[rep, "on - off [nats]"], d.mean(), rtol=1e-12)
-        np.testing.assert_allclose(tab.loc[rep, "on - off 95% half-width [nats]"], half,
-                                   rtol=1e-12)
+        np.testing.assert_allclose(tab.loc[rep, "on - off 95% half-width [nats]"], half, rtol=1e-12)
         lo, hi = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
         want = "shorter" if hi < 0 else "longer" if lo > 0 else "no separation"
         assert tab.loc[rep, "switching code"] == want
-        np.testing.assert_allclose(tab.loc[rep, "on - off [bits/example]"],
-                                   d.mean() / math.log(2) / g["n"].iloc[0], rtol=1e-12)
+        np.testing.assert_allclose(
+            tab.loc[rep, "on - off [bits/example]"],
+            d.mean() / math.log(2) / g["n"].iloc[0],
+            rtol=1e-12,
+        )
     # one order's numbers from direct evaluate calls
     task = beyond.calibration_tasks(CONFIG)["pixels"]
     row = runs[(runs["representation"] == "pixels") & (runs["seed"] == CONFIG.seeds[0])].iloc[0]
     for cal, col in ((False, "off [nats]"), (True, "on [nats]")):
-        r = mdlnb.evaluate(task, protocol=mdlnb.protocol("small", calibrate=cal),
-                           seed=CONFIG.seeds[0], progress=False)
+        r = mdlnb.evaluate(
+            task,
+            protocol=mdlnb.protocol("small", calibrate=cal),
+            seed=CONFIG.seeds[0],
+            progress=False,
+        )
         np.testing.assert_allclose(row[col], r.total_nats, rtol=1e-9)
 
 
@@ -108,5 +141,9 @@ def test_findings_and_save(result, tmp_path):
     assert "diabetes" in text and "Calibration" in text
     paths = result.save(tmp_path)
     names = {p.name for p in paths}
-    assert {"beyond_regression.csv", "beyond_calibration.csv",
-            "beyond_regression_codelengths.png", "beyond_calibration.png"} <= names
+    assert {
+        "beyond_regression.csv",
+        "beyond_calibration.csv",
+        "beyond_regression_codelengths.png",
+        "beyond_calibration.png",
+    } <= names

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import itertools
-
 from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,17 +15,27 @@ from mdlnb.studies import transferability as tr
 
 def _tau_a(x, y):
     """PACTran App. B.8: (1/(C(C−1))) Σ_{i≠j} sign(x_i − x_j) sign(y_i − y_j) (no ties here)."""
-    s = sum(np.sign(x[i] - x[j]) * np.sign(y[i] - y[j])
-            for i, j in itertools.permutations(range(len(x)), 2))
+    s = sum(
+        np.sign(x[i] - x[j]) * np.sign(y[i] - y[j])
+        for i, j in itertools.permutations(range(len(x)), 2)
+    )
     return s / (len(x) * (len(x) - 1))
 
 
 # ----------------------------------------------------------------------------- subsamples
 
 
-@pytest.mark.parametrize("ratio,k,min_n,expected", [(2, 10, 20, 20), (5, 10, 20, 50),
-                                                    (10, 16, 20, 160), (2, 4, 20, 20),
-                                                    (10, 4, 20, 40), (5, 2, 7, 10)])
+@pytest.mark.parametrize(
+    "ratio,k,min_n,expected",
+    [
+        (2, 10, 20, 20),
+        (5, 10, 20, 50),
+        (10, 16, 20, 160),
+        (2, 4, 20, 20),
+        (10, 4, 20, 40),
+        (5, 2, 7, 10),
+    ],
+)
 def test_subsample_size_is_max_of_ratio_k_and_min_n(ratio, k, min_n, expected):
     assert tr.subsample_size(ratio, k, min_n) == expected
 
@@ -58,24 +68,33 @@ def test_subsample_size_rejects_bad_input():
 
 
 def _frame(values, metric, task="t", ratio=2, repeat=0):
-    return [dict(encoder=f"e{i}", task=task, ratio=ratio, n=20, repeat=repeat, metric=metric,
-                 value=v) for i, v in enumerate(values) if v is not None]
+    return [
+        dict(encoder=f"e{i}", task=task, ratio=ratio, n=20, repeat=repeat, metric=metric, value=v)
+        for i, v in enumerate(values)
+        if v is not None
+    ]
 
 
 def _truth(acc, task="t"):
-    return pd.DataFrame([dict(encoder=f"e{i}", task=task, readout="best", model="linear",
-                              accuracy=a) for i, a in enumerate(acc)])
+    return pd.DataFrame(
+        [
+            dict(encoder=f"e{i}", task=task, readout="best", model="linear", accuracy=a)
+            for i, a in enumerate(acc)
+        ]
+    )
 
 
 def test_kendall_table_against_hand_computed_tau():
     acc = [0.9, 0.8, 0.7, 0.6]
-    rows = (_frame([4, 3, 2, 1], "logme", repeat=0)           # τ = 1
-            + _frame([3, 4, 2, 1], "logme", repeat=1)         # one discordant pair: τ = 4/6
-            + _frame([1, 2, 3, 4], "linear", repeat=0)        # lower is better: τ = 1
-            + _frame([4, 3, 2, 1], "linear", repeat=1)        # τ = −1
-            + _frame([0.1, 0.3, 0.2, None], "leep", repeat=0)  # no source classifier for e3
-            + _frame([5, 5, 5, 5], "hscore", repeat=0)        # constant: τ = 0
-            + _frame([2, np.nan, 1, 0], "mdl", repeat=0))     # failed on e1: τ over 3 = −1
+    rows = (
+        _frame([4, 3, 2, 1], "logme", repeat=0)  # τ = 1
+        + _frame([3, 4, 2, 1], "logme", repeat=1)  # one discordant pair: τ = 4/6
+        + _frame([1, 2, 3, 4], "linear", repeat=0)  # lower is better: τ = 1
+        + _frame([4, 3, 2, 1], "linear", repeat=1)  # τ = −1
+        + _frame([0.1, 0.3, 0.2, None], "leep", repeat=0)  # no source classifier for e3
+        + _frame([5, 5, 5, 5], "hscore", repeat=0)  # constant: τ = 0
+        + _frame([2, np.nan, 1, 0], "mdl", repeat=0)
+    )  # failed on e1: τ over 3 = −1
     tau = tr.kendall_table(pd.DataFrame(rows), _truth(acc)).set_index("metric")
     assert tau.loc["logme", "tau"] == pytest.approx((1 + 4 / 6) / 2)
     # sample standard deviation of {1, 4/6}: |1 − 4/6| / √2
@@ -83,7 +102,7 @@ def test_kendall_table_against_hand_computed_tau():
     assert tau.loc["logme", "repeats"] == 2
     assert tau.loc["linear", "tau"] == pytest.approx(0.0)
     assert tau.loc["linear", "tau_std"] == pytest.approx(np.sqrt(2.0))
-    assert np.isnan(tau.loc["leep", "tau_std"])                 # one repeat: no spread
+    assert np.isnan(tau.loc["leep", "tau_std"])  # one repeat: no spread
     # leep over e0..e2: acc 0.9 > 0.8 > 0.7, leep 0.1 < 0.3 > 0.2 → pairs (+,−,−)... brute force
     assert tau.loc["leep", "tau"] == pytest.approx(_tau_a([0.1, 0.3, 0.2], acc[:3]))
     assert tau.loc["leep", "encoders"] == 3
@@ -99,7 +118,7 @@ def test_kendall_table_matches_brute_force_on_random_scores():
     rows, expected = [], []
     for rep in range(3):
         v = rng.normal(size=7)
-        rows += _frame(v, "pactran_gaussian", repeat=rep)     # lower is better
+        rows += _frame(v, "pactran_gaussian", repeat=rep)  # lower is better
         expected.append(_tau_a(-v, acc))
     tau = tr.kendall_table(pd.DataFrame(rows), _truth(acc))
     assert tau["tau"].item() == pytest.approx(np.mean(expected))
@@ -108,19 +127,20 @@ def test_kendall_table_matches_brute_force_on_random_scores():
 
 def test_kendall_table_rejects_missing_readout():
     with pytest.raises(ValueError, match="readout"):
-        tr.kendall_table(pd.DataFrame(_frame([1, 2], "logme")), _truth([0.5, 0.6]),
-                         readout="mlp")
+        tr.kendall_table(pd.DataFrame(_frame([1, 2], "logme")), _truth([0.5, 0.6]), readout="mlp")
 
 
 def test_average_table_equals_mean_of_per_task_table():
     rng = np.random.default_rng(1)
-    rows = [dict(task=t, ratio=r, metric=m, tau=rng.uniform(-1, 1), tau_std=0.0, repeats=5,
-                 encoders=e)
-            for t in ("a", "b", "c") for r in (2, 5, 10)
-            for m, e in (("logme", 6), ("leep", 3), ("mdl", 6))]
+    rows = [
+        dict(task=t, ratio=r, metric=m, tau=rng.uniform(-1, 1), tau_std=0.0, repeats=5, encoders=e)
+        for t in ("a", "b", "c")
+        for r in (2, 5, 10)
+        for m, e in (("logme", 6), ("leep", 3), ("mdl", 6))
+    ]
     tau = pd.DataFrame(rows)
     avg = tr.average_table(tau).set_index("metric")
-    assert list(avg.index) == ["leep", "logme", "mdl"]             # registry order
+    assert list(avg.index) == ["leep", "logme", "mdl"]  # registry order
     for m in ("logme", "leep", "mdl"):
         for r in (2, 5, 10):
             sel = tau[(tau.metric == m) & (tau.ratio == r)]["tau"]
@@ -128,18 +148,22 @@ def test_average_table_equals_mean_of_per_task_table():
     assert avg.loc["leep", "encoders"] == 3
     per_task = tr.per_task_table(tau)
     assert per_task.set_index(["ratio", "metric"]).loc[(5, "mdl"), "b"] == pytest.approx(
-        tau[(tau.task == "b") & (tau.ratio == 5) & (tau.metric == "mdl")]["tau"].item())
+        tau[(tau.task == "b") & (tau.ratio == 5) & (tau.metric == "mdl")]["tau"].item()
+    )
 
 
 # ----------------------------------------------------------------------------- grid and CLID
 
 
 def test_select_grid_picks_knob_agreeing_with_linear_valid():
-    lv = [0.2, 0.5, 0.9]                       # LINEAR-VALID losses of e0, e1, e2
+    lv = [0.2, 0.5, 0.9]  # LINEAR-VALID losses of e0, e1, e2
     scores = pd.DataFrame(_frame(lv, "linear_valid"))
     grid = []
-    for knob, vals in (("beta=0.1N", [3.0, 2.0, 1.0]), ("beta=1N", [1.0, 2.0, 3.0]),
-                       ("beta=10N", [1.0, 3.0, 2.0])):
+    for knob, vals in (
+        ("beta=0.1N", [3.0, 2.0, 1.0]),
+        ("beta=1N", [1.0, 2.0, 3.0]),
+        ("beta=10N", [1.0, 3.0, 2.0]),
+    ):
         grid += [{**r, "knob": knob} for r in _frame(vals, "linear_grid")]
     rows, chosen = tr.select_grid(pd.DataFrame(grid), scores)
     assert chosen["knob"].tolist() == ["beta=1N"]
@@ -149,20 +173,24 @@ def test_select_grid_picks_knob_agreeing_with_linear_valid():
 
 def test_add_clid_is_sum_of_min_max_normalized_cl_and_id():
     cl, ids = [0.2, 0.6, 0.4], [3.0, 1.0, 2.0]
-    scores = pd.DataFrame(_frame(cl, "cl") + _frame(ids, "twonn_id")
-                          + _frame([0.5, 0.5, 0.5], "cl", repeat=1)
-                          + _frame([1.0, 2.0, 5.0], "twonn_id", repeat=1))
+    scores = pd.DataFrame(
+        _frame(cl, "cl")
+        + _frame(ids, "twonn_id")
+        + _frame([0.5, 0.5, 0.5], "cl", repeat=1)
+        + _frame([1.0, 2.0, 5.0], "twonn_id", repeat=1)
+    )
     out = tr.add_clid(scores)
     c0 = out[(out.metric == "clid") & (out.repeat == 0)].sort_values("encoder")["value"]
     # min–max: CL → [0, 1, .5], ID → [1, 0, .5]
     assert c0.tolist() == pytest.approx([1.0, 1.0, 1.0])
     c1 = out[(out.metric == "clid") & (out.repeat == 1)].sort_values("encoder")["value"]
-    assert c1.tolist() == pytest.approx([0.0, 0.25, 1.0])    # constant CL contributes 0
+    assert c1.tolist() == pytest.approx([0.0, 0.25, 1.0])  # constant CL contributes 0
 
 
 def test_orient_uses_each_metric_sign():
-    scores = pd.DataFrame(_frame([1.0, 2.0], "logme") + _frame([1.0, 2.0], "mdl")
-                          + _frame([1.0, 2.0], "clid"))
+    scores = pd.DataFrame(
+        _frame([1.0, 2.0], "logme") + _frame([1.0, 2.0], "mdl") + _frame([1.0, 2.0], "clid")
+    )
     o = tr.orient(scores)
     assert o["oriented"].tolist() == [1.0, 2.0, -1.0, -2.0, 1.0, 2.0]
     with pytest.raises(ValueError, match="name"):
@@ -191,9 +219,20 @@ def _featureset(name, noise, **kw):
     return tr.FeatureSet(name, "toy", train, test, val=val)
 
 
-TOY_CFG = dict(encoders=("lite0@32", "lite1@32", "lite2@32"), tasks=("toy",), ratios=(10,),
-               repeats=2, min_n=20, metrics=("logme", "linear_valid"), grid_metrics=True,
-               label_free=False, mdl=True, mdl_batch_size=4, truth="probe", resamples=200)
+TOY_CFG = dict(
+    encoders=("lite0@32", "lite1@32", "lite2@32"),
+    tasks=("toy",),
+    ratios=(10,),
+    repeats=2,
+    min_n=20,
+    metrics=("logme", "linear_valid"),
+    grid_metrics=True,
+    label_free=False,
+    mdl=True,
+    mdl_batch_size=4,
+    truth="probe",
+    resamples=200,
+)
 
 
 @pytest.fixture(scope="module")
@@ -202,10 +241,28 @@ def toy_study():
     cfg = tr.TransferabilityConfig(**TOY_CFG)
     truth = pd.DataFrame(tr.probe_rows("all", sets), columns=tr._truth.TRUTH_COLUMNS)
     unit = tr.score_unit(sets, 10, cfg)
-    scores = pd.DataFrame([dict(zoo="all", task="toy", ratio=10, encoder=e, repeat=r, n=n,
-                                metric=m, value=v) for e, r, n, m, v in unit["scores"]])
-    grid = pd.DataFrame([dict(zoo="all", task="toy", ratio=10, encoder=e, repeat=r, n=n,
-                              metric=m, knob=kn, value=v) for e, r, n, m, kn, v in unit["grid"]])
+    scores = pd.DataFrame(
+        [
+            dict(zoo="all", task="toy", ratio=10, encoder=e, repeat=r, n=n, metric=m, value=v)
+            for e, r, n, m, v in unit["scores"]
+        ]
+    )
+    grid = pd.DataFrame(
+        [
+            dict(
+                zoo="all",
+                task="toy",
+                ratio=10,
+                encoder=e,
+                repeat=r,
+                n=n,
+                metric=m,
+                knob=kn,
+                value=v,
+            )
+            for e, r, n, m, kn, v in unit["grid"]
+        ]
+    )
     extra, chosen = tr.select_grid(grid, scores)
     scores = tr.orient(pd.concat([scores, extra], ignore_index=True))
     return truth, scores, chosen, sets
@@ -234,8 +291,10 @@ def test_probe_rows_pick_beta_on_validation_and_match_a_scipy_fit(toy_study):
             p = _softmax.fit(z[0], fs.train.y, 4, f * fs.train.n).params
             lv = log_softmax(z[1] @ p[:-1] + p[-1], axis=1)
             lt = log_softmax(z[2] @ p[:-1] + p[-1], axis=1)
-            vals[f] = (-lv[np.arange(fs.val.n), fs.val.y].mean(),
-                       np.mean(lt.argmax(1) == fs.test.y))
+            vals[f] = (
+                -lv[np.arange(fs.val.n), fs.val.y].mean(),
+                np.mean(lt.argmax(1) == fs.test.y),
+            )
         best = min(vals, key=lambda f: vals[f][0])
         assert row["model"] == f"logistic beta={best:g}N"
         # at β = 100N the optimum is flat: within the fits' gtol (parameters within
@@ -246,8 +305,8 @@ def test_probe_rows_pick_beta_on_validation_and_match_a_scipy_fit(toy_study):
 
 def test_well_behaved_metrics_rank_noisy_encoders_perfectly(toy_study):
     truth, scores, chosen, _ = toy_study
-    assert set(scores["n"]) == {40}                  # N = 10 · K
-    assert len(chosen) == 2 * 2                     # two grid metrics × two repeats
+    assert set(scores["n"]) == {40}  # N = 10 · K
+    assert len(chosen) == 2 * 2  # two grid metrics × two repeats
     tau = tr.kendall_table(scores, truth, readout="probe").set_index("metric")
     for m in ("logme", "linear_valid", "mdl", "pactran_gaussian_grid", "linear_grid"):
         assert tau.loc[m, "tau"] == pytest.approx(1.0), m
@@ -265,10 +324,12 @@ def test_score_unit_fits_equal_the_registry_metrics(toy_study):
         idx = tr.subsample_indices(sets[0].train.y, 10, 4, min_n=20, seed=cfg.seed, repeat=rep)
         seed = tr.subsample_seed(cfg.seed, 10, rep)
         for fs in sets:
-            got = scores[(scores.encoder == fs.encoder) & (scores.repeat == rep)
-                         & (scores.metric == "linear_valid")]["value"].item()
-            want = transfer.linear_valid(fs.train.x[idx], fs.train.y[idx], num_classes=4,
-                                         seed=seed)
+            got = scores[
+                (scores.encoder == fs.encoder)
+                & (scores.repeat == rep)
+                & (scores.metric == "linear_valid")
+            ]["value"].item()
+            want = transfer.linear_valid(fs.train.x[idx], fs.train.y[idx], num_classes=4, seed=seed)
             assert got == pytest.approx(want, rel=1e-5)
 
 
@@ -278,7 +339,7 @@ def test_load_splits_are_disjoint_stratified_and_capped():
     rows = [{tuple(r) for r in t.x.reshape(t.n, -1)} for t in sp]
     # no image is in two splits (digits has a few exact duplicates: allow those)
     assert len(rows[0] & rows[1]) + len(rows[0] & rows[2]) + len(rows[1] & rows[2]) <= 3
-    assert np.bincount(sp.train.y).min() >= 28                      # ≈ 30 per class
+    assert np.bincount(sp.train.y).min() >= 28  # ≈ 30 per class
     with pytest.raises(ValueError, match="train_size"):
         tr.load_splits(["digits"], train_size=1400, val_size=100, test_size=10)
 
@@ -287,8 +348,7 @@ def test_load_splits_are_disjoint_stratified_and_capped():
 
 
 def test_parse_encoder():
-    assert tr.parse_encoder("lite1@64") == tr.EncoderSpec("efficientnet", variant=1,
-                                                          resolution=64)
+    assert tr.parse_encoder("lite1@64") == tr.EncoderSpec("efficientnet", variant=1, resolution=64)
     assert tr.parse_encoder("lite2").resolution == 260
     s = tr.parse_encoder("simclr:vit_XS:120:3")
     assert (s.family, s.arch, s.size, s.steps, s.seed) == ("simclr", "vit", "XS", 120, 3)
@@ -298,26 +358,36 @@ def test_parse_encoder():
     assert (z.family, z.arch, z.size, z.member) == ("simclr", "vit", "S", "simclr@300")
     assert tr.zoo_of(z) == "vit_S" and tr.zoo_of(tr.parse_encoder("lite1@64")) == "lite"
     assert tr.parse_encoder("zoo:random").member == "random"
-    for bad in ("lite@64", "nonsense:resnet_S", "simclr", "simclr:resnet_S:many", "",
-                "zoo:simclr", "zoo:simclr@x"):
+    for bad in (
+        "lite@64",
+        "nonsense:resnet_S",
+        "simclr",
+        "simclr:resnet_S:many",
+        "",
+        "zoo:simclr",
+        "zoo:simclr@x",
+    ):
         with pytest.raises(ValueError, match="encoders"):
             tr.parse_encoder(bad)
 
 
-@pytest.mark.parametrize("change,arg", [(dict(encoders=("lite0@32",)), "encoders"),
-                                        (dict(ratios=(2, 0)), "ratios"),
-                                        (dict(repeats=0), "repeats"),
-                                        (dict(metrics=("lep",)), "metrics"),
-                                        (dict(truth="linear"), "truth"),
-                                        (dict(train_size=1), "train_size"),
-                                        (dict(ft_learning_rates=()), "ft_learning_rates"),
-                                        (dict(encoders=("lite0@32", "zoo:random")),
-                                         "encoders"),
-                                        (dict(mdl_standardize="global"), "mdl_standardize"),
-                                        (dict(mdl_m=0.5), "mdl_m"),
-                                        (dict(nleep_components=0), "nleep_components"),
-                                        (dict(linear_beta_factors=(1.0, -1.0)),
-                                         "linear_beta_factors")])
+@pytest.mark.parametrize(
+    "change,arg",
+    [
+        (dict(encoders=("lite0@32",)), "encoders"),
+        (dict(ratios=(2, 0)), "ratios"),
+        (dict(repeats=0), "repeats"),
+        (dict(metrics=("lep",)), "metrics"),
+        (dict(truth="linear"), "truth"),
+        (dict(train_size=1), "train_size"),
+        (dict(ft_learning_rates=()), "ft_learning_rates"),
+        (dict(encoders=("lite0@32", "zoo:random")), "encoders"),
+        (dict(mdl_standardize="global"), "mdl_standardize"),
+        (dict(mdl_m=0.5), "mdl_m"),
+        (dict(nleep_components=0), "nleep_components"),
+        (dict(linear_beta_factors=(1.0, -1.0)), "linear_beta_factors"),
+    ],
+)
 def test_config_rejects_bad_input(change, arg):
     with pytest.raises(ValueError, match=arg):
         tr.TransferabilityConfig(**change)
@@ -341,27 +411,60 @@ def _toy_result(toy_study):
     truth, scores, chosen, _ = toy_study
     cfg = tr.TransferabilityConfig(**TOY_CFG)
     per_rep = tr.kendall_per_repeat(scores, truth, readout="probe")
-    enc = pd.DataFrame({"encoder": ["enc0", "enc1", "enc2"], "zoo": "all",
-                        "family": ["a", "b", "c"], "feature_dim": [8, 8, 8]})
-    noise = pd.DataFrame([dict(zoo="all", task="toy", checkpoints=3, test_size=400, pairs=3,
-                               beyond_noise=2, fraction=2 / 3)])
+    enc = pd.DataFrame(
+        {
+            "encoder": ["enc0", "enc1", "enc2"],
+            "zoo": "all",
+            "family": ["a", "b", "c"],
+            "feature_dim": [8, 8, 8],
+        }
+    )
+    noise = pd.DataFrame(
+        [
+            dict(
+                zoo="all",
+                task="toy",
+                checkpoints=3,
+                test_size=400,
+                pairs=3,
+                beyond_noise=2,
+                fraction=2 / 3,
+            )
+        ]
+    )
     source = pd.DataFrame(columns=["encoder", "metric", "value", "source_accuracy"])
-    return tr.TransferabilityResult(cfg, scores, chosen, truth,
-                                    tr.kendall_table(scores, truth, readout="probe"), per_rep,
-                                    noise, None, source, enc, {"scores": 1.0})
+    return tr.TransferabilityResult(
+        cfg,
+        scores,
+        chosen,
+        truth,
+        tr.kendall_table(scores, truth, readout="probe"),
+        per_rep,
+        noise,
+        None,
+        source,
+        enc,
+        {"scores": 1.0},
+    )
 
 
 def test_result_save_writes_tables_that_read_back(toy_study, tmp_path):
     res = _toy_result(toy_study)
     paths = res.save(tmp_path, prefix="tt")
-    assert {p.name for p in paths} >= {"tt_kendall.csv", "tt_kendall.md", "tt_kendall.png",
-                                       "tt_truth.csv", "tt_scores.csv", "tt_figure1.png",
-                                       "tt_truth_noise.csv", "tt_power.csv"}
+    assert {p.name for p in paths} >= {
+        "tt_kendall.csv",
+        "tt_kendall.md",
+        "tt_kendall.png",
+        "tt_truth.csv",
+        "tt_scores.csv",
+        "tt_figure1.png",
+        "tt_truth_noise.csv",
+        "tt_power.csv",
+    }
     back = pd.read_csv(tmp_path / "tt_kendall.csv").set_index("metric")
     assert back.loc["mdl", "N/K=10"] == pytest.approx(1.0)
-    assert back["N/K=10"].to_dict() == pytest.approx(
-        res.tau.set_index("metric")["tau"].to_dict())
-    assert back["lo N/K=10"].isna().all() and (back["tasks"] == 1).all()   # one task: no interval
+    assert back["N/K=10"].to_dict() == pytest.approx(res.tau.set_index("metric")["tau"].to_dict())
+    assert back["lo N/K=10"].isna().all() and (back["tasks"] == 1).all()  # one task: no interval
     t = pd.read_csv(tmp_path / "tt_truth.csv").set_index("encoder")["probe"]
     assert t.to_dict() == pytest.approx(res.truth.set_index("encoder")["accuracy"].to_dict())
 
@@ -384,17 +487,35 @@ def test_zscore_and_mdl_below_uniform_code():
 
 def _per_repeat_frame(rng, means, sds, repeats):
     """Per-repeat τ draws: task t, repeat r ~ N(means[t], sds[t]); one metric, one ratio."""
-    return pd.DataFrame([dict(task=f"t{t}", ratio=2, metric="logme", repeat=r,
-                              tau=rng.normal(mu, sd), encoders=6, nonfinite=0)
-                         for t, (mu, sd) in enumerate(zip(means, sds))
-                         for r in range(repeats[t])])
+    return pd.DataFrame(
+        [
+            dict(
+                task=f"t{t}",
+                ratio=2,
+                metric="logme",
+                repeat=r,
+                tau=rng.normal(mu, sd),
+                encoders=6,
+                nonfinite=0,
+            )
+            for t, (mu, sd) in enumerate(zip(means, sds))
+            for r in range(repeats[t])
+        ]
+    )
 
 
 def _aggregate(per_rep):
-    return per_rep.groupby(["task", "ratio", "metric"]).agg(
-        tau=("tau", "mean"), tau_std=("tau", lambda s: np.std(s, ddof=1)),
-        repeats=("tau", "size"), encoders=("encoders", "min"),
-        nonfinite=("nonfinite", "sum")).reset_index()
+    return (
+        per_rep.groupby(["task", "ratio", "metric"])
+        .agg(
+            tau=("tau", "mean"),
+            tau_std=("tau", lambda s: np.std(s, ddof=1)),
+            repeats=("tau", "size"),
+            encoders=("encoders", "min"),
+            nonfinite=("nonfinite", "sum"),
+        )
+        .reset_index()
+    )
 
 
 def test_mean_over_tasks_interval_from_raw_repeats():
@@ -416,10 +537,17 @@ def test_mean_over_tasks_interval_covers_the_true_mean_95_percent_of_the_time():
     rng = np.random.default_rng(0)
     means, sds, runs = [0.1, 0.4, 0.8], [0.3, 0.2, 0.4], 1000
     draws = rng.normal(np.repeat(means, 5), np.repeat(sds, 5), size=(runs, 15))
-    per_rep = pd.DataFrame({"metric": np.repeat([f"m{i:04d}" for i in range(runs)], 15),
-                            "task": np.tile(np.repeat(["a", "b", "c"], 5), runs),
-                            "repeat": np.tile(np.arange(5), 3 * runs), "ratio": 2,
-                            "tau": draws.ravel(), "encoders": 6, "nonfinite": 0})
+    per_rep = pd.DataFrame(
+        {
+            "metric": np.repeat([f"m{i:04d}" for i in range(runs)], 15),
+            "task": np.tile(np.repeat(["a", "b", "c"], 5), runs),
+            "repeat": np.tile(np.arange(5), 3 * runs),
+            "ratio": 2,
+            "tau": draws.ravel(),
+            "encoders": 6,
+            "nonfinite": 0,
+        }
+    )
     got = tr.mean_over_tasks(_aggregate(per_rep))
     hits = (got["tau"] - np.mean(means)).abs() <= got["ci"]
     assert len(got) == runs and 0.93 <= hits.mean() <= 0.97
@@ -427,8 +555,9 @@ def test_mean_over_tasks_interval_covers_the_true_mean_95_percent_of_the_time():
 
 def test_average_and_per_task_tables_carry_spreads():
     rng = np.random.default_rng(4)
-    per_rep = pd.concat([_per_repeat_frame(rng, [0.2, 0.6], [0.1, 0.2], [5, 5])
-                         .assign(ratio=r) for r in (2, 10)])
+    per_rep = pd.concat(
+        [_per_repeat_frame(rng, [0.2, 0.6], [0.1, 0.2], [5, 5]).assign(ratio=r) for r in (2, 10)]
+    )
     tau = _aggregate(per_rep)
     avg = tr.average_table(tau).set_index("metric")
     long = tr.mean_over_tasks(tau).set_index("ratio")
@@ -441,14 +570,26 @@ def test_average_and_per_task_tables_carry_spreads():
 
 
 def test_differences_flag_moves_beyond_combined_half_widths():
-    cur = pd.DataFrame({"metric": ["mdl", "clid"], "N/K=2": [0.746, 0.112],
-                        "±95% N/K=2": [0.04, 0.2], "encoders": [6, 6]})
-    ref = pd.DataFrame({"metric": ["mdl", "clid"], "N/K=2": [0.801, 0.255],
-                        "±95% N/K=2": [0.03, 0.2], "encoders": [6, 6]})
+    cur = pd.DataFrame(
+        {
+            "metric": ["mdl", "clid"],
+            "N/K=2": [0.746, 0.112],
+            "±95% N/K=2": [0.04, 0.2],
+            "encoders": [6, 6],
+        }
+    )
+    ref = pd.DataFrame(
+        {
+            "metric": ["mdl", "clid"],
+            "N/K=2": [0.801, 0.255],
+            "±95% N/K=2": [0.03, 0.2],
+            "encoders": [6, 6],
+        }
+    )
     d = tr.differences(cur, ref).set_index("metric")
-    assert d.loc["mdl", "noise"] == pytest.approx(0.05)        # sqrt(.04² + .03²)
-    assert d.loc["mdl", "beyond_noise"]                          # |Δ| = 0.055 > 0.05
-    assert not d.loc["clid", "beyond_noise"]                     # |Δ| = 0.143 < 0.283
+    assert d.loc["mdl", "noise"] == pytest.approx(0.05)  # sqrt(.04² + .03²)
+    assert d.loc["mdl", "beyond_noise"]  # |Δ| = 0.055 > 0.05
+    assert not d.loc["clid", "beyond_noise"]  # |Δ| = 0.143 < 0.283
     text = tr.noise_summary(tr.differences(cur, ref))
     assert text.startswith("1 of 2") and "mdl at N/K = 2 (0.801 → 0.746" in text
     # a reference saved without spreads contributes 0 to the combined half-width
@@ -466,7 +607,7 @@ def test_notebook_and_profiles_hold_no_copy_of_the_config_defaults():
     params = runner.notebook_parameters("transferability_baselines")
     assert params["study"] == "transferability" and params["overrides"] == {}
     assert set(params) == {"profile", "paper_dir", "study", "overrides"}
-    runner.check_profiles()           # every override names a real field with a valid value
+    runner.check_profiles()  # every override names a real field with a valid value
     smoke = runner.profile_parameters("transferability_baselines", "smoke")["overrides"]
     cfg = tr.TransferabilityConfig.from_overrides(smoke)
     assert cfg.repeats == 2 and cfg.min_n == tr.TransferabilityConfig().min_n
@@ -483,14 +624,21 @@ def test_default_config_is_the_run_that_wrote_paper():
     checkpoints, in the same zoos."""
     from pathlib import Path
 
-    enc = pd.read_csv(Path(__file__).resolve().parent.parent / "paper"
-                      / "transferability_encoders.csv")
+    enc = pd.read_csv(
+        Path(__file__).resolve().parent.parent / "paper" / "transferability_encoders.csv"
+    )
     cfg = tr.TransferabilityConfig()
     assert tuple(enc["encoder"]) == cfg.encoders
     assert {z: tuple(g["encoder"]) for z, g in enc.groupby("zoo", sort=False)} == cfg.zoos()
     assert len(cfg.zoos()["vit_S"]) >= 30 and len(cfg.tasks) >= 9
-    assert cfg.mdl_protocol() == {"experts": "small", "batch_size": 4, "strategy": "fixed_share",
-                                  "m": 11.0, "standardize": "subsample", "seed": 0}
+    assert cfg.mdl_protocol() == {
+        "experts": "small",
+        "batch_size": 4,
+        "strategy": "fixed_share",
+        "m": 11.0,
+        "standardize": "subsample",
+        "seed": 0,
+    }
 
 
 def test_nleep_components_is_passed_on_or_refused():
@@ -499,7 +647,7 @@ def test_nleep_components_is_passed_on_or_refused():
     from mdlnb import transfer
 
     cfg = tr.TransferabilityConfig()
-    assert tr.nleep_kwargs(cfg, ["logme", "leep"]) == {}          # no GMM metric: nothing
+    assert tr.nleep_kwargs(cfg, ["logme", "leep"]) == {}  # no GMM metric: nothing
     if "nleep_components" in inspect.signature(transfer.score_all).parameters:
         assert tr.nleep_kwargs(cfg, ["nleep"]) == {"nleep_components": "paper"}
     else:
@@ -513,11 +661,18 @@ def test_nleep_components_is_passed_on_or_refused():
 def test_scores_are_cached_per_unit_and_read_back_exactly(monkeypatch):
     from mdlnb.studies.transferability import _unit
 
-    sets = [_featureset(f"enc{i}", noise, n_train=80, seed=5)
-            for i, noise in enumerate((0.5, 3.0))]
-    cfg = tr.TransferabilityConfig(encoders=("lite0@32", "lite1@32"), tasks=("toy",),
-                                   ratios=(5,), repeats=2, metrics=("logme", "hscore"),
-                                   grid_metrics=False, label_free=True, mdl=False, seed=11)
+    sets = [_featureset(f"enc{i}", noise, n_train=80, seed=5) for i, noise in enumerate((0.5, 3.0))]
+    cfg = tr.TransferabilityConfig(
+        encoders=("lite0@32", "lite1@32"),
+        tasks=("toy",),
+        ratios=(5,),
+        repeats=2,
+        metrics=("logme", "hscore"),
+        grid_metrics=False,
+        label_free=True,
+        mdl=False,
+        seed=11,
+    )
     monkeypatch.setattr(tr.TransferabilityConfig, "zoos", lambda self: {"all": ("enc0", "enc1")})
     first, _, _ = tr.score_units(sets, cfg, cache=True)
 
@@ -527,7 +682,7 @@ def test_scores_are_cached_per_unit_and_read_back_exactly(monkeypatch):
     monkeypatch.setattr(_unit, "score_unit", fail)
     again, _, _ = tr.score_units(sets, cfg, cache=True)
     pd.testing.assert_frame_equal(first, again, check_exact=True)
-    with pytest.raises(AssertionError, match="recomputed"):     # another seed: new units
+    with pytest.raises(AssertionError, match="recomputed"):  # another seed: new units
         tr.score_units(sets, cfg.replace(seed=12), cache=True)
 
 
@@ -535,8 +690,10 @@ def test_findings_numbers_come_from_the_summary(toy_study):
     res = _toy_result(toy_study)
     text = res.findings()
     top = res.summary().sort_values("N/K=10", ascending=False).iloc[0]
-    assert (f"highest mean τ {tr.display_name(top.metric)} ({top['N/K=10']:.2f} "
-            f"[{top['lo N/K=10']:.2f}, {top['hi N/K=10']:.2f}])") in text
+    assert (
+        f"highest mean τ {tr.display_name(top.metric)} ({top['N/K=10']:.2f} "
+        f"[{top['lo N/K=10']:.2f}, {top['hi N/K=10']:.2f}])"
+    ) in text
     assert "2 of 3 checkpoint pairs (67%) differ in fine-tuned test accuracy" in text
     mdl = res.summary().set_index("metric").loc["mdl"]
     assert f"MDL codelength: N/K = 10: {mdl['N/K=10']:.2f} [" in text
@@ -556,14 +713,19 @@ def test_kendall_bars_draw_means_and_interval_half_widths():
 
     from mdlnb import plots
 
-    long = pd.DataFrame({"metric": ["mdl", "logme", "mdl", "logme"], "ratio": [2, 2, 10, 10],
-                         "tau": [0.8, 0.6, 0.7, -0.2], "ci": [0.05, 0.1, 0.2, 0.3]})
+    long = pd.DataFrame(
+        {
+            "metric": ["mdl", "logme", "mdl", "logme"],
+            "ratio": [2, 2, 10, 10],
+            "tau": [0.8, 0.6, 0.7, -0.2],
+            "ci": [0.05, 0.1, 0.2, 0.3],
+        }
+    )
     ax = plots.kendall_bars(long, order=["logme", "mdl"])
     heights = [p.get_height() for p in ax.patches]
-    assert heights == pytest.approx([0.6, 0.8, -0.2, 0.7])        # hue N/K=2, then N/K=10
+    assert heights == pytest.approx([0.6, 0.8, -0.2, 0.7])  # hue N/K=2, then N/K=10
     segs = [s for c in ax.collections for s in c.get_segments()]
-    assert sorted(abs(s[1][1] - s[0][1]) / 2 for s in segs) == pytest.approx([0.05, 0.1, 0.2,
-                                                                             0.3])
+    assert sorted(abs(s[1][1] - s[0][1]) / 2 for s in segs) == pytest.approx([0.05, 0.1, 0.2, 0.3])
     assert [t.get_text() for t in ax.get_xticklabels()] == ["logme", "mdl"]
     plt.close(ax.figure)
     with pytest.raises(ValueError, match="ci"):
@@ -579,17 +741,23 @@ def test_static_baselines_rank_by_size_and_published_accuracy():
 
     enc = efficientnet_lite(0, resolution=32)
     st = encoder_statics(enc)
-    body = {k: v for k, v in enc.params.items() if k != "classifier"}   # the ImageNet head is not
+    body = {k: v for k, v in enc.params.items() if k != "classifier"}  # the ImageNet head is not
     assert st["params"] == sum(np.size(v) for v in jax.tree_util.tree_leaves(body))  # features
     assert st["source_accuracy"] == SOURCE_ACCURACY["efficientnet_lite0"] == 75.1
     other = SimpleNamespace(name="simclr-vit_S-0steps-seed0", params={"w": np.zeros((3, 4))})
     assert encoder_statics(other)["params"] == 12.0
     assert np.isnan(encoder_statics(other)["source_accuracy"])
-    ckpt = SimpleNamespace(name="mae-vit_S-300steps-seed0", params={"w": np.zeros(2)},
-                           meta={"probe_accuracy": 0.73})
-    assert encoder_statics(ckpt)["source_accuracy"] == 0.73     # recorded with the checkpoint
-    scores = pd.DataFrame([dict(encoder=e, task="t", ratio=2, n=20, repeat=r, metric="logme",
-                                value=1.0) for e in ("a", "b") for r in (0, 1)])
+    ckpt = SimpleNamespace(
+        name="mae-vit_S-300steps-seed0", params={"w": np.zeros(2)}, meta={"probe_accuracy": 0.73}
+    )
+    assert encoder_statics(ckpt)["source_accuracy"] == 0.73  # recorded with the checkpoint
+    scores = pd.DataFrame(
+        [
+            dict(encoder=e, task="t", ratio=2, n=20, repeat=r, metric="logme", value=1.0)
+            for e in ("a", "b")
+            for r in (0, 1)
+        ]
+    )
     out = add_static(scores, {"a": enc, "b": other})
     p = out[out["metric"] == "params"].set_index(["encoder", "repeat"])["value"]
     assert p[("b", 0)] == p[("b", 1)] == 12.0
@@ -609,27 +777,39 @@ def test_ncti_and_etran_are_ranked_as_their_authors_combine_terms():
     for repeat in (0, 1):
         for enc in ("a", "b", "c"):
             for metric in (*COMBINED["ncti"], *COMBINED["etran"], "logme"):
-                rows.append(dict(encoder=enc, task="t", ratio=2, n=20, repeat=repeat,
-                                 metric=metric, value=float(rng.normal())))
+                rows.append(
+                    dict(
+                        encoder=enc,
+                        task="t",
+                        ratio=2,
+                        n=20,
+                        repeat=repeat,
+                        metric=metric,
+                        value=float(rng.normal()),
+                    )
+                )
     scores = pd.DataFrame(rows)
     out = add_combined(scores)
     assert set(out["metric"]) == {"ncti", "etran", "logme"}
     pd.testing.assert_frame_equal(
         out[out["metric"] == "logme"].drop(columns="zoo").reset_index(drop=True),
-        scores[scores["metric"] == "logme"].reset_index(drop=True))
+        scores[scores["metric"] == "logme"].reset_index(drop=True),
+    )
 
     def mm(v):
         return (v - v.min()) / (v.max() - v.min())
 
     for repeat in (0, 1):
-        w = scores[scores["repeat"] == repeat].pivot(index="encoder", columns="metric",
-                                                      values="value")
-        got = out[out["repeat"] == repeat].pivot(index="encoder", columns="metric",
-                                                  values="value")
-        np.testing.assert_allclose(got["ncti"], mm(w["ncti_seli"]) + mm(w["ncti_ncc"])
-                                   - mm(w["ncti_vc"]), rtol=1e-12)
-        np.testing.assert_allclose(got["etran"], 0.15 * mm(w["etran_energy"])
-                                   + 0.85 * mm(w["etran_cls"]), rtol=1e-12)
+        w = scores[scores["repeat"] == repeat].pivot(
+            index="encoder", columns="metric", values="value"
+        )
+        got = out[out["repeat"] == repeat].pivot(index="encoder", columns="metric", values="value")
+        np.testing.assert_allclose(
+            got["ncti"], mm(w["ncti_seli"]) + mm(w["ncti_ncc"]) - mm(w["ncti_vc"]), rtol=1e-12
+        )
+        np.testing.assert_allclose(
+            got["etran"], 0.15 * mm(w["etran_energy"]) + 0.85 * mm(w["etran_cls"]), rtol=1e-12
+        )
 
 
 def test_subsample_scores_carry_the_combined_metrics_terms():
@@ -645,9 +825,15 @@ def test_subsample_scores_carry_the_combined_metrics_terms():
     x[:, 0] += y
     task = Task("toy", x, y, 3)
     fs = tr.FeatureSet("enc", "toy", task, task, None)
-    cfg = tr.TransferabilityConfig(encoders=["lite0@32", "lite1@32"], tasks=["digits"],
-                                   metrics=["ncti", "etran", "logme"], grid_metrics=False,
-                                   label_free=False, mdl=False, static=False)
+    cfg = tr.TransferabilityConfig(
+        encoders=["lite0@32", "lite1@32"],
+        tasks=["digits"],
+        metrics=["ncti", "etran", "logme"],
+        grid_metrics=False,
+        label_free=False,
+        mdl=False,
+        static=False,
+    )
     out, _ = _per_checkpoint(fs, np.arange(60), 0, cfg)
     r, e = transfer.ncti_result(x, y, num_classes=3), transfer.etran_result(x, y, num_classes=3)
     assert out["ncti_seli"] == r.seli and out["ncti_vc"] == r.vc and out["ncti_ncc"] == r.ncc

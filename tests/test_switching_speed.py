@@ -25,8 +25,12 @@ def switch_float64(L, stable):
         h = 1.0 / (t + 2)
         with np.errstate(divide="ignore"):
             new = np.log(h) + logsumexp(f[0]) - np.log(k)
-            lw = np.stack([np.logaddexp(np.log1p(-h) + f[0], np.log(1 - stable) + new),
-                           np.logaddexp(f[1], np.log(stable) + new)])
+            lw = np.stack(
+                [
+                    np.logaddexp(np.log1p(-h) + f[0], np.log(1 - stable) + new),
+                    np.logaddexp(f[1], np.log(stable) + new),
+                ]
+            )
     return total, post
 
 
@@ -79,9 +83,11 @@ def test_fixed_share_posterior_over_blocks_against_float64(n):
     L[:, 2] += np.r_[np.zeros(n // 2), np.full(n - n // 2, 0.5)]
     L = L.astype(np.float32)
     per, post = fixed_share_float64(L.astype(np.float64), 2.0)
-    for got in (sw.codelength(L, sw.FixedShare(m=2), chunk_rows=4_096),
-                sw.codelength(L, sw.FixedShare(m=2)),
-                sw.codelength(jnp.asarray(L), sw.FixedShare(m=2))):
+    for got in (
+        sw.codelength(L, sw.FixedShare(m=2), chunk_rows=4_096),
+        sw.codelength(L, sw.FixedShare(m=2)),
+        sw.codelength(jnp.asarray(L), sw.FixedShare(m=2)),
+    ):
         np.testing.assert_allclose(got.per_step_nats, per, rtol=0, atol=2e-6)
         assert got.total_nats == pytest.approx(per.sum(), rel=1e-7)
         np.testing.assert_allclose(got.posterior, post, rtol=2e-5, atol=1e-9)
@@ -121,7 +127,9 @@ def test_nearly_stable_switch_posterior_does_not_drift():
     # θ = 0.999: an almost pure Bayesian mixture (no mixing → rounding would
     # accumulate) over 60,000 steps, experts 1e-3 nats apart per step
     n, k = 60_000, 4
-    L = (np.random.default_rng(15).exponential(1.0, size=(n, k)) + [0, 1e-3, 2e-3, 3e-3]).astype(np.float32)
+    L = (np.random.default_rng(15).exponential(1.0, size=(n, k)) + [0, 1e-3, 2e-3, 3e-3]).astype(
+        np.float32
+    )
     strategy = sw.SwitchDistribution(stable=0.999)
     assert sw.uses_linear_kernel(strategy, k)
     want, post = switch_float64(L.astype(np.float64), 0.999)
@@ -171,7 +179,7 @@ def test_large_numpy_input_is_copied_in_row_parts(monkeypatch):
 
     monkeypatch.setattr(batch, "_PARALLEL_COPY_BYTES", 1024)  # every part of this test in threads
     rng = np.random.default_rng(32)
-    L64 = rng.exponential(1.0, size=(203, 7))   # 203 rows: parts of 50 and 51 rows
+    L64 = rng.exponential(1.0, size=(203, 7))  # 203 rows: parts of 50 and 51 rows
     L64[0, 0], L64[120, 3], L64[202, 6] = 1e300, np.nan, 1e39  # one in each of three parts
     with np.errstate(over="ignore"):
         want = L64.astype(np.float32)

@@ -12,8 +12,12 @@ from mdlnb._checks import check_int, check_labels
 
 
 def _task(**kw):
-    args = dict(name="t", x=np.arange(12, dtype=np.float32).reshape(6, 2), y=[0, 1, 2, 0, 1, 2],
-                num_classes=3)
+    args = dict(
+        name="t",
+        x=np.arange(12, dtype=np.float32).reshape(6, 2),
+        y=[0, 1, 2, 0, 1, 2],
+        num_classes=3,
+    )
     args.update(kw)
     return mdlnb.Task(**args)
 
@@ -30,18 +34,21 @@ def test_task_basic_views():
     np.testing.assert_array_equal(s.x, t.subsample(3, seed=1).x)
 
 
-@pytest.mark.parametrize("kw, arg", [
-    (dict(x=np.zeros((0, 2)), y=np.zeros(0, int)), "x"),
-    (dict(x=np.array([[np.nan, 0]] * 6)), "x"),
-    (dict(x=np.zeros(6)), "x"),
-    (dict(y=[0, 1, 2, 0, 1, 3]), "y"),
-    (dict(y=[0, 1, 2, 0, 1, -1]), "y"),
-    (dict(y=[0.5, 1, 2, 0, 1, 2]), "y"),
-    (dict(y=[0, 1, 2]), "x and y"),
-    (dict(num_classes=1), "num_classes"),
-    (dict(group="weird"), "group"),
-    (dict(name=""), "name"),
-])
+@pytest.mark.parametrize(
+    "kw, arg",
+    [
+        (dict(x=np.zeros((0, 2)), y=np.zeros(0, int)), "x"),
+        (dict(x=np.array([[np.nan, 0]] * 6)), "x"),
+        (dict(x=np.zeros(6)), "x"),
+        (dict(y=[0, 1, 2, 0, 1, 3]), "y"),
+        (dict(y=[0, 1, 2, 0, 1, -1]), "y"),
+        (dict(y=[0.5, 1, 2, 0, 1, 2]), "y"),
+        (dict(y=[0, 1, 2]), "x and y"),
+        (dict(num_classes=1), "num_classes"),
+        (dict(group="weird"), "group"),
+        (dict(name=""), "name"),
+    ],
+)
 def test_task_rejects_bad_input_naming_the_argument(kw, arg):
     with pytest.raises(ValueError, match=f"^{arg}"):
         _task(**kw)
@@ -86,7 +93,8 @@ def test_content_hash_is_stable_and_sensitive():
     assert h == _io.content_hash(a.copy(), {"j": [1, 2], "k": 1})
     assert h != _io.content_hash(a.astype(np.float64), {"k": 1, "j": [1, 2]})
     assert h != _io.content_hash(a, {"k": 2, "j": [1, 2]})
-    b = a.copy(); b[0] = 1
+    b = a.copy()
+    b[0] = 1
     assert h != _io.content_hash(b, {"k": 1, "j": [1, 2]})
 
 
@@ -114,7 +122,7 @@ def test_cache_dir_honours_env(tmp_path, monkeypatch):
 def test_lazy_top_level_api():
     assert "switching" in dir(mdlnb)
     with pytest.raises(AttributeError):
-        mdlnb.does_not_exist
+        mdlnb.does_not_exist  # noqa: B018 - the access raises
 
 
 # --------------------------------------------------------------------------- issue 15: silent mistakes
@@ -128,18 +136,20 @@ def test_labels_one_to_ten_warn_and_say_how_to_pass_num_classes():
     from mdlnb.evaluation import as_task
 
     d = load_digits()
-    with pytest.warns(UserWarning, match=r"1 of the C = max\(y\) \+ 1 = 11 classes never occur") as rec:
+    with pytest.warns(
+        UserWarning, match=r"1 of the C = max\(y\) \+ 1 = 11 classes never occur"
+    ) as rec:
         t = mdlnb.Task.from_arrays(d.data, d.target + 1)
     msg = str(rec[0].message)
     assert "[0]" in msg and "y - 1" in msg and "num_classes" in msg and "--num-classes" in msg
     # the cost of the mistake: the uniform code grows from N log 10 to N log 11
     assert t.num_classes == 11 and len(t) * np.log(11) - len(t) * np.log(10) > 170
     with pytest.warns(UserWarning, match="never occur"):
-        as_task((d.data, d.target + 1))                  # evaluate's input path
+        as_task((d.data, d.target + 1))  # evaluate's input path
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        mdlnb.Task.from_arrays(d.data, d.target)                   # 0..9: all present
-        mdlnb.Task.from_arrays(d.data, d.target + 1, num_classes=11)   # explicit: no guess
+        mdlnb.Task.from_arrays(d.data, d.target)  # 0..9: all present
+        mdlnb.Task.from_arrays(d.data, d.target + 1, num_classes=11)  # explicit: no guess
         as_task({"x": d.data, "y": d.target + 1, "num_classes": 11})
 
 
@@ -153,29 +163,47 @@ def test_arrays_and_features_are_named_after_the_representation():
     x, y = rng.normal(size=(20, 3)), np.arange(20) % 2
     a, b = as_task((x, y)), as_task((x + 1, y))
     assert a.name.startswith("arrays-") and a.name != b.name != "user"
-    assert as_task((x, y)).name == a.name                       # a fingerprint: reproducible
+    assert as_task((x, y)).name == a.name  # a fingerprint: reproducible
     assert as_task({"x": x, "y": y, "name": "mine|pca"}).name == "mine|pca"
-    task = mdlnb.Task("digits", rng.uniform(size=(6, 8, 8, 1)).astype(np.float32),
-                      np.arange(6) % 2, 2)
-    enc = Encoder(name="meanpool", params={}, apply=lambda p, im: jnp.mean(im, axis=(1, 2)),
-                  input_size=(8, 8), channels=1, feature_dim=1)
+    task = mdlnb.Task(
+        "digits", rng.uniform(size=(6, 8, 8, 1)).astype(np.float32), np.arange(6) % 2, 2
+    )
+    enc = Encoder(
+        name="meanpool",
+        params={},
+        apply=lambda p, im: jnp.mean(im, axis=(1, 2)),
+        input_size=(8, 8),
+        channels=1,
+        feature_dim=1,
+    )
     f = features(enc, task, cache=False)
     assert f.name == "digits|meanpool" and f.meta["source_task"] == "digits"
     np.testing.assert_allclose(f.x[:, 0], task.x.mean(axis=(1, 2, 3)), rtol=1e-6)
 
 
-@pytest.mark.parametrize("value, kw, message", [
-    (True, {"minimum": 1}, "n: must be an integer >= 1, got True"),        # not a count
-    (0, {"minimum": 1}, "n: must be an integer >= 1, got 0"),
-    (3.0, {"minimum": 1}, "n: must be an integer >= 1, got 3.0"),
-    (2.5, {"minimum": 1, "whole_floats": True}, "n: must be an integer >= 1, got 2.5"),
-    (float("inf"), {"minimum": 1, "whole_floats": True}, "n: must be an integer >= 1, got inf"),
-    ("3", {}, "n: must be an integer, got '3'"),
-    (None, {"minimum": 2}, "n: must be an integer >= 2, got None"),
-    (-1, {"minimum": 0, "allow_none": True}, "n: must be an integer >= 0 or None, got -1"),
-    (np.int64(5), {"minimum": 1, "maximum": 4}, "n: must be an integer in [1, 4], got np.int64(5)"),
-    (0, {"minimum": 1, "what": "an int >= 1 or 'auto'"}, "n: must be an int >= 1 or 'auto', got 0"),
-])
+@pytest.mark.parametrize(
+    "value, kw, message",
+    [
+        (True, {"minimum": 1}, "n: must be an integer >= 1, got True"),  # not a count
+        (0, {"minimum": 1}, "n: must be an integer >= 1, got 0"),
+        (3.0, {"minimum": 1}, "n: must be an integer >= 1, got 3.0"),
+        (2.5, {"minimum": 1, "whole_floats": True}, "n: must be an integer >= 1, got 2.5"),
+        (float("inf"), {"minimum": 1, "whole_floats": True}, "n: must be an integer >= 1, got inf"),
+        ("3", {}, "n: must be an integer, got '3'"),
+        (None, {"minimum": 2}, "n: must be an integer >= 2, got None"),
+        (-1, {"minimum": 0, "allow_none": True}, "n: must be an integer >= 0 or None, got -1"),
+        (
+            np.int64(5),
+            {"minimum": 1, "maximum": 4},
+            "n: must be an integer in [1, 4], got np.int64(5)",
+        ),
+        (
+            0,
+            {"minimum": 1, "what": "an int >= 1 or 'auto'"},
+            "n: must be an int >= 1 or 'auto', got 0",
+        ),
+    ],
+)
 def test_check_int_rejects_with_the_argument_name(value, kw, message):
     with pytest.raises(ValueError) as err:
         check_int("n", value, **kw)
@@ -183,8 +211,12 @@ def test_check_int_rejects_with_the_argument_name(value, kw, message):
 
 
 def test_check_int_returns_a_python_int():
-    for value, kw in [(np.int32(7), {}), (7, {"minimum": 7, "maximum": 7}),
-                      (7.0, {"whole_floats": True}), (np.float32(7.0), {"whole_floats": True})]:
+    for value, kw in [
+        (np.int32(7), {}),
+        (7, {"minimum": 7, "maximum": 7}),
+        (7.0, {"whole_floats": True}),
+        (np.float32(7.0), {"whole_floats": True}),
+    ]:
         out = check_int("n", value, **kw)
         assert out == 7 and type(out) is int
     assert check_int("n", None, allow_none=True) is None

@@ -38,18 +38,21 @@ M_PT = _probs(40, 6, Y_PT, 2.0, RNG)
 
 # ---------------------------------------------------------------- LEEP / NCE
 
+
 def test_leep_hand_computed_value():
-    theta = np.array([[.8, .2], [.6, .4], [.3, .7], [.1, .9]])
+    theta = np.array([[0.8, 0.2], [0.6, 0.4], [0.3, 0.7], [0.1, 0.9]])
     y = np.array([0, 0, 1, 1])
     # p(y|z): z0 -> (1.4, .4)/1.8, z1 -> (.6, 1.6)/2.2; EEP rows .676768, .575758, .575758, .676768
-    expected = (np.log(.8 * 1.4 / 1.8 + .2 * .6 / 2.2) + np.log(.6 * 1.4 / 1.8 + .4 * .6 / 2.2)) / 2
+    expected = (
+        np.log(0.8 * 1.4 / 1.8 + 0.2 * 0.6 / 2.2) + np.log(0.6 * 1.4 / 1.8 + 0.4 * 0.6 / 2.2)
+    ) / 2
     assert T.leep(theta, y) == pytest.approx(expected, abs=1e-12)
     assert T.leep(theta, y) == pytest.approx(-0.471248, abs=1e-6)
 
 
 def test_leep_deterministic_map_is_zero_and_uninformative_is_log_inv_c():
     z = RNG.integers(0, 6, 60)
-    y = z // 2                                     # deterministic z -> y
+    y = z // 2  # deterministic z -> y
     assert T.leep(np.eye(6)[z], y) == pytest.approx(0.0, abs=1e-12)
     y_bal = np.repeat(np.arange(4), 10)
     assert T.leep(np.full((40, 7), 1 / 7), y_bal) == pytest.approx(np.log(1 / 4), abs=1e-12)
@@ -62,7 +65,7 @@ def test_nce_closed_forms():
     counts = {(0, 0): 1, (0, 1): 3, (1, 0): 1, (1, 1): 3, (2, 0): 2, (2, 1): 6}
     y = np.concatenate([[yy] * k for (yy, _), k in counts.items()])
     zz = np.concatenate([[z_] * k for (_, z_), k in counts.items()])
-    h_y = -(2 * .25 * np.log(.25) + .5 * np.log(.5))
+    h_y = -(2 * 0.25 * np.log(0.25) + 0.5 * np.log(0.5))
     assert T.nce(zz, y) == pytest.approx(-h_y, abs=1e-12)
     # probabilities are reduced by argmax
     assert T.nce(np.eye(2)[zz] * 0.6 + 0.2, y) == pytest.approx(-h_y, abs=1e-12)
@@ -80,14 +83,24 @@ def test_nleep_separated_clusters_and_sklearn_pipeline():
     s = PCA(n_components=0.8, svd_solver="full").fit_transform(x2 - x2.mean(0))
     post = GaussianMixture(3, random_state=0).fit(s).predict_proba(s)
     assert T.nleep(x2, y, components="classes") == pytest.approx(T.leep(post, y), abs=1e-12)
-    post9 = GaussianMixture(9, random_state=0).fit(s).predict_proba(s)     # max(min(3, 18), 9)
+    post9 = GaussianMixture(9, random_state=0).fit(s).predict_proba(s)  # max(min(3, 18), 9)
     res = T.nleep_result(x2, y)
     assert (res.n_components, res.rule) == (9, "paper")
     assert res.value == pytest.approx(T.leep(post9, y), abs=1e-12)
 
 
-@pytest.mark.parametrize("n,c,paper", [(20, 10, 4), (50, 10, 10), (100, 10, 10), (1797, 10, 179),
-                                       (4, 2, 1), (30, 3, 3), (300, 3, 30)])
+@pytest.mark.parametrize(
+    "n,c,paper",
+    [
+        (20, 10, 4),
+        (50, 10, 10),
+        (100, 10, 10),
+        (1797, 10, 179),
+        (4, 2, 1),
+        (30, 3, 3),
+        (300, 3, 30),
+    ],
+)
 def test_nleep_component_rules(n, c, paper):
     """PACTran code: max(min(C, int(0.2 N)), int(0.1 N)); the paper's text: C."""
     assert T.nleep_components("paper", n, c) == paper
@@ -97,18 +110,23 @@ def test_nleep_component_rules(n, c, paper):
 
 # ---------------------------------------------------------------- H-score
 
+
 def _hscore_direct(f, y):
     fc = f - f.mean(0)
     g = np.stack([fc[y == k].mean(0) for k in np.unique(y)])[np.searchsorted(np.unique(y), y)]
-    return np.trace(np.linalg.pinv(fc.T @ fc / len(f), rcond=1e-10, hermitian=True) @ (g.T @ g / len(f)))
+    return np.trace(
+        np.linalg.pinv(fc.T @ fc / len(f), rcond=1e-10, hermitian=True) @ (g.T @ g / len(f))
+    )
 
 
 def test_hscore_fixed_values():
     # D = 1: between/total variance = 1 / 1.25
-    assert T.hscore(np.array([[0.], [1.], [2.], [3.]]), [0, 0, 1, 1]) == pytest.approx(0.8, abs=1e-12)
+    assert T.hscore(np.array([[0.0], [1.0], [2.0], [3.0]]), [0, 0, 1, 1]) == pytest.approx(
+        0.8, abs=1e-12
+    )
     # features determined by the label: H = min(D, C - 1)
     y = np.repeat(np.arange(3), 5)
-    mu = np.array([[1., 0.], [0., 2.], [3., 3.]])
+    mu = np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 3.0]])
     assert T.hscore(mu[y], y) == pytest.approx(2.0, abs=1e-9)
     # general case, N > D, N < D, duplicate columns, against the matrix formula
     for n, d in [(80, 6), (15, 40)]:
@@ -142,7 +160,7 @@ def test_hscore_scale_free_on_breast_cancer():
         scale = 10.0 ** rng.uniform(lo, hi, x.shape[1])
         assert T.hscore(x * scale, y) == pytest.approx(exact, rel=1e-9)
     z = (x - x.mean(0)) / x.std(0)
-    a = rng.normal(size=(30, 30))                       # a generic invertible map
+    a = rng.normal(size=(30, 30))  # a generic invertible map
     assert T.hscore(z @ a + 5.0, y) == pytest.approx(exact, rel=1e-8)
 
 
@@ -159,7 +177,7 @@ def test_hscore_rank_deficient_keeps_only_numerical_duplicates():
 def test_hscore_independent_features_near_zero():
     f = RNG.normal(size=(4000, 5))
     y = RNG.integers(0, 3, 4000)
-    assert 0.0 <= T.hscore(f, y) < 0.012          # E[H] ≈ D (C-1) / N = 0.0025
+    assert 0.0 <= T.hscore(f, y) < 0.012  # E[H] ≈ D (C-1) / N = 0.0025
 
 
 def test_regularized_hscore_against_sklearn_ledoit_wolf():
@@ -176,14 +194,17 @@ def test_regularized_hscore_against_sklearn_ledoit_wolf():
         expected = (1 - a) * np.trace(np.linalg.solve(cov, g.T @ g / n))
         assert T.regularized_hscore(f, y) == pytest.approx(expected, rel=1e-8)
         if n > d:
-            assert T.regularized_hscore(f, y, shrinkage=0.0) == pytest.approx(T.hscore(f, y), rel=1e-9)
+            assert T.regularized_hscore(f, y, shrinkage=0.0) == pytest.approx(
+                T.hscore(f, y), rel=1e-9
+            )
 
 
 # ---------------------------------------------------------------- LogME
 
+
 def _logme_reference(f, y):
     """Max over (α, β) of log N(y; 0, I/β + FFᵀ/α) by scipy, via slogdet of the N×N covariance."""
-    from threadpoolctl import threadpool_limits   # scipy's L-BFGS-B crawls on a contended BLAS pool
+    from threadpoolctl import threadpool_limits  # scipy's L-BFGS-B crawls on a contended BLAS pool
 
     n = len(f)
     k_mat = f @ f.T
@@ -191,28 +212,39 @@ def _logme_reference(f, y):
     for k in np.unique(y):
         t = (y == k).astype(float)
 
-        def neg(p):
+        def neg(p, t=t):
             cov = np.eye(n) * np.exp(-p[1]) + k_mat * np.exp(-p[0])
             _, ld = np.linalg.slogdet(cov)
             return 0.5 * (n * np.log(2 * np.pi) + ld + t @ np.linalg.solve(cov, t)) / n
 
         with threadpool_limits(limits=1, user_api="blas"):
-            best = min((minimize(neg, x0, method="L-BFGS-B", bounds=[(-15, 30), (-15, 40)])
-                        for x0 in ([0., 0.], [5., 2.])), key=lambda r: r.fun)
-            polished = minimize(neg, best.x, method="Nelder-Mead",
-                                options=dict(xatol=1e-7, fatol=1e-12, maxiter=300))
+            best = min(
+                (
+                    minimize(neg, x0, method="L-BFGS-B", bounds=[(-15, 30), (-15, 40)])
+                    for x0 in ([0.0, 0.0], [5.0, 2.0])
+                ),
+                key=lambda r: r.fun,
+            )
+            polished = minimize(
+                neg,
+                best.x,
+                method="Nelder-Mead",
+                options=dict(xatol=1e-7, fatol=1e-12, maxiter=300),
+            )
         out.append(-min(best.fun, polished.fun))
     return float(np.mean(out))
 
 
-@pytest.mark.parametrize("n,d,dup", [(60, 10, False), (30, 80, False), (50, 12, True), (100, 2048, False)])
+@pytest.mark.parametrize(
+    "n,d,dup", [(60, 10, False), (30, 80, False), (50, 12, True), (100, 2048, False)]
+)
 def test_logme_matches_slogdet_evidence_maximisation(n, d, dup):
     rng = np.random.default_rng(n + d)
     f = rng.normal(size=(n, d))
     y = rng.integers(0, 3, n)
     f[:, 0] += 1.5 * y
     if dup:
-        f[:, 5:10] = f[:, :5]                       # rank-deficient
+        f[:, 5:10] = f[:, :5]  # rank-deficient
     res = T.logme_result(f, y)
     assert res.converged
     ref = _logme_reference(f, y)
@@ -251,8 +283,9 @@ def test_logme_limits_orthogonal_and_exactly_fit_classes():
 
     def direct(alpha, beta, t):
         cov = f @ f.T / alpha + np.eye(n) / beta
-        return -0.5 * (n * np.log(2 * np.pi) + np.linalg.slogdet(cov)[1]
-                       + t @ np.linalg.solve(cov, t))
+        return -0.5 * (
+            n * np.log(2 * np.pi) + np.linalg.slogdet(cov)[1] + t @ np.linalg.solve(cov, t)
+        )
 
     t0, t1 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
     closed = 0.5 * n * (np.log(2.0) - 1.0 - np.log(2 * np.pi))
@@ -270,9 +303,11 @@ def test_logme_leaves_out_classes_without_an_example():
     LogME on the relabelled task without that class (it used to add
     N/2 log 1e300 from the β cap: 286.6 nats per example on the first case)."""
     rng = np.random.default_rng(7)
-    for f, y, c in [(np.ones((3, 1)), np.array([1, 1, 1]), None),
-                    (rng.normal(size=(30, 4)), rng.integers(0, 3, 30) * 2, 6),
-                    (np.zeros((1, 1)), np.array([1]), None)]:
+    for f, y, c in [
+        (np.ones((3, 1)), np.array([1, 1, 1]), None),
+        (rng.normal(size=(30, 4)), rng.integers(0, 3, 30) * 2, 6),
+        (np.zeros((1, 1)), np.array([1]), None),
+    ]:
         res = T.logme_result(f, y, num_classes=c)
         seen = np.unique(y)
         ref = T.logme_result(f, np.searchsorted(seen, y))
@@ -297,10 +332,13 @@ def test_logme_is_invariant_to_the_scale_of_the_features(n, d):
 def test_logme_float32_equals_float64():
     f = RNG.normal(size=(40, 7))
     y = RNG.integers(0, 2, 40)
-    assert T.logme(f.astype(np.float32), y) == pytest.approx(T.logme(f.astype(np.float32).astype(np.float64), y), abs=1e-12)
+    assert T.logme(f.astype(np.float32), y) == pytest.approx(
+        T.logme(f.astype(np.float32).astype(np.float64), y), abs=1e-12
+    )
 
 
 # ---------------------------------------------------------------- PACTran Dirichlet / Gamma
+
 
 def _log_c(a):
     return gammaln(a.sum(0)) - gammaln(a).sum(0)
@@ -319,7 +357,9 @@ def _dirichlet_reference(m, y, c, iters):
         lq -= logsumexp(lq, 1, keepdims=True)
     q = np.exp(lq)
     post = a[:, None] + oh.T @ q
-    return (np.sum(_log_c(post)) - m.shape[1] * _log_c(a[:, None])[0] + np.sum(q * (lq - log_m))) / n
+    return (
+        np.sum(_log_c(post)) - m.shape[1] * _log_c(a[:, None])[0] + np.sum(q * (lq - log_m))
+    ) / n
 
 
 def _gamma_reference(m, y, c, iters):
@@ -333,14 +373,17 @@ def _gamma_reference(m, y, c, iters):
         lq -= logsumexp(lq, 1, keepdims=True)
     q = np.exp(lq)
     post = a[:, None] + oh.T @ q
-    return (np.sum(gammaln(a)[:, None] - gammaln(post)) + np.sum(np.log(m @ post.sum(0)))
-            + np.sum(q * (lq - log_m))) / n
+    return (
+        np.sum(gammaln(a)[:, None] - gammaln(post))
+        + np.sum(np.log(m @ post.sum(0)))
+        + np.sum(q * (lq - log_m))
+    ) / n
 
 
 def test_pactran_dirichlet_monotone_and_matches_float64_reference():
     res = T.pactran_dirichlet_result(M_PT, Y_PT)
     assert res.converged and res.iterations > 10
-    assert np.all(np.diff(res.history) <= 2e-6)    # coordinate ascent: never increases
+    assert np.all(np.diff(res.history) <= 2e-6)  # coordinate ascent: never increases
     assert res.value == pytest.approx(_dirichlet_reference(M_PT, Y_PT, 3, 500), abs=2e-5)
 
 
@@ -350,7 +393,9 @@ def test_pactran_dirichlet_exact_for_one_hot_sources():
     a = np.bincount(Y_PT, minlength=3) / 40
     counts = np.zeros((3, 6))
     np.add.at(counts, (Y_PT, z), 1)
-    neg_log_z = np.sum(_log_c(a[:, None] + counts) - _log_c(a[:, None])) / 40   # Dirichlet-multinomial
+    neg_log_z = (
+        np.sum(_log_c(a[:, None] + counts) - _log_c(a[:, None])) / 40
+    )  # Dirichlet-multinomial
     assert T.pactran_dirichlet(m, Y_PT) == pytest.approx(neg_log_z, abs=2e-5)
 
 
@@ -362,11 +407,13 @@ def test_pactran_dirichlet_upper_bounds_brute_force_evidence():
     for zs in itertools.product(range(2), repeat=6):
         counts = np.zeros((2, 2))
         np.add.at(counts, (y, np.array(zs)), 1)
-        terms.append(np.sum(np.log(m[np.arange(6), zs]))
-                     + np.sum(_log_c(a[:, None] + counts) - _log_c(a[:, None])) * -1)
+        terms.append(
+            np.sum(np.log(m[np.arange(6), zs]))
+            + np.sum(_log_c(a[:, None] + counts) - _log_c(a[:, None])) * -1
+        )
     neg_log_z = -logsumexp(terms) / 6
     value = T.pactran_dirichlet(m, y)
-    assert neg_log_z - 1e-6 <= value <= neg_log_z + 0.1      # a valid, not loose, bound
+    assert neg_log_z - 1e-6 <= value <= neg_log_z + 0.1  # a valid, not loose, bound
 
 
 def test_pactran_gamma_matches_float64_reference_and_scale_invariance():
@@ -384,7 +431,7 @@ def _digits_16_way_source():
 
     x, y = load_digits(return_X_y=True)
     z = (x - x.mean(0)) / (x.std(0) + 1e-9)
-    w = np.random.default_rng(0).normal(size=(64, 16)) / 8       # a fixed 16-way source head
+    w = np.random.default_rng(0).normal(size=(64, 16)) / 8  # a fixed 16-way source head
     return T.source_probs_from_head(z, w), y
 
 
@@ -394,8 +441,10 @@ def test_pactran_runs_to_the_float64_fixed_point_on_digits():
     2.2e-4 relative above the fixed point. Reference: 600 plain float64 NumPy
     mean-field iterations (the bound no longer changes in float64 after ~450)."""
     m, y = _digits_16_way_source()
-    for result, ref in ((T.pactran_dirichlet_result, _dirichlet_reference),
-                        (T.pactran_gamma_result, _gamma_reference)):
+    for result, ref in (
+        (T.pactran_dirichlet_result, _dirichlet_reference),
+        (T.pactran_gamma_result, _gamma_reference),
+    ):
         res = result(m, y)
         assert res.converged and res.delta <= res.tol == 1e-12
         assert res.iterations > 200 and len(res.history) == res.iterations + 1
@@ -413,7 +462,7 @@ def test_pactran_gamma_dirichlet_relation_eq11():
     counts = np.zeros((2, 2))
     np.add.at(counts, (y, z), 1)
     neg_log_z = np.sum(_log_c(a[:, None] + counts) - _log_c(a[:, None])) / 8
-    v = rng.gamma(a[None, :, None], 1.0, size=(400_000, 2, 2))          # (S, y, z)
+    v = rng.gamma(a[None, :, None], 1.0, size=(400_000, 2, 2))  # (S, y, z)
     lik = np.sum(np.log(v[:, y, z] / v[:, :, z].sum(1)), axis=1)
     mc = -logsumexp(lik - np.log(len(v))) / 8
     assert mc == pytest.approx(neg_log_z, abs=0.02)
@@ -424,6 +473,7 @@ def test_pactran_gamma_dirichlet_relation_eq11():
 
 # ---------------------------------------------------------------- PACTran-Gaussian and LINEAR
 
+
 def _sklearn_objective(x, y, beta):
     from sklearn.linear_model import LogisticRegression
 
@@ -431,19 +481,21 @@ def _sklearn_objective(x, y, beta):
     xd = np.hstack([x, np.ones((n, 1))])
     lr = LogisticRegression(C=beta / n, fit_intercept=False, tol=1e-12, max_iter=20000).fit(xd, y)
     w = lr.coef_.T
-    if w.shape[1] == 1:                                 # binary: sklearn's single column
+    if w.shape[1] == 1:  # binary: sklearn's single column
         w = np.hstack([-w / 2, w / 2])
     lp = xd @ w - logsumexp(xd @ w, 1, keepdims=True)
     return -np.mean(lp[np.arange(n), y]) + np.sum(w * w) / (2 * beta), w
 
 
-@pytest.mark.parametrize("n,d,case", [(80, 6, "plain"), (20, 50, "wide"), (40, 8, "dup"), (30, 5, "single")])
+@pytest.mark.parametrize(
+    "n,d,case", [(80, 6, "plain"), (20, 50, "wide"), (40, 8, "dup"), (30, 5, "single")]
+)
 def test_linear_matches_sklearn(n, d, case):
     rng = np.random.default_rng(n * d)
     y = rng.integers(0, 3, n)
     if case == "single":
         y[y == 2] = 1
-        y[0] = 2                                        # a class with one example
+        y[0] = 2  # a class with one example
     x = rng.normal(size=(n, d))
     x[:, 0] += y
     if case == "dup":
@@ -495,10 +547,10 @@ def test_pactran_gaussian_against_numeric_hessian_and_eq13():
         return -np.mean((g - logsumexp(g, 1, keepdims=True))[np.arange(n), y])
 
     flat, h, tr = w.ravel(), 1e-4, 0.0
-    for i in range(flat.size):                          # central second differences
+    for i in range(flat.size):  # central second differences
         e = np.zeros_like(flat)
         e[i] = h
-        tr += (loss(flat + e) - 2 * loss(flat) + loss(flat - e)) / h ** 2
+        tr += (loss(flat + e) - 2 * loss(flat) + loss(flat - e)) / h**2
     assert res.hessian_trace == pytest.approx(tr, rel=1e-4)
     assert res.num_params == c * (d + 1)
 
@@ -507,11 +559,15 @@ def test_pactran_gaussian_against_numeric_hessian_and_eq13():
 
     def eq13(log_sq):
         sq = np.exp(log_sq)
-        return (loss(flat) + sq / 2 * tr
-                + p / (2 * lam) * (np.log(s0 / sq) - 1 + sq / s0 + np.sum(flat ** 2) / (p * s0)))
+        return (
+            loss(flat)
+            + sq / 2 * tr
+            + p / (2 * lam) * (np.log(s0 / sq) - 1 + sq / s0 + np.sum(flat**2) / (p * s0))
+        )
 
-    best = minimize_scalar(eq13, bounds=(-30, np.log(s0)), method="bounded",
-                           options=dict(xatol=1e-12))
+    best = minimize_scalar(
+        eq13, bounds=(-30, np.log(s0)), method="bounded", options=dict(xatol=1e-12)
+    )
     assert res.value == pytest.approx(best.fun, rel=1e-6)
     grid = T.pactran_gaussian_grid(x, y)
     assert len(grid) == 12 and grid[(10.0, 100.0)] == pytest.approx(res.value, rel=1e-6)
@@ -525,6 +581,7 @@ def test_select_by_kendall_picks_agreeing_key():
 
 # ---------------------------------------------------------------- registry, score_all, validation
 
+
 def test_score_all_and_registry_signs():
     y = np.repeat(np.arange(3), 8)
     x = RNG.normal(size=(24, 5)).astype(np.float32)
@@ -533,30 +590,36 @@ def test_score_all_and_registry_signs():
     out = T.score_all(x, y, sp, metrics=["leep", "nce", "hscore", "logme", "linear"])
     assert out["hscore"] == pytest.approx(T.hscore(x, y))
     assert out["leep"] == pytest.approx(T.leep(sp, y))
-    assert set(T.score_all(x, y, metrics=None)) == {k for k, m in T.METRICS.items()
-                                                     if "source_probs" not in m.needs}
+    assert set(T.score_all(x, y, metrics=None)) == {
+        k for k, m in T.METRICS.items() if "source_probs" not in m.needs
+    }
     assert T.METRICS["leep"].sign == 1 and T.METRICS["pactran_gaussian"].sign == -1
     assert T.oriented("linear", 0.3) == -0.3
-    assert np.allclose(T.source_probs_from_head(x, np.eye(5)[:, :3], np.zeros(3)),
-                       T.source_probs_from_logits(x[:, :3]))
+    assert np.allclose(
+        T.source_probs_from_head(x, np.eye(5)[:, :3], np.zeros(3)),
+        T.source_probs_from_logits(x[:, :3]),
+    )
 
 
-@pytest.mark.parametrize("call,arg", [
-    (lambda: T.hscore(np.array([[np.nan, 1.0], [0.0, 1.0]]), [0, 1]), "features"),
-    (lambda: T.logme(np.ones((3, 2)), [0, 1]), "labels"),
-    (lambda: T.linear(np.ones((3, 2)), [0, 1, 3], num_classes=3), "labels"),
-    (lambda: T.hscore(np.ones((3, 2)), [0, -1, 1]), "labels"),
-    (lambda: T.logme(np.zeros((0, 4)), []), "features"),
-    (lambda: T.leep(np.full((2, 2), 0.7), [0, 1]), "source_probs"),
-    (lambda: T.leep(np.array([[1.5, -0.5], [0.5, 0.5]]), [0, 1]), "source_probs"),
-    (lambda: T.nce(np.array([0, 1]), [0, 1, 1]), "labels"),
-    (lambda: T.nleep(np.ones((4, 2)), [0, 1, 0, 1], variance=1.5), "variance"),
-    (lambda: T.nleep(np.ones((4, 2)), [0, 1, 0, 1], components="many"), "components"),
-    (lambda: T.score_all(np.ones((4, 2)), [0, 1, 0, 1], nleep_components=0), "components"),
-    (lambda: T.pactran_gaussian(np.ones((4, 2)), [0, 1, 0, 1], beta_factor=-1), "beta_factor"),
-    (lambda: T.score_all(np.ones((4, 2)), [0, 1, 0, 1], metrics=["nope"]), "metrics"),
-    (lambda: T.score_all(np.ones((4, 2)), [0, 1, 0, 1], metrics=["leep"]), "source_probs"),
-])
+@pytest.mark.parametrize(
+    "call,arg",
+    [
+        (lambda: T.hscore(np.array([[np.nan, 1.0], [0.0, 1.0]]), [0, 1]), "features"),
+        (lambda: T.logme(np.ones((3, 2)), [0, 1]), "labels"),
+        (lambda: T.linear(np.ones((3, 2)), [0, 1, 3], num_classes=3), "labels"),
+        (lambda: T.hscore(np.ones((3, 2)), [0, -1, 1]), "labels"),
+        (lambda: T.logme(np.zeros((0, 4)), []), "features"),
+        (lambda: T.leep(np.full((2, 2), 0.7), [0, 1]), "source_probs"),
+        (lambda: T.leep(np.array([[1.5, -0.5], [0.5, 0.5]]), [0, 1]), "source_probs"),
+        (lambda: T.nce(np.array([0, 1]), [0, 1, 1]), "labels"),
+        (lambda: T.nleep(np.ones((4, 2)), [0, 1, 0, 1], variance=1.5), "variance"),
+        (lambda: T.nleep(np.ones((4, 2)), [0, 1, 0, 1], components="many"), "components"),
+        (lambda: T.score_all(np.ones((4, 2)), [0, 1, 0, 1], nleep_components=0), "components"),
+        (lambda: T.pactran_gaussian(np.ones((4, 2)), [0, 1, 0, 1], beta_factor=-1), "beta_factor"),
+        (lambda: T.score_all(np.ones((4, 2)), [0, 1, 0, 1], metrics=["nope"]), "metrics"),
+        (lambda: T.score_all(np.ones((4, 2)), [0, 1, 0, 1], metrics=["leep"]), "source_probs"),
+    ],
+)
 def test_bad_input_names_argument(call, arg):
     with pytest.raises(ValueError, match=arg):
         call()
@@ -586,9 +649,20 @@ def test_logme_converges_when_few_wide_features_interpolate_a_class(case):
 
     for k in range(10):
         yk = (y == k).astype(np.float64)
-        best = min((minimize(neg_evidence, [la, lb], args=(yk,), method="Nelder-Mead",
-                             options=dict(maxiter=4000, xatol=1e-10, fatol=1e-12))
-                    for la in (-5, 0, 5) for lb in (0, 5, 10, 15)), key=lambda o: o.fun)
+        best = min(
+            (
+                minimize(
+                    neg_evidence,
+                    [la, lb],
+                    args=(yk,),
+                    method="Nelder-Mead",
+                    options=dict(maxiter=4000, xatol=1e-10, fatol=1e-12),
+                )
+                for la in (-5, 0, 5)
+                for lb in (0, 5, 10, 15)
+            ),
+            key=lambda o: o.fun,
+        )
         np.testing.assert_allclose(res.evidence[k], -best.fun, rtol=1e-6, atol=1e-6)
 
 

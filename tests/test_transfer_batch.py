@@ -50,12 +50,14 @@ def test_fit_batch_matches_scipy_within_the_tolerance(digits_features, n):
     d = xs.shape[2] + 1
     for i in range(len(stack)):
         ref = _softmax.fit(stack[i], ys, 10, betas[i])
-        g = np.sqrt(d * 10) * 1e-8                                    # ‖g‖ ≤ √P · gtol
+        g = np.sqrt(d * 10) * 1e-8  # ‖g‖ ≤ √P · gtol
         assert got.loss[i] + got.penalty[i] == pytest.approx(
-            ref.loss + ref.penalty, abs=g * g * betas[i] + 1e-12)
+            ref.loss + ref.penalty, abs=g * g * betas[i] + 1e-12
+        )
         assert np.abs(got.params[i] - ref.params).max() <= 2 * betas[i] * g
         assert got.hessian_trace[i] == pytest.approx(
-            _softmax.hessian_trace(stack[i], ref.params, True), rel=1e-5)
+            _softmax.hessian_trace(stack[i], ref.params, True), rel=1e-5
+        )
 
 
 def test_fit_batch_weights_drop_rows_like_a_smaller_problem(digits_features):
@@ -100,19 +102,23 @@ def test_linear_metrics_match_the_scalar_metrics(digits_features):
         for k in range(len(xs)):
             f, yy = xs[k], y[idx]
             assert got["linear"][k] == pytest.approx(
-                transfer.linear(f, yy, num_classes=10), abs=1e-9)
+                transfer.linear(f, yy, num_classes=10), abs=1e-9
+            )
             # PT-Gauss adds the flatness term, which reads Tr ∇²L̂ at θ*: two fits that
             # meet gtol hold θ* within β‖g‖ of each other, and the trace moves with it
             assert got["pactran_gaussian"][k] == pytest.approx(
-                transfer.pactran_gaussian(f, yy, num_classes=10), rel=1e-5)
+                transfer.pactran_gaussian(f, yy, num_classes=10), rel=1e-5
+            )
             assert got["linear_valid"][k] == pytest.approx(
-                transfer.linear_valid(f, yy, num_classes=10, seed=seeds[k]), rel=1e-5)
+                transfer.linear_valid(f, yy, num_classes=10, seed=seeds[k]), rel=1e-5
+            )
             grid = transfer.pactran_gaussian_grid(f, yy, num_classes=10)
             for key, v in grid.items():
                 assert got["pactran_gaussian_grid"][key][k] == pytest.approx(v, rel=1e-5), key
             for bf in (0.1, 1.0, 10.0):
                 assert got["linear_grid"][bf][k] == pytest.approx(
-                    transfer.linear(f, yy, num_classes=10, beta_factor=bf), abs=1e-9)
+                    transfer.linear(f, yy, num_classes=10, beta_factor=bf), abs=1e-9
+                )
 
 
 def test_linear_metrics_rejects_bad_shapes():
@@ -121,5 +127,4 @@ def test_linear_metrics_rejects_bad_shapes():
     with pytest.raises(ValueError, match="labels"):
         linear_metrics(np.zeros((1, 5, 3)), np.zeros((1, 4), int), num_classes=2)
     with pytest.raises(ValueError, match="valid_seeds"):
-        linear_metrics(np.zeros((2, 6, 3)), np.tile([0, 1], (2, 3)), num_classes=2,
-                       valid_seeds=[1])
+        linear_metrics(np.zeros((2, 6, 3)), np.tile([0, 1], (2, 3)), num_classes=2, valid_seeds=[1])

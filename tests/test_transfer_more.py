@@ -30,6 +30,7 @@ def _blobs(n_per, d, c, sep, rng, scale=1.0):
 
 # ---------------------------------------------------------------- SFDA
 
+
 def _sfda_reference(x, y, a=5.0):
     """Paper route: Fisher projection onto all generalised eigenvectors of
     (S_b, S̃_w), Gaussian class posteriors with unit covariance there."""
@@ -45,10 +46,11 @@ def _sfda_reference(x, y, a=5.0):
         sws = (1 - lam) * sw + lam * np.trace(sw) / d * np.eye(d)
         m = x.mean(0)
         sb = sum(p * np.outer(u - m, u - m) for p, u in zip(pri, mu))
-        _, u = eigh(sb, sws)                     # uᵀ S̃_w u = I
+        _, u = eigh(sb, sws)  # uᵀ S̃_w u = I
         z, zm = x @ u, mu @ u
-        logits = np.array([[-0.5 * np.sum((zi - zk) ** 2) + np.log(p)
-                            for zk, p in zip(zm, pri)] for zi in z])
+        logits = np.array(
+            [[-0.5 * np.sum((zi - zk) ** 2) + np.log(p) for zk, p in zip(zm, pri)] for zi in z]
+        )
         post = np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
         return post, mu, lam
 
@@ -84,11 +86,12 @@ def test_sfda_power_iterations_converge_to_exact():
 
 # ---------------------------------------------------------------- GBC
 
+
 def test_gbc_two_classes_closed_form():
     x = np.array([[0.0], [2.0], [5.0], [7.0], [9.0]])
     y = np.array([0, 0, 1, 1, 1])
     m0, v0 = 1.0, 1.0
-    m1, v1 = 7.0, 8.0 / 3.0                      # population variance of 5, 7, 9
+    m1, v1 = 7.0, 8.0 / 3.0  # population variance of 5, 7, 9
     db = (m0 - m1) ** 2 / (4 * (v0 + v1)) + 0.5 * np.log((v0 + v1) / 2 / np.sqrt(v0 * v1))
     assert T.gbc(x, y) == pytest.approx(-2 * np.exp(-db), rel=1e-13)
     assert T.gbc(x, y, gaussian="spherical") == pytest.approx(-2 * np.exp(-db), rel=1e-13)
@@ -108,7 +111,8 @@ def test_gbc_matches_multivariate_bhattacharyya(gaussian):
         s = (s1 + s2) / 2
         dm = m1 - m2
         db = dm @ np.linalg.solve(s, dm) / 8 + 0.5 * np.log(
-            np.linalg.det(s) / np.sqrt(np.linalg.det(s1) * np.linalg.det(s2)))
+            np.linalg.det(s) / np.sqrt(np.linalg.det(s1) * np.linalg.det(s2))
+        )
         total += np.exp(-db)
     assert T.gbc(x, y, gaussian=gaussian) == pytest.approx(-total, rel=1e-12)
 
@@ -117,13 +121,14 @@ def test_gbc_reduces_wide_features_with_pca_first():
     x, y = _blobs(8, 6, 3, 1.0, RNG)
     xc = x - x.mean(0)
     _, evecs = np.linalg.eigh(xc.T @ xc)
-    scores = xc @ evecs[:, ::-1][:, :3]          # top-3 principal components
+    scores = xc @ evecs[:, ::-1][:, :3]  # top-3 principal components
     for g in ("spherical", "diagonal"):
         assert T.gbc(x, y, gaussian=g, n_dims=3) == pytest.approx(
-            T.gbc(scores, y, gaussian=g, n_dims=None), rel=1e-12)
-    q, _ = np.linalg.qr(RNG.normal(size=(6, 6)))   # spherical: rotation invariant
+            T.gbc(scores, y, gaussian=g, n_dims=None), rel=1e-12
+        )
+    q, _ = np.linalg.qr(RNG.normal(size=(6, 6)))  # spherical: rotation invariant
     assert T.gbc(x @ q, y, n_dims=None) == pytest.approx(T.gbc(x, y, n_dims=None), rel=1e-12)
-    assert T.gbc(x, y, n_dims=6) == T.gbc(x, y, n_dims=None)   # D ≤ n_dims: untouched
+    assert T.gbc(x, y, n_dims=6) == T.gbc(x, y, n_dims=None)  # D ≤ n_dims: untouched
 
 
 def test_gbc_separated_classes_near_zero():
@@ -132,6 +137,7 @@ def test_gbc_separated_classes_near_zero():
 
 
 # ---------------------------------------------------------------- PARC
+
 
 def test_parc_against_pairwise_spearman():
     x, y = _blobs(4, 5, 3, 1.0, RNG)
@@ -150,8 +156,8 @@ def test_parc_pca_then_standardise():
     x, y = _blobs(5, 6, 2, 1.0, RNG)
     xc = x - x.mean(0)
     evals, evecs = np.linalg.eigh(xc.T @ xc)
-    w = evecs[:, ::-1][:, :3]                    # top-3 principal directions
-    w = w * np.sign(w[np.argmax(np.abs(w), axis=0), np.arange(3)])   # sklearn's signs
+    w = evecs[:, ::-1][:, :3]  # top-3 principal directions
+    w = w * np.sign(w[np.argmax(np.abs(w), axis=0), np.arange(3)])  # sklearn's signs
     p = xc @ w
     assert T.parc(x, y, n_dims=3) == pytest.approx(T.parc(p, y, n_dims=None), abs=1e-12)
     # the signs matter: PARC centres each row over its entries
@@ -165,12 +171,13 @@ def test_parc_is_one_when_features_are_the_labels():
 
 # ---------------------------------------------------------------- TransRate
 
+
 def test_transrate_one_dimensional_closed_form():
     z = np.array([-3.0, -1.0, 1.0, 3.0, 0.0, 0.0])
     y = np.array([0, 0, 1, 1, 2, 2])
     eps = 0.5
     zc = z - z.mean()
-    r = 0.5 * np.log(1 + np.sum(zc ** 2) / (6 * eps))
+    r = 0.5 * np.log(1 + np.sum(zc**2) / (6 * eps))
     rc = [0.5 * np.log(1 + np.sum(zc[y == k] ** 2) / (2 * eps)) for k in range(3)]
     assert T.transrate(z[:, None], y, eps=eps) == pytest.approx(r - np.mean(rc), rel=1e-13)
 
@@ -183,11 +190,13 @@ def test_transrate_against_slogdet(n, d):
 
     def rate(m):
         return 0.5 * np.linalg.slogdet(np.eye(d) + m.T @ m / (len(m) * 1e-4))[1]
+
     ref = rate(z) - sum(rate(z[y == k]) for k in range(3)) / 3
     assert T.transrate(x, y) == pytest.approx(ref, rel=1e-11)
 
 
 # ---------------------------------------------------------------- NCTI
+
 
 def test_ncti_collapsed_classes_closed_form():
     """Classes collapsed onto far-apart points: p(y|x) is one-hot, so
@@ -206,7 +215,7 @@ def test_ncti_parts_match_an_explicit_pipeline():
     from sklearn.decomposition import PCA
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
-    x, y = _blobs(12, 5, 3, 0.5, RNG, 0.1)       # small variance: shrinkage > floor
+    x, y = _blobs(12, 5, 3, 0.5, RNG, 0.1)  # small variance: shrinkage > floor
     p = PCA(n_components=5, svd_solver="full").fit(x)
     lam = np.exp(-p.explained_variance_[:32].sum())
     clf = LinearDiscriminantAnalysis(solver="eigen", shrinkage=lam).fit(p.transform(x), y)
@@ -227,10 +236,11 @@ def test_ncti_combine_minmax():
 
 # ---------------------------------------------------------------- ETran
 
+
 def test_etran_energy_closed_form():
-    x = np.repeat(np.arange(400.0)[:, None], 3, axis=1)    # row i: (i, i, i)
+    x = np.repeat(np.arange(400.0)[:, None], 3, axis=1)  # row i: (i, i, i)
     en, m = T.etran_energy(x, fraction=0.005)
-    assert m == 2                                         # ⌊0.005·400⌋
+    assert m == 2  # ⌊0.005·400⌋
     assert en == pytest.approx(0.5 + np.log(3), rel=1e-14)  # mean of i + log 3 over i = 0, 1
     assert T.etran_energy(x, fraction=1.0)[0] == pytest.approx(199.5 + np.log(3), rel=1e-14)
 
@@ -246,8 +256,9 @@ def test_etran_classification_against_gaussian_densities(covariance, n_per, d):
         sw = sum(p * np.cov(x[y == k].T, bias=True) for k, p in enumerate(pri))
         lam = max(np.exp(-5 * np.linalg.eigvalsh(sw)[-1]), 1e-10)
         cov = (1 - lam) * sw + lam * np.trace(sw) / d * np.eye(d)
-    logp = np.stack([multivariate_normal(mu[k], cov).logpdf(x) + np.log(pri[k])
-                     for k in range(3)], axis=1)
+    logp = np.stack(
+        [multivariate_normal(mu[k], cov).logpdf(x) + np.log(pri[k]) for k in range(3)], axis=1
+    )
     post = np.exp(logp - logsumexp(logp, axis=1, keepdims=True))
     ref = np.mean(post[np.arange(len(y)), y])
     assert T.etran_classification(x, y, covariance=covariance)[0] == pytest.approx(ref, abs=1e-12)
@@ -274,9 +285,15 @@ def test_registered_higher_is_better_and_in_score_all():
 
 
 @pytest.mark.parametrize("name", NEW)
-@pytest.mark.parametrize("bad,arg", [
-    ("nan", "features"), ("label_range", "labels"), ("length", "labels"), ("label_neg", "labels"),
-])
+@pytest.mark.parametrize(
+    "bad,arg",
+    [
+        ("nan", "features"),
+        ("label_range", "labels"),
+        ("length", "labels"),
+        ("label_neg", "labels"),
+    ],
+)
 def test_bad_input_names_argument(name, bad, arg):
     x, y = _blobs(6, 3, 3, 1.0, np.random.default_rng(0))
     if bad == "nan":
@@ -293,17 +310,20 @@ def test_bad_input_names_argument(name, bad, arg):
         getattr(T, name)(x, y, num_classes=3)
 
 
-@pytest.mark.parametrize("call,arg", [
-    (lambda x, y: T.gbc(x, y, gaussian="full"), "gaussian"),
-    (lambda x, y: T.gbc(x, y, n_dims=0), "n_dims"),
-    (lambda x, y: T.parc(x, y, n_dims=0), "n_dims"),
-    (lambda x, y: T.transrate(x, y, eps=-1.0), "eps"),
-    (lambda x, y: T.etran(x, y, covariance="full"), "covariance"),
-    (lambda x, y: T.etran(x, y, fraction=2.0), "fraction"),
-    (lambda x, y: T.sfda(x, y, power_iterations=0), "power_iterations"),
-    (lambda x, y: T.sfda(x, np.zeros_like(y)), "labels"),
-    (lambda x, y: T.ncti_combine([1.0, 2.0], [1.0], [1.0, 2.0]), "ncc"),
-])
+@pytest.mark.parametrize(
+    "call,arg",
+    [
+        (lambda x, y: T.gbc(x, y, gaussian="full"), "gaussian"),
+        (lambda x, y: T.gbc(x, y, n_dims=0), "n_dims"),
+        (lambda x, y: T.parc(x, y, n_dims=0), "n_dims"),
+        (lambda x, y: T.transrate(x, y, eps=-1.0), "eps"),
+        (lambda x, y: T.etran(x, y, covariance="full"), "covariance"),
+        (lambda x, y: T.etran(x, y, fraction=2.0), "fraction"),
+        (lambda x, y: T.sfda(x, y, power_iterations=0), "power_iterations"),
+        (lambda x, y: T.sfda(x, np.zeros_like(y)), "labels"),
+        (lambda x, y: T.ncti_combine([1.0, 2.0], [1.0], [1.0, 2.0]), "ncc"),
+    ],
+)
 def test_bad_knobs_name_argument(call, arg):
     x, y = _blobs(6, 3, 3, 1.0, np.random.default_rng(1))
     with pytest.raises(ValueError, match=arg):

@@ -29,7 +29,7 @@ def test_logme_regression_is_the_maximised_evidence_per_column():
         a, b = res.alpha[p], res.beta[p]
         ev = _evidence_brute(f, y[:, p], a, b)
         assert res.evidence[p] == pytest.approx(ev, rel=1e-9)
-        for da, db in ((1.3, 1), (1 / 1.3, 1), (1, 1.3), (1, 1 / 1.3)):   # a maximum
+        for da, db in ((1.3, 1), (1 / 1.3, 1), (1, 1.3), (1, 1 / 1.3)):  # a maximum
             assert _evidence_brute(f, y[:, p], a * da, b * db) < ev
     assert res.value == pytest.approx(res.evidence.mean() / 80)
     # one column at a time: the same numbers; (N,) targets are one column
@@ -41,12 +41,14 @@ def test_logme_regression_of_one_hot_columns_is_logme():
     rng = np.random.default_rng(1)
     f = rng.normal(size=(60, 4))
     y = rng.integers(0, 3, 60)
-    assert transfer.logme_regression(f, np.eye(3)[y]) == pytest.approx(transfer.logme(f, y),
-                                                                       rel=1e-12)
+    assert transfer.logme_regression(f, np.eye(3)[y]) == pytest.approx(
+        transfer.logme(f, y), rel=1e-12
+    )
 
 
-@pytest.mark.parametrize("bad, arg", [(np.r_[np.nan, np.zeros(79)], "targets"),
-                                      (np.zeros(7), "features and targets")])
+@pytest.mark.parametrize(
+    "bad, arg", [(np.r_[np.nan, np.zeros(79)], "targets"), (np.zeros(7), "features and targets")]
+)
 def test_logme_regression_rejects_bad_targets(bad, arg):
     with pytest.raises(ValueError, match=f"^{arg}"):
         transfer.logme_regression(np.ones((80, 2)), bad)
@@ -60,13 +62,17 @@ def test_mdl_and_logme_rank_diabetes_representations_alike():
     task = data.load("diabetes", split="all")
     x = zscore(task.x.astype(np.float64)).astype(np.float64)
     vt = np.linalg.svd(x, full_matrices=False)[2]
-    reps = {"raw": x, "pca2": x @ vt[:2].T,
-            "noise": np.random.default_rng(0).normal(size=x.shape)}
+    reps = {"raw": x, "pca2": x @ vt[:2].T, "noise": np.random.default_rng(0).normal(size=x.shape)}
     logme = {k: transfer.logme_regression(f, task.y - task.y.mean()) for k, f in reps.items()}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cmp = mdlnb.compare({k: f.astype(np.float32) for k, f in reps.items()}, task,
-                            experts="small", progress=False, cache=False)
+        cmp = mdlnb.compare(
+            {k: f.astype(np.float32) for k, f in reps.items()},
+            task,
+            experts="small",
+            progress=False,
+            cache=False,
+        )
     tab = cmp.table().set_index("encoder")
     mdl = tab["total [nats]"].to_dict()
     print({k: round(v / task.n, 4) for k, v in mdl.items()}, logme)

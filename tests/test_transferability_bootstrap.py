@@ -20,7 +20,7 @@ def _exact_distribution(values):
     out = {}
     for draw in itertools.product(range(t), repeat=t):
         inner = [list(itertools.product(tasks[i], repeat=len(tasks[i]))) for i in draw]
-        p_outer = 1.0 / t ** t
+        p_outer = 1.0 / t**t
         for combo in itertools.product(*inner):
             p = p_outer * np.prod([1.0 / len(c) for c in inner])
             m = round(float(np.mean([np.mean(c) for c in combo])), 12)
@@ -82,13 +82,17 @@ def test_two_stage_covers_the_true_mean_about_95_percent_of_the_time():
         vals = {t: rng.normal(mu, 0.3, 3) for t, mu in enumerate(mus)}
         _, lo, hi, _ = two_stage(vals, resamples=1000, seed=sim)
         hits += lo <= 0.3 <= hi
-    assert 0.86 <= hits / 300 <= 0.99          # percentile bootstrap at T = 12: a bit short
+    assert 0.86 <= hits / 300 <= 0.99  # percentile bootstrap at T = 12: a bit short
 
 
 def test_intervals_groups_every_metric_with_the_same_draws():
-    rows = [dict(zoo="z", metric=m, ratio=2, task=t, repeat=r, tau=v)
-            for m, off in (("a", 0.0), ("b", 0.5)) for t in range(4) for r in range(2)
-            for v in [off + 0.1 * t + 0.01 * r]]
+    rows = [
+        dict(zoo="z", metric=m, ratio=2, task=t, repeat=r, tau=v)
+        for m, off in (("a", 0.0), ("b", 0.5))
+        for t in range(4)
+        for r in range(2)
+        for v in [off + 0.1 * t + 0.01 * r]
+    ]
     out = intervals(pd.DataFrame(rows), by=["zoo", "metric", "ratio"], resamples=500)
     a, b = out.set_index("metric").loc["a"], out.set_index("metric").loc["b"]
     # b is a shifted by 0.5: same draws, so the interval shifts exactly
@@ -100,20 +104,24 @@ def test_tau_sd_matches_brute_force_over_all_permutations():
     from scipy.stats import kendalltau
 
     for k in (4, 5, 6):
-        taus = [kendalltau(np.arange(k), p).statistic
-                for p in itertools.permutations(range(k))]
+        taus = [kendalltau(np.arange(k), p).statistic for p in itertools.permutations(range(k))]
         assert P.tau_sd(k) == pytest.approx(np.std(taus), rel=1e-12)
     with pytest.raises(ValueError, match="k"):
         P.tau_sd(1)
 
 
 def test_spreads_from_a_per_task_table():
-    t = pd.DataFrame([
-        dict(ratio=2, metric="pactran_gaussian", a=0.5, **{"a sd": 0.3}, b=0.7, **{"b sd": 0.4}),
-        dict(ratio=2, metric="logme", a=0.1, **{"a sd": 0.4}, b=0.5, **{"b sd": 0.3})])
+    t = pd.DataFrame(
+        [
+            dict(
+                ratio=2, metric="pactran_gaussian", a=0.5, **{"a sd": 0.3}, b=0.7, **{"b sd": 0.4}
+            ),
+            dict(ratio=2, metric="logme", a=0.1, **{"a sd": 0.4}, b=0.5, **{"b sd": 0.3}),
+        ]
+    )
     s = P.spreads(t, ["a", "b"], pairs=[("pactran_gaussian", "logme")]).iloc[0]
     assert s["sigma_task"] == pytest.approx(np.std([0.4, 0.2], ddof=1))
-    assert s["sigma_repeat"] == pytest.approx(0.5)              # hypot(0.3, 0.4) twice
+    assert s["sigma_repeat"] == pytest.approx(0.5)  # hypot(0.3, 0.4) twice
 
 
 def test_half_width_and_tasks_to_decide():

@@ -21,19 +21,24 @@ def test_members_are_the_initialization_the_steps_and_the_finals():
     assert zoo.parse_member("dino@300") == ("dino", "300")
     assert zoo.parse_member("random") == ("random", "final")
     assert zoo.file_name("mae@500") == "mae-vit_S-s0-step500"
-    assert zoo.file_name("mae@final") == "mae-vit_S-s0"          # the committed encoder
+    assert zoo.file_name("mae@final") == "mae-vit_S-s0"  # the committed encoder
     for bad in ("dino", "dino@", "@300", "dino@x"):
         with pytest.raises(ValueError, match="member"):
             zoo.parse_member(bad)
 
 
-@pytest.mark.parametrize("change,arg", [(dict(families=()), "families"),
-                                        (dict(families=("random",)), "families"),
-                                        (dict(families=("mae", "mae")), "families"),
-                                        (dict(steps=(300, 100)), "steps"),
-                                        (dict(steps=(75,)), "steps"),
-                                        (dict(steps=(10 ** 6,)), "steps"),
-                                        (dict(chunk_steps=0), "chunk_steps")])
+@pytest.mark.parametrize(
+    "change,arg",
+    [
+        (dict(families=()), "families"),
+        (dict(families=("random",)), "families"),
+        (dict(families=("mae", "mae")), "families"),
+        (dict(steps=(300, 100)), "steps"),
+        (dict(steps=(75,)), "steps"),
+        (dict(steps=(10**6,)), "steps"),
+        (dict(chunk_steps=0), "chunk_steps"),
+    ],
+)
 def test_config_rejects_bad_input(change, arg):
     with pytest.raises(ValueError, match=arg):
         zoo.ZooConfig(**change)
@@ -87,18 +92,20 @@ def test_a_build_is_resumable_and_a_rebuild_writes_the_same_bytes(tmp_path, monk
     def small(name, **kw):
         t = real_load(name, **kw)
         return t.take(np.arange(512)) if name == "fashion_mnist" else t
+
     monkeypatch.setattr(_build.data, "load", small)
     real_write = _build._artifacts.write
 
     def stop_at_100(params, prov, directory=None):
         if prov["step"] == 100:
-            raise KeyboardInterrupt                  # killed before step 100 was written
+            raise KeyboardInterrupt  # killed before step 100 was written
         return real_write(params, prov, directory=directory)
+
     monkeypatch.setattr(_build._artifacts, "write", stop_at_100)
     with pytest.raises(KeyboardInterrupt):
         _build.build_family("supervised", cfg, directory=tmp_path / "a")
     states = list((tmp_path / "cache" / "zoo").glob("zoo-supervised-*.ckpt.npz"))
-    assert len(states) == 1                          # the state after step 50 was kept
+    assert len(states) == 1  # the state after step 50 was kept
     monkeypatch.setattr(_build._artifacts, "write", real_write)
     written = _build.build_family("supervised", cfg, directory=tmp_path / "a")
     assert [p["step"] for p in written] == [100]
@@ -107,6 +114,7 @@ def test_a_build_is_resumable_and_a_rebuild_writes_the_same_bytes(tmp_path, monk
         a = json.loads((tmp_path / "a" / f"supervised-vit_S-s0-step{s}.json").read_text())
         b = json.loads((tmp_path / "b" / f"supervised-vit_S-s0-step{s}.json").read_text())
         assert a["sha256"] == b["sha256"] and a["step"] == s
-        assert (tmp_path / "a" / f"supervised-vit_S-s0-step{s}.npz").read_bytes() == \
-            (tmp_path / "b" / f"supervised-vit_S-s0-step{s}.npz").read_bytes()
+        assert (tmp_path / "a" / f"supervised-vit_S-s0-step{s}.npz").read_bytes() == (
+            tmp_path / "b" / f"supervised-vit_S-s0-step{s}.npz"
+        ).read_bytes()
     assert dataclasses.asdict(cfg)["steps"] == (50, 100)

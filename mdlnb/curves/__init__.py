@@ -14,16 +14,45 @@ representations by the complexity of learning low-loss predictors").
 
 from mdlnb.curves._curve import LossDataCurve, log_grid, loss_data_curve, permutations, split_test
 from mdlnb.curves._measures import Epsilon, Measure, SampleComplexity, esc, mdl, mi, sdl, va
-from mdlnb.curves._parity import (algorithm_curve, bernoulli_fit, binary_entropy, gf2_fit,
-                                  gf2_rref, parity_tasks)
+from mdlnb.curves._parity import (
+    algorithm_curve,
+    bernoulli_fit,
+    binary_entropy,
+    gf2_fit,
+    gf2_rref,
+    parity_tasks,
+)
 from mdlnb.curves._plot import plot, plot_measures
 from mdlnb.curves._refine import RefinedSampleComplexity, epsilon_from_probe, esc_refine
 from mdlnb.curves._table import measure_table, rankings, truncate, winner_changes
 
 __all__ = [
-    "LossDataCurve", "log_grid", "loss_data_curve", "permutations", "split_test",
-    "Epsilon", "Measure", "SampleComplexity", "esc", "mdl", "mi", "sdl", "va",
-    "RefinedSampleComplexity", "epsilon_from_probe", "esc_refine",
-    "algorithm_curve", "bernoulli_fit", "binary_entropy", "gf2_fit", "gf2_rref", "parity_tasks",
-    "measure_table", "rankings", "truncate", "winner_changes", "plot", "plot_measures",
+    "LossDataCurve",
+    "log_grid",
+    "loss_data_curve",
+    "permutations",
+    "split_test",
+    "Epsilon",
+    "Measure",
+    "SampleComplexity",
+    "esc",
+    "mdl",
+    "mi",
+    "sdl",
+    "va",
+    "RefinedSampleComplexity",
+    "epsilon_from_probe",
+    "esc_refine",
+    "algorithm_curve",
+    "bernoulli_fit",
+    "binary_entropy",
+    "gf2_fit",
+    "gf2_rref",
+    "parity_tasks",
+    "measure_table",
+    "rankings",
+    "truncate",
+    "winner_changes",
+    "plot",
+    "plot_measures",
 ]

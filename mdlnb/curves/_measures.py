@@ -30,12 +30,16 @@ from typing import Any
 import numpy as np
 
 from mdlnb._checks import as_array, check_finite, check_int
-from mdlnb.curves._curve import LossDataCurve, _check_sizes
+from mdlnb.curves._data import LossDataCurve, _check_sizes
 
-LEFT_EDGE = ("left-edge Riemann sum: examples [n_k, n_k+1) cost L(n_k) nats each; "
-             "first block [0, n_1) uniform at log C")
-LEFT_EDGE_NO_C = ("left-edge Riemann sum: examples [n_k, n_k+1) cost L(n_k) nats each; "
-                  "first block [0, n_1) left out (num_classes unknown)")
+LEFT_EDGE = (
+    "left-edge Riemann sum: examples [n_k, n_k+1) cost L(n_k) nats each; "
+    "first block [0, n_1) uniform at log C"
+)
+LEFT_EDGE_NO_C = (
+    "left-edge Riemann sum: examples [n_k, n_k+1) cost L(n_k) nats each; "
+    "first block [0, n_1) left out (num_classes unknown)"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,8 +139,9 @@ def as_points(curve: Any, name: str = "curve") -> tuple[np.ndarray, np.ndarray, 
     if isinstance(curve, LossDataCurve):
         return curve.sizes, curve.mean_loss, curve.num_classes
     if not isinstance(curve, (tuple, list)) or len(curve) != 2:
-        raise ValueError(f"{name}: expected a LossDataCurve or an (n, loss) pair, "
-                         f"got {type(curve).__name__}")
+        raise ValueError(
+            f"{name}: expected a LossDataCurve or an (n, loss) pair, got {type(curve).__name__}"
+        )
     n = _check_sizes(as_array(curve[0], f"{name}[0] (n)", ndim=1), f"{name} (n)")
     loss = as_array(curve[1], f"{name}[1] (loss)", ndim=(1, 2)).astype(np.float64)
     check_finite(loss, f"{name} (loss)")
@@ -184,8 +189,13 @@ def va(curve: Any, n: int | None = None) -> Measure:
     if m < sizes[0]:
         raise ValueError(f"n: {m} is below the smallest measured size {sizes[0]}")
     k = int(np.searchsorted(sizes, m, side="right") - 1)
-    return Measure("VA", float(loss[k]), "exact", n=m,
-                   convention=f"loss of the probe trained on n_k = {sizes[k]} <= n examples")
+    return Measure(
+        "VA",
+        float(loss[k]),
+        "exact",
+        n=m,
+        convention=f"loss of the probe trained on n_k = {sizes[k]} <= n examples",
+    )
 
 
 def mi(curve: Any) -> Measure:
@@ -193,8 +203,13 @@ def mi(curve: Any) -> Measure:
 
     An upper bound on H(Y | φ(X)) in nats only if the probe family contains p(y|x)."""
     sizes, loss, _ = as_points(curve)
-    return Measure("MI", float(loss[-1]), "estimate", n=int(sizes[-1]),
-                   convention="loss at the largest measured n stands in for n -> infinity")
+    return Measure(
+        "MI",
+        float(loss[-1]),
+        "estimate",
+        n=int(sizes[-1]),
+        convention="loss at the largest measured n stands in for n -> infinity",
+    )
 
 
 def mdl(curve: Any, num_classes: int | None = None, *, n: int | None = None) -> Measure:
@@ -226,9 +241,15 @@ def sdl(curve: Any, eps: Any, *, num_classes: int | None = None) -> Measure:
     if c is not None:
         area += int(sizes[0]) * max(math.log(c) - e.value, 0.0)
     status = "tight" if loss[-1] <= e.value / 2 else "lower bound"
-    return Measure("SDL", area, status, eps=e.value, eps_source=e.source,
-                   convention=(LEFT_EDGE if c is not None else LEFT_EDGE_NO_C)
-                   + "; tight iff L(n_S) <= eps/2 (Alg. 1)")
+    return Measure(
+        "SDL",
+        area,
+        status,
+        eps=e.value,
+        eps_source=e.source,
+        convention=(LEFT_EDGE if c is not None else LEFT_EDGE_NO_C)
+        + "; tight iff L(n_S) <= eps/2 (Alg. 1)",
+    )
 
 
 def esc(curve: Any, eps: Any) -> SampleComplexity:

@@ -28,14 +28,21 @@ held-out set as :func:`mdlnb.curves.loss_data_curve`.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from mdlnb._task import Task
-from mdlnb.curves._curve import (LossDataCurve, _as_seeds, _check_sizes, log_grid, permutations,
-                                 split_test)
 from mdlnb._checks import as_array, check_int
+from mdlnb._task import Task
+from mdlnb.curves._curve import (
+    LossDataCurve,
+    _as_seeds,
+    _check_sizes,
+    log_grid,
+    permutations,
+    split_test,
+)
 
 
 def binary_entropy(alpha: float) -> float:
@@ -45,7 +52,9 @@ def binary_entropy(alpha: float) -> float:
     return -sum(p * math.log(p) for p in (alpha, 1.0 - alpha) if p > 0)
 
 
-def parity_tasks(d: int, n: int, *, alpha: float = 0.1, seed: int = 0) -> tuple[Task, Task, np.ndarray]:
+def parity_tasks(
+    d: int, n: int, *, alpha: float = 0.1, seed: int = 0
+) -> tuple[Task, Task, np.ndarray]:
     """``(raw bits task B, noisy-label task A, secret s)`` on the same ``n`` examples.
 
     ``s`` is uniform on ``{0,1}^d`` minus the zero vector (so y is not constant);
@@ -61,7 +70,9 @@ def parity_tasks(d: int, n: int, *, alpha: float = 0.1, seed: int = 0) -> tuple[
     x = rng.integers(0, 2, (n, d), dtype=np.uint8)
     y = (x.astype(np.int64) @ s % 2).astype(np.int32)
     z = (y ^ (rng.random(n) < alpha)).astype(np.uint8)
-    meta = dict(d=int(d), alpha=float(alpha), seed=int(seed), secret=s.tolist(), paper="SDL Sec. 3.1")
+    meta = dict(
+        d=int(d), alpha=float(alpha), seed=int(seed), secret=s.tolist(), paper="SDL Sec. 3.1"
+    )
     raw = Task("parity_raw", x, y, 2, meta={**meta, "representation": "raw bits"})
     noisy = Task("parity_noisy", z[:, None], y, 2, meta={**meta, "representation": "noisy label"})
     return raw, noisy, s
@@ -97,11 +108,11 @@ def gf2_fit(x: np.ndarray, y: np.ndarray, x_test: np.ndarray) -> np.ndarray:
     """``(T, 2)`` predictive probabilities from GF(2) elimination on ``[x | y]`` (see module doc)."""
     d = x.shape[1]
     rows, piv = gf2_rref(np.concatenate([x, y[:, None]], axis=1).astype(np.uint8))
-    keep = piv < d                  # a pivot in the label column: inconsistent data (noise)
+    keep = piv < d  # a pivot in the label column: inconsistent data (noise)
     if not np.all(keep):
         raise ValueError("y: not a parity of x (the data are inconsistent over GF(2))")
     basis, labels = rows[:, :d].astype(np.int64), rows[:, d].astype(np.int64)
-    coef = x_test[:, piv].astype(np.int64)            # which basis rows make x_test (RREF)
+    coef = x_test[:, piv].astype(np.int64)  # which basis rows make x_test (RREF)
     in_span = np.all((coef @ basis) % 2 == x_test, axis=1)
     pred = (coef @ labels) % 2
     p1 = np.where(in_span, pred.astype(np.float64), 0.5)
@@ -120,9 +131,15 @@ def bernoulli_fit(z: np.ndarray, y: np.ndarray, z_test: np.ndarray) -> np.ndarra
 ALGORITHMS: dict[str, Callable] = {"gf2": gf2_fit, "bernoulli": bernoulli_fit}
 
 
-def algorithm_curve(task: Task, algorithm: str | Callable, *, test: Task | float | None = None,
-                    sizes: Sequence[int] | None = None, seeds: int | Sequence[int] = 8,
-                    representation: str | None = None) -> LossDataCurve:
+def algorithm_curve(
+    task: Task,
+    algorithm: str | Callable,
+    *,
+    test: Task | float | None = None,
+    sizes: Sequence[int] | None = None,
+    seeds: int | Sequence[int] = 8,
+    representation: str | None = None,
+) -> LossDataCurve:
     """Loss-data curve of a closed-form algorithm ``fit(x, y, x_test) -> probs (T, C)``.
 
     Same nested prefixes (one permutation per seed) and held-out split as
@@ -138,7 +155,11 @@ def algorithm_curve(task: Task, algorithm: str | Callable, *, test: Task | float
     else:
         raise ValueError(f"algorithm: must be a name or a callable, got {type(algorithm).__name__}")
     pool, test_task = split_test(task, test)
-    grid = log_grid(pool.n, n_min=1) if sizes is None else _check_sizes(as_array(sizes, "sizes", ndim=1))
+    grid = (
+        log_grid(pool.n, n_min=1)
+        if sizes is None
+        else _check_sizes(as_array(sizes, "sizes", ndim=1))
+    )
     if grid[-1] > pool.n:
         raise ValueError(f"sizes: largest size {grid[-1]} exceeds the {pool.n} training examples")
     seed_list = _as_seeds(seeds)
@@ -153,7 +174,14 @@ def algorithm_curve(task: Task, algorithm: str | Callable, *, test: Task | float
             p = np.clip(fit(x[idx], y[idx], xt), 1e-300, 1.0)
             loss[r, k] = float(np.mean(-np.log(p[np.arange(len(yt)), yt])))
             acc[r, k] = float(np.mean(np.argmax(p, axis=1) == yt))
-    meta = dict(algorithm=name, task=task.name, n_pool=pool.n, n_test=test_task.n, units="nats",
-                prefixes="nested prefixes of one permutation per seed")
-    return LossDataCurve(representation or task.name, grid, loss, acc, seed_list,
-                         task.num_classes, meta)
+    meta = dict(
+        algorithm=name,
+        task=task.name,
+        n_pool=pool.n,
+        n_test=test_task.n,
+        units="nats",
+        prefixes="nested prefixes of one permutation per seed",
+    )
+    return LossDataCurve(
+        representation or task.name, grid, loss, acc, seed_list, task.num_classes, meta
+    )

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from mdlnb.curves._curve import LossDataCurve
+from mdlnb.curves._data import LossDataCurve
 from mdlnb.curves._measures import as_eps, esc
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: matplotlib, seaborn.
 
 
-def plot(curves: Sequence[LossDataCurve], eps: Any = None, *, ax: Any = None, band: str = "std",
-         mark_esc: bool = True, shade_sdl: bool = True, va_at: int | None = None,
-         title: str | None = None) -> Any:
+def plot(
+    curves: Sequence[LossDataCurve],
+    eps: Any = None,
+    *,
+    ax: Any = None,
+    band: str = "std",
+    mark_esc: bool = True,
+    shade_sdl: bool = True,
+    va_at: int | None = None,
+    title: str | None = None,
+) -> Any:
     """Mean loss (nats) against n on a log axis, a ±1 sd (or min–max) band over seeds
     (clipped at 0: log-losses are non-negative).
 
@@ -38,13 +47,24 @@ def plot(curves: Sequence[LossDataCurve], eps: Any = None, *, ax: Any = None, ba
     colors = sns.color_palette("colorblind", len(curves))
     for c, col in zip(curves, colors):
         n, mu = c.sizes, c.mean_loss
-        lo, hi = ((mu - c.std_loss, mu + c.std_loss) if band == "std"
-                  else (c.loss.min(axis=0), c.loss.max(axis=0)))
+        lo, hi = (
+            (mu - c.std_loss, mu + c.std_loss)
+            if band == "std"
+            else (c.loss.min(axis=0), c.loss.max(axis=0))
+        )
         ax.plot(n, mu, "-o", ms=3, color=col, label=c.representation)
         ax.fill_between(n, np.maximum(lo, 0.0), hi, color=col, alpha=0.2, linewidth=0)
         if e is not None and shade_sdl:
-            ax.fill_between(n, np.maximum(mu, e.value), e.value, step="post", color=col,
-                            alpha=0.12, hatch="//", linewidth=0)
+            ax.fill_between(
+                n,
+                np.maximum(mu, e.value),
+                e.value,
+                step="post",
+                color=col,
+                alpha=0.12,
+                hatch="//",
+                linewidth=0,
+            )
         if e is not None and mark_esc:
             s = esc(c, e)
             if not s.exceeded:
@@ -56,10 +76,44 @@ def plot(curves: Sequence[LossDataCurve], eps: Any = None, *, ax: Any = None, ba
     ax.set_xscale("log")
     ax.set_xlabel("evaluation-set size n (examples)")
     ax.set_ylabel("held-out loss [nats / example]")
-    ax.legend(fontsize="small")
+    ax.legend(
+        handles=[
+            *ax.get_legend_handles_labels()[0],
+            *_key(
+                band, e is not None and shade_sdl, e is not None and mark_esc, len(curves[0].loss)
+            ),
+        ],
+        fontsize="small",
+    )
     if title:
         ax.set_title(title)
     return ax
+
+
+def _key(band: str, sdl: bool, esc_ticks: bool, seeds: int | None) -> list:
+    """Legend entries, in grey, for what the curves' colours repeat: the band, the
+    hatched SDL area and the dotted εSC line."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    spread = "±1 sd" if band == "std" else "min–max"
+    over = f" over {seeds} seeds" if seeds else " over seeds"
+    out = [Patch(facecolor="0.5", alpha=0.25, linewidth=0, label=f"band: {spread}{over}")]
+    if sdl:
+        out.append(
+            Patch(
+                facecolor="0.5",
+                alpha=0.12,
+                hatch="//",
+                linewidth=0,
+                label="hatched: SDL, the area above ε",
+            )
+        )
+    if esc_ticks:
+        out.append(
+            Line2D([], [], color="0.4", ls=":", lw=1.2, label="dotted: εSC, first n with loss ≤ ε")
+        )
+    return out
 
 
 def plot_measures(table, *, eps: float | None = None, axes: Any = None) -> Any:
@@ -84,9 +138,12 @@ def plot_measures(table, *, eps: float | None = None, axes: Any = None) -> Any:
             _, axes = plt.subplots(1, 4, figsize=(15, 3.4), layout="constrained")
     reps = list(dict.fromkeys(t["representation"]))
     colors = dict(zip(reps, sns.color_palette("colorblind", len(reps))))
-    titles = {"VA": "VA: loss at n [nats]", "MDL": "MDL(n) [nats]",
-              "SDL": f"SDL, ε = {eps:.3g} [nats]" if eps is not None else "SDL",
-              "eSC": f"εSC, ε = {eps:.3g} [examples]" if eps is not None else "εSC"}
+    titles = {
+        "VA": "VA: loss at n [nats]",
+        "MDL": "MDL(n) [nats]",
+        "SDL": f"SDL, ε = {eps:.3g} [nats]" if eps is not None else "SDL",
+        "eSC": f"εSC, ε = {eps:.3g} [examples]" if eps is not None else "εSC",
+    }
     for ax, measure in zip(axes, ("VA", "MDL", "SDL", "eSC")):
         g = t[t["measure"] == measure]
         if measure in ("SDL", "eSC"):
@@ -101,8 +158,9 @@ def plot_measures(table, *, eps: float | None = None, axes: Any = None) -> Any:
             final = (r["status"] != "lower bound").to_numpy()
             ax.plot(r["n"], y, "-", color=colors[rep], label=rep)
             ax.scatter(r["n"][final], y[final], color=colors[rep], s=18, zorder=3)
-            ax.scatter(r["n"][~final], y[~final], facecolors="none", edgecolors=colors[rep],
-                       s=18, zorder=3)
+            ax.scatter(
+                r["n"][~final], y[~final], facecolors="none", edgecolors=colors[rep], s=18, zorder=3
+            )
         ax.set_xscale("log")
         if measure in ("MDL", "eSC"):
             ax.set_yscale("log")
@@ -111,6 +169,7 @@ def plot_measures(table, *, eps: float | None = None, axes: Any = None) -> Any:
         ax.set_title(titles[measure], fontsize="medium")
         ax.set_xlabel("evaluation-set size n")
     axes[0].legend(fontsize="small")
-    axes[-1].annotate("hollow: lower bound", xy=(0.02, 0.02), xycoords="axes fraction",
-                      fontsize="small")
+    axes[-1].annotate(
+        "hollow: lower bound", xy=(0.02, 0.02), xycoords="axes fraction", fontsize="small"
+    )
     return axes

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from mdlnb._checks import check_int
 from mdlnb._task import Task
 from mdlnb.curves._curve import LossDataCurve, loss_data_curve, split_test
-from mdlnb.curves._measures import Epsilon, as_eps, as_points, esc
+from mdlnb.curves._measures import Epsilon, as_eps, as_points
 
 THRESHOLDS = ("eps", "half")
 
@@ -68,9 +69,17 @@ def _bin_ends(lo: int, hi: int, bins: int) -> np.ndarray:
     return np.unique(ends[ends > lo])
 
 
-def esc_refine(source: Any, eps: Any, *, n_max: int | None = None, curve: Any = None,
-               bins: int = 10, rounds: int = 3, threshold: str = "eps",
-               **curve_kwargs: Any) -> RefinedSampleComplexity:
+def esc_refine(
+    source: Any,
+    eps: Any,
+    *,
+    n_max: int | None = None,
+    curve: Any = None,
+    bins: int = 10,
+    rounds: int = 3,
+    threshold: str = "eps",
+    **curve_kwargs: Any,
+) -> RefinedSampleComplexity:
     """εSC by Alg. 2's recursive grid search, training new points only where the curve crosses ε.
 
     Args:
@@ -100,12 +109,16 @@ def esc_refine(source: Any, eps: Any, *, n_max: int | None = None, curve: Any = 
     if curve is not None:
         n0, l0, _ = as_points(curve, "curve")
         seen.update({int(a): float(b) for a, b in zip(n0, l0)})
-    top = n_max if n_max is not None else (limit if limit is not None else
-                                           (max(seen) if seen else None))
+    top = (
+        n_max
+        if n_max is not None
+        else (limit if limit is not None else (max(seen) if seen else None))
+    )
     if top is None:
         raise ValueError("n_max: needed for a callable source without a curve")
-    top = check_int("n_max", top, minimum=1, maximum=limit,
-                    what=f"an integer in [1, {limit or 'inf'}]")
+    top = check_int(
+        "n_max", top, minimum=1, maximum=limit, what=f"an integer in [1, {limit or 'inf'}]"
+    )
     new = 0
 
     def losses(sizes: np.ndarray) -> np.ndarray:
@@ -125,19 +138,28 @@ def esc_refine(source: Any, eps: Any, *, n_max: int | None = None, curve: Any = 
         done += 1
         ok = np.flatnonzero(vals <= thr)
         if ok.size == 0:
-            if not found:        # nothing up to n_max reaches the threshold
+            if not found:  # nothing up to n_max reaches the threshold
                 break
             continue
         j = int(ok[0])
         lo, hi, found = (int(ends[j - 1]) if j > 0 else lo), int(ends[j]), True
     return RefinedSampleComplexity(
-        n=hi if found else None, bracket=(lo, hi), n_max=top, eps=e.value, eps_source=e.source,
-        threshold=threshold, rounds=done, evaluated=dict(sorted(seen.items())), new_sizes=new,
-        curve=_merged_curve(merged, curve))
+        n=hi if found else None,
+        bracket=(lo, hi),
+        n_max=top,
+        eps=e.value,
+        eps_source=e.source,
+        threshold=threshold,
+        rounds=done,
+        evaluated=dict(sorted(seen.items())),
+        new_sizes=new,
+        curve=_merged_curve(merged, curve),
+    )
 
 
-def _measurer(source: Any, curve_kwargs: dict[str, Any], merged: list[LossDataCurve]
-              ) -> tuple[Callable[[np.ndarray], np.ndarray], int | None]:
+def _measurer(
+    source: Any, curve_kwargs: dict[str, Any], merged: list[LossDataCurve]
+) -> tuple[Callable[[np.ndarray], np.ndarray], int | None]:
     """``(measure, limit)`` of :func:`esc_refine`'s ``source``: ``measure(sizes)`` → the
     mean loss at each size (a curve it trains or gets is appended to ``merged``), and
     the largest size allowed (a Task's training pool; None for a callable). A Task's
@@ -149,6 +171,7 @@ def _measurer(source: Any, curve_kwargs: dict[str, Any], merged: list[LossDataCu
             c = loss_data_curve(pool, test=test, sizes=sizes, **curve_kwargs)
             merged.append(c)
             return c.mean_loss
+
         return measure, pool.n
     if callable(source):
         if curve_kwargs:
@@ -161,9 +184,12 @@ def _measurer(source: Any, curve_kwargs: dict[str, Any], merged: list[LossDataCu
                 return out.mean_loss
             out = np.asarray(out, np.float64).reshape(-1)
             if out.shape != sizes.shape or not np.all(np.isfinite(out)):
-                raise ValueError(f"source: returned {out.shape} losses for {sizes.shape} sizes "
-                                 "(must be finite, one per size)")
+                raise ValueError(
+                    f"source: returned {out.shape} losses for {sizes.shape} sizes "
+                    "(must be finite, one per size)"
+                )
             return out
+
         return measure, None
     raise ValueError(f"source: expected a Task or a callable, got {type(source).__name__}")
 
@@ -192,8 +218,9 @@ def _merged_curve(merged: list[LossDataCurve], curve: Any) -> LossDataCurve | No
     return result
 
 
-def epsilon_from_probe(task: Task, readout: Any = None, *, seeds: int = 3, **curve_kwargs: Any
-                       ) -> Epsilon:
+def epsilon_from_probe(
+    task: Task, readout: Any = None, *, seeds: int = 3, **curve_kwargs: Any
+) -> Epsilon:
     """ε as Sec. 4.3 recommends: held-out loss (nats) of a large probe trained on **all** of
     ``task`` (the raw representation, full data), mean over ``seeds``.
 
@@ -205,8 +232,10 @@ def epsilon_from_probe(task: Task, readout: Any = None, *, seeds: int = 3, **cur
     c = loss_data_curve(pool, readout, test=test, sizes=[pool.n], seeds=seeds, **curve_kwargs)
     value = float(c.mean_loss[0])
     sd = float(c.std_loss[0])
-    src = (f"held-out loss of {c.meta['algorithm']} trained on all {pool.n} examples of "
-           f"{task.name} ({len(c.seeds)} seeds, sd {sd:.3g} nats; Sec. 4.3)")
+    src = (
+        f"held-out loss of {c.meta['algorithm']} trained on all {pool.n} examples of "
+        f"{task.name} ({len(c.seeds)} seeds, sd {sd:.3g} nats; Sec. 4.3)"
+    )
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"task: the large probe reached loss {value}; ε must be > 0")
     return Epsilon(value, src)

@@ -13,11 +13,12 @@ over the seeds that reached ε; ``exceeded`` is the fraction that did not).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from mdlnb.curves._curve import LossDataCurve
+from mdlnb.curves._data import LossDataCurve
 from mdlnb.curves._measures import as_eps, esc, mdl, sdl, va
 
 # Imported inside the functions that use them, so that importing this module does not load
@@ -29,14 +30,27 @@ def truncate(curve: LossDataCurve, n: int) -> LossDataCurve:
     keep = curve.sizes <= n
     if not keep.any():
         raise ValueError(f"n: {n} is below the smallest measured size {curve.sizes[0]}")
-    return LossDataCurve(curve.representation, curve.sizes[keep], curve.loss[:, keep],
-                         curve.accuracy[:, keep], curve.seeds, curve.num_classes, curve.meta)
+    return LossDataCurve(
+        curve.representation,
+        curve.sizes[keep],
+        curve.loss[:, keep],
+        curve.accuracy[:, keep],
+        curve.seeds,
+        curve.num_classes,
+        curve.meta,
+    )
 
 
 def _per_seed(curve: LossDataCurve) -> list[LossDataCurve]:
-    return [LossDataCurve.from_arrays(curve.sizes, curve.loss[r], num_classes=curve.num_classes,
-                                      representation=curve.representation)
-            for r in range(curve.loss.shape[0])]
+    return [
+        LossDataCurve.from_arrays(
+            curve.sizes,
+            curve.loss[r],
+            num_classes=curve.num_classes,
+            representation=curve.representation,
+        )
+        for r in range(curve.loss.shape[0])
+    ]
 
 
 def _spread(values: Sequence[float]) -> tuple[float, float]:
@@ -71,9 +85,21 @@ def measure_table(curves: Sequence[LossDataCurve], eps: Any, *, at: Sequence[int
 
     def row(c, measure, n, e, m, shown, per, units, exceeded=np.nan):
         mu, sd = _spread(per)
-        rows.append({"representation": c.representation, "measure": measure, "n": int(n),
-                     "eps": e, "value": m.value, "shown": shown, "status": m.status,
-                     "seed mean": mu, "seed std": sd, "exceeded": exceeded, "units": units})
+        rows.append(
+            {
+                "representation": c.representation,
+                "measure": measure,
+                "n": int(n),
+                "eps": e,
+                "value": m.value,
+                "shown": shown,
+                "status": m.status,
+                "seed mean": mu,
+                "seed std": sd,
+                "exceeded": exceeded,
+                "units": units,
+            }
+        )
 
     for c in curves:
         for n in at:
@@ -81,19 +107,45 @@ def measure_table(curves: Sequence[LossDataCurve], eps: Any, *, at: Sequence[int
             part = truncate(c, n)
             seeds, whole = _per_seed(part), _per_seed(c)
             m = va(c, n)
-            row(c, "VA", n, np.nan, m, f"{m.value:.4g}", [va(s, n).value for s in whole],
-                "nats/example")
+            row(
+                c,
+                "VA",
+                n,
+                np.nan,
+                m,
+                f"{m.value:.4g}",
+                [va(s, n).value for s in whole],
+                "nats/example",
+            )
             m = mdl(c, n=n)
-            row(c, "MDL", n, np.nan, m, f"{m.value:.4g}", [mdl(s, n=n).value for s in whole],
-                "nats")
+            row(
+                c, "MDL", n, np.nan, m, f"{m.value:.4g}", [mdl(s, n=n).value for s in whole], "nats"
+            )
             for e in epss:
                 m = sdl(part, e)
-                row(c, "SDL", n, e.value, m, ("≥ " if not m.tight else "") + f"{m.value:.4g}",
-                    [sdl(s, e).value for s in seeds], "nats")
+                row(
+                    c,
+                    "SDL",
+                    n,
+                    e.value,
+                    m,
+                    ("≥ " if not m.tight else "") + f"{m.value:.4g}",
+                    [sdl(s, e).value for s in seeds],
+                    "nats",
+                )
                 m = esc(part, e)
                 per = [esc(s, e) for s in seeds]
-                row(c, "eSC", n, e.value, m, str(m), [p.value for p in per if not p.exceeded],
-                    "examples", float(np.mean([p.exceeded for p in per])))
+                row(
+                    c,
+                    "eSC",
+                    n,
+                    e.value,
+                    m,
+                    str(m),
+                    [p.value for p in per if not p.exceeded],
+                    "examples",
+                    float(np.mean([p.exceeded for p in per])),
+                )
     return pd.DataFrame(rows)
 
 
@@ -130,14 +182,23 @@ def rankings(table, *, spread: bool = False) -> Any:
     rows = []
     keys = [table["measure"], table["eps"].fillna(-1.0), table["n"]]
     for (measure, e, n), g in table.groupby(keys, sort=False):
-        rows.append({"measure": measure, "eps": None if e == -1.0 else e, "n": int(n),
-                     "prefers": _winner(g, spread),
-                     **{r: v for r, v in zip(g["representation"], g["shown"])}})
+        rows.append(
+            {
+                "measure": measure,
+                "eps": None if e == -1.0 else e,
+                "n": int(n),
+                "prefers": _winner(g, spread),
+                **{r: v for r, v in zip(g["representation"], g["shown"])},
+            }
+        )
     out = pd.DataFrame(rows)
     order = {"VA": 0, "MDL": 1, "SDL": 2, "eSC": 3}
     out = out.assign(_m=out["measure"].map(order), _e=out["eps"].fillna(-1.0))
-    return out.sort_values(["_m", "_e", "n"], kind="stable").drop(columns=["_m", "_e"]) \
+    return (
+        out.sort_values(["_m", "_e", "n"], kind="stable")
+        .drop(columns=["_m", "_e"])
         .reset_index(drop=True)
+    )
 
 
 def winner_changes(ranks) -> Any:
@@ -159,7 +220,13 @@ def winner_changes(ranks) -> Any:
         seq = [v for i, v in enumerate(verdicts) if i == 0 or v != verdicts[i - 1]]
         named = [p for p in seq if not p.startswith(("undetermined", "tie"))]
         named = [p for i, p in enumerate(named) if i == 0 or p != named[i - 1]]
-        rows.append({"measure": measure, "eps": None if e == -1.0 else e,
-                     "sequence": " → ".join(seq), "winners": ", ".join(named),
-                     "changed": len(set(named)) > 1})
+        rows.append(
+            {
+                "measure": measure,
+                "eps": None if e == -1.0 else e,
+                "sequence": " → ".join(seq),
+                "winners": ", ".join(named),
+                "changed": len(set(named)) > 1,
+            }
+        )
     return pd.DataFrame(rows)

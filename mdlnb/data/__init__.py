@@ -34,10 +34,22 @@ regions; procedural tasks draw both splits from one seeded stream with
 repeated images removed, so train and test never share an image.
 """
 
+from mdlnb.data._vtab import vtab
 from mdlnb.data.registry import TaskSpec, info, load, names, register, spec
 from mdlnb.data.splits import reshuffle, stratified_indices, stratified_split, subsample
 from mdlnb.data.user import from_image_folder
-from mdlnb.data._vtab import vtab
 
-__all__ = ["TaskSpec", "info", "load", "names", "register", "spec", "reshuffle", "subsample",
-           "stratified_indices", "stratified_split", "from_image_folder", "vtab"]
+__all__ = [
+    "TaskSpec",
+    "info",
+    "load",
+    "names",
+    "register",
+    "spec",
+    "reshuffle",
+    "subsample",
+    "stratified_indices",
+    "stratified_split",
+    "from_image_folder",
+    "vtab",
+]

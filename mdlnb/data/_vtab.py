@@ -10,8 +10,9 @@ paper's Table 3 and VTAB's task definitions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -39,24 +40,40 @@ TASKS: dict[str, tuple[str, str, _Label, int]] = {
     "eurosat": ("specialized", "eurosat/rgb:2.*.*", _key("label"), 10),
     "patch_camelyon": ("specialized", "patch_camelyon:2.*.*", _key("label"), 2),
     "resisc45": ("specialized", "resisc45:3.*.*", _key("label"), 45),
-    "retinopathy": ("specialized", "diabetic_retinopathy_detection/btgraham-300:3.*.*",
-                    _key("label"), 5),
+    "retinopathy": (
+        "specialized",
+        "diabetic_retinopathy_detection/btgraham-300:3.*.*",
+        _key("label"),
+        5,
+    ),
     # count 3..10 -> 0..7
     "clevr_count": ("structured", "clevr:3.*.*", lambda ex: len(ex["objects"]["size"]) - 3, 8),
     # VTAB: closest object's depth, thresholds on pixel_coords[:, 2]
-    "clevr_distance": ("structured", "clevr:3.*.*",
-                       lambda ex: np.digitize(np.min(ex["objects"]["pixel_coords"][:, 2]),
-                                              [8.0, 8.5, 9.0, 9.5, 10.0]), 6),
+    "clevr_distance": (
+        "structured",
+        "clevr:3.*.*",
+        lambda ex: np.digitize(
+            np.min(ex["objects"]["pixel_coords"][:, 2]), [8.0, 8.5, 9.0, 9.5, 10.0]
+        ),
+        6,
+    ),
     "dmlab": ("structured", "dmlab:2.0.1", _key("label"), 6),
-    "dsprites_location": ("structured", "dsprites:2.*.*",
-                          lambda ex: ex["label_x_position"] // 2, 16),
-    "dsprites_orientation": ("structured", "dsprites:2.*.*",
-                             lambda ex: ex["label_orientation"] * 16 // 40, 16),
+    "dsprites_location": (
+        "structured",
+        "dsprites:2.*.*",
+        lambda ex: ex["label_x_position"] // 2,
+        16,
+    ),
+    "dsprites_orientation": (
+        "structured",
+        "dsprites:2.*.*",
+        lambda ex: ex["label_orientation"] * 16 // 40,
+        16,
+    ),
     # VTAB KITTI distance: closest vehicle's distance, 4 bins
     "kitti_distance": ("structured", "kitti:3.*.*", lambda ex: _kitti_bin(ex), 4),
     "smallnorb_azimuth": ("structured", "smallnorb:2.*.*", lambda ex: ex["label_azimuth"], 18),
-    "smallnorb_elevation": ("structured", "smallnorb:2.*.*",
-                            lambda ex: ex["label_elevation"], 9),
+    "smallnorb_elevation": ("structured", "smallnorb:2.*.*", lambda ex: ex["label_elevation"], 9),
 }
 
 
@@ -69,8 +86,13 @@ def _kitti_bin(ex: dict) -> int:
     return int(np.digitize(d, [8.0, 20.0, 999.0]))
 
 
-def vtab(name: str, split: str = "train", data_dir: str | Path | None = None,
-         *, image_size: int | None = None) -> Task:
+def vtab(
+    name: str,
+    split: str = "train",
+    data_dir: str | Path | None = None,
+    *,
+    image_size: int | None = None,
+) -> Task:
     """One VTAB task as a ``Task`` of uint8 images (full size unless ``image_size``).
 
     ``split`` is a tfds split string (``"train"``, ``"test"``, ``"train[:800]"``).
@@ -85,26 +107,40 @@ def vtab(name: str, split: str = "train", data_dir: str | Path | None = None,
     except ImportError as e:
         raise ImportError(
             f"mdlnb.data.vtab needs the optional package 'tensorflow-datasets' "
-            f"(and tensorflow): pip install mdlnb[full]  ({e})") from None
+            f"(and tensorflow): pip install mdlnb[full]  ({e})"
+        ) from None
     group, tfds_name, label, classes = TASKS[name]
     try:
         ds = tfds.load(tfds_name, split=split, data_dir=None if data_dir is None else str(data_dir))
     except Exception as e:  # tfds raises many types for network/preparation failures
         raise RuntimeError(
             f"name: could not load VTAB dataset {tfds_name!r} (split {split!r}) — no network, "
-            f"or not prepared in data_dir={data_dir!r} ({type(e).__name__}: {e})") from None
+            f"or not prepared in data_dir={data_dir!r} ({type(e).__name__}: {e})"
+        ) from None
     xs, ys = [], []
     for ex in tfds.as_numpy(ds):
         img = np.asarray(ex["image"])
         if image_size is not None:
             from skimage import transform
 
-            img = np.clip(np.rint(transform.resize(img, (image_size, image_size),
-                                                   anti_aliasing=True, preserve_range=True)),
-                          0, 255).astype(np.uint8)
+            img = np.clip(
+                np.rint(
+                    transform.resize(
+                        img, (image_size, image_size), anti_aliasing=True, preserve_range=True
+                    )
+                ),
+                0,
+                255,
+            ).astype(np.uint8)
         xs.append(img if img.ndim == 3 else img[..., None])
         ys.append(int(label(ex)))
     if len({x.shape for x in xs}) > 1:
         raise ValueError(f"image_size: {name} images have different sizes; pass image_size=")
-    return Task(f"vtab_{name}", np.stack(xs), np.asarray(ys), classes, group=group,
-                meta={"source": f"tensorflow_datasets {tfds_name}", "split": split})
+    return Task(
+        f"vtab_{name}",
+        np.stack(xs),
+        np.asarray(ys),
+        classes,
+        group=group,
+        meta={"source": f"tensorflow_datasets {tfds_name}", "split": split},
+    )

@@ -37,106 +37,24 @@ fraction of the period is circular, so its ends meet).
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from mdlnb._checks import check_int
 from mdlnb._task import Task
-from mdlnb.data.procedural import SPLIT_RULE, add_noise, cached, disjoint_split
+from mdlnb.data._dsprites_scene import (  # noqa: F401  (the scenes, re-exported)
+    ELLIPSE_AXES,
+    PERIOD,
+    RADIUS,
+    SCALES,
+    SHAPES,
+    VERSION,
+    generate,
+    margin,
+    render,
+    sample_factors,
+)
+from mdlnb.data.procedural import SPLIT_RULE, cached, disjoint_split
 from mdlnb.data.registry import TaskSpec, register
-
-VERSION = 2  # bump when the pixels change (part of the cache key)
-SHAPES = ("square", "ellipse", "heart")
-PERIOD = {"square": np.pi / 2, "ellipse": np.pi, "heart": 2 * np.pi}
-RADIUS = 0.18     # bounding radius at scale 1, as a fraction of the image side
-SCALES = (0.5, 1.0)
-ELLIPSE_AXES = (1.0, 0.5)
-
-
-def _heart_implicit(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    # (X² + Y² − 1)³ − X² Y³ ≤ 0, Y pointing up; lobes up, tip down.
-    t = X * X + Y * Y - 1
-    return t * t * t - X * X * Y * Y * Y
-
-
-@functools.lru_cache(maxsize=1)
-def _heart_frame() -> tuple[float, float]:
-    """(vertical centroid offset, bounding radius about the centroid) of the heart curve."""
-    g = np.linspace(-1.6, 1.6, 1201)
-    X, Y = np.meshgrid(g, g)
-    inside = _heart_implicit(X, Y) <= 0
-    cy = float(Y[inside].mean())  # the centroid lies on the mirror axis X = 0
-    r = float(np.sqrt(X[inside] ** 2 + (Y[inside] - cy) ** 2).max())
-    return cy, r
-
-
-def _inside(shape: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Membership in canonical shape ``shape`` (index into ``SHAPES``), centred on its
-    area centroid with bounding radius 1; ``u`` right, ``v`` down, in bounding radii."""
-    if shape == 0:
-        return np.maximum(np.abs(u), np.abs(v)) <= 1 / np.sqrt(2)
-    if shape == 1:
-        a, b = ELLIPSE_AXES
-        return (u * u) / (a * a) + (v * v) / (b * b) <= 1
-    cy, r = _heart_frame()
-    return _heart_implicit(u * r, cy - v * r) <= 0
-
-
-def margin(image_size: int) -> float:
-    """Distance from the border kept free: the largest bounding radius plus one pixel."""
-    return RADIUS * image_size * SCALES[1] + 1.0
-
-
-def render(shape: np.ndarray, scale: np.ndarray, orientation: np.ndarray, x: np.ndarray,
-           y: np.ndarray, image_size: int = 64) -> np.ndarray:
-    """Binary uint8 images ``(N, S, S)`` of the given factors (vectorized over N).
-
-    Only a window around each shape is evaluated; positions must keep the
-    shape ``margin(image_size)`` pixels from the border.
-    """
-    shape, scale, orientation, x, y = (np.asarray(a) for a in (shape, scale, orientation, x, y))
-    n, s = len(shape), int(image_size)
-    m = margin(s)
-    if np.any((x < m) | (x > s - 1 - m) | (y < m) | (y > s - 1 - m)):
-        raise ValueError(f"x: positions must lie in [{m:.2f}, {s - 1 - m:.2f}] for image_size={s}")
-    half = int(np.ceil(m))
-    w = min(2 * half + 1, s)
-    top = np.clip(np.rint(y).astype(np.int64) - half, 0, s - w)   # window covers [y − R, y + R]
-    left = np.clip(np.rint(x).astype(np.int64) - half, 0, s - w)
-    rows = top[:, None] + np.arange(w)                    # (N, w)
-    cols = left[:, None] + np.arange(w)
-    R = (RADIUS * s * scale)[:, None, None]
-    dy = ((rows - y[:, None])[:, :, None] / R).astype(np.float32)   # (N, w, 1)
-    dx = ((cols - x[:, None])[:, None, :] / R).astype(np.float32)   # (N, 1, w)
-    c = np.cos(orientation).astype(np.float32)[:, None, None]
-    s_ = np.sin(orientation).astype(np.float32)[:, None, None]
-    # Counter-clockwise on screen (v down) is clockwise in (u, v): rotate the pixel by +θ there.
-    u = c * dx - s_ * dy
-    v = s_ * dx + c * dy
-    mask = np.zeros((n, w, w), bool)
-    for k in np.unique(shape):  # one vectorized pass per shape kind (at most 3)
-        sel = shape == k
-        mask[sel] = _inside(int(k), u[sel], v[sel])
-    out = np.zeros((n, s, s), np.uint8)
-    out[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]] = mask * np.uint8(255)
-    return out
-
-
-def sample_factors(rng: np.random.Generator, n: int, image_size: int = 64,
-                   shapes: tuple[str, ...] = SHAPES) -> dict[str, np.ndarray]:
-    """Independent uniform factors; ``orientation`` in [0, period of the shape)."""
-    ids = np.array([SHAPES.index(s) for s in shapes])
-    shape = ids[rng.integers(0, len(ids), n)]
-    period = np.array([PERIOD[s] for s in SHAPES])[shape]
-    m = margin(image_size)
-    return {
-        "shape": shape,
-        "scale": rng.uniform(*SCALES, n),
-        "orientation": rng.uniform(0, 1, n) * period,
-        "x": rng.uniform(m, image_size - 1 - m, n),
-        "y": rng.uniform(m, image_size - 1 - m, n),
-    }
 
 
 def location_bin(x: np.ndarray, image_size: int, bins: int) -> np.ndarray:
@@ -159,34 +77,38 @@ def scale_bin(scale: np.ndarray, bins: int) -> np.ndarray:
     return np.clip((frac * bins).astype(np.int64), 0, bins - 1)
 
 
-def generate(n: int, seed: int = 0, *, image_size: int = 64, shapes: tuple[str, ...] = SHAPES,
-             noise: float = 0.0) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """``n`` images ``(n, S, S, 1)`` uint8 and their factors, from ``seed``."""
-    n = check_int("n", n, minimum=1)
-    image_size = check_int("image_size", image_size, minimum=16)
-    bad = [s for s in shapes if s not in SHAPES]
-    if bad or not shapes:
-        raise ValueError(f"shapes: must be a non-empty subset of {SHAPES}, got {shapes!r}")
-    rng = np.random.default_rng(seed)
-    f = sample_factors(rng, n, image_size, tuple(shapes))
-    images = np.concatenate([
-        render(*(f[k][i:i + 2048] for k in ("shape", "scale", "orientation", "x", "y")), image_size)
-        for i in range(0, n, 2048)])
-    return add_noise(images, noise, rng)[..., None], f
-
-
-def _build(target: str, seed: int, n_train: int, n_test: int, image_size: int, bins: int,
-           shapes: tuple[str, ...], noise: float, cache: bool) -> tuple[Task, Task]:
+def _build(
+    target: str,
+    seed: int,
+    n_train: int,
+    n_test: int,
+    image_size: int,
+    bins: int,
+    shapes: tuple[str, ...],
+    noise: float,
+    cache: bool,
+) -> tuple[Task, Task]:
     n_train = check_int("n_train", n_train, minimum=1)
     n_test = check_int("n_test", n_test, minimum=1)
     bins = check_int("bins", bins, minimum=2)
-    params = dict(version=VERSION, seed=seed, n=n_train + n_test, image_size=image_size,
-                  shapes=list(shapes), noise=float(noise))
+    params = dict(
+        version=VERSION,
+        seed=seed,
+        n=n_train + n_test,
+        image_size=image_size,
+        shapes=list(shapes),
+        noise=float(noise),
+    )
 
     def make() -> dict[str, np.ndarray]:
         # 2 % spare draws replace the (rare) repeated images removed by disjoint_split
-        images, f = generate(int((n_train + n_test) * 1.02) + 8, seed, image_size=image_size,
-                             shapes=tuple(shapes), noise=noise)
+        images, f = generate(
+            int((n_train + n_test) * 1.02) + 8,
+            seed,
+            image_size=image_size,
+            shapes=tuple(shapes),
+            noise=noise,
+        )
         return {"images": images, **f}
 
     d = cached("dsprites", params, make, cache=cache)
@@ -208,60 +130,137 @@ def _build(target: str, seed: int, n_train: int, n_test: int, image_size: int, b
     out = []
     for split, idx in (("train", tr), ("test", te)):
         factors = {k: d[k][idx] for k in ("shape", "scale", "orientation", "x", "y")}
-        meta = {"source": "procedural dSprites-like", "split": split, "factors": factors,
-                "shapes": SHAPES, "params": params}
+        meta = {
+            "source": "procedural dSprites-like",
+            "split": split,
+            "factors": factors,
+            "shapes": SHAPES,
+            "params": params,
+        }
         if target == "shape":
             meta["classes"] = tuple(shapes)
         out.append(Task(name, d["images"][idx], y[idx], classes, group="structured", meta=meta))
     return out[0], out[1]
 
 
-def build_location(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
-                   image_size: int = 64, bins: int = 16, shapes: tuple[str, ...] = SHAPES,
-                   noise: float = 0.0, cache: bool = True) -> tuple[Task, Task]:
+def build_location(
+    seed: int = 0,
+    *,
+    n_train: int = 4_000,
+    n_test: int = 1_000,
+    image_size: int = 64,
+    bins: int = 16,
+    shapes: tuple[str, ...] = SHAPES,
+    noise: float = 0.0,
+    cache: bool = True,
+) -> tuple[Task, Task]:
     """dSprites location: the x position of the shape in ``bins`` classes."""
     return _build("location", seed, n_train, n_test, image_size, bins, tuple(shapes), noise, cache)
 
 
-def build_orientation(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
-                      image_size: int = 64, bins: int = 16, shapes: tuple[str, ...] = SHAPES,
-                      noise: float = 0.0, cache: bool = True) -> tuple[Task, Task]:
+def build_orientation(
+    seed: int = 0,
+    *,
+    n_train: int = 4_000,
+    n_test: int = 1_000,
+    image_size: int = 64,
+    bins: int = 16,
+    shapes: tuple[str, ...] = SHAPES,
+    noise: float = 0.0,
+    cache: bool = True,
+) -> tuple[Task, Task]:
     """dSprites orientation: the orientation within the symmetry period in ``bins`` classes."""
-    return _build("orientation", seed, n_train, n_test, image_size, bins, tuple(shapes), noise,
-                  cache)
+    return _build(
+        "orientation", seed, n_train, n_test, image_size, bins, tuple(shapes), noise, cache
+    )
 
 
-def build_scale(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
-                image_size: int = 64, bins: int = 6, shapes: tuple[str, ...] = SHAPES,
-                noise: float = 0.0, cache: bool = True) -> tuple[Task, Task]:
+def build_scale(
+    seed: int = 0,
+    *,
+    n_train: int = 4_000,
+    n_test: int = 1_000,
+    image_size: int = 64,
+    bins: int = 6,
+    shapes: tuple[str, ...] = SHAPES,
+    noise: float = 0.0,
+    cache: bool = True,
+) -> tuple[Task, Task]:
     """dSprites scale: the scale in [0.5, 1] in ``bins`` equal classes (6: dSprites' six values)."""
     return _build("scale", seed, n_train, n_test, image_size, bins, tuple(shapes), noise, cache)
 
 
-def build_shape(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
-                image_size: int = 64, shapes: tuple[str, ...] = SHAPES, noise: float = 0.0,
-                cache: bool = True) -> tuple[Task, Task]:
+def build_shape(
+    seed: int = 0,
+    *,
+    n_train: int = 4_000,
+    n_test: int = 1_000,
+    image_size: int = 64,
+    shapes: tuple[str, ...] = SHAPES,
+    noise: float = 0.0,
+    cache: bool = True,
+) -> tuple[Task, Task]:
     """dSprites shape: which of ``shapes`` (label = its position there)."""
     return _build("shape", seed, n_train, n_test, image_size, 2, tuple(shapes), noise, cache)
 
 
 _SOURCE = "procedural (this package), after dSprites (Matthey et al. 2017)"
-register(TaskSpec(
-    name="dsprites_location", group="structured", num_classes=16, image_shape=(64, 64, 1),
-    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=build_location,
-    description="x position of the shape, 16 bins"))
-register(TaskSpec(
-    name="dsprites_orientation", group="structured", num_classes=16, image_shape=(64, 64, 1),
-    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=build_orientation,
-    description="orientation within the shape's symmetry period, 16 bins"))
-register(TaskSpec(
-    name="dsprites_scale", group="structured", num_classes=6, image_shape=(64, 64, 1),
-    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=build_scale,
-    description="scale of the shape in [0.5, 1], 6 bins (dSprites' 6 values)"))
-register(TaskSpec(
-    name="dsprites_shape", group="structured", num_classes=len(SHAPES), image_shape=(64, 64, 1),
-    n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=build_shape,
-    description="which shape: square, ellipse, heart"))
+register(
+    TaskSpec(
+        name="dsprites_location",
+        group="structured",
+        num_classes=16,
+        image_shape=(64, 64, 1),
+        n_train=4_000,
+        n_test=1_000,
+        source=_SOURCE,
+        split_rule=SPLIT_RULE,
+        build=build_location,
+        description="x position of the shape, 16 bins",
+    )
+)
+register(
+    TaskSpec(
+        name="dsprites_orientation",
+        group="structured",
+        num_classes=16,
+        image_shape=(64, 64, 1),
+        n_train=4_000,
+        n_test=1_000,
+        source=_SOURCE,
+        split_rule=SPLIT_RULE,
+        build=build_orientation,
+        description="orientation within the shape's symmetry period, 16 bins",
+    )
+)
+register(
+    TaskSpec(
+        name="dsprites_scale",
+        group="structured",
+        num_classes=6,
+        image_shape=(64, 64, 1),
+        n_train=4_000,
+        n_test=1_000,
+        source=_SOURCE,
+        split_rule=SPLIT_RULE,
+        build=build_scale,
+        description="scale of the shape in [0.5, 1], 6 bins (dSprites' 6 values)",
+    )
+)
+register(
+    TaskSpec(
+        name="dsprites_shape",
+        group="structured",
+        num_classes=len(SHAPES),
+        image_shape=(64, 64, 1),
+        n_train=4_000,
+        n_test=1_000,
+        source=_SOURCE,
+        split_rule=SPLIT_RULE,
+        build=build_shape,
+        description="which shape: square, ellipse, heart",
+    )
+)
 
 
 def _regression(target: str, task: Task) -> Task:
@@ -275,44 +274,103 @@ def _regression(target: str, task: Task) -> Task:
         phi = 2 * np.pi * f["orientation"] / np.array([PERIOD[s] for s in SHAPES])[f["shape"]]
         y, units = np.stack([np.cos(phi), np.sin(phi)], axis=1), "(cos, sin) of the period's angle"
     meta = {**task.meta, "target": target, "target_units": units}
-    return Task(f"dsprites_{target}_reg", task.x, np.asarray(y, np.float64), group="structured",
-                meta=meta, kind="regression")
+    return Task(
+        f"dsprites_{target}_reg",
+        task.x,
+        np.asarray(y, np.float64),
+        group="structured",
+        meta=meta,
+        kind="regression",
+    )
 
 
-def _build_regression(target: str, seed: int, n_train: int, n_test: int, image_size: int,
-                      shapes: tuple[str, ...], noise: float, cache: bool) -> tuple[Task, Task]:
-    tr, te = build_location(seed, n_train=n_train, n_test=n_test, image_size=image_size,
-                            shapes=shapes, noise=noise, cache=cache)
+def _build_regression(
+    target: str,
+    seed: int,
+    n_train: int,
+    n_test: int,
+    image_size: int,
+    shapes: tuple[str, ...],
+    noise: float,
+    cache: bool,
+) -> tuple[Task, Task]:
+    tr, te = build_location(
+        seed,
+        n_train=n_train,
+        n_test=n_test,
+        image_size=image_size,
+        shapes=shapes,
+        noise=noise,
+        cache=cache,
+    )
     return _regression(target, tr), _regression(target, te)
 
 
-def build_x_reg(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
-                image_size: int = 64, shapes: tuple[str, ...] = SHAPES, noise: float = 0.0,
-                cache: bool = True) -> tuple[Task, Task]:
+def build_x_reg(
+    seed: int = 0,
+    *,
+    n_train: int = 4_000,
+    n_test: int = 1_000,
+    image_size: int = 64,
+    shapes: tuple[str, ...] = SHAPES,
+    noise: float = 0.0,
+    cache: bool = True,
+) -> tuple[Task, Task]:
     """dSprites x position as a real target (pixels)."""
     return _build_regression("x", seed, n_train, n_test, image_size, tuple(shapes), noise, cache)
 
 
-def build_y_reg(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
-                image_size: int = 64, shapes: tuple[str, ...] = SHAPES, noise: float = 0.0,
-                cache: bool = True) -> tuple[Task, Task]:
+def build_y_reg(
+    seed: int = 0,
+    *,
+    n_train: int = 4_000,
+    n_test: int = 1_000,
+    image_size: int = 64,
+    shapes: tuple[str, ...] = SHAPES,
+    noise: float = 0.0,
+    cache: bool = True,
+) -> tuple[Task, Task]:
     """dSprites y position as a real target (pixels)."""
     return _build_regression("y", seed, n_train, n_test, image_size, tuple(shapes), noise, cache)
 
 
-def build_orientation_reg(seed: int = 0, *, n_train: int = 4_000, n_test: int = 1_000,
-                          image_size: int = 64, shapes: tuple[str, ...] = SHAPES,
-                          noise: float = 0.0, cache: bool = True) -> tuple[Task, Task]:
+def build_orientation_reg(
+    seed: int = 0,
+    *,
+    n_train: int = 4_000,
+    n_test: int = 1_000,
+    image_size: int = 64,
+    shapes: tuple[str, ...] = SHAPES,
+    noise: float = 0.0,
+    cache: bool = True,
+) -> tuple[Task, Task]:
     """dSprites orientation as two real targets, (cos, sin) of its angle in the period."""
-    return _build_regression("orientation", seed, n_train, n_test, image_size, tuple(shapes),
-                             noise, cache)
+    return _build_regression(
+        "orientation", seed, n_train, n_test, image_size, tuple(shapes), noise, cache
+    )
 
 
-for _t, _b, _d in (("x", build_x_reg, "x position of the shape's centroid, pixels (real)"),
-                   ("y", build_y_reg, "y position of the shape's centroid, pixels (real)"),
-                   ("orientation", build_orientation_reg,
-                    "orientation in the symmetry period as (cos, sin), 2 real targets")):
-    register(TaskSpec(
-        name=f"dsprites_{_t}_reg", group="structured", num_classes=0, image_shape=(64, 64, 1),
-        n_train=4_000, n_test=1_000, source=_SOURCE, split_rule=SPLIT_RULE, build=_b,
-        description=_d, kind="regression"))
+for _t, _b, _d in (
+    ("x", build_x_reg, "x position of the shape's centroid, pixels (real)"),
+    ("y", build_y_reg, "y position of the shape's centroid, pixels (real)"),
+    (
+        "orientation",
+        build_orientation_reg,
+        "orientation in the symmetry period as (cos, sin), 2 real targets",
+    ),
+):
+    register(
+        TaskSpec(
+            name=f"dsprites_{_t}_reg",
+            group="structured",
+            num_classes=0,
+            image_shape=(64, 64, 1),
+            n_train=4_000,
+            n_test=1_000,
+            source=_SOURCE,
+            split_rule=SPLIT_RULE,
+            build=_b,
+            description=_d,
+            kind="regression",
+        )
+    )

@@ -32,8 +32,18 @@ FILES = {
     "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
     "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
 }
-CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-           "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot")
+CLASSES = (
+    "T-shirt/top",
+    "Trouser",
+    "Pullover",
+    "Dress",
+    "Coat",
+    "Sandal",
+    "Shirt",
+    "Sneaker",
+    "Bag",
+    "Ankle boot",
+)
 CATEGORIES = ("top", "one-piece or bottom", "footwear", "bag")
 #: Category of each of the 10 classes (index into ``CATEGORIES``).
 CATEGORY_OF = np.array([0, 1, 0, 1, 0, 2, 0, 2, 3, 2], np.int64)
@@ -65,10 +75,12 @@ def read_idx(path: str | Path, ndim: int) -> np.ndarray:
     want = 0x800 + ndim  # 0x08 = unsigned byte, then the number of dimensions
     if magic != want:
         raise ValueError(f"root: {path.name} has magic number {magic:#010x}, expected {want:#010x}")
-    shape = tuple(int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim))
+    shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
     if len(raw) - header != int(np.prod(shape)):
-        raise ValueError(f"root: {path.name} holds {len(raw) - header} data bytes, "
-                         f"header says {shape} = {int(np.prod(shape))}")
+        raise ValueError(
+            f"root: {path.name} holds {len(raw) - header} data bytes, "
+            f"header says {shape} = {int(np.prod(shape))}"
+        )
     return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(shape)
 
 
@@ -92,34 +104,73 @@ def build(seed: int = 0, *, root: str | Path = ROOT) -> tuple[Task, Task]:
         raise MissingDataError(
             f"root: Fashion-MNIST not found at {str(root)!r}. Install it with "
             "`sudo apt-get install dataset-fashion-mnist` (or `make setup`), "
-            "or pass root= pointing at the four idx .gz files.")
+            "or pass root= pointing at the four idx .gz files."
+        )
     out = []
     for split in ("train", "test"):
         x, y = _read_split(str(root.resolve()), split)
-        out.append(Task("fashion_mnist", x, y, len(CLASSES), group="natural",
-                        meta={"source": "Debian dataset-fashion-mnist", "root": str(root),
-                              "split": split, "classes": CLASSES}))
+        out.append(
+            Task(
+                "fashion_mnist",
+                x,
+                y,
+                len(CLASSES),
+                group="natural",
+                meta={
+                    "source": "Debian dataset-fashion-mnist",
+                    "root": str(root),
+                    "split": split,
+                    "classes": CLASSES,
+                },
+            )
+        )
     return out[0], out[1]
 
 
-SPEC = register(TaskSpec(
-    name="fashion_mnist", group="natural", num_classes=10, image_shape=(28, 28, 1),
-    n_train=60_000, n_test=10_000, source="Debian dataset-fashion-mnist (Xiao et al. 2017)",
-    split_rule="official", build=build, description="clothing category (10)"))
+SPEC = register(
+    TaskSpec(
+        name="fashion_mnist",
+        group="natural",
+        num_classes=10,
+        image_shape=(28, 28, 1),
+        n_train=60_000,
+        n_test=10_000,
+        source="Debian dataset-fashion-mnist (Xiao et al. 2017)",
+        split_rule="official",
+        build=build,
+        description="clothing category (10)",
+    )
+)
 
 
 def build_category(seed: int = 0, *, root: str | Path = ROOT) -> tuple[Task, Task]:
     """The official splits labelled by garment category (``CATEGORIES``). ``seed`` is unused."""
     out = []
     for t in build(seed, root=root):
-        out.append(Task("fashion_mnist_category", t.x, CATEGORY_OF[t.y], len(CATEGORIES),
-                        group="natural", meta={**t.meta, "classes": CATEGORIES,
-                                               "category_of": tuple(CATEGORY_OF.tolist())}))
+        out.append(
+            Task(
+                "fashion_mnist_category",
+                t.x,
+                CATEGORY_OF[t.y],
+                len(CATEGORIES),
+                group="natural",
+                meta={**t.meta, "classes": CATEGORIES, "category_of": tuple(CATEGORY_OF.tolist())},
+            )
+        )
     return out[0], out[1]
 
 
-register(TaskSpec(
-    name="fashion_mnist_category", group="natural", num_classes=len(CATEGORIES),
-    image_shape=(28, 28, 1), n_train=60_000, n_test=10_000,
-    source="Debian dataset-fashion-mnist (Xiao et al. 2017)", split_rule="official",
-    build=build_category, description="garment category (4): top, one-piece/bottom, footwear, bag"))
+register(
+    TaskSpec(
+        name="fashion_mnist_category",
+        group="natural",
+        num_classes=len(CATEGORIES),
+        image_shape=(28, 28, 1),
+        n_train=60_000,
+        n_test=10_000,
+        source="Debian dataset-fashion-mnist (Xiao et al. 2017)",
+        split_rule="official",
+        build=build_category,
+        description="garment category (4): top, one-piece/bottom, footwear, bag",
+    )
+)

@@ -8,7 +8,8 @@ appears in train, for any seed.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -33,9 +34,11 @@ def disjoint_split(images: np.ndarray, n_train: int, n_test: int) -> tuple[np.nd
     """Indices ``(train, test)``: the first ``n_train`` distinct images, then the next ``n_test``."""
     keep = first_unique(images)
     if len(keep) < n_train + n_test:
-        raise ValueError(f"n_train: only {len(keep)} distinct images for n_train + n_test = "
-                         f"{n_train + n_test}; enlarge the image or the factor ranges")
-    return keep[:n_train], keep[n_train:n_train + n_test]
+        raise ValueError(
+            f"n_train: only {len(keep)} distinct images for n_train + n_test = "
+            f"{n_train + n_test}; enlarge the image or the factor ranges"
+        )
+    return keep[:n_train], keep[n_train : n_train + n_test]
 
 
 def add_noise(images: np.ndarray, noise: float, rng: np.random.Generator) -> np.ndarray:
@@ -48,8 +51,13 @@ def add_noise(images: np.ndarray, noise: float, rng: np.random.Generator) -> np.
     return np.clip(np.rint(noisy), 0, 255).astype(np.uint8)
 
 
-def cached(kind: str, params: Mapping[str, Any], make: Callable[[], dict[str, np.ndarray]],
-           *, cache: bool = True) -> dict[str, np.ndarray]:
+def cached(
+    kind: str,
+    params: Mapping[str, Any],
+    make: Callable[[], dict[str, np.ndarray]],
+    *,
+    cache: bool = True,
+) -> dict[str, np.ndarray]:
     """``make()`` → dict of arrays, stored in ``cache_dir("data")`` when it took > 2 s.
 
     The key hashes ``kind`` and ``params`` (and ``make``'s module version

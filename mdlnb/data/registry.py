@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from mdlnb._checks import check_int
 from mdlnb._targets import check_kind
@@ -67,8 +68,11 @@ class TaskSpec:
     def options(self) -> dict[str, Any]:
         """The builder's keyword options and their defaults."""
         sig = inspect.signature(self.build)
-        return {k: p.default for k, p in sig.parameters.items()
-                if k != "seed" and p.kind is p.KEYWORD_ONLY}
+        return {
+            k: p.default
+            for k, p in sig.parameters.items()
+            if k != "seed" and p.kind is p.KEYWORD_ONLY
+        }
 
 
 _REGISTRY: dict[str, TaskSpec] = {}
@@ -109,12 +113,16 @@ def names(group: str | None = None, kind: str | None = "classification") -> list
     if kind is not None:
         check_kind(kind)
     rank = lambda s: (GROUPS.index(s.group) if s.group in GROUPS else len(GROUPS), s.name)  # noqa: E731
-    return [s.name for s in sorted(_REGISTRY.values(), key=rank)
-            if (group is None or s.group == group) and (kind is None or s.kind == kind)]
+    return [
+        s.name
+        for s in sorted(_REGISTRY.values(), key=rank)
+        if (group is None or s.group == group) and (kind is None or s.kind == kind)
+    ]
 
 
-def load(name: str, split: str = "train", size: int | None = None, seed: int = 0,
-         **options: Any) -> Task:
+def load(
+    name: str, split: str = "train", size: int | None = None, seed: int = 0, **options: Any
+) -> Task:
     """Load task ``name`` as a ``Task`` of uint8 images ``(N, H, W, C)`` (``diabetes``:
     float features ``(N, 10)``; regression tasks: ``kind="regression"``, real targets).
 
@@ -133,9 +141,10 @@ def load(name: str, split: str = "train", size: int | None = None, seed: int = 0
     allowed = s.options()
     unknown = sorted(set(options) - set(allowed))
     if unknown:
-        raise ValueError(f"options: {unknown} not understood by task {name!r}; "
-                         f"it takes {sorted(allowed)}")
-    check_int("seed", seed, minimum=0, maximum=2 ** 32 - 1, what="an int in [0, 2**32)")
+        raise ValueError(
+            f"options: {unknown} not understood by task {name!r}; it takes {sorted(allowed)}"
+        )
+    check_int("seed", seed, minimum=0, maximum=2**32 - 1, what="an int in [0, 2**32)")
     train, test = s.build(seed=int(seed), **options)
     if split == "all":
         task = concat(train, test, split="all")
@@ -156,9 +165,19 @@ def info(kind: str | None = "classification"):
     """
     import pandas as pd
 
-    rows = [dict(name=s.name, group=s.group, n_train=s.n_train, n_test=s.n_test,
-                 classes=s.num_classes, image_shape=s.image_shape, source=s.source,
-                 split=s.split_rule, predicts=s.description,
-                 **({} if kind == "classification" else {"kind": s.kind}))
-            for s in (spec(n) for n in names(kind=kind))]
+    rows = [
+        dict(
+            name=s.name,
+            group=s.group,
+            n_train=s.n_train,
+            n_test=s.n_test,
+            classes=s.num_classes,
+            image_shape=s.image_shape,
+            source=s.source,
+            split=s.split_rule,
+            predicts=s.description,
+            **({} if kind == "classification" else {"kind": s.kind}),
+        )
+        for s in (spec(n) for n in names(kind=kind))
+    ]
     return pd.DataFrame(rows)

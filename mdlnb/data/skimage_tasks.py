@@ -51,7 +51,7 @@ from mdlnb.data.splits import stratified_split
 # Imported inside the functions that use them, so that importing this module does not load
 # them: scikit-image, scikit-learn.
 
-TRAIN_FRACTION = 0.75   # of each image's width, from the left
+TRAIN_FRACTION = 0.75  # of each image's width, from the left
 # class name -> (file, rescale factor, crop box (row0, row1, col0, col1) as fractions)
 TEXTURES = {
     "brick": ("brick.png", 1.0, (0, 1, 0, 1)),
@@ -61,7 +61,7 @@ TEXTURES = {
     "text": ("text.png", 1.0, (0.05, 0.95, 0, 1)),
 }
 SCIENTIFIC = {
-    "retina": ("retina.jpg", 0.25, (0.2, 0.8, 0.2, 0.8)),   # inside the fundus disc
+    "retina": ("retina.jpg", 0.25, (0.2, 0.8, 0.2, 0.8)),  # inside the fundus disc
     "hubble": ("hubble_deep_field.jpg", 0.5, (0, 1, 0, 1)),
     "ihc": ("ihc.png", 1.0, (0, 1, 0, 1)),
     "cell": ("cell.png", 1.0, (0, 1, 0, 1)),
@@ -76,8 +76,8 @@ PHOTOS = {
     "flower": ("sklearn:flower.jpg", 0.5, (0, 1, 0, 1)),
 }
 IHC = ("ihc.png", 1.0, (0, 1, 0, 1))
-IHC_CENTRE = 16            # side of the centre square whose DAB density labels a patch
-IHC_QUANTILES = (40, 60)   # class 0 below the first percentile, class 1 above the second
+IHC_CENTRE = 16  # side of the centre square whose DAB density labels a patch
+IHC_QUANTILES = (40, 60)  # class 0 below the first percentile, class 1 above the second
 
 
 def data_dir() -> Path:
@@ -106,14 +106,21 @@ def read_image(file: str, scale: float = 1.0, rgb: bool = False) -> np.ndarray:
     path = file_path(file)
     if not path.is_file():
         package = "scikit-learn" if file.startswith("sklearn:") else "scikit-image"
-        raise FileNotFoundError(f"{package} data file {str(path)!r} is missing; "
-                                f"reinstall {package} (the wheel ships it)")
+        raise FileNotFoundError(
+            f"{package} data file {str(path)!r} is missing; "
+            f"reinstall {package} (the wheel ships it)"
+        )
     img = io.imread(path)
     if img.ndim == 3 and img.shape[-1] == 4:
         img = img[..., :3]
     if scale != 1.0:
-        img = transform.rescale(img, scale, anti_aliasing=True, preserve_range=True,
-                                channel_axis=-1 if img.ndim == 3 else None)
+        img = transform.rescale(
+            img,
+            scale,
+            anti_aliasing=True,
+            preserve_range=True,
+            channel_axis=-1 if img.ndim == 3 else None,
+        )
     img = np.clip(np.rint(img), 0, 255).astype(np.uint8)
     if rgb and img.ndim == 2:
         img = np.repeat(img[..., None], 3, axis=-1)
@@ -143,8 +150,16 @@ def random_crops(img: np.ndarray, n: int, patch: int, rng: np.random.Generator) 
     return img[(top[:, None] + ar)[:, :, None], (left[:, None] + ar)[:, None, :]]
 
 
-def _patch_task(name: str, group: str, sources: dict, rgb: bool, seed: int, n_train: int,
-                n_test: int, patch: int) -> tuple[Task, Task]:
+def _patch_task(
+    name: str,
+    group: str,
+    sources: dict,
+    rgb: bool,
+    seed: int,
+    n_train: int,
+    n_test: int,
+    patch: int,
+) -> tuple[Task, Task]:
     n_train = check_int("n_train", n_train, minimum=1)
     n_test = check_int("n_test", n_test, minimum=1)
     patch = check_int("patch", patch, minimum=4)
@@ -160,26 +175,41 @@ def _patch_task(name: str, group: str, sources: dict, rgb: bool, seed: int, n_tr
             xs.append(random_crops(part, int(per[c]), patch, rng))
             ys.append(np.full(per[c], c))
         perm = rng.permutation(n)
-        out.append(Task(name, np.concatenate(xs)[perm], np.concatenate(ys)[perm], k, group=group,
-                        meta={"source": "scikit-image data folder", "split": split,
-                              "classes": classes, "files": [v[0] for v in sources.values()]}))
+        out.append(
+            Task(
+                name,
+                np.concatenate(xs)[perm],
+                np.concatenate(ys)[perm],
+                k,
+                group=group,
+                meta={
+                    "source": "scikit-image data folder",
+                    "split": split,
+                    "classes": classes,
+                    "files": [v[0] for v in sources.values()],
+                },
+            )
+        )
     return out[0], out[1]
 
 
-def build_textures(seed: int = 0, *, n_train: int = 2_500, n_test: int = 500,
-                   patch: int = 32) -> tuple[Task, Task]:
+def build_textures(
+    seed: int = 0, *, n_train: int = 2_500, n_test: int = 500, patch: int = 32
+) -> tuple[Task, Task]:
     """Texture patches: 5 classes, grey, train/test from disjoint image regions."""
     return _patch_task("textures", "natural", TEXTURES, False, seed, n_train, n_test, patch)
 
 
-def build_sci_patches(seed: int = 0, *, n_train: int = 2_000, n_test: int = 400,
-                      patch: int = 32) -> tuple[Task, Task]:
+def build_sci_patches(
+    seed: int = 0, *, n_train: int = 2_000, n_test: int = 400, patch: int = 32
+) -> tuple[Task, Task]:
     """Scientific-image patches: 4 classes, RGB, train/test from disjoint image regions."""
     return _patch_task("sci_patches", "specialized", SCIENTIFIC, True, seed, n_train, n_test, patch)
 
 
-def build_photo_patches(seed: int = 0, *, n_train: int = 3_500, n_test: int = 700,
-                        patch: int = 32) -> tuple[Task, Task]:
+def build_photo_patches(
+    seed: int = 0, *, n_train: int = 3_500, n_test: int = 700, patch: int = 32
+) -> tuple[Task, Task]:
     """Photograph patches: 7 classes, RGB, train/test from disjoint image regions."""
     return _patch_task("photo_patches", "natural", PHOTOS, True, seed, n_train, n_test, patch)
 
@@ -215,8 +245,7 @@ def _ihc_stain(stain: str, patch: int) -> tuple[np.ndarray, np.ndarray, tuple[fl
     return img, density, (float(lo), float(hi))
 
 
-def _build_ihc(stain: str, seed: int, n_train: int, n_test: int,
-               patch: int) -> tuple[Task, Task]:
+def _build_ihc(stain: str, seed: int, n_train: int, n_test: int, patch: int) -> tuple[Task, Task]:
     n_train = check_int("n_train", n_train, minimum=2)
     n_test = check_int("n_test", n_test, minimum=2)
     patch = check_int("patch", patch, minimum=4)
@@ -225,8 +254,9 @@ def _build_ihc(stain: str, seed: int, n_train: int, n_test: int,
     for split in ("train", "test"):
         shape = region(img, IHC[2], split).shape[:2]
         if min(shape) < patch:
-            raise ValueError(f"patch: {patch} is larger than the slide's {split} region "
-                             f"{shape[0]}×{shape[1]}")
+            raise ValueError(
+                f"patch: {patch} is larger than the slide's {split} region {shape[0]}×{shape[1]}"
+            )
     rng = np.random.default_rng(seed)
     label = {"dab": "DAB", "hematoxylin": "hematoxylin"}[stain]
     out = []
@@ -239,29 +269,46 @@ def _build_ihc(stain: str, seed: int, n_train: int, n_test: int,
         for c, where in enumerate((stat < lo, stat > hi)):
             pos = np.flatnonzero(where)
             if len(pos) < per[c]:
-                raise ValueError(f"n_{split}: only {len(pos)} distinct class-{c} patch positions "
-                                 f"in the {split} region, asked for {per[c]}")
+                raise ValueError(
+                    f"n_{split}: only {len(pos)} distinct class-{c} patch positions "
+                    f"in the {split} region, asked for {per[c]}"
+                )
             top, left = np.divmod(rng.choice(pos, per[c], replace=False), stat.shape[1])
             ar = np.arange(patch)
             xs.append(part[(top[:, None] + ar)[:, :, None], (left[:, None] + ar)[:, None, :]])
             ys.append(np.full(per[c], c))
         perm = rng.permutation(n)
-        out.append(Task(f"ihc_{stain}", np.concatenate(xs)[perm], np.concatenate(ys)[perm], 2,
-                        group="specialized",
-                        meta={"source": "scikit-image data folder", "split": split,
-                              "classes": (f"low {label}", f"high {label}"), "files": [IHC[0]],
-                              "stain": stain, "thresholds": (lo, hi), "centre": centre}))
+        out.append(
+            Task(
+                f"ihc_{stain}",
+                np.concatenate(xs)[perm],
+                np.concatenate(ys)[perm],
+                2,
+                group="specialized",
+                meta={
+                    "source": "scikit-image data folder",
+                    "split": split,
+                    "classes": (f"low {label}", f"high {label}"),
+                    "files": [IHC[0]],
+                    "stain": stain,
+                    "thresholds": (lo, hi),
+                    "centre": centre,
+                },
+            )
+        )
     return out[0], out[1]
 
 
-def build_ihc_dab(seed: int = 0, *, n_train: int = 2_000, n_test: int = 400,
-                  patch: int = 32) -> tuple[Task, Task]:
+def build_ihc_dab(
+    seed: int = 0, *, n_train: int = 2_000, n_test: int = 400, patch: int = 32
+) -> tuple[Task, Task]:
     """DAB stain in the patch centre, low (0) or high (1); train/test from disjoint regions."""
     return _build_ihc("dab", seed, n_train, n_test, patch)
 
 
-def build_ihc_hematoxylin(seed: int = 0, *, n_train: int = 2_000, n_test: int = 400,
-                          patch: int = 32) -> tuple[Task, Task]:
+def build_ihc_hematoxylin(
+    seed: int = 0, *, n_train: int = 2_000, n_test: int = 400, patch: int = 32
+) -> tuple[Task, Task]:
     """Hematoxylin (nuclei) stain in the patch centre, low (0) or high (1), as ``ihc_dab``."""
     return _build_ihc("hematoxylin", seed, n_train, n_test, patch)
 
@@ -282,38 +329,96 @@ def build_lfw_faces(seed: int = 0) -> tuple[Task, Task]:
     x, y = _lfw()
     tr, te = stratified_split(y, 0.2, 0)
     meta = {"source": "skimage lfw_subset (LFW, Huang et al.)", "classes": ("face", "non-face")}
-    return (Task("lfw_faces", x[tr], y[tr], 2, group="specialized", meta={**meta, "split": "train"}),
-            Task("lfw_faces", x[te], y[te], 2, group="specialized", meta={**meta, "split": "test"}))
+    return (
+        Task("lfw_faces", x[tr], y[tr], 2, group="specialized", meta={**meta, "split": "train"}),
+        Task("lfw_faces", x[te], y[te], 2, group="specialized", meta={**meta, "split": "test"}),
+    )
 
 
 _REGION = "crops from disjoint image regions (left 75 % / right 25 %), seeded"
-register(TaskSpec(
-    name="textures", group="natural", num_classes=len(TEXTURES), image_shape=(32, 32, 1),
-    n_train=2_500, n_test=500, source="scikit-image: brick, grass, gravel, moon, text",
-    split_rule=_REGION, build=build_textures, description="which texture photograph (5)"))
-register(TaskSpec(
-    name="sci_patches", group="specialized", num_classes=len(SCIENTIFIC), image_shape=(32, 32, 3),
-    n_train=2_000, n_test=400, source="scikit-image: retina, hubble_deep_field, ihc, cell",
-    split_rule=_REGION, build=build_sci_patches, description="which scientific image (4)"))
-register(TaskSpec(
-    name="photo_patches", group="natural", num_classes=len(PHOTOS), image_shape=(32, 32, 3),
-    n_train=3_500, n_test=700,
-    source="scikit-image: astronaut, chelsea, coffee, rocket, motorcycle_left; "
-           "scikit-learn: china, flower",
-    split_rule=_REGION, build=build_photo_patches, description="which photograph (7)"))
-register(TaskSpec(
-    name="ihc_dab", group="specialized", num_classes=2, image_shape=(32, 32, 3),
-    n_train=2_000, n_test=400, source="scikit-image: ihc (IHC-stained tissue)",
-    split_rule=_REGION + "; positions without replacement", build=build_ihc_dab,
-    description="DAB stain in the patch centre: low vs high (40th/60th percentiles)"))
-register(TaskSpec(
-    name="ihc_hematoxylin", group="specialized", num_classes=2, image_shape=(32, 32, 3),
-    n_train=2_000, n_test=400, source="scikit-image: ihc (IHC-stained tissue)",
-    split_rule=_REGION + "; positions without replacement", build=build_ihc_hematoxylin,
-    description="hematoxylin (nuclei) stain in the patch centre: low vs high (40th/60th "
-                "percentiles)"))
-register(TaskSpec(
-    name="lfw_faces", group="specialized", num_classes=2, image_shape=(25, 25, 1),
-    n_train=160, n_test=40, source="scikit-image lfw_subset (LFW)",
-    split_rule="fixed stratified 80/20, seed 0", build=build_lfw_faces,
-    description="face vs non-face"))
+register(
+    TaskSpec(
+        name="textures",
+        group="natural",
+        num_classes=len(TEXTURES),
+        image_shape=(32, 32, 1),
+        n_train=2_500,
+        n_test=500,
+        source="scikit-image: brick, grass, gravel, moon, text",
+        split_rule=_REGION,
+        build=build_textures,
+        description="which texture photograph (5)",
+    )
+)
+register(
+    TaskSpec(
+        name="sci_patches",
+        group="specialized",
+        num_classes=len(SCIENTIFIC),
+        image_shape=(32, 32, 3),
+        n_train=2_000,
+        n_test=400,
+        source="scikit-image: retina, hubble_deep_field, ihc, cell",
+        split_rule=_REGION,
+        build=build_sci_patches,
+        description="which scientific image (4)",
+    )
+)
+register(
+    TaskSpec(
+        name="photo_patches",
+        group="natural",
+        num_classes=len(PHOTOS),
+        image_shape=(32, 32, 3),
+        n_train=3_500,
+        n_test=700,
+        source="scikit-image: astronaut, chelsea, coffee, rocket, motorcycle_left; "
+        "scikit-learn: china, flower",
+        split_rule=_REGION,
+        build=build_photo_patches,
+        description="which photograph (7)",
+    )
+)
+register(
+    TaskSpec(
+        name="ihc_dab",
+        group="specialized",
+        num_classes=2,
+        image_shape=(32, 32, 3),
+        n_train=2_000,
+        n_test=400,
+        source="scikit-image: ihc (IHC-stained tissue)",
+        split_rule=_REGION + "; positions without replacement",
+        build=build_ihc_dab,
+        description="DAB stain in the patch centre: low vs high (40th/60th percentiles)",
+    )
+)
+register(
+    TaskSpec(
+        name="ihc_hematoxylin",
+        group="specialized",
+        num_classes=2,
+        image_shape=(32, 32, 3),
+        n_train=2_000,
+        n_test=400,
+        source="scikit-image: ihc (IHC-stained tissue)",
+        split_rule=_REGION + "; positions without replacement",
+        build=build_ihc_hematoxylin,
+        description="hematoxylin (nuclei) stain in the patch centre: low vs high (40th/60th "
+        "percentiles)",
+    )
+)
+register(
+    TaskSpec(
+        name="lfw_faces",
+        group="specialized",
+        num_classes=2,
+        image_shape=(25, 25, 1),
+        n_train=160,
+        n_test=40,
+        source="scikit-image lfw_subset (LFW)",
+        split_rule="fixed stratified 80/20, seed 0",
+        build=build_lfw_faces,
+        description="face vs non-face",
+    )
+)

@@ -51,14 +51,26 @@ def build(seed: int = 0) -> tuple[Task, Task]:
     x, y = _digits()
     tr, te = stratified_split(y, TEST_FRACTION, SPLIT_SEED)
     meta = {"source": "sklearn.datasets.load_digits", "split_seed": SPLIT_SEED}
-    return (Task("digits", x[tr], y[tr], 10, group="natural", meta={**meta, "split": "train"}),
-            Task("digits", x[te], y[te], 10, group="natural", meta={**meta, "split": "test"}))
+    return (
+        Task("digits", x[tr], y[tr], 10, group="natural", meta={**meta, "split": "train"}),
+        Task("digits", x[te], y[te], 10, group="natural", meta={**meta, "split": "test"}),
+    )
 
 
-SPEC = register(TaskSpec(
-    name="digits", group="natural", num_classes=10, image_shape=(8, 8, 1),
-    n_train=1_438, n_test=359, source="scikit-learn load_digits (UCI optdigits test set)",
-    split_rule="fixed stratified 80/20, seed 0", build=build, description="digit 0-9"))
+SPEC = register(
+    TaskSpec(
+        name="digits",
+        group="natural",
+        num_classes=10,
+        image_shape=(8, 8, 1),
+        n_train=1_438,
+        n_test=359,
+        source="scikit-learn load_digits (UCI optdigits test set)",
+        split_rule="fixed stratified 80/20, seed 0",
+        build=build,
+        description="digit 0-9",
+    )
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -79,17 +91,35 @@ def build_diabetes(seed: int = 0) -> tuple[Task, Task]:
     perm = np.random.default_rng(SPLIT_SEED).permutation(len(y))
     n_test = int(round(TEST_FRACTION * len(y)))
     te, tr = np.sort(perm[:n_test]), np.sort(perm[n_test:])
-    meta = {"source": "sklearn.datasets.load_diabetes(scaled=False)", "split_seed": SPLIT_SEED,
-            "target": "disease progression one year after baseline", "target_units": "score",
-            "quantisation": 1.0}
-    return (Task("diabetes", x[tr], y[tr], group=None, kind="regression",
-                 meta={**meta, "split": "train"}),
-            Task("diabetes", x[te], y[te], group=None, kind="regression",
-                 meta={**meta, "split": "test"}))
+    meta = {
+        "source": "sklearn.datasets.load_diabetes(scaled=False)",
+        "split_seed": SPLIT_SEED,
+        "target": "disease progression one year after baseline",
+        "target_units": "score",
+        "quantisation": 1.0,
+    }
+    return (
+        Task(
+            "diabetes", x[tr], y[tr], group=None, kind="regression", meta={**meta, "split": "train"}
+        ),
+        Task(
+            "diabetes", x[te], y[te], group=None, kind="regression", meta={**meta, "split": "test"}
+        ),
+    )
 
 
-DIABETES = register(TaskSpec(
-    name="diabetes", group=None, num_classes=0, image_shape=(10,), n_train=354, n_test=88,
-    source="scikit-learn load_diabetes (Efron et al. 2004)", split_rule="fixed random 80/20, seed 0",
-    build=build_diabetes, description="disease progression after one year (real, 25-346)",
-    kind="regression"))
+DIABETES = register(
+    TaskSpec(
+        name="diabetes",
+        group=None,
+        num_classes=0,
+        image_shape=(10,),
+        n_train=354,
+        n_test=88,
+        source="scikit-learn load_diabetes (Efron et al. 2004)",
+        split_rule="fixed random 80/20, seed 0",
+        build=build_diabetes,
+        description="disease progression after one year (real, 25-346)",
+        kind="regression",
+    )
+)

@@ -29,12 +29,17 @@ def stratified_indices(y: np.ndarray, n: int, seed: int) -> np.ndarray:
         # largest remainder first; random jitter breaks ties reproducibly
         order = np.lexsort((rng.random(len(classes)), -(quota - take)))
         take[order[:short]] += 1
-    picked = [rng.choice(np.flatnonzero(y == c), size=k, replace=False)
-              for c, k in zip(classes, take) if k]
+    picked = [
+        rng.choice(np.flatnonzero(y == c), size=k, replace=False)
+        for c, k in zip(classes, take)
+        if k
+    ]
     return np.sort(np.concatenate(picked))
 
 
-def stratified_split(y: np.ndarray, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def stratified_split(
+    y: np.ndarray, test_fraction: float, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Disjoint sorted ``(train_idx, test_idx)``; the test part is stratified."""
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction: must lie in (0, 1), got {test_fraction}")
@@ -52,7 +57,9 @@ def subsample(task: Task, size: int, seed: int = 0) -> Task:
         idx = np.sort(np.random.default_rng(seed).choice(task.n, size=int(size), replace=False))
     else:
         idx = stratified_indices(task.y, size, seed)
-    return task.take(idx).replace(meta={**task.meta, "subsample": {"size": int(size), "seed": seed}})
+    return task.take(idx).replace(
+        meta={**task.meta, "subsample": {"size": int(size), "seed": seed}}
+    )
 
 
 def concat(a: Task, b: Task, *, name: str | None = None, split: str = "all") -> Task:
@@ -63,8 +70,12 @@ def concat(a: Task, b: Task, *, name: str | None = None, split: str = "all") -> 
         raise ValueError(f"task_test: num_classes {b.num_classes} != {a.num_classes} of task_train")
     if a.x.shape[1:] != b.x.shape[1:]:
         raise ValueError(f"task_test: input shape {b.x.shape[1:]} != {a.x.shape[1:]} of task_train")
-    return a.replace(name=name or a.name, x=np.concatenate([a.x, b.x]),
-                     y=np.concatenate([a.y, b.y]), meta={**a.meta, "split": split})
+    return a.replace(
+        name=name or a.name,
+        x=np.concatenate([a.x, b.x]),
+        y=np.concatenate([a.y, b.y]),
+        meta={**a.meta, "split": split},
+    )
 
 
 def reshuffle(task_train: Task, task_test: Task, seed: int = 0) -> tuple[Task, Task]:

@@ -30,7 +30,9 @@ def _read(path: Path, size: tuple[int, int]) -> np.ndarray:
             warnings.simplefilter("ignore", DeprecationWarning)
             img = np.asarray(io.imread(path))
     except Exception as e:  # imageio/PIL raise many types for bad files
-        raise ValueError(f"path: cannot read image {str(path)!r} ({type(e).__name__}: {e})") from None
+        raise ValueError(
+            f"path: cannot read image {str(path)!r} ({type(e).__name__}: {e})"
+        ) from None
     if img.ndim == 4 or (img.ndim == 3 and img.shape[-1] not in (1, 3, 4)):
         img = img[0]  # first frame of an animation / stack
     if img.ndim == 3 and img.shape[-1] == 4:
@@ -48,8 +50,13 @@ def _read(path: Path, size: tuple[int, int]) -> np.ndarray:
     return img
 
 
-def from_image_folder(path: str | Path, size: tuple[int, int] = (32, 32), *,
-                      name: str | None = None, group: str | None = None) -> Task:
+def from_image_folder(
+    path: str | Path,
+    size: tuple[int, int] = (32, 32),
+    *,
+    name: str | None = None,
+    group: str | None = None,
+) -> Task:
     """A ``Task`` from ``path/<class>/*.{png,jpg,...}``.
 
     Raises ``ValueError`` naming ``path`` for a missing or empty folder, fewer
@@ -66,19 +73,27 @@ def from_image_folder(path: str | Path, size: tuple[int, int] = (32, 32), *,
         raise ValueError(f"group: must be one of {GROUPS} or None, got {group!r}")
     classes = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
     if len(classes) < 2:
-        raise ValueError(f"path: {str(root)!r} needs one subfolder per class (at least 2), "
-                         f"found {classes}")
+        raise ValueError(
+            f"path: {str(root)!r} needs one subfolder per class (at least 2), found {classes}"
+        )
     images, labels = [], []
     for c, cls in enumerate(classes):
         files = sorted(p for p in (root / cls).iterdir() if p.suffix.lower() in EXTENSIONS)
         if not files:
-            raise ValueError(f"path: class folder {str(root / cls)!r} has no images "
-                             f"({', '.join(EXTENSIONS)})")
+            raise ValueError(
+                f"path: class folder {str(root / cls)!r} has no images ({', '.join(EXTENSIONS)})"
+            )
         images += [_read(f, tuple(size)) for f in files]
         labels += [c] * len(files)
     if all(im.ndim == 2 for im in images):
         x = np.stack(images)[..., None]
     else:
         x = np.stack([im if im.ndim == 3 else np.repeat(im[..., None], 3, -1) for im in images])
-    return Task(name or root.name, x, np.asarray(labels), len(classes), group=group,
-                meta={"source": str(root), "classes": tuple(classes), "size": tuple(size)})
+    return Task(
+        name or root.name,
+        x,
+        np.asarray(labels),
+        len(classes),
+        group=group,
+        meta={"source": str(root), "classes": tuple(classes), "size": tuple(size)},
+    )

@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -59,7 +60,7 @@ class _Tapped:
     """How to run an encoder's own forward pass with taps."""
 
     names: tuple[str, ...]
-    run: TapFn                 # run(params, images, taps) -> {name: unpooled map}
+    run: TapFn  # run(params, images, taps) -> {name: unpooled map}
     has_cls: bool = False
 
 
@@ -73,18 +74,24 @@ def _archs_run(cfg, params, images, taps):
 
 def _tapped(encoder: Encoder) -> _Tapped:
     if not isinstance(encoder, Encoder):
-        raise ValueError(f"encoder: expected an mdlnb.encoders.Encoder, got {type(encoder).__name__}")
+        raise ValueError(
+            f"encoder: expected an mdlnb.encoders.Encoder, got {type(encoder).__name__}"
+        )
     fn = encoder.apply
     if isinstance(fn, functools.partial) and fn.func is efficientnet.forward and len(fn.args) == 1:
         specs = fn.args[0]
-        return _Tapped(efficientnet.layer_names(specs),
-                       functools.partial(_efficientnet_run, specs, **dict(fn.keywords)))
+        return _Tapped(
+            efficientnet.layer_names(specs),
+            functools.partial(_efficientnet_run, specs, **dict(fn.keywords)),
+        )
     if isinstance(fn, functools.partial) and fn.func is archs.apply and "cfg" in fn.keywords:
         cfg = fn.keywords["cfg"]
         return _Tapped(archs.layer_names(cfg), functools.partial(_archs_run, cfg))
-    raise ValueError(f"encoder: {encoder.name} does not expose intermediate layers; supported: "
-                     "EfficientNet-Lite (mdlnb.encoders.efficientnet_lite) and the ResNet/ViT of "
-                     "mdlnb.encoders.archs (pretrain, pretrained artifacts)")
+    raise ValueError(
+        f"encoder: {encoder.name} does not expose intermediate layers; supported: "
+        "EfficientNet-Lite (mdlnb.encoders.efficientnet_lite) and the ResNet/ViT of "
+        "mdlnb.encoders.archs (pretrain, pretrained artifacts)"
+    )
 
 
 def layer_names(encoder: Encoder) -> list[str]:
@@ -98,8 +105,9 @@ def _pool(x: Any, pooling: str) -> Any:
     return x.mean(axes) if pooling == "mean" else x.max(axes)
 
 
-def _pooled_apply(run: TapFn, names: tuple[str, ...], pooling: str, params: Any,
-                  images: Any) -> Any:
+def _pooled_apply(
+    run: TapFn, names: tuple[str, ...], pooling: str, params: Any, images: Any
+) -> Any:
     maps = run(params, images, names)
     parts = [_pool(maps[n], pooling) for n in names]
     return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=-1)
@@ -112,27 +120,38 @@ def _resolve_which(which: Any, names: tuple[str, ...], encoder: Encoder) -> list
     out = []
     for w in items:
         if isinstance(w, bool) or not isinstance(w, (str, int)):
-            raise ValueError(f"which: layers are names or indices, got {w!r}; "
-                             f"available layers of {encoder.name}: {list(names)}")
+            raise ValueError(
+                f"which: layers are names or indices, got {w!r}; "
+                f"available layers of {encoder.name}: {list(names)}"
+            )
         if isinstance(w, int):
             if not -len(names) <= w < len(names):
-                raise ValueError(f"which: index {w} out of range; available layers of "
-                                 f"{encoder.name}: {list(names)}")
+                raise ValueError(
+                    f"which: index {w} out of range; available layers of "
+                    f"{encoder.name}: {list(names)}"
+                )
             w = names[w]
         if w not in names:
-            raise ValueError(f"which: unknown layer {w!r}; available layers of {encoder.name}: "
-                             f"{list(names)}")
+            raise ValueError(
+                f"which: unknown layer {w!r}; available layers of {encoder.name}: {list(names)}"
+            )
         if w in out:
             raise ValueError(f"which: layer {w!r} given twice")
         out.append(w)
     if not out:
-        raise ValueError(f"which: no layers given; available layers of {encoder.name}: "
-                         f"{list(names)}")
+        raise ValueError(
+            f"which: no layers given; available layers of {encoder.name}: {list(names)}"
+        )
     return out
 
 
-def layers(encoder: Encoder, which: Sequence[str | int] | str | int | None = None, *,
-           pooling: str = "mean", concat_last: int | None = None) -> dict[str, Encoder]:
+def layers(
+    encoder: Encoder,
+    which: Sequence[str | int] | str | int | None = None,
+    *,
+    pooling: str = "mean",
+    concat_last: int | None = None,
+) -> dict[str, Encoder]:
     """One :class:`Encoder` per layer of ``encoder``: ``{"<encoder>/<layer>": Encoder}``.
 
     Args:
@@ -155,14 +174,20 @@ def layers(encoder: Encoder, which: Sequence[str | int] | str | int | None = Non
     if pooling not in POOLINGS:
         raise ValueError(f"pooling: must be one of {list(POOLINGS)}, got {pooling!r}")
     if pooling == "cls" and not tapped.has_cls:
-        raise ValueError(f"pooling: {encoder.name} has no CLS token (its ViT pools patch tokens; "
-                         "a CNN has none); use 'mean' or 'max'")
+        raise ValueError(
+            f"pooling: {encoder.name} has no CLS token (its ViT pools patch tokens; "
+            "a CNN has none); use 'mean' or 'max'"
+        )
     chosen = _resolve_which(which, names, encoder)
     groups = [(n, (n,)) for n in chosen]
     if concat_last is not None:
-        concat_last = check_int("concat_last", concat_last, minimum=2, maximum=len(names),
-                                what=f"an integer in [2, {len(names)}] (the layers of "
-                                f"{encoder.name}: {list(names)})")
+        concat_last = check_int(
+            "concat_last",
+            concat_last,
+            minimum=2,
+            maximum=len(names),
+            what=f"an integer in [2, {len(names)}] (the layers of {encoder.name}: {list(names)})",
+        )
         groups.append((f"last{concat_last}", names[-concat_last:]))
     suffix = "" if pooling == "mean" else f"[{pooling}]"
     probe = jax.ShapeDtypeStruct((1, *encoder.input_size, encoder.channels), "float32")
@@ -171,9 +196,19 @@ def layers(encoder: Encoder, which: Sequence[str | int] | str | int | None = Non
         apply = functools.partial(_pooled_apply, tapped.run, parts, pooling)
         dim = int(jax.eval_shape(apply, encoder.params, probe).shape[-1])
         name = f"{encoder.name}/{label}{suffix}"
-        out[name] = Encoder(name=name, params=encoder.params, apply=apply,
-                            input_size=encoder.input_size, channels=encoder.channels,
-                            feature_dim=dim,
-                            meta={**encoder.meta, "layer": label, "layers": list(parts),
-                                  "pooling": pooling, "source_encoder": encoder.name})
+        out[name] = Encoder(
+            name=name,
+            params=encoder.params,
+            apply=apply,
+            input_size=encoder.input_size,
+            channels=encoder.channels,
+            feature_dim=dim,
+            meta={
+                **encoder.meta,
+                "layer": label,
+                "layers": list(parts),
+                "pooling": pooling,
+                "source_encoder": encoder.name,
+            },
+        )
     return out

@@ -30,8 +30,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -56,6 +57,7 @@ _FORMAT = "mdlnb-pretrain-v1"
 
 
 # -- public API -------------------------------------------------------------------
+
 
 def _check_args(objective: str, arch: str, size: str, steps: int, seed: int) -> archs.ArchConfig:
     if objective not in OBJECTIVES:
@@ -82,9 +84,15 @@ def _images(data: Task) -> np.ndarray:
 
 def _encoder(objective: str, cfg: archs.ArchConfig, params: Any, meta: dict) -> Encoder:
     name = f"{objective}-{cfg.kind}_{cfg.size}-{meta['steps']}steps-seed{meta['seed']}"
-    return Encoder(name=name, params=params, apply=functools.partial(archs.apply, cfg=cfg),
-                   input_size=(archs.IMAGE_SIZE, archs.IMAGE_SIZE), channels=1,
-                   feature_dim=cfg.feature_dim, meta=meta)
+    return Encoder(
+        name=name,
+        params=params,
+        apply=functools.partial(archs.apply, cfg=cfg),
+        input_size=(archs.IMAGE_SIZE, archs.IMAGE_SIZE),
+        channels=1,
+        feature_dim=cfg.feature_dim,
+        meta=meta,
+    )
 
 
 def _save(path, tree: Any, meta: dict, key: str) -> None:
@@ -104,8 +112,11 @@ def _hyper(hyper: Hyper | None, batch_size: int | None, learning_rate: float | N
     hp = hyper or Hyper()
     if not isinstance(hp, Hyper):
         raise ValueError(f"hyper: must be a Hyper, got {type(hp).__name__}")
-    changes = {k: v for k, v in (("batch_size", batch_size), ("learning_rate", learning_rate))
-               if v is not None}
+    changes = {
+        k: v
+        for k, v in (("batch_size", batch_size), ("learning_rate", learning_rate))
+        if v is not None
+    }
     return dataclasses.replace(hp, **changes)
 
 
@@ -136,9 +147,15 @@ class _Chunks(NamedTuple):
         return f"{self.objective} {self.cfg.kind}_{self.cfg.size}"
 
 
-def _train(run: _Chunks, state: tuple, resume: tuple[int, list, float], images: jax.Array,
-           labels: jax.Array, progress: bool | Callable[[int, float], Any] | None,
-           checkpoint: tuple[Path, str, float] | None) -> tuple[tuple, list, float]:
+def _train(
+    run: _Chunks,
+    state: tuple,
+    resume: tuple[int, list, float],
+    images: jax.Array,
+    labels: jax.Array,
+    progress: bool | Callable[[int, float], Any] | None,
+    checkpoint: tuple[Path, str, float] | None,
+) -> tuple[tuple, list, float]:
     """Run the chunks from ``resume`` = (steps done, mean loss per chunk so far, training
     seconds so far) to ``run.steps``; returns the final state, the losses per chunk and the
     training seconds. ``checkpoint``: (path, cache key, seconds between checkpoints), or
@@ -158,14 +175,23 @@ def _train(run: _Chunks, state: tuple, resume: tuple[int, list, float], images: 
         chunk_losses = np.asarray(chunk_losses, np.float64)
         seconds += time.perf_counter() - t0
         if not np.all(np.isfinite(chunk_losses)):
-            raise FloatingPointError(f"{run.label}: non-finite loss at step "
-                                     f"{done + int(np.argmin(np.isfinite(chunk_losses)))}")
+            raise FloatingPointError(
+                f"{run.label}: non-finite loss at step "
+                f"{done + int(np.argmin(np.isfinite(chunk_losses)))}"
+            )
         done += n
         losses.append(float(chunk_losses.mean()))
-        if checkpoint is not None and done < run.steps \
-                and time.perf_counter() - t_last >= checkpoint[2]:
-            _save(checkpoint[0], (state, np.int64(done), np.float64(seconds)),
-                  {"chunk_losses": losses}, checkpoint[1])
+        if (
+            checkpoint is not None
+            and done < run.steps
+            and time.perf_counter() - t_last >= checkpoint[2]
+        ):
+            _save(
+                checkpoint[0],
+                (state, np.int64(done), np.float64(seconds)),
+                {"chunk_losses": losses},
+                checkpoint[1],
+            )
             t_last = time.perf_counter()
         if bar is not None:
             bar.update(n)
@@ -177,11 +203,41 @@ def _train(run: _Chunks, state: tuple, resume: tuple[int, list, float], images: 
     return state, losses, seconds
 
 
-def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed: int = 0, *,
-             batch_size: int | None = None, learning_rate: float | None = None,
-             hyper: Hyper | None = None, progress: bool | Callable[[int, float], Any] | None = None,
-             cache: bool = True, chunk_steps: int | None = None,
-             checkpoint_seconds: float = 60.0) -> Encoder:
+def _provenance(
+    objective: str, arch: str, size: str, steps: int, seed: int, cfg: Any, enc0: Any, data: str
+) -> dict[str, Any]:
+    """The part of an encoder's ``meta`` known before training: what was asked for and
+    the architecture's sizes (``pretrain`` adds the training record)."""
+    return {
+        "objective": objective,
+        "arch": arch,
+        "size": size,
+        "steps": steps,
+        "seed": seed,
+        "param_count": archs.param_count(enc0),
+        "feature_dim": cfg.feature_dim,
+        "arch_config": dataclasses.asdict(cfg),
+        "data": data,
+        "loaded_from_cache": False,
+    }
+
+
+def pretrain(
+    objective: str,
+    arch: str,
+    size: str,
+    data: Task,
+    steps: int,
+    seed: int = 0,
+    *,
+    batch_size: int | None = None,
+    learning_rate: float | None = None,
+    hyper: Hyper | None = None,
+    progress: bool | Callable[[int, float], Any] | None = None,
+    cache: bool = True,
+    chunk_steps: int | None = None,
+    checkpoint_seconds: float = 60.0,
+) -> Encoder:
     """Train (or load) an encoder; returns an ``Encoder`` of pooled pre-projection features.
 
     Args:
@@ -211,14 +267,13 @@ def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed:
         raise ValueError(f"chunk_steps: must be >= 1, got {chunk_steps}")
     images = _images(data)
     if objective != "random" and hp.batch_size > images.shape[0]:
-        raise ValueError(f"batch_size: {hp.batch_size} exceeds the {images.shape[0]} images of data")
+        raise ValueError(
+            f"batch_size: {hp.batch_size} exceeds the {images.shape[0]} images of data"
+        )
     steps = 0 if objective == "random" else int(steps)
 
     enc0 = _init_encoder(cfg, int(seed))
-    meta = {"objective": objective, "arch": arch, "size": size, "steps": steps, "seed": int(seed),
-            "param_count": archs.param_count(enc0), "feature_dim": cfg.feature_dim,
-            "arch_config": dataclasses.asdict(cfg), "data": data.name,
-            "loaded_from_cache": False}
+    meta = _provenance(objective, arch, size, steps, int(seed), cfg, enc0, data.name)
     if objective == "random":
         return _encoder(objective, cfg, enc0, {**meta, "final_loss": None})
 
@@ -239,12 +294,22 @@ def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed:
     state, resume = _resume(ckpt, state) if cache else (state, (0, [], 0.0))
     chunk = max(1, min(int(chunk_steps), steps))
     state, losses, seconds = _train(
-        _Chunks(objective, cfg, hp, steps, chunk, unroll), state, resume, jnp.asarray(images),
-        jnp.asarray(data.y, jnp.int32), progress,
-        (ckpt, ckey, checkpoint_seconds) if cache else None)
+        _Chunks(objective, cfg, hp, steps, chunk, unroll),
+        state,
+        resume,
+        jnp.asarray(images),
+        jnp.asarray(data.y, jnp.int32),
+        progress,
+        (ckpt, ckey, checkpoint_seconds) if cache else None,
+    )
     params = jax.tree_util.tree_map(np.asarray, state[0]["encoder"])
-    meta.update(final_loss=losses[-1], chunk_losses=losses, train_seconds=round(seconds, 3),
-                chunk_steps=chunk, unrolled=unroll)
+    meta.update(
+        final_loss=losses[-1],
+        chunk_losses=losses,
+        train_seconds=round(seconds, 3),
+        chunk_steps=chunk,
+        unrolled=unroll,
+    )
     if cache:
         _save(path, params, meta, ckey)
         ckpt.unlink(missing_ok=True)
@@ -253,7 +318,11 @@ def pretrain(objective: str, arch: str, size: str, data: Task, steps: int, seed:
 
 # -- which objective on which architecture ---------------------------------------------
 
+
 def supports(objective: str, arch: str) -> bool:
     """Whether ``objective`` is defined for ``arch`` (MAE needs patch tokens: ViT only)."""
-    return objective in OBJECTIVES and arch in archs.ARCHS and (
-        objective not in _VIT_ONLY or arch == "vit")
+    return (
+        objective in OBJECTIVES
+        and arch in archs.ARCHS
+        and (objective not in _VIT_ONLY or arch == "vit")
+    )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -44,25 +44,30 @@ class Hyper:
     weight_decay: float = 1e-4
     warmup: float = 0.05
     clip: float = 1.0
-    hidden_dim: int = 256          # projector / predictor / decoder hidden width
-    proj_dim: int = 64             # SimCLR/BYOL projection, DINO bottleneck
-    temperature: float = 0.2       # SimCLR
-    ema_decay: float = 0.99        # BYOL target / DINO teacher
+    hidden_dim: int = 256  # projector / predictor / decoder hidden width
+    proj_dim: int = 64  # SimCLR/BYOL projection, DINO bottleneck
+    temperature: float = 0.2  # SimCLR
+    ema_decay: float = 0.99  # BYOL target / DINO teacher
     dino_prototypes: int = 256
     dino_student_temp: float = 0.1
     dino_teacher_temp: float = 0.04
     dino_center_momentum: float = 0.9
-    mask_ratio: float = 0.75       # MAE
-    norm_pix: bool = False         # MAE: standardize each target patch
-    decoder_dim: int = 64          # MAE decoder width (1 block)
+    mask_ratio: float = 0.75  # MAE
+    norm_pix: bool = False  # MAE: standardize each target patch
+    decoder_dim: int = 64  # MAE decoder width (1 block)
     augment: AugmentConfig = AugmentConfig()
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "hidden_dim", "proj_dim", "dino_prototypes", "decoder_dim"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name}: must be >= 1, got {getattr(self, name)}")
-        for name in ("learning_rate", "temperature", "clip", "dino_student_temp",
-                     "dino_teacher_temp"):
+        for name in (
+            "learning_rate",
+            "temperature",
+            "clip",
+            "dino_student_temp",
+            "dino_teacher_temp",
+        ):
             v = getattr(self, name)
             if not (np.isfinite(v) and v > 0):
                 raise ValueError(f"{name}: must be > 0, got {v}")
@@ -76,9 +81,13 @@ class Hyper:
 
 # -- heads ----------------------------------------------------------------------
 
+
 def _mlp_init(rng: np.random.Generator, d_in: int, d_hidden: int, d_out: int) -> dict:
-    return {"fc1": archs.dense_init(rng, d_in, d_hidden), "bn": archs.norm_init(d_hidden),
-            "fc2": archs.dense_init(rng, d_hidden, d_out)}
+    return {
+        "fc1": archs.dense_init(rng, d_in, d_hidden),
+        "bn": archs.norm_init(d_hidden),
+        "fc2": archs.dense_init(rng, d_hidden, d_out),
+    }
 
 
 def _mlp(p: dict, x: jax.Array) -> jax.Array:
@@ -89,8 +98,9 @@ def _mlp(p: dict, x: jax.Array) -> jax.Array:
     return archs.dense(p["fc2"], jax.nn.relu(h))
 
 
-def _head_init(key: jax.Array, objective: str, cfg: archs.ArchConfig, hp: Hyper,
-               num_classes: int) -> dict:
+def _head_init(
+    key: jax.Array, objective: str, cfg: archs.ArchConfig, hp: Hyper, num_classes: int
+) -> dict:
     """The objective's trainable head (discarded after pretraining)."""
     d, rng = cfg.feature_dim, archs.host_rng(key)
     if objective == "supervised":
@@ -98,20 +108,27 @@ def _head_init(key: jax.Array, objective: str, cfg: archs.ArchConfig, hp: Hyper,
     if objective == "simclr":
         return {"proj": _mlp_init(rng, d, hp.hidden_dim, hp.proj_dim)}
     if objective == "byol":
-        return {"proj": _mlp_init(rng, d, hp.hidden_dim, hp.proj_dim),
-                "pred": _mlp_init(rng, hp.proj_dim, hp.hidden_dim, hp.proj_dim)}
+        return {
+            "proj": _mlp_init(rng, d, hp.hidden_dim, hp.proj_dim),
+            "pred": _mlp_init(rng, hp.proj_dim, hp.hidden_dim, hp.proj_dim),
+        }
     if objective == "dino":
-        return {"proj": _mlp_init(rng, d, hp.hidden_dim, hp.proj_dim),
-                "last": archs.dense_init(rng, hp.proj_dim, hp.dino_prototypes, bias=False)}
+        return {
+            "proj": _mlp_init(rng, d, hp.hidden_dim, hp.proj_dim),
+            "last": archs.dense_init(rng, hp.proj_dim, hp.dino_prototypes, bias=False),
+        }
     if objective == "autoencoder":
-        return {"dec": _mlp_init(rng, d, hp.hidden_dim, archs.IMAGE_SIZE ** 2)}
+        return {"dec": _mlp_init(rng, d, hp.hidden_dim, archs.IMAGE_SIZE**2)}
     if objective == "mae":
         dd = hp.decoder_dim
-        return {"embed": archs.dense_init(rng, cfg.dim, dd),
-                "mask_token": np.zeros((dd,), np.float32),
-                "pos": (0.02 * rng.standard_normal((cfg.num_patches, dd))).astype(np.float32),
-                "block": archs.block_init(rng, dd, 2), "ln": archs.norm_init(dd),
-                "pred": archs.dense_init(rng, dd, cfg.patch * cfg.patch)}
+        return {
+            "embed": archs.dense_init(rng, cfg.dim, dd),
+            "mask_token": np.zeros((dd,), np.float32),
+            "pos": (0.02 * rng.standard_normal((cfg.num_patches, dd))).astype(np.float32),
+            "block": archs.block_init(rng, dd, 2),
+            "ln": archs.norm_init(dd),
+            "pred": archs.dense_init(rng, dd, cfg.patch * cfg.patch),
+        }
     raise ValueError(f"objective: must be one of {OBJECTIVES}, got {objective!r}")
 
 
@@ -121,8 +138,17 @@ def _dino_logits(head: dict, feats: jax.Array) -> jax.Array:
 
 # -- losses of one batch ------------------------------------------------------------
 
-def _batch_loss(objective: str, cfg: archs.ArchConfig, hp: Hyper, params: dict, aux: dict,
-                x: jax.Array, y: jax.Array, key: jax.Array) -> tuple[jax.Array, dict]:
+
+def _batch_loss(
+    objective: str,
+    cfg: archs.ArchConfig,
+    hp: Hyper,
+    params: dict,
+    aux: dict,
+    x: jax.Array,
+    y: jax.Array,
+    key: jax.Array,
+) -> tuple[jax.Array, dict]:
     """Loss of one batch (``x`` float32 (B, 28, 28, 1) in [0, 1]) and the
     outputs the auxiliary-state update needs."""
     enc = functools.partial(archs.apply, cfg=cfg)
@@ -156,10 +182,12 @@ def _batch_loss(objective: str, cfg: archs.ArchConfig, hp: Hyper, params: dict, 
         s1, s2 = jnp.split(_dino_logits(head, h), 2)
         t_all = jax.lax.stop_gradient(_dino_logits(target["head"], h_t))
         t1, t2 = jnp.split(t_all, 2)
-        loss = 0.5 * (objectives.dino_loss(s1, t2, aux["center"], hp.dino_student_temp,
-                                           hp.dino_teacher_temp)
-                      + objectives.dino_loss(s2, t1, aux["center"], hp.dino_student_temp,
-                                             hp.dino_teacher_temp))
+        loss = 0.5 * (
+            objectives.dino_loss(s1, t2, aux["center"], hp.dino_student_temp, hp.dino_teacher_temp)
+            + objectives.dino_loss(
+                s2, t1, aux["center"], hp.dino_student_temp, hp.dino_teacher_temp
+            )
+        )
         return loss, {"teacher_logits": t_all}
     raise ValueError(f"objective: must be one of {OBJECTIVES}, got {objective!r}")
 
@@ -168,8 +196,9 @@ def _decoder_heads(hp: Hyper) -> int:
     return max(1, hp.decoder_dim // 32)
 
 
-def _mae_decode(head: dict, tokens: jax.Array, keep: jax.Array, cfg: archs.ArchConfig,
-                heads: int) -> jax.Array:
+def _mae_decode(
+    head: dict, tokens: jax.Array, keep: jax.Array, cfg: archs.ArchConfig, heads: int
+) -> jax.Array:
     """Visible-token encodings (B, T', dim) → predicted pixels of all patches (B, T, p·p)."""
     b = tokens.shape[0]
     vis = archs.dense(head["embed"], tokens)
@@ -181,12 +210,15 @@ def _mae_decode(head: dict, tokens: jax.Array, keep: jax.Array, cfg: archs.ArchC
 
 # -- the compiled training program ------------------------------------------------
 
+
 def _aux_init(objective: str, params: dict, hp: Hyper) -> dict:
     if objective == "byol":
         return {"target": jax.tree_util.tree_map(jnp.copy, params)}
     if objective == "dino":
-        return {"target": jax.tree_util.tree_map(jnp.copy, params),
-                "center": jnp.zeros((hp.dino_prototypes,), jnp.float32)}
+        return {
+            "target": jax.tree_util.tree_map(jnp.copy, params),
+            "center": jnp.zeros((hp.dino_prototypes,), jnp.float32),
+        }
     return {}
 
 
@@ -211,21 +243,34 @@ def _optimizer(hp: Hyper, steps: int, schedule: str = "cosine") -> optax.Gradien
     schedules, so the optimizer state has one structure."""
     warm = int(round(hp.warmup * steps))
     if schedule == "cosine":
-        sched = optax.warmup_cosine_decay_schedule(0.0, hp.learning_rate, max(warm, 1),
-                                                   max(steps, warm + 1), hp.learning_rate * 0.01)
+        sched = optax.warmup_cosine_decay_schedule(
+            0.0, hp.learning_rate, max(warm, 1), max(steps, warm + 1), hp.learning_rate * 0.01
+        )
     elif schedule == "constant":
         sched = optax.join_schedules(
-            [optax.linear_schedule(0.0, hp.learning_rate, max(warm, 1)),
-             optax.constant_schedule(hp.learning_rate)], [max(warm, 1)])
+            [
+                optax.linear_schedule(0.0, hp.learning_rate, max(warm, 1)),
+                optax.constant_schedule(hp.learning_rate),
+            ],
+            [max(warm, 1)],
+        )
     else:
         raise ValueError(f"schedule: must be one of {SCHEDULES}, got {schedule!r}")
-    return optax.chain(optax.clip_by_global_norm(hp.clip),
-                       optax.adamw(sched, weight_decay=hp.weight_decay))
+    return optax.chain(
+        optax.clip_by_global_norm(hp.clip), optax.adamw(sched, weight_decay=hp.weight_decay)
+    )
 
 
 @functools.lru_cache(maxsize=32)
-def _make_chunk(objective: str, cfg: archs.ArchConfig, hp: Hyper, steps: int, length: int,
-                unroll: bool = False, schedule: str = "cosine") -> Callable:
+def _make_chunk(
+    objective: str,
+    cfg: archs.ArchConfig,
+    hp: Hyper,
+    steps: int,
+    length: int,
+    unroll: bool = False,
+    schedule: str = "cosine",
+) -> Callable:
     """Jitted ``(state, images, labels) -> (state, losses (length,))``: ``length``
     optimizer steps under ``lax.scan``, each on a batch drawn without
     replacement. Memoized, so repeated runs of one configuration compile once.
@@ -247,7 +292,8 @@ def _make_chunk(objective: str, cfg: archs.ArchConfig, hp: Hyper, steps: int, le
             x = images[idx].astype(jnp.float32)
             x = x / 255.0 if images.dtype == jnp.uint8 else x
             (loss, out), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-                params, aux, x, labels[idx], k_loss)
+                params, aux, x, labels[idx], k_loss
+            )
             updates, opt_state = opt.update(grads, opt_state, params)
             params = optax.apply_updates(params, updates)
             aux = _aux_update(objective, aux, params, out, hp)
@@ -268,12 +314,15 @@ def _init_encoder(cfg: archs.ArchConfig, seed: int) -> dict:
     return jax.tree_util.tree_map(jnp.asarray, archs.init(_keys(seed)[0], cfg))
 
 
-def _init_state(objective: str, cfg: archs.ArchConfig, hp: Hyper, steps: int, num_classes: int,
-                seed: int) -> tuple:
+def _init_state(
+    objective: str, cfg: archs.ArchConfig, hp: Hyper, steps: int, num_classes: int, seed: int
+) -> tuple:
     """``(params, opt_state, aux, key)`` at step 0."""
     k_enc, k_head, k_train = _keys(seed)
-    params = {"encoder": archs.init(k_enc, cfg),
-              "head": _head_init(k_head, objective, cfg, hp, num_classes)}
+    params = {
+        "encoder": archs.init(k_enc, cfg),
+        "head": _head_init(k_head, objective, cfg, hp, num_classes),
+    }
 
     return (*_build_state(objective, hp, steps)(params), k_train)
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -66,8 +67,10 @@ class Plateau:
         for name in ("eval_every", "max_steps", "patience"):
             check_int(name, getattr(self, name), minimum=1)
         if self.max_steps % self.eval_every:
-            raise ValueError(f"max_steps: must be a multiple of eval_every ({self.eval_every}), "
-                             f"got {self.max_steps}")
+            raise ValueError(
+                f"max_steps: must be a multiple of eval_every ({self.eval_every}), "
+                f"got {self.max_steps}"
+            )
         if not (np.isfinite(self.min_delta) and self.min_delta >= 0):
             raise ValueError(f"min_delta: must be a finite number >= 0, got {self.min_delta!r}")
 
@@ -114,16 +117,25 @@ class StagedRun:
             return {0: self.encoder.params}
         out = {}
         for r in self.curve:
-            ck = _checkpoint.load(_step_path(self.state_path, r["step"]), self.encoder.params,
-                                  key=None)
+            ck = _checkpoint.load(
+                _step_path(self.state_path, r["step"]), self.encoder.params, key=None
+            )
             if ck is not None:
                 out[int(r["step"])] = ck.tree
         return out
 
 
-def _checked(objective: str, arch: str, size: str, data: Task, monitor: Any, plateau: Any,
-             seed: int, hyper: P.Hyper | None, chunk_steps: int | None
-             ) -> tuple[Any, P.Hyper, np.ndarray, int]:
+def _checked(
+    objective: str,
+    arch: str,
+    size: str,
+    data: Task,
+    monitor: Any,
+    plateau: Any,
+    seed: int,
+    hyper: P.Hyper | None,
+    chunk_steps: int | None,
+) -> tuple[Any, P.Hyper, np.ndarray, int]:
     """:func:`train_until_plateau`'s arguments checked: ``(architecture config, hyper,
     images of data, steps per compiled chunk)``."""
     cfg = P._check_args(objective, arch, size, plateau.max_steps, seed)
@@ -132,32 +144,42 @@ def _checked(objective: str, arch: str, size: str, data: Task, monitor: Any, pla
         raise ValueError(f"plateau: must be a Plateau, got {type(plateau).__name__}")
     if not callable(monitor):
         raise ValueError(f"monitor: must be callable (step, encoder) -> mapping, got {monitor!r}")
-    chunk = (int(chunk_steps) if chunk_steps is not None
-             else math.gcd(10 if cfg.kind == "resnet" else 50, plateau.eval_every))
+    chunk = (
+        int(chunk_steps)
+        if chunk_steps is not None
+        else math.gcd(10 if cfg.kind == "resnet" else 50, plateau.eval_every)
+    )
     if chunk < 1 or plateau.eval_every % chunk:
-        raise ValueError(f"chunk_steps: must divide plateau.eval_every ({plateau.eval_every}), "
-                         f"got {chunk}")
+        raise ValueError(
+            f"chunk_steps: must divide plateau.eval_every ({plateau.eval_every}), got {chunk}"
+        )
     images = P._images(data)
     if objective != "random" and hp.batch_size > images.shape[0]:
-        raise ValueError(f"batch_size: {hp.batch_size} exceeds the {images.shape[0]} images of data")
+        raise ValueError(
+            f"batch_size: {hp.batch_size} exceeds the {images.shape[0]} images of data"
+        )
     return cfg, hp, images, chunk
 
 
-def _reporter(progress: bool | Callable[[int, Mapping[str, float]], Any], label: str
-              ) -> Callable[[int, Mapping[str, float]], None]:
+def _reporter(
+    progress: bool | Callable[[int, Mapping[str, float]], Any], label: str
+) -> Callable[[int, Mapping[str, float]], None]:
     """``report(step, values)``: one line ``LABEL: step N: ...`` on stdout when
     ``progress`` is True, a call of ``progress`` when it is callable, else nothing."""
+
     def report(step: int, values: Mapping[str, float]) -> None:
         if progress is True:
             shown = ", ".join(f"{k} {v:.4g}" for k, v in values.items() if k != "step")
             print(f"{label}: step {step}: {shown}", flush=True)
         elif callable(progress):
             progress(step, values)
+
     return report
 
 
-def _train_stage(fn: Callable, state: Any, images: Any, labels: Any, chunks: int, *,
-                 label: str, start: int) -> tuple[Any, np.ndarray, float]:
+def _train_stage(
+    fn: Callable, state: Any, images: Any, labels: Any, chunks: int, *, label: str, start: int
+) -> tuple[Any, np.ndarray, float]:
     """``chunks`` calls of the compiled chunk ``fn`` from step ``start``: ``(state, every
     step's loss, wall seconds)``; FloatingPointError (naming ``label`` and the step) on a
     non-finite loss."""
@@ -169,8 +191,9 @@ def _train_stage(fn: Callable, state: Any, images: Any, labels: Any, chunks: int
     losses = np.concatenate(losses)
     took = time.perf_counter() - t0
     if not np.all(np.isfinite(losses)):
-        raise FloatingPointError(f"{label}: non-finite loss after step "
-                                 f"{start + int(np.argmin(np.isfinite(losses)))}")
+        raise FloatingPointError(
+            f"{label}: non-finite loss after step {start + int(np.argmin(np.isfinite(losses)))}"
+        )
     return state, losses, took
 
 
@@ -193,12 +216,97 @@ def _step_path(state: Path, step: int) -> Path:
     return state.with_name(state.name.replace(".ckpt.npz", f"-step{int(step)}.npz"))
 
 
-def train_until_plateau(objective: str, arch: str, size: str, data: Task, monitor: Monitor, *,
-                        plateau: Plateau = Plateau(), seed: int = 0,
-                        hyper: P.Hyper | None = None, directory: str | Path | None = None,
-                        progress: bool | Callable[[int, Mapping[str, float]], Any] = False,
-                        chunk_steps: int | None = None,
-                        keep_evaluations: bool = False) -> StagedRun:
+def _state_key(
+    objective: str, cfg: Any, seed: int, data_hash: str, hp: Any, plateau: Plateau, chunk: int
+) -> str:
+    """The resumable state's key: every input that changes what the run computes."""
+    return content_hash(
+        _FORMAT,
+        objective,
+        cfg,
+        seed,
+        data_hash,
+        dataclasses.asdict(hp),
+        dataclasses.asdict(plateau),
+        chunk,
+    )
+
+
+def _provenance(
+    objective: str,
+    arch: str,
+    size: str,
+    seed: int,
+    cfg: Any,
+    enc0: Any,
+    data: str,
+    hp: Any,
+    plateau: Plateau,
+) -> dict[str, Any]:
+    """The part of a staged run's ``meta`` known before training: what was asked for,
+    the architecture's sizes, the hyperparameters and the stopping rule."""
+    return {
+        "objective": objective,
+        "arch": arch,
+        "size": size,
+        "seed": seed,
+        "param_count": archs.param_count(enc0),
+        "feature_dim": cfg.feature_dim,
+        "arch_config": dataclasses.asdict(cfg),
+        "data": data,
+        "hyper": dataclasses.asdict(hp),
+        "schedule": "constant",
+        "plateau": dataclasses.asdict(plateau),
+    }
+
+
+def _training_record(
+    best: Mapping[str, Any], done: int, reason: str, seconds: float, chunk: int
+) -> dict[str, Any]:
+    """What the run adds to ``meta``: the chosen evaluation's step and loss (``best``,
+    a row of the curve), the steps trained, why it stopped, its time and chunk size."""
+    return {
+        "steps": int(best["step"]),
+        "trained_steps": done,
+        "final_loss": best["loss"],
+        "stop_reason": reason,
+        "train_seconds": round(seconds, 3),
+        "chunk_steps": chunk,
+    }
+
+
+def _save_progress(
+    path: Path, key: str, run: tuple, curve: list, evaluated: Any | None = None
+) -> None:
+    """Checkpoint a staged run after an evaluation: ``run`` = (optimizer state, chosen
+    parameters, steps done, seconds), with the curve so far in the metadata, and the
+    evaluated parameters beside it (``<state>-step<N>.npz``) if ``evaluated`` is given."""
+    state, chosen, done, seconds = run
+    if evaluated is not None:
+        _checkpoint.save(_step_path(path, done), evaluated, key=key, meta={"step": done})
+    _checkpoint.save(
+        path,
+        (state, chosen, np.int64(done), np.float64(seconds)),
+        key=key,
+        meta={"curve": curve},
+    )
+
+
+def train_until_plateau(
+    objective: str,
+    arch: str,
+    size: str,
+    data: Task,
+    monitor: Monitor,
+    *,
+    plateau: Plateau = Plateau(),
+    seed: int = 0,
+    hyper: P.Hyper | None = None,
+    directory: str | Path | None = None,
+    progress: bool | Callable[[int, Mapping[str, float]], Any] = False,
+    chunk_steps: int | None = None,
+    keep_evaluations: bool = False,
+) -> StagedRun:
     """Train ``objective`` on ``arch``/``size`` over ``data`` until ``monitor`` plateaus.
 
     Args:
@@ -219,15 +327,12 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
         :meth:`StagedRun.evaluations`), so further monitors can score the
         checkpoints later without retraining.
     """
-    cfg, hp, images, chunk = _checked(objective, arch, size, data, monitor, plateau, seed,
-                                      hyper, chunk_steps)
+    cfg, hp, images, chunk = _checked(
+        objective, arch, size, data, monitor, plateau, seed, hyper, chunk_steps
+    )
     unroll = cfg.kind == "resnet"
     enc0 = P._init_encoder(cfg, int(seed))
-    meta = {"objective": objective, "arch": arch, "size": size, "seed": int(seed),
-            "param_count": archs.param_count(enc0), "feature_dim": cfg.feature_dim,
-            "arch_config": dataclasses.asdict(cfg), "data": data.name,
-            "hyper": dataclasses.asdict(hp), "schedule": "constant",
-            "plateau": dataclasses.asdict(plateau)}
+    meta = _provenance(objective, arch, size, int(seed), cfg, enc0, data.name, hp, plateau)
     label = f"{objective} {arch}_{size}"
     report = _reporter(progress, label)
 
@@ -236,8 +341,9 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
         enc = P._encoder(objective, cfg, params, {**meta, "steps": step})
         values = {k: float(v) for k, v in monitor(step, enc).items()}
         if plateau.key not in values:
-            raise ValueError(f"monitor: returned {sorted(values)} without plateau.key "
-                             f"{plateau.key!r}")
+            raise ValueError(
+                f"monitor: returned {sorted(values)} without plateau.key {plateau.key!r}"
+            )
         return {"step": step, **values, "loss": loss, "train_seconds": seconds}
 
     if objective == "random":
@@ -246,16 +352,14 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
         enc = P._encoder(objective, cfg, enc0, {**meta, "steps": 0, "final_loss": None})
         return StagedRun(enc, (row,), 0, 0, "untrained")
 
-    data_hash = content_hash(images, data.y, data.num_classes)
-    key = content_hash(_FORMAT, objective, cfg, int(seed), data_hash, dataclasses.asdict(hp),
-                       dataclasses.asdict(plateau), chunk)
-    meta["data_hash"] = data_hash
+    meta["data_hash"] = data_hash = content_hash(images, data.y, data.num_classes)
+    key = _state_key(objective, cfg, int(seed), data_hash, hp, plateau, chunk)
     path = _state_path(Path(directory) if directory else cache_dir("pretraining"), key)
     path.parent.mkdir(parents=True, exist_ok=True)
 
     state = P._init_state(objective, cfg, hp, plateau.max_steps, data.num_classes, int(seed))
     state, chosen, done, seconds, curve = _resume(path, key, state, enc0)
-    if not curve:                   # a fresh run: evaluate the initial encoder
+    if not curve:  # a fresh run: evaluate the initial encoder
         row = evaluate(0, enc0, float("nan"), 0.0)
         curve.append(row)
         report(0, row)
@@ -264,8 +368,9 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
     images_d, labels_d = jnp.asarray(images), jnp.asarray(data.y, jnp.int32)
     values = [r[plateau.key] for r in curve]
     while not plateau.stopped(values) and done < plateau.max_steps:
-        state, losses, took = _train_stage(fn, state, images_d, labels_d,
-                                           plateau.eval_every // chunk, label=label, start=done)
+        state, losses, took = _train_stage(
+            fn, state, images_d, labels_d, plateau.eval_every // chunk, label=label, start=done
+        )
         seconds += took
         done += plateau.eval_every
         params = jax.tree_util.tree_map(np.asarray, state[0]["encoder"])
@@ -275,16 +380,13 @@ def train_until_plateau(objective: str, arch: str, size: str, data: Task, monito
         report(done, row)
         if plateau.chosen(values) == len(values) - 1:
             chosen = params
-        if keep_evaluations:
-            _checkpoint.save(_step_path(path, done), params, key=key, meta={"step": done})
-        _checkpoint.save(path, (state, chosen, np.int64(done), np.float64(seconds)), key=key,
-                         meta={"curve": curve})
+        _save_progress(
+            path, key, (state, chosen, done, seconds), curve, params if keep_evaluations else None
+        )
 
     best = plateau.chosen(values)
     reason = "plateau" if plateau.stopped(values) else "max_steps"
     chosen = jax.tree_util.tree_map(np.asarray, chosen)
-    final = {**meta, "steps": int(curve[best]["step"]), "trained_steps": done,
-             "final_loss": curve[best]["loss"], "stop_reason": reason,
-             "train_seconds": round(seconds, 3), "chunk_steps": chunk}
+    final = {**meta, **_training_record(curve[best], done, reason, seconds, chunk)}
     enc = P._encoder(objective, cfg, chosen, final)
     return StagedRun(enc, tuple(curve), int(curve[best]["step"]), done, reason, path)

@@ -91,6 +91,7 @@ def param_count(params: Any) -> int:
 
 # -- layers -------------------------------------------------------------------
 
+
 def host_rng(key: jax.Array) -> np.random.Generator:
     """A NumPy generator seeded by the bits of a JAX key.
 
@@ -141,8 +142,9 @@ def conv_init(rng: np.random.Generator, k: int, c_in: int, c_out: int) -> np.nda
 
 
 def conv(w: jax.Array, x: jax.Array, stride: int = 1) -> jax.Array:
-    return jax.lax.conv_general_dilated(x, w, (stride, stride), "SAME",
-                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return jax.lax.conv_general_dilated(
+        x, w, (stride, stride), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+    )
 
 
 def _groups(c: int) -> int:
@@ -151,15 +153,20 @@ def _groups(c: int) -> int:
 
 # -- ResNet -------------------------------------------------------------------
 
+
 def _resnet_init(rng: np.random.Generator, cfg: ArchConfig) -> Params:
-    params: Params = {"stem": {"w": conv_init(rng, 3, 1, cfg.widths[0]),
-                               "gn": norm_init(cfg.widths[0])}}
+    params: Params = {
+        "stem": {"w": conv_init(rng, 3, 1, cfg.widths[0]), "gn": norm_init(cfg.widths[0])}
+    }
     c_in = cfg.widths[0]
     for s, (width, n) in enumerate(zip(cfg.widths, cfg.blocks)):
         for b in range(n):
-            blk = {"conv1": conv_init(rng, 3, c_in, width), "gn1": norm_init(width),
-                   "conv2": conv_init(rng, 3, width, width),
-                   "gn2": norm_init(width)}
+            blk = {
+                "conv1": conv_init(rng, 3, c_in, width),
+                "gn1": norm_init(width),
+                "conv2": conv_init(rng, 3, width, width),
+                "gn2": norm_init(width),
+            }
             if c_in != width:
                 blk["proj"] = conv_init(rng, 1, c_in, width)
             params[f"stage{s}_block{b}"] = blk
@@ -167,8 +174,9 @@ def _resnet_init(rng: np.random.Generator, cfg: ArchConfig) -> Params:
     return params
 
 
-def _resnet_apply(params: Params, x: jax.Array, cfg: ArchConfig,
-                  taps: frozenset[str] | None = None) -> Any:
+def _resnet_apply(
+    params: Params, x: jax.Array, cfg: ArchConfig, taps: frozenset[str] | None = None
+) -> Any:
     h = conv(params["stem"]["w"], x, stride=2)  # 28 → 14: stages run at 14, 7, 4
     h = jax.nn.relu(group_norm(params["stem"]["gn"], h, _groups(cfg.widths[0])))
     out: dict[str, jax.Array] = {}
@@ -176,15 +184,18 @@ def _resnet_apply(params: Params, x: jax.Array, cfg: ArchConfig,
         out["stem"] = h
     for s, (width, n) in enumerate(zip(cfg.widths, cfg.blocks)):
         if taps is not None and len(out) == len(taps):
-            return out                       # deeper stages are not needed
+            return out  # deeper stages are not needed
         for b in range(n):
             p = params[f"stage{s}_block{b}"]
             stride = 2 if (s > 0 and b == 0) else 1
             g = _groups(width)
             y = jax.nn.relu(group_norm(p["gn1"], conv(p["conv1"], h, stride), g))
             y = group_norm(p["gn2"], conv(p["conv2"], y), g)
-            short = conv(p["proj"], h, stride) if "proj" in p else (
-                h[:, ::stride, ::stride] if stride > 1 else h)
+            short = (
+                conv(p["proj"], h, stride)
+                if "proj" in p
+                else (h[:, ::stride, ::stride] if stride > 1 else h)
+            )
             h = jax.nn.relu(y + short)
         if taps is not None and f"stage{s}" in taps:
             out[f"stage{s}"] = h
@@ -195,6 +206,7 @@ def _resnet_apply(params: Params, x: jax.Array, cfg: ArchConfig,
 
 # -- ViT ----------------------------------------------------------------------
 
+
 def patchify(images: jax.Array, patch: int) -> jax.Array:
     """``(B, H, W, C)`` → ``(B, (H/p)(W/p), p·p·C)``, patches in row-major order."""
     b, h, w, c = images.shape
@@ -204,9 +216,14 @@ def patchify(images: jax.Array, patch: int) -> jax.Array:
 
 def block_init(rng: np.random.Generator, dim: int, mlp_ratio: int) -> Params:
     """A pre-LN transformer block."""
-    return {"ln1": norm_init(dim), "qkv": dense_init(rng, dim, 3 * dim),
-            "out": dense_init(rng, dim, dim), "ln2": norm_init(dim),
-            "fc1": dense_init(rng, dim, mlp_ratio * dim), "fc2": dense_init(rng, mlp_ratio * dim, dim)}
+    return {
+        "ln1": norm_init(dim),
+        "qkv": dense_init(rng, dim, 3 * dim),
+        "out": dense_init(rng, dim, dim),
+        "ln2": norm_init(dim),
+        "fc1": dense_init(rng, dim, mlp_ratio * dim),
+        "fc2": dense_init(rng, mlp_ratio * dim, dim),
+    }
 
 
 def block_apply(p: Params, x: jax.Array, heads: int) -> jax.Array:
@@ -220,14 +237,21 @@ def block_apply(p: Params, x: jax.Array, heads: int) -> jax.Array:
 
 
 def _vit_init(rng: np.random.Generator, cfg: ArchConfig) -> Params:
-    return {"embed": dense_init(rng, cfg.patch * cfg.patch, cfg.dim),
-            "pos": _normal(rng, (cfg.num_patches, cfg.dim), 0.02),
-            "blocks": [block_init(rng, cfg.dim, cfg.mlp_ratio) for _ in range(cfg.depth)],
-            "ln": norm_init(cfg.dim)}
+    return {
+        "embed": dense_init(rng, cfg.patch * cfg.patch, cfg.dim),
+        "pos": _normal(rng, (cfg.num_patches, cfg.dim), 0.02),
+        "blocks": [block_init(rng, cfg.dim, cfg.mlp_ratio) for _ in range(cfg.depth)],
+        "ln": norm_init(cfg.dim),
+    }
 
 
-def vit_tokens(params: Params, images: jax.Array, cfg: ArchConfig,
-               keep: jax.Array | None = None, taps: frozenset[str] | None = None) -> Any:
+def vit_tokens(
+    params: Params,
+    images: jax.Array,
+    cfg: ArchConfig,
+    keep: jax.Array | None = None,
+    taps: frozenset[str] | None = None,
+) -> Any:
     """Token representations ``(B, T, dim)`` after the final LayerNorm.
 
     ``keep`` (B, T') int indices of the patches to encode (MAE); all if None.
@@ -256,6 +280,7 @@ def vit_tokens(params: Params, images: jax.Array, cfg: ArchConfig,
 
 # -- dispatch -----------------------------------------------------------------
 
+
 def _standardize(images: jax.Array) -> jax.Array:
     return (images - 0.5) * 2.0
 
@@ -279,8 +304,9 @@ def layer_names(cfg: ArchConfig) -> tuple[str, ...]:
     return ("embed", *(f"block{i}" for i in range(cfg.depth)))
 
 
-def apply(params: Params, images: jax.Array, cfg: ArchConfig,
-          taps: tuple[str, ...] | None = None) -> Any:
+def apply(
+    params: Params, images: jax.Array, cfg: ArchConfig, taps: tuple[str, ...] | None = None
+) -> Any:
     """Pooled features ``(B, cfg.feature_dim)`` of images float32 ``(B, 28, 28, 1)`` in [0, 1].
 
     ``taps``: names from :func:`layer_names`; then the result is instead a dict

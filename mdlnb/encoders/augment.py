@@ -66,9 +66,12 @@ def _bilinear(image: jax.Array, rows: jax.Array, cols: jax.Array) -> jax.Array:
     return top * (1 - fr) + bot * fr
 
 
-def random_resized_crop(key: jax.Array, images: jax.Array,
-                        scale: tuple[float, float] = (0.35, 1.0),
-                        ratio: tuple[float, float] = (3 / 4, 4 / 3)) -> jax.Array:
+def random_resized_crop(
+    key: jax.Array,
+    images: jax.Array,
+    scale: tuple[float, float] = (0.35, 1.0),
+    ratio: tuple[float, float] = (3 / 4, 4 / 3),
+) -> jax.Array:
     """Crop a random box (area fraction in ``scale``, aspect in ``ratio``) and
     resize it back to full size with bilinear interpolation.
 
@@ -118,8 +121,13 @@ def translate(key: jax.Array, images: jax.Array, max_shift: int = 2) -> jax.Arra
     return jax.vmap(one)(padded, shifts)
 
 
-def color_jitter(key: jax.Array, images: jax.Array, brightness: float = 0.4,
-                 contrast: float = 0.4, prob: float = 0.8) -> jax.Array:
+def color_jitter(
+    key: jax.Array,
+    images: jax.Array,
+    brightness: float = 0.4,
+    contrast: float = 0.4,
+    prob: float = 0.8,
+) -> jax.Array:
     """With probability ``prob``: multiply by a brightness factor in
     ``[1-brightness, 1+brightness]``, then scale deviations from the image mean
     by a contrast factor in ``[1-contrast, 1+contrast]``; clip to [0, 1]."""
@@ -149,8 +157,9 @@ def augment(key: jax.Array, images: jax.Array, cfg: AugmentConfig = AugmentConfi
     return gaussian_noise(k[4], x, cfg.noise_std)
 
 
-def two_views(key: jax.Array, images: jax.Array, cfg: AugmentConfig = AugmentConfig()
-              ) -> tuple[jax.Array, jax.Array]:
+def two_views(
+    key: jax.Array, images: jax.Array, cfg: AugmentConfig = AugmentConfig()
+) -> tuple[jax.Array, jax.Array]:
     """Two independent views of the same batch."""
     k1, k2 = jax.random.split(key)
     return augment(k1, images, cfg), augment(k2, images, cfg)

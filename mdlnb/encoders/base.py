@@ -9,7 +9,8 @@ studies treat them alike.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -81,8 +82,9 @@ def adapt_images(x: Any, input_size: tuple[int, int], channels: int) -> Any:
         else:
             raise ValueError(f"images: cannot map {c} channels to {channels}")
     if tuple(x.shape[1:3]) != tuple(input_size):
-        x = jax.image.resize(x, (x.shape[0], *input_size, channels), method="bilinear",
-                             antialias=True)
+        x = jax.image.resize(
+            x, (x.shape[0], *input_size, channels), method="bilinear", antialias=True
+        )
     return x
 
 
@@ -113,8 +115,14 @@ def _jitted(apply: ApplyFn) -> Any:
     return hit[1]
 
 
-def features(encoder: Encoder, task: Task, *, batch_size: int = 128, cache: bool = True,
-             progress: bool = False) -> Task:
+def features(
+    encoder: Encoder,
+    task: Task,
+    *,
+    batch_size: int = 128,
+    cache: bool = True,
+    progress: bool = False,
+) -> Task:
     """The task with ``x`` replaced by the encoder's features ``(N, D)`` float32,
     named after the representation: ``"<task>|<encoder>"`` (e.g.
     ``"digits|efficientnet_lite0_64px"``), so reports of two encoders on one task
@@ -125,17 +133,23 @@ def features(encoder: Encoder, task: Task, *, batch_size: int = 128, cache: bool
     """
     if batch_size < 1:
         raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
-    key = content_hash("features-v1", encoder.fingerprint(), task.x, encoder.input_size,
-                       encoder.channels)
+    key = content_hash(
+        "features-v1", encoder.fingerprint(), task.x, encoder.input_size, encoder.channels
+    )
     stem = f"{encoder.name}-{task.name}".replace("/", "--")  # layer encoders: "<enc>/<layer>"
     path = cache_dir("features") / f"{stem}-{key}.npz"
     if cache:  # computed once across processes; a damaged entry is recomputed
-        feats = compute_once(path, lambda: {"features": _compute_features(encoder, task, batch_size,
-                                                                          progress)})["features"]
+        feats = compute_once(
+            path, lambda: {"features": _compute_features(encoder, task, batch_size, progress)}
+        )["features"]
     else:
         feats = _compute_features(encoder, task, batch_size, progress)
-    meta = {**task.meta, "encoder": encoder.name, "encoder_meta": dict(encoder.meta),
-            "source_task": task.meta.get("source_task", task.name)}
+    meta = {
+        **task.meta,
+        "encoder": encoder.name,
+        "encoder_meta": dict(encoder.meta),
+        "source_task": task.meta.get("source_task", task.name),
+    }
     return task.replace(x=feats, name=f"{task.name}|{encoder.name}", meta=meta)
 
 
@@ -146,7 +160,7 @@ def _compute_features(encoder: Encoder, task: Task, batch_size: int, progress: b
     if progress:
         it = _progress.bar(it, desc=f"{encoder.name} features", unit="batch")
     for i in it:
-        xb = prepare_images(task.x[i:i + batch_size], encoder.input_size, encoder.channels)
+        xb = prepare_images(task.x[i : i + batch_size], encoder.input_size, encoder.channels)
         if xb.shape[0] < batch_size and task.n > batch_size:  # keep one compiled shape
             pad = np.zeros((batch_size - xb.shape[0], *xb.shape[1:]), xb.dtype)
             out = np.asarray(fn(encoder.params, np.concatenate([xb, pad])))[: xb.shape[0]]

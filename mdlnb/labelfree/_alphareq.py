@@ -37,20 +37,26 @@ class AlphaReQ:
     r2: float
 
 
-def alpha_req_result(z: Any, *, fit_range: tuple[int, int] = (11, 100),
-                     weighted: bool = True) -> AlphaReQ:
+def alpha_req_result(
+    z: Any, *, fit_range: tuple[int, int] = (11, 100), weighted: bool = True
+) -> AlphaReQ:
     """α-ReQ with its fit; see :func:`alpha_req`."""
-    if (not isinstance(fit_range, (tuple, list)) or len(fit_range) != 2):
+    if not isinstance(fit_range, (tuple, list)) or len(fit_range) != 2:
         raise ValueError(f"fit_range: expected (first, last) 1-based ranks, got {fit_range!r}")
     lo = _integer(fit_range[0], "fit_range", 1)
     hi = _integer(fit_range[1], "fit_range", lo + 1)
     lam = covariance_spectrum(z)
-    pos = np.flatnonzero(lam > lam[0] * max(len(lam), 1) * np.finfo(np.float64).eps) \
-        if lam[0] > 0 else np.zeros(0, int)
+    pos = (
+        np.flatnonzero(lam > lam[0] * max(len(lam), 1) * np.finfo(np.float64).eps)
+        if lam[0] > 0
+        else np.zeros(0, int)
+    )
     last = min(hi, int(pos[-1]) + 1 if pos.size else 0)
     if last - lo + 1 < 2:
-        raise ValueError(f"fit_range: ranks {lo}..{hi} hold fewer than 2 non-zero eigenvalues "
-                         f"(there are {pos.size})")
+        raise ValueError(
+            f"fit_range: ranks {lo}..{hi} hold fewer than 2 non-zero eigenvalues "
+            f"(there are {pos.size})"
+        )
     ranks = np.arange(lo, last + 1)
     y = np.log(lam[ranks - 1])
     x = np.log(ranks.astype(np.float64))

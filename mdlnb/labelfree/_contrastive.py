@@ -40,8 +40,8 @@ def uniformity(z: Any, *, t: float = 2.0) -> float:
     row_lse = np.full(n, -np.inf)
     for a in range(0, n - 1, _CHUNK):
         b = min(a + _CHUNK, n)
-        v = -t * np.maximum(2.0 - 2.0 * (z[a:b] @ z[a:].T), 0.0)   # −t‖ẑi − ẑj‖², j ≥ a
-        v[np.tril_indices(b - a, 0, v.shape[1])] = -np.inf           # keep j > i only
+        v = -t * np.maximum(2.0 - 2.0 * (z[a:b] @ z[a:].T), 0.0)  # −t‖ẑi − ẑj‖², j ≥ a
+        v[np.tril_indices(b - a, 0, v.shape[1])] = -np.inf  # keep j > i only
         m = v.max(axis=1)
         ok = np.isfinite(m)
         s = np.exp(v[ok] - m[ok, None]).sum(axis=1, dtype=np.float64)

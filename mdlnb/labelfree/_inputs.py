@@ -12,9 +12,9 @@ import numpy as np
 
 from mdlnb._checks import check_int, check_matrix
 
-_METRICS = ("euclidean", "cosine")   # "precomputed" too, for TwoNN only
-_CHUNK = 1024          # rows per block of a blocked distance computation
-_CANDIDATES = 8        # float32 neighbour candidates re-checked in float64
+_METRICS = ("euclidean", "cosine")  # "precomputed" too, for TwoNN only
+_CHUNK = 1024  # rows per block of a blocked distance computation
+_CANDIDATES = 8  # float32 neighbour candidates re-checked in float64
 
 
 def features_matrix(z: Any, name: str = "z", *, min_rows: int = 1) -> np.ndarray:
@@ -28,8 +28,9 @@ def features_matrix(z: Any, name: str = "z", *, min_rows: int = 1) -> np.ndarray
 def _normalize_rows(z: np.ndarray, name: str) -> np.ndarray:
     norms = np.linalg.norm(z.astype(np.float64), axis=1)
     if np.any(norms == 0):
-        raise ValueError(f"{name}: row {int(np.argmax(norms == 0))} has zero norm; "
-                         "cannot L2-normalize")
+        raise ValueError(
+            f"{name}: row {int(np.argmax(norms == 0))} has zero norm; cannot L2-normalize"
+        )
     return (z / norms[:, None]).astype(np.float32)
 
 
@@ -65,8 +66,11 @@ def _real(v: Any, name: str) -> float:
 
 
 def _default_clusters(n: int, n_clusters: int | None) -> int:
-    k = (max(1, int(round(math.sqrt(n)))) if n_clusters is None
-         else _integer(n_clusters, "n_clusters", 1))
+    k = (
+        max(1, int(round(math.sqrt(n))))
+        if n_clusters is None
+        else _integer(n_clusters, "n_clusters", 1)
+    )
     if not 1 <= k <= n:
         raise ValueError(f"n_clusters: must lie in [1, N={n}], got {n_clusters}")
     return k

@@ -21,14 +21,14 @@ from mdlnb.labelfree._inputs import _as_key, _default_clusters, _integer, featur
 class KMeansResult:
     """Hard partition of the rows. ``inertia``: Σ squared distance to centroid."""
 
-    labels: np.ndarray      # (N,) int32 in [0, n_clusters)
-    centroids: np.ndarray   # (n_clusters, D) float32
+    labels: np.ndarray  # (N,) int32 in [0, n_clusters)
+    centroids: np.ndarray  # (n_clusters, D) float32
     inertia: float
     n_iter: int
 
 
 def _sq_dists(z: jax.Array, c: jax.Array) -> jax.Array:
-    d2 = (jnp.sum(z * z, 1)[:, None] - 2.0 * z @ c.T + jnp.sum(c * c, 1)[None, :])
+    d2 = jnp.sum(z * z, 1)[:, None] - 2.0 * z @ c.T + jnp.sum(c * c, 1)[None, :]
     return jnp.maximum(d2, 0.0)
 
 
@@ -45,10 +45,11 @@ def _greedy_kmeanspp(z, key, n_clusters: int, n_trials: int):
     def seed_step(i, carry):
         cents, min_d2 = carry
         pos = min_d2 > 0
-        logits = jnp.where(jnp.any(pos), jnp.where(pos, jnp.log(jnp.where(pos, min_d2, 1.0)),
-                                                   -jnp.inf), 0.0)
+        logits = jnp.where(
+            jnp.any(pos), jnp.where(pos, jnp.log(jnp.where(pos, min_d2, 1.0)), -jnp.inf), 0.0
+        )
         cand = jax.random.categorical(jax.random.fold_in(k_rest, i), logits, shape=(n_trials,))
-        d2 = jnp.minimum(min_d2[None, :], _sq_dists(z[cand], z))        # (trials, N)
+        d2 = jnp.minimum(min_d2[None, :], _sq_dists(z[cand], z))  # (trials, N)
         best = jnp.argmin(jnp.sum(d2, axis=1))
         return cents.at[i].set(z[cand[best]]), d2[best]
 
@@ -89,13 +90,22 @@ def _kmeans_jit(z, key, tol, *, n_clusters: int, max_iter: int, n_init: int, n_t
     # lax.map (sequential): a vmapped while_loop runs every restart for the
     # slowest one's iterations and measured 3x slower on CPU.
     lab, cents, inertia, it = jax.lax.map(
-        lambda k: _kmeans_one(z, k, tol, n_clusters, max_iter, n_trials), keys)
+        lambda k: _kmeans_one(z, k, tol, n_clusters, max_iter, n_trials), keys
+    )
     best = jnp.argmin(inertia)
     return lab[best], cents[best], inertia[best], it[best]
 
 
-def kmeans(z: Any, n_clusters: int, key: Any, *, max_iter: int = 100,
-           tol: float = 1e-6, n_init: int = 10, n_trials: int | None = None) -> KMeansResult:
+def kmeans(
+    z: Any,
+    n_clusters: int,
+    key: Any,
+    *,
+    max_iter: int = 100,
+    tol: float = 1e-6,
+    n_init: int = 10,
+    n_trials: int | None = None,
+) -> KMeansResult:
     """Euclidean k-means: greedy k-means++ seeding then Lloyd until the inertia
     improves by less than ``tol`` (relative) or ``max_iter`` iterations; the
     best of ``n_init`` independently seeded runs (lowest inertia).
@@ -114,15 +124,23 @@ def kmeans(z: Any, n_clusters: int, key: Any, *, max_iter: int = 100,
     z = features_matrix(z)
     n_clusters = _default_clusters(len(z), n_clusters)
     max_iter, n_init = _integer(max_iter, "max_iter", 1), _integer(n_init, "n_init", 1)
-    cells = n_init * len(z) * max(n_clusters, z.shape[1])   # the vmapped runs' (N, k) distances
+    cells = n_init * len(z) * max(n_clusters, z.shape[1])  # the vmapped runs' (N, k) distances
     if cells > 2**31:
-        raise ValueError(f"n_init: {n_init} runs at once need {cells * 4 / 2**30:.0f} GiB of "
-                         f"distances (N={len(z)}, n_clusters={n_clusters}); use fewer")
+        raise ValueError(
+            f"n_init: {n_init} runs at once need {cells * 4 / 2**30:.0f} GiB of "
+            f"distances (N={len(z)}, n_clusters={n_clusters}); use fewer"
+        )
     trials = 2 + int(math.log(n_clusters)) if n_trials is None else n_trials
     if isinstance(trials, bool) or int(trials) != trials or trials < 1:
         raise ValueError(f"n_trials: must be an integer >= 1, got {n_trials!r}")
     check_positive(tol, "tol", strict=False)
-    lab, cents, inertia, it = _kmeans_jit(jnp.asarray(z), _as_key(key), jnp.float32(tol),
-                                          n_clusters=n_clusters, max_iter=int(max_iter),
-                                          n_init=int(n_init), n_trials=int(trials))
+    lab, cents, inertia, it = _kmeans_jit(
+        jnp.asarray(z),
+        _as_key(key),
+        jnp.float32(tol),
+        n_clusters=n_clusters,
+        max_iter=int(max_iter),
+        n_init=int(n_init),
+        n_trials=int(trials),
+    )
     return KMeansResult(np.asarray(lab, np.int32), np.asarray(cents), float(inertia), int(it))

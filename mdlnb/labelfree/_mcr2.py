@@ -15,7 +15,7 @@ def _logdet_i_plus(zj: np.ndarray, scale: float) -> float:
     """logdet(I_D + scale ZᵀZ) via the smaller Gram (Sylvester), float64."""
     g = zj.T @ zj if zj.shape[0] >= zj.shape[1] else zj @ zj.T
     g = np.eye(len(g)) + scale * g
-    return float(np.linalg.slogdet(g)[1])   # g is SPD, the sign is +1
+    return float(np.linalg.slogdet(g)[1])  # g is SPD, the sign is +1
 
 
 def _mcr_inputs(z: Any, eps_sq: float, normalize: bool) -> np.ndarray:
@@ -35,8 +35,12 @@ def _class_rate(z: np.ndarray, y: np.ndarray, eps_sq: float) -> float:
     ys, zs = y[order], z[order]
     starts = np.flatnonzero(np.r_[True, ys[1:] != ys[:-1]])
     ends = np.r_[starts[1:], n]
-    return float(sum((e - s) / (2.0 * n) * _logdet_i_plus(zs[s:e], d / ((e - s) * eps_sq))
-                     for s, e in zip(starts, ends)))
+    return float(
+        sum(
+            (e - s) / (2.0 * n) * _logdet_i_plus(zs[s:e], d / ((e - s) * eps_sq))
+            for s, e in zip(starts, ends)
+        )
+    )
 
 
 def coding_rate(z: Any, *, eps_sq: float = 0.5, normalize: bool = True) -> float:
@@ -46,8 +50,7 @@ def coding_rate(z: Any, *, eps_sq: float = 0.5, normalize: bool = True) -> float
     return _rate(_mcr_inputs(z, eps_sq, normalize), eps_sq)
 
 
-def class_coding_rate(z: Any, labels: Any, *, eps_sq: float = 0.5,
-                      normalize: bool = True) -> float:
+def class_coding_rate(z: Any, labels: Any, *, eps_sq: float = 0.5, normalize: bool = True) -> float:
     """R_c(Z, ε | Π) = Σ_j (N_j / 2N) logdet(I + D/(N_j ε²) Z_jᵀZ_j), nats,
     for the hard partition ``labels`` (Yu et al. 2020)."""
     z = _mcr_inputs(z, eps_sq, normalize)
@@ -56,9 +59,15 @@ def class_coding_rate(z: Any, labels: Any, *, eps_sq: float = 0.5,
     return _class_rate(z, y, eps_sq)
 
 
-def coding_rate_reduction(z: Any, labels: Any = None, *, key: Any = None,
-                          n_clusters: int | None = None, eps_sq: float = 0.5,
-                          normalize: bool = True) -> float:
+def coding_rate_reduction(
+    z: Any,
+    labels: Any = None,
+    *,
+    key: Any = None,
+    n_clusters: int | None = None,
+    eps_sq: float = 0.5,
+    normalize: bool = True,
+) -> float:
     """ΔR = R(Z, ε) − R_c(Z, ε | Π) in nats, ≥ 0 (Yu et al. 2020, Eq. 6).
     Higher = more diverse yet compressible per part.
 

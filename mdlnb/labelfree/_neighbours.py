@@ -20,7 +20,7 @@ def _nearest(query: np.ndarray, ref: np.ndarray, m: int, *, exclude_self: bool):
     lemma and otherwise within 2⁻²⁴ relative; squares summed in float64), so
     cancellation in the expansion cannot reorder close neighbours.
     """
-    shift = ref.astype(np.float64).mean(axis=0)   # translation invariance: smaller norms
+    shift = ref.astype(np.float64).mean(axis=0)  # translation invariance: smaller norms
     q32 = (query - shift).astype(np.float32)
     r32 = (ref - shift).astype(np.float32)
     rn = np.einsum("ij,ij->i", r32, r32)
@@ -42,8 +42,9 @@ def _nearest(query: np.ndarray, ref: np.ndarray, m: int, *, exclude_self: bool):
     return idx_out, dist_out
 
 
-def knn_accuracy(train: Any, train_labels: Any, test: Any, test_labels: Any, *,
-                 n_neighbors: int = 1) -> float:
+def knn_accuracy(
+    train: Any, train_labels: Any, test: Any, test_labels: Any, *, n_neighbors: int = 1
+) -> float:
     """Accuracy in [0, 1] of a Euclidean k-NN classifier (majority vote; ties go
     to the smallest label) trained on ``(train, train_labels)``."""
     train = features_matrix(train, "train")
@@ -58,7 +59,7 @@ def knn_accuracy(train: Any, train_labels: Any, test: Any, test_labels: Any, *,
     if not 1 <= k <= len(train):
         raise ValueError(f"n_neighbors: must lie in [1, {len(train)}], got {n_neighbors}")
     idx, _ = _nearest(test, train, k, exclude_self=False)
-    votes = ytr[idx]                                       # (Q, k)
+    votes = ytr[idx]  # (Q, k)
     n_cls = int(max(ytr.max(), yte.max())) + 1
     counts = np.zeros((len(test), n_cls), np.int64)
     np.add.at(counts, (np.repeat(np.arange(len(test)), k), votes.ravel()), 1)

@@ -11,20 +11,20 @@ from mdlnb._checks import as_array, check_finite, check_probability
 from mdlnb.labelfree._inputs import _check_metric, _normalize_rows, _real, features_matrix
 from mdlnb.labelfree._neighbours import _nearest
 
-
 _DUPLICATES = ("unique", "drop")
 
 
 def _precomputed_two_nearest(dist: Any, duplicates: str) -> np.ndarray:
     d = as_array(dist, "z", ndim=2, dtype=np.float64)
     if d.shape[0] != d.shape[1]:
-        raise ValueError(f"z: metric='precomputed' needs a square distance matrix, "
-                         f"got shape {d.shape}")
+        raise ValueError(
+            f"z: metric='precomputed' needs a square distance matrix, got shape {d.shape}"
+        )
     check_finite(d, "z")
     if np.any(d < 0) or not np.allclose(d, d.T):
         raise ValueError("z: distances must be non-negative and symmetric")
     if duplicates == "unique":
-        dup = np.triu(d == 0, k=1).any(axis=0)      # j repeats an earlier point
+        dup = np.triu(d == 0, k=1).any(axis=0)  # j repeats an earlier point
         d = d[~dup][:, ~dup]
     if len(d) < 3:
         raise ValueError(f"z: needs at least 3 distinct points, got {len(d)}")
@@ -37,8 +37,9 @@ def _ratios(r: np.ndarray) -> np.ndarray:
     """Sorted μ = r2/r1 over the points with r1 > 0 (all of them after ``unique``)."""
     r = r[r[:, 0] > 0]
     if len(r) < 3:
-        raise ValueError(f"z: needs at least 3 points with a non-zero nearest-neighbour "
-                         f"distance, got {len(r)}")
+        raise ValueError(
+            f"z: needs at least 3 points with a non-zero nearest-neighbour distance, got {len(r)}"
+        )
     return np.sort(r[:, 1] / r[:, 0])
 
 
@@ -56,15 +57,21 @@ def twonn_ratios(z: Any, *, metric: str = "euclidean", duplicates: str = "unique
     if _check_metric(metric) == "cosine":
         z = _normalize_rows(z, "z")
     if duplicates == "unique":
-        z = np.unique(z + np.float32(0.0), axis=0)    # + 0.0 maps −0.0 to 0.0 first
+        z = np.unique(z + np.float32(0.0), axis=0)  # + 0.0 maps −0.0 to 0.0 first
     if len(z) < 3:
         raise ValueError(f"z: needs at least 3 distinct rows, got {len(z)}")
     _, d = _nearest(z, z, 2, exclude_self=True)
     return _ratios(d)
 
 
-def twonn_id(z: Any, *, discard_fraction: float = 0.1, metric: str = "euclidean",
-             estimator: str = "fit", duplicates: str = "unique") -> float:
+def twonn_id(
+    z: Any,
+    *,
+    discard_fraction: float = 0.1,
+    metric: str = "euclidean",
+    estimator: str = "fit",
+    duplicates: str = "unique",
+) -> float:
     """TwoNN intrinsic dimension (Facco et al. 2017; CLID Sec. 2.2). Higher =
     more expressive.
 

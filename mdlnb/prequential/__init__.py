@@ -1,7 +1,7 @@
 """Stage 1: online training with replay → the next-step loss matrix ``L[t, k]``.
 
 Protocol (paper Sec. 3 "Computing MDL with Online Learning", App. A.3;
-DESIGN.md "The two stages"). With ``B = batch_size``:
+the README's "How it works"). With ``B = batch_size``:
 
 1. The examples are put in a seeded order ``order`` (a permutation of the
    task). Position ``t`` of the stream is example ``order[t]``. The stream is
@@ -119,7 +119,17 @@ host (their ``init`` may draw with NumPy) and stacked; if a readout has
 ``max_block``, no more than that many of its experts train in one ``vmap``
 block (convolutional encoders on CPU, where vmapped convolutions are slow).
 
-Modules (private, one concept each): ``_run`` (:func:`run`,
+Many streams (:func:`run_streams`, :mod:`mdlnb.prequential._streams`): the
+streams of a study — (task, seed) pairs under one protocol — grouped into
+shape buckets, one compiled program per bucket whatever the number of
+streams. On a CPU a bucket's streams run one after another, each
+bit-identical to its :func:`run` under the same key; on an accelerator W of
+them run in one program, the stream axis vmapped in front of the expert axis
+(:func:`mdlnb.prequential._program._run_stacked`), equal to their solo runs to
+round-off and cached under a key naming W.
+
+Modules (private, one concept each): ``_streams`` (:func:`run_streams`: layouts,
+buckets, the exactness contract), ``_stacked`` (the stacked calls), ``_run`` (:func:`run`,
 :func:`run_with_params`: the N ≤ B short-circuit, the memory plan, one pass
 or slices), ``_onepass``
 (one pass: the cache wrapper, the set-up and the chunk loop;
@@ -149,10 +159,24 @@ from mdlnb.prequential._run import (
     run_with_params,
 )
 from mdlnb.prequential._stream import expert_key, replay_positions, stream_order
+from mdlnb.prequential._streams import default_layout, run_streams
 
 __all__ = [
-    "ACCELERATOR_BLOCK_BYTES", "BLOCK_BYTES", "CLIP_Z", "CODE_VERSION", "DEFAULT_CHUNK_BATCHES",
-    "LossMatrix", "ProgressFn", "block_bytes", "expert_key", "replay_positions",
-    "resolve_protocol", "run", "run_with_params",
-    "stream_order", "trace_count",
+    "ACCELERATOR_BLOCK_BYTES",
+    "BLOCK_BYTES",
+    "CLIP_Z",
+    "CODE_VERSION",
+    "DEFAULT_CHUNK_BATCHES",
+    "LossMatrix",
+    "ProgressFn",
+    "block_bytes",
+    "default_layout",
+    "expert_key",
+    "replay_positions",
+    "resolve_protocol",
+    "run",
+    "run_streams",
+    "run_with_params",
+    "stream_order",
+    "trace_count",
 ]

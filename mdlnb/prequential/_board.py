@@ -11,8 +11,9 @@ parameters back from it and :func:`prune_meta` records the schedule.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -41,29 +42,43 @@ class Board(NamedTuple):
         return sum(len(idx) * mr for (_, idx), mr in zip(self.groups, self.spec.max_replay))
 
 
-def compact(board: Board, alive, experts, d: int, c: int, b: int, clip,
-            matmul_dtype, targets: int = 0) -> Board:
+def compact(
+    board: Board, alive, experts, d: int, c: int, b: int, clip, matmul_dtype, targets: int = 0
+) -> Board:
     """After a pruning decision: the board compacted to the ``alive`` experts
     (:func:`mdlnb.prequential._prune.compact`, one device), with its new spec
     (``targets``: P of a regression task, 0 for classes), columns and program."""
     mask = np.zeros(len(experts), bool)
     mask[alive] = True
     groups, state, hypers = _prune.compact(
-        board.groups, board.state, board.hypers, mask,
-        lambda ro: _block_fit(ro.num_params(d, c), getattr(ro, "max_block", None)))
+        board.groups,
+        board.state,
+        board.hypers,
+        mask,
+        lambda ro: _block_fit(ro.num_params(d, c), getattr(ro, "max_block", None)),
+    )
     _, spec = _members_spec(groups, experts, 1, d, c, b, clip, matmul_dtype)
     spec = dataclasses.replace(spec, targets=targets)
-    return Board(groups, spec, _sharding.columns(groups, 1), state, hypers,
-                 partial(_program._run_groups, spec))
+    return Board(
+        groups,
+        spec,
+        _sharding.columns(groups, 1),
+        state,
+        hypers,
+        partial(_program._run_groups, spec),
+    )
 
 
 def prune_meta(prune, pruner, experts, n, b, computed) -> dict:
     """``meta["prune"]``: the option, the schedule and the expert-updates."""
-    return {**prune.to_dict(), "segment_rows": pruner.segment_rows,
-            "pruned_at": pruner.pruned_at.tolist(),
-            "num_pruned": int((pruner.pruned_at < n).sum()),
-            **_prune.expert_updates([e.replay_streams for e in experts], pruner.pruned_at, n, b),
-            "expert_updates_computed": int(computed)}
+    return {
+        **prune.to_dict(),
+        "segment_rows": pruner.segment_rows,
+        "pruned_at": pruner.pruned_at.tolist(),
+        "num_pruned": int((pruner.pruned_at < n).sum()),
+        **_prune.expert_updates([e.replay_streams for e in experts], pruner.pruned_at, n, b),
+        "expert_updates_computed": int(computed),
+    }
 
 
 def expert_params(groups, state, k: int, d: int, dp: int) -> list:

@@ -96,12 +96,14 @@ def log_beta(summary: jax.Array) -> jax.Array:
 def beta(summary: jax.Array, batch: jax.Array) -> jax.Array:
     """β of a block of experts for coding batch ``batch``: ``exp(log_beta)`` of each
     expert's summary (k, GRID) from :data:`FIRST_FITTED_BATCH` on, else 1."""
-    return jnp.where(batch >= FIRST_FITTED_BATCH, jnp.exp(jax.vmap(log_beta)(summary)),
-                     jnp.float32(1.0))
+    return jnp.where(
+        batch >= FIRST_FITTED_BATCH, jnp.exp(jax.vmap(log_beta)(summary)), jnp.float32(1.0)
+    )
 
 
-def update(summary: jax.Array, logits: jax.Array, y: jax.Array, rows: jax.Array,
-           batch: jax.Array) -> jax.Array:
+def update(
+    summary: jax.Array, logits: jax.Array, y: jax.Array, rows: jax.Array, batch: jax.Array
+) -> jax.Array:
     """The summaries (k, GRID) after coding a batch with ``logits`` (k, B, C): its
     ``rows`` (B,) (those inside the stream) added, from batch 1 on."""
     add = jax.vmap(grid_losses, in_axes=(0, None, None))(logits, y, rows)

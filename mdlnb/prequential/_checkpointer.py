@@ -53,7 +53,7 @@ class Checkpointer:
     def resume(self, like) -> Resumed | None:
         """The checkpoint in the structure of ``like`` (the state's ShapeDtypeStructs),
         or ``None``: none, or one that does not fit."""
-        return _load_checkpoint(self.path, self.key, like) if self.exists else None
+        return _load_checkpoint(self.path, self.key, like) if self.exists else None  # type: ignore[arg-type]
 
     def start(self) -> None:
         """Start the clock: the first checkpoint comes ``every_s`` seconds of work from now."""
@@ -63,11 +63,12 @@ class Checkpointer:
         """``every_s`` seconds since the last (0: every chunk), and at least the last
         write's cost / :data:`CHECKPOINT_SHARE`."""
         return self.path is not None and time.perf_counter() - self.last >= (
-            self.every_s and max(self.every_s, self.cost / CHECKPOINT_SHARE))
+            self.every_s and max(self.every_s, self.cost / CHECKPOINT_SHARE)
+        )
 
     def save(self, state, losses, running, next_batch: int) -> None:
         t_save = time.perf_counter()
-        _save_checkpoint(self.path, self.key, state, losses, running, next_batch)
+        _save_checkpoint(self.path, self.key, state, losses, running, next_batch)  # type: ignore[arg-type]
         self.last = time.perf_counter()
         self.cost = self.last - t_save
 
@@ -78,9 +79,16 @@ class Checkpointer:
 
 
 def _save_checkpoint(path: Path, key: str, state, losses, running, next_batch) -> None:
-    _checkpoint.save(path, jax.tree_util.tree_map(_sharding.to_host, state), key=key,
-                     next_batch=np.int64(next_batch), losses=losses,
-                     s1=running[0], s2=running[1], count=np.float64(running[2]))
+    _checkpoint.save(
+        path,
+        jax.tree_util.tree_map(_sharding.to_host, state),
+        key=key,
+        next_batch=np.int64(next_batch),
+        losses=losses,
+        s1=running[0],
+        s2=running[1],
+        count=np.float64(running[2]),
+    )
 
 
 def _load_checkpoint(path: Path, key: str, like) -> Resumed | None:
@@ -89,5 +97,6 @@ def _load_checkpoint(path: Path, key: str, like) -> Resumed | None:
     if ck is None or "next_batch" not in ck.arrays:  # (an older format counted chunks)
         return None
     a = ck.arrays
-    return Resumed(ck.tree, a["losses"], (a["s1"], a["s2"], float(a["count"])),
-                   int(a["next_batch"]))
+    return Resumed(
+        ck.tree, a["losses"], (a["s1"], a["s2"], float(a["count"])), int(a["next_batch"])
+    )

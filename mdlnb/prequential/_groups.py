@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
@@ -17,7 +17,6 @@ from mdlnb.experts import Expert
 from mdlnb.prequential import _calibration, _sharding
 from mdlnb.prequential._program import _Spec
 from mdlnb.prequential._stream import init_salt
-
 from mdlnb.readouts import LowPrecision, Readout, ReadoutLike, with_matmul_dtype
 
 #: budget for the training state of one block of experts per two CPU cores (see
@@ -25,11 +24,11 @@ from mdlnb.readouts import LowPrecision, Readout, ReadoutLike, with_matmul_dtype
 #: encoder grid's ``deep`` board 8 MB left 1-2 MLP-4 experts per block (one expert's
 #: small matmuls per update) and the grid 1.3x slower; on the long stream's mlp2x256
 #: board 4-19 experts per block run alike
-BLOCK_BYTES = 32 * 2 ** 20
+BLOCK_BYTES = 32 * 2**20
 #: the same budget on an accelerator (GPU, TPU), where no cache is kept warm and each
 #: block's replay steps are kernel launches in series: 1 GiB (an H200 ran the long
 #: stream 2.3x faster with one block of 64 than with 4 of at most 19)
-ACCELERATOR_BLOCK_BYTES = 2 ** 30
+ACCELERATOR_BLOCK_BYTES = 2**30
 #: feature dimensions up to this are padded to it (:func:`padded_dim`)
 MIN_DIM_BUCKET = 16
 
@@ -81,8 +80,9 @@ def unpad_first_layer(params, d: int):
     return (first, *params[1:])
 
 
-def _group(experts: Sequence[Expert], d: int, c: int,
-           budget: int | None = None) -> list[tuple[ReadoutLike, list[int]]]:
+def _group(
+    experts: Sequence[Expert], d: int, c: int, budget: int | None = None
+) -> list[tuple[ReadoutLike, list[int]]]:
     """Experts grouped by (architecture, replay count, calibration), each group then cut into
     whole blocks of :func:`_block_fit` experts plus a remainder group.
 
@@ -123,8 +123,11 @@ def block_bytes(platform: str | None = None, cores: int | None = None) -> int:
     if platform != "cpu":
         return ACCELERATOR_BLOCK_BYTES
     if cores is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+        cores = (
+            len(os.sched_getaffinity(0))
+            if hasattr(os, "sched_getaffinity")
             else (os.cpu_count() or 1)
+        )
     return BLOCK_BYTES * max(1, int(cores) // 2)
 
 
@@ -140,9 +143,14 @@ def _block_fit(num_params: int, cap: int | None = None, budget: int | None = Non
 
 def _blocked(experts: Sequence[Expert], d: int, c: int, budget: int | None = None):
     """Each group of :func:`_group` with its block width: ``[(readout, indices, width)]``."""
-    return [(ro, idx, _block_size(len(idx), ro.num_params(d, c),
-                                  getattr(ro, "max_block", None), budget))
-            for ro, idx in _group(experts, d, c, budget)]
+    return [
+        (
+            ro,
+            idx,
+            _block_size(len(idx), ro.num_params(d, c), getattr(ro, "max_block", None), budget),
+        )
+        for ro, idx in _group(experts, d, c, budget)
+    ]
 
 
 def _widths(experts: Sequence[Expert], d: int, c: int, budget: int | None = None):
@@ -159,8 +167,9 @@ def layout_key(experts: Sequence[Expert], d: int, c: int) -> dict:
     return {} if here == _widths(experts, d, c, BLOCK_BYTES) else {"blocks": here}
 
 
-def _block_size(group_size: int, num_params: int, cap: int | None = None,
-                budget: int | None = None) -> int:
+def _block_size(
+    group_size: int, num_params: int, cap: int | None = None, budget: int | None = None
+) -> int:
     """Block width of a group made by :func:`_group` (it divides the group size)."""
     return min(group_size, _block_fit(num_params, cap, budget))
 
@@ -169,21 +178,31 @@ def _members_spec(groups, experts, ndev, d, c, b, clip, matmul_dtype="float32"):
     """Each group's experts (padding -1 → a copy of its first) and the static :class:`_Spec`
     (readouts wrapped by :func:`~mdlnb.readouts.with_matmul_dtype`)."""
     members = [[experts[i if i >= 0 else idx[0]] for i in idx] for _, idx in groups]
-    spec = _Spec(readouts=tuple(with_matmul_dtype(ro, matmul_dtype) for ro, _ in groups),
-                 max_replay=tuple(max(e.replay_streams for e in m) for m in members),
-                 masked=tuple(len({e.replay_streams for e in m}) > 1 for m in members),
-                 block=tuple(_block_size(len(m) // ndev, ro.num_params(d, c),
-                                         getattr(ro, "max_block", None))
-                             for (ro, _), m in zip(groups, members)),
-                 standardize=tuple(bool(getattr(ro, "standardize_inputs", True))
-                                   for ro, _ in groups),
-                 calibrate=tuple(m[0].calibrate for m in members),
-                 num_classes=c, batch_size=b, clip=clip)
+    spec = _Spec(
+        readouts=tuple(with_matmul_dtype(ro, matmul_dtype) for ro, _ in groups),
+        max_replay=tuple(max(e.replay_streams for e in m) for m in members),
+        masked=tuple(len({e.replay_streams for e in m}) > 1 for m in members),
+        block=tuple(
+            _block_size(len(m) // ndev, ro.num_params(d, c), getattr(ro, "max_block", None))
+            for (ro, _), m in zip(groups, members)
+        ),
+        standardize=tuple(bool(getattr(ro, "standardize_inputs", True)) for ro, _ in groups),
+        calibrate=tuple(m[0].calibrate for m in members),
+        num_classes=c,
+        batch_size=b,
+        clip=clip,
+    )
     return members, spec
 
 
-def _init_group(readout: ReadoutLike, members: Sequence[Expert], seed: int, d: int, c: int,
-                dp: int | None = None):
+def _init_group(
+    readout: ReadoutLike,
+    members: Sequence[Expert],
+    seed: int,
+    d: int,
+    c: int,
+    dp: int | None = None,
+):
     """A group's stacked initial state: parameters drawn for ``d`` features, then (``dp``
     given and larger) the first layer padded with zero rows for ``dp`` features
     (:func:`pad_first_layer`): the same draws whatever the bucket."""
@@ -203,8 +222,10 @@ def _init_params(readout, members, seed, d, c, dp):
     params = jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(v) for v in a]), *inits)
     if dp is not None and dp != d:
         if not pads_features(readout):
-            raise ValueError(f"readout {getattr(readout, 'name', readout)!r}: its inputs cannot "
-                             "be padded with zero features")
+            raise ValueError(
+                f"readout {getattr(readout, 'name', readout)!r}: its inputs cannot "
+                "be padded with zero features"
+            )
         params = pad_first_layer(params, dp)
     # ema is a copy, not the same buffers: the state is donated to the chunk program
     state = jax.vmap(_fit.state_of)(params)  # the state layout does not depend on hyperparameters
@@ -220,18 +241,23 @@ def _init_program(readout: Readout, d: int, c: int, dp: int):
     cached start on the default board); the state is the same bits. The EMA
     parameters are a second output of the same values: XLA gives every output of
     a program its own buffer, so donating the state stays possible."""
+
     def build(keys):
         params = jax.vmap(lambda k: readout.init(k, d, c))(keys)
         params = pad_first_layer(params, dp)
         return jax.vmap(_fit.state_of)(params)._replace(ema_params=params)
+
     return jax.jit(build)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _keys_program():
-    return jax.jit(jax.vmap(
-        lambda seed_key, salt: jax.random.fold_in(jax.random.fold_in(seed_key, 1), salt),
-        in_axes=(None, 0)))
+    return jax.jit(
+        jax.vmap(
+            lambda seed_key, salt: jax.random.fold_in(jax.random.fold_in(seed_key, 1), salt),
+            in_axes=(None, 0),
+        )
+    )
 
 
 def expert_keys(seed: int, members: Sequence[Expert]) -> jax.Array:
@@ -257,13 +283,18 @@ def _state_shapes(groups, members, seed: int, d: int, c: int, dp: int | None = N
         try:
             shapes.append(jax.eval_shape(lambda ro=ro, m=m: _init_group(ro, m, seed, d, c, dp)))
         except TypeError:  # a tracer reached NumPy (jax.errors.*ConversionError)
-            shapes.append(jax.tree_util.tree_map(
-                lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), _init_group(ro, m, seed, d, c, dp)))
+            shapes.append(
+                jax.tree_util.tree_map(
+                    lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype),
+                    _init_group(ro, m, seed, d, c, dp),
+                )
+            )
     return tuple(shapes)
 
 
-def _layout(experts, ndev, d, c, b, seed, clip, matmul_dtype, *, build: bool = True,
-            dp: int | None = None):
+def _layout(
+    experts, ndev, d, c, b, seed, clip, matmul_dtype, *, build: bool = True, dp: int | None = None
+):
     """The board laid out for the chunk program on ``ndev`` devices: ``(groups, spec,
     column, state, hypers)``. Groups come from :func:`_group`, padded on several
     devices to whole blocks per device (:func:`mdlnb.prequential._sharding.pad_groups`);
@@ -274,11 +305,17 @@ def _layout(experts, ndev, d, c, b, seed, clip, matmul_dtype, *, build: bool = T
     depend on ``d`` only, so padding changes no loss."""
     groups = _group(experts, d, c)
     if ndev > 1:
-        groups = _sharding.pad_groups(groups, ndev, lambda ro, size: _block_size(
-            size, ro.num_params(d, c), getattr(ro, "max_block", None)))
+        groups = _sharding.pad_groups(
+            groups,
+            ndev,
+            lambda ro, size: _block_size(size, ro.num_params(d, c), getattr(ro, "max_block", None)),
+        )
     members, spec = _members_spec(groups, experts, ndev, d, c, b, clip, matmul_dtype)
     column = _sharding.columns(groups, ndev)
-    state = (tuple(_init_group(ro, m, seed, d, c, dp) for (ro, _), m in zip(groups, members))
-             if build else _state_shapes(groups, members, seed, d, c, dp))
+    state = (
+        tuple(_init_group(ro, m, seed, d, c, dp) for (ro, _), m in zip(groups, members))
+        if build
+        else _state_shapes(groups, members, seed, d, c, dp)
+    )
     hypers = tuple(_hypers(m) for m in members)
     return groups, spec, column, state, hypers

@@ -11,8 +11,7 @@ import numpy as np
 from mdlnb import _standardize
 
 
-def _chunk_inputs(x_ord, y_ord, first_batch, nbatch, b, running, standardize,
-                  target_moments=None):
+def _chunk_inputs(x_ord, y_ord, first_batch, nbatch, b, running, standardize, target_moments=None):
     """Host-side arrays for batches ``first_batch .. first_batch + nbatch - 1``.
 
     Batches past the end of the stream are padding (``valid = False``, no
@@ -39,14 +38,25 @@ def _chunk_inputs(x_ord, y_ord, first_batch, nbatch, b, running, standardize,
     mean, inv = _standardize.from_sums(c1, c2, counts)
     if not standardize:
         mean, inv = np.zeros_like(mean), np.ones_like(inv)
-    xs = {"batch": batches.astype(np.int32), "t_end": t_end.astype(np.int32), "valid": valid,
-          "x": x.reshape(nbatch, b, d), "y": y.reshape((nbatch, b) + y_ord.shape[1:]),
-          "mean": mean[1:].astype(np.float32), "inv_std": inv[1:].astype(np.float32),
-          "mean_prev": mean[:-1].astype(np.float32), "inv_std_prev": inv[:-1].astype(np.float32)}
+    xs = {
+        "batch": batches.astype(np.int32),
+        "t_end": t_end.astype(np.int32),
+        "valid": valid,
+        "x": x.reshape(nbatch, b, d),
+        "y": y.reshape((nbatch, b) + y_ord.shape[1:]),
+        "mean": mean[1:].astype(np.float32),
+        "inv_std": inv[1:].astype(np.float32),
+        "mean_prev": mean[:-1].astype(np.float32),
+        "inv_std_prev": inv[:-1].astype(np.float32),
+    }
     if target_moments is not None:
         ym, yi = target_moments
         t = np.minimum(batches, len(ym) - 2)  # padding batches repeat the last real one
-        xs.update(ymean_prev=ym[t].astype(np.float32), yinv_prev=yi[t].astype(np.float32),
-                  ymean=ym[t + 1].astype(np.float32), yinv=yi[t + 1].astype(np.float32))
+        xs.update(
+            ymean_prev=ym[t].astype(np.float32),
+            yinv_prev=yi[t].astype(np.float32),
+            ymean=ym[t + 1].astype(np.float32),
+            yinv=yi[t + 1].astype(np.float32),
+        )
     last = int(valid.sum())  # row of c1/c2 after the last real batch
     return xs, (c1[last], c2[last], float(counts[last]))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -85,8 +85,9 @@ class LossMatrix:
 
     def totals(self):
         """Per-expert prequential codelength in nats (pandas Series, float64 sums)."""
-        return pd.Series(self.losses.sum(axis=0, dtype=np.float64), index=self.names,
-                         name="codelength_nats")
+        return pd.Series(
+            self.losses.sum(axis=0, dtype=np.float64), index=self.names, name="codelength_nats"
+        )
 
     @property
     def pruned_at(self) -> np.ndarray:
@@ -112,16 +113,22 @@ class LossMatrix:
     def save(self, path: str | Path) -> Path:
         """Write an ``.npz`` atomically (no pickles)."""
         return atomic_savez(
-            path, losses=self.losses, order=self.order,
+            path,
+            losses=self.losses,
+            order=self.order,
             experts=np.array(json.dumps([e.config() for e in self.experts])),
-            task_name=np.array(self.task_name), num_classes=np.int64(self.num_classes),
-            seed=np.int64(self.seed), batch_size=np.int64(self.batch_size),
+            task_name=np.array(self.task_name),
+            num_classes=np.int64(self.num_classes),
+            seed=np.int64(self.seed),
+            batch_size=np.int64(self.batch_size),
             meta=np.array(json.dumps(self.meta, default=str)),
-            protocol=np.array(json.dumps(None if self.protocol is None
-                                         else self.protocol.to_dict(), default=str)))
+            protocol=np.array(
+                json.dumps(None if self.protocol is None else self.protocol.to_dict(), default=str)
+            ),
+        )
 
     @classmethod
-    def load(cls, path: str | Path, experts: Sequence[Expert] | None = None) -> "LossMatrix":
+    def load(cls, path: str | Path, experts: Sequence[Expert] | None = None) -> LossMatrix:
         """Read a file written by :meth:`save`.
 
         ``experts``: the board to attach, in column order, checked against the
@@ -134,7 +141,7 @@ class LossMatrix:
         return cls._from_arrays(read_npz(path, require_checksum=False), experts, path.name)
 
     @classmethod
-    def _from_arrays(cls, z: dict, experts: Sequence[Expert] | None, source: str) -> "LossMatrix":
+    def _from_arrays(cls, z: dict, experts: Sequence[Expert] | None, source: str) -> LossMatrix:
         configs = json.loads(str(z["experts"]))
         if experts is None:
             experts = tuple(Expert.from_config(c) for c in configs)
@@ -143,7 +150,14 @@ class LossMatrix:
         proto = json.loads(str(z["protocol"])) if "protocol" in z else None
         if proto is not None:
             proto = Protocol.from_dict(proto, experts=experts)
-        return cls(losses=z["losses"], order=z["order"], experts=tuple(experts),
-                   task_name=str(z["task_name"]), num_classes=int(z["num_classes"]),
-                   seed=int(z["seed"]), batch_size=int(z["batch_size"]),
-                   meta=json.loads(str(z["meta"])), protocol=proto)
+        return cls(
+            losses=z["losses"],
+            order=z["order"],
+            experts=tuple(experts),
+            task_name=str(z["task_name"]),
+            num_classes=int(z["num_classes"]),
+            seed=int(z["seed"]),
+            batch_size=int(z["batch_size"]),
+            meta=json.loads(str(z["meta"])),
+            protocol=proto,
+        )

@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import jax
 import numpy as np
@@ -44,9 +44,11 @@ from mdlnb._checks import check_int
 from mdlnb.experts import Expert
 from mdlnb.prequential._groups import _blocked
 
-STATE_OVERHEAD = 1.4           # measured: peak-RSS slope 3.94 MiB per vtab expert of 2.89 MiB state (1.36)
-FIXED_BYTES = 1280 * 2 ** 20   # measured: RSS intercept 1.1 GiB (JAX runtime, compiling a 32-group program)
-SAFE_FRACTION = 0.6            # default budget: this fraction of the available memory
+STATE_OVERHEAD = 1.4  # measured: peak-RSS slope 3.94 MiB per vtab expert of 2.89 MiB state (1.36)
+FIXED_BYTES = (
+    1280 * 2**20
+)  # measured: RSS intercept 1.1 GiB (JAX runtime, compiling a 32-group program)
+SAFE_FRACTION = 0.6  # default budget: this fraction of the available memory
 
 
 def state_bytes(expert: Expert, in_dim: int, num_classes: int) -> int:
@@ -99,11 +101,15 @@ def _balanced(blocks, costs, per_slice: int) -> list[list[int]]:
     greedy = _greedy(costs, per_slice)
     count = len(greedy)
     cum = np.cumsum(costs)
-    cuts = [0] + [int(np.searchsorted(cum, cum[-1] * j / count)) + 1 for j in range(1, count)] \
+    cuts = (
+        [0]
+        + [int(np.searchsorted(cum, cum[-1] * j / count)) + 1 for j in range(1, count)]
         + [len(blocks)]
+    )
     groups = [list(range(a, b)) for a, b in zip(cuts[:-1], cuts[1:])]
     if any(not g for g in groups) or any(
-            len(g) > 1 and sum(costs[j] for j in g) > per_slice for g in groups):
+        len(g) > 1 and sum(costs[j] for j in g) > per_slice for g in groups
+    ):
         groups = greedy
     return [[i for j in g for i in blocks[j]] for g in groups]
 
@@ -136,17 +142,26 @@ class SlicePlan:
 
     def describe(self) -> str:
         """One line for the progress output."""
-        mib = lambda v: f"{v / 2 ** 20:,.0f} MiB"  # noqa: E731
+        mib = lambda v: f"{v / 2**20:,.0f} MiB"  # noqa: E731
         eb = np.asarray(self.expert_bytes, np.float64)
         sizes = [len(s) for s in self.slices]
-        return (f"memory plan: {self.num_experts} experts, {eb.mean() / 2 ** 20:.2f} MiB per expert "
-                f"(min {eb.min() / 2 ** 20:.2f}, max {eb.max() / 2 ** 20:.2f}), budget "
-                f"{mib(self.budget_bytes)} → {len(self.slices)} slice(s) of {min(sizes)}–{max(sizes)} "
-                f"experts, peak ≤ {mib(max(self.slice_bytes()))}")
+        return (
+            f"memory plan: {self.num_experts} experts, {eb.mean() / 2**20:.2f} MiB per expert "
+            f"(min {eb.min() / 2**20:.2f}, max {eb.max() / 2**20:.2f}), budget "
+            f"{mib(self.budget_bytes)} → {len(self.slices)} slice(s) of {min(sizes)}–{max(sizes)} "
+            f"experts, peak ≤ {mib(max(self.slice_bytes()))}"
+        )
 
 
-def plan(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
-         budget_bytes: int | None = None, devices: int = 1) -> SlicePlan:
+def plan(
+    experts: Sequence[Expert],
+    n: int,
+    in_dim: int,
+    num_classes: int,
+    *,
+    budget_bytes: int | None = None,
+    devices: int = 1,
+) -> SlicePlan:
     """Split ``experts`` into slices of whole blocks that fit ``budget_bytes``.
 
     Args:
@@ -169,22 +184,72 @@ def plan(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int, *,
     experts = list(experts)
     if not experts:
         raise ValueError("experts: must contain at least one Expert")
-    for name, v in (("n", n), ("in_dim", in_dim), ("num_classes", num_classes),
-                    ("devices", devices)):
+    for name, v in (
+        ("n", n),
+        ("in_dim", in_dim),
+        ("num_classes", num_classes),
+        ("devices", devices),
+    ):
         check_int(name, v, minimum=1)
     fixed = FIXED_BYTES + 4 * int(n) * (int(in_dim) + 1)
     eb = [bytes_per_expert(e, n, in_dim, num_classes) for e in experts]
-    blocks = [idx[i:i + w] for _, idx, w in _blocked(experts, int(in_dim), int(num_classes))
-              for i in range(0, len(idx), w)]
+    blocks = [
+        idx[i : i + w]
+        for _, idx, w in _blocked(experts, int(in_dim), int(num_classes))
+        for i in range(0, len(idx), w)
+    ]
     costs = [sum(eb[i] for i in blk) for blk in blocks]
     if budget_bytes is None:
         # on a busy machine at least the fixed part and the largest block: the plan
         # slices as finely as it can instead of refusing (XLA reports a real shortage)
-        budget_bytes = max(int(SAFE_FRACTION * available_bytes(jax.local_devices()[0])),
-                           fixed + max(costs) // int(devices) + 1)
-    check_int("budget_bytes", budget_bytes, minimum=fixed + 1,
-              what=f"an int above the fixed {fixed} bytes (runtime and features)")
+        budget_bytes = max(
+            int(SAFE_FRACTION * available_bytes(jax.local_devices()[0])),
+            fixed + max(costs) // int(devices) + 1,
+        )
+    check_int(
+        "budget_bytes",
+        budget_bytes,
+        minimum=fixed + 1,
+        what=f"an int above the fixed {fixed} bytes (runtime and features)",
+    )
     per_slice = (int(budget_bytes) - fixed) * int(devices)
     slices = _balanced(blocks, costs, per_slice)
-    return SlicePlan(slices=tuple(tuple(sorted(s)) for s in slices), expert_bytes=tuple(eb),
-                     budget_bytes=int(budget_bytes), fixed_bytes=fixed)
+    return SlicePlan(
+        slices=tuple(tuple(sorted(s)) for s in slices),
+        expert_bytes=tuple(eb),
+        budget_bytes=int(budget_bytes),
+        fixed_bytes=fixed,
+    )
+
+
+def stream_bytes(experts: Sequence[Expert], n: int, in_dim: int, num_classes: int) -> int:
+    """Planned bytes of one stream of a stacked call (:func:`mdlnb.prequential.run_streams`):
+    its whole board in flight (:func:`bytes_per_expert`) and its features and labels."""
+    return sum(bytes_per_expert(e, n, in_dim, num_classes) for e in experts) + 4 * int(n) * (
+        int(in_dim) + 1
+    )
+
+
+def streams_per_call(
+    experts: Sequence[Expert],
+    n: int,
+    in_dim: int,
+    num_classes: int,
+    *,
+    budget_bytes: int | None = None,
+) -> int:
+    """How many streams of one shape bucket one stacked call takes: the most whose
+    :func:`stream_bytes` fit ``budget_bytes`` less :data:`FIXED_BYTES`, rounded down
+    to a power of two (the width is named in the streams' cache keys, so it should
+    not follow small changes in free memory); at least 1.
+
+    ``budget_bytes``: ``None`` is :data:`SAFE_FRACTION` of :func:`available_bytes` of
+    the first local device."""
+    experts = list(experts)
+    if not experts:
+        raise ValueError("experts: must contain at least one Expert")
+    if budget_bytes is None:
+        budget_bytes = int(SAFE_FRACTION * available_bytes(jax.local_devices()[0]))
+    check_int("budget_bytes", budget_bytes, minimum=1)
+    fit = (int(budget_bytes) - FIXED_BYTES) // stream_bytes(experts, n, in_dim, num_classes)
+    return 1 << (max(1, int(fit)).bit_length() - 1)

@@ -23,9 +23,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -92,12 +93,16 @@ def _task_arrays(task, experts):
     if task.is_regression:
         smoothed = sorted({e.name for e in experts if e.label_smoothing})
         if smoothed:
-            raise ValueError(f"experts: label smoothing has no meaning for regression targets; "
-                             f"experts {smoothed[:3]} set it")
+            raise ValueError(
+                f"experts: label smoothing has no meaning for regression targets; "
+                f"experts {smoothed[:3]} set it"
+            )
         calibrated = sorted({e.name for e in experts if e.calibrate})
         if calibrated:
-            raise ValueError(f"experts: calibration (a softmax temperature) has no meaning for "
-                             f"regression targets; experts {calibrated[:3]} set it")
+            raise ValueError(
+                f"experts: calibration (a softmax temperature) has no meaning for "
+                f"regression targets; experts {calibrated[:3]} set it"
+            )
         _check_readouts(task, experts)
         return feats, _targets.as_targets(task.y).astype(np.float32)
     labels = np.asarray(task.y)
@@ -107,8 +112,9 @@ def _task_arrays(task, experts):
     return feats, labels
 
 
-def resolve_protocol(protocol: Protocol | str | None = None, experts: Any = None,
-                     **fields: Any) -> Protocol:
+def resolve_protocol(
+    protocol: Protocol | str | None = None, experts: Any = None, **fields: Any
+) -> Protocol:
     """The protocol a call runs: ``protocol`` (default ``"default"``) with the board
     ``experts`` (a list of Experts or a preset name) and the other ``fields`` that
     are not None."""
@@ -127,8 +133,9 @@ def auto_chunk_batches(experts, in_dim: int, num_classes: int, batch_size: int) 
     B · Σ_k flops_k · (1 + 3 · replay_k) FLOPs (the prediction, then each replay
     step's forward and backward passes); as many batches as fit in
     :data:`CHUNK_FLOPS`, between 1 and :data:`DEFAULT_CHUNK_BATCHES`."""
-    per_batch = batch_size * sum(e.readout.flops(in_dim, num_classes) * (1 + 3 * e.replay_streams)
-                                 for e in experts)
+    per_batch = batch_size * sum(
+        e.readout.flops(in_dim, num_classes) * (1 + 3 * e.replay_streams) for e in experts
+    )
     return int(max(1, min(DEFAULT_CHUNK_BATCHES, CHUNK_FLOPS // max(per_batch, 1))))
 
 
@@ -150,8 +157,7 @@ def row_bucket(n: int) -> int:
 
 def _bar_shown(progress) -> bool:
     """Whether :func:`_make_progress` draws a bar (not a callback, not batch mode)."""
-    return not callable(progress) and _progress.enabled() and _progress.wanted(progress,
-                                                                                 long=True)
+    return not callable(progress) and _progress.enabled() and _progress.wanted(progress, long=True)
 
 
 def _make_progress(progress, n, k):
@@ -164,8 +170,13 @@ def _make_progress(progress, n, k):
     if not _progress.wanted(progress, long=True):
         return (lambda *a: None), lambda: None
     at_once = progress is not None or n * k >= 2_000_000
-    bar = _progress.bar(total=n, unit="ex", desc="prequential", leave=False,
-                        delay=0.0 if at_once else _progress.AUTO_DELAY_S)
+    bar = _progress.bar(
+        total=n,
+        unit="ex",
+        desc="prequential",
+        leave=False,
+        delay=0.0 if at_once else _progress.AUTO_DELAY_S,
+    )
 
     def update(done, total, best):
         bar.update(done - bar.n)
@@ -206,8 +217,9 @@ class _Job(NamedTuple):
         return self.proto.clip if self.prefix else None
 
 
-def _job(task, proto, chunk_batches, pad_features, progress) -> _Job:
-    """Check the inputs, resolve ``chunk_batches="auto"`` and hash the cache key."""
+def _job(task, proto, chunk_batches, pad_features, progress, streams: dict | None = None) -> _Job:
+    """Check the inputs, resolve ``chunk_batches="auto"`` and hash the cache key (with
+    ``streams``, ``{"streams": W}`` of a stacked call, :mod:`._streams`, in it and ``meta``)."""
     experts = proto.experts()
     if chunk_batches != "auto":
         check_int("chunk_batches", chunk_batches, minimum=1, what="an int >= 1 or 'auto'")
@@ -220,28 +232,59 @@ def _job(task, proto, chunk_batches, pad_features, progress) -> _Job:
     if chunk_batches == "auto":
         chunk_batches = auto_chunk_batches(experts, dp, c, b)
         if _bar_shown(progress):  # a bar that moves: at least PROGRESS_UPDATES calls
-            chunk_batches = min(chunk_batches, max(1, math.ceil(math.ceil(n / b) /
-                                                                PROGRESS_UPDATES)))
+            chunk_batches = min(
+                chunk_batches, max(1, math.ceil(math.ceil(n / b) / PROGRESS_UPDATES))
+            )
     padded = {"padded_dim": dp} if dp != d else {}  # (the last float bit may differ)
     # regression: the target's code in the key and the result (classification keys unchanged)
-    target = _targets.loss_meta(_targets.as_targets(task.y)[stream_order(proto.seed, n)], b,
-                                proto.standardize == "prefix") if task.is_regression else None
+    target = (
+        _targets.loss_meta(
+            _targets.as_targets(task.y)[stream_order(proto.seed, n)],
+            b,
+            proto.standardize == "prefix",
+        )
+        if task.is_regression
+        else None
+    )
     # this machine's block widths where they are not 2 cores' (the last float bit)
     blocks = layout_key(experts, d, c)
-    key = content_hash(CODE_VERSION, feats, labels, proto.stage1(), c,
-                       *([padded] if padded else []),
-                       *([{"target": _targets.GAUSSIAN_CODE}] if target else []),
-                       *([blocks] if blocks else []))
-    meta = {"cache_key": key, "code_version": CODE_VERSION, "standardize": proto.standardize,
-            "matmul_dtype": proto.matmul_dtype, **padded, **blocks,
-            **({"target": target} if target else {})}
+    key = content_hash(
+        CODE_VERSION,
+        feats,
+        labels,
+        proto.stage1(),
+        c,
+        *([padded] if padded else []),
+        *([{"target": _targets.GAUSSIAN_CODE}] if target else []),
+        *([blocks] if blocks else []),
+        *([streams] if streams else []),
+    )
+    meta = {
+        "cache_key": key,
+        "code_version": CODE_VERSION,
+        "standardize": proto.standardize,
+        "matmul_dtype": proto.matmul_dtype,
+        **padded,
+        **blocks,
+        **(streams or {}),
+        **({"target": target} if target else {}),
+    }
     return _Job(proto, experts, feats, labels, c, task.target_dims, dp, chunk_batches, key, meta)
 
 
-def run_pass(task: Task, proto: Protocol, *, progress=None, cache: bool = True,
-             checkpoint_dir=None, checkpoint_every_s: float = 120.0, chunk_batches="auto",
-             keep_params: bool = False, devices=None,
-             pad_features: bool = False) -> tuple[LossMatrix, list | None]:
+def run_pass(
+    task: Task,
+    proto: Protocol,
+    *,
+    progress=None,
+    cache: bool = True,
+    checkpoint_dir=None,
+    checkpoint_every_s: float = 120.0,
+    chunk_batches="auto",
+    keep_params: bool = False,
+    devices=None,
+    pad_features: bool = False,
+) -> tuple[LossMatrix, list | None]:
     """Stage 1 of ``proto`` on ``task`` in one pass, through the cache: ``(loss_matrix,
     params)`` (``params``: each expert's pytrees with ``keep_params``, else ``None``).
 
@@ -251,9 +294,15 @@ def run_pass(task: Task, proto: Protocol, *, progress=None, cache: bool = True,
     _xla_cache.ensure()  # compiled programs are cached on disk
     _validate(task, checkpoint_every_s)
     job = _job(task, proto, chunk_batches, pad_features, progress)
-    compute = partial(_compute, task, job, progress=progress,
-                      checkpoint_every_s=checkpoint_every_s, keep_params=keep_params,
-                      devices=devices)
+    compute = partial(
+        _compute,
+        task,
+        job,
+        progress=progress,
+        checkpoint_every_s=checkpoint_every_s,
+        keep_params=keep_params,
+        devices=devices,
+    )
     if not cache:
         return compute(checkpoint_dir=checkpoint_dir, cache_file=None)
     cache_file = cache_dir("losses") / f"{job.key}.npz"
@@ -261,8 +310,12 @@ def run_pass(task: Task, proto: Protocol, *, progress=None, cache: bool = True,
         hit = None if keep_params else load_entry(cache_file)
         if hit is not None:  # None: absent, or damaged (warned and recomputed)
             return _from_entry(hit, task, job, cache_file.name), None
-        return compute(cache_file=cache_file, checkpoint_dir=checkpoint_dir
-                       if checkpoint_dir is not None else cache_dir("checkpoints"))
+        return compute(
+            cache_file=cache_file,
+            checkpoint_dir=checkpoint_dir
+            if checkpoint_dir is not None
+            else cache_dir("checkpoints"),
+        )
 
 
 def _from_entry(hit, task, job: _Job, file_name: str) -> LossMatrix:
@@ -275,24 +328,46 @@ def _from_entry(hit, task, job: _Job, file_name: str) -> LossMatrix:
     return dataclasses.replace(lm, protocol=job.proto, task_name=task.name, meta=meta)
 
 
-def _compute(task, job: _Job, *, progress, checkpoint_dir, checkpoint_every_s, keep_params,
-             devices, cache_file) -> tuple[LossMatrix, list | None]:
+def _compute(
+    task,
+    job: _Job,
+    *,
+    progress,
+    checkpoint_dir,
+    checkpoint_every_s,
+    keep_params,
+    devices,
+    cache_file,
+) -> tuple[LossMatrix, list | None]:
     """Set up, run the chunk loop, assemble the :class:`LossMatrix` (written to
     ``cache_file`` unless ``None``, before the checkpoint is removed)."""
     t0 = time.perf_counter()
     proto, experts = job.proto, job.experts
     n, d = job.feats.shape
-    # no checkpoints when pruning (see the README)
-    ckpt_file = Path(checkpoint_dir) / f"{job.key}.ckpt.npz" \
-        if checkpoint_dir is not None and proto.prune is None else None
+    # no checkpoints when pruning (docs/full-scale.md, "Pruning the board")
+    ckpt_file = (
+        Path(checkpoint_dir) / f"{job.key}.ckpt.npz"
+        if checkpoint_dir is not None and proto.prune is None
+        else None
+    )
     ckpt = Checkpointer(ckpt_file, job.key, checkpoint_every_s)
     stream, board, start = _setup(job, devices, ckpt)
     pruner = None
     if proto.prune is not None:  # stage 2 alongside, in segments (_prune.py)
-        pruner = _prune.Pruner(proto.prune, proto.strategy, len(experts), n, proto.batch_size,
-                               readout_of=_prune.readout_labels(experts))
-    meta = {**job.meta, "devices": _sharding.describe(
-        stream.mesh or _sharding.expert_mesh(jax.local_devices()[:1]))}
+        pruner = _prune.Pruner(
+            proto.prune,
+            proto.strategy,
+            len(experts),
+            n,
+            proto.batch_size,
+            readout_of=_prune.readout_labels(experts),
+        )
+    meta = {
+        **job.meta,
+        "devices": _sharding.describe(
+            stream.mesh or _sharding.expert_mesh(jax.local_devices()[:1])
+        ),
+    }
     report, close = _make_progress(progress, n, len(experts))
     try:
         board, losses, computed = _chunk_loop(job, stream, board, start, ckpt, pruner, report)
@@ -300,16 +375,28 @@ def _compute(task, job: _Job, *, progress, checkpoint_dir, checkpoint_every_s, k
         close()
     meta["seconds"] = round(time.perf_counter() - t0, 3)
     if pruner is not None:
-        meta["prune"] = _board.prune_meta(proto.prune, pruner, experts, n,
-                                               proto.batch_size, computed)
-    result = LossMatrix(losses=losses, experts=tuple(experts), order=stream.order,
-                        task_name=task.name, num_classes=0 if job.targets else job.out_dim,
-                        seed=proto.seed, batch_size=proto.batch_size, meta=meta, protocol=proto)
+        meta["prune"] = _board.prune_meta(
+            proto.prune, pruner, experts, n, proto.batch_size, computed
+        )
+    result = LossMatrix(
+        losses=losses,
+        experts=tuple(experts),
+        order=stream.order,
+        task_name=task.name,
+        num_classes=0 if job.targets else job.out_dim,
+        seed=proto.seed,
+        batch_size=proto.batch_size,
+        meta=meta,
+        protocol=proto,
+    )
     if cache_file is not None:
         result.save(cache_file)
     ckpt.finish()
-    params = _board.expert_params(board.groups, board.state, len(experts), d, job.dp) \
-        if keep_params else None
+    params = (
+        _board.expert_params(board.groups, board.state, len(experts), d, job.dp)
+        if keep_params
+        else None
+    )
     return result, params
 
 
@@ -364,8 +451,7 @@ def _setup(job: _Job, devices, ckpt: Checkpointer):
     # blocks per device (index -1: a copy of its first expert, column dropped).
     mesh = _sharding.expert_mesh(devices) if devices is not None or jax.device_count() > 1 else None
     ndev = 1 if mesh is None else mesh.size
-    layout = partial(_layout, experts, ndev, d, c, b, seed, job.clip, proto.matmul_dtype,
-                     dp=job.dp)
+    layout = partial(_layout, experts, ndev, d, c, b, seed, job.clip, proto.matmul_dtype, dp=job.dp)
     # a run that resumes takes its state from the checkpoint: only its shapes here
     resuming = ckpt.exists
     groups, spec, column, state, hypers = layout(build=not resuming)
@@ -388,23 +474,34 @@ def _setup(job: _Job, devices, ckpt: Checkpointer):
         else:  # none that fits: start afresh (the same deterministic initial state)
             state = layout()[3]
     if ndev > 1:  # the expert axis over the mesh, the rest replicated
-        state, hypers = _sharding.shard(mesh, state), _sharding.shard(mesh, hypers)
-        x_dev, y_dev, seed_key = _sharding.replicate(mesh, (x_all, y_all, seed_key))
+        state, hypers = _sharding.shard(mesh, state), _sharding.shard(mesh, hypers)  # type: ignore[arg-type]
+        x_dev, y_dev, seed_key = _sharding.replicate(mesh, (x_all, y_all, seed_key))  # type: ignore[arg-type]
         program = partial(_sharding.run_chunk, spec, mesh)
     else:
         program = partial(_program._run_chunk, spec)
     total_batches = math.ceil(n / b)
-    stream = _Stream(order, x_all[:n], y_all[:n], x_dev, y_dev, seed_key, mesh,
-                     chunk_bucket(total_batches, chunk_batches), total_batches,
-                     target_moments, first_code)
+    stream = _Stream(
+        order,
+        x_all[:n],
+        y_all[:n],
+        x_dev,
+        y_dev,
+        seed_key,
+        mesh,
+        chunk_bucket(total_batches, chunk_batches),
+        total_batches,
+        target_moments,
+        first_code,
+    )
     return stream, _board.Board(groups, spec, column, state, hypers, program), start
 
 
 # ------------------------------------------------------------------ the chunk loop
 
 
-def _chunk_loop(job: _Job, stream: _Stream, board, start: _Start, ckpt: Checkpointer,
-                pruner, report):
+def _chunk_loop(
+    job: _Job, stream: _Stream, board, start: _Start, ckpt: Checkpointer, pruner, report
+):
     """Run the chunks from ``start``: ``(board, losses, expert-updates computed)``.
 
     After each chunk: its losses into the (N, K) matrix; the pruner's step and, on a
@@ -416,12 +513,14 @@ def _chunk_loop(job: _Job, stream: _Stream, board, start: _Start, ckpt: Checkpoi
     computed = 0
     ckpt.start()
     for first in range(start.next_batch, stream.total_batches, chunk):
-        xs, running = _chunk_inputs(stream.x_ord, stream.y_ord, first, chunk, b, running, prefix,
-                                    stream.target_moments)
+        xs, running = _chunk_inputs(
+            stream.x_ord, stream.y_ord, first, chunk, b, running, prefix, stream.target_moments
+        )
         if stream.mesh is not None:
             xs = _sharding.replicate(stream.mesh, xs)
-        state, out = board.program(board.state, board.hypers, stream.x_dev, stream.y_dev,
-                                   stream.seed_key, xs)
+        state, out = board.program(
+            board.state, board.hypers, stream.x_dev, stream.y_dev, stream.seed_key, xs
+        )
         board = board._replace(state=state)
         lo, hi = first * b, min((first + chunk) * b, n)
         keep = board.column >= 0
@@ -438,9 +537,17 @@ def _chunk_loop(job: _Job, stream: _Stream, board, start: _Start, ckpt: Checkpoi
             pruner.observe(_targets.shift_rows(rows)[0] if job.targets else rows)
             if not done and pruner.decide().size:
                 totals[pruner.pruned_at < n] = np.inf
-                board = _board.compact(board, pruner.alive, job.experts,
-                                       job.feats.shape[1], job.out_dim, b, job.clip,
-                                       proto.matmul_dtype, targets=job.targets)
+                board = _board.compact(
+                    board,
+                    pruner.alive,
+                    job.experts,
+                    job.feats.shape[1],
+                    job.out_dim,
+                    b,
+                    job.clip,
+                    proto.matmul_dtype,
+                    targets=job.targets,
+                )
         if not done and ckpt.due():
             ckpt.save(board.state, losses, running, first + chunk)
         report(hi, n, float(totals.min()) / hi)

@@ -30,15 +30,15 @@ class _Spec:
     """Static structure of the compiled chunk program (hashable)."""
 
     readouts: tuple[ReadoutLike, ...]  # one per architecture group
-    max_replay: tuple[int, ...]       # per group
-    masked: tuple[bool, ...]          # per group: do replay counts differ within the group
-    block: tuple[int, ...]            # per group: experts trained together (divides group size)
-    standardize: tuple[bool, ...]     # per group: does the readout see standardised features
-    calibrate: tuple[bool, ...]       # per group: forward calibration (_calibration)
+    max_replay: tuple[int, ...]  # per group
+    masked: tuple[bool, ...]  # per group: do replay counts differ within the group
+    block: tuple[int, ...]  # per group: experts trained together (divides group size)
+    standardize: tuple[bool, ...]  # per group: does the readout see standardised features
+    calibrate: tuple[bool, ...]  # per group: forward calibration (_calibration)
     num_classes: int
     batch_size: int
-    clip: float | None                # the "prefix" clip; None for standardize="none"
-    targets: int = 0                  # P real targets (regression, Gaussian code); 0: classes
+    clip: float | None  # the "prefix" clip; None for standardize="none"
+    targets: int = 0  # P real targets (regression, Gaussian code); 0: classes
 
 
 def _expert_update(readout, num_classes, masked, r, x, y, state, hp, replay, loss=None):
@@ -76,7 +76,7 @@ def _calibrated(ro, xj, xs, b, params, calib):
 def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
     b, c = spec.batch_size, spec.num_classes
     xn = _standardized(spec, xs["x"], xs["mean_prev"], xs["inv_std_prev"])
-    coded, calibs = [], []
+    coded, calibs = [], []  # type: ignore[var-annotated]
     for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
         xj = xn if spec.standardize[j] else xs["x"]
         # Evaluated block by block, as trained: one vmap over the whole group
@@ -85,22 +85,31 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
         # other losses in the last bit than one pass.
         blk = spec.block[j]
         k = jax.tree_util.tree_leaves(g.ema_params)[0].shape[0]
-        split = lambda a: a.reshape((k // blk, blk) + a.shape[1:])  # noqa: E731
+        split = lambda a, k=k, blk=blk: a.reshape((k // blk, blk) + a.shape[1:])  # noqa: E731
         per = jax.tree_util.tree_map(split, g.ema_params)
         if spec.targets:  # regression: Gaussian density of the prefix-standardised target
             z = (xs["y"] - xs["ymean_prev"]) * xs["yinv_prev"]
-            nll = jax.lax.map(lambda p, ro=ro, xj=xj: jax.vmap(
-                lambda q: _targets.gaussian_nll(ro.apply(q, xj), z))(p), per)
+            nll = jax.lax.map(
+                lambda p, ro=ro, xj=xj, z=z: jax.vmap(
+                    lambda q: _targets.gaussian_nll(ro.apply(q, xj), z)
+                )(p),
+                per,
+            )
             coded.append(nll.reshape((k,) + nll.shape[2:]))
-            calibs.append(None)     # calibration is for classification only (refused earlier)
+            calibs.append(None)  # calibration is for classification only (refused earlier)
             continue
         if spec.calibrate[j]:
-            logp, calib = jax.lax.map(lambda a, ro=ro, xj=xj: _calibrated(ro, xj, xs, b, *a),
-                                      (per, split(g.calib)))
+            logp, calib = jax.lax.map(
+                lambda a, ro=ro, xj=xj: _calibrated(ro, xj, xs, b, *a), (per, split(g.calib))
+            )
             calibs.append(calib.reshape(g.calib.shape))
         else:
-            logp = jax.lax.map(lambda p, ro=ro, xj=xj: jax.nn.log_softmax(
-                jax.vmap(ro.apply, in_axes=(0, None))(p, xj)), per)
+            logp = jax.lax.map(
+                lambda p, ro=ro, xj=xj: jax.nn.log_softmax(
+                    jax.vmap(ro.apply, in_axes=(0, None))(p, xj)
+                ),
+                per,
+            )
             calibs.append(None)
         logp = logp.reshape((k,) + logp.shape[2:])
         coded.append(-jnp.take_along_axis(logp, xs["y"][None, :, None], axis=2)[..., 0])
@@ -116,22 +125,36 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
     def train(groups):
         out = []
         for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
+
             def block_steps(g, h, ro=ro, j=j):
                 def step(r, g):
                     pos = replay_positions(seed_key, xs["batch"], r, xs["t_end"], b)
-                    x = _standardized(spec, x_all[pos], xs["mean"], xs["inv_std"]) \
-                        if spec.standardize[j] else x_all[pos]
+                    x = (
+                        _standardized(spec, x_all[pos], xs["mean"], xs["inv_std"])
+                        if spec.standardize[j]
+                        else x_all[pos]
+                    )
                     y = y_all[pos]
                     if spec.targets:  # the replay targets, standardised like the features
                         y = (y - xs["ymean"]) * xs["yinv"]
-                        upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y,
-                                      loss=_targets.gaussian_nll)
+                        upd = partial(
+                            _expert_update,
+                            ro,
+                            c,
+                            spec.masked[j],
+                            r,
+                            x,
+                            y,
+                            loss=_targets.gaussian_nll,
+                        )
                     else:
                         upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y)
                     return jax.vmap(upd)(g, *h)
+
                 # no replay steps on a padding batch (valid = False)
                 steps = jnp.where(xs["valid"], spec.max_replay[j], 0)
                 return jax.lax.fori_loop(0, steps, step, g)
+
             # Blocks of experts run all their replay steps back to back, so a
             # block's parameters and optimiser state stay in cache. Each block
             # is sliced out of the group's state and written back in place
@@ -141,10 +164,12 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
 
             def one_block(i, g, j=j, blk=blk, block_steps=block_steps):
                 take = lambda a: jax.lax.dynamic_slice_in_dim(a, i * blk, blk)  # noqa: E731
-                gb = block_steps(jax.tree_util.tree_map(take, g),
-                                 jax.tree_util.tree_map(take, hypers[j]))
+                gb = block_steps(
+                    jax.tree_util.tree_map(take, g), jax.tree_util.tree_map(take, hypers[j])
+                )
                 put = lambda a, u: jax.lax.dynamic_update_slice_in_dim(a, u, i * blk, 0)  # noqa: E731
                 return jax.tree_util.tree_map(put, g, gb)
+
             n_blocks = jax.tree_util.tree_leaves(g)[0].shape[0] // blk
             out.append(jax.lax.fori_loop(0, n_blocks, one_block, g))
         return tuple(out)
@@ -164,14 +189,52 @@ def _run_chunk(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
     return jax.lax.scan(body, groups, xs)
 
 
+#: the chunk inputs every stream of a stacked call shares (streams of one bucket have
+#: the same N, so the same batch indices, prefix ends and padding batches)
+SHARED_INPUTS = ("batch", "t_end", "valid")
+
+
+# donate_argnums=1: the streams' stacked state is updated in place.
+@partial(jax.jit, static_argnums=0, donate_argnums=1)
+def _run_stacked(spec: _Spec, groups, hypers, x_all, y_all, seed_keys, shared, per):
+    """:func:`_run_chunk` of W streams at once, the stream axis stacked in front of the
+    expert axis (``vmap`` over streams): ``groups``, ``x_all``, ``y_all``,
+    ``seed_keys`` and the per-stream chunk inputs ``per`` carry a leading axis of
+    W; the board's ``hypers`` and the ``shared`` inputs (:data:`SHARED_INPUTS`)
+    do not, so every loop's trip count stays one scalar. Returns the new states
+    and the losses (W, chunk, B, K). Each stream's arithmetic is its solo
+    program's with a wider batch of matmuls, which XLA may round otherwise
+    (:mod:`mdlnb.prequential._streams`, "Exactness")."""
+    global _TRACE_COUNT
+    _TRACE_COUNT += 1
+
+    def one(g, xa, ya, key, p):
+        body = partial(_batch_step, spec, hypers, xa, ya, key)
+        return jax.lax.scan(body, g, {**shared, **p})
+
+    return jax.vmap(one)(groups, x_all, y_all, seed_keys, per)
+
+
 def _run_groups(spec: _Spec, groups, hypers, x_all, y_all, seed_key, xs):
     """:func:`_run_chunk` one group at a time: each group's program is compiled (and
     cached) on its own, so compacting one group of a pruned board
     (:mod:`mdlnb.prequential._prune`) recompiles that group only. Same outputs."""
     states, outs = [], []
     for j in range(len(spec.readouts)):
-        one = dataclasses.replace(spec, **{f: (getattr(spec, f)[j],) for f in (
-            "readouts", "max_replay", "masked", "block", "standardize", "calibrate")})
+        one = dataclasses.replace(
+            spec,
+            **{
+                f: (getattr(spec, f)[j],)
+                for f in (  # type: ignore[arg-type]
+                    "readouts",
+                    "max_replay",
+                    "masked",
+                    "block",
+                    "standardize",
+                    "calibrate",
+                )
+            },
+        )
         g, out = _run_chunk(one, (groups[j],), (hypers[j],), x_all, y_all, seed_key, xs)
         states.append(g[0])
         outs.append(out)

@@ -47,11 +47,15 @@ from mdlnb.switching.pruned import PrunedStream
 class Pruner:
     """Stage 2 alongside stage 1: the posterior of the survivors and the pruning decisions."""
 
-    def __init__(self, prune: Prune, strategy, num_experts: int, n: int, batch_size: int,
-                 readout_of=None):
+    def __init__(
+        self, prune: Prune, strategy, num_experts: int, n: int, batch_size: int, readout_of=None
+    ):
         # readout architecture of each expert (an int label), for keep_per_readout
-        self.readout_of = np.zeros(num_experts, np.int64) if readout_of is None else \
-            np.unique(np.asarray(readout_of), return_inverse=True)[1].reshape(-1)
+        self.readout_of = (
+            np.zeros(num_experts, np.int64)
+            if readout_of is None
+            else np.unique(np.asarray(readout_of), return_inverse=True)[1].reshape(-1)
+        )
         self.prune = prune
         self.n = int(n)
         self.segment_rows = prune.segment_batches * int(batch_size)
@@ -67,8 +71,11 @@ class Pruner:
         """Stage 2 over the next rows (m, |S|) of the survivors' losses."""
         start = self.stream.t
         _, lp = self.stream.update(rows)
-        above = lp >= np.float32(np.log(self.prune.threshold)) if self.prune.threshold > 0 \
+        above = (
+            lp >= np.float32(np.log(self.prune.threshold))
+            if self.prune.threshold > 0
             else np.ones(lp.shape, bool)
+        )
         hit = above.any(axis=0)
         last = start + lp.shape[0] - np.argmax(above[::-1], axis=0)
         self.last_above[self.alive[hit]] = last[hit]
@@ -117,7 +124,7 @@ def compact(groups, state, hypers, alive_mask: np.ndarray, fit_of):
         size = bucket(len(rows), fit_of(ro))
         take = np.asarray(rows + [rows[0]] * (size - len(rows)))
         if len(take) == len(idx) and (take == np.arange(len(idx))).all():
-            out_g.append((ro, idx)), out_s.append(g), out_h.append(h)
+            out_g.append((ro, idx)), out_s.append(g), out_h.append(h)  # type: ignore[func-returns-value]
             continue
         sel = lambda a, take=take: a[take]  # noqa: E731
         out_g.append((ro, [idx[r] for r in rows] + [-1] * (size - len(rows))))
@@ -126,16 +133,19 @@ def compact(groups, state, hypers, alive_mask: np.ndarray, fit_of):
     return out_g, tuple(out_s), tuple(out_h)
 
 
-def expert_updates(replay: np.ndarray, pruned_at: np.ndarray, n: int, batch_size: int) -> dict:
+def expert_updates(replay: Any, pruned_at: np.ndarray, n: int, batch_size: int) -> dict:
     """Expert-updates (AdamW steps × experts) with and without the schedule: expert k
     trains after each batch that starts before ``pruned_at[k]``, ``replay[k]`` steps."""
     replay = np.asarray(replay, np.int64)
     batches = -(-np.minimum(np.asarray(pruned_at, np.int64), n) // int(batch_size))
     done = int((replay * batches).sum())
     full = int(replay.sum() * -(-int(n) // int(batch_size)))
-    return {"expert_updates": done, "expert_updates_unpruned": full,
-            "updates_saved_fraction": 1.0 - done / full if full else 0.0,
-            "updates_ratio": full / done if done else float("inf")}
+    return {
+        "expert_updates": done,
+        "expert_updates_unpruned": full,
+        "updates_saved_fraction": 1.0 - done / full if full else 0.0,
+        "updates_ratio": full / done if done else float("inf"),
+    }
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -173,24 +183,32 @@ class PruningSimulation:
 
     def to_dict(self) -> dict:
         """The numbers as a plain dict (``pruned_at`` as a list), e.g. for a table row."""
-        return {"pruned_at": self.pruned_at.tolist(), "total_nats": self.total_nats,
-                "unpruned_nats": self.unpruned_nats, "change_nats": self.change_nats,
-                "num_pruned": self.num_pruned, "expert_updates": self.expert_updates,
-                "expert_updates_unpruned": self.expert_updates_unpruned,
-                "updates_saved_fraction": self.updates_saved_fraction,
-                "updates_ratio": self.updates_ratio}
+        return {
+            "pruned_at": self.pruned_at.tolist(),
+            "total_nats": self.total_nats,
+            "unpruned_nats": self.unpruned_nats,
+            "change_nats": self.change_nats,
+            "num_pruned": self.num_pruned,
+            "expert_updates": self.expert_updates,
+            "expert_updates_unpruned": self.expert_updates_unpruned,
+            "updates_saved_fraction": self.updates_saved_fraction,
+            "updates_ratio": self.updates_ratio,
+        }
 
     def __str__(self) -> str:
-        return (f"PruningSimulation({self.prune!r}: {self.num_pruned} of {len(self.pruned_at)} "
-                f"experts pruned, {self.updates_ratio:.2f}x fewer expert-updates; code "
-                f"{self.total_nats:,.1f} nats vs {self.unpruned_nats:,.1f} unpruned "
-                f"({self.change_nats:+,.1f}))")
+        return (
+            f"PruningSimulation({self.prune!r}: {self.num_pruned} of {len(self.pruned_at)} "
+            f"experts pruned, {self.updates_ratio:.2f}x fewer expert-updates; code "
+            f"{self.total_nats:,.1f} nats vs {self.unpruned_nats:,.1f} unpruned "
+            f"({self.change_nats:+,.1f}))"
+        )
 
     __repr__ = __str__
 
 
-def simulate(losses, prune: Prune, strategy=None, *,
-             batch_size: int | None = None) -> PruningSimulation:
+def simulate(
+    losses, prune: Prune, strategy=None, *, batch_size: int | None = None
+) -> PruningSimulation:
     """The pruning a run with ``prune`` would do, replayed on an unpruned ``LossMatrix``.
 
     Stage 1's losses do not depend on the rest of the board, so the decisions
@@ -210,17 +228,24 @@ def simulate(losses, prune: Prune, strategy=None, *,
     n = L.shape[0]
     pruner = Pruner(prune, strategy, L.shape[1], n, b, readout_of=readout_labels(losses.experts))
     for lo in range(0, n, pruner.segment_rows):
-        pruner.observe(L[lo:lo + pruner.segment_rows][:, pruner.alive])
+        pruner.observe(L[lo : lo + pruner.segment_rows][:, pruner.alive])
         pruner.decide()
     at = pruner.pruned_at
     stored = np.where(np.arange(n)[:, None] >= at[None, :], np.float32(np.inf), L)
-    pruned = codelength_pruned(stored, strategy, at, segment_rows=pruner.segment_rows,
-                               posterior=False)
+    pruned = codelength_pruned(
+        stored, strategy, at, segment_rows=pruner.segment_rows, posterior=False
+    )
     full = codelength(L, strategy, posterior=False)
     replay = [e.replay_streams for e in losses.experts]
-    return PruningSimulation(pruned_at=np.asarray(at, np.int64), total_nats=float(pruned.total_nats),
-                             unpruned_nats=float(full.total_nats), num_pruned=int((at < n).sum()),
-                             **expert_updates(replay, at, n, b), prune=prune, strategy=strategy)
+    return PruningSimulation(
+        pruned_at=np.asarray(at, np.int64),
+        total_nats=float(pruned.total_nats),
+        unpruned_nats=float(full.total_nats),
+        num_pruned=int((at < n).sum()),
+        **expert_updates(replay, at, n, b),
+        prune=prune,
+        strategy=strategy,
+    )
 
 
 #: public name (``mdlnb.simulate_pruning``)

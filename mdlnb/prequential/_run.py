@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+from typing import Any
 
 import jax
 import numpy as np
@@ -20,26 +21,58 @@ from mdlnb.experts import Expert
 from mdlnb.prequential import _memory, _slicing
 from mdlnb.prequential._checkpointer import CHECKPOINT_SHARE
 from mdlnb.prequential._loss_matrix import LossMatrix
-from mdlnb.prequential._onepass import (CHUNK_FLOPS, CODE_VERSION, DEFAULT_CHUNK_BATCHES,
-                                        PROGRESS_UPDATES, ProgressFn, _check_readouts,
-                                        _task_arrays, _validate,
-                                        auto_chunk_batches, chunk_bucket, resolve_protocol,
-                                        row_bucket, run_pass)
+from mdlnb.prequential._onepass import (
+    CHUNK_FLOPS,
+    CODE_VERSION,
+    DEFAULT_CHUNK_BATCHES,
+    PROGRESS_UPDATES,
+    ProgressFn,
+    _check_readouts,
+    _task_arrays,
+    _validate,
+    auto_chunk_batches,
+    chunk_bucket,
+    resolve_protocol,
+    row_bucket,
+    run_pass,
+)
 from mdlnb.prequential._stream import stream_order
 
-__all__ = ["CHECKPOINT_SHARE", "CHUNK_FLOPS", "CODE_VERSION", "DEFAULT_CHUNK_BATCHES",
-           "PROGRESS_UPDATES", "ProgressFn", "auto_chunk_batches", "chunk_bucket",
-           "resolve_protocol", "row_bucket", "run", "run_with_params", "untrained_losses"]
+__all__ = [
+    "CHECKPOINT_SHARE",
+    "CHUNK_FLOPS",
+    "CODE_VERSION",
+    "DEFAULT_CHUNK_BATCHES",
+    "PROGRESS_UPDATES",
+    "ProgressFn",
+    "auto_chunk_batches",
+    "chunk_bucket",
+    "resolve_protocol",
+    "row_bucket",
+    "run",
+    "run_with_params",
+    "untrained_losses",
+]
 
 
-def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: int | None = None,
-        seed: int | None = None, *, protocol: Protocol | str | None = None,
-        replay_streams: int | None = None, standardize: str | bool | None = None,
-        progress: bool | ProgressFn | None = None, cache: bool = True,
-        checkpoint_dir: str | Path | None = None, checkpoint_every_s: float = 120.0,
-        chunk_batches: int | str = "auto",
-        memory_budget: int | str | None = "auto", devices: Sequence | None = None,
-        pad_features: bool = False) -> LossMatrix:
+def run(
+    task: Task,
+    experts: Sequence[Expert] | str | None = None,
+    batch_size: int | None = None,
+    seed: int | None = None,
+    *,
+    protocol: Protocol | str | None = None,
+    replay_streams: int | None = None,
+    standardize: str | bool | None = None,
+    progress: bool | ProgressFn | None = None,
+    cache: bool = True,
+    checkpoint_dir: str | Path | None = None,
+    checkpoint_every_s: float = 120.0,
+    chunk_batches: int | str = "auto",
+    memory_budget: int | str | None = "auto",
+    devices: Sequence | None = None,
+    pad_features: bool = False,
+) -> LossMatrix:
     """Train every expert online on ``task`` and record its next-step log-losses (nats).
 
     See the module docstring for the exact protocol.
@@ -118,14 +151,26 @@ def run(task: Task, experts: Sequence[Expert] | str | None = None, batch_size: i
     if isinstance(memory_budget, str) and memory_budget != "auto":
         raise ValueError(f"memory_budget: must be 'auto', None or bytes, got {memory_budget!r}")
     _validate(task, checkpoint_every_s)
-    protocol = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
-                                replay_streams=replay_streams, standardize=standardize)
+    protocol = resolve_protocol(
+        protocol,
+        experts,
+        batch_size=batch_size,
+        seed=seed,
+        replay_streams=replay_streams,
+        standardize=standardize,
+    )
     if task.n <= protocol.batch_size:  # one batch, coded uniformly: nothing to train or compile
         _task_arrays(task, protocol.experts())
         return untrained_losses(task, protocol)
-    opts = dict(progress=progress, cache=cache, checkpoint_dir=checkpoint_dir,
-                checkpoint_every_s=checkpoint_every_s, chunk_batches=chunk_batches,
-                devices=devices, pad_features=pad_features)
+    opts: dict[str, Any] = dict(
+        progress=progress,
+        cache=cache,
+        checkpoint_dir=checkpoint_dir,
+        checkpoint_every_s=checkpoint_every_s,
+        chunk_batches=chunk_batches,
+        devices=devices,
+        pad_features=pad_features,
+    )
     if memory_budget is not None:  # memory plan: slice a board that does not fit (_memory.py)
         plan = _plan(task, protocol, memory_budget, devices)
         if len(plan.slices) > 1:
@@ -141,12 +186,15 @@ def _plan(task: Task, protocol: Protocol, memory_budget, devices) -> _memory.Sli
     budget = None if memory_budget == "auto" else memory_budget
     _check_readouts(task, board)  # before sizing them (num_params)
     ndev = len(devices) if devices is not None else jax.device_count()
-    plan = _memory.plan(board, task.n, np.shape(task.features)[1], task.out_dim,
-                        budget_bytes=budget, devices=ndev)
+    plan = _memory.plan(
+        board, task.n, np.shape(task.features)[1], task.out_dim, budget_bytes=budget, devices=ndev
+    )
     if len(plan.slices) > 1 and protocol.prune is not None:
         if budget is not None:  # pruning couples the experts: it cannot be sliced
-            raise ValueError("memory_budget: a pruned board must run in one slice (pruning "
-                             f"couples the experts); {plan.describe()}")
+            raise ValueError(
+                "memory_budget: a pruned board must run in one slice (pruning "
+                f"couples the experts); {plan.describe()}"
+            )
         plan = dataclasses.replace(plan, slices=(tuple(range(len(board))),))  # "auto": one pass
     return plan
 
@@ -165,22 +213,39 @@ def untrained_losses(task: Task, protocol: Protocol) -> LossMatrix:
     if task.is_regression:  # one batch: coded by its own Gaussian (mdlnb._targets)
         first = _targets.first_batch_nats(_targets.as_targets(task.y)[order])
         losses = np.repeat(first.astype(np.float32)[:, None], len(experts), axis=1)
-        meta["target"] = _targets.loss_meta(_targets.as_targets(task.y)[order],
-                                            protocol.batch_size, protocol.standardize == "prefix")
+        meta["target"] = _targets.loss_meta(
+            _targets.as_targets(task.y)[order],
+            protocol.batch_size,
+            protocol.standardize == "prefix",
+        )
     else:
-        losses = np.full((task.n, len(experts)), np.float32(math.log(task.num_classes)),
-                         np.float32)
-    return LossMatrix(losses=losses, experts=experts, order=order, task_name=task.name,
-                      num_classes=0 if task.is_regression else task.num_classes,
-                      seed=protocol.seed, batch_size=protocol.batch_size, meta=meta,
-                      protocol=protocol)
+        uniform = np.float32(math.log(task.num_classes))  # type: ignore[arg-type]
+        losses = np.full((task.n, len(experts)), uniform, np.float32)
+    return LossMatrix(
+        losses=losses,
+        experts=experts,
+        order=order,
+        task_name=task.name,
+        num_classes=0 if task.is_regression else task.num_classes,  # type: ignore[arg-type]
+        seed=protocol.seed,
+        batch_size=protocol.batch_size,
+        meta=meta,
+        protocol=protocol,
+    )
 
 
-def run_with_params(task: Task, experts: Sequence[Expert] | str | None = None,
-                    batch_size: int | None = None, seed: int | None = None, *,
-                    protocol: Protocol | str | None = None, replay_streams: int | None = None,
-                    standardize: str | bool | None = None, checkpoint_every_s: float = 120.0,
-                    **kwargs) -> tuple[LossMatrix, list[dict]]:
+def run_with_params(
+    task: Task,
+    experts: Sequence[Expert] | str | None = None,
+    batch_size: int | None = None,
+    seed: int | None = None,
+    *,
+    protocol: Protocol | str | None = None,
+    replay_streams: int | None = None,
+    standardize: str | bool | None = None,
+    checkpoint_every_s: float = 120.0,
+    **kwargs,
+) -> tuple[LossMatrix, list[dict]]:
     """:func:`run`, also returning each expert's parameters at the end of the stream.
 
     Same arguments and losses as :func:`run` (a cached result is not read,
@@ -190,7 +255,18 @@ def run_with_params(task: Task, experts: Sequence[Expert] | str | None = None,
     protocol's ``prune``).
     """
     _validate(task, checkpoint_every_s)
-    protocol = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
-                                replay_streams=replay_streams, standardize=standardize)
-    return run_pass(task, protocol, keep_params=True, checkpoint_every_s=checkpoint_every_s,
-                    **kwargs)
+    protocol = resolve_protocol(
+        protocol,
+        experts,
+        batch_size=batch_size,
+        seed=seed,
+        replay_streams=replay_streams,
+        standardize=standardize,
+    )
+    return run_pass(
+        task,
+        protocol,
+        keep_params=True,
+        checkpoint_every_s=checkpoint_every_s,  # type: ignore[return-value]
+        **kwargs,
+    )

@@ -51,8 +51,9 @@ bit-identical to one pass.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
-from typing import Sequence
+from typing import Any
 
 import jax
 import numpy as np
@@ -78,11 +79,15 @@ def expert_mesh(devices: Sequence | None = None) -> Mesh:
 def describe(mesh: Mesh) -> dict:
     """What the run ran on: device count, kind, platform, processes."""
     devs = list(mesh.devices.flat)
-    return {"count": len(devs), "kind": devs[0].device_kind, "platform": devs[0].platform,
-            "processes": len({d.process_index for d in devs})}
+    return {
+        "count": len(devs),
+        "kind": devs[0].device_kind,
+        "platform": devs[0].platform,
+        "processes": len({d.process_index for d in devs}),
+    }
 
 
-def pad_groups(groups, num_devices: int, block_of) -> list[tuple[object, list[int]]]:
+def pad_groups(groups, num_devices: int, block_of) -> list[tuple[Any, list[int]]]:
     """Pad each ``(readout, idx)`` group so every device gets an equal share of whole blocks.
 
     A device's share is ``ceil(size / devices)`` experts, rounded up to whole
@@ -109,7 +114,7 @@ def columns(groups, num_devices: int) -> np.ndarray:
         cols = []
         for _, idx in groups:
             local = len(idx) // num_devices
-            cols += idx[i * local:(i + 1) * local]
+            cols += idx[i * local : (i + 1) * local]
         per_dev.append(cols)
     return np.asarray([c for cols in per_dev for c in cols], np.int64)
 
@@ -146,7 +151,10 @@ def run_chunk(spec, mesh: Mesh, state, hypers, x_all, y_all, seed_key, xs):
     built for one device's share of each group) on every device's experts at once:
     returns the sharded state and the losses (C, B, devices·K_local), device-major."""
     body = partial(_program._run_chunk, spec)
-    return jax.shard_map(body, mesh=mesh,
-                         in_specs=(P(AXIS), P(AXIS), P(), P(), P(), P()),
-                         out_specs=(P(AXIS), P(None, None, AXIS)),
-                         check_vma=False)(state, hypers, x_all, y_all, seed_key, xs)
+    return jax.shard_map(
+        body,
+        mesh=mesh,
+        in_specs=(P(AXIS), P(AXIS), P(), P(), P(), P()),
+        out_specs=(P(AXIS), P(None, None, AXIS)),
+        check_vma=False,
+    )(state, hypers, x_all, y_all, seed_key, xs)

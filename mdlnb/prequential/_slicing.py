@@ -13,7 +13,8 @@ unfinished slice.
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +25,9 @@ from mdlnb.prequential import _memory
 from mdlnb.prequential._loss_matrix import LossMatrix
 from mdlnb.prequential._onepass import resolve_protocol, run_pass
 
+if TYPE_CHECKING:
+    from mdlnb._protocol import Protocol
+
 
 def _slice_progress(progress, index: int, count: int):
     """Progress of one slice mapped onto the whole run (``done`` counts example·slices)."""
@@ -32,6 +36,7 @@ def _slice_progress(progress, index: int, count: int):
 
     def report(done, total, best):
         progress(index * total + done, count * total, best)
+
     return report
 
 
@@ -43,14 +48,28 @@ def announce(plan: _memory.SlicePlan, progress, n: int) -> dict:
     if callable(progress) or _progress.wanted(progress, long=n * plan.num_experts >= 2_000_000):
         print(line, flush=True)
     eb = np.asarray(plan.expert_bytes, np.float64)
-    return {"line": line, "bytes_per_expert_mean": float(eb.mean()),
-            "budget_bytes": plan.budget_bytes, "slice_sizes": [len(s) for s in plan.slices]}
+    return {
+        "line": line,
+        "bytes_per_expert_mean": float(eb.mean()),
+        "budget_bytes": plan.budget_bytes,
+        "slice_sizes": [len(s) for s in plan.slices],
+    }
 
 
-def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
-               batch_size: int | None = None, seed: int | None = None, *, protocol=None,
-               memory_plan: _memory.SlicePlan | None = None, budget_bytes: int | None = None,
-               progress=None, replay_streams: int | None = None, standardize=None, **kwargs):
+def run_sliced(
+    task: Task,
+    experts: Sequence[Expert] | str | None = None,
+    batch_size: int | None = None,
+    seed: int | None = None,
+    *,
+    protocol: Protocol | str | None = None,
+    memory_plan: _memory.SlicePlan | None = None,
+    budget_bytes: int | None = None,
+    progress=None,
+    replay_streams: int | None = None,
+    standardize=None,
+    **kwargs,
+):
     """:func:`mdlnb.prequential.run` over slices of the board; same ``LossMatrix``.
 
     Args:
@@ -71,28 +90,51 @@ def run_sliced(task: Task, experts: Sequence[Expert] | str | None = None,
       ``meta["memory_plan"]`` (the plan line, bytes per expert, slice sizes)
       and ``meta["slice_seconds"]``.
     """
-    protocol = resolve_protocol(protocol, experts, batch_size=batch_size, seed=seed,
-                                replay_streams=replay_streams, standardize=standardize)
+    protocol = resolve_protocol(
+        protocol,
+        experts,
+        batch_size=batch_size,
+        seed=seed,
+        replay_streams=replay_streams,
+        standardize=standardize,
+    )
     experts = protocol.experts()
     n, d = np.shape(task.features)
     if memory_plan is None:
         memory_plan = _memory.plan(experts, n, d, task.out_dim, budget_bytes=budget_bytes)
-    if memory_plan.num_experts != len(experts) or \
-            sorted(i for s in memory_plan.slices for i in s) != list(range(len(experts))):
+    if memory_plan.num_experts != len(experts) or sorted(
+        i for s in memory_plan.slices for i in s
+    ) != list(range(len(experts))):
         raise ValueError("memory_plan: its slices are not a partition of the experts")
     plan_meta = announce(memory_plan, progress, n)
     losses = _aligned.empty((n, len(experts)))  # stage 2 reads it in place (mdlnb._aligned)
     seconds, first = [], None
     for i, idx in enumerate(memory_plan.slices):
         t0 = time.perf_counter()
-        part, _ = run_pass(task, protocol.replace(board=tuple(experts[k] for k in idx)),
-                           progress=_slice_progress(progress, i, len(memory_plan.slices)),
-                           **kwargs)
+        part, _ = run_pass(
+            task,
+            protocol.replace(board=tuple(experts[k] for k in idx)),
+            progress=_slice_progress(progress, i, len(memory_plan.slices)),
+            **kwargs,
+        )
         losses[:, list(idx)] = part.losses
         seconds.append(round(time.perf_counter() - t0, 3))
         first = first or part
-    meta = {**{k: v for k, v in first.meta.items() if k not in ("cache_key", "seconds")},
-            "seconds": round(sum(seconds), 3), "slice_seconds": seconds, "memory_plan": plan_meta}
-    return LossMatrix(losses=losses, experts=tuple(experts), order=first.order,
-                      task_name=first.task_name, num_classes=first.num_classes, seed=first.seed,
-                      batch_size=first.batch_size, meta=meta, protocol=protocol)
+    assert first is not None  # a plan has at least one slice
+    meta = {
+        **{k: v for k, v in first.meta.items() if k not in ("cache_key", "seconds")},
+        "seconds": round(sum(seconds), 3),
+        "slice_seconds": seconds,
+        "memory_plan": plan_meta,
+    }
+    return LossMatrix(
+        losses=losses,
+        experts=tuple(experts),
+        order=first.order,
+        task_name=first.task_name,
+        num_classes=first.num_classes,
+        seed=first.seed,
+        batch_size=first.batch_size,
+        meta=meta,
+        protocol=protocol,
+    )

@@ -13,8 +13,9 @@ from mdlnb.experts import Expert
 
 def stream_order(seed: int, n: int) -> np.ndarray:
     """The seeded example order: ``permutation(fold_in(PRNGKey(seed), 0), n)``."""
-    return np.asarray(jax.random.permutation(jax.random.fold_in(jax.random.PRNGKey(seed), 0), n),
-                      np.int64)
+    return np.asarray(
+        jax.random.permutation(jax.random.fold_in(jax.random.PRNGKey(seed), 0), n), np.int64
+    )
 
 
 def init_salt(expert: Expert) -> int:

@@ -11,20 +11,29 @@ profiles: ``smoke`` (CI, seconds) and ``full`` (GPU/TPU, real benchmarks)::
 ``-p KEY=VALUE`` overrides one parameter (the value parsed as YAML); in Python,
 ``run(name, profile, parameters={...})``.
 
-Executed notebooks go to ``build/notebooks/<profile>/NAME.ipynb`` (written
-only when the run succeeded; ``metadata["mdlnb"]`` records parameters and
-wall time), in batch mode: no per-step progress bars in the stored output
-(:mod:`mdlnb._progress`). What a notebook saves goes to its ``paper_dir``
-parameter: ``paper/`` for the default and full profiles,
-``build/paper-smoke/`` for smoke runs.
+Where a run writes (:func:`destinations`), and the runner says so before and
+after each notebook (notebook, HTML page, the figure and table files written):
+
+* ``--paper`` (``make reproduce``): the executed notebook to
+  ``build/notebooks/<profile>/NAME.ipynb`` (the make target) and what it saves
+  (its ``paper_dir``) into the committed ``paper/`` — only when asked;
+* smoke runs (``make smoke``): ``build/notebooks/smoke/`` and ``build/paper-smoke/``;
+* any other run (``python -m mdlnb.runner quickstart -p seed=1``):
+  ``build/runs/<profile>/NAME.ipynb`` and ``build/runs/<profile>/paper/``.
+
+An executed notebook is written only when the run succeeded, with its HTML page
+beside it; ``metadata["mdlnb"]`` records parameters and wall time. Runs are in
+batch mode: no per-step progress bars in the stored output (:mod:`mdlnb._progress`).
 
 Parameters are checked before any kernel starts, those of ``profiles.yaml``
 (every entry of every notebook, first: ``--check`` does only that, and ``make
 reproduce`` runs it before any notebook) and those of ``-p``/``parameters``:
 a key that is not a parameter of the notebook is an error, as is a value whose
-type differs from the parameter cell's default (an int fits a float default;
-a ``None`` default takes anything, and ``None`` — YAML ``null``, "all" in the
-notebooks — fits any parameter), and for a notebook that runs a
+type differs from the parameter's (:func:`parameter_types`: an annotation in the
+cell, ``size: int | None = None``; else the literal default's type — an int fits a
+float default; else, for a ``None`` default, the types ``profiles.yaml`` gives it;
+``None`` — YAML ``null``, "all" in the notebooks — fits any parameter), and for a
+notebook that runs a
 study (its parameter cell names a ``study``, or :data:`mdlnb.studies.NOTEBOOKS`
 lists it) every field of its ``overrides`` — or, for a notebook with one
 parameter per field, every such parameter — must be a field of that study's
@@ -41,40 +50,69 @@ The Makefile drives it one notebook per target (``make reproduce``,
     python -m mdlnb.runner --summary --since EPOCH --compare-to-git HEAD
 
 **Interactive runs** (JupyterLab, ``make lab``): every notebook calls
-:func:`interactive_profile` right after its parameters cell. Run by this
-runner (which sets ``MDLNB_RUNNER=1`` for its kernels) the call does nothing —
-papermill has injected the profile's values already. Run by hand, it applies
-the ``profiles.yaml`` entry of the ``profile`` set in the parameters cell
-(``profile = "smoke"`` then means the smoke run) and sends what the notebook
-writes to ``build/lab/paper`` instead of the committed ``paper/``.
+:func:`interactive_profile` right after its parameters cell; by hand it checks
+the cell as the kernel ran it and applies its ``profile``
+(:mod:`mdlnb.runner._interactive`), under this runner (``MDLNB_RUNNER=1``) it
+does nothing. The lab itself: :mod:`mdlnb.runner._lab`.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import json
-import os
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
+from mdlnb.runner import _params
 from mdlnb.runner._cli import parse_parameters, parser
-from mdlnb.runner._execute import environ as _environ
+from mdlnb.runner._execute import environ as _environ  # noqa: F401 (tests use it)
 from mdlnb.runner._execute import execute
-from mdlnb.runner._paths import (LAB_DIR, PROFILES, ROOT, RUNNER_ENV, executed_path,
-                                 library_files, params_path, shown)
-from mdlnb.runner._summary import (SUMMARY_COLUMNS, format_summary, notebook_title, summary,
-                                   to_html)
-from mdlnb.runner._types import article, field_hints, hint_text, matches, type_of_default
+from mdlnb.runner._interactive import interactive_profile
+from mdlnb.runner._paths import (
+    LAB_DIR,
+    PROFILES,
+    ROOT,
+    RUNNER_ENV,
+    executed_path,
+    library_files,
+    params_path,
+    shown,
+)
+from mdlnb.runner._summary import SUMMARY_COLUMNS, format_summary, notebook_title, summary, to_html
+from mdlnb.runner._types import article, field_hints, hint_text, matches
 
-__all__ = ["LAB_DIR", "PROFILES", "ROOT", "RUNNER_ENV", "SUMMARY_COLUMNS", "available",
-           "check_profile", "check_profiles", "executed_path", "format_summary",
-           "interactive_profile", "library_files", "main", "merged_parameters",
-           "notebook_dir", "notebook_parameters", "notebook_title", "params_path",
-           "parse_parameters", "profile_parameters", "run", "stale", "summary", "to_html",
-           "write_params"]
+__all__ = [
+    "LAB_DIR",
+    "PROFILES",
+    "ROOT",
+    "RUNNER_ENV",
+    "SUMMARY_COLUMNS",
+    "available",
+    "check_profile",
+    "check_profiles",
+    "destinations",
+    "executed_path",
+    "format_summary",
+    "interactive_profile",
+    "library_files",
+    "main",
+    "merged_parameters",
+    "notebook_dir",
+    "notebook_parameters",
+    "notebook_title",
+    "parameter_types",
+    "params_path",
+    "parse_parameters",
+    "profile_parameters",
+    "run",
+    "stale",
+    "summary",
+    "to_html",
+    "write_params",
+]
 
 # jupytext, nbformat, yaml, mdlnb._io (its hashlib, tempfile, zipfile) and
 # mdlnb._paperdiff (subprocess) are imported inside the functions that use them, and the
@@ -91,28 +129,26 @@ def available() -> list[str]:
     return sorted(p.stem for p in notebook_dir().glob("*.py") if not p.stem.startswith("_"))
 
 
-def notebook_parameters(name: str) -> dict[str, Any]:
-    """Names and default values of the first ``parameters``-tagged cell of notebook
-    ``name`` (values that are not literals come back as their source text)."""
-    import jupytext
-
+def _declared(name: str) -> dict[str, Any]:
+    """The :class:`~mdlnb.runner._params.Parameter` s of notebook ``name``'s parameters cell."""
     src = notebook_dir() / f"{name}.py"
     if not src.exists():
         raise ValueError(f"name: no notebook {name!r}; available: {available()}")
-    nb = jupytext.read(src)
-    cell = next((c for c in nb.cells if c.cell_type == "code"
-                 and "parameters" in c.get("metadata", {}).get("tags", [])), None)
-    if cell is None:
-        return {}
-    out: dict[str, Any] = {}
-    for node in ast.parse(cell.source).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name):
-            try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                out[node.targets[0].id] = ast.get_source_segment(cell.source, node.value)
-    return out
+    source = _params.parameters_source(src)
+    return {} if source is None else _params.cell_parameters(source)
+
+
+def notebook_parameters(name: str) -> dict[str, Any]:
+    """Names and default values of the first ``parameters``-tagged cell of notebook
+    ``name`` (values that are not literals come back as their source text)."""
+    return {k: p.default for k, p in _declared(name).items()}
+
+
+def parameter_types(name: str) -> dict[str, tuple[Any, str]]:
+    """``{parameter: (type, where the type comes from)}`` of notebook ``name``: its
+    annotation, its literal default's type, or for a ``None`` default the types
+    ``profiles.yaml`` gives it (:mod:`mdlnb.runner._params`)."""
+    return _params.parameter_types(_declared(name), _params.profile_types(_profile_table(), name))
 
 
 def _profile_table() -> dict[str, Any]:
@@ -123,8 +159,9 @@ def _profile_table() -> dict[str, Any]:
     return dict(table or {})
 
 
-def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
-                  source: str = "profiles.yaml") -> None:
+def check_profile(
+    name: str, profile: str, params: Mapping[str, Any], *, source: str = "profiles.yaml"
+) -> None:
     """ValueError if ``params`` sets a name the notebook has no parameter for, or (for a
     study notebook: its ``study`` parameter, else :data:`mdlnb.studies.NOTEBOOKS`) a
     value its study's ``Config`` rejects: an ``overrides`` field it lacks, or, for a
@@ -134,25 +171,28 @@ def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
     declared = notebook_parameters(name)
     unknown = sorted(set(params) - set(declared))
     if unknown:
-        raise ValueError(f"{source}: {name}.{profile} sets {unknown}, which are not "
-                         f"parameters of notebooks/{name}.py; it has {sorted(declared)}")
-    literal = _literal_parameters(name)
+        raise ValueError(
+            f"{source}: {name}.{profile} sets {unknown}, which are not "
+            f"parameters of notebooks/{name}.py; it has {sorted(declared)}"
+        )
+    types = parameter_types(name)
     for key, value in params.items():
-        if key in literal and value is not None \
-                and not matches(value, type_of_default(declared[key])):
-            raise ValueError(f"{source}: {name}.{profile}: {key} = {value!r} is "
-                             f"{article(type(value).__name__)}, but the default in notebooks/"
-                             f"{name}.py ({declared[key]!r}) is {article(type(declared[key]).__name__)}")
-    from mdlnb import studies   # here, not at the top: `--help` and `--summary` need no study
+        if key in types and value is not None and not matches(value, types[key][0]):
+            raise ValueError(
+                f"{source}: {name}.{profile}: {key} = {value!r} is "
+                f"{article(type(value).__name__)}, but "
+                + _expected(name, key, declared[key], *types[key])
+            )
+    from mdlnb import studies  # here, not at the top: `--help` and `--summary` need no study
 
     study = params.get("study", declared.get("study")) or studies.study_of(name)
     if study is None:
         return
     cls = studies.config_class(study)
-    if "overrides" in declared:     # the study's fields, as one mapping
+    if "overrides" in declared:  # the study's fields, as one mapping
         overrides = params.get("overrides", declared.get("overrides")) or {}
         prefix = "overrides."
-    else:                           # one notebook parameter per field, of the same name
+    else:  # one notebook parameter per field, of the same name
         fields = {f.name for f in dataclasses.fields(cls)}
         overrides = {k: v for k, v in params.items() if k in fields}
         prefix = ""
@@ -160,45 +200,24 @@ def check_profile(name: str, profile: str, params: Mapping[str, Any], *,
         hints = field_hints(cls)
         for field, value in overrides.items():
             if field in hints and not matches(value, hints[field]):
-                raise ValueError(f"{source}: {name}.{profile}: {prefix}{field} = "
-                                 f"{value!r} is {article(type(value).__name__)}, but "
-                                 f"{cls.__name__}.{field} is {hint_text(hints[field])}")
+                raise ValueError(
+                    f"{source}: {name}.{profile}: {prefix}{field} = "
+                    f"{value!r} is {article(type(value).__name__)}, but "
+                    f"{cls.__name__}.{field} is {hint_text(hints[field])}"
+                )
     try:
         cls.from_overrides(overrides)
     except (TypeError, ValueError) as err:
         raise ValueError(f"{source}: {name}.{profile}: {err}") from None
 
 
-
-
-def _literal_parameters(name: str) -> set[str]:
-    """The parameters of notebook ``name`` whose default is a literal (the others come
-    back from :func:`notebook_parameters` as source text: their type is unknown)."""
-    import jupytext
-
-    nb = jupytext.read(notebook_dir() / f"{name}.py")
-    cell = next((c for c in nb.cells if c.cell_type == "code"
-                 and "parameters" in c.get("metadata", {}).get("tags", [])), None)
-    out = set()
-    for node in ast.parse(cell.source if cell is not None else "").body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name):
-            try:
-                ast.literal_eval(node.value)
-            except ValueError:
-                continue
-            out.add(node.targets[0].id)
-    return out
-
-
-
-
-
-
-
-
-
-
+def _expected(name: str, key: str, default: Any, hint: Any, where: str) -> str:
+    """What the type error says the parameter wants, and why."""
+    if where.startswith("its default"):
+        return (
+            f"the default in notebooks/{name}.py ({default!r}) is {article(type(default).__name__)}"
+        )
+    return f"notebooks/{name}.py's {key} takes {hint_text(hint)} ({where})"
 
 
 def check_profiles() -> None:
@@ -209,26 +228,50 @@ def check_profiles() -> None:
             raise ValueError(f"profiles.yaml: no notebook {name!r}; available: {available()}")
         for profile, params in (profiles or {}).items():
             if profile not in PROFILES:
-                raise ValueError(f"profiles.yaml: {name}.{profile}: profile must be one of "
-                                 f"{PROFILES}")
+                raise ValueError(
+                    f"profiles.yaml: {name}.{profile}: profile must be one of {PROFILES}"
+                )
             check_profile(name, profile, dict(params or {}))
 
 
-def profile_parameters(name: str, profile: str) -> dict[str, Any]:
+def profile_parameters(name: str, profile: str, *, paper: bool = False) -> dict[str, Any]:
     """Papermill parameters for notebook ``name`` under ``profile`` (checked by
-    :func:`check_profile`)."""
+    :func:`check_profile`), with where its figures and tables go (``paper_dir``,
+    :func:`destinations`): the committed ``paper/`` only when ``paper`` (what ``make
+    reproduce`` asks for), else a folder under ``build/``."""
     if profile not in PROFILES:
         raise ValueError(f"profile: must be one of {PROFILES}, got {profile!r}")
     params = dict(_profile_table().get(name, {}).get(profile, {}) or {})
     check_profile(name, profile, params)
     params.setdefault("profile", profile)
-    if profile == "smoke":  # smoke runs never overwrite the committed paper/
-        params.setdefault("paper_dir", str(ROOT / "build" / "paper-smoke"))
+    figures = destinations(name, profile, paper=paper)[1]
+    if figures != ROOT / "paper":
+        params.setdefault("paper_dir", str(figures))
     return params
 
 
+def destinations(
+    name: str, profile: str, *, paper: bool = False, out_dir: str | Path | None = None
+) -> tuple[Path, Path]:
+    """``(executed notebook, folder of its figures and tables)`` of a run:
 
+    * ``paper`` (``--paper``; ``make reproduce``): ``build/notebooks/<profile>/NAME.ipynb``
+      (the make target) and the committed ``paper/``;
+    * smoke (``make smoke``): ``build/notebooks/smoke/NAME.ipynb`` and ``build/paper-smoke/``;
+    * any other run: ``build/runs/<profile>/NAME.ipynb`` and ``build/runs/<profile>/paper/``
+      — neither a make target nor a committed file.
 
+    ``out_dir`` moves the notebook only. The HTML page lies beside the notebook."""
+    if paper and profile == "smoke":
+        raise ValueError(
+            "paper: smoke runs never write the committed paper/ (they are "
+            "seconds long, not the published numbers); drop --paper"
+        )
+    if paper or profile == "smoke":
+        figures = ROOT / "paper" if paper else ROOT / "build" / "paper-smoke"
+        return executed_path(name, profile, out_dir), figures
+    runs = ROOT / "build" / "runs" / profile
+    return executed_path(name, profile, out_dir or runs), runs / "paper"
 
 
 def write_params(root: str | Path | None = None) -> list[Path]:
@@ -250,100 +293,70 @@ def write_params(root: str | Path | None = None) -> list[Path]:
     return written
 
 
-def merged_parameters(name: str, profile: str,
-                      parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def merged_parameters(
+    name: str, profile: str, parameters: Mapping[str, Any] | None = None, *, paper: bool = False
+) -> dict[str, Any]:
     """Notebook ``name``'s papermill parameters under ``profile`` with ``parameters`` on
     top (a mapping ``overrides`` is merged into the profile's field by field), checked —
     names, types against the parameter cell's defaults, a study config's fields and
     values (:func:`check_profile`) — so a bad value fails before any kernel starts."""
-    params = profile_parameters(name, profile)
+    params = profile_parameters(name, profile, paper=paper)
     extra = dict(parameters or {})
     if isinstance(extra.get("overrides"), Mapping) and isinstance(params.get("overrides"), Mapping):
         extra["overrides"] = {**params["overrides"], **extra["overrides"]}
     params.update(extra)
     if extra:
         check_profile(name, profile, params, source="parameters")
+        if "paper_dir" in extra and not (
+            isinstance(extra["paper_dir"], str) and extra["paper_dir"].strip()
+        ):
+            raise ValueError(
+                f"parameters: {name}.{profile}: paper_dir must be a folder path, "
+                f"got {extra['paper_dir']!r}"
+            )
     return params
 
 
-def run(name: str, profile: str = "default", *, out_dir: str | Path | None = None,
-        parameters: Mapping[str, Any] | None = None, cwd: str | Path | None = None,
-        progress: bool = False, batch: bool = True) -> Path:
+def run(
+    name: str,
+    profile: str = "default",
+    *,
+    out_dir: str | Path | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    cwd: str | Path | None = None,
+    progress: bool = False,
+    batch: bool = True,
+    paper: bool = False,
+    html: bool = True,
+) -> Path:
     """Execute one notebook; return the path of the executed ``.ipynb``.
 
     ``parameters`` override the profile's (:func:`merged_parameters`: checked, types
     included, before the kernel starts), e.g. ``run("quickstart", "smoke",
     parameters={"seed": 1, "size": 400})``; the command line's ``-p seed=1 -p size=400``.
+    What the notebook saves goes to the committed ``paper/`` only with ``paper=True``
+    (``--paper``, as ``make reproduce`` runs it); see :func:`destinations`.
 
     ``batch`` (default) runs the kernel with ``MDLNB_PROGRESS=0``: no
     per-step progress bars in the stored output, one line per stage
     (:mod:`mdlnb._progress`). ``progress``: papermill's own cell bar on the
     terminal. The executed notebook appears only when the run succeeded
     (written atomically; a failed run is left as ``NAME.failed.ipynb``), so a
-    make target is never a half-run notebook. Its ``metadata["mdlnb"]`` records
-    the profile, the parameters, start and end (UTC) and the wall time.
+    make target is never a half-run notebook; ``html``: its HTML page beside it.
+    Its ``metadata["mdlnb"]`` records the profile, the parameters, start and end
+    (UTC) and the wall time.
     """
     src = notebook_dir() / f"{name}.py"
     if not src.exists():
         raise ValueError(f"name: no notebook {name!r}; available: {available()}")
-    params = merged_parameters(name, profile, parameters)
-    return execute(src, executed_path(name, profile, out_dir), params, name=name,
-                   profile=profile, cwd=cwd or ROOT, progress=progress, batch=batch)
-
-
-def interactive_profile(namespace: dict, name: str) -> None:
-    """Apply notebook ``name``'s profile to ``namespace`` (its ``globals()``) when it
-    runs interactively; a no-op (returns ``{}``) under this runner.
-
-    Called right after the parameters cell: the ``profile`` set there (``"smoke"``,
-    ``"default"``, ``"full"``) selects the entry of ``notebooks/profiles.yaml``, as
-    ``--profile`` does for a batch run, and its values replace the parameters
-    cell's — except those edited in the cell (different from the notebook file's
-    default), which win; for ``overrides`` field by field. ``paper_dir`` left at
-    its default goes to ``build/lab/paper`` (a relative one is taken from the
-    repository root, not the kernel's folder), so an interactive run never writes
-    into ``paper/`` or ``notebooks/``. Prints one line saying what it set."""
-    if os.environ.get(RUNNER_ENV) == "1":
-        return
-    profile = namespace.get("profile", "default")
-    declared = notebook_parameters(name)
-    literal = _literal_parameters(name)
-    table = dict(_profile_table().get(name, {}).get(profile, {}) or {}) \
-        if profile in PROFILES else None
-    if table is None:
-        raise ValueError(f"profile: must be one of {PROFILES}, got {profile!r}")
-
-    def edited(key: str) -> bool:
-        return key in namespace and key in literal and namespace[key] != declared[key]
-
-    applied: dict[str, Any] = {}
-    for key, value in table.items():
-        if key == "overrides" and isinstance(value, Mapping):
-            mine = namespace.get("overrides") or {}
-            base = declared.get("overrides") if "overrides" in literal else {}
-            kept = {k: v for k, v in dict(mine).items() if (base or {}).get(k, object()) != v}
-            value = {**value, **kept}
-        elif edited(key):
-            continue
-        applied[key] = value
-    paper_dir = namespace.get("paper_dir")
-    if "paper_dir" in declared:
-        if paper_dir is None or paper_dir == declared["paper_dir"]:
-            applied["paper_dir"] = str(LAB_DIR / "paper")
-        elif not Path(paper_dir).is_absolute():
-            applied["paper_dir"] = str(ROOT / paper_dir)
-    check_profile(name, profile, {k: v for k, v in applied.items() if k != "paper_dir"},
-                  source="interactive_profile")
-    namespace.update(applied)
-    listed = ", ".join(f"{k}={v!r}" if k != "overrides" else f"overrides ({len(v)} fields)"
-                       for k, v in applied.items() if k != "paper_dir")
-    where = shown(Path(applied.get("paper_dir", paper_dir or ".")))
-    print(f"interactive run of {name}, profile {profile!r}"
-          f"{': ' + listed if listed else ' (the parameters cell as it is)'}; writing to {where}")
-
-
-
-
+    params = merged_parameters(name, profile, parameters, paper=paper)
+    nb = destinations(name, profile, paper=paper, out_dir=out_dir)[0]
+    out = execute(
+        src, nb, params, name=name, profile=profile, cwd=cwd or ROOT, progress=progress, batch=batch
+    )
+    if html:
+        to_html(out)
+    return out
 
 
 def stale(name: str, profile: str, *, out_dir: str | Path | None = None) -> list[str]:
@@ -357,27 +370,53 @@ def stale(name: str, profile: str, *, out_dir: str | Path | None = None) -> list
     if not out.exists():
         return [f"{out} does not exist"]
     when = out.stat().st_mtime
-    reasons = [f"{shown(p)} is newer" for p in [notebook_dir() / f"{name}.py", *library_files()]
-               if p.stat().st_mtime > when]
+    reasons = [
+        f"{shown(p)} is newer"
+        for p in [notebook_dir() / f"{name}.py", *library_files()]
+        if p.stat().st_mtime > when
+    ]
     recorded = nbformat.read(out, as_version=4).metadata.get("mdlnb", {}).get("parameters")
-    now = json.loads(json.dumps(profile_parameters(name, profile), default=str))
+    paper = recorded is not None and "paper_dir" not in recorded and profile != "smoke"
+    now = json.loads(json.dumps(profile_parameters(name, profile, paper=paper), default=str))
     if recorded != now:
         reasons.append(f"parameters changed: {recorded} -> {now}")
     return reasons
 
 
-
-
-
-
-
-
-
-
-
-
-
-
+def _run_and_say(name: str, args: Any, overrides: Mapping[str, Any]) -> Path:
+    """One notebook of :func:`main`, with where it writes said before and after."""
+    nb, figures = destinations(name, args.profile, paper=args.paper, out_dir=args.out_dir)
+    figures = Path(
+        merged_parameters(name, args.profile, overrides, paper=args.paper).get("paper_dir", figures)
+    )
+    note = " -- into the committed paper/ (--paper)" if figures == ROOT / "paper" else ""
+    print(f">> {name} [{args.profile}]: figures and tables to {shown(figures)}/{note}", flush=True)
+    t0, started = time.perf_counter(), time.time()
+    out = Path(
+        run(
+            name,
+            args.profile,
+            out_dir=args.out_dir,
+            progress=sys.stdout.isatty(),
+            parameters=overrides or None,
+            paper=args.paper,
+        )
+    )
+    wrote = (
+        sorted(
+            p.name for p in figures.glob("*") if p.is_file() and p.stat().st_mtime >= started - 1
+        )
+        if figures.is_dir()
+        else []
+    )
+    listed = ", ".join(wrote[:6]) + (f", … ({len(wrote)} files)" if len(wrote) > 6 else "")
+    print(
+        f"   done in {time.perf_counter() - t0:.1f} s\n"
+        f"   notebook  {shown(out)}\n   html      {shown(out.with_suffix('.html'))}\n"
+        f"   figures   {shown(figures)}/: {listed or 'nothing written'}",
+        flush=True,
+    )
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -389,6 +428,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in args.names:
             to_html(path)
         return 0
+    if args.sweep:
+        from mdlnb.runner import _sweep
+
+        return _sweep.main(args)
     if args.check:
         try:
             check_profiles()
@@ -399,24 +442,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     names = args.names or available()
     overrides = parse_parameters(args.parameter)
-    for name in names:   # every named notebook checked, with -p (types too), before any run
-        merged_parameters(name, args.profile, overrides)
+    for name in names:  # every named notebook checked, with -p (types too), before any run
+        merged_parameters(name, args.profile, overrides, paper=args.paper)
     since = args.since
+    folder = destinations(names[0], args.profile, paper=args.paper, out_dir=args.out_dir)[0].parent
     if not args.summary:
         since = time.time()
         for name in names:
-            t0 = time.perf_counter()
-            print(f">> {name} [{args.profile}] ...", flush=True)
-            out = run(name, args.profile, out_dir=args.out_dir, progress=sys.stdout.isatty(),
-                      parameters=overrides or None)
-            print(f"   done in {time.perf_counter() - t0:.1f} s -> {out}", flush=True)
+            _run_and_say(name, args, overrides)
     if args.summary or len(names) > 1:
-        print(format_summary(summary(names, args.profile, out_dir=args.out_dir, since=since),
-                             args.profile), flush=True)
+        print(
+            format_summary(summary(names, args.profile, out_dir=folder, since=since), args.profile),
+            flush=True,
+        )
     if args.compare_to_git:
         from mdlnb import _paperdiff
 
-        print(_paperdiff.report(_paperdiff.paper_diff(ROOT / "paper", rev=args.compare_to_git)),
-              flush=True)
+        print(
+            _paperdiff.report(
+                _paperdiff.paper_diff(ROOT / "paper", rev=args.compare_to_git),
+                verdicts=_paperdiff.verdict_changes(ROOT / "paper", rev=args.compare_to_git),
+            ),
+            flush=True,
+        )
     return 0
-

@@ -7,6 +7,6 @@ from mdlnb.runner import main
 
 try:
     raise SystemExit(main())
-except ValueError as err:   # a bad name, profile or parameter: one line, status 2
+except ValueError as err:  # a bad name, profile or parameter: one line, status 2
     print(f"error: {err}", file=sys.stderr)
     raise SystemExit(2) from None

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from mdlnb.runner._paths import PROFILES
 
@@ -13,27 +14,72 @@ from mdlnb.runner._paths import PROFILES
 def parser(description: str) -> argparse.ArgumentParser:
     """The command line of ``python -m mdlnb.runner`` (:func:`mdlnb.runner.main`)."""
     ap = argparse.ArgumentParser(prog="python -m mdlnb.runner", description=description)
-    ap.add_argument("names", nargs="*",
-                    help="notebooks to run (default: all); with --html: executed .ipynb files")
+    ap.add_argument(
+        "names",
+        nargs="*",
+        help="notebooks to run (default: all); with --html: executed .ipynb files",
+    )
     ap.add_argument("--profile", default="default", choices=PROFILES)
-    ap.add_argument("-p", "--parameter", action="append", default=[], metavar="KEY=VALUE",
-                    help="override one notebook parameter (VALUE parsed as YAML; "
-                         "overrides.FIELD=VALUE for a study's config field); repeatable; "
-                         "checked, with its type, before any notebook runs")
-    ap.add_argument("--check", action="store_true",
-                    help="run nothing: check every entry of notebooks/profiles.yaml (names, "
-                         "types, study config fields) and exit (status 2 on an error)")
-    ap.add_argument("--out-dir", default=None)
-    ap.add_argument("--compare-to-git", metavar="REV", default=None,
-                    help="end by listing committed paper/*.csv numbers (at REV) that moved")
-    ap.add_argument("--summary", action="store_true",
-                    help="run nothing: print the per-notebook table of the executed notebooks")
-    ap.add_argument("--since", type=float, default=None, metavar="EPOCH",
-                    help="with --summary: notebooks finished from then on count as 'ran'")
-    ap.add_argument("--write-params", action="store_true",
-                    help="refresh the profile stamps build/notebooks/<profile>/.params/*.json")
-    ap.add_argument("--html", action="store_true",
-                    help="render the given executed notebooks to HTML next to them")
+    ap.add_argument(
+        "-p",
+        "--parameter",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one notebook parameter (VALUE parsed as YAML; "
+        "overrides.FIELD=VALUE for a study's config field); repeatable; "
+        "checked, with its type, before any notebook runs",
+    )
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="run nothing: check every entry of notebooks/profiles.yaml (names, "
+        "types, study config fields) and exit (status 2 on an error)",
+    )
+    ap.add_argument(
+        "--paper",
+        action="store_true",
+        help="write what the notebooks save into the committed paper/ (what "
+        "`make reproduce` does; default: build/runs/<profile>/paper/, smoke "
+        "runs build/paper-smoke/)",
+    )
+    ap.add_argument("--out-dir", default=None, help="where the executed notebooks go")
+    ap.add_argument(
+        "--compare-to-git",
+        metavar="REV",
+        default=None,
+        help="end by listing committed paper/*.csv numbers (at REV) that moved",
+    )
+    ap.add_argument(
+        "--summary",
+        action="store_true",
+        help="run nothing: print the per-notebook table of the executed notebooks",
+    )
+    ap.add_argument(
+        "--since",
+        type=float,
+        default=None,
+        metavar="EPOCH",
+        help="with --summary: notebooks finished from then on count as 'ran'",
+    )
+    ap.add_argument(
+        "--write-params",
+        action="store_true",
+        help="refresh the profile stamps build/notebooks/<profile>/.params/*.json",
+    )
+    ap.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2,...",
+        help="run the notebook once per value (repeatable: every combination) and "
+        "collect what the runs saved into one table (mdlnb.runner._sweep)",
+    )
+    ap.add_argument(
+        "--html",
+        action="store_true",
+        help="render the given executed notebooks to HTML next to them",
+    )
     return ap
 
 
@@ -42,7 +88,7 @@ def parse_parameters(items: Sequence[str]) -> dict[str, Any]:
     parsed as YAML (``1`` an int, ``0.5`` a float, ``true`` a bool, ``null`` None,
     ``[a, b]`` a list, anything else a string); ``overrides.FIELD=VALUE`` sets one field
     of a study notebook's ``overrides``."""
-    import yaml   # here, not at the top: --help starts without it
+    import yaml  # here, not at the top: --help starts without it
 
     out: dict[str, Any] = {}
     for item in items:
@@ -54,9 +100,10 @@ def parse_parameters(items: Sequence[str]) -> dict[str, Any]:
             value = yaml.safe_load(text) if text.strip() else ""
         except yaml.YAMLError as err:
             raise ValueError(f"parameter: {key}: {text!r} is not valid YAML ({err})") from None
-        if isinstance(value, str) and re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+",
-                                                   value.strip()):
-            value = float(value)   # 1e-3: a float (YAML 1.1 wants 1.0e-3)
+        if isinstance(value, str) and re.fullmatch(
+            r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+", value.strip()
+        ):
+            value = float(value)  # 1e-3: a float (YAML 1.1 wants 1.0e-3)
         if key.startswith("overrides."):
             field = key.split(".", 1)[1]
             if not field:

@@ -9,8 +9,9 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from mdlnb import _progress
 from mdlnb.runner._paths import RUNNER_ENV, utc
@@ -20,8 +21,17 @@ from mdlnb.runner._paths import RUNNER_ENV, utc
 # without them.
 
 
-def execute(src: Path, nb_out: Path, params: Mapping[str, Any], *, name: str, profile: str,
-            cwd: str | Path, progress: bool, batch: bool) -> Path:
+def execute(
+    src: Path,
+    nb_out: Path,
+    params: Mapping[str, Any],
+    *,
+    name: str,
+    profile: str,
+    cwd: str | Path,
+    progress: bool,
+    batch: bool,
+) -> Path:
     """Execute the jupytext notebook ``src`` with papermill ``params`` in ``cwd``; write
     it, with ``metadata["mdlnb"]``, to ``nb_out`` only when the run succeeded (a failed
     run is left as ``NAME.failed.ipynb`` beside it) and return ``nb_out``.
@@ -33,22 +43,31 @@ def execute(src: Path, nb_out: Path, params: Mapping[str, Any], *, name: str, pr
     from mdlnb._io import atomic_write_text
 
     nb_out.parent.mkdir(parents=True, exist_ok=True)
-    nb_in = nb_out.with_name(f"{name}.input.ipynb")
-    nb_run = nb_out.with_name(f"{name}.running.ipynb")
+    # per process: two runs of one notebook at once (two `make reproduce` in a checkout)
+    # never read or remove each other's input or half-executed copy
+    nb_in = nb_out.with_name(f"{name}.{os.getpid()}.input.ipynb")
+    nb_run = nb_out.with_name(f"{name}.{os.getpid()}.running.ipynb")
     nb_failed = nb_out.with_name(f"{name}.failed.ipynb")
     source = jupytext.read(src)
     # notebooks/*.py carry no header (notebooks/jupytext.toml): the kernel is Python's
-    source.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3",
-                                              "language": "python"})
+    source.metadata.setdefault(
+        "kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"}
+    )
     jupytext.write(source, nb_in)
     started, t0 = time.time(), time.perf_counter()
     try:
         env = {RUNNER_ENV: "1", **({_progress.ENV: "0"} if batch else {})}
         with environ(env), ipc_kernels() as manager:
-            pm.execute_notebook(str(nb_in), str(nb_run), parameters=params,
-                                cwd=str(cwd), kernel_name="python3",
-                                progress_bar=progress, log_output=False,
-                                kernel_manager_class=manager)
+            pm.execute_notebook(
+                str(nb_in),
+                str(nb_run),
+                parameters=params,
+                cwd=str(cwd),
+                kernel_name="python3",
+                progress_bar=progress,
+                log_output=False,
+                kernel_manager_class=manager,
+            )
     except BaseException:
         if nb_run.exists():
             os.replace(nb_run, nb_failed)
@@ -56,11 +75,15 @@ def execute(src: Path, nb_out: Path, params: Mapping[str, Any], *, name: str, pr
     finally:
         nb_in.unlink(missing_ok=True)
     nb = nbformat.read(nb_run, as_version=4)
-    nb.metadata["mdlnb"] = {"notebook": name, "profile": profile,
-                            "parameters": json.loads(json.dumps(params, default=str)),
-                            "started": utc(started), "finished": utc(time.time()),
-                            "finished_epoch": time.time(),
-                            "wall_s": round(time.perf_counter() - t0, 2)}
+    nb.metadata["mdlnb"] = {
+        "notebook": name,
+        "profile": profile,
+        "parameters": json.loads(json.dumps(params, default=str)),
+        "started": utc(started),
+        "finished": utc(time.time()),
+        "finished_epoch": time.time(),
+        "wall_s": round(time.perf_counter() - t0, 2),
+    }
     atomic_write_text(nb_out, nbformat.writes(nb))
     nb_run.unlink(missing_ok=True)
     nb_failed.unlink(missing_ok=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 PROFILES = ("smoke", "default", "full")
 ROOT = Path(__file__).resolve().parents[2]
-RUNNER_ENV = "MDLNB_RUNNER"       # "1" in the kernels this runner starts
+RUNNER_ENV = "MDLNB_RUNNER"  # "1" in the kernels this runner starts
 LAB_DIR = ROOT / "build" / "lab"  # where interactive runs write (paper_dir = LAB_DIR / "paper")
 
 
@@ -36,4 +36,5 @@ def shown(path: Path) -> str:
 def utc(epoch: float) -> str:
     """The epoch ``epoch`` as an ISO 8601 UTC time, to the second."""
     return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).isoformat(
-        timespec="seconds")
+        timespec="seconds"
+    )

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from mdlnb.runner._paths import executed_path, shown, utc
 
@@ -47,8 +48,13 @@ def notebook_title(nb: Any) -> str | None:
 SUMMARY_COLUMNS = ["notebook", "status", "wall [s]", "finished (UTC)", "html"]
 
 
-def summary(names: Sequence[str], profile: str, *, out_dir: str | Path | None = None,
-            since: float | None = None):
+def summary(
+    names: Sequence[str],
+    profile: str,
+    *,
+    out_dir: str | Path | None = None,
+    since: float | None = None,
+):
     """One row per notebook: ``status`` — ``ran`` (finished at or after the epoch
     ``since``), ``up to date`` (finished before), ``failed`` (a ``.failed.ipynb``
     newer than any success) or ``missing`` — the recorded wall time, when it
@@ -60,15 +66,22 @@ def summary(names: Sequence[str], profile: str, *, out_dir: str | Path | None = 
     for name in names:
         out = executed_path(name, profile, out_dir)
         failed = out.with_name(f"{name}.failed.ipynb")
-        row = dict(notebook=name, status="missing", **{"wall [s]": float("nan"),
-                   "finished (UTC)": "", "html": ""})
+        row = dict(
+            notebook=name,
+            status="missing",
+            **{"wall [s]": float("nan"), "finished (UTC)": "", "html": ""},
+        )
         if out.exists():
             meta = nbformat.read(out, as_version=4).metadata
             mine, pm_meta = meta.get("mdlnb", {}), meta.get("papermill", {})
             end = mine.get("finished_epoch", out.stat().st_mtime)
-            row.update({"wall [s]": mine.get("wall_s", pm_meta.get("duration", float("nan"))),
-                        "finished (UTC)": mine.get("finished", utc(end)),
-                        "status": "ran" if since is not None and end >= since else "up to date"})
+            row.update(
+                {
+                    "wall [s]": mine.get("wall_s", pm_meta.get("duration", float("nan"))),
+                    "finished (UTC)": mine.get("finished", utc(end)),
+                    "status": "ran" if since is not None and end >= since else "up to date",
+                }
+            )
             html = out.with_suffix(".html")
             row["html"] = shown(html) if html.exists() else ""
         if failed.exists() and (not out.exists() or failed.stat().st_mtime > out.stat().st_mtime):
@@ -81,11 +94,27 @@ def format_summary(table: Any, profile: str) -> str:
     """Plain-text table of :func:`summary` with the total wall time of what ran."""
     ran = table[table["status"] == "ran"]
     cells = [[str(c) for c in SUMMARY_COLUMNS]] + [
-        [r["notebook"], r["status"], "-" if math.isnan(r["wall [s]"]) else f"{r['wall [s]']:,.1f}",
-         r["finished (UTC)"] or "-", r["html"] or "-"] for r in table.to_dict("records")]
+        [
+            r["notebook"],
+            r["status"],
+            "-" if math.isnan(r["wall [s]"]) else f"{r['wall [s]']:,.1f}",
+            r["finished (UTC)"] or "-",
+            r["html"] or "-",
+        ]
+        for r in table.to_dict("records")
+    ]
     widths = [max(len(row[i]) for row in cells) for i in range(len(SUMMARY_COLUMNS))]
-    lines = ["  ".join(c.rjust(w) if i == 2 else c.ljust(w)
-                       for i, (c, w) in enumerate(zip(row, widths))).rstrip() for row in cells]
-    return "\n".join([f"notebooks [{profile}]: {len(ran)} ran ({ran['wall [s]'].sum():,.1f} s "
-                      f"of notebook time), {int((table['status'] == 'up to date').sum())} up "
-                      f"to date", *lines])
+    lines = [
+        "  ".join(
+            c.rjust(w) if i == 2 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))
+        ).rstrip()
+        for row in cells
+    ]
+    return "\n".join(
+        [
+            f"notebooks [{profile}]: {len(ran)} ran ({ran['wall [s]'].sum():,.1f} s "
+            f"of notebook time), {int((table['status'] == 'up to date').sum())} up "
+            f"to date",
+            *lines,
+        ]
+    )

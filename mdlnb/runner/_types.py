@@ -74,7 +74,11 @@ def matches(value: Any, hint: Any) -> bool:
 
 
 def hint_text(hint: Any) -> str:
-    """``hint`` as an error message names it (``int``, ``tuple[int, ...]``)."""
+    """``hint`` as an error message names it (``int``, ``tuple[int, ...]``, ``int | None``)."""
+    if hint is type(None):
+        return "None"
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return " | ".join(hint_text(a) for a in typing.get_args(hint))
     text = getattr(hint, "__name__", None) if not getattr(hint, "__args__", None) else None
     return text or str(hint).replace("typing.", "")
 
@@ -82,4 +86,3 @@ def hint_text(hint: Any) -> str:
 def article(word: str) -> str:
     """``word`` with its indefinite article (``an int``, ``a float``)."""
     return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
-

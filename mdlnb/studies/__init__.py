@@ -35,7 +35,7 @@ A notebook's parameters reach its study one of two ways: as ``overrides``, a
 mapping of config fields (the encoder and transferability notebooks), or one
 parameter per config field, of the same name and default
 (``Config.from_parameters(globals())``: switching_strategies, data_efficiency,
-loss_data, parity_toy, layers). :data:`NOTEBOOKS` says which study each
+loss_data, parity_toy, layers, beyond_classification, shift). :data:`NOTEBOOKS` says which study each
 notebook runs; :func:`mdlnb.runner.check_profile` checks a profile's values
 against that study's ``Config``.
 """
@@ -47,15 +47,34 @@ from typing import Any
 
 from mdlnb.studies._base import StudyConfig, finish
 
-_SUBMODULES = ("beyond", "data_efficiency", "encoders", "layers", "loss_data", "parity", "pretraining",
-               "switching", "transferability")
+_SUBMODULES = (
+    "beyond",
+    "data_efficiency",
+    "encoders",
+    "layers",
+    "loss_data",
+    "parity",
+    "pretraining",
+    "shift",
+    "switching",
+    "transferability",
+)
 
 #: Notebook (``notebooks/<name>.py``) → the study it runs; a notebook not listed runs none.
-NOTEBOOKS = {"beyond_classification": "beyond", "data_efficiency": "data_efficiency", "layers": "layers", "loss_data": "loss_data",
-             "objectives": "encoders", "parity_toy": "parity", "pretraining": "pretraining",
-             "readout_preference": "encoders", "scaling": "encoders",
-             "switching_strategies": "switching",
-             "transferability_baselines": "transferability"}
+NOTEBOOKS = {
+    "beyond_classification": "beyond",
+    "data_efficiency": "data_efficiency",
+    "layers": "layers",
+    "loss_data": "loss_data",
+    "objectives": "encoders",
+    "parity_toy": "parity",
+    "pretraining": "pretraining",
+    "readout_preference": "encoders",
+    "scaling": "encoders",
+    "shift": "shift",
+    "switching_strategies": "switching",
+    "transferability_baselines": "transferability",
+}
 
 __all__ = ["NOTEBOOKS", "StudyConfig", "config_class", "finish", "study_of", *_SUBMODULES]
 

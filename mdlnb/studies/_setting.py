@@ -10,7 +10,8 @@ of ``(aspect, the paper's, this run's)`` for :func:`mdlnb.studies.finish`.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 #: The papers' settings, per aspect (Li, Bornschein & Hutter 2023, arXiv:2302.09579,
 #: Sec. 4, App. A.5, Tables 3, 6, 9; Whitney et al. 2020, arXiv:2009.07368, Sec. 3–4;
@@ -18,12 +19,12 @@ from typing import Any, Iterable, Sequence
 PAPERS = {
     "readout": {
         "encoders": "ResNet-50/101/152 (26–60 M parameters) and ViT-S/B/L (22–304 M), "
-                    "pretrained on ImageNet (1.28 M images) with SUP, SimCLR, BYOL, DINO, MAE",
+        "pretrained on ImageNet (1.28 M images) with SUP, SimCLR, BYOL, DINO, MAE",
         "tasks": "19 VTAB tasks (7 natural, 4 specialized, 8 structured), reshuffled; "
-                 "ImageNet for the readout and data-efficiency analyses",
+        "ImageNet for the readout and data-efficiency analyses",
         "examples per task (N)": "2,040–663,552 (Table 3); ImageNet 1.28 M",
         "readouts": "linear and MLPs of 1–7 hidden layers, each under a 576-point grid "
-                    "(Table 6): 4,608 experts",
+        "(Table 6): 4,608 experts",
         "protocol": "B = 32, fixed share α_t = 10/t (VTAB); B = 512, m = 2 (ImageNet)",
         "orders": "one order per cell; 5 orders for the permutation study (App. A.7)",
     },
@@ -53,12 +54,15 @@ def board_text(protocol: Any) -> str:
     board = ex.preset(p.board) if isinstance(p.board, str) else tuple(p.board)
     names = sorted({e.readout.name for e in board})
     depth = max(e.readout.hidden_layers for e in board)
-    return (f"{len(board)} experts ({', '.join(names)}): up to {depth} hidden layers; "
-            f"B = {p.batch_size}, {p.strategy!r}")
+    return (
+        f"{len(board)} experts ({', '.join(names)}): up to {depth} hidden layers; "
+        f"B = {p.batch_size}, {p.strategy!r}"
+    )
 
 
-def rows(paper: str, ours: dict[str, str], *, keys: Sequence[str] | None = None
-         ) -> list[tuple[str, str, str]]:
+def rows(
+    paper: str, ours: dict[str, str], *, keys: Sequence[str] | None = None
+) -> list[tuple[str, str, str]]:
     """(aspect, the paper's, this run's) for ``keys`` (default: this run's aspects)."""
     ref = PAPERS[paper]
     return [(k, ref.get(k, "—"), ours[k]) for k in (keys or list(ours))]

@@ -88,17 +88,19 @@ def _step(strategy, p):
             r = 1.0 / z
             keep = jnp.stack([(1.0 - h) * r, r])
             return q * keep[:, None] + (theta * (h * zz[0] * r))[:, None] * w, z
+
         return step
     h, a = strategy.chain()
     stay = jnp.asarray((1 - h) * (1 - a), jnp.float32)  # q stays
-    move = jnp.asarray((1 - h) * a, jnp.float32)        # q → q + 1
-    end = jnp.asarray(h, jnp.float32)                   # a block ends → q = 0
+    move = jnp.asarray((1 - h) * a, jnp.float32)  # q → q + 1
+    end = jnp.asarray(h, jnp.float32)  # a block ends → q = 0
 
     def step(q, h):
         z = jnp.sum(q)
         f = q * (1.0 / z)
         moved = jnp.concatenate([(jnp.sum(end[:, None] * f) * w)[None], move[:-1, None] * f[:-1]])
         return stay[:, None] * f + moved, z
+
     return step
 
 
@@ -136,12 +138,12 @@ def rows(strategy, p, state, L, valid, posterior: bool):
         Lk = jnp.where(jnp.isnan(Lk), jnp.inf, Lk)  # a diverged expert: probability 0
         w2, ps, ws = _block(strategy, p, w, t, Lk, vk, posterior)
         total2, comp2 = _kahan(total, comp, jnp.sum(jnp.where(vk, ps, 0.0)))
-        return (w2, t + jnp.sum(vk.astype(jnp.int32)), total2, comp2), (ps, ws,
-                                                                      _row_flags(Lk))
+        return (w2, t + jnp.sum(vk.astype(jnp.int32)), total2, comp2), (ps, ws, _row_flags(Lk))
 
     def full(carry, i):
-        return block(carry, lax.dynamic_slice_in_dim(L, i * B, B),
-                     lax.dynamic_slice_in_dim(valid, i * B, B))
+        return block(
+            carry, lax.dynamic_slice_in_dim(L, i * B, B), lax.dynamic_slice_in_dim(valid, i * B, B)
+        )
 
     carry = (w0, state.t, state.total, state.comp)
     carry, (ps, ws, fl) = lax.scan(full, carry, jnp.arange(nb))
@@ -149,10 +151,11 @@ def rows(strategy, p, state, L, valid, posterior: bool):
     ws = ws.reshape(-1, K) if posterior else None
     if rem:
         pad = ((0, B - rem), (0, 0))
-        carry, (ps2, ws2, fl2) = block(carry, jnp.pad(L[nb * B:], pad),
-                                       jnp.pad(valid[nb * B:], pad[:1]))
+        carry, (ps2, ws2, fl2) = block(
+            carry, jnp.pad(L[nb * B :], pad), jnp.pad(valid[nb * B :], pad[:1])
+        )
         ps, fl = jnp.concatenate([ps, ps2[:rem]]), jnp.concatenate([fl, fl2[:rem]])
-        ws = jnp.concatenate([ws, ws2[:rem]]) if posterior else None
+        ws = jnp.concatenate([ws, ws2[:rem]]) if ws is not None else None
     w, t, total, comp = carry
     hi = jnp.log(w)
     lo = jnp.where(w > 0, w / jnp.exp(hi) - 1.0, 0.0)

@@ -48,8 +48,8 @@ from jax.nn import logsumexp
 from mdlnb.switching._primitives import SwitchState, _flags_from_min, _kahan, _two_sum
 from mdlnb.switching.strategies import BayesianMixture, ElementwiseMixture
 
-_SLAB = 1 << 14   # entries per loop iteration of the Bayesian pass (P·K)
-_MIN_M = 16       # rows per segment at least (short inputs: fewer segments)
+_SLAB = 1 << 14  # entries per loop iteration of the Bayesian pass (P·K)
+_MIN_M = 16  # rows per segment at least (short inputs: fewer segments)
 
 
 def supports(strategy) -> bool:
@@ -89,8 +89,8 @@ def _layout(n: int, K: int):
 def _reader(L, valid):
     n, K = L.shape
     P, M, _ = _layout(n, K)
-    X = L[:P * M].reshape(P, M, K)   # segment p = rows p·M … p·M + M − 1
-    V = valid[:P * M].reshape(P, M)
+    X = L[: P * M].reshape(P, M, K)  # segment p = rows p·M … p·M + M − 1
+    V = valid[: P * M].reshape(P, M)
 
     def read(i):
         raw = lax.dynamic_index_in_dim(X, i, 1, False)
@@ -129,8 +129,8 @@ def column_sums(L, valid, totals=None):
         return _df_add(c, t), None
 
     zero = jnp.zeros((K,), jnp.float32)
-    rest = L[P * M:]
-    rest = jnp.where(valid[P * M:, None], jnp.where(jnp.isnan(rest), jnp.inf, rest), 0.0)
+    rest = L[P * M :]
+    rest = jnp.where(valid[P * M :, None], jnp.where(jnp.isnan(rest), jnp.inf, rest), 0.0)
     c, _ = lax.scan(add, (zero, zero), (th, tl))
     c, _ = lax.scan(add, c, (rest, jnp.zeros_like(rest)))
     return c
@@ -171,6 +171,7 @@ def _bayes(p, state, L, valid, posterior: bool, totals=None):
     # (M, P) per-row outputs back to row order t = p·M + i
     G, mm, flags = (o.T.reshape(-1) for o in out)
     if rem:  # the last rem < P rows: one more segment, row by row, after all P
+
         def tail(c, inp):
             hi, lo = c
             raw, ok = inp
@@ -179,7 +180,7 @@ def _bayes(p, state, L, valid, posterior: bool, totals=None):
             s, e = _two_sum(hi, jnp.where(ok, raw, 0.0))
             return (s, lo + e), (g, m, _flags(raw), v - g)
 
-        (fh, fl), (gt, mt, ft, lpt) = lax.scan(tail, (fh, fl), (L[P * M:], valid[P * M:]))
+        (fh, fl), (gt, mt, ft, lpt) = lax.scan(tail, (fh, fl), (L[P * M :], valid[P * M :]))
         G, mm, flags = (jnp.concatenate(a) for a in ((G, gt), (mm, mt), (flags, ft)))
         if posterior:
             lp = lax.dynamic_update_slice_in_dim(lp, lpt, P * M, 0)
@@ -195,7 +196,7 @@ def _bayes(p, state, L, valid, posterior: bool, totals=None):
 
 def _elementwise(p, state, L, valid, posterior: bool, linear: bool):
     seen = jnp.cumsum(valid.astype(jnp.int32)) - valid.astype(jnp.int32) + state.t
-    first = seen == 0                      # the row coded with the carried weights
+    first = seen == 0  # the row coded with the carried weights
     lw0 = state.log_weights[0] + state.log_weights_lo[0]
 
     # Two passes over L, as a logsumexp: c_t = min_k L[t, k] (also the row flags),

@@ -20,11 +20,11 @@ FLAG_NEGATIVE, FLAG_ALL_INF = 2, 4
 class SwitchState(NamedTuple):
     """Carried state of the forward pass (see module docstring)."""
 
-    log_weights: jax.Array   # (R, K) float32, normalized log p(state_{t+1} | D_≤t)
+    log_weights: jax.Array  # (R, K) float32, normalized log p(state_{t+1} | D_≤t)
     log_weights_lo: jax.Array  # (R, K) float32, low part: log p = log_weights + lo
-    t: jax.Array             # () int32, rows consumed
-    total: jax.Array         # () float32, codelength so far (nats), Kahan sum
-    comp: jax.Array          # () float32, Kahan compensation (subtract from total)
+    t: jax.Array  # () int32, rows consumed
+    total: jax.Array  # () float32, codelength so far (nats), Kahan sum
+    comp: jax.Array  # () float32, Kahan compensation (subtract from total)
 
     @property
     def total_nats(self):

@@ -12,7 +12,8 @@ it computes, because the mixture's state after t rows is a sum,
 so a part needs the column sums of the parts before it, not their passes:
 
 1. each part's segment totals (one jitted call per part, each in its own
-   thread; XLA:CPU runs separate executions concurrently);
+   thread; XLA:CPU runs separate executions concurrently; every program is
+   compiled in the calling thread first, so the threads only execute);
 2. part j starts at S_0 + Σ_{i<j} (column sums of part i), in double-float;
 3. each part's pass from its start, reusing its totals (again one per thread);
 
@@ -37,7 +38,7 @@ import numpy as np
 from mdlnb.switching import _mixtures, forward
 from mdlnb.switching.strategies import BayesianMixture
 
-MIN_ROWS = 1 << 15   # rows per part at least
+MIN_ROWS = 1 << 15  # rows per part at least
 MAX_PARTS = 4
 
 
@@ -75,8 +76,11 @@ def num_parts(n: int) -> int:
 def applies(strategy, n: int) -> bool:
     """Whether ``run_all`` splits this pass (the Bayesian mixture, n large
     enough, a CPU backend: on an accelerator one pass already fills the device)."""
-    return (isinstance(strategy, BayesianMixture) and num_parts(n) > 1
-            and jax.default_backend() == "cpu")
+    return (
+        isinstance(strategy, BayesianMixture)
+        and num_parts(n) > 1
+        and jax.default_backend() == "cpu"
+    )
 
 
 @jax.jit
@@ -111,18 +115,24 @@ def run_all(params, state, L, *, posterior: bool):
     P, _, _ = _mixtures._layout(n // T, K)
     size = P * (n // T // P)
     host = np.asarray(L)  # a view of L's buffer on a CPU backend
-    parts = [jax.device_put(host[j * size:(j + 1) * size]) for j in range(T)]
+    parts = [jax.device_put(host[j * size : (j + 1) * size]) for j in range(T)]
 
     def ready(f, *args):
         return jax.block_until_ready(f(*args))
 
     pool = _pool()
+    # Every program the threads run is compiled (or read from the compilation cache)
+    # here, in the calling thread, before they start: the threads only execute, so no
+    # two threads of the process compile or write a cache entry at the same time.
+    _totals.lower(parts[0]).compile()  # the T parts have one shape: one program
     tots = list(pool.map(lambda x: ready(_totals, x), parts))
     sums = tuple(t[1] for t in tots)
     jobs = [(sums[:j], parts[j], tots[j][0]) for j in range(T)]
+    for job in jobs:  # one program per part (j carried sums before it)
+        _part.lower(params, state, *job, posterior).compile()  # called so below
     outs = list(pool.map(lambda job: ready(_part, params, state, *job, posterior), jobs))
     if T * size < n:  # the short last part (< T·P rows), after the others: no thread competes
-        outs.append(_part(params, state, sums, jax.device_put(host[T * size:]), None, posterior))
+        outs.append(_part(params, state, sums, jax.device_put(host[T * size :]), None, posterior))
     return _combine(state, tuple(outs), posterior)
 
 

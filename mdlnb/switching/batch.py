@@ -15,11 +15,11 @@ from mdlnb.switching.strategies import FixedShare, get_strategy
 DEFAULT_CHUNK_ROWS = 1 << 16
 
 
-def check_losses(losses, name: str = "losses") -> np.ndarray:
+def check_losses(losses, name: str = "losses") -> np.ndarray | jax.Array:
     """(N, K) real array with N, K ≥ 1 (a JAX array stays one); values are
     checked inside the pass."""
     if isinstance(losses, jax.Array):
-        L = losses
+        L: np.ndarray | jax.Array = losses
         if L.ndim != 2:
             raise ValueError(f"{name}: expected a 2-D array, got shape {L.shape}")
     else:
@@ -31,21 +31,26 @@ def check_losses(losses, name: str = "losses") -> np.ndarray:
     return L
 
 
-def raise_for_flags(flags: np.ndarray, per_step: np.ndarray, offset: int, name: str = "losses") -> None:
+def raise_for_flags(
+    flags: np.ndarray, per_step: np.ndarray, offset: int, name: str = "losses"
+) -> None:
     """ValueError naming the first bad step (1-indexed t = row + 1)."""
     bad = np.flatnonzero(flags)
     if bad.size:
         i = int(bad[0])
         f, t = int(flags[i]), offset + i + 1
         if f & forward.FLAG_NEGATIVE:
-            raise ValueError(f"{name}: negative loss at step t={t} (row {t - 1}); log-losses are >= 0")
+            raise ValueError(
+                f"{name}: negative loss at step t={t} (row {t - 1}); log-losses are >= 0"
+            )
         raise ValueError(f"{name}: every expert has an infinite loss at step t={t} (row {t - 1})")
     inf = np.flatnonzero(~np.isfinite(per_step))
     if inf.size:
         t = offset + int(inf[0]) + 1
         raise ValueError(
             f"{name}: the mixture gives zero probability at step t={t} (row {t - 1}): every expert "
-            "with positive weight has an infinite loss there")
+            "with positive weight has an infinite loss there"
+        )
 
 
 _PARALLEL_COPY_BYTES = 1 << 26  # a NumPy input this large is copied in row parts, in threads
@@ -72,7 +77,7 @@ def _to_device(L: np.ndarray) -> jax.Array:
 
         def copy(j):
             with np.errstate(over="ignore"):
-                np.copyto(A[cuts[j]:cuts[j + 1]], L[cuts[j]:cuts[j + 1]], casting="unsafe")
+                np.copyto(A[cuts[j] : cuts[j + 1]], L[cuts[j] : cuts[j + 1]], casting="unsafe")
 
         if parts == 1:  # small: no thread hop
             copy(0)
@@ -91,13 +96,18 @@ def _flat_view(L: np.ndarray):
     ``head``: a copy of L's first ``forward.head_rows(N, K)`` rows, the only
     entries copied.
     """
-    if (not isinstance(L, np.ndarray) or L.dtype != np.float32 or not L.flags.c_contiguous
-            or _aligned.is_aligned(L) or L.ctypes.data % 4):
+    if (
+        not isinstance(L, np.ndarray)
+        or L.dtype != np.float32
+        or not L.flags.c_contiguous
+        or _aligned.is_aligned(L)
+        or L.ctypes.data % 4
+    ):
         return None
     offset = (-L.ctypes.data % _aligned.ALIGN) // 4
     if offset >= L.size:
         return None
-    head = jax.device_put(np.ascontiguousarray(L[:forward.head_rows(*L.shape)]))
+    head = jax.device_put(np.ascontiguousarray(L[: forward.head_rows(*L.shape)]))
     return jax.device_put(L.reshape(-1)[offset:]), head, offset
 
 
@@ -113,8 +123,9 @@ def _bucket(n: int, chunk_rows: int, smallest: int = 1024) -> int:
     return min(chunk_rows, max(smallest, 1 << (n - 1).bit_length()))
 
 
-def codelength(losses, strategy=None, *, posterior: bool = True,
-               chunk_rows: int = DEFAULT_CHUNK_ROWS) -> SwitchResult:
+def codelength(
+    losses, strategy=None, *, posterior: bool = True, chunk_rows: int = DEFAULT_CHUNK_ROWS
+) -> SwitchResult:
     """Switching codelength of a loss matrix, in nats (Eq. 1).
 
     losses:   (N, K) NumPy or JAX array, L[t, k] = −log p_k(y_t | x_t; θ_k(D_<t))
@@ -155,12 +166,19 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
         if _rowsplit.applies(strategy, n):  # Bayes on a CPU: row parts in threads
             state, ps, lp, flags = _rowsplit.run_all(params, state, L, posterior=posterior)
         elif n > chunk_rows or size == n:
-            state, ps, lp, flags = forward.run_all(strategy.skeleton(), params, state, L,
-                                                   posterior=posterior, linear=linear)
+            state, ps, lp, flags = forward.run_all(
+                strategy.skeleton(), params, state, L, posterior=posterior, linear=linear
+            )
         else:
-            state, ps, lp, flags = forward.run_chunk(strategy.skeleton(), params, state,
-                                                     jnp.pad(L, ((0, size - n), (0, 0))), n,
-                                                     posterior=posterior, linear=linear)
+            state, ps, lp, flags = forward.run_chunk(
+                strategy.skeleton(),
+                params,
+                state,
+                jnp.pad(L, ((0, size - n), (0, 0))),
+                n,
+                posterior=posterior,
+                linear=linear,
+            )
         return _result(strategy, n, ps, lp, flags)
     if posterior and n > chunk_rows and jax.default_backend() == "cpu":
         # The (N, K) posterior is written anyway, and on a CPU backend the one pass
@@ -171,8 +189,9 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
         if flat is None:
             return codelength(_to_device(L), strategy, posterior=True, chunk_rows=chunk_rows)
         F, head, offset = flat
-        state, ps, lp, flags = forward.run_flat(strategy.skeleton(), params, state, F, head,
-                                                offset=offset, posterior=True)
+        state, ps, lp, flags = forward.run_flat(
+            strategy.skeleton(), params, state, F, head, offset=offset, posterior=True
+        )
         return _result(strategy, n, ps, lp, flags)
     # A NumPy input: each chunk is a view of L, transferred once (no padding copy:
     # the last chunk of a longer input re-reads rows of the one before and skips
@@ -188,19 +207,21 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
         if m < C and n > C:
             skip, m = C - m, C
         with np.errstate(over="ignore"):  # a loss beyond float32 is +inf (probability 0)
-            block = L[start - skip:start - skip + m]
+            block = L[start - skip : start - skip + m]
             size = _bucket(m, C)
             if size != m:  # the whole input is one short chunk: pad it to a bucketed size
-                block = np.concatenate([np.asarray(block, np.float32),
-                                        np.zeros((size - m, k), np.float32)])
+                block = np.concatenate(
+                    [np.asarray(block, np.float32), np.zeros((size - m, k), np.float32)]
+                )
             # on a CPU backend the aligned copy of _to_device (none for an aligned float32
             # view) instead of the slower copy XLA makes of any other NumPy argument
-            block = _to_device(block) if cpu else np.asarray(block, np.float32)
-        state, ps, lp, flags = forward.run_chunk(skeleton, params, state, block, m, skip,
-                                                 posterior=posterior, linear=linear)
+            block = _to_device(block) if cpu else np.asarray(block, np.float32)  # type: ignore[assignment]
+        state, ps, lp, flags = forward.run_chunk(
+            skeleton, params, state, block, m, skip, posterior=posterior, linear=linear
+        )
         ps = np.asarray(ps, np.float64)[skip:m]
         raise_for_flags(np.asarray(flags)[skip:m], ps, start)
-        per_step[start:start + m - skip] = ps
+        per_step[start : start + m - skip] = ps
         if posterior:
             lp = np.asarray(lp)  # no copy on a CPU backend (read-only view)
             if n <= C:
@@ -208,5 +229,5 @@ def codelength(losses, strategy=None, *, posterior: bool = True,
             else:
                 if log_post is None:
                     log_post = np.empty((n, k), np.float32)
-                log_post[start:start + m - skip] = lp[skip:m]
+                log_post[start : start + m - skip] = lp[skip:m]
     return SwitchResult(float(np.sum(per_step)), per_step, log_post, strategy)

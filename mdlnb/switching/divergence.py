@@ -41,5 +41,7 @@ def describe(diverged_experts, names) -> str:
     """One line: ``"2 of 5 experts diverged (…): mlp-lr1e20 at t=33, …"``."""
     shown = ", ".join(f"{names[k]} at t={t}" for k, t in diverged_experts[:5])
     more = f" and {len(diverged_experts) - 5} more" if len(diverged_experts) > 5 else ""
-    return (f"{len(diverged_experts)} of {len(names)} experts diverged (non-finite losses, "
-            f"probability 0 from then on): {shown}{more}")
+    return (
+        f"{len(diverged_experts)} of {len(names)} experts diverged (non-finite losses, "
+        f"probability 0 from then on): {shown}{more}"
+    )

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import functools
 from functools import partial
-from typing import Optional
 
 import jax
 import jax.numpy as jnp
@@ -46,9 +45,16 @@ from jax.nn import logsumexp
 
 from mdlnb import _xla_cache
 from mdlnb.switching import _linear_hmm, _mixtures
+
 # SwitchState and the flags are this module's public face (re-exported); the rest is used here.
-from mdlnb.switching._primitives import (FLAG_ALL_INF, FLAG_NEGATIVE, SwitchState,  # noqa: F401
-                                         _kahan, _row_flags, _two_sum)
+from mdlnb.switching._primitives import (  # noqa: F401
+    FLAG_ALL_INF,
+    FLAG_NEGATIVE,
+    SwitchState,
+    _kahan,
+    _row_flags,
+    _two_sum,
+)
 from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
 
 # Linear kernel: rows per block whose exp(c − L) is one vectorized op (about 2^20
@@ -60,7 +66,8 @@ from mdlnb.switching.strategies import ElementwiseMixture, FixedShare
 # jax 0.10, 2 cores (benchmarks/RESULTS.md).
 _BLOCK_ENTRIES, _BLOCK_MIN, _BLOCK_MAX = 1 << 20, 256, 4096
 _GROUP = 8
-_MIN_WEIGHT = 1e-20     # linear kernel only when all weights stay above this
+_MIN_WEIGHT = 1e-20  # linear kernel only when all weights stay above this
+
 
 def init_state(strategy, num_experts: int) -> SwitchState:
     """Initial state: p(state_1) of ``strategy`` over ``num_experts`` experts."""
@@ -97,8 +104,8 @@ def _start(strategy, k: int) -> tuple:
     params = {name: np.asarray(v, np.float32) for name, v in strategy.params(k).items()}
     lw = np.asarray(strategy.log_initial(k), np.float32)
     zero = np.zeros((), np.float32)
-    return jax.device_put((params, SwitchState(lw, np.zeros_like(lw), np.zeros((), np.int32),
-                                               zero, zero)))
+    state = SwitchState(lw, np.zeros_like(lw), np.zeros((), np.int32), zero, zero)  # type: ignore[arg-type]
+    return jax.device_put((params, state))
 
 
 def uses_linear_kernel(strategy, num_experts: int, horizon: int = 2**31 - 1) -> bool:
@@ -140,6 +147,7 @@ def _log_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
     distribution) accumulates float32 rounding over N steps (measured: 0.8%
     relative posterior error after 2·10^5 steps; with it, 8e-7). Strategies
     whose every state mixes each step (``strategy.compensated = False``) skip it."""
+
     def transition(f, t):
         return strategy.transition(f, t, p)
 
@@ -172,8 +180,13 @@ def _log_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
             hi2, lo2 = transition(joint - m - rel, t + 2), lo
         ps = c - lz
         total2, comp2 = _kahan(total, comp, jnp.where(ok, ps, 0.0))
-        carry2 = (jnp.where(ok, hi2, lw), jnp.where(ok, lo2, lo), t + ok.astype(jnp.int32),
-                  total2, comp2)
+        carry2 = (
+            jnp.where(ok, hi2, lw),
+            jnp.where(ok, lo2, lo),
+            t + ok.astype(jnp.int32),
+            total2,
+            comp2,
+        )
         out = (ps, logsumexp(lw, axis=0) if posterior else None, _row_flags(raw))
         return carry2, out
 
@@ -216,7 +229,9 @@ def _linear_block(strategy, p, w, t, L, valid, posterior: bool):
             w = jnp.where(okg[g], new, w)
         return w, (jnp.stack(zs), jnp.stack(ws) if posterior else None)
 
-    w, (z, ws) = lax.scan(rows, w, (P.reshape(B // G, G, K), a.reshape(-1, G), valid.reshape(-1, G)))
+    w, (z, ws) = lax.scan(
+        rows, w, (P.reshape(B // G, G, K), a.reshape(-1, G), valid.reshape(-1, G))
+    )
     ps = c - jnp.log(z.reshape(B))
     return w, ps, (jnp.log(ws.reshape(B, K)) if posterior else None), _row_flags(L)
 
@@ -228,8 +243,9 @@ def _linear_rows(strategy, p, state: SwitchState, L, valid, posterior: bool):
     return _linear_flat(strategy, p, state, L.reshape(-1), None, 0, L.shape[1], valid, posterior)
 
 
-def _linear_flat(strategy, p, state: SwitchState, flat, head, offset: int, K: int, valid,
-                 posterior: bool):
+def _linear_flat(
+    strategy, p, state: SwitchState, flat, head, offset: int, K: int, valid, posterior: bool
+):
     """``_linear_rows`` over losses given flat: entry (r, k) is
     ``flat[r·K + k − offset]`` (n = (flat.size + offset) / K rows). With
     ``offset`` > 0 the first ``offset`` entries are not in ``flat``: the
@@ -272,8 +288,10 @@ def _linear_flat(strategy, p, state: SwitchState, flat, head, offset: int, K: in
         parts.append((ps.reshape(-1), fl.reshape(-1)))
     if rem:
         pad = ((0, B - rem), (0, 0))
-        Lk = jnp.pad(lax.slice_in_dim(flat, nb * B * K - offset, n * K - offset).reshape(rem, K), pad)
-        vk = jnp.pad(valid[nb * B:], pad[:1])
+        Lk = jnp.pad(
+            lax.slice_in_dim(flat, nb * B * K - offset, n * K - offset).reshape(rem, K), pad
+        )
+        vk = jnp.pad(valid[nb * B :], pad[:1])
         carry, (ps2, ws2, fl2) = block(carry, Lk, vk)
         parts.append((ps2[:rem], fl2[:rem]))
         if posterior:
@@ -290,15 +308,18 @@ def _rows(strategy, p, state, L, valid, posterior, linear):
     L = jnp.asarray(L, jnp.float32)
     if _mixtures.supports(strategy):  # Bayesian, elementwise: no chain (_mixtures.py)
         return _mixtures.rows(strategy, p, state, L, valid, posterior, linear)
-    if linear and _linear_hmm.supports(strategy):  # switch distribution, run-length (_linear_hmm.py)
+    if linear and _linear_hmm.supports(
+        strategy
+    ):  # switch distribution, run-length (_linear_hmm.py)
         return _linear_hmm.rows(strategy, p, state, L, valid, posterior)
     kernel = _linear_rows if linear else _log_rows
     return kernel(strategy, p, state, L, valid, posterior)
 
 
 @partial(jax.jit, static_argnames=("strategy", "posterior", "linear"))
-def run_chunk(strategy, params, state: SwitchState, L, n_valid, n_skip=0, *, posterior: bool,
-              linear: bool):
+def run_chunk(
+    strategy, params, state: SwitchState, L, n_valid, n_skip=0, *, posterior: bool, linear: bool
+):
     """Forward over a (padded) chunk L (C, K); rows ≥ ``n_valid`` and the first
     ``n_skip`` rows (already consumed: the last chunk of a longer input reuses
     rows of the one before instead of being padded) are ignored.
@@ -336,11 +357,20 @@ def run_flat(strategy, params, state: SwitchState, flat, head, *, offset: int, p
     Outputs are those of ``run_all`` (the same blocks, the same operations).
     """
     K = head.shape[1]
-    return _linear_flat(strategy, params, state, flat, head if offset else None, offset, K,
-                        jnp.ones((flat.shape[0] + offset) // K, bool), posterior)
+    return _linear_flat(
+        strategy,
+        params,
+        state,
+        flat,
+        head if offset else None,
+        offset,
+        K,
+        jnp.ones((flat.shape[0] + offset) // K, bool),
+        posterior,
+    )
 
 
-def step(strategy, state: SwitchState, losses, *, linear: Optional[bool] = None):
+def step(strategy, state: SwitchState, losses, *, linear: bool | None = None):
     """Pure forward step over one loss row (K,) or a chunk of rows (B, K).
 
     Jit- and scan-compatible (``strategy`` is static, close over it). Returns

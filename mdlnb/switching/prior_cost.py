@@ -36,14 +36,19 @@ from mdlnb._checks import check_int
 from mdlnb.switching.batch import codelength
 from mdlnb.switching.strategies import BayesianMixture, ElementwiseMixture, FixedShare
 
-_NEVER = 1.0e4   # nats per step: exp(−1e4) underflows to 0 in float32 and float64
+_NEVER = 1.0e4  # nats per step: exp(−1e4) underflows to 0 in float32 and float64
 
 
 def _check(n: int, num_experts: int, expert: int) -> None:
     check_int("n", n, minimum=1)
     check_int("num_experts", num_experts, minimum=1)
-    check_int("expert", expert, minimum=0, maximum=num_experts - 1,
-              what=f"an integer in [0, {num_experts})")
+    check_int(
+        "expert",
+        expert,
+        minimum=0,
+        maximum=num_experts - 1,
+        what=f"an integer in [0, {num_experts})",
+    )
 
 
 def never_switch_cost(strategy, n: int, num_experts: int, expert: int = 0) -> float:
@@ -81,7 +86,10 @@ def never_switch_curve(strategy, n: int, num_experts: int) -> np.ndarray:
     best single expert's by at most this (the mixture contains that path).
     """
     K, n = check_int("num_experts", num_experts, minimum=1), check_int("n", n, minimum=1)
-    if getattr(strategy, "weights", None) is not None or getattr(strategy, "initial", None) is not None:
+    if (
+        getattr(strategy, "weights", None) is not None
+        or getattr(strategy, "initial", None) is not None
+    ):
         raise ValueError("strategy: never_switch_curve assumes uniform weights and initial")
     t = np.arange(1, n + 1, dtype=np.float64)
     if isinstance(strategy, BayesianMixture):
@@ -104,7 +112,7 @@ def _fixed_share_alpha(strategy: FixedShare, t: np.ndarray) -> np.ndarray:
     :func:`never_switch_curve` (:meth:`FixedShare.alpha_at` is its float32 JAX twin)."""
     if strategy.alpha is not None:
         return np.full_like(t, strategy.alpha)
-    return np.minimum(1.0, (strategy.m - 1.0) / t)
+    return np.minimum(1.0, (strategy.m - 1.0) / t)  # type: ignore[operator]
 
 
 def _by_forward_pass(strategy, n: int, num_experts: int, expert: int) -> float:

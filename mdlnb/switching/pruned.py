@@ -33,6 +33,7 @@ compacts the state between segments: no Python loop per step. Units: nats.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 from jax.nn import logsumexp
@@ -48,7 +49,7 @@ def restrict(strategy, alive: np.ndarray, num_experts: int):
     """``strategy`` over the experts ``alive`` (indices into ``num_experts``): its
     switching weights w restricted to them and renormalised (``initial`` dropped:
     it only sets the first step)."""
-    fields = {"initial": None}
+    fields: dict[str, Any] = {"initial": None}
     if hasattr(strategy, "weights"):
         w = np.exp(strategy.log_weights(num_experts))[np.asarray(alive)]
         if not w.sum() > 0:
@@ -93,8 +94,9 @@ class PrunedStream:
         if size != m:
             L = np.concatenate([L, np.zeros((size - m, k), np.float32)])
         offset = self.t
-        state, ps, lp, flags = forward.run_chunk(self._skeleton, self._params, self.state, L, m,
-                                                 posterior=posterior, linear=self._linear)
+        state, ps, lp, flags = forward.run_chunk(
+            self._skeleton, self._params, self.state, L, m, posterior=posterior, linear=self._linear
+        )
         ps = np.asarray(ps[:m], np.float64)
         raise_for_flags(np.asarray(flags[:m]), ps, offset)
         self.state = state
@@ -134,15 +136,18 @@ def check_schedule(pruned_at, n: int, k: int, segment_rows: int) -> np.ndarray:
         raise ValueError(f"segment_rows: must be an int >= 1, got {segment_rows!r}")
     early = (a < n) & ((a <= 0) | (a % int(segment_rows) != 0))
     if (a > n).any() or early.any():
-        raise ValueError(f"pruned_at: entries must be n = {n} (never) or multiples of "
-                         f"segment_rows = {segment_rows} in (0, {n})")
+        raise ValueError(
+            f"pruned_at: entries must be n = {n} (never) or multiples of "
+            f"segment_rows = {segment_rows} in (0, {n})"
+        )
     if (a == n).sum() == 0:
         raise ValueError("pruned_at: prunes every expert")
     return a
 
 
-def codelength_pruned(losses, strategy=None, pruned_at=None, *, segment_rows: int,
-                      posterior: bool = True) -> SwitchResult:
+def codelength_pruned(
+    losses, strategy=None, pruned_at=None, *, segment_rows: int, posterior: bool = True
+) -> SwitchResult:
     """Codelength (nats) of ``strategy`` on the board pruned by ``pruned_at``.
 
     ``losses`` (N, K): entries of an expert at rows ≥ ``pruned_at[k]`` are
@@ -166,9 +171,9 @@ def codelength_pruned(losses, strategy=None, pruned_at=None, *, segment_rows: in
     for start in range(0, n, seg):
         stream.prune(np.flatnonzero(at == start))
         with np.errstate(over="ignore"):
-            rows = np.asarray(L[start:start + seg], np.float32)[:, stream.alive]
+            rows = np.asarray(L[start : start + seg], np.float32)[:, stream.alive]
         ps, lp = stream.update(rows, posterior=posterior)
-        per_step[start:start + len(ps)] = ps
-        if posterior:
-            log_post[start:start + len(ps), stream.alive] = lp
+        per_step[start : start + len(ps)] = ps
+        if log_post is not None:
+            log_post[start : start + len(ps), stream.alive] = lp
     return SwitchResult(float(np.sum(per_step)), per_step, log_post, strategy)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,14 +29,17 @@ class SwitchResult(Codelength):
 
     total_nats: float
     per_step_nats: np.ndarray
-    log_posterior: Optional[np.ndarray]
+    log_posterior: np.ndarray | None
     strategy: Any
 
     @property
     def per_step(self) -> np.ndarray:
         """Deprecated alias of :attr:`per_step_nats`."""
-        warnings.warn("SwitchResult.per_step is deprecated: use per_step_nats (the unit in "
-                      "the name)", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "SwitchResult.per_step is deprecated: use per_step_nats (the unit in the name)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.per_step_nats
 
     @property
@@ -59,8 +63,12 @@ class SwitchResult(Codelength):
             raise ValueError("posterior: not computed (call codelength(..., posterior=True))")
         return np.exp(self.log_posterior.astype(np.float64))
 
-    def to_frame(self, names: Optional[Sequence[str]] = None, every: int = 1,
-                 readouts: Optional[Sequence[str]] = None) -> pd.DataFrame:
+    def to_frame(
+        self,
+        names: Sequence[str] | None = None,
+        every: int = 1,
+        readouts: Sequence[str] | None = None,
+    ) -> pd.DataFrame:
         """Tidy posterior in the package's one format (:func:`mdlnb.evaluation.posterior_frame`,
         as ``Report.posterior`` and the CLI's ``--posterior``): one row per (t, expert),
         columns ``t`` (examples seen before the prediction, 0 … N−1; 0 is the prior),
@@ -82,11 +90,15 @@ class SwitchResult(Codelength):
         """One-row DataFrame, units in the column names (as ``Report.summary()``):
         ``strategy``, ``N``, ``total [nats]``, ``total [bits]``, ``per example [nats]``,
         ``per example [bits]``."""
-        return pd.DataFrame([{
-            "strategy": repr(self.strategy),
-            "N": self.num_steps,
-            "total [nats]": self.total_nats,
-            "total [bits]": self.total_bits,
-            "per example [nats]": self.nats_per_example,
-            "per example [bits]": self.bits_per_example,
-        }])
+        return pd.DataFrame(
+            [
+                {
+                    "strategy": repr(self.strategy),
+                    "N": self.num_steps,
+                    "total [nats]": self.total_nats,
+                    "total [bits]": self.total_bits,
+                    "per example [nats]": self.nats_per_example,
+                    "per example [bits]": self.bits_per_example,
+                }
+            ]
+        )

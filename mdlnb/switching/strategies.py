@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Tuple
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import jax.numpy as jnp
 import numpy as np
@@ -35,7 +35,7 @@ from jax.nn import logsumexp
 
 from mdlnb._checks import check_int
 
-Probs = Optional[Tuple[float, ...]]
+Probs = tuple[float, ...] | None
 
 _SUM_TOL = 1e-6
 
@@ -49,7 +49,9 @@ def _as_probs(p: Any, name: str) -> Probs:
         return None
     a = np.asarray(p, dtype=np.float64)
     if a.ndim != 1 or a.size == 0:
-        raise ValueError(f"{name}: expected a non-empty 1-D probability vector, got shape {a.shape}")
+        raise ValueError(
+            f"{name}: expected a non-empty 1-D probability vector, got shape {a.shape}"
+        )
     if not np.all(np.isfinite(a)) or np.any(a < 0):
         raise ValueError(f"{name}: entries must be finite and >= 0")
     if abs(a.sum() - 1.0) > _SUM_TOL:
@@ -62,7 +64,9 @@ def _log_probs(p: Probs, num_experts: int, name: str) -> np.ndarray:
     if p is None:
         return np.full(num_experts, -math.log(num_experts))
     if len(p) != num_experts:
-        raise ValueError(f"{name}: has {len(p)} entries but the losses have K = {num_experts} experts")
+        raise ValueError(
+            f"{name}: has {len(p)} entries but the losses have K = {num_experts} experts"
+        )
     with np.errstate(divide="ignore"):
         return np.log(np.asarray(p, dtype=np.float64))
 
@@ -80,6 +84,10 @@ class _Strategy:
     # weights: True where some probability mass is never mixed (no switching),
     # so float32 rounding would accumulate over N steps.
     compensated = True
+
+    if TYPE_CHECKING:  # fields of every strategy (each a frozen dataclass)
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+        initial: Probs
 
     def _check_common(self) -> None:
         object.__setattr__(self, "initial", _as_probs(self.initial, "initial"))
@@ -111,8 +119,11 @@ class _Strategy:
             if v is None:
                 continue
             if isinstance(v, tuple):
-                text = (f"<{len(v)} values>" if len(v) > 4
-                        else "(" + ", ".join(f"{x:g}" for x in v) + ")")
+                text = (
+                    f"<{len(v)} values>"
+                    if len(v) > 4
+                    else "(" + ", ".join(f"{x:g}" for x in v) + ")"
+                )
             elif isinstance(v, float):
                 text = f"{v:g}"
             else:
@@ -175,20 +186,22 @@ class FixedShare(_Strategy):
 
     Neither given: m = :data:`DEFAULT_M` = 2 (α_t = 1/t), the default
     protocol's (``mdlnb.protocol("default")``, chosen from measurements:
-    README "Protocols"). The paper uses m = 2 on ImageNet (App. A.5.2,
+    docs/protocols.md, "Why m = 2"). The paper uses m = 2 on ImageNet (App. A.5.2,
     protocol ``"paper-imagenet"``) and m = 11, α_t = 10/t, on VTAB (Sec. 4,
     App. A.5.1, protocol ``"paper-vtab"``).
     """
 
-    alpha: Optional[float] = None
-    m: Optional[float] = None
+    alpha: float | None = None
+    m: float | None = None
     weights: Probs = None
     initial: Probs = None
 
     def __post_init__(self):
         self._check_common()
         if self.alpha is not None and self.m is not None:
-            raise ValueError("alpha, m: give a constant rate alpha or a decreasing-rate m, not both")
+            raise ValueError(
+                "alpha, m: give a constant rate alpha or a decreasing-rate m, not both"
+            )
         if self.alpha is None and self.m is None:
             object.__setattr__(self, "m", DEFAULT_M)
         if self.alpha is not None:
@@ -205,7 +218,7 @@ class FixedShare(_Strategy):
     @property
     def rate(self) -> float:
         """α (constant rate) or m (decreasing rate)."""
-        return self.alpha if self.alpha is not None else self.m
+        return self.alpha if self.alpha is not None else self.m  # type: ignore[return-value]
 
     def alpha_at(self, t, rate=None):
         """α_t for the transition into step t (t ≥ 2; array or scalar);
@@ -226,7 +239,7 @@ class FixedShare(_Strategy):
         """Smallest α_t over 2 ≤ t ≤ horizon."""
         if self.alpha is not None:
             return self.alpha
-        return min(1.0, (self.m - 1.0) / max(horizon, 2))
+        return min(1.0, (self.m - 1.0) / max(horizon, 2))  # type: ignore[operator]
 
     def transition(self, log_f, t, p):
         a = self.alpha_at(t, p["rate"])
@@ -277,7 +290,7 @@ class SwitchDistribution(_Strategy):
 
     def transition(self, log_f, t, p):
         h = 1.0 / jnp.asarray(t, jnp.float32)
-        new = jnp.log(h) + logsumexp(log_f[0]) + p["log_w"]   # a block starts at t
+        new = jnp.log(h) + logsumexp(log_f[0]) + p["log_w"]  # a block starts at t
         unstable = jnp.logaddexp(jnp.log1p(-h) + log_f[0], _log(1.0 - p["stable"]) + new)
         stable = jnp.logaddexp(log_f[1], _log(p["stable"]) + new)
         return jnp.stack([unstable, stable])
@@ -324,6 +337,7 @@ class RunLength(_Strategy):
         return self.max_run - 1 + self.phases
 
     compensated = False  # see transition
+
     def chain(self) -> tuple[np.ndarray, np.ndarray]:
         """(h, a): end and advance probabilities of the Q run-length states."""
         r = np.arange(1, self.max_run, dtype=np.float64)
@@ -353,9 +367,9 @@ class RunLength(_Strategy):
         f32 = lambda x: jnp.asarray(x, jnp.float32)
         top = jnp.max(log_f)
         e = jnp.exp(log_f - top)
-        end = jnp.sum(f32(h)[:, None] * e)                          # a block ends → q = 0
+        end = jnp.sum(f32(h)[:, None] * e)  # a block ends → q = 0
         stay = f32((1 - h) * (1 - a))[:, None] * e
-        move = f32((1 - h) * a)[:, None] * e                        # q → q + 1
+        move = f32((1 - h) * a)[:, None] * e  # q → q + 1
         inflow = jnp.concatenate([(end * jnp.exp(p["log_w"]))[None], move[:-1]], axis=0)
         return jnp.log(stay + inflow) + top
 
@@ -363,7 +377,7 @@ class RunLength(_Strategy):
 # ``@dataclass`` writes a __repr__ listing every field into each class; print
 # the short form of _Strategy.__repr__ instead, one way everywhere.
 for _cls in (BayesianMixture, ElementwiseMixture, FixedShare, SwitchDistribution, RunLength):
-    _cls.__repr__ = _Strategy.__repr__
+    _cls.__repr__ = _Strategy.__repr__  # type: ignore[method-assign]
 del _cls
 
 _NAMES = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -59,20 +59,27 @@ class Stream:
         L = np.asarray(chunk)
         if L.ndim == 1:
             L = L[None, :]
-        L = check_losses(L, "chunk")
+        L = check_losses(L, "chunk")  # type: ignore[assignment]  # NumPy in, NumPy out
         if L.shape[1] != self.num_experts:
             raise ValueError(f"chunk: has {L.shape[1]} experts, the stream has {self.num_experts}")
         out = []
         for start in range(0, L.shape[0], self._max):
             with np.errstate(over="ignore"):  # a loss beyond float32 is +inf (probability 0)
-                block = np.asarray(L[start:start + self._max], np.float32)
+                block = np.asarray(L[start : start + self._max], np.float32)
             m = block.shape[0]
             size = _bucket(m, self._max)
             if size != m:
                 block = np.concatenate([block, np.zeros((size - m, self.num_experts), np.float32)])
             offset = self.num_steps
-            state, ps, _, flags = forward.run_chunk(self._skeleton, self._params, self.state, block, m,
-                                                    posterior=False, linear=self._linear)
+            state, ps, _, flags = forward.run_chunk(
+                self._skeleton,
+                self._params,
+                self.state,
+                block,
+                m,
+                posterior=False,
+                linear=self._linear,
+            )
             ps = np.asarray(ps[:m], np.float64)
             raise_for_flags(np.asarray(flags[:m]), ps, offset, "chunk")
             self.state = state
@@ -93,7 +100,9 @@ def streaming(strategy, num_experts: int, **kwargs) -> Stream:
     return Stream(strategy, num_experts, **kwargs)
 
 
-def codelength_chunked(chunks: Iterable, strategy=None, *, num_experts: int | None = None) -> Stream:
+def codelength_chunked(
+    chunks: Iterable, strategy=None, *, num_experts: int | None = None
+) -> Stream:
     """Consume an iterable of (B, K) loss chunks; returns the finished Stream
     (``.total_nats``, ``.num_steps``, ``.log_posterior``). ``strategy=None``:
     ``FixedShare()`` (m = ``DEFAULT_M`` = 2, the default protocol's)."""

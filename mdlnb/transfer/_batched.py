@@ -21,7 +21,8 @@ them; ``tests/test_transfer_batch.py`` checks agreement within the fits' toleran
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ from mdlnb.transfer._softmax_batch import fit_batch
 PT_FIXED = (10.0, 100.0)
 LINEAR_BETA = 1.0
 #: At most this many bytes of L-BFGS state per call (the stack is cut into calls).
-STATE_BYTES = 256 * 2 ** 20
+STATE_BYTES = 256 * 2**20
 
 
 def _check(features: Any, labels: Any, num_classes: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -53,9 +54,18 @@ def _fit_all(x, y, c, beta, weight, init, memory: int):
     b, n, d = x.shape
     per = 2 * memory * (d + 1) * c * 8 + 16 * n * c * 8
     step = max(1, int(STATE_BYTES // per))
-    parts = [fit_batch(x[i:i + step], y[i:i + step], c, beta[i:i + step],
-                       weight=weight[i:i + step], init=init[i:i + step], memory=memory)
-             for i in range(0, b, step)]
+    parts = [
+        fit_batch(
+            x[i : i + step],
+            y[i : i + step],
+            c,
+            beta[i : i + step],
+            weight=weight[i : i + step],
+            init=init[i : i + step],
+            memory=memory,
+        )
+        for i in range(0, b, step)
+    ]
     return {k: np.concatenate([getattr(p, k) for p in parts]) for k in parts[0]._fields}
 
 
@@ -83,13 +93,18 @@ def _fit_chains(x, y, c, rows, beta, weight, chain, memory: int):
     return out
 
 
-def linear_metrics(features: Any, labels: Any, *, num_classes: int,
-                   valid_seeds: Sequence[int] | None = None,
-                   linear_beta_factors: Sequence[float] = (0.1, 1.0, 10.0),
-                   pt_beta_factors: Sequence[float] = PT_BETA_FACTORS,
-                   sigma0_factors: Sequence[float] = SIGMA0_FACTORS,
-                   valid_beta_factors: Sequence[float] = VALID_BETA_FACTORS,
-                   memory: int = 5) -> dict[str, Any]:
+def linear_metrics(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int,
+    valid_seeds: Sequence[int] | None = None,
+    linear_beta_factors: Sequence[float] = (0.1, 1.0, 10.0),
+    pt_beta_factors: Sequence[float] = PT_BETA_FACTORS,
+    sigma0_factors: Sequence[float] = SIGMA0_FACTORS,
+    valid_beta_factors: Sequence[float] = VALID_BETA_FACTORS,
+    memory: int = 5,
+) -> dict[str, Any]:
     """LINEAR, LINEAR-VALID, PT-Gauss and their grids for every set of a stack.
 
     Args:
@@ -114,8 +129,9 @@ def linear_metrics(features: Any, labels: Any, *, num_classes: int,
     seeds = [0] * s if valid_seeds is None else [int(v) for v in valid_seeds]
     if len(seeds) != s:
         raise ValueError(f"valid_seeds: expected {s} seeds, got {len(seeds)}")
-    full = sorted({float(f) for f in (*linear_beta_factors, *pt_beta_factors, LINEAR_BETA,
-                                       PT_FIXED[0])})
+    full = sorted(
+        {float(f) for f in (*linear_beta_factors, *pt_beta_factors, LINEAR_BETA, PT_FIXED[0])}
+    )
     vf = sorted(float(f) for f in valid_beta_factors)
     # problem rows: for each set, the full fits then (fold, β) pairs
     xs, betas, weights, folds, chain = [], [], [], [], []
@@ -131,8 +147,7 @@ def linear_metrics(features: Any, labels: Any, *, num_classes: int,
                 xs.append(i), betas.append(f * len(tr)), weights.append(w)
                 chain.append(3 * i + 1 + j)
             folds.append(va)
-    fit = _fit_chains(x, y, c, np.asarray(xs), np.asarray(betas), np.stack(weights), chain,
-                      memory)
+    fit = _fit_chains(x, y, c, np.asarray(xs), np.asarray(betas), np.stack(weights), chain, memory)
     per = len(full) + 2 * len(vf)
     p = c * (d + 1)
     out: dict[str, Any] = {"linear_grid": {}, "pactran_gaussian_grid": {}}
@@ -149,9 +164,11 @@ def linear_metrics(features: Any, labels: Any, *, num_classes: int,
     out["linear"] = rer[:, col[LINEAR_BETA]]
     j = col[PT_FIXED[0]]
     out["pactran_gaussian"] = rer[:, j] + np.array(
-        [flatness(tr_[k, j], p, PT_FIXED[0] * n, PT_FIXED[1] / d) for k in range(s)])
-    out["linear_valid"] = _valid(x, y, fit["params"].reshape(s, per, d + 1, c), folds,
-                                 len(full), len(vf))
+        [flatness(tr_[k, j], p, PT_FIXED[0] * n, PT_FIXED[1] / d) for k in range(s)]
+    )
+    out["linear_valid"] = _valid(
+        x, y, fit["params"].reshape(s, per, d + 1, c), folds, len(full), len(vf)
+    )
     out["iterations"] = int(fit["iterations"].max())
     out["converged"] = bool(fit["converged"].all())
     return out

@@ -38,7 +38,8 @@ tail) is the code's; ``fraction=1`` gives the mean over all examples.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
@@ -71,8 +72,14 @@ def etran_energy(features: Any, *, fraction: float = 0.005) -> tuple[float, int]
     return float(lse[:m].mean()), m
 
 
-def etran_classification(features: Any, labels: Any, *, num_classes: int | None = None,
-                         covariance: str = "lda", a: float = 5.0) -> tuple[float, float | None]:
+def etran_classification(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    covariance: str = "lda",
+    a: float = 5.0,
+) -> tuple[float, float | None]:
     """``S_cls`` and the shrinkage used: mean true-class probability of the
     shared-covariance Gaussian rule (module doc)."""
     x = v.features(features)
@@ -91,21 +98,35 @@ def etran_classification(features: Any, labels: Any, *, num_classes: int | None 
     return float(np.mean(np.exp(logp[np.arange(x.shape[0]), st.index]))), lam
 
 
-def etran_result(features: Any, labels: Any, *, num_classes: int | None = None,
-                 fraction: float = 0.005, covariance: str = "lda") -> ETranResult:
+def etran_result(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    fraction: float = 0.005,
+    covariance: str = "lda",
+) -> ETranResult:
     """ETran and its two scores; see the module doc."""
     en, m = etran_energy(features, fraction=fraction)
-    cls, lam = etran_classification(features, labels, num_classes=num_classes,
-                                    covariance=covariance)
+    cls, lam = etran_classification(
+        features, labels, num_classes=num_classes, covariance=covariance
+    )
     return ETranResult(en + cls, en, cls, lam, m)
 
 
-def etran(features: Any, labels: Any, *, num_classes: int | None = None,
-          fraction: float = 0.005, covariance: str = "lda") -> float:
+def etran(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    fraction: float = 0.005,
+    covariance: str = "lda",
+) -> float:
     """ETran (Gholami et al. 2023) for classification, ``S_en + S_cls``, higher is
     better (module doc)."""
-    return etran_result(features, labels, num_classes=num_classes, fraction=fraction,
-                        covariance=covariance).value
+    return etran_result(
+        features, labels, num_classes=num_classes, fraction=fraction, covariance=covariance
+    ).value
 
 
 def minmax(values: Sequence[float], name: str) -> np.ndarray:
@@ -115,12 +136,17 @@ def minmax(values: Sequence[float], name: str) -> np.ndarray:
     return np.zeros_like(a) if span == 0 else (a - a.min()) / span
 
 
-def etran_combine(energy: Sequence[float], classification: Sequence[float], *,
-                  weights: tuple[float, float] = (0.15, 0.85)) -> np.ndarray:
+def etran_combine(
+    energy: Sequence[float],
+    classification: Sequence[float],
+    *,
+    weights: tuple[float, float] = (0.15, 0.85),
+) -> np.ndarray:
     """The authors' ranking score across candidate models (``tw.py``):
     ``w_en·minmax(S_en) + w_cls·minmax(S_cls)``, one value per model."""
     e, c = minmax(energy, "energy"), minmax(classification, "classification")
     if e.shape != c.shape:
-        raise ValueError(f"classification: expected {e.shape[0]} values to match energy, "
-                         f"got {c.shape[0]}")
+        raise ValueError(
+            f"classification: expected {e.shape[0]} values to match energy, got {c.shape[0]}"
+        )
     return weights[0] * e + weights[1] * c

@@ -17,7 +17,8 @@ with ``bias=False``). Values are nats per example; lower is better.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,8 +59,7 @@ class PactranGaussianResult:
 
 def flatness(hessian_trace: float, num_params: int, beta: float, sigma0_sq: float) -> float:
     """FR term ``P σ0²/(2β) · log(1 + β·Tr/P)`` (nats)."""
-    return float(num_params * sigma0_sq / (2 * beta)
-                 * np.log1p(beta * hessian_trace / num_params))
+    return float(num_params * sigma0_sq / (2 * beta) * np.log1p(beta * hessian_trace / num_params))
 
 
 def _inputs(features: Any, labels: Any, num_classes: int | None):
@@ -73,13 +73,20 @@ def _result(f, c, fit, beta, s0, bias, tr=None) -> PactranGaussianResult:
     tr = _softmax.hessian_trace(f, fit.params, bias) if tr is None else tr
     fr = flatness(tr, p, beta, s0)
     rer = fit.loss + fit.penalty
-    return PactranGaussianResult(rer + fr, rer, fr, fit.loss, tr, p, beta, s0,
-                                 fit.iterations, fit.converged)
+    return PactranGaussianResult(
+        rer + fr, rer, fr, fit.loss, tr, p, beta, s0, fit.iterations, fit.converged
+    )
 
 
-def pactran_gaussian_result(features: Any, labels: Any, *, num_classes: int | None = None,
-                            beta_factor: float = 10.0, sigma0_factor: float = 100.0,
-                            bias: bool = True) -> PactranGaussianResult:
+def pactran_gaussian_result(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    beta_factor: float = 10.0,
+    sigma0_factor: float = 100.0,
+    bias: bool = True,
+) -> PactranGaussianResult:
     """PT-Gauss with ``β = beta_factor·N``, ``σ0² = sigma0_factor/D`` (PT-Gauss-fix: 10, 100)."""
     f, y, c = _inputs(features, labels, num_classes)
     n, d = f.shape
@@ -88,22 +95,38 @@ def pactran_gaussian_result(features: Any, labels: Any, *, num_classes: int | No
     return _result(f, c, _softmax.fit(f, y, c, beta, bias=bias), beta, s0, bias)
 
 
-def pactran_gaussian(features: Any, labels: Any, *, num_classes: int | None = None,
-                     beta_factor: float = 10.0, sigma0_factor: float = 100.0,
-                     bias: bool = True) -> float:
+def pactran_gaussian(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    beta_factor: float = 10.0,
+    sigma0_factor: float = 100.0,
+    bias: bool = True,
+) -> float:
     """PACTran-Gaussian, nats per example, lower is better (see module doc).
 
     Defaults are the paper's PT-Gauss-fix: ``β = 10N``, ``σ0² = 100/D``.
     """
-    return pactran_gaussian_result(features, labels, num_classes=num_classes,
-                                   beta_factor=beta_factor, sigma0_factor=sigma0_factor,
-                                   bias=bias).value
+    return pactran_gaussian_result(
+        features,
+        labels,
+        num_classes=num_classes,
+        beta_factor=beta_factor,
+        sigma0_factor=sigma0_factor,
+        bias=bias,
+    ).value
 
 
-def pactran_gaussian_grid(features: Any, labels: Any, *, num_classes: int | None = None,
-                          beta_factors: Sequence[float] = BETA_FACTORS,
-                          sigma0_factors: Sequence[float] = SIGMA0_FACTORS,
-                          bias: bool = True) -> dict[tuple[float, float], float]:
+def pactran_gaussian_grid(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    beta_factors: Sequence[float] = BETA_FACTORS,
+    sigma0_factors: Sequence[float] = SIGMA0_FACTORS,
+    bias: bool = True,
+) -> dict[tuple[float, float], float]:
     """PT-Gauss over the paper's grid ``β ∈ {0.1,1,10}·N``, ``σ0² ∈ {1,10,100,1000}/D``.
 
     Returns ``{(beta_factor, sigma0_factor): value}``. θ* depends on β only,
@@ -127,8 +150,9 @@ def pactran_gaussian_grid(features: Any, labels: Any, *, num_classes: int | None
     return out
 
 
-def select_by_kendall(scores: Mapping[Hashable, Mapping[Hashable, float]],
-                      reference: Mapping[Hashable, float]) -> Hashable:
+def select_by_kendall(
+    scores: Mapping[Hashable, Mapping[Hashable, float]], reference: Mapping[Hashable, float]
+) -> Hashable:
     """Grid key whose scores best agree with ``reference`` across checkpoints.
 
     ``scores[checkpoint][key]`` (e.g. from :func:`pactran_gaussian_grid`),

@@ -61,9 +61,15 @@ class GBCResult:
     dim: int
 
 
-def gbc_result(features: Any, labels: Any, *, num_classes: int | None = None,
-               gaussian: str = "spherical", n_dims: int | None = 64,
-               min_variance: float = 1e-4) -> GBCResult:
+def gbc_result(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    gaussian: str = "spherical",
+    n_dims: int | None = 64,
+    min_variance: float = 1e-4,
+) -> GBCResult:
     """GBC with its pairwise parts (on the reduced features); see the module doc."""
     x = v.features(features)
     y, _ = v.labels(labels, x.shape[0], num_classes)
@@ -83,15 +89,16 @@ def gbc_result(features: Any, labels: Any, *, num_classes: int | None = None,
     means /= counts[:, None]
     sq = np.zeros((classes.size, d))
     np.add.at(sq, idx, (x - means[idx]) ** 2)
-    var = np.maximum(sq / counts[:, None], floor)                   # (K, D)
+    var = np.maximum(sq / counts[:, None], floor)  # (K, D)
     if gaussian == "spherical":
         var = np.repeat(var.mean(axis=1, keepdims=True), d, axis=1)
-    avg = 0.5 * (var[:, None, :] + var[None, :, :])                  # (K, K, D)
+    avg = 0.5 * (var[:, None, :] + var[None, :, :])  # (K, K, D)
     diff = means[:, None, :] - means[None, :, :]
-    quad = np.sum(diff ** 2 / avg, axis=2) / 8.0
+    quad = np.sum(diff**2 / avg, axis=2) / 8.0
     logv = np.log(var)
-    log_det = 0.5 * (np.sum(np.log(avg), axis=2)
-                     - 0.5 * (logv.sum(axis=1)[:, None] + logv.sum(axis=1)[None, :]))
+    log_det = 0.5 * (
+        np.sum(np.log(avg), axis=2) - 0.5 * (logv.sum(axis=1)[:, None] + logv.sum(axis=1)[None, :])
+    )
     dist = quad + log_det
     np.fill_diagonal(dist, np.inf)
     value = -float(np.sum(np.exp(-dist)))
@@ -99,11 +106,23 @@ def gbc_result(features: Any, labels: Any, *, num_classes: int | None = None,
     return GBCResult(value, classes, quad, log_det, dist, d)
 
 
-def gbc(features: Any, labels: Any, *, num_classes: int | None = None,
-        gaussian: str = "spherical", n_dims: int | None = 64,
-        min_variance: float = 1e-4) -> float:
+def gbc(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    gaussian: str = "spherical",
+    n_dims: int | None = 64,
+    min_variance: float = 1e-4,
+) -> float:
     """GBC (Pándy et al. 2022), ``−Σ_{c≠c'} exp(−D_B(c, c'))``, ``≤ 0``, higher is
     better. ``gaussian``: ``"spherical"`` (default) or ``"diagonal"``; ``n_dims``:
     PCA size when D exceeds it (default 64), None for none (module doc)."""
-    return gbc_result(features, labels, num_classes=num_classes, gaussian=gaussian,
-                      n_dims=n_dims, min_variance=min_variance).value
+    return gbc_result(
+        features,
+        labels,
+        num_classes=num_classes,
+        gaussian=gaussian,
+        n_dims=n_dims,
+        min_variance=min_variance,
+    ).value

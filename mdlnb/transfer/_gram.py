@@ -61,7 +61,6 @@ def spectrum(f: np.ndarray) -> Spectrum:
     return Spectrum(np.clip(e[::-1], 0.0, None), None, vv[:, ::-1], d)
 
 
-
 def pca_scores(x: np.ndarray, k: int) -> np.ndarray:
     """The first ``k`` principal-component scores ``U_k S_k`` (N, k) of the
     centred ``x``: exact thin SVD, float64, one BLAS thread.

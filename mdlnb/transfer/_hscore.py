@@ -95,8 +95,9 @@ def _rcond(rcond: Any) -> float | None:
     return None if rcond is None else v.positive(rcond, "rcond")
 
 
-def hscore(features: Any, labels: Any, *, num_classes: int | None = None,
-           rcond: float | None = None) -> float:
+def hscore(
+    features: Any, labels: Any, *, num_classes: int | None = None, rcond: float | None = None
+) -> float:
     """H-score ``tr(cov(f)⁺ cov(E[f|y]))`` (PACTran Eq. 5), higher is better.
 
     Computed as ``Σ_c ‖Qᵀ 1_c‖² / n_c`` with ``Q`` an orthonormal basis of
@@ -127,18 +128,24 @@ def ledoit_wolf_shrinkage(features: Any) -> float:
 
 def _lw_alpha(f: np.ndarray, evals: np.ndarray) -> float:
     n, d = f.shape
-    s_eig = evals / n                       # non-zero eigenvalues of S
+    s_eig = evals / n  # non-zero eigenvalues of S
     mu = s_eig.sum() / d
-    s_fro2 = np.sum(s_eig ** 2)             # ‖S‖²_F
-    d2 = (s_fro2 - 2 * mu * s_eig.sum() + d * mu ** 2) / d
-    row4 = np.sum(np.sum(f ** 2, axis=1) ** 2)          # Σ_i ‖x_i‖⁴
-    b2 = (row4 / n - s_fro2) / (n * d)                  # Σ_i ‖x_i x_iᵀ - S‖² / (N² D)
+    s_fro2 = np.sum(s_eig**2)  # ‖S‖²_F
+    d2 = (s_fro2 - 2 * mu * s_eig.sum() + d * mu**2) / d
+    row4 = np.sum(np.sum(f**2, axis=1) ** 2)  # Σ_i ‖x_i‖⁴
+    b2 = (row4 / n - s_fro2) / (n * d)  # Σ_i ‖x_i x_iᵀ - S‖² / (N² D)
     b2 = min(b2, d2)
     return 0.0 if b2 <= 0 else float(b2 / d2)
 
 
-def regularized_hscore(features: Any, labels: Any, *, num_classes: int | None = None,
-                       shrinkage: float | None = None, rcond: float | None = None) -> float:
+def regularized_hscore(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    shrinkage: float | None = None,
+    rcond: float | None = None,
+) -> float:
     """Shrinkage H-score ``(1-α) tr(Σ_α⁻¹ cov(E[f|y]))`` (Ibrahim et al. 2022), higher is better.
 
     ``Σ_α = (1-α) cov(f) + α (tr cov(f)/D) I`` with Ledoit–Wolf ``α``
@@ -164,8 +171,8 @@ def regularized_hscore(features: Any, labels: Any, *, num_classes: int | None = 
     if a == 0.0:
         return float(np.sum(_class_coordinates(f, ind, rc) ** 2 / counts))
     mu = evals.sum() / (n * d)
-    if mu == 0.0:                                         # every feature constant
+    if mu == 0.0:  # every feature constant
         return 0.0
-    denom = (1 - a) * evals / n + a * mu                  # ≥ αμ > 0: eigenvalues of Σ_α on span(V)
-    proj = sp.coords(f, ind)                              # Vᵀ Fᵀ 1_c; class means lie in span(V)
-    return float((1 - a) * np.sum(proj ** 2 / (denom[:, None] * n * counts)))
+    denom = (1 - a) * evals / n + a * mu  # ≥ αμ > 0: eigenvalues of Σ_α on span(V)
+    proj = sp.coords(f, ind)  # Vᵀ Fᵀ 1_c; class means lie in span(V)
+    return float((1 - a) * np.sum(proj**2 / (denom[:, None] * n * counts)))

@@ -58,13 +58,13 @@ def class_stats(x: np.ndarray, y: np.ndarray) -> ClassStats:
     means = np.zeros((classes.size, x.shape[1]))
     np.add.at(means, idx, x)
     means /= counts[:, None]
-    r = x - means[idx]                      # S_w = RᵀR/N = Σ_k (n_k/N)(1/n_k) Σ_{i∈k} r_i r_iᵀ
+    r = x - means[idx]  # S_w = RᵀR/N = Σ_k (n_k/N)(1/n_k) Σ_{i∈k} r_i r_iᵀ
 
     # one BLAS thread: on the shared 2-core machine threaded LAPACK measured
     # up to 100x slower on these small problems (as in _hscore)
     with threadpool_limits(limits=1, user_api="blas"):
         _, sv, vt = np.linalg.svd(r, full_matrices=False)
-    return ClassStats(classes, idx, counts / x.shape[0], means, sv ** 2 / x.shape[0], vt.T)
+    return ClassStats(classes, idx, counts / x.shape[0], means, sv**2 / x.shape[0], vt.T)
 
 
 def shrunk_inverse_times(st: ClassStats, lam: float, m: np.ndarray) -> np.ndarray:
@@ -72,10 +72,12 @@ def shrunk_inverse_times(st: ClassStats, lam: float, m: np.ndarray) -> np.ndarra
     (scikit-learn's ``shrunk_covariance``), in the eigenbasis of ``S_w``."""
     c = lam * st.within_mean
     if not c > 0:
-        raise ValueError("features: the within-class covariance is zero (every example "
-                         "equals its class mean); the shrunk covariance is singular")
+        raise ValueError(
+            "features: the within-class covariance is zero (every example "
+            "equals its class mean); the shrunk covariance is singular"
+        )
     v = st.within_basis
-    coords = m @ v                                            # (K, r)
+    coords = m @ v  # (K, r)
     out = (coords / ((1.0 - lam) * st.within_evals + c)) @ v.T
     if v.shape[1] < v.shape[0]:
         # the D − r directions outside span(V), where S̃_w = c I. (When V spans

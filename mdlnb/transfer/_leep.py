@@ -51,10 +51,10 @@ def source_probs_from_head(features: Any, weight: Any, bias: Any = None) -> np.n
 def _leep_from_probs(theta: np.ndarray, y: np.ndarray, c: int) -> float:
     n = theta.shape[0]
     joint = np.zeros((c, theta.shape[1]))
-    np.add.at(joint, y, theta)            # N · p̂(y, z), Eq. 1
+    np.add.at(joint, y, theta)  # N · p̂(y, z), Eq. 1
     pz = joint.sum(axis=0)
-    cond = np.divide(joint, pz, out=np.zeros_like(joint), where=pz > 0)   # p̂(y|z)
-    eep = np.einsum("nz,nz->n", theta, cond[y])                          # Eq. 2
+    cond = np.divide(joint, pz, out=np.zeros_like(joint), where=pz > 0)  # p̂(y|z)
+    eep = np.einsum("nz,nz->n", theta, cond[y])  # Eq. 2
     return float(np.log(eep).sum() / n)
 
 
@@ -79,8 +79,12 @@ def nce(source_labels: Any, labels: Any, *, num_classes: int | None = None) -> f
     empirical joint counts; 0 for a deterministic map ``z → y``, ``-H(Y)`` when
     ``Z`` and ``Y`` are empirically independent.
     """
-    y, c = v.labels(labels, np.shape(source_labels)[0] if np.ndim(source_labels) else -1,
-                    num_classes, other="source_labels")
+    y, c = v.labels(
+        labels,
+        np.shape(source_labels)[0] if np.ndim(source_labels) else -1,
+        num_classes,
+        other="source_labels",
+    )
     z = v.hard_labels(source_labels, len(y))
     _, zi = np.unique(z, return_inverse=True)
     joint = np.zeros((c, zi.max() + 1))
@@ -90,9 +94,15 @@ def nce(source_labels: Any, labels: Any, *, num_classes: int | None = None) -> f
     return float(np.sum(joint[nz] * np.log((joint / pz)[nz])) / len(y))
 
 
-def gmm_posteriors(features: Any, n_components: int, *, variance: float = 0.8,
-                   covariance_type: str = "full", reg_covar: float = 1e-6,
-                   seed: int = 0) -> np.ndarray:
+def gmm_posteriors(
+    features: Any,
+    n_components: int,
+    *,
+    variance: float = 0.8,
+    covariance_type: str = "full",
+    reg_covar: float = 1e-6,
+    seed: int = 0,
+) -> np.ndarray:
     """N-LEEP's cluster posteriors ``p(v|s(x))`` (PACTran Eq. 3), (N, n_components).
 
     ``s(x)``: PCA (sklearn, full SVD, centred, not whitened) keeping the
@@ -109,15 +119,36 @@ def gmm_posteriors(features: Any, n_components: int, *, variance: float = 0.8,
     if isinstance(n_components, bool) or int(n_components) != n_components or n_components < 1:
         raise ValueError(f"n_components: must be a positive integer, got {n_components!r}")
     if n_components > f.shape[0]:
-        raise ValueError(f"n_components: {n_components} exceeds the number of examples {f.shape[0]}")
+        raise ValueError(
+            f"n_components: {n_components} exceeds the number of examples {f.shape[0]}"
+        )
     if covariance_type not in ("full", "tied", "diag", "spherical"):
         raise ValueError(f"covariance_type: unknown {covariance_type!r}")
+    if f.shape[0] < 2:
+        raise ValueError(
+            f"features: a Gaussian mixture needs at least 2 examples, got {f.shape[0]}"
+        )
     s = f - f.mean(axis=0)
+    # features of extreme scale (1e30, 1e-30): a power of two brings their RMS near 1 (an
+    # exact rescaling; at ordinary scales nothing changes) so the covariances neither
+    # overflow nor drown in reg_covar
+    rms = float(np.sqrt(np.mean(np.square(s / max(np.max(np.abs(s)), 1e-300)))) * np.max(np.abs(s)))
+    if rms > 0 and not 2.0**-20 <= rms <= 2.0**20:
+        s = s * 2.0 ** -round(np.log2(rms))
     if frac < 1.0 and np.any(s.std(axis=0) > 0):
         s = PCA(n_components=frac, svd_solver="full").fit_transform(s)
-    gmm = GaussianMixture(n_components=int(n_components), covariance_type=covariance_type,
-                          reg_covar=reg_covar, random_state=seed)
-    return gmm.fit(s).predict_proba(s)
+    gmm = GaussianMixture(
+        n_components=int(n_components),
+        covariance_type=covariance_type,
+        reg_covar=reg_covar,
+        random_state=seed,
+    )
+    try:
+        return gmm.fit(s).predict_proba(s)
+    except ValueError as e:  # sklearn's own words, e.g. an ill-defined covariance
+        raise ValueError(
+            f"features: the Gaussian mixture of N-LEEP could not be fitted ({e})"
+        ) from None
 
 
 COMPONENT_RULES = ("paper", "classes")
@@ -139,12 +170,14 @@ def nleep_components(rule: str | int, n: int, num_classes: int) -> int:
         elif rule == "classes":
             k = num_classes
         else:
-            raise ValueError(f"components: expected one of {COMPONENT_RULES} or an int, "
-                             f"got {rule!r}")
+            raise ValueError(
+                f"components: expected one of {COMPONENT_RULES} or an int, got {rule!r}"
+            )
         return int(min(max(k, 1), n))
     if isinstance(rule, bool) or int(rule) != rule or rule < 1:
-        raise ValueError(f"components: expected one of {COMPONENT_RULES} or a positive int, "
-                         f"got {rule!r}")
+        raise ValueError(
+            f"components: expected one of {COMPONENT_RULES} or a positive int, got {rule!r}"
+        )
     return int(rule)
 
 
@@ -159,9 +192,16 @@ class NLeepResult:
     variance: float
 
 
-def nleep_result(features: Any, labels: Any, *, num_classes: int | None = None,
-                 variance: float = 0.8, components: str | int = "paper",
-                 covariance_type: str = "full", seed: int = 0) -> NLeepResult:
+def nleep_result(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    variance: float = 0.8,
+    components: str | int = "paper",
+    covariance_type: str = "full",
+    seed: int = 0,
+) -> NLeepResult:
     """N-LEEP with the component count it used; see :func:`nleep`."""
     f = v.features(features)
     y, c = v.labels(labels, f.shape[0], num_classes)
@@ -170,9 +210,16 @@ def nleep_result(features: Any, labels: Any, *, num_classes: int | None = None,
     return NLeepResult(_leep_from_probs(theta, y, c), k, components, float(variance))
 
 
-def nleep(features: Any, labels: Any, *, num_classes: int | None = None,
-          variance: float = 0.8, components: str | int = "paper",
-          covariance_type: str = "full", seed: int = 0) -> float:
+def nleep(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    variance: float = 0.8,
+    components: str | int = "paper",
+    covariance_type: str = "full",
+    seed: int = 0,
+) -> float:
     """N-LEEP (Li et al. 2021; PACTran Sec. 2.2), nats per example, higher is better.
 
     LEEP with the GMM posteriors of :func:`gmm_posteriors` in place of source
@@ -182,6 +229,12 @@ def nleep(features: Any, labels: Any, *, num_classes: int | None = None,
     ``"classes"`` gives C as the paper's text says. With the same count and
     seed this equals the PACTran code's ``calculate_nleep`` (to 1e-7).
     """
-    return nleep_result(features, labels, num_classes=num_classes, variance=variance,
-                        components=components, covariance_type=covariance_type,
-                        seed=seed).value
+    return nleep_result(
+        features,
+        labels,
+        num_classes=num_classes,
+        variance=variance,
+        components=components,
+        covariance_type=covariance_type,
+        seed=seed,
+    ).value

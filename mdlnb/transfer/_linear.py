@@ -8,7 +8,8 @@ better transfer. ``β = beta_factor · N`` with N the training-set size.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -18,8 +19,14 @@ from mdlnb.transfer import _validate as v
 BETA_FACTORS = (0.1, 1.0, 10.0)
 
 
-def linear(features: Any, labels: Any, *, num_classes: int | None = None,
-           beta_factor: float = 1.0, bias: bool = True) -> float:
+def linear(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    beta_factor: float = 1.0,
+    bias: bool = True,
+) -> float:
     """LINEAR: ``min_θ (1/N)Σ CE + ‖θ‖²/(2β)``, ``β = beta_factor·N``; nats/example, lower is better.
 
     ``bias`` adds a regularised intercept (counted in θ). The paper picks
@@ -40,14 +47,21 @@ def two_folds(labels: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
     and each class's counts by at most 1.
     """
     rng = np.random.default_rng(seed)
-    order = np.concatenate([rng.permutation(np.flatnonzero(labels == k))
-                            for k in np.unique(labels)])
+    order = np.concatenate(
+        [rng.permutation(np.flatnonzero(labels == k)) for k in np.unique(labels)]
+    )
     return np.sort(order[0::2]), np.sort(order[1::2])
 
 
-def linear_valid_losses(features: Any, labels: Any, *, num_classes: int | None = None,
-                        beta_factors: Sequence[float] = BETA_FACTORS, bias: bool = True,
-                        seed: int = 0) -> dict[float, float]:
+def linear_valid_losses(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    beta_factors: Sequence[float] = BETA_FACTORS,
+    bias: bool = True,
+    seed: int = 0,
+) -> dict[float, float]:
     """2-fold validation cross-entropy (nats/example) for each ``beta_factor``.
 
     Each fold trains on one half (``β = beta_factor · N_train``) and is
@@ -78,13 +92,27 @@ def linear_valid_losses(features: Any, labels: Any, *, num_classes: int | None =
     return {bf: out[bf] for bf in factors}
 
 
-def linear_valid(features: Any, labels: Any, *, num_classes: int | None = None,
-                 beta_factors: Sequence[float] = BETA_FACTORS, bias: bool = True,
-                 seed: int = 0) -> float:
+def linear_valid(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    beta_factors: Sequence[float] = BETA_FACTORS,
+    bias: bool = True,
+    seed: int = 0,
+) -> float:
     """LINEAR-VALID: the lowest 2-fold validation cross-entropy over ``beta_factors``; lower is better.
 
     Folds from :func:`two_folds` (stratified, seeded); see
     :func:`linear_valid_losses`.
     """
-    return min(linear_valid_losses(features, labels, num_classes=num_classes,
-                                   beta_factors=beta_factors, bias=bias, seed=seed).values())
+    return min(
+        linear_valid_losses(
+            features,
+            labels,
+            num_classes=num_classes,
+            beta_factors=beta_factors,
+            bias=bias,
+            seed=seed,
+        ).values()
+    )

@@ -60,8 +60,15 @@ class LogMEResult:
     converged: bool
 
 
-def log_evidence(sigma: np.ndarray, z: np.ndarray, rest: np.ndarray, n: int, d: int,
-                 alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
+def log_evidence(
+    sigma: np.ndarray,
+    z: np.ndarray,
+    rest: np.ndarray,
+    n: int,
+    d: int,
+    alpha: np.ndarray,
+    beta: np.ndarray,
+) -> np.ndarray:
     """``L(α, β)`` per class (nats), from the spectrum.
 
     Args:
@@ -77,12 +84,18 @@ def log_evidence(sigma: np.ndarray, z: np.ndarray, rest: np.ndarray, n: int, d: 
     """
     a, b = alpha[:, None], beta[:, None]
     r = sigma.size
-    lam = a / b                                  # α/β; all terms in λ so β → ∞ cannot overflow
+    lam = a / b  # α/β; all terms in λ so β → ∞ cannot overflow
     den = lam + sigma
-    beta_res = a[:, 0] * np.sum(lam * z ** 2 / den ** 2, axis=1) + beta * rest  # β‖Fm − y‖²
-    alpha_mm = a[:, 0] * np.sum(sigma * z ** 2 / den ** 2, axis=1)             # α‖m‖²
-    return (-0.5 * np.sum(np.log(den), axis=1) + 0.5 * (n - r) * np.log(beta)
-            + 0.5 * r * np.log(alpha) - 0.5 * n * _LOG_2PI - 0.5 * beta_res - 0.5 * alpha_mm)
+    beta_res = a[:, 0] * np.sum(lam * z**2 / den**2, axis=1) + beta * rest  # β‖Fm − y‖²
+    alpha_mm = a[:, 0] * np.sum(sigma * z**2 / den**2, axis=1)  # α‖m‖²
+    return (
+        -0.5 * np.sum(np.log(den), axis=1)
+        + 0.5 * (n - r) * np.log(beta)
+        + 0.5 * r * np.log(alpha)
+        - 0.5 * n * _LOG_2PI
+        - 0.5 * beta_res
+        - 0.5 * alpha_mm
+    )
 
 
 # Fixed-point starts (α, β): the reference method's (1, 1), plus a strong
@@ -95,8 +108,17 @@ def log_evidence(sigma: np.ndarray, z: np.ndarray, rest: np.ndarray, n: int, d: 
 STARTS = ((1.0, 1.0), (1e4, 1.0), (1.0, 1e4))
 
 
-def fixed_point(sigma: np.ndarray, z: np.ndarray, rest: np.ndarray, n: int, d: int,
-                alpha: np.ndarray, beta: np.ndarray, tol: float, max_iter: int):
+def fixed_point(
+    sigma: np.ndarray,
+    z: np.ndarray,
+    rest: np.ndarray,
+    n: int,
+    d: int,
+    alpha: np.ndarray,
+    beta: np.ndarray,
+    tol: float,
+    max_iter: int,
+):
     """MacKay's fixed point from ``(alpha, beta)`` for every row of ``z``;
     returns ``(evidence, alpha, beta, iterations, converged)``."""
     ev = log_evidence(sigma, z, rest, n, d, alpha, beta)
@@ -109,9 +131,9 @@ def fixed_point(sigma: np.ndarray, z: np.ndarray, rest: np.ndarray, n: int, d: i
         lam = (alpha / beta)[:, None]
         den = lam + sigma
         gamma = np.sum(sigma / den, axis=1)
-        n_minus_gamma = (n - sigma.size) + np.sum(lam / den, axis=1)   # N − γ, term by term
-        mm = np.sum(sigma * z ** 2 / den ** 2, axis=1)                  # ‖m‖²
-        res = np.sum((lam * z / den) ** 2, axis=1) + rest               # ‖Fm − y‖²
+        n_minus_gamma = (n - sigma.size) + np.sum(lam / den, axis=1)  # N − γ, term by term
+        mm = np.sum(sigma * z**2 / den**2, axis=1)  # ‖m‖²
+        res = np.sum((lam * z / den) ** 2, axis=1) + rest  # ‖Fm − y‖²
         alpha = gamma / np.maximum(mm, 1e-300)
         beta = np.minimum(n_minus_gamma / np.maximum(res, 1e-300), 1e300)
         new_ev = log_evidence(sigma, z, rest, n, d, alpha, beta)
@@ -123,15 +145,21 @@ def fixed_point(sigma: np.ndarray, z: np.ndarray, rest: np.ndarray, n: int, d: i
     return ev, alpha, beta, it, converged
 
 
-def logme_result(features: Any, labels: Any, *, num_classes: int | None = None,
-                 tol: float = 1e-10, max_iter: int = 10_000) -> LogMEResult:
+def logme_result(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    tol: float = 1e-10,
+    max_iter: int = 10_000,
+) -> LogMEResult:
     """LogME with the fixed point iterated until every ``|ΔL_k|/N < tol`` nats; see module doc."""
     f = v.features(features)
     y, c = v.labels(labels, f.shape[0], num_classes)
     tol = v.positive(tol, "tol")
     n = f.shape[0]
     counts = np.bincount(y, minlength=c)
-    seen = np.flatnonzero(counts)                      # classes with an example
+    seen = np.flatnonzero(counts)  # classes with an example
     onehot = np.zeros((n, seen.size))
     onehot[np.arange(n), np.searchsorted(seen, y)] = 1.0
     ev, al, be, it, converged = _column_evidence(f, onehot, tol, max_iter)
@@ -142,8 +170,9 @@ def logme_result(features: Any, labels: Any, *, num_classes: int | None = None,
     return LogMEResult(float(np.mean(evidence[seen]) / n), evidence, alphas, betas, it, converged)
 
 
-def logme_regression_result(features: Any, targets: Any, *, tol: float = 1e-10,
-                            max_iter: int = 10_000) -> LogMEResult:
+def logme_regression_result(
+    features: Any, targets: Any, *, tol: float = 1e-10, max_iter: int = 10_000
+) -> LogMEResult:
     """LogME of real targets (You et al. 2021, the regression mode): the same evidence
     ``L(α, β)``, maximised per target column ``y_p`` of ``targets`` (N,) or (N, P),
     taken as given (no centring, no bias, like the features: append a constant
@@ -162,8 +191,9 @@ def logme_regression_result(features: Any, targets: Any, *, tol: float = 1e-10,
     return LogMEResult(float(np.mean(ev) / f.shape[0]), ev, al, be, it, converged)
 
 
-def logme_regression(features: Any, targets: Any, *, tol: float = 1e-10,
-                     max_iter: int = 10_000) -> float:
+def logme_regression(
+    features: Any, targets: Any, *, tol: float = 1e-10, max_iter: int = 10_000
+) -> float:
     """LogME of real targets, nats per example, higher is better
     (:func:`logme_regression_result`)."""
     return logme_regression_result(features, targets, tol=tol, max_iter=max_iter).value
@@ -174,16 +204,16 @@ def _column_evidence(f: np.ndarray, cols: np.ndarray, tol: float, max_iter: int)
     ``(evidence, alpha, beta, iterations, converged)``, each (C,) but the last two
     (see the module docstring for the exact and orthogonal limits)."""
     n, d = f.shape
-    counts = np.sum(cols * cols, axis=0)               # ‖y_k‖² (the class count when one-hot)
+    counts = np.sum(cols * cols, axis=0)  # ‖y_k‖² (the class count when one-hot)
     seen = np.arange(cols.shape[1])
     onehot = cols
     sp = _gram.spectrum(f)
     sigma = sp.evals
-    z = sp.left_coords(f, onehot).T                    # (C, r)
-    if sp.left is not None:                            # U spans R^N: nothing outside
+    z = sp.left_coords(f, onehot).T  # (C, r)
+    if sp.left is not None:  # U spans R^N: nothing outside
         rest = np.zeros(seen.size)
     else:
-        rest = np.maximum(counts - np.sum(z ** 2, axis=1), 0.0)
+        rest = np.maximum(counts - np.sum(z**2, axis=1), 0.0)
     # A class fit exactly by rank(F) < N features has unbounded evidence (β → ∞:
     # the residual stays 0 while det(FFᵀ/α + I/β) → 0 along the N − rank
     # directions F misses): +inf, without the fixed point. "Exactly": the part
@@ -208,23 +238,32 @@ def _column_evidence(f: np.ndarray, cols: np.ndarray, tol: float, max_iter: int)
     s_count = len(starts)
     a0 = np.repeat([a for a, _ in starts], c_fit)
     b0 = np.repeat([b for _, b in starts], c_fit)
-    ev, alpha, beta, it, converged = fixed_point(sigma, np.tile(z, (s_count, 1)),
-                                                 np.tile(rest, s_count), n, d, a0, b0,
-                                                 tol, max_iter)
-    best = np.nanargmax(np.where(np.isfinite(ev), ev, -np.inf).reshape(s_count, c_fit), axis=0) \
-        if c_fit else np.zeros(0, np.int64)
+    ev, alpha, beta, it, converged = fixed_point(
+        sigma, np.tile(z, (s_count, 1)), np.tile(rest, s_count), n, d, a0, b0, tol, max_iter
+    )
+    best = (
+        np.nanargmax(np.where(np.isfinite(ev), ev, -np.inf).reshape(s_count, c_fit), axis=0)
+        if c_fit
+        else np.zeros(0, np.int64)
+    )
     pick = best * c_fit + np.arange(c_fit)
     evidence, alphas, betas = (np.full(seen.size, np.nan) for _ in range(3))
     evidence[fit], alphas[fit], betas[fit] = ev[pick], alpha[pick], beta[pick]
     evidence[seen[exact]] = betas[seen[exact]] = np.inf
     b = n / counts[seen[orth]]
-    evidence[seen[orth]] = 0.5 * n * (np.log(b) - 1.0 - _LOG_2PI)   # β‖y_k‖² = N
+    evidence[seen[orth]] = 0.5 * n * (np.log(b) - 1.0 - _LOG_2PI)  # β‖y_k‖² = N
     alphas[seen[orth]], betas[seen[orth]] = np.inf, b
     return evidence, alphas, betas, it, converged
 
 
-def logme(features: Any, labels: Any, *, num_classes: int | None = None,
-          tol: float = 1e-10, max_iter: int = 10_000) -> float:
+def logme(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    tol: float = 1e-10,
+    max_iter: int = 10_000,
+) -> float:
     """LogME, nats per example (mean of ``L_k/N`` over the classes that have an
     example), higher is better.
 
@@ -234,5 +273,4 @@ def logme(features: Any, labels: Any, *, num_classes: int | None = None,
     moves by more than ``tol`` nats per example, at most ``max_iter``
     iterations. See :func:`logme_result`.
     """
-    return logme_result(features, labels, num_classes=num_classes, tol=tol,
-                        max_iter=max_iter).value
+    return logme_result(features, labels, num_classes=num_classes, tol=tol, max_iter=max_iter).value

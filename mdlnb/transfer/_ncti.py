@@ -39,7 +39,8 @@ definitions follow the authors' code, which is what produced their tables.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -64,10 +65,16 @@ class NCTIResult:
     n_components: int
 
 
-def ncti_result(features: Any, labels: Any, *, num_classes: int | None = None,
-                n_components: int = 64, top: int = 32) -> NCTIResult:
+def ncti_result(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    n_components: int = 64,
+    top: int = 32,
+) -> NCTIResult:
     """NCTI's three proxies; see the module doc."""
-    with threadpool_limits(limits=1, user_api="blas"):   # see _hscore._thin_svd
+    with threadpool_limits(limits=1, user_api="blas"):  # see _hscore._thin_svd
         return _ncti_result(features, labels, num_classes, n_components, top)
 
 
@@ -89,7 +96,7 @@ def _ncti_result(features, labels, num_classes, n_components, top) -> NCTIResult
         raise ValueError("features: every feature is constant")
     p = min(int(n_components), rank)
     xh = u[:, :p] * s[:p]
-    explained = s ** 2 / (n - 1)
+    explained = s**2 / (n - 1)
     lam = max(float(np.exp(-explained[:top].sum())), 1e-10)
     if lam == 1e-10:
         clf, shrink = LinearDiscriminantAnalysis(solver="svd"), None
@@ -100,8 +107,7 @@ def _ncti_result(features, labels, num_classes, n_components, top) -> NCTIResult
     seli = float(np.linalg.norm(h, ord="nuc"))
     post = clf.predict_proba(xh)
     ncc = float(np.mean(post[np.arange(n), yi]))
-    vc = float(np.log(sum(np.linalg.norm(post[yi == k], ord="nuc")
-                          for k in range(classes.size))))
+    vc = float(np.log(sum(np.linalg.norm(post[yi == k], ord="nuc") for k in range(classes.size))))
     return NCTIResult(seli + ncc - vc, seli, ncc, vc, shrink, p)
 
 

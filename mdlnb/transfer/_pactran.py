@@ -70,7 +70,7 @@ class PactranResult:
     tol: float
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _solver(kind: str):
     _xla_cache.ensure()  # compiled programs are cached on disk
     import jax
@@ -78,7 +78,7 @@ def _solver(kind: str):
     from jax.scipy.special import digamma, gammaln
 
     def counts(q, onehot):
-        return onehot.T @ q                                          # (C, Z)
+        return onehot.T @ q  # (C, Z)
 
     def kl_term(lq, m_pos, log_m):
         return jnp.sum(jnp.where(m_pos, jnp.exp(lq) * (lq - log_m), 0.0))
@@ -91,15 +91,14 @@ def _solver(kind: str):
             b = jnp.sum(log_c(post)) - post.shape[1] * log_c(prior[:, None])[0]
         else:
             lam = m @ post.sum(0)
-            b = (jnp.sum(gammaln(prior)[:, None] - gammaln(post))
-                 + jnp.sum(jnp.log(lam)))
+            b = jnp.sum(gammaln(prior)[:, None] - gammaln(post)) + jnp.sum(jnp.log(lam))
         return b + kl_term(lq, m_pos, log_m), post
 
     def update(post, log_m, onehot):
         e = digamma(post)
         if kind == "dirichlet":
             e = e - digamma(post.sum(0))
-        return jax.nn.log_softmax(log_m + onehot @ e, axis=1)      # e[y_i] as a matmul
+        return jax.nn.log_softmax(log_m + onehot @ e, axis=1)  # e[y_i] as a matmul
 
     @functools.partial(jax.jit, static_argnames=("max_iter",))
     def solve(m, y, prior, tol, max_iter):
@@ -122,14 +121,22 @@ def _solver(kind: str):
             return k + 1, npost, nb, jnp.abs(b - nb) / n, hist.at[k + 1].set(nb / n)
 
         k, _, b, delta, hist = jax.lax.while_loop(
-            cond, body, (0, post0, b0, jnp.asarray(jnp.inf, m.dtype), hist))
+            cond, body, (0, post0, b0, jnp.asarray(jnp.inf, m.dtype), hist)
+        )
         return b / n, k, delta, hist
 
     return solve
 
 
-def _run(kind: str, source_probs: Any, labels: Any, num_classes: int | None,
-         prior: Any, tol: float, max_iter: int) -> PactranResult:
+def _run(
+    kind: str,
+    source_probs: Any,
+    labels: Any,
+    num_classes: int | None,
+    prior: Any,
+    tol: float,
+    max_iter: int,
+) -> PactranResult:
     m = v.probabilities(source_probs, normalized=(kind == "dirichlet"))
     y, c = v.labels(labels, m.shape[0], num_classes, other="source_probs")
     tol = v.positive(tol, "tol")
@@ -137,32 +144,49 @@ def _run(kind: str, source_probs: Any, labels: Any, num_classes: int | None,
         raise ValueError(f"max_iter: must be a positive integer, got {max_iter!r}")
     if prior is None:
         a = np.bincount(y, minlength=c) / len(y)
-        a = np.where(a > 0, a, 1.0 / len(y))          # classes absent from y: 1/N
+        a = np.where(a > 0, a, 1.0 / len(y))  # classes absent from y: 1/N
     else:
         a = np.asarray(prior, np.float64)
         if a.shape != (c,) or not np.all(np.isfinite(a)) or np.any(a <= 0):
             raise ValueError(f"prior: expected {c} positive finite values, got {a!r}")
     if kind == "gamma":
-        m = m / m.max(axis=1, keepdims=True)          # row scale cancels (Eq. 11)
+        m = m / m.max(axis=1, keepdims=True)  # row scale cancels (Eq. 11)
     import jax
 
-    with jax.enable_x64(True):                       # float64 for this call only
+    with jax.enable_x64(True):  # float64 for this call only
         value, k, delta, hist = _solver(kind)(
-            np.asarray(m, np.float64), y.astype(np.int32), np.asarray(a, np.float64),
-            np.float64(tol), max_iter=int(max_iter))
+            np.asarray(m, np.float64),
+            y.astype(np.int32),
+            np.asarray(a, np.float64),
+            np.float64(tol),
+            max_iter=int(max_iter),
+        )
         value, k, delta, hist = float(value), int(k), float(delta), np.asarray(hist)
-    return PactranResult(value, k, bool(delta <= tol), delta, hist[:k + 1].copy(), tol)
+    return PactranResult(value, k, bool(delta <= tol), delta, hist[: k + 1].copy(), tol)
 
 
-def pactran_dirichlet_result(source_probs: Any, labels: Any, *, num_classes: int | None = None,
-                             prior: Any = None, tol: float = 1e-12,
-                             max_iter: int = 100_000) -> PactranResult:
+def pactran_dirichlet_result(
+    source_probs: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    prior: Any = None,
+    tol: float = 1e-12,
+    max_iter: int = 100_000,
+) -> PactranResult:
     """PACTran-Dirichlet with its iteration trace; see :func:`pactran_dirichlet`."""
     return _run("dirichlet", source_probs, labels, num_classes, prior, tol, max_iter)
 
 
-def pactran_dirichlet(source_probs: Any, labels: Any, *, num_classes: int | None = None,
-                      prior: Any = None, tol: float = 1e-12, max_iter: int = 100_000) -> float:
+def pactran_dirichlet(
+    source_probs: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    prior: Any = None,
+    tol: float = 1e-12,
+    max_iter: int = 100_000,
+) -> float:
     """PACTran-Dirichlet (Eq. 10) / N, nats per example, lower is better.
 
     ``source_probs`` (N, Z) rows summing to 1 (source-classifier
@@ -175,15 +199,28 @@ def pactran_dirichlet(source_probs: Any, labels: Any, *, num_classes: int | None
     return _run("dirichlet", source_probs, labels, num_classes, prior, tol, max_iter).value
 
 
-def pactran_gamma_result(source_probs: Any, labels: Any, *, num_classes: int | None = None,
-                         prior: Any = None, tol: float = 1e-12,
-                         max_iter: int = 100_000) -> PactranResult:
+def pactran_gamma_result(
+    source_probs: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    prior: Any = None,
+    tol: float = 1e-12,
+    max_iter: int = 100_000,
+) -> PactranResult:
     """PACTran-Gamma with its iteration trace; see :func:`pactran_gamma`."""
     return _run("gamma", source_probs, labels, num_classes, prior, tol, max_iter)
 
 
-def pactran_gamma(source_probs: Any, labels: Any, *, num_classes: int | None = None,
-                  prior: Any = None, tol: float = 1e-12, max_iter: int = 100_000) -> float:
+def pactran_gamma(
+    source_probs: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    prior: Any = None,
+    tol: float = 1e-12,
+    max_iter: int = 100_000,
+) -> float:
     """PACTran-Gamma (Eq. 12) / N, nats per example, lower is better.
 
     ``source_probs`` (N, Z) non-negative (need not be normalised); prior

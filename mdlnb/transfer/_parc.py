@@ -53,8 +53,10 @@ def _row_corr(x: np.ndarray, name: str) -> np.ndarray:
     xc = x - x.mean(axis=1, keepdims=True)
     norm = np.sqrt(np.einsum("ij,ij->i", xc, xc))
     if np.any(norm == 0):
-        raise ValueError(f"{name}: example {int(np.argmin(norm))} has no variation across "
-                         "its entries after standardisation; its correlation is undefined")
+        raise ValueError(
+            f"{name}: example {int(np.argmin(norm))} has no variation across "
+            "its entries after standardisation; its correlation is undefined"
+        )
     xc = xc / norm[:, None]
     return xc @ xc.T
 
@@ -65,8 +67,9 @@ def _pearson(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b / np.sqrt((a @ a) * (b @ b)))
 
 
-def parc(features: Any, labels: Any, *, num_classes: int | None = None,
-         n_dims: int | None = 32) -> float:
+def parc(
+    features: Any, labels: Any, *, num_classes: int | None = None, n_dims: int | None = 32
+) -> float:
     """PARC (Bolya et al. 2021), Spearman correlation of the feature and label
     dissimilarity matrices, in ``[−1, 1]``, higher is better (module doc).
 
@@ -90,6 +93,8 @@ def parc(features: Any, labels: Any, *, num_classes: int | None = None,
     iu = np.triu_indices(n, 1)
     fa, fb = rf[iu], ry[iu]
     if np.ptp(fb) == 0:
-        raise ValueError("labels: every pair is in the same class (or every pair in different "
-                         "classes): the label dissimilarities are constant")
+        raise ValueError(
+            "labels: every pair is in the same class (or every pair in different "
+            "classes): the label dissimilarities are constant"
+        )
     return _pearson(rankdata(fa), rankdata(fb))

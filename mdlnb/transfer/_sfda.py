@@ -75,18 +75,28 @@ def _sigma_max(st: _lda.ClassStats, power_iterations: int | None) -> float:
     return power_eigenvalue(st.within(), power_iterations)
 
 
-def sfda_result(features: Any, labels: Any, *, num_classes: int | None = None,
-                a: float = 5.0, power_iterations: int | None = None) -> SFDAResult:
+def sfda_result(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    a: float = 5.0,
+    power_iterations: int | None = None,
+) -> SFDAResult:
     """SFDA and its parts; see the module doc. ``a``: the strength constant of
     ``λ = exp(−a σ_max)``; ``power_iterations``: None = exact ``σ_max``,
     3 = the authors' code."""
     x = v.features(features)
     y, _ = v.labels(labels, x.shape[0], num_classes)
     a = v.positive(a, "a")
-    if power_iterations is not None and (isinstance(power_iterations, bool)
-                                         or int(power_iterations) != power_iterations
-                                         or power_iterations < 1):
-        raise ValueError(f"power_iterations: must be None or a positive int, got {power_iterations!r}")
+    if power_iterations is not None and (
+        isinstance(power_iterations, bool)
+        or int(power_iterations) != power_iterations
+        or power_iterations < 1
+    ):
+        raise ValueError(
+            f"power_iterations: must be None or a positive int, got {power_iterations!r}"
+        )
     st = _lda.class_stats(x, y)
     _lda.require_two_classes(st)
     smax = _sigma_max(st, power_iterations)
@@ -95,17 +105,24 @@ def sfda_result(features: Any, labels: Any, *, num_classes: int | None = None,
     rows = np.arange(n)
     logp = _lda.shrunk_log_posteriors(x, st, lam)
     first = float(np.mean(np.exp(logp[rows, st.index])))
-    q = softmax(np.exp(logp), axis=1)[rows, st.index][:, None]        # softened confidence
-    others = (st.means.sum(axis=0) - st.means) / (k - 1)              # μ̄_{−k}
+    q = softmax(np.exp(logp), axis=1)[rows, st.index][:, None]  # softened confidence
+    others = (st.means.sum(axis=0) - st.means) / (k - 1)  # μ̄_{−k}
     x2 = q * x + (1.0 - q) * others[st.index]
     st2 = _lda.class_stats(x2, y)
     logp2 = _lda.shrunk_log_posteriors(x2, st2, lam)
     return SFDAResult(float(np.mean(np.exp(logp2[rows, st2.index]))), lam, smax, first)
 
 
-def sfda(features: Any, labels: Any, *, num_classes: int | None = None, a: float = 5.0,
-         power_iterations: int | None = None) -> float:
+def sfda(
+    features: Any,
+    labels: Any,
+    *,
+    num_classes: int | None = None,
+    a: float = 5.0,
+    power_iterations: int | None = None,
+) -> float:
     """SFDA (Shao et al. 2022), mean true-class probability in the
     self-challenged Fisher space, in ``[0, 1]``, higher is better (module doc)."""
-    return sfda_result(features, labels, num_classes=num_classes, a=a,
-                       power_iterations=power_iterations).value
+    return sfda_result(
+        features, labels, num_classes=num_classes, a=a, power_iterations=power_iterations
+    ).value

@@ -62,9 +62,19 @@ def mean_ce(x: np.ndarray, y: np.ndarray, params: np.ndarray, bias: bool) -> flo
     return float(-np.mean(lp[np.arange(len(y)), y]))
 
 
-def fit(x: np.ndarray, y: np.ndarray, c: int, beta: float, *, bias: bool = True,
-        init: np.ndarray | None = None, weight: np.ndarray | None = None,
-        gtol: float = 1e-8, max_iter: int = 5000, memory: int = 20) -> SoftmaxFit:
+def fit(
+    x: np.ndarray,
+    y: np.ndarray,
+    c: int,
+    beta: float,
+    *,
+    bias: bool = True,
+    init: np.ndarray | None = None,
+    weight: np.ndarray | None = None,
+    gtol: float = 1e-8,
+    max_iter: int = 5000,
+    memory: int = 20,
+) -> SoftmaxFit:
     """Minimise ``J`` over ``params`` for features ``x`` (N, D), labels ``y`` in [0, c).
 
     scipy L-BFGS-B (``memory`` pairs) from ``init`` (zeros by default),
@@ -97,8 +107,13 @@ def fit(x: np.ndarray, y: np.ndarray, c: int, beta: float, *, bias: bool = True,
 
     w0 = np.zeros(dp * c) if init is None else np.asarray(init, np.float64).ravel()
     with threadpool_limits(limits=1, user_api="blas"):
-        res = minimize(fun, w0, jac=True, method="L-BFGS-B",
-                       options=dict(maxiter=max_iter, gtol=gtol, ftol=1e-14, maxcor=memory))
+        res = minimize(
+            fun,
+            w0,
+            jac=True,
+            method="L-BFGS-B",
+            options=dict(maxiter=max_iter, gtol=gtol, ftol=1e-14, maxcor=memory),
+        )
     w = res.x.reshape(dp, c)
     lp = log_softmax(logits(x.astype(np.float64, copy=False), w, bias), axis=1)
     loss = float(-np.sum(lp * target))

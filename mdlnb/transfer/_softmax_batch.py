@@ -139,14 +139,13 @@ def _step(c: _Carry, x, target, beta, steps, memory: int) -> _Carry:
     bsz, w = x.shape[0], target.sum(-1)
     p = _direction(c.g, c.S, c.Y, c.rho, c.gamma, c.it, memory)
     gp = (c.g * p).sum((1, 2))
-    p = jnp.where((gp < 0)[:, None, None], p, -c.g)              # not a descent direction
+    p = jnp.where((gp < 0)[:, None, None], p, -c.g)  # not a descent direction
     gp = (c.g * p).sum((1, 2))
     zp = jnp.einsum("bnd,bdc->bnc", x, p)
-    tp, pp, sq = (c.theta * p).sum((1, 2)), (p * p).sum((1, 2)), (c.theta ** 2).sum((1, 2))
-    zs = c.z[:, None] + steps[None, :, None, None] * zp[:, None]       # (B, L, N, C)
+    tp, pp, sq = (c.theta * p).sum((1, 2)), (p * p).sum((1, 2)), (c.theta**2).sum((1, 2))
+    zs = c.z[:, None] + steps[None, :, None, None] * zp[:, None]  # (B, L, N, C)
     ce = (w[:, None] * jax.nn.logsumexp(zs, axis=-1)).sum(-1) - (zs * target[:, None]).sum((2, 3))
-    fs = ce + 0.5 * (sq[:, None] + 2 * steps * tp[:, None] + steps ** 2 * pp[:, None]) \
-        / beta[:, None]
+    fs = ce + 0.5 * (sq[:, None] + 2 * steps * tp[:, None] + steps**2 * pp[:, None]) / beta[:, None]
     best = jnp.argmin(fs, axis=1)
     a = steps[best]
     armijo = jnp.take_along_axis(fs, best[:, None], 1)[:, 0] <= c.f + 1e-4 * a * gp
@@ -158,15 +157,22 @@ def _step(c: _Carry, x, target, beta, steps, memory: int) -> _Carry:
     good = moved & (sy > 1e-12 * jnp.sqrt(yy) * jnp.sqrt((s * s).sum((1, 2))))
     k = c.it % memory
     sel = lambda new, old: jnp.where(  # noqa: E731
-        moved.reshape((bsz,) + (1,) * (new.ndim - 1)), new, old)
+        moved.reshape((bsz,) + (1,) * (new.ndim - 1)), new, old
+    )
     g = sel(g_n, c.g)
-    return _Carry(sel(theta_n, c.theta), sel(f_n, c.f), g, sel(z_n, c.z),
-                  c.S.at[:, k].set(jnp.where(good[:, None, None], s, 0.0)),
-                  c.Y.at[:, k].set(jnp.where(good[:, None, None], y, 0.0)),
-                  c.rho.at[:, k].set(jnp.where(good, 1.0 / jnp.where(good, sy, 1.0), 0.0)),
-                  jnp.where(good, sy / jnp.where(good, yy, 1.0), c.gamma),
-                  c.done | ~armijo,
-                  c.its + (~c.done).astype(jnp.int32), c.it + 1)
+    return _Carry(
+        sel(theta_n, c.theta),
+        sel(f_n, c.f),
+        g,
+        sel(z_n, c.z),
+        c.S.at[:, k].set(jnp.where(good[:, None, None], s, 0.0)),
+        c.Y.at[:, k].set(jnp.where(good[:, None, None], y, 0.0)),
+        c.rho.at[:, k].set(jnp.where(good, 1.0 / jnp.where(good, sy, 1.0), 0.0)),
+        jnp.where(good, sy / jnp.where(good, yy, 1.0), c.gamma),
+        c.done | ~armijo,
+        c.its + (~c.done).astype(jnp.int32),
+        c.it + 1,
+    )
 
 
 @functools.lru_cache(maxsize=16)
@@ -185,15 +191,26 @@ def _programs(memory: int):
         bsz = x.shape[0]
         f0, g0, z0 = _value_grad(theta0, x, target, beta)
         zeros = jnp.zeros((bsz, memory) + theta0.shape[1:], theta0.dtype)
-        return _Carry(theta0, f0, g0, z0, zeros, zeros, jnp.zeros((bsz, memory), theta0.dtype),
-                      jnp.ones(bsz, theta0.dtype), jnp.max(jnp.abs(g0), (1, 2)) <= gtol,
-                      jnp.zeros(bsz, jnp.int32), jnp.int32(0))
+        return _Carry(
+            theta0,
+            f0,
+            g0,
+            z0,
+            zeros,
+            zeros,
+            jnp.zeros((bsz, memory), theta0.dtype),
+            jnp.ones(bsz, theta0.dtype),
+            jnp.max(jnp.abs(g0), (1, 2)) <= gtol,
+            jnp.zeros(bsz, jnp.int32),
+            jnp.int32(0),
+        )
 
     @jax.jit
     def segment(carry, x, target, beta, gtol, stop):
         def body(c):
             c = _step(c, x, target, beta, steps, memory)
             return c._replace(done=c.done | (jnp.max(jnp.abs(c.g), (1, 2)) <= gtol))
+
         return jax.lax.while_loop(lambda c: jnp.any(~c.done) & (c.it < stop), body, carry)
 
     return init, segment
@@ -222,19 +239,29 @@ def _solve(x, target, beta, theta0, gtol: float, max_iter: int, memory: int):
         its_out[active[finished]] = its[finished]
         if finished.all():
             return theta_out, its_out
-        if (~done).sum() * 4 <= len(done):                      # compact the stack
+        if (~done).sum() * 4 <= len(done):  # compact the stack
             keep = np.flatnonzero(~done)
             size = 1 << int(np.ceil(np.log2(len(keep))))
             pick = np.concatenate([keep, np.full(size - len(keep), keep[0])])
             carry = _Carry(*[a if np.ndim(a) == 0 else a[pick] for a in carry])
-            carry = carry._replace(done=carry.done.at[len(keep):].set(True))
+            carry = carry._replace(done=carry.done.at[len(keep) :].set(True))
             data = tuple(a[pick] for a in data)
             active = active[keep]
 
 
-def fit_batch(x: Any, y: Any, num_classes: int, beta: Any, *, weight: Any = None,
-              bias: bool = True, init: Any = None, gtol: float = 1e-8, max_iter: int = 5000,
-              memory: int = 10) -> BatchFit:
+def fit_batch(
+    x: Any,
+    y: Any,
+    num_classes: int,
+    beta: Any,
+    *,
+    weight: Any = None,
+    bias: bool = True,
+    init: Any = None,
+    gtol: float = 1e-8,
+    max_iter: int = 5000,
+    memory: int = 10,
+) -> BatchFit:
     """Minimise ``J_b`` for every problem of a stack (module docstring).
 
     Args:
@@ -269,8 +296,10 @@ def fit_batch(x: Any, y: Any, num_classes: int, beta: Any, *, weight: Any = None
         raise ValueError(f"beta: must be finite and > 0, got {beta}")
     w = np.full((b, n), 1.0 / n) if weight is None else np.asarray(weight, np.float64)
     if w.shape != (b, n) or np.any(w < 0) or np.any(w.sum(1) <= 0) or not np.all(np.isfinite(w)):
-        raise ValueError(f"weight: expected (B, N) = {(b, n)} non-negative rows with positive "
-                         f"sums, got shape {w.shape}")
+        raise ValueError(
+            f"weight: expected (B, N) = {(b, n)} non-negative rows with positive "
+            f"sums, got shape {w.shape}"
+        )
     w = w / w.sum(1, keepdims=True)
     target = np.zeros((b, n, c))
     np.put_along_axis(target, y[..., None], w[..., None], axis=2)
@@ -280,11 +309,25 @@ def fit_batch(x: Any, y: Any, num_classes: int, beta: Any, *, weight: Any = None
         raise ValueError(f"init: expected shape {(b, dp, c)}, got {theta0.shape}")
     with jax.enable_x64(True):
         xa = _augment(jnp.asarray(x), bias)
-        theta, it = _solve(xa, jnp.asarray(target), jnp.asarray(beta), jnp.asarray(theta0),
-                           jnp.float64(gtol), int(max_iter), int(memory))
+        theta, it = _solve(
+            xa,
+            jnp.asarray(target),
+            jnp.asarray(beta),
+            jnp.asarray(theta0),
+            jnp.float64(gtol),
+            int(max_iter),
+            int(memory),
+        )
         loss, penalty, tr, gmax = _summaries(xa, jnp.asarray(target), jnp.asarray(beta), theta)
-        out = BatchFit(np.asarray(theta), np.asarray(loss), np.asarray(penalty), np.asarray(tr),
-                       np.asarray(gmax), np.asarray(it), np.asarray(gmax) <= gtol)
+        out = BatchFit(
+            np.asarray(theta),
+            np.asarray(loss),
+            np.asarray(penalty),
+            np.asarray(tr),
+            np.asarray(gmax),
+            np.asarray(it),
+            np.asarray(gmax) <= gtol,
+        )
     return out
 
 

@@ -40,13 +40,14 @@ def coding_rate(z: np.ndarray, eps: float) -> float:
         return 0.0
 
     g = z.T @ z if z.shape[1] <= n else z @ z.T
-    with threadpool_limits(limits=1, user_api="blas"):   # see _hscore._thin_svd
+    with threadpool_limits(limits=1, user_api="blas"):  # see _hscore._thin_svd
         ev = np.clip(np.linalg.eigvalsh(g), 0.0, None)
     return float(0.5 * np.sum(np.log1p(ev / (n * eps))))
 
 
-def transrate(features: Any, labels: Any, *, num_classes: int | None = None,
-              eps: float = 1e-4) -> float:
+def transrate(
+    features: Any, labels: Any, *, num_classes: int | None = None, eps: float = 1e-4
+) -> float:
     """TransRate (Huang et al. 2022), ``R(Z, ε) − (1/K) Σ_k R(Z_k, ε)`` in nats,
     higher is better (module doc). K is ``num_classes`` (default
     ``max(labels) + 1``)."""

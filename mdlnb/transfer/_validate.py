@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import (as_array, check_labels, check_matrix, check_positive,
-                           check_same_length)
+from mdlnb._checks import as_array, check_labels, check_matrix, check_positive, check_same_length
 
 
 def features(x: Any, name: str = "features", *, keep_float32: bool = False) -> np.ndarray:
@@ -22,8 +21,9 @@ def features(x: Any, name: str = "features", *, keep_float32: bool = False) -> n
     return a.astype(np.float64)
 
 
-def labels(y: Any, n: int, num_classes: int | None, name: str = "labels",
-           other: str = "features") -> tuple[np.ndarray, int]:
+def labels(
+    y: Any, n: int, num_classes: int | None, name: str = "labels", other: str = "features"
+) -> tuple[np.ndarray, int]:
     """Integer labels of length ``n`` in ``[0, C)``; returns ``(labels, C)``.
 
     ``C`` defaults to ``max(labels) + 1``.
@@ -39,8 +39,9 @@ def labels(y: Any, n: int, num_classes: int | None, name: str = "labels",
     return yy.astype(np.int64), c
 
 
-def probabilities(p: Any, name: str = "source_probs", *, normalized: bool = True,
-                  atol: float = 1e-4) -> np.ndarray:
+def probabilities(
+    p: Any, name: str = "source_probs", *, normalized: bool = True, atol: float = 1e-4
+) -> np.ndarray:
     """(N, Z) non-negative array; rows must sum to 1 (within ``atol``) if ``normalized``."""
     a = features(p, name)
     if np.any(a < 0):
@@ -64,7 +65,9 @@ def hard_labels(z: Any, n: int, name: str = "source_labels") -> np.ndarray:
             raise ValueError(f"{name} and labels: lengths differ ({len(zz)} vs {n})")
         return zz.astype(np.int64)
     if a.ndim != 1:
-        raise ValueError(f"{name}: expected (N,) labels or (N, Z) probabilities, got shape {a.shape}")
+        raise ValueError(
+            f"{name}: expected (N,) labels or (N, Z) probabilities, got shape {a.shape}"
+        )
     zz = check_labels(a, None, name).astype(np.int64)
     if len(zz) != n:
         raise ValueError(f"{name} and labels: lengths differ ({len(zz)} vs {n})")

@@ -70,8 +70,16 @@ def digits_with_duplicates() -> np.ndarray:
     return np.concatenate([x[:400], x[:30]])
 
 
-TABLE_DATASETS = ("iris", "wine", "breast_cancer", "digits", "digits_0to4", "digits_5to9",
-                  "digits_parity", "wine_0v1")
+TABLE_DATASETS = (
+    "iris",
+    "wine",
+    "breast_cancer",
+    "digits",
+    "digits_0to4",
+    "digits_5to9",
+    "digits_parity",
+    "wine_0v1",
+)
 TABLE_CLASSIFIERS = ("logreg", "knn5", "tree", "gnb", "svc")
 
 

@@ -44,8 +44,18 @@ PEERS = {
     "SsnL/align_uniform": "e256d476ddbe04873dc15a8f893d4443d1f81671",
     "biolab/orange3": "00905b246c20091c530d352d668647e46209975b",
 }
-PACKAGES = ("scikit-dimension", "dadapy", "autorank", "statsmodels", "pandas", "torch",
-            "numba", "numpy", "scipy", "scikit-learn")
+PACKAGES = (
+    "scikit-dimension",
+    "dadapy",
+    "autorank",
+    "statsmodels",
+    "pandas",
+    "torch",
+    "numba",
+    "numpy",
+    "scipy",
+    "scikit-learn",
+)
 
 
 # ----------------------------------------------------------------------------- loading peers
@@ -56,7 +66,8 @@ def git_show(clones: Path, repo: str, path: str) -> str:
     for gd in (base / "repo", base / "repo" / ".git", base / ".git", base):
         if (gd / "HEAD").exists() and (gd / "objects").exists():
             return subprocess.check_output(
-                ["git", f"--git-dir={gd}", "show", f"{PEERS[repo]}:{path}"], text=True)
+                ["git", f"--git-dir={gd}", "show", f"{PEERS[repo]}:{path}"], text=True
+            )
     raise FileNotFoundError(f"no git clone of {repo} under {base}")
 
 
@@ -113,18 +124,29 @@ def main() -> None:
     thuml_leep = load("thuml_LEEP", src("thuml/LogME", "LEEP.py"))
     thuml_nce = load("thuml_NCE", src("thuml/LogME", "NCE.py"))
     thuml_logme = load("thuml_LogME", src("thuml/LogME", "LogME.py"))
-    tl = {m: load(f"tllib_{m}", src("thuml/Transfer-Learning-Library", f"tllib/ranking/{m}.py"))
-          for m in ("leep", "nce", "hscore", "logme")}
+    tl = {
+        m: load(f"tllib_{m}", src("thuml/Transfer-Learning-Library", f"tllib/ranking/{m}.py"))
+        for m in ("leep", "nce", "hscore", "logme")
+    }
     pactran_src = src("google-research/pactran_metrics", "compute_metrics.py")
     pactran = load("pactran_compute_metrics", pactran_src, tf_stub())
-    pactran_long = load("pactran_compute_metrics_3000", functions_only(
-        pactran_src.replace("for _ in range(10):", "for _ in range(3000):"),
-        {"one_hot", "calculate_pac_dir", "calculate_pac_gamma"},
-        "import time\nimport numpy as np\nimport scipy.special\n"))
+    pactran_long = load(
+        "pactran_compute_metrics_3000",
+        functions_only(
+            pactran_src.replace("for _ in range(10):", "for _ in range(3000):"),
+            {"one_hot", "calculate_pac_dir", "calculate_pac_gamma"},
+            "import time\nimport numpy as np\nimport scipy.special\n",
+        ),
+    )
     mcr_src = src("Ma-Lab-Berkeley/MCR2", "loss.py")
-    tf_funcs = load("mcr2_train_func", functions_only(
-        src("Ma-Lab-Berkeley/MCR2", "train_func.py"), {"one_hot", "label_to_membership"},
-        "import numpy as np\nimport torch\n"))
+    tf_funcs = load(
+        "mcr2_train_func",
+        functions_only(
+            src("Ma-Lab-Berkeley/MCR2", "train_func.py"),
+            {"one_hot", "label_to_membership"},
+            "import numpy as np\nimport torch\n",
+        ),
+    )
     mcr = load("mcr2_loss", mcr_src, {"train_func": tf_funcs, "utils": types.ModuleType("utils")})
     au = load("align_uniform", src("SsnL/align_uniform", "align_uniform/__init__.py"))
     orange_src = src("biolab/orange3", "Orange/evaluation/scoring.py")
@@ -133,154 +155,302 @@ def main() -> None:
     cases: list[dict] = []
 
     def add(case_id, metric, peer, peer_value, mapping, *, tol, differs=None, **extra):
-        cases.append(dict(id=case_id, metric=metric, peer=peer, input=input_of(case_id),
-                          peer_value=float(peer_value), mapping=mapping, tol=tol,
-                          differs=differs, **extra))
+        cases.append(
+            dict(
+                id=case_id,
+                metric=metric,
+                peer=peer,
+                input=input_of(case_id),
+                peer_value=float(peer_value),
+                mapping=mapping,
+                tol=tol,
+                differs=differs,
+                **extra,
+            )
+        )
 
     # ---- LEEP / NCE: digits through a fixed 16-way source head
     p, y = I.digits_source16()
-    add("leep_thuml", "leep", "thuml/LogME LEEP.py", thuml_leep.LEEP(p, y),
-        "same definition (mean log EEP, nats)", tol=1e-12)
-    add("leep_tllib", "leep", "thuml/Transfer-Learning-Library tllib/ranking/leep.py",
-        tl["leep"].log_expected_empirical_prediction(p, y), "same definition", tol=1e-12)
-    add("leep_pactran", "leep", "google-research/pactran_metrics calculate_leep",
+    add(
+        "leep_thuml",
+        "leep",
+        "thuml/LogME LEEP.py",
+        thuml_leep.LEEP(p, y),
+        "same definition (mean log EEP, nats)",
+        tol=1e-12,
+    )
+    add(
+        "leep_tllib",
+        "leep",
+        "thuml/Transfer-Learning-Library tllib/ranking/leep.py",
+        tl["leep"].log_expected_empirical_prediction(p, y),
+        "same definition",
+        tol=1e-12,
+    )
+    add(
+        "leep_pactran",
+        "leep",
+        "google-research/pactran_metrics calculate_leep",
         pactran.calculate_leep(p.copy(), y)[0][1],
-        "peer = KL(label || EEP) = -LEEP (sign), +1e-10 inside p(z) and the log", tol=1e-8)
+        "peer = KL(label || EEP) = -LEEP (sign), +1e-10 inside p(z) and the log",
+        tol=1e-8,
+    )
     z = np.argmax(p, axis=1)
-    add("nce_thuml", "nce", "thuml/LogME NCE.py", thuml_nce.NCE(z, y),
-        "argmax source labels; +1e-20 inside the peer's log", tol=1e-12)
-    add("nce_tllib", "nce", "thuml/Transfer-Learning-Library tllib/ranking/nce.py",
-        tl["nce"].negative_conditional_entropy(z, y), "argmax source labels", tol=1e-12)
-    add("nce_pactran", "nce", "google-research/pactran_metrics calculate_nce",
+    add(
+        "nce_thuml",
+        "nce",
+        "thuml/LogME NCE.py",
+        thuml_nce.NCE(z, y),
+        "argmax source labels; +1e-20 inside the peer's log",
+        tol=1e-12,
+    )
+    add(
+        "nce_tllib",
+        "nce",
+        "thuml/Transfer-Learning-Library tllib/ranking/nce.py",
+        tl["nce"].negative_conditional_entropy(z, y),
+        "argmax source labels",
+        tol=1e-12,
+    )
+    add(
+        "nce_pactran",
+        "nce",
+        "google-research/pactran_metrics calculate_nce",
         pactran.calculate_nce(one_hot(z, 16), y)[0][1],
         "the peer's NCE is soft (probabilities); fed one-hot argmax labels it is hard NCE; "
-        "+1e-10 inside its log", tol=1e-8)
+        "+1e-10 inside its log",
+        tol=1e-8,
+    )
 
     # ---- N-LEEP: PCA 80 % + GMM with the PACTran code's component rule
     for n in (300, 20):
         f, yy = I.digits_projection(n)
-        np.random.seed(0)             # the peer's GaussianMixture is unseeded: global RandomState
-        add(f"nleep_pactran_n{n}", "nleep", "google-research/pactran_metrics calculate_nleep",
+        np.random.seed(0)  # the peer's GaussianMixture is unseeded: global RandomState
+        add(
+            f"nleep_pactran_n{n}",
+            "nleep",
+            "google-research/pactran_metrics calculate_nleep",
             pactran.calculate_nleep(f.copy(), yy)[0][1],
             "peer returns -N-LEEP (KL form); components max(min(C, 0.2N), 0.1N) = mdlnb "
             "components='paper'; its unseeded GMM after np.random.seed(0) = random_state=0; "
-            "PCA of raw vs centred features is the same", tol=1e-7, n=n)
+            "PCA of raw vs centred features is the same",
+            tol=1e-7,
+            n=n,
+        )
 
     # ---- H-score and the regularised H-score
     xb, yb = I.breast_cancer()
     fd, yd = I.digits_projection()
-    add("hscore_tllib_breast_cancer", "hscore", "thuml/Transfer-Learning-Library h_score",
+    add(
+        "hscore_tllib_breast_cancer",
+        "hscore",
+        "thuml/Transfer-Learning-Library h_score",
         tl["hscore"].h_score(xb, yb),
-        "np.cov (1/(N-1)) in both covariances cancels; pinv rcond 1e-15", tol=1e-6)
-    add("hscore_tllib_digits", "hscore", "thuml/Transfer-Learning-Library h_score",
-        tl["hscore"].h_score(fd, yd), "as above", tol=1e-9)
-    add("hscore_pactran_digits", "hscore", "google-research/pactran_metrics calculate_hscore",
+        "np.cov (1/(N-1)) in both covariances cancels; pinv rcond 1e-15",
+        tol=1e-6,
+    )
+    add(
+        "hscore_tllib_digits",
+        "hscore",
+        "thuml/Transfer-Learning-Library h_score",
+        tl["hscore"].h_score(fd, yd),
+        "as above",
+        tol=1e-9,
+    )
+    add(
+        "hscore_pactran_digits",
+        "hscore",
+        "google-research/pactran_metrics calculate_hscore",
         pactran.calculate_hscore(fd.copy(), yd)[0][1],
-        "peer returns -H; adds 1e-6 I to the unnormalised F'F (a ridge)", tol=1e-7)
+        "peer returns -H; adds 1e-6 I to the unnormalised F'F (a ridge)",
+        tol=1e-7,
+    )
     for name, (f, yy) in (("digits", (fd, yd)), ("breast_cancer", (xb, yb))):
         n = len(yy)
-        add(f"regularized_hscore_tllib_{name}", "regularized_hscore",
+        add(
+            f"regularized_hscore_tllib_{name}",
+            "regularized_hscore",
             "thuml/Transfer-Learning-Library regularized_h_score",
             tl["hscore"].regularized_h_score(f, yy),
             "peer = mdlnb * N/(N-1): it takes cov(E[f|y]) with 1/(N-1) but the Ledoit-Wolf "
-            "covariance with 1/N", tol=1e-9, n=n,
-            differs="mdlnb uses 1/N in both (Ibrahim et al.'s definition); the peer mixes them")
+            "covariance with 1/N",
+            tol=1e-9,
+            n=n,
+            differs="mdlnb uses 1/N in both (Ibrahim et al.'s definition); the peer mixes them",
+        )
 
     # ---- LogME
-    add("logme_thuml_digits", "logme", "thuml/LogME LogME().fit (fixed point)",
-        thuml_logme.LogME().fit(fd, yd), "same evidence; the peer stops when alpha/beta "
-        "moves < 1e-3 (at most 11 steps)", tol=1e-6,
-        differs="mdlnb iterates to 1e-10 nats/example")
+    add(
+        "logme_thuml_digits",
+        "logme",
+        "thuml/LogME LogME().fit (fixed point)",
+        thuml_logme.LogME().fit(fd, yd),
+        "same evidence; the peer stops when alpha/beta moves < 1e-3 (at most 11 steps)",
+        tol=1e-6,
+        differs="mdlnb iterates to 1e-10 nats/example",
+    )
     fs, ys = I.digits_few_shot(2)
-    add("logme_thuml_few_shot", "logme", "thuml/LogME LogME().fit (fixed point)",
+    add(
+        "logme_thuml_few_shot",
+        "logme",
+        "thuml/LogME LogME().fit (fixed point)",
         thuml_logme.LogME().fit(fs, ys),
         "N=20 < D=64: the peer keeps D/2 log(alpha) but only the r=rank eigenvalues in "
         "log det(alpha I + beta F'F): at a common fixed point peer = mdlnb + mean_k "
-        "(D-r)/(2N) log(alpha_k)", tol=None,
+        "(D-r)/(2N) log(alpha_k)",
+        tol=None,
         differs="mdlnb pads the D-r zero eigenvalues (log det is over D); with N < D every "
         "class is interpolated (beta -> inf), which the peer's 11 steps and 1e-5 guards "
-        "cannot reach, so even the mapped values differ", n=len(ys))
-    add("logme_tllib_digits", "logme", "thuml/Transfer-Learning-Library log_maximum_evidence",
+        "cannot reach, so even the mapped values differ",
+        n=len(ys),
+    )
+    add(
+        "logme_tllib_digits",
+        "logme",
+        "thuml/Transfer-Learning-Library log_maximum_evidence",
         tl["logme"].log_maximum_evidence(fd, yd),
-        "same evidence; the peer stops when alpha/beta moves < 1 %", tol=1e-4,
-        differs="mdlnb iterates to 1e-10 nats/example")
+        "same evidence; the peer stops when alpha/beta moves < 1 %",
+        tol=1e-4,
+        differs="mdlnb iterates to 1e-10 nats/example",
+    )
 
     # ---- PACTran-Dirichlet / -Gamma on 500 digits, 16-way source
     p5, y5 = I.digits_source16(500)
     c5 = int(y5.max()) + 1
-    add("pactran_dirichlet_pactran", "pactran_dirichlet",
+    add(
+        "pactran_dirichlet_pactran",
+        "pactran_dirichlet",
         "google-research/pactran_metrics calculate_pac_dir, loop 10 -> 3000",
         pactran_long.calculate_pac_dir(p5, y5, 1.0)[0][1],
         "peer divides by N*C (mdlnb by N): peer = mdlnb/C; prior alpha*p(y) with alpha=1 is "
-        "mdlnb's p(y); +1e-10 in a0 and log M", tol=1e-8, num_classes=c5,
+        "mdlnb's p(y); +1e-10 in a0 and log M",
+        tol=1e-8,
+        num_classes=c5,
         note="run to its fixed point: with 10 steps the peer's bound pairs q after step 10 "
-             "with alpha~ after step 9")
-    add("pactran_dirichlet_pactran_10", "pactran_dirichlet",
+        "with alpha~ after step 9",
+    )
+    add(
+        "pactran_dirichlet_pactran_10",
+        "pactran_dirichlet",
         "google-research/pactran_metrics calculate_pac_dir (as published: 10 steps)",
         pactran.calculate_pac_dir(p5, y5, 1.0)[0][1],
-        "peer = mdlnb/C", tol=None, num_classes=c5,
-        differs="10 steps are far from the fixed point; mdlnb iterates to 1e-12 nats/example")
-    add("pactran_gamma_pactran", "pactran_gamma",
+        "peer = mdlnb/C",
+        tol=None,
+        num_classes=c5,
+        differs="10 steps are far from the fixed point; mdlnb iterates to 1e-12 nats/example",
+    )
+    add(
+        "pactran_gamma_pactran",
+        "pactran_gamma",
         "google-research/pactran_metrics calculate_pac_gamma, loop 10 -> 3000",
         pactran_long.calculate_pac_gamma(p5, y5, 1.0)[0][1],
         "peer divides by N*C and adds the -1 per element but +1 once: "
-        "peer = mdlnb/C + 1 - 1/C; b = 1", tol=1e-8, num_classes=c5)
-    add("pactran_gamma_pactran_10", "pactran_gamma",
+        "peer = mdlnb/C + 1 - 1/C; b = 1",
+        tol=1e-8,
+        num_classes=c5,
+    )
+    add(
+        "pactran_gamma_pactran_10",
+        "pactran_gamma",
         "google-research/pactran_metrics calculate_pac_gamma (as published: 10 steps)",
         pactran.calculate_pac_gamma(p5, y5, 1.0)[0][1],
-        "peer = mdlnb/C + 1 - 1/C", tol=None, num_classes=c5,
-        differs="10 steps are far from the fixed point")
+        "peer = mdlnb/C + 1 - 1/C",
+        tol=None,
+        num_classes=c5,
+        differs="10 steps are far from the fixed point",
+    )
 
     # ---- PACTran-Gaussian (beta = 10 N, sigma0^2 = 100/D) on 300 digits
     f3, y3 = I.digits_projection(300)
     np.random.seed(0)
     pg, _ = pactran.calculate_pac_gauss(f3.copy(), y3, lda_factor=10.0)
-    vals = dict(pg[4:5] + pg[6:7])                   # the s2 = 100/D entries
-    add("pactran_gaussian_pactran", "pactran_gaussian",
+    vals = dict(pg[4:5] + pg[6:7])  # the s2 = 100/D entries
+    add(
+        "pactran_gaussian_pactran",
+        "pactran_gaussian",
         "google-research/pactran_metrics calculate_pac_gauss (lda_factor 10, s2 100/D)",
         vals["pac_gauss_10.0"],
         "peer centres features, leaves the bias unpenalised and uncounted (P = D*C), and "
         "uses N*Tr(Hessian of the mean loss): peer = RER + P s0/(2 beta) log(1 + N beta Tr/P)",
-        tol=None, differs="mdlnb: bias regularised and counted (P = C(D+1)), per-example "
-        "Hessian (Eq. 13 has the mean loss); the peer's L-BFGS stops after 100 steps")
-    add("linear_pactran", "linear",
-        "google-research/pactran_metrics pac_opt (lda_factor 10)", vals["pac_opt_10.0"],
+        tol=None,
+        differs="mdlnb: bias regularised and counted (P = C(D+1)), per-example "
+        "Hessian (Eq. 13 has the mean loss); the peer's L-BFGS stops after 100 steps",
+    )
+    add(
+        "linear_pactran",
+        "linear",
+        "google-research/pactran_metrics pac_opt (lda_factor 10)",
+        vals["pac_opt_10.0"],
         "the regularised training objective (LINEAR) at beta = 10 N, centred features, "
-        "unpenalised bias", tol=None,
-        differs="mdlnb penalises the bias; the peer stops L-BFGS after 100 steps")
+        "unpenalised bias",
+        tol=None,
+        differs="mdlnb penalises the bias; the peer stops L-BFGS after 100 steps",
+    )
 
     # ---- TwoNN
     import skdim
     from dadapy import Data
 
-    add("twonn_skdim_digits", "twonn_id", "scikit-dimension TwoNN()",
+    add(
+        "twonn_skdim_digits",
+        "twonn_id",
+        "scikit-dimension TwoNN()",
         skdim.id.TwoNN().fit(fd).dimension_,
         "discard 10 % of the largest mu, line through the origin; no duplicates here; "
-        "mdlnb measures distances between float32 rows", tol=1e-6)
+        "mdlnb measures distances between float32 rows",
+        tol=1e-6,
+    )
     xdup = I.digits_with_duplicates()
-    add("twonn_skdim_duplicates", "twonn_id", "scikit-dimension TwoNN()",
+    add(
+        "twonn_skdim_duplicates",
+        "twonn_id",
+        "scikit-dimension TwoNN()",
         skdim.id.TwoNN().fit(xdup).dimension_,
         "scikit-dimension drops every point with r1 = 0 (both copies) but keeps them as "
-        "neighbours: mdlnb duplicates='drop' (integer pixels: exact in float32)", tol=1e-9)
-    add("twonn_dadapy_digits", "twonn_id", "DADApy Data.compute_id_2NN (base, mu_fraction 0.9)",
+        "neighbours: mdlnb duplicates='drop' (integer pixels: exact in float32)",
+        tol=1e-9,
+    )
+    add(
+        "twonn_dadapy_digits",
+        "twonn_id",
+        "DADApy Data.compute_id_2NN (base, mu_fraction 0.9)",
         Data(coordinates=fd).compute_id_2NN()[0],
-        "same fit; mdlnb measures distances between float32 rows", tol=1e-6)
-    add("twonn_dadapy_digits_ml", "twonn_id", "DADApy Data.compute_id_2NN (ml)",
+        "same fit; mdlnb measures distances between float32 rows",
+        tol=1e-6,
+    )
+    add(
+        "twonn_dadapy_digits_ml",
+        "twonn_id",
+        "DADApy Data.compute_id_2NN (ml)",
         Data(coordinates=fd).compute_id_2NN(algorithm="ml")[0],
-        "(N-1)/sum log mu = mdlnb estimator='mle'; float32 rows in mdlnb", tol=1e-6)
+        "(N-1)/sum log mu = mdlnb estimator='mle'; float32 rows in mdlnb",
+        tol=1e-6,
+    )
 
     # ---- alignment / uniformity (float64 torch)
     import torch
 
     a, b = I.wine_views()
-    ta, tb = (torch.tensor(v / np.linalg.norm(v, axis=1, keepdims=True), dtype=torch.float64)
-              for v in (a, b))
-    add("alignment_ssnl", "alignment", "SsnL/align_uniform align_loss (alpha 2)",
-        au.align_loss(ta, tb, alpha=2).item(), "the peer expects L2-normalised rows "
-        "(normalised here; mdlnb normalises itself)", tol=1e-6)
-    add("uniformity_ssnl", "uniformity", "SsnL/align_uniform uniform_loss (t 2)",
-        au.uniform_loss(ta, t=2).item(), "pairs i<j (torch.pdist), natural log; normalised "
-        "rows", tol=1e-6)
+    ta, tb = (
+        torch.tensor(v / np.linalg.norm(v, axis=1, keepdims=True), dtype=torch.float64)
+        for v in (a, b)
+    )
+    add(
+        "alignment_ssnl",
+        "alignment",
+        "SsnL/align_uniform align_loss (alpha 2)",
+        au.align_loss(ta, tb, alpha=2).item(),
+        "the peer expects L2-normalised rows (normalised here; mdlnb normalises itself)",
+        tol=1e-6,
+    )
+    add(
+        "uniformity_ssnl",
+        "uniformity",
+        "SsnL/align_uniform uniform_loss (t 2)",
+        au.uniform_loss(ta, t=2).item(),
+        "pairs i<j (torch.pdist), natural log; normalised rows",
+        tol=1e-6,
+    )
 
     # ---- MCR^2 coding rates (float64 torch; .cuda() made a no-op)
     torch.Tensor.cuda = lambda self, *args, **kw: self
@@ -292,14 +462,34 @@ def main() -> None:
     pi = torch.tensor(tf_funcs.label_to_membership(yw, 3))
     r = crit.compute_discrimn_loss_theoretical(w).item()
     rc = crit.compute_compress_loss_theoretical(w, pi).item()
-    conv = ("the peer's eps is mdlnb's eps_sq (scalar p/(m eps)); rows are samples in mdlnb, "
-            "columns in the peer; rows L2-normalised; +1e-8 on tr(Pi)")
-    add("coding_rate_mcr2", "coding_rate", "Ma-Lab-Berkeley/MCR2 compute_discrimn_loss_theoretical",
-        r, conv, tol=1e-6)
-    add("class_coding_rate_mcr2", "class_coding_rate",
-        "Ma-Lab-Berkeley/MCR2 compute_compress_loss_theoretical", rc, conv, tol=1e-6)
-    add("coding_rate_reduction_mcr2", "coding_rate_reduction",
-        "Ma-Lab-Berkeley/MCR2 discrimn - compress (theoretical)", r - rc, conv, tol=1e-6)
+    conv = (
+        "the peer's eps is mdlnb's eps_sq (scalar p/(m eps)); rows are samples in mdlnb, "
+        "columns in the peer; rows L2-normalised; +1e-8 on tr(Pi)"
+    )
+    add(
+        "coding_rate_mcr2",
+        "coding_rate",
+        "Ma-Lab-Berkeley/MCR2 compute_discrimn_loss_theoretical",
+        r,
+        conv,
+        tol=1e-6,
+    )
+    add(
+        "class_coding_rate_mcr2",
+        "class_coding_rate",
+        "Ma-Lab-Berkeley/MCR2 compute_compress_loss_theoretical",
+        rc,
+        conv,
+        tol=1e-6,
+    )
+    add(
+        "coding_rate_reduction_mcr2",
+        "coding_rate_reduction",
+        "Ma-Lab-Berkeley/MCR2 discrimn - compress (theoretical)",
+        r - rc,
+        conv,
+        tol=1e-6,
+    )
     torch.set_default_dtype(torch.float32)
 
     # ---- rank statistics on a real table: 5-fold accuracies of 5 classifiers on 8 datasets
@@ -309,45 +499,84 @@ def main() -> None:
     table = score_table()
     df = pd.DataFrame(table, index=list(I.TABLE_DATASETS), columns=list(I.TABLE_CLASSIFIERS))
     res = autorank(df, alpha=0.05, verbose=False, force_mode="nonparametric")
-    add("friedman_autorank", "friedman_pvalue", f"autorank {metadata.version('autorank')}",
-        res.pvalue, "scipy's tie-corrected Friedman chi^2 = mdlnb tie_correction=True",
-        tol=1e-12)
-    add("nemenyi_cd_autorank", "nemenyi_cd", f"autorank {metadata.version('autorank')}",
-        res.cd, "q from statsmodels' qsturng (an interpolated table) vs mdlnb's "
-        "scipy.stats.studentized_range", tol=1e-4,
-        differs="qsturng approximates the studentized range quantile")
+    add(
+        "friedman_autorank",
+        "friedman_pvalue",
+        f"autorank {metadata.version('autorank')}",
+        res.pvalue,
+        "scipy's tie-corrected Friedman chi^2 = mdlnb tie_correction=True",
+        tol=1e-12,
+    )
+    add(
+        "nemenyi_cd_autorank",
+        "nemenyi_cd",
+        f"autorank {metadata.version('autorank')}",
+        res.cd,
+        "q from statsmodels' qsturng (an interpolated table) vs mdlnb's "
+        "scipy.stats.studentized_range",
+        tol=1e-4,
+        differs="qsturng approximates the studentized range quantile",
+    )
     ranks = df.rank(axis=1, ascending=False).mean(axis=0)
-    add("nemenyi_cd_orange", "nemenyi_cd", "biolab/orange3 compute_CD (alpha 0.05)",
-        orange.compute_CD(list(ranks), len(df)), "Demsar's table of q_0.05 (6 digits)",
-        tol=1e-5)
-    for k, name in enumerate(I.TABLE_CLASSIFIERS):
-        add(f"average_rank_autorank_{name}", "average_rank", "autorank meanrank",
-            res.rankdf.loc[name, "meanrank"], "1 = best (highest accuracy), ties averaged",
-            tol=1e-12, method=name)
+    add(
+        "nemenyi_cd_orange",
+        "nemenyi_cd",
+        "biolab/orange3 compute_CD (alpha 0.05)",
+        orange.compute_CD(list(ranks), len(df)),
+        "Demsar's table of q_0.05 (6 digits)",
+        tol=1e-5,
+    )
+    for name in I.TABLE_CLASSIFIERS:
+        add(
+            f"average_rank_autorank_{name}",
+            "average_rank",
+            "autorank meanrank",
+            res.rankdf.loc[name, "meanrank"],
+            "1 = best (highest accuracy), ties averaged",
+            tol=1e-12,
+            method=name,
+        )
     tau = df.corr(method="kendall")
-    add("kendall_tau_pandas", "kendall_tau", f"pandas {metadata.version('pandas')} "
-        "DataFrame.corr(method='kendall')", tau.loc["logreg", "svc"],
-        "tau-b over the 8 datasets, ties present", tol=1e-12, x="logreg", y="svc")
-    add("kendall_tau_pandas_2", "kendall_tau", f"pandas {metadata.version('pandas')} "
-        "DataFrame.corr(method='kendall')", tau.loc["tree", "gnb"], "tau-b", tol=1e-12,
-        x="tree", y="gnb")
+    add(
+        "kendall_tau_pandas",
+        "kendall_tau",
+        f"pandas {metadata.version('pandas')} DataFrame.corr(method='kendall')",
+        tau.loc["logreg", "svc"],
+        "tau-b over the 8 datasets, ties present",
+        tol=1e-12,
+        x="logreg",
+        y="svc",
+    )
+    add(
+        "kendall_tau_pandas_2",
+        "kendall_tau",
+        f"pandas {metadata.version('pandas')} DataFrame.corr(method='kendall')",
+        tau.loc["tree", "gnb"],
+        "tau-b",
+        tol=1e-12,
+        x="tree",
+        y="gnb",
+    )
 
     out = dict(
         generated_by="tests/peers/make_expected.py (not run in CI)",
         peers={k: {"commit": v} for k, v in PEERS.items()},
         packages={p: metadata.version(p) for p in PACKAGES},
-        score_table=dict(datasets=list(I.TABLE_DATASETS), methods=list(I.TABLE_CLASSIFIERS),
-                         values=table.tolist(),
-                         how="5-fold stratified (shuffle, seed 0) accuracy, scikit-learn "
-                             "defaults (LogisticRegression max_iter 5000 on standardised "
-                             "inputs)"),
+        score_table=dict(
+            datasets=list(I.TABLE_DATASETS),
+            methods=list(I.TABLE_CLASSIFIERS),
+            values=table.tolist(),
+            how="5-fold stratified (shuffle, seed 0) accuracy, scikit-learn "
+            "defaults (LogisticRegression max_iter 5000 on standardised "
+            "inputs)",
+        ),
         cases=cases,
     )
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     print(f"{len(cases)} cases -> {args.out}")
 
 
-INPUTS = (   # case-id prefix -> the inputs.py call that builds the case's input
+INPUTS = (  # case-id prefix -> the inputs.py call that builds the case's input
     ("leep_", "digits_source16(): 1797 x 16 source probabilities, digits labels"),
     ("nce_", "argmax of digits_source16(), digits labels"),
     ("nleep_pactran_n300", "digits_projection(300): 300 x 16"),
@@ -376,6 +605,7 @@ def input_of(case_id: str) -> str:
 
 
 def score_table() -> np.ndarray:
+    from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.naive_bayes import GaussianNB
     from sklearn.neighbors import KNeighborsClassifier
@@ -383,7 +613,6 @@ def score_table() -> np.ndarray:
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
     from sklearn.tree import DecisionTreeClassifier
-    from sklearn.linear_model import LogisticRegression
 
     models = {
         "logreg": make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000)),
@@ -396,8 +625,12 @@ def score_table() -> np.ndarray:
     rows = []
     for name in I.TABLE_DATASETS:
         x, y = I.table_dataset(name)
-        rows.append([float(np.round(cross_val_score(models[m], x, y, cv=cv).mean(), 6))
-                     for m in I.TABLE_CLASSIFIERS])
+        rows.append(
+            [
+                float(np.round(cross_val_score(models[m], x, y, cv=cv).mean(), 6))
+                for m in I.TABLE_CLASSIFIERS
+            ]
+        )
     return np.array(rows)
 
 

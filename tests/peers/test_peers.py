@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +45,7 @@ LOOSE = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def score_table():
     import pandas as pd
 
@@ -166,15 +166,26 @@ def peer_table() -> list[dict]:
     rows = []
     for case in EXPECTED["cases"]:
         ours = mdlnb_value(case)
-        rows.append(dict(id=case["id"], metric=case["metric"], peer=case["peer"], mdlnb=ours,
-                         peer_value=case["peer_value"], diff=abs(ours - case["peer_value"]),
-                         mapping=case["mapping"], differs=case["differs"]))
+        rows.append(
+            dict(
+                id=case["id"],
+                metric=case["metric"],
+                peer=case["peer"],
+                mdlnb=ours,
+                peer_value=case["peer_value"],
+                diff=abs(ours - case["peer_value"]),
+                mapping=case["mapping"],
+                differs=case["differs"],
+            )
+        )
     return rows
 
 
-if __name__ == "__main__":                  # print the table (markdown)
+if __name__ == "__main__":  # print the table (markdown)
     print("| case | metric | peer | mdlnb (mapped) | peer | abs diff | why different |")
     print("|---|---|---|---|---|---|---|")
     for r in peer_table():
-        print(f"| {r['id']} | {r['metric']} | {r['peer']} | {r['mdlnb']:.10g} | "
-              f"{r['peer_value']:.10g} | {r['diff']:.2g} | {r['differs'] or ''} |")
+        print(
+            f"| {r['id']} | {r['metric']} | {r['peer']} | {r['mdlnb']:.10g} | "
+            f"{r['peer_value']:.10g} | {r['diff']:.2g} | {r['differs'] or ''} |"
+        )

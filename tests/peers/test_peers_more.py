@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -60,13 +60,16 @@ def _lidar_reptrix_convention(views):
     q = views.shape[1]
     m = lf.lidar_matrix(views, delta=1e-6 / (q - 1))
     s = np.linalg.svd(m - m.mean(axis=0), compute_uv=False)
-    return lf.effective_rank(s ** 2 / np.sum(s ** 2), eps=1e-7)
+    return lf.effective_rank(s**2 / np.sum(s**2), eps=1e-7)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _ncti(name):
-    x, y = {"digits_jittered": I.digits_jittered, "digits_jittered_500": lambda: I.digits_jittered(500),
-            "digits": I._digits}[name]()
+    x, y = {
+        "digits_jittered": I.digits_jittered,
+        "digits_jittered_500": lambda: I.digits_jittered(500),
+        "digits": I._digits,
+    }[name]()
     return T.ncti_result(x, y)
 
 
@@ -124,7 +127,11 @@ def test_mdlnb_agrees_with_peer(cid):
         assert lo <= gap <= hi, (cid, ours, case["peer_value"], case["differs"])
     else:
         assert gap <= case["tol"] * max(1.0, abs(case["peer_value"])), (
-            cid, ours, case["peer_value"], case["mapping"])
+            cid,
+            ours,
+            case["peer_value"],
+            case["mapping"],
+        )
 
 
 def test_every_case_is_documented():
@@ -134,11 +141,13 @@ def test_every_case_is_documented():
         assert case["tol"] is not None or (case["differs"] and case["id"] in LOOSE), case["id"]
 
 
-if __name__ == "__main__":                  # print the table (markdown)
+if __name__ == "__main__":  # print the table (markdown)
     print("| case | peer | mdlnb (mapped) | peer | abs diff | rel diff | why different |")
     print("|---|---|---|---|---|---|---|")
     for case in EXPECTED["cases"]:
         ours = mdlnb_value(case)
         d = abs(ours - case["peer_value"])
-        print(f"| {case['id']} | {case['peer']} | {ours:.12g} | {case['peer_value']:.12g} | "
-              f"{d:.2g} | {d / max(abs(case['peer_value']), 1e-300):.2g} | {case['differs'] or ''} |")
+        print(
+            f"| {case['id']} | {case['peer']} | {ours:.12g} | {case['peer_value']:.12g} | "
+            f"{d:.2g} | {d / max(abs(case['peer_value']), 1e-300):.2g} | {case['differs'] or ''} |"
+        )

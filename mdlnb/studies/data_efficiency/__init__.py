@@ -18,14 +18,31 @@ driver), ``_plots``, ``_claims`` (e1, e2), ``_result`` (DataEfficiencyResult).
 
 from mdlnb.studies.data_efficiency._claims import claims
 from mdlnb.studies.data_efficiency._config import DOMAINS, DataEfficiencyConfig
-from mdlnb.studies.data_efficiency._measures import (METHODS, SCRATCH, per_step_losses,
-                                                     regret_at, regret_frames, zero_crossing)
+from mdlnb.studies.data_efficiency._measures import (
+    METHODS,
+    SCRATCH,
+    per_step_losses,
+    regret_at,
+    regret_frames,
+    zero_crossing,
+)
 from mdlnb.studies.data_efficiency._result import DataEfficiencyResult
 from mdlnb.studies.data_efficiency._run import run
 
 #: The study's config class, under the name every study package uses (mdlnb.studies).
 Config = DataEfficiencyConfig
 
-__all__ = ["Config", "DOMAINS", "DataEfficiencyConfig", "DataEfficiencyResult", "METHODS",
-           "SCRATCH", "claims", "per_step_losses", "regret_at", "regret_frames", "run",
-           "zero_crossing"]
+__all__ = [
+    "Config",
+    "DOMAINS",
+    "DataEfficiencyConfig",
+    "DataEfficiencyResult",
+    "METHODS",
+    "SCRATCH",
+    "claims",
+    "per_step_losses",
+    "regret_at",
+    "regret_frames",
+    "run",
+    "zero_crossing",
+]

@@ -9,7 +9,7 @@ and default (``tests/test_studies_registry.py`` checks that they agree);
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
@@ -22,37 +22,39 @@ DOMAINS = ("in-domain", "out-of-domain")
 class DataEfficiencyConfig(StudyConfig):
     """Parameters of the data-efficiency study (paper Sec. 4, Fig. 3; App. A.9, Fig. 10).
 
-    The defaults are the CPU run of ``make reproduce``: a ViT-XS pretrained with
-    labels on Fashion-MNIST training images; in domain, Fashion-MNIST's test split;
-    out of domain, ``sci_patches``.
+    The defaults are the CPU run of ``make reproduce``: ViT-XS encoders pretrained on
+    Fashion-MNIST training images with two objectives (labels, SimCLR); in domain,
+    Fashion-MNIST's test split; out of domain, ``sci_patches`` and ``textures`` —
+    3 tasks × 2 encoders, so the claims can take the task as their unit.
 
     Attributes:
-      objective, arch, arch_size: the encoder (:func:`mdlnb.encoders.pretrain`).
-      pretrain_task, pretrain_size, pretrain_steps: what it pretrains on (train
+      objectives, arch, arch_size: the encoders (:func:`mdlnb.encoders.pretrain`),
+        one per objective.
+      pretrain_task, pretrain_size, pretrain_steps: what they pretrain on (train
         split, stratified subsample) and for how many steps (batch 64, lr 3e-3, seed 0).
       in_domain: a task whose *test* split is the pretraining distribution, unseen.
-      out_of_domain: a task far from it (its train split).
+      out_of_domain: tasks far from it (their train splits).
       task_size: examples per stream (stratified subsample; None: all).
       mlp_layers, mlp_width: the deep MLP readouts on the frozen features.
       learning_rates: the fine-tuned and from-scratch encoders' grid.
       probe_learning_rates: the frozen readouts' grid.
       replay_streams, batch_size: stage 1's replay and B, the same for every method.
-      seeds: example orders; curves show their spread, and claims e1/e2 take a
-        Student-t interval over them (5: with 2 orders its one degree of freedom,
+      seeds: example orders; curves show their spread, and claim e2 takes a
+        Student-t interval over them (with 2 orders its one degree of freedom,
         t = 12.7, leaves any effect undecided).
       early: the "early" sample size of claim e1.
       points: log-spaced sample sizes at which curves are stored.
     """
 
-    objective: str = "supervised"
+    objectives: Sequence[str] = ("supervised", "simclr")
     arch: str = "vit"
     arch_size: str = "XS"
     pretrain_task: str = "fashion_mnist"
-    pretrain_size: Optional[int] = 4000
+    pretrain_size: int | None = 4000
     pretrain_steps: int = 300
     in_domain: str = "fashion_mnist"
-    out_of_domain: str = "sci_patches"
-    task_size: Optional[int] = 2000
+    out_of_domain: Sequence[str] = ("sci_patches", "textures")
+    task_size: int | None = 2000
     mlp_layers: Sequence[int] = (1, 2, 3)
     mlp_width: int = 64
     learning_rates: Sequence[float] = (1e-4, 1e-3)
@@ -64,13 +66,26 @@ class DataEfficiencyConfig(StudyConfig):
     points: int = 200
 
     def __post_init__(self):
-        for name in ("mlp_layers", "learning_rates", "probe_learning_rates", "seeds"):
+        for name in (
+            "objectives",
+            "out_of_domain",
+            "mlp_layers",
+            "learning_rates",
+            "probe_learning_rates",
+            "seeds",
+        ):
             value = getattr(self, name)
             if isinstance(value, str) or not isinstance(value, Sequence) or not value:
                 raise ValueError(f"{name}: expected a non-empty list, got {value!r}")
             object.__setattr__(self, name, tuple(value))
-        for name in ("pretrain_steps", "mlp_width", "replay_streams", "batch_size", "early",
-                     "points"):
+        for name in (
+            "pretrain_steps",
+            "mlp_width",
+            "replay_streams",
+            "batch_size",
+            "early",
+            "points",
+        ):
             check_int(name, getattr(self, name), minimum=1)
         for name in ("pretrain_size", "task_size"):
             check_int(name, getattr(self, name), minimum=2, allow_none=True)

@@ -17,7 +17,8 @@ examples minus that of ``from scratch`` (< 0: more data-efficient).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,28 +32,46 @@ SCRATCH = "from scratch"
 METHODS = ("linear probe", "deep MLP", "fine-tuned", SCRATCH)
 
 
-def per_step_losses(task: Any, encoder: Any, *, mlp_layers: Sequence[int] = (1, 2, 3),
-                    mlp_width: int = 64, learning_rate: Sequence[float] = (1e-4, 1e-3),
-                    probe_learning_rate: Sequence[float] = (1e-3, 3e-3), replay_streams: int = 3,
-                    batch_size: int = 32, seed: int = 0) -> dict[str, np.ndarray]:
+def per_step_losses(
+    task: Any,
+    encoder: Any,
+    *,
+    mlp_layers: Sequence[int] = (1, 2, 3),
+    mlp_width: int = 64,
+    learning_rate: Sequence[float] = (1e-4, 1e-3),
+    probe_learning_rate: Sequence[float] = (1e-3, 3e-3),
+    replay_streams: int = 3,
+    batch_size: int = 32,
+    seed: int = 0,
+) -> dict[str, np.ndarray]:
     """Each method's (N,) per-example mixture loss in stream order (nats).
 
     ``linear probe``, ``fine-tuned`` and ``from scratch`` come from
     :func:`mdlnb.finetune.compare`; ``deep MLP`` runs MLP readouts of
     ``mlp_layers`` hidden layers on the same cached frozen features, same
     order, and mixes them with the Bayesian mixture."""
-    df = finetune.compare(task, encoder, learning_rate=learning_rate,
-                          probe_learning_rate=probe_learning_rate, replay_streams=replay_streams,
-                          batch_size=batch_size, seed=seed)
+    df = finetune.compare(
+        task,
+        encoder,
+        learning_rate=learning_rate,
+        probe_learning_rate=probe_learning_rate,
+        replay_streams=replay_streams,
+        batch_size=batch_size,
+        seed=seed,
+    )
     out = dict(df.attrs["per_step_nats"])
-    board = expert_grid([readouts.mlp(h, mlp_width) for h in mlp_layers],
-                        learning_rate=probe_learning_rate, replay_streams=replay_streams)
+    board = expert_grid(
+        [readouts.mlp(h, mlp_width) for h in mlp_layers],
+        learning_rate=probe_learning_rate,
+        replay_streams=replay_streams,
+    )
     lm = prequential.run(features(encoder, task), board, batch_size=batch_size, seed=seed)
     if not np.array_equal(lm.order, df.attrs["loss_matrices"]["probe"].order):
         raise ValueError("seed: the MLP stream's order differs from the probe's")
     out["deep MLP"] = np.asarray(
         switching.codelength(lm.losses, switching.BayesianMixture(), posterior=False).per_step_nats,
-        np.float64)
+        np.float64,
+    )
     return {m: out[m] for m in METHODS}
 
 
@@ -75,8 +94,9 @@ def zero_crossing(cumulative: Any) -> float:
     return float(wrong[-1] + 2)
 
 
-def regret_frames(per_step: dict[str, np.ndarray], *, task: str, domain: str, seed: int,
-                  points: int = 200):
+def regret_frames(
+    per_step: dict[str, np.ndarray], *, task: str, domain: str, seed: int, points: int = 200
+):
     """Tidy curves and a summary for one (task, seed).
 
     Returns ``(curves, summary)``: ``curves`` has columns ``task``, ``domain``,
@@ -91,11 +111,31 @@ def regret_frames(per_step: dict[str, np.ndarray], *, task: str, domain: str, se
     for method, loss in per_step.items():
         cum = np.cumsum(loss)
         reg = cum - base
-        curves.append(pd.DataFrame({"task": task, "domain": domain, "seed": seed,
-                                    "method": method, "n": ns, "regret [nats]": reg[ns - 1]}))
-        rows.append({"task": task, "domain": domain, "seed": seed, "method": method, "n": n,
-                     "codelength [nats]": float(cum[-1]), "nats per example": float(cum[-1] / n),
-                     "regret [nats]": float(reg[-1]), "crossing n": zero_crossing(reg)})
+        curves.append(
+            pd.DataFrame(
+                {
+                    "task": task,
+                    "domain": domain,
+                    "seed": seed,
+                    "method": method,
+                    "n": ns,
+                    "regret [nats]": reg[ns - 1],
+                }
+            )
+        )
+        rows.append(
+            {
+                "task": task,
+                "domain": domain,
+                "seed": seed,
+                "method": method,
+                "n": n,
+                "codelength [nats]": float(cum[-1]),
+                "nats per example": float(cum[-1] / n),
+                "regret [nats]": float(reg[-1]),
+                "crossing n": zero_crossing(reg),
+            }
+        )
     return pd.concat(curves, ignore_index=True), pd.DataFrame(rows)
 
 

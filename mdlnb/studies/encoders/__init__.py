@@ -23,7 +23,7 @@ cost).
 
 The ``full`` profile (17 encoders at M size and the EfficientNets × the 9
 tasks at full size × 3 orders × the ``paper-vtab`` board of 4,608 experts)
-is meant for a GPU; no GPU was lent to this project's sessions, so its cost
+is meant for a GPU; no GPU was available to run it, so its cost
 is a projection, not a measurement: stage 1 is 1.0·10¹⁸ FLOPs (6·N·Σ_k
 replay_k·params_k + 2·N·Σ_k params_k over the board, feature dims 64–128 and
 1,280) — about 6 h at a sustained 50 TFLOP/s on one H100, half a year at the
@@ -36,8 +36,12 @@ Modules: ``_config`` (EncodersConfig), ``_pair`` (one pair's measurements),
 ``_paper`` (published values), ``_result`` (EncodersResult).
 """
 
-from mdlnb.studies.encoders._config import (OBJECTIVES_SUITE, SCALING_SUITE, EncodersConfig,
-                                            describe_encoder)
+from mdlnb.studies.encoders._config import (
+    OBJECTIVES_SUITE,
+    SCALING_SUITE,
+    EncodersConfig,
+    describe_encoder,
+)
 from mdlnb.studies.encoders._pair import METRICS, compute_pair, map_switches, stream_bins
 from mdlnb.studies.encoders._result import EncodersResult
 from mdlnb.studies.encoders._run import CACHE_VERSION, FRAME_COLUMNS, pair_key, run
@@ -46,6 +50,20 @@ from mdlnb.studies.encoders._tables import METHODS
 #: The study's config class, under the name every study package uses (mdlnb.studies).
 Config = EncodersConfig
 
-__all__ = ["CACHE_VERSION", "Config", "EncodersConfig", "EncodersResult", "FRAME_COLUMNS",
-           "METHODS", "METRICS", "OBJECTIVES_SUITE", "SCALING_SUITE", "compute_pair",
-           "describe_encoder", "map_switches", "pair_key", "run", "stream_bins"]
+__all__ = [
+    "CACHE_VERSION",
+    "Config",
+    "EncodersConfig",
+    "EncodersResult",
+    "FRAME_COLUMNS",
+    "METHODS",
+    "METRICS",
+    "OBJECTIVES_SUITE",
+    "SCALING_SUITE",
+    "compute_pair",
+    "describe_encoder",
+    "map_switches",
+    "pair_key",
+    "run",
+    "stream_bins",
+]

@@ -43,10 +43,12 @@ within a task share it. Li, Bornschein & Hutter 2023, arXiv:2302.09579:
   natural ones*: (d1)'s per-task change, structured against natural, Welch;
   paper (Fig. 9 against Fig. 2, qualitative): taken as +1 hidden layer.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -81,8 +83,9 @@ def per_task_agreement(frame, encoders: Sequence[str]):
         row = {"task": task}
         for a, b in (("linear", "mlp"), ("mlp", "mdl"), ("linear", "mdl")):
             x, y = g[a].to_numpy(float), g[b].to_numpy(float)
-            row[f"{a} vs {b}"] = (np.nan if np.ptp(x) == 0 or np.ptp(y) == 0
-                                  else ranking.kendall_tau(x, y))
+            row[f"{a} vs {b}"] = (
+                np.nan if np.ptp(x) == 0 or np.ptp(y) == 0 else ranking.kendall_tau(x, y)
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -104,9 +107,15 @@ def depth_change(posterior, *, first_batch: int):
         if len(after) < 2:
             continue
         early, late = float(after["weighted"].iloc[0]), float(after["weighted"].iloc[-1])
-        rows.append(dict(zip(keys, key), early=early, late=late, change=late - early,
-                         early_bin=f"[{int(after['t_start'].iloc[0])}, "
-                                   f"{int(after['t_end'].iloc[0])})"))
+        rows.append(
+            dict(
+                zip(keys, key),
+                early=early,
+                late=late,
+                change=late - early,
+                early_bin=f"[{int(after['t_start'].iloc[0])}, {int(after['t_end'].iloc[0])})",
+            )
+        )
     return pd.DataFrame(rows, columns=keys + ["early", "late", "change", "early_bin"])
 
 
@@ -133,10 +142,15 @@ def _fmt_taus(t) -> str:
     return ", ".join(f"{m} {t.loc[m]:.2f}" for m in t.index)
 
 
-
 #: The paper's effects (units: τ, hidden layers, log10 of sd / gap), fixed before any run.
-PAPER_EFFECTS = {"a1": 1 - 0.73, "a2": 0.87 - 0.73, "f": -float(np.log10(134 / 4643)),
-                 "d1": 1.0, "d2": 2.0, "d3": 1.0}
+PAPER_EFFECTS = {
+    "a1": 1 - 0.73,
+    "a2": 0.87 - 0.73,
+    "f": -float(np.log10(134 / 4643)),
+    "d1": 1.0,
+    "d2": 2.0,
+    "d3": 1.0,
+}
 #: App. A.7's stream: Cifar100's 50,000 training examples.
 PAPER_F_N = 50_000
 
@@ -178,7 +192,9 @@ def delta_tau(tables: Sequence) -> float:
     o = _average_orders(tables)
     if min(np.ptp(o["linear"]), np.ptp(o["mlp"]), np.ptp(o["mdl"])) == 0:
         return float("nan")
-    return float(ranking.kendall_tau(o["mlp"], o["mdl"]) - ranking.kendall_tau(o["mlp"], o["linear"]))
+    return float(
+        ranking.kendall_tau(o["mlp"], o["mdl"]) - ranking.kendall_tau(o["mlp"], o["linear"])
+    )
 
 
 def _log_ratio_median(cells: Sequence) -> float:
@@ -194,13 +210,19 @@ def order_noise_along_n(curves, encoders: Sequence[str], groups: dict, *, min_n:
 
     c = curves[curves["encoder"].isin(list(encoders)) & (curves["n"] >= min_n)]
     frame = c.rename(columns={"cumulative [nats]": "value"}).assign(
-        metric="codelength [nats]", group=c["task"].map(groups))
+        metric="codelength [nats]", group=c["task"].map(groups)
+    )
     rows = []
     for n, g in frame.groupby("n", sort=True):
         _, ok, cells = order_noise_cells(g, encoders)
         for task, t in ok.groupby("task", sort=True):
-            rows.append({"task": task, "n": int(n),
-                         "log_ratio": float(-np.log10(np.median(t["sd / nearest gap"])))})
+            rows.append(
+                {
+                    "task": task,
+                    "n": int(n),
+                    "log_ratio": float(-np.log10(np.median(t["sd / nearest gap"]))),
+                }
+            )
     return pd.DataFrame(rows, columns=["task", "n", "log_ratio"])
 
 
@@ -229,31 +251,41 @@ def _a_claims(frame, encoders, a2_encoders, level: float, paper) -> list:
     k = len(encoders)
     tables = rank_tables(frame, encoders)
     ours = _tables.ranking_agreement(frame, encoders).set_index("methods")["kendall tau"]
-    d = C.bootstrap_effect(tables, order_disagreement, paper_effect=PAPER_EFFECTS["a1"],
-                           level=level, unit="tasks")
+    d = C.bootstrap_effect(
+        tables, order_disagreement, paper_effect=PAPER_EFFECTS["a1"], level=level, unit="tasks"
+    )
     a1 = C.Claim.decided(
-        "a1", "Linear-probe and best-MLP accuracy rank the pretrained encoders differently.",
-        "Li et al. 2023 Sec. 4, Table 1a", "1 − τ(linear, MLP) of the average-rank orders "
+        "a1",
+        "Linear-probe and best-MLP accuracy rank the pretrained encoders differently.",
+        "Li et al. 2023 Sec. 4, Table 1a",
+        "1 − τ(linear, MLP) of the average-rank orders "
         f"{1 - paper.loc['linear vs mlp']:.2f} (6 encoders, 19 tasks)",
         f"1 − Kendall τ between the average-rank orders of {k} encoders by linear and by "
-        "best-MLP accuracy over tasks; percentile bootstrap over tasks (2,000 resamples)", d,
+        "best-MLP accuracy over tasks; percentile bootstrap over tasks (2,000 resamples)",
+        d,
         effect="1 − τ(linear, MLP) of average-rank orders",
-        our_value=f"{d.detail}; average-rank orders of these {k} encoders: {_fmt_taus(ours)}")
+        our_value=f"{d.detail}; average-rank orders of these {k} encoders: {_fmt_taus(ours)}",
+    )
     tables = rank_tables(frame, a2_encoders)
     orders = _tables.ranking_agreement(frame, a2_encoders).set_index("methods")["kendall tau"]
-    d = C.bootstrap_effect(tables, delta_tau, paper_effect=PAPER_EFFECTS["a2"], level=level,
-                           unit="tasks")
+    d = C.bootstrap_effect(
+        tables, delta_tau, paper_effect=PAPER_EFFECTS["a2"], level=level, unit="tasks"
+    )
     a2 = C.Claim.decided(
-        "a2", "MDL with readout switching reconciles them: its order agrees with the best-MLP "
-        "order more than the linear order does.", "Li et al. 2023 Sec. 4, Table 1a",
+        "a2",
+        "MDL with readout switching reconciles them: its order agrees with the best-MLP "
+        "order more than the linear order does.",
+        "Li et al. 2023 Sec. 4, Table 1a",
         f"Δτ = τ(MLP, MDL) {paper.loc['mlp vs mdl']:.2f} − τ(MLP, linear) "
         f"{paper.loc['linear vs mlp']:.2f} = {PAPER_EFFECTS['a2']:.2f} (average-rank orders)",
         f"Δτ of the average-rank orders over tasks, k = {len(a2_encoders)} encoders "
         "(pre-registered: only more tasks, not more questions of the same images, would "
-        "decide it); percentile bootstrap over tasks (2,000 resamples)", d,
+        "decide it); percentile bootstrap over tasks (2,000 resamples)",
+        d,
         effect="Δτ(MLP; MDL − linear)",
         our_value=f"{d.detail}; average-rank orders of these {len(a2_encoders)} encoders: "
-                  f"{_fmt_taus(orders)}")
+        f"{_fmt_taus(orders)}",
+    )
     return [a1, a2]
 
 
@@ -264,36 +296,55 @@ def _f_claim(result, encoders, level: float):
     orders = int(var["orders"].min()) if len(var) else 0
     n = int(min(result.sizes.values()))
     paper_n = f_paper_at(n)
-    d = C.bootstrap_effect(cells if orders >= 2 else [], _log_ratio_median,
-                           paper_effect=paper_n, level=level, unit="tasks")
+    d = C.bootstrap_effect(
+        cells if orders >= 2 else [],
+        _log_ratio_median,
+        paper_effect=paper_n,
+        level=level,
+        unit="tasks",
+    )
     groups = result.frame.drop_duplicates("task").set_index("task")["group"].to_dict()
     along = order_noise_along_n(result.curves, encoders, groups)
     parts = slope_parts(along)
-    slope, s_lo, s_hi = (C.bootstrap_interval(parts, n_slope, level=level) if len(parts) >= 2
-                         else (n_slope(parts), float("nan"), float("nan")))
+    slope, s_lo, s_hi = (
+        C.bootstrap_interval(parts, n_slope, level=level)
+        if len(parts) >= 2
+        else (n_slope(parts), float("nan"), float("nan"))
+    )
     pp = _tables.PAPER_PERMUTATION
     paper_ratio = pp["std"] / min(pp["mean"] - pp["above"], pp["below"] - pp["mean"])
     r = ok["sd / nearest gap"]
     return C.Claim.decided(
-        "f", "The codelength's standard deviation over data orders is small against the gaps "
-        "between encoders ranked next to each other.", "Li et al. 2023 App. A.7",
+        "f",
+        "The codelength's standard deviation over data orders is small against the gaps "
+        "between encoders ranked next to each other.",
+        "Li et al. 2023 App. A.7",
         f"ResNet-50 SUP on Cifar100 (N = {PAPER_F_N:,}), {pp['orders']} orders: sd "
         f"{pp['std']:.0f} nats against gaps {pp['mean'] - pp['above']:.0f} / "
         f"{pp['below'] - pp['mean']:.0f} (sd / gap {paper_ratio:.3f}, −log10 "
         f"{PAPER_EFFECTS['f']:.2f}); at N = {n:,} under the ½·log10 N law: {paper_n:.2f}",
         f"per (task, encoder) cell at N = {n:,}, sd over {orders} orders / gap to the "
         "nearest-ranked encoder; effect −log10 of the median ratio (> 0: sd < gap), compared "
-        f"with the paper's restated at N = {n:,}; percentile bootstrap over tasks", d,
+        f"with the paper's restated at N = {n:,}; percentile bootstrap over tasks",
+        d,
         effect=f"−log10 median(sd / gap) at N = {n:,}",
-        our_value=(f"sd < gap in {int((r < 1).sum())}/{len(r)} cells, median sd / gap "
-                   f"{r.median():.3f}; {d.detail}; the law measured along the run's prefixes "
-                   f"(n = {int(along['n'].min()) if len(along) else 0}–{n:,}): slope of the "
-                   f"statistic against log10 n {slope:.3f}, 95% bootstrap interval "
-                   f"[{s_lo:.3f}, {s_hi:.3f}] (law: 0.5)"))
+        our_value=(
+            f"sd < gap in {int((r < 1).sum())}/{len(r)} cells, median sd / gap "
+            f"{r.median():.3f}; {d.detail}; the law measured along the run's prefixes "
+            f"(n = {int(along['n'].min()) if len(along) else 0}–{n:,}): slope of the "
+            f"statistic against log10 n {slope:.3f}, 95% bootstrap interval "
+            f"[{s_lo:.3f}, {s_hi:.3f}] (law: 0.5)"
+        ),
+    )
 
 
-def objectives_claims(result: Any, encoders: Sequence[str], *, alpha: float = 0.05,
-                      a2_encoders: Sequence[str] | None = None) -> list:
+def objectives_claims(
+    result: Any,
+    encoders: Sequence[str],
+    *,
+    alpha: float = 0.05,
+    a2_encoders: Sequence[str] | None = None,
+) -> list:
     """Claims (a1), (a2) and (f) (module docstring) on ``encoders`` of ``result``;
     (a2) on ``a2_encoders`` (default: every encoder of the grid).
     ``alpha``: 1 − the intervals' level."""
@@ -304,16 +355,20 @@ def objectives_claims(result: Any, encoders: Sequence[str], *, alpha: float = 0.
     paper = _paper.kendall_between_methods().set_index("methods")["kendall tau"]
     a2_encoders = list(a2_encoders or dict.fromkeys(frame["encoder"]))
     return _a_claims(frame, encoders, a2_encoders, level, paper) + [
-        _f_claim(result, encoders, level)]
+        _f_claim(result, encoders, level)
+    ]
 
 
 def _by_group(df, col: str) -> dict:
-    return {g: df.loc[df["group"] == g, col].to_numpy() for g in
-            ("structured", "natural", "specialized")}
+    return {
+        g: df.loc[df["group"] == g, col].to_numpy()
+        for g in ("structured", "natural", "specialized")
+    }
 
 
-def readout_claims(result: Any, encoders: Sequence[str] | None = None, *,
-                   alpha: float = 0.05) -> list:
+def readout_claims(
+    result: Any, encoders: Sequence[str] | None = None, *, alpha: float = 0.05
+) -> list:
     """Claims (d1), (d2) and (d3) (module docstring) on ``encoders`` (default all).
     ``alpha``: 1 − the intervals' level."""
     from mdlnb import claims as C
@@ -332,44 +387,64 @@ def readout_claims(result: Any, encoders: Sequence[str] | None = None, *,
     up, down = int((pair["change"] > 0).sum()), int((pair["change"] < 0).sum())
     bins = sorted(set(ch["early_bin"])) if len(ch) else []
     d1 = C.Claim.decided(
-        "d1", "As data grows the readout posterior moves to deeper readouts.",
+        "d1",
+        "As data grows the readout posterior moves to deeper readouts.",
         "Li et al. 2023 Sec. 4 'Readout Models', App. A.8 Fig. 9",
         "ImageNet, linear first, then MLPs of 1–3 hidden layers (4 encoders): +1 hidden layer",
         "per (encoder, task), posterior-mean readout depth in the last log-spaced bin of t minus "
         f"that in the first bin from t = 2B = {2 * batch} on (after a batch of evidence), mean "
-        f"over {orders} orders and the task's encoders; t interval over tasks", d,
+        f"over {orders} orders and the task's encoders; t interval over tasks",
+        d,
         effect="change in posterior-mean depth [hidden layers]",
-        our_value=(f"{up} (encoder, task) pairs deeper, {down} shallower of {len(pair)}; "
-                   f"reference bins {', '.join(bins[:3])}; {d.detail}" if len(pair) else
-                   f"no (encoder, task) pair has 2 posterior bins from t = {2 * batch} on"))
+        our_value=(
+            f"{up} (encoder, task) pairs deeper, {down} shallower of {len(pair)}; "
+            f"reference bins {', '.join(bins[:3])}; {d.detail}"
+            if len(pair)
+            else f"no (encoder, task) pair has 2 posterior bins from t = {2 * batch} on"
+        ),
+    )
     deepest = max((readout_depth(r) for r in set(post["readout"])), default=0)
     pref = frame[frame["metric"] == "preferred readout depth"]
     pref = pref.groupby(["task", "group"], sort=True)["value"].mean().reset_index()
     g = _by_group(pref, "value")
-    spec = (f"; specialized tasks beside: {g['specialized'].mean():.3g} "
-            f"(n = {g['specialized'].size})" if g["specialized"].size else "")
-    d = C.welch_effect(g["structured"], g["natural"], paper_effect=PAPER_EFFECTS["d2"],
-                       level=level, unit="tasks")
+    spec = (
+        f"; specialized tasks beside: {g['specialized'].mean():.3g} (n = {g['specialized'].size})"
+        if g["specialized"].size
+        else ""
+    )
+    d = C.welch_effect(
+        g["structured"], g["natural"], paper_effect=PAPER_EFFECTS["d2"], level=level, unit="tasks"
+    )
     d2 = C.Claim.decided(
-        "d2", "Structured tasks prefer deeper readouts than natural tasks.",
+        "d2",
+        "Structured tasks prefer deeper readouts than natural tasks.",
         "Li et al. 2023 Sec. 4 'Readout Models', Fig. 2",
         "structured mostly 3–7 hidden layers, natural 0–1 (19 VTAB tasks): +2 hidden layers",
         "per task, the preferred readout depth (mean over encoders and orders; the board's "
         f"deepest readout has {deepest} hidden layers, the paper's 7); structured "
-        "tasks minus natural tasks, Welch interval", d,
+        "tasks minus natural tasks, Welch interval",
+        d,
         effect="structured − natural preferred depth [hidden layers]",
-        our_value=d.detail + spec)
+        our_value=d.detail + spec,
+    )
     g = _by_group(task, "change")
-    spec = (f"; specialized tasks beside: {g['specialized'].mean():.3g} "
-            f"(n = {g['specialized'].size})" if g["specialized"].size else "")
-    d = C.welch_effect(g["structured"], g["natural"], paper_effect=PAPER_EFFECTS["d3"],
-                       level=level, unit="tasks")
+    spec = (
+        f"; specialized tasks beside: {g['specialized'].mean():.3g} (n = {g['specialized'].size})"
+        if g["specialized"].size
+        else ""
+    )
+    d = C.welch_effect(
+        g["structured"], g["natural"], paper_effect=PAPER_EFFECTS["d3"], level=level, unit="tasks"
+    )
     d3 = C.Claim.decided(
-        "d3", "The move to deeper readouts is larger on structured tasks than on natural ones.",
+        "d3",
+        "The move to deeper readouts is larger on structured tasks than on natural ones.",
         "Li et al. 2023 Sec. 4 'Readout Models', Fig. 2, Fig. 9",
         "qualitative; taken as +1 hidden layer",
         "(d1)'s per-task change in posterior-mean depth, structured tasks minus natural tasks, "
-        "Welch interval", d, effect="structured − natural depth change [hidden layers]",
-        our_value=d.detail + spec)
+        "Welch interval",
+        d,
+        effect="structured − natural depth change [hidden layers]",
+        our_value=d.detail + spec,
+    )
     return [d1, d2, d3]
-

@@ -10,7 +10,8 @@ coming ``mdlnb.Protocol``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
@@ -19,18 +20,35 @@ from mdlnb.studies._base import StudyConfig
 #: MAE) plus the autoencoder and the untrained initialization, all on the ViT at
 #: CPU size S, each the committed artifact of the pretraining stage (trained until
 #: its linear probe stopped improving: ``artifacts/encoders``, ``make pretrain``).
-OBJECTIVES_SUITE = tuple(f"{o}:vit_S:trained" for o in (
-    "random", "supervised", "simclr", "byol", "dino", "mae", "autoencoder"))
+OBJECTIVES_SUITE = tuple(
+    f"{o}:vit_S:trained"
+    for o in ("random", "supervised", "simclr", "byol", "dino", "mae", "autoencoder")
+)
 #: The scaling suite (Table 1b: sizes of one family under one objective): the ViT at
 #: M and L under supervised training and MAE (S is in the objectives suite).
 SCALING_SUITE = tuple(f"{o}:vit_{s}:trained" for o in ("supervised", "mae") for s in ("M", "L"))
 #: The mini-VTAB tasks of the default grid: every embedded task with at least 1,000
 #: training examples (all but lfw_faces, 160), 5 natural (fashion_mnist and
 #: fashion_mnist_category are the pretraining domain), 3 specialized, 9 structured.
-GRID_TASKS = ("digits", "fashion_mnist", "fashion_mnist_category", "photo_patches", "textures",
-              "ihc_dab", "ihc_hematoxylin", "sci_patches", "clevr_closest_colour",
-              "clevr_closest_shape", "clevr_closest_size", "clevr_count", "clevr_distance",
-              "dsprites_location", "dsprites_orientation", "dsprites_scale", "dsprites_shape")
+GRID_TASKS = (
+    "digits",
+    "fashion_mnist",
+    "fashion_mnist_category",
+    "photo_patches",
+    "textures",
+    "ihc_dab",
+    "ihc_hematoxylin",
+    "sci_patches",
+    "clevr_closest_colour",
+    "clevr_closest_shape",
+    "clevr_closest_size",
+    "clevr_count",
+    "clevr_distance",
+    "dsprites_location",
+    "dsprites_orientation",
+    "dsprites_scale",
+    "dsprites_shape",
+)
 _PROBE_GRID = {"learning_rate": (1e-3, 3e-3), "weight_decay": (0.0, 1e-4), "ema": (1.0,)}
 
 
@@ -76,7 +94,8 @@ class EncodersConfig(StudyConfig):
     seeds: tuple[int, ...] = (0, 1, 2)
     probe_readouts: tuple[str, ...] = ("linear", "mlp1x256", "mlp2x256")
     probe_grid: Mapping[str, Sequence[float]] = dataclasses.field(
-        default_factory=lambda: dict(_PROBE_GRID))
+        default_factory=lambda: dict(_PROBE_GRID)
+    )
     probe_steps: int = 200
     probe_batch_size: int = 256
     posterior_bins: int = 24
@@ -109,8 +128,13 @@ class EncodersConfig(StudyConfig):
         resolve_protocol(self.protocol)
         if isinstance(self.protocol, Mapping):
             object.__setattr__(self, "protocol", dict(self.protocol))
-        for name in ("probe_steps", "probe_batch_size", "posterior_bins", "pretrain_batch_size",
-                     "workers"):
+        for name in (
+            "probe_steps",
+            "probe_batch_size",
+            "posterior_bins",
+            "pretrain_batch_size",
+            "workers",
+        ):
             check_int(name, getattr(self, name), minimum=1)
         for name in ("train_size", "test_size", "pretrain_size"):
             check_int(name, getattr(self, name), minimum=10, allow_none=True)
@@ -127,6 +151,9 @@ def describe_encoder(text: str) -> dict[str, str]:
 
     spec = parse_encoder(text)
     if spec.family == "efficientnet":
-        return {"architecture": "efficientnet-lite", "objective": "supervised-imagenet",
-                "size": f"lite{spec.variant}"}
+        return {
+            "architecture": "efficientnet-lite",
+            "objective": "supervised-imagenet",
+            "size": f"lite{spec.variant}",
+        }
     return {"architecture": spec.arch, "objective": spec.family, "size": spec.size}

@@ -21,6 +21,7 @@ hyperparameters chosen on validation loss within each family).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -61,8 +62,14 @@ def map_switches(mat: np.ndarray) -> int:
     return int(np.count_nonzero(top[1:] != top[:-1]))
 
 
-def mdl_rows(train: Task, config: Any, *, cache: bool = True) -> dict[str, list]:
-    """Stage 1 + 2 for every order: metric rows, posterior trace rows, curve rows."""
+def mdl_rows(
+    train: Task, config: Any, *, cache: bool = True, losses: Sequence[Any] | None = None
+) -> dict[str, list]:
+    """Stage 1 + 2 for every order: metric rows, posterior trace rows, curve rows.
+
+    Stage 1 of the orders runs as one batch of streams
+    (:func:`mdlnb.prequential.run_streams`), unless ``losses`` gives their loss
+    matrices (one per seed of ``config.seeds``, e.g. from a batch over many pairs)."""
     from mdlnb import prequential
     from mdlnb._compare import resolve_protocol
     from mdlnb._units import LN2
@@ -71,17 +78,34 @@ def mdl_rows(train: Task, config: Any, *, cache: bool = True) -> dict[str, list]
     plan = resolve_protocol(config.protocol)
     edges = stream_bins(train.n, int(config.posterior_bins))
     rows, post, curve = [], [], []
-    for s in config.seeds:
-        lm = prequential.run(train, protocol=plan, seed=int(s), progress=False, cache=cache)
+    if losses is None:
+        losses = prequential.run_streams(
+            [(train, int(s)) for s in config.seeds], protocol=plan, progress=False, cache=cache
+        )
+    if len(losses) != len(config.seeds):
+        raise ValueError(
+            f"losses: expected {len(config.seeds)} loss matrices (one per seed), got {len(losses)}"
+        )
+    for s, lm in zip(config.seeds, losses):
+        if int(lm.seed) != int(s) or lm.losses.shape[0] != train.n:
+            raise ValueError(
+                f"losses: the loss matrix for seed {s} is of seed {lm.seed} and "
+                f"N = {lm.losses.shape[0]} (the task has {train.n})"
+            )
         rep = Report.from_losses(lm, plan.strategy, warn=False)
         ros, mat = rep.readout_matrix()
         depth = {e.readout.name: int(e.readout.hidden_layers) for e in lm.experts}
-        rows += [(int(s), "codelength [nats]", rep.total_nats),
-                 (int(s), "codelength [bits/example]", rep.total_nats / LN2 / train.n),
-                 (int(s), "best expert [nats]", rep.best_expert_nats),
-                 (int(s), "preferred readout depth",   # NaN: N ≤ B, no readout trained
-                  float(depth[rep.preferred_readout]) if rep.trained else float("nan")),
-                 (int(s), "readout switches", float(map_switches(mat)))]
+        rows += [
+            (int(s), "codelength [nats]", rep.total_nats),
+            (int(s), "codelength [bits/example]", rep.total_nats / LN2 / train.n),
+            (int(s), "best expert [nats]", rep.best_expert_nats),
+            (
+                int(s),
+                "preferred readout depth",  # NaN: N ≤ B, no readout trained
+                float(depth[rep.preferred_readout]) if rep.trained else float("nan"),
+            ),
+            (int(s), "readout switches", float(map_switches(mat))),
+        ]
         trace = readout_trace(mat, edges)
         cum = np.cumsum(rep.per_step_nats.astype(np.float64))
         for i, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
@@ -96,23 +120,39 @@ def probe_rows(train: Task, test: Task, config: Any) -> list:
     from mdlnb.studies.transferability import readout_from_name
 
     ros = [readout_from_name(r) for r in config.probe_readouts]
-    table = probes.accuracy(train, ros, config.probe_grid, test=test, seed=int(config.seed),
-                            steps=int(config.probe_steps),
-                            batch_size=int(config.probe_batch_size))
-    out = [(int(config.seed), f"{rec['family']} accuracy", float(rec["test_accuracy"]))
-           for rec in table.to_dict("records")]
+    table = probes.accuracy(
+        train,
+        ros,
+        config.probe_grid,
+        test=test,
+        seed=int(config.seed),
+        steps=int(config.probe_steps),
+        batch_size=int(config.probe_batch_size),
+    )
+    out = [
+        (int(config.seed), f"{rec['family']} accuracy", float(rec["test_accuracy"]))
+        for rec in table.to_dict("records")
+    ]
     best = table.loc[table["val_loss [nats]"].idxmin()]
     out.append((int(config.seed), "best accuracy", float(best["test_accuracy"])))
     return out
 
 
-def compute_pair(train: Task, test: Task, config: Any, *, cache: bool = True) -> dict[str, Any]:
+def compute_pair(
+    train: Task, test: Task, config: Any, *, cache: bool = True, losses: Sequence[Any] | None = None
+) -> dict[str, Any]:
     """All measurements of one pair as a JSON-able dict (see the module docstring);
-    ``seconds`` holds the wall time of the MDL part and of the accuracy protocol."""
+    ``seconds`` holds the wall time of the MDL part and of the accuracy protocol.
+    ``losses``: the pair's stage-1 loss matrices, if already computed (:func:`mdl_rows`)."""
     t0 = time.perf_counter()
-    mdl = mdl_rows(train, config, cache=cache)
+    mdl = mdl_rows(train, config, cache=cache, losses=losses)
     t1 = time.perf_counter()
     acc = probe_rows(train, test, config)
     t2 = time.perf_counter()
-    return {"rows": mdl["rows"] + acc, "posterior": mdl["posterior"], "curve": mdl["curve"],
-            "n": int(train.n), "seconds": {"mdl": round(t1 - t0, 3), "accuracy": round(t2 - t1, 3)}}
+    return {
+        "rows": mdl["rows"] + acc,
+        "posterior": mdl["posterior"],
+        "curve": mdl["curve"],
+        "n": int(train.n),
+        "seconds": {"mdl": round(t1 - t0, 3), "accuracy": round(t2 - t1, 3)},
+    }

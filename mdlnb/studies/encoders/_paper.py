@@ -32,8 +32,12 @@ def table_1a():
     """Table 1a as a DataFrame (encoder, linear rank, mlp rank, mdl rank)."""
     import pandas as pd
 
-    return pd.DataFrame([{"encoder": k, "linear rank": a, "mlp rank": b, "mdl rank": c}
-                         for k, (a, b, c) in TABLE_1A.items()])
+    return pd.DataFrame(
+        [
+            {"encoder": k, "linear rank": a, "mlp rank": b, "mdl rank": c}
+            for k, (a, b, c) in TABLE_1A.items()
+        ]
+    )
 
 
 def kendall_between_methods():
@@ -45,6 +49,12 @@ def kendall_between_methods():
 
     t = table_1a()
     pairs = [("linear", "mlp"), ("linear", "mdl"), ("mlp", "mdl")]
-    return pd.DataFrame([{"methods": f"{a} vs {b}",
-                          "kendall tau": ranking.kendall_tau(t[f"{a} rank"], t[f"{b} rank"])}
-                         for a, b in pairs])
+    return pd.DataFrame(
+        [
+            {
+                "methods": f"{a} vs {b}",
+                "kendall tau": ranking.kendall_tau(t[f"{a} rank"], t[f"{b} rank"]),
+            }
+            for a, b in pairs
+        ]
+    )

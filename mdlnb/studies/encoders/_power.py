@@ -90,14 +90,17 @@ On 13 tasks they were a2 0.046 / 0.096, f 0.43 / 0.34, d1 0.69 / 0.64.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 #: Per-task standard deviations and effects measured on the committed 2026-11-24 run.
-TODAY = {"a2": {"sd": 0.30, "k": 6, "tasks": 5, "effect": -0.07},
-         "f": {"sd": 0.34, "k": 6, "tasks": 5, "effect": -0.007, "n": 400},
-         "d1": {"sd": 0.5, "k": 11, "tasks": 5, "effect": float("nan")}}
+TODAY = {
+    "a2": {"sd": 0.30, "k": 6, "tasks": 5, "effect": -0.07},
+    "f": {"sd": 0.34, "k": 6, "tasks": 5, "effect": -0.007, "n": 400},
+    "d1": {"sd": 0.5, "k": 11, "tasks": 5, "effect": float("nan")},
+}
 
 
 def tau_sd(k: int) -> float:
@@ -109,8 +112,9 @@ def tau_sd(k: int) -> float:
     return math.sqrt(2 * (2 * k + 5) / (9 * k * (k - 1)))
 
 
-def tasks_to_decide(sd: float, effect: float, *, margin: float = 0.5, level: float = 0.95,
-                    max_tasks: int = 10_000) -> int:
+def tasks_to_decide(
+    sd: float, effect: float, *, margin: float = 0.5, level: float = 0.95, max_tasks: int = 10_000
+) -> int:
     """Smallest T ≥ 2 with t_{(1+level)/2, T−1} · sd / √T ≤ margin · |effect|."""
     from scipy import stats
 
@@ -143,8 +147,9 @@ def stream_flops(board: Any, feature_dim: int, num_classes: int, n: int) -> floa
     from mdlnb import experts as _experts
 
     board = _experts.preset(board) if isinstance(board, str) else list(board)
-    return float(n) * sum((3 * e.replay_streams + 1) * e.readout.flops(feature_dim, num_classes)
-                          for e in board)
+    return float(n) * sum(
+        (3 * e.replay_streams + 1) * e.readout.flops(feature_dim, num_classes) for e in board
+    )
 
 
 def feature_dim(encoder: str) -> int:
@@ -154,12 +159,11 @@ def feature_dim(encoder: str) -> int:
 
     spec = parse_encoder(encoder)
     if spec.family == "efficientnet":
-        return 1280                       # EfficientNet-Lite0/1/2: the 1,280-d head features
+        return 1280  # EfficientNet-Lite0/1/2: the 1,280-d head features
     return int(archs.config(spec.arch, spec.size).feature_dim)
 
 
-def grid_cost(config: Any, *, gflops: float = CPU_GFLOPS,
-              efficiency: float = GRID_EFFICIENCY):
+def grid_cost(config: Any, *, gflops: float = CPU_GFLOPS, efficiency: float = GRID_EFFICIENCY):
     """Stage-1 cost of an :class:`EncodersConfig`'s grid: one row per (encoder, task) with
     D, C, N (the task's training split capped by ``train_size``), the FLOPs of all its
     orders and the minutes at ``gflops`` × ``efficiency`` (stage 1 only: features, the
@@ -171,8 +175,9 @@ def grid_cost(config: Any, *, gflops: float = CPU_GFLOPS,
     from mdlnb._compare import resolve_protocol
 
     if not (gflops > 0 and 0 < efficiency <= 1):
-        raise ValueError(f"efficiency: need gflops > 0 and 0 < efficiency <= 1, got "
-                         f"{gflops!r}, {efficiency!r}")
+        raise ValueError(
+            f"efficiency: need gflops > 0 and 0 < efficiency <= 1, got {gflops!r}, {efficiency!r}"
+        )
     board = resolve_protocol(config.protocol).experts()
     info = data.info().set_index("name")
     rows = []
@@ -183,9 +188,18 @@ def grid_cost(config: Any, *, gflops: float = CPU_GFLOPS,
             n = n if config.train_size is None else min(n, int(config.train_size))
             c = int(info.loc[task, "classes"])
             f = stream_flops(board, d, c, n) * len(config.seeds)
-            rows.append({"encoder": enc, "task": task, "D": d, "C": c, "N": n,
-                         "orders": len(config.seeds), "flops": f,
-                         "minutes": f / (gflops * 1e9 * efficiency) / 60})
+            rows.append(
+                {
+                    "encoder": enc,
+                    "task": task,
+                    "D": d,
+                    "C": c,
+                    "N": n,
+                    "orders": len(config.seeds),
+                    "flops": f,
+                    "minutes": f / (gflops * 1e9 * efficiency) / 60,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -198,12 +212,24 @@ def plan(*, encoders: int = 14, n: int = 1000):
     a2_sd = TODAY["a2"]["sd"] * tau_sd(encoders) / tau_sd(TODAY["a2"]["k"])
     f_effect = TODAY["f"]["effect"] + 0.5 * math.log10(n / TODAY["f"]["n"])
     rows = [
-        {"claim": "a2", "per-task sd": a2_sd, "effect to separate": PAPER_EFFECTS["a2"],
-         "tasks to decide": tasks_to_decide(a2_sd, PAPER_EFFECTS["a2"])},
-        {"claim": "f", "per-task sd": TODAY["f"]["sd"], "effect to separate": f_effect,
-         "tasks to decide": tasks_to_decide(TODAY["f"]["sd"], f_effect, margin=1.0)},
-        {"claim": "d1", "per-task sd": TODAY["d1"]["sd"], "effect to separate": PAPER_EFFECTS["d1"],
-         "tasks to decide": tasks_to_decide(TODAY["d1"]["sd"], PAPER_EFFECTS["d1"])},
+        {
+            "claim": "a2",
+            "per-task sd": a2_sd,
+            "effect to separate": PAPER_EFFECTS["a2"],
+            "tasks to decide": tasks_to_decide(a2_sd, PAPER_EFFECTS["a2"]),
+        },
+        {
+            "claim": "f",
+            "per-task sd": TODAY["f"]["sd"],
+            "effect to separate": f_effect,
+            "tasks to decide": tasks_to_decide(TODAY["f"]["sd"], f_effect, margin=1.0),
+        },
+        {
+            "claim": "d1",
+            "per-task sd": TODAY["d1"]["sd"],
+            "effect to separate": PAPER_EFFECTS["d1"],
+            "tasks to decide": tasks_to_decide(TODAY["d1"]["sd"], PAPER_EFFECTS["d1"]),
+        },
     ]
     return pd.DataFrame(rows)
 
@@ -231,15 +257,26 @@ def spreads(result: Any, objectives: Sequence[str] | None = None):
     _, _, cells = _claims.order_noise_cells(frame, list(objectives or everyone))
     f = np.array([_claims._log_ratio_median([c]) for c in cells])
     batch = int(resolve_protocol(result.config.protocol).batch_size)
-    d1 = _claims.depth_change_by_task(result.posterior, first_batch=2 * batch)[2]["change"] \
-        .to_numpy(float)
+    d1 = _claims.depth_change_by_task(result.posterior, first_batch=2 * batch)[2][
+        "change"
+    ].to_numpy(float)
     rows = []
     for claim, x in (("a2", a2), ("f", f), ("d1", d1)):
         sd = float(np.std(x, ddof=1)) if x.size >= 2 else float("nan")
         mean = float(np.mean(x)) if x.size else float("nan")
-        effect, margin = ((mean, 1.0) if claim == "f" else (_claims.PAPER_EFFECTS[claim], 0.5))
-        need = (tasks_to_decide(sd, effect, margin=margin)
-                if np.isfinite(sd) and np.isfinite(effect) and effect else None)
-        rows.append({"claim": claim, "tasks": int(x.size), "mean": mean, "per-task sd": sd,
-                     "tasks to decide": need})
+        effect, margin = (mean, 1.0) if claim == "f" else (_claims.PAPER_EFFECTS[claim], 0.5)
+        need = (
+            tasks_to_decide(sd, effect, margin=margin)
+            if np.isfinite(sd) and np.isfinite(effect) and effect
+            else None
+        )
+        rows.append(
+            {
+                "claim": claim,
+                "tasks": int(x.size),
+                "mean": mean,
+                "per-task sd": sd,
+                "tasks to decide": need,
+            }
+        )
     return pd.DataFrame(rows)

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from mdlnb.studies.encoders import _claims, _more_claims, _paper, _plots, _tables
+from mdlnb.studies.encoders import (
+    _claims,
+    _clid_transfer,
+    _more_claims,
+    _paper,
+    _plots,
+    _table_claims,
+    _tables,
+)
 
 
 def _f(x: float, d: int = 2) -> str:
@@ -46,9 +55,13 @@ class EncodersResult:
     seconds: Mapping[str, float]
 
     # -- selections ----------------------------------------------------------
-    def select(self, *, architecture: str | Sequence[str] | None = None,
-               objective: str | Sequence[str] | None = None,
-               size: str | Sequence[str] | None = None) -> list[str]:
+    def select(
+        self,
+        *,
+        architecture: str | Sequence[str] | None = None,
+        objective: str | Sequence[str] | None = None,
+        size: str | Sequence[str] | None = None,
+    ) -> list[str]:
         """Encoder strings matching every given field (a value or a list), in config order."""
         t = self.encoders
         for col, v in (("architecture", architecture), ("objective", objective), ("size", size)):
@@ -82,8 +95,9 @@ class EncodersResult:
     def friedman(self, encoders: Sequence[str]):
         return _tables.friedman_table(self.frame, encoders)
 
-    def critical_differences(self, encoders: Sequence[str], *, alpha: float = 0.10,
-                             paper: str = "objectives"):
+    def critical_differences(
+        self, encoders: Sequence[str], *, alpha: float = 0.10, paper: str = "objectives"
+    ):
         return _tables.cd_table(self.frame, encoders, alpha=alpha, paper=paper)
 
     def permutation_variance(self, encoders: Sequence[str]):
@@ -96,7 +110,8 @@ class EncodersResult:
         """Kendall τ between methods' orderings, this run beside the paper's Table 1a."""
         ours = _tables.ranking_agreement(self.frame, encoders)
         return ours.rename(columns={"kendall tau": "this run"}).assign(
-            **{"paper Table 1a": _paper.kendall_between_methods()["kendall tau"].to_numpy()})
+            **{"paper Table 1a": _paper.kendall_between_methods()["kendall tau"].to_numpy()}
+        )
 
     def scaling(self, encoders: Sequence[str]):
         return _tables.scaling_table(self.frame, self.encoders, encoders)
@@ -121,8 +136,11 @@ class EncodersResult:
         import pandas as pd
 
         post = self.posterior
-        keep = pd.Series(list(zip(post["encoder"], post["task"]))).isin(
-            [tuple(p) for p in pairs]).to_numpy()
+        keep = (
+            pd.Series(list(zip(post["encoder"], post["task"])))
+            .isin([tuple(p) for p in pairs])
+            .to_numpy()
+        )
         missing = {tuple(p) for p in pairs} - set(zip(post["encoder"][keep], post["task"][keep]))
         if missing:
             raise ValueError(f"pairs: not in the grid: {sorted(missing)}")
@@ -138,14 +156,46 @@ class EncodersResult:
     def objectives_claims(self, encoders: Sequence[str], *, alpha: float = 0.05) -> list:
         """Claims (a1), (a2), (f) (:mod:`._claims`) and (l) (:mod:`._more_claims`)."""
         return _claims.objectives_claims(self, encoders, alpha=alpha) + [
-            _more_claims.aggregation_claim(self, encoders, alpha=alpha)]
+            _more_claims.aggregation_claim(self, encoders, alpha=alpha)
+        ]
 
-    def readout_claims(self, encoders: Sequence[str] | None = None, *,
-                       alpha: float = 0.05) -> list:
+    def readout_claims(self, encoders: Sequence[str] | None = None, *, alpha: float = 0.05) -> list:
         """Claims (d1), (d2), (d3) (:mod:`._claims`) and (k) (:mod:`._more_claims`: the
         in-domain tasks are those on the pretraining data's images, :meth:`in_domain`)."""
         return _claims.readout_claims(self, encoders, alpha=alpha) + [
-            _more_claims.domain_claim(self, self.in_domain(), encoders, alpha=alpha)]
+            _more_claims.domain_claim(self, self.in_domain(), encoders, alpha=alpha)
+        ]
+
+    def table_claims(self, encoders: Sequence[str], *, alpha: float = 0.05) -> list:
+        """Table 1a's pairwise claims (n1)–(n7) and Table 2's group claims (o1)–(o4)
+        (:mod:`._table_claims`) on the MDL ranks among ``encoders``."""
+        return _table_claims.table_claims(self.frame, encoders, alpha=alpha)
+
+    def pairwise_ranks(self, encoders: Sequence[str], *, alpha: float = 0.10):
+        """Table 1a's pairs on this run: average-rank differences, tasks won, Nemenyi CD
+        (:func:`._table_claims.pairwise_table`)."""
+        return _table_claims.pairwise_table(self.frame, encoders, alpha=alpha)
+
+    def group_contrasts(self, encoders: Sequence[str]):
+        """Per task, Table 2's contrasts supervised − self-supervised and MAE − others
+        (:func:`._table_claims.group_contrasts`)."""
+        return _table_claims.group_contrasts(self.frame, encoders)
+
+    def clid_transfer(self, pretraining: Any):
+        """CLID Table 3 on the grid: per out-of-domain task, Kendall τ of in-domain
+        accuracy, CLID and their rank product with transfer accuracy across the committed
+        encoders; ``pretraining``: :func:`mdlnb.studies.pretraining.result`
+        (:func:`._clid_transfer.transfer_table`)."""
+        return _clid_transfer.transfer_table(
+            self.frame, pretraining.across_models(), in_domain=self.in_domain()
+        )
+
+    def clid_transfer_claims(self, pretraining: Any, *, alpha: float = 0.05) -> list:
+        """Claims (p4), (p5) (:mod:`._clid_transfer`): CLID Table 3 across the committed
+        encoders, the grid's out-of-domain tasks as transfer tasks."""
+        return _clid_transfer.transfer_claims(
+            self.frame, pretraining.across_models(), in_domain=self.in_domain(), alpha=alpha
+        )
 
     def in_domain(self) -> list[str]:
         """The grid's tasks in the pretraining domain: those whose images come from the same
@@ -156,8 +206,9 @@ class EncodersResult:
         source, known = data.spec(self.config.pretrain_data).source, set(data.names())
         return [t for t in self.sizes if t in known and data.spec(t).source == source]
 
-    def scaling_claims(self, mae: Sequence[str], supervised: Sequence[str], *,
-                       alpha: float = 0.05) -> list:
+    def scaling_claims(
+        self, mae: Sequence[str], supervised: Sequence[str], *, alpha: float = 0.05
+    ) -> list:
         """Claims (j1), (j2) (:mod:`._more_claims`); ``mae`` and ``supervised`` are each
         [smallest, largest] encoder."""
         return _more_claims.scaling_claims(self, mae, supervised, alpha=alpha)
@@ -167,22 +218,59 @@ class EncodersResult:
         compares, default all), rows for the claims page (:mod:`mdlnb.studies._setting`)."""
         from mdlnb.studies import _setting
 
-        e = self.encoders if encoders is None else \
-            self.encoders[self.encoders["encoder"].isin(list(encoders))]
+        e = (
+            self.encoders
+            if encoders is None
+            else self.encoders[self.encoders["encoder"].isin(list(encoders))]
+        )
         groups = self.frame.drop_duplicates("task")["group"].value_counts()
         trained = e.loc[e["pretrain_steps"] > 0, "pretrain_steps"]
         ours = {
             "encoders": f"{len(e)} ({', '.join(e['encoder'])}): "
-                        f"{_setting.fmt_range(e['parameters'], 'parameters')}, pretrained on "
-                        f"{self.config.pretrain_data} for "
-                        f"{_setting.fmt_range(trained, 'steps')}",
+            f"{_setting.fmt_range(e['parameters'], 'parameters')}, pretrained on "
+            f"{self.config.pretrain_data} for "
+            f"{_setting.fmt_range(trained, 'steps')}",
             "tasks": f"{len(self.sizes)} embedded tasks ("
-                     + ", ".join(f"{groups.get(g, 0)} {g}" for g in
-                                 ("natural", "specialized", "structured")) + ")",
+            + ", ".join(f"{groups.get(g, 0)} {g}" for g in ("natural", "specialized", "structured"))
+            + ")",
             "examples per task (N)": _setting.fmt_range(self.sizes.values()),
             "readouts": _setting.board_text(self.config.protocol),
-            "orders": f"{len(self.config.seeds)} orders per (encoder, task)"}
+            "orders": f"{len(self.config.seeds)} orders per (encoder, task)",
+        }
         return _setting.rows("readout", ours)
+
+    def diagnosis(self, encoders: Sequence[str] | None = None):
+        """Why an encoder ranks where it does: effective rank, class separation and the
+        decodability of image statistics per (encoder, task) (:mod:`._diagnosis`)."""
+        from mdlnb.studies.encoders import _diagnosis
+
+        return _diagnosis.supervised_diagnosis(self, encoders=encoders)
+
+    def diagnosis_findings(
+        self,
+        diagnosis,
+        *,
+        encoder: str = "supervised:vit_S:trained",
+        reference: str = "random:vit_S:trained",
+    ) -> str:
+        """:meth:`diagnosis` in words (Markdown), ``encoder`` against ``reference``, after
+        the two encoders' average ranks over the diagnosed encoders."""
+        from mdlnb.studies.encoders import _diagnosis
+
+        t = self.average_ranks(list(dict.fromkeys(diagnosis["encoder"]))).set_index("encoder")
+        ranks = {
+            e: " / ".join(f"{t.loc[e, f'{m} rank']:.2f}" for m in ("linear", "mlp", "mdl"))
+            for e in (encoder, reference)
+        }
+        return (
+            f"**Why {encoder} ranks where it does.** Average ranks over {len(self.sizes)} "
+            f"tasks by linear accuracy / best-MLP accuracy / MDL: {encoder} {ranks[encoder]}, "
+            f"{reference} {ranks[reference]} (of {len(t)} encoders). Its features are the "
+            "ones its classifier head and its pretraining probe read (the mean of the patch "
+            "tokens after the final LayerNorm), so the ranking is not a featurisation "
+            "defect; what its features lose is below.\n\n"
+            + _diagnosis.findings(diagnosis, encoder=encoder, reference=reference)
+        )
 
     # -- figures (see _plots) ------------------------------------------------
     def plot_cd(self, encoders: Sequence[str], *, alpha: float = 0.10, group: str | None = None):
@@ -195,14 +283,36 @@ class EncodersResult:
         return _plots.scaling(self.scaling(encoders), self.scaling_differences(encoders))
 
     def plot_regret(self, larger: str, smaller: str, *, ax: Any = None):
-        return _plots.regret(self.regret(larger, smaller), ax=ax)
+        return _plots.regret(self.regret(larger, smaller), groups=self.groups, ax=ax)
+
+    def plot_regrets(self, pairs: Sequence[Sequence[str]]):
+        """:meth:`plot_regret` of each [larger, smaller] pair side by side, one y scale."""
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(
+            1,
+            len(pairs),
+            figsize=(6 * len(pairs), 4.0),
+            sharey=True,
+            squeeze=False,
+            layout="constrained",
+        )
+        for ax, (larger, smaller) in zip(axes[0], pairs):
+            self.plot_regret(larger, smaller, ax=ax)
+        return fig
 
     def plot_preferred_readouts(self, encoders: Sequence[str] | None = None):
-        return _plots.preference_heatmap(self.preferred_readouts(encoders), self.groups)
+        return _plots.preference_heatmap(
+            self.preferred_readouts(encoders),
+            self.groups,
+            orders=len(self.config.seeds),
+            agreement=_tables.preference_agreement(self.frame, encoders),
+        )
 
     def plot_posteriors(self, pairs: Sequence[tuple[str, str]], *, seed: int | None = None):
-        return _plots.posteriors(self.posterior, pairs,
-                                 seed=self.config.seeds[0] if seed is None else seed)
+        return _plots.posteriors(
+            self.posterior, pairs, seed=self.config.seeds[0] if seed is None else seed
+        )
 
     def plot_switching(self, encoders: Sequence[str] | None = None):
         f = self.frame if encoders is None else self.frame[self.frame["encoder"].isin(encoders)]
@@ -222,10 +332,13 @@ class EncodersResult:
         n_tasks, k = int(cd.loc["all", "N"]), len(encoders)
         spread = t["mdl rank"].max() - t["mdl rank"].min()
         cd_all = cd.loc["all", "CD"]
-        verdict = ("the critical difference is undefined here (" + cd.loc["all", "note"] + ")"
-                   if not np.isfinite(cd_all) else
-                   "at least one pair differs significantly" if spread >= cd_all
-                   else "no pair of encoders differs significantly")
+        verdict = (
+            "the critical difference is undefined here (" + cd.loc["all", "note"] + ")"
+            if not np.isfinite(cd_all)
+            else "at least one pair differs significantly"
+            if spread >= cd_all
+            else "no pair of encoders differs significantly"
+        )
         lines = [
             f"- **Best encoder** over {n_tasks} tasks, k = {k}: by linear accuracy "
             f"`{best['linear']}` (rank {_f(t.loc[best['linear'], 'linear rank'])}), by best-MLP "
@@ -266,12 +379,16 @@ class EncodersResult:
             ssl = g.loc[obj.index[~obj.isin(["supervised", "random"])], f"{grp} rank"]
             if sup.empty or ssl.empty:
                 continue
-            out.append(f"- {grp} ({int(g[f'{grp} tasks'].iloc[0])} tasks): supervised mean rank "
-                       f"{_f(sup.mean())}, self-supervised {_f(ssl.mean())}; best "
-                       f"`{g[f'{grp} rank'].idxmin()}`.")
-        out.append("- Paper Table 2: self-supervised encoders beat supervised ones on structured "
-                   "tasks (ViT SUP 5.75, ResNet SUP 4.75 vs BYOL 2.13, MAE 2.38, DINO 2.63) "
-                   "while supervised ViT is 2nd-3rd on natural tasks (2.86).")
+            out.append(
+                f"- {grp} ({int(g[f'{grp} tasks'].iloc[0])} tasks): supervised mean rank "
+                f"{_f(sup.mean())}, self-supervised {_f(ssl.mean())}; best "
+                f"`{g[f'{grp} rank'].idxmin()}`."
+            )
+        out.append(
+            "- Paper Table 2: self-supervised encoders beat supervised ones on structured "
+            "tasks (ViT SUP 5.75, ResNet SUP 4.75 vs BYOL 2.13, MAE 2.38, DINO 2.63) "
+            "while supervised ViT is 2nd-3rd on natural tasks (2.86)."
+        )
         return "\n".join(out)
 
     def scaling_findings(self, encoders: Sequence[str]) -> str:
@@ -285,52 +402,79 @@ class EncodersResult:
             if len(g) < 2:
                 continue
             bits = g["bits/example"].to_numpy()
-            trend = ("shorter with every size step" if np.all(np.diff(bits) < 0) else
-                     "longer with every size step" if np.all(np.diff(bits) > 0) else
-                     "not monotone in size")
-            sizes = ", ".join(f"{size_label(arch, s)} {_f(b, 3)} ± {_f(sd, 3)}" for s, b, sd in
-                              zip(g["size"], bits, g["bits/example sd (tasks)"]))
+            trend = (
+                "shorter with every size step"
+                if np.all(np.diff(bits) < 0)
+                else "longer with every size step"
+                if np.all(np.diff(bits) > 0)
+                else "not monotone in size"
+            )
+            sizes = ", ".join(
+                f"{size_label(arch, s)} {_f(b, 3)} ± {_f(sd, 3)}"
+                for s, b, sd in zip(g["size"], bits, g["bits/example sd (tasks)"])
+            )
             d = diffs.loc[list(g["encoder"])[1:]]
-            paired = ", ".join(f"{size_label(arch, r['size'])} {r['Δ bits/example']:+.3f} ± "
-                               f"{_f(r['Δ sd (orders)'], 3)}" for _, r in d.iterrows())
+            paired = ", ".join(
+                f"{size_label(arch, r['size'])} {r['Δ bits/example']:+.3f} ± "
+                f"{_f(r['Δ sd (orders)'], 3)}"
+                for _, r in d.iterrows()
+            )
             ref = size_label(arch, g["size"].iloc[0])
-            out.append(f"- {family_label(arch, obj)}: {sizes} bits/example (± sd over tasks) — "
-                       f"{trend}. Paired with {ref} on the same tasks and orders: {paired} "
-                       f"bits/example (± sd over {int(d['orders'].max())} orders).")
-        out.append("- Paper Table 1b: supervised ResNets do not improve with size, BYOL weakly "
-                   "(ResNet-101), ViT S→B improves significantly, MAE keeps improving up to "
-                   "ViT/L16; rank differences below 3.65 (r = 12, N = 19) are not significant.")
+            out.append(
+                f"- {family_label(arch, obj)}: {sizes} bits/example (± sd over tasks) — "
+                f"{trend}. Paired with {ref} on the same tasks and orders: {paired} "
+                f"bits/example (± sd over {int(d['orders'].max())} orders)."
+            )
+        out.append(
+            "- Paper Table 1b: supervised ResNets do not improve with size, BYOL weakly "
+            "(ResNet-101), ViT S→B improves significantly, MAE keeps improving up to "
+            "ViT/L16; rank differences below 3.65 (r = 12, N = 19) are not significant."
+        )
         return "\n".join(out)
 
     def regret_findings(self, larger: str, smaller: str) -> str:
         r = self.regret(larger, smaller)
         last = r.sort_values("n").groupby("task").tail(1)
-        parts = [f"{task} {d:+.1f} ± {0.0 if np.isnan(sd) else sd:.1f}" for task, d, sd in
-                 zip(last["task"], last["larger − smaller [nats]"], last["sd [nats]"])]
-        return (f"- `{larger}` − `{smaller}` at the end of each stream "
-                "(nats, ± sd over orders): "
-                + "; ".join(parts) + ".")
+        parts = [
+            f"{task} {d:+.1f} ± {0.0 if np.isnan(sd) else sd:.1f}"
+            for task, d, sd in zip(last["task"], last["larger − smaller [nats]"], last["sd [nats]"])
+        ]
+        return (
+            f"- `{larger}` − `{smaller}` at the end of each stream "
+            "(nats, ± sd over orders): " + "; ".join(parts) + "."
+        )
 
     def readout_findings(self, encoders: Sequence[str] | None = None) -> str:
         """Preferred depth and switching frequency per task group (paper Fig. 2, Sec. 4)."""
         s = self.switching(encoders).set_index("group")
-        lines = [f"- {g}: preferred readout depth {_f(r['preferred depth'])} ± "
-                 f"{_f(r['preferred depth sd'])} hidden layers; MAP-readout switches "
-                 f"{_f(r['per 1k examples'], 1)} ± {_f(r['per 1k sd'], 1)} per 1,000 examples "
-                 f"({int(r['runs'])} runs)." for g, r in s.iterrows()]
+        lines = [
+            f"- {g}: preferred readout depth {_f(r['preferred depth'])} ± "
+            f"{_f(r['preferred depth sd'])} hidden layers; MAP-readout switches "
+            f"{_f(r['per 1k examples'], 1)} ± {_f(r['per 1k sd'], 1)} per 1,000 examples "
+            f"({int(r['runs'])} runs)."
+            for g, r in s.iterrows()
+        ]
         if {"natural", "structured"} <= set(s.index):
             deeper = s.loc["structured", "preferred depth"] > s.loc["natural", "preferred depth"]
             more = s.loc["structured", "per 1k examples"] > s.loc["natural", "per 1k examples"]
-            lines.append(f"- Structured tasks prefer {'deeper' if deeper else 'no deeper'} "
-                         f"readouts than natural ones and switch {'more' if more else 'less'} "
-                         "often. Paper Fig. 2: structured datasets need deeper models (mostly "
-                         "3–7 hidden layers vs 0–1 on natural); switching is more frequent out "
-                         "of domain.")
+            lines.append(
+                f"- Structured tasks prefer {'deeper' if deeper else 'no deeper'} "
+                f"readouts than natural ones and switch {'more' if more else 'less'} "
+                "often. Paper Fig. 2: structured datasets need deeper models (mostly "
+                "3–7 hidden layers vs 0–1 on natural); switching is more frequent out "
+                "of domain."
+            )
         return "\n".join(lines)
 
     # -- files ---------------------------------------------------------------
-    def save(self, paper_dir: str | Path = "paper", *, prefix: str = "encoders",
-             parts: Mapping[str, Any] | None = None, frame: bool = False) -> list[Path]:
+    def save(
+        self,
+        paper_dir: str | Path = "paper",
+        *,
+        prefix: str = "encoders",
+        parts: Mapping[str, Any] | None = None,
+        frame: bool = False,
+    ) -> list[Path]:
         """Write the encoder table (csv + md) atomically, the tidy frame too if
         ``frame``, plus ``parts``: ``{name: DataFrame | Figure | Axes}`` as
         ``<prefix>_<name>``. Timings (:meth:`timing`) are not written: the same

@@ -10,7 +10,7 @@ standard deviation of the per-task ranks, or over data orders.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -24,12 +24,15 @@ GROUP_ORDER = ("natural", "specialized", "structured")
 
 #: Paper App. A.7: ResNet-50 SUP on Cifar100, 5 permutations, and the encoders
 #: ranked immediately above and below it (nats).
-PAPER_PERMUTATION = {"mean": 55906.0, "std": 134.0, "above": 50969.0, "below": 60549.0,
-                     "orders": 5}
+PAPER_PERMUTATION = {"mean": 55906.0, "std": 134.0, "above": 50969.0, "below": 60549.0, "orders": 5}
 
 
-def _subset(frame, encoders: Sequence[str] | None = None, tasks: Sequence[str] | None = None,
-            group: str | None = None):
+def _subset(
+    frame,
+    encoders: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    group: str | None = None,
+):
     f = frame
     if encoders is not None:
         missing = sorted(set(encoders) - set(f["encoder"]))
@@ -51,8 +54,7 @@ def task_order(frame) -> list[str]:
     return sorted(g.index, key=lambda t: (GROUP_ORDER.index(g[t]), t))
 
 
-def scores(frame, metric: str, *, encoders: Sequence[str] | None = None,
-           group: str | None = None):
+def scores(frame, metric: str, *, encoders: Sequence[str] | None = None, group: str | None = None):
     """tasks × encoders: ``metric`` averaged over data orders (seeds)."""
     f = _subset(frame, encoders, group=group)
     f = f[f["metric"] == metric]
@@ -63,8 +65,13 @@ def scores(frame, metric: str, *, encoders: Sequence[str] | None = None,
     return w.loc[[t for t in task_order(frame) if t in w.index], cols]
 
 
-def rank_frame(frame, *, encoders: Sequence[str] | None = None, group: str | None = None,
-               methods: Sequence[str] = tuple(METHODS)):
+def rank_frame(
+    frame,
+    *,
+    encoders: Sequence[str] | None = None,
+    group: str | None = None,
+    methods: Sequence[str] = tuple(METHODS),
+):
     """Tidy per-task ranks: ``method``, ``task``, ``group``, ``encoder``, ``rank`` (1 = best)."""
     import pandas as pd
 
@@ -74,15 +81,21 @@ def rank_frame(frame, *, encoders: Sequence[str] | None = None, group: str | Non
     out = []
     for m in methods:
         metric, hib = METHODS[m]
-        r = ranking.rank_table(scores(frame, metric, encoders=encoders, group=group),
-                               higher_is_better=hib)
+        r = ranking.rank_table(
+            scores(frame, metric, encoders=encoders, group=group), higher_is_better=hib
+        )
         long = r.reset_index().melt(id_vars="task", var_name="encoder", value_name="rank")
         out.append(long.assign(method=m, group=long["task"].map(groups)))
     return pd.concat(out, ignore_index=True)[["method", "task", "group", "encoder", "rank"]]
 
 
-def average_rank_table(frame, encoders: Sequence[str], *, group: str | None = None,
-                       methods: Sequence[str] = tuple(METHODS)):
+def average_rank_table(
+    frame,
+    encoders: Sequence[str],
+    *,
+    group: str | None = None,
+    methods: Sequence[str] = tuple(METHODS),
+):
     """Paper Table 1: per encoder and method the average rank over tasks, the
     standard deviation of its per-task ranks (``sd``) and its position
     (``#``, 1 = best average rank). Rows in order of the MDL average rank."""
@@ -124,8 +137,9 @@ def group_rank_table(frame, encoders: Sequence[str], *, method: str = "mdl"):
 MIN_TASKS = 3
 
 
-def friedman_table(frame, encoders: Sequence[str], *, methods: Sequence[str] = tuple(METHODS),
-                   groups: bool = True):
+def friedman_table(
+    frame, encoders: Sequence[str], *, methods: Sequence[str] = tuple(METHODS), groups: bool = True
+):
     """Friedman χ²_F (k − 1 d.o.f.) and Iman–Davenport F_F with p-values, per
     method, over all tasks and (``groups``) within each task group.
 
@@ -146,16 +160,34 @@ def friedman_table(frame, encoders: Sequence[str], *, methods: Sequence[str] = t
             if len(s) == 0:
                 continue
             if len(s) < MIN_TASKS:
-                rows.append({"tasks": scope or "all", "method": m, "N": len(s),
-                             "k": s.shape[1], "chi2_F": np.nan, "p": np.nan, "F_F": np.nan,
-                             "p (F_F)": np.nan,
-                             "note": f"undefined: {len(s)} tasks (< {MIN_TASKS})"})
+                rows.append(
+                    {
+                        "tasks": scope or "all",
+                        "method": m,
+                        "N": len(s),
+                        "k": s.shape[1],
+                        "chi2_F": np.nan,
+                        "p": np.nan,
+                        "F_F": np.nan,
+                        "p (F_F)": np.nan,
+                        "note": f"undefined: {len(s)} tasks (< {MIN_TASKS})",
+                    }
+                )
                 continue
             r = ranking.friedman(s)
-            rows.append({"tasks": scope or "all", "method": m, "N": r.n_datasets,
-                         "k": r.n_methods, "chi2_F": r.statistic, "p": r.pvalue,
-                         "F_F": r.iman_davenport, "p (F_F)": r.iman_davenport_pvalue,
-                         "note": ""})
+            rows.append(
+                {
+                    "tasks": scope or "all",
+                    "method": m,
+                    "N": r.n_datasets,
+                    "k": r.n_methods,
+                    "chi2_F": r.statistic,
+                    "p": r.pvalue,
+                    "F_F": r.iman_davenport,
+                    "p (F_F)": r.iman_davenport_pvalue,
+                    "note": "",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -174,25 +206,45 @@ def cd_table(frame, encoders: Sequence[str], *, alpha: float = 0.10, paper: str 
     ref = ranking.cd_thresholds_report(alpha)
     # rows of cd_thresholds_report: Table 1a (r 6, N 19), Table 1b (12, 19), Table 2 natural
     # (6, 7), specialized (6, 4; printed 2.92) and structured (6, 8; printed 4.13)
-    paper_rows = ({"all": 0, "natural": 2, "specialized": 3, "structured": 4}
-                  if paper == "objectives" else {"all": 1})
+    paper_rows = (
+        {"all": 0, "natural": 2, "specialized": 3, "structured": 4}
+        if paper == "objectives"
+        else {"all": 1}
+    )
     k = len(encoders)
     rows = []
     for scope in ["all"] + [g for g in GROUP_ORDER if g in set(frame["group"])]:
         n = int(_subset(frame, encoders, group=None if scope == "all" else scope)["task"].nunique())
         q = ranking.nemenyi_q(k, alpha)
         cd = ranking.nemenyi_cd(k, n, alpha)
-        note = (f"undefined: {n} tasks (< {MIN_TASKS})" if n < MIN_TASKS else
-                f"undefined: CD beyond the largest possible rank difference k − 1 = {k - 1}"
-                if cd > k - 1 else "")
-        row = {"tasks": scope, "k": k, "N": n, "alpha": alpha, "q": q,
-               "CD": np.nan if note else cd, "note": note}
+        note = (
+            f"undefined: {n} tasks (< {MIN_TASKS})"
+            if n < MIN_TASKS
+            else f"undefined: CD beyond the largest possible rank difference k − 1 = {k - 1}"
+            if cd > k - 1
+            else ""
+        )
+        row = {
+            "tasks": scope,
+            "k": k,
+            "N": n,
+            "alpha": alpha,
+            "q": q,
+            "CD": np.nan if note else cd,
+            "note": note,
+        }
         if scope in paper_rows:
             pr = ref.iloc[paper_rows[scope]]
-            row.update({"paper r": int(pr["r"]), "paper N": int(pr["N"]),
-                        "paper printed": float(pr["paper_cd"]), "paper q (stated)": 3.12,
-                        "correct q (paper r)": float(pr["q"]),
-                        "correct CD (paper r, N)": float(pr["cd"])})
+            row.update(
+                {
+                    "paper r": int(pr["r"]),
+                    "paper N": int(pr["N"]),
+                    "paper printed": float(pr["paper_cd"]),
+                    "paper q (stated)": 3.12,
+                    "correct q (paper r)": float(pr["q"]),
+                    "correct CD (paper r, N)": float(pr["cd"]),
+                }
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -216,10 +268,19 @@ def permutation_variance(frame, encoders: Sequence[str]):
             above = means[i] - means[i - 1] if i > 0 else np.nan
             below = means[i + 1] - means[i] if i + 1 < len(means) else np.nan
             gap = np.nanmin([above, below]) if len(means) > 1 else np.nan
-            rows.append({"task": task, "encoder": enc, "rank": i + 1, "orders": int(r["count"]),
-                         "mean [nats]": r["mean"], "sd [nats]": r["std"],
-                         "gap above [nats]": above, "gap below [nats]": below,
-                         "sd / nearest gap": r["std"] / gap if gap and gap > 0 else np.nan})
+            rows.append(
+                {
+                    "task": task,
+                    "encoder": enc,
+                    "rank": i + 1,
+                    "orders": int(r["count"]),
+                    "mean [nats]": r["mean"],
+                    "sd [nats]": r["std"],
+                    "gap above [nats]": above,
+                    "gap below [nats]": below,
+                    "sd / nearest gap": r["std"] / gap if gap and gap > 0 else np.nan,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -231,13 +292,26 @@ def permutation_summary(variance):
     r = variance["sd / nearest gap"].dropna()
     p = PAPER_PERMUTATION
     paper_ratio = p["std"] / min(p["mean"] - p["above"], p["below"] - p["mean"])
-    return pd.DataFrame([
-        {"source": "this run", "cells": len(r), "orders": int(variance["orders"].min()),
-         "median sd / gap": float(r.median()), "max sd / gap": float(r.max()),
-         "share sd < gap": float((r < 1).mean())},
-        {"source": "paper App. A.7 (ResNet-50 SUP, Cifar100)", "cells": 1, "orders": p["orders"],
-         "median sd / gap": paper_ratio, "max sd / gap": paper_ratio,
-         "share sd < gap": 1.0}])
+    return pd.DataFrame(
+        [
+            {
+                "source": "this run",
+                "cells": len(r),
+                "orders": int(variance["orders"].min()),
+                "median sd / gap": float(r.median()),
+                "max sd / gap": float(r.max()),
+                "share sd < gap": float((r < 1).mean()),
+            },
+            {
+                "source": "paper App. A.7 (ResNet-50 SUP, Cifar100)",
+                "cells": 1,
+                "orders": p["orders"],
+                "median sd / gap": paper_ratio,
+                "max sd / gap": paper_ratio,
+                "share sd < gap": 1.0,
+            },
+        ]
+    )
 
 
 def ranking_agreement(frame, encoders: Sequence[str]):
@@ -249,9 +323,15 @@ def ranking_agreement(frame, encoders: Sequence[str]):
 
     t = average_rank_table(frame, encoders).set_index("encoder")
     pairs = [("linear", "mlp"), ("linear", "mdl"), ("mlp", "mdl")]
-    return pd.DataFrame([{"methods": f"{a} vs {b}",
-                          "kendall tau": ranking.kendall_tau(t[f"{a} rank"], t[f"{b} rank"])}
-                         for a, b in pairs])
+    return pd.DataFrame(
+        [
+            {
+                "methods": f"{a} vs {b}",
+                "kendall tau": ranking.kendall_tau(t[f"{a} rank"], t[f"{b} rank"]),
+            }
+            for a, b in pairs
+        ]
+    )
 
 
 # ----------------------------------------------------------------------------- scaling
@@ -304,17 +384,25 @@ def scaling_differences(frame, encoder_table, encoders: Sequence[str]):
         ref = g.index[0]
         b_ref = bits.loc[ref]
         for enc, r in g.iterrows():
-            d = (bits.loc[enc] - b_ref).dropna()            # paired by (task, seed)
+            d = (bits.loc[enc] - b_ref).dropna()  # paired by (task, seed)
             per_order = d.groupby(level="seed").mean()
-            rows.append({"encoder": enc, "architecture": arch, "objective": obj,
-                         "size": r["size"], "parameters": int(r["parameters"]),
-                         "reference": ref,
-                         "reference bits/example": float(b_ref.mean()),
-                         "Δ bits/example": float(per_order.mean()),
-                         "Δ sd (orders)": float(per_order.std(ddof=1)) if len(per_order) > 1
-                         else float("nan"),
-                         "orders": int(per_order.size),
-                         "tasks": int(d.index.get_level_values("task").nunique())})
+            rows.append(
+                {
+                    "encoder": enc,
+                    "architecture": arch,
+                    "objective": obj,
+                    "size": r["size"],
+                    "parameters": int(r["parameters"]),
+                    "reference": ref,
+                    "reference bits/example": float(b_ref.mean()),
+                    "Δ bits/example": float(per_order.mean()),
+                    "Δ sd (orders)": float(per_order.std(ddof=1))
+                    if len(per_order) > 1
+                    else float("nan"),
+                    "orders": int(per_order.size),
+                    "tasks": int(d.index.get_level_values("task").nunique()),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -336,15 +424,21 @@ def regret_along_n(curves, larger: str, smaller: str):
 
 
 def preferred_readout_table(frame, encoders: Sequence[str] | None = None):
-    """Paper Fig. 2: encoder × task, the preferred readout's number of hidden
-    layers (0 = linear), the most frequent over data orders (ties → the
-    shallower); tasks in group order."""
+    """Paper Fig. 2: encoder × task, the preferred readout's number of hidden layers
+    (0 = linear), the mean over data orders — the per-cell statistic claim d2
+    averages; tasks in group order."""
     f = _subset(frame, encoders)
     f = f[f["metric"] == "preferred readout depth"]
-    w = f.pivot_table(index="encoder", columns="task", values="value",
-                      aggfunc=lambda s: float(s.mode().min()))
+    w = f.pivot_table(index="encoder", columns="task", values="value", aggfunc="mean")
     w = w[[t for t in task_order(frame) if t in w.columns]]
     return w.loc[list(encoders)] if encoders is not None else w
+
+
+def preference_agreement(frame, encoders: Sequence[str] | None = None) -> float:
+    """The share of (encoder, task) cells whose data orders all prefer the same depth."""
+    f = _subset(frame, encoders)
+    f = f[f["metric"] == "preferred readout depth"]
+    return float((f.groupby(["encoder", "task"])["value"].nunique() == 1).mean())
 
 
 def switching_by_group(frame, sizes: dict[str, int], encoders: Sequence[str] | None = None):
@@ -360,8 +454,17 @@ def switching_by_group(frame, sizes: dict[str, int], encoders: Sequence[str] | N
         s = sw[sw["group"] == g]
         per_k = s["value"] / s["task"].map(sizes) * 1000.0
         d = dp[dp["group"] == g]["value"]
-        rows.append({"group": g, "tasks": s["task"].nunique(), "runs": len(s),
-                     "switches": s["value"].mean(), "switches sd": s["value"].std(),
-                     "per 1k examples": per_k.mean(), "per 1k sd": per_k.std(),
-                     "preferred depth": d.mean(), "preferred depth sd": d.std()})
+        rows.append(
+            {
+                "group": g,
+                "tasks": s["task"].nunique(),
+                "runs": len(s),
+                "switches": s["value"].mean(),
+                "switches sd": s["value"].std(),
+                "per 1k examples": per_k.mean(),
+                "per 1k sd": per_k.std(),
+                "preferred depth": d.mean(),
+                "preferred depth sd": d.std(),
+            }
+        )
     return pd.DataFrame(rows)

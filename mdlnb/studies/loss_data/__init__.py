@@ -10,10 +10,12 @@ each measure prefers as n grows; εSC refined by Alg. 2 where a curve crosses ε
     result.rankings(); result.plot_measures(); result.save("paper")
 
 Modules: ``_config`` (LossDataConfig), ``_run`` (the driver), ``_result``
-(LossDataResult: tables, figures, findings). The papers state this notebook's
-expectation qualitatively; it records no claims.
+(LossDataResult: tables, figures, findings), ``_claims`` (q1, q2 and the check q3:
+the paper's Fig. 2 statement that VA and MDL change their winner with n, SDL and
+εSC do not).
 """
 
+from mdlnb.studies.loss_data._claims import claims, seed_winners
 from mdlnb.studies.loss_data._config import LossDataConfig
 from mdlnb.studies.loss_data._result import LossDataResult
 from mdlnb.studies.loss_data._run import run
@@ -21,4 +23,4 @@ from mdlnb.studies.loss_data._run import run
 #: The study's config class, under the name every study package uses (mdlnb.studies).
 Config = LossDataConfig
 
-__all__ = ["Config", "LossDataConfig", "LossDataResult", "run"]
+__all__ = ["Config", "LossDataConfig", "LossDataResult", "claims", "run", "seed_winners"]

@@ -9,7 +9,7 @@ default (``tests/test_studies_registry.py`` checks that they agree);
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
@@ -37,10 +37,10 @@ class LossDataConfig(StudyConfig):
       seed: subsamples and the autoencoder.
     """
 
-    train_size: Optional[int] = 6000
-    test_size: Optional[int] = 2000
+    train_size: int | None = 6000
+    test_size: int | None = 2000
     representations: Sequence[str] = ("pixels", "lite0@64", "autoencoder:resnet_XS:300")
-    pretrain_size: Optional[int] = 5000
+    pretrain_size: int | None = 5000
     num_sizes: int = 10
     seeds: int = 4
     probe_width: int = 128
@@ -61,8 +61,16 @@ class LossDataConfig(StudyConfig):
             if isinstance(value, str) or not isinstance(value, Sequence) or not value:
                 raise ValueError(f"{name}: expected a non-empty list, got {value!r}")
             object.__setattr__(self, name, tuple(value))
-        for name in ("num_sizes", "seeds", "probe_width", "steps", "batch_size", "evals",
-                     "eps_width", "eps_steps"):
+        for name in (
+            "num_sizes",
+            "seeds",
+            "probe_width",
+            "steps",
+            "batch_size",
+            "evals",
+            "eps_width",
+            "eps_steps",
+        ):
             check_int(name, getattr(self, name), minimum=1)
         if not 0.0 <= self.early_stopping < 1.0:
             raise ValueError(f"early_stopping: must lie in [0, 1), got {self.early_stopping!r}")

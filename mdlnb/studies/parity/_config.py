@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from mdlnb._checks import check_int
 from mdlnb.curves import binary_entropy
@@ -73,12 +73,24 @@ class ParityConfig(StudyConfig):
             object.__setattr__(self, name, tuple(value))
         for name in ("d", "n_examples", "seeds", "num_sizes", "mlp_width", "mlp_steps"):
             check_int(name, getattr(self, name), minimum=1)
+        for n in self.at:
+            check_int("at", n, minimum=1, what=f"sizes >= 1 (got {list(self.at)!r})")
+        if not (
+            isinstance(self.eps_fraction, (int, float))
+            and 0.0 < self.eps_fraction
+            and math.isfinite(self.eps_fraction)
+        ):
+            raise ValueError(
+                f"eps_fraction: must be a finite number > 0, got {self.eps_fraction!r}"
+            )
         if not 0.0 < self.alpha < 0.5:
             raise ValueError(f"alpha: must lie in (0, 0.5), got {self.alpha!r}")
         if not 0.0 < self.g3_alpha < 0.5:
             raise ValueError(f"g3_alpha: must lie in (0, 0.5), got {self.g3_alpha!r}")
         h = binary_entropy(self.g3_alpha)
         if not 2.0 < self.g3_eps_fraction < math.log(2) / h:
-            raise ValueError(f"g3_eps_fraction: must lie in (2, log 2 / H(g3_alpha) = "
-                             f"{math.log(2) / h:.3g}) so that both representations' SDL can be "
-                             f"decided, got {self.g3_eps_fraction!r}")
+            raise ValueError(
+                f"g3_eps_fraction: must lie in (2, log 2 / H(g3_alpha) = "
+                f"{math.log(2) / h:.3g}) so that both representations' SDL can be "
+                f"decided, got {self.g3_eps_fraction!r}"
+            )

@@ -19,8 +19,9 @@ from mdlnb.studies import pretraining
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mdlnb.studies.pretraining",
-                                 description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m mdlnb.studies.pretraining", description=__doc__.split("\n\n")[0]
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("train", help="train the encoders that have no artifact yet")
     t.add_argument("--only", nargs="+", default=None, help="units such as simclr:vit_S")
@@ -34,8 +35,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.cmd == "train":
         # a line per evaluation, also when stdout is a log file (make pretrain > log)
-        pretraining.run(only=args.only, retrain=args.retrain, directory=args.into, progress=True,
-                        command=" ".join(["python -m mdlnb.studies.pretraining", *argv]))
+        pretraining.run(
+            only=args.only,
+            retrain=args.retrain,
+            directory=args.into,
+            progress=True,
+            command=" ".join(["python -m mdlnb.studies.pretraining", *argv]),
+        )
         return 0
     if args.cmd == "verify":
         provs = pretraining.verify()

@@ -45,8 +45,11 @@ _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 def artifact_dir() -> Path:
     """``$MDLNB_ARTIFACTS/encoders``, or ``artifacts/encoders`` beside the package."""
     root = os.environ.get("MDLNB_ARTIFACTS")
-    return Path(root) / "encoders" if root else Path(__file__).resolve().parents[3] / \
-        "artifacts" / "encoders"
+    return (
+        Path(root) / "encoders"
+        if root
+        else Path(__file__).resolve().parents[3] / "artifacts" / "encoders"
+    )
 
 
 def unit_name(objective: str, arch: str, size: str, seed: int) -> str:
@@ -57,8 +60,10 @@ def _leaf_names(tree: Any) -> list[tuple[str, Any]]:
     import jax
 
     flat, _ = jax.tree_util.tree_flatten_with_path(tree)
-    return [("/".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in path), leaf)
-            for path, leaf in flat]
+    return [
+        ("/".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in path), leaf)
+        for path, leaf in flat
+    ]
 
 
 def params_bytes(params: Any) -> bytes:
@@ -67,8 +72,9 @@ def params_bytes(params: Any) -> bytes:
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
         for name, leaf in sorted(_leaf_names(params)):
             arr = io.BytesIO()
-            np.lib.format.write_array(arr, np.ascontiguousarray(np.asarray(leaf, np.float32)),
-                                      allow_pickle=False)
+            np.lib.format.write_array(
+                arr, np.ascontiguousarray(np.asarray(leaf, np.float32)), allow_pickle=False
+            )
             zf.writestr(zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_TIME), arr.getvalue())
     return buf.getvalue()
 
@@ -85,15 +91,21 @@ def _machine() -> dict[str, str]:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("flags"):
                 have = set(line.split(":", 1)[1].split())
-                flags = " ".join(f for f in ("avx2", "avx512f", "avx512_bf16", "amx_tile", "fma")
-                                 if f in have)
+                flags = " ".join(
+                    f for f in ("avx2", "avx512f", "avx512_bf16", "amx_tile", "fma") if f in have
+                )
                 break
     except OSError:
         pass
     dev = jax.devices()[0]
-    return {"platform": platform.platform(), "python": sys.version.split()[0],
-            "jax": jax.__version__, "cpu_flags": flags, "cores": str(os.cpu_count()),
-            "device": f"{dev.platform}: {dev.device_kind}"}
+    return {
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "jax": jax.__version__,
+        "cpu_flags": flags,
+        "cores": str(os.cpu_count()),
+        "device": f"{dev.platform}: {dev.device_kind}",
+    }
 
 
 def _commit() -> str:
@@ -103,17 +115,28 @@ def _commit() -> str:
         return os.environ["MDLNB_SOURCE_COMMIT"]
     here = Path(__file__).resolve().parents[3]
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "mdlnb"], cwd=here,
-                               capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "mdlnb"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+dirty" if dirty else "")
 
 
-def write(run: Any, *, directory: Path | None = None, command: str = "",
-          source_commit: str | None = None, monitor: dict | None = None) -> dict:
+def write(
+    run: Any,
+    *,
+    directory: Path | None = None,
+    command: str = "",
+    source_commit: str | None = None,
+    monitor: dict | None = None,
+) -> dict:
     """Write the artifact of a :class:`mdlnb.encoders.StagedRun`; returns its provenance.
     ``source_commit``: the commit the training ran from (default: the checkout's HEAD
     now; a long run should pass the one read when it started); ``monitor``: what the
@@ -127,23 +150,39 @@ def write(run: Any, *, directory: Path | None = None, command: str = "",
     name = unit_name(m["objective"], m["arch"], m["size"], m["seed"])
     blob = params_bytes(enc.params)
     chosen = next(r for r in run.curve if r["step"] == run.chosen_step)
-    prov = {"name": name, "objective": m["objective"], "arch": m["arch"], "size": m["size"],
-            "seed": m["seed"], "chosen_step": run.chosen_step, "trained_steps": run.trained_steps,
-            "stop_reason": run.reason, "final_loss": m.get("final_loss"),
-            "probe_accuracy": chosen["probe_accuracy"], "probe_nll_nats": chosen.get("probe_nll_nats"),
-            "rankme": chosen.get("rankme"), "param_count": m["param_count"],
-            "feature_dim": m["feature_dim"], "arch_config": m["arch_config"],
-            "hyper": m.get("hyper"), "schedule": m.get("schedule"), "plateau": m.get("plateau"),
-            "data": m["data"], "data_hash": m.get("data_hash"),
-            "train_seconds": m.get("train_seconds", 0.0), "source_commit": source_commit or _commit(),
-            "command": command or " ".join(sys.argv), "machine": _machine(),
-            **({"monitor": monitor} if monitor else {}),
-            "sha256": sha256(blob)}
+    prov = {
+        "name": name,
+        "objective": m["objective"],
+        "arch": m["arch"],
+        "size": m["size"],
+        "seed": m["seed"],
+        "chosen_step": run.chosen_step,
+        "trained_steps": run.trained_steps,
+        "stop_reason": run.reason,
+        "final_loss": m.get("final_loss"),
+        "probe_accuracy": chosen["probe_accuracy"],
+        "probe_nll_nats": chosen.get("probe_nll_nats"),
+        "rankme": chosen.get("rankme"),
+        "param_count": m["param_count"],
+        "feature_dim": m["feature_dim"],
+        "arch_config": m["arch_config"],
+        "hyper": m.get("hyper"),
+        "schedule": m.get("schedule"),
+        "plateau": m.get("plateau"),
+        "data": m["data"],
+        "data_hash": m.get("data_hash"),
+        "train_seconds": m.get("train_seconds", 0.0),
+        "source_commit": source_commit or _commit(),
+        "command": command or " ".join(sys.argv),
+        "machine": _machine(),
+        **({"monitor": monitor} if monitor else {}),
+        "sha256": sha256(blob),
+    }
     atomic_write_bytes(d / f"{name}.npz", blob)
-    pd.DataFrame(list(run.curve)).to_csv(d / f"{name}.curve.csv", index=False,
-                                         float_format="%.6g")
-    atomic_write_text(d / f"{name}.json", json.dumps(prov, indent=1, sort_keys=True,
-                                                     default=str) + "\n")
+    pd.DataFrame(list(run.curve)).to_csv(d / f"{name}.curve.csv", index=False, float_format="%.6g")
+    atomic_write_text(
+        d / f"{name}.json", json.dumps(prov, indent=1, sort_keys=True, default=str) + "\n"
+    )
     return prov
 
 
@@ -167,12 +206,16 @@ def check(name: str, *, directory: Path | None = None) -> dict:
     d = Path(directory) if directory else artifact_dir()
     prov = provenance(name, directory=d)
     if prov is None:
-        raise FileNotFoundError(f"name: no encoder artifact {name!r} in {d} "
-                                f"(train it: make pretrain, or mdlnb.studies.pretraining.run)")
+        raise FileNotFoundError(
+            f"name: no encoder artifact {name!r} in {d} "
+            f"(train it: make pretrain, or mdlnb.studies.pretraining.run)"
+        )
     got = sha256((d / f"{name}.npz").read_bytes())
     if got != prov["sha256"]:
-        raise ChecksumError(f"{d / (name + '.npz')}: SHA-256 {got} differs from its provenance "
-                            f"{prov['sha256']} (damaged or replaced; retrain or restore it)")
+        raise ChecksumError(
+            f"{d / (name + '.npz')}: SHA-256 {got} differs from its provenance "
+            f"{prov['sha256']} (damaged or replaced; retrain or restore it)"
+        )
     return prov
 
 
@@ -181,8 +224,9 @@ def verify(directory: Path | None = None) -> list[dict]:
     return [check(n, directory=directory) for n in names(directory)]
 
 
-def load_encoder(objective: str, arch: str, size: str, seed: int = 0, *,
-                 directory: Path | None = None):
+def load_encoder(
+    objective: str, arch: str, size: str, seed: int = 0, *, directory: Path | None = None
+):
     """The committed encoder (checked against its SHA-256) as an :class:`mdlnb.encoders.Encoder`."""
     import jax
     import jax.numpy as jnp

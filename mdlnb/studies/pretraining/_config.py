@@ -15,8 +15,9 @@ from mdlnb.studies._base import StudyConfig
 #: The objectives suite: every objective of the paper's Table 1a family on one
 #: architecture family (the ViT: MAE needs patch tokens), size S, plus the
 #: untrained initialization they all start from.
-OBJECTIVES_SUITE = tuple(f"{o}:vit_S" for o in ("random", "supervised", "simclr", "byol",
-                                                "dino", "mae", "autoencoder"))
+OBJECTIVES_SUITE = tuple(
+    f"{o}:vit_S" for o in ("random", "supervised", "simclr", "byol", "dino", "mae", "autoencoder")
+)
 #: The scaling suite (Table 1b: sizes of one family under one objective): the
 #: ViT at M and L under supervised training and MAE (S is in the objectives suite).
 SCALING_SUITE = tuple(f"{o}:vit_{s}" for o in ("supervised", "mae") for s in ("M", "L"))
@@ -30,8 +31,10 @@ def parse_unit(text: str) -> tuple[str, str, str]:
         objective, arch_size = text.split(":")
         arch, size = arch_size.split("_")
     except (AttributeError, ValueError):
-        raise ValueError(f"suite: cannot parse {text!r}; expected '<objective>:<arch>_<size>', "
-                         f"e.g. 'simclr:vit_S'") from None
+        raise ValueError(
+            f"suite: cannot parse {text!r}; expected '<objective>:<arch>_<size>', "
+            f"e.g. 'simclr:vit_S'"
+        ) from None
     if not supports(objective, arch):
         raise ValueError(f"suite: {text!r}: objective {objective!r} is not defined on {arch!r}")
     return objective, arch, size
@@ -93,8 +96,10 @@ class PretrainingConfig(StudyConfig):
             if self.mdl_task not in data.names():
                 raise ValueError(f"mdl_task: unknown task {self.mdl_task!r}; known: {data.names()}")
             if self.mdl_task == self.data:
-                raise ValueError(f"mdl_task: must be a downstream task, not the pretraining data "
-                                 f"{self.data!r} itself")
+                raise ValueError(
+                    f"mdl_task: must be a downstream task, not the pretraining data "
+                    f"{self.data!r} itself"
+                )
             protocol(self.mdl_protocol)
         check_int("mdl_size", self.mdl_size, minimum=10, allow_none=True)
         self.plateau()
@@ -103,11 +108,17 @@ class PretrainingConfig(StudyConfig):
     def plateau(self):
         from mdlnb.encoders._staged import Plateau
 
-        return Plateau(eval_every=self.eval_every, max_steps=self.max_steps,
-                       patience=self.patience, min_delta=self.min_delta, key="probe_accuracy")
+        return Plateau(
+            eval_every=self.eval_every,
+            max_steps=self.max_steps,
+            patience=self.patience,
+            min_delta=self.min_delta,
+            key="probe_accuracy",
+        )
 
     def hyper(self):
         from mdlnb.encoders._pretrain import Hyper
 
-        return Hyper(batch_size=self.batch_size, learning_rate=self.learning_rate,
-                     warmup=self.warmup)
+        return Hyper(
+            batch_size=self.batch_size, learning_rate=self.learning_rate, warmup=self.warmup
+        )

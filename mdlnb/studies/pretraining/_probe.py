@@ -63,15 +63,22 @@ class ProbeMonitor:
 
     def describe(self) -> dict[str, Any]:
         """What the monitor measures, for the artifacts' provenance."""
-        return {"probe": "logistic regression (scikit-learn L-BFGS, L2, standardized)",
-                "C": self.C, "probe_train": self.train.name, "probe_train_size": len(self.train.y),
-                "probe_test": self.test.name, "probe_test_size": len(self.test.y),
-                "label_free_rows": self.label_free_rows, "lidar_samples": self.lidar_samples,
-                "lidar_views": self.lidar_views,
-                "mdl_task": None if self.mdl_task is None else self.mdl_task.name,
-                "mdl_size": None if self.mdl_task is None else len(self.mdl_task.y),
-                "mdl_protocol": self.mdl_protocol, "mdl_seed": self.mdl_seed,
-                "label_free": self.label_free}
+        return {
+            "probe": "logistic regression (scikit-learn L-BFGS, L2, standardized)",
+            "C": self.C,
+            "probe_train": self.train.name,
+            "probe_train_size": len(self.train.y),
+            "probe_test": self.test.name,
+            "probe_test_size": len(self.test.y),
+            "label_free_rows": self.label_free_rows,
+            "lidar_samples": self.lidar_samples,
+            "lidar_views": self.lidar_views,
+            "mdl_task": None if self.mdl_task is None else self.mdl_task.name,
+            "mdl_size": None if self.mdl_task is None else len(self.mdl_task.y),
+            "mdl_protocol": self.mdl_protocol,
+            "mdl_seed": self.mdl_seed,
+            "label_free": self.label_free,
+        }
 
     def __call__(self, step: int, encoder: Any) -> dict[str, float]:
         from sklearn.exceptions import ConvergenceWarning
@@ -88,19 +95,32 @@ class ProbeMonitor:
             warnings.simplefilter("ignore", ConvergenceWarning)
             clf = LogisticRegression(C=self.C, max_iter=self.max_iter).fit(a, self.train.y)
         p = clf.predict_proba(b)
-        out = {"probe_accuracy": float(np.mean(clf.classes_[p.argmax(1)] == self.test.y)),
-               "probe_nll_nats": float(log_loss(self.test.y, p, labels=clf.classes_))}
+        out = {
+            "probe_accuracy": float(np.mean(clf.classes_[p.argmax(1)] == self.test.y)),
+            "probe_nll_nats": float(log_loss(self.test.y, p, labels=clf.classes_)),
+        }
         if self.mdl_task is not None:
             out["mdl_nats_per_example"] = self.mdl(encoder)
         if not self.label_free:
             return {**out, "rankme": labelfree.rankme(f_test)}
-        if not np.any(f_test):        # a collapsed encoder: no spectrum, no neighbours
-            return {**out, "rankme": 1.0, "twonn_id": np.nan, "cluster_learnability": np.nan,
-                    "alpha_req": np.nan, "lidar": np.nan}
+        if not np.any(f_test):  # a collapsed encoder: no spectrum, no neighbours
+            return {
+                **out,
+                "rankme": 1.0,
+                "twonn_id": np.nan,
+                "cluster_learnability": np.nan,
+                "alpha_req": np.nan,
+                "lidar": np.nan,
+            }
         z = f_test[: self.label_free_rows]
-        return {**out, "rankme": labelfree.rankme(f_test), "twonn_id": labelfree.twonn_id(z),
-                "cluster_learnability": labelfree.cluster_learnability(z, 0),
-                "alpha_req": labelfree.alpha_req(z), "lidar": self.lidar(encoder)}
+        return {
+            **out,
+            "rankme": labelfree.rankme(f_test),
+            "twonn_id": labelfree.twonn_id(z),
+            "cluster_learnability": labelfree.cluster_learnability(z, 0),
+            "alpha_req": labelfree.alpha_req(z),
+            "lidar": self.lidar(encoder),
+        }
 
     def mdl(self, encoder: Any) -> float:
         """Codelength of ``mdl_task``'s labels given ``encoder``'s features, nats per
@@ -109,9 +129,16 @@ class ProbeMonitor:
 
         f = _features(encoder, self.mdl_task)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")     # grid-edge notes: the protocol is fixed here
-            rep = evaluate(f, self.mdl_task.y, protocol=self.mdl_protocol, seed=self.mdl_seed,
-                           num_classes=self.mdl_task.num_classes, progress=False, cache=False)
+            warnings.simplefilter("ignore")  # grid-edge notes: the protocol is fixed here
+            rep = evaluate(
+                f,
+                self.mdl_task.y,
+                protocol=self.mdl_protocol,
+                seed=self.mdl_seed,
+                num_classes=self.mdl_task.num_classes,
+                progress=False,
+                cache=False,
+            )
         return float(rep.total_nats) / len(self.mdl_task.y)
 
     def lidar(self, encoder: Any) -> float:
@@ -122,9 +149,10 @@ class ProbeMonitor:
         from mdlnb.encoders.augment import augment
         from mdlnb.encoders.base import _jitted, prepare_images
 
-        x = prepare_images(self.test.x[: self.lidar_samples], encoder.input_size,
-                           encoder.channels)
+        x = prepare_images(self.test.x[: self.lidar_samples], encoder.input_size, encoder.channels)
         fn = _jitted(encoder.apply)
-        views = [np.asarray(fn(encoder.params, augment(jax.random.PRNGKey(v), x)), np.float64)
-                 for v in range(self.lidar_views)]
+        views = [
+            np.asarray(fn(encoder.params, augment(jax.random.PRNGKey(v), x)), np.float64)
+            for v in range(self.lidar_views)
+        ]
         return labelfree.lidar(np.stack(views, axis=1))

@@ -12,29 +12,19 @@ for ``paper/``.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
-
-import numpy as np
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
 
-from mdlnb import _progress, data, report
-from mdlnb import claims as C
+from mdlnb import _progress, data
 from mdlnb.studies.pretraining import _artifacts
 from mdlnb.studies.pretraining._config import PretrainingConfig, parse_unit
 from mdlnb.studies.pretraining._probe import ProbeMonitor
+from mdlnb.studies.pretraining._result import PretrainingResult
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: matplotlib, seaborn, pandas; mdlnb.encoders (JAX, optax); mdlnb.labelfree (JAX);
 # mdlnb.ranking (pandas, SciPy).
-
-
-#: The label-free scores and the downstream MDL code whose agreement with the probe
-#: along training :meth:`PretrainingResult.tracking` measures (``neg_mdl``: the MDL
-#: codelength negated; ``alpha_req_near_1``: −|α − 1|).
-TRACKED = ("rankme", "lidar", "twonn_id", "cluster_learnability", "clid", "alpha_req",
-           "alpha_req_near_1", "neg_mdl")
 
 
 def monitor(config: PretrainingConfig) -> ProbeMonitor:
@@ -42,15 +32,25 @@ def monitor(config: PretrainingConfig) -> ProbeMonitor:
     scored on the held-out (test) split."""
     train = data.load(config.data, split="train", size=config.probe_train_size, seed=config.seed)
     test = data.load(config.data, split="test", size=config.probe_test_size, seed=config.seed)
-    mdl = (None if config.mdl_task is None else
-           data.load(config.mdl_task, split="train", size=config.mdl_size, seed=config.seed))
-    return ProbeMonitor(train, test, mdl_task=mdl, mdl_protocol=config.mdl_protocol,
-                        mdl_seed=config.seed)
+    mdl = (
+        None
+        if config.mdl_task is None
+        else data.load(config.mdl_task, split="train", size=config.mdl_size, seed=config.seed)
+    )
+    return ProbeMonitor(
+        train, test, mdl_task=mdl, mdl_protocol=config.mdl_protocol, mdl_seed=config.seed
+    )
 
 
-def run(config: PretrainingConfig | None = None, *, only: Sequence[str] | None = None,
-        retrain: bool = False, directory: str | Path | None = None,
-        progress: bool | None = None, command: str | None = None) -> list[dict]:
+def run(
+    config: PretrainingConfig | None = None,
+    *,
+    only: Sequence[str] | None = None,
+    retrain: bool = False,
+    directory: str | Path | None = None,
+    progress: bool | None = None,
+    command: str | None = None,
+) -> list[dict]:
     """Train the encoders of ``config.suite`` (or the units in ``only``) that have
     no artifact in ``directory`` (default :func:`_artifacts.artifact_dir`);
     ``retrain=True`` trains them even so. Returns their provenance dicts.
@@ -66,13 +66,20 @@ def run(config: PretrainingConfig | None = None, *, only: Sequence[str] | None =
     for u in units:
         parse_unit(u)
     d = Path(directory) if directory else _artifacts.artifact_dir()
-    pending = [u for u in units if retrain or _artifacts.provenance(
-        _artifacts.unit_name(*parse_unit(u), config.seed), directory=d) is None]
+    pending = [
+        u
+        for u in units
+        if retrain
+        or _artifacts.provenance(_artifacts.unit_name(*parse_unit(u), config.seed), directory=d)
+        is None
+    ]
     if not pending:
-        return [_artifacts.check(_artifacts.unit_name(*parse_unit(u), config.seed), directory=d)
-                for u in units]
+        return [
+            _artifacts.check(_artifacts.unit_name(*parse_unit(u), config.seed), directory=d)
+            for u in units
+        ]
     progress = _progress.wanted(progress)
-    commit = _artifacts._commit()          # the code this run starts from
+    commit = _artifacts._commit()  # the code this run starts from
     command = command or " ".join(sys.argv)
     pre = data.load(config.data, split="train", seed=config.seed)
     mon = monitor(config)
@@ -82,228 +89,33 @@ def run(config: PretrainingConfig | None = None, *, only: Sequence[str] | None =
             print(f"pretraining {u} (artifacts: {d})", flush=True)
         # A retrain starts from nothing: its resumable state lives beside its artifacts,
         # not in the shared cache where the first training's final state is kept.
-        staged = train_until_plateau(objective, arch, size, pre, mon, plateau=config.plateau(),
-                                     seed=config.seed, hyper=config.hyper(), progress=progress,
-                                     directory=d / ".state" if retrain else None,
-                                     keep_evaluations=True)
-        prov = _artifacts.write(staged, directory=d, command=command, source_commit=commit,
-                                monitor=mon.describe())
+        staged = train_until_plateau(
+            objective,
+            arch,
+            size,
+            pre,
+            mon,
+            plateau=config.plateau(),
+            seed=config.seed,
+            hyper=config.hyper(),
+            progress=progress,
+            directory=d / ".state" if retrain else None,
+            keep_evaluations=True,
+        )
+        prov = _artifacts.write(
+            staged, directory=d, command=command, source_commit=commit, monitor=mon.describe()
+        )
         if progress:
-            print(f"  -> {prov['name']}: chosen step {prov['chosen_step']} of "
-                  f"{prov['trained_steps']} ({prov['stop_reason']}), probe accuracy "
-                  f"{prov['probe_accuracy']:.4f}, sha256 {prov['sha256'][:12]}", flush=True)
-    return [_artifacts.check(_artifacts.unit_name(*parse_unit(u), config.seed), directory=d)
-            for u in units]
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class PretrainingResult:
-    """The committed encoders: ``encoders`` (one row per artifact: provenance,
-    probe accuracy at the chosen step) and ``curves`` (one row per evaluation)."""
-
-    encoders: Any
-    curves: Any
-
-    def plot_curves(self):
-        """Probe accuracy against pretraining steps, one line per encoder, the chosen
-        step marked."""
-        import matplotlib.pyplot as plt
-        import seaborn as sns
-
-        df = self.curves
-        fig, ax = plt.subplots(figsize=(7, 4))
-        sns.lineplot(data=df, x="step", y="probe_accuracy", hue="encoder", marker="o",
-                     markersize=3, ax=ax)
-        chosen = self.encoders.set_index("encoder")["chosen_step"]
-        for enc, g in df.groupby("encoder"):
-            row = g[g["step"] == chosen.get(enc, -1)]
-            ax.scatter(row["step"], row["probe_accuracy"], s=60, facecolors="none",
-                       edgecolors="black", zorder=5)
-        ax.set_xlabel("pretraining steps")
-        ax.set_ylabel("linear-probe accuracy (held-out split)")
-        ax.set_title("Pretraining until the probe stops improving (circle: chosen step)")
-        ax.legend(fontsize=7, ncol=2)
-        fig.tight_layout()
-        return fig
-
-    def findings(self) -> str:
-        """Markdown: per encoder the chosen step, why training stopped, and the probe
-        accuracy against the untrained encoder's (numbers from the artifacts)."""
-        e = self.encoders
-        if e.empty:
-            return "No encoder artifacts are committed yet (`make pretrain` trains them)."
-        rand = e.loc[e["objective"] == "random", "probe_accuracy"]
-        base = float(rand.iloc[0]) if len(rand) else float("nan")
-        lines = [f"{len(e)} encoders are committed; the untrained ViT-S scores "
-                 f"{base:.1%} on the held-out split." if len(rand) else
-                 f"{len(e)} encoders are committed."]
-        for _, r in e[e["objective"] != "random"].iterrows():
-            lines.append(f"- **{r['encoder']}** ({r['param_count']:,} parameters): "
-                         f"{r['probe_accuracy']:.1%} at step {r['chosen_step']:,} of "
-                         f"{r['trained_steps']:,} trained ({r['stop_reason']}; "
-                         f"{r['probe_accuracy'] - base:+.1%} over untrained).")
-        return "\n".join(lines)
-
-    def tracking(self):
-        """Per trained encoder and label-free score, Kendall τ_b over its checkpoints
-        between the score and the probe accuracy (does the score track representation
-        quality along training?). CLID is computed across each encoder's own
-        checkpoints (min–max of CL plus min–max of TwoNN ID, :func:`mdlnb.labelfree.clid`).
-        α-ReQ has no better direction (α ≈ 1 is the paper's sweet spot): its τ is given
-        as measured and for −|α − 1|. Checkpoints where a score is missing are left out;
-        τ needs 3 checkpoints. The downstream MDL codelength (``mdl_nats_per_example``,
-        lower is better) enters negated, as ``neg_mdl``, so that for every score a
-        positive τ means "moves with the probe"."""
-        import pandas as pd
-
-        from mdlnb import labelfree, ranking
-
-        rows = []
-        for enc, g in self.curves.groupby("encoder", sort=True):
-            g = g.copy()
-            ok = g[["cluster_learnability", "twonn_id"]].notna().all(axis=1) \
-                if {"cluster_learnability", "twonn_id"} <= set(g) else g["step"] < 0
-            if ok.sum() >= 2:
-                g.loc[ok, "clid"] = labelfree.clid(g.loc[ok, "cluster_learnability"].to_numpy(),
-                                                   g.loc[ok, "twonn_id"].to_numpy())
-            if "alpha_req" in g:
-                g["alpha_req_near_1"] = -(g["alpha_req"] - 1.0).abs()
-            if "mdl_nats_per_example" in g:
-                g["neg_mdl"] = -g["mdl_nats_per_example"]
-            for score in TRACKED:
-                if score not in g:
-                    continue
-                h = g[["probe_accuracy", score]].dropna()
-                if len(h) < 3 or np.ptp(h[score]) == 0 or np.ptp(h["probe_accuracy"]) == 0:
-                    continue
-                rows.append({"encoder": enc, "score": score, "checkpoints": len(h),
-                             "kendall tau": float(ranking.kendall_tau(h[score], h["probe_accuracy"]))})
-        return pd.DataFrame(rows, columns=["encoder", "score", "checkpoints", "kendall tau"])
-
-    def tracking_summary(self, *, level: float = 0.95):
-        """Per score, Kendall τ (:meth:`tracking`) summarised over the trained encoders:
-        their number, mean τ, its ``level`` t interval over encoders (NaN with fewer
-        than 2) and the smallest and largest τ."""
-        import pandas as pd
-
-        rows = []
-        t = self.tracking()
-        for score in [s for s in TRACKED if s in set(t["score"])]:
-            taus = t.loc[t["score"] == score, "kendall tau"].to_numpy(float)
-            n, mean = len(taus), float(np.mean(taus))
-            lo, hi = (C.t_interval(taus, level=level)[1:] if n >= 2
-                      else (float("nan"), float("nan")))
-            rows.append({"score": score, "encoders": n, "mean tau": mean,
-                         f"{level:.0%} low": lo, f"{level:.0%} high": hi,
-                         "min tau": float(taus.min()), "max tau": float(taus.max())})
-        return pd.DataFrame(rows, columns=["score", "encoders", "mean tau", f"{level:.0%} low",
-                                           f"{level:.0%} high", "min tau", "max tau"])
-
-    def across_models(self):
-        """The committed encoders as CLID compares models (Lu et al. 2022,
-        arXiv:2206.01251, Tables 1–2): one row per encoder at its chosen checkpoint,
-        ``probe_accuracy``, ``cluster_learnability``, ``twonn_id`` and ``clid``
-        (min–max normalised across these encoders)."""
-        from mdlnb import labelfree
-
-        chosen = self.encoders.set_index("encoder")["chosen_step"]
-        c = self.curves[self.curves["step"] == self.curves["encoder"].map(chosen)]
-        c = c[["encoder", "probe_accuracy", "cluster_learnability", "twonn_id"]].dropna()
-        c = c.sort_values("encoder").reset_index(drop=True)
-        return c.assign(clid=labelfree.clid(c["cluster_learnability"].to_numpy(),
-                                            c["twonn_id"].to_numpy()))
-
-    def setting(self) -> list[tuple[str, str, str]]:
-        """CLID's setting (Lu et al. 2022, Sec. 3) against this run's committed encoders."""
-        from mdlnb.studies import _setting
-
-        e = self.encoders
-        return [
-            ("checkpoints", "28 ImageNet SSL checkpoints (ResNet-18/50, ViTs; SimCLR, BYOL, "
-                            "MoCo, SwAV, DINO, ...)",
-             f"{len(e)} committed encoders ({_setting.fmt_range(e['param_count'], 'parameters')}"
-             f"), pretrained on Fashion-MNIST for {_setting.fmt_range(e['chosen_step'], 'steps')}"),
-            ("accuracy", "ImageNet top-1 (k-NN / linear)",
-             "held-out linear-probe accuracy on Fashion-MNIST")]
-
-    def tracking_claim(self, *, alpha: float = 0.05):
-        """Claim (m), CLID's claim: across models, CLID correlates with accuracy. Kendall
-        τ_b between CLID and probe accuracy over the committed encoders at their chosen
-        checkpoints, CLID normalised across the encoders of each resample; percentile
-        bootstrap over encoders; paper (CLID Table 1, 28 ImageNet checkpoints): τ = 0.75.
-        The along-training tracking (:meth:`tracking`) is reported as a finding."""
-        from mdlnb import labelfree, ranking
-
-        m = self.across_models()
-
-        def tau(rows) -> float:
-            t = np.vstack(rows)
-            cl, ident, acc = t[:, 0], t[:, 1], t[:, 2]
-            if np.ptp(cl) == 0 or np.ptp(ident) == 0 or np.ptp(acc) == 0:
-                return float("nan")
-            return float(ranking.kendall_tau(labelfree.clid(cl, ident), acc))
-
-        rows = list(m[["cluster_learnability", "twonn_id", "probe_accuracy"]].to_numpy(float))
-        d = C.bootstrap_effect(rows, tau, paper_effect=0.75, level=1 - alpha, unit="encoders")
-        along = self.tracking_summary(level=1 - alpha).set_index("score")
-        extra = (f"; along each encoder's own pretraining (a finding, not this claim): mean τ "
-                 f"{along.loc['clid', 'mean tau']:.3g} over {int(along.loc['clid', 'encoders'])}"
-                 " encoders" if "clid" in along.index else "")
-        return C.Claim.decided(
-            "m", "The label-free CLID score correlates with downstream accuracy across models.",
-            "Lu et al. 2022 Sec. 3.3, Table 1",
-            "Kendall τ 0.75 between CLID and ImageNet top-1 across 28 SSL checkpoints (Table 1)",
-            f"Kendall τ_b between CLID and the held-out linear-probe accuracy on the pretraining "
-            f"task across the {len(m)} committed encoders at their chosen checkpoints (CLID "
-            "min–max normalised across the encoders of each resample); percentile bootstrap "
-            "over encoders", d, effect="τ(CLID, probe accuracy) across encoders",
-            our_value=d.detail + extra)
-
-    def plot_tracking(self):
-        """Each label-free score against the probe accuracy along training, one panel
-        per score, one line per encoder (scores min–max scaled per encoder)."""
-        import matplotlib.pyplot as plt
-
-        scores = [s for s in ("rankme", "lidar", "twonn_id", "cluster_learnability", "alpha_req",
-                              "mdl_nats_per_example") if s in self.curves]
-        fig, axes = plt.subplots(1, len(scores), figsize=(3.2 * len(scores), 3.2), sharey=True,
-                                 squeeze=False)
-        for ax, score in zip(axes[0], scores):
-            for enc, g in self.curves[self.curves["objective"] != "random"].groupby("encoder"):
-                h = g[["probe_accuracy", score]].dropna()
-                if len(h) >= 2:
-                    ax.plot(h[score], h["probe_accuracy"], marker="o", markersize=3, label=enc)
-            ax.set_xlabel(score.replace("_", " "))
-            ax.set_title(score.replace("_", " "))
-        axes[0][0].set_ylabel("probe accuracy (held-out)")
-        handles = {}
-        for ax in axes[0]:             # one legend for all panels: an encoder may miss a score
-            for h, lab in zip(*ax.get_legend_handles_labels()):
-                handles.setdefault(lab, h)
-        fig.suptitle("Label-free scores along pretraining (one point per checkpoint)")
-        fig.tight_layout(rect=(0, 0, 0.92, 1))
-        fig.legend(handles.values(), handles.keys(), loc="center right", fontsize=7)
-        return fig
-
-    def save(self, paper_dir: str | Path = "paper") -> list[Path]:
-        import matplotlib.pyplot as plt
-
-        cols = ["encoder", "objective", "arch", "size", "param_count", "chosen_step",
-                "trained_steps", "stop_reason", "probe_accuracy", "probe_nll_nats", "rankme",
-                "final_loss", "sha256"]
-        paths = list(report.save_table(self.encoders[cols], "pretraining_encoders", paper_dir))
-        paths += report.save_table(self.curves.drop(columns=["train_seconds"]),
-                                   "pretraining_probe_curves", paper_dir, digits=4)
-        fig = self.plot_curves()
-        paths.append(report.save_figure(fig, "pretraining_probe_curves", paper_dir))
-        plt.close(fig)
-        paths += list(report.save_table(self.tracking(), "pretraining_tracking", paper_dir))
-        paths += list(report.save_table(self.tracking_summary(), "pretraining_tracking_summary",
-                                        paper_dir))
-        fig = self.plot_tracking()
-        paths.append(report.save_figure(fig, "pretraining_tracking", paper_dir))
-        plt.close(fig)
-        return paths
+            print(
+                f"  -> {prov['name']}: chosen step {prov['chosen_step']} of "
+                f"{prov['trained_steps']} ({prov['stop_reason']}), probe accuracy "
+                f"{prov['probe_accuracy']:.4f}, sha256 {prov['sha256'][:12]}",
+                flush=True,
+            )
+    return [
+        _artifacts.check(_artifacts.unit_name(*parse_unit(u), config.seed), directory=d)
+        for u in units
+    ]
 
 
 def result(directory: str | Path | None = None) -> PretrainingResult:
@@ -322,6 +134,6 @@ def result(directory: str | Path | None = None) -> PretrainingResult:
         curves.append(c)
     enc = pd.DataFrame(rows)
     if len(enc):
-        enc["final_loss"] = pd.to_numeric(enc["final_loss"])   # None (untrained) -> NaN
+        enc["final_loss"] = pd.to_numeric(enc["final_loss"])  # None (untrained) -> NaN
     cur = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
-    return PretrainingResult(enc, cur)
+    return PretrainingResult(enc, cur, directory=d)

@@ -22,18 +22,52 @@ Modules: ``_measures`` (the frames of one loss matrix), ``_pair`` (one
 
 from mdlnb.studies.switching._claims import claims
 from mdlnb.studies.switching._config import SwitchingConfig
-from mdlnb.studies.switching._measures import (BASELINE, best_sequence_loss, bound_curves,
-                                               checkpoints, fixed_share_bound, regret_curves,
-                                               sensitivity, strategies, switch_counts)
-from mdlnb.studies.switching._pair import (PairResult, final_codelengths, final_regrets, gather,
-                                           pair_task, run_pair, spread)
+from mdlnb.studies.switching._measures import (
+    BASELINE,
+    best_sequence_loss,
+    bound_curves,
+    checkpoints,
+    fixed_share_bound,
+    regret_curves,
+    sensitivity,
+    strategies,
+    switch_counts,
+)
+from mdlnb.studies.switching._pair import (
+    PairResult,
+    final_codelengths,
+    final_regrets,
+    gather,
+    pair_task,
+    run_pair,
+    spread,
+)
 from mdlnb.studies.switching._result import SwitchingResult
 from mdlnb.studies.switching._run import run
 
 #: The study's config class, under the name every study package uses (mdlnb.studies).
 Config = SwitchingConfig
 
-__all__ = ["BASELINE", "Config", "PairResult", "SwitchingConfig", "SwitchingResult",
-           "best_sequence_loss", "bound_curves", "checkpoints", "claims", "final_codelengths",
-           "final_regrets", "fixed_share_bound", "gather", "pair_task", "regret_curves", "run",
-           "run_pair", "sensitivity", "spread", "strategies", "switch_counts"]
+__all__ = [
+    "BASELINE",
+    "Config",
+    "PairResult",
+    "SwitchingConfig",
+    "SwitchingResult",
+    "best_sequence_loss",
+    "bound_curves",
+    "checkpoints",
+    "claims",
+    "final_codelengths",
+    "final_regrets",
+    "fixed_share_bound",
+    "gather",
+    "pair_task",
+    "regret_curves",
+    "run",
+    "run_pair",
+    "sensitivity",
+    "spread",
+    "strategies",
+    "switch_counts",
+]

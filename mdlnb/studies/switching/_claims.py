@@ -20,7 +20,7 @@ are implementation checks, listed apart from the claims.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -35,20 +35,29 @@ _A6 = "Li et al. 2023 App. A.6, Fig. 5"
 def per_run(results: Sequence[PairResult]):
     """One row per (pair, seed): each strategy's codelength at n = N (nats), the
     pair's task and encoder, and the two effects of b1 and b2."""
-    fin = final_codelengths(results).pivot_table(
-        index=["pair", "seed"], columns="strategy", values="codelength [nats]").reset_index()
+    fin = (
+        final_codelengths(results)
+        .pivot_table(index=["pair", "seed"], columns="strategy", values="codelength [nats]")
+        .reset_index()
+    )
     fs = fin["fixed share"]
     bm, ew = fin["Bayesian mixture"] - fs, fin["elementwise mixture"] - fs
     sd = (fin["switch distribution"] - fs).abs()
     parts = fin["pair"].str.split("/", n=1)
-    return fin.assign(encoder=parts.str[0], task=parts.str[-1],
-                      b1=(bm + ew) / 2 / fs, b2=1 - sd / np.minimum(bm, ew))
+    return fin.assign(
+        encoder=parts.str[0],
+        task=parts.str[-1],
+        b1=(bm + ew) / 2 / fs,
+        b2=1 - sd / np.minimum(bm, ew),
+    )
 
 
 def _units(runs) -> str:
-    return (f"{runs['task'].nunique()} tasks ({', '.join(sorted(set(runs['task'])))}) × "
-            f"{runs['encoder'].nunique()} encoders ({', '.join(sorted(set(runs['encoder'])))}) "
-            f"× {runs['seed'].nunique()} orders")
+    return (
+        f"{runs['task'].nunique()} tasks ({', '.join(sorted(set(runs['task'])))}) × "
+        f"{runs['encoder'].nunique()} encoders ({', '.join(sorted(set(runs['encoder'])))}) "
+        f"× {runs['seed'].nunique()} orders"
+    )
 
 
 def claims(results: Sequence[PairResult]) -> list:
@@ -58,37 +67,56 @@ def claims(results: Sequence[PairResult]) -> list:
     units = _units(runs)
     d = C.t_effect(task["b1"], paper_effect=PAPER_EFFECTS["b1"], unit="tasks")
     b1 = C.Claim.decided(
-        "b1", "Bayesian and elementwise mixtures code worse than fixed share.", _A6,
+        "b1",
+        "Bayesian and elementwise mixtures code worse than fixed share.",
+        _A6,
         "qualitative: worse 'by a large margin' (ImageNet, BYOL ResNet-50); taken as +10 % of "
         "fixed share's codelength",
         "per run, the mixtures' mean excess codelength over fixed share at n = N relative to "
-        f"fixed share's, mean per task over its runs ({units}); t interval over tasks", d,
+        f"fixed share's, mean per task over its runs ({units}); t interval over tasks",
+        d,
         effect="mixtures' excess over fixed share [fraction]",
-        our_value=f"{d.detail}; per run {runs['b1'].min():.3g} to {runs['b1'].max():.3g}")
+        our_value=f"{d.detail}; per run {runs['b1'].min():.3g} to {runs['b1'].max():.3g}",
+    )
     d = C.t_effect(task["b2"], paper_effect=PAPER_EFFECTS["b2"], unit="tasks")
     b2 = C.Claim.decided(
-        "b2", "The switch distribution is close to fixed share.", _A6,
+        "b2",
+        "The switch distribution is close to fixed share.",
+        _A6,
         "qualitative: 'very close'; taken as avoiding 90 % of the closer mixture's excess",
         "per run, 1 − |switch distribution − fixed share| / min(Bayes − fixed share, "
         f"elementwise − fixed share) at n = N, mean per task over its runs ({units}); t "
-        "interval over tasks", d, effect="share of the mixtures' excess avoided by SD",
-        our_value=f"{d.detail}; per run {runs['b2'].min():.3g} to {runs['b2'].max():.3g}")
-    ratio = [float(((r.bound["regret [nats]"] - 1e-4 * r.bound["n"])
-                    / r.bound["bound [nats]"]).max()) for r in results]
+        "interval over tasks",
+        d,
+        effect="share of the mixtures' excess avoided by SD",
+        our_value=f"{d.detail}; per run {runs['b2'].min():.3g} to {runs['b2'].max():.3g}",
+    )
+    ratio = [
+        float(((r.bound["regret [nats]"] - 1e-4 * r.bound["n"]) / r.bound["bound [nats]"]).max())
+        for r in results
+    ]
     c1 = C.Claim.checked(
-        "c1", "Switching (fixed share) is never much worse than the best single readout: its "
+        "c1",
+        "Switching (fixed share) is never much worse than the best single readout: its "
         "regret is at most the prior cost of never switching, O(log N).",
-        "Li et al. 2023 Sec. 3.3, App. A.1 (Eq. 3–4)", "≤ −log p(ξ*) = O(log N)",
+        "Li et al. 2023 Sec. 3.3, App. A.1 (Eq. 3–4)",
+        "≤ −log p(ξ*) = O(log N)",
         "max over n of (regret to the best single expert − 1e-4·n float32 slack) / never-switch "
-        f"cost < 1 on every run ({units})", passed=max(ratio) < 1,
-        detail=f"max ratio per run {', '.join(f'{v:.3f}' for v in ratio)}")
-    excess = [float((r.sequence["regret [nats]"] - r.sequence["bound [nats]"]).iloc[-1])
-              for r in results]
+        f"cost < 1 on every run ({units})",
+        passed=max(ratio) < 1,
+        detail=f"max ratio per run {', '.join(f'{v:.3f}' for v in ratio)}",
+    )
+    excess = [
+        float((r.sequence["regret [nats]"] - r.sequence["bound [nats]"]).iloc[-1]) for r in results
+    ]
     c2 = C.Claim.checked(
-        "c2", "Fixed share's regret to the best readout sequence with m − 1 switches is within "
-        "the switching term of the A.1 bound.", "Li et al. 2023 Sec. 3.3, App. A.1",
+        "c2",
+        "Fixed share's regret to the best readout sequence with m − 1 switches is within "
+        "the switching term of the A.1 bound.",
+        "Li et al. 2023 Sec. 3.3, App. A.1",
         "m log K + (m − 1) log(N/(m − 1))",
         f"regret to the best ≤ (m − 1)-switch sequence − bound < 0 on every run ({units})",
         passed=max(excess) < 0,
-        detail=f"regret − bound per run {', '.join(f'{v:.3g}' for v in excess)} nats")
+        detail=f"regret − bound per run {', '.join(f'{v:.3g}' for v in excess)} nats",
+    )
     return [b1, b2, c1, c2]

@@ -9,7 +9,7 @@ name and default (``tests/test_studies_registry.py`` checks that they agree);
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from mdlnb import experts, readouts
 from mdlnb._checks import check_int
@@ -39,8 +39,15 @@ class SwitchingConfig(StudyConfig):
       points: log-spaced sample sizes at which curves are stored.
     """
 
-    pairs: Sequence[str] = ("pixels/digits", "lite0@32/digits")
-    size: Optional[int] = None
+    pairs: Sequence[str] = (
+        "pixels/digits",
+        "lite0@32/digits",
+        "pixels/fashion_mnist",
+        "lite0@32/fashion_mnist",
+        "pixels/textures",
+        "lite0@32/textures",
+    )
+    size: int | None = 1000
     max_hidden_layers: int = 7
     width: int = 64
     learning_rates: Sequence[float] = (1e-3, 3e-3)
@@ -70,6 +77,9 @@ class SwitchingConfig(StudyConfig):
 
     def board(self) -> list:
         """The experts: :func:`mdlnb.readouts.board` under the hyperparameter grid."""
-        return experts.expert_grid(readouts.board(self.max_hidden_layers, self.width),
-                                   learning_rate=self.learning_rates, ema=self.emas,
-                                   replay_streams=self.replay_streams)
+        return experts.expert_grid(
+            readouts.board(self.max_hidden_layers, self.width),
+            learning_rate=self.learning_rates,
+            ema=self.emas,
+            replay_streams=self.replay_streams,
+        )

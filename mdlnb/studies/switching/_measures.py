@@ -23,7 +23,8 @@ and returns tidy DataFrames:
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -39,9 +40,13 @@ BASELINE = "fixed share"
 def strategies(m: float = 11.0) -> dict[str, Any]:
     """The strategies of App. A.6 with uniform weights, fixed share (decreasing
     rate α_t = (m − 1)/t) first, as the baseline of Fig. 5."""
-    return {BASELINE: switching.FixedShare(m=m), "Bayesian mixture": switching.BayesianMixture(),
-            "elementwise mixture": switching.ElementwiseMixture(),
-            "switch distribution": switching.SwitchDistribution(), "run-length": switching.RunLength()}
+    return {
+        BASELINE: switching.FixedShare(m=m),
+        "Bayesian mixture": switching.BayesianMixture(),
+        "elementwise mixture": switching.ElementwiseMixture(),
+        "switch distribution": switching.SwitchDistribution(),
+        "run-length": switching.RunLength(),
+    }
 
 
 def checkpoints(n: int, points: int = 200) -> np.ndarray:
@@ -51,8 +56,9 @@ def checkpoints(n: int, points: int = 200) -> np.ndarray:
     return log_integers(1, n, points)
 
 
-def regret_curves(losses: Any, strats: Mapping[str, Any], *, baseline: str = BASELINE,
-                  points: int = 200):
+def regret_curves(
+    losses: Any, strats: Mapping[str, Any], *, baseline: str = BASELINE, points: int = 200
+):
     """Cumulative codelength of each strategy and its regret to ``baseline`` (nats).
 
     Columns: ``n`` (examples coded), ``strategy``, ``codelength [nats]``,
@@ -60,16 +66,31 @@ def regret_curves(losses: Any, strats: Mapping[str, Any], *, baseline: str = BAS
     if baseline not in strats:
         raise ValueError(f"baseline: {baseline!r} is not among strats {list(strats)}")
     L = np.asarray(losses)
-    cum = {name: np.cumsum(switching.codelength(L, s, posterior=False).per_step_nats)
-           for name, s in strats.items()}
+    cum = {
+        name: np.cumsum(switching.codelength(L, s, posterior=False).per_step_nats)
+        for name, s in strats.items()
+    }
     ns = checkpoints(L.shape[0], points)
-    return pd.DataFrame([{"n": int(n), "strategy": name, "codelength [nats]": float(c[n - 1]),
-                          "regret [nats]": float(c[n - 1] - cum[baseline][n - 1])}
-                         for name, c in cum.items() for n in ns])
+    return pd.DataFrame(
+        [
+            {
+                "n": int(n),
+                "strategy": name,
+                "codelength [nats]": float(c[n - 1]),
+                "regret [nats]": float(c[n - 1] - cum[baseline][n - 1]),
+            }
+            for name, c in cum.items()
+            for n in ns
+        ]
+    )
 
 
-def sensitivity(losses: Any, *, ms: Sequence[float] = (2, 5, 11, 31, 101),
-                alphas: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1)):
+def sensitivity(
+    losses: Any,
+    *,
+    ms: Sequence[float] = (2, 5, 11, 31, 101),
+    alphas: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1),
+):
     """Fixed share's total codelength for each m (α_t = (m − 1)/t) and each constant α.
 
     Columns: ``rate`` ("m" or "constant α"), ``value``, ``codelength [nats]``,
@@ -77,12 +98,20 @@ def sensitivity(losses: Any, *, ms: Sequence[float] = (2, 5, 11, 31, 101),
     L = np.asarray(losses)
     best = float(L.sum(axis=0, dtype=np.float64).min())
     rows = []
-    for rate, values, make in (("m", ms, lambda v: switching.FixedShare(m=v)),
-                               ("constant α", alphas, lambda v: switching.FixedShare(alpha=v))):
+    for rate, values, make in (
+        ("m", ms, lambda v: switching.FixedShare(m=v)),
+        ("constant α", alphas, lambda v: switching.FixedShare(alpha=v)),
+    ):
         for v in values:
             tot = switching.codelength(L, make(v), posterior=False).total_nats
-            rows.append({"rate": rate, "value": float(v), "codelength [nats]": tot,
-                         "regret to best expert [nats]": tot - best})
+            rows.append(
+                {
+                    "rate": rate,
+                    "value": float(v),
+                    "codelength [nats]": tot,
+                    "regret to best expert [nats]": tot - best,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -127,8 +156,9 @@ def bound_curves(losses: Any, strategy: Any, *, points: int = 200):
     best = np.cumsum(L.astype(np.float64), axis=0).min(axis=1)
     cost = switching.never_switch_curve(strategy, L.shape[0], L.shape[1])
     ns = checkpoints(L.shape[0], points)
-    return pd.DataFrame({"n": ns, "regret [nats]": cum[ns - 1] - best[ns - 1],
-                         "bound [nats]": cost[ns - 1]})
+    return pd.DataFrame(
+        {"n": ns, "regret [nats]": cum[ns - 1] - best[ns - 1], "bound [nats]": cost[ns - 1]}
+    )
 
 
 def switch_counts(posterior: Any, groups: Sequence[str] | None = None, *, points: int = 200):

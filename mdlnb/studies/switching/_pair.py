@@ -9,16 +9,23 @@ its loss matrix; :func:`gather`, :func:`final_regrets`,
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from mdlnb import switching
-from mdlnb.studies.switching._measures import (best_sequence_loss, bound_curves,
-                                               fixed_share_bound, regret_curves, sensitivity,
-                                               strategies, switch_counts)
+from mdlnb.studies.switching._measures import (
+    best_sequence_loss,
+    bound_curves,
+    fixed_share_bound,
+    regret_curves,
+    sensitivity,
+    strategies,
+    switch_counts,
+)
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: mdlnb.prequential, mdlnb.encoders and mdlnb.studies.transferability (optax).
@@ -47,9 +54,18 @@ class PairResult:
     switches: Any
 
 
-def run_pair(pair: str, task: Any, board: Sequence[Any], *, seed: int = 0, m: float = 11.0,
-             batch_size: int = 32, points: int = 200, ms: Sequence[float] = (2, 5, 11, 31, 101),
-             alphas: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1)) -> PairResult:
+def run_pair(
+    pair: str,
+    task: Any,
+    board: Sequence[Any],
+    *,
+    seed: int = 0,
+    m: float = 11.0,
+    batch_size: int = 32,
+    points: int = 200,
+    ms: Sequence[float] = (2, 5, 11, 31, 101),
+    alphas: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1),
+) -> PairResult:
     """Stage 1 (cached) on ``task`` with ``board`` in order ``seed``, then every frame."""
     from mdlnb import prequential
 
@@ -59,30 +75,46 @@ def run_pair(pair: str, task: Any, board: Sequence[Any], *, seed: int = 0, m: fl
     res = switching.codelength(L, fs, posterior=True)
     s = max(int(math.ceil(m)) - 1, 1)
     best = best_sequence_loss(L, s)
-    seq = pd.DataFrame({"switches": np.arange(s + 1), "best sequence [nats]": best,
-                        "regret [nats]": res.total_nats - best,
-                        "bound [nats]": float(fixed_share_bound(L.shape[0], L.shape[1], m))})
+    seq = pd.DataFrame(
+        {
+            "switches": np.arange(s + 1),
+            "best sequence [nats]": best,
+            "regret [nats]": res.total_nats - best,
+            "bound [nats]": float(fixed_share_bound(L.shape[0], L.shape[1], m)),
+        }
+    )
     readout = [e.readout.name for e in board]
-    return PairResult(pair, int(seed), int(L.shape[0]), int(L.shape[1]), int(task.num_classes),
-                      float(m), regret_curves(L, strategies(m), points=points),
-                      sensitivity(L, ms=ms, alphas=alphas), bound_curves(L, fs, points=points),
-                      seq, switch_counts(res.posterior, readout, points=points))
+    return PairResult(
+        pair,
+        int(seed),
+        int(L.shape[0]),
+        int(L.shape[1]),
+        int(task.num_classes),
+        float(m),
+        regret_curves(L, strategies(m), points=points),
+        sensitivity(L, ms=ms, alphas=alphas),
+        bound_curves(L, fs, points=points),
+        seq,
+        switch_counts(res.posterior, readout, points=points),
+    )
 
 
 def gather(results: Sequence[PairResult], frame: str):
     """Concatenate one frame over results, with ``pair`` and ``seed`` columns first."""
     if not results:
         raise ValueError("results: is empty")
-    return pd.concat([getattr(r, frame).assign(pair=r.pair, seed=r.seed) for r in results],
-                     ignore_index=True)[["pair", "seed", *getattr(results[0], frame).columns]]
+    return pd.concat(
+        [getattr(r, frame).assign(pair=r.pair, seed=r.seed) for r in results], ignore_index=True
+    )[["pair", "seed", *getattr(results[0], frame).columns]]
 
 
 def final_regrets(results: Sequence[PairResult]):
     """One row per (pair, seed): each strategy's regret to fixed share at n = N, nats."""
     df = gather(results, "regret")
     last = df[df["n"] == df.groupby(["pair", "seed"])["n"].transform("max")]
-    return last.pivot_table(index=["pair", "seed"], columns="strategy",
-                            values="regret [nats]").reset_index()
+    return last.pivot_table(
+        index=["pair", "seed"], columns="strategy", values="regret [nats]"
+    ).reset_index()
 
 
 def final_codelengths(results: Sequence[PairResult]):
@@ -98,8 +130,7 @@ def final_codelengths(results: Sequence[PairResult]):
 
 def spread(df, by: Sequence[str], value: str):
     """Mean, std (ddof 1), min, max and count of ``value`` over seeds, per ``by``."""
-    return (df.groupby(list(by))[value].agg(["mean", "std", "min", "max", "count"])
-            .reset_index())
+    return df.groupby(list(by))[value].agg(["mean", "std", "min", "max", "count"]).reset_index()
 
 
 def pair_task(encoder: str, task_name: str, *, size: int | None = None, split: str = "all"):

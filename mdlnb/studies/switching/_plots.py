@@ -3,7 +3,7 @@ orders, bands min–max. Each returns the matplotlib Figure."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from mdlnb import plots
 from mdlnb.studies.switching import _tables as T
@@ -27,8 +27,12 @@ def regret(results: Sequence[PairResult]):
         for strat, h in g.groupby("strategy", sort=False):
             ax.plot(h["n"], h["mean"], label=strat)
             ax.fill_between(h["n"], h["min"], h["max"], alpha=0.2)
-        ax.set(xscale="log", xlabel="examples n", ylabel="regret to fixed share [nats]",
-               title=plots.pair_label(pair))
+        ax.set(
+            xscale="log",
+            xlabel="examples n",
+            ylabel="regret to fixed share [nats]",
+            title=plots.pair_label(pair),
+        )
         ax.axhline(0, color="k", lw=0.5)
     axes[0][0].legend()
     return fig
@@ -41,8 +45,13 @@ def sensitivity(results: Sequence[PairResult]):
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for ax, (rate, g) in zip(axes, T.sensitivity_spread(results).groupby("rate", sort=False)):
         for pair, h in g.groupby("pair"):
-            ax.errorbar(h["value"], h["mean"], yerr=h["std"].fillna(0), marker="o",
-                        label=plots.pair_label(pair))
+            ax.errorbar(
+                h["value"],
+                h["mean"],
+                yerr=h["std"].fillna(0),
+                marker="o",
+                label=plots.pair_label(pair),
+            )
         ax.set(xscale="log", xlabel=rate, ylabel="regret to best single expert [nats]")
         ax.axhline(0, color="k", lw=0.5)
     axes[0].legend()

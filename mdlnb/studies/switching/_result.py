@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from mdlnb.studies._base import save_files
 from mdlnb.studies.switching import _claims, _plots
@@ -49,11 +50,13 @@ class SwitchingResult:
         ``codelengths`` (every strategy at n = N per pair and order), ``final_regret``,
         ``sensitivity``, ``sequence`` (regret to the best ≤ s-switch sequence),
         ``frequency`` (changes of the favourite readout)."""
-        return {"codelengths": final_codelengths(self.results),
-                "final_regret": T.final_regret(self.results),
-                "sensitivity": T.sensitivity_spread(self.results),
-                "sequence": gather(self.results, "sequence"),
-                "frequency": T.frequency(self.results)}
+        return {
+            "codelengths": final_codelengths(self.results),
+            "final_regret": T.final_regret(self.results),
+            "sensitivity": T.sensitivity_spread(self.results),
+            "sequence": gather(self.results, "sequence"),
+            "frequency": T.frequency(self.results),
+        }
 
     # -- figures -------------------------------------------------------------
     def plot_regret(self):
@@ -70,16 +73,21 @@ class SwitchingResult:
 
     def figures(self) -> dict[str, Any]:
         """``{name: Figure}`` written as ``switching_<name>``."""
-        return {"regret": self.plot_regret(), "sensitivity": self.plot_sensitivity(),
-                "bound": self.plot_bound()}
+        return {
+            "regret": self.plot_regret(),
+            "sensitivity": self.plot_sensitivity(),
+            "bound": self.plot_bound(),
+        }
 
     # -- prose and verdicts --------------------------------------------------
     def describe(self) -> str:
         """The board and the pairs, one line each (Markdown)."""
         pairs = ", ".join(f"{p} (N = {n}, D = {self.dims[p]})" for p, n in self._sizes().items())
-        return (f"{self.num_experts} experts; pairs: {pairs}\n\norders: "
-                f"{list(self.config.seeds)}; uniform code log C = "
-                f"{math.log(self.num_classes):.3f} nats per example")
+        return (
+            f"{self.num_experts} experts; pairs: {pairs}\n\norders: "
+            f"{list(self.config.seeds)}; uniform code log C = "
+            f"{math.log(self.num_classes):.3f} nats per example"
+        )
 
     def setting(self) -> list[tuple[str, str, str]]:
         """The paper's App. A.6 setting against this run's (rows for the claims page)."""
@@ -87,13 +95,24 @@ class SwitchingResult:
 
         c = self.config
         return [
-            ("encoder × task", "BYOL ResNet-50 on ImageNet (one pair, Fig. 5)",
-             f"{len(c.pairs)} pairs: {', '.join(c.pairs)}"),
-            ("examples per task (N)", "1.28 M (ImageNet)", _setting.fmt_range(self._sizes().values())),
-            ("readouts", _setting.PAPERS["readout"]["readouts"],
-             f"{self.num_experts} experts: linear and MLPs of 1–{c.max_hidden_layers} hidden "
-             f"layers of {c.width} units"),
-            ("orders", "one", f"{len(c.seeds)} per pair")]
+            (
+                "encoder × task",
+                "BYOL ResNet-50 on ImageNet (one pair, Fig. 5)",
+                f"{len(c.pairs)} pairs: {', '.join(c.pairs)}",
+            ),
+            (
+                "examples per task (N)",
+                "1.28 M (ImageNet)",
+                _setting.fmt_range(self._sizes().values()),
+            ),
+            (
+                "readouts",
+                _setting.PAPERS["readout"]["readouts"],
+                f"{self.num_experts} experts: linear and MLPs of 1–{c.max_hidden_layers} hidden "
+                f"layers of {c.width} units",
+            ),
+            ("orders", "one", f"{len(c.seeds)} per pair"),
+        ]
 
     def _sizes(self) -> dict[str, int]:
         return {r.pair: r.n for r in self.results}
@@ -106,9 +125,11 @@ class SwitchingResult:
         for pair in self._sizes():
             b = table.loc[(pair, "Bayesian mixture")]
             s = table.loc[(pair, "switch distribution")]
-            lines.append(f"- {pair}: Bayesian mixture {b['mean']:+.1f} ± {b['std']:.1f} nats "
-                         f"behind fixed share, switch distribution {s['mean']:+.1f} ± "
-                         f"{s['std']:.1f} (mean ± std over {int(b['count'])} orders)")
+            lines.append(
+                f"- {pair}: Bayesian mixture {b['mean']:+.1f} ± {b['std']:.1f} nats "
+                f"behind fixed share, switch distribution {s['mean']:+.1f} ± "
+                f"{s['std']:.1f} (mean ± std over {int(b['count'])} orders)"
+            )
         return "\n".join(lines)
 
     def bound_findings(self) -> str:
@@ -119,19 +140,25 @@ class SwitchingResult:
         s = T.spread(last, ["pair"], "regret [nats]").set_index("pair")
         bound = last.groupby("pair")["bound [nats]"].first()
         switches = int(seq["switches"].max())
-        return "\n".join(f"- {pair}: regret to the best ≤{switches}-switch sequence "
-                         f"{s.loc[pair, 'mean']:.1f} ± {s.loc[pair, 'std']:.1f} nats vs bound "
-                         f"{bound.loc[pair]:.1f} nats" for pair in self._sizes())
+        return "\n".join(
+            f"- {pair}: regret to the best ≤{switches}-switch sequence "
+            f"{s.loc[pair, 'mean']:.1f} ± {s.loc[pair, 'std']:.1f} nats vs bound "
+            f"{bound.loc[pair]:.1f} nats"
+            for pair in self._sizes()
+        )
 
     def switching_findings(self) -> str:
         """How often the favourite readout changes, and how much posterior mass moves
         per step (total variation), one line per pair (Markdown)."""
         freq = T.frequency(self.results).set_index("pair")
         tv = T.tv_spread(self.results).set_index("pair")
-        return "\n".join(f"- {pair}: the favourite readout changes {freq.loc[pair, 'mean']:.0f} "
-                         f"± {freq.loc[pair, 'std']:.0f} times over N = {n}; mean TV between "
-                         f"consecutive posteriors {tv.loc[pair, 'mean']:.3f} (max "
-                         f"{tv.loc[pair, 'max']:.3f})" for pair, n in self._sizes().items())
+        return "\n".join(
+            f"- {pair}: the favourite readout changes {freq.loc[pair, 'mean']:.0f} "
+            f"± {freq.loc[pair, 'std']:.0f} times over N = {n}; mean TV between "
+            f"consecutive posteriors {tv.loc[pair, 'mean']:.3f} (max "
+            f"{tv.loc[pair, 'max']:.3f})"
+            for pair, n in self._sizes().items()
+        )
 
     def claims(self) -> list:
         """Claims (b1, b2, c1, c2), decided on every (pair, order)."""

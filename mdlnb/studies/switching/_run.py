@@ -20,7 +20,19 @@ def run(config: SwitchingConfig | None = None) -> SwitchingResult:
         raise ValueError(f"config: expected a SwitchingConfig, got {type(config).__name__}")
     board = config.board()
     tasks = {pair: pair_task(*pair.split("/"), size=config.size) for pair in config.pairs}
-    results = tuple(run_pair(pair, task, board, seed=s, m=config.m, batch_size=config.batch_size,
-                             points=config.points, ms=config.ms, alphas=config.alphas)
-                    for pair, task in tasks.items() for s in config.seeds)
+    results = tuple(
+        run_pair(
+            pair,
+            task,
+            board,
+            seed=s,
+            m=config.m,
+            batch_size=config.batch_size,
+            points=config.points,
+            ms=config.ms,
+            alphas=config.alphas,
+        )
+        for pair, task in tasks.items()
+        for s in config.seeds
+    )
     return SwitchingResult(config, results, {p: int(t.features.shape[1]) for p, t in tasks.items()})

@@ -7,7 +7,7 @@ Each takes the :class:`~mdlnb.studies.switching._pair.PairResult` of every
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from mdlnb.studies.switching._pair import PairResult, final_regrets, gather, spread
 
@@ -20,14 +20,18 @@ def regret_spread(results: Sequence[PairResult]):
 def final_regret(results: Sequence[PairResult]):
     """Regret to fixed share at n = N per (pair, strategy), nats."""
     final = final_regrets(results)
-    return spread(final.melt(id_vars=["pair", "seed"], var_name="strategy",
-                             value_name="regret [nats]"), ["pair", "strategy"], "regret [nats]")
+    return spread(
+        final.melt(id_vars=["pair", "seed"], var_name="strategy", value_name="regret [nats]"),
+        ["pair", "strategy"],
+        "regret [nats]",
+    )
 
 
 def sensitivity_spread(results: Sequence[PairResult]):
     """Fixed share's regret to the best single expert per (pair, rate, value), nats."""
-    return spread(gather(results, "sensitivity"), ["pair", "rate", "value"],
-                  "regret to best expert [nats]")
+    return spread(
+        gather(results, "sensitivity"), ["pair", "rate", "value"], "regret to best expert [nats]"
+    )
 
 
 def bound_spread(results: Sequence[PairResult]):

@@ -41,30 +41,82 @@ mdlnb.studies.transferability {finetune,verify}``.
 """
 
 from mdlnb.studies.transferability._bootstrap import intervals, two_stage
-from mdlnb.studies.transferability._config import (LITE_ZOO, TASKS, TRUTH_READOUTS, TRUTHS,
-                                                   TransferabilityConfig, readout_from_name,
-                                                   zoo_encoders)
-from mdlnb.studies.transferability._encoders import (EncoderSpec, build_encoder, build_encoders,
-                                                     encoder_table, parse_encoder,
-                                                     source_probs, zoo_of)
-from mdlnb.studies.transferability._features import (FeatureSet, Splits, extract,
-                                                     extract_splits, load_splits, load_tasks)
-from mdlnb.studies.transferability._finetune import (FinetuneRun, FinetuneSpec, batch_order,
-                                                     finetune, pairs_beyond_noise)
-from mdlnb.studies.transferability._kendall import (average_table, differences, kendall_per_repeat,
-                                                    kendall_table, mean_over_tasks, noise_summary,
-                                                    per_task_table)
-from mdlnb.studies.transferability._metrics import (EXTRA_METRICS, GMM_METRICS, GRID_METRICS,
-                                                    LABEL_FREE, metric_order, metric_sign,
-                                                    with_zoo)
+from mdlnb.studies.transferability._config import (
+    LITE_ZOO,
+    TASKS,
+    TRUTH_READOUTS,
+    TRUTHS,
+    TransferabilityConfig,
+    readout_from_name,
+    zoo_encoders,
+)
+from mdlnb.studies.transferability._encoders import (
+    EncoderSpec,
+    build_encoder,
+    build_encoders,
+    encoder_table,
+    parse_encoder,
+    source_probs,
+    zoo_of,
+)
+from mdlnb.studies.transferability._features import (
+    FeatureSet,
+    Splits,
+    extract,
+    extract_splits,
+    load_splits,
+    load_tasks,
+)
+from mdlnb.studies.transferability._finetune import (
+    FinetuneRun,
+    FinetuneSpec,
+    batch_order,
+    finetune,
+    pairs_beyond_noise,
+)
+from mdlnb.studies.transferability._kendall import (
+    average_table,
+    differences,
+    kendall_per_repeat,
+    kendall_table,
+    mean_over_tasks,
+    noise_summary,
+    per_task_table,
+)
+from mdlnb.studies.transferability._metrics import (
+    EXTRA_METRICS,
+    GMM_METRICS,
+    GRID_METRICS,
+    LABEL_FREE,
+    metric_order,
+    metric_sign,
+    with_zoo,
+)
 from mdlnb.studies.transferability._result import TransferabilityResult, display_name
-from mdlnb.studies.transferability._run import (CACHE_VERSION, code_fingerprint, ground_truth,
-                                                run, score_units)
-from mdlnb.studies.transferability._scores import (add_clid, add_combined, add_static,
-                                                   label_free_scores, mdl_score, nleep_kwargs,
-                                                   orient, registry_metrics, select_grid, zscore)
-from mdlnb.studies.transferability._subsamples import (subsample_indices, subsample_seed,
-                                                       subsample_size)
+from mdlnb.studies.transferability._run import (
+    CACHE_VERSION,
+    code_fingerprint,
+    ground_truth,
+    run,
+    score_units,
+)
+from mdlnb.studies.transferability._scores import (
+    add_clid,
+    add_combined,
+    add_static,
+    label_free_scores,
+    mdl_score,
+    nleep_kwargs,
+    orient,
+    registry_metrics,
+    select_grid,
+    zscore,
+)
+from mdlnb.studies.transferability._subsamples import (
+    subsample_indices,
+    subsample_seed,
+    subsample_size,
+)
 from mdlnb.studies.transferability._tables import clid_table_1, clid_table_2, table_1
 from mdlnb.studies.transferability._truth import best_rows, finetune_rows, probe_rows
 from mdlnb.studies.transferability._unit import score_unit
@@ -73,17 +125,73 @@ from mdlnb.studies.transferability._unit import score_unit
 Config = TransferabilityConfig
 
 __all__ = [
-    "CACHE_VERSION", "Config", "EXTRA_METRICS", "EncoderSpec", "FeatureSet", "FinetuneRun",
-    "FinetuneSpec", "GMM_METRICS", "GRID_METRICS", "LABEL_FREE", "LITE_ZOO", "Splits", "TASKS",
-    "TRUTHS", "TRUTH_READOUTS", "TransferabilityConfig", "TransferabilityResult", "add_clid",
-    "add_combined", "add_static", "average_table", "batch_order", "best_rows", "build_encoder",
-    "build_encoders", "clid_table_1", "clid_table_2", "code_fingerprint", "differences",
-    "display_name", "encoder_table", "extract", "extract_splits", "finetune", "finetune_rows",
-    "ground_truth", "intervals", "kendall_per_repeat", "kendall_table", "label_free_scores",
-    "load_splits", "load_tasks", "mdl_score", "mean_over_tasks", "metric_order", "metric_sign",
-    "nleep_kwargs", "noise_summary", "orient", "pairs_beyond_noise", "parse_encoder",
-    "per_task_table", "probe_rows", "readout_from_name", "registry_metrics", "run",
-    "score_unit", "score_units", "select_grid", "source_probs", "subsample_indices",
-    "subsample_seed", "subsample_size", "table_1", "two_stage", "with_zoo", "zoo_encoders",
-    "zoo_of", "zscore",
+    "CACHE_VERSION",
+    "Config",
+    "EXTRA_METRICS",
+    "EncoderSpec",
+    "FeatureSet",
+    "FinetuneRun",
+    "FinetuneSpec",
+    "GMM_METRICS",
+    "GRID_METRICS",
+    "LABEL_FREE",
+    "LITE_ZOO",
+    "Splits",
+    "TASKS",
+    "TRUTHS",
+    "TRUTH_READOUTS",
+    "TransferabilityConfig",
+    "TransferabilityResult",
+    "add_clid",
+    "add_combined",
+    "add_static",
+    "average_table",
+    "batch_order",
+    "best_rows",
+    "build_encoder",
+    "build_encoders",
+    "clid_table_1",
+    "clid_table_2",
+    "code_fingerprint",
+    "differences",
+    "display_name",
+    "encoder_table",
+    "extract",
+    "extract_splits",
+    "finetune",
+    "finetune_rows",
+    "ground_truth",
+    "intervals",
+    "kendall_per_repeat",
+    "kendall_table",
+    "label_free_scores",
+    "load_splits",
+    "load_tasks",
+    "mdl_score",
+    "mean_over_tasks",
+    "metric_order",
+    "metric_sign",
+    "nleep_kwargs",
+    "noise_summary",
+    "orient",
+    "pairs_beyond_noise",
+    "parse_encoder",
+    "per_task_table",
+    "probe_rows",
+    "readout_from_name",
+    "registry_metrics",
+    "run",
+    "score_unit",
+    "score_units",
+    "select_grid",
+    "source_probs",
+    "subsample_indices",
+    "subsample_seed",
+    "subsample_size",
+    "table_1",
+    "two_stage",
+    "with_zoo",
+    "zoo_encoders",
+    "zoo_of",
+    "zscore",
 ]

@@ -25,22 +25,34 @@ def build(config, *, directory: Path | None, rebuild: bool, command: str) -> lis
     from mdlnb.studies.transferability._features import load_splits
 
     _, built = build_encoders(config, progress=True)
-    splits = load_splits(config.tasks, train_size=config.train_size, val_size=config.val_size,
-                         test_size=config.test_size, seed=config.seed)
+    splits = load_splits(
+        config.tasks,
+        train_size=config.train_size,
+        val_size=config.val_size,
+        test_size=config.test_size,
+        seed=config.seed,
+    )
     out = []
     for zoo, names in config.zoos().items():
         for task in config.tasks:
             d = Path(directory) if directory else _groundtruth.artifact_dir()
-            if rebuild:        # from nothing: no resumable state of an earlier build
+            if rebuild:  # from nothing: no resumable state of an earlier build
                 for p in cache_dir("finetune").glob(f"{zoo}-{task}-*.ckpt.npz"):
                     p.unlink()
                 (d / f"{zoo}-{task}.json").unlink(missing_ok=True)
-            _, prov = _groundtruth.ground_truth(zoo, task, names, [built[n] for n in names],
-                                                splits[task], config.finetune_spec(),
-                                                directory=d, build=True, progress=True,
-                                                command=command)
-            print(f"{prov['name']}: {prov['seconds']} s, sha256 {prov['sha256'][:12]}",
-                  flush=True)
+            _, prov = _groundtruth.ground_truth(
+                zoo,
+                task,
+                names,
+                [built[n] for n in names],
+                splits[task],
+                config.finetune_spec(),
+                directory=d,
+                build=True,
+                progress=True,
+                command=command,
+            )
+            print(f"{prov['name']}: {prov['seconds']} s, sha256 {prov['sha256'][:12]}", flush=True)
             out.append(prov)
     return out
 
@@ -49,8 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     from mdlnb.studies.transferability import _groundtruth
     from mdlnb.studies.transferability._config import TransferabilityConfig
 
-    ap = argparse.ArgumentParser(prog="python -m mdlnb.studies.transferability",
-                                 description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m mdlnb.studies.transferability", description=__doc__.split("\n\n")[0]
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("finetune", help="compute the ground-truth artifacts")
     f.add_argument("--tasks", nargs="+", default=None, help="a subset of the config's tasks")
@@ -68,20 +81,31 @@ def main(argv: list[str] | None = None) -> int:
         if args.zoos:
             from mdlnb.studies.transferability._encoders import parse_encoder, zoo_of
 
-            config = dataclasses.replace(config, encoders=tuple(
-                e for e in config.encoders if zoo_of(parse_encoder(e)) in args.zoos))
-        build(config, directory=args.into, rebuild=args.rebuild,
-              command=" ".join(["python -m mdlnb.studies.transferability", *argv]))
+            config = dataclasses.replace(
+                config,
+                encoders=tuple(e for e in config.encoders if zoo_of(parse_encoder(e)) in args.zoos),
+            )
+        build(
+            config,
+            directory=args.into,
+            rebuild=args.rebuild,
+            command=" ".join(["python -m mdlnb.studies.transferability", *argv]),
+        )
         return 0
     provs = _groundtruth.verify()
     print(f"{len(provs)} ground-truth artifacts verified in {_groundtruth.artifact_dir()}")
     if args.against:
-        bad = [p["name"] for p in provs
-               if (o := _groundtruth._provenance(Path(args.against) / f"{p['name']}.json"))
-               is None or o["sha256"] != p["sha256"]]
+        bad = [
+            p["name"]
+            for p in provs
+            if (o := _groundtruth._provenance(Path(args.against) / f"{p['name']}.json")) is None
+            or o["sha256"] != p["sha256"]
+        ]
         if bad:
-            print(f"rebuilt artifacts differ from (or lack) the committed ones: {bad}",
-                  file=sys.stderr)
+            print(
+                f"rebuilt artifacts differ from (or lack) the committed ones: {bad}",
+                file=sys.stderr,
+            )
             return 1
         print(f"rebuilt artifacts in {args.against} match the committed bytes")
     return 0

@@ -17,15 +17,21 @@ with the same seeded draws of tasks.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from mdlnb._checks import check_int
 
 
-def two_stage(values: Mapping[Any, Sequence[float]], *, resamples: int = 2000,
-              level: float = 0.95, seed: int = 0) -> tuple[float, float, float, int]:
+def two_stage(
+    values: Mapping[Any, Sequence[float]],
+    *,
+    resamples: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float, float, int]:
     """``(mean, lo, hi, tasks)`` of the mean over tasks of the per-task mean of
     ``values`` (``{task: subsample values}``; NaN values are dropped, tasks left with
     none too) and its two-stage percentile bootstrap interval (module docstring).
@@ -45,12 +51,12 @@ def two_stage(values: Mapping[Any, Sequence[float]], *, resamples: int = 2000,
     r = max(c.size for c in cols)
     table = np.full((t, r), np.nan)
     for i, c in enumerate(cols):
-        table[i, :c.size] = c
+        table[i, : c.size] = c
     sizes = np.array([c.size for c in cols])
     rng = np.random.default_rng(seed)
-    tasks = rng.integers(0, t, size=(resamples, t))                       # stage 1
+    tasks = rng.integers(0, t, size=(resamples, t))  # stage 1
     pick = np.floor(rng.random((resamples, t, r)) * sizes[tasks][..., None]).astype(int)
-    drawn = table[tasks[..., None], pick]                                # stage 2
+    drawn = table[tasks[..., None], pick]  # stage 2
     valid = np.arange(r)[None, None, :] < sizes[tasks][..., None]
     per_task = np.where(valid, drawn, 0.0).sum(-1) / sizes[tasks]
     means = per_task.mean(1)
@@ -58,8 +64,16 @@ def two_stage(values: Mapping[Any, Sequence[float]], *, resamples: int = 2000,
     return mean, float(lo), float(hi), t
 
 
-def intervals(frame: Any, *, by: Sequence[str], value: str = "tau", task: str = "task",
-              resamples: int = 2000, level: float = 0.95, seed: int = 0):
+def intervals(
+    frame: Any,
+    *,
+    by: Sequence[str],
+    value: str = "tau",
+    task: str = "task",
+    resamples: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+):
     """One row per group of ``frame`` (columns ``by``): ``mean``, ``lo``, ``hi`` of
     :func:`two_stage` over its (``task``, subsample) values in column ``value``, and
     ``tasks`` (how many have a value). Every group draws with the same ``seed``."""

@@ -45,8 +45,15 @@ PACTRAN_TABLE_1 = {
 #: CLID Table 1 (Kendall τ with ImageNet top-1) and Table 2's "Avg" (7 transfer tasks).
 CLID_TABLE_1 = {"clid": 0.75, "cl": 0.44, "twonn_id": 0.09}
 CLID_TABLE_2_AVG = 0.70
-_NAMES = {"leep": "LEEP", "nleep": "N-LEEP", "logme": "LogME", "pactran_gaussian": "PT-Gauss",
-          "clid": "CLID", "cl": "CL", "twonn_id": "TwoNN ID"}
+_NAMES = {
+    "leep": "LEEP",
+    "nleep": "N-LEEP",
+    "logme": "LogME",
+    "pactran_gaussian": "PT-Gauss",
+    "clid": "CLID",
+    "cl": "CL",
+    "twonn_id": "TwoNN ID",
+}
 _LABEL = "95% two-stage bootstrap (tasks, then subsamples)"
 
 
@@ -71,9 +78,18 @@ def paired_tau(scores, truth, a: str, b: str, *, readout: str = "finetune"):
     ta = kendall_per_repeat(s[s["metric"] == a], truth, readout=readout)
     tb = kendall_per_repeat(s[s["metric"] == b], truth, readout=readout)
     m = ta.merge(tb, on=["zoo", "task", "ratio", "repeat"], suffixes=("_a", "_b"))
-    out = pd.DataFrame({"zoo": m["zoo"], "task": m["task"], "ratio": m["ratio"],
-                        "repeat": m["repeat"], "tau_a": m["tau_a"], "tau_b": m["tau_b"],
-                        "diff": m["tau_a"] - m["tau_b"], "encoders": m["encoders_a"]})
+    out = pd.DataFrame(
+        {
+            "zoo": m["zoo"],
+            "task": m["task"],
+            "ratio": m["ratio"],
+            "repeat": m["repeat"],
+            "tau_a": m["tau_a"],
+            "tau_b": m["tau_b"],
+            "diff": m["tau_a"] - m["tau_b"],
+            "encoders": m["encoders_a"],
+        }
+    )
     return out[cols].reset_index(drop=True)
 
 
@@ -85,8 +101,15 @@ def _interval(frame, column: str, config: Any) -> tuple[float, float, float, int
 def _none(paper: float, why: str):
     from mdlnb import claims as C
 
-    d = C.effect_decision(float("nan"), float("nan"), float("nan"), paper_effect=paper, n=0,
-                          unit="tasks", label=_LABEL)
+    d = C.effect_decision(
+        float("nan"),
+        float("nan"),
+        float("nan"),
+        paper_effect=paper,
+        n=0,
+        unit="tasks",
+        label=_LABEL,
+    )
     return d._replace(detail=why)
 
 
@@ -101,17 +124,24 @@ def _decided(frame, column: str, paper: float, config: Any, primary: str):
     if int(own["encoders"].min()) < MIN_ENCODERS:
         return _none(paper, f"τ over {int(own['encoders'].min())} checkpoints (< {MIN_ENCODERS})")
     mean, lo, hi, n = _interval(own, column, config)
-    d = C.effect_decision(mean, lo, hi, paper_effect=paper, n=n, side="above", unit="tasks",
-                          label=_LABEL)
+    d = C.effect_decision(
+        mean, lo, hi, paper_effect=paper, n=n, side="above", unit="tasks", label=_LABEL
+    )
     parts = [f"{primary} zoo ({int(own['encoders'].min())} checkpoints): {d.detail}"]
     if own["ratio"].nunique() > 1:
-        parts.append("per N/K: " + "; ".join(
-            "{}: {:.3f} [{:.3f}, {:.3f}]".format(r, *_interval(g, column, config)[:3])
-            for r, g in own.groupby("ratio", sort=True)))
+        parts.append(
+            "per N/K: "
+            + "; ".join(
+                "{}: {:.3f} [{:.3f}, {:.3f}]".format(r, *_interval(g, column, config)[:3])
+                for r, g in own.groupby("ratio", sort=True)
+            )
+        )
     for zoo, g in frame[frame["zoo"] != primary].groupby("zoo", sort=True):
         m, lo_, hi_, k = _interval(g, column, config)
-        parts.append(f"{zoo} zoo ({int(g['encoders'].min())} checkpoints): {m:.3f} "
-                     f"[{lo_:.3f}, {hi_:.3f}] over {k} tasks")
+        parts.append(
+            f"{zoo} zoo ({int(g['encoders'].min())} checkpoints): {m:.3f} "
+            f"[{lo_:.3f}, {hi_:.3f}] over {k} tasks"
+        )
     return d._replace(detail="; ".join(parts))
 
 
@@ -135,16 +165,21 @@ def _h_claim(result, cid: str, a: str, b: str):
         tied = tied_truth(result.truth, readout=result.config.truth)
         if tied:
             d = d._replace(detail=d.detail + f"; no τ on {', '.join(tied)} (ground truth tied)")
-    table = "; ".join(f"N/K={r}: {PACTRAN_TABLE_1[r][a]:.3f} vs {PACTRAN_TABLE_1[r][b]:.3f}"
-                      for r in ratios)
+    table = "; ".join(
+        f"N/K={r}: {PACTRAN_TABLE_1[r][a]:.3f} vs {PACTRAN_TABLE_1[r][b]:.3f}" for r in ratios
+    )
     return C.Claim.decided(
-        cid, f"At small N/K, {na} ranks checkpoints by transfer accuracy better than {nb}.",
-        "PACTran Sec. 4.1.5, Table 1 (Average)", f"mean τ {table}",
+        cid,
+        f"At small N/K, {na} ranks checkpoints by transfer accuracy better than {nb}.",
+        "PACTran Sec. 4.1.5, Table 1 (Average)",
+        f"mean τ {table}",
         f"A = {na}, B = {nb}: paired τ difference (A − B) per subsample (task, N/K ∈ "
         f"{{{', '.join(map(str, result.config.ratios))}}}, repeat) over the checkpoints "
         f"where both are finite; mean over tasks of the per-task mean, in the "
         f"{_primary(result)} zoo; ground truth: {result.config.truth}",
-        d, effect=f"τ({na}) − τ({nb}), mean over N/K")
+        d,
+        effect=f"τ({na}) − τ({nb}), mean over N/K",
+    )
 
 
 def _full_tau(result, metric: str):
@@ -162,17 +197,25 @@ def _i_claims(result) -> list:
 
     primary = _primary(result)
     clid = _full_tau(result, "clid")
-    d = (_decided(clid, "tau", CLID_TABLE_2_AVG, result.config, primary) if not clid.empty
-         else _none(CLID_TABLE_2_AVG, "CLID not computed in this run"))
-    out = [C.Claim.decided(
-        "i1", "The label-free CLID score correlates positively with downstream accuracy.",
-        "CLID Sec. 3.3–3.5, Tables 1–2",
-        f"Kendall τ {CLID_TABLE_1['clid']:.2f} with ImageNet top-1 (Table 1), "
-        f"{CLID_TABLE_2_AVG:.2f} averaged over 7 transfer tasks (Table 2)",
-        "Kendall τ across checkpoints between CLID (min–max CL + min–max TwoNN ID on each "
-        "task's whole training split) and the ground truth, per task; mean over tasks, "
-        f"bootstrap over tasks, in the {primary} zoo; ground truth: {result.config.truth}",
-        d, effect="τ(CLID, accuracy)")]
+    d = (
+        _decided(clid, "tau", CLID_TABLE_2_AVG, result.config, primary)
+        if not clid.empty
+        else _none(CLID_TABLE_2_AVG, "CLID not computed in this run")
+    )
+    out = [
+        C.Claim.decided(
+            "i1",
+            "The label-free CLID score correlates positively with downstream accuracy.",
+            "CLID Sec. 3.3–3.5, Tables 1–2",
+            f"Kendall τ {CLID_TABLE_1['clid']:.2f} with ImageNet top-1 (Table 1), "
+            f"{CLID_TABLE_2_AVG:.2f} averaged over 7 transfer tasks (Table 2)",
+            "Kendall τ across checkpoints between CLID (min–max CL + min–max TwoNN ID on each "
+            "task's whole training split) and the ground truth, per task; mean over tasks, "
+            f"bootstrap over tasks, in the {primary} zoo; ground truth: {result.config.truth}",
+            d,
+            effect="τ(CLID, accuracy)",
+        )
+    ]
     for cid, b in (("i2", "twonn_id"), ("i3", "cl")):
         other = _full_tau(result, b)
         paper = CLID_TABLE_1["clid"] - CLID_TABLE_1[b]
@@ -182,18 +225,31 @@ def _i_claims(result) -> list:
             m = clid.merge(other, on=["zoo", "task", "ratio", "repeat"], suffixes=("_a", "_b"))
             m = m.assign(diff=m["tau_a"] - m["tau_b"], encoders=m["encoders_a"])
             d = _decided(m, "diff", paper, result.config, primary)
-        out.append(C.Claim.decided(
-            cid, f"CLID ranks encoders better than {_NAMES[b]} alone.", "CLID Sec. 3.3, Table 1",
-            f"τ {CLID_TABLE_1['clid']:.2f} vs {CLID_TABLE_1[b]:.2f} (ImageNet top-1)",
-            f"A = CLID, B = {_NAMES[b]}: paired τ difference per task, both on the task's whole "
-            f"training split; mean over tasks, bootstrap over tasks, in the {primary} zoo; "
-            f"ground truth: {result.config.truth}", d, effect=f"τ(CLID) − τ({_NAMES[b]})"))
+        out.append(
+            C.Claim.decided(
+                cid,
+                f"CLID ranks encoders better than {_NAMES[b]} alone.",
+                "CLID Sec. 3.3, Table 1",
+                f"τ {CLID_TABLE_1['clid']:.2f} vs {CLID_TABLE_1[b]:.2f} (ImageNet top-1)",
+                f"A = CLID, B = {_NAMES[b]}: paired τ difference per task, both on the task's whole "
+                f"training split; mean over tasks, bootstrap over tasks, in the {primary} zoo; "
+                f"ground truth: {result.config.truth}",
+                d,
+                effect=f"τ(CLID) − τ({_NAMES[b]})",
+            )
+        )
     return out
 
 
 def claims(result: Any) -> list:
     """Claims (h1–h4) and (i1–i3) (module docstring) on a :class:`TransferabilityResult`."""
-    out = [_h_claim(result, cid, a, b)
-           for cid, a, b in (("h1", "pactran_gaussian", "logme"), ("h2", "nleep", "logme"),
-                             ("h3", "pactran_gaussian", "leep"), ("h4", "nleep", "leep"))]
+    out = [
+        _h_claim(result, cid, a, b)
+        for cid, a, b in (
+            ("h1", "pactran_gaussian", "logme"),
+            ("h2", "nleep", "logme"),
+            ("h3", "pactran_gaussian", "leep"),
+            ("h4", "nleep", "leep"),
+        )
+    ]
     return out + _i_claims(result)

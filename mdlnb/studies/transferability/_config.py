@@ -15,7 +15,6 @@ import numpy as np
 
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
-
 from mdlnb.studies.transferability._encoders import parse_encoder, zoo_of
 
 TRUTHS = ("finetune", "probe", "best")
@@ -28,8 +27,17 @@ LITE_ZOO = ("lite0@32", "lite1@32", "lite2@32")
 #: spread of probe accuracy across the committed ViT-S encoders (paper/objectives_frame):
 #: natural 3, specialized 2 (ihc_dab saturates at 0.99, lfw_faces has 200 images),
 #: structured 4. Fashion-MNIST, the zoo's pretraining data, is left out.
-TASKS = ("digits", "photo_patches", "textures", "ihc_hematoxylin", "sci_patches",
-         "dsprites_location", "dsprites_shape", "clevr_count", "clevr_closest_colour")
+TASKS = (
+    "digits",
+    "photo_patches",
+    "textures",
+    "ihc_hematoxylin",
+    "sci_patches",
+    "dsprites_location",
+    "dsprites_shape",
+    "clevr_count",
+    "clevr_closest_colour",
+)
 
 
 def zoo_encoders() -> tuple[str, ...]:
@@ -84,8 +92,7 @@ class TransferabilityConfig(StudyConfig):
       seed: splits, subsamples, metrics, probes, fine-tuning order, bootstrap.
     """
 
-    encoders: tuple[str, ...] = dataclasses.field(default_factory=lambda: zoo_encoders()
-                                                  + LITE_ZOO)
+    encoders: tuple[str, ...] = dataclasses.field(default_factory=lambda: zoo_encoders() + LITE_ZOO)
     tasks: tuple[str, ...] = TASKS
     train_size: int = 1000
     val_size: int = 300
@@ -120,8 +127,14 @@ class TransferabilityConfig(StudyConfig):
     def __post_init__(self) -> None:
         from mdlnb import transfer
 
-        for name in ("encoders", "tasks", "ratios", "linear_beta_factors",
-                     "probe_beta_factors", "ft_learning_rates"):
+        for name in (
+            "encoders",
+            "tasks",
+            "ratios",
+            "linear_beta_factors",
+            "probe_beta_factors",
+            "ft_learning_rates",
+        ):
             value = tuple(getattr(self, name))
             if not value:
                 raise ValueError(f"{name}: must not be empty")
@@ -135,8 +148,16 @@ class TransferabilityConfig(StudyConfig):
             raise ValueError("encoders: Kendall τ needs a zoo of at least 2 encoders")
         for r in self.ratios:
             check_int("ratios", r, minimum=1, what=f"integers >= 1 (got {self.ratios})")
-        for name in ("repeats", "min_n", "mdl_batch_size", "pretrain_batch_size", "ft_steps",
-                     "ft_batch_size", "resamples", "source_size"):
+        for name in (
+            "repeats",
+            "min_n",
+            "mdl_batch_size",
+            "pretrain_batch_size",
+            "ft_steps",
+            "ft_batch_size",
+            "resamples",
+            "source_size",
+        ):
             check_int(name, getattr(self, name), minimum=1)
         for name in ("train_size", "val_size", "test_size"):
             check_int(name, getattr(self, name), minimum=2)
@@ -147,16 +168,21 @@ class TransferabilityConfig(StudyConfig):
         if not (isinstance(self.mdl_m, (int, float)) and self.mdl_m >= 1):
             raise ValueError(f"mdl_m: must be a number >= 1, got {self.mdl_m!r}")
         if not (isinstance(self.nleep_components, str) and self.nleep_components):
-            check_int("nleep_components", self.nleep_components, minimum=1,
-                      what="a rule name such as 'paper' or an integer >= 1")
+            check_int(
+                "nleep_components",
+                self.nleep_components,
+                minimum=1,
+                what="a rule name such as 'paper' or an integer >= 1",
+            )
         if self.metrics is not None:
             object.__setattr__(self, "metrics", tuple(self.metrics))
             unknown = [m for m in self.metrics if m not in transfer.METRICS]
             if unknown:
                 raise ValueError(f"metrics: unknown {unknown}; known: {sorted(transfer.METRICS)}")
         if self.mdl_standardize not in ("subsample", "online"):
-            raise ValueError(f"mdl_standardize: must be 'subsample' or 'online', "
-                             f"got {self.mdl_standardize!r}")
+            raise ValueError(
+                f"mdl_standardize: must be 'subsample' or 'online', got {self.mdl_standardize!r}"
+            )
         if self.truth not in TRUTHS:
             raise ValueError(f"truth: must be one of {TRUTHS}, got {self.truth!r}")
 
@@ -171,15 +197,24 @@ class TransferabilityConfig(StudyConfig):
         """The fine-tuning protocol (:class:`~._finetune.FinetuneSpec`) of this config."""
         from mdlnb.studies.transferability._finetune import FinetuneSpec
 
-        return FinetuneSpec(learning_rates=self.ft_learning_rates, steps=self.ft_steps,
-                            batch_size=self.ft_batch_size, seed=self.seed,
-                            chunk=_divisor(self.ft_steps, 25))
+        return FinetuneSpec(
+            learning_rates=self.ft_learning_rates,
+            steps=self.ft_steps,
+            batch_size=self.ft_batch_size,
+            seed=self.seed,
+            chunk=_divisor(self.ft_steps, 25),
+        )
 
     def mdl_protocol(self) -> dict[str, Any]:
         """The MDL score's protocol, one key per future ``mdlnb.Protocol`` field."""
-        return {"experts": self.mdl_experts, "batch_size": int(self.mdl_batch_size),
-                "strategy": "fixed_share", "m": float(self.mdl_m),
-                "standardize": self.mdl_standardize, "seed": int(self.seed)}
+        return {
+            "experts": self.mdl_experts,
+            "batch_size": int(self.mdl_batch_size),
+            "strategy": "fixed_share",
+            "m": float(self.mdl_m),
+            "standardize": self.mdl_standardize,
+            "seed": int(self.seed),
+        }
 
 
 def _divisor(n: int, most: int) -> int:
@@ -195,4 +230,3 @@ def readout_from_name(name: str) -> Any:
         return readouts.from_name(name)
     except ValueError as e:
         raise ValueError(f"truth_readouts: {e}") from None
-

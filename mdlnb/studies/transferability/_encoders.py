@@ -4,11 +4,13 @@ their source-classifier probabilities, and a provenance table."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from mdlnb._task import Task
+
 
 @dataclasses.dataclass(frozen=True)
 class EncoderSpec:
@@ -54,8 +56,10 @@ def parse_encoder(text: str) -> EncoderSpec:
         try:
             family, _ = parse_member(member)
         except ValueError:
-            raise ValueError(f"encoders: cannot parse {text!r}; expected 'zoo:<family>@<step>', "
-                             f"'zoo:<family>@final' or 'zoo:random'") from None
+            raise ValueError(
+                f"encoders: cannot parse {text!r}; expected 'zoo:<family>@<step>', "
+                f"'zoo:<family>@final' or 'zoo:random'"
+            ) from None
         z = ZooConfig()
         return EncoderSpec(family, arch=z.arch, size=z.size, seed=z.seed, member=member)
     if text.startswith("lite"):
@@ -68,22 +72,30 @@ def parse_encoder(text: str) -> EncoderSpec:
         return EncoderSpec("efficientnet", variant=variant, resolution=resolution)
     parts = text.split(":")
     if len(parts) < 2 or parts[0] not in OBJECTIVES or "_" not in parts[1]:
-        raise ValueError(f"encoders: cannot parse {text!r}; expected 'lite<v>@<px>' or "
-                         f"'<objective>:<arch>_<size>[:steps[:seed]]' with objective in "
-                         f"{OBJECTIVES}")
+        raise ValueError(
+            f"encoders: cannot parse {text!r}; expected 'lite<v>@<px>' or "
+            f"'<objective>:<arch>_<size>[:steps[:seed]]' with objective in "
+            f"{OBJECTIVES}"
+        )
     arch, size = parts[1].split("_", 1)
     trained = len(parts) > 2 and parts[2] == "trained"
     try:
         steps = int(parts[2]) if len(parts) > 2 and not trained else 0
         seed = int(parts[3]) if len(parts) > 3 else 0
     except ValueError:
-        raise ValueError(f"encoders: steps must be an integer or 'trained', and seed an "
-                         f"integer, in {text!r}") from None
+        raise ValueError(
+            f"encoders: steps must be an integer or 'trained', and seed an integer, in {text!r}"
+        ) from None
     return EncoderSpec(parts[0], arch=arch, size=size, steps=steps, seed=seed, trained=trained)
 
 
-def build_encoder(spec: EncoderSpec, pretrain_data: Task | None = None, *,
-                  batch_size: int = 64, progress: bool = False) -> Any:
+def build_encoder(
+    spec: EncoderSpec,
+    pretrain_data: Task | None = None,
+    *,
+    batch_size: int = 64,
+    progress: bool = False,
+) -> Any:
     """The :class:`mdlnb.encoders.Encoder` of ``spec`` (self-pretrained ones are
     trained on ``pretrain_data``, or loaded from the encoder cache)."""
     from mdlnb import encoders
@@ -102,8 +114,16 @@ def build_encoder(spec: EncoderSpec, pretrain_data: Task | None = None, *,
         return pretraining.load_encoder(spec.family, spec.arch, spec.size, spec.seed)
     if pretrain_data is None:
         raise ValueError(f"pretrain_data: needed to build the {spec.family!r} encoder")
-    return pretrain(spec.family, spec.arch, spec.size, pretrain_data, spec.steps, spec.seed,
-                    batch_size=min(int(batch_size), pretrain_data.n), progress=progress)
+    return pretrain(
+        spec.family,
+        spec.arch,
+        spec.size,
+        pretrain_data,
+        spec.steps,
+        spec.seed,
+        batch_size=min(int(batch_size), pretrain_data.n),
+        progress=progress,
+    )
 
 
 def build_encoders(config: Any, *, progress: bool = False) -> tuple[dict, dict]:
@@ -115,12 +135,16 @@ def build_encoders(config: Any, *, progress: bool = False) -> tuple[dict, dict]:
 
     specs = {e: parse_encoder(e) for e in config.encoders}
     pre = None
-    if any(not s.has_source_classifier and not s.trained and s.member is None
-           for s in specs.values()):
-        pre = data.load(config.pretrain_data, split="train", size=config.pretrain_size,
-                        seed=config.seed)
-    built = {k: build_encoder(s, pre, batch_size=config.pretrain_batch_size, progress=progress)
-             for k, s in specs.items()}
+    if any(
+        not s.has_source_classifier and not s.trained and s.member is None for s in specs.values()
+    ):
+        pre = data.load(
+            config.pretrain_data, split="train", size=config.pretrain_size, seed=config.seed
+        )
+    built = {
+        k: build_encoder(s, pre, batch_size=config.pretrain_batch_size, progress=progress)
+        for k, s in specs.items()
+    }
     return specs, built
 
 
@@ -150,14 +174,19 @@ def encoder_table(specs: Mapping[str, EncoderSpec], built: Mapping[str, Any]):
     for key, spec in specs.items():
         enc = built[key]
         m = dict(enc.meta)
-        rows.append({"encoder": key, "zoo": zoo_of(spec), "name": enc.name,
-                     "family": spec.family,
-                     "source_classifier": spec.has_source_classifier,
-                     "feature_dim": int(enc.feature_dim),
-                     "input": f"{enc.input_size[0]}x{enc.input_size[1]}x{enc.channels}",
-                     "pretrain_steps": m.get("steps", 0 if spec.has_source_classifier else None),
-                     "final_loss": m.get("final_loss", m.get("loss")),
-                     "source_accuracy": m.get("probe_accuracy"),
-                     "sha256": m.get("sha256")})
+        rows.append(
+            {
+                "encoder": key,
+                "zoo": zoo_of(spec),
+                "name": enc.name,
+                "family": spec.family,
+                "source_classifier": spec.has_source_classifier,
+                "feature_dim": int(enc.feature_dim),
+                "input": f"{enc.input_size[0]}x{enc.input_size[1]}x{enc.channels}",
+                "pretrain_steps": m.get("steps", 0 if spec.has_source_classifier else None),
+                "final_loss": m.get("final_loss", m.get("loss")),
+                "source_accuracy": m.get("probe_accuracy"),
+                "sha256": m.get("sha256"),
+            }
+        )
     return pd.DataFrame(rows)
-

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from mdlnb import _progress, data
 from mdlnb._task import Task
 from mdlnb.encoders import features
 from mdlnb.studies.transferability._encoders import EncoderSpec, build_encoders, source_probs
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class FeatureSet:
@@ -29,8 +31,13 @@ class FeatureSet:
     val: Task | None = None
 
 
-def load_tasks(names: Sequence[str], *, train_size: int | None = None,
-               test_size: int | None = None, seed: int = 0) -> dict[str, tuple[Task, Task]]:
+def load_tasks(
+    names: Sequence[str],
+    *,
+    train_size: int | None = None,
+    test_size: int | None = None,
+    seed: int = 0,
+) -> dict[str, tuple[Task, Task]]:
     """``{name: (train, test)}`` image tasks, each split capped (stratified) at its size."""
     out = {}
     for name in names:
@@ -52,8 +59,9 @@ class Splits(NamedTuple):
     test: Task
 
 
-def load_splits(names: Sequence[str], *, train_size: int, val_size: int, test_size: int,
-                seed: int = 0) -> dict[str, Splits]:
+def load_splits(
+    names: Sequence[str], *, train_size: int, val_size: int, test_size: int, seed: int = 0
+) -> dict[str, Splits]:
     """``{name: Splits}``: ``train_size`` then ``val_size`` images of the task's training
     split, and its test split with the training split's other images, capped at
     ``test_size`` (each a seeded, stratified subsample; the three are disjoint). A
@@ -65,8 +73,10 @@ def load_splits(names: Sequence[str], *, train_size: int, val_size: int, test_si
     for name in names:
         tr, te = data.load(name, split="train", seed=seed), data.load(name, split="test", seed=seed)
         if tr.n <= train_size + val_size:
-            raise ValueError(f"train_size: {train_size} + val_size {val_size} leave no image of "
-                             f"{name}'s {tr.n} training images for the test set")
+            raise ValueError(
+                f"train_size: {train_size} + val_size {val_size} leave no image of "
+                f"{name}'s {tr.n} training images for the test set"
+            )
         i_tr = stratified_indices(tr.y, int(train_size), seed)
         rest = np.setdiff1d(np.arange(tr.n), i_tr)
         i_va = rest[stratified_indices(tr.y[rest], int(val_size), seed + 1)]
@@ -77,8 +87,9 @@ def load_splits(names: Sequence[str], *, train_size: int, val_size: int, test_si
     return out
 
 
-def extract_splits(encoders: Mapping[str, Any], splits: Mapping[str, Splits], *,
-                   progress: bool = False) -> list[FeatureSet]:
+def extract_splits(
+    encoders: Mapping[str, Any], splits: Mapping[str, Splits], *, progress: bool = False
+) -> list[FeatureSet]:
     """Features (disk-cached) of every (encoder, task) on the three splits, and the
     source classifier's probabilities on the training split where the encoder has one
     (:func:`source_probs`; the ViT zoo's are added by :mod:`._source`)."""
@@ -88,13 +99,23 @@ def extract_splits(encoders: Mapping[str, Any], splits: Mapping[str, Splits], *,
     for ename, tname in it:
         enc = encoders[ename]
         tr, va, te = (features(enc, s) for s in splits[tname])
-        out.append(FeatureSet(ename, tname, tr, te, source_probs(enc, tr.x),
-                              dict(getattr(enc, "meta", {})), val=va))
+        out.append(
+            FeatureSet(
+                ename,
+                tname,
+                tr,
+                te,
+                source_probs(enc, tr.x),
+                dict(getattr(enc, "meta", {})),
+                val=va,
+            )
+        )
     return out
 
 
-def extract(encoders: Mapping[str, Any], tasks: Mapping[str, tuple[Task, Task]], *,
-            progress: bool = False) -> list[FeatureSet]:
+def extract(
+    encoders: Mapping[str, Any], tasks: Mapping[str, tuple[Task, Task]], *, progress: bool = False
+) -> list[FeatureSet]:
     """Features (disk-cached by :func:`mdlnb.encoders.features`) of every
     (encoder, task), train and test, plus source-classifier probabilities."""
     pairs = [(e, t) for e in encoders for t in tasks]
@@ -103,8 +124,11 @@ def extract(encoders: Mapping[str, Any], tasks: Mapping[str, tuple[Task, Task]],
     for ename, tname in it:
         enc = encoders[ename]
         tr, te = (features(enc, s) for s in tasks[tname])
-        out.append(FeatureSet(ename, tname, tr, te, source_probs(enc, tr.x),
-                              dict(getattr(enc, "meta", {}))))
+        out.append(
+            FeatureSet(
+                ename, tname, tr, te, source_probs(enc, tr.x), dict(getattr(enc, "meta", {}))
+            )
+        )
     return out
 
 
@@ -128,7 +152,8 @@ def prepare(config: Any, *, progress: bool, feature_progress: bool) -> Prepared:
     specs, built = build_encoders(config, progress=progress)
     encoder_seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
-    tasks = load_tasks(config.tasks, train_size=config.train_size, test_size=config.test_size,
-                       seed=config.seed)
+    tasks = load_tasks(
+        config.tasks, train_size=config.train_size, test_size=config.test_size, seed=config.seed
+    )
     feats = extract(built, tasks, progress=feature_progress)
     return Prepared(specs, built, tasks, feats, encoder_seconds, time.perf_counter() - t0)

@@ -23,8 +23,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -60,7 +61,9 @@ class FinetuneSpec:
     def __post_init__(self) -> None:
         lrs = tuple(float(v) for v in self.learning_rates)
         if not lrs or any(not np.isfinite(v) or v <= 0 for v in lrs):
-            raise ValueError(f"learning_rates: must be positive and finite, got {self.learning_rates}")
+            raise ValueError(
+                f"learning_rates: must be positive and finite, got {self.learning_rates}"
+            )
         object.__setattr__(self, "learning_rates", lrs)
         for name in ("steps", "batch_size", "chunk", "eval_batch"):
             check_int(name, getattr(self, name), minimum=1)
@@ -68,8 +71,9 @@ class FinetuneSpec:
         if self.steps % self.chunk:
             raise ValueError(f"chunk: must divide steps ({self.steps}), got {self.chunk}")
         if not (self.weight_decay >= 0 and self.clip > 0):
-            raise ValueError(f"weight_decay/clip: must be >= 0 / > 0, got {self.weight_decay}, "
-                             f"{self.clip}")
+            raise ValueError(
+                f"weight_decay/clip: must be >= 0 / > 0, got {self.weight_decay}, {self.clip}"
+            )
 
 
 class FinetuneRun(NamedTuple):
@@ -132,8 +136,10 @@ def _programs(apply: Any, spec: FinetuneSpec):
         def step(carry, idx):
             p, o = carry
             p, o, loss = jax.vmap(one_step, in_axes=(0, 0, 0, None, None))(
-                p, o, lrs, images[idx], labels[idx])
+                p, o, lrs, images[idx], labels[idx]
+            )
             return (p, o), loss
+
         (params, opt), losses = jax.lax.scan(step, (params, opt), order)
         return params, opt, losses.mean(0)
 
@@ -156,13 +162,21 @@ def _stack(encoders: Sequence[Any], repeats: int, num_classes: int) -> Any:
     first = shape(encoders[0])
     for e in encoders[1:]:
         if shape(e) != first:
-            raise ValueError(f"encoders: {e.name} has another parameter structure or shapes "
-                             f"than {encoders[0].name}; fine-tune one architecture at a time")
-    enc = jax.tree_util.tree_map(lambda *ls: jnp.repeat(jnp.stack(ls), repeats, axis=0),
-                                 *[e.params for e in encoders])
+            raise ValueError(
+                f"encoders: {e.name} has another parameter structure or shapes "
+                f"than {encoders[0].name}; fine-tune one architecture at a time"
+            )
+    enc = jax.tree_util.tree_map(
+        lambda *ls: jnp.repeat(jnp.stack(ls), repeats, axis=0), *[e.params for e in encoders]
+    )
     m, d = len(encoders) * repeats, int(encoders[0].feature_dim)
-    return {"encoder": enc, "head": {"w": jnp.zeros((m, d, num_classes), jnp.float32),
-                                     "b": jnp.zeros((m, num_classes), jnp.float32)}}
+    return {
+        "encoder": enc,
+        "head": {
+            "w": jnp.zeros((m, d, num_classes), jnp.float32),
+            "b": jnp.zeros((m, num_classes), jnp.float32),
+        },
+    }
 
 
 def _score(score_fn, params, x, y, batch: int) -> tuple[np.ndarray, np.ndarray]:
@@ -171,23 +185,34 @@ def _score(score_fn, params, x, y, batch: int) -> tuple[np.ndarray, np.ndarray]:
 
     ce, correct = [], []
     for i in range(0, len(y), batch):
-        xb = x[i:i + batch]
+        xb = x[i : i + batch]
         pad = batch - len(xb)
-        if pad and len(y) > batch:                     # one compiled shape
+        if pad and len(y) > batch:  # one compiled shape
             xb = np.concatenate([xb, np.zeros((pad, *xb.shape[1:]), xb.dtype)])
-        z = np.asarray(score_fn(params, xb), np.float64)[:, :len(y[i:i + batch])]
+        z = np.asarray(score_fn(params, xb), np.float64)[:, : len(y[i : i + batch])]
         lp = log_softmax(z, axis=-1)
-        yb = y[i:i + batch]
-        ce.append(-np.take_along_axis(lp, np.broadcast_to(yb[None, :, None], lp.shape[:2] + (1,)),
-                                      2)[..., 0])
+        yb = y[i : i + batch]
+        ce.append(
+            -np.take_along_axis(lp, np.broadcast_to(yb[None, :, None], lp.shape[:2] + (1,)), 2)[
+                ..., 0
+            ]
+        )
         correct.append(lp.argmax(-1) == yb[None])
     return np.concatenate(ce, 1).mean(1), np.concatenate(correct, 1)
 
 
-def finetune(encoders: Sequence[Any], train: tuple[Any, Any], val: tuple[Any, Any],
-             test: tuple[Any, Any], *, num_classes: int, spec: FinetuneSpec = FinetuneSpec(),
-             state_path: str | Path | None = None, state_key: str = "",
-             progress: bool = False) -> FinetuneRun:
+def finetune(
+    encoders: Sequence[Any],
+    train: tuple[Any, Any],
+    val: tuple[Any, Any],
+    test: tuple[Any, Any],
+    *,
+    num_classes: int,
+    spec: FinetuneSpec = FinetuneSpec(),
+    state_path: str | Path | None = None,
+    state_key: str = "",
+    progress: bool = False,
+) -> FinetuneRun:
     """Fine-tune every encoder (one architecture) at every rate of ``spec``; module docstring.
 
     ``train``, ``val``, ``test``: ``(images, labels)`` with images float32 already at
@@ -215,39 +240,43 @@ def finetune(encoders: Sequence[Any], train: tuple[Any, Any], val: tuple[Any, An
     order = batch_order(len(yt), spec.steps, spec.batch_size, spec.seed)
     done, seconds, last = 0, 0.0, np.full(m * L, np.nan)
     if state_path is not None:
-        ck = _checkpoint.load(state_path, (params, opt, np.int64(0), np.float64(0.0), last),
-                              key=state_key)
+        ck = _checkpoint.load(
+            state_path, (params, opt, np.int64(0), np.float64(0.0), last), key=state_key
+        )
         if ck is not None:
             params, opt, done, seconds, last = ck.tree
             done, seconds, last = int(done), float(seconds), np.asarray(last)
     images, labels = jnp.asarray(xt, jnp.float32), jnp.asarray(yt, jnp.int32)
     while done < spec.steps:
         t0 = time.perf_counter()
-        params, opt, loss = chunk_fn(params, opt, lr_vec, images, labels,
-                                     jnp.asarray(order[done:done + spec.chunk]))
+        params, opt, loss = chunk_fn(
+            params, opt, lr_vec, images, labels, jnp.asarray(order[done : done + spec.chunk])
+        )
         last = np.asarray(loss, np.float64)
         if not np.all(np.isfinite(last)):
             bad = int(np.argmin(np.isfinite(last)))
-            last = np.where(np.isfinite(last), last, np.inf)    # a diverged rate loses
+            last = np.where(np.isfinite(last), last, np.inf)  # a diverged rate loses
             if progress:
                 print(f"  non-finite training loss for model {bad} (rate {lr_vec[bad]:g})")
         done += spec.chunk
         seconds += time.perf_counter() - t0
         if state_path is not None:
-            _checkpoint.save(state_path, (params, opt, np.int64(done), np.float64(seconds), last),
-                             key=state_key)
+            _checkpoint.save(
+                state_path, (params, opt, np.int64(done), np.float64(seconds), last), key=state_key
+            )
         if progress:
             print(f"  step {done}/{spec.steps}: {seconds:.0f} s", flush=True)
     t0 = time.perf_counter()
     vl, vc = _score(score_fn, params, np.asarray(xv, np.float32), np.asarray(yv), spec.eval_batch)
     vl = np.where(np.isfinite(vl) & np.isfinite(last), vl, np.inf).reshape(m, L)
     chosen = np.argmin(vl, axis=1)
-    pick = jnp.asarray(np.arange(m) * L + chosen)            # only the chosen models are tested
+    pick = jnp.asarray(np.arange(m) * L + chosen)  # only the chosen models are tested
     best = jax.tree_util.tree_map(lambda a: a[pick], params)
     _, tc = _score(score_fn, best, np.asarray(xs, np.float32), np.asarray(ys), spec.eval_batch)
     seconds += time.perf_counter() - t0
-    return FinetuneRun(vl, vc.mean(1).reshape(m, L), tc.mean(1), chosen, tc,
-                       last.reshape(m, L), seconds)
+    return FinetuneRun(
+        vl, vc.mean(1).reshape(m, L), tc.mean(1), chosen, tc, last.reshape(m, L), seconds
+    )
 
 
 def pairs_beyond_noise(correct: np.ndarray, *, alpha: float = 0.05) -> tuple[int, int]:

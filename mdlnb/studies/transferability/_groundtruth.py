@@ -30,8 +30,9 @@ import json
 import os
 import sys
 import zipfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -45,8 +46,11 @@ ARRAYS = ("val_loss", "val_accuracy", "test_accuracy", "chosen", "test_correct",
 def artifact_dir() -> Path:
     """``$MDLNB_ARTIFACTS/finetune``, or ``artifacts/finetune`` beside the package."""
     root = os.environ.get("MDLNB_ARTIFACTS")
-    return Path(root) / "finetune" if root else Path(__file__).resolve().parents[3] / \
-        "artifacts" / "finetune"
+    return (
+        Path(root) / "finetune"
+        if root
+        else Path(__file__).resolve().parents[3] / "artifacts" / "finetune"
+    )
 
 
 def arrays_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
@@ -64,15 +68,20 @@ def unit_key(encoders: Sequence[Any], splits: Any, spec: Any) -> str:
     """A hash of everything one (zoo, task) ground truth depends on."""
     import dataclasses
 
-    return content_hash(FORMAT, [e.fingerprint() for e in encoders],
-                        [(s.x, s.y) for s in splits], dataclasses.asdict(spec))
+    return content_hash(
+        FORMAT,
+        [e.fingerprint() for e in encoders],
+        [(s.x, s.y) for s in splits],
+        dataclasses.asdict(spec),
+    )
 
 
 def _prepare(splits: Any, encoder: Any) -> list[tuple[np.ndarray, np.ndarray]]:
     from mdlnb.encoders.base import prepare_images
 
-    return [(prepare_images(s.x, encoder.input_size, encoder.channels), np.asarray(s.y))
-            for s in splits]
+    return [
+        (prepare_images(s.x, encoder.input_size, encoder.channels), np.asarray(s.y)) for s in splits
+    ]
 
 
 def _groups(encoders: Sequence[Any]) -> list[list[int]]:
@@ -87,29 +96,40 @@ def _groups(encoders: Sequence[Any]) -> list[list[int]]:
     return list(groups.values())
 
 
-def compute(encoders: Sequence[Any], splits: Any, spec: Any, *, key: str, label: str,
-            progress: bool = False) -> tuple[dict[str, np.ndarray], float]:
+def compute(
+    encoders: Sequence[Any], splits: Any, spec: Any, *, key: str, label: str, progress: bool = False
+) -> tuple[dict[str, np.ndarray], float]:
     """The arrays of one (zoo, task) ground truth and the seconds they took."""
-    from mdlnb.studies.transferability._finetune import finetune
-
     from mdlnb._io import atomic_savez, read_npz
+    from mdlnb.studies.transferability._finetune import finetune
 
     num_classes = int(splits[0].num_classes)
     parts, seconds, finished = {}, 0.0, []
     for g in _groups(encoders):
         base = cache_dir("finetune") / f"{label}-{key}-{g[0]}"
-        done = base.with_suffix(".done.npz")        # a finished group survives a later failure
+        done = base.with_suffix(".done.npz")  # a finished group survives a later failure
         if done.exists():
             arrays = read_npz(done)
             seconds += float(arrays.pop("seconds"))
         else:
             tr, va, te = _prepare(splits, encoders[g[0]])
             if progress:
-                print(f"fine-tuning {label}: {len(g)} checkpoints x "
-                      f"{len(spec.learning_rates)} rates", flush=True)
+                print(
+                    f"fine-tuning {label}: {len(g)} checkpoints x {len(spec.learning_rates)} rates",
+                    flush=True,
+                )
             state = base.with_suffix(".ckpt.npz")
-            run = finetune([encoders[i] for i in g], tr, va, te, num_classes=num_classes,
-                           spec=spec, state_path=state, state_key=key, progress=progress)
+            run = finetune(
+                [encoders[i] for i in g],
+                tr,
+                va,
+                te,
+                num_classes=num_classes,
+                spec=spec,
+                state_path=state,
+                state_key=key,
+                progress=progress,
+            )
             arrays = {k: np.asarray(getattr(run, k)) for k in ARRAYS}
             atomic_savez(done, seconds=np.float64(run.seconds), **arrays)
             seconds += run.seconds
@@ -133,33 +153,57 @@ def _read(path: Path, prov: dict) -> dict[str, np.ndarray]:
     if got != prov["sha256"]:
         from mdlnb.studies.pretraining import ChecksumError
 
-        raise ChecksumError(f"{path}: SHA-256 {got} differs from its provenance {prov['sha256']} "
-                            f"(damaged or replaced; rebuild it)")
+        raise ChecksumError(
+            f"{path}: SHA-256 {got} differs from its provenance {prov['sha256']} "
+            f"(damaged or replaced; rebuild it)"
+        )
     with np.load(io.BytesIO(blob), allow_pickle=False) as z:
         return {k: z[k] for k in z.files}
 
 
-def ground_truth(zoo: str, task: str, names: Sequence[str], encoders: Sequence[Any],
-                 splits: Any, spec: Any, *, directory: Path | None = None, build: bool = False,
-                 progress: bool = False, command: str = "") -> tuple[dict[str, np.ndarray], dict]:
+def ground_truth(
+    zoo: str,
+    task: str,
+    names: Sequence[str],
+    encoders: Sequence[Any],
+    splits: Any,
+    spec: Any,
+    *,
+    directory: Path | None = None,
+    build: bool = False,
+    progress: bool = False,
+    command: str = "",
+) -> tuple[dict[str, np.ndarray], dict]:
     """``(arrays, provenance)`` of the (zoo, task) ground truth: the committed artifact
     when its key matches, else computed (``build``: written into ``directory``, default
     :func:`artifact_dir`; otherwise kept in ``cache_dir("finetune")``)."""
     key = unit_key(encoders, splits, spec)
     name = f"{zoo}-{task}"
     art = (Path(directory) if directory else artifact_dir(), name)
-    cached = (cache_dir("finetune"), f"{name}-{key}")      # the cache keeps every config's
+    cached = (cache_dir("finetune"), f"{name}-{key}")  # the cache keeps every config's
     for d, stem in [art] if build else [art, cached]:
         prov = _provenance(d / f"{stem}.json")
         if prov is not None and prov.get("key") == key:
             return _read(d / f"{stem}.npz", prov), prov
     arrays, seconds = compute(encoders, splits, spec, key=key, label=name, progress=progress)
     d, stem = art if build else cached
-    prov = _write(d, stem, arrays, {
-        "name": name, "zoo": zoo, "task": task, "key": key, "encoders": list(names),
-        "fingerprints": [e.fingerprint() for e in encoders], "spec": _spec_dict(spec),
-        "sizes": {"train": int(splits[0].n), "val": int(splits[1].n), "test": int(splits[2].n)},
-        "seconds": round(seconds, 1), "command": command or " ".join(sys.argv)})
+    prov = _write(
+        d,
+        stem,
+        arrays,
+        {
+            "name": name,
+            "zoo": zoo,
+            "task": task,
+            "key": key,
+            "encoders": list(names),
+            "fingerprints": [e.fingerprint() for e in encoders],
+            "spec": _spec_dict(spec),
+            "sizes": {"train": int(splits[0].n), "val": int(splits[1].n), "test": int(splits[2].n)},
+            "seconds": round(seconds, 1),
+            "command": command or " ".join(sys.argv),
+        },
+    )
     return arrays, prov
 
 
@@ -181,11 +225,16 @@ def _write(d: Path, name: str, arrays: Mapping[str, np.ndarray], prov: dict) -> 
 
     d.mkdir(parents=True, exist_ok=True)
     blob = arrays_bytes(arrays)
-    prov = {**prov, "source_commit": _commit(), "machine": _machine(),
-            "sha256": hashlib.sha256(blob).hexdigest()}
+    prov = {
+        **prov,
+        "source_commit": _commit(),
+        "machine": _machine(),
+        "sha256": hashlib.sha256(blob).hexdigest(),
+    }
     atomic_write_bytes(d / f"{name}.npz", blob)
-    atomic_write_text(d / f"{name}.json", json.dumps(prov, indent=1, sort_keys=True,
-                                                     default=str) + "\n")
+    atomic_write_text(
+        d / f"{name}.json", json.dumps(prov, indent=1, sort_keys=True, default=str) + "\n"
+    )
     return prov
 
 

@@ -17,15 +17,15 @@ half-widths combined (sqrt(h_a² + h_b²)) do not differ beyond subsample noise.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from mdlnb.studies.transferability._metrics import metric_order, with_zoo
 from mdlnb.studies.transferability._scores import orient
 
-PER_REPEAT_COLUMNS = ["zoo", "task", "ratio", "metric", "repeat", "tau", "encoders",
-                      "nonfinite"]
+PER_REPEAT_COLUMNS = ["zoo", "task", "ratio", "metric", "repeat", "tau", "encoders", "nonfinite"]
 
 
 def kendall_per_repeat(scores, truth, *, readout: str = "best"):
@@ -52,7 +52,8 @@ def kendall_per_repeat(scores, truth, *, readout: str = "best"):
     acc = truth[truth["readout"] == readout].set_index(["task", "encoder"])["accuracy"]
     rows = []
     for (zoo, task, ratio, metric, repeat), g in scores.groupby(
-            ["zoo", "task", "ratio", "metric", "repeat"], sort=True):
+        ["zoo", "task", "ratio", "metric", "repeat"], sort=True
+    ):
         g = g[np.array([(task, e) in acc.index for e in g["encoder"]], bool)]
         finite = np.isfinite(g["oriented"].to_numpy(float))
         nonfinite, g = int((~finite).sum()), g[finite]
@@ -63,8 +64,18 @@ def kendall_per_repeat(scores, truth, *, readout: str = "best"):
         if np.ptp(y) == 0:
             continue
         tau = 0.0 if np.ptp(x) == 0 else kendall_tau(x, y)
-        rows.append(dict(zoo=zoo, task=task, ratio=ratio, metric=metric, repeat=repeat,
-                         tau=float(tau), encoders=len(g), nonfinite=nonfinite))
+        rows.append(
+            dict(
+                zoo=zoo,
+                task=task,
+                ratio=ratio,
+                metric=metric,
+                repeat=repeat,
+                tau=float(tau),
+                encoders=len(g),
+                nonfinite=nonfinite,
+            )
+        )
     return pd.DataFrame(rows, columns=PER_REPEAT_COLUMNS)
 
 
@@ -88,8 +99,12 @@ def kendall_table(scores, truth, *, readout: str = "best"):
     (metric values left out as NaN/inf, summed over repeats)."""
     per_rep = kendall_per_repeat(scores, truth, readout=readout)
     agg = per_rep.groupby(["zoo", "task", "ratio", "metric"], sort=True).agg(
-        tau=("tau", "mean"), tau_std=("tau", _sd), repeats=("tau", "size"),
-        encoders=("encoders", "min"), nonfinite=("nonfinite", "sum"))
+        tau=("tau", "mean"),
+        tau_std=("tau", _sd),
+        repeats=("tau", "size"),
+        encoders=("encoders", "min"),
+        nonfinite=("nonfinite", "sum"),
+    )
     return agg.reset_index()
 
 
@@ -107,13 +122,26 @@ def mean_over_tasks(tau, *, level: float = 0.95):
         t = len(g)
         var = (g["tau_std"] ** 2 / g["repeats"]).sum()
         dof = int((g["repeats"] - 1).sum())
-        ci = (float(stats.t.ppf(0.5 + level / 2, dof) * math.sqrt(var) / t)
-              if dof > 0 and np.isfinite(var) else math.nan)
-        rows.append(dict(zoo=zoo, metric=metric, ratio=int(ratio), tau=float(g["tau"].mean()),
-                         ci=ci, tasks=t, encoders=int(g["encoders"].min()),
-                         nonfinite=int(g["nonfinite"].sum()) if "nonfinite" in g else 0))
-    return pd.DataFrame(rows, columns=["zoo", "metric", "ratio", "tau", "ci", "tasks",
-                                       "encoders", "nonfinite"])
+        ci = (
+            float(stats.t.ppf(0.5 + level / 2, dof) * math.sqrt(var) / t)
+            if dof > 0 and np.isfinite(var)
+            else math.nan
+        )
+        rows.append(
+            dict(
+                zoo=zoo,
+                metric=metric,
+                ratio=int(ratio),
+                tau=float(g["tau"].mean()),
+                ci=ci,
+                tasks=t,
+                encoders=int(g["encoders"].min()),
+                nonfinite=int(g["nonfinite"].sum()) if "nonfinite" in g else 0,
+            )
+        )
+    return pd.DataFrame(
+        rows, columns=["zoo", "metric", "ratio", "tau", "ci", "tasks", "encoders", "nonfinite"]
+    )
 
 
 def average_table(tau, *, metrics: Sequence[str] | None = None, level: float = 0.95):
@@ -130,7 +158,7 @@ def average_table(tau, *, metrics: Sequence[str] | None = None, level: float = 0
         wide = pd.DataFrame(index=pd.Index(sorted(lz["metric"].unique()), name="metric"))
         for ratio, g in lz.groupby("ratio", sort=True):
             g = g.set_index("metric")
-            wide[f"N/K={ratio}"] = g["tau"].round(12) + 0.0   # drop 1e-17 residues and −0
+            wide[f"N/K={ratio}"] = g["tau"].round(12) + 0.0  # drop 1e-17 residues and −0
             wide[f"{pct} N/K={ratio}"] = g["ci"].round(12)
         wide["encoders"] = lz.groupby("metric")["encoders"].min()
         wide["nonfinite"] = lz.groupby("metric")["nonfinite"].sum()
@@ -149,8 +177,9 @@ def per_task_table(tau):
     tau = with_zoo(tau)
     tasks = sorted(tau["task"].unique())
     mean = tau.pivot_table(index=["zoo", "ratio", "metric"], columns="task", values="tau")
-    sd = tau.pivot_table(index=["zoo", "ratio", "metric"], columns="task", values="tau_std",
-                         dropna=False)
+    sd = tau.pivot_table(
+        index=["zoo", "ratio", "metric"], columns="task", values="tau_std", dropna=False
+    )
     wide = pd.DataFrame(index=mean.index)
     for t in tasks:
         wide[t] = mean[t]
@@ -186,11 +215,31 @@ def differences(current, reference, *, level: float = 0.95) -> Any:
     for key in [k for k in a if k in b]:
         (ta, ha), (tb, hb) = a[key], b[key]
         comb = math.sqrt(np.nan_to_num(ha) ** 2 + np.nan_to_num(hb) ** 2)
-        rows.append(dict(zoo=key[0], metric=key[1], ratio=key[2], tau=ta, reference=tb,
-                         difference=ta - tb,
-                         noise=comb, beyond_noise=bool(abs(ta - tb) > comb)))
-    return pd.DataFrame(rows, columns=["zoo", "metric", "ratio", "tau", "reference",
-                                       "difference", "noise", "beyond_noise"])
+        rows.append(
+            dict(
+                zoo=key[0],
+                metric=key[1],
+                ratio=key[2],
+                tau=ta,
+                reference=tb,
+                difference=ta - tb,
+                noise=comb,
+                beyond_noise=bool(abs(ta - tb) > comb),
+            )
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "zoo",
+            "metric",
+            "ratio",
+            "tau",
+            "reference",
+            "difference",
+            "noise",
+            "beyond_noise",
+        ],
+    )
 
 
 def noise_summary(diff) -> str:
@@ -201,11 +250,18 @@ def noise_summary(diff) -> str:
     if diff.empty:
         return "The earlier table shares no (metric, N/K) cell with this run.\n"
     moved = diff[diff["beyond_noise"]]
-    text = (f"{len(diff) - len(moved)} of {len(diff)} (metric, N/K) means differ from the "
-            f"earlier table by less than their combined 95 % half-widths (within subsample "
-            f"noise); largest difference {diff['difference'].abs().max():.3f}.")
+    text = (
+        f"{len(diff) - len(moved)} of {len(diff)} (metric, N/K) means differ from the "
+        f"earlier table by less than their combined 95 % half-widths (within subsample "
+        f"noise); largest difference {diff['difference'].abs().max():.3f}."
+    )
     if not moved.empty:
-        text += " Beyond noise: " + ", ".join(
-            f"{r.metric} at N/K = {r.ratio} ({r.reference:.3f} → {r.tau:.3f}, ± {r.noise:.3f})"
-            for r in moved.itertuples()) + "."
+        text += (
+            " Beyond noise: "
+            + ", ".join(
+                f"{r.metric} at N/K = {r.ratio} ({r.reference:.3f} → {r.tau:.3f}, ± {r.noise:.3f})"
+                for r in moved.itertuples()
+            )
+            + "."
+        )
     return text + "\n"

@@ -49,16 +49,36 @@ def with_zoo(df):
     return df if "zoo" in df else df.assign(zoo="all")
 
 
-_NAMES = {"leep": "LEEP", "nleep": "N-LEEP", "nce": "NCE", "hscore": "H-score",
-          "regularized_hscore": "Ledoit–Wolf H-score", "logme": "LogME",
-          "pactran_dirichlet": "PT-Dir", "pactran_gamma": "PT-Gam",
-          "n_pactran_dirichlet": "N-PT-Dir", "n_pactran_gamma": "N-PT-Gam",
-          "pactran_gaussian": "PT-Gauss", "linear": "LINEAR", "linear_valid": "LINEAR-VALID",
-          "pactran_gaussian_grid": "PT-Gauss-grid", "linear_grid": "LINEAR-grid",
-          "mdl": "MDL", "cl": "CL", "twonn_id": "TwoNN ID", "clid": "CLID", "rankme": "RankMe",
-          "sfda": "SFDA", "gbc": "GBC", "parc": "PARC", "transrate": "TransRate",
-          "ncti": "NCTI", "etran": "ETran", "params": "#params (static)",
-          "source_accuracy": "source accuracy (static)"}
+_NAMES = {
+    "leep": "LEEP",
+    "nleep": "N-LEEP",
+    "nce": "NCE",
+    "hscore": "H-score",
+    "regularized_hscore": "Ledoit–Wolf H-score",
+    "logme": "LogME",
+    "pactran_dirichlet": "PT-Dir",
+    "pactran_gamma": "PT-Gam",
+    "n_pactran_dirichlet": "N-PT-Dir",
+    "n_pactran_gamma": "N-PT-Gam",
+    "pactran_gaussian": "PT-Gauss",
+    "linear": "LINEAR",
+    "linear_valid": "LINEAR-VALID",
+    "pactran_gaussian_grid": "PT-Gauss-grid",
+    "linear_grid": "LINEAR-grid",
+    "mdl": "MDL",
+    "cl": "CL",
+    "twonn_id": "TwoNN ID",
+    "clid": "CLID",
+    "rankme": "RankMe",
+    "sfda": "SFDA",
+    "gbc": "GBC",
+    "parc": "PARC",
+    "transrate": "TransRate",
+    "ncti": "NCTI",
+    "etran": "ETran",
+    "params": "#params (static)",
+    "source_accuracy": "source accuracy (static)",
+}
 
 
 def display_name(metric: str) -> str:

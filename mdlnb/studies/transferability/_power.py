@@ -40,13 +40,20 @@ subsamples would cost 5/3 of the scoring for a 4 % narrower interval.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 #: The claims' metric pairs (A, B) whose paired τ difference is measured.
-PAIRS = (("pactran_gaussian", "logme"), ("nleep", "logme"), ("pactran_gaussian", "leep"),
-         ("nleep", "leep"), ("clid", "twonn_id"), ("clid", "cl"))
+PAIRS = (
+    ("pactran_gaussian", "logme"),
+    ("nleep", "logme"),
+    ("pactran_gaussian", "leep"),
+    ("nleep", "leep"),
+    ("clid", "twonn_id"),
+    ("clid", "cl"),
+)
 #: Medians over the 18 (pair, N/K) cells of the committed run's spreads (module doc).
 TODAY = {"sigma_task": 0.16, "sigma_repeat": 0.39, "encoders": 6}
 
@@ -76,9 +83,15 @@ def spreads(per_task: Any, tasks: Sequence[str], *, pairs=PAIRS) -> Any:
             d = np.array([ta[t] - tb[t] for t in tasks], float)
             s = np.array([math.hypot(ta[f"{t} sd"], tb[f"{t} sd"]) for t in tasks], float)
             d, s = d[np.isfinite(d)], s[np.isfinite(s)]
-            rows.append({"a": a, "b": b, "ratio": int(r),
-                         "sigma_task": float(np.std(d, ddof=1)) if d.size > 1 else math.nan,
-                         "sigma_repeat": float(np.sqrt(np.mean(s ** 2))) if s.size else math.nan})
+            rows.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "ratio": int(r),
+                    "sigma_task": float(np.std(d, ddof=1)) if d.size > 1 else math.nan,
+                    "sigma_repeat": float(np.sqrt(np.mean(s**2))) if s.size else math.nan,
+                }
+            )
     return pd.DataFrame(rows, columns=["a", "b", "ratio", "sigma_task", "sigma_repeat"])
 
 
@@ -86,7 +99,7 @@ def half_width(tasks: int, repeats: int, sigma_task: float, sigma_repeat: float)
     """1.96 √(σ_T²/T + σ_R²/(T·R)) (module docstring)."""
     if tasks < 1 or repeats < 1:
         raise ValueError(f"tasks, repeats: must be >= 1, got {tasks}, {repeats}")
-    return 1.96 * math.sqrt(sigma_task ** 2 / tasks + sigma_repeat ** 2 / (tasks * repeats))
+    return 1.96 * math.sqrt(sigma_task**2 / tasks + sigma_repeat**2 / (tasks * repeats))
 
 
 def tasks_to_decide(effect: float, sigma_task: float, sigma_repeat: float, repeats: int) -> int:
@@ -99,15 +112,27 @@ def tasks_to_decide(effect: float, sigma_task: float, sigma_repeat: float, repea
     return t
 
 
-def plan(*, encoders: int = 37, tasks: int = 9, repeats: Sequence[int] = (1, 2, 3, 5, 10),
-         today: dict = TODAY):
+def plan(
+    *,
+    encoders: int = 37,
+    tasks: int = 9,
+    repeats: Sequence[int] = (1, 2, 3, 5, 10),
+    today: dict = TODAY,
+):
     """Half-widths at ``tasks`` tasks for each number of subsamples, with today's σ_R
     rescaled from ``today["encoders"]`` to ``encoders`` checkpoints (:func:`tau_sd`)."""
     import pandas as pd
 
     s_r = today["sigma_repeat"] * tau_sd(encoders) / tau_sd(today["encoders"])
-    rows = [{"tasks": tasks, "repeats": r, "sigma_task": today["sigma_task"],
-             "sigma_repeat": s_r, "half_width": half_width(tasks, r, today["sigma_task"], s_r)}
-            for r in repeats]
+    rows = [
+        {
+            "tasks": tasks,
+            "repeats": r,
+            "sigma_task": today["sigma_task"],
+            "sigma_repeat": s_r,
+            "half_width": half_width(tasks, r, today["sigma_task"], s_r),
+        }
+        for r in repeats
+    ]
     limit = 1.96 * today["sigma_task"] / math.sqrt(tasks)
     return pd.DataFrame(rows).assign(limit=limit)

@@ -4,12 +4,14 @@ as Markdown computed from the numbers, the setting, and an atomic writer for ``p
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from mdlnb.studies.transferability._config import TransferabilityConfig
 from mdlnb.studies.transferability._kendall import differences, per_task_table
 from mdlnb.studies.transferability._metrics import display_name  # noqa: F401 (re-exported)
+
 
 @dataclasses.dataclass(frozen=True)
 class TransferabilityResult:
@@ -89,9 +91,15 @@ class TransferabilityResult:
 
         z, t = self.fig1_task()
         fams = dict(zip(self.encoders["encoder"], self.encoders["family"]))
-        return figure_1(self.scores, self.truth, zoo=zoo or z, task=task or t,
-                        ratio=max(self.config.ratios), readout=self.config.truth,
-                        families=fams)
+        return figure_1(
+            self.scores,
+            self.truth,
+            zoo=zoo or z,
+            task=task or t,
+            ratio=max(self.config.ratios),
+            readout=self.config.truth,
+            families=fams,
+        )
 
     def differences(self, reference):
         """This run's per-subsample-noise table against another, difference by difference."""
@@ -99,8 +107,7 @@ class TransferabilityResult:
 
         return differences(average_table(self.tau), reference)
 
-    def compare_saved(self, paper_dir: str | Path = "paper", *,
-                      prefix: str = "transferability"):
+    def compare_saved(self, paper_dir: str | Path = "paper", *, prefix: str = "transferability"):
         """:meth:`differences` against the ``<prefix>_kendall_noise.csv`` in ``paper_dir``
         (an earlier run of this layout); None if there is none."""
         import pandas as pd
@@ -137,16 +144,29 @@ class TransferabilityResult:
         from mdlnb.studies.transferability._kendall import average_table
         from mdlnb.studies.transferability._power import plan
 
-        return {"kendall": (self.summary(), 3), "kendall_noise": (average_table(self.tau), 3),
-                "kendall_per_task": (self.per_task(), 3), "kendall_tidy": (self.tau, 4),
-                "truth": (self.truth_table(), 4), "truth_noise": (self.noise, 4),
-                "clid_table1": (self.clid_table_1(), 3), "clid_table2": (self.clid_table_2(), 3),
-                "power": (plan(encoders=int(self.encoders.groupby("zoo").size().max()),
-                               tasks=len(self.config.tasks)), 4),
-                "encoders": (self.encoders, 4), "scores": (self.scores, 5)}
+        return {
+            "kendall": (self.summary(), 3),
+            "kendall_noise": (average_table(self.tau), 3),
+            "kendall_per_task": (self.per_task(), 3),
+            "kendall_tidy": (self.tau, 4),
+            "truth": (self.truth_table(), 4),
+            "truth_noise": (self.noise, 4),
+            "clid_table1": (self.clid_table_1(), 3),
+            "clid_table2": (self.clid_table_2(), 3),
+            "power": (
+                plan(
+                    encoders=int(self.encoders.groupby("zoo").size().max()),
+                    tasks=len(self.config.tasks),
+                ),
+                4,
+            ),
+            "encoders": (self.encoders, 4),
+            "scores": (self.scores, 5),
+        }
 
-    def save(self, paper_dir: str | Path = "paper", *, prefix: str = "transferability"
-             ) -> list[Path]:
+    def save(
+        self, paper_dir: str | Path = "paper", *, prefix: str = "transferability"
+    ) -> list[Path]:
         """Write tables (csv + md) and figures to ``paper_dir`` atomically; the same result
         always gives byte-identical files (:mod:`mdlnb.report`)."""
         import matplotlib.pyplot as plt
@@ -160,4 +180,3 @@ class TransferabilityResult:
             paths.append(report.save_figure(fig, f"{prefix}_{name}", paper_dir))
             plt.close(fig)
         return paths
-

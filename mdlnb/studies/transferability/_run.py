@@ -18,8 +18,9 @@ import functools
 import hashlib
 import json
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,26 +32,59 @@ from mdlnb.studies.transferability._encoders import build_encoders, encoder_tabl
 from mdlnb.studies.transferability._features import FeatureSet, extract_splits, load_splits
 from mdlnb.studies.transferability._kendall import kendall_per_repeat, kendall_table
 from mdlnb.studies.transferability._result import TransferabilityResult
-from mdlnb.studies.transferability._scores import (SCORE_COLUMNS, add_clid, add_combined,
-                                                   add_static, label_free_scores, orient,
-                                                   select_grid)
-from mdlnb.studies.transferability._truth import (TRUTH_COLUMNS, best_rows, finetune_rows,
-                                                  probe_rows)
+from mdlnb.studies.transferability._scores import (
+    SCORE_COLUMNS,
+    add_clid,
+    add_combined,
+    add_static,
+    label_free_scores,
+    orient,
+    select_grid,
+)
+from mdlnb.studies.transferability._truth import TRUTH_COLUMNS, best_rows, finetune_rows, probe_rows
 
 CACHE_VERSION = "transferability-units-v2"
 #: Config fields a unit's scores depend on (besides its features, labels and the seed).
-SCORE_FIELDS = ("metrics", "nleep_components", "grid_metrics", "linear_beta_factors",
-                "label_free", "mdl", "mdl_experts", "mdl_batch_size", "mdl_m", "mdl_standardize",
-                "repeats", "min_n")
+SCORE_FIELDS = (
+    "metrics",
+    "nleep_components",
+    "grid_metrics",
+    "linear_beta_factors",
+    "label_free",
+    "mdl",
+    "mdl_experts",
+    "mdl_batch_size",
+    "mdl_m",
+    "mdl_standardize",
+    "repeats",
+    "min_n",
+)
 # Modules that only format or present results: editing them keeps cached units valid.
-_PRESENTATION = ("report.py", "plots.py", "runner/__init__.py", "runner/__main__.py",
-                 "runner/_cli.py", "runner/_execute.py", "runner/_paths.py", "runner/_summary.py",
-                 "runner/_types.py", "cli.py", "_paperdiff.py", "_progress.py",
-                 "claims.py", "_verdicts.py", "manifest.py", "studies/transferability/_claims.py",
-                 "studies/transferability/_result.py", "studies/transferability/_kendall.py",
-                 "studies/transferability/_run.py", "studies/transferability/_tables.py",
-                 "studies/transferability/_bootstrap.py", "studies/transferability/_power.py",
-                 "studies/transferability/_figures.py")
+_PRESENTATION = (
+    "report.py",
+    "plots.py",
+    "runner/__init__.py",
+    "runner/__main__.py",
+    "runner/_cli.py",
+    "runner/_execute.py",
+    "runner/_paths.py",
+    "runner/_summary.py",
+    "runner/_types.py",
+    "cli.py",
+    "_paperdiff.py",
+    "_progress.py",
+    "claims.py",
+    "_verdicts.py",
+    "manifest.py",
+    "studies/transferability/_claims.py",
+    "studies/transferability/_result.py",
+    "studies/transferability/_kendall.py",
+    "studies/transferability/_run.py",
+    "studies/transferability/_tables.py",
+    "studies/transferability/_bootstrap.py",
+    "studies/transferability/_power.py",
+    "studies/transferability/_figures.py",
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -83,12 +117,23 @@ def _unit(kind: str, key: str, compute: Callable[[], Any], cache: bool) -> Any:
 def _zoo_sets(featuresets: Sequence[FeatureSet], config: TransferabilityConfig):
     """``[(zoo, task, [FeatureSet in the zoo's order])]``."""
     by = {(fs.encoder, fs.task): fs for fs in featuresets}
-    return [(zoo, task, [by[(e, task)] for e in names])
-            for zoo, names in config.zoos().items() for task in config.tasks]
+    return [
+        (zoo, task, [by[(e, task)] for e in names])
+        for zoo, names in config.zoos().items()
+        for task in config.tasks
+    ]
 
 
-def ground_truth(featuresets, built, splits, config: TransferabilityConfig, *,
-                 progress: bool = False, cache: bool = True, build: bool = False):
+def ground_truth(
+    featuresets,
+    built,
+    splits,
+    config: TransferabilityConfig,
+    *,
+    progress: bool = False,
+    cache: bool = True,
+    build: bool = False,
+):
     """``(truth, noise)``: the frozen-probe, fine-tuning and best rows of every
     (zoo, encoder, task) (:data:`TRUTH_COLUMNS`), and per (zoo, task) how many
     checkpoint pairs differ in fine-tuned test accuracy beyond binomial noise
@@ -100,26 +145,53 @@ def ground_truth(featuresets, built, splits, config: TransferabilityConfig, *,
     rows, noise = [], []
     for zoo, task, fsets in _zoo_sets(featuresets, config):
         names = [fs.encoder for fs in fsets]
-        key = content_hash(CACHE_VERSION, code_fingerprint(), "probe", zoo,
-                           [(fs.train.x, fs.val.x, fs.test.x) for fs in fsets],
-                           fsets[0].train.y, fsets[0].val.y, fsets[0].test.y,
-                           config.probe_beta_factors)
-        rows += _unit("probe", key, lambda z=zoo, f=fsets: probe_rows(
-            z, f, beta_factors=config.probe_beta_factors), cache)
-        arrays, _ = _groundtruth.ground_truth(zoo, task, names, [built[n] for n in names],
-                                              splits[task], spec, build=build,
-                                              progress=progress)
+        key = content_hash(
+            CACHE_VERSION,
+            code_fingerprint(),
+            "probe",
+            zoo,
+            [(fs.train.x, fs.val.x, fs.test.x) for fs in fsets],
+            fsets[0].train.y,
+            fsets[0].val.y,
+            fsets[0].test.y,
+            config.probe_beta_factors,
+        )
+        rows += _unit(
+            "probe",
+            key,
+            lambda z=zoo, f=fsets: probe_rows(z, f, beta_factors=config.probe_beta_factors),
+            cache,
+        )
+        arrays, _ = _groundtruth.ground_truth(
+            zoo,
+            task,
+            names,
+            [built[n] for n in names],
+            splits[task],
+            spec,
+            build=build,
+            progress=progress,
+        )
         rows += finetune_rows(zoo, task, names, arrays, spec.learning_rates)
         sep, pairs = pairs_beyond_noise(arrays["test_correct"])
-        noise.append({"zoo": zoo, "task": task, "checkpoints": len(names),
-                      "test_size": int(arrays["test_correct"].shape[1]), "pairs": pairs,
-                      "beyond_noise": sep, "fraction": sep / pairs if pairs else np.nan})
+        noise.append(
+            {
+                "zoo": zoo,
+                "task": task,
+                "checkpoints": len(names),
+                "test_size": int(arrays["test_correct"].shape[1]),
+                "pairs": pairs,
+                "beyond_noise": sep,
+                "fraction": sep / pairs if pairs else np.nan,
+            }
+        )
     rows += best_rows(rows)
     return pd.DataFrame(rows, columns=TRUTH_COLUMNS), pd.DataFrame(noise)
 
 
-def score_units(featuresets, config: TransferabilityConfig, *, progress: bool = False,
-                cache: bool = True):
+def score_units(
+    featuresets, config: TransferabilityConfig, *, progress: bool = False, cache: bool = True
+):
     """``(scores, grid, seconds)``: every zoo's checkpoints scored on every subsample,
     one cached unit per (zoo, task, N/K) (:func:`._unit.score_unit`)."""
     from mdlnb.studies.transferability._unit import score_unit
@@ -129,15 +201,27 @@ def score_units(featuresets, config: TransferabilityConfig, *, progress: bool = 
     bar = _progress.bar(total=len(jobs), desc="scores", unit="unit") if progress else None
     rows, grows, seconds = [], [], {}
     for zoo, task, fsets, ratio in jobs:
-        key = content_hash(CACHE_VERSION, code_fingerprint(), zoo, int(ratio), config.seed,
-                           [(fs.encoder, fs.train.x, fs.source_probs) for fs in fsets],
-                           fsets[0].train.y, fsets[0].train.num_classes, fields)
+        key = content_hash(
+            CACHE_VERSION,
+            code_fingerprint(),
+            zoo,
+            int(ratio),
+            config.seed,
+            [(fs.encoder, fs.train.x, fs.source_probs) for fs in fsets],
+            fsets[0].train.y,
+            fsets[0].train.num_classes,
+            fields,
+        )
         unit = _unit("scores", key, lambda f=fsets, r=ratio: score_unit(f, r, config), cache)
         head = dict(zoo=zoo, task=task, ratio=int(ratio))
-        rows += [{**head, "encoder": e, "repeat": rep, "n": n, "metric": m, "value": v}
-                 for e, rep, n, m, v in unit["scores"]]
-        grows += [{**head, "encoder": e, "repeat": rep, "n": n, "metric": m, "knob": kn,
-                   "value": v} for e, rep, n, m, kn, v in unit["grid"]]
+        rows += [
+            {**head, "encoder": e, "repeat": rep, "n": n, "metric": m, "value": v}
+            for e, rep, n, m, v in unit["scores"]
+        ]
+        grows += [
+            {**head, "encoder": e, "repeat": rep, "n": n, "metric": m, "knob": kn, "value": v}
+            for e, rep, n, m, kn, v in unit["grid"]
+        ]
         for k, v in unit["seconds"].items():
             seconds[k] = seconds.get(k, 0.0) + v
         if bar is not None:
@@ -145,8 +229,11 @@ def score_units(featuresets, config: TransferabilityConfig, *, progress: bool = 
     if bar is not None:
         bar.close()
     cols = ["zoo", *SCORE_COLUMNS]
-    return (pd.DataFrame(rows, columns=cols),
-            pd.DataFrame(grows, columns=cols[:-1] + ["knob", "value"]), seconds)
+    return (
+        pd.DataFrame(rows, columns=cols),
+        pd.DataFrame(grows, columns=cols[:-1] + ["knob", "value"]),
+        seconds,
+    )
 
 
 def full_label_free(featuresets, config: TransferabilityConfig, *, cache: bool = True):
@@ -154,13 +241,34 @@ def full_label_free(featuresets, config: TransferabilityConfig, *, cache: bool =
     and CLID across each zoo's checkpoints (CLID Table 2 computes them on the data)."""
     rows = []
     for zoo, task, fsets in _zoo_sets(featuresets, config):
-        key = content_hash(CACHE_VERSION, code_fingerprint(), "labelfree", zoo, config.seed,
-                           [fs.train.x for fs in fsets])
-        vals = _unit("labelfree", key, lambda f=fsets: [label_free_scores(
-            fs.train.x, seed=config.seed) for fs in f], cache)
+        key = content_hash(
+            CACHE_VERSION,
+            code_fingerprint(),
+            "labelfree",
+            zoo,
+            config.seed,
+            [fs.train.x for fs in fsets],
+        )
+        vals = _unit(
+            "labelfree",
+            key,
+            lambda f=fsets: [label_free_scores(fs.train.x, seed=config.seed) for fs in f],
+            cache,
+        )
         for fs, v in zip(fsets, vals):
-            rows += [dict(zoo=zoo, encoder=fs.encoder, task=task, ratio=0, n=fs.train.n,
-                          repeat=0, metric=m, value=x) for m, x in v.items()]
+            rows += [
+                dict(
+                    zoo=zoo,
+                    encoder=fs.encoder,
+                    task=task,
+                    ratio=0,
+                    n=fs.train.n,
+                    repeat=0,
+                    metric=m,
+                    value=x,
+                )
+                for m, x in v.items()
+            ]
     return add_clid(pd.DataFrame(rows, columns=["zoo", *SCORE_COLUMNS]))
 
 
@@ -173,16 +281,29 @@ def _source_scores(built, config: TransferabilityConfig, *, cache: bool = True):
     if not zoos or not config.label_free:
         return pd.DataFrame(columns=["encoder", "metric", "value", "source_accuracy"])
     names = max(zoos.values(), key=len)
-    key = content_hash(CACHE_VERSION, code_fingerprint(), "source", config.source_data,
-                       config.source_size, config.seed, [built[n].fingerprint() for n in names])
-    rows = _unit("source", key, lambda: source_label_free(
-        built, names, data_name=config.source_data, size=config.source_size,
-        seed=config.seed).to_dict("records"), cache)
+    key = content_hash(
+        CACHE_VERSION,
+        code_fingerprint(),
+        "source",
+        config.source_data,
+        config.source_size,
+        config.seed,
+        [built[n].fingerprint() for n in names],
+    )
+    rows = _unit(
+        "source",
+        key,
+        lambda: source_label_free(
+            built, names, data_name=config.source_data, size=config.source_size, seed=config.seed
+        ).to_dict("records"),
+        cache,
+    )
     return pd.DataFrame(rows, columns=["encoder", "metric", "value", "source_accuracy"])
 
 
-def run(config: TransferabilityConfig | None = None, *, progress: bool | None = None,
-        cache: bool = True) -> TransferabilityResult:
+def run(
+    config: TransferabilityConfig | None = None, *, progress: bool | None = None, cache: bool = True
+) -> TransferabilityResult:
     """Build the zoos, extract features, compute ground truth, scores and τ (``config``
     defaults to ``TransferabilityConfig()``), each finished unit kept on disk."""
     from mdlnb.studies.transferability._source import with_source_probs
@@ -193,11 +314,17 @@ def run(config: TransferabilityConfig | None = None, *, progress: bool | None = 
     specs, built = build_encoders(config, progress=progress)
     seconds = {"encoders": time.perf_counter() - t0}
     t0 = time.perf_counter()
-    splits = load_splits(config.tasks, train_size=config.train_size, val_size=config.val_size,
-                         test_size=config.test_size, seed=config.seed)
+    splits = load_splits(
+        config.tasks,
+        train_size=config.train_size,
+        val_size=config.val_size,
+        test_size=config.test_size,
+        seed=config.seed,
+    )
     feats = extract_splits(built, splits, progress=progress)
-    feats = with_source_probs(feats, built, data_name=config.source_data,
-                              size=config.source_size, seed=config.seed)
+    feats = with_source_probs(
+        feats, built, data_name=config.source_data, size=config.source_size, seed=config.seed
+    )
     seconds["features"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     truth, noise = ground_truth(feats, built, splits, config, progress=progress, cache=cache)
@@ -219,9 +346,16 @@ def run(config: TransferabilityConfig | None = None, *, progress: bool | None = 
     full = orient(full_label_free(feats, config, cache=cache)) if config.label_free else None
     source = _source_scores(built, config, cache=cache)
     per_repeat = kendall_per_repeat(scores, truth, readout=config.truth)
-    return TransferabilityResult(config=config, scores=scores, grid_choice=choice, truth=truth,
-                                 tau=kendall_table(scores, truth, readout=config.truth),
-                                 per_repeat=per_repeat, noise=noise, full_label_free=full,
-                                 source=source,
-                                 encoders=encoder_table(specs, built),
-                                 seconds={k: round(v, 2) for k, v in seconds.items()})
+    return TransferabilityResult(
+        config=config,
+        scores=scores,
+        grid_choice=choice,
+        truth=truth,
+        tau=kendall_table(scores, truth, readout=config.truth),
+        per_repeat=per_repeat,
+        noise=noise,
+        full_label_free=full,
+        source=source,
+        encoders=encoder_table(specs, built),
+        seconds={k: round(v, 2) for k, v in seconds.items()},
+    )

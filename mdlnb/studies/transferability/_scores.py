@@ -15,13 +15,13 @@ ETran's authors' min–max combinations of their per-model terms
 from __future__ import annotations
 
 import inspect
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from mdlnb._task import Task
 from mdlnb.studies.transferability._config import TransferabilityConfig
-from mdlnb.studies.transferability._features import FeatureSet
 from mdlnb.studies.transferability._metrics import GMM_METRICS, metric_sign, with_zoo
 
 GROUP = ["zoo", "task", "ratio", "repeat"]
@@ -32,9 +32,11 @@ def label_free_scores(features: Any, *, seed: int = 0) -> dict[str, float]:
     """Cluster learnability (k-means √N clusters, 1-NN, cosine), TwoNN ID and RankMe."""
     from mdlnb import labelfree
 
-    return {"cl": float(labelfree.cluster_learnability(features, int(seed))),
-            "twonn_id": float(labelfree.twonn_id(features)),
-            "rankme": float(labelfree.rankme(features))}
+    return {
+        "cl": float(labelfree.cluster_learnability(features, int(seed))),
+        "twonn_id": float(labelfree.twonn_id(features)),
+        "rankme": float(labelfree.rankme(features)),
+    }
 
 
 def zscore(features: Any) -> np.ndarray:
@@ -46,9 +48,17 @@ def zscore(features: Any) -> np.ndarray:
     return _standardize.zscore(np.asarray(features))
 
 
-def mdl_score(features: Any, labels: Any, num_classes: int, *, experts: str = "small",
-              batch_size: int = 4, m: float = 11.0, seed: int = 0,
-              standardize: str = "subsample") -> float:
+def mdl_score(
+    features: Any,
+    labels: Any,
+    num_classes: int,
+    *,
+    experts: str = "small",
+    batch_size: int = 4,
+    m: float = 11.0,
+    seed: int = 0,
+    standardize: str = "subsample",
+) -> float:
     """MDL-switching codelength (fixed share, α_t = (m−1)/t) in nats per example.
 
     ``standardize="subsample"`` z-scores the features with the statistics of
@@ -66,8 +76,14 @@ def mdl_score(features: Any, labels: Any, num_classes: int, *, experts: str = "s
         raise ValueError(f"standardize: must be 'subsample' or 'online', got {standardize!r}")
     x = zscore(features) if standardize == "subsample" else np.asarray(features, np.float32)
     task = Task("subsample", x, np.asarray(labels), num_classes)
-    lm = prequential.run(task, _experts.preset(experts), batch_size=int(batch_size),
-                         seed=int(seed), standardize=standardize == "online", progress=False)
+    lm = prequential.run(
+        task,
+        _experts.preset(experts),
+        batch_size=int(batch_size),
+        seed=int(seed),
+        standardize=standardize == "online",
+        progress=False,
+    )
     # no per-subsample warnings: the small board's 2-value grid always has its best on an edge
     report = Report.from_losses(lm, switching.FixedShare(m=float(m)), warn=False)
     return float(report.total_nats) / task.n
@@ -96,21 +112,23 @@ def nleep_kwargs(config: TransferabilityConfig, names: list[str]) -> dict[str, A
         return {}
     if "nleep_components" in inspect.signature(transfer.score_all).parameters:
         return {"nleep_components": config.nleep_components}
-    raise ValueError(f"nleep_components: {config.nleep_components!r} cannot be passed on: this "
-                     f"mdlnb.transfer.score_all takes no 'nleep_components' (it fits C "
-                     f"components); leave out {[m for m in names if m in GMM_METRICS]} via "
-                     f"'metrics' or use a library with the option")
+    raise ValueError(
+        f"nleep_components: {config.nleep_components!r} cannot be passed on: this "
+        f"mdlnb.transfer.score_all takes no 'nleep_components' (it fits C "
+        f"components); leave out {[m for m in names if m in GMM_METRICS]} via "
+        f"'metrics' or use a library with the option"
+    )
 
 
 #: Metrics whose authors rank candidate models by a min–max combination, across the
 #: candidates, of per-model terms (NCTI: ``evaluate_metric_group1_cpu.py``; ETran:
 #: ``tw.py``): the terms scored per subsample, combined by :func:`add_combined`.
-COMBINED = {"ncti": ("ncti_seli", "ncti_ncc", "ncti_vc"),
-            "etran": ("etran_energy", "etran_cls")}
+COMBINED = {"ncti": ("ncti_seli", "ncti_ncc", "ncti_vc"), "etran": ("etran_energy", "etran_cls")}
 
 
-def combined_terms(features: Any, labels: Any, num_classes: int, names: list[str]
-                   ) -> dict[str, float]:
+def combined_terms(
+    features: Any, labels: Any, num_classes: int, names: list[str]
+) -> dict[str, float]:
     """The per-model terms of the :data:`COMBINED` metrics among ``names``."""
     from mdlnb import transfer
 
@@ -130,7 +148,6 @@ def _across_encoders(scores, combos):
     one array per term (one value per encoder) and returning one value per encoder."""
     import pandas as pd
 
-
     scores = with_zoo(scores)
     terms = sorted({t for ts, _ in combos.values() for t in ts})
     part = scores[scores["metric"].isin(terms)]
@@ -144,8 +161,18 @@ def _across_encoders(scores, combos):
                 continue
             values = combine(*(g[t].to_numpy() for t in ts))
             for (zoo, task, ratio, repeat, enc, n), v in zip(g.index, values):
-                rows.append(dict(zoo=zoo, encoder=enc, task=task, ratio=ratio, n=n,
-                                 repeat=repeat, metric=metric, value=float(v)))
+                rows.append(
+                    dict(
+                        zoo=zoo,
+                        encoder=enc,
+                        task=task,
+                        ratio=ratio,
+                        n=n,
+                        repeat=repeat,
+                        metric=metric,
+                        value=float(v),
+                    )
+                )
     return pd.DataFrame(rows, columns=scores.columns)
 
 
@@ -158,13 +185,17 @@ def add_combined(scores):
 
     from mdlnb import transfer
 
-
     scores = with_zoo(scores)
     terms = [t for ts in COMBINED.values() for t in ts]
     if not scores["metric"].isin(terms).any():
         return scores
-    rows = _across_encoders(scores, {"ncti": (COMBINED["ncti"], transfer.ncti_combine),
-                                     "etran": (COMBINED["etran"], transfer.etran_combine)})
+    rows = _across_encoders(
+        scores,
+        {
+            "ncti": (COMBINED["ncti"], transfer.ncti_combine),
+            "etran": (COMBINED["etran"], transfer.etran_combine),
+        },
+    )
     return pd.concat([scores[~scores["metric"].isin(terms)], rows], ignore_index=True)
 
 
@@ -210,8 +241,11 @@ def add_clid(scores):
 
 #: Published ImageNet top-1 (%) of the EfficientNet-Lite checkpoints (tensorflow/tpu,
 #: models/official/efficientnet/lite README, at their own resolutions).
-SOURCE_ACCURACY = {"efficientnet_lite0": 75.1, "efficientnet_lite1": 76.7,
-                   "efficientnet_lite2": 77.6}
+SOURCE_ACCURACY = {
+    "efficientnet_lite0": 75.1,
+    "efficientnet_lite1": 76.7,
+    "efficientnet_lite2": 77.6,
+}
 
 
 def encoder_statics(encoder: Any) -> dict[str, float]:
@@ -227,8 +261,10 @@ def encoder_statics(encoder: Any) -> dict[str, float]:
         p = {k: v for k, v in p.items() if k != "classifier"}
     params = float(sum(np.size(v) for v in jax.tree_util.tree_leaves(p)))
     meta = getattr(encoder, "meta", None) or {}
-    acc = next((v for k, v in SOURCE_ACCURACY.items() if encoder.name.startswith(k)),
-               meta.get("probe_accuracy", np.nan))
+    acc = next(
+        (v for k, v in SOURCE_ACCURACY.items() if encoder.name.startswith(k)),
+        meta.get("probe_accuracy", np.nan),
+    )
     return {"params": params, "source_accuracy": float(acc)}
 
 
@@ -239,12 +275,15 @@ def add_static(scores, encoders: Mapping[str, Any]):
     metric is absent for encoders without one), so that baseline ranks the others."""
     import pandas as pd
 
-
     scores = with_zoo(scores)
     statics = {name: encoder_statics(e) for name, e in encoders.items()}
     heads = scores[["zoo", "encoder", "task", "ratio", "n", "repeat"]].drop_duplicates()
-    rows = [dict(h, metric=m, value=v) for h in heads.to_dict("records")
-            for m, v in statics[h["encoder"]].items() if np.isfinite(v)]
+    rows = [
+        dict(h, metric=m, value=v)
+        for h in heads.to_dict("records")
+        for m, v in statics[h["encoder"]].items()
+        if np.isfinite(v)
+    ]
     return pd.concat([scores, pd.DataFrame(rows, columns=scores.columns)], ignore_index=True)
 
 

@@ -19,13 +19,15 @@ classifier on these features knows about the target labels.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 
-def fit_source_heads(encoders: Mapping[str, Any], names: Sequence[str], *, data_name: str,
-                     size: int, seed: int = 0) -> dict[str, tuple[np.ndarray, ...]]:
+def fit_source_heads(
+    encoders: Mapping[str, Any], names: Sequence[str], *, data_name: str, size: int, seed: int = 0
+) -> dict[str, tuple[np.ndarray, ...]]:
     """``{name: (mean, std, params)}``: the standardisation and the (D + 1, Z) logistic
     head of each encoder in ``names`` on ``size`` images of ``data_name``'s training split."""
     from mdlnb import data
@@ -43,8 +45,9 @@ def fit_source_heads(encoders: Mapping[str, Any], names: Sequence[str], *, data_
         xs.append((f - mu) / sd)
         stats.append((mu, sd))
     x = np.stack(xs)
-    fit = fit_batch(x, np.tile(task.y, (len(names), 1)), task.num_classes,
-                    np.full(len(names), float(task.n)))
+    fit = fit_batch(
+        x, np.tile(task.y, (len(names), 1)), task.num_classes, np.full(len(names), float(task.n))
+    )
     return {n: (mu, sd, fit.params[i]) for i, (n, (mu, sd)) in enumerate(zip(names, stats))}
 
 
@@ -58,21 +61,31 @@ def head_probs(head: tuple[np.ndarray, ...], features: Any) -> np.ndarray:
     return softmax(z @ params[:-1] + params[-1], axis=1)
 
 
-def with_source_probs(featuresets: Sequence[Any], encoders: Mapping[str, Any], *,
-                      data_name: str, size: int, seed: int = 0) -> list[Any]:
+def with_source_probs(
+    featuresets: Sequence[Any],
+    encoders: Mapping[str, Any],
+    *,
+    data_name: str,
+    size: int,
+    seed: int = 0,
+) -> list[Any]:
     """``featuresets`` with the source probabilities of every encoder that has no source
     classifier of its own filled in from :func:`fit_source_heads`."""
     import dataclasses
 
     need = sorted({fs.encoder for fs in featuresets if fs.source_probs is None})
     heads = fit_source_heads(encoders, need, data_name=data_name, size=size, seed=seed)
-    return [fs if fs.source_probs is not None else
-            dataclasses.replace(fs, source_probs=head_probs(heads[fs.encoder], fs.train.x))
-            for fs in featuresets]
+    return [
+        fs
+        if fs.source_probs is not None
+        else dataclasses.replace(fs, source_probs=head_probs(heads[fs.encoder], fs.train.x))
+        for fs in featuresets
+    ]
 
 
-def source_label_free(encoders: Mapping[str, Any], names: Sequence[str], *, data_name: str,
-                      size: int, seed: int = 0):
+def source_label_free(
+    encoders: Mapping[str, Any], names: Sequence[str], *, data_name: str, size: int, seed: int = 0
+):
     """CLID Table 1 in miniature: per checkpoint, the label-free scores (CL, TwoNN ID,
     RankMe; CLID across ``names``) of its features of ``size`` held-out images of the
     pretraining data (its test split), beside its source accuracy (the Fashion-MNIST
@@ -92,6 +105,8 @@ def source_label_free(encoders: Mapping[str, Any], names: Sequence[str], *, data
     rows = []
     for i, n in enumerate(names):
         acc = float(encoders[n].meta.get("probe_accuracy", np.nan))
-        rows += [{"encoder": n, "metric": m, "value": float(v), "source_accuracy": acc}
-                 for m, v in {**vals[n], "clid": clid[i]}.items()]
+        rows += [
+            {"encoder": n, "metric": m, "value": float(v), "source_accuracy": acc}
+            for m, v in {**vals[n], "clid": clid[i]}.items()
+        ]
     return pd.DataFrame(rows, columns=["encoder", "metric", "value", "source_accuracy"])

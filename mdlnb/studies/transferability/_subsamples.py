@@ -9,6 +9,7 @@ import numpy as np
 
 from mdlnb._checks import check_int
 
+
 def subsample_size(ratio: int, num_classes: int, min_n: int = 20) -> int:
     """N = max(ratio · K, min_n) (PACTran Sec. 4.1.4)."""
     for name, v in (("ratio", ratio), ("num_classes", num_classes), ("min_n", min_n)):
@@ -21,8 +22,9 @@ def subsample_seed(seed: int, ratio: int, repeat: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(ratio), int(repeat)]).generate_state(1)[0])
 
 
-def subsample_indices(labels: Any, ratio: int, num_classes: int, *, min_n: int = 20,
-                      seed: int = 0, repeat: int = 0) -> np.ndarray:
+def subsample_indices(
+    labels: Any, ratio: int, num_classes: int, *, min_n: int = 20, seed: int = 0, repeat: int = 0
+) -> np.ndarray:
     """Sorted indices of one stratified subsample of N = max(ratio·K, min_n) examples.
 
     Depends only on the labels and seeds, so every encoder sees the same examples.
@@ -34,4 +36,3 @@ def subsample_indices(labels: Any, ratio: int, num_classes: int, *, min_n: int =
     if n > len(y):
         raise ValueError(f"ratio: N = {n} examples exceed the {len(y)} of the training split")
     return stratified_indices(y, n, subsample_seed(seed, ratio, repeat))
-

@@ -14,7 +14,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -30,8 +31,9 @@ def table_1(per_repeat: Any, *, resamples: int = 2000, level: float = 0.95, seed
 
     if per_repeat.empty:
         return pd.DataFrame(columns=["zoo", "metric"])
-    iv = intervals(per_repeat, by=["zoo", "metric", "ratio"], resamples=resamples, level=level,
-                   seed=seed)
+    iv = intervals(
+        per_repeat, by=["zoo", "metric", "ratio"], resamples=resamples, level=level, seed=seed
+    )
     enc = per_repeat.groupby(["zoo", "metric"])["encoders"].min()
     parts = []
     for zoo, g in iv.groupby("zoo", sort=True):
@@ -70,13 +72,19 @@ def clid_table_1(source: Any):
         g = g[np.isfinite(g["value"]) & np.isfinite(g["source_accuracy"])]
         x, y = metric_sign(m) * g["value"].to_numpy(float), g["source_accuracy"].to_numpy(float)
         tau = float(kendall_tau(x, y)) if len(g) > 1 and np.ptp(x) and np.ptp(y) else np.nan
-        rows.append({"predictor": m, "pearson": _pearson(x, y), "kendall tau": tau,
-                     "checkpoints": len(g)})
+        rows.append(
+            {"predictor": m, "pearson": _pearson(x, y), "kendall tau": tau, "checkpoints": len(g)}
+        )
     return pd.DataFrame(rows, columns=["predictor", "pearson", "kendall tau", "checkpoints"])
 
 
-def clid_table_2(full: Any, truth: Any, *, readout: str = "finetune",
-                 predictors: Sequence[str] = ("clid", "cl", "twonn_id", "rankme")):
+def clid_table_2(
+    full: Any,
+    truth: Any,
+    *,
+    readout: str = "finetune",
+    predictors: Sequence[str] = ("clid", "cl", "twonn_id", "rankme"),
+):
     """Per (zoo, predictor): Kendall τ_b across the zoo's checkpoints between the
     predictor on each task's whole training split (``full``, higher-is-better in
     ``oriented``) and the ``readout`` ground truth, one column per task and ``Avg``."""
@@ -92,14 +100,19 @@ def clid_table_2(full: Any, truth: Any, *, readout: str = "finetune",
     wide["Avg"] = wide.mean(axis=1)
     wide = wide.reset_index().rename(columns={"metric": "predictor"})
     order = {p: i for i, p in enumerate(predictors)}
-    return wide.assign(_o=wide["predictor"].map(order)).sort_values(["zoo", "_o"]).drop(
-        columns="_o").reset_index(drop=True)
+    return (
+        wide.assign(_o=wide["predictor"].map(order))
+        .sort_values(["zoo", "_o"])
+        .drop(columns="_o")
+        .reset_index(drop=True)
+    )
 
 
 def truth_table(truth: Any):
     """Fine-tuned and frozen-probe test accuracy per (zoo, encoder, task), side by side."""
     t = truth[truth["readout"].isin(["finetune", "probe"])]
-    wide = t.pivot_table(index=["zoo", "encoder", "task"], columns="readout",
-                         values="accuracy").reset_index()
+    wide = t.pivot_table(
+        index=["zoo", "encoder", "task"], columns="readout", values="accuracy"
+    ).reset_index()
     wide.columns.name = None
     return wide

@@ -16,7 +16,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -37,8 +38,12 @@ def _ce_and_accuracy(x: np.ndarray, y: np.ndarray, params: np.ndarray) -> tuple[
     return float(-lp[np.arange(len(y)), y].mean()), float(np.mean(lp.argmax(1) == y))
 
 
-def probe_rows(zoo: str, featuresets: Sequence[Any], *,
-               beta_factors: Sequence[float] = (0.01, 0.1, 1.0, 10.0, 100.0)) -> list[dict]:
+def probe_rows(
+    zoo: str,
+    featuresets: Sequence[Any],
+    *,
+    beta_factors: Sequence[float] = (0.01, 0.1, 1.0, 10.0, 100.0),
+) -> list[dict]:
     """The frozen-probe rows of one zoo's encoders on one task (module docstring)."""
     from mdlnb.transfer._softmax_batch import fit_batch
 
@@ -48,8 +53,9 @@ def probe_rows(zoo: str, featuresets: Sequence[Any], *,
     y = [np.asarray(fs.train.y) for fs in featuresets]
     n, c, f = len(y[0]), int(featuresets[0].train.num_classes), list(beta_factors)
     x = np.stack([d[0] for d in data for _ in f])
-    fit = fit_batch(x, np.stack([yy for yy in y for _ in f]), c,
-                    np.array([b * n for _ in data for b in f]))
+    fit = fit_batch(
+        x, np.stack([yy for yy in y for _ in f]), c, np.array([b * n for _ in data for b in f])
+    )
     rows = []
     for i, fs in enumerate(featuresets):
         scored = []
@@ -59,21 +65,38 @@ def probe_rows(zoo: str, featuresets: Sequence[Any], *,
             _, acc = _ce_and_accuracy(data[i][2], np.asarray(fs.test.y), p)
             scored.append((vl, acc, b))
         vl, acc, b = min(scored, key=lambda t: t[0])
-        rows.append({"zoo": zoo, "encoder": fs.encoder, "task": fs.task, "readout": "probe",
-                     "model": f"logistic beta={b:g}N", "accuracy": acc, "val_loss [nats]": vl})
+        rows.append(
+            {
+                "zoo": zoo,
+                "encoder": fs.encoder,
+                "task": fs.task,
+                "readout": "probe",
+                "model": f"logistic beta={b:g}N",
+                "accuracy": acc,
+                "val_loss [nats]": vl,
+            }
+        )
     return rows
 
 
-def finetune_rows(zoo: str, task: str, names: Sequence[str], arrays: dict,
-                  learning_rates: Sequence[float]) -> list[dict]:
+def finetune_rows(
+    zoo: str, task: str, names: Sequence[str], arrays: dict, learning_rates: Sequence[float]
+) -> list[dict]:
     """The fine-tuning rows of one (zoo, task) ground-truth artifact."""
     rows = []
     for i, name in enumerate(names):
         k = int(arrays["chosen"][i])
-        rows.append({"zoo": zoo, "encoder": name, "task": task, "readout": "finetune",
-                     "model": f"finetune lr={learning_rates[k]:g}",
-                     "accuracy": float(arrays["test_accuracy"][i]),
-                     "val_loss [nats]": float(arrays["val_loss"][i, k])})
+        rows.append(
+            {
+                "zoo": zoo,
+                "encoder": name,
+                "task": task,
+                "readout": "finetune",
+                "model": f"finetune lr={learning_rates[k]:g}",
+                "accuracy": float(arrays["test_accuracy"][i]),
+                "val_loss [nats]": float(arrays["val_loss"][i, k]),
+            }
+        )
     return rows
 
 
@@ -84,5 +107,4 @@ def best_rows(rows: Sequence[dict]) -> list[dict]:
     for r in rows:
         if r["readout"] in ("finetune", "probe"):
             by.setdefault((r["zoo"], r["encoder"], r["task"]), []).append(r)
-    return [{**min(g, key=lambda r: r["val_loss [nats]"]), "readout": "best"}
-            for g in by.values()]
+    return [{**min(g, key=lambda r: r["val_loss [nats]"]), "readout": "best"} for g in by.values()]

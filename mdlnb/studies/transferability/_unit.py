@@ -14,24 +14,38 @@ program for every fit of one shape), not one scipy fit at a time.
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from mdlnb.studies.transferability._scores import (COMBINED, combined_terms, label_free_scores,
-                                                   mdl_score, nleep_kwargs, registry_metrics)
+from mdlnb.studies.transferability._scores import (
+    COMBINED,
+    combined_terms,
+    label_free_scores,
+    mdl_score,
+    nleep_kwargs,
+    registry_metrics,
+)
 from mdlnb.studies.transferability._subsamples import subsample_indices, subsample_seed
 
 #: Registry metrics computed by the batched fits rather than one scipy fit each.
 FIT_METRICS = ("pactran_gaussian", "linear", "linear_valid")
 
 
-def subsamples(labels: Any, num_classes: int, ratio: int, config: Any
-               ) -> list[tuple[np.ndarray, int]]:
+def subsamples(
+    labels: Any, num_classes: int, ratio: int, config: Any
+) -> list[tuple[np.ndarray, int]]:
     """``[(indices, seed)]`` of the unit's repeats (the same for every checkpoint)."""
-    return [(subsample_indices(labels, ratio, num_classes, min_n=config.min_n, seed=config.seed,
-                               repeat=rep), subsample_seed(config.seed, ratio, rep))
-            for rep in range(config.repeats)]
+    return [
+        (
+            subsample_indices(
+                labels, ratio, num_classes, min_n=config.min_n, seed=config.seed, repeat=rep
+            ),
+            subsample_seed(config.seed, ratio, rep),
+        )
+        for rep in range(config.repeats)
+    ]
 
 
 def _per_checkpoint(fs: Any, idx: np.ndarray, seed: int, config: Any) -> tuple[dict, float]:
@@ -43,21 +57,34 @@ def _per_checkpoint(fs: Any, idx: np.ndarray, seed: int, config: Any) -> tuple[d
     sp = None if fs.source_probs is None else fs.source_probs[idx]
     names = registry_metrics(config, sp is not None)
     direct = [m for m in names if m not in COMBINED and m not in FIT_METRICS]
-    out = (transfer.score_all(f, y, sp, num_classes=k, metrics=direct, seed=seed,
-                              **nleep_kwargs(config, direct)) if direct else {})
+    out = (
+        transfer.score_all(
+            f, y, sp, num_classes=k, metrics=direct, seed=seed, **nleep_kwargs(config, direct)
+        )
+        if direct
+        else {}
+    )
     out.update(combined_terms(f, y, k, names))
     if config.label_free:
         out.update(label_free_scores(f, seed=seed))
     t0 = time.perf_counter()
     if config.mdl:
-        out["mdl"] = mdl_score(f, y, k, experts=config.mdl_experts,
-                               batch_size=config.mdl_batch_size, m=config.mdl_m, seed=seed,
-                               standardize=config.mdl_standardize)
+        out["mdl"] = mdl_score(
+            f,
+            y,
+            k,
+            experts=config.mdl_experts,
+            batch_size=config.mdl_batch_size,
+            m=config.mdl_m,
+            seed=seed,
+            standardize=config.mdl_standardize,
+        )
     return out, time.perf_counter() - t0
 
 
-def _batched(featuresets: Sequence[Any], subs: list, config: Any, wanted: set[str]
-             ) -> tuple[dict, dict, float]:
+def _batched(
+    featuresets: Sequence[Any], subs: list, config: Any, wanted: set[str]
+) -> tuple[dict, dict, float]:
     """``({(encoder, repeat): {metric: value}}, {(encoder, repeat): {(metric, knob):
     value}}, seconds)`` of the batched softmax fits."""
     from mdlnb.transfer._batched import linear_metrics
@@ -68,8 +95,13 @@ def _batched(featuresets: Sequence[Any], subs: list, config: Any, wanted: set[st
     x = np.stack([fs.train.x[idx] for fs in featuresets for idx, _ in subs])
     y = np.stack([fs.train.y[idx] for fs in featuresets for idx, _ in subs])
     seeds = [seed for _ in featuresets for _, seed in subs]
-    res = linear_metrics(x, y, num_classes=featuresets[0].train.num_classes, valid_seeds=seeds,
-                         linear_beta_factors=config.linear_beta_factors)
+    res = linear_metrics(
+        x,
+        y,
+        num_classes=featuresets[0].train.num_classes,
+        valid_seeds=seeds,
+        linear_beta_factors=config.linear_beta_factors,
+    )
     vals, grid, i = {}, {}, 0
     for fs in featuresets:
         for rep in range(len(subs)):
@@ -93,8 +125,10 @@ def score_unit(featuresets: Sequence[Any], ratio: int, config: Any) -> dict:
     first = featuresets[0]
     dims = {fs.train.x.shape[1] for fs in featuresets}
     if len(dims) != 1 or {fs.task for fs in featuresets} != {first.task}:
-        raise ValueError(f"featuresets: one task and one feature size per unit, got "
-                         f"{sorted({fs.task for fs in featuresets})} and dimensions {sorted(dims)}")
+        raise ValueError(
+            f"featuresets: one task and one feature size per unit, got "
+            f"{sorted({fs.task for fs in featuresets})} and dimensions {sorted(dims)}"
+        )
     subs = subsamples(first.train.y, first.train.num_classes, ratio, config)
     names = registry_metrics(config, True)
     wanted = {m for m in FIT_METRICS if m in names}
@@ -112,6 +146,8 @@ def score_unit(featuresets: Sequence[Any], ratio: int, config: Any) -> dict:
         for rep, (idx, _) in enumerate(subs):
             vals = {**per[(fs.encoder, rep)], **fits.get((fs.encoder, rep), {})}
             rows += [[fs.encoder, rep, len(idx), m, v] for m, v in vals.items()]
-            grows += [[fs.encoder, rep, len(idx), m, kn, v]
-                      for (m, kn), v in grid.get((fs.encoder, rep), {}).items()]
+            grows += [
+                [fs.encoder, rep, len(idx), m, kn, v]
+                for (m, kn), v in grid.get((fs.encoder, rep), {}).items()
+            ]
     return {"scores": rows, "grid": grows, "seconds": {k: round(v, 3) for k, v in seconds.items()}}

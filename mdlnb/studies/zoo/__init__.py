@@ -11,12 +11,31 @@ checkpoint-selection question (PACTran, Ding et al. 2022, arXiv:2203.05126, Sec.
 Command line: ``python -m mdlnb.studies.zoo {build,verify}``.
 """
 
-from mdlnb.studies.zoo._artifacts import (check, file_name, load_member, parse_member,
-                                          provenance, verify, zoo_dir)
+from mdlnb.studies.zoo._artifacts import (
+    check,
+    file_name,
+    load_member,
+    parse_member,
+    provenance,
+    verify,
+    zoo_dir,
+)
 from mdlnb.studies.zoo._build import build, build_family
 from mdlnb.studies.zoo._config import FAMILIES, ZooConfig
 
 Config = ZooConfig
 
-__all__ = ["Config", "FAMILIES", "ZooConfig", "build", "build_family", "check", "file_name",
-           "load_member", "parse_member", "provenance", "verify", "zoo_dir"]
+__all__ = [
+    "Config",
+    "FAMILIES",
+    "ZooConfig",
+    "build",
+    "build_family",
+    "check",
+    "file_name",
+    "load_member",
+    "parse_member",
+    "provenance",
+    "verify",
+    "zoo_dir",
+]

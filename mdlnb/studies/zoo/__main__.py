@@ -20,8 +20,9 @@ from mdlnb.studies.pretraining import provenance
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mdlnb.studies.zoo",
-                                 description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m mdlnb.studies.zoo", description=__doc__.split("\n\n")[0]
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="train the checkpoints that have no artifact yet")
     b.add_argument("--only", nargs="+", default=None, help="families such as simclr")
@@ -35,19 +36,34 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "build":
         if args.only:
             config = dataclasses.replace(config, families=tuple(args.only))
-        zoo.build(config, directory=args.into, rebuild=args.rebuild, progress=True,
-                  command=" ".join(["python -m mdlnb.studies.zoo", *argv]))
+        zoo.build(
+            config,
+            directory=args.into,
+            rebuild=args.rebuild,
+            progress=True,
+            command=" ".join(["python -m mdlnb.studies.zoo", *argv]),
+        )
         return 0
-    provs = [zoo.check(m) for m in config.members()]
-    print(f"{len(provs)} zoo members verified ({len(zoo.verify())} checkpoints in "
-          f"{zoo.zoo_dir()}, the rest in the encoder artifacts)")
+    if not zoo.verify():  # no checkpoint in the zoo's folder (a tree without artifacts)
+        print(f"0 zoo members verified (no checkpoints in {zoo.zoo_dir()})")
+        return 0
+    provs = [zoo.check(m) for m in config.members()]  # a partial zoo is an error
+    print(
+        f"{len(provs)} zoo members verified ({len(zoo.verify())} checkpoints in "
+        f"{zoo.zoo_dir()}, the rest in the encoder artifacts)"
+    )
     if args.against:
-        bad = [p["name"] for p in zoo.verify()
-               if (o := provenance(p["name"], directory=Path(args.against))) is None
-               or o["sha256"] != p["sha256"]]
+        bad = [
+            p["name"]
+            for p in zoo.verify()
+            if (o := provenance(p["name"], directory=Path(args.against))) is None
+            or o["sha256"] != p["sha256"]
+        ]
         if bad:
-            print(f"rebuilt checkpoints differ from (or lack) the committed ones: {bad}",
-                  file=sys.stderr)
+            print(
+                f"rebuilt checkpoints differ from (or lack) the committed ones: {bad}",
+                file=sys.stderr,
+            )
             return 1
         print(f"rebuilt checkpoints in {args.against} match the committed bytes")
     return 0

@@ -33,8 +33,7 @@ from mdlnb.studies.pretraining import _artifacts as _enc
 def zoo_dir() -> Path:
     """``$MDLNB_ARTIFACTS/zoo``, or ``artifacts/zoo`` beside the package."""
     root = os.environ.get("MDLNB_ARTIFACTS")
-    return Path(root) / "zoo" if root else Path(__file__).resolve().parents[3] / \
-        "artifacts" / "zoo"
+    return Path(root) / "zoo" if root else Path(__file__).resolve().parents[3] / "artifacts" / "zoo"
 
 
 def parse_member(member: str) -> tuple[str, str]:
@@ -43,8 +42,9 @@ def parse_member(member: str) -> tuple[str, str]:
         return "random", "final"
     family, sep, step = str(member).partition("@")
     if not sep or not family or not (step == "final" or step.isdigit()):
-        raise ValueError(f"member: expected 'random', '<family>@<step>' or '<family>@final', "
-                         f"got {member!r}")
+        raise ValueError(
+            f"member: expected 'random', '<family>@<step>' or '<family>@final', got {member!r}"
+        )
     return family, step
 
 
@@ -56,12 +56,16 @@ def file_name(member: str, arch: str = "vit", size: str = "S", seed: int = 0) ->
 
 
 def _directory(member: str, directory: Path | None) -> Path:
-    return _enc.artifact_dir() if parse_member(member)[1] == "final" else \
-        (Path(directory) if directory else zoo_dir())
+    return (
+        _enc.artifact_dir()
+        if parse_member(member)[1] == "final"
+        else (Path(directory) if directory else zoo_dir())
+    )
 
 
-def check(member: str, *, arch: str = "vit", size: str = "S", seed: int = 0,
-          directory: Path | None = None) -> dict:
+def check(
+    member: str, *, arch: str = "vit", size: str = "S", seed: int = 0, directory: Path | None = None
+) -> dict:
     """The provenance of ``member`` after checking its weights' SHA-256
     (:class:`~mdlnb.studies.pretraining.ChecksumError` if they differ,
     FileNotFoundError if it is not there)."""
@@ -73,8 +77,9 @@ def verify(directory: Path | None = None) -> list[dict]:
     return _enc.verify(Path(directory) if directory else zoo_dir())
 
 
-def load_member(member: str, *, arch: str = "vit", size: str = "S", seed: int = 0,
-                directory: Path | None = None):
+def load_member(
+    member: str, *, arch: str = "vit", size: str = "S", seed: int = 0, directory: Path | None = None
+):
     """The :class:`mdlnb.encoders.Encoder` of ``member`` (checked against its SHA-256)."""
     import jax
     import jax.numpy as jnp
@@ -96,8 +101,9 @@ def load_member(member: str, *, arch: str = "vit", size: str = "S", seed: int = 
     for leaf_name, leaf in _enc._leaf_names(template):
         a = stored.get(leaf_name)
         if a is None or a.shape != np.shape(leaf):
-            raise _enc.ChecksumError(f"{prov['name']}: leaf {leaf_name!r} missing or of "
-                                     f"another shape")
+            raise _enc.ChecksumError(
+                f"{prov['name']}: leaf {leaf_name!r} missing or of another shape"
+            )
         leaves.append(jnp.asarray(a))
     params = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(template), leaves)
     meta = {**prov, "steps": int(step), "artifact": prov["name"]}
@@ -115,13 +121,16 @@ def write(params: Any, prov: dict, *, directory: Path | None = None) -> dict:
     blob = _enc.params_bytes(params)
     prov = {**prov, "sha256": _enc.sha256(blob)}
     atomic_write_bytes(d / f"{prov['name']}.npz", blob)
-    atomic_write_text(d / f"{prov['name']}.json",
-                      json.dumps(prov, indent=1, sort_keys=True, default=str) + "\n")
+    atomic_write_text(
+        d / f"{prov['name']}.json", json.dumps(prov, indent=1, sort_keys=True, default=str) + "\n"
+    )
     return prov
 
 
-def provenance(member: str, *, arch: str = "vit", size: str = "S", seed: int = 0,
-               directory: Path | None = None) -> dict | None:
+def provenance(
+    member: str, *, arch: str = "vit", size: str = "S", seed: int = 0, directory: Path | None = None
+) -> dict | None:
     """The provenance of ``member`` (not checked), or None when it is not there."""
-    return _enc.provenance(file_name(member, arch, size, seed),
-                           directory=_directory(member, directory))
+    return _enc.provenance(
+        file_name(member, arch, size, seed), directory=_directory(member, directory)
+    )

@@ -65,8 +65,10 @@ class ZooConfig(StudyConfig):
             raise ValueError(f"families: must be non-empty without repeats, got {fams}")
         for f in fams:
             if f == "random" or not supports(f, self.arch):
-                raise ValueError(f"families: {f!r} is not a trained objective on {self.arch!r} "
-                                 f"(known: {FAMILIES})")
+                raise ValueError(
+                    f"families: {f!r} is not a trained objective on {self.arch!r} "
+                    f"(known: {FAMILIES})"
+                )
         object.__setattr__(self, "families", fams)
         check_int("chunk_steps", self.chunk_steps, minimum=1)
         check_int("seed", self.seed, minimum=0)
@@ -76,7 +78,9 @@ class ZooConfig(StudyConfig):
         for s in steps:
             check_int("steps", s, minimum=1)
             if s % self.chunk_steps:
-                raise ValueError(f"steps: {s} is not a multiple of chunk_steps ({self.chunk_steps})")
+                raise ValueError(
+                    f"steps: {s} is not a multiple of chunk_steps ({self.chunk_steps})"
+                )
         if steps[-1] > self.pretraining().max_steps:
             raise ValueError(f"steps: {steps[-1]} exceeds the schedule's max_steps")
         object.__setattr__(self, "steps", steps)
@@ -90,5 +94,8 @@ class ZooConfig(StudyConfig):
     def members(self) -> tuple[str, ...]:
         """The zoo's checkpoint names: ``random``, ``<family>@<step>`` for every family
         and step, ``<family>@final`` (the committed encoder) for every family."""
-        return ("random", *(f"{f}@{s}" for f in self.families for s in self.steps),
-                *(f"{f}@final" for f in self.families))
+        return (
+            "random",
+            *(f"{f}@{s}" for f in self.families for s in self.steps),
+            *(f"{f}@final" for f in self.families),
+        )

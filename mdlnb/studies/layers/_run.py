@@ -1,0 +1,109 @@
+"""The driver: :func:`run` (one encoder, its layers, the tasks) and :func:`run_config`
+(both encoders of a :class:`LayersConfig`), with their two results (:class:`LayersStudy`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from mdlnb.studies.layers._config import LayersConfig
+from mdlnb.studies.layers._result import LayersResult
+
+# Imported inside the functions that use them, so that importing this module does not load
+# them: pandas, matplotlib, seaborn; mdlnb.studies.transferability._encoders and
+# mdlnb._compare (JAX, optax, pandas); mdlnb.encoders (JAX, optax).
+
+
+def run(
+    encoder: Any,
+    tasks: Sequence[Any],
+    *,
+    which: Sequence[str | int] | None = None,
+    pooling: str = "mean",
+    seeds: Sequence[int] = (0, 1, 2),
+    protocol: Any = "small",
+    progress: bool | None = None,
+    cache: bool = True,
+) -> LayersResult:
+    """Compare ``which`` layers of ``encoder`` on each of ``tasks`` (Tasks of images),
+    paired over ``seeds`` (≥ 3 orders), under ``protocol`` (:func:`mdlnb.compare`).
+    ``progress``: as :func:`mdlnb.compare`'s, for each task's comparison (``None``,
+    the default: a bar where someone watches a long run, one line per run in batch
+    mode)."""
+    from mdlnb._compare import compare
+    from mdlnb.encoders import layer_names, layers
+
+    encs = layers(encoder, which, pooling=pooling)
+    labels = tuple(
+        e.meta["layer"] + ("" if pooling == "mean" else f"[{pooling}]") for e in encs.values()
+    )
+    if len(labels) < 2:
+        raise ValueError(f"which: need at least 2 layers to compare, got {list(labels)}")
+    own = layer_names(encoder)[-1] + ("" if pooling == "mean" else f"[{pooling}]")
+    reference = own if own in labels else labels[-1]
+    comps = {}
+    for task in tasks:
+        if task.name in comps:
+            raise ValueError(f"tasks: {task.name!r} given twice")
+        comps[task.name] = compare(
+            encs, task, protocol=protocol, seeds=seeds, progress=progress, cache=cache
+        )
+    dims = {lab: e.feature_dim for lab, e in zip(labels, encs.values())}
+    return LayersResult(
+        encoder=encoder.name,
+        layers=labels,
+        reference=reference,
+        comparisons=comps,
+        feature_dims=dims,
+    )
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LayersStudy:
+    """The study's two results on the same tasks, orders and protocol.
+
+    Attributes:
+      lite: the EfficientNet-Lite layers (:class:`LayersResult`).
+      vit: the self-pretrained ViT's layers, or None when the config has no ViT.
+    """
+
+    lite: LayersResult
+    vit: LayersResult | None = None
+
+    def results(self) -> dict[str, LayersResult]:
+        """``{file prefix: result}``: ``layers`` for the Lite, ``layers_vit`` for the ViT."""
+        return {"layers": self.lite, **({"layers_vit": self.vit} if self.vit is not None else {})}
+
+    def findings(self) -> str:
+        """Markdown: one section per encoder (:meth:`LayersResult.findings`)."""
+        return "\n\n".join(f"**{r.encoder}**\n\n{r.findings()}" for r in self.results().values())
+
+    def save(self, paper_dir: Any, points: int = 60) -> None:
+        """Each result's files under its prefix (:meth:`results`)."""
+        for prefix, r in self.results().items():
+            r.save(paper_dir, prefix=prefix, points=points)
+
+
+def run_config(
+    config: LayersConfig | None = None, *, progress: bool | None = False, cache: bool = True
+) -> LayersStudy:
+    """:func:`run` with the encoders, tasks and settings of ``config`` (default: the CPU
+    run): the EfficientNet-Lite and, unless ``config.vit`` is None, the ViT, on the
+    same tasks, orders and protocol."""
+    config = config or LayersConfig()
+    if not isinstance(config, LayersConfig):
+        raise ValueError(f"config: expected a LayersConfig, got {type(config).__name__}")
+    tasks = config.tasks()
+    kw = dict(
+        pooling=config.pooling,
+        seeds=list(config.seeds),
+        protocol=config.protocol,
+        progress=progress,
+        cache=cache,
+    )
+    lite = run(config.encoder(), tasks, which=list(config.which), **kw)
+    vit = config.vit_encoder()
+    return LayersStudy(
+        lite=lite, vit=None if vit is None else run(vit, tasks, which=list(config.vit_which), **kw)
+    )
