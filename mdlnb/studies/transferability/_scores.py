@@ -29,11 +29,17 @@ SCORE_COLUMNS = ["encoder", "task", "ratio", "n", "repeat", "metric", "value"]
 
 
 def label_free_scores(features: Any, *, seed: int = 0) -> dict[str, float]:
-    """Cluster learnability (k-means √N clusters, 1-NN, cosine), TwoNN ID and RankMe."""
+    """Cluster learnability (k-means √N clusters, 1-NN, cosine), TwoNN ID and RankMe.
+
+    CL is NaN when a row of ``features`` is all zeros: a zero vector has no cosine
+    geometry. It happens with EfficientNet-Lite at 32 px, whose last ReLU6 units mostly
+    never fire on images that small (Lite2 on CLEVR: 97 % of the rows); the metrics'
+    τ leave such a checkpoint out (:mod:`._kendall`)."""
     from mdlnb import labelfree
 
+    dead = not np.all(np.any(np.asarray(features) != 0, axis=1))
     return {
-        "cl": float(labelfree.cluster_learnability(features, int(seed))),
+        "cl": float("nan") if dead else float(labelfree.cluster_learnability(features, int(seed))),
         "twonn_id": float(labelfree.twonn_id(features)),
         "rankme": float(labelfree.rankme(features)),
     }
@@ -159,7 +165,13 @@ def _across_encoders(scores, combos):
         for metric, (ts, combine) in combos.items():
             if not set(ts) <= set(g):
                 continue
-            values = combine(*(g[t].to_numpy() for t in ts))
+            arrays = [g[t].to_numpy(float) for t in ts]
+            ok = np.logical_and.reduce([np.isfinite(a) for a in arrays])
+            values = np.full(len(g), np.nan)  # NaN where a term is (e.g. CL of dead features)
+            if ok.all():
+                values = combine(*arrays)
+            elif ok.sum() >= 2:
+                values[ok] = combine(*(a[ok] for a in arrays))
             for (zoo, task, ratio, repeat, enc, n), v in zip(g.index, values):
                 rows.append(
                     dict(
