@@ -28,7 +28,7 @@ def _clear() -> None:
         sklearn_tasks._digits,
         skimage_tasks.read_image,
         skimage_tasks._lfw,
-        skimage_tasks._ihc_dab,
+        skimage_tasks._ihc_stain,
     ):
         f.cache_clear()
 
