@@ -183,3 +183,21 @@ def test_seeded_figures_name_a_section_of_the_history():
         for f in rec["figures"]:
             if f["source"].startswith("RESULTS.md"):
                 assert any(f"section '{t}'" in f["source"] for t in titles), (name, f["source"])
+
+
+def test_prune_headline_is_the_savings_every_task_reaches():
+    from benchmarks.bench_prune import within_target
+
+    def row(task, ratio, pct, kind="replay"):
+        return {"task": task, "kind": kind, "updates_ratio": ratio, "change_pct": pct}
+
+    rows = [
+        row("digits", 1.90, -0.04),
+        row("digits", 3.75, 6.47),  # longer code: not within the target
+        row("textures", 5.02, -13.4),
+        row("clevr", 3.63, 1.49),
+        row("clevr", 1.83, -0.14),
+        row("clevr", 9.0, -1.0, kind="real"),  # real runs repeat a replayed schedule
+    ]
+    assert within_target(rows) == 1.83
+    assert within_target([row("digits", 3.75, 6.47)]) is None
