@@ -7,12 +7,10 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from mdlnb._compare import compare
+from mdlnb.encoders import layer_names, layers
 from mdlnb.studies.layers._config import LayersConfig
 from mdlnb.studies.layers._result import LayersResult
-
-# Imported inside the functions that use them, so that importing this module does not load
-# them: pandas, matplotlib, seaborn; mdlnb.studies.transferability._encoders and
-# mdlnb._compare (JAX, optax, pandas); mdlnb.encoders (JAX, optax).
 
 
 def run(
@@ -31,9 +29,6 @@ def run(
     ``progress``: as :func:`mdlnb.compare`'s, for each task's comparison (``None``,
     the default: a bar where someone watches a long run, one line per run in batch
     mode)."""
-    from mdlnb._compare import compare
-    from mdlnb.encoders import layer_names, layers
-
     encs = layers(encoder, which, pooling=pooling)
     labels = tuple(
         e.meta["layer"] + ("" if pooling == "mean" else f"[{pooling}]") for e in encs.values()
