@@ -55,6 +55,18 @@ def _derived(g):
     return g
 
 
+#: The columns of :meth:`PretrainingResult.overview`.
+OVERVIEW = (
+    "encoder",
+    "param_count",
+    "chosen_step",
+    "trained_steps",
+    "stop_reason",
+    "probe_accuracy",
+    "rankme",
+)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class PretrainingResult:
     """The committed encoders: ``encoders`` (one row per artifact: provenance,
@@ -63,6 +75,12 @@ class PretrainingResult:
     encoders: Any
     curves: Any
     directory: Any = None
+
+    def overview(self):
+        """One row per committed encoder: its size, the chosen and the trained steps, why
+        training stopped, probe accuracy and RankMe at the chosen step (columns of
+        ``encoders``)."""
+        return self.encoders[list(OVERVIEW)]
 
     def plot_curves(self):
         """Probe accuracy against pretraining steps, one line per encoder, the chosen
