@@ -11,8 +11,8 @@ from typing import Any
 
 import mdlnb
 
-# Imported inside the functions that use them, so that importing this module does not load
-# them: mdlnb._protocol, mdlnb.experts and mdlnb.switching (JAX).
+# mdlnb._protocol, mdlnb.experts and mdlnb.switching (JAX) are imported inside the functions
+# that use them: importing mdlnb.cli loads no JAX (tests/test_xla_cache.py).
 
 
 def strategy_options(args: argparse.Namespace) -> dict:
@@ -86,6 +86,7 @@ def add_data(p: argparse.ArgumentParser) -> None:
 
 def add_protocol(p: argparse.ArgumentParser) -> None:
     """The protocol and the fields of it both commands override."""
+    # heavy: keeps JAX out of import mdlnb.cli
     from mdlnb._protocol import STANDARDIZE
     from mdlnb._protocol import names as protocols
     from mdlnb.experts import PRESETS
@@ -158,7 +159,7 @@ def protocol_and_strategy(args: argparse.Namespace) -> tuple[Any, Any, float | N
         if args.m is not None and args.strategy not in (None, "fixed-share"):
             raise ValueError(f"strategy: option(s) --m do not apply to {args.strategy!r}")
         return proto, args.strategy, args.m
-    from mdlnb import switching
+    from mdlnb import switching  # heavy: keeps JAX out of import mdlnb.cli
 
     named = argparse.Namespace(**vars(args))
     named.strategy = args.strategy or "fixed-share"

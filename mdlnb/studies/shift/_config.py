@@ -12,10 +12,13 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from mdlnb import data
 from mdlnb._checks import check_int
+from mdlnb._compare import resolve_protocol
 from mdlnb.studies._base import StudyConfig
 from mdlnb.studies.encoders._config import OBJECTIVES_SUITE
 from mdlnb.studies.shift._split import parse_shift
+from mdlnb.studies.transferability import parse_encoder
 
 #: Task and nuisance factor of the default run: the shape of a dSprites sprite shifted
 #: in its scale, its column (location) shifted in its row, a Clevr scene's object count
@@ -56,10 +59,6 @@ class ShiftConfig(StudyConfig):
     resamples: int = 2000
 
     def __post_init__(self) -> None:
-        from mdlnb import data
-        from mdlnb._compare import resolve_protocol
-        from mdlnb.studies.transferability import parse_encoder
-
         for name in ("tasks", "encoders", "seeds"):
             value = getattr(self, name)
             if isinstance(value, str) or not isinstance(value, Sequence) or not value:
