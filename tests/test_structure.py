@@ -44,7 +44,6 @@ FUNCTION_ALLOW: dict[str, int] = {
     "mdlnb/_compare.py::compare": 94,
     "mdlnb/prequential/_program.py::_batch_step": 105,
     "mdlnb/studies/transferability/_claims.py::claims": 120,
-    "mdlnb/switching/batch.py::codelength": 85,
 }
 
 # a hand-written integer check: `not isinstance(v, (int, …))`, `not isinstance(v, int)`,
