@@ -34,8 +34,6 @@ MODULE_ALLOW: dict[str, int] = {
     "mdlnb/cli.py": 503,
     "mdlnb/prequential/_onepass.py": 554,
     "mdlnb/runner/__init__.py": 468,
-    "mdlnb/studies/encoders/_result.py": 497,
-    "mdlnb/studies/encoders/_tables.py": 470,
 }
 
 # Functions over MAX_FUNCTION_LINES (docstring excluded): {"path::qualname": lines}.
