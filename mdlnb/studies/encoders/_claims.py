@@ -55,7 +55,7 @@ import numpy as np
 from mdlnb import claims as C
 from mdlnb import ranking
 from mdlnb._compare import resolve_protocol
-from mdlnb.studies.encoders import _paper, _tables
+from mdlnb.studies.encoders import _paper, _significance, _tables
 
 _DEPTH = re.compile(r"^mlp(\d+)")
 
@@ -133,7 +133,7 @@ def depth_change_by_task(posterior, *, first_batch: int):
 def order_noise_cells(frame, encoders: Sequence[str]):
     """(f)'s cells: ``(permutation_variance, its rows with a finite positive
     sd / nearest gap, the per-task arrays of those ratios)``."""
-    var = _tables.permutation_variance(frame, encoders)
+    var = _significance.permutation_variance(frame, encoders)
     ok = var.dropna(subset=["sd [nats]", "sd / nearest gap"])
     ok = ok[ok["sd / nearest gap"] > 0]
     return var, ok, [g["sd / nearest gap"].to_numpy() for _, g in ok.groupby("task")]
@@ -304,7 +304,7 @@ def _f_claim(result, encoders, level: float):
         if len(parts) >= 2
         else (n_slope(parts), float("nan"), float("nan"))
     )
-    pp = _tables.PAPER_PERMUTATION
+    pp = _significance.PAPER_PERMUTATION
     paper_ratio = pp["std"] / min(pp["mean"] - pp["above"], pp["below"] - pp["mean"])
     r = ok["sd / nearest gap"]
     return C.Claim.decided(

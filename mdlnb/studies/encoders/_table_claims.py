@@ -46,7 +46,7 @@ import numpy as np
 
 from mdlnb import claims as C
 from mdlnb import ranking
-from mdlnb.studies.encoders import _paper, _tables
+from mdlnb.studies.encoders import _paper, _significance, _tables
 
 #: Encoders of Table 1a and Table 2.
 PAPER_R = 6
@@ -171,7 +171,7 @@ def pairwise_table(frame, encoders: Sequence[str], *, alpha: float = 0.10):
 
     r = task_ranks(frame, encoders)
     k, n = len(encoders), len(r)
-    cd = ranking.nemenyi_cd(k, n, alpha) if n >= _tables.MIN_TASKS else float("nan")
+    cd = ranking.nemenyi_cd(k, n, alpha) if n >= _significance.MIN_TASKS else float("nan")
     rows = []
     for pid, (better, worse, verdict) in PAIRS.items():
         a, b = (resolve(frame, encoders, *side) for side in (better, worse))
