@@ -132,8 +132,7 @@ Modules (private, one concept each): ``_streams`` (:func:`run_streams`: layouts,
 buckets, the exactness contract), ``_stacked`` (the stacked calls), ``_run`` (:func:`run`,
 :func:`run_with_params`: the N ≤ B short-circuit, the memory plan, one pass
 or slices), ``_onepass``
-(one pass: the cache wrapper, the set-up and the chunk loop;
-:func:`resolve_protocol`), ``_checkpointer`` (checkpoints of a run: resume,
+(one pass: the cache wrapper, the set-up and the chunk loop), ``_checkpointer`` (checkpoints of a run: resume,
 save on a schedule), ``_board`` (the experts in flight and their compaction
 after a pruning decision), ``_loss_matrix`` (:class:`LossMatrix`), ``_stream`` (the seeded order,
 expert keys, replay positions), ``_program`` (the compiled chunk program),

@@ -36,9 +36,7 @@ from mdlnb import _aligned, _progress, _targets, _xla_cache
 from mdlnb._checks import check_finite, check_int
 from mdlnb._io import cache_dir, content_hash, load_entry, locked
 from mdlnb._protocol import Protocol
-from mdlnb._protocol import protocol as _protocol
 from mdlnb._task import Task
-from mdlnb.experts import Expert
 from mdlnb.prequential import _board, _program, _prune, _sharding
 from mdlnb.prequential._checkpointer import Checkpointer
 from mdlnb.prequential._groups import _layout, board_dim, layout_key
@@ -110,22 +108,6 @@ def _task_arrays(task, experts):
         raise ValueError(f"task.y: labels must lie in [0, {task.num_classes})")
     _check_readouts(task, experts)
     return feats, labels
-
-
-def resolve_protocol(
-    protocol: Protocol | str | None = None, experts: Any = None, **fields: Any
-) -> Protocol:
-    """The protocol a call runs: ``protocol`` (default ``"default"``) with the board
-    ``experts`` (a list of Experts or a preset name) and the other ``fields`` that
-    are not None."""
-    if experts is not None and not isinstance(experts, str):
-        experts = [experts] if isinstance(experts, Expert) else list(experts)
-        if not experts:
-            raise ValueError("experts: must contain at least one Expert")
-        for e in experts:
-            if not isinstance(e, Expert):
-                raise ValueError(f"experts: expected Expert objects, got {type(e).__name__}")
-    return _protocol("default" if protocol is None else protocol, board=experts, **fields)
 
 
 def auto_chunk_batches(experts, in_dim: int, num_classes: int, batch_size: int) -> int:

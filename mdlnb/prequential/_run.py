@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from mdlnb import _targets
+from mdlnb import _arguments, _targets
 from mdlnb._protocol import Protocol
 from mdlnb._task import Task
 from mdlnb.experts import Expert
@@ -32,7 +33,6 @@ from mdlnb.prequential._onepass import (
     _validate,
     auto_chunk_batches,
     chunk_bucket,
-    resolve_protocol,
     row_bucket,
     run_pass,
 )
@@ -151,7 +151,7 @@ def run(
     if isinstance(memory_budget, str) and memory_budget != "auto":
         raise ValueError(f"memory_budget: must be 'auto', None or bytes, got {memory_budget!r}")
     _validate(task, checkpoint_every_s)
-    protocol = resolve_protocol(
+    protocol = _arguments.resolve_protocol(
         protocol,
         experts,
         batch_size=batch_size,
@@ -255,7 +255,7 @@ def run_with_params(
     protocol's ``prune``).
     """
     _validate(task, checkpoint_every_s)
-    protocol = resolve_protocol(
+    protocol = _arguments.resolve_protocol(
         protocol,
         experts,
         batch_size=batch_size,
@@ -270,3 +270,20 @@ def run_with_params(
         checkpoint_every_s=checkpoint_every_s,  # type: ignore[return-value]
         **kwargs,
     )
+
+
+def resolve_protocol(
+    protocol: Protocol | str | None = None, experts: Any = None, **fields: Any
+) -> Protocol:
+    """Deprecated: use ``mdlnb.protocol(protocol, board=experts, **fields)``.
+
+    The protocol a call runs: ``protocol`` (default ``"default"``) with the board
+    ``experts`` and the other ``fields`` that are not None
+    (:func:`mdlnb._arguments.resolve_protocol`, the one resolution)."""
+    warnings.warn(
+        "mdlnb.prequential.resolve_protocol is deprecated; use "
+        "mdlnb.protocol(protocol, board=experts, **fields)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _arguments.resolve_protocol(protocol, experts, **fields)

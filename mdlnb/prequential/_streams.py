@@ -70,11 +70,12 @@ from typing import Any
 import jax
 import numpy as np
 
+from mdlnb._arguments import resolve_protocol
 from mdlnb._checks import check_int
 from mdlnb._task import Task
 from mdlnb.prequential import _stacked
 from mdlnb.prequential._loss_matrix import LossMatrix
-from mdlnb.prequential._onepass import _make_progress, _validate, resolve_protocol
+from mdlnb.prequential._onepass import _make_progress, _validate
 from mdlnb.prequential._run import run
 from mdlnb.prequential._stacked import STACKED_INPUT_BYTES  # noqa: F401  (documented here)
 

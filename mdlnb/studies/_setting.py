@@ -48,7 +48,7 @@ def fmt_range(values: Iterable[float], unit: str = "") -> str:
 def board_text(protocol: Any) -> str:
     """The readouts of a protocol's board in words: count, depths, widths."""
     from mdlnb import experts as ex
-    from mdlnb._compare import resolve_protocol
+    from mdlnb._arguments import resolve_protocol
 
     p = resolve_protocol(protocol)
     board = ex.preset(p.board) if isinstance(p.board, str) else tuple(p.board)

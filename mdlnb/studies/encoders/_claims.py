@@ -372,7 +372,7 @@ def readout_claims(
     """Claims (d1), (d2) and (d3) (module docstring) on ``encoders`` (default all).
     ``alpha``: 1 − the intervals' level."""
     from mdlnb import claims as C
-    from mdlnb._compare import resolve_protocol
+    from mdlnb._arguments import resolve_protocol
 
     level = 1 - alpha
     post = result.posterior

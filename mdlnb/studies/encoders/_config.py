@@ -2,7 +2,7 @@
 
 Field ``protocol`` is everything besides the data that decides a codelength
 (board, batch size B, switching strategy and m, standardisation); it takes
-what :func:`mdlnb._compare.resolve_protocol` takes (a preset name such as
+what :func:`mdlnb._arguments.resolve_protocol` takes (a preset name such as
 ``"default"`` or ``"paper-vtab"``, or a mapping) and maps one to one onto the
 coming ``mdlnb.Protocol``.
 """
@@ -107,7 +107,7 @@ class EncodersConfig(StudyConfig):
 
     def __post_init__(self) -> None:
         from mdlnb import data
-        from mdlnb._compare import resolve_protocol
+        from mdlnb._arguments import resolve_protocol
         from mdlnb.studies.transferability import parse_encoder, readout_from_name
 
         for name in ("encoders", "tasks", "seeds", "probe_readouts"):

@@ -71,7 +71,7 @@ def mdl_rows(
     (:func:`mdlnb.prequential.run_streams`), unless ``losses`` gives their loss
     matrices (one per seed of ``config.seeds``, e.g. from a batch over many pairs)."""
     from mdlnb import prequential
-    from mdlnb._compare import resolve_protocol
+    from mdlnb._arguments import resolve_protocol
     from mdlnb._units import LN2
     from mdlnb.evaluation import Report
 

@@ -172,7 +172,7 @@ def grid_cost(config: Any, *, gflops: float = CPU_GFLOPS, efficiency: float = GR
     import pandas as pd
 
     from mdlnb import data
-    from mdlnb._compare import resolve_protocol
+    from mdlnb._arguments import resolve_protocol
 
     if not (gflops > 0 and 0 < efficiency <= 1):
         raise ValueError(
@@ -247,7 +247,7 @@ def spreads(result: Any, objectives: Sequence[str] | None = None):
     mean (the paper's 1.54 is far off, as in :func:`plan`)."""
     import pandas as pd
 
-    from mdlnb._compare import resolve_protocol
+    from mdlnb._arguments import resolve_protocol
     from mdlnb.studies.encoders import _claims
 
     frame = result.frame

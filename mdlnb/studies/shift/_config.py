@@ -41,7 +41,7 @@ class ShiftConfig(StudyConfig):
       seeds: draws; draw ``s`` of a task is the procedural draw of generator seed
         :func:`._split.data_seed` (independent across tasks and seeds) and is coded in
         stage 1's order ``s``.
-      protocol: stage 1 + 2 protocol (:func:`mdlnb._compare.resolve_protocol`).
+      protocol: stage 1 + 2 protocol (:func:`mdlnb._arguments.resolve_protocol`).
       points: stream positions at which the cumulative codelength is stored.
       resamples: bootstrap resamples of the Kendall τ interval (claim r2).
     """
@@ -57,7 +57,7 @@ class ShiftConfig(StudyConfig):
 
     def __post_init__(self) -> None:
         from mdlnb import data
-        from mdlnb._compare import resolve_protocol
+        from mdlnb._arguments import resolve_protocol
         from mdlnb.studies.transferability import parse_encoder
 
         for name in ("tasks", "encoders", "seeds"):
