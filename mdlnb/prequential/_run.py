@@ -1,7 +1,8 @@
 """Stage 1's public driver: :func:`run` (a stream of one batch coded without training,
 :func:`untrained_losses`; else the memory plan: one pass or slices) and
 :func:`run_with_params`; the pass itself (cache, set-up, chunk loop) is
-:mod:`mdlnb.prequential._onepass`; see :mod:`mdlnb.prequential`."""
+:mod:`mdlnb.prequential._onepass`; see :mod:`mdlnb.prequential`. The deprecated
+:func:`resolve_protocol` is :func:`mdlnb._arguments.resolve_protocol`."""
 
 from __future__ import annotations
 
@@ -21,21 +22,18 @@ from mdlnb._task import Task
 from mdlnb.experts import Expert
 from mdlnb.prequential import _memory, _slicing
 from mdlnb.prequential._checkpointer import CHECKPOINT_SHARE
-from mdlnb.prequential._loss_matrix import LossMatrix
-from mdlnb.prequential._onepass import (
+from mdlnb.prequential._chunking import (
     CHUNK_FLOPS,
-    CODE_VERSION,
     DEFAULT_CHUNK_BATCHES,
     PROGRESS_UPDATES,
-    ProgressFn,
-    _check_readouts,
-    _task_arrays,
-    _validate,
     auto_chunk_batches,
     chunk_bucket,
     row_bucket,
-    run_pass,
 )
+from mdlnb.prequential._job import CODE_VERSION, check_readouts, task_arrays, validate
+from mdlnb.prequential._loss_matrix import LossMatrix
+from mdlnb.prequential._onepass import run_pass
+from mdlnb.prequential._progressbar import ProgressFn
 from mdlnb.prequential._stream import stream_order
 
 __all__ = [
@@ -150,7 +148,7 @@ def run(
     """
     if isinstance(memory_budget, str) and memory_budget != "auto":
         raise ValueError(f"memory_budget: must be 'auto', None or bytes, got {memory_budget!r}")
-    _validate(task, checkpoint_every_s)
+    validate(task, checkpoint_every_s)
     protocol = _arguments.resolve_protocol(
         protocol,
         experts,
@@ -160,7 +158,7 @@ def run(
         standardize=standardize,
     )
     if task.n <= protocol.batch_size:  # one batch, coded uniformly: nothing to train or compile
-        _task_arrays(task, protocol.experts())
+        task_arrays(task, protocol.experts())
         return untrained_losses(task, protocol)
     opts: dict[str, Any] = dict(
         progress=progress,
@@ -184,7 +182,7 @@ def _plan(task: Task, protocol: Protocol, memory_budget, devices) -> _memory.Sli
     under ``"auto"``: pruning couples the experts)."""
     board = protocol.experts()
     budget = None if memory_budget == "auto" else memory_budget
-    _check_readouts(task, board)  # before sizing them (num_params)
+    check_readouts(task, board)  # before sizing them (num_params)
     ndev = len(devices) if devices is not None else jax.device_count()
     plan = _memory.plan(
         board, task.n, np.shape(task.features)[1], task.out_dim, budget_bytes=budget, devices=ndev
@@ -254,7 +252,7 @@ def run_with_params(
     after training on the whole stream (``None`` for an expert pruned by the
     protocol's ``prune``).
     """
-    _validate(task, checkpoint_every_s)
+    validate(task, checkpoint_every_s)
     protocol = _arguments.resolve_protocol(
         protocol,
         experts,
