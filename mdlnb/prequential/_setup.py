@@ -170,6 +170,6 @@ def place(mesh, spec, x_all, y_all, seed_key, state, hypers):
     if mesh is None or mesh.size == 1:
         x_dev, y_dev = jnp.asarray(x_all), jnp.asarray(y_all)
         return x_dev, y_dev, seed_key, state, hypers, partial(_program._run_chunk, spec)
-    state, hypers = _sharding.shard(mesh, state), _sharding.shard(mesh, hypers)  # type: ignore[arg-type]
-    x_dev, y_dev, seed_key = _sharding.replicate(mesh, (x_all, y_all, seed_key))  # type: ignore[arg-type]
+    state, hypers = _sharding.shard(mesh, state), _sharding.shard(mesh, hypers)
+    x_dev, y_dev, seed_key = _sharding.replicate(mesh, (x_all, y_all, seed_key))
     return x_dev, y_dev, seed_key, state, hypers, partial(_sharding.run_chunk, spec, mesh)

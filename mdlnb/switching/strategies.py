@@ -134,7 +134,7 @@ def strategy_label(strategy: Any) -> str:
     if not isinstance(strategy, _Strategy):
         return str(getattr(strategy, "label", None) or repr(strategy))
     args = []
-    for f in dataclasses.fields(strategy):  # type: ignore[arg-type]
+    for f in dataclasses.fields(strategy):
         v = getattr(strategy, f.name)
         if v is None:
             continue
