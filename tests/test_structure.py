@@ -30,13 +30,10 @@ MAX_FUNCTION_LINES = 80
 # were under the limits before it). Each entry only shrinks; the layout work of issue 39
 # splits them by concern until both lists are empty.
 # Modules over MAX_MODULE_LINES: {path: lines}.
-MODULE_ALLOW: dict[str, int] = {
-    "mdlnb/prequential/_onepass.py": 554,
-}
+MODULE_ALLOW: dict[str, int] = {}
 
 # Functions over MAX_FUNCTION_LINES (docstring excluded): {"path::qualname": lines}.
 FUNCTION_ALLOW: dict[str, int] = {
-    "mdlnb/_compare.py::compare": 94,
     "mdlnb/studies/transferability/_claims.py::claims": 120,
 }
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from mdlnb import prequential, probes
-from mdlnb._compare import resolve_protocol
+from mdlnb._arguments import resolve_protocol
 from mdlnb._grid import log_integers
 from mdlnb._task import Task
 from mdlnb._units import LN2

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from mdlnb import _progress, data, encoders, prequential
-from mdlnb._compare import resolve_protocol
+from mdlnb._arguments import resolve_protocol
 from mdlnb._io import atomic_write_text, cache_dir, content_hash
 from mdlnb.evaluation import Report
 from mdlnb.prequential import CODE_VERSION
