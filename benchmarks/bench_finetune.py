@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from benchmarks._records import Headline
 from mdlnb import finetune, prequential
 from mdlnb.data import fashion_mnist
 from mdlnb.encoders import pretrain
@@ -73,6 +74,13 @@ def _plain_loop_s(ro, task, steps: int) -> float:
 
     jax.block_until_ready(run(params))
     return min(_timed(lambda: jax.block_until_ready(run(params)))[1] for _ in range(REPEATS))
+
+
+#: the headline figures of ``main()``'s result (benchmarks/_records.py)
+HEADLINE = [
+    Headline("vit_S.steps_per_s", "fine-tuning ViT-S through stage 1 (K = 2)", "steps/s"),
+    Headline("resnet_S.steps_per_s", "fine-tuning ResNet-S through stage 1 (K = 2)", "steps/s"),
+]
 
 
 def main() -> dict:

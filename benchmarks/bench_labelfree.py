@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from benchmarks._records import Headline
 from mdlnb import labelfree as lf
 
 N, D, LATENT, CLUSTERS = 10_000, 1_280, 64, 100
@@ -37,6 +38,13 @@ def _sklearn_neighbours(z):
 
     dist, _ = NearestNeighbors(n_neighbors=3, algorithm="brute").fit(z).kneighbors(z)
     return float(np.mean(dist[:, 2] / np.maximum(dist[:, 1], 1e-30)))
+
+
+#: the headline figures of ``main()``'s result (benchmarks/_records.py)
+HEADLINE = [
+    Headline("kmeans_s", "k-means, 100 clusters, N = 10,000 × D = 1,280, warm", "s", "a few s"),
+    Headline("twonn_id_s", "TwoNN intrinsic dimension, same features", "s", "a few s"),
+]
 
 
 def main() -> dict:

@@ -18,6 +18,8 @@ import os
 import time
 from typing import NamedTuple
 
+from benchmarks._records import Headline
+
 
 class Profile(NamedTuple):
     """How long to train the encoders of the two studies: ``objectives_study`` and
@@ -44,6 +46,18 @@ DEFAULT = Profile(
     objectives_study=_study("S"),
     scaling_study=tuple(("mae", "vit", s) for s in ("S", "M", "L")),
 )
+
+
+#: the headline figures of ``main()``'s result (benchmarks/_records.py)
+HEADLINE = [
+    Headline(
+        "total_seconds",
+        "pretraining every encoder of the default profile (extrapolated from timed steps)",
+        "min",
+        "≤ 20 min",
+        scale=1 / 60,
+    ),
+]
 
 
 def main() -> dict:

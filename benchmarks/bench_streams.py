@@ -37,6 +37,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from benchmarks._records import Headline
 from benchmarks.bench_grid_limit import ENCODERS, TASKS, _env_tuple, _link_shared
 
 CHUNK_PROGRAMS = ("_run_chunk", "_run_stacked")
@@ -84,7 +85,7 @@ class CompileLog(logging.Handler):
 
 
 def _slice():
-    from mdlnb._compare import resolve_protocol
+    from mdlnb._arguments import resolve_protocol
     from mdlnb.studies.encoders import EncodersConfig
     from mdlnb.studies.transferability._features import prepare
 
@@ -186,6 +187,23 @@ def _host_work(train, plan) -> dict:
             "host_s_per_call": round((total - sum(inside)) / max(len(inside), 1), 4),
         }
     return out
+
+
+#: the headline figures of ``main()``'s result (benchmarks/_records.py)
+HEADLINE = [
+    Headline(
+        "first.chunk_programs",
+        "chunk programs compiled for the grid slice (orders 0–2), empty compilation cache",
+        "programs",
+        "a small constant per shape bucket",
+    ),
+    Headline(
+        "more_streams.chunk_programs",
+        "chunk programs compiled for three more orders",
+        "programs",
+        "0",
+    ),
+]
 
 
 def main() -> dict:

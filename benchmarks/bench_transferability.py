@@ -21,6 +21,8 @@ import time
 
 import numpy as np
 
+from benchmarks._records import Headline
+
 
 def _cpu(fn, repeat: int = 2) -> float:
     """Process CPU seconds per call of ``fn`` after a warm-up call (compilation)."""
@@ -89,6 +91,16 @@ def batched_fits(label: str = "vit_S", sets: int = 32) -> dict:
         "scipy [cpu s]": scipy,
         "speedup": scipy / batched,
     }
+
+
+#: the headline figures of ``main()``'s result (benchmarks/_records.py)
+HEADLINE = [
+    Headline(
+        "effnet.seconds_per_subsample",
+        "every transferability metric on one subsample, N = 50, D = 1,280",
+        "s",
+    ),
+]
 
 
 def main() -> dict:

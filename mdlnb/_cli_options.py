@@ -1,18 +1,25 @@
-"""The options :mod:`mdlnb.cli`'s ``evaluate`` and ``compare`` share: how to read the
-data (:mod:`mdlnb._userfiles`), what the target is (``--kind``), and the protocol
-with the fields that override it — the keyword arguments of :func:`mdlnb.evaluate`
-and :func:`mdlnb.compare`, and the few that only Python offers (:data:`PYTHON_ONLY`)."""
+"""What :mod:`mdlnb.cli`'s subcommands share. The options of ``evaluate`` and
+``compare``: how to read the data (:mod:`mdlnb._userfiles`), what the target is
+(``--kind``), and the protocol with the fields that override it — the keyword
+arguments of :func:`mdlnb.evaluate` and :func:`mdlnb.compare`, and the few that only
+Python offers (:data:`PYTHON_ONLY`). And the files they write: output paths checked
+before any work (:func:`check_output`), tables written atomically
+(:func:`write_table`), one posterior format (:data:`POSTERIOR_HELP`)."""
 
 from __future__ import annotations
 
 import argparse
+import io
+import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import mdlnb
+from mdlnb._io import atomic_write_bytes
 
-# Imported inside the functions that use them, so that importing this module does not load
-# them: mdlnb._protocol, mdlnb.experts and mdlnb.switching (JAX).
+# mdlnb._protocol, mdlnb.experts and mdlnb.switching (JAX) are imported inside the functions
+# that use them: importing mdlnb.cli loads no JAX (tests/test_xla_cache.py).
 
 
 def strategy_options(args: argparse.Namespace) -> dict:
@@ -86,6 +93,7 @@ def add_data(p: argparse.ArgumentParser) -> None:
 
 def add_protocol(p: argparse.ArgumentParser) -> None:
     """The protocol and the fields of it both commands override."""
+    # heavy: keeps JAX out of import mdlnb.cli
     from mdlnb._protocol import STANDARDIZE
     from mdlnb._protocol import names as protocols
     from mdlnb.experts import PRESETS
@@ -158,8 +166,48 @@ def protocol_and_strategy(args: argparse.Namespace) -> tuple[Any, Any, float | N
         if args.m is not None and args.strategy not in (None, "fixed-share"):
             raise ValueError(f"strategy: option(s) --m do not apply to {args.strategy!r}")
         return proto, args.strategy, args.m
-    from mdlnb import switching
+    from mdlnb import switching  # heavy: keeps JAX out of import mdlnb.cli
 
     named = argparse.Namespace(**vars(args))
     named.strategy = args.strategy or "fixed-share"
     return proto, switching.get_strategy(named.strategy, **strategy_options(named)), None
+
+
+# ---------------------------------------------------------------- what they write
+
+POSTERIOR_HELP = (
+    "write the switching posterior to .csv or .parquet, one row per (t, expert): "
+    "t = examples seen before the prediction (0 … N−1; t = 0 is the prior), "
+    "expert = expert name (column index when the input has no names), "
+    "readout = the expert's readout name (empty when unknown), "
+    "probability = p(expert | first t examples). Same format for `mdlnb switch` and "
+    "`mdlnb evaluate`; the readout posterior is its sum over rows of one (t, readout)"
+)
+
+
+def check_output(path: Path | None, arg: str, suffixes: Sequence[str]) -> None:
+    """Before any work: ``path`` has one of ``suffixes`` and can be written (its first
+    existing ancestor is a writable folder), else a ValueError naming ``arg``."""
+    if path is None:
+        return
+    if path.suffix not in suffixes:
+        raise ValueError(f"{arg}: expected a {' or '.join(suffixes)} path, got {path}")
+    folder = path.absolute().parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{arg}: cannot write {path} ({folder} is not a writable folder)")
+
+
+def check_table_path(path: Path | None) -> None:
+    check_output(path, "posterior", (".csv", ".parquet"))
+
+
+def write_table(frame, path: Path) -> None:
+    """Write a DataFrame as .csv or .parquet, atomically."""
+    buf = io.BytesIO()
+    if path.suffix == ".csv":
+        frame.to_csv(buf, index=False)
+    else:
+        frame.to_parquet(buf, index=False)
+    atomic_write_bytes(path, buf.getvalue())

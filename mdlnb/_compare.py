@@ -46,9 +46,11 @@ order, its code, its time, and an estimate of the time left.
 
 The protocol (board of experts, batch size B, switching strategy and its m,
 input standardisation) is one :class:`mdlnb.Protocol`, given as ``protocol``:
-a preset name, a Protocol, or a mapping of its fields — :func:`resolve_protocol`.
+a preset name, a Protocol, or a mapping of its fields —
+:func:`mdlnb._arguments.resolve_protocol`.
 
-This module is the driver: it reads the arguments and runs the encoders ×
+This module is the driver: it reads the arguments (the inputs:
+:mod:`mdlnb._compare_inputs`; the protocol) and runs the encoders ×
 orders, stage 1 of all of them as one batch of streams
 (:func:`mdlnb.prequential.run_streams`: on a CPU one after another, each
 bit-identical to its own run; on an accelerator the streams of one shape
@@ -63,148 +65,18 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from mdlnb import _progress, prequential
-from mdlnb._arguments import looks_like_board, resolve_strategy
-from mdlnb._checks import check_labels, check_matrix
+from mdlnb._arguments import resolve_protocol
+from mdlnb._compare_inputs import ACCEPTED_FORMS, Inputs, check_encoders, read_inputs
 from mdlnb._comparison import Comparison, Rerun
-from mdlnb._protocol import Protocol
-from mdlnb._protocol import protocol as preset
 from mdlnb._report import Report
 from mdlnb._signature import data_first, extra_positional
-from mdlnb._task import Task, warn_label_alphabet, warn_missing_classes
-from mdlnb.encoders import Encoder, features
-
-MIN_ORDERS = 3
-
-#: The forms :func:`compare` accepts, quoted by its errors.
-ACCEPTED_FORMS = (
-    "compare({name: features, ...}, y, ...) or compare({name: features or Encoder, "
-    "...}, task, ...); everything after the labels by keyword (experts=, "
-    "strategy=, m=, protocol=, seeds=, ...)"
-)
-
-
-# ----------------------------------------------------------------------------- protocol
-
-
-#: Fields a mapping may give (those of :class:`mdlnb.Protocol`, ``experts`` as
-#: another name for ``board``, and ``m`` for fixed share's m).
-_FIELDS = (
-    "name",
-    "board",
-    "experts",
-    "batch_size",
-    "strategy",
-    "m",
-    "standardize",
-    "clip",
-    "replay_streams",
-    "seed",
-)
-
-
-def resolve_protocol(protocol: Any = None) -> Any:
-    """The :class:`mdlnb.Protocol` that ``protocol`` names or describes.
-
-    ``protocol`` is None (``"default"``), a preset name (:func:`mdlnb.protocol`),
-    a :class:`mdlnb.Protocol`, or a mapping of its fields (``experts`` may stand
-    for ``board``; ``m`` sets fixed share's m) applied to the ``"default"``
-    protocol.
-    """
-    try:
-        if protocol is None or isinstance(protocol, (str, Protocol)):
-            return preset("default" if protocol is None else protocol)
-        if not isinstance(protocol, Mapping):
-            raise ValueError(
-                f"expected None, a preset name, a Protocol or a mapping, "
-                f"got {type(protocol).__name__}"
-            )
-        spec = dict(protocol)
-        unknown = set(spec) - set(_FIELDS)
-        if unknown:
-            raise ValueError(f"unknown fields {sorted(unknown)}; use {list(_FIELDS)}")
-        if "experts" in spec:
-            if "board" in spec:
-                raise ValueError("give the board as 'board' or 'experts', not both")
-            spec["board"] = spec.pop("experts")
-        m = spec.pop("m", None)
-        if m is not None or isinstance(spec.get("strategy"), str):
-            spec["strategy"] = resolve_strategy(spec.get("strategy"), m)
-        return preset("default").replace(**spec)
-    except ValueError as e:
-        raise ValueError(f"protocol: {e}") from None
-
-
-# ----------------------------------------------------------------------------- inputs
-
-
-def _features_of(name: str, value: Any, task: Task | None, y: np.ndarray) -> np.ndarray:
-    """(N, D) float32 features of one entry of ``encoders``."""
-    if isinstance(value, Encoder):
-        if task is None or task.x.ndim != 4:
-            raise ValueError(
-                f"encoders: {name!r} is an Encoder; y must then be a Task of images (N, H, W, C)"
-            )
-        return features(value, task).x.astype(np.float32)
-    if isinstance(value, Task):
-        x = value.x.reshape(value.n, -1)
-    else:
-        x = np.asarray(value)
-        if x.ndim > 2:
-            flat = (x.shape[0], int(np.prod(x.shape[1:])))
-            warnings.warn(
-                f"encoders: {name!r}: features of shape {x.shape} are flattened to "
-                f"{flat} (one row per example); pass x.reshape(len(x), -1) to say "
-                "so",
-                UserWarning,
-                stacklevel=4,
-            )
-            x = x.reshape(flat)  # type: ignore[assignment]
-    try:
-        x = check_matrix(x, "x")
-    except ValueError as e:
-        raise ValueError(f"encoders: {name!r}: {e}") from None
-    if x.shape[0] != len(y):
-        raise ValueError(f"encoders: {name!r} has {x.shape[0]} examples, the labels {len(y)}")
-    if isinstance(value, Task) and value.kind != (
-        task.kind if task is not None else "classification"
-    ):
-        kind = task.kind if task is not None else "classification"
-        raise ValueError(
-            f"encoders: {name!r} is a {value.kind} task and y a {kind} one; one "
-            "comparison codes one kind of target (density codelengths of real "
-            "targets are never comparable with classification codelengths)"
-        )
-    if isinstance(value, Task) and not np.array_equal(value.y, y):
-        raise ValueError(f"encoders: {name!r} is a Task whose labels differ from y")
-    return np.asarray(x, np.float32)
-
-
-def _labels(y: Any, num_classes: int | None) -> tuple[Task | None, np.ndarray, int | None]:
-    """``(task or None, labels, C)``; a regression Task gives its targets and C = None."""
-    if isinstance(y, Task):
-        if num_classes is not None:
-            raise TypeError("num_classes: only for an array of labels; a Task has its own")
-        return y, y.y, y.num_classes
-    if y is None:
-        raise TypeError(f"y: missing; use {ACCEPTED_FORMS}")
-    if isinstance(y, (Mapping, str, bytes)) or looks_like_board(y):
-        hint = " (a board: pass it as experts=...)" if looks_like_board(y) else ""
-        raise TypeError(
-            f"y: expected labels (N,) or a Task, got a {type(y).__name__}{hint}; "
-            f"use {ACCEPTED_FORMS}"
-        )
-    y = check_labels(y, num_classes, "y")
-    c = int(num_classes) if num_classes is not None else max(int(y.max()) + 1, 2)
-    if num_classes is None and not warn_label_alphabet(y, c, "labels"):
-        warn_missing_classes(y, c, "labels")
-    return None, y, c
-
+from mdlnb._task import Task
 
 # ----------------------------------------------------------------------------- compare
 
@@ -241,7 +113,7 @@ def compare(
       experts: the board (a list of Experts or a preset name); default the protocol's.
       strategy, m: the switching strategy and fixed share's m, as in
         :func:`mdlnb.evaluate`; default the protocol's.
-      protocol: see :func:`resolve_protocol` (default ``"default"``); the
+      protocol: see :func:`mdlnb._arguments.resolve_protocol` (default ``"default"``); the
         arguments above and ``batch_size``, ``standardize``, ``replay_streams``
         override its fields.
       seeds: one data order per seed (≥ 3); the same orders for every encoder.
@@ -262,54 +134,65 @@ def compare(
     """
     if more:  # a third positional argument: the package's error, not Python's
         raise extra_positional("compare", ACCEPTED_FORMS, more)
-    seeds = _check_encoders(encoders, seeds)
-    plan = prequential.resolve_protocol(
-        resolve_protocol(protocol),
+    seeds = check_encoders(encoders, seeds)
+    plan = resolve_protocol(
+        protocol,
         experts,
+        strategy=strategy,
+        m=m,
         batch_size=batch_size,
         standardize=standardize,
         replay_streams=replay_streams,
     )
-    plan = plan.resolve(strategy=resolve_strategy(strategy, m, default=plan.strategy))
-    task, y, c = _labels(y, num_classes)
-    feats = {k: _features_of(k, v, task, y) for k, v in encoders.items()}
-    task_name = task.name if task is not None else "labels"
-    kind = task.kind if task is not None else "classification"
-    jobs = [(e, s) for s in seeds for e in feats]
-    tasks = {e: Task(f"{task_name}:{e}", feats[e], y, c, kind=kind) for e in feats}
-    bar, lines = _progress_of(jobs, len(y) * len(plan.experts()), progress)
-    done: dict[int, dict[str, Any]] = {}
-    per_step, mass, orders, reports, found = {}, {}, {}, {}, {}  # type: ignore[var-annotated]
+    inputs = read_inputs(encoders, y, num_classes)
+    jobs = [(e, s) for s in seeds for e in inputs.features]
+    runs = _run_all(inputs, jobs, plan, progress=progress, cache=cache)
+    texts = _issue(runs.warnings_by_run(jobs), seeds)
+    return _comparison(inputs, jobs, runs, plan, seeds, texts, cache)
+
+
+# ----------------------------------------------------------------------------- the runs
+
+
+class _Runs(NamedTuple):
+    """Stage 2's results as the runs finish: the table rows by run index; the reports,
+    per-step codes and readout masses by (encoder, seed); each warning's runs; the
+    order each seed gave (every encoder must get the same)."""
+
+    rows: dict[int, dict[str, Any]]
+    reports: dict[tuple[str, int], Report]
+    per_step: dict[tuple[str, int], np.ndarray]
+    mass: dict[tuple[str, int], dict[str, float]]
+    found: dict[tuple[str, type], list[tuple[str, int]]]
+    orders: dict[int, np.ndarray]
+
+    def warnings_by_run(self, jobs: list) -> dict[tuple[str, type], list[tuple[str, int]]]:
+        """Each warning's runs, in the order of ``jobs``."""
+        return {k: sorted(v, key=lambda es: jobs.index(es)) for k, v in self.found.items()}
+
+
+def _run_all(inputs: Inputs, jobs: list, plan: Any, *, progress, cache) -> _Runs:
+    """Stage 1 of every run in one batch of streams (the same orders for every
+    encoder), stage 2 of each as soon as its loss matrix is done, with the
+    progress bar or the batch-mode lines."""
+    tasks = {
+        e: Task(f"{inputs.name}:{e}", x, inputs.y, inputs.num_classes, kind=inputs.kind)
+        for e, x in inputs.features.items()
+    }
+    runs = _Runs({}, {}, {}, {}, {}, {})
+    bar, lines = _progress_of(jobs, len(inputs.y) * len(plan.experts()), progress)
     t0, finished = time.perf_counter(), [time.perf_counter()]
 
-    def stage2(i: int, lm: Any) -> None:  # each run as soon as its stage 1 is done
+    def stage2(i: int, lm: Any) -> None:
         e, s = jobs[i]
-        rep, raised = _code(lm, plan, s, orders)
-        reports[(e, s)] = rep
-        for key in raised:
-            found.setdefault(key, []).append((e, s))
-        ros, mat = rep.readout_matrix()
-        mass[(e, s)] = dict(zip(ros, mat.mean(axis=0).tolist()))
-        per_step[(e, s)] = rep.per_step_nats.astype(np.float64)
-        done[i] = {
-            "encoder": e,
-            "seed": s,
-            "total [nats]": rep.total_nats,
-            **(
-                {"per example [density nats]": rep.nats_per_example}
-                if kind == "regression"
-                else {"per example [bits]": rep.bits_per_example}
-            ),
-            "best expert [nats]": rep.best_expert_nats,
-            "whole-run readout": rep.preferred_readout,
-        }
+        rep = _collect(runs, i, e, s, lm, plan, inputs.kind)
         if bar is not None:
             bar.update(1)
         if lines:
-            _say(e, s, rep, len(done) - 1, len(jobs), t0, finished[0])
+            _say(e, s, rep, len(runs.rows) - 1, len(jobs), t0, finished[0])
         finished[0] = time.perf_counter()
 
-    try:  # stage 1 of every run in one batch of streams (the same orders for every encoder)
+    try:
         prequential.run_streams(
             [(tasks[e], s) for e, s in jobs],
             protocol=plan,
@@ -320,37 +203,64 @@ def compare(
     finally:
         if bar is not None:
             bar.close()
-    rows = [done[i] for i in range(len(jobs))]
-    reports = {jobs[i]: reports[jobs[i]] for i in range(len(jobs))}
-    found = {k: sorted(v, key=lambda es: jobs.index(es)) for k, v in found.items()}
-    texts = _issue(found, seeds)
+    return runs
+
+
+def _collect(runs: _Runs, i: int, e: str, s: int, lm: Any, plan: Any, kind: str) -> Report:
+    """Stage 2 of run ``i`` (encoder ``e``, order ``s``, its loss matrix ``lm``) into
+    ``runs``; returns its report."""
+    rep, raised = _code(lm, plan, s, runs.orders)
+    runs.reports[(e, s)] = rep
+    for key in raised:
+        runs.found.setdefault(key, []).append((e, s))
+    ros, mat = rep.readout_matrix()
+    runs.mass[(e, s)] = dict(zip(ros, mat.mean(axis=0).tolist()))
+    runs.per_step[(e, s)] = rep.per_step_nats.astype(np.float64)
+    runs.rows[i] = _row(e, s, rep, kind)
+    return rep
+
+
+def _row(e: str, s: int, rep: Report, kind: str) -> dict[str, Any]:
+    """The ``Comparison.runs`` row of encoder ``e``, order ``s``."""
+    return {
+        "encoder": e,
+        "seed": s,
+        "total [nats]": rep.total_nats,
+        **(
+            {"per example [density nats]": rep.nats_per_example}
+            if kind == "regression"
+            else {"per example [bits]": rep.bits_per_example}
+        ),
+        "best expert [nats]": rep.best_expert_nats,
+        "whole-run readout": rep.preferred_readout,
+    }
+
+
+def _comparison(
+    inputs: Inputs, jobs: list, runs: _Runs, plan: Any, seeds: tuple, texts: tuple, cache: bool
+) -> Comparison:
+    """The :class:`Comparison` of the finished runs (in the order of ``jobs``)."""
+    regression = inputs.kind == "regression"
     return Comparison(
-        runs=pd.DataFrame(rows),
-        per_step_nats=per_step,
-        readout_mass=mass,
+        runs=pd.DataFrame([runs.rows[i] for i in range(len(jobs))]),
+        per_step_nats=runs.per_step,
+        readout_mass=runs.mass,
         protocol=plan,
-        n=len(y),
-        num_classes=c or 0,
+        n=len(inputs.y),
+        num_classes=inputs.num_classes or 0,
         seeds=seeds,
-        task_name=task_name,
-        reports=reports,
+        task_name=inputs.name,
+        reports={job: runs.reports[job] for job in jobs},
         warnings=texts,
-        inputs=Rerun(feats, task if kind == "regression" else y, c, cache, compare),  # type: ignore[arg-type]
-        kind=kind,
+        inputs=Rerun(
+            inputs.features,
+            inputs.task if regression else inputs.y,  # type: ignore[arg-type]
+            inputs.num_classes,
+            cache,
+            compare,
+        ),
+        kind=inputs.kind,
     )
-
-
-def _check_encoders(encoders: Any, seeds: Sequence[int]) -> tuple[int, ...]:
-    """The seeds as a tuple, after checking ``encoders`` (a mapping of ≥ 2 named entries)
-    and ``seeds`` (≥ :data:`MIN_ORDERS` distinct orders)."""
-    if not isinstance(encoders, Mapping) or len(encoders) < 2:
-        raise ValueError("encoders: expected a mapping {name: features} with at least 2 entries")
-    if any(not isinstance(k, str) or not k for k in encoders):
-        raise ValueError("encoders: names must be non-empty strings")
-    seeds = tuple(int(s) for s in seeds)
-    if len(seeds) < MIN_ORDERS or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds: need at least {MIN_ORDERS} distinct data orders, got {seeds}")
-    return seeds
 
 
 def _progress_of(jobs: list, size: int, progress: bool | None) -> tuple[Any, bool]:

@@ -5,7 +5,8 @@ Codelengths L_{e,s} of encoder e under order s are in nats (bits = nats / ln 2).
 A :class:`Comparison` keeps one row per run and derives the per-encoder table
 (mean and sd over orders, the paired difference Δ_{e,s} = L_{e,s} − L_{b,s} to
 the best encoder b, where the cumulative paired difference last changes sign,
-the readout preference by data size), the printout and the figure. The
+the readout preference by data size), its notes and its printout; the printed
+table and the figure are drawn by :mod:`mdlnb._comparison_views`. The
 statistics are defined in :mod:`mdlnb._compare`'s docstring, which runs them.
 """
 
@@ -19,14 +20,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from mdlnb import _targets, _warnings, preference
+from mdlnb import _comparison_views, _targets, _warnings, preference
 from mdlnb._task import Task
 from mdlnb._units import LN2
-from mdlnb.plots import log_spaced
 from mdlnb.report import to_markdown
-
-# Imported inside the functions that use them, so that importing this module does not load
-# them: matplotlib, seaborn.
 
 
 class Rerun(NamedTuple):
@@ -387,85 +384,13 @@ class Comparison:
     def plot(self, *, max_points: int = 200):
         """One figure: (left) bits/example, mean ± std over orders; (right) the
         cumulative paired difference to the best encoder along the stream,
-        mean ± std over orders, log x. Returns the Figure."""
-        import matplotlib.pyplot as plt  # plotting libraries load on the first plot only
-        import seaborn as sns
-
-        tab = self.table()
-        fig, (a0, a1) = plt.subplots(
-            1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1, 1.6]}
-        )
-        pal = dict(zip(tab["encoder"], sns.color_palette("colorblind", len(tab))))
-        sns.barplot(
-            data=self.runs,
-            x="encoder",
-            y=f"per example [{self.per_example_unit}]",
-            order=list(tab["encoder"]),
-            hue="encoder",
-            palette=pal,
-            errorbar="sd",
-            ax=a0,
-            legend=False,
-        )
-        a0.set_xlabel("")
-        a0.set_title(f"{self.task_name}: codelength, ±1 sd over {len(self.seeds)} orders")
-        a0.tick_params(axis="x", rotation=30)
-        cum = self.cumulative_difference()
-        cum = cum[cum["t"].isin(log_spaced(self.n + 1, max_points, start=1))]
-        sns.lineplot(
-            data=cum,
-            x="t",
-            y="vs best [nats]",
-            hue="encoder",
-            palette=pal,
-            errorbar="sd",
-            ax=a1,
-            hue_order=list(tab["encoder"]),
-        )
-        a1.axhline(0.0, color="0.3", lw=0.8)
-        a1.set_xscale("log")
-        a1.set_xlabel("examples coded")
-        a1.set_title(f"paired difference to {self.best} (cumulative), ±1 sd")
-        fig.tight_layout()
-        return fig
+        mean ± std over orders, log x. Returns the Figure (:mod:`._comparison_views`)."""
+        return _comparison_views.plot(self, max_points=max_points)
 
     def display_table(self):
-        """:meth:`table` as text, one "mean ± sd" cell per quantity: what ``print`` shows."""
-        tab = self.table()
-        s = len(self.seeds)
-
-        def crossing(r) -> str:
-            if r["encoder"] == tab["encoder"].iloc[0]:
-                return "—"
-            k = int(r["orders with a sign change"])
-            if k == 0:
-                return "never"
-            sd = r["last sign change std [n]"]
-            spread = "" if np.isnan(sd) else f" ± {sd:,.0f}"
-            return f"n ≈ {r['last sign change [n]']:,.0f}{spread} ({k}/{s} orders)"
-
-        def pm(r, col: str, fmt: str, sd: str = ",.1f") -> str:
-            return f"{r[f'{col} [{unit(col)}]']:{fmt}} ± {r[f'{col} std [{unit(col)}]']:{sd}}"
-
-        def unit(col: str) -> str:
-            return self.per_example_unit if col == "per example" else "nats"
-
-        rows = [
-            {
-                "encoder": r["encoder"],
-                f"per example [{self.per_example_unit}]": pm(r, "per example", ".3f", ".3f"),
-                "total [nats]": pm(r, "total", ",.1f"),
-                "vs best [nats] (paired)": "0" if i == 0 else pm(r, "vs best", "+,.1f"),
-                "best single expert [nats]": pm(r, "best expert", ",.1f"),
-                "vs best changes sign": crossing(r),
-                "rank": int(r["rank"]),
-                "orders first": f"{int(r['orders ranked first'])}/{s}",
-                "readout by data size": r["readout by data size"],
-                "linear or deeper": r["linear or deeper"],
-            }
-            for i, (_, r) in enumerate(tab.iterrows())
-        ]
-        return pd.DataFrame(rows)
+        """:meth:`table` as text, one "mean ± sd" cell per quantity: what ``print`` shows
+        (:mod:`._comparison_views`)."""
+        return _comparison_views.display_table(self)
 
     def notes(self) -> list[str]:
         """The lines printed under the table: how to read it, a close call, the warnings."""

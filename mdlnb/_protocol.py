@@ -6,7 +6,10 @@ an optional replay-count override and the seed. :func:`mdlnb.evaluate`,
 :func:`mdlnb.prequential.run` and ``mdlnb evaluate --protocol NAME`` take
 one; a :class:`~mdlnb.prequential.LossMatrix` and a
 :class:`~mdlnb.evaluation.Report` record the one they ran, and stage 1's
-cache key holds its stage-1 part (:meth:`Protocol.stage1`).
+cache key holds its stage-1 part (:meth:`Protocol.stage1`). What a call runs —
+its ``protocol`` argument (a name, a Protocol or a mapping of fields) with its
+own keyword arguments applied — is resolved in one place,
+:func:`mdlnb._arguments.resolve_protocol`.
 
 Presets (:func:`protocol`, :data:`PRESETS`):
 
@@ -16,7 +19,7 @@ Presets (:func:`protocol`, :data:`PRESETS`):
 * ``"paper-imagenet"`` — App. A.5.2 / Table 9: the 384-expert board
   ``experts.preset("imagenet")``, B = 512, α_t = 1/t (m = 2), no
   standardisation.
-* ``"default"`` — the package's quick, CPU-sized protocol: the 32-expert
+* ``"default"`` — the package's quick, CPU-sized protocol: the 40-expert
   board ``experts.preset("default")``, B = 32, fixed share with
   :data:`~mdlnb.switching.strategies.DEFAULT_M`, online ``"prefix"``
   standardisation clipped to ±10 (chosen from measurements:
@@ -46,6 +49,7 @@ from mdlnb._checks import check_int
 from mdlnb._standardize import CLIP_Z
 from mdlnb.readouts import MATMUL_DTYPES
 from mdlnb.switching import FixedShare
+from mdlnb.switching.strategies import strategy_label
 
 STANDARDIZE = ("none", "prefix")
 
@@ -58,17 +62,6 @@ def _strategy_dict(strategy: Any) -> dict[str, Any]:
         "name": name,
         **{k: (list(v) if isinstance(v, tuple) else v) for k, v in fields.items() if v is not None},
     }
-
-
-def _strategy_label(strategy: Any) -> str:
-    d = _strategy_dict(strategy)
-    cls = type(strategy).__name__
-    args = ", ".join(
-        f"{k}={v:g}" if isinstance(v, float) else f"{k}={v!r}"
-        for k, v in d.items()
-        if k != "name" and not isinstance(v, list)
-    )
-    return f"{cls}({args})"
 
 
 def _standardize_value(value: Any) -> str:
@@ -312,7 +305,7 @@ class Protocol:
             repr(self.name),
             f"board={self.board_label}",
             f"batch_size={self.batch_size}",
-            f"strategy={_strategy_label(self.strategy)}",
+            f"strategy={strategy_label(self.strategy)}",
             f"standardize={std!r}",
         ]
         if self.replay_streams is not None:

@@ -23,11 +23,12 @@ import pandas as pd
 
 from mdlnb import _diagnostics, _targets, plots, preference, switching
 from mdlnb import _report_views as _views
-from mdlnb._arguments import resolve_strategy, strategy_label
+from mdlnb._arguments import resolve_strategy
 from mdlnb._posterior import posterior_frame
 from mdlnb._units import Codelength
 from mdlnb._warnings import ResultWarning
 from mdlnb.switching.divergence import DivergenceWarning, describe
+from mdlnb.switching.strategies import strategy_label
 
 
 def _readout_of(expert: Any) -> str:

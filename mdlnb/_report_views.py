@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from mdlnb import _warnings, preference, switching
-from mdlnb._arguments import strategy_label
 from mdlnb._units import LN2
+from mdlnb.switching.strategies import strategy_label
 
 
 def codelength_table(report: Any, strategies: Sequence[Any] | None = None) -> pd.DataFrame:

@@ -19,6 +19,7 @@ from mdlnb._checks import (
     check_same_length,
     check_targets,
 )
+from mdlnb._io import DamagedFile, atomic_savez, content_hash, read_npz
 from mdlnb._targets import check_kind
 
 # ``import mdlnb`` imports this module: mdlnb._io (hashlib, tempfile, zipfile; about 15 ms,
@@ -179,16 +180,12 @@ class Task:
                     f"num_classes: a regression task has no classes; pass None, got {num_classes!r}"
                 )
             if name is None:
-                from mdlnb._io import content_hash
-
                 name = f"arrays-{content_hash(np.asarray(x), y, length=8)}"
             return cls(name=name, x=np.asarray(x), y=y, kind="regression", **kw)
         y = check_labels(y, None, "y")
         check_int("num_classes", num_classes, allow_none=True, what="an integer >= 2")
         c = int(num_classes) if num_classes is not None else max(int(y.max()) + 1, 2)
         if name is None:
-            from mdlnb._io import content_hash
-
             name = f"arrays-{content_hash(np.asarray(x), y, length=8)}"
         if num_classes is None and not warn_label_alphabet(y, c, name):
             warn_missing_classes(y, c, name)
@@ -213,7 +210,6 @@ class Task:
 
         if not zipfile.is_zipfile(path):
             raise ValueError(f"path: {str(path)!r} is not a readable .npz file (not a zip archive)")
-        from mdlnb._io import DamagedFile, read_npz
 
         try:  # checksum verified when the file has one (Task.save writes it)
             z = read_npz(path, require_checksum=False)
@@ -278,8 +274,6 @@ class Task:
         )
 
     def to_npz(self, path: str | Path) -> Path:
-        from mdlnb._io import atomic_savez
-
         if self.is_regression:
             return atomic_savez(path, x=self.x, y=self.y, kind=np.array(self.kind))
         return atomic_savez(path, x=self.x, y=self.y, num_classes=np.int64(self.num_classes))  # type: ignore[arg-type]

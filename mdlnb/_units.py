@@ -12,6 +12,12 @@ from typing import TYPE_CHECKING
 LN2 = math.log(2.0)
 
 
+def per_example_bits(nats, n):
+    """Bits per example of a codelength of ``nats`` over ``n`` examples:
+    ``nats / n / ln 2`` (a number, an array or a Series)."""
+    return nats / n / LN2
+
+
 class Codelength:
     """Mixin: ``total_bits``, ``nats_per_example``, ``bits_per_example``."""
 

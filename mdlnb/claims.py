@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from mdlnb import _claims_page, manifest
 from mdlnb._effects import (  # noqa: F401  (re-exported: the studies call claims.t_effect, ...)
     bootstrap_effect,
     bootstrap_interval,
@@ -62,8 +63,8 @@ from mdlnb._verdicts import (  # noqa: F401
 )
 from mdlnb.report import _check_name
 
-# Imported inside the functions that use them, so that importing this module does not load
-# them: pandas, mdlnb._claims_page (matplotlib), mdlnb.manifest.
+# pandas is imported inside the functions that use it, so that importing this module does
+# not load it.
 
 CLAIMS_SUBDIR = "claims"
 SETTING_SUBDIR = "setting"
@@ -338,8 +339,6 @@ IMPLEMENTATION_CHECKS = {
 def merge_claims(paper_dir: str | Path) -> Path:
     """Build ``paper_dir/claims.md`` (and ``claims_forest.png``) from every
     ``paper_dir/claims/*.csv`` and ``paper_dir/setting/*.csv``."""
-    from mdlnb import _claims_page, manifest
-
     df, setting = read_claims(paper_dir), read_setting(paper_dir)
     _claims_page.forest(df[df["kind"] == "claim"], paper_dir)
     manifest.record(paper_dir, "claims", "merged", files=["claims_forest.png"])

@@ -39,17 +39,16 @@ from typing import Any
 import numpy as np
 
 from mdlnb import prequential
-from mdlnb._arguments import (
-    looks_like_board,
-    resolve_strategy,
-    strategy_label,  # noqa: F401  (mdlnb.evaluation.strategy_label)
-)
+from mdlnb._arguments import looks_like_board, resolve_protocol
 from mdlnb._checks import as_array, check_int
 from mdlnb._posterior import posterior_frame  # noqa: F401  (mdlnb.evaluation.posterior_frame)
 from mdlnb._report import Report
 from mdlnb._signature import data_first, extra_positional
 from mdlnb._task import Task
-from mdlnb.switching.strategies import DEFAULT_M  # noqa: F401  (the default protocol's m = 2)
+from mdlnb.switching.strategies import (
+    DEFAULT_M,  # noqa: F401  (the default protocol's m = 2)
+    strategy_label,  # noqa: F401  (mdlnb.evaluation.strategy_label)
+)
 
 #: The forms :func:`evaluate` accepts, quoted by its errors.
 ACCEPTED_FORMS = (
@@ -226,19 +225,19 @@ def evaluate(
     if more:  # a third positional argument: the package's error, not Python's
         raise extra_positional("evaluate", ACCEPTED_FORMS, more)
     task = as_task(x, y, name=name, num_classes=num_classes)
-    proto = prequential.resolve_protocol(
+    proto = resolve_protocol(  # validated before stage 1
         protocol,
         experts,
+        strategy=strategy,
+        m=m,
         batch_size=batch_size,
         seed=seed,
         standardize=standardize,
         replay_streams=replay_streams,
     )
-    strat = resolve_strategy(strategy, m, default=proto.strategy)  # validate before stage 1
-    proto = proto.resolve(strategy=strat)
     if seeds is not None:
         return tuple(
-            Report.from_losses(lm, strat)
+            Report.from_losses(lm, proto.strategy)
             for lm in prequential.run_streams(
                 [(task, s) for s in _seeds(seeds, seed)],
                 protocol=proto,
@@ -247,7 +246,7 @@ def evaluate(
             )
         )
     lm = prequential.run(task, protocol=proto, progress=progress, cache=cache)  # N ≤ B: no compile
-    return Report.from_losses(lm, strat)
+    return Report.from_losses(lm, proto.strategy)
 
 
 def _seeds(seeds: Any, seed: Any) -> list[int]:

@@ -18,11 +18,13 @@ import datetime as _dt
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from mdlnb._captions import CAPTIONS
+from mdlnb._claims_page import SCALE_NOTE
 from mdlnb._io import atomic_write_text
 from mdlnb.report import _check_name, to_markdown
 
-# Imported inside the functions that use them, so that importing this module does not load
-# them: pandas, matplotlib.
+# pandas and matplotlib are imported inside the functions that use them, so that importing
+# this module does not load them.
 
 SUBDIR = "manifest"
 COLUMNS = ("file", "kind", "notebook", "profile", "date")
@@ -135,12 +137,11 @@ def merge(paper_dir: str | Path) -> Path:
 
 def _setting_section(root: Path) -> str:
     """The papers' settings against this run's (``paper/setting/*.csv``), if recorded."""
-    from mdlnb.claims import read_setting
+    from mdlnb.claims import read_setting  # cycle: mdlnb.claims imports this module
 
     setting = read_setting(root)
     if not len(setting):
         return ""
-    from mdlnb._claims_page import SCALE_NOTE
 
     return (
         "## The setting: the papers' and this run's\n\n"
@@ -153,8 +154,6 @@ def _setting_section(root: Path) -> str:
 
 def _figures_section(df) -> str:
     """Every figure with its caption (:data:`mdlnb._captions.CAPTIONS`)."""
-    from mdlnb._captions import CAPTIONS
-
     figures = sorted(set(df.loc[df["kind"] == "figure", "file"]))
     if not figures:
         return ""

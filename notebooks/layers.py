@@ -82,12 +82,14 @@ for t in tasks:
 # run per (layer, order). The table gives bits per example (mean ± sd over
 # orders), the paired difference to the encoder's own features (its last layer,
 # the head) and to the best layer, and how many orders rank each layer first.
+# `study.run(config)` runs both encoders of this notebook, the Lite here and the
+# ViT below, on the same tasks, orders and protocol.
 
 # %%
-result = study.run(encoder, tasks, which=list(config.which), pooling=config.pooling,
-                   seeds=list(config.seeds), protocol=config.protocol)
+result = study.run(config)
 result.save(paper_dir, points=points)
-result.table()
+lite = result.lite
+lite.table()
 
 # %% [markdown]
 # ## From how many examples on? (paired difference along n)
@@ -98,16 +100,16 @@ result.table()
 # layer, so all curves start at zero.
 
 # %%
-fig = result.plot(points)
+fig = lite.plot(points)
 
 # %%
-result.leaders(points)
+lite.leaders(points)
 
 # %% [markdown]
 # ## Findings: EfficientNet-Lite0
 
 # %%
-Markdown(result.findings())
+Markdown(lite.findings())
 
 # %% [markdown]
 # ## The self-pretrained ViT: the same question, the same tasks and orders
@@ -122,19 +124,15 @@ Markdown(result.findings())
 vit_encoder = config.vit_encoder()
 if vit_encoder is not None:
     print(vit_encoder.name, "layers:", mdlnb.encoders.layer_names(vit_encoder))
-    vit_result = study.run(vit_encoder, tasks, which=list(config.vit_which),
-                           pooling=config.pooling, seeds=list(config.seeds),
-                           protocol=config.protocol)
-    vit_result.save(paper_dir, prefix="layers_vit", points=points)
-    display(vit_result.table())
-    fig_vit = vit_result.plot(points)
-    display(vit_result.leaders(points))
+    display(result.vit.table())
+    fig_vit = result.vit.plot(points)
+    display(result.vit.leaders(points))
 
 # %% [markdown]
 # ## Findings: the ViT
 
 # %%
-Markdown(vit_result.findings() if vit_encoder is not None else "No ViT in this profile.")
+Markdown(result.vit.findings() if result.vit is not None else "No ViT in this profile.")
 
 # %%
 finish("layers", paper_dir, profile, pattern="layers_*")

@@ -46,9 +46,7 @@ from mdlnb import report
 from mdlnb.studies import finish, pretraining
 
 result = pretraining.result()        # every artifact, checked against its SHA-256
-display(Markdown(report.to_markdown(result.encoders[
-    ["encoder", "param_count", "chosen_step", "trained_steps", "stop_reason",
-     "probe_accuracy", "rankme"]], digits=4)))
+display(Markdown(report.to_markdown(result.overview(), digits=4)))
 
 # %% [markdown]
 # ## The probe curves

@@ -98,8 +98,7 @@ rep.summary().round(3)
 print("loss matrix:", rep.losses.losses.shape, "(examples × experts), nats")
 totals = rep.losses.totals().sort_values()
 print(f"the {min(10, len(totals))} shortest of {len(totals)} experts' own codes:")
-(totals.to_frame("codelength [nats]")
- .assign(**{"per example [bits]": totals / task.n / math.log(2)}).head(10).round(3))
+rep.losses.expert_codes().head(10).round(3)   # nats, and bits per example
 
 # %%
 ax = plots.codelengths(totals, n=task.n, top=12,

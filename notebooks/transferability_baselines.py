@@ -90,7 +90,7 @@ config
 # stopped and a rerun takes seconds.
 
 # %%
-result = tr.run(config, progress=profile != "smoke")
+result = tr.run(config)
 result.seconds
 
 # %% [markdown]

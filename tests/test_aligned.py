@@ -12,7 +12,7 @@ import pytest
 from mdlnb import _aligned, prequential, readouts
 from mdlnb._io import atomic_savez, read_npz
 from mdlnb.experts import expert_grid
-from mdlnb.switching.batch import _to_device
+from mdlnb.switching._transport import to_device as _to_device
 
 
 @pytest.mark.parametrize("shape", [(1,), (3, 5), (1000, 7), 0, (0, 4)])
@@ -123,7 +123,7 @@ def test_unaligned_numpy_input_is_read_in_place_with_the_same_result(n, k):
     copy bit for bit (several blocks, a padded last block, one short block;
     NaN entries)."""
     from mdlnb import switching as sw
-    from mdlnb.switching import batch, forward
+    from mdlnb.switching import _transport, forward
 
     rng = np.random.default_rng(n + k)
     values = rng.standard_exponential((n, k), dtype=np.float32)
@@ -131,7 +131,7 @@ def test_unaligned_numpy_input_is_read_in_place_with_the_same_result(n, k):
     want = sw.codelength(_at_offset(values, 0), posterior=True, chunk_rows=1024)
     for offset in range(16):
         L = _at_offset(values, offset)
-        view = batch._flat_view(L)
+        view = _transport.flat_view(L)
         if offset == 0:
             assert view is None  # aligned: XLA reads it in place anyway
         else:
@@ -146,13 +146,13 @@ def test_unaligned_numpy_input_is_read_in_place_with_the_same_result(n, k):
 
 
 def test_flat_view_only_for_c_contiguous_float32():
-    from mdlnb.switching import batch
+    from mdlnb.switching import _transport
 
     L = _at_offset(np.ones((100, 8), np.float32), 3)
-    assert batch._flat_view(L) is not None
-    assert batch._flat_view(L.astype(np.float64)) is None
-    assert batch._flat_view(np.asfortranarray(L)) is None
-    assert batch._flat_view(L[:, ::2]) is None
+    assert _transport.flat_view(L) is not None
+    assert _transport.flat_view(L.astype(np.float64)) is None
+    assert _transport.flat_view(np.asfortranarray(L)) is None
+    assert _transport.flat_view(L[:, ::2]) is None
 
 
 def test_unaligned_input_still_names_the_bad_step():

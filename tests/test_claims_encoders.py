@@ -260,23 +260,23 @@ def test_d_undetermined_without_structured_tasks_or_long_streams():
 
 def test_friedman_and_nemenyi_are_undefined_on_too_few_tasks():
     from mdlnb import ranking
-    from mdlnb.studies.encoders import _tables
+    from mdlnb.studies.encoders import _significance
 
     mdl = {t: [1000 - 1000 * a for a in v] for t, v in MLP.items()}
     frame = _frame(LIN, MLP, mdl)
-    fr = _tables.friedman_table(frame, ENC)
+    fr = _significance.friedman_table(frame, ENC)
     full = fr[fr["tasks"] == "all"]
     assert (full["N"] == 6).all() and (full["note"] == "").all() and full["p"].notna().all()
     grp = fr[fr["tasks"] != "all"]  # 3 natural, 3 structured: defined
     assert grp["p"].notna().all()
     two = frame[frame["task"].isin(["n1", "n2", "s1"])]
-    fr2 = _tables.friedman_table(two, ENC).set_index(["tasks", "method"])
+    fr2 = _significance.friedman_table(two, ENC).set_index(["tasks", "method"])
     assert fr2.loc[("structured", "mdl"), "note"] == "undefined: 1 tasks (< 3)"
     assert np.isnan(fr2.loc[("natural", "mdl"), ["chi2_F", "p", "F_F", "p (F_F)"]]).all()
-    cd = _tables.cd_table(two, ENC, alpha=0.10).set_index("tasks")
+    cd = _significance.cd_table(two, ENC, alpha=0.10).set_index("tasks")
     assert np.isnan(cd.loc["natural", "CD"]) and "2 tasks" in cd.loc["natural", "note"]
     assert cd.loc["all", "CD"] == pytest.approx(ranking.nemenyi_cd(4, 3, 0.10))
     # k = 2 encoders on 3 tasks at α = 0.05: the CD exceeds the largest possible rank difference 1
     assert ranking.nemenyi_cd(2, 3, 0.05) > 1
-    cd2 = _tables.cd_table(two, ENC[:2], alpha=0.05).set_index("tasks")
+    cd2 = _significance.cd_table(two, ENC[:2], alpha=0.05).set_index("tasks")
     assert np.isnan(cd2.loc["all", "CD"]) and "k − 1 = 1" in cd2.loc["all", "note"]

@@ -12,7 +12,8 @@ from sklearn.datasets import load_digits
 from sklearn.decomposition import PCA
 
 from mdlnb import Task, cli, prequential
-from mdlnb._compare import compare, resolve_protocol
+from mdlnb._arguments import resolve_protocol
+from mdlnb._compare import compare
 
 N = 1797
 SEEDS = (0, 1, 2)
@@ -234,7 +235,7 @@ def test_signature_errors_name_the_accepted_forms(digits):
 
 
 def test_features_of_more_than_two_dims_are_flattened_with_a_warning():
-    from mdlnb._compare import _features_of
+    from mdlnb._compare_inputs import features_of
 
     x = np.arange(5 * 2 * 3, dtype=np.float32).reshape(5, 2, 3)
     with pytest.warns(
@@ -242,7 +243,7 @@ def test_features_of_more_than_two_dims_are_flattened_with_a_warning():
         match=r"'img': features of shape \(5, 2, 3\) are flattened "
         r"to \(5, 6\)",
     ):
-        got = _features_of("img", x, None, np.zeros(5, np.int32))
+        got = features_of("img", x, None, np.zeros(5, np.int32))
     np.testing.assert_array_equal(got, x.reshape(5, 6))
 
 

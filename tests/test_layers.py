@@ -321,3 +321,43 @@ def test_layers_config_loads_the_committed_vit_and_checks_its_name():
     for bad in ("supervised:vit_S", "supervised:resnet_S:trained", "lite0@64", "vit"):
         with pytest.raises(ValueError, match="vit: "):
             LayersConfig(vit=bad)
+
+
+def test_run_takes_a_config_like_every_study_and_keeps_the_encoder_form(monkeypatch):
+    """``run(config)`` runs both encoders of the config through :func:`run_encoder` with
+    the config's settings; ``run(encoder, tasks, ...)`` is ``run_encoder``; ``run_config``
+    is ``run`` without a bar."""
+    from mdlnb.studies import layers as study
+    from mdlnb.studies.layers import _run
+
+    calls = []
+
+    def fake(encoder, tasks, **kw):
+        calls.append((encoder, tuple(tasks), kw))
+        return f"result:{encoder}"
+
+    monkeypatch.setattr(_run, "run_encoder", fake)
+    monkeypatch.setattr(study.LayersConfig, "tasks", lambda self: ["t1", "t2"])
+    monkeypatch.setattr(study.LayersConfig, "encoder", lambda self: "lite")
+    monkeypatch.setattr(study.LayersConfig, "vit_encoder", lambda self: self.vit and "vit")
+    config = study.LayersConfig(seeds=[3, 4, 5], pooling="max")
+    both = study.run(config)
+    assert isinstance(both, study.LayersStudy)
+    assert (both.lite, both.vit) == ("result:lite", "result:vit")
+    shared = dict(pooling="max", seeds=[3, 4, 5], protocol="small", progress=None, cache=True)
+    assert calls == [
+        ("lite", ("t1", "t2"), {"which": list(config.which), **shared}),
+        ("vit", ("t1", "t2"), {"which": list(config.vit_which), **shared}),
+    ]
+    calls.clear()
+    assert study.run_config(study.LayersConfig(vit=None)).vit is None
+    assert [c[2]["progress"] for c in calls] == [False]
+    calls.clear()
+    assert study.run("enc", ["t"], which=["a", "b"], seeds=[0, 1, 2]) == "result:enc"
+    assert calls == [
+        ("enc", ("t",), dict(which=["a", "b"], seeds=[0, 1, 2], progress=None, cache=True))
+    ]
+    with pytest.raises(ValueError, match="expected a LayersConfig"):
+        study.run("enc")
+    with pytest.raises(ValueError, match="tasks, which: set by the config"):
+        study.run(config, ["t"], which=["a"])

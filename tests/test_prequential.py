@@ -157,6 +157,20 @@ def test_random_labels_carry_no_information(probs):
         assert abs(best / (n * math.log(4)) - 1) <= 0.03
 
 
+def test_expert_codes_are_the_totals_in_nats_and_bits_per_example():
+    """``expert_codes``: every expert's own code, shortest first, nats and nats / N / ln 2."""
+    rng = np.random.default_rng(3)
+    losses = rng.uniform(0.1, 2.0, size=(40, 3)).astype(np.float32)
+    experts = mdlnb.experts.preset("small")[:3]
+    lm = prequential.LossMatrix(losses, experts, np.arange(40), "toy", 4, 0, 8)
+    codes = lm.expert_codes()
+    totals = lm.totals().sort_values()
+    assert list(codes.columns) == ["codelength [nats]", "per example [bits]"]
+    assert list(codes.index) == list(totals.index)
+    np.testing.assert_array_equal(codes["codelength [nats]"], totals)
+    np.testing.assert_array_equal(codes["per example [bits]"], totals / 40 / math.log(2))
+
+
 def test_separable_task_is_compressed():
     rng = np.random.default_rng(3)
     n = 1024

@@ -8,12 +8,14 @@ import zipfile
 
 import jax
 import numpy as np
+import pandas as pd
 import pytest
 
 import mdlnb
 from mdlnb.encoders import Plateau, pretrain, train_until_plateau
 from mdlnb.encoders import _pretrain as P
 from mdlnb.studies import pretraining as PT
+from mdlnb.studies.pretraining._result import OVERVIEW
 
 
 @pytest.fixture(scope="module")
@@ -270,6 +272,14 @@ def test_committed_encoders_verify_and_load():
         mine = curve[curve["encoder"] == f"{p['objective']}:{p['arch']}_{p['size']}"]
         chosen = mine[mine["step"] == p["chosen_step"]]
         assert float(chosen["probe_accuracy"].iloc[0]) == pytest.approx(p["probe_accuracy"])
+
+
+@pytest.mark.skipif(not COMMITTED, reason="no committed encoder artifacts")
+def test_overview_is_one_row_per_committed_encoder():
+    res = PT.result()
+    view = res.overview()
+    assert list(view.columns) == list(OVERVIEW)
+    pd.testing.assert_frame_equal(view, res.encoders[list(OVERVIEW)])
 
 
 @pytest.mark.skipif("random-vit_S-s0" not in COMMITTED, reason="random ViT-S not committed")

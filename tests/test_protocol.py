@@ -155,6 +155,31 @@ def test_bad_fields_name_the_argument(kwargs, arg):
         mdlnb.protocol(kwargs.pop("name"), **kwargs)
 
 
+def test_one_resolution_and_one_strategy_label():
+    """evaluate, compare, prequential.run and the studies resolve a protocol with one
+    function; the old public name warns and gives the same; a strategy prints one way."""
+    from mdlnb._arguments import resolve_protocol
+
+    p = resolve_protocol({"experts": "small", "m": 11}, None, batch_size=8, seed=None)
+    assert (p.board, p.batch_size, p.strategy.m, p.name) == ("small", 8, 11.0, "default (modified)")
+    q = resolve_protocol("small", _small(), strategy="bayes", standardize="none")
+    assert (len(q.experts()), type(q.strategy).__name__, q.clip) == (1, "BayesianMixture", None)
+    assert resolve_protocol("default", m=3).strategy == switching.FixedShare(m=3)
+    with pytest.raises(ValueError, match="m: the protocol's strategy BayesianMixture has no m"):
+        resolve_protocol({"strategy": "bayes"}, m=3)
+    with pytest.raises(ValueError, match="experts: must contain"):
+        resolve_protocol("small", [])
+    with pytest.raises(ValueError, match="^protocol: expected None, a preset name"):
+        resolve_protocol(3)
+    with pytest.warns(DeprecationWarning, match="prequential.resolve_protocol"):
+        old = prequential.resolve_protocol("small", None, batch_size=8)
+    assert old == resolve_protocol("small", batch_size=8)
+    s = switching.FixedShare(m=3, weights=(0.5, 0.5))
+    label = "FixedShare(m=3, weights=(0.5, 0.5))"
+    assert repr(s) == s.label == mdlnb.evaluation.strategy_label(s) == label
+    assert f"strategy={label}" in repr(mdlnb.protocol("small", strategy=s))
+
+
 # ----------------------------------------------------------------- entry points
 
 

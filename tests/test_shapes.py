@@ -14,8 +14,7 @@ import pytest
 import mdlnb
 from mdlnb import _standardize, prequential, readouts
 from mdlnb.experts import Expert
-from mdlnb.prequential import _groups
-from mdlnb.prequential import _onepass as run_module
+from mdlnb.prequential import _chunking, _groups, _setup
 
 B = 16
 
@@ -47,14 +46,14 @@ def test_buckets():
     ] == [16, 16, 16, 32, 48, 112, 256, 288, 320, 768, 1024, 1280, 2048, 2304]
     for d in range(17, 5000, 7):  # < 12.5 % more above 128
         assert d <= _groups.padded_dim(d) < d + max(16, d / 8)
-    assert [run_module.row_bucket(n) for n in (1, 1024, 1025, 1500, 4097)] == [
+    assert [_chunking.row_bucket(n) for n in (1, 1024, 1025, 1500, 4097)] == [
         1024,
         1024,
         1152,
         1536,
         4608,
     ]
-    assert [run_module.chunk_bucket(t, 128) for t in (1, 2, 3, 13, 128, 129, 1000)] == [
+    assert [_chunking.chunk_bucket(t, 128) for t in (1, 2, 3, 13, 128, 129, 1000)] == [
         1,
         2,
         4,
@@ -68,8 +67,8 @@ def test_buckets():
 def test_row_and_chunk_padding_are_bit_identical(monkeypatch):
     task = _task(200, 6)  # 13 batches: chunk 16, rows 1024
     padded = _run(task)
-    monkeypatch.setattr(run_module, "row_bucket", lambda n: n)
-    monkeypatch.setattr(run_module, "chunk_bucket", lambda t, c: min(int(c), t))
+    monkeypatch.setattr(_setup, "row_bucket", lambda n: n)
+    monkeypatch.setattr(_setup, "chunk_bucket", lambda t, c: min(int(c), t))
     np.testing.assert_array_equal(_run(task).losses, padded.losses)
     np.testing.assert_array_equal(_run(task, chunk_batches=5).losses, padded.losses)
 

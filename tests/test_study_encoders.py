@@ -13,9 +13,9 @@ import pytest
 from scipy import stats
 
 from mdlnb import Task, prequential, switching
-from mdlnb._compare import resolve_protocol
+from mdlnb._arguments import resolve_protocol
 from mdlnb.studies import encoders as st
-from mdlnb.studies.encoders import _tables
+from mdlnb.studies.encoders import _significance, _tables
 
 # The notebooks' smoke profile (notebooks/profiles.yaml) is this grid: whichever runs first
 # in a session pays, the others read the cached pairs.
@@ -160,7 +160,7 @@ def test_average_ranks_and_friedman_match_scipy():
     np.testing.assert_allclose(
         tab.loc[encs, "mdl sd"], stats.rankdata(mdl, axis=1).std(axis=0, ddof=1)
     )
-    fr = _tables.friedman_table(f, encs, groups=False).set_index("method")
+    fr = _significance.friedman_table(f, encs, groups=False).set_index("method")
     ref = stats.friedmanchisquare(*mdl.T)
     assert fr.loc["mdl", "chi2_F"] == pytest.approx(ref.statistic)
     assert fr.loc["mdl", "p"] == pytest.approx(ref.pvalue)
@@ -168,7 +168,7 @@ def test_average_ranks_and_friedman_match_scipy():
 
 def test_cd_table_uses_the_correct_q_beside_the_paper():
     f = _frame({f"t{i}": {e: [float(j)] for j, e in enumerate("abcdef")} for i in range(19)})
-    cd = _tables.cd_table(f, list("abcdef"), alpha=0.10).set_index("tasks")
+    cd = _significance.cd_table(f, list("abcdef"), alpha=0.10).set_index("tasks")
     q = stats.studentized_range.ppf(0.90, 6, np.inf) / math.sqrt(2)
     assert cd.loc["all", "q"] == pytest.approx(q)
     assert cd.loc["all", "CD"] == pytest.approx(q * math.sqrt(6 * 7 / (6 * 19)))
@@ -179,12 +179,12 @@ def test_cd_table_uses_the_correct_q_beside_the_paper():
 
 def test_permutation_variance_gaps():
     f = _frame({"t": {"a": [10.0, 12.0, 14.0], "b": [20.0, 20.0, 23.0], "c": [40.0, 41.0, 39.0]}})
-    v = _tables.permutation_variance(f, ["a", "b", "c"]).set_index("encoder")
+    v = _significance.permutation_variance(f, ["a", "b", "c"]).set_index("encoder")
     assert v.loc["a", "sd [nats]"] == pytest.approx(2.0)
     assert v.loc["b", "gap above [nats]"] == pytest.approx(21.0 - 12.0)
     assert v.loc["b", "gap below [nats]"] == pytest.approx(40.0 - 21.0)
     assert v.loc["b", "sd / nearest gap"] == pytest.approx(np.std([20, 20, 23], ddof=1) / 9.0)
-    s = _tables.permutation_summary(v.reset_index())
+    s = _significance.permutation_summary(v.reset_index())
     assert s.iloc[1]["median sd / gap"] == pytest.approx(134 / (60549 - 55906))  # nearer one
 
 

@@ -149,7 +149,7 @@ def test_kernel_choice():
 def test_numpy_input_goes_to_xla_with_one_copy_at_most():
     import jax
 
-    from mdlnb.switching.batch import _to_device
+    from mdlnb.switching._transport import to_device as _to_device
 
     rng = np.random.default_rng(31)
     L = rng.exponential(1.0, size=(300, 8)).astype(np.float32)
@@ -175,18 +175,20 @@ def test_numpy_input_goes_to_xla_with_one_copy_at_most():
 def test_large_numpy_input_is_copied_in_row_parts(monkeypatch):
     import jax
 
-    from mdlnb.switching import batch
+    from mdlnb.switching import _transport
 
-    monkeypatch.setattr(batch, "_PARALLEL_COPY_BYTES", 1024)  # every part of this test in threads
+    monkeypatch.setattr(
+        _transport, "_PARALLEL_COPY_BYTES", 1024
+    )  # every part of this test in threads
     rng = np.random.default_rng(32)
     L64 = rng.exponential(1.0, size=(203, 7))  # 203 rows: parts of 50 and 51 rows
     L64[0, 0], L64[120, 3], L64[202, 6] = 1e300, np.nan, 1e39  # one in each of three parts
     with np.errstate(over="ignore"):
         want = L64.astype(np.float32)
-    got = np.asarray(batch._to_device(L64))
+    got = np.asarray(_transport.to_device(L64))
     np.testing.assert_array_equal(got, want)
     assert got[0, 0] == np.inf and got[202, 6] == np.inf and np.isnan(got[120, 3])
-    # the chunked call without the posterior (each chunk through _to_device): same as a device array
+    # the chunked call without the posterior (each chunk through to_device): same as a device array
     r = sw.codelength(L64, "fixed-share", posterior=False, chunk_rows=64)
     s = sw.codelength(jax.numpy.asarray(want), "fixed-share", posterior=False, chunk_rows=64)
     assert r.total_nats == pytest.approx(s.total_nats, rel=1e-7)

@@ -82,7 +82,7 @@ Which shapes compile. The chunk program (``_program._run_chunk``) is
 compiled once per (board structure: readouts, replay counts, block widths,
 experts per group; C; B; clip or not) and per shape of its inputs: the
 stream ``x_all`` (rows, D) is padded with zero rows to a row bucket
-(:func:`~mdlnb.prequential._run.row_bucket`: 1,024, then eight steps per
+(:func:`~mdlnb.prequential._chunking.row_bucket`: 1,024, then eight steps per
 octave) and a chunk is ``chunk_batches`` batches, or the next power of two
 ≥ the number of batches when the stream is shorter (padding batches code
 nothing and train nothing); so the program does not follow N, and a second
@@ -129,21 +129,24 @@ them run in one program, the stream axis vmapped in front of the expert axis
 round-off and cached under a key naming W.
 
 Modules (private, one concept each): ``_streams`` (:func:`run_streams`: layouts,
-buckets, the exactness contract), ``_stacked`` (the stacked calls), ``_run`` (:func:`run`,
-:func:`run_with_params`: the N ≤ B short-circuit, the memory plan, one pass
-or slices), ``_onepass``
-(one pass: the cache wrapper, the set-up and the chunk loop;
-:func:`resolve_protocol`), ``_checkpointer`` (checkpoints of a run: resume,
-save on a schedule), ``_board`` (the experts in flight and their compaction
-after a pruning decision), ``_loss_matrix`` (:class:`LossMatrix`), ``_stream`` (the seeded order,
-expert keys, replay positions), ``_program`` (the compiled chunk program),
-``_groups`` (grouping into blocks, initial state, hyperparameters),
-``_inputs`` (host-side chunk inputs, prefix statistics), ``_calibration``
-(forward calibration's β and its summary), ``_memory`` (the
-memory plan), ``_slicing`` (slices run one after another), ``_sharding``
-(the expert axis over devices), ``_prune`` (pruning the board as the
-protocol's ``mdlnb.Prune`` asks; ``mdlnb.simulate_pruning``). The block-wise code (Voita & Titov 2020), a
-comparison estimator, is its own module, :mod:`mdlnb.blockwise`.
+buckets, the exactness contract), ``_stacked`` (the stacked calls), ``_run``
+(:func:`run`, :func:`run_with_params`: the N ≤ B short-circuit, the memory plan,
+one pass or slices), ``_onepass`` (one pass: the cache wrapper and the chunk
+loop), ``_job`` (a pass's checked inputs and its cache key, ``CODE_VERSION``),
+``_setup`` (the padded stream, the mesh, the board's layout, the start or the
+resumed checkpoint), ``_chunking`` (chunk sizes and the row and chunk buckets),
+``_progressbar`` (the progress callback or bar), ``_checkpointer`` (checkpoints
+of a run: resume, save on a schedule), ``_board`` (the experts in flight and
+their compaction after a pruning decision), ``_loss_matrix``
+(:class:`LossMatrix`), ``_stream`` (the seeded order, expert keys, replay
+positions), ``_program`` (the compiled chunk program), ``_groups`` (grouping
+into blocks, initial state, hyperparameters), ``_inputs`` (host-side chunk
+inputs, prefix statistics), ``_calibration`` (forward calibration's β and its
+summary), ``_memory`` (the memory plan), ``_slicing`` (slices run one after
+another), ``_sharding`` (the expert axis over devices), ``_prune`` (pruning the
+board as the protocol's ``mdlnb.Prune`` asks; ``mdlnb.simulate_pruning``). The
+block-wise code (Voita & Titov 2020), a comparison estimator, is its own
+module, :mod:`mdlnb.blockwise`.
 """
 
 from mdlnb._standardize import CLIP_Z

@@ -13,6 +13,7 @@ import pandas as pd
 from mdlnb import _aligned
 from mdlnb._io import atomic_savez, read_npz
 from mdlnb._protocol import Protocol
+from mdlnb._units import per_example_bits
 from mdlnb.experts import Expert
 from mdlnb.switching import diverged
 
@@ -87,6 +88,14 @@ class LossMatrix:
         """Per-expert prequential codelength in nats (pandas Series, float64 sums)."""
         return pd.Series(
             self.losses.sum(axis=0, dtype=np.float64), index=self.names, name="codelength_nats"
+        )
+
+    def expert_codes(self) -> pd.DataFrame:
+        """Each expert's own prequential code, shortest first: ``codelength [nats]``
+        (:meth:`totals`) and ``per example [bits]`` (nats / N / ln 2), one row per expert."""
+        totals = self.totals().sort_values()
+        return totals.to_frame("codelength [nats]").assign(
+            **{"per example [bits]": per_example_bits(totals, self.n)}
         )
 
     @property

@@ -73,46 +73,49 @@ def _calibrated(ro, xj, xs, b, params, calib):
     return logp, _calibration.update(calib, z, xs["y"], rows, xs["batch"])
 
 
-def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
-    b, c = spec.batch_size, spec.num_classes
+def _group_code(spec: _Spec, j: int, ro, g, xj, xs):
+    """``(losses, calib)`` of group j on this batch: the (k, B) code lengths of its
+    experts' EMA parameters (before training on it) and its new calibration
+    summaries (None where it is not calibrated).
+
+    Evaluated block by block, as trained: one vmap over the whole group rounds
+    differently with the group's size (XLA:CPU partitions a batched matmul by its
+    batch), so a slice holding 2 of a group's 4 blocks gave other losses in the last
+    bit than one pass."""
+    b, blk = spec.batch_size, spec.block[j]
+    k = jax.tree_util.tree_leaves(g.ema_params)[0].shape[0]
+    split = lambda a: a.reshape((k // blk, blk) + a.shape[1:])  # noqa: E731
+    per = jax.tree_util.tree_map(split, g.ema_params)
+    if spec.targets:  # regression: Gaussian density of the prefix-standardised target
+        z = (xs["y"] - xs["ymean_prev"]) * xs["yinv_prev"]
+        nll = jax.lax.map(
+            lambda p: jax.vmap(lambda q: _targets.gaussian_nll(ro.apply(q, xj), z))(p), per
+        )
+        # calibration is for classification only (refused earlier)
+        return nll.reshape((k,) + nll.shape[2:]), None
+    calib = None
+    if spec.calibrate[j]:
+        logp, calib = jax.lax.map(lambda a: _calibrated(ro, xj, xs, b, *a), (per, split(g.calib)))
+        calib = calib.reshape(g.calib.shape)
+    else:
+        logp = jax.lax.map(
+            lambda p: jax.nn.log_softmax(jax.vmap(ro.apply, in_axes=(0, None))(p, xj)), per
+        )
+    logp = logp.reshape((k,) + logp.shape[2:])
+    return -jnp.take_along_axis(logp, xs["y"][None, :, None], axis=2)[..., 0], calib
+
+
+def _batch_losses(spec: _Spec, groups, xs):
+    """``(losses, calibs)``: the (B, K) next-step losses of every expert on this
+    batch (the first batch's set to the uniform code, or to 0 for regression,
+    whose first code the host sets) and each group's new calibration summaries."""
     xn = _standardized(spec, xs["x"], xs["mean_prev"], xs["inv_std_prev"])
-    coded, calibs = [], []  # type: ignore[var-annotated]
+    coded, calibs = [], []
     for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
         xj = xn if spec.standardize[j] else xs["x"]
-        # Evaluated block by block, as trained: one vmap over the whole group
-        # rounds differently with the group's size (XLA:CPU partitions a batched
-        # matmul by its batch), so a slice holding 2 of a group's 4 blocks gave
-        # other losses in the last bit than one pass.
-        blk = spec.block[j]
-        k = jax.tree_util.tree_leaves(g.ema_params)[0].shape[0]
-        split = lambda a, k=k, blk=blk: a.reshape((k // blk, blk) + a.shape[1:])  # noqa: E731
-        per = jax.tree_util.tree_map(split, g.ema_params)
-        if spec.targets:  # regression: Gaussian density of the prefix-standardised target
-            z = (xs["y"] - xs["ymean_prev"]) * xs["yinv_prev"]
-            nll = jax.lax.map(
-                lambda p, ro=ro, xj=xj, z=z: jax.vmap(
-                    lambda q: _targets.gaussian_nll(ro.apply(q, xj), z)
-                )(p),
-                per,
-            )
-            coded.append(nll.reshape((k,) + nll.shape[2:]))
-            calibs.append(None)  # calibration is for classification only (refused earlier)
-            continue
-        if spec.calibrate[j]:
-            logp, calib = jax.lax.map(
-                lambda a, ro=ro, xj=xj: _calibrated(ro, xj, xs, b, *a), (per, split(g.calib))
-            )
-            calibs.append(calib.reshape(g.calib.shape))
-        else:
-            logp = jax.lax.map(
-                lambda p, ro=ro, xj=xj: jax.nn.log_softmax(
-                    jax.vmap(ro.apply, in_axes=(0, None))(p, xj)
-                ),
-                per,
-            )
-            calibs.append(None)
-        logp = logp.reshape((k,) + logp.shape[2:])
-        coded.append(-jnp.take_along_axis(logp, xs["y"][None, :, None], axis=2)[..., 0])
+        code, calib = _group_code(spec, j, ro, g, xj, xs)
+        coded.append(code)
+        calibs.append(calib)
     losses = jnp.concatenate(coded, axis=0).T  # (B, K)
     if spec.targets:
         # the density of the raw target: p(y) = p(z) · Π_p s_p (s = 1/σ of the prefix);
@@ -120,64 +123,66 @@ def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
         losses = losses - jnp.sum(jnp.log(xs["yinv_prev"]))
         losses = jnp.where(xs["batch"] == 0, jnp.float32(0.0), losses)
     else:
-        losses = jnp.where(xs["batch"] == 0, jnp.float32(math.log(c)), losses)
+        losses = jnp.where(xs["batch"] == 0, jnp.float32(math.log(spec.num_classes)), losses)
+    return losses, calibs
 
-    def train(groups):
-        out = []
-        for j, (ro, g) in enumerate(zip(spec.readouts, groups)):
 
-            def block_steps(g, h, ro=ro, j=j):
-                def step(r, g):
-                    pos = replay_positions(seed_key, xs["batch"], r, xs["t_end"], b)
-                    x = (
-                        _standardized(spec, x_all[pos], xs["mean"], xs["inv_std"])
-                        if spec.standardize[j]
-                        else x_all[pos]
-                    )
-                    y = y_all[pos]
-                    if spec.targets:  # the replay targets, standardised like the features
-                        y = (y - xs["ymean"]) * xs["yinv"]
-                        upd = partial(
-                            _expert_update,
-                            ro,
-                            c,
-                            spec.masked[j],
-                            r,
-                            x,
-                            y,
-                            loss=_targets.gaussian_nll,
-                        )
-                    else:
-                        upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y)
-                    return jax.vmap(upd)(g, *h)
+def _replay_step(spec: _Spec, j: int, ro, x_all, y_all, seed_key, xs, r, g, h):
+    """Replay step r of one block g of group j (hyperparameters h): a batch drawn
+    from the prefix (:func:`replay_positions`), standardised as the readouts see
+    it, and one :func:`_expert_update` of every expert of the block."""
+    c = spec.num_classes
+    pos = replay_positions(seed_key, xs["batch"], r, xs["t_end"], spec.batch_size)
+    x = (
+        _standardized(spec, x_all[pos], xs["mean"], xs["inv_std"])
+        if spec.standardize[j]
+        else x_all[pos]
+    )
+    y = y_all[pos]
+    if spec.targets:  # the replay targets, standardised like the features
+        y = (y - xs["ymean"]) * xs["yinv"]
+        upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y, loss=_targets.gaussian_nll)
+    else:
+        upd = partial(_expert_update, ro, c, spec.masked[j], r, x, y)
+    return jax.vmap(upd)(g, *h)
 
-                # no replay steps on a padding batch (valid = False)
-                steps = jnp.where(xs["valid"], spec.max_replay[j], 0)
-                return jax.lax.fori_loop(0, steps, step, g)
 
-            # Blocks of experts run all their replay steps back to back, so a
-            # block's parameters and optimiser state stay in cache. Each block
-            # is sliced out of the group's state and written back in place
-            # (dynamic_update_slice in a loop): no second copy of the group's
-            # state is ever live (a lax.map over blocks stacked a new one).
-            blk = spec.block[j]
+def _train_group(spec: _Spec, j: int, ro, g, hyper, x_all, y_all, seed_key, xs):
+    """Group j after training on this batch: ``spec.max_replay[j]`` replay steps
+    (none on a padding batch), block by block.
 
-            def one_block(i, g, j=j, blk=blk, block_steps=block_steps):
-                take = lambda a: jax.lax.dynamic_slice_in_dim(a, i * blk, blk)  # noqa: E731
-                gb = block_steps(
-                    jax.tree_util.tree_map(take, g), jax.tree_util.tree_map(take, hypers[j])
-                )
-                put = lambda a, u: jax.lax.dynamic_update_slice_in_dim(a, u, i * blk, 0)  # noqa: E731
-                return jax.tree_util.tree_map(put, g, gb)
+    Blocks of experts run all their replay steps back to back, so a block's
+    parameters and optimiser state stay in cache. Each block is sliced out of the
+    group's state and written back in place (dynamic_update_slice in a loop): no
+    second copy of the group's state is ever live (a lax.map over blocks stacked a
+    new one)."""
+    blk = spec.block[j]
+    step = partial(_replay_step, spec, j, ro, x_all, y_all, seed_key, xs)
 
-            n_blocks = jax.tree_util.tree_leaves(g)[0].shape[0] // blk
-            out.append(jax.lax.fori_loop(0, n_blocks, one_block, g))
-        return tuple(out)
+    def one_block(i, g):
+        take = lambda a: jax.lax.dynamic_slice_in_dim(a, i * blk, blk)  # noqa: E731
+        gb, h = jax.tree_util.tree_map(take, g), jax.tree_util.tree_map(take, hyper)
+        steps = jnp.where(xs["valid"], spec.max_replay[j], 0)  # no replay on a padding batch
+        gb = jax.lax.fori_loop(0, steps, lambda r, gb: step(r, gb, h), gb)
+        put = lambda a, u: jax.lax.dynamic_update_slice_in_dim(a, u, i * blk, 0)  # noqa: E731
+        return jax.tree_util.tree_map(put, g, gb)
 
+    n_blocks = jax.tree_util.tree_leaves(g)[0].shape[0] // blk
+    return jax.lax.fori_loop(0, n_blocks, one_block, g)
+
+
+def _batch_step(spec: _Spec, hypers, x_all, y_all, seed_key, groups, xs):
+    """One batch of the chunk's scan: every expert codes it (:func:`_batch_losses`),
+    then trains on it with replay (:func:`_train_group`). Returns the groups'
+    new states and the (B, K) losses."""
+    losses, calibs = _batch_losses(spec, groups, xs)
     # the calibration summaries ride along; training sees the plain state
-    groups = train(tuple(g._replace(calib=None) for g in groups))
-    groups = tuple(g._replace(calib=cal) for g, cal in zip(groups, calibs))
-    return groups, losses
+    plain = tuple(g._replace(calib=None) for g in groups)
+    trained = tuple(
+        _train_group(spec, j, ro, g, hypers[j], x_all, y_all, seed_key, xs)
+        for j, (ro, g) in enumerate(zip(spec.readouts, plain))
+    )
+    return tuple(g._replace(calib=cal) for g, cal in zip(trained, calibs)), losses
 
 
 # donate_argnums=1: the experts' state is updated in place (its input buffers are reused).

@@ -1,12 +1,14 @@
 """Stage 1's public driver: :func:`run` (a stream of one batch coded without training,
 :func:`untrained_losses`; else the memory plan: one pass or slices) and
 :func:`run_with_params`; the pass itself (cache, set-up, chunk loop) is
-:mod:`mdlnb.prequential._onepass`; see :mod:`mdlnb.prequential`."""
+:mod:`mdlnb.prequential._onepass`; see :mod:`mdlnb.prequential`. The deprecated
+:func:`resolve_protocol` is :func:`mdlnb._arguments.resolve_protocol`."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,28 +16,24 @@ from typing import Any
 import jax
 import numpy as np
 
-from mdlnb import _targets
+from mdlnb import _arguments, _targets
 from mdlnb._protocol import Protocol
 from mdlnb._task import Task
 from mdlnb.experts import Expert
 from mdlnb.prequential import _memory, _slicing
 from mdlnb.prequential._checkpointer import CHECKPOINT_SHARE
-from mdlnb.prequential._loss_matrix import LossMatrix
-from mdlnb.prequential._onepass import (
+from mdlnb.prequential._chunking import (
     CHUNK_FLOPS,
-    CODE_VERSION,
     DEFAULT_CHUNK_BATCHES,
     PROGRESS_UPDATES,
-    ProgressFn,
-    _check_readouts,
-    _task_arrays,
-    _validate,
     auto_chunk_batches,
     chunk_bucket,
-    resolve_protocol,
     row_bucket,
-    run_pass,
 )
+from mdlnb.prequential._job import CODE_VERSION, check_readouts, task_arrays, validate
+from mdlnb.prequential._loss_matrix import LossMatrix
+from mdlnb.prequential._onepass import run_pass
+from mdlnb.prequential._progressbar import ProgressFn
 from mdlnb.prequential._stream import stream_order
 
 __all__ = [
@@ -150,8 +148,8 @@ def run(
     """
     if isinstance(memory_budget, str) and memory_budget != "auto":
         raise ValueError(f"memory_budget: must be 'auto', None or bytes, got {memory_budget!r}")
-    _validate(task, checkpoint_every_s)
-    protocol = resolve_protocol(
+    validate(task, checkpoint_every_s)
+    protocol = _arguments.resolve_protocol(
         protocol,
         experts,
         batch_size=batch_size,
@@ -160,7 +158,7 @@ def run(
         standardize=standardize,
     )
     if task.n <= protocol.batch_size:  # one batch, coded uniformly: nothing to train or compile
-        _task_arrays(task, protocol.experts())
+        task_arrays(task, protocol.experts())
         return untrained_losses(task, protocol)
     opts: dict[str, Any] = dict(
         progress=progress,
@@ -184,7 +182,7 @@ def _plan(task: Task, protocol: Protocol, memory_budget, devices) -> _memory.Sli
     under ``"auto"``: pruning couples the experts)."""
     board = protocol.experts()
     budget = None if memory_budget == "auto" else memory_budget
-    _check_readouts(task, board)  # before sizing them (num_params)
+    check_readouts(task, board)  # before sizing them (num_params)
     ndev = len(devices) if devices is not None else jax.device_count()
     plan = _memory.plan(
         board, task.n, np.shape(task.features)[1], task.out_dim, budget_bytes=budget, devices=ndev
@@ -254,8 +252,8 @@ def run_with_params(
     after training on the whole stream (``None`` for an expert pruned by the
     protocol's ``prune``).
     """
-    _validate(task, checkpoint_every_s)
-    protocol = resolve_protocol(
+    validate(task, checkpoint_every_s)
+    protocol = _arguments.resolve_protocol(
         protocol,
         experts,
         batch_size=batch_size,
@@ -270,3 +268,20 @@ def run_with_params(
         checkpoint_every_s=checkpoint_every_s,  # type: ignore[return-value]
         **kwargs,
     )
+
+
+def resolve_protocol(
+    protocol: Protocol | str | None = None, experts: Any = None, **fields: Any
+) -> Protocol:
+    """Deprecated: use ``mdlnb.protocol(protocol, board=experts, **fields)``.
+
+    The protocol a call runs: ``protocol`` (default ``"default"``) with the board
+    ``experts`` and the other ``fields`` that are not None
+    (:func:`mdlnb._arguments.resolve_protocol`, the one resolution)."""
+    warnings.warn(
+        "mdlnb.prequential.resolve_protocol is deprecated; use "
+        "mdlnb.protocol(protocol, board=experts, **fields)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _arguments.resolve_protocol(protocol, experts, **fields)

@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mdlnb import _aligned, _progress
+from mdlnb._arguments import resolve_protocol
 from mdlnb._task import Task
 from mdlnb.experts import Expert
 from mdlnb.prequential import _memory
 from mdlnb.prequential._loss_matrix import LossMatrix
-from mdlnb.prequential._onepass import resolve_protocol, run_pass
+from mdlnb.prequential._onepass import run_pass
 
 if TYPE_CHECKING:
     from mdlnb._protocol import Protocol

@@ -30,17 +30,12 @@ from mdlnb import _xla_cache
 from mdlnb._io import cache_dir, content_hash, load_entry, locked
 from mdlnb.prequential import _memory, _program, _sharding
 from mdlnb.prequential._checkpointer import Checkpointer
+from mdlnb.prequential._chunking import auto_chunk_batches, chunk_bucket
 from mdlnb.prequential._inputs import _chunk_inputs
+from mdlnb.prequential._job import from_entry, make_job, validate
 from mdlnb.prequential._loss_matrix import LossMatrix
-from mdlnb.prequential._onepass import (
-    _from_entry,
-    _job,
-    _make_progress,
-    _setup,
-    _validate,
-    auto_chunk_batches,
-    chunk_bucket,
-)
+from mdlnb.prequential._progressbar import make_progress
+from mdlnb.prequential._setup import setup
 
 #: a stacked call's chunk inputs (features, labels, statistics of W streams) may take
 #: this many bytes; the whole stream is one call when they fit
@@ -72,15 +67,15 @@ def run_buckets(
     solo: list[int] = []
     buckets: dict[tuple, list[int]] = {}
     for i, (task, _) in enumerate(pairs):
-        _validate(task, opts["checkpoint_every_s"])
+        validate(task, opts["checkpoint_every_s"])
         if task.n <= protos[i].batch_size:
             solo.append(i)  # one batch, coded uniformly: nothing to stack
             continue
-        job = _job(task, protos[i], chunk_batches, pad_features, False)
+        job = make_job(task, protos[i], chunk_batches, pad_features, False)
         buckets.setdefault(_bucket(job), []).append(i)
     plans = []  # (members, width, jobs of the first call, chunk)
     for members in buckets.values():
-        job = _job(pairs[members[0]][0], protos[members[0]], chunk_batches, pad_features, False)
+        job = make_job(pairs[members[0]][0], protos[members[0]], chunk_batches, pad_features, False)
         width = _width(job, len(members), memory_budget)
         if width < 2:
             solo += members
@@ -89,7 +84,7 @@ def run_buckets(
     if not plans:
         return solo
     total = sum(pairs[i][0].n for members, _, _ in plans for i in members)
-    report, close = _make_progress(progress, total, len(protos[0].experts()))
+    report, close = make_progress(progress, total, len(protos[0].experts()))
     tally = _Tally(total, report)
     with concurrent.futures.ThreadPoolExecutor(max(1, min(len(plans), os.cpu_count() or 1))) as ex:
         programs = [
@@ -106,7 +101,7 @@ def run_buckets(
                 for lo in range(0, len(members), width):
                     call = members[lo : lo + width]
                     jobs = [
-                        _job(
+                        make_job(
                             pairs[i][0],
                             protos[i],
                             chunk_batches,
@@ -130,7 +125,7 @@ def run_buckets(
 
 def _first_job(pairs, protos, members, width, chunk_batches, pad_features):
     i = members[0]
-    return _job(
+    return make_job(
         pairs[i][0], protos[i], chunk_batches, pad_features, False, streams={"streams": width}
     )
 
@@ -138,7 +133,7 @@ def _first_job(pairs, protos, members, width, chunk_batches, pad_features):
 def _compile(job, width: int, chunk: int):
     """The bucket's stacked program, lowered for W streams (shapes from one stream's
     set-up, on the host) and compiled; run in a worker thread."""
-    stream, board, _ = _setup(job, _one_device(), Checkpointer(None, job.key, 0))
+    stream, board, _ = setup(job, _one_device(), Checkpointer(None, job.key, 0))
     b, dp = job.proto.batch_size, job.dp
     xs, _ = _chunk_inputs(
         stream.x_ord,
@@ -188,7 +183,7 @@ def _width(job, count: int, memory_budget) -> int:
 def _stacked_chunk(job, width: int, chunk_batches) -> int:
     """Batches per stacked call. ``"auto"``: on an accelerator the whole stream when
     its inputs fit :data:`STACKED_INPUT_BYTES`, else as many batches as do; on a CPU
-    one call's FLOPs within :data:`~mdlnb.prequential._onepass.CHUNK_FLOPS` over the
+    one call's FLOPs within :data:`~mdlnb.prequential._chunking.CHUNK_FLOPS` over the
     W streams. The losses do not depend on it."""
     if chunk_batches != "auto":
         return int(chunk_batches)
@@ -234,7 +229,7 @@ def _cached_call(
             if hit is None:
                 todo.append(k)
                 continue
-            lm = _from_entry(hit, tasks[k], job, f.name)
+            lm = from_entry(hit, tasks[k], job, f.name)
             tally.add(tasks[k].n, _best(lm))
             out.append((call[k], lm))
         if todo:
@@ -268,7 +263,7 @@ def _compute_call(
     whose results are dropped; their loss matrices."""
     t0 = time.perf_counter()
     count = len(jobs)
-    setups = [_setup(job, _one_device(), Checkpointer(None, job.key, 0)) for job in jobs]
+    setups = [setup(job, _one_device(), Checkpointer(None, job.key, 0)) for job in jobs]
     streams = [s for s, _, _ in setups] + [setups[0][0]] * (width - count)
     board = setups[0][1]
     n, b = jobs[0].feats.shape[0], jobs[0].proto.batch_size

@@ -70,11 +70,13 @@ from typing import Any
 import jax
 import numpy as np
 
+from mdlnb._arguments import resolve_protocol
 from mdlnb._checks import check_int
 from mdlnb._task import Task
 from mdlnb.prequential import _stacked
+from mdlnb.prequential._job import validate
 from mdlnb.prequential._loss_matrix import LossMatrix
-from mdlnb.prequential._onepass import _make_progress, _validate, resolve_protocol
+from mdlnb.prequential._progressbar import make_progress
 from mdlnb.prequential._run import run
 from mdlnb.prequential._stacked import STACKED_INPUT_BYTES  # noqa: F401  (documented here)
 
@@ -161,7 +163,7 @@ def run_streams(
         raise ValueError(f"layout: must be one of {LAYOUTS}, got {layout!r}")
     if layout == "auto":
         layout = default_layout()
-    _validate(pairs[0][0], checkpoint_every_s)
+    validate(pairs[0][0], checkpoint_every_s)
     base = resolve_protocol(
         protocol,
         experts,
@@ -199,7 +201,7 @@ def _run_solo(items, done, progress, **opts) -> None:
         return
     items = sorted(items, key=lambda it: (np.shape(it[1].features), it[1].out_dim))
     total = sum(t.n for _, t, _ in items)
-    report, close = _make_progress(progress, total, len(items[0][2].experts()))
+    report, close = make_progress(progress, total, len(items[0][2].experts()))
     seen, best = 0, 0.0
     try:
         for i, task, proto in items:

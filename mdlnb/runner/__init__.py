@@ -60,14 +60,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from mdlnb.runner import _params
-from mdlnb.runner._cli import parse_parameters, parser
+from mdlnb.runner._cli import main, parse_parameters
 from mdlnb.runner._execute import environ as _environ  # noqa: F401 (tests use it)
 from mdlnb.runner._execute import execute
 from mdlnb.runner._interactive import interactive_profile
@@ -381,88 +379,3 @@ def stale(name: str, profile: str, *, out_dir: str | Path | None = None) -> list
     if recorded != now:
         reasons.append(f"parameters changed: {recorded} -> {now}")
     return reasons
-
-
-def _run_and_say(name: str, args: Any, overrides: Mapping[str, Any]) -> Path:
-    """One notebook of :func:`main`, with where it writes said before and after."""
-    nb, figures = destinations(name, args.profile, paper=args.paper, out_dir=args.out_dir)
-    figures = Path(
-        merged_parameters(name, args.profile, overrides, paper=args.paper).get("paper_dir", figures)
-    )
-    note = " -- into the committed paper/ (--paper)" if figures == ROOT / "paper" else ""
-    print(f">> {name} [{args.profile}]: figures and tables to {shown(figures)}/{note}", flush=True)
-    t0, started = time.perf_counter(), time.time()
-    out = Path(
-        run(
-            name,
-            args.profile,
-            out_dir=args.out_dir,
-            progress=sys.stdout.isatty(),
-            parameters=overrides or None,
-            paper=args.paper,
-        )
-    )
-    wrote = (
-        sorted(
-            p.name for p in figures.glob("*") if p.is_file() and p.stat().st_mtime >= started - 1
-        )
-        if figures.is_dir()
-        else []
-    )
-    listed = ", ".join(wrote[:6]) + (f", … ({len(wrote)} files)" if len(wrote) > 6 else "")
-    print(
-        f"   done in {time.perf_counter() - t0:.1f} s\n"
-        f"   notebook  {shown(out)}\n   html      {shown(out.with_suffix('.html'))}\n"
-        f"   figures   {shown(figures)}/: {listed or 'nothing written'}",
-        flush=True,
-    )
-    return out
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser(__doc__.splitlines()[0]).parse_args(argv)
-    if args.write_params:
-        write_params()
-        return 0
-    if args.html:
-        for path in args.names:
-            to_html(path)
-        return 0
-    if args.sweep:
-        from mdlnb.runner import _sweep
-
-        return _sweep.main(args)
-    if args.check:
-        try:
-            check_profiles()
-        except ValueError as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 2
-        print(f"notebooks/profiles.yaml: every entry checked ({len(available())} notebooks)")
-        return 0
-    names = args.names or available()
-    overrides = parse_parameters(args.parameter)
-    for name in names:  # every named notebook checked, with -p (types too), before any run
-        merged_parameters(name, args.profile, overrides, paper=args.paper)
-    since = args.since
-    folder = destinations(names[0], args.profile, paper=args.paper, out_dir=args.out_dir)[0].parent
-    if not args.summary:
-        since = time.time()
-        for name in names:
-            _run_and_say(name, args, overrides)
-    if args.summary or len(names) > 1:
-        print(
-            format_summary(summary(names, args.profile, out_dir=folder, since=since), args.profile),
-            flush=True,
-        )
-    if args.compare_to_git:
-        from mdlnb import _paperdiff
-
-        print(
-            _paperdiff.report(
-                _paperdiff.paper_diff(ROOT / "paper", rev=args.compare_to_git),
-                verdicts=_paperdiff.verdict_changes(ROOT / "paper", rev=args.compare_to_git),
-            ),
-            flush=True,
-        )
-    return 0

@@ -1,14 +1,18 @@
-"""The runner's command line: its arguments, and ``-p KEY=VALUE`` parsed into
-notebook parameters."""
+"""The runner's command line: its arguments, ``-p KEY=VALUE`` parsed into notebook
+parameters, and :func:`main`, which runs the named notebooks and says where each
+writes."""
 
 from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Sequence
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from mdlnb.runner._paths import PROFILES
+from mdlnb.runner._paths import PROFILES, shown
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -112,3 +116,102 @@ def parse_parameters(items: Sequence[str]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def _run_and_say(name: str, args: Any, overrides: Mapping[str, Any]) -> Path:
+    """One notebook of :func:`main`, with where it writes said before and after."""
+    from mdlnb import runner
+
+    nb, figures = runner.destinations(name, args.profile, paper=args.paper, out_dir=args.out_dir)
+    figures = Path(
+        runner.merged_parameters(name, args.profile, overrides, paper=args.paper).get(
+            "paper_dir", figures
+        )
+    )
+    note = " -- into the committed paper/ (--paper)" if figures == runner.ROOT / "paper" else ""
+    print(f">> {name} [{args.profile}]: figures and tables to {shown(figures)}/{note}", flush=True)
+    t0, started = time.perf_counter(), time.time()
+    out = Path(
+        runner.run(
+            name,
+            args.profile,
+            out_dir=args.out_dir,
+            progress=sys.stdout.isatty(),
+            parameters=overrides or None,
+            paper=args.paper,
+        )
+    )
+    wrote = (
+        sorted(
+            p.name for p in figures.glob("*") if p.is_file() and p.stat().st_mtime >= started - 1
+        )
+        if figures.is_dir()
+        else []
+    )
+    listed = ", ".join(wrote[:6]) + (f", … ({len(wrote)} files)" if len(wrote) > 6 else "")
+    print(
+        f"   done in {time.perf_counter() - t0:.1f} s\n"
+        f"   notebook  {shown(out)}\n   html      {shown(out.with_suffix('.html'))}\n"
+        f"   figures   {shown(figures)}/: {listed or 'nothing written'}",
+        flush=True,
+    )
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m mdlnb.runner``: run the named notebooks (see :mod:`mdlnb.runner`), or
+    one of the helpers (``--write-params``, ``--html``, ``--sweep``, ``--check``,
+    ``--summary``); 0 on success, 2 when ``--check`` finds a bad entry.
+
+    The runner's functions are looked up on :mod:`mdlnb.runner` at call time."""
+    from mdlnb import runner
+
+    args = parser((runner.__doc__ or "").splitlines()[0]).parse_args(argv)
+    if args.write_params:
+        runner.write_params()
+        return 0
+    if args.html:
+        for path in args.names:
+            runner.to_html(path)
+        return 0
+    if args.sweep:
+        from mdlnb.runner import _sweep
+
+        return _sweep.main(args)
+    if args.check:
+        try:
+            runner.check_profiles()
+        except ValueError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        print(f"notebooks/profiles.yaml: every entry checked ({len(runner.available())} notebooks)")
+        return 0
+    names = args.names or runner.available()
+    overrides = parse_parameters(args.parameter)
+    for name in names:  # every named notebook checked, with -p (types too), before any run
+        runner.merged_parameters(name, args.profile, overrides, paper=args.paper)
+    since = args.since
+    first, _ = runner.destinations(names[0], args.profile, paper=args.paper, out_dir=args.out_dir)
+    folder = first.parent
+    if not args.summary:
+        since = time.time()
+        for name in names:
+            _run_and_say(name, args, overrides)
+    if args.summary or len(names) > 1:
+        print(
+            runner.format_summary(
+                runner.summary(names, args.profile, out_dir=folder, since=since), args.profile
+            ),
+            flush=True,
+        )
+    if args.compare_to_git:
+        from mdlnb import _paperdiff
+
+        print(
+            _paperdiff.report(
+                _paperdiff.paper_diff(runner.ROOT / "paper", rev=args.compare_to_git),
+                verdicts=_paperdiff.verdict_changes(runner.ROOT / "paper", rev=args.compare_to_git),
+            ),
+            flush=True,
+        )
+    return 0

@@ -83,10 +83,18 @@ def _check_cell(
 
 
 def interactive_profile(namespace: dict, name: str, *, cell: str | None = None) -> None:
-    """Apply notebook ``name``'s profile to ``namespace`` (its ``globals()``) when it
-    runs by hand; nothing under the runner. See the module docstring for the steps.
-    ``cell``: the parameters cell's source as run (default: from the kernel's
-    history)."""
+    """Apply notebook ``name``'s profile to ``namespace`` when it runs by hand;
+    nothing under the runner. See the module docstring for the steps.
+
+    A notebook passes its own ``globals()``, right after its parameters cell::
+
+        runner.interactive_profile(globals(), "quickstart")
+
+    and the profile's values (and ``paper_dir``) are **assigned into that
+    mapping** — the notebook's globals — so the cells after it read them as
+    plain names; one printed line lists them. It returns None (so the call, the
+    last line of its cell, displays nothing). ``cell``: the parameters cell's
+    source as run (default: from the kernel's history)."""
     if os.environ.get(RUNNER_ENV) == "1":
         return
     from mdlnb import runner

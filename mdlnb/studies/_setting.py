@@ -13,6 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from mdlnb import experts as ex
+from mdlnb._arguments import resolve_protocol
+
 #: The papers' settings, per aspect (Li, Bornschein & Hutter 2023, arXiv:2302.09579,
 #: Sec. 4, App. A.5, Tables 3, 6, 9; Whitney et al. 2020, arXiv:2009.07368, Sec. 3–4;
 #: Ding et al. 2022, arXiv:2203.05126, Sec. 4; Lu et al. 2022, arXiv:2206.01251, Sec. 3).
@@ -47,9 +50,6 @@ def fmt_range(values: Iterable[float], unit: str = "") -> str:
 
 def board_text(protocol: Any) -> str:
     """The readouts of a protocol's board in words: count, depths, widths."""
-    from mdlnb import experts as ex
-    from mdlnb._compare import resolve_protocol
-
     p = resolve_protocol(protocol)
     board = ex.preset(p.board) if isinstance(p.board, str) else tuple(p.board)
     names = sorted({e.readout.name for e in board})

@@ -40,7 +40,9 @@ from jax.nn import logsumexp
 
 from mdlnb import _xla_cache
 from mdlnb.switching import forward
-from mdlnb.switching.batch import _bucket, check_losses, codelength, raise_for_flags
+from mdlnb.switching._losses import check_losses, raise_for_flags
+from mdlnb.switching._transport import bucket
+from mdlnb.switching.batch import codelength
 from mdlnb.switching.result import SwitchResult
 from mdlnb.switching.strategies import FixedShare, get_strategy
 
@@ -90,7 +92,7 @@ class PrunedStream:
         m, k = L.shape
         if k != len(self.alive):
             raise ValueError(f"rows: has {k} experts, {len(self.alive)} survive")
-        size = _bucket(m, 1 << 16, smallest=64)
+        size = bucket(m, 1 << 16, smallest=64)
         if size != m:
             L = np.concatenate([L, np.zeros((size - m, k), np.float32)])
         offset = self.t

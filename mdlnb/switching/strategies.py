@@ -110,37 +110,44 @@ class _Strategy:
         return {"log_w": jnp.asarray(self.log_weights(num_experts), jnp.float32)}
 
     def __repr__(self) -> str:
-        """Short form, the same everywhere: the class and the fields that are set,
-        e.g. ``FixedShare(m=11)``, ``BayesianMixture()``; vectors longer than 4
-        print as their length (``weights=<24 values>``)."""
-        args = []
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            if v is None:
-                continue
-            if isinstance(v, tuple):
-                text = (
-                    f"<{len(v)} values>"
-                    if len(v) > 4
-                    else "(" + ", ".join(f"{x:g}" for x in v) + ")"
-                )
-            elif isinstance(v, float):
-                text = f"{v:g}"
-            else:
-                text = repr(v)
-            args.append(f"{f.name}={text}")
-        return f"{type(self).__name__}({', '.join(args)})"
+        """:func:`strategy_label`: the class and the fields that are set."""
+        return strategy_label(self)
 
     @property
     def label(self) -> str:
-        """``repr(self)``: the one way a strategy is printed (reports, tables, CLI)."""
-        return repr(self)
+        """:func:`strategy_label`: the one way a strategy is printed (reports, tables,
+        protocols, CLI)."""
+        return strategy_label(self)
 
     def skeleton(self):
         fields = {"initial": None}
         if hasattr(self, "weights"):
             fields["weights"] = None
         return replace(self, **fields)
+
+
+def strategy_label(strategy: Any) -> str:
+    """Short form, the same everywhere: the class and the fields that are set, e.g.
+    ``FixedShare(m=11)``, ``BayesianMixture()``; vectors longer than 4 print as their
+    length (``weights=<24 values>``). An object that is not a strategy of this module:
+    its own ``label``, else its ``repr``."""
+    if not isinstance(strategy, _Strategy):
+        return str(getattr(strategy, "label", None) or repr(strategy))
+    args = []
+    for f in dataclasses.fields(strategy):
+        v = getattr(strategy, f.name)
+        if v is None:
+            continue
+        if isinstance(v, tuple):
+            text = (
+                f"<{len(v)} values>" if len(v) > 4 else "(" + ", ".join(f"{x:g}" for x in v) + ")"
+            )
+        elif isinstance(v, float):
+            text = f"{v:g}"
+        else:
+            text = repr(v)
+        args.append(f"{f.name}={text}")
+    return f"{type(strategy).__name__}({', '.join(args)})"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ import numpy as np
 
 from mdlnb import _xla_cache
 from mdlnb.switching import forward
-from mdlnb.switching.batch import _bucket, check_losses, raise_for_flags
+from mdlnb.switching._losses import check_losses, raise_for_flags
+from mdlnb.switching._transport import bucket
 from mdlnb.switching.strategies import FixedShare, get_strategy
 
 
@@ -67,7 +68,7 @@ class Stream:
             with np.errstate(over="ignore"):  # a loss beyond float32 is +inf (probability 0)
                 block = np.asarray(L[start : start + self._max], np.float32)
             m = block.shape[0]
-            size = _bucket(m, self._max)
+            size = bucket(m, self._max)
             if size != m:
                 block = np.concatenate([block, np.zeros((size - m, self.num_experts), np.float32)])
             offset = self.num_steps

@@ -6,11 +6,8 @@ import dataclasses
 from collections.abc import Sequence
 
 from mdlnb._checks import check_int
+from mdlnb.encoders import efficientnet_lite
 from mdlnb.studies._base import StudyConfig
-
-# Imported inside the functions that use them, so that importing this module does not load
-# them: scikit-learn, SciPy, pandas, matplotlib; mdlnb.encoders (JAX, optax); mdlnb.transfer
-# (SciPy, threadpoolctl).
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,8 +59,6 @@ class BeyondConfig(StudyConfig):
 
     def encoder(self):
         """The EfficientNet-Lite encoder (real weights)."""
-        from mdlnb.encoders import efficientnet_lite
-
         return efficientnet_lite(self.variant, resolution=self.resolution)
 
     @property

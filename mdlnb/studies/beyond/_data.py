@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 
 import mdlnb
+from mdlnb import data, encoders
 from mdlnb.studies.beyond._config import BeyondConfig
+from mdlnb.transfer import logme_regression
 
-# Imported inside the functions that use them, so that importing this module does not load
-# them: scikit-learn, SciPy, pandas, matplotlib; mdlnb.encoders (JAX, optax); mdlnb.transfer
-# (SciPy, threadpoolctl).
+# scikit-learn and scipy.stats are imported inside the functions that use them.
 
 
 def _noise(n: int, d: int) -> np.ndarray:
@@ -41,8 +41,6 @@ def regression_representations(
     """``{task name: (task, {representation: features (N, D)})}`` of the regression part."""
     from sklearn.decomposition import PCA
 
-    from mdlnb import data, encoders
-
     dia = data.load("diabetes", split="all")
     reps = {
         "features": dia.x.astype(np.float32),
@@ -65,8 +63,6 @@ def regression_representations(
 
 def logme(x: np.ndarray, y: np.ndarray) -> float:
     """LogME regression evidence (nats/example) of z-scored features and centred targets."""
-    from mdlnb.transfer import logme_regression
-
     x = np.asarray(x, np.float64)
     sd = x.std(0)
     x = (x - x.mean(0)) / np.where(sd > 0, sd, 1.0)
@@ -78,8 +74,6 @@ def calibration_tasks(config: BeyondConfig) -> dict[str, Any]:
     """``{representation: Task}``: the first ``calibration_size`` examples of
     ``calibration_task`` as raw pixels and as the encoder's features (extracted on
     the whole split, then cut, so the features do not depend on the cut)."""
-    from mdlnb import data, encoders
-
     t = data.load(config.calibration_task, split="all")
     if t.kind == "regression":
         raise ValueError(

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb.plots import task_label
+from mdlnb.plots import encoder_label, task_label
+from mdlnb.studies.beyond._data import t_interval
 
 # Imported inside the functions that use them: matplotlib, pandas.
 
@@ -146,9 +147,6 @@ def calibration(result: Any):
     95 % t-interval (bar), for the switching code and for the best single expert.
     Returns the Figure."""
     import matplotlib.pyplot as plt
-
-    from mdlnb.plots import encoder_label
-    from mdlnb.studies.beyond._data import t_interval
 
     runs, tab = result.calibration_runs, result.calibration().set_index("representation")
     fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained")

@@ -52,7 +52,10 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb.studies.encoders import _tables
+from mdlnb import claims as C
+from mdlnb import ranking
+from mdlnb._arguments import resolve_protocol
+from mdlnb.studies.encoders import _paper, _significance, _tables
 
 _DEPTH = re.compile(r"^mlp(\d+)")
 
@@ -73,8 +76,6 @@ def per_task_agreement(frame, encoders: Sequence[str]):
     pairs (linear, mlp), (mlp, mdl), (linear, mdl): columns ``task`` and one
     per pair (NaN where a method ties every encoder on that task)."""
     import pandas as pd
-
-    from mdlnb import ranking
 
     rf = _tables.rank_frame(frame, encoders=encoders)
     w = rf.pivot_table(index=["task", "encoder"], columns="method", values="rank")
@@ -132,7 +133,7 @@ def depth_change_by_task(posterior, *, first_batch: int):
 def order_noise_cells(frame, encoders: Sequence[str]):
     """(f)'s cells: ``(permutation_variance, its rows with a finite positive
     sd / nearest gap, the per-task arrays of those ratios)``."""
-    var = _tables.permutation_variance(frame, encoders)
+    var = _significance.permutation_variance(frame, encoders)
     ok = var.dropna(subset=["sd [nats]", "sd / nearest gap"])
     ok = ok[ok["sd / nearest gap"] > 0]
     return var, ok, [g["sd / nearest gap"].to_numpy() for _, g in ok.groupby("task")]
@@ -176,8 +177,6 @@ def _average_orders(tables: Sequence):
 def order_disagreement(tables: Sequence) -> float:
     """(a1)'s statistic on per-task rank tables: 1 − τ(linear, MLP) of the
     average-rank orders (NaN when an average order ties every encoder)."""
-    from mdlnb import ranking
-
     o = _average_orders(tables)
     if min(np.ptp(o["linear"]), np.ptp(o["mlp"])) == 0:
         return float("nan")
@@ -187,8 +186,6 @@ def order_disagreement(tables: Sequence) -> float:
 def delta_tau(tables: Sequence) -> float:
     """(a2)'s statistic on per-task rank tables: τ(MLP, MDL) − τ(MLP, linear) of the
     average-rank orders (NaN when an average order ties every encoder)."""
-    from mdlnb import ranking
-
     o = _average_orders(tables)
     if min(np.ptp(o["linear"]), np.ptp(o["mlp"]), np.ptp(o["mdl"])) == 0:
         return float("nan")
@@ -246,8 +243,6 @@ def n_slope(parts) -> float:
 
 
 def _a_claims(frame, encoders, a2_encoders, level: float, paper) -> list:
-    from mdlnb import claims as C
-
     k = len(encoders)
     tables = rank_tables(frame, encoders)
     ours = _tables.ranking_agreement(frame, encoders).set_index("methods")["kendall tau"]
@@ -290,8 +285,6 @@ def _a_claims(frame, encoders, a2_encoders, level: float, paper) -> list:
 
 
 def _f_claim(result, encoders, level: float):
-    from mdlnb import claims as C
-
     var, ok, cells = order_noise_cells(result.frame, encoders)
     orders = int(var["orders"].min()) if len(var) else 0
     n = int(min(result.sizes.values()))
@@ -311,7 +304,7 @@ def _f_claim(result, encoders, level: float):
         if len(parts) >= 2
         else (n_slope(parts), float("nan"), float("nan"))
     )
-    pp = _tables.PAPER_PERMUTATION
+    pp = _significance.PAPER_PERMUTATION
     paper_ratio = pp["std"] / min(pp["mean"] - pp["above"], pp["below"] - pp["mean"])
     r = ok["sd / nearest gap"]
     return C.Claim.decided(
@@ -348,8 +341,6 @@ def objectives_claims(
     """Claims (a1), (a2) and (f) (module docstring) on ``encoders`` of ``result``;
     (a2) on ``a2_encoders`` (default: every encoder of the grid).
     ``alpha``: 1 − the intervals' level."""
-    from mdlnb.studies.encoders import _paper
-
     level = 1 - alpha
     frame = result.frame
     paper = _paper.kendall_between_methods().set_index("methods")["kendall tau"]
@@ -371,9 +362,6 @@ def readout_claims(
 ) -> list:
     """Claims (d1), (d2) and (d3) (module docstring) on ``encoders`` (default all).
     ``alpha``: 1 − the intervals' level."""
-    from mdlnb import claims as C
-    from mdlnb._compare import resolve_protocol
-
     level = 1 - alpha
     post = result.posterior
     frame = result.frame

@@ -31,6 +31,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from mdlnb import claims as C
+from mdlnb import labelfree, ranking
 from mdlnb.studies.encoders import _tables
 
 #: CLID Table 3, average over its 7 out-of-domain tasks: Kendall τ with transfer accuracy.
@@ -45,8 +47,6 @@ def matched(frame, across):
     """The rows of ``across`` (the pretraining result's :meth:`across_models`: ``encoder``
     as ``objective:arch_size``) whose artifact the grid ran (``<encoder>:trained``), with
     the grid's encoder string as ``grid encoder`` and CLID recomputed across them."""
-    from mdlnb import labelfree
-
     need = {"encoder", "probe_accuracy", "cluster_learnability", "twonn_id"}
     if not need <= set(across.columns):
         raise ValueError(f"across: needs columns {sorted(need)}, got {sorted(across.columns)}")
@@ -60,8 +60,6 @@ def matched(frame, across):
 
 
 def _tau(x, y) -> float:
-    from mdlnb import ranking
-
     x, y = np.asarray(x, float), np.asarray(y, float)
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan")
@@ -76,8 +74,6 @@ def transfer_table(frame, across, *, in_domain: Sequence[str]):
     NaN where the task's accuracy ties every encoder or fewer than 3 encoders match (no
     encoder matched: one row per task, ``encoders`` 0, no τ)."""
     import pandas as pd
-
-    from mdlnb import ranking
 
     m = matched(frame, across)
     encs = list(m["grid encoder"])
@@ -110,8 +106,6 @@ def transfer_table(frame, across, *, in_domain: Sequence[str]):
 
 def transfer_claims(frame, across, *, in_domain: Sequence[str], alpha: float = 0.05) -> list:
     """Claims (p4) and (p5) (module docstring); ``alpha``: 1 − the intervals' level."""
-    from mdlnb import claims as C
-
     t = transfer_table(frame, across, in_domain=in_domain)
     k = int(t["encoders"].max()) if len(t) else 0
     level = 1 - alpha

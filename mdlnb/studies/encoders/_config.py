@@ -2,7 +2,7 @@
 
 Field ``protocol`` is everything besides the data that decides a codelength
 (board, batch size B, switching strategy and m, standardisation); it takes
-what :func:`mdlnb._compare.resolve_protocol` takes (a preset name such as
+what :func:`mdlnb._arguments.resolve_protocol` takes (a preset name such as
 ``"default"`` or ``"paper-vtab"``, or a mapping) and maps one to one onto the
 coming ``mdlnb.Protocol``.
 """
@@ -13,8 +13,11 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mdlnb import data
+from mdlnb._arguments import resolve_protocol
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
+from mdlnb.studies.transferability import parse_encoder, readout_from_name
 
 #: The objectives suite: paper Table 1a's objectives (supervised, SimCLR, BYOL, DINO,
 #: MAE) plus the autoencoder and the untrained initialization, all on the ViT at
@@ -106,10 +109,6 @@ class EncodersConfig(StudyConfig):
     seed: int = 0
 
     def __post_init__(self) -> None:
-        from mdlnb import data
-        from mdlnb._compare import resolve_protocol
-        from mdlnb.studies.transferability import parse_encoder, readout_from_name
-
         for name in ("encoders", "tasks", "seeds", "probe_readouts"):
             value = tuple(getattr(self, name))
             if not value:
@@ -147,8 +146,6 @@ def describe_encoder(text: str) -> dict[str, str]:
     """``architecture``, ``objective``, ``size`` of an encoder string: for
     ``"lite1@64"`` ("efficientnet-lite", "supervised-imagenet", "lite1"), for
     ``"byol:resnet_S:300"`` ("resnet", "byol", "S")."""
-    from mdlnb.studies.transferability import parse_encoder
-
     spec = parse_encoder(text)
     if spec.family == "efficientnet":
         return {

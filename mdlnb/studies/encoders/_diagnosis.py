@@ -42,8 +42,17 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import _standardize
-from mdlnb._checks import check_int, check_labels, check_matrix, check_same_length, check_targets
+from mdlnb import _standardize, data
+from mdlnb._checks import (
+    check_images,
+    check_int,
+    check_labels,
+    check_matrix,
+    check_same_length,
+    check_targets,
+)
+from mdlnb.labelfree import rankme
+from mdlnb.studies.transferability._features import prepare
 
 #: Image statistics whose decodability :func:`supervised_diagnosis` measures.
 IMAGE_STATS = ("mean intensity", "contrast", "area")
@@ -109,8 +118,6 @@ def image_statistics(images: Any) -> dict[str, np.ndarray]:
     """Per-image statistics of float images ``(N, H, W[, C])`` in [0, 1] (channels
     averaged): ``mean intensity``, ``contrast`` (standard deviation of the
     pixels) and ``area`` (fraction of pixels above :data:`AREA_THRESHOLD`)."""
-    from mdlnb._checks import check_images
-
     x, white = check_images(images, "images")
     x = x.astype(np.float64) / white
     if x.ndim == 4:
@@ -151,8 +158,6 @@ def feature_diagnosis(features: Any, labels: Any, images: Any = None) -> dict[st
     raw and of the standardised features, the within/between ratio and NC1 of the
     standardised features, and (with ``images``, the inputs the features came from)
     the decodability of each of :data:`IMAGE_STATS`."""
-    from mdlnb.labelfree import rankme
-
     raw = check_matrix(features, "features")
     z = _standardised(raw, "features")
     sep = class_separation(z, labels)
@@ -192,9 +197,6 @@ def supervised_diagnosis(
     import dataclasses
 
     import pandas as pd
-
-    from mdlnb import data
-    from mdlnb.studies.transferability._features import prepare
 
     config = result.config
     chosen = list(config.encoders if encoders is None else encoders)

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb import claims as C
+from mdlnb import ranking
 from mdlnb.studies.encoders import _tables
 
 #: Paper Table 10 (fixed-share codelength per example, 19 VTAB tasks), ViT rows.
@@ -140,8 +142,6 @@ def _reduction(small, large) -> np.ndarray:
 
 def paper_effects() -> dict[str, float]:
     """j1, j2 and l recomputed from the paper's tables (k: the chosen smallest effect)."""
-    from mdlnb import ranking
-
     mae = _reduction(TABLE_10[("mae", "S")], TABLE_10[("mae", "L")])
     sup = _reduction(TABLE_10[("sup", "S")], TABLE_10[("sup", "L")])
     acc = np.array([v[0] for v in TABLE_5.values()])
@@ -163,8 +163,6 @@ def scaling_claims(
     result: Any, mae: Sequence[str], supervised: Sequence[str], *, alpha: float = 0.05
 ) -> list:
     """(j1), (j2): ``mae`` and ``supervised`` are each [smallest, largest] encoder names."""
-    from mdlnb import claims as C
-
     level, eff = 1 - alpha, paper_effects()
     frame = result.frame
     m_s, m_l = _bits(frame, mae[0]), _bits(frame, mae[-1])
@@ -208,8 +206,6 @@ def domain_claim(
 ) -> Any:
     """(k): switches per 1,000 examples out of domain against ``in_domain`` tasks,
     tasks as the units."""
-    from mdlnb import claims as C
-
     level, eff = 1 - alpha, paper_effects()
     f = _tables._subset(result.frame, encoders)
     sw = f[f["metric"] == "readout switches"]
@@ -242,9 +238,6 @@ def domain_claim(
 
 def aggregation_claim(result: Any, encoders: Sequence[str], *, alpha: float = 0.05) -> Any:
     """(l): the order by mean linear accuracy against the order by average rank."""
-    from mdlnb import claims as C
-    from mdlnb import ranking
-
     level, eff = 1 - alpha, paper_effects()
     acc = _tables.scores(result.frame, "linear accuracy", encoders=encoders)  # task × encoder
 

@@ -26,8 +26,13 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb import prequential, probes
+from mdlnb._arguments import resolve_protocol
 from mdlnb._grid import log_integers
 from mdlnb._task import Task
+from mdlnb._units import LN2
+from mdlnb.evaluation import Report
+from mdlnb.studies.transferability import readout_from_name
 
 #: metric name → (lower is better?, unit)
 METRICS: dict[str, tuple[bool, str]] = {
@@ -70,11 +75,6 @@ def mdl_rows(
     Stage 1 of the orders runs as one batch of streams
     (:func:`mdlnb.prequential.run_streams`), unless ``losses`` gives their loss
     matrices (one per seed of ``config.seeds``, e.g. from a batch over many pairs)."""
-    from mdlnb import prequential
-    from mdlnb._compare import resolve_protocol
-    from mdlnb._units import LN2
-    from mdlnb.evaluation import Report
-
     plan = resolve_protocol(config.protocol)
     edges = stream_bins(train.n, int(config.posterior_bins))
     rows, post, curve = [], [], []
@@ -116,9 +116,6 @@ def mdl_rows(
 
 def probe_rows(train: Task, test: Task, config: Any) -> list:
     """Linear, best-MLP and overall-best test accuracy (App. A.4), seed ``config.seed``."""
-    from mdlnb import probes
-    from mdlnb.studies.transferability import readout_from_name
-
     ros = [readout_from_name(r) for r in config.probe_readouts]
     table = probes.accuracy(
         train,

@@ -7,6 +7,8 @@ lost in the extracted table and is DINO (Sec. 4 text and Table 2).
 
 from __future__ import annotations
 
+from mdlnb import ranking
+
 #: Table 1a: encoder → (linear, MLP, MDL) average rank, r = 6, N = 19.
 TABLE_1A = {
     "ViT/B16 DINO": (2.26, 1.84, 1.89),
@@ -44,8 +46,6 @@ def kendall_between_methods():
     """Kendall τ between the paper's Table 1a orderings (linear vs MLP, linear
     vs MDL, MLP vs MDL)."""
     import pandas as pd
-
-    from mdlnb import ranking
 
     t = table_1a()
     pairs = [("linear", "mlp"), ("linear", "mdl"), ("mlp", "mdl")]

@@ -7,8 +7,15 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import plots
-from mdlnb.plots import encoder_label, task_label
+from mdlnb import plots, ranking
+from mdlnb.plots import (
+    depth_cmap,
+    encoder_label,
+    family_label,
+    place_labels,
+    size_label,
+    task_label,
+)
 from mdlnb.studies.encoders import _tables
 
 
@@ -24,8 +31,6 @@ def cd_diagrams(
     """One Nemenyi CD diagram per method (paper Fig. 6/7 summarised), correct q_α.
     Returns the Figure."""
     import matplotlib.pyplot as plt
-
-    from mdlnb import ranking
 
     rf = _tables.rank_frame(frame, encoders=encoders, group=group, methods=methods)
     n = rf["task"].nunique()
@@ -95,8 +100,6 @@ def scaling(table, differences):
     Figure."""
     import matplotlib.pyplot as plt
     import seaborn as sns
-
-    from mdlnb.plots import family_label, place_labels, size_label
 
     key = ["architecture", "objective"]
     fams = sorted({tuple(k) for k in table[key].to_numpy()})
@@ -216,7 +219,6 @@ def preference_heatmap(
     import seaborn as sns
 
     fig, ax = plt.subplots(figsize=(1.0 * table.shape[1] + 3, 0.45 * table.shape[0] + 1.9))
-    from mdlnb.plots import depth_cmap
 
     values = np.asarray(table, dtype=float)
     top = int(np.ceil(max(1.0, float(np.nanmax(values))))) if np.isfinite(values).any() else 1

@@ -95,6 +95,14 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb import data
+from mdlnb import experts as _experts
+from mdlnb._arguments import resolve_protocol
+from mdlnb.encoders import archs
+from mdlnb.studies.encoders import _claims
+from mdlnb.studies.encoders._claims import PAPER_EFFECTS
+from mdlnb.studies.transferability import parse_encoder
+
 #: Per-task standard deviations and effects measured on the committed 2026-11-24 run.
 TODAY = {
     "a2": {"sd": 0.30, "k": 6, "tasks": 5, "effect": -0.07},
@@ -144,8 +152,6 @@ def stream_flops(board: Any, feature_dim: int, num_classes: int, n: int) -> floa
     two backward matmuls), i.e. ``n · Σ_k (3 r_k + 1) · flops_k(D, C)`` with
     ``flops_k`` = 2 × the expert's multiply-adds per example (the paper's
     6·N·Σ r·params + 2·N·Σ params)."""
-    from mdlnb import experts as _experts
-
     board = _experts.preset(board) if isinstance(board, str) else list(board)
     return float(n) * sum(
         (3 * e.replay_streams + 1) * e.readout.flops(feature_dim, num_classes) for e in board
@@ -154,9 +160,6 @@ def stream_flops(board: Any, feature_dim: int, num_classes: int, n: int) -> floa
 
 def feature_dim(encoder: str) -> int:
     """Feature dimension of an encoder string of the study, without building it."""
-    from mdlnb.encoders import archs
-    from mdlnb.studies.transferability import parse_encoder
-
     spec = parse_encoder(encoder)
     if spec.family == "efficientnet":
         return 1280  # EfficientNet-Lite0/1/2: the 1,280-d head features
@@ -170,9 +173,6 @@ def grid_cost(config: Any, *, gflops: float = CPU_GFLOPS, efficiency: float = GR
     App. A.4 accuracy search and stage 2 come on top; the committed run spent 30 % of
     its pair time in the accuracy search)."""
     import pandas as pd
-
-    from mdlnb import data
-    from mdlnb._compare import resolve_protocol
 
     if not (gflops > 0 and 0 < efficiency <= 1):
         raise ValueError(
@@ -206,8 +206,6 @@ def grid_cost(config: Any, *, gflops: float = CPU_GFLOPS, efficiency: float = GR
 def plan(*, encoders: int = 14, n: int = 1000):
     """Tasks needed per claim for a grid of ``encoders`` encoders and streams of ``n``."""
     import pandas as pd
-
-    from mdlnb.studies.encoders._claims import PAPER_EFFECTS
 
     a2_sd = TODAY["a2"]["sd"] * tau_sd(encoders) / tau_sd(TODAY["a2"]["k"])
     f_effect = TODAY["f"]["effect"] + 0.5 * math.log10(n / TODAY["f"]["n"])
@@ -246,9 +244,6 @@ def spreads(result: Any, objectives: Sequence[str] | None = None):
     the paper's effect as half-width), for f to exclude zero at the measured
     mean (the paper's 1.54 is far off, as in :func:`plan`)."""
     import pandas as pd
-
-    from mdlnb._compare import resolve_protocol
-    from mdlnb.studies.encoders import _claims
 
     frame = result.frame
     everyone = list(dict.fromkeys(frame["encoder"]))

@@ -37,7 +37,7 @@ from typing import Any
 import pandas as pd
 
 from mdlnb import _progress, data, prequential
-from mdlnb._compare import resolve_protocol
+from mdlnb._arguments import resolve_protocol
 from mdlnb._io import atomic_write_text, cache_dir, content_hash
 from mdlnb.encoders.archs import param_count
 from mdlnb.prequential import CODE_VERSION

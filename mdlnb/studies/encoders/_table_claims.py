@@ -44,7 +44,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mdlnb.studies.encoders import _paper, _tables
+from mdlnb import claims as C
+from mdlnb import ranking
+from mdlnb.studies.encoders import _paper, _significance, _tables
 
 #: Encoders of Table 1a and Table 2.
 PAPER_R = 6
@@ -167,11 +169,9 @@ def pairwise_table(frame, encoders: Sequence[str], *, alpha: float = 0.10):
     difference (r = 6) and restated for k."""
     import pandas as pd
 
-    from mdlnb import ranking
-
     r = task_ranks(frame, encoders)
     k, n = len(encoders), len(r)
-    cd = ranking.nemenyi_cd(k, n, alpha) if n >= _tables.MIN_TASKS else float("nan")
+    cd = ranking.nemenyi_cd(k, n, alpha) if n >= _significance.MIN_TASKS else float("nan")
     rows = []
     for pid, (better, worse, verdict) in PAIRS.items():
         a, b = (resolve(frame, encoders, *side) for side in (better, worse))
@@ -220,8 +220,6 @@ def group_contrasts(frame, encoders: Sequence[str]):
 
 
 def _pair_claim(pid: str, frame, encoders: Sequence[str], ranks, cd: float, level: float):
-    from mdlnb import claims as C
-
     better, worse, verdict = PAIRS[pid]
     k = len(encoders)
     paper, scale = paper_pair_effect(pid), rank_scale(k)
@@ -276,8 +274,6 @@ def _pair_claim(pid: str, frame, encoders: Sequence[str], ranks, cd: float, leve
 
 def pairwise_claims(frame, encoders: Sequence[str], *, alpha: float = 0.05) -> list:
     """Claims (n1)–(n7) (module docstring) on ``encoders``; ``alpha``: 1 − the level."""
-    from mdlnb import ranking
-
     ranks = task_ranks(frame, encoders)
     n = len(ranks)
     cd = ranking.nemenyi_cd(len(encoders), n, 0.10) if n >= 1 else float("nan")
@@ -340,8 +336,6 @@ def _paper_parts(cid: str) -> tuple[float, float]:
 
 
 def _group_claim(cid: str, contrasts, k: int, level: float):
-    from mdlnb import claims as C
-
     col, tested, against, statement, parts = GROUP_CLAIMS[cid]
     paper = paper_group_effect(cid) * rank_scale(k)
     x = contrasts.loc[contrasts["group"].isin(tested), col].to_numpy(float)

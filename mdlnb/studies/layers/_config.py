@@ -7,11 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from mdlnb import data
+from mdlnb.encoders import efficientnet_lite
 from mdlnb.studies._base import StudyConfig
-
-# Imported inside the functions that use them, so that importing this module does not load
-# them: pandas, matplotlib, seaborn; mdlnb.studies.transferability._encoders and
-# mdlnb._compare (JAX, optax, pandas); mdlnb.encoders (JAX, optax).
+from mdlnb.studies.transferability._encoders import build_encoder, parse_encoder
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,8 +65,6 @@ class LayersConfig(StudyConfig):
 
     def vit_spec(self):
         """The parsed ``vit`` (:class:`mdlnb.studies.transferability.EncoderSpec`)."""
-        from mdlnb.studies.transferability._encoders import parse_encoder
-
         if not isinstance(self.vit, str):
             raise ValueError(f"vit: expected a string or None, got {self.vit!r}")
         try:
@@ -80,14 +76,11 @@ class LayersConfig(StudyConfig):
         """The committed ViT (checked against its SHA-256), or None when ``vit`` is None."""
         if self.vit is None:
             return None
-        from mdlnb.studies.transferability._encoders import build_encoder
 
         return build_encoder(self.vit_spec())
 
     def encoder(self):
         """The EfficientNet-Lite encoder (real weights)."""
-        from mdlnb.encoders import efficientnet_lite
-
         return efficientnet_lite(self.variant, resolution=self.resolution)
 
     def tasks(self) -> list:

@@ -1,5 +1,6 @@
-"""The driver: :func:`run` (one encoder, its layers, the tasks) and :func:`run_config`
-(both encoders of a :class:`LayersConfig`), with their two results (:class:`LayersStudy`)."""
+"""The driver: :func:`run` (both encoders of a :class:`LayersConfig`, like every study's
+``run(config)``) with its two results (:class:`LayersStudy`), and :func:`run_encoder`
+(one encoder, its layers, the tasks)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,13 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from mdlnb._compare import compare
+from mdlnb.encoders import layer_names, layers
 from mdlnb.studies.layers._config import LayersConfig
 from mdlnb.studies.layers._result import LayersResult
 
-# Imported inside the functions that use them, so that importing this module does not load
-# them: pandas, matplotlib, seaborn; mdlnb.studies.transferability._encoders and
-# mdlnb._compare (JAX, optax, pandas); mdlnb.encoders (JAX, optax).
 
-
-def run(
+def run_encoder(
     encoder: Any,
     tasks: Sequence[Any],
     *,
@@ -31,9 +30,6 @@ def run(
     ``progress``: as :func:`mdlnb.compare`'s, for each task's comparison (``None``,
     the default: a bar where someone watches a long run, one line per run in batch
     mode)."""
-    from mdlnb._compare import compare
-    from mdlnb.encoders import layer_names, layers
-
     encs = layers(encoder, which, pooling=pooling)
     labels = tuple(
         e.meta["layer"] + ("" if pooling == "mean" else f"[{pooling}]") for e in encs.values()
@@ -85,15 +81,31 @@ class LayersStudy:
             r.save(paper_dir, prefix=prefix, points=points)
 
 
-def run_config(
-    config: LayersConfig | None = None, *, progress: bool | None = False, cache: bool = True
-) -> LayersStudy:
-    """:func:`run` with the encoders, tasks and settings of ``config`` (default: the CPU
-    run): the EfficientNet-Lite and, unless ``config.vit`` is None, the ViT, on the
-    same tasks, orders and protocol."""
+def run(
+    config: LayersConfig | None = None,
+    tasks: Sequence[Any] | None = None,
+    *,
+    progress: bool | None = None,
+    cache: bool = True,
+    **options: Any,
+) -> LayersStudy | LayersResult:
+    """Run the study of ``config`` (default: the CPU run): the EfficientNet-Lite's layers
+    and, unless ``config.vit`` is None, the ViT's, on the same tasks, orders and
+    protocol; returns a :class:`LayersStudy`. ``progress``: as :func:`run_encoder`'s.
+
+    ``run(encoder, tasks, which=..., pooling=..., seeds=..., protocol=...)``, the form of
+    before, is :func:`run_encoder`."""
+    if config is not None and not isinstance(config, LayersConfig):
+        if tasks is None:
+            raise ValueError(
+                f"config: expected a LayersConfig, got {type(config).__name__} "
+                "(one encoder's layers: run_encoder(encoder, tasks, ...))"
+            )
+        return run_encoder(config, tasks, progress=progress, cache=cache, **options)
+    if tasks is not None or options:
+        given = ["tasks"] * (tasks is not None) + sorted(options)
+        raise ValueError(f"{', '.join(given)}: set by the config, not given to run(config)")
     config = config or LayersConfig()
-    if not isinstance(config, LayersConfig):
-        raise ValueError(f"config: expected a LayersConfig, got {type(config).__name__}")
     tasks = config.tasks()
     kw = dict(
         pooling=config.pooling,
@@ -102,8 +114,18 @@ def run_config(
         progress=progress,
         cache=cache,
     )
-    lite = run(config.encoder(), tasks, which=list(config.which), **kw)
+    lite = run_encoder(config.encoder(), tasks, which=list(config.which), **kw)
     vit = config.vit_encoder()
     return LayersStudy(
-        lite=lite, vit=None if vit is None else run(vit, tasks, which=list(config.vit_which), **kw)
+        lite=lite,
+        vit=None if vit is None else run_encoder(vit, tasks, which=list(config.vit_which), **kw),
     )
+
+
+def run_config(
+    config: LayersConfig | None = None, *, progress: bool | None = False, cache: bool = True
+) -> LayersStudy:
+    """:func:`run` of ``config``, quiet unless ``progress`` (the name of before)."""
+    if config is not None and not isinstance(config, LayersConfig):
+        raise ValueError(f"config: expected a LayersConfig, got {type(config).__name__}")
+    return run(config, progress=progress, cache=cache)

@@ -35,9 +35,7 @@ from typing import Any
 import numpy as np
 
 from mdlnb._io import atomic_write_bytes, atomic_write_text
-
-# Imported inside the functions that use them, so that importing this module does not load
-# them: JAX, pandas; mdlnb.encoders._pretrain (JAX, optax).
+from mdlnb.encoders import _pretrain as P
 
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -230,8 +228,6 @@ def load_encoder(
     """The committed encoder (checked against its SHA-256) as an :class:`mdlnb.encoders.Encoder`."""
     import jax
     import jax.numpy as jnp
-
-    from mdlnb.encoders import _pretrain as P
 
     name = unit_name(objective, arch, size, seed)
     prov = check(name, directory=directory)

@@ -33,6 +33,16 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb import claims as C
+from mdlnb import data, labelfree, ranking
+from mdlnb._io import atomic_write_text, cache_dir, content_hash
+from mdlnb.labelfree._inputs import _as_key, _normalize_rows, features_matrix
+from mdlnb.labelfree._kmeans import kmeans
+from mdlnb.labelfree._neighbours import knn_accuracy
+from mdlnb.studies.pretraining import _artifacts
+from mdlnb.studies.pretraining._config import PretrainingConfig
+from mdlnb.studies.pretraining._probe import ProbeMonitor, _features
+
 #: Neighbours of the k-NN learner and k-means cluster counts of the robustness grid.
 NEIGHBOURS = (1, 3, 5, 10, 20, 50)
 CLUSTERS = (2, 5, 10, 20, 45, 100, 200)
@@ -59,10 +69,6 @@ def cl_grid(
     train, one k-means per cluster count shared by the neighbour counts (the same
     pseudo-labels and split that function draws)."""
     import jax
-
-    from mdlnb.labelfree._inputs import _as_key, _normalize_rows, features_matrix
-    from mdlnb.labelfree._kmeans import kmeans
-    from mdlnb.labelfree._neighbours import knn_accuracy
 
     z = _normalize_rows(features_matrix(z, min_rows=2), "z")
     n = len(z)
@@ -91,8 +97,6 @@ def _pearson(x, y) -> float:
 
 def predictors(cl, ident, acc) -> dict[str, np.ndarray]:
     """CLID and W-CLID (fitted to ``acc``) of models with CL ``cl`` and ID ``ident``."""
-    from mdlnb import labelfree
-
     cl, ident, acc = (np.asarray(v, float) for v in (cl, ident, acc))
     return {
         "CLID": labelfree.clid(cl, ident),
@@ -108,8 +112,6 @@ def robustness_table(grid, across):
     clusters, neighbours, cl) of :func:`cl_grid` values; ``across``: the encoders'
     ``twonn_id`` and ``probe_accuracy`` (:meth:`PretrainingResult.across_models`)."""
     import pandas as pd
-
-    from mdlnb import ranking
 
     a = across.set_index("encoder")
     rows = []
@@ -136,8 +138,6 @@ def robustness_table(grid, across):
 
 
 def _taus(rows) -> float:
-    from mdlnb import labelfree, ranking
-
     t = np.vstack(rows)
     cl, ident, acc = t[:, 0], t[:, 1], t[:, 2]
     if min(np.ptp(cl), np.ptp(ident), np.ptp(acc)) == 0:
@@ -148,8 +148,6 @@ def _taus(rows) -> float:
 
 def _rho_difference(rows) -> float:
     """ρ(W-CLID at config A) − ρ(W-CLID at config B); rows (cl_A, cl_B, id, acc)."""
-    from mdlnb import labelfree
-
     t = np.vstack(rows)
     acc = t[:, 3]
     if len(acc) < 3:
@@ -179,8 +177,6 @@ def clid_claims(across, grid, *, alpha: float = 0.05) -> list:
     """Claims (p1)–(p3) (module docstring): ``across`` the committed encoders at their
     chosen steps (:meth:`PretrainingResult.across_models`), ``grid`` the CL robustness grid
     (long: encoder, clusters, neighbours, rows, cl)."""
-    from mdlnb import claims as C
-
     level = 1 - alpha
     rows = list(across[["cluster_learnability", "twonn_id", "probe_accuracy"]].to_numpy(float))
     d = C.bootstrap_effect(
@@ -250,10 +246,6 @@ def _held_out_rows(prov: dict):
     """The held-out images the pretraining monitor scored CL and ID on: those its
     provenance names, else (artifacts written before the monitor was recorded) the stage's
     defaults, :class:`PretrainingConfig` and :class:`ProbeMonitor`."""
-    from mdlnb import data
-    from mdlnb.studies.pretraining._config import PretrainingConfig
-    from mdlnb.studies.pretraining._probe import ProbeMonitor
-
     cfg = PretrainingConfig()
     mon = prov.get("monitor") or {
         "probe_test": prov.get("data") or cfg.data,
@@ -282,10 +274,6 @@ def encoder_grid(
     on disk under the artifact's SHA-256, the rows and the grid
     (``cache_dir("studies/pretraining")``)."""
     import json
-
-    from mdlnb._io import atomic_write_text, cache_dir, content_hash
-    from mdlnb.studies.pretraining import _artifacts
-    from mdlnb.studies.pretraining._probe import _features
 
     test, n = _held_out_rows(prov)
     if rows is not None:
@@ -320,8 +308,6 @@ def plot_landscape(curves, across):
     Right: CLID (min–max across the encoders at their chosen steps) against probe
     accuracy, with Pearson ρ and Kendall τ_b."""
     import matplotlib.pyplot as plt
-
-    from mdlnb import ranking
 
     c = curves.dropna(subset=["cluster_learnability", "twonn_id", "probe_accuracy"])
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.4))

@@ -6,11 +6,10 @@ import dataclasses
 
 from mdlnb import data
 from mdlnb._checks import check_int
+from mdlnb._protocol import protocol
+from mdlnb.encoders._pretrain import Hyper, supports
+from mdlnb.encoders._staged import Plateau
 from mdlnb.studies._base import StudyConfig
-
-# Imported inside the functions that use them, so that importing this module does not load
-# them: mdlnb.encoders._pretrain and mdlnb.encoders._staged (JAX, optax); mdlnb._protocol
-# (JAX, pandas).
 
 #: The objectives suite: every objective of the paper's Table 1a family on one
 #: architecture family (the ViT: MAE needs patch tokens), size S, plus the
@@ -25,8 +24,6 @@ SCALING_SUITE = tuple(f"{o}:vit_{s}" for o in ("supervised", "mae") for s in ("M
 
 def parse_unit(text: str) -> tuple[str, str, str]:
     """``"simclr:vit_S"`` → ``("simclr", "vit", "S")`` (ValueError naming ``suite``)."""
-    from mdlnb.encoders._pretrain import supports
-
     try:
         objective, arch_size = text.split(":")
         arch, size = arch_size.split("_")
@@ -91,8 +88,6 @@ class PretrainingConfig(StudyConfig):
             check_int(name, getattr(self, name), minimum=1)
         check_int("probe_test_size", self.probe_test_size, minimum=10, allow_none=True)
         if self.mdl_task is not None:
-            from mdlnb._protocol import protocol
-
             if self.mdl_task not in data.names():
                 raise ValueError(f"mdl_task: unknown task {self.mdl_task!r}; known: {data.names()}")
             if self.mdl_task == self.data:
@@ -106,8 +101,6 @@ class PretrainingConfig(StudyConfig):
         self.hyper()
 
     def plateau(self):
-        from mdlnb.encoders._staged import Plateau
-
         return Plateau(
             eval_every=self.eval_every,
             max_steps=self.max_steps,
@@ -117,8 +110,6 @@ class PretrainingConfig(StudyConfig):
         )
 
     def hyper(self):
-        from mdlnb.encoders._pretrain import Hyper
-
         return Hyper(
             batch_size=self.batch_size, learning_rate=self.learning_rate, warmup=self.warmup
         )

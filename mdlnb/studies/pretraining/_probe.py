@@ -32,16 +32,16 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb import labelfree
 from mdlnb._task import Task
+from mdlnb.encoders.augment import augment
+from mdlnb.encoders.base import _jitted, features, prepare_images
+from mdlnb.evaluation import evaluate
 
-# Imported inside the functions that use them, so that importing this module does not load
-# them: scikit-learn, JAX; mdlnb.encoders.base and mdlnb.encoders.augment (JAX, optax);
-# mdlnb.labelfree (JAX); mdlnb.evaluation (JAX, optax, pandas).
+# scikit-learn is imported inside the method that fits the probe.
 
 
 def _features(encoder: Any, task: Task) -> np.ndarray:
-    from mdlnb.encoders.base import features
-
     return np.asarray(features(encoder, task, batch_size=500, cache=False).x, np.float64)
 
 
@@ -85,8 +85,6 @@ class ProbeMonitor:
         from sklearn.linear_model import LogisticRegression
         from sklearn.metrics import log_loss
 
-        from mdlnb import labelfree
-
         f_train, f_test = _features(encoder, self.train), _features(encoder, self.test)
         mu, sd = f_train.mean(0), f_train.std(0)
         sd = np.where(sd > 0, sd, 1.0)
@@ -125,8 +123,6 @@ class ProbeMonitor:
     def mdl(self, encoder: Any) -> float:
         """Codelength of ``mdl_task``'s labels given ``encoder``'s features, nats per
         example (readout switching under ``mdl_protocol``; not cached on disk)."""
-        from mdlnb.evaluation import evaluate
-
         f = _features(encoder, self.mdl_task)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # grid-edge notes: the protocol is fixed here
@@ -144,10 +140,6 @@ class ProbeMonitor:
     def lidar(self, encoder: Any) -> float:
         """LiDAR of ``encoder`` on augmented views of the first held-out images."""
         import jax
-
-        from mdlnb import labelfree
-        from mdlnb.encoders.augment import augment
-        from mdlnb.encoders.base import _jitted, prepare_images
 
         x = prepare_images(self.test.x[: self.lidar_samples], encoder.input_size, encoder.channels)
         fn = _jitted(encoder.apply)

@@ -13,13 +13,11 @@ from typing import Any
 import numpy as np
 
 from mdlnb import claims as C
-from mdlnb import report
+from mdlnb import labelfree, ranking, report
+from mdlnb.studies import _setting
 from mdlnb.studies.pretraining import _artifacts, _clid_items
 
-# Imported inside the functions that use them, so that importing this module does not load
-# them: matplotlib, seaborn, pandas; mdlnb.encoders (JAX, optax); mdlnb.labelfree (JAX);
-# mdlnb.ranking (pandas, SciPy).
-
+# matplotlib and seaborn are imported inside the functions that draw.
 
 #: The label-free scores and the downstream MDL code whose agreement with the probe
 #: along training :meth:`PretrainingResult.tracking` measures (``neg_mdl``: the MDL
@@ -40,8 +38,6 @@ def _derived(g):
     """One encoder's curve with the derived scores: ``clid`` across its own checkpoints
     (min–max of CL plus min–max of TwoNN ID, :func:`mdlnb.labelfree.clid`),
     ``alpha_req_near_1`` and ``neg_mdl`` (see :meth:`PretrainingResult.tracking`)."""
-    from mdlnb import labelfree
-
     g = g.copy()
     ok = (
         g[["cluster_learnability", "twonn_id"]].notna().all(axis=1)
@@ -59,6 +55,18 @@ def _derived(g):
     return g
 
 
+#: The columns of :meth:`PretrainingResult.overview`.
+OVERVIEW = (
+    "encoder",
+    "param_count",
+    "chosen_step",
+    "trained_steps",
+    "stop_reason",
+    "probe_accuracy",
+    "rankme",
+)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class PretrainingResult:
     """The committed encoders: ``encoders`` (one row per artifact: provenance,
@@ -67,6 +75,12 @@ class PretrainingResult:
     encoders: Any
     curves: Any
     directory: Any = None
+
+    def overview(self):
+        """One row per committed encoder: its size, the chosen and the trained steps, why
+        training stopped, probe accuracy and RankMe at the chosen step (columns of
+        ``encoders``)."""
+        return self.encoders[list(OVERVIEW)]
 
     def plot_curves(self):
         """Probe accuracy against pretraining steps, one line per encoder, the chosen
@@ -132,8 +146,6 @@ class PretrainingResult:
         positive τ means "moves with the probe"."""
         import pandas as pd
 
-        from mdlnb import ranking
-
         rows = []
         for enc, g in self.curves.groupby("encoder", sort=True):
             g = _derived(g)
@@ -194,8 +206,6 @@ class PretrainingResult:
         arXiv:2206.01251, Tables 1–2): one row per encoder at its chosen checkpoint,
         ``probe_accuracy``, ``cluster_learnability``, ``twonn_id`` and ``clid``
         (min–max normalised across these encoders)."""
-        from mdlnb import labelfree
-
         chosen = self.encoders.set_index("encoder")["chosen_step"]
         c = self.curves[self.curves["step"] == self.curves["encoder"].map(chosen)]
         c = c[["encoder", "probe_accuracy", "cluster_learnability", "twonn_id"]].dropna()
@@ -206,8 +216,6 @@ class PretrainingResult:
 
     def setting(self) -> list[tuple[str, str, str]]:
         """CLID's setting (Lu et al. 2022, Sec. 3) against this run's committed encoders."""
-        from mdlnb.studies import _setting
-
         e = self.encoders
         return [
             (
@@ -230,8 +238,6 @@ class PretrainingResult:
         checkpoints, CLID normalised across the encoders of each resample; percentile
         bootstrap over encoders; paper (CLID Table 1, 28 ImageNet checkpoints): τ = 0.75.
         The along-training tracking (:meth:`tracking`) is reported as a finding."""
-        from mdlnb import labelfree, ranking
-
         m = self.across_models()
 
         def tau(rows) -> float:

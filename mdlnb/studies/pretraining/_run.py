@@ -17,14 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mdlnb import _progress, data
+from mdlnb.encoders import train_until_plateau
 from mdlnb.studies.pretraining import _artifacts
 from mdlnb.studies.pretraining._config import PretrainingConfig, parse_unit
 from mdlnb.studies.pretraining._probe import ProbeMonitor
 from mdlnb.studies.pretraining._result import PretrainingResult
-
-# Imported inside the functions that use them, so that importing this module does not load
-# them: matplotlib, seaborn, pandas; mdlnb.encoders (JAX, optax); mdlnb.labelfree (JAX);
-# mdlnb.ranking (pandas, SciPy).
 
 
 def monitor(config: PretrainingConfig) -> ProbeMonitor:
@@ -59,8 +56,6 @@ def run(
     package's one default, :func:`mdlnb._progress.wanted`) prints them where
     someone watches (a terminal or a notebook), ``True``/``False`` force it (the
     command line, ``python -m mdlnb.studies.pretraining train``, passes True)."""
-    from mdlnb.encoders import train_until_plateau
-
     config = config or PretrainingConfig()
     units = list(only) if only else list(config.suite)
     for u in units:

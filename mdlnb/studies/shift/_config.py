@@ -12,10 +12,13 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from mdlnb import data
+from mdlnb._arguments import resolve_protocol
 from mdlnb._checks import check_int
 from mdlnb.studies._base import StudyConfig
 from mdlnb.studies.encoders._config import OBJECTIVES_SUITE
 from mdlnb.studies.shift._split import parse_shift
+from mdlnb.studies.transferability import parse_encoder
 
 #: Task and nuisance factor of the default run: the shape of a dSprites sprite shifted
 #: in its scale, its column (location) shifted in its row, a Clevr scene's object count
@@ -41,7 +44,7 @@ class ShiftConfig(StudyConfig):
       seeds: draws; draw ``s`` of a task is the procedural draw of generator seed
         :func:`._split.data_seed` (independent across tasks and seeds) and is coded in
         stage 1's order ``s``.
-      protocol: stage 1 + 2 protocol (:func:`mdlnb._compare.resolve_protocol`).
+      protocol: stage 1 + 2 protocol (:func:`mdlnb._arguments.resolve_protocol`).
       points: stream positions at which the cumulative codelength is stored.
       resamples: bootstrap resamples of the Kendall τ interval (claim r2).
     """
@@ -56,10 +59,6 @@ class ShiftConfig(StudyConfig):
     resamples: int = 2000
 
     def __post_init__(self) -> None:
-        from mdlnb import data
-        from mdlnb._compare import resolve_protocol
-        from mdlnb.studies.transferability import parse_encoder
-
         for name in ("tasks", "encoders", "seeds"):
             value = getattr(self, name)
             if isinstance(value, str) or not isinstance(value, Sequence) or not value:

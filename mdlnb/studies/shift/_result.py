@@ -11,6 +11,7 @@ import pandas as pd
 
 from mdlnb.plots import encoder_label
 from mdlnb.studies._base import save_files
+from mdlnb.studies._setting import PAPERS, board_text, fmt_range
 from mdlnb.studies.shift import _claims, _plots
 from mdlnb.studies.shift import _paper as P
 from mdlnb.studies.shift import _tables as T
@@ -134,8 +135,6 @@ class ShiftResult:
 
     def setting(self) -> list[tuple[str, str, str]]:
         """(aspect, the paper's, this run's) rows for the claims page."""
-        from mdlnb.studies._setting import PAPERS, board_text, fmt_range
-
         c = self.config
         e = self.encoders
         params = fmt_range(e["parameters"], "parameters")

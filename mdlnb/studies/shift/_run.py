@@ -19,11 +19,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mdlnb import _progress, data, encoders
-from mdlnb._compare import resolve_protocol
+from mdlnb import _progress, data, encoders, prequential
+from mdlnb._arguments import resolve_protocol
 from mdlnb._io import atomic_write_text, cache_dir, content_hash
+from mdlnb.evaluation import Report
 from mdlnb.prequential import CODE_VERSION
+from mdlnb.studies.encoders._run import encoder_table
 from mdlnb.studies.shift._config import ShiftConfig
+from mdlnb.studies.shift._result import ShiftResult
 from mdlnb.studies.shift._split import (
     STREAMS,
     data_seed,
@@ -33,6 +36,7 @@ from mdlnb.studies.shift._split import (
     shifted_split,
     streams,
 )
+from mdlnb.studies.transferability import build_encoder, parse_encoder
 
 CACHE_VERSION = "shift-unit-v1"
 RUN_COLUMNS = [
@@ -78,9 +82,6 @@ def code_unit(
 ) -> dict[str, Any]:
     """Stage 1 + 2 of every stream on one encoder's features of one draw: per stream the
     codelength (nats) and the cumulative codelength at ``config.points`` positions."""
-    from mdlnb import prequential
-    from mdlnb.evaluation import Report
-
     plan = resolve_protocol(config.protocol)
     t0 = time.perf_counter()
     runs, curve = [], []
@@ -151,10 +152,6 @@ def _frames(
 def run(config: ShiftConfig | None = None, *, progress: bool | None = None, cache: bool = True):
     """Every (task, draw, encoder) unit of ``config`` (default :class:`ShiftConfig`'s CPU
     run), finished units read from the cache; returns a :class:`ShiftResult`."""
-    from mdlnb.studies.encoders._run import encoder_table
-    from mdlnb.studies.shift._result import ShiftResult
-    from mdlnb.studies.transferability import build_encoder, parse_encoder
-
     config = ShiftConfig.checked(config)
     progress = _progress.wanted(progress)
     t0 = time.perf_counter()

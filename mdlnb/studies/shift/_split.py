@@ -33,6 +33,7 @@ import numpy as np
 
 from mdlnb._checks import check_int
 from mdlnb._task import Task
+from mdlnb.prequential import stream_order
 
 #: The coded streams, in table order (module docstring).
 STREAMS = ("original", "swapped", "reshuffled", "train then test")
@@ -130,7 +131,5 @@ def in_stream_order(task: Task, seed: int) -> Task:
     """``task`` rearranged so that stage 1's seeded order
     (:func:`mdlnb.prequential.stream_order`) codes its examples in their given order:
     example ``t`` of ``task`` is the ``t``-th coded."""
-    from mdlnb.prequential import stream_order
-
     order = stream_order(int(seed), task.n)
     return task.take(np.argsort(order))

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from mdlnb.claims import bootstrap_interval, t_interval
+
 KEYS = ["task", "factor", "seed", "encoder"]
 #: Versions compared with the reshuffled split: column of :func:`per_example` → what it is.
 VERSIONS = {
@@ -119,8 +121,6 @@ def summary(runs: pd.DataFrame, *, resamples: int = 2000) -> pd.DataFrame:
     interval over units, the share of (unit, encoder) cells beyond 0.01, and (ranked
     versions) Kendall τ between the average-rank orders with its 95 % bootstrap
     interval over units."""
-    from mdlnb.claims import bootstrap_interval, t_interval
-
     u = units(runs)
     d = differences(runs)
     rows = []

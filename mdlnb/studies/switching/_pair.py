@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mdlnb import switching
+from mdlnb import data, encoders, prequential, switching
 from mdlnb.studies.switching._measures import (
     best_sequence_loss,
     bound_curves,
@@ -26,9 +26,7 @@ from mdlnb.studies.switching._measures import (
     strategies,
     switch_counts,
 )
-
-# Imported inside the functions that use them, so that importing this module does not load
-# them: mdlnb.prequential, mdlnb.encoders and mdlnb.studies.transferability (optax).
+from mdlnb.studies.transferability import build_encoder, parse_encoder
 
 
 @dataclass(frozen=True)
@@ -67,8 +65,6 @@ def run_pair(
     alphas: Sequence[float] = (1e-4, 1e-3, 1e-2, 1e-1),
 ) -> PairResult:
     """Stage 1 (cached) on ``task`` with ``board`` in order ``seed``, then every frame."""
-    from mdlnb import prequential
-
     lm = prequential.run(task, list(board), batch_size=batch_size, seed=seed)
     L = np.asarray(lm.losses)
     fs = switching.FixedShare(m=m)
@@ -138,9 +134,6 @@ def pair_task(encoder: str, task_name: str, *, size: int | None = None, split: s
     pixels, else an encoder spec such as ``"lite0@32"``
     (:func:`mdlnb.studies.transferability.parse_encoder`) whose frozen
     features (cached) replace the images. ``size``: stratified subsample."""
-    from mdlnb import data, encoders
-    from mdlnb.studies.transferability import build_encoder, parse_encoder
-
     task = data.load(task_name, split=split, size=size, seed=0)
     if encoder == "pixels":
         return task

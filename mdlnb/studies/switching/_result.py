@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mdlnb.studies import _setting
 from mdlnb.studies._base import save_files
 from mdlnb.studies.switching import _claims, _plots
 from mdlnb.studies.switching import _tables as T
@@ -91,8 +92,6 @@ class SwitchingResult:
 
     def setting(self) -> list[tuple[str, str, str]]:
         """The paper's App. A.6 setting against this run's (rows for the claims page)."""
-        from mdlnb.studies import _setting
-
         c = self.config
         return [
             (

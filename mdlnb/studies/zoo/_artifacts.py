@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb._io import atomic_write_bytes, atomic_write_text
+from mdlnb.encoders import _pretrain as P
+from mdlnb.studies import pretraining
 from mdlnb.studies.pretraining import _artifacts as _enc
-
-# Imported inside the functions that use them, so that importing this module does not load
-# them: JAX; mdlnb.encoders._pretrain (JAX, optax).
 
 
 def zoo_dir() -> Path:
@@ -84,12 +84,8 @@ def load_member(
     import jax
     import jax.numpy as jnp
 
-    from mdlnb.encoders import _pretrain as P
-
     family, step = parse_member(member)
     if step == "final":
-        from mdlnb.studies import pretraining
-
         return pretraining.load_encoder(family, arch, size, seed)
     prov = check(member, arch=arch, size=size, seed=seed, directory=directory)
     cfg = P._check_args(family, arch, size, 1, seed)
@@ -113,8 +109,6 @@ def load_member(
 def write(params: Any, prov: dict, *, directory: Path | None = None) -> dict:
     """Write checkpoint ``prov["name"]``'s weights and provenance (with their SHA-256)."""
     import json
-
-    from mdlnb._io import atomic_write_bytes, atomic_write_text
 
     d = Path(directory) if directory else zoo_dir()
     d.mkdir(parents=True, exist_ok=True)

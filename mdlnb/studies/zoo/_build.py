@@ -24,12 +24,11 @@ import numpy as np
 
 from mdlnb import _checkpoint, data
 from mdlnb._io import cache_dir, content_hash
+from mdlnb.encoders import _pretrain as P
 from mdlnb.studies.pretraining import _artifacts as _enc
+from mdlnb.studies.pretraining import monitor as stage_monitor
 from mdlnb.studies.zoo import _artifacts
 from mdlnb.studies.zoo._config import ZooConfig
-
-# Imported inside the functions that use them, so that importing this module does not load
-# them: JAX; mdlnb.encoders._pretrain (JAX, optax); the stage's monitor (scikit-learn).
 
 _FORMAT = "mdlnb-zoo-v1"
 
@@ -55,7 +54,6 @@ def _probe(monitor: Any, family: str, config: ZooConfig, params: Any, step: int)
     """The stage's probe values of the encoder ``params`` (empty without a monitor)."""
     if monitor is None:
         return {}
-    from mdlnb.encoders import _pretrain as P
 
     cfg = P._check_args(family, config.arch, config.size, 1, config.seed)
     enc = P._encoder(family, cfg, params, {"steps": step, "seed": config.seed})
@@ -147,8 +145,6 @@ def build_family(
     import jax
     import jax.numpy as jnp
 
-    from mdlnb.encoders import _pretrain as P
-
     d = Path(directory) if directory else _artifacts.zoo_dir()
     todo = _missing(config, family, d, rebuild)
     if not todo:
@@ -221,8 +217,6 @@ def build(
     """Build the zoo checkpoints of ``config`` that have no artifact yet (``rebuild``:
     all of them again, into ``directory``); returns the provenance of every
     checkpoint of the zoo, checked against its SHA-256."""
-    from mdlnb.studies.pretraining import monitor as stage_monitor
-
     config = ZooConfig.checked(config)
     d = Path(directory) if directory else _artifacts.zoo_dir()
     command = command or " ".join(sys.argv)

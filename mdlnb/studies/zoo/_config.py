@@ -5,10 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 from mdlnb._checks import check_int
+from mdlnb.encoders._pretrain import supports
 from mdlnb.studies._base import StudyConfig
-
-# Imported inside the functions that use them, so that importing this module does not load
-# them: mdlnb.encoders (JAX, optax); mdlnb.studies.pretraining._config (the stage's schedule).
+from mdlnb.studies.pretraining import PretrainingConfig
 
 #: The pretraining objectives whose runs the zoo samples (the ViT-S objectives suite of
 #: :mod:`mdlnb.studies.pretraining` less ``random``, which has no run to sample).
@@ -58,8 +57,6 @@ class ZooConfig(StudyConfig):
     probe: bool = True
 
     def __post_init__(self) -> None:
-        from mdlnb.encoders._pretrain import supports
-
         fams = tuple(self.families)
         if not fams or len(set(fams)) != len(fams):
             raise ValueError(f"families: must be non-empty without repeats, got {fams}")
@@ -87,8 +84,6 @@ class ZooConfig(StudyConfig):
 
     def pretraining(self):
         """The pretraining stage's config whose runs the zoo samples (its defaults)."""
-        from mdlnb.studies.pretraining import PretrainingConfig
-
         return PretrainingConfig(seed=self.seed)
 
     def members(self) -> tuple[str, ...]:
