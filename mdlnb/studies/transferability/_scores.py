@@ -33,14 +33,17 @@ def label_free_scores(features: Any, *, seed: int = 0) -> dict[str, float]:
 
     CL is NaN when a row of ``features`` is all zeros: a zero vector has no cosine
     geometry. It happens with EfficientNet-Lite at 32 px, whose last ReLU6 units mostly
-    never fire on images that small (Lite2 on CLEVR: 97 % of the rows); the metrics'
-    τ leave such a checkpoint out (:mod:`._kendall`)."""
+    never fire on images that small (Lite2 on CLEVR: 97 % of the rows); TwoNN ID is NaN
+    when fewer than 3 rows are distinct. The metrics' τ leave such a checkpoint out
+    (:mod:`._kendall`)."""
     from mdlnb import labelfree
 
-    dead = not np.all(np.any(np.asarray(features) != 0, axis=1))
+    f = np.asarray(features)
+    dead = not np.all(np.any(f != 0, axis=1))
+    distinct = len(np.unique(f, axis=0))  # TwoNN needs 3 distinct rows (its duplicates="unique")
     return {
         "cl": float("nan") if dead else float(labelfree.cluster_learnability(features, int(seed))),
-        "twonn_id": float(labelfree.twonn_id(features)),
+        "twonn_id": float("nan") if distinct < 3 else float(labelfree.twonn_id(features)),
         "rankme": float(labelfree.rankme(features)),
     }
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb import transfer
 from mdlnb.studies.transferability._scores import (
     COMBINED,
     combined_terms,
@@ -48,22 +49,40 @@ def subsamples(
     ]
 
 
+def _registry_scores(f, y, sp, k: int, metrics: list, seed: int, config: Any) -> dict:
+    """:func:`mdlnb.transfer.score_all` of ``metrics``; if one of them refuses the
+    features (a ``ValueError``: e.g. SFDA's zero within-class covariance when the
+    subsample's features are all zero, as EfficientNet-Lite's at 32 px can be), each
+    metric alone, the refusing ones NaN (τ leaves a NaN checkpoint out)."""
+    if not metrics:
+        return {}
+    try:
+        return transfer.score_all(
+            f, y, sp, num_classes=k, metrics=metrics, seed=seed, **nleep_kwargs(config, metrics)
+        )
+    except ValueError:
+        pass
+    out = {}
+    for m in metrics:
+        try:
+            out.update(
+                transfer.score_all(
+                    f, y, sp, num_classes=k, metrics=[m], seed=seed, **nleep_kwargs(config, [m])
+                )
+            )
+        except ValueError:
+            out[m] = float("nan")
+    return out
+
+
 def _per_checkpoint(fs: Any, idx: np.ndarray, seed: int, config: Any) -> tuple[dict, float]:
     """The scores of one checkpoint on one subsample that are not batched fits, and the
     seconds the MDL code took."""
-    from mdlnb import transfer
-
     f, y, k = fs.train.x[idx], fs.train.y[idx], fs.train.num_classes
     sp = None if fs.source_probs is None else fs.source_probs[idx]
     names = registry_metrics(config, sp is not None)
     direct = [m for m in names if m not in COMBINED and m not in FIT_METRICS]
-    out = (
-        transfer.score_all(
-            f, y, sp, num_classes=k, metrics=direct, seed=seed, **nleep_kwargs(config, direct)
-        )
-        if direct
-        else {}
-    )
+    out = _registry_scores(f, y, sp, k, direct, seed, config)
     out.update(combined_terms(f, y, k, names))
     if config.label_free:
         out.update(label_free_scores(f, seed=seed))
