@@ -82,14 +82,12 @@ for t in tasks:
 # run per (layer, order). The table gives bits per example (mean ± sd over
 # orders), the paired difference to the encoder's own features (its last layer,
 # the head) and to the best layer, and how many orders rank each layer first.
-# `study.run(config)` runs both encoders of this notebook, the Lite here and the
-# ViT below, on the same tasks, orders and protocol.
 
 # %%
-result = study.run(config)
+result = study.run(encoder, tasks, which=list(config.which), pooling=config.pooling,
+                   seeds=list(config.seeds), protocol=config.protocol)
 result.save(paper_dir, points=points)
-lite = result.lite
-lite.table()
+result.table()
 
 # %% [markdown]
 # ## From how many examples on? (paired difference along n)
@@ -100,16 +98,16 @@ lite.table()
 # layer, so all curves start at zero.
 
 # %%
-fig = lite.plot(points)
+fig = result.plot(points)
 
 # %%
-lite.leaders(points)
+result.leaders(points)
 
 # %% [markdown]
 # ## Findings: EfficientNet-Lite0
 
 # %%
-Markdown(lite.findings())
+Markdown(result.findings())
 
 # %% [markdown]
 # ## The self-pretrained ViT: the same question, the same tasks and orders
@@ -124,15 +122,19 @@ Markdown(lite.findings())
 vit_encoder = config.vit_encoder()
 if vit_encoder is not None:
     print(vit_encoder.name, "layers:", mdlnb.encoders.layer_names(vit_encoder))
-    display(result.vit.table())
-    fig_vit = result.vit.plot(points)
-    display(result.vit.leaders(points))
+    vit_result = study.run(vit_encoder, tasks, which=list(config.vit_which),
+                           pooling=config.pooling, seeds=list(config.seeds),
+                           protocol=config.protocol)
+    vit_result.save(paper_dir, prefix="layers_vit", points=points)
+    display(vit_result.table())
+    fig_vit = vit_result.plot(points)
+    display(vit_result.leaders(points))
 
 # %% [markdown]
 # ## Findings: the ViT
 
 # %%
-Markdown(result.vit.findings() if result.vit is not None else "No ViT in this profile.")
+Markdown(vit_result.findings() if vit_encoder is not None else "No ViT in this profile.")
 
 # %%
 finish("layers", paper_dir, profile, pattern="layers_*")
