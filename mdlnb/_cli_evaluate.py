@@ -10,6 +10,7 @@ import argparse
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -92,24 +93,27 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
     p.epilog = PYTHON_ONLY
 
 
+def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords ``evaluate`` and ``compare`` share, from the parsed flags."""
+    proto, strategy, m = protocol_and_strategy(args)
+    return dict(
+        experts=args.experts,
+        strategy=strategy,
+        m=m,
+        protocol=proto,
+        batch_size=args.batch_size,
+        standardize=args.standardize,
+        replay_streams=args.replay_streams,
+        progress=False if args.quiet else None,
+        cache=not args.no_cache,
+    )
+
+
 def run_evaluate(args: argparse.Namespace) -> int:
     check_table_path(args.posterior)
     task = _read_task(args, args.features, args.name or args.features.stem)
-    proto, strategy, m = protocol_and_strategy(args)
     with _printed_below():
-        rep = mdlnb.evaluate(
-            task,
-            experts=args.experts,
-            strategy=strategy,
-            m=m,
-            protocol=proto,
-            batch_size=args.batch_size,
-            seed=args.seed,
-            standardize=args.standardize,
-            replay_streams=args.replay_streams,
-            progress=False if args.quiet else None,
-            cache=not args.no_cache,
-        )
+        rep = mdlnb.evaluate(task, seed=args.seed, **_run_options(args))
     print(f"protocol        {rep.protocol!r}")
     print(rep)
     if args.posterior is not None:
@@ -208,23 +212,9 @@ def run_compare(args: argparse.Namespace) -> int:
     if len(names) != len(args.features) or len(set(names)) != len(names):
         raise ValueError(f"names: need {len(args.features)} distinct names, got {names}")
     feats, task = _read_compare(args, names)
-    proto, strategy, m = protocol_and_strategy(args)
     quiet = False if args.quiet else None
     with _printed_below():
-        cmp = compare(
-            feats,
-            task,
-            experts=args.experts,
-            strategy=strategy,
-            m=m,
-            protocol=proto,
-            batch_size=args.batch_size,
-            standardize=args.standardize,
-            replay_streams=args.replay_streams,
-            seeds=args.seeds,
-            progress=quiet,
-            cache=not args.no_cache,
-        )
+        cmp = compare(feats, task, seeds=args.seeds, **_run_options(args))
     print(cmp)
     if args.check_standardize:
         with _printed_below():
