@@ -108,7 +108,7 @@ def _warm(_: int) -> int:
 
 
 def _link_shared(root: Path) -> None:
-    from mdlnb._io import cache_root
+    from mdlnb.infra._io import cache_root
 
     usual = cache_root()
     for kind in SHARED:

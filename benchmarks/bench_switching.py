@@ -26,8 +26,8 @@ import numpy as np
 
 from benchmarks._records import Headline
 from benchmarks._timing import best_of
-from mdlnb import _aligned
 from mdlnb import switching as sw
+from mdlnb.infra import _aligned
 from mdlnb.switching import forward
 
 N_BIG, K_BIG = 1_000_000, 256

@@ -8,7 +8,7 @@ Each run is a child process that first fills its memory-map table up to
 programs of a thousand earlier tests leave in a long-lived xdist worker), then
 calls ``mdlnb.switching.codelength`` on ``--widths`` matrix widths K = 2, 3, ...,
 each compiling programs no earlier call compiled (about 150 mappings a width).
-With the guard off (:func:`mdlnb._mapguard.relieve` replaced by a no-op) the
+With the guard off (:func:`mdlnb.infra._mapguard.relieve` replaced by a no-op) the
 run reaches the cap and the next compilation kills the process (SIGSEGV in
 libgcc's unwinder, the exception jaxlib throws for the failed mapping); with
 it on, JAX's programs are dropped once the count passes half the cap and the
@@ -32,7 +32,7 @@ def fill(headroom: int) -> int:
     """Fill this process's map table to ``vm.max_map_count - headroom`` with
     one-page mappings (a region whose every other page is made inaccessible,
     so the kernel cannot merge them); returns the count reached."""
-    from mdlnb import _mapguard
+    from mdlnb.infra import _mapguard
 
     cap, now = _mapguard.limit(), _mapguard.count()
     if cap is None or now is None:
@@ -67,7 +67,7 @@ def _child(headroom: int, widths: int, guard: bool) -> None:
     import faulthandler
 
     faulthandler.enable()
-    from mdlnb import _mapguard
+    from mdlnb.infra import _mapguard
 
     if not guard:
         _mapguard.relieve = lambda **_: False  # type: ignore[assignment]

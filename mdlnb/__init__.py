@@ -15,8 +15,8 @@ import importlib
 import pkgutil
 from typing import TYPE_CHECKING, Any
 
-from mdlnb import _warnings
 from mdlnb._task import Task
+from mdlnb.infra import _warnings
 
 if TYPE_CHECKING:  # the lazy exports below, for type checkers (py.typed); nothing at run time
     from mdlnb._compare import compare as compare
@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # the lazy exports below, for type checkers (py.typed); nothi
     from mdlnb.prequential._prune import PruningSimulation as PruningSimulation
     from mdlnb.prequential._prune import simulate_pruning as simulate_pruning
 
-_warnings.install()  # a report's warnings as one line, no source path (mdlnb._warnings)
+_warnings.install()  # a report's warnings as one line, no source path (mdlnb.infra._warnings)
 
 __version__ = "0.1.0"
 
@@ -48,9 +48,10 @@ def _public_submodules() -> tuple[str, ...]:
 
 _SUBMODULES = _public_submodules()
 
-#: Tooling, not library: the command line, the notebook runner, the paper/ manifest.
-#: ``mdlnb.runner`` etc. import as usual; ``from mdlnb import *`` leaves them out.
-_TOOLS = ("cli", "manifest", "runner")
+#: Tooling and plumbing, not library: the command line, the notebook runner, the paper/
+#: manifest, the disk/cache/progress infrastructure. ``mdlnb.runner`` etc. import as usual;
+#: ``from mdlnb import *`` leaves them out.
+_TOOLS = ("cli", "infra", "manifest", "runner")
 
 # Top-level names re-exported from submodules: name -> module.
 _EXPORTS = {

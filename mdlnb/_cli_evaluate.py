@@ -131,7 +131,7 @@ def _printed_below() -> Iterator[None]:
     command prints the report (or the table) with them underneath — each once."""
     import warnings
 
-    from mdlnb._warnings import ResultWarning
+    from mdlnb.infra._warnings import ResultWarning
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=ResultWarning)

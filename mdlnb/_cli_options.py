@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import mdlnb
-from mdlnb._io import atomic_write_bytes
+from mdlnb.infra._io import atomic_write_bytes
 
 # mdlnb._protocol, mdlnb.experts and mdlnb.switching (JAX) are imported inside the functions
 # that use them: importing mdlnb.cli loads no JAX (tests/test_xla_cache.py).

@@ -70,13 +70,14 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from mdlnb import _progress, prequential
+from mdlnb import prequential
 from mdlnb._arguments import resolve_protocol
 from mdlnb._compare_inputs import ACCEPTED_FORMS, Inputs, check_encoders, read_inputs
 from mdlnb._comparison import Comparison, Rerun
 from mdlnb._report import Report
 from mdlnb._signature import data_first, extra_positional
 from mdlnb._task import Task
+from mdlnb.infra import _progress
 
 # ----------------------------------------------------------------------------- compare
 
@@ -119,7 +120,7 @@ def compare(
       seeds: one data order per seed (≥ 3); the same orders for every encoder.
       num_classes: C when ``y`` is an array (default max(y) + 1).
       progress: a progress bar over (encoder, seed) runs: ``None`` (default:
-        when interactive and the runs are long, :func:`mdlnb._progress.wanted`),
+        when interactive and the runs are long, :func:`mdlnb.infra._progress.wanted`),
         ``True`` or ``False``. Where no bar is drawn — batch mode
         (``MDLNB_PROGRESS=0``), or long runs no one watches — one line per
         finished run goes to stdout (encoder, order, code, seconds, elapsed,

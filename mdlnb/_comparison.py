@@ -20,9 +20,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from mdlnb import _comparison_views, _targets, _warnings, preference
+from mdlnb import _comparison_views, _targets, preference
 from mdlnb._task import Task
 from mdlnb._units import LN2
+from mdlnb.infra import _warnings
 from mdlnb.report import to_markdown
 
 

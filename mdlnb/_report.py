@@ -26,7 +26,7 @@ from mdlnb import _report_views as _views
 from mdlnb._arguments import resolve_strategy
 from mdlnb._posterior import posterior_frame
 from mdlnb._units import Codelength
-from mdlnb._warnings import ResultWarning
+from mdlnb.infra._warnings import ResultWarning
 from mdlnb.switching.divergence import DivergenceWarning, describe
 from mdlnb.switching.strategies import strategy_label
 

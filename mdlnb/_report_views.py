@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mdlnb import _warnings, preference, switching
+from mdlnb import preference, switching
 from mdlnb._units import LN2
+from mdlnb.infra import _warnings
 from mdlnb.switching.strategies import strategy_label
 
 

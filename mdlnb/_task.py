@@ -19,10 +19,10 @@ from mdlnb._checks import (
     check_same_length,
     check_targets,
 )
-from mdlnb._io import DamagedFile, atomic_savez, content_hash, read_npz
 from mdlnb._targets import check_kind
+from mdlnb.infra._io import DamagedFile, atomic_savez, content_hash, read_npz
 
-# ``import mdlnb`` imports this module: mdlnb._io (hashlib, tempfile, zipfile; about 15 ms,
+# ``import mdlnb`` imports this module: mdlnb.infra._io (hashlib, tempfile, zipfile; about 15 ms,
 # a tenth of ``import mdlnb``), zipfile and pandas are imported inside the functions that
 # hash, read or write a Task.
 

@@ -45,11 +45,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _fit, _xla_cache
+from mdlnb import _fit
 from mdlnb._checks import as_array, check_int
 from mdlnb._standardize import CLIP_Z
 from mdlnb._task import Task, require_classification
 from mdlnb._units import LN2, Codelength
+from mdlnb.infra import _xla_cache
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: pandas.

@@ -8,16 +8,16 @@ its size per kind, clearing it. Also on the command line: ``mdlnb cache``.
 Entries are checksummed ``.npz`` files, and compiled programs (kind ``xla``:
 JAX's persistent compilation cache, shared by every process that uses the
 same cache root; ``MDLNB_XLA_CACHE=0`` turns it off, see
-:mod:`mdlnb._xla_cache`); a damaged one is recomputed with a ``CacheWarning``
+:mod:`mdlnb.infra._xla_cache`); a damaged one is recomputed with a ``CacheWarning``
 naming it, and deleting any entry is always safe.
 
     mdlnb.cache.clear(kind="xla")                # compiled programs only
     mdlnb.cache.compilation_cache()              # {"path": ..., "reason": ...}
 """
 
-from mdlnb._cache import KINDS, Entry, clear, entries, human_bytes, kinds, location, usage
-from mdlnb._io import CacheWarning, DamagedFile
-from mdlnb._xla_cache import status as compilation_cache
+from mdlnb.infra._cache import KINDS, Entry, clear, entries, human_bytes, kinds, location, usage
+from mdlnb.infra._io import CacheWarning, DamagedFile
+from mdlnb.infra._xla_cache import status as compilation_cache
 
 __all__ = [
     "KINDS",

@@ -44,7 +44,6 @@ from mdlnb._effects import (  # noqa: F401  (re-exported: the studies call claim
     t_interval,
     welch_effect,
 )
-from mdlnb._io import atomic_write_text
 from mdlnb._verdicts import (  # noqa: F401
     CONSISTENT,
     DIRECTIONS,
@@ -61,6 +60,7 @@ from mdlnb._verdicts import (  # noqa: F401
     rule_clause,
     runs_to_decide,
 )
+from mdlnb.infra._io import atomic_write_text
 from mdlnb.report import _check_name
 
 # pandas is imported inside the functions that use it, so that importing this module does

@@ -29,10 +29,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _fit, _standardize, _xla_cache
+from mdlnb import _fit, _standardize
 from mdlnb import readouts as _readouts
 from mdlnb._checks import check_int
 from mdlnb._task import Task, require_classification
+from mdlnb.infra import _xla_cache
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: pandas.

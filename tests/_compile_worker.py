@@ -31,7 +31,7 @@ def main(argv):
 
     jax.monitoring.register_event_listener(listener)
     import mdlnb
-    from mdlnb import _xla_cache
+    from mdlnb.infra import _xla_cache
 
     n, d = (int(a) for a in argv[1:3]) if len(argv) > 2 else (200, 5)
     rng = np.random.default_rng(9)

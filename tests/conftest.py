@@ -27,7 +27,7 @@ def _private_cache(tmp_path_factory):
     Results (loss matrices, features, encoders) depend on mdlnb's code, so a
     session starts without them. A compiled program is keyed by its own
     StableHLO, compile options, XLA flags and jax/jaxlib/backend versions
-    (:mod:`mdlnb._xla_cache`): an entry from an older checkout can only be
+    (:mod:`mdlnb.infra._xla_cache`): an entry from an older checkout can only be
     a hit for the very same program, so sessions (and xdist workers, and the
     subprocesses and notebook kernels a test starts, which inherit
     ``MDLNB_CACHE``) share one and compile each program once. CI starts with
@@ -44,7 +44,7 @@ def _private_cache(tmp_path_factory):
     except OSError:  # not writable (a read-only home): this session compiles into its own root
         pass
     os.environ["MDLNB_CACHE"] = str(root)
-    from mdlnb import _xla_cache
+    from mdlnb.infra import _xla_cache
 
     _xla_cache.ensure()  # now, so a test that moves MDLNB_CACHE does not move it
     yield
@@ -57,7 +57,7 @@ def _private_cache(tmp_path_factory):
 # -------------------------------------------------------------- memory mappings per worker
 # A worker compiles thousands of programs, and on a CPU each holds memory mappings of
 # its own; at vm.max_map_count (65,530) the next compilation killed the worker with a
-# segmentation fault (mdlnb/_mapguard.py, benchmarks/RESULTS.md). mdlnb's entry points
+# segmentation fault (mdlnb/infra/_mapguard.py, benchmarks/RESULTS.md). mdlnb's entry points
 # keep a process below half the cap; a check after each test covers tests that jit
 # directly, and the summary prints each worker's peak.
 
@@ -65,13 +65,13 @@ _MAPS = pytest.StashKey[dict]()
 
 
 def pytest_runtest_teardown(item):
-    from mdlnb import _mapguard
+    from mdlnb.infra import _mapguard
 
     _mapguard.relieve()
 
 
 def pytest_sessionfinish(session):
-    from mdlnb import _mapguard
+    from mdlnb.infra import _mapguard
 
     out = getattr(session.config, "workeroutput", None)
     if out is not None:  # an xdist worker: its numbers travel to the controller

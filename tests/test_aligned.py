@@ -1,4 +1,4 @@
-"""64-byte-aligned loss matrices (mdlnb/_aligned.py): stage 1 and LossMatrix.load
+"""64-byte-aligned loss matrices (mdlnb/infra/_aligned.py): stage 1 and LossMatrix.load
 produce them, and XLA's CPU client then reads them without a copy; the .npz
 reader returns what numpy.load returns for every kind of array."""
 
@@ -9,9 +9,10 @@ import jax
 import numpy as np
 import pytest
 
-from mdlnb import _aligned, prequential, readouts
-from mdlnb._io import atomic_savez, read_npz
+from mdlnb import prequential, readouts
 from mdlnb.experts import expert_grid
+from mdlnb.infra import _aligned
+from mdlnb.infra._io import atomic_savez, read_npz
 from mdlnb.switching._transport import to_device as _to_device
 
 

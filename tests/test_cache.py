@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import _io, cache, cli, prequential, readouts
+from mdlnb import cache, cli, prequential, readouts
 from mdlnb.experts import Expert
+from mdlnb.infra import _io
 from mdlnb.prequential import _program
 
 OLD = dt.datetime(2026, 1, 10, 12, 0).timestamp()

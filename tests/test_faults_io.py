@@ -1,4 +1,4 @@
-"""Disk faults at the library's level (mdlnb._io, mdlnb._xla_cache): a write that runs out
+"""Disk faults at the library's level (mdlnb.infra._io, mdlnb.infra._xla_cache): a write that runs out
 of room, a cache root that cannot be used, what a writer killed mid-write leaves behind.
 A full disk is stood in for by a file-size limit (``RLIMIT_FSIZE``: a write past it
 fails with EFBIG, as one on a full disk fails with ENOSPC), in a subprocess; the notebook
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mdlnb import _io
+from mdlnb.infra import _io
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,7 +28,7 @@ import json, os, resource, signal, sys, warnings
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
 import numpy as np
-from mdlnb import _io
+from mdlnb.infra import _io
 out = {}
 with warnings.catch_warnings(record=True) as w:
     warnings.simplefilter("always")
@@ -96,7 +96,7 @@ def test_compiled_programs_that_do_not_fit_are_compiled_and_not_stored(tmp_path)
     2 KiB): they run, one warning naming the folder, no partial entry, no temporary file
     (a tiny program that fits is stored whole)."""
     body = (
-        "from mdlnb import _xla_cache; import jax, jax.numpy as jnp; "
+        "from mdlnb.infra import _xla_cache; import jax, jax.numpy as jnp; "
         "_xla_cache.ensure(); "
         "out['v'] = [float(jax.jit(lambda x, k=k: jnp.cumsum(x * k).sum())(jnp.ones(3000))) "
         "for k in (1.0, 2.0, 3.0)]"
@@ -105,7 +105,7 @@ def test_compiled_programs_that_do_not_fit_are_compiled_and_not_stored(tmp_path)
     assert "error" not in got and got["v"] == [4501500.0, 9003000.0, 13504500.0]
     mine = [w for w in got["warnings"] if w.startswith("mdlnb cache")]
     assert len(mine) == 1 and "not stored (File too large)" in mine[0], got["warnings"]
-    from mdlnb._xla_cache import _AtomicStore
+    from mdlnb.infra._xla_cache import _AtomicStore
 
     files = [p for p in (tmp_path / "cache" / "xla").rglob("*") if p.is_file()]
     assert not any(p.name.endswith(_io.TMP_SUFFIX) for p in files)
@@ -129,7 +129,7 @@ def test_an_unusable_cache_root_warns_once_and_runs_without_it(tmp_path, monkeyp
     assert e["x"].tolist() == [0, 1, 2] and (d / "k.npz").exists()
     assert not str(d).startswith(str(tmp_path))
     code = (
-        "import warnings; warnings.simplefilter('ignore'); from mdlnb import _xla_cache; "
+        "import warnings; warnings.simplefilter('ignore'); from mdlnb.infra import _xla_cache; "
         "print(_xla_cache.ensure(), _xla_cache.status()['reason'])"
     )
     res = subprocess.run(

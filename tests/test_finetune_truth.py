@@ -73,7 +73,7 @@ def test_vmapped_program_equals_one_optax_loop_per_model(tiny):
 
 
 def test_an_interrupted_run_resumes_to_the_same_numbers(tiny, tmp_path, monkeypatch):
-    from mdlnb import _checkpoint
+    from mdlnb.infra import _checkpoint
 
     encs, train, val, test = tiny
     spec = F.FinetuneSpec(learning_rates=(1e-3,), steps=6, batch_size=8, chunk=2)

@@ -13,7 +13,8 @@ import warnings
 import nbformat
 import pytest
 
-from mdlnb import _warnings, runner
+from mdlnb import runner
+from mdlnb.infra import _warnings
 
 ROOT = runner.ROOT
 
@@ -139,7 +140,7 @@ _KERNEL_CODE = """
 import os, warnings
 os.environ.pop("MDLNB_PROGRESS", None)
 import mdlnb
-from mdlnb import _progress
+from mdlnb.infra import _progress
 _progress.AUTO_DELAY_S = {delay}
 task = mdlnb.data.load("digits", size={size}, seed=0)
 rep = mdlnb.evaluate(task, protocol="small", cache=False)

@@ -1,4 +1,4 @@
-"""The memory-map guard (mdlnb._mapguard): a process that compiles program after
+"""The memory-map guard (mdlnb.infra._mapguard): a process that compiles program after
 program stays below vm.max_map_count, where jaxlib 0.10.2 segfaults."""
 
 import os
@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from mdlnb import _mapguard
+from mdlnb.infra import _mapguard
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 linux = pytest.mark.skipif(

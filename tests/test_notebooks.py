@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mdlnb import _io, claims, data, manifest, runner
+from mdlnb import claims, data, manifest, runner
+from mdlnb.infra import _io
 
 NOTEBOOKS = runner.available()
 PAPER = runner.ROOT / "build" / "paper-smoke"

@@ -530,8 +530,8 @@ def test_beyond_figure_and_table_in_readers_words(tmp_path):
 def test_a_study_shows_its_stages(monkeypatch, capsys):
     """A bar over the stages where someone watches, one line in batch mode, nothing when
     progress is False."""
-    from mdlnb import _progress
-    from mdlnb._stages import Stages
+    from mdlnb.infra import _progress
+    from mdlnb.infra._stages import Stages
 
     monkeypatch.setattr(_progress, "interactive", lambda: True)
     monkeypatch.setenv(_progress.ENV, "0")  # batch: one summary line

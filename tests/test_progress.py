@@ -1,4 +1,4 @@
-"""mdlnb._progress: tqdm where a person watches, one summary line in batch mode."""
+"""mdlnb.infra._progress: tqdm where a person watches, one summary line in batch mode."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from tqdm import std
 
-from mdlnb import _progress
+from mdlnb.infra import _progress
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def test_kernel_with_ipywidgets_gets_the_widget_bar(monkeypatch):
 
 
 def test_no_module_draws_tqdm_bars_itself():
-    """Every progress bar of the package goes through mdlnb._progress (so the
+    """Every progress bar of the package goes through mdlnb.infra._progress (so the
     runner's batch mode reaches all of them)."""
     root = Path(_progress.__file__).parent
     offenders = []
@@ -102,7 +102,7 @@ def test_no_module_draws_tqdm_bars_itself():
             )
             if any(n.split(".")[0] == "tqdm" for n in names):
                 offenders.append(f"{path.relative_to(root)}:{node.lineno}")
-    assert not offenders, f"import tqdm directly (use mdlnb._progress.bar): {offenders}"
+    assert not offenders, f"import tqdm directly (use mdlnb.infra._progress.bar): {offenders}"
 
 
 def test_one_progress_rule_none_is_auto(monkeypatch):

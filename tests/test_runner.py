@@ -128,7 +128,7 @@ fail = False
 
 # %%
 import os
-from mdlnb import _progress
+from mdlnb.infra import _progress
 print("progress:", os.environ.get("MDLNB_PROGRESS"))
 for _ in _progress.bar(range(300), desc="steps", unit="step"):
     pass

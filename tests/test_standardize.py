@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from sklearn.preprocessing import StandardScaler
 
-from mdlnb import _checkpoint, _fit, _standardize
+from mdlnb import _fit, _standardize
+from mdlnb.infra import _checkpoint
 
 
 def _x(n=50, seed=0):

@@ -152,6 +152,24 @@ def test_no_import_cycle_through_module_level_imports():
     assert _cycles(top) == []
 
 
+#: Packages of the layout and the packages each may import (module- or function-level):
+#: the arrows of the architecture, checked. ``mdlnb.infra`` is the floor.
+LAYERS = {"mdlnb.infra": ("mdlnb.infra",)}
+
+
+def test_layers_import_only_what_lies_below():
+    _, every = _graphs()
+    bad = sorted(
+        (name, dep)
+        for name, deps in every.items()
+        for package, allowed in LAYERS.items()
+        if name == package or name.startswith(package + ".")
+        for dep in deps
+        if not any(dep == a or dep.startswith(a + ".") for a in allowed) and dep != "mdlnb"
+    )
+    assert bad == []
+
+
 def test_function_level_import_cycles_are_reported():
     """Cycles closed by a function-level import: listed (a warning), not failed on."""
     top, every = _graphs()

@@ -236,7 +236,7 @@ def tiny_run(tmp_path_factory):
     shared with the session's): the smoke notebooks and other tests compute the same
     pairs into the session's root, so there whether a pair is cached would depend on
     the order tests run in. Returns (root, config, first result)."""
-    from mdlnb._io import cache_root
+    from mdlnb.infra._io import cache_root
 
     root = tmp_path_factory.mktemp("encoders-root")
     xla = cache_root() / "xla"
@@ -259,7 +259,7 @@ def test_run_tidy_frame_and_resume(tmp_path, tiny_run, monkeypatch):
     n_rows = 6 * (5 * 3 + 3)  # 6 pairs × (5 MDL metrics × 3 orders + 3 accuracies)
     assert len(r.frame) == n_rows
     # a killed run: one pair's file is gone; the rerun recomputes that pair only
-    from mdlnb._io import cache_dir
+    from mdlnb.infra._io import cache_dir
 
     files = sorted(cache_dir("studies/encoders").glob("pair-random_resnet_XS-digits-*.json"))
     assert len(files) == 1
@@ -304,7 +304,7 @@ def test_config_errors():
 def test_worker_processes_give_the_same_frame(tiny_run, monkeypatch):
     """Two lost pairs recomputed by two spawned worker processes (each imports JAX and
     compiles the probe programs again: the costly part of this test)."""
-    from mdlnb._io import cache_dir
+    from mdlnb.infra._io import cache_dir
 
     root, cfg, _ = tiny_run
     monkeypatch.setenv("MDLNB_CACHE", root)

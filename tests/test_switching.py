@@ -695,7 +695,7 @@ def test_device_array_in_place_path_matches_chunked(name):
 
 
 def test_numeric_parameters_do_not_recompile(monkeypatch):
-    from mdlnb import _mapguard
+    from mdlnb.infra import _mapguard
     from mdlnb.switching import forward
 
     # the map guard may drop every compiled program between two calls: not here

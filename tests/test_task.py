@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import mdlnb
-from mdlnb import _io
 from mdlnb._checks import check_int, check_labels
+from mdlnb.infra import _io
 
 
 def _task(**kw):

@@ -1,4 +1,4 @@
-"""The persistent compilation cache (``mdlnb._xla_cache``, cache kind ``xla``).
+"""The persistent compilation cache (``mdlnb.infra._xla_cache``, cache kind ``xla``).
 
 The end-to-end tests run a small ``mdlnb.evaluate`` in fresh processes
 (``tests/_compile_worker.py``) on their own cache roots and count JAX's
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from mdlnb import _io, _xla_cache, cache
+from mdlnb import cache
+from mdlnb.infra import _io, _xla_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = Path(__file__).with_name("_compile_worker.py")
@@ -138,7 +139,8 @@ _PROBE = """
 import json, sys
 import numpy as np
 import jax
-from mdlnb import _xla_cache, switching
+from mdlnb import switching
+from mdlnb.infra import _xla_cache
 switching.codelength(np.ones((8, 3), np.float32))
 print(json.dumps({"path": str(_xla_cache.status()["path"]), "reason": _xla_cache.status()["reason"],
                   "dir": jax.config.jax_compilation_cache_dir,
@@ -184,11 +186,11 @@ def test_the_test_session_uses_the_shared_compilation_cache():
 
 
 def test_importing_the_cache_and_the_cli_loads_no_jax():
-    """Importing ``mdlnb.cache``, ``mdlnb._xla_cache`` or ``mdlnb.cli`` loads no JAX (the
+    """Importing ``mdlnb.cache``, ``mdlnb.infra._xla_cache`` or ``mdlnb.cli`` loads no JAX (the
     module docstring's promise): the store's class, a subclass of JAX's
     ``CacheInterface``, is built when the cache is enabled or first named."""
     code = (
-        "import sys, mdlnb.cli, mdlnb.cache, mdlnb._xla_cache as x; "
+        "import sys, mdlnb.cli, mdlnb.cache, mdlnb.infra._xla_cache as x; "
         "assert 'jax' not in sys.modules, 'jax imported'; "
         "C = x.AtomicFileCache; from jax._src.compilation_cache_interface import "
         "CacheInterface; assert issubclass(C, CacheInterface) and C is x.AtomicFileCache"

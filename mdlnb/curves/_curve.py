@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _fit, _xla_cache
+from mdlnb import _fit
 from mdlnb import readouts as _readouts
 from mdlnb._checks import as_array, check_int
 from mdlnb._task import Task, require_classification
@@ -52,6 +52,7 @@ from mdlnb.curves._data import (  # noqa: F401  (re-exported)
     log_grid,
     permutations,
 )
+from mdlnb.infra import _xla_cache
 from mdlnb.probes import split
 
 # Imported inside the functions that use them, so that importing this module does not load

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._io import atomic_savez, cache_dir, content_hash, load_entry
+from mdlnb.infra._io import atomic_savez, cache_dir, content_hash, load_entry
 
 CACHE_AFTER_S = 2.0  # builds slower than this are cached on disk
 

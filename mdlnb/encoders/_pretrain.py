@@ -38,9 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _checkpoint, _progress
 from mdlnb._checks import check_images, check_int
-from mdlnb._io import cache_dir, content_hash
 from mdlnb._task import Task
 from mdlnb.encoders import archs
 from mdlnb.encoders._pretrain_step import (  # noqa: F401  (Hyper, OBJECTIVES: public here)
@@ -52,6 +50,8 @@ from mdlnb.encoders._pretrain_step import (  # noqa: F401  (Hyper, OBJECTIVES: p
     _make_chunk,
 )
 from mdlnb.encoders.base import Encoder, prepare_images
+from mdlnb.infra import _checkpoint, _progress
+from mdlnb.infra._io import cache_dir, content_hash
 
 _FORMAT = "mdlnb-pretrain-v1"
 

@@ -23,9 +23,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from mdlnb import _xla_cache
 from mdlnb.encoders import archs, objectives
 from mdlnb.encoders.augment import AugmentConfig, two_views
+from mdlnb.infra import _xla_cache
 
 OBJECTIVES = ("random", "supervised", "simclr", "byol", "dino", "mae", "autoencoder")
 _VIT_ONLY = ("mae",)

@@ -30,13 +30,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _checkpoint
 from mdlnb._checks import check_int
-from mdlnb._io import cache_dir, content_hash
 from mdlnb._task import Task
 from mdlnb.encoders import _pretrain as P
 from mdlnb.encoders import archs
 from mdlnb.encoders.base import Encoder
+from mdlnb.infra import _checkpoint
+from mdlnb.infra._io import cache_dir, content_hash
 
 Monitor = Callable[[int, Encoder], Mapping[str, float]]
 _FORMAT = "mdlnb-staged-v1"

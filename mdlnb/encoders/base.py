@@ -16,10 +16,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _progress, _xla_cache
 from mdlnb._checks import check_images
-from mdlnb._io import cache_dir, compute_once, content_hash
 from mdlnb._task import Task
+from mdlnb.infra import _progress, _xla_cache
+from mdlnb.infra._io import cache_dir, compute_once, content_hash
 
 ApplyFn = Callable[[Any, Any], Any]
 

@@ -39,7 +39,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from mdlnb import _xla_cache
 from mdlnb._checks import check_int
 from mdlnb.encoders._efficientnet_spec import (
     BN_EPS,
@@ -53,6 +52,7 @@ from mdlnb.encoders._efficientnet_spec import (
 )
 from mdlnb.encoders.base import Encoder, check_taps, prepare_images
 from mdlnb.encoders.torch_pickle import load_state_dict
+from mdlnb.infra import _xla_cache
 
 # ----------------------------------------------------------------------------- weights
 

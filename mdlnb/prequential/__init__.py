@@ -87,7 +87,7 @@ octave) and a chunk is ``chunk_batches`` batches, or the next power of two
 ≥ the number of batches when the stream is shorter (padding batches code
 nothing and train nothing); so the program does not follow N, and a second
 task of a similar size reuses it (in the process, and in other processes
-through the compilation cache, :mod:`mdlnb._xla_cache`). Both paddings are
+through the compilation cache, :mod:`mdlnb.infra._xla_cache`). Both paddings are
 bit-identical (no arithmetic touches the padding). The feature dimension D
 is compiled as is, unless ``run(..., pad_features=True)``: then zero
 features are appended up to the bucket

@@ -2,7 +2,7 @@
 
 The run's state (the stacked expert states), its losses so far, the running
 sums of the prefix statistics and the next batch are written in the shared
-format (:mod:`mdlnb._checkpoint`), keyed by the run's cache key, so a killed
+format (:mod:`mdlnb.infra._checkpoint`), keyed by the run's cache key, so a killed
 run resumes bit-identically at its next batch, under any chunk size. A
 checkpoint that took s seconds to write is not followed by another within
 s / :data:`CHECKPOINT_SHARE` seconds. The :class:`Checkpointer` sits beside the
@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
-from mdlnb import _checkpoint
+from mdlnb.infra import _checkpoint
 from mdlnb.prequential import _sharding
 
 #: a checkpoint that took s seconds to write is not followed by another within

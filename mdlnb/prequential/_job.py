@@ -22,9 +22,9 @@ import numpy as np
 
 from mdlnb import _targets
 from mdlnb._checks import check_finite, check_int
-from mdlnb._io import content_hash
 from mdlnb._protocol import Protocol
 from mdlnb._task import Task
+from mdlnb.infra._io import content_hash
 from mdlnb.prequential._chunking import auto_chunk_batches, progress_chunk_batches
 from mdlnb.prequential._groups import board_dim, layout_key
 from mdlnb.prequential._loss_matrix import LossMatrix
@@ -37,7 +37,7 @@ from mdlnb.prequential._stream import stream_order
 #: batch (:func:`mdlnb._fit.step`, Adam's bias correction as a product, so a sharded
 #: run equals one device's); experts grouped by (architecture, replay count) in whole
 #: blocks of at most ``BLOCK_BYTES`` (32 MB on a CPU), their losses evaluated block by
-#: block; checkpoints in the shared format of :mod:`mdlnb._checkpoint`.
+#: block; checkpoints in the shared format of :mod:`mdlnb.infra._checkpoint`.
 CODE_VERSION = "prequential-v7"
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mdlnb import _aligned
-from mdlnb._io import atomic_savez, read_npz
 from mdlnb._protocol import Protocol
 from mdlnb._units import per_example_bits
 from mdlnb.experts import Expert
+from mdlnb.infra import _aligned
+from mdlnb.infra._io import atomic_savez, read_npz
 from mdlnb.switching import diverged
 
 
@@ -54,7 +54,7 @@ class LossMatrix:
             raise ValueError(f"order: expected shape ({losses.shape[0]},), got {order.shape}")
         nan = np.isnan(losses) if losses.dtype.kind == "f" else None
         if losses.dtype != np.float32 or (nan is not None and nan.any()):
-            # a new array anyway: an aligned one (stage 2 reads it in place, mdlnb._aligned);
+            # a new array anyway: an aligned one (stage 2 reads it in place, mdlnb.infra._aligned);
             # NaN (a diverged expert) becomes +inf: the label's probability is 0
             new = _aligned.empty(losses.shape)
             np.copyto(new, losses, casting="unsafe")

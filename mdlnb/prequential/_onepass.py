@@ -29,10 +29,11 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from mdlnb import _targets, _xla_cache
-from mdlnb._io import cache_dir, load_entry, locked
+from mdlnb import _targets
 from mdlnb._protocol import Protocol
 from mdlnb._task import Task
+from mdlnb.infra import _xla_cache
+from mdlnb.infra._io import cache_dir, load_entry, locked
 from mdlnb.prequential import _board, _prune, _sharding
 from mdlnb.prequential._checkpointer import Checkpointer
 from mdlnb.prequential._inputs import _chunk_inputs

@@ -1,5 +1,5 @@
 """Stage 1's progress: a ``(done, total, best_nats_per_example)`` callback after
-every compiled call — the caller's own, a drawn bar (:mod:`mdlnb._progress`), or
+every compiled call — the caller's own, a drawn bar (:mod:`mdlnb.infra._progress`), or
 nothing."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from mdlnb import _progress
+from mdlnb.infra import _progress
 
 ProgressFn = Callable[[int, int, float], None]
 

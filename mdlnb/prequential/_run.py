@@ -91,7 +91,7 @@ def run(
       standardize: ``"prefix"`` (``True``) or ``"none"`` (``False``), see the
         module docstring; default the protocol's.
       progress: ``True``/``False``, ``None`` (auto: where a person watches,
-        :func:`mdlnb._progress.interactive`, a bar — a widget in a kernel with
+        :func:`mdlnb.infra._progress.interactive`, a bar — a widget in a kernel with
         ipywidgets — once the run has taken 3 s, at once when N·K ≥ 2e6), or a callable ``f(done, total, best_nats_per_example)``
         called after each chunk.
       cache: read/write the result under ``cache_dir("losses")``, keyed by a

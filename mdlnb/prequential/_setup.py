@@ -23,7 +23,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _aligned, _targets
+from mdlnb import _targets
+from mdlnb.infra import _aligned
 from mdlnb.prequential import _board, _program, _sharding
 from mdlnb.prequential._checkpointer import Checkpointer
 from mdlnb.prequential._chunking import chunk_bucket, row_bucket
@@ -151,7 +152,7 @@ def start(job: Job, ckpt: Checkpointer, state, layout) -> tuple[Any, Start]:
     pruned board: a pruned expert's rest stays ``inf``), zero prefix sums, batch 0, and
     the deterministic initial state (``layout()``'s, when ``state`` was shapes only)."""
     n, k = job.feats.shape[0], len(job.experts)
-    losses = _aligned.empty((n, k))  # stage 2 reads it in place (mdlnb._aligned)
+    losses = _aligned.empty((n, k))  # stage 2 reads it in place (mdlnb.infra._aligned)
     losses.fill(np.inf if job.proto.prune is not None else 0.0)
     fresh = Start(losses, (np.zeros(job.dp), np.zeros(job.dp), 0.0), 0)
     if not ckpt.exists:

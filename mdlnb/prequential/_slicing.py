@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mdlnb import _aligned, _progress
 from mdlnb._arguments import resolve_protocol
 from mdlnb._task import Task
 from mdlnb.experts import Expert
+from mdlnb.infra import _aligned, _progress
 from mdlnb.prequential import _memory
 from mdlnb.prequential._loss_matrix import LossMatrix
 from mdlnb.prequential._onepass import run_pass
@@ -43,7 +43,7 @@ def _slice_progress(progress, index: int, count: int):
 
 def announce(plan: _memory.SlicePlan, progress, n: int) -> dict:
     """Print the plan line (standard output: information, not an error) when progress is shown (``progress`` truthy, or
-    ``None`` when interactive for N·K ≥ 2e6: :func:`mdlnb._progress.wanted`); return
+    ``None`` when interactive for N·K ≥ 2e6: :func:`mdlnb.infra._progress.wanted`); return
     it as ``meta["memory_plan"]``."""
     line = plan.describe()
     if callable(progress) or _progress.wanted(progress, long=n * plan.num_experts >= 2_000_000):
@@ -108,7 +108,7 @@ def run_sliced(
     ) != list(range(len(experts))):
         raise ValueError("memory_plan: its slices are not a partition of the experts")
     plan_meta = announce(memory_plan, progress, n)
-    losses = _aligned.empty((n, len(experts)))  # stage 2 reads it in place (mdlnb._aligned)
+    losses = _aligned.empty((n, len(experts)))  # stage 2 reads it in place (mdlnb.infra._aligned)
     seconds, first = [], None
     for i, idx in enumerate(memory_plan.slices):
         t0 = time.perf_counter()

@@ -26,8 +26,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _xla_cache
-from mdlnb._io import cache_dir, content_hash, load_entry, locked
+from mdlnb.infra import _xla_cache
+from mdlnb.infra._io import cache_dir, content_hash, load_entry, locked
 from mdlnb.prequential import _memory, _program, _sharding
 from mdlnb.prequential._checkpointer import Checkpointer
 from mdlnb.prequential._chunking import auto_chunk_batches, chunk_bucket

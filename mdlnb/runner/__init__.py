@@ -23,7 +23,7 @@ after each notebook (notebook, HTML page, the figure and table files written):
 
 An executed notebook is written only when the run succeeded, with its HTML page
 beside it; ``metadata["mdlnb"]`` records parameters and wall time. Runs are in
-batch mode: no per-step progress bars in the stored output (:mod:`mdlnb._progress`).
+batch mode: no per-step progress bars in the stored output (:mod:`mdlnb.infra._progress`).
 
 Parameters are checked before any kernel starts, those of ``profiles.yaml``
 (every entry of every notebook, first: ``--check`` does only that, and ``make
@@ -112,7 +112,7 @@ __all__ = [
     "write_params",
 ]
 
-# jupytext, nbformat, yaml, mdlnb._io (its hashlib, tempfile, zipfile) and
+# jupytext, nbformat, yaml, mdlnb.infra._io (its hashlib, tempfile, zipfile) and
 # mdlnb._paperdiff (subprocess) are imported inside the functions that use them, and the
 # studies (JAX) inside check_profile: the light commands (--help, --summary) start
 # without them.
@@ -277,7 +277,7 @@ def write_params(root: str | Path | None = None) -> list[Path]:
     — only where the text changed, so an edit of one notebook's profile leaves the
     other stamps' modification times (and so their notebooks) alone. Returns the
     stamps written."""
-    from mdlnb._io import atomic_write_text
+    from mdlnb.infra._io import atomic_write_text
 
     table, written = _profile_table(), []
     for name in available():
@@ -337,7 +337,7 @@ def run(
 
     ``batch`` (default) runs the kernel with ``MDLNB_PROGRESS=0``: no
     per-step progress bars in the stored output, one line per stage
-    (:mod:`mdlnb._progress`). ``progress``: papermill's own cell bar on the
+    (:mod:`mdlnb.infra._progress`). ``progress``: papermill's own cell bar on the
     terminal. The executed notebook appears only when the run succeeded
     (written atomically; a failed run is left as ``NAME.failed.ipynb``), so a
     make target is never a half-run notebook; ``html``: its HTML page beside it.

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mdlnb import _progress
+from mdlnb.infra import _progress
 from mdlnb.runner._paths import RUNNER_ENV, utc
 
-# jupytext, nbformat, papermill, jupyter_client and mdlnb._io are imported inside the
+# jupytext, nbformat, papermill, jupyter_client and mdlnb.infra._io are imported inside the
 # functions that use them, so the runner's light commands (--help, --check, --write-params) start
 # without them.
 
@@ -40,7 +40,7 @@ def execute(
     import nbformat
     import papermill as pm
 
-    from mdlnb._io import atomic_write_text
+    from mdlnb.infra._io import atomic_write_text
 
     nb_out.parent.mkdir(parents=True, exist_ok=True)
     # per process: two runs of one notebook at once (two `make reproduce` in a checkout)

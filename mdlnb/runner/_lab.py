@@ -125,7 +125,7 @@ class LabContentsManager(AsyncTextFileContentsManager):
             return await super().save(model, path)
         import nbformat
 
-        from mdlnb._io import atomic_write_text
+        from mdlnb.infra._io import atomic_write_text
 
         if "content" not in model:
             raise ValueError("model: no content to save")

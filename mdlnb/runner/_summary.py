@@ -11,7 +11,7 @@ from typing import Any
 
 from mdlnb.runner._paths import executed_path, shown, utc
 
-# nbformat, nbconvert, pandas and mdlnb._io are imported inside the functions that use
+# nbformat, nbconvert, pandas and mdlnb.infra._io are imported inside the functions that use
 # them, so the runner's light commands (--help, --check, --write-params) start without them.
 
 
@@ -22,7 +22,7 @@ def to_html(ipynb: str | Path) -> Path:
     import nbconvert
     import nbformat
 
-    from mdlnb._io import atomic_write_text
+    from mdlnb.infra._io import atomic_write_text
 
     ipynb = Path(ipynb)
     if ipynb.suffix != ".ipynb" or not ipynb.is_file():

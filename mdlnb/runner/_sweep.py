@@ -42,7 +42,7 @@ from typing import Any
 
 from mdlnb.runner._paths import ROOT, shown
 
-# yaml, pandas, nbformat and mdlnb._io are imported inside the functions that use them, and
+# yaml, pandas, nbformat and mdlnb.infra._io are imported inside the functions that use them, and
 # the runner's package (mdlnb.runner: run, merged_parameters) too: it imports this module.
 
 RUN_COLUMNS = ["run", "status", "wall [s]", "notebook", "error"]
@@ -248,7 +248,7 @@ def _write(
     """Write ``runs.csv`` and ``values.csv`` under ``root``, atomically."""
     import pandas as pd
 
-    from mdlnb._io import atomic_write_text
+    from mdlnb.infra._io import atomic_write_text
 
     keys = list(papers[0][1]) if papers else []
     runs = pd.DataFrame(rows, columns=["run", *keys, *RUN_COLUMNS[1:]])

@@ -15,7 +15,7 @@ one copies it:
   drives the computation in units of work (one subsample, one encoder × task),
   each cached on disk under a hash of its inputs, so an interrupted run
   resumes; a progress bar counts units (``progress=None``, the default: a bar when
-  interactive, :func:`mdlnb._progress.wanted`). It returns a frozen result dataclass
+  interactive, :func:`mdlnb.infra._progress.wanted`). It returns a frozen result dataclass
   of tidy DataFrames (one row per observation, units in column names).
 * **Spreads.** Every table that averages over subsamples or seeds carries its
   spread (standard deviation, or the half-width of a 95 % interval) next to

@@ -38,7 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _aligned
+from mdlnb.infra import _aligned
 from mdlnb.switching import _rowsplit, forward
 from mdlnb.switching._losses import raise_for_flags
 
@@ -54,7 +54,7 @@ def to_device(L: np.ndarray) -> jax.Array:
     """L as a float32 XLA array, with one host copy at most.
 
     ``jax.device_put`` of a C-contiguous float32 array whose data is 64-byte
-    aligned (:mod:`mdlnb._aligned`; a ``LossMatrix``'s losses are): on a CPU
+    aligned (:mod:`mdlnb.infra._aligned`; a ``LossMatrix``'s losses are): on a CPU
     backend XLA aliases it (no copy), on an accelerator it is the one
     host-to-device transfer. Any other array is first copied once, as
     float32, into such a buffer (NumPy's own allocations are 16-byte

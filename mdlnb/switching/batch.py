@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mdlnb import _xla_cache
+from mdlnb.infra import _xla_cache
 from mdlnb.switching import _transport
 
 # check_losses and raise_for_flags are part of this module's public face (re-exported)

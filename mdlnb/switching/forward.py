@@ -43,7 +43,7 @@ import numpy as np
 from jax import lax
 from jax.nn import logsumexp
 
-from mdlnb import _xla_cache
+from mdlnb.infra import _xla_cache
 from mdlnb.switching import _linear_hmm, _mixtures
 
 # SwitchState and the flags are this module's public face (re-exported); the rest is used here.

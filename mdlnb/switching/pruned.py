@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from jax.nn import logsumexp
 
-from mdlnb import _xla_cache
+from mdlnb.infra import _xla_cache
 from mdlnb.switching import forward
 from mdlnb.switching._losses import check_losses, raise_for_flags
 from mdlnb.switching._transport import bucket

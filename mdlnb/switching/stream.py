@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from mdlnb import _xla_cache
+from mdlnb.infra import _xla_cache
 from mdlnb.switching import forward
 from mdlnb.switching._losses import check_losses, raise_for_flags
 from mdlnb.switching._transport import bucket

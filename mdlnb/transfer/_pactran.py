@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import _xla_cache
+from mdlnb.infra import _xla_cache
 from mdlnb.transfer import _validate as v
 
 # Imported inside the functions that use them, so that importing this module does not load

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mdlnb import _xla_cache
+from mdlnb.infra import _xla_cache
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: JAX.

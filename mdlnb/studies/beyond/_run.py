@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 import mdlnb
-from mdlnb._stages import Stages
+from mdlnb.infra._stages import Stages
 from mdlnb.studies.beyond._config import BeyondConfig
 from mdlnb.studies.beyond._data import calibration_tasks, logme, regression_representations
 from mdlnb.studies.beyond._result import BeyondResult
@@ -24,7 +24,7 @@ def run(
     per-run warnings (grid edges, codes above the baseline) are kept in each
     Comparison's/Report's ``warnings`` and not printed. ``progress``: one bar over the
     study's stages (a regression task, a calibrated representation) where someone
-    watches (:mod:`mdlnb._stages`; ``None``, the package's default)."""
+    watches (:mod:`mdlnb.infra._stages`; ``None``, the package's default)."""
     import pandas as pd
 
     config = config or BeyondConfig()

@@ -36,10 +36,11 @@ from typing import Any
 
 import pandas as pd
 
-from mdlnb import _progress, data, prequential
+from mdlnb import data, prequential
 from mdlnb._arguments import resolve_protocol
-from mdlnb._io import atomic_write_text, cache_dir, content_hash
 from mdlnb.encoders.archs import param_count
+from mdlnb.infra import _progress
+from mdlnb.infra._io import atomic_write_text, cache_dir, content_hash
 from mdlnb.prequential import CODE_VERSION
 from mdlnb.studies.encoders._config import EncodersConfig, describe_encoder
 from mdlnb.studies.encoders._pair import compute_pair
@@ -171,7 +172,7 @@ def run_pairs(
     cache: bool = True,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """``{(encoder, task): measurements}``, finished pairs read from disk, the rest computed.
-    ``progress``: a bar over pairs (:func:`mdlnb._progress.wanted`: ``None``, the
+    ``progress``: a bar over pairs (:func:`mdlnb.infra._progress.wanted`: ``None``, the
     default, draws one where someone watches; one summary line in batch mode)."""
     done: dict[tuple[str, str], dict[str, Any]] = {}
     todo = []

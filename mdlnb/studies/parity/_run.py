@@ -7,7 +7,7 @@ from typing import Any
 
 import mdlnb
 from mdlnb import curves, experts, readouts
-from mdlnb._stages import Stages
+from mdlnb.infra._stages import Stages
 from mdlnb.studies.parity._config import ParityConfig
 from mdlnb.studies.parity._result import ParityResult
 
@@ -47,7 +47,7 @@ def run(config: ParityConfig | None = None, *, progress: bool | None = None) -> 
     milliseconds; the MLP probes train all sizes × seeds of one representation in
     one compiled call; switching's stage 1 is cached on disk
     (:func:`mdlnb.evaluate`). ``progress``: a bar over these stages where someone
-    watches (:mod:`mdlnb._stages`; ``None``, the package's default)."""
+    watches (:mod:`mdlnb.infra._stages`; ``None``, the package's default)."""
     config = config or ParityConfig()
     if not isinstance(config, ParityConfig):
         raise ValueError(f"config: expected a ParityConfig, got {type(config).__name__}")

@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._io import atomic_write_bytes, atomic_write_text
 from mdlnb.encoders import _pretrain as P
+from mdlnb.infra._io import atomic_write_bytes, atomic_write_text
 
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 

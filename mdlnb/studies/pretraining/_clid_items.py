@@ -35,7 +35,7 @@ import numpy as np
 
 from mdlnb import claims as C
 from mdlnb import data, labelfree, ranking
-from mdlnb._io import atomic_write_text, cache_dir, content_hash
+from mdlnb.infra._io import atomic_write_text, cache_dir, content_hash
 from mdlnb.labelfree._inputs import _as_key, _normalize_rows, features_matrix
 from mdlnb.labelfree._kmeans import kmeans
 from mdlnb.labelfree._neighbours import knn_accuracy

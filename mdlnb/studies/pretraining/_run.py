@@ -16,8 +16,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mdlnb import _progress, data
+from mdlnb import data
 from mdlnb.encoders import train_until_plateau
+from mdlnb.infra import _progress
 from mdlnb.studies.pretraining import _artifacts
 from mdlnb.studies.pretraining._config import PretrainingConfig, parse_unit
 from mdlnb.studies.pretraining._probe import ProbeMonitor
@@ -53,7 +54,7 @@ def run(
     ``retrain=True`` trains them even so. Returns their provenance dicts.
     ``command``: how this run was started, for the provenance (default: argv).
     ``progress``: a line per unit and per probe evaluation on stdout; ``None`` (the
-    package's one default, :func:`mdlnb._progress.wanted`) prints them where
+    package's one default, :func:`mdlnb.infra._progress.wanted`) prints them where
     someone watches (a terminal or a notebook), ``True``/``False`` force it (the
     command line, ``python -m mdlnb.studies.pretraining train``, passes True)."""
     config = config or PretrainingConfig()

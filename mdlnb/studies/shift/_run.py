@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mdlnb import _progress, data, encoders, prequential
+from mdlnb import data, encoders, prequential
 from mdlnb._arguments import resolve_protocol
-from mdlnb._io import atomic_write_text, cache_dir, content_hash
 from mdlnb.evaluation import Report
+from mdlnb.infra import _progress
+from mdlnb.infra._io import atomic_write_text, cache_dir, content_hash
 from mdlnb.prequential import CODE_VERSION
 from mdlnb.studies.encoders._run import encoder_table
 from mdlnb.studies.shift._config import ShiftConfig

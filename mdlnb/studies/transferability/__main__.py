@@ -19,7 +19,7 @@ from pathlib import Path
 
 def build(config, *, directory: Path | None, rebuild: bool, command: str) -> list[dict]:
     """Compute (or find) every (zoo, task) artifact of ``config``; their provenance."""
-    from mdlnb._io import cache_dir
+    from mdlnb.infra._io import cache_dir
     from mdlnb.studies.transferability import _groundtruth
     from mdlnb.studies.transferability._encoders import build_encoders
     from mdlnb.studies.transferability._features import load_splits

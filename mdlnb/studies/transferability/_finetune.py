@@ -29,8 +29,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mdlnb import _checkpoint, _xla_cache
 from mdlnb._checks import check_int
+from mdlnb.infra import _checkpoint, _xla_cache
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: JAX, optax; scipy.stats.

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._io import atomic_write_bytes, atomic_write_text, cache_dir, content_hash
+from mdlnb.infra._io import atomic_write_bytes, atomic_write_text, cache_dir, content_hash
 
 FORMAT = "mdlnb-finetune-v1"
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
@@ -100,7 +100,7 @@ def compute(
     encoders: Sequence[Any], splits: Any, spec: Any, *, key: str, label: str, progress: bool = False
 ) -> tuple[dict[str, np.ndarray], float]:
     """The arrays of one (zoo, task) ground truth and the seconds they took."""
-    from mdlnb._io import atomic_savez, read_npz
+    from mdlnb.infra._io import atomic_savez, read_npz
     from mdlnb.studies.transferability._finetune import finetune
 
     num_classes = int(splits[0].num_classes)

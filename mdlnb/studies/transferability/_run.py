@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mdlnb import _progress
-from mdlnb._io import atomic_write_text, cache_dir, content_hash
+from mdlnb.infra import _progress
+from mdlnb.infra._io import atomic_write_text, cache_dir, content_hash
 from mdlnb.studies.transferability._config import TransferabilityConfig
 from mdlnb.studies.transferability._encoders import build_encoders, encoder_table
 from mdlnb.studies.transferability._features import FeatureSet, extract_splits, load_splits
@@ -78,7 +78,7 @@ _PRESENTATION = (
     "runner/_cli.py",
     "_comparison_views.py",
     "_paperdiff.py",
-    "_progress.py",
+    "infra/_progress.py",
     "claims.py",
     "_verdicts.py",
     "manifest.py",

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._io import atomic_write_bytes, atomic_write_text
 from mdlnb.encoders import _pretrain as P
+from mdlnb.infra._io import atomic_write_bytes, atomic_write_text
 from mdlnb.studies import pretraining
 from mdlnb.studies.pretraining import _artifacts as _enc
 

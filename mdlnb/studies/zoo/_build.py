@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import _checkpoint, data
-from mdlnb._io import cache_dir, content_hash
+from mdlnb import data
 from mdlnb.encoders import _pretrain as P
+from mdlnb.infra import _checkpoint
+from mdlnb.infra._io import cache_dir, content_hash
 from mdlnb.studies.pretraining import _artifacts as _enc
 from mdlnb.studies.pretraining import monitor as stage_monitor
 from mdlnb.studies.zoo import _artifacts

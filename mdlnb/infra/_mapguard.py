@@ -15,7 +15,7 @@ instead of raising (reproduced with ``python -m benchmarks.map_limit``;
 ``benchmarks/RESULTS.md``).
 
 :func:`relieve` is the guard. Called on the way into mdlnb's compiled code
-(:func:`mdlnb._xla_cache.ensure`), it counts the process's mappings
+(:func:`mdlnb.infra._xla_cache.ensure`), it counts the process's mappings
 (``/proc/self/maps``: 0.5 ms at 1,000 mappings, 12 ms at 30,000) once
 :data:`PROGRAMS` programs have been compiled or loaded since the last count
 (JAX's backend-compile event, :mod:`jax.monitoring`: only a program adds

@@ -1,6 +1,6 @@
 """One checkpoint format for long runs (stage 1, encoder pre-training).
 
-A checkpoint is an ``.npz`` written atomically (``mdlnb._io.atomic_savez``, no
+A checkpoint is an ``.npz`` written atomically (``mdlnb.infra._io.atomic_savez``, no
 pickles) holding a parameter pytree as numbered leaves ``leaf0000 …``, a JSON
 ``meta`` dict, the ``key`` of the run it belongs to, and any extra named
 arrays. :func:`load` restores the pytree in the structure of a template and
@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mdlnb._io import atomic_savez, load_entry
+from mdlnb.infra._io import atomic_savez, load_entry
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: JAX.

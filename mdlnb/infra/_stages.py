@@ -5,8 +5,8 @@ of several boards), each too short for the package's per-loop bars to appear, so
 a cell of a minute showed nothing. :class:`Stages` is a bar over the stages, the
 current one's name beside it: a widget in JupyterLab (the ``lab`` extra), a text
 bar in a terminal, and in batch mode (``MDLNB_PROGRESS=0``, the runner) one line
-when the study ends (:mod:`mdlnb._progress`). ``progress`` follows the package's
-rule (:func:`mdlnb._progress.wanted`: ``None`` = where someone watches)::
+when the study ends (:mod:`mdlnb.infra._progress`). ``progress`` follows the package's
+rule (:func:`mdlnb.infra._progress.wanted`: ``None`` = where someone watches)::
 
     stages = Stages(("exact curves", "MLP curves", "switching"), desc="parity",
                     progress=progress)
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mdlnb import _progress
+from mdlnb.infra import _progress
 
 
 class Stages:

@@ -4,7 +4,7 @@
 64-byte aligned aliases it on a CPU backend; any other array is copied (once,
 by :func:`mdlnb.switching._transport.to_device`). NumPy's own allocations are
 only 16-byte aligned, so stage 1 allocates its loss matrices here and
-:func:`mdlnb._io.read_npz` reads float32 arrays into such buffers: stage 2 on
+:func:`mdlnb.infra._io.read_npz` reads float32 arrays into such buffers: stage 2 on
 a :class:`~mdlnb.prequential.LossMatrix` then copies nothing (on the paper's
 largest grid that copy is 12 GB beside the matrix and its posterior).
 """

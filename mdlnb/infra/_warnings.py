@@ -29,7 +29,7 @@ import sys
 import warnings
 from collections.abc import Iterable
 
-from mdlnb import _progress
+from mdlnb.infra import _progress
 
 
 class ResultWarning(UserWarning):

@@ -63,8 +63,8 @@ import threading
 import warnings
 from pathlib import Path
 
-from mdlnb import _mapguard
-from mdlnb._io import (
+from mdlnb.infra import _mapguard
+from mdlnb.infra._io import (
     CacheWarning,
     atomic_write_bytes,
     cache_dir,
@@ -221,7 +221,7 @@ def ensure() -> Path | None:
     Called by mdlnb before its compiled programs are first needed. Returns the
     directory mdlnb's programs are cached in (``None``: off, see :func:`status`).
     Each call also keeps the process below the kernel's cap on memory mappings
-    (:func:`mdlnb._mapguard.relieve`: one count per 8 programs compiled).
+    (:func:`mdlnb.infra._mapguard.relieve`: one count per 8 programs compiled).
     """
     _mapguard.relieve()
     if _state["done"]:

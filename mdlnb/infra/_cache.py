@@ -5,8 +5,8 @@ entry lives in its own subdirectory (``losses``: stage-1 loss matrices,
 ``checkpoints``: interrupted stage-1 runs, ``features``: encoder features,
 ``encoders``: pretrained encoder parameters and their checkpoints, ``data``:
 slow procedural datasets, ``xla``: compiled programs, JAX's persistent
-compilation cache (:mod:`mdlnb._xla_cache`); any other subdirectory is listed
-as its own kind). Every entry carries a checksum (an ``.npz``'s, :mod:`mdlnb._io`;
+compilation cache (:mod:`mdlnb.infra._xla_cache`); any other subdirectory is listed
+as its own kind). Every entry carries a checksum (an ``.npz``'s, :mod:`mdlnb.infra._io`;
 a compiled program's SHA-256 header), so deleting any of them is safe: it is
 recomputed (recompiled) when next needed.
 
@@ -24,7 +24,7 @@ import datetime as _dt
 import os
 from pathlib import Path
 
-from mdlnb._io import LOCK_SUFFIX, TMP_SUFFIX, cache_root
+from mdlnb.infra._io import LOCK_SUFFIX, TMP_SUFFIX, cache_root
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: pandas.

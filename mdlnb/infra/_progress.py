@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from mdlnb._io import switched_off
+from mdlnb.infra._io import switched_off
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: ipywidgets, tqdm.

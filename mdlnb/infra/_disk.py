@@ -10,7 +10,7 @@
   warns once per folder (:func:`skipped_write`) and the run goes on without
   that entry; a failed write outside the cache (a study's tables and figures)
   is an ``OSError`` naming the file (:func:`naming`).
-* A temporary file of :func:`mdlnb._io.atomic_write_bytes` and friends is named
+* A temporary file of :func:`mdlnb.infra._io.atomic_write_bytes` and friends is named
   after its writer (:func:`owner`: host and process), so one whose writer died
   mid-write (SIGKILL, a lost machine) is told from one being written now and
   removed (:func:`remove_stale_temporaries`: when the file is written again,

@@ -18,7 +18,7 @@ checkpoints, study results) goes through these, so that
   first wrote (:func:`compute_once`);
 * the same inputs always map to the same cache key (:func:`content_hash`);
 * a cache that cannot be used never stops a run, and a failed write outside
-  the cache names its file (:mod:`mdlnb._disk`).
+  the cache names its file (:mod:`mdlnb.infra._disk`).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import _aligned
-from mdlnb._disk import (
+from mdlnb.infra import _aligned
+from mdlnb.infra._disk import (
     NO_WRITE,
     TMP_SUFFIX,
     in_cache,
@@ -46,10 +46,10 @@ from mdlnb._disk import (
     remove_stale_temporaries,
     skipped_write,
 )
-from mdlnb._disk import CacheWarning as CacheWarning  # re-exported: the cache's public names
-from mdlnb._disk import cache_dir as cache_dir
-from mdlnb._disk import cache_root as cache_root
-from mdlnb._disk import cache_usable as cache_usable
+from mdlnb.infra._disk import CacheWarning as CacheWarning  # re-exported: the cache's public names
+from mdlnb.infra._disk import cache_dir as cache_dir
+from mdlnb.infra._disk import cache_root as cache_root
+from mdlnb.infra._disk import cache_usable as cache_usable
 
 try:  # POSIX advisory locks; elsewhere the lock is a no-op (atomic writes still hold)
     import fcntl
@@ -166,7 +166,7 @@ def _atomic_file(path: str | os.PathLike, durable: bool = True):
     exception the temporary file is removed and ``path`` is untouched.
     ``durable=False`` skips the fsyncs (still atomic for other processes; after
     a machine crash the file may be empty or partial, which its reader must
-    detect: the compilation cache's checksummed entries, :mod:`mdlnb._xla_cache`).
+    detect: the compilation cache's checksummed entries, :mod:`mdlnb.infra._xla_cache`).
     """
     path = Path(path)
     try:
@@ -244,7 +244,7 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
 
 def _read_members(path: Path) -> dict[str, np.ndarray]:
     """Every array of an ``.npz`` as :func:`numpy.load` reads it (no pickles),
-    float32 arrays into 64-byte-aligned buffers (:func:`mdlnb._aligned.read_npy`:
+    float32 arrays into 64-byte-aligned buffers (:func:`mdlnb.infra._aligned.read_npy`:
     XLA's CPU client then reads them in place)."""
     arrays = {}
     with zipfile.ZipFile(path) as zf:
