@@ -15,7 +15,7 @@ import importlib
 import pkgutil
 from typing import TYPE_CHECKING, Any
 
-from mdlnb._task import Task
+from mdlnb.core._task import Task
 from mdlnb.infra import _warnings
 
 if TYPE_CHECKING:  # the lazy exports below, for type checkers (py.typed); nothing at run time
@@ -49,9 +49,9 @@ def _public_submodules() -> tuple[str, ...]:
 _SUBMODULES = _public_submodules()
 
 #: Tooling and plumbing, not library: the command line, the notebook runner, the paper/
-#: manifest, the disk/cache/progress infrastructure. ``mdlnb.runner`` etc. import as usual;
-#: ``from mdlnb import *`` leaves them out.
-_TOOLS = ("cli", "infra", "manifest", "runner")
+#: manifest, the private core (task, checks, units) and infrastructure (disk, cache,
+#: progress). ``mdlnb.runner`` etc. import as usual; ``from mdlnb import *`` leaves them out.
+_TOOLS = ("cli", "core", "infra", "manifest", "runner")
 
 # Top-level names re-exported from submodules: name -> module.
 _EXPORTS = {

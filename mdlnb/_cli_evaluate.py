@@ -1,6 +1,6 @@
 """``mdlnb evaluate`` and ``mdlnb compare``: the MDL of labels given one
 representation's features (:func:`mdlnb.evaluate`), and the ranking of several
-on one task (:func:`mdlnb.compare`), read from user files (:mod:`mdlnb._userfiles`)
+on one task (:func:`mdlnb.compare`), read from user files (:mod:`mdlnb.core._userfiles`)
 with the options of :mod:`mdlnb._cli_options`.
 """
 
@@ -34,7 +34,7 @@ from mdlnb.report import save_figure
 
 def _read_task(args: argparse.Namespace, path: Path, name: str):
     """A Task of the features in ``path`` and the labels (``--labels``, else the file's)."""
-    from mdlnb._userfiles import read_features, read_labels
+    from mdlnb.core._userfiles import read_features, read_labels
 
     got = read_features(path, x_key=args.x_key, y_key=args.y_key)
     y = read_labels(args.labels, y_key=args.y_key) if args.labels is not None else got.y
@@ -171,7 +171,7 @@ def add_compare(p: argparse.ArgumentParser) -> None:
 
 def _read_compare(args: argparse.Namespace, names: list[str]):
     """``({name: features}, labels Task)`` for :func:`mdlnb.compare`."""
-    from mdlnb._userfiles import read_features, read_labels
+    from mdlnb.core._userfiles import read_features, read_labels
 
     feats, labels, stored = {}, None, None
     for name, path in zip(names, args.features):

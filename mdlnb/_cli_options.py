@@ -1,5 +1,5 @@
 """What :mod:`mdlnb.cli`'s subcommands share. The options of ``evaluate`` and
-``compare``: how to read the data (:mod:`mdlnb._userfiles`), what the target is
+``compare``: how to read the data (:mod:`mdlnb.core._userfiles`), what the target is
 (``--kind``), and the protocol with the fields that override it — the keyword
 arguments of :func:`mdlnb.evaluate` and :func:`mdlnb.compare`, and the few that only
 Python offers (:data:`PYTHON_ONLY`). And the files they write: output paths checked

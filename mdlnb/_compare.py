@@ -76,7 +76,7 @@ from mdlnb._compare_inputs import ACCEPTED_FORMS, Inputs, check_encoders, read_i
 from mdlnb._comparison import Comparison, Rerun
 from mdlnb._report import Report
 from mdlnb._signature import data_first, extra_positional
-from mdlnb._task import Task
+from mdlnb.core._task import Task
 from mdlnb.infra import _progress
 
 # ----------------------------------------------------------------------------- compare

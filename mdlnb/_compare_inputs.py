@@ -4,7 +4,7 @@ features, Tasks of features or Encoders), the labels or the task, the seeds.
 Every encoder's features become an (N, D) float32 array (more dimensions are
 flattened, with a warning; an Encoder's are extracted from the task's images and
 cached); the labels are checked once (an array of labels: C = max(y) + 1 unless
-given, with the label-alphabet warnings of :mod:`mdlnb._task`; a regression Task:
+given, with the label-alphabet warnings of :mod:`mdlnb.core._task`; a regression Task:
 its targets, C = None), and each encoder must have as many examples, the same
 labels and the same kind of target.
 """
@@ -18,8 +18,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mdlnb._arguments import looks_like_board
-from mdlnb._checks import check_labels, check_matrix
-from mdlnb._task import Task, warn_label_alphabet, warn_missing_classes
+from mdlnb.core._checks import check_labels, check_matrix
+from mdlnb.core._task import Task, warn_label_alphabet, warn_missing_classes
 from mdlnb.encoders import Encoder, features
 
 MIN_ORDERS = 3

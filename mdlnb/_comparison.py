@@ -20,9 +20,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from mdlnb import _comparison_views, _targets, preference
-from mdlnb._task import Task
-from mdlnb._units import LN2
+from mdlnb import _comparison_views, preference
+from mdlnb.core import _targets
+from mdlnb.core._task import Task
+from mdlnb.core._units import LN2
 from mdlnb.infra import _warnings
 from mdlnb.report import to_markdown
 
@@ -113,7 +114,7 @@ class Comparison:
       inputs: the :class:`Rerun` that :meth:`check_standardize` needs (None: a
         Comparison built by hand, which cannot rerun).
       kind: ``"classification"``, or ``"regression"``: density codelengths
-        (:mod:`mdlnb._targets`), per example in density nats instead of bits.
+        (:mod:`mdlnb.core._targets`), per example in density nats instead of bits.
     """
 
     runs: Any
@@ -127,7 +128,7 @@ class Comparison:
     reports: Mapping[tuple[str, int], Any] = dataclasses.field(default_factory=dict, repr=False)
     warnings: tuple[str, ...] = ()
     inputs: Rerun | None = dataclasses.field(default=None, repr=False)
-    kind: str = "classification"  # "regression": density codelengths (mdlnb._targets)
+    kind: str = "classification"  # "regression": density codelengths (mdlnb.core._targets)
 
     @property
     def per_step(self) -> Mapping[tuple[str, int], np.ndarray]:
@@ -317,7 +318,7 @@ class Comparison:
 
     @property
     def per_example_unit(self) -> str:
-        """``"bits"``, or ``"density nats"`` for regression (:mod:`mdlnb._targets`)."""
+        """``"bits"``, or ``"density nats"`` for regression (:mod:`mdlnb.core._targets`)."""
         return "density nats" if self.kind == "regression" else "bits"
 
     @property

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from mdlnb._checks import check_int
 from mdlnb._verdicts import (
     UNDETERMINED,
     Decision,
@@ -24,6 +23,7 @@ from mdlnb._verdicts import (
     _fmt,
     effect_decision,
 )
+from mdlnb.core._checks import check_int
 
 
 def t_interval(samples: Any, *, level: float = 0.95) -> tuple[float, float, float]:

@@ -30,7 +30,7 @@ Presets (:func:`protocol`, :data:`PRESETS`):
 
 Standardisation ``"prefix"``: stage 1 z-scores each feature with the mean and
 variance of the examples seen before (:mod:`mdlnb.prequential`,
-:mod:`mdlnb._standardize`), clipped to ``±clip``; ``"none"``: the readouts see
+:mod:`mdlnb.core._standardize`), clipped to ``±clip``; ``"none"``: the readouts see
 the features as given, as in the paper.
 """
 
@@ -45,8 +45,8 @@ import numpy as np
 
 from mdlnb import experts as _experts
 from mdlnb import switching
-from mdlnb._checks import check_int
-from mdlnb._standardize import CLIP_Z
+from mdlnb.core._checks import check_int
+from mdlnb.core._standardize import CLIP_Z
 from mdlnb.readouts import MATMUL_DTYPES
 from mdlnb.switching import FixedShare
 from mdlnb.switching.strategies import strategy_label

@@ -21,11 +21,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mdlnb import _diagnostics, _targets, plots, preference, switching
+from mdlnb import _diagnostics, plots, preference, switching
 from mdlnb import _report_views as _views
 from mdlnb._arguments import resolve_strategy
 from mdlnb._posterior import posterior_frame
-from mdlnb._units import Codelength
+from mdlnb.core import _targets
+from mdlnb.core._units import Codelength
 from mdlnb.infra._warnings import ResultWarning
 from mdlnb.switching.divergence import DivergenceWarning, describe
 from mdlnb.switching.strategies import strategy_label
@@ -85,7 +86,7 @@ class Report(Codelength):
         seg = (getattr(losses, "meta", None) or {}).get("prune", {}).get("segment_rows", 1)
         if getattr(losses, "kind", "classification") == "regression":
             # density codes may be negative: stage 2 on rows shifted by their minimum, the
-            # shift added back per step (exact: mdlnb._targets.shift_rows)
+            # shift added back per step (exact: mdlnb.core._targets.shift_rows)
             rows, shift = _targets.shift_rows(losses.losses)
             result = switching.codelength_pruned(rows, strat, at, posterior=True, segment_rows=seg)
             ps = result.per_step_nats + shift.astype(np.float64)
@@ -179,7 +180,7 @@ class Report(Codelength):
     @property
     def caveat(self) -> str | None:
         """Regression: a density codelength equals a codelength only up to the targets'
-        quantisation, −log δ nats per example and output (:mod:`mdlnb._targets`)."""
+        quantisation, −log δ nats per example and output (:mod:`mdlnb.core._targets`)."""
         return _targets.QUANTISATION_NOTE if self.kind == "regression" else None
 
     @property
@@ -209,7 +210,7 @@ class Report(Codelength):
     def uniform_nats(self) -> float:
         """``N log C``: the codelength without learning anything, nats. Regression: the
         untrained readout's density code (the prefix's Gaussian, features unused,
-        :func:`mdlnb._targets.untrained_nats`)."""
+        :func:`mdlnb.core._targets.untrained_nats`)."""
         if self.kind == "regression":
             return float(self.target.get("untrained_nats", math.nan))
         return self.n * math.log(self.num_classes)

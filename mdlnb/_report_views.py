@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from mdlnb import preference, switching
-from mdlnb._units import LN2
+from mdlnb.core._units import LN2
 from mdlnb.infra import _warnings
 from mdlnb.switching.strategies import strategy_label
 

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 
 REPLICATED, REVERSED, UNDETERMINED = "replicated", "reversed", "undetermined"
 #: Direction of the effect against the null value.

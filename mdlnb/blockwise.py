@@ -25,7 +25,7 @@ checkpoint selection); with ``holdout=0`` (or a one-example prefix) the
 parameters after the last epoch are used. Predictions use the EMA parameters
 if the expert has ``ema < 1``. Features are standardized with the mean/std of
 the previous blocks (data the receiver already has), clipped to ±10 as in
-stage 1's ``"prefix"`` standardisation (:mod:`mdlnb._standardize`).
+stage 1's ``"prefix"`` standardisation (:mod:`mdlnb.core._standardize`).
 
 All epochs of one block run in one compiled ``lax.scan`` (steps in a
 ``fori_loop``); the program is compiled once per (readout, N, D, C, epochs,
@@ -45,11 +45,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _fit
-from mdlnb._checks import as_array, check_int
-from mdlnb._standardize import CLIP_Z
-from mdlnb._task import Task, require_classification
-from mdlnb._units import LN2, Codelength
+from mdlnb.core import _fit
+from mdlnb.core._checks import as_array, check_int
+from mdlnb.core._standardize import CLIP_Z
+from mdlnb.core._task import Task, require_classification
+from mdlnb.core._units import LN2, Codelength
 from mdlnb.infra import _xla_cache
 
 # Imported inside the functions that use them, so that importing this module does not load

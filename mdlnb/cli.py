@@ -12,7 +12,7 @@ what they share (options, output files) in :mod:`mdlnb._cli_options`.
     mdlnb cache [--clear] [--kind KIND] [--older-than DATE]
 
 ``FEATURES``, ``A``, ``B`` and ``Y`` are ``.npy``, ``.npz``, ``.parquet`` or
-``.csv`` files (:mod:`mdlnb._userfiles`). ``evaluate`` and ``compare`` take the
+``.csv`` files (:mod:`mdlnb.core._userfiles`). ``evaluate`` and ``compare`` take the
 same options as :func:`mdlnb.evaluate` and :func:`mdlnb.compare`: a protocol
 (:func:`mdlnb.protocol`: ``default``, ``small``, ``deep``, ``paper-vtab``,
 ``paper-imagenet``) whose fields ``--experts``, ``--strategy`` (with ``--m``,

@@ -40,11 +40,11 @@ import numpy as np
 
 from mdlnb import prequential
 from mdlnb._arguments import looks_like_board, resolve_protocol
-from mdlnb._checks import as_array, check_int
 from mdlnb._posterior import posterior_frame  # noqa: F401  (mdlnb.evaluation.posterior_frame)
 from mdlnb._report import Report
 from mdlnb._signature import data_first, extra_positional
-from mdlnb._task import Task
+from mdlnb.core._checks import as_array, check_int
+from mdlnb.core._task import Task
 from mdlnb.switching.strategies import (
     DEFAULT_M,  # noqa: F401  (the default protocol's m = 2)
     strategy_label,  # noqa: F401  (mdlnb.evaluation.strategy_label)

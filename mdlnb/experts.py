@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from mdlnb import readouts as _readouts
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.readouts import ReadoutLike
 
 #: Names of the expert grids of :func:`preset`. The batch size, switching rate

@@ -48,8 +48,8 @@ import pandas as pd
 from mdlnb import prequential as _prequential
 from mdlnb import readouts as _readouts
 from mdlnb import switching
-from mdlnb._checks import check_images
-from mdlnb._task import Task
+from mdlnb.core._checks import check_images
+from mdlnb.core._task import Task
 from mdlnb.encoders import archs as _archs
 from mdlnb.encoders.base import Encoder, adapt_images, features
 from mdlnb.experts import Expert, expert_grid

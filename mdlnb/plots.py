@@ -25,8 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import as_array, check_finite, check_int
-from mdlnb._grid import log_integers
 from mdlnb._labels import (  # noqa: F401  (re-exported: readers' names in figures)
     encoder_label,
     family_label,
@@ -34,6 +32,8 @@ from mdlnb._labels import (  # noqa: F401  (re-exported: readers' names in figur
     size_label,
     task_label,
 )
+from mdlnb.core._checks import as_array, check_finite, check_int
+from mdlnb.core._grid import log_integers
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: matplotlib, seaborn, pandas.

@@ -43,8 +43,8 @@ from typing import Any
 import numpy as np
 
 from mdlnb import _depth
-from mdlnb._checks import check_int
-from mdlnb._grid import log_integers
+from mdlnb.core._checks import check_int
+from mdlnb.core._grid import log_integers
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: pandas.

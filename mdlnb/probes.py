@@ -29,10 +29,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _fit, _standardize
 from mdlnb import readouts as _readouts
-from mdlnb._checks import check_int
-from mdlnb._task import Task, require_classification
+from mdlnb.core import _fit, _standardize
+from mdlnb.core._checks import check_int
+from mdlnb.core._task import Task, require_classification
 from mdlnb.infra import _xla_cache
 
 # Imported inside the functions that use them, so that importing this module does not load

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from mdlnb._checks import as_array, check_finite, check_int, check_nonempty, check_same_length
+from mdlnb.core._checks import as_array, check_finite, check_int, check_nonempty, check_same_length
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: matplotlib.

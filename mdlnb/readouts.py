@@ -5,7 +5,7 @@ a regression task (``Task(kind="regression")``, P real targets), to ``2P``
 outputs read as a Gaussian predictive density: a mean head and a
 heteroscedastic log-variance head per target (the same linear and MLP
 families, sized by ``Task.out_dim``; the density, its bound on the
-log-variance and its code are :mod:`mdlnb._targets`). The
+log-variance and its code are :mod:`mdlnb.core._targets`). The
 board of the paper (App. A.5.1) is a linear layer and MLPs of 1–7 hidden ReLU
 layers. Parameters are a tuple of ``{"w": (d_in, d_out), "b": (d_out,)}``
 layers, so readouts of one architecture stack along a leading axis and
@@ -31,7 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 import jax
 import jax.numpy as jnp
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 
 Params = tuple[dict[str, Any], ...]
 

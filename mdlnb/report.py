@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.infra._io import atomic_write_bytes, atomic_write_text
 
 # Imported inside the functions that use them, so that importing this module does not load

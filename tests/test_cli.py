@@ -202,7 +202,7 @@ def write(path, x=None, y=None):
 
 @pytest.mark.parametrize("suffix", FORMATS)
 def test_every_format_reads_the_same_features_and_labels(digits, tmp_path, suffix):
-    from mdlnb._userfiles import read_features, read_labels
+    from mdlnb.core._userfiles import read_features, read_labels
 
     pca, _, y = digits
     got = read_features(write(tmp_path / f"f{suffix}", pca, None if suffix == ".npy" else y))
@@ -214,7 +214,7 @@ def test_every_format_reads_the_same_features_and_labels(digits, tmp_path, suffi
 
 
 def test_headerless_csv_and_one_column_label_files(digits, tmp_path):
-    from mdlnb._userfiles import read_features, read_labels
+    from mdlnb.core._userfiles import read_features, read_labels
 
     pca, _, y = digits
     np.savetxt(tmp_path / "f.csv", pca, delimiter=",", fmt="%.9g")  # no header row

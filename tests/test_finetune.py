@@ -11,7 +11,7 @@ import optax
 import pytest
 
 from mdlnb import finetune, prequential, readouts, switching
-from mdlnb._task import Task
+from mdlnb.core._task import Task
 from mdlnb.encoders import archs
 from mdlnb.encoders.base import Encoder
 from mdlnb.experts import Expert

@@ -1,4 +1,4 @@
-"""The package's AdamW (``mdlnb._fit.optimizer``, bias corrections written as
+"""The package's AdamW (``mdlnb.core._fit.optimizer``, bias corrections written as
 products) against a float64 NumPy AdamW written from Loshchilov & Hutter's
 algorithm and against ``optax.adamw`` itself."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import optax
 import pytest
 
-from mdlnb import _fit
+from mdlnb.core import _fit
 
 
 def adamw_float64(p, grads, lr, b1, b2, eps, wd):

@@ -10,7 +10,8 @@ import pytest
 from scipy import stats
 
 import mdlnb
-from mdlnb import _targets, prequential, readouts
+from mdlnb import prequential, readouts
+from mdlnb.core import _targets
 from mdlnb.experts import Expert
 
 LOG_2PI = math.log(2 * math.pi)

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import _standardize, prequential, readouts
+from mdlnb import prequential, readouts
+from mdlnb.core import _standardize
 from mdlnb.experts import Expert
 from mdlnb.prequential import _chunking, _groups, _setup
 
@@ -130,7 +131,7 @@ def test_compiled_initial_state_equals_the_eager_one(readout):
     import jax
     import jax.numpy as jnp
 
-    from mdlnb import _fit
+    from mdlnb.core import _fit
     from mdlnb.prequential import expert_key
 
     members = [Expert(readout, lr, ema=ema) for lr in (1e-3, 1e-2) for ema in (0.1, 1.0)]

@@ -5,7 +5,7 @@ The reference is the plain one-device program in this process. Sharded runs
 compile a partitioned program. On the board of ``_shard_worker.board`` their
 losses equal the reference bit for bit (they differed by 2.4e-7 nats while
 optax's Adam bias correction was compiled differently in the two programs:
-``mdlnb._fit.scale_by_adam``); the two processes of one job must agree
+``mdlnb.core._fit.scale_by_adam``); the two processes of one job must agree
 exactly too. Columns differ from each other by > 0.05 nats, so a permuted
 mapping could not pass either.
 

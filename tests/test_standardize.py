@@ -1,4 +1,4 @@
-"""The one standardiser (mdlnb._standardize) against scikit-learn's StandardScaler,
+"""The one standardiser (mdlnb.core._standardize) against scikit-learn's StandardScaler,
 its one zero-variance rule, the clip, and the shared checkpoint format."""
 
 import jax.numpy as jnp
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.preprocessing import StandardScaler
 
-from mdlnb import _fit, _standardize
+from mdlnb.core import _fit, _standardize
 from mdlnb.infra import _checkpoint
 
 

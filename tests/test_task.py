@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import mdlnb
-from mdlnb._checks import check_int, check_labels
+from mdlnb.core._checks import check_int, check_labels
 from mdlnb.infra import _io
 
 

@@ -10,7 +10,7 @@ from scipy import stats
 
 import mdlnb
 from mdlnb import data, transfer
-from mdlnb._standardize import zscore
+from mdlnb.core._standardize import zscore
 
 
 def _evidence_brute(f, y, alpha, beta):

@@ -10,7 +10,7 @@ estimated on a held-out set. Conventions here (App. C.1, made precise):
   smaller one's. Nothing is resampled with replacement.
 * **Sizes.** Default: 20 sizes log-uniform on ``[10, N]`` (rounded, distinct).
 * **Same number of updates per point.** Every probe makes ``steps`` AdamW
-  updates (``mdlnb._fit.step``, the shared training step) on minibatches of
+  updates (``mdlnb.core._fit.step``, the shared training step) on minibatches of
   ``batch_size`` drawn uniformly with replacement from its prefix (or from the
   training part of its prefix under early stopping).
 * **Early stopping** (optional): the last ``⌈f·n⌉`` examples of the prefix
@@ -41,10 +41,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _fit
 from mdlnb import readouts as _readouts
-from mdlnb._checks import as_array, check_int
-from mdlnb._task import Task, require_classification
+from mdlnb.core import _fit
+from mdlnb.core._checks import as_array, check_int
+from mdlnb.core._task import Task, require_classification
 from mdlnb.curves._data import (  # noqa: F401  (re-exported)
     LossDataCurve,
     _as_seeds,

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import as_array, check_finite, check_int, check_integer_values
-from mdlnb._grid import log_integers
+from mdlnb.core._checks import as_array, check_finite, check_int, check_integer_values
+from mdlnb.core._grid import log_integers
 
 
 def log_grid(n_max: int, num: int = 20, n_min: int = 10) -> np.ndarray:

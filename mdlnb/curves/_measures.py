@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import as_array, check_finite, check_int
+from mdlnb.core._checks import as_array, check_finite, check_int
 from mdlnb.curves._data import LossDataCurve, _check_sizes
 
 LEFT_EDGE = (

@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import as_array, check_int
-from mdlnb._task import Task
+from mdlnb.core._checks import as_array, check_int
+from mdlnb.core._task import Task
 from mdlnb.curves._curve import (
     LossDataCurve,
     _as_seeds,

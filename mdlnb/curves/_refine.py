@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import check_int
-from mdlnb._task import Task
+from mdlnb.core._checks import check_int
+from mdlnb.core._task import Task
 from mdlnb.curves._curve import LossDataCurve, loss_data_curve, split_test
 from mdlnb.curves._measures import Epsilon, as_eps, as_points
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.data.procedural import add_noise
 
 VERSION = 2  # bump when the pixels change (part of the cache key)

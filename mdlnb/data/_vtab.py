@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._task import Task
+from mdlnb.core._task import Task
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: tensorflow-datasets, scikit-image.

@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mdlnb._checks import check_int
-from mdlnb._task import Task
+from mdlnb.core._checks import check_int
+from mdlnb.core._task import Task
 from mdlnb.data._dsprites_scene import (  # noqa: F401  (the scenes, re-exported)
     ELLIPSE_AXES,
     PERIOD,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mdlnb._task import Task
+from mdlnb.core._task import Task
 from mdlnb.data.registry import TaskSpec, register
 
 ROOT = Path("/usr/share/datasets/fashion-mnist")

@@ -14,9 +14,9 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from mdlnb._checks import check_int
-from mdlnb._targets import check_kind
-from mdlnb._task import GROUPS, Task
+from mdlnb.core._checks import check_int
+from mdlnb.core._targets import check_kind
+from mdlnb.core._task import GROUPS, Task
 from mdlnb.data.splits import concat, subsample
 
 # Imported inside the functions that use them, so that importing this module does not load

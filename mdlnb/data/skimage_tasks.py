@@ -43,8 +43,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mdlnb._checks import check_int
-from mdlnb._task import Task
+from mdlnb.core._checks import check_int
+from mdlnb.core._task import Task
 from mdlnb.data.registry import TaskSpec, register
 from mdlnb.data.splits import stratified_split
 

@@ -10,7 +10,7 @@ regression") ships offline: 442 patients, 10 baseline features (age, sex,
 BMI, blood pressure, six serum measurements; the raw, unscaled values,
 ``scaled=False``) and a real target, a quantitative measure of disease
 progression one year later (25…346, integers). A regression task
-(``kind="regression"``, :mod:`mdlnb._targets`), of feature vectors, not
+(``kind="regression"``, :mod:`mdlnb.core._targets`), of feature vectors, not
 images, in no VTAB group; a fixed random 80/20 split (seed 0): 354 train, 88
 test. Its targets are recorded to the unit, so δ = 1: its density
 codelengths are codelengths of the recorded integers up to the quantisation
@@ -23,7 +23,7 @@ import functools
 
 import numpy as np
 
-from mdlnb._task import Task
+from mdlnb.core._task import Task
 from mdlnb.data.registry import TaskSpec, register
 from mdlnb.data.splits import stratified_split
 

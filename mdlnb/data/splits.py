@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mdlnb._checks import check_int, check_labels
-from mdlnb._task import Task
+from mdlnb.core._checks import check_int, check_labels
+from mdlnb.core._task import Task
 
 
 def stratified_indices(y: np.ndarray, n: int, seed: int) -> np.ndarray:

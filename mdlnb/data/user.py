@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mdlnb._checks import check_int
-from mdlnb._task import GROUPS, Task
+from mdlnb.core._checks import check_int
+from mdlnb.core._task import GROUPS, Task
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: scikit-image.

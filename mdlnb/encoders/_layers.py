@@ -46,7 +46,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.encoders import archs, efficientnet
 from mdlnb.encoders.base import Encoder
 

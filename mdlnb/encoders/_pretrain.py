@@ -38,8 +38,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb._checks import check_images, check_int
-from mdlnb._task import Task
+from mdlnb.core._checks import check_images, check_int
+from mdlnb.core._task import Task
 from mdlnb.encoders import archs
 from mdlnb.encoders._pretrain_step import (  # noqa: F401  (Hyper, OBJECTIVES: public here)
     _VIT_ONLY,

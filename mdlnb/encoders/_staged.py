@@ -30,8 +30,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb._checks import check_int
-from mdlnb._task import Task
+from mdlnb.core._checks import check_int
+from mdlnb.core._task import Task
 from mdlnb.encoders import _pretrain as P
 from mdlnb.encoders import archs
 from mdlnb.encoders.base import Encoder

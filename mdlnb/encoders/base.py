@@ -16,8 +16,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb._checks import check_images
-from mdlnb._task import Task
+from mdlnb.core._checks import check_images
+from mdlnb.core._task import Task
 from mdlnb.infra import _progress, _xla_cache
 from mdlnb.infra._io import cache_dir, compute_once, content_hash
 
@@ -92,7 +92,7 @@ def prepare_images(images: Any, input_size: tuple[int, int], channels: int) -> n
     """uint8/float images ``(B, H, W[, C])`` → float32 ``(B, *input_size, channels)`` in [0, 1].
 
     uint8 is divided by 255; floats must lie in [0, 1] already
-    (:func:`mdlnb._checks.check_images`); then :func:`adapt_images`.
+    (:func:`mdlnb.core._checks.check_images`); then :func:`adapt_images`.
     """
     x, white = check_images(images, "images")
     x = x.astype(np.float32) / np.float32(white) if white != 1.0 else x.astype(np.float32)

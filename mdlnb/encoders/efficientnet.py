@@ -39,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.encoders._efficientnet_spec import (
     BN_EPS,
     HEAD_CHANNELS,

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import check_matrix
+from mdlnb.core._checks import check_matrix
 from mdlnb.labelfree._inputs import _integer
 
 

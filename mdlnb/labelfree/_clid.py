@@ -9,7 +9,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from mdlnb._checks import (
+from mdlnb.core._checks import (
     as_array,
     check_finite,
     check_nonempty,

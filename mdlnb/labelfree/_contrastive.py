@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import check_positive
+from mdlnb.core._checks import check_positive
 from mdlnb.labelfree._inputs import _CHUNK, _normalize_rows, _real, features_matrix
 
 

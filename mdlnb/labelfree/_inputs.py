@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb._checks import check_int, check_matrix
+from mdlnb.core._checks import check_int, check_matrix
 
 _METRICS = ("euclidean", "cosine")  # "precomputed" too, for TwoNN only
 _CHUNK = 1024  # rows per block of a blocked distance computation

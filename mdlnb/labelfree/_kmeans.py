@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb._checks import check_positive
+from mdlnb.core._checks import check_positive
 from mdlnb.infra import _xla_cache
 from mdlnb.labelfree._inputs import _as_key, _default_clusters, _integer, features_matrix
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import as_array, check_finite, check_nonempty, check_positive
+from mdlnb.core._checks import as_array, check_finite, check_nonempty, check_positive
 from mdlnb.labelfree._inputs import _real
 
 

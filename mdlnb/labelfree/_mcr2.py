@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import check_labels, check_positive, check_same_length
+from mdlnb.core._checks import check_labels, check_positive, check_same_length
 from mdlnb.labelfree._inputs import _default_clusters, _normalize_rows, _real, features_matrix
 from mdlnb.labelfree._kmeans import kmeans
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import check_labels, check_same_length
+from mdlnb.core._checks import check_labels, check_same_length
 from mdlnb.labelfree._inputs import _CANDIDATES, _CHUNK, _integer, features_matrix
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import as_array, check_finite, check_probability
+from mdlnb.core._checks import as_array, check_finite, check_probability
 from mdlnb.labelfree._inputs import _check_metric, _normalize_rows, _real, features_matrix
 from mdlnb.labelfree._neighbours import _nearest
 

@@ -16,7 +16,7 @@ the README's "How it works"). With ``B = batch_size``:
    is coded by Gaussian readouts as ``−log p(y | x)``, a *density* in nats of
    the targets in their own units (prefix-standardised targets, Jacobian
    added; batch 0 coded by its own maximum-likelihood Gaussian; defined up to
-   the targets' quantisation): :mod:`mdlnb._targets`; the loss matrix's
+   the targets' quantisation): :mod:`mdlnb.core._targets`; the loss matrix's
    ``meta["target"]`` records the code.
    A calibrated expert (``Expert(calibrate=True)``, classification only) codes
    with ``softmax(β_t · logits)`` instead, β_t fitted to the examples it coded
@@ -46,7 +46,7 @@ estimate, and its next value would otherwise reach the readout as a z-score
 of 10⁴–10⁶ and cost tens of nats per example. Clipping keeps the affine
 invariance per feature and changes nothing for well-estimated features.
 Statistics are accumulated in float64 in NumPy; no example after ``t_end`` is
-ever used; the zero-variance rule and the clip are :mod:`mdlnb._standardize`'s.
+ever used; the zero-variance rule and the clip are :mod:`mdlnb.core._standardize`'s.
 With ``standardize="none"`` (the paper's protocols) the readouts see the
 features as given, neither shifted, scaled nor clipped. A readout whose
 ``standardize_inputs`` attribute is False (an encoder trained end to end on
@@ -149,7 +149,7 @@ block-wise code (Voita & Titov 2020), a comparison estimator, is its own
 module, :mod:`mdlnb.blockwise`.
 """
 
-from mdlnb._standardize import CLIP_Z
+from mdlnb.core._standardize import CLIP_Z
 from mdlnb.prequential._groups import ACCELERATOR_BLOCK_BYTES, BLOCK_BYTES, block_bytes
 from mdlnb.prequential._loss_matrix import LossMatrix
 from mdlnb.prequential._program import trace_count

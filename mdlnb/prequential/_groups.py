@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _fit
+from mdlnb.core import _fit
 from mdlnb.experts import Expert
 from mdlnb.prequential import _calibration, _sharding
 from mdlnb.prequential._program import _Spec
@@ -268,7 +268,7 @@ def expert_keys(seed: int, members: Sequence[Expert]) -> jax.Array:
 
 
 def _hypers(members: Sequence[Expert]) -> tuple[_fit.Hyper, jax.Array]:
-    """Stacked :class:`mdlnb._fit.Hyper` of a group and its replay counts."""
+    """Stacked :class:`mdlnb.core._fit.Hyper` of a group and its replay counts."""
     h = _fit.stack_hypers([_fit.hyper_of(e) for e in members])
     return h, jnp.asarray([e.replay_streams for e in members], jnp.int32)
 

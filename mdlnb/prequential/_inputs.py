@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from mdlnb import _standardize
+from mdlnb.core import _standardize
 
 
 def _chunk_inputs(x_ord, y_ord, first_batch, nbatch, b, running, standardize, target_moments=None):
@@ -18,7 +18,7 @@ def _chunk_inputs(x_ord, y_ord, first_batch, nbatch, b, running, standardize, ta
     update). ``running = (sum x, sum x², count)`` in float64 over the positions
     before ``first_batch``; returns the inputs and the updated running sums.
     ``target_moments``: regression only, ``(mean, inv_std)`` of the targets
-    after each number of batches (:func:`mdlnb._targets.prefix_moments`), given
+    after each number of batches (:func:`mdlnb.core._targets.prefix_moments`), given
     to the program as ``ymean_prev``/``yinv_prev`` (coding) and
     ``ymean``/``yinv`` (training); ``y_ord`` is then float32 ``(N, P)``.
     """

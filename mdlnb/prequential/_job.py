@@ -20,10 +20,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mdlnb import _targets
-from mdlnb._checks import check_finite, check_int
 from mdlnb._protocol import Protocol
-from mdlnb._task import Task
+from mdlnb.core import _targets
+from mdlnb.core._checks import check_finite, check_int
+from mdlnb.core._task import Task
 from mdlnb.infra._io import content_hash
 from mdlnb.prequential._chunking import auto_chunk_batches, progress_chunk_batches
 from mdlnb.prequential._groups import board_dim, layout_key
@@ -34,7 +34,7 @@ from mdlnb.prequential._stream import stream_order
 #: may move a loss, even in its last float bit, so that no entry of other code is read.
 #: Its losses are those of inputs standardised by the prefix and clipped to ±CLIP_Z
 #: (raw, unclipped features under ``standardize="none"``); one AdamW step per replay
-#: batch (:func:`mdlnb._fit.step`, Adam's bias correction as a product, so a sharded
+#: batch (:func:`mdlnb.core._fit.step`, Adam's bias correction as a product, so a sharded
 #: run equals one device's); experts grouped by (architecture, replay count) in whole
 #: blocks of at most ``BLOCK_BYTES`` (32 MB on a CPU), their losses evaluated block by
 #: block; checkpoints in the shared format of :mod:`mdlnb.infra._checkpoint`.

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from mdlnb._protocol import Protocol
-from mdlnb._units import per_example_bits
+from mdlnb.core._units import per_example_bits
 from mdlnb.experts import Expert
 from mdlnb.infra import _aligned
 from mdlnb.infra._io import atomic_savez, read_npz
@@ -68,7 +68,7 @@ class LossMatrix:
     @property
     def kind(self) -> str:
         """``"classification"`` or ``"regression"`` (``meta["target"]``): a regression
-        matrix holds density codelengths (:mod:`mdlnb._targets`), defined up to the
+        matrix holds density codelengths (:mod:`mdlnb.core._targets`), defined up to the
         targets' quantisation, never to be mixed with classification codes."""
         return (self.meta.get("target") or {}).get("kind", "classification")
 

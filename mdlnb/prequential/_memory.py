@@ -40,7 +40,7 @@ from collections.abc import Sequence
 import jax
 import numpy as np
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.experts import Expert
 from mdlnb.prequential._groups import _blocked
 

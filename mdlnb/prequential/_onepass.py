@@ -29,9 +29,9 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from mdlnb import _targets
 from mdlnb._protocol import Protocol
-from mdlnb._task import Task
+from mdlnb.core import _targets
+from mdlnb.core._task import Task
 from mdlnb.infra import _xla_cache
 from mdlnb.infra._io import cache_dir, load_entry, locked
 from mdlnb.prequential import _board, _prune, _sharding

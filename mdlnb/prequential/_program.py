@@ -1,6 +1,6 @@
 """The compiled chunk program of stage 1: one jitted ``lax.scan`` over a chunk of
 batches; each batch is coded by every expert, then trained with replay
-(AdamW + EMA, :func:`mdlnb._fit.step`), vmapped over each group's experts and
+(AdamW + EMA, :func:`mdlnb.core._fit.step`), vmapped over each group's experts and
 looped over blocks of a group (see :mod:`mdlnb.prequential`)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from mdlnb import _fit, _standardize, _targets
+from mdlnb.core import _fit, _standardize, _targets
 from mdlnb.prequential import _calibration
 from mdlnb.prequential._stream import replay_positions
 from mdlnb.readouts import ReadoutLike
@@ -42,9 +42,9 @@ class _Spec:
 
 
 def _expert_update(readout, num_classes, masked, r, x, y, state, hp, replay, loss=None):
-    """One AdamW + EMA step of a single expert (:func:`mdlnb._fit.step`, vmapped over
+    """One AdamW + EMA step of a single expert (:func:`mdlnb.core._fit.step`, vmapped over
     the group); with ``masked``, a no-op for experts past their replay count;
-    ``loss``: the regression loss (:func:`mdlnb._targets.gaussian_nll`), else
+    ``loss``: the regression loss (:func:`mdlnb.core._targets.gaussian_nll`), else
     cross-entropy."""
     new = _fit.step(readout.apply, state, hp, x, y, num_classes, loss=loss)
     if masked:

@@ -16,9 +16,10 @@ from typing import Any
 import jax
 import numpy as np
 
-from mdlnb import _arguments, _targets
+from mdlnb import _arguments
 from mdlnb._protocol import Protocol
-from mdlnb._task import Task
+from mdlnb.core import _targets
+from mdlnb.core._task import Task
 from mdlnb.experts import Expert
 from mdlnb.prequential import _memory, _slicing
 from mdlnb.prequential._checkpointer import CHECKPOINT_SHARE
@@ -201,14 +202,14 @@ def untrained_losses(task: Task, protocol: Protocol) -> LossMatrix:
     """The ``LossMatrix`` of a stream of N ≤ B examples: one batch, coded uniformly
     (log C nats per example for every expert, float32, as the compiled program
     records a first batch; a regression batch by its own Gaussian,
-    :func:`mdlnb._targets.first_batch_nats`), without compiling a program that
+    :func:`mdlnb.core._targets.first_batch_nats`), without compiling a program that
     would train nothing.
     ``meta["untrained"]`` is True; :func:`run` returns this for every caller
     (``evaluate``, ``compare``, the studies)."""
     experts = tuple(protocol.experts())
     order = stream_order(protocol.seed, task.n)
     meta = {"standardize": protocol.standardize, "untrained": True}
-    if task.is_regression:  # one batch: coded by its own Gaussian (mdlnb._targets)
+    if task.is_regression:  # one batch: coded by its own Gaussian (mdlnb.core._targets)
         first = _targets.first_batch_nats(_targets.as_targets(task.y)[order])
         losses = np.repeat(first.astype(np.float32)[:, None], len(experts), axis=1)
         meta["target"] = _targets.loss_meta(

@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import _targets
+from mdlnb.core import _targets
 from mdlnb.infra import _aligned
 from mdlnb.prequential import _board, _program, _sharding
 from mdlnb.prequential._checkpointer import Checkpointer
@@ -40,8 +40,8 @@ class Stream(NamedTuple):
     are never drawn: positions < t_end <= N) and ``seed_key``, on the devices;
     the ``mesh`` (``None``: one device); batches per compiled call and in all;
     regression only (else ``None``): the targets' prefix moments after each number
-    of batches (:func:`mdlnb._targets.prefix_moments`) and the first batch's code
-    (:func:`mdlnb._targets.first_batch_nats`), set on the host."""
+    of batches (:func:`mdlnb.core._targets.prefix_moments`) and the first batch's code
+    (:func:`mdlnb.core._targets.first_batch_nats`), set on the host."""
 
     order: np.ndarray
     x_ord: np.ndarray
@@ -138,7 +138,7 @@ def device_mesh(devices):
 
 def target_code(job: Job, order: np.ndarray) -> tuple[Any, Any]:
     """A regression task's prefix target moments and its first batch's code
-    (:mod:`mdlnb._targets`); ``(None, None)`` for classification."""
+    (:mod:`mdlnb.core._targets`); ``(None, None)`` for classification."""
     if not job.targets:
         return None, None
     b, y_ord = job.proto.batch_size, job.labels[order]

@@ -44,7 +44,7 @@ codelength 200.5547 vs 200.5475 nats). Two causes were found (2026-11-25):
 Earlier, a third cause was fixed: XLA's simplifier turned optax's Adam bias
 correction (a division by the per-expert scalar 1 − β^t) into a product with
 the reciprocal in the one-device program and kept the division in the
-partitioned one; :func:`mdlnb._fit.scale_by_adam` writes it as the product.
+partitioned one; :func:`mdlnb.core._fit.scale_by_adam` writes it as the product.
 Slices run one after another (:mod:`mdlnb.prequential._slicing`) are
 bit-identical to one pass.
 """

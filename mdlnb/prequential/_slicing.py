@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mdlnb._arguments import resolve_protocol
-from mdlnb._task import Task
+from mdlnb.core._task import Task
 from mdlnb.experts import Expert
 from mdlnb.infra import _aligned, _progress
 from mdlnb.prequential import _memory

@@ -71,8 +71,8 @@ import jax
 import numpy as np
 
 from mdlnb._arguments import resolve_protocol
-from mdlnb._checks import check_int
-from mdlnb._task import Task
+from mdlnb.core._checks import check_int
+from mdlnb.core._task import Task
 from mdlnb.prequential import _stacked
 from mdlnb.prequential._job import validate
 from mdlnb.prequential._loss_matrix import LossMatrix

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mdlnb import claims, manifest, report
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: matplotlib.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from mdlnb._checks import as_array
+from mdlnb.core._checks import as_array
 from mdlnb.switching._primitives import FLAG_NEGATIVE
 
 

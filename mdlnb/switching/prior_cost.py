@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.switching.batch import codelength
 from mdlnb.switching.strategies import BayesianMixture, ElementwiseMixture, FixedShare
 

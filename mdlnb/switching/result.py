@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from mdlnb._posterior import posterior_frame
-from mdlnb._units import Codelength
+from mdlnb.core._units import Codelength
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.nn import logsumexp
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 
 Probs = tuple[float, ...] | None
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import check_same_length, check_targets
+from mdlnb.core._checks import check_same_length, check_targets
 from mdlnb.transfer import _gram
 from mdlnb.transfer import _validate as v
 
@@ -181,7 +181,7 @@ def logme_regression_result(
     better). ``evidence``/``alpha``/``beta`` are (P,). Its evidence is the log
     marginal density of the targets under Bayesian linear regression with the
     maximising (α, β): a density, defined like every regression codelength of
-    this package only up to the targets' quantisation (:mod:`mdlnb._targets`)."""
+    this package only up to the targets' quantisation (:mod:`mdlnb.core._targets`)."""
     f = v.features(features)
     y = check_targets(targets, "targets")
     check_same_length(f, y, "features", "targets")

@@ -10,7 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import as_array, check_labels, check_matrix, check_positive, check_same_length
+from mdlnb.core._checks import (
+    as_array,
+    check_labels,
+    check_matrix,
+    check_positive,
+    check_same_length,
+)
 
 
 def features(x: Any, name: str = "features", *, keep_float32: bool = False) -> np.ndarray:

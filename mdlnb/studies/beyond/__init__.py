@@ -9,7 +9,7 @@ block-averaged pixels, EfficientNet-Lite features, noise) — each coded by
 :func:`mdlnb.compare` (Gaussian readouts, stage 1 + switching) over the same
 ``S`` orders. The code is a *density* codelength, −Σ log p(y_t | …) in nats:
 a codelength only up to the targets' quantisation (−log δ per example and
-output, :mod:`mdlnb._targets`), so its numbers compare representations of the
+output, :mod:`mdlnb.core._targets`), so its numbers compare representations of the
 same targets and nothing else. Beside it, LogME's regression evidence
 (:func:`mdlnb.transfer.logme_regression`, nats/example, higher is better; on
 z-scored features and centred targets) ranks the same representations by an

@@ -4,7 +4,7 @@ in a legend, readout colours by depth (:func:`mdlnb.plots.depth_palette`).
 
 The density codelength −Σ log p(y_t | …) is in nats of a probability *density*:
 comparable between representations of the same targets (one panel), never across
-panels or with the codes of class labels (:mod:`mdlnb._targets`).
+panels or with the codes of class labels (:mod:`mdlnb.core._targets`).
 """
 
 from __future__ import annotations

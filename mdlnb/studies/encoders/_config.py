@@ -15,7 +15,7 @@ from typing import Any
 
 from mdlnb import data
 from mdlnb._arguments import resolve_protocol
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.studies._base import StudyConfig
 from mdlnb.studies.transferability import parse_encoder, readout_from_name
 

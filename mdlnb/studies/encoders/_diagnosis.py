@@ -42,8 +42,9 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import _standardize, data
-from mdlnb._checks import (
+from mdlnb import data
+from mdlnb.core import _standardize
+from mdlnb.core._checks import (
     check_images,
     check_int,
     check_labels,

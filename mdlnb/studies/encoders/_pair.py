@@ -28,9 +28,9 @@ import numpy as np
 
 from mdlnb import prequential, probes
 from mdlnb._arguments import resolve_protocol
-from mdlnb._grid import log_integers
-from mdlnb._task import Task
-from mdlnb._units import LN2
+from mdlnb.core._grid import log_integers
+from mdlnb.core._task import Task
+from mdlnb.core._units import LN2
 from mdlnb.evaluation import Report
 from mdlnb.studies.transferability import readout_from_name
 

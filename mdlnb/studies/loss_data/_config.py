@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
 

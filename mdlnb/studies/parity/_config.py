@@ -12,7 +12,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.curves import binary_entropy
 from mdlnb.studies._base import StudyConfig
 

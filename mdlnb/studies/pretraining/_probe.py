@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from mdlnb import labelfree
-from mdlnb._task import Task
+from mdlnb.core._task import Task
 from mdlnb.encoders.augment import augment
 from mdlnb.encoders.base import _jitted, features, prepare_images
 from mdlnb.evaluation import evaluate

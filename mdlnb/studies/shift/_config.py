@@ -14,7 +14,7 @@ from typing import Any
 
 from mdlnb import data
 from mdlnb._arguments import resolve_protocol
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.studies._base import StudyConfig
 from mdlnb.studies.encoders._config import OBJECTIVES_SUITE
 from mdlnb.studies.shift._split import parse_shift

@@ -31,8 +31,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from mdlnb._checks import check_int
-from mdlnb._task import Task
+from mdlnb.core._checks import check_int
+from mdlnb.core._task import Task
 from mdlnb.prequential import stream_order
 
 #: The coded streams, in table order (module docstring).

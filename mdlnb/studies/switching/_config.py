@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from mdlnb import experts, readouts
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
 

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from mdlnb import switching
-from mdlnb._grid import log_integers
+from mdlnb.core._grid import log_integers
 
 BASELINE = "fixed share"
 

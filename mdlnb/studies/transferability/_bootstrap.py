@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 
 
 def two_stage(

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.studies._base import StudyConfig
 from mdlnb.studies.transferability._encoders import parse_encoder, zoo_of
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._task import Task
+from mdlnb.core._task import Task
 
 
 @dataclasses.dataclass(frozen=True)

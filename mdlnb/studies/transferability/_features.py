@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mdlnb import data
-from mdlnb._task import Task
+from mdlnb.core._task import Task
 from mdlnb.encoders import features
 from mdlnb.infra import _progress
 from mdlnb.studies.transferability._encoders import EncoderSpec, build_encoders, source_probs

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.infra import _checkpoint, _xla_cache
 
 # Imported inside the functions that use them, so that importing this module does not load

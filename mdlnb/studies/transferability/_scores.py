@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._task import Task
+from mdlnb.core._task import Task
 from mdlnb.studies.transferability._config import TransferabilityConfig
 from mdlnb.studies.transferability._metrics import GMM_METRICS, metric_sign, with_zoo
 
@@ -50,9 +50,9 @@ def label_free_scores(features: Any, *, seed: int = 0) -> dict[str, float]:
 
 def zscore(features: Any) -> np.ndarray:
     """Per-feature (x − mean) / std over the rows given, float32: the library's one
-    standardiser, :func:`mdlnb._standardize.zscore` (a feature constant up to
+    standardiser, :func:`mdlnb.core._standardize.zscore` (a feature constant up to
     round-off is only centred)."""
-    from mdlnb import _standardize
+    from mdlnb.core import _standardize
 
     return _standardize.zscore(np.asarray(features))
 

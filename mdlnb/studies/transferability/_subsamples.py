@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 
 
 def subsample_size(ratio: int, num_classes: int, min_n: int = 20) -> int:

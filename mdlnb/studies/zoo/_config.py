@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from mdlnb._checks import check_int
+from mdlnb.core._checks import check_int
 from mdlnb.encoders._pretrain import supports
 from mdlnb.studies._base import StudyConfig
 from mdlnb.studies.pretraining import PretrainingConfig

@@ -21,7 +21,7 @@ Two kinds (:data:`KINDS`):
 
 **Target standardisation (stage 1).** Like the features, the targets are
 z-scored with the statistics of the examples *before* each batch (float64
-running sums, :func:`mdlnb._standardize.from_sums`; not clipped):
+running sums, :func:`mdlnb.core._standardize.from_sums`; not clipped):
 ``z = (y − m_{<t}) · s_{<t}``. The density of the raw target is then
 ``p(y) = p(z) · Π_p s_{<t,p}``, so stage 1 records
 ``−log p(z) − Σ_p log s_{<t,p}`` nats: a density of ``y`` in the units the user
@@ -32,7 +32,7 @@ Under ``standardize="none"`` ``m = 0``, ``s = 1``.
 classification stream codes it uniformly (``log C``), a regression stream
 codes it with the Gaussian fitted to that batch itself (maximum-likelihood
 mean and variance per output, the zero-variance rule of
-:mod:`mdlnb._standardize`): :func:`first_batch_nats`,
+:mod:`mdlnb.core._standardize`): :func:`first_batch_nats`,
 ``Σ_p ½ (log 2π + z_p²) − log s_p`` per example with the batch's own
 ``(m, s)``; in total ``B/2 · Σ_p (log 2π σ̂_p² + 1)``. It is the same for every
 expert (so switching is unaffected) and is *not* a proper code: the 2P
@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import _standardize
+from mdlnb.core import _standardize
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: JAX.
@@ -118,7 +118,7 @@ def prefix_moments(y: np.ndarray, batch_size: int, standardize: bool):
     """Per batch ``t`` the target moments ``(m, s)`` of the examples before it and up to
     its end, for ``y`` (N, P) in stream order: arrays ``(T + 1, P)`` indexed by the
     number of batches seen (row 0: nothing seen: ``m = 0``, ``s = 1``), float64
-    running sums and :func:`mdlnb._standardize.from_sums`. ``standardize=False``:
+    running sums and :func:`mdlnb.core._standardize.from_sums`. ``standardize=False``:
     ``m = 0``, ``s = 1`` throughout."""
     y = np.asarray(y, np.float64)
     n, p = y.shape

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._checks import (
+from mdlnb.core._checks import (
     as_array,
     check_finite,
     check_int,
@@ -19,7 +19,7 @@ from mdlnb._checks import (
     check_same_length,
     check_targets,
 )
-from mdlnb._targets import check_kind
+from mdlnb.core._targets import check_kind
 from mdlnb.infra._io import DamagedFile, atomic_savez, content_hash, read_npz
 
 # ``import mdlnb`` imports this module: mdlnb.infra._io (hashlib, tempfile, zipfile; about 15 ms,
@@ -45,7 +45,7 @@ class Task:
       group: ``"natural"``, ``"specialized"``, ``"structured"`` or ``None``.
       meta: free-form provenance (source, split, preprocessing).
       kind: ``"classification"`` (default) or ``"regression"``
-        (:mod:`mdlnb._targets`: readouts then predict a Gaussian density and
+        (:mod:`mdlnb.core._targets`: readouts then predict a Gaussian density and
         codelengths are density codelengths, defined up to the targets'
         quantisation).
     """
@@ -99,7 +99,7 @@ class Task:
     @property
     def out_dim(self) -> int:
         """Outputs of a readout for this task: C logits, or ``2P`` (Gaussian mean and
-        log-variance per target, :mod:`mdlnb._targets`)."""
+        log-variance per target, :mod:`mdlnb.core._targets`)."""
         return 2 * self.target_dims if self.is_regression else int(self.num_classes)  # type: ignore[arg-type]
 
     # -- basic views ---------------------------------------------------------

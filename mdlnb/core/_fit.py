@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from mdlnb import _standardize
+from mdlnb.core import _standardize
 
 
 class Hyper(NamedTuple):
@@ -140,7 +140,7 @@ def train_loss(
 ) -> jax.Array:
     """Mean (``weights``: weighted mean) cross-entropy against label-smoothed targets, nats;
     or, with ``loss``, the mean of ``loss(outputs, y)`` (per-example nats, e.g. the
-    Gaussian density code of :func:`mdlnb._targets.gaussian_nll`; no smoothing)."""
+    Gaussian density code of :func:`mdlnb.core._targets.gaussian_nll`; no smoothing)."""
     logits = apply(params, x)
     if loss is not None:
         per = loss(logits, y)
@@ -181,5 +181,5 @@ def step(
 
 def masked_standardize(x: jax.Array, mask: jax.Array, *, clip: float | None = None) -> jax.Array:
     """Standardize columns of ``x`` with the statistics of the rows where ``mask`` is set
-    (:mod:`mdlnb._standardize`: a column constant on those rows is only centred)."""
+    (:mod:`mdlnb.core._standardize`: a column constant on those rows is only centred)."""
     return _standardize.apply(x, _standardize.fit(x, mask), clip=clip)
