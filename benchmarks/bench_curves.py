@@ -28,7 +28,8 @@ import jax.numpy as jnp
 
 from benchmarks._records import Headline
 from benchmarks._timing import best_of
-from mdlnb import curves, data, readouts
+from mdlnb import curves, data
+from mdlnb.board import readouts
 
 SIZES, SEEDS, B, WIDTH, D, C = 20, 8, 64, 512, 784, 10
 STEPS = (10, 40)

@@ -130,7 +130,7 @@ HEADLINE = [
 
 
 def main() -> dict:
-    from mdlnb._arguments import resolve_protocol
+    from mdlnb.board._arguments import resolve_protocol
     from mdlnb.studies.encoders import EncodersConfig
     from mdlnb.studies.encoders._power import feature_dim, stream_flops
     from mdlnb.studies.encoders._run import pool

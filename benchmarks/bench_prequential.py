@@ -34,8 +34,9 @@ import numpy as np
 import mdlnb
 from benchmarks._records import Headline
 from benchmarks._timing import best_of
-from mdlnb import prequential, readouts
-from mdlnb.experts import expert_grid
+from mdlnb import prequential
+from mdlnb.board import readouts
+from mdlnb.board.experts import expert_grid
 
 N, D, C, B, R, K = 10_000, 64, 10, 32, 10, 64
 PREFIX_BATCHES = 24

@@ -36,7 +36,8 @@ SEGMENT_BATCHES = 4
 
 def board(wide: bool = False):
     """64 experts; ``wide``: 192 (lr {1e-4, 3e-4, 1e-3, 3e-3} × EMA {1e-4, 1e-2, 1})."""
-    from mdlnb import expert_grid, readouts
+    from mdlnb import expert_grid
+    from mdlnb.board import readouts
 
     if wide:
         return expert_grid(

@@ -36,7 +36,7 @@ def _task(n=N):
 
 def vtab_slice(k: int):
     """The first ``k / 8`` experts of each of the 8 architectures of ``vtab``."""
-    from mdlnb.experts import preset
+    from mdlnb.board.experts import preset
 
     ex = preset("vtab")
     per = k // 8
@@ -245,7 +245,7 @@ HEADLINE = [
 
 
 def main() -> dict:
-    from mdlnb.experts import preset
+    from mdlnb.board.experts import preset
     from mdlnb.prequential import _memory
 
     out = memory_analysis()

@@ -85,7 +85,7 @@ class CompileLog(logging.Handler):
 
 
 def _slice():
-    from mdlnb._arguments import resolve_protocol
+    from mdlnb.board._arguments import resolve_protocol
     from mdlnb.studies.encoders import EncodersConfig
     from mdlnb.studies.transferability._features import prepare
 

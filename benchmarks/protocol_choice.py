@@ -23,7 +23,7 @@ import numpy as np
 
 import mdlnb
 from mdlnb import encoders, prequential, switching
-from mdlnb import readouts as R
+from mdlnb.board import readouts as R
 
 LRS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 GRIDS = {

@@ -15,24 +15,26 @@ import importlib
 import pkgutil
 from typing import TYPE_CHECKING, Any
 
+from mdlnb import _moved
 from mdlnb.core._task import Task
 from mdlnb.infra import _warnings
 
 if TYPE_CHECKING:  # the lazy exports below, for type checkers (py.typed); nothing at run time
     from mdlnb._compare import compare as compare
     from mdlnb._comparison import Comparison as Comparison
-    from mdlnb._protocol import Protocol as Protocol
-    from mdlnb._protocol import Prune as Prune
-    from mdlnb._protocol import protocol as protocol
     from mdlnb._report import Report as Report
+    from mdlnb.board._protocol import Protocol as Protocol
+    from mdlnb.board._protocol import Prune as Prune
+    from mdlnb.board._protocol import protocol as protocol
+    from mdlnb.board.experts import Expert as Expert
+    from mdlnb.board.experts import expert_grid as expert_grid
     from mdlnb.evaluation import evaluate as evaluate
-    from mdlnb.experts import Expert as Expert
-    from mdlnb.experts import expert_grid as expert_grid
     from mdlnb.preference import readout_preference as readout_preference
     from mdlnb.prequential import LossMatrix as LossMatrix
     from mdlnb.prequential._prune import PruningSimulation as PruningSimulation
     from mdlnb.prequential._prune import simulate_pruning as simulate_pruning
 
+_moved.install()  # old paths of moved modules import, with a DeprecationWarning
 _warnings.install()  # a report's warnings as one line, no source path (mdlnb.infra._warnings)
 
 __version__ = "0.1.0"
@@ -55,19 +57,19 @@ _TOOLS = ("cli", "core", "infra", "manifest", "runner")
 
 # Top-level names re-exported from submodules: name -> module.
 _EXPORTS = {
-    "expert_grid": "mdlnb.experts",
-    "Expert": "mdlnb.experts",
+    "expert_grid": "mdlnb.board.experts",
+    "Expert": "mdlnb.board.experts",
     "evaluate": "mdlnb.evaluation",
     "Report": "mdlnb._report",
     "LossMatrix": "mdlnb.prequential",
     "readout_preference": "mdlnb.preference",
     "compare": "mdlnb._compare",
     "Comparison": "mdlnb._comparison",
-    "Protocol": "mdlnb._protocol",
-    "Prune": "mdlnb._protocol",
+    "Protocol": "mdlnb.board._protocol",
+    "Prune": "mdlnb.board._protocol",
     "simulate_pruning": "mdlnb.prequential._prune",
     "PruningSimulation": "mdlnb.prequential._prune",
-    "protocol": "mdlnb._protocol",
+    "protocol": "mdlnb.board._protocol",
 }
 
 #: ``from mdlnb import *``: the Task, the top-level functions and result types, and the
@@ -78,7 +80,7 @@ __all__ = ["Task", "__version__", *_EXPORTS, *(m for m in _SUBMODULES if m not i
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
-    if name in _SUBMODULES:
+    if name in _SUBMODULES or f"mdlnb.{name}" in _moved.MOVED:
         return importlib.import_module(f"mdlnb.{name}")
     raise AttributeError(f"module 'mdlnb' has no attribute {name!r}")
 

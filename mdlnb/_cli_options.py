@@ -18,7 +18,7 @@ from typing import Any
 import mdlnb
 from mdlnb.infra._io import atomic_write_bytes
 
-# mdlnb._protocol, mdlnb.experts and mdlnb.switching (JAX) are imported inside the functions
+# mdlnb.board._protocol, mdlnb.board.experts and mdlnb.switching (JAX) are imported inside the functions
 # that use them: importing mdlnb.cli loads no JAX (tests/test_xla_cache.py).
 
 
@@ -94,9 +94,9 @@ def add_data(p: argparse.ArgumentParser) -> None:
 def add_protocol(p: argparse.ArgumentParser) -> None:
     """The protocol and the fields of it both commands override."""
     # heavy: keeps JAX out of import mdlnb.cli
-    from mdlnb._protocol import STANDARDIZE
-    from mdlnb._protocol import names as protocols
-    from mdlnb.experts import PRESETS
+    from mdlnb.board._protocol import STANDARDIZE
+    from mdlnb.board._protocol import names as protocols
+    from mdlnb.board.experts import PRESETS
     from mdlnb.switching import names
 
     p.add_argument(

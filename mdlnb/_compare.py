@@ -47,7 +47,7 @@ order, its code, its time, and an estimate of the time left.
 The protocol (board of experts, batch size B, switching strategy and its m,
 input standardisation) is one :class:`mdlnb.Protocol`, given as ``protocol``:
 a preset name, a Protocol, or a mapping of its fields —
-:func:`mdlnb._arguments.resolve_protocol`.
+:func:`mdlnb.board._arguments.resolve_protocol`.
 
 This module is the driver: it reads the arguments (the inputs:
 :mod:`mdlnb._compare_inputs`; the protocol) and runs the encoders ×
@@ -71,11 +71,11 @@ import numpy as np
 import pandas as pd
 
 from mdlnb import prequential
-from mdlnb._arguments import resolve_protocol
 from mdlnb._compare_inputs import ACCEPTED_FORMS, Inputs, check_encoders, read_inputs
 from mdlnb._comparison import Comparison, Rerun
 from mdlnb._report import Report
 from mdlnb._signature import data_first, extra_positional
+from mdlnb.board._arguments import resolve_protocol
 from mdlnb.core._task import Task
 from mdlnb.infra import _progress
 
@@ -114,7 +114,7 @@ def compare(
       experts: the board (a list of Experts or a preset name); default the protocol's.
       strategy, m: the switching strategy and fixed share's m, as in
         :func:`mdlnb.evaluate`; default the protocol's.
-      protocol: see :func:`mdlnb._arguments.resolve_protocol` (default ``"default"``); the
+      protocol: see :func:`mdlnb.board._arguments.resolve_protocol` (default ``"default"``); the
         arguments above and ``batch_size``, ``standardize``, ``replay_streams``
         override its fields.
       seeds: one data order per seed (≥ 3); the same orders for every encoder.

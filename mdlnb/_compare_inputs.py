@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mdlnb._arguments import looks_like_board
+from mdlnb.board._arguments import looks_like_board
 from mdlnb.core._checks import check_labels, check_matrix
 from mdlnb.core._task import Task, warn_label_alphabet, warn_missing_classes
 from mdlnb.encoders import Encoder, features

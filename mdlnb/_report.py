@@ -23,11 +23,11 @@ import pandas as pd
 
 from mdlnb import _diagnostics, plots, preference, switching
 from mdlnb import _report_views as _views
-from mdlnb._arguments import resolve_strategy
-from mdlnb._posterior import posterior_frame
+from mdlnb.board._arguments import resolve_strategy
 from mdlnb.core import _targets
 from mdlnb.core._units import Codelength
 from mdlnb.infra._warnings import ResultWarning
+from mdlnb.switching._posterior import posterior_frame
 from mdlnb.switching.divergence import DivergenceWarning, describe
 from mdlnb.switching.strategies import strategy_label
 

@@ -19,7 +19,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mdlnb._arguments import looks_like_board
+from mdlnb.board._arguments import looks_like_board
 
 
 def _hint(value: Any) -> str:

@@ -299,7 +299,7 @@ def blockwise(
 
     Args:
       task: the :class:`mdlnb.Task` (its ``features`` are used).
-      expert: an ``mdlnb.experts.Expert`` (readout + AdamW hyperparameters, EMA,
+      expert: an ``mdlnb.board.experts.Expert`` (readout + AdamW hyperparameters, EMA,
         label smoothing; ``replay_streams`` is not used) or a bare ``Readout``
         (then AdamW with learning rate 1e-3).
       boundaries: increasing block ends (example counts); ``N`` is appended if

@@ -26,8 +26,8 @@ The :class:`Report` records the protocol it ran (:attr:`Report.protocol`).
 This module reads the arguments and runs the two stages. The :class:`Report`
 (also ``mdlnb.Report``) is :mod:`mdlnb._report`, its printout and tables
 :mod:`mdlnb._report_views`, the tidy posterior format
-(:func:`posterior_frame`) :mod:`mdlnb._posterior`, the strategy arguments
-shared with :func:`mdlnb.compare` :mod:`mdlnb._arguments`.
+(:func:`posterior_frame`) :mod:`mdlnb.switching._posterior`, the strategy arguments
+shared with :func:`mdlnb.compare` :mod:`mdlnb.board._arguments`.
 """
 
 from __future__ import annotations
@@ -39,12 +39,12 @@ from typing import Any
 import numpy as np
 
 from mdlnb import prequential
-from mdlnb._arguments import looks_like_board, resolve_protocol
-from mdlnb._posterior import posterior_frame  # noqa: F401  (mdlnb.evaluation.posterior_frame)
 from mdlnb._report import Report
 from mdlnb._signature import data_first, extra_positional
+from mdlnb.board._arguments import looks_like_board, resolve_protocol
 from mdlnb.core._checks import as_array, check_int
 from mdlnb.core._task import Task
+from mdlnb.switching._posterior import posterior_frame  # noqa: F401  (mdlnb.evaluation.posterior_frame)
 from mdlnb.switching.strategies import (
     DEFAULT_M,  # noqa: F401  (the default protocol's m = 2)
     strategy_label,  # noqa: F401  (mdlnb.evaluation.strategy_label)

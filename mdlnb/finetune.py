@@ -8,7 +8,7 @@ all coded by the same online protocol, so their codelengths (nats) compare
 directly and the "regret" of each relative to training from scratch is a
 difference of codelengths.
 
-:class:`FinetuneReadout` is a readout (:class:`mdlnb.readouts.ReadoutLike`)
+:class:`FinetuneReadout` is a readout (:class:`mdlnb.board.readouts.ReadoutLike`)
 whose parameters are ``{"encoder": ..., "head": ...}``: :func:`mdlnb.prequential.run`
 trains it exactly like a linear or MLP readout (predict then train, replay
 from the prefix, AdamW, EMA for prediction, first batch uniform; ``vmap``
@@ -23,7 +23,7 @@ encoder expects pixels in ``[0, 1]``); other readouts on the board are
 unaffected. Its config carries the encoder's :meth:`~mdlnb.encoders.Encoder.fingerprint`,
 so the prequential cache key changes when the encoder's parameters do.
 
-Initialisation: the head is :meth:`mdlnb.readouts.Readout.init` (zero output
+Initialisation: the head is :meth:`mdlnb.board.readouts.Readout.init` (zero output
 layer, so an untrained expert codes with the uniform distribution); the
 encoder starts from ``encoder.params`` (fine-tuning) or, with
 ``from_scratch=True``, from :func:`mdlnb.encoders.archs.init` of the same
@@ -46,14 +46,14 @@ import numpy as np
 import pandas as pd
 
 from mdlnb import prequential as _prequential
-from mdlnb import readouts as _readouts
 from mdlnb import switching
+from mdlnb.board import readouts as _readouts
+from mdlnb.board.experts import Expert, expert_grid
+from mdlnb.board.readouts import Readout
 from mdlnb.core._checks import check_images
 from mdlnb.core._task import Task
 from mdlnb.encoders import archs as _archs
 from mdlnb.encoders.base import Encoder, adapt_images, features
-from mdlnb.experts import Expert, expert_grid
-from mdlnb.readouts import Readout
 
 FAMILY = "finetune"
 

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import readouts as _readouts
+from mdlnb.board import readouts as _readouts
 from mdlnb.core import _fit, _standardize
 from mdlnb.core._checks import check_int
 from mdlnb.core._task import Task, require_classification

@@ -39,7 +39,7 @@ def main(argv):
     y = (x[:, 0] + x[:, 1] > 0).astype(int)
     task = mdlnb.Task.from_arrays(x, y, name="compile-worker")
     board = mdlnb.expert_grid(
-        [mdlnb.readouts.linear(), mdlnb.readouts.mlp(1, 16)],
+        [mdlnb.board.readouts.linear(), mdlnb.board.readouts.mlp(1, 16)],
         learning_rate=[1e-3, 1e-2],
         replay_streams=[2],
     )

@@ -17,8 +17,8 @@ import numpy as np
 
 
 def board():
-    from mdlnb import readouts
-    from mdlnb.experts import expert_grid
+    from mdlnb.board import readouts
+    from mdlnb.board.experts import expert_grid
 
     # two architectures × three learning rates × two EMA rates: 12 experts in
     # two groups of 6 (4 devices: shares of 2 and padding; 2 processes: 3 each)

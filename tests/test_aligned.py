@@ -9,8 +9,9 @@ import jax
 import numpy as np
 import pytest
 
-from mdlnb import prequential, readouts
-from mdlnb.experts import expert_grid
+from mdlnb import prequential
+from mdlnb.board import readouts
+from mdlnb.board.experts import expert_grid
 from mdlnb.infra import _aligned
 from mdlnb.infra._io import atomic_savez, read_npz
 from mdlnb.switching._transport import to_device as _to_device

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import readouts
 from mdlnb.blockwise import VOITA_FRACTIONS, blockwise, default_boundaries
-from mdlnb.experts import Expert
+from mdlnb.board import readouts
+from mdlnb.board.experts import Expert
 
 
 def _blobs(n, c, d, sep, seed=0):

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import cache, cli, prequential, readouts
-from mdlnb.experts import Expert
+from mdlnb import cache, cli, prequential
+from mdlnb.board import readouts
+from mdlnb.board.experts import Expert
 from mdlnb.infra import _io
 from mdlnb.prequential import _program
 

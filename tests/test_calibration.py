@@ -16,8 +16,8 @@ from scipy import optimize, special
 
 import mdlnb
 from mdlnb import prequential
-from mdlnb import readouts as R
 from mdlnb.blockwise import blockwise
+from mdlnb.board import readouts as R
 from mdlnb.prequential import _calibration as cal
 
 B = 16

@@ -12,8 +12,8 @@ from sklearn.datasets import load_digits
 from sklearn.decomposition import PCA
 
 from mdlnb import Task, cli, prequential
-from mdlnb._arguments import resolve_protocol
 from mdlnb._compare import compare
+from mdlnb.board._arguments import resolve_protocol
 
 N = 1797
 SEEDS = (0, 1, 2)

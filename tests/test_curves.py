@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mdlnb import curves, data, readouts
+from mdlnb import curves, data
+from mdlnb.board import readouts
 from mdlnb.core import _fit
 
 N = np.array([10, 20, 40, 80])

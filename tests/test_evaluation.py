@@ -13,8 +13,8 @@ import pytest
 
 import mdlnb
 from mdlnb import switching
+from mdlnb.board.experts import preset
 from mdlnb.evaluation import DEFAULT_M, Report, as_task, evaluate
-from mdlnb.experts import preset
 
 matplotlib.use("Agg")
 
@@ -208,9 +208,9 @@ def test_codelength_table(report):
 
 from itertools import product  # noqa: E402
 
-from mdlnb.experts import expert_grid  # noqa: E402
+from mdlnb.board.experts import expert_grid  # noqa: E402
+from mdlnb.board.readouts import linear, mlp  # noqa: E402
 from mdlnb.prequential import LossMatrix  # noqa: E402
-from mdlnb.readouts import linear, mlp  # noqa: E402
 from mdlnb.switching import never_switch_cost  # noqa: E402
 
 

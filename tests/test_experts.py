@@ -5,8 +5,8 @@ import json
 import pytest
 
 import mdlnb
-from mdlnb import experts, readouts
-from mdlnb.experts import Expert
+from mdlnb.board import experts, readouts
+from mdlnb.board.experts import Expert
 
 
 def test_name_format():

@@ -10,11 +10,12 @@ import numpy as np
 import optax
 import pytest
 
-from mdlnb import finetune, prequential, readouts, switching
+from mdlnb import finetune, prequential, switching
+from mdlnb.board import readouts
+from mdlnb.board.experts import Expert
 from mdlnb.core._task import Task
 from mdlnb.encoders import archs
 from mdlnb.encoders.base import Encoder
-from mdlnb.experts import Expert
 from mdlnb.finetune import FinetuneReadout
 
 B = 32

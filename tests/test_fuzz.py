@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdlnb
-from mdlnb import readouts
 from mdlnb import switching as sw
-from mdlnb.experts import Expert
+from mdlnb.board import readouts
+from mdlnb.board.experts import Expert
 
 DTYPES = [
     np.float16,

@@ -89,7 +89,7 @@ def test_prequential_package_keeps_its_public_names():
     assert prequential.run.__module__ == "mdlnb.prequential._run"
     assert prequential.LossMatrix is mdlnb.LossMatrix
     assert mdlnb.LossMatrix.__module__ == "mdlnb.prequential._loss_matrix"
-    assert mdlnb.Prune.__module__ == "mdlnb._protocol"
+    assert mdlnb.Prune.__module__ == "mdlnb.board._protocol"
     assert prequential.CODE_VERSION == "prequential-v7"  # the stage-1 cache keys
     assert not [n for n in prequential.__all__ if n.startswith("_")]
     for name in ("_group", "_Spec", "_run_chunk", "_chunk_inputs", "_block_size"):

@@ -126,7 +126,7 @@ def test_report_warning_is_one_line_without_a_source_path(capsys):
 
 
 def test_memory_plan_line_goes_to_standard_output(capsys):
-    from mdlnb import experts
+    from mdlnb.board import experts
     from mdlnb.prequential import _memory, _slicing
 
     board = experts.preset("small")

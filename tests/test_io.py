@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import prequential, readouts
-from mdlnb.experts import Expert
+from mdlnb import prequential
+from mdlnb.board import readouts
+from mdlnb.board.experts import Expert
 from mdlnb.infra import _io
 
 

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import prequential, readouts, switching
-from mdlnb.experts import Expert
+from mdlnb import prequential, switching
+from mdlnb.board import readouts
+from mdlnb.board.experts import Expert
 
 BOARD = [
     Expert(readouts.linear(), 1e-2, replay_streams=2),

@@ -41,7 +41,7 @@ def test_stream_flops_counts_each_matmul_by_hand():
     import mdlnb
 
     board = mdlnb.expert_grid(
-        [mdlnb.readouts.linear(), mdlnb.readouts.mlp(1, 256)],
+        [mdlnb.board.readouts.linear(), mdlnb.board.readouts.mlp(1, 256)],
         learning_rate=[1e-3],
         replay_streams=[10],
     )

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import prequential, readouts
-from mdlnb.experts import Expert, expert_grid
+from mdlnb import prequential
+from mdlnb.board import readouts
+from mdlnb.board.experts import Expert, expert_grid
 from mdlnb.prequential import _groups, _program
 
 N, D, C, B = 200, 6, 3, 16  # 13 batches, the last one partial (8 examples)
@@ -148,7 +149,9 @@ def test_random_labels_carry_no_information(probs):
     n = 1024
     x = rng.normal(size=(n, 16)).astype(np.float32)
     y = rng.choice(4, size=n, p=probs)
-    lm = prequential.run(mdlnb.Task("noise", x, y, 4), mdlnb.experts.preset("small"), cache=False)
+    lm = prequential.run(
+        mdlnb.Task("noise", x, y, 4), mdlnb.board.experts.preset("small"), cache=False
+    )
     totals = lm.totals().to_numpy()
     h_emp = n * _entropy(np.bincount(y, minlength=4))  # ML code in hindsight, nats
     assert np.all(totals >= h_emp - 2 * math.log(n))
@@ -161,7 +164,7 @@ def test_expert_codes_are_the_totals_in_nats_and_bits_per_example():
     """``expert_codes``: every expert's own code, shortest first, nats and nats / N / ln 2."""
     rng = np.random.default_rng(3)
     losses = rng.uniform(0.1, 2.0, size=(40, 3)).astype(np.float32)
-    experts = mdlnb.experts.preset("small")[:3]
+    experts = mdlnb.board.experts.preset("small")[:3]
     lm = prequential.LossMatrix(losses, experts, np.arange(40), "toy", 4, 0, 8)
     codes = lm.expert_codes()
     totals = lm.totals().sort_values()
@@ -179,7 +182,9 @@ def test_separable_task_is_compressed():
     from sklearn.linear_model import LogisticRegression
 
     assert LogisticRegression(C=100).fit(x, y).score(x, y) == 1.0  # linearly separable
-    lm = prequential.run(mdlnb.Task("sep", x, y, 4), mdlnb.experts.preset("small"), cache=False)
+    lm = prequential.run(
+        mdlnb.Task("sep", x, y, 4), mdlnb.board.experts.preset("small"), cache=False
+    )
     _, best = lm.best_expert()
     assert best / n < 0.2 * math.log(4)
     # the last quarter is coded far better still, and better than the first

@@ -295,7 +295,7 @@ def depth_reports():
     from sklearn.decomposition import PCA
 
     import mdlnb
-    from mdlnb import readouts
+    from mdlnb.board import readouts
 
     x, y = load_digits(return_X_y=True)
     x = PCA(8, random_state=0).fit_transform(x[:600]).astype(np.float32)

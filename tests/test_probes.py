@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import probes, readouts
+from mdlnb import probes
+from mdlnb.board import readouts
 
 N, C, D = 400, 4, 6
 READOUTS = [readouts.linear(), readouts.mlp(1, 16)]

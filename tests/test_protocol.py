@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import cli, prequential, readouts, switching
-from mdlnb.experts import Expert
+from mdlnb import cli, prequential, switching
+from mdlnb.board import readouts
+from mdlnb.board.experts import Expert
 
 N, D, C, B = 120, 5, 3, 16  # one shape and board for most runs: stage 1 compiles few times
 
@@ -89,7 +90,7 @@ def test_default_table():
     """docs/protocols.md's table of presets, one row per protocol, read from the page."""
     rows = {
         n: (p.board, p.batch_size, p.m, p.standardize, p.clip, len(p.experts()))
-        for n in mdlnb._protocol.names()
+        for n in mdlnb.board._protocol.names()
         for p in [mdlnb.protocol(n)]
     }
     assert rows == {
@@ -158,7 +159,7 @@ def test_bad_fields_name_the_argument(kwargs, arg):
 def test_one_resolution_and_one_strategy_label():
     """evaluate, compare, prequential.run and the studies resolve a protocol with one
     function; the old public name warns and gives the same; a strategy prints one way."""
-    from mdlnb._arguments import resolve_protocol
+    from mdlnb.board._arguments import resolve_protocol
 
     p = resolve_protocol({"experts": "small", "m": 11}, None, batch_size=8, seed=None)
     assert (p.board, p.batch_size, p.strategy.m, p.name) == ("small", 8, 11.0, "default (modified)")

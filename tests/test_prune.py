@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import Prune, prequential, readouts, switching
-from mdlnb.experts import expert_grid
+from mdlnb import Prune, prequential, switching
+from mdlnb.board import readouts
+from mdlnb.board.experts import expert_grid
 from mdlnb.prequential._prune import bucket, expert_updates, simulate
 from mdlnb.switching import FixedShare, codelength_pruned, never_switch_cost
 
@@ -264,7 +265,8 @@ def test_a_pruned_board_is_not_sliced():
     task = mdlnb.data.load("digits").take(np.arange(96))
     board = tuple(
         mdlnb.expert_grid(
-            [mdlnb.readouts.linear(), mdlnb.readouts.mlp(1, 32)], learning_rate=[1e-3, 1e-2]
+            [mdlnb.board.readouts.linear(), mdlnb.board.readouts.mlp(1, 32)],
+            learning_rate=[1e-3, 1e-2],
         )
     )
     proto = mdlnb.protocol(

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mdlnb import readouts
+from mdlnb.board import readouts
 
 
 def _numpy_apply(params, x):
@@ -101,7 +101,7 @@ def test_bad_input(call, arg):
 
 
 def test_from_name_accepts_every_name_the_library_produces():
-    from mdlnb.experts import PRESETS, preset
+    from mdlnb.board.experts import PRESETS, preset
 
     names = {e.readout.name for p in PRESETS for e in preset(p)}
     assert {"linear", "mlp1", "mlp7", "mlp1x64"} <= names

@@ -10,9 +10,10 @@ import pytest
 from scipy import stats
 
 import mdlnb
-from mdlnb import prequential, readouts
+from mdlnb import prequential
+from mdlnb.board import readouts
+from mdlnb.board.experts import Expert
 from mdlnb.core import _targets
-from mdlnb.experts import Expert
 
 LOG_2PI = math.log(2 * math.pi)
 
@@ -179,7 +180,7 @@ def test_stage1_matches_numpy_reference(standardize):
 def test_first_batch_is_its_own_ml_gaussian():
     x, y = _stream(n=100, p=2)
     task = mdlnb.Task("r", x, y, kind="regression")
-    lm = prequential.run(task, mdlnb.experts.preset("small"), batch_size=16, cache=False)
+    lm = prequential.run(task, mdlnb.board.experts.preset("small"), batch_size=16, cache=False)
     first = task.y[lm.order[:16]]
     var = first.var(0)  # ML (biased) variance
     want = 0.5 * 16 * np.sum(np.log(2 * np.pi * var) + 1)  # B/2 Σ_p (log 2πσ̂² + 1)
@@ -290,7 +291,7 @@ def test_negative_density_codes_switch_exactly():
 
     x, y = _stream(n=300, noise=0.01, scale=0.01, offset=0.0)  # σ ≈ 1e-4: densities ≫ 1
     lm = prequential.run(
-        mdlnb.Task("r", x, y, kind="regression"), mdlnb.experts.preset("small"), cache=False
+        mdlnb.Task("r", x, y, kind="regression"), mdlnb.board.experts.preset("small"), cache=False
     )
     assert (lm.losses < 0).any()
     rep = mdlnb.Report.from_losses(lm, switching.BayesianMixture(), warn=False)

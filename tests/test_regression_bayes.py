@@ -76,7 +76,7 @@ def test_linear_gaussian_readout_approaches_exact_bayes():
     n, b = 4000, 32
     x, y, w, c, sigma = _linear_stream(n)
     task = mdlnb.Task("blr", x.astype(np.float32), y, kind="regression")
-    e = mdlnb.Expert(mdlnb.readouts.linear(), 3e-2, ema=0.01, replay_streams=10)
+    e = mdlnb.Expert(mdlnb.board.readouts.linear(), 3e-2, ema=0.01, replay_streams=10)
     lm = mdlnb.prequential.run(task, [e], batch_size=b, cache=False, progress=False)
     o = lm.order
     X = np.c_[x[o].astype(np.float32).astype(np.float64), np.ones(n)]

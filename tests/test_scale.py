@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import prequential, readouts
-from mdlnb.experts import expert_grid
+from mdlnb import prequential
+from mdlnb.board import readouts
+from mdlnb.board.experts import expert_grid
 from mdlnb.prequential import _groups, _inputs, _memory, _program
 
 
@@ -91,7 +92,7 @@ def test_vtab_plan_is_balanced_and_does_not_move_with_the_free_memory():
     MiB cut the board at another block (3,924 | 684, then 3,896 | 712 experts), so
     the slices' cache keys changed and the resumed run started over. Now the slice
     count comes from the budget and the cuts from the board alone."""
-    from mdlnb.experts import preset
+    from mdlnb.board.experts import preset
 
     board = preset("vtab")
     plans = [

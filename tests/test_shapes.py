@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import prequential, readouts
+from mdlnb import prequential
+from mdlnb.board import readouts
+from mdlnb.board.experts import Expert
 from mdlnb.core import _standardize
-from mdlnb.experts import Expert
 from mdlnb.prequential import _chunking, _groups, _setup
 
 B = 16
@@ -195,7 +196,7 @@ def test_the_cache_key_names_block_widths_only_where_they_differ_from_two_cores(
     assert _groups._widths(board, 64, 10, _groups.BLOCK_BYTES) == [[57, 19], [7, 7]]
     assert _groups.layout_key(board, 64, 10) == ({} if widths is None else {"blocks": widths})
     # a board whose groups fit one block on 2 cores keys alike on every machine
-    assert _groups.layout_key(mdlnb.experts.preset("default"), 64, 10) == {}
+    assert _groups.layout_key(mdlnb.board.experts.preset("default"), 64, 10) == {}
 
 
 def test_a_wider_block_changes_the_key_and_only_round_off(monkeypatch):

@@ -14,9 +14,9 @@ import pytest
 
 import mdlnb
 from mdlnb import data, prequential
-from mdlnb.experts import Expert, expert_grid
+from mdlnb.board.experts import Expert, expert_grid
+from mdlnb.board.readouts import linear, mlp
 from mdlnb.prequential import _memory, _stacked, _streams
-from mdlnb.readouts import linear, mlp
 
 B = 32
 
@@ -272,8 +272,8 @@ def test_a_stream_on_one_core_is_bit_identical_to_one_on_all(tmp_path):
         sys.path.insert(0, {os.path.dirname(__file__)!r})
         from test_streams import _digits
         from mdlnb import prequential
-        from mdlnb.experts import Expert
-        from mdlnb.readouts import linear, mlp
+        from mdlnb.board.experts import Expert
+        from mdlnb.board.readouts import linear, mlp
         board = [Expert(mlp(2, 64), 3e-2, ema=0.5, replay_streams=3),
                  Expert(linear(), 1e-2, replay_streams=3)]
         lm = prequential.run(_digits(), board, batch_size={B}, seed=1, cache=False,

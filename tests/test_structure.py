@@ -157,6 +157,8 @@ def test_no_import_cycle_through_module_level_imports():
 LAYERS = {
     "mdlnb.infra": ("mdlnb.infra",),
     "mdlnb.core": ("mdlnb.core", "mdlnb.infra"),
+    "mdlnb.switching": ("mdlnb.switching", "mdlnb.core", "mdlnb.infra"),
+    "mdlnb.board": ("mdlnb.board", "mdlnb.switching", "mdlnb.core", "mdlnb.infra"),
 }
 
 

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from mdlnb import Task, prequential, switching
-from mdlnb._arguments import resolve_protocol
+from mdlnb.board._arguments import resolve_protocol
 from mdlnb.studies import encoders as st
 from mdlnb.studies.encoders import _significance, _tables
 

@@ -786,8 +786,9 @@ def test_diverged_lists_experts_and_first_step():
 def diverging_digits():
     """A real run: digits, a board whose third expert (lr = 1e20) overflows to NaN."""
     import mdlnb
-    from mdlnb import prequential, readouts
-    from mdlnb.experts import Expert
+    from mdlnb import prequential
+    from mdlnb.board import readouts
+    from mdlnb.board.experts import Expert
 
     task = mdlnb.data.load("digits")
     task = mdlnb.Task.from_arrays(

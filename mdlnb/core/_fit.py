@@ -58,7 +58,7 @@ def hyper(
 
 
 def hyper_of(expert: Any) -> Hyper:
-    """The :class:`Hyper` of an ``mdlnb.experts.Expert``."""
+    """The :class:`Hyper` of an ``mdlnb.board.experts.Expert``."""
     return hyper(
         expert.learning_rate, expert.b1, expert.weight_decay, expert.ema, expert.label_smoothing
     )

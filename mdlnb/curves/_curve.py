@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mdlnb import readouts as _readouts
+from mdlnb.board import readouts as _readouts
 from mdlnb.core import _fit
 from mdlnb.core._checks import as_array, check_int
 from mdlnb.core._task import Task, require_classification
@@ -308,8 +308,8 @@ def loss_data_curve(
 
     Args:
       task: training pool (its ``features``); nested prefixes of it are trained on.
-      readout: an ``mdlnb.readouts.Readout`` (trained with Adam at ``learning_rate``)
-        or an ``mdlnb.experts.Expert`` (its own AdamW/EMA hyperparameters).
+      readout: an ``mdlnb.board.readouts.Readout`` (trained with Adam at ``learning_rate``)
+        or an ``mdlnb.board.experts.Expert`` (its own AdamW/EMA hyperparameters).
         Default: the paper's MLP with 2 hidden layers of 512 units.
       test: held-out Task, or the fraction of ``task`` held out (default 0.2, seeded by 0).
       sizes: training-set sizes; default :func:`log_grid` (20 log-uniform on [10, N]).

@@ -110,10 +110,10 @@ its pruning step on are +inf, ``meta["prune"]`` records the schedule and the
 expert-updates; no checkpoints are written (one device, one memory slice).
 
 A readout here is anything with ``init(key, in_dim, C)`` and
-``apply(params, x)`` (:class:`mdlnb.readouts.ReadoutLike`); an encoder plus
+``apply(params, x)`` (:class:`mdlnb.board.readouts.ReadoutLike`); an encoder plus
 head trained end to end (:mod:`mdlnb.finetune`) fits the same slot, its
 params including the encoder's. Readouts other than
-:class:`~mdlnb.readouts.Readout` are initialised one expert at a time on the
+:class:`~mdlnb.board.readouts.Readout` are initialised one expert at a time on the
 host (their ``init`` may draw with NumPy) and stacked; if a readout has
 ``check_task(task)``, it is called once before anything runs; if it has
 ``max_block``, no more than that many of its experts train in one ``vmap``

@@ -12,12 +12,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mdlnb.board.experts import Expert
+from mdlnb.board.readouts import LowPrecision, Readout, ReadoutLike, with_matmul_dtype
 from mdlnb.core import _fit
-from mdlnb.experts import Expert
 from mdlnb.prequential import _calibration, _sharding
 from mdlnb.prequential._program import _Spec
 from mdlnb.prequential._stream import init_salt
-from mdlnb.readouts import LowPrecision, Readout, ReadoutLike, with_matmul_dtype
 
 #: budget for the training state of one block of experts per two CPU cores (see
 #: :func:`block_bytes`): 32 MB, measured on 2 cores (benchmarks/RESULTS.md): on the
@@ -50,7 +50,7 @@ def padded_dim(d: int) -> int:
 
 def pads_features(readout: ReadoutLike) -> bool:
     """Whether zero features appended to the input change nothing for ``readout``:
-    an :class:`~mdlnb.readouts.Readout` (linear or MLP, in any matmul dtype), whose
+    an :class:`~mdlnb.board.readouts.Readout` (linear or MLP, in any matmul dtype), whose
     first layer's extra rows start at zero, get zero gradients and stay zero."""
     ro = readout.readout if isinstance(readout, LowPrecision) else readout
     return isinstance(ro, Readout)
@@ -63,7 +63,7 @@ def board_dim(experts: Sequence[Expert], d: int) -> int:
 
 
 def pad_first_layer(params, dp: int):
-    """A :class:`~mdlnb.readouts.Readout`'s (possibly stacked) parameters with the
+    """A :class:`~mdlnb.board.readouts.Readout`'s (possibly stacked) parameters with the
     first layer's weight ``w`` (…, d, o) padded with zero rows to (…, dp, o)."""
     first = dict(params[0])
     w = first["w"]
@@ -176,7 +176,7 @@ def _block_size(
 
 def _members_spec(groups, experts, ndev, d, c, b, clip, matmul_dtype="float32"):
     """Each group's experts (padding -1 → a copy of its first) and the static :class:`_Spec`
-    (readouts wrapped by :func:`~mdlnb.readouts.with_matmul_dtype`)."""
+    (readouts wrapped by :func:`~mdlnb.board.readouts.with_matmul_dtype`)."""
     members = [[experts[i if i >= 0 else idx[0]] for i in idx] for _, idx in groups]
     spec = _Spec(
         readouts=tuple(with_matmul_dtype(ro, matmul_dtype) for ro, _ in groups),

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mdlnb._protocol import Protocol
+from mdlnb.board._protocol import Protocol
 from mdlnb.core import _targets
 from mdlnb.core._checks import check_finite, check_int
 from mdlnb.core._task import Task

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mdlnb._protocol import Protocol
+from mdlnb.board._protocol import Protocol
+from mdlnb.board.experts import Expert
 from mdlnb.core._units import per_example_bits
-from mdlnb.experts import Expert
 from mdlnb.infra import _aligned
 from mdlnb.infra._io import atomic_savez, read_npz
 from mdlnb.switching import diverged

@@ -40,8 +40,8 @@ from collections.abc import Sequence
 import jax
 import numpy as np
 
+from mdlnb.board.experts import Expert
 from mdlnb.core._checks import check_int
-from mdlnb.experts import Expert
 from mdlnb.prequential._groups import _blocked
 
 STATE_OVERHEAD = 1.4  # measured: peak-RSS slope 3.94 MiB per vtab expert of 2.89 MiB state (1.36)

@@ -29,7 +29,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from mdlnb._protocol import Protocol
+from mdlnb.board._protocol import Protocol
 from mdlnb.core import _targets
 from mdlnb.core._task import Task
 from mdlnb.infra import _xla_cache

@@ -12,10 +12,10 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
+from mdlnb.board.readouts import ReadoutLike
 from mdlnb.core import _fit, _standardize, _targets
 from mdlnb.prequential import _calibration
 from mdlnb.prequential._stream import replay_positions
-from mdlnb.readouts import ReadoutLike
 
 _TRACE_COUNT = 0  # incremented each time the chunk program is traced (i.e. compiled)
 

@@ -28,7 +28,7 @@ won later (large readouts are slow starters), lengthening the code by at
 most the posterior mass of the paths through it.
 
 The option itself, :class:`mdlnb.Prune`, is a protocol field and lives with
-the protocol (:mod:`mdlnb._protocol`); this module carries it out.
+the protocol (:mod:`mdlnb.board._protocol`); this module carries it out.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from mdlnb._protocol import Prune
+from mdlnb.board._protocol import Prune
 from mdlnb.switching import codelength, codelength_pruned
 from mdlnb.switching.pruned import PrunedStream
 

@@ -2,7 +2,7 @@
 :func:`untrained_losses`; else the memory plan: one pass or slices) and
 :func:`run_with_params`; the pass itself (cache, set-up, chunk loop) is
 :mod:`mdlnb.prequential._onepass`; see :mod:`mdlnb.prequential`. The deprecated
-:func:`resolve_protocol` is :func:`mdlnb._arguments.resolve_protocol`."""
+:func:`resolve_protocol` is :func:`mdlnb.board._arguments.resolve_protocol`."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from typing import Any
 import jax
 import numpy as np
 
-from mdlnb import _arguments
-from mdlnb._protocol import Protocol
+from mdlnb.board import _arguments
+from mdlnb.board._protocol import Protocol
+from mdlnb.board.experts import Expert
 from mdlnb.core import _targets
 from mdlnb.core._task import Task
-from mdlnb.experts import Expert
 from mdlnb.prequential import _memory, _slicing
 from mdlnb.prequential._checkpointer import CHECKPOINT_SHARE
 from mdlnb.prequential._chunking import (
@@ -138,7 +138,7 @@ def run(
         25–48, 100 → 112 were bit-identical). Off by default, so default
         results stay bit-identical to earlier versions; when on, the bucket
         is part of the cache key and ``meta["padded_dim"]``. Boards with a
-        readout other than :class:`~mdlnb.readouts.Readout` are never padded.
+        readout other than :class:`~mdlnb.board.readouts.Readout` are never padded.
 
     With N ≤ B every example is in the first batch and coded uniformly: no
     readout is trained, nothing is compiled or cached, and the result is
@@ -278,7 +278,7 @@ def resolve_protocol(
 
     The protocol a call runs: ``protocol`` (default ``"default"``) with the board
     ``experts`` and the other ``fields`` that are not None
-    (:func:`mdlnb._arguments.resolve_protocol`, the one resolution)."""
+    (:func:`mdlnb.board._arguments.resolve_protocol`, the one resolution)."""
     warnings.warn(
         "mdlnb.prequential.resolve_protocol is deprecated; use "
         "mdlnb.protocol(protocol, board=experts, **fields)",

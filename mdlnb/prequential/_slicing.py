@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mdlnb._arguments import resolve_protocol
+from mdlnb.board._arguments import resolve_protocol
+from mdlnb.board.experts import Expert
 from mdlnb.core._task import Task
-from mdlnb.experts import Expert
 from mdlnb.infra import _aligned, _progress
 from mdlnb.prequential import _memory
 from mdlnb.prequential._loss_matrix import LossMatrix
 from mdlnb.prequential._onepass import run_pass
 
 if TYPE_CHECKING:
-    from mdlnb._protocol import Protocol
+    from mdlnb.board._protocol import Protocol
 
 
 def _slice_progress(progress, index: int, count: int):

@@ -8,7 +8,7 @@ import zlib
 import jax
 import numpy as np
 
-from mdlnb.experts import Expert
+from mdlnb.board.experts import Expert
 
 
 def stream_order(seed: int, n: int) -> np.ndarray:

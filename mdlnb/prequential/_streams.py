@@ -70,7 +70,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from mdlnb._arguments import resolve_protocol
+from mdlnb.board._arguments import resolve_protocol
 from mdlnb.core._checks import check_int
 from mdlnb.core._task import Task
 from mdlnb.prequential import _stacked

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from mdlnb import experts as ex
-from mdlnb._arguments import resolve_protocol
+from mdlnb.board import experts as ex
+from mdlnb.board._arguments import resolve_protocol
 
 #: The papers' settings, per aspect (Li, Bornschein & Hutter 2023, arXiv:2302.09579,
 #: Sec. 4, App. A.5, Tables 3, 6, 9; Whitney et al. 2020, arXiv:2009.07368, Sec. 3–4;

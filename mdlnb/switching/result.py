@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mdlnb._posterior import posterior_frame
 from mdlnb.core._units import Codelength
+from mdlnb.switching._posterior import posterior_frame
 
 
 @dataclass(frozen=True)

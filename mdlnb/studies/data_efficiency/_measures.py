@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mdlnb import finetune, prequential, readouts, switching
+from mdlnb import finetune, prequential, switching
+from mdlnb.board import readouts
+from mdlnb.board.experts import expert_grid
 from mdlnb.encoders import features
-from mdlnb.experts import expert_grid
 from mdlnb.studies.switching import checkpoints
 
 SCRATCH = "from scratch"

@@ -54,7 +54,7 @@ import numpy as np
 
 from mdlnb import claims as C
 from mdlnb import ranking
-from mdlnb._arguments import resolve_protocol
+from mdlnb.board._arguments import resolve_protocol
 from mdlnb.studies.encoders import _paper, _significance, _tables
 
 _DEPTH = re.compile(r"^mlp(\d+)")

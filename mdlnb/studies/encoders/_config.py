@@ -2,7 +2,7 @@
 
 Field ``protocol`` is everything besides the data that decides a codelength
 (board, batch size B, switching strategy and m, standardisation); it takes
-what :func:`mdlnb._arguments.resolve_protocol` takes (a preset name such as
+what :func:`mdlnb.board._arguments.resolve_protocol` takes (a preset name such as
 ``"default"`` or ``"paper-vtab"``, or a mapping) and maps one to one onto the
 coming ``mdlnb.Protocol``.
 """
@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mdlnb import data
-from mdlnb._arguments import resolve_protocol
+from mdlnb.board._arguments import resolve_protocol
 from mdlnb.core._checks import check_int
 from mdlnb.studies._base import StudyConfig
 from mdlnb.studies.transferability import parse_encoder, readout_from_name

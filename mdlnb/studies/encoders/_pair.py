@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from mdlnb import prequential, probes
-from mdlnb._arguments import resolve_protocol
+from mdlnb.board._arguments import resolve_protocol
 from mdlnb.core._grid import log_integers
 from mdlnb.core._task import Task
 from mdlnb.core._units import LN2

@@ -96,8 +96,8 @@ from typing import Any
 import numpy as np
 
 from mdlnb import data
-from mdlnb import experts as _experts
-from mdlnb._arguments import resolve_protocol
+from mdlnb.board import experts as _experts
+from mdlnb.board._arguments import resolve_protocol
 from mdlnb.encoders import archs
 from mdlnb.studies.encoders import _claims
 from mdlnb.studies.encoders._claims import PAPER_EFFECTS

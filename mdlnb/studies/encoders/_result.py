@@ -76,7 +76,7 @@ class EncodersResult:
     @property
     def protocol_label(self) -> str:
         """The stage 1 + 2 protocol the grid ran (board size, B, strategy)."""
-        from mdlnb._arguments import resolve_protocol
+        from mdlnb.board._arguments import resolve_protocol
 
         return repr(resolve_protocol(self.config.protocol))
 

@@ -37,7 +37,7 @@ from typing import Any
 import pandas as pd
 
 from mdlnb import data, prequential
-from mdlnb._arguments import resolve_protocol
+from mdlnb.board._arguments import resolve_protocol
 from mdlnb.encoders.archs import param_count
 from mdlnb.infra import _progress
 from mdlnb.infra._io import atomic_write_text, cache_dir, content_hash

@@ -7,7 +7,8 @@ import time
 
 import pandas as pd
 
-from mdlnb import curves, data, encoders, readouts
+from mdlnb import curves, data, encoders
+from mdlnb.board import readouts
 from mdlnb.studies.loss_data._config import LossDataConfig
 from mdlnb.studies.loss_data._result import LossDataResult
 from mdlnb.studies.transferability import build_encoder, parse_encoder

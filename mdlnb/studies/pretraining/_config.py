@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from mdlnb import data
-from mdlnb._protocol import protocol
+from mdlnb.board._protocol import protocol
 from mdlnb.core._checks import check_int
 from mdlnb.encoders._pretrain import Hyper, supports
 from mdlnb.encoders._staged import Plateau

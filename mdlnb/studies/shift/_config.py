@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mdlnb import data
-from mdlnb._arguments import resolve_protocol
+from mdlnb.board._arguments import resolve_protocol
 from mdlnb.core._checks import check_int
 from mdlnb.studies._base import StudyConfig
 from mdlnb.studies.encoders._config import OBJECTIVES_SUITE
@@ -44,7 +44,7 @@ class ShiftConfig(StudyConfig):
       seeds: draws; draw ``s`` of a task is the procedural draw of generator seed
         :func:`._split.data_seed` (independent across tasks and seeds) and is coded in
         stage 1's order ``s``.
-      protocol: stage 1 + 2 protocol (:func:`mdlnb._arguments.resolve_protocol`).
+      protocol: stage 1 + 2 protocol (:func:`mdlnb.board._arguments.resolve_protocol`).
       points: stream positions at which the cumulative codelength is stored.
       resamples: bootstrap resamples of the Kendall τ interval (claim r2).
     """

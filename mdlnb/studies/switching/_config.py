@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from mdlnb import experts, readouts
+from mdlnb.board import experts, readouts
 from mdlnb.core._checks import check_int
 from mdlnb.studies._base import StudyConfig
 
@@ -27,11 +27,11 @@ class SwitchingConfig(StudyConfig):
         input, any other an encoder of
         :func:`mdlnb.studies.transferability.parse_encoder` (``"lite0@32"``).
       size: a stratified subsample of each task (None: every example).
-      max_hidden_layers, width: the board :func:`mdlnb.readouts.board` (linear +
+      max_hidden_layers, width: the board :func:`mdlnb.board.readouts.board` (linear +
         MLPs of 1..max_hidden_layers hidden layers of ``width`` units; the
         paper's VTAB board, Table 6, has 7 layers of 256).
       learning_rates, emas, replay_streams: the hyperparameter grid of
-        :func:`mdlnb.experts.expert_grid` over that board.
+        :func:`mdlnb.board.experts.expert_grid` over that board.
       batch_size: B of stage 1 (the paper's 32 for frozen encoders, App. A.5.1).
       seeds: example orders; every number is spread over them.
       m: fixed share's rate α_t = (m − 1)/t (the paper's VTAB setting, 11).
@@ -76,7 +76,7 @@ class SwitchingConfig(StudyConfig):
             raise ValueError(f"m: must be > 1, got {self.m!r}")
 
     def board(self) -> list:
-        """The experts: :func:`mdlnb.readouts.board` under the hyperparameter grid."""
+        """The experts: :func:`mdlnb.board.readouts.board` under the hyperparameter grid."""
         return experts.expert_grid(
             readouts.board(self.max_hidden_layers, self.width),
             learning_rate=self.learning_rates,

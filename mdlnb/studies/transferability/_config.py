@@ -223,8 +223,8 @@ def _divisor(n: int, most: int) -> int:
 
 
 def readout_from_name(name: str) -> Any:
-    """:func:`mdlnb.readouts.from_name` (``"linear"``, ``"mlp<L>"``, ``"mlp<L>x<W>"``)."""
-    from mdlnb import readouts
+    """:func:`mdlnb.board.readouts.from_name` (``"linear"``, ``"mlp<L>"``, ``"mlp<L>x<W>"``)."""
+    from mdlnb.board import readouts
 
     try:
         return readouts.from_name(name)

@@ -77,8 +77,8 @@ def mdl_score(
     with near-constant features (EfficientNet's 1280-d ReLU6 means) can blow
     up the first predictions to tens of nats per example.
     """
-    from mdlnb import experts as _experts
     from mdlnb import prequential, switching
+    from mdlnb.board import experts as _experts
     from mdlnb.evaluation import Report
 
     if standardize not in ("subsample", "online"):

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from mdlnb import switching
-from mdlnb._protocol import Protocol
-from mdlnb._protocol import protocol as preset
-from mdlnb.experts import PRESETS, Expert
+from mdlnb.board._protocol import Protocol
+from mdlnb.board._protocol import protocol as preset
+from mdlnb.board.experts import PRESETS, Expert
 
 #: Fields a protocol mapping may give (those of :class:`mdlnb.Protocol`, ``experts`` as
 #: another name for ``board``, and ``m`` for fixed share's m).

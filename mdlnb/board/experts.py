@@ -1,7 +1,7 @@
 """Experts: a readout architecture plus its online-training hyperparameters.
 
 An expert is one forecaster on the board of readout-model switching: a
-:class:`~mdlnb.readouts.Readout` trained online with AdamW and replay
+:class:`~mdlnb.board.readouts.Readout` trained online with AdamW and replay
 (paper App. A.3, A.5). :func:`expert_grid` takes a cross product of
 hyperparameters; :func:`preset` gives the paper's grids (Tables 6 and 9) and
 CPU-sized ones.
@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import readouts as _readouts
+from mdlnb.board import readouts as _readouts
+from mdlnb.board.readouts import ReadoutLike
 from mdlnb.core._checks import check_int
-from mdlnb.readouts import ReadoutLike
 
 #: Names of the expert grids of :func:`preset`. The batch size, switching rate
 #: and standardisation that go with a board are a protocol's
@@ -52,8 +52,8 @@ class Expert:
     """A readout and how it is trained online.
 
     Attributes:
-      readout: the architecture: a :class:`~mdlnb.readouts.Readout`, or any
-        :class:`~mdlnb.readouts.ReadoutLike` (e.g. an encoder + head trained
+      readout: the architecture: a :class:`~mdlnb.board.readouts.Readout`, or any
+        :class:`~mdlnb.board.readouts.ReadoutLike` (e.g. an encoder + head trained
         end to end, :class:`mdlnb.finetune.FinetuneReadout`).
       learning_rate: AdamW step size (> 0).
       b1: AdamW first-moment decay β1 in [0, 1); β2 = 0.999, ε = 1e-8 fixed.

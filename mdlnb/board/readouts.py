@@ -179,7 +179,7 @@ def with_matmul_dtype(readout: Any, dtype: str = "float32") -> Any:
         readout = readout.readout
     if not isinstance(readout, Readout):
         raise ValueError(
-            f"matmul_dtype: {dtype!r} is supported for mdlnb.readouts.Readout boards "
+            f"matmul_dtype: {dtype!r} is supported for mdlnb.board.readouts.Readout boards "
             f"only, got readout {getattr(readout, 'name', readout)!r}"
         )
     return LowPrecision(readout, dtype)

@@ -9,7 +9,7 @@ one; a :class:`~mdlnb.prequential.LossMatrix` and a
 cache key holds its stage-1 part (:meth:`Protocol.stage1`). What a call runs —
 its ``protocol`` argument (a name, a Protocol or a mapping of fields) with its
 own keyword arguments applied — is resolved in one place,
-:func:`mdlnb._arguments.resolve_protocol`.
+:func:`mdlnb.board._arguments.resolve_protocol`.
 
 Presets (:func:`protocol`, :data:`PRESETS`):
 
@@ -43,11 +43,11 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import experts as _experts
 from mdlnb import switching
+from mdlnb.board import experts as _experts
+from mdlnb.board.readouts import MATMUL_DTYPES
 from mdlnb.core._checks import check_int
 from mdlnb.core._standardize import CLIP_Z
-from mdlnb.readouts import MATMUL_DTYPES
 from mdlnb.switching import FixedShare
 from mdlnb.switching.strategies import strategy_label
 
@@ -141,8 +141,8 @@ class Protocol:
     Attributes:
       name: the preset it came from (``"custom"`` when built by hand;
         ``"<preset> (modified)"`` after :meth:`replace` changed a field).
-      board: an expert preset name (``mdlnb.experts.preset``) or a tuple of
-        :class:`~mdlnb.experts.Expert`.
+      board: an expert preset name (``mdlnb.board.experts.preset``) or a tuple of
+        :class:`~mdlnb.board.experts.Expert`.
       batch_size: B, examples per incoming batch and per replay step.
       strategy: the stage-2 switching strategy (an object of
         :mod:`mdlnb.switching`, or its name).
@@ -154,7 +154,7 @@ class Protocol:
       seed: example order, initialisations and replay samples.
       matmul_dtype: ``"float32"`` (default) or ``"bfloat16"``: the readouts'
         matmuls take bfloat16 operands with float32 accumulation
-        (:func:`mdlnb.readouts.with_matmul_dtype`); parameters and optimiser
+        (:func:`mdlnb.board.readouts.with_matmul_dtype`); parameters and optimiser
         state stay float32. Part of the stage-1 cache key when not float32.
       prune: ``None`` (default: every expert trains on the whole stream) or an
         :class:`mdlnb.Prune` (or a dict of its fields): stop training experts
