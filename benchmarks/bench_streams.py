@@ -102,7 +102,7 @@ def _slice():
 def _pass(trains, plan, seeds) -> dict:
     """Stage 1 of every (task, seed) as one batch, stage 2 of each; compile records."""
     from mdlnb import prequential
-    from mdlnb._report import Report
+    from mdlnb.api._report import Report
 
     streams = [(t, s) for t in trains for s in seeds]
     with CompileLog() as log:

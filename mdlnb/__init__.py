@@ -20,16 +20,16 @@ from mdlnb.core._task import Task
 from mdlnb.infra import _warnings
 
 if TYPE_CHECKING:  # the lazy exports below, for type checkers (py.typed); nothing at run time
-    from mdlnb._compare import compare as compare
-    from mdlnb._comparison import Comparison as Comparison
-    from mdlnb._report import Report as Report
+    from mdlnb.api._compare import compare as compare
+    from mdlnb.api._comparison import Comparison as Comparison
+    from mdlnb.api._report import Report as Report
+    from mdlnb.api.evaluation import evaluate as evaluate
+    from mdlnb.api.preference import readout_preference as readout_preference
     from mdlnb.board._protocol import Protocol as Protocol
     from mdlnb.board._protocol import Prune as Prune
     from mdlnb.board._protocol import protocol as protocol
     from mdlnb.board.experts import Expert as Expert
     from mdlnb.board.experts import expert_grid as expert_grid
-    from mdlnb.evaluation import evaluate as evaluate
-    from mdlnb.preference import readout_preference as readout_preference
     from mdlnb.prequential import LossMatrix as LossMatrix
     from mdlnb.prequential._prune import PruningSimulation as PruningSimulation
     from mdlnb.prequential._prune import simulate_pruning as simulate_pruning
@@ -59,12 +59,12 @@ _TOOLS = ("cli", "core", "infra", "manifest", "runner")
 _EXPORTS = {
     "expert_grid": "mdlnb.board.experts",
     "Expert": "mdlnb.board.experts",
-    "evaluate": "mdlnb.evaluation",
-    "Report": "mdlnb._report",
+    "evaluate": "mdlnb.api.evaluation",
+    "Report": "mdlnb.api._report",
     "LossMatrix": "mdlnb.prequential",
-    "readout_preference": "mdlnb.preference",
-    "compare": "mdlnb._compare",
-    "Comparison": "mdlnb._comparison",
+    "readout_preference": "mdlnb.api.preference",
+    "compare": "mdlnb.api._compare",
+    "Comparison": "mdlnb.api._comparison",
     "Protocol": "mdlnb.board._protocol",
     "Prune": "mdlnb.board._protocol",
     "simulate_pruning": "mdlnb.prequential._prune",

@@ -28,7 +28,7 @@ from mdlnb._verdicts import (
     SMALLER,
     UNDETERMINED,
 )
-from mdlnb.report import save_figure, to_markdown
+from mdlnb.api.output import save_figure, to_markdown
 
 #: Marker colour by direction, marker shape by size (the figure's legend says so).
 DIRECTION_COLOURS = {REPLICATED: "#1b7837", REVERSED: "#b2182b", UNDETERMINED: "#7f7f7f"}

@@ -26,9 +26,9 @@ from mdlnb._cli_options import (
     protocol_and_strategy,
     write_table,
 )
-from mdlnb.report import save_figure
+from mdlnb.api.output import save_figure
 
-# mdlnb.evaluation and mdlnb._compare (JAX, optax, pandas) are imported inside the
+# mdlnb.api.evaluation and mdlnb.api._compare (JAX, optax, pandas) are imported inside the
 # functions that use them, so that importing mdlnb.cli does not load them.
 
 
@@ -204,7 +204,7 @@ def _read_compare(args: argparse.Namespace, names: list[str]):
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from mdlnb._compare import compare
+    from mdlnb.api._compare import compare
 
     check_output(args.table, "table", (".csv", ".parquet"))
     check_output(args.figure, "figure", (".png",))

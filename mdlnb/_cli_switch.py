@@ -17,7 +17,7 @@ import numpy as np
 
 from mdlnb._cli_options import POSTERIOR_HELP, check_table_path, strategy_options, write_table
 
-# mdlnb.switching and mdlnb.evaluation (JAX, pandas) are imported inside the functions
+# mdlnb.switching and mdlnb.api.evaluation (JAX, pandas) are imported inside the functions
 # that use them, so that importing mdlnb.cli does not load them.
 
 
@@ -122,7 +122,7 @@ def run_switch(args: argparse.Namespace) -> int:
         f"per example     {result.nats_per_example:.6f} nats = {result.bits_per_example:.6f} bits"
     )
     if args.posterior is not None:
-        from mdlnb.evaluation import posterior_frame
+        from mdlnb.api.evaluation import posterior_frame
 
         frame = posterior_frame(result.posterior, names, readouts)
         write_table(frame, args.posterior)

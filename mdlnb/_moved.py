@@ -24,6 +24,10 @@ from types import ModuleType
 MOVED: dict[str, str] = {
     "mdlnb.readouts": "mdlnb.board.readouts",
     "mdlnb.experts": "mdlnb.board.experts",
+    "mdlnb.evaluation": "mdlnb.api.evaluation",
+    "mdlnb.preference": "mdlnb.api.preference",
+    "mdlnb.plots": "mdlnb.api.plots",
+    "mdlnb.report": "mdlnb.api.output",
 }
 
 _HERE = os.path.abspath(__file__)

@@ -60,8 +60,8 @@ from mdlnb._verdicts import (  # noqa: F401
     rule_clause,
     runs_to_decide,
 )
+from mdlnb.api.output import _check_name
 from mdlnb.infra._io import atomic_write_text
-from mdlnb.report import _check_name
 
 # pandas is imported inside the functions that use it, so that importing this module does
 # not load it.

@@ -21,7 +21,7 @@ same options as :func:`mdlnb.evaluate` and :func:`mdlnb.compare`: a protocol
 regression`` codes real-valued targets; what only Python offers is listed at
 the end of ``--help`` (:data:`PYTHON_ONLY`). A report's warnings are printed
 once, under it. Both ``--posterior`` options write one format
-(:data:`POSTERIOR_HELP`, :func:`mdlnb.evaluation.posterior_frame`).
+(:data:`POSTERIOR_HELP`, :func:`mdlnb.api.evaluation.posterior_frame`).
 """
 
 from __future__ import annotations

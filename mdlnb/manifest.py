@@ -20,8 +20,8 @@ from pathlib import Path
 
 from mdlnb._captions import CAPTIONS
 from mdlnb._claims_page import SCALE_NOTE
+from mdlnb.api.output import _check_name, to_markdown
 from mdlnb.infra._io import atomic_write_text
-from mdlnb.report import _check_name, to_markdown
 
 # pandas and matplotlib are imported inside the functions that use them, so that importing
 # this module does not load them.

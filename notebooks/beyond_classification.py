@@ -52,7 +52,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 import mdlnb
-from mdlnb import report
+from mdlnb.api import output
 from mdlnb.studies import beyond as study
 from mdlnb.studies import finish
 
@@ -88,7 +88,7 @@ result = study.run(config)   # a bar names the stage it is in (about 3 minutes o
 result.save(paper_dir)
 summary = result.regression_summary()
 display(Markdown(summary.attrs["note"]))
-report.show(summary, rows=None)   # every number, unrounded: beyond_regression.csv
+output.show(summary, rows=None)   # every number, unrounded: beyond_regression.csv
 
 # %% [markdown]
 # The cumulative density code divided by n, along the stream (mean over
@@ -113,7 +113,7 @@ fig = result.plot_regression()
 # over orders (a small number of orders: a wide interval).
 
 # %%
-report.show(result.calibration(), rows=None)
+output.show(result.calibration(), rows=None)
 
 # %%
 fig = result.plot_calibration()

@@ -64,7 +64,7 @@ runner.interactive_profile(globals(), "data_efficiency")   # by hand: apply `pro
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import report
+from mdlnb.api import output
 from mdlnb.studies import data_efficiency as study
 from mdlnb.studies import finish
 
@@ -77,7 +77,7 @@ config = study.DataEfficiencyConfig.from_parameters(globals())
 result = study.run(config)
 paths = result.save(paper_dir)
 display(Markdown(result.describe()))
-report.show(result.tables()["regret"])
+output.show(result.tables()["regret"])
 
 # %% [markdown]
 # ## Regret to training from scratch along n (Fig. 3)

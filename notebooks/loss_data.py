@@ -68,7 +68,7 @@ runner.interactive_profile(globals(), "loss_data")   # by hand: apply `profile`,
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import report
+from mdlnb.api import output
 from mdlnb.studies import finish
 from mdlnb.studies import loss_data as study
 
@@ -85,7 +85,7 @@ config = study.LossDataConfig.from_parameters(globals())
 # %%
 result = study.run(config)
 paths = result.save(paper_dir)
-report.show(result.representations(), digits=2)
+output.show(result.representations(), digits=2)
 
 # %% [markdown]
 # ## The tolerance ε (Sec. 4.3)
@@ -131,7 +131,7 @@ plt.show()
 # seeds score on the test set.
 
 # %%
-report.show(result.first_point(), digits=3)
+output.show(result.first_point(), digits=3)
 display(Markdown(result.first_point_findings()))
 
 # %% [markdown]
@@ -144,10 +144,10 @@ display(Markdown(result.first_point_findings()))
 # %%
 result.plot_measures()
 plt.show()
-report.show(result.rankings())
+output.show(result.rankings())
 
 # %%
-report.show(result.winner_changes())
+output.show(result.winner_changes())
 
 # %% [markdown]
 # Reading the table above: each row lists, in order of growing n, the
@@ -168,7 +168,7 @@ display(Markdown(result.flips()))
 # The values at the largest n, with their spread over seeds:
 
 # %%
-report.show(result.final())
+output.show(result.final())
 
 # %% [markdown]
 # ## Refining εSC where the curve crosses ε (Alg. 2, App. C.2)
@@ -178,7 +178,7 @@ report.show(result.final())
 # where the mean curve crosses ε, in `refine_rounds` rounds of 10 sizes.
 
 # %%
-report.show(result.refined)
+output.show(result.refined)
 
 # %% [markdown]
 # ## Claims

@@ -53,7 +53,7 @@ runner.interactive_profile(globals(), "objectives")   # by hand: apply `profile`
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import report
+from mdlnb.api import output
 from mdlnb.claims import describe
 from mdlnb.studies import encoders as st
 from mdlnb.studies import finish, pretraining
@@ -82,8 +82,8 @@ result.encoders[result.encoders["encoder"].isin(encoders)]
 
 # %%
 ranks = result.average_ranks(encoders)
-display(Markdown(report.to_markdown(ranks, digits=2)))
-display(Markdown(report.to_markdown(result.ranking_agreement(encoders), digits=2)))
+display(Markdown(output.to_markdown(ranks, digits=2)))
+display(Markdown(output.to_markdown(result.ranking_agreement(encoders), digits=2)))
 
 # %% [markdown]
 # ## Significance: Friedman and Nemenyi (correct q beside the paper's thresholds)
@@ -91,8 +91,8 @@ display(Markdown(report.to_markdown(result.ranking_agreement(encoders), digits=2
 # %%
 friedman = result.friedman(encoders)
 cds = result.critical_differences(encoders, alpha=alpha, paper="objectives")
-display(Markdown(report.to_markdown(friedman, digits=3)))
-display(Markdown(report.to_markdown(cds, digits=3)))
+display(Markdown(output.to_markdown(friedman, digits=3)))
+display(Markdown(output.to_markdown(cds, digits=3)))
 
 # %%
 fig_cd = result.plot_cd(encoders, alpha=alpha)
@@ -110,7 +110,7 @@ plt.show()
 
 # %%
 groups = result.group_ranks(encoders)
-display(Markdown(report.to_markdown(groups, digits=2)))
+display(Markdown(output.to_markdown(groups, digits=2)))
 
 # %% [markdown]
 # ## Pairs and groups: what Table 1a and Table 2 say in words
@@ -126,9 +126,9 @@ display(Markdown(report.to_markdown(groups, digits=2)))
 
 # %%
 pairs = result.pairwise_ranks(encoders, alpha=alpha)
-display(Markdown(report.to_markdown(pairs, digits=2)))
+display(Markdown(output.to_markdown(pairs, digits=2)))
 contrasts = result.group_contrasts(encoders)
-display(Markdown(report.to_markdown(contrasts, digits=2)))
+display(Markdown(output.to_markdown(contrasts, digits=2)))
 table_claims = result.table_claims(encoders)     # claims n1–n7, o1–o4
 print(describe(table_claims))
 
@@ -144,7 +144,7 @@ print(describe(table_claims))
 # %%
 pretrained = pretraining.result()
 transfer = result.clid_transfer(pretrained)
-display(Markdown(report.to_markdown(transfer, digits=3)))
+display(Markdown(output.to_markdown(transfer, digits=3)))
 transfer_claims = result.clid_transfer_claims(pretrained)     # claims p4, p5
 print(describe(transfer_claims))
 
@@ -158,8 +158,8 @@ print(describe(transfer_claims))
 
 # %%
 variance = result.permutation_variance(encoders)
-display(Markdown(report.to_markdown(result.permutation_summary(encoders), digits=3)))
-display(Markdown(report.to_markdown(variance, digits=2)))
+display(Markdown(output.to_markdown(result.permutation_summary(encoders), digits=3)))
+display(Markdown(output.to_markdown(variance, digits=2)))
 
 # %% [markdown]
 # ## What this run found, next to the paper

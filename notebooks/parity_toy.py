@@ -63,7 +63,7 @@ runner.interactive_profile(globals(), "parity_toy")   # by hand: apply `profile`
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import report
+from mdlnb.api import output
 from mdlnb.studies import finish
 from mdlnb.studies import parity as study
 
@@ -111,7 +111,7 @@ plt.show()
 # is final (tight) or only a lower bound:
 
 # %%
-report.show(result.rankings(), rows=None)   # the values per representation; all of them: parity_measures
+output.show(result.rankings(), rows=None)   # the values per representation; all of them: parity_measures
 
 # %%
 display(Markdown(result.exact_findings()))
@@ -134,7 +134,7 @@ display(Markdown(result.exact_findings()))
 # %%
 result.plot_mlp_curves()
 plt.show()
-report.show(result.rankings("mlp"), rows=None)
+output.show(result.rankings("mlp"), rows=None)
 
 # %%
 display(Markdown(result.mlp_findings()))
@@ -162,7 +162,7 @@ display(Markdown(result.winners_compared()))
 # do better than a coin; a good evaluation must move to an MLP.
 
 # %%
-report.show(result.switching())
+output.show(result.switching())
 
 # %%
 result.plot_switching_posterior()

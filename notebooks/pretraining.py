@@ -42,11 +42,11 @@ runner.interactive_profile(globals(), "pretraining")   # by hand: apply `profile
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import report
+from mdlnb.api import output
 from mdlnb.studies import finish, pretraining
 
 result = pretraining.result()        # every artifact, checked against its SHA-256
-display(Markdown(report.to_markdown(result.overview(), digits=4)))
+display(Markdown(output.to_markdown(result.overview(), digits=4)))
 
 # %% [markdown]
 # ## The probe curves
@@ -80,7 +80,7 @@ display(Markdown(result.findings()))
 # %%
 fig_tracking = result.plot_tracking()
 plt.show()
-display(Markdown(report.to_markdown(result.tracking(), digits=3)))
+display(Markdown(output.to_markdown(result.tracking(), digits=3)))
 
 # %% [markdown]
 # ## Across models: CLID Fig. 1 and Fig. 2
@@ -96,11 +96,11 @@ display(Markdown(report.to_markdown(result.tracking(), digits=3)))
 # accuracies).
 
 # %%
-display(Markdown(report.to_markdown(result.across_models(), digits=4)))
+display(Markdown(output.to_markdown(result.across_models(), digits=4)))
 fig_landscape = result.plot_clid_landscape()
 plt.show()
 robustness = result.clid_robustness(**clid_grid)
-display(Markdown(report.to_markdown(robustness, digits=3)))
+display(Markdown(output.to_markdown(robustness, digits=3)))
 fig_robustness = result.plot_clid_robustness(**clid_grid)
 plt.show()
 

@@ -53,7 +53,8 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 import mdlnb
-from mdlnb import blockwise, findings, plots, report
+from mdlnb import blockwise, findings
+from mdlnb.api import output, plots
 from mdlnb.studies import finish
 
 # %% [markdown]
@@ -128,8 +129,8 @@ plt.show()
 
 # %%
 table = rep.codelength_table()
-report.save_table(table.drop(columns="how it codes"), "quickstart_codelengths", paper_dir)
-report.show(table, rows=None)   # the numbers saved, and how each code codes
+output.save_table(table.drop(columns="how it codes"), "quickstart_codelengths", paper_dir)
+output.show(table, rows=None)   # the numbers saved, and how each code codes
 
 # %% [markdown]
 # The regret of the switching code relative to the best single expert, as the
@@ -152,7 +153,7 @@ plt.show()
 
 # %%
 ax = rep.plot_posterior(by="readout")
-report.save_figure(ax, "quickstart_posterior", paper_dir)
+output.save_figure(ax, "quickstart_posterior", paper_dir)
 plt.show()
 rep.readout_preference()   # one order: which readout per data-size bin, not yet a stable fact
 
@@ -174,7 +175,7 @@ best = rep.expert()
 block = blockwise.blockwise(task, best, order=rep.losses.order, seed=seed, epochs=blockwise_epochs)
 print(block)
 print(f"online code of the same expert: {rep.best_expert_nats:,.1f} nats")
-display(report.show(block.to_frame(), rows=None))
+display(output.show(block.to_frame(), rows=None))
 display(Markdown(block.notes(task)))
 display(Markdown(findings.blockwise_vs_online(block.total_nats, rep.best_expert_nats, task.n,
                                               expert=best.name)))

@@ -39,7 +39,7 @@ runner.interactive_profile(globals(), "readout_preference")   # by hand: apply `
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import report
+from mdlnb.api import output
 from mdlnb.studies import encoders as st
 from mdlnb.studies import finish
 
@@ -66,7 +66,7 @@ plt.show()
 
 # %%
 switching = result.switching()
-display(Markdown(report.to_markdown(switching, digits=2)))
+display(Markdown(output.to_markdown(switching, digits=2)))
 ax_switch = result.plot_switching()
 plt.show()
 

@@ -43,7 +43,7 @@ runner.interactive_profile(globals(), "scaling")   # by hand: apply `profile`, w
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import report
+from mdlnb.api import output
 from mdlnb.studies import encoders as st
 from mdlnb.studies import finish
 
@@ -64,15 +64,15 @@ display(result.timing())
 
 # %%
 table = result.scaling(encoders)
-display(Markdown(report.to_markdown(table, digits=3)))
-display(Markdown(report.to_markdown(result.scaling_differences(encoders), digits=4)))
+display(Markdown(output.to_markdown(table, digits=3)))
+display(Markdown(output.to_markdown(result.scaling_differences(encoders), digits=4)))
 fig_scaling = result.plot_scaling(encoders)
 plt.show()
 
 # %%
 cds = result.critical_differences(encoders, alpha=alpha, paper="scaling")
-display(Markdown(report.to_markdown(cds, digits=3)))
-display(Markdown(report.to_markdown(result.friedman(encoders), digits=3)))
+display(Markdown(output.to_markdown(cds, digits=3)))
+display(Markdown(output.to_markdown(result.friedman(encoders), digits=3)))
 
 # %% [markdown]
 # ## Where along n does the larger encoder pay off?

@@ -64,7 +64,7 @@ runner.interactive_profile(globals(), "shift")   # by hand: apply `profile`, wri
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import report
+from mdlnb.api import output
 from mdlnb.studies import finish
 from mdlnb.studies import shift as study
 
@@ -82,7 +82,7 @@ config = study.ShiftConfig.from_parameters(globals())
 result = study.run(config)
 paths = result.save(paper_dir)
 display(Markdown(result.describe()))
-report.show(result.encoders, digits=3)
+output.show(result.encoders, digits=3)
 
 # %% [markdown]
 # ## How much does the shift change the codelength?
@@ -101,7 +101,7 @@ report.show(result.encoders, digits=3)
 result.plot_effects()
 plt.show()
 display(Markdown(result.findings()))
-report.show(result.summary(), digits=4)
+output.show(result.summary(), digits=4)
 
 # %% [markdown]
 # Along the stream: the cumulative code of the original split and of the
@@ -124,7 +124,7 @@ plt.show()
 # %%
 result.plot_ranks()
 plt.show()
-report.show(result.ranks(), digits=3)
+output.show(result.ranks(), digits=3)
 
 # %% [markdown]
 # ## The paper's numbers
@@ -133,7 +133,7 @@ report.show(result.ranks(), digits=3)
 # example: the effects of the claims below are computed from these cells.
 
 # %%
-report.show(result.tables()["paper"], digits=2)
+output.show(result.tables()["paper"], digits=2)
 
 # %% [markdown]
 # ## Claims

@@ -50,7 +50,7 @@ runner.interactive_profile(globals(), "switching_strategies")   # by hand: apply
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import report
+from mdlnb.api import output
 from mdlnb.studies import finish
 from mdlnb.studies import switching as study
 
@@ -77,7 +77,7 @@ display(Markdown(result.describe()))
 result.plot_regret()
 plt.show()
 tables = result.tables()
-display(Markdown(report.to_markdown(tables["final_regret"], digits=3)))
+display(Markdown(output.to_markdown(tables["final_regret"], digits=3)))
 display(Markdown(result.regret_findings()))
 
 # %% [markdown]
@@ -90,7 +90,7 @@ display(Markdown(result.regret_findings()))
 # %%
 result.plot_sensitivity()
 plt.show()
-display(Markdown(report.to_markdown(tables["sensitivity"], digits=3)))
+display(Markdown(output.to_markdown(tables["sensitivity"], digits=3)))
 
 # %% [markdown]
 # ## The regret bound (App. A.1)
@@ -117,7 +117,7 @@ display(Markdown(result.bound_findings()))
 
 # %%
 display(Markdown(result.switching_findings()))
-display(Markdown(report.to_markdown(tables["frequency"], digits=3)))
+display(Markdown(output.to_markdown(tables["frequency"], digits=3)))
 
 # %% [markdown]
 # ## Claims

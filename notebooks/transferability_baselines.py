@@ -72,7 +72,7 @@ runner.interactive_profile(globals(), "transferability_baselines")   # by hand: 
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
-from mdlnb import report
+from mdlnb.api import output
 from mdlnb.studies import finish
 from mdlnb.studies import transferability as tr
 
@@ -105,7 +105,7 @@ result.seconds
 
 # %%
 display(result.encoders)
-display(Markdown(report.to_markdown(result.truth_table(), digits=3)))
+display(Markdown(output.to_markdown(result.truth_table(), digits=3)))
 
 # %% [markdown]
 # Can the test sets tell the checkpoints apart? Per (zoo, task), the share of
@@ -114,7 +114,7 @@ display(Markdown(report.to_markdown(result.truth_table(), digits=3)))
 # pairs within noise add noise to it.
 
 # %%
-display(Markdown(report.to_markdown(result.noise, digits=3)))
+display(Markdown(output.to_markdown(result.noise, digits=3)))
 
 # %% [markdown]
 # ## Kendall τ, averaged over tasks (PACTran Table 1, and Table 7)
@@ -125,7 +125,7 @@ display(Markdown(report.to_markdown(result.noise, digits=3)))
 # ranked apart by this run.
 
 # %%
-display(Markdown(report.to_markdown(result.summary(), digits=3)))
+display(Markdown(output.to_markdown(result.summary(), digits=3)))
 
 # %%
 fig = result.plot()
@@ -152,8 +152,8 @@ plt.show()
 # fine-tuned accuracy, and its average.
 
 # %%
-display(Markdown(report.to_markdown(result.clid_table_1(), digits=3)))
-display(Markdown(report.to_markdown(result.clid_table_2(), digits=3)))
+display(Markdown(output.to_markdown(result.clid_table_1(), digits=3)))
+display(Markdown(output.to_markdown(result.clid_table_2(), digits=3)))
 
 # %% [markdown]
 # ## Per task (PACTran Tables 4–6)
@@ -161,7 +161,7 @@ display(Markdown(report.to_markdown(result.clid_table_2(), digits=3)))
 # Mean τ over the subsamples of each task, and its standard deviation (`sd`).
 
 # %%
-display(Markdown(report.to_markdown(result.per_task(), digits=3)))
+display(Markdown(output.to_markdown(result.per_task(), digits=3)))
 
 # %% [markdown]
 # Which knob the grid metrics chose (per zoo, task, N/K and subsample):
@@ -213,7 +213,7 @@ display(Markdown(result.findings()))
 # %%
 diff = result.compare_saved(paper_dir)
 display(Markdown(tr.noise_summary(diff)))
-report.show(diff) if hasattr(diff, "columns") else diff
+output.show(diff) if hasattr(diff, "columns") else diff
 
 # %%
 paths = result.save(paper_dir)

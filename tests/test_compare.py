@@ -12,7 +12,7 @@ from sklearn.datasets import load_digits
 from sklearn.decomposition import PCA
 
 from mdlnb import Task, cli, prequential
-from mdlnb._compare import compare
+from mdlnb.api._compare import compare
 from mdlnb.board._arguments import resolve_protocol
 
 N = 1797
@@ -235,7 +235,7 @@ def test_signature_errors_name_the_accepted_forms(digits):
 
 
 def test_features_of_more_than_two_dims_are_flattened_with_a_warning():
-    from mdlnb._compare_inputs import features_of
+    from mdlnb.api._compare_inputs import features_of
 
     x = np.arange(5 * 2 * 3, dtype=np.float32).reshape(5, 2, 3)
     with pytest.warns(
@@ -271,7 +271,7 @@ def test_reports_are_kept_and_best_expert_is_the_min_column_total(result):
 
 
 def test_last_sign_change_on_hand_made_curves():
-    from mdlnb._comparison import last_sign_change
+    from mdlnb.api._comparison import last_sign_change
 
     assert last_sign_change(np.array([1.0, -1.0, -2.0, 0.0, 3.0])) == 5
     assert last_sign_change(np.array([-1.0, 2.0, 3.0])) == 2
@@ -349,7 +349,7 @@ def test_readout_column_is_readout_preference_over_the_kept_reports(result):
 
 
 def test_readout_text_says_no_agreement_when_orders_disagree(result, monkeypatch):
-    from mdlnb import preference
+    from mdlnb.api import preference
 
     real = preference.readout_preference
 
@@ -491,7 +491,7 @@ def test_a_warning_issued_by_each_run_reaches_the_user_once(close, monkeypatch):
     sentences: once, with their category and the runs they came from."""
     import warnings as _w
 
-    from mdlnb.evaluation import Report
+    from mdlnb.api.evaluation import Report
     from mdlnb.switching.divergence import DivergenceWarning
 
     feats, y = close

@@ -13,8 +13,8 @@ import pytest
 
 import mdlnb
 from mdlnb import switching
+from mdlnb.api.evaluation import DEFAULT_M, Report, as_task, evaluate
 from mdlnb.board.experts import preset
-from mdlnb.evaluation import DEFAULT_M, Report, as_task, evaluate
 
 matplotlib.use("Agg")
 

@@ -186,7 +186,7 @@ def _comparison(enc: str, steps: dict[str, list[np.ndarray]]):
     """A Comparison built from given per-step losses (nats), 3 orders."""
     import pandas as pd
 
-    from mdlnb._comparison import Comparison
+    from mdlnb.api._comparison import Comparison
 
     seeds = (0, 1, 2)
     n = len(next(iter(steps.values()))[0])

@@ -6,18 +6,19 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from mdlnb import manifest, report
+from mdlnb import manifest
+from mdlnb.api import output
 
 PAPER = Path(__file__).resolve().parent.parent / "paper"
 
 
 def _paper(tmp_path):
-    report.save_table(pd.DataFrame({"a": [1.0, 2.0]}), "nb_table", tmp_path)
+    output.save_table(pd.DataFrame({"a": [1.0, 2.0]}), "nb_table", tmp_path)
     fig, ax = plt.subplots()
     ax.plot([0, 1])
-    report.save_figure(fig, "nb_figure", tmp_path)
+    output.save_figure(fig, "nb_figure", tmp_path)
     plt.close(fig)
-    report.save_table(pd.DataFrame({"b": [3]}), "other_table", tmp_path)
+    output.save_table(pd.DataFrame({"b": [3]}), "other_table", tmp_path)
     return tmp_path
 
 

@@ -11,7 +11,10 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from mdlnb import plots, report  # noqa: E402
+from mdlnb.api import (
+    output,
+    plots,  # noqa: E402
+)
 
 
 @pytest.fixture(autouse=True)
@@ -96,7 +99,7 @@ def test_to_markdown_exact():
     df = pd.DataFrame(
         {"expert": ["linear", "mlp|1"], "total [nats]": [1234.56789, 0.5], "N": [10, 20]}
     )
-    assert report.to_markdown(df, digits=2) == (
+    assert output.to_markdown(df, digits=2) == (
         "| expert | total [nats] | N |\n"
         "|---|---:|---:|\n"
         "| linear | 1,234.57 | 10 |\n"
@@ -106,20 +109,20 @@ def test_to_markdown_exact():
 
 def test_save_table_and_figure(tmp_path):
     df = pd.DataFrame({"a": [1.0, 2.5], "b": ["x", "y"]})
-    csv, md = report.save_table(df, "t1", tmp_path / "paper")
+    csv, md = output.save_table(df, "t1", tmp_path / "paper")
     pd.testing.assert_frame_equal(pd.read_csv(csv), df)
-    assert md.read_text() == report.to_markdown(df)
+    assert md.read_text() == output.to_markdown(df)
     ax = plots.regret({"a": np.ones(5)}, np.zeros(5))
-    png = report.save_figure(ax, "fig", tmp_path / "paper")
+    png = output.save_figure(ax, "fig", tmp_path / "paper")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # nothing but the three artifacts (no temporary files left behind)
     assert sorted(p.name for p in (tmp_path / "paper").iterdir()) == ["fig.png", "t1.csv", "t1.md"]
     with pytest.raises(ValueError, match="name"):
-        report.save_table(df, "../escape", tmp_path)
+        output.save_table(df, "../escape", tmp_path)
     with pytest.raises(ValueError, match="df"):
-        report.save_table({"a": 1}, "t2", tmp_path)
+        output.save_table({"a": 1}, "t2", tmp_path)
     with pytest.raises(ValueError, match="fig"):
-        report.save_figure("not a figure", "f", tmp_path)
+        output.save_figure("not a figure", "f", tmp_path)
 
 
 def test_regret_overlays_take_new_colours_and_draw_the_baseline_once():

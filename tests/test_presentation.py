@@ -15,7 +15,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from mdlnb import findings, plots, report  # noqa: E402
+from mdlnb import findings  # noqa: E402
+from mdlnb.api import output, plots
 
 
 def test_blockwise_sentence_takes_its_direction_from_the_numbers():
@@ -61,17 +62,17 @@ def test_show_rounds_and_shortens_but_save_keeps_everything(tmp_path):
             "total [nats]": np.linspace(100.123456, 200.654321, 40),
         }
     )
-    shown = report.show(df)
+    shown = output.show(df)
     lines = str(shown).splitlines()
     assert (
         lines[2] == "| e0 | 100.123 |" and len([x for x in lines if x.startswith("| e")]) == 1 + 12
     )
     assert lines[-1] == "… and 28 more rows (40 in all)."
     assert shown._repr_markdown_() == str(shown)
-    assert "100.123456" in report.save_table(df, "t", tmp_path)[0].read_text()
-    assert len(str(report.show(df, rows=None)).splitlines()) == 42
+    assert "100.123456" in output.save_table(df, "t", tmp_path)[0].read_text()
+    assert len(str(output.show(df, rows=None)).splitlines()) == 42
     with pytest.raises(ValueError, match="rows"):
-        report.show(df, rows=0)
+        output.show(df, rows=0)
 
 
 @pytest.mark.parametrize(
@@ -346,7 +347,7 @@ def test_linear_or_deeper_from_the_tidy_posterior(depth_reports):
 def test_orders_needed_is_the_smallest_count_whose_interval_excludes_a_half():
     from scipy import stats
 
-    from mdlnb._depth import orders_needed
+    from mdlnb.api._depth import orders_needed
 
     for mean, sd in ((0.8, 0.1), (0.55, 0.2), (0.3, 0.05), (0.51, 0.03)):
         r = orders_needed(mean, sd)

@@ -105,7 +105,7 @@ def test_default_table():
 
 def test_one_fixed_share_default_everywhere():
     m = mdlnb.protocol("default").m
-    assert switching.FixedShare().m == m == switching.DEFAULT_M == mdlnb.evaluation.DEFAULT_M
+    assert switching.FixedShare().m == m == switching.DEFAULT_M == mdlnb.api.evaluation.DEFAULT_M
     L = np.random.default_rng(1).exponential(size=(64, 5)).astype(np.float32)
     want = switching.codelength(L, switching.FixedShare(m=m)).total_nats
     assert switching.codelength(L).total_nats == want
@@ -177,7 +177,7 @@ def test_one_resolution_and_one_strategy_label():
     assert old == resolve_protocol("small", batch_size=8)
     s = switching.FixedShare(m=3, weights=(0.5, 0.5))
     label = "FixedShare(m=3, weights=(0.5, 0.5))"
-    assert repr(s) == s.label == mdlnb.evaluation.strategy_label(s) == label
+    assert repr(s) == s.label == mdlnb.api.evaluation.strategy_label(s) == label
     assert f"strategy={label}" in repr(mdlnb.protocol("small", strategy=s))
 
 

@@ -153,12 +153,20 @@ def test_no_import_cycle_through_module_level_imports():
 
 
 #: Packages of the layout and the packages each may import (module- or function-level):
-#: the arrows of the architecture, checked. ``mdlnb.infra`` is the floor.
+#: the arrows of the architecture, checked. ``mdlnb.infra`` and ``mdlnb.core`` are the floor;
+#: the stages (switching, board, prequential) and the encoders sit on it; ``mdlnb.api``
+#: on them.
+_FLOOR = ("mdlnb.core", "mdlnb.infra")
+_STAGES = ("mdlnb.prequential", "mdlnb.board", "mdlnb.switching", "mdlnb.encoders", *_FLOOR)
 LAYERS = {
     "mdlnb.infra": ("mdlnb.infra",),
-    "mdlnb.core": ("mdlnb.core", "mdlnb.infra"),
-    "mdlnb.switching": ("mdlnb.switching", "mdlnb.core", "mdlnb.infra"),
-    "mdlnb.board": ("mdlnb.board", "mdlnb.switching", "mdlnb.core", "mdlnb.infra"),
+    "mdlnb.core": _FLOOR,
+    "mdlnb.switching": ("mdlnb.switching", *_FLOOR),
+    "mdlnb.board": ("mdlnb.board", "mdlnb.switching", *_FLOOR),
+    "mdlnb.encoders": ("mdlnb.encoders", *_FLOOR),
+    "mdlnb.data": ("mdlnb.data", *_FLOOR),
+    "mdlnb.prequential": ("mdlnb.prequential", "mdlnb.board", "mdlnb.switching", *_FLOOR),
+    "mdlnb.api": ("mdlnb.api", *_STAGES),
 }
 
 

@@ -711,7 +711,7 @@ def test_result_save_is_byte_identical_and_png_has_no_metadata(toy_study, tmp_pa
 def test_kendall_bars_draw_means_and_interval_half_widths():
     import matplotlib.pyplot as plt
 
-    from mdlnb import plots
+    from mdlnb.api import plots
 
     long = pd.DataFrame(
         {

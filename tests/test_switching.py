@@ -578,7 +578,7 @@ def test_units_and_frame():
     sub = df[(df.t == 4) & (df.expert == "mlp1")]
     assert sub.probability.item() == pytest.approx(r.posterior[4, 1])
     np.testing.assert_allclose(df[df.t == 0].probability, 1 / 3, rtol=1e-6)  # the prior
-    from mdlnb.evaluation import posterior_frame
+    from mdlnb.api.evaluation import posterior_frame
 
     pd.testing.assert_frame_equal(df, posterior_frame(r.posterior, ["lin", "mlp1", "mlp2"]))
     ro = r.to_frame(names=["lin", "mlp1", "mlp2"], readouts=["linear", "mlp1", "mlp1"])

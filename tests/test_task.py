@@ -133,7 +133,7 @@ def test_labels_one_to_ten_warn_and_say_how_to_pass_num_classes():
 
     from sklearn.datasets import load_digits
 
-    from mdlnb.evaluation import as_task
+    from mdlnb.api.evaluation import as_task
 
     d = load_digits()
     with pytest.warns(
@@ -156,8 +156,8 @@ def test_labels_one_to_ten_warn_and_say_how_to_pass_num_classes():
 def test_arrays_and_features_are_named_after_the_representation():
     import jax.numpy as jnp
 
+    from mdlnb.api.evaluation import as_task
     from mdlnb.encoders import Encoder, features
-    from mdlnb.evaluation import as_task
 
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(20, 3)), np.arange(20) % 2

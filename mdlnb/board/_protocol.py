@@ -5,7 +5,7 @@ the switching strategy (with fixed share's m), the input standardisation,
 an optional replay-count override and the seed. :func:`mdlnb.evaluate`,
 :func:`mdlnb.prequential.run` and ``mdlnb evaluate --protocol NAME`` take
 one; a :class:`~mdlnb.prequential.LossMatrix` and a
-:class:`~mdlnb.evaluation.Report` record the one they ran, and stage 1's
+:class:`~mdlnb.api.evaluation.Report` record the one they ran, and stage 1's
 cache key holds its stage-1 part (:meth:`Protocol.stage1`). What a call runs —
 its ``protocol`` argument (a name, a Protocol or a mapping of fields) with its
 own keyword arguments applied — is resolved in one place,

@@ -21,7 +21,7 @@ one copies it:
   spread (standard deviation, or the half-width of a 95 % interval) next to
   the mean, and figures draw it.
 * **result.save(dir)** writes the paper files (CSV + Markdown tables, PNG
-  figures) atomically through :mod:`mdlnb.report`; the same result gives
+  figures) atomically through :mod:`mdlnb.api.output`; the same result gives
   byte-identical files, so a same-machine rerun reproduces ``paper/`` bit for
   bit (``tests/test_reproducible.py``).
 * **Prose numbers from the result.** What the notebook says about its numbers

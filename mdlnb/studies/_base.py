@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mdlnb import claims, manifest, report
+from mdlnb import claims, manifest
+from mdlnb.api import output
 from mdlnb.core._checks import check_int
 
 # Imported inside the functions that use them, so that importing this module does not load
@@ -133,13 +134,13 @@ def save_files(
 ) -> list[Path]:
     """Write a result's ``tables`` (``{name: DataFrame}``, csv + md) and ``figures``
     (``{name: Figure | Axes}``, png, then closed) as ``<prefix>_<name>`` in
-    ``paper_dir``, atomically (:mod:`mdlnb.report`); returns the paths."""
+    ``paper_dir``, atomically (:mod:`mdlnb.api.output`); returns the paths."""
     import matplotlib.pyplot as plt  # here: pyplot costs a second, and only saving needs it
 
     paths: list[Path] = []
     for name, df in tables.items():
-        paths += report.save_table(df, f"{prefix}_{name}", paper_dir)
+        paths += output.save_table(df, f"{prefix}_{name}", paper_dir)
     for name, fig in figures.items():
-        paths.append(report.save_figure(fig, f"{prefix}_{name}", paper_dir))
+        paths.append(output.save_figure(fig, f"{prefix}_{name}", paper_dir))
         plt.close(getattr(fig, "figure", fig))
     return paths

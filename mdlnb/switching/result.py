@@ -69,7 +69,7 @@ class SwitchResult(Codelength):
         every: int = 1,
         readouts: Sequence[str] | None = None,
     ) -> pd.DataFrame:
-        """Tidy posterior in the package's one format (:func:`mdlnb.evaluation.posterior_frame`,
+        """Tidy posterior in the package's one format (:func:`mdlnb.api.evaluation.posterior_frame`,
         as ``Report.posterior`` and the CLI's ``--posterior``): one row per (t, expert),
         columns ``t`` (examples seen before the prediction, 0 … N−1; 0 is the prior),
         ``expert`` (name, or column index as text), ``readout`` (missing when not given)

@@ -1,6 +1,6 @@
 """Figures and the reader's table of :mod:`mdlnb.studies.beyond`, in words a reader
 knows: representations named in full, the unit spelled out, every line and band
-in a legend, readout colours by depth (:func:`mdlnb.plots.depth_palette`).
+in a legend, readout colours by depth (:func:`mdlnb.api.plots.depth_palette`).
 
 The density codelength −Σ log p(y_t | …) is in nats of a probability *density*:
 comparable between representations of the same targets (one panel), never across
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb.plots import encoder_label, task_label
+from mdlnb.api.plots import encoder_label, task_label
 from mdlnb.studies.beyond._data import t_interval
 
 # Imported inside the functions that use them: matplotlib, pandas.

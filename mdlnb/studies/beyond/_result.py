@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb.plots import log_spaced
+from mdlnb.api.plots import log_spaced
 from mdlnb.studies._base import save_files
 from mdlnb.studies.beyond import _plots as _beyond_plots
 from mdlnb.studies.beyond._config import BeyondConfig

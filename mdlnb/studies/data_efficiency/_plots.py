@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from mdlnb import plots
+from mdlnb.api import plots
 from mdlnb.studies.data_efficiency._measures import METHODS
 from mdlnb.studies.switching import spread
 

@@ -98,7 +98,7 @@ def group_findings(result: EncodersResult, encoders: Sequence[str]) -> str:
 
 def scaling_findings(result: EncodersResult, encoders: Sequence[str]) -> str:
     """Does a larger encoder of one family code shorter? (paper Table 1b, Fig. 8)."""
-    from mdlnb.plots import family_label, size_label
+    from mdlnb.api.plots import family_label, size_label
 
     t = result.scaling(encoders)
     diffs = result.scaling_differences(encoders).set_index("encoder")

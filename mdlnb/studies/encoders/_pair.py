@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 
 from mdlnb import prequential, probes
+from mdlnb.api.evaluation import Report
 from mdlnb.board._arguments import resolve_protocol
 from mdlnb.core._grid import log_integers
 from mdlnb.core._task import Task
 from mdlnb.core._units import LN2
-from mdlnb.evaluation import Report
 from mdlnb.studies.transferability import readout_from_name
 
 #: metric name → (lower is better?, unit)

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import plots, ranking
-from mdlnb.plots import (
+from mdlnb import ranking
+from mdlnb.api import plots
+from mdlnb.api.plots import (
     depth_cmap,
     encoder_label,
     family_label,
@@ -89,7 +90,7 @@ def rank_boxes(frame, encoders: Sequence[str], *, group: str | None = None):
 
 def scaling(table, differences):
     """Paper Fig. 8 / Table 1b against parameter count, one line per (architecture,
-    objective) family, in readers' names (:func:`mdlnb.plots.family_label`).
+    objective) family, in readers' names (:func:`mdlnb.api.plots.family_label`).
 
     Left: the paired difference to the family's smallest encoder
     (:func:`._tables.scaling_differences`: bits/example, mean over tasks, per
@@ -222,7 +223,7 @@ def preference_heatmap(
 
     values = np.asarray(table, dtype=float)
     top = int(np.ceil(max(1.0, float(np.nanmax(values))))) if np.isfinite(values).any() else 1
-    # the readouts' own colours (mdlnb.plots.DEPTH_COLORS): a whole depth is its readout's
+    # the readouts' own colours (mdlnb.api.plots.DEPTH_COLORS): a whole depth is its readout's
     sns.heatmap(
         table,
         annot=True,

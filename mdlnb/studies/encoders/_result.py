@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mdlnb.api import output
 from mdlnb.studies.encoders import (
     _claims,
     _clid_transfer,
@@ -341,16 +342,14 @@ class EncodersResult:
         import matplotlib.pyplot as plt
         import pandas as pd
 
-        from mdlnb import report
-
         paths = []
         base = {"encoders": (self.encoders, 4), **({"frame": (self.frame, 5)} if frame else {})}
         for name, (df, digits) in base.items():
-            paths += report.save_table(df, f"{prefix}_{name}", paper_dir, digits=digits)
+            paths += output.save_table(df, f"{prefix}_{name}", paper_dir, digits=digits)
         for name, obj in (parts or {}).items():
             if isinstance(obj, pd.DataFrame):
-                paths += report.save_table(obj, f"{prefix}_{name}", paper_dir, digits=3)
+                paths += output.save_table(obj, f"{prefix}_{name}", paper_dir, digits=3)
             else:
-                paths.append(report.save_figure(obj, f"{prefix}_{name}", paper_dir))
+                paths.append(output.save_figure(obj, f"{prefix}_{name}", paper_dir))
                 plt.close(getattr(obj, "figure", obj))
         return paths

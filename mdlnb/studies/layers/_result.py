@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import report
-from mdlnb.plots import log_spaced
+from mdlnb.api import output
+from mdlnb.api.plots import log_spaced
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: pandas, matplotlib, seaborn; mdlnb.studies.transferability._encoders and
-# mdlnb._compare (JAX, optax, pandas); mdlnb.encoders (JAX, optax).
+# mdlnb.api._compare (JAX, optax, pandas); mdlnb.encoders (JAX, optax).
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -254,10 +254,10 @@ class LayersResult:
         ``<prefix>_leaders`` and the figure ``<prefix>_codelengths.png``."""
         import matplotlib.pyplot as plt
 
-        report.save_table(self.table(), f"{prefix}_table", paper_dir)
-        report.save_table(self.runs(), f"{prefix}_runs", paper_dir)
-        report.save_table(self.along_n(points), f"{prefix}_along_n", paper_dir)
-        report.save_table(self.leaders(points), f"{prefix}_leaders", paper_dir)
+        output.save_table(self.table(), f"{prefix}_table", paper_dir)
+        output.save_table(self.runs(), f"{prefix}_runs", paper_dir)
+        output.save_table(self.along_n(points), f"{prefix}_along_n", paper_dir)
+        output.save_table(self.leaders(points), f"{prefix}_leaders", paper_dir)
         fig = self.plot(points)
-        report.save_figure(fig, f"{prefix}_codelengths", paper_dir)
+        output.save_figure(fig, f"{prefix}_codelengths", paper_dir)
         plt.close(fig)

@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from mdlnb._compare import compare
+from mdlnb.api._compare import compare
 from mdlnb.encoders import layer_names, layers
 from mdlnb.studies.layers._config import LayersConfig
 from mdlnb.studies.layers._result import LayersResult

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import curves, findings, report
+from mdlnb import curves, findings
+from mdlnb.api import output
 from mdlnb.studies._base import save_files
 from mdlnb.studies.parity._claims import parity_claims
 from mdlnb.studies.parity._config import ParityConfig
@@ -200,7 +201,7 @@ class ParityResult:
         return (
             "\n".join(lines)
             + "\n\nMDL (nats) at each n:\n\n"
-            + report.to_markdown(mdl.reset_index(), digits=2)
+            + output.to_markdown(mdl.reset_index(), digits=2)
         )
 
     def mlp_findings(self) -> str:

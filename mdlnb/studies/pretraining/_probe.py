@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 
 from mdlnb import labelfree
+from mdlnb.api.evaluation import evaluate
 from mdlnb.core._task import Task
 from mdlnb.encoders.augment import augment
 from mdlnb.encoders.base import _jitted, features, prepare_images
-from mdlnb.evaluation import evaluate
 
 # scikit-learn is imported inside the method that fits the probe.
 

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from mdlnb import claims as C
-from mdlnb import labelfree, ranking, report
+from mdlnb import labelfree, ranking
+from mdlnb.api import output
 from mdlnb.studies import _setting
 from mdlnb.studies.pretraining import _artifacts, _clid_items
 
@@ -395,32 +396,32 @@ class PretrainingResult:
             "final_loss",
             "sha256",
         ]
-        paths = list(report.save_table(self.encoders[cols], "pretraining_encoders", paper_dir))
-        paths += report.save_table(
+        paths = list(output.save_table(self.encoders[cols], "pretraining_encoders", paper_dir))
+        paths += output.save_table(
             self.curves.drop(columns=["train_seconds"]),
             "pretraining_probe_curves",
             paper_dir,
             digits=4,
         )
         fig = self.plot_curves()
-        paths.append(report.save_figure(fig, "pretraining_probe_curves", paper_dir))
+        paths.append(output.save_figure(fig, "pretraining_probe_curves", paper_dir))
         plt.close(fig)
-        paths += list(report.save_table(self.tracking(), "pretraining_tracking", paper_dir))
+        paths += list(output.save_table(self.tracking(), "pretraining_tracking", paper_dir))
         paths += list(
-            report.save_table(self.tracking_summary(), "pretraining_tracking_summary", paper_dir)
+            output.save_table(self.tracking_summary(), "pretraining_tracking_summary", paper_dir)
         )
         fig = self.plot_tracking()
-        paths.append(report.save_figure(fig, "pretraining_tracking", paper_dir))
+        paths.append(output.save_figure(fig, "pretraining_tracking", paper_dir))
         plt.close(fig)
         paths += list(
-            report.save_table(self.across_models(), "pretraining_across_models", paper_dir)
+            output.save_table(self.across_models(), "pretraining_across_models", paper_dir)
         )
         robust = self.clid_robustness(**grid)
-        paths += list(report.save_table(robust, "pretraining_clid_robustness", paper_dir, digits=3))
+        paths += list(output.save_table(robust, "pretraining_clid_robustness", paper_dir, digits=3))
         for name, fig in (
             ("clid_landscape", self.plot_clid_landscape()),
             ("clid_robustness", _clid_items.plot_robustness(robust)),
         ):
-            paths.append(report.save_figure(fig, f"pretraining_{name}", paper_dir))
+            paths.append(output.save_figure(fig, f"pretraining_{name}", paper_dir))
             plt.close(fig)
         return paths

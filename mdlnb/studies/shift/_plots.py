@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mdlnb.plots import encoder_label, task_label
+from mdlnb.api.plots import encoder_label, task_label
 from mdlnb.studies.shift import _paper as P
 from mdlnb.studies.shift import _tables as T
 

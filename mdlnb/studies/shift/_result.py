@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from mdlnb.plots import encoder_label
+from mdlnb.api.plots import encoder_label
 from mdlnb.studies._base import save_files
 from mdlnb.studies._setting import PAPERS, board_text, fmt_range
 from mdlnb.studies.shift import _claims, _plots

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from mdlnb import data, encoders, prequential
+from mdlnb.api.evaluation import Report
 from mdlnb.board._arguments import resolve_protocol
-from mdlnb.evaluation import Report
 from mdlnb.infra import _progress
 from mdlnb.infra._io import atomic_write_text, cache_dir, content_hash
 from mdlnb.prequential import CODE_VERSION

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mdlnb import plots
+from mdlnb.api import plots
 from mdlnb.studies.switching import _tables as T
 from mdlnb.studies.switching._pair import PairResult
 

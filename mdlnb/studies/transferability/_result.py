@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mdlnb.api import output
 from mdlnb.studies.transferability._config import TransferabilityConfig
 from mdlnb.studies.transferability._kendall import differences, per_task_table
 from mdlnb.studies.transferability._metrics import display_name  # noqa: F401 (re-exported)
@@ -168,15 +169,13 @@ class TransferabilityResult:
         self, paper_dir: str | Path = "paper", *, prefix: str = "transferability"
     ) -> list[Path]:
         """Write tables (csv + md) and figures to ``paper_dir`` atomically; the same result
-        always gives byte-identical files (:mod:`mdlnb.report`)."""
+        always gives byte-identical files (:mod:`mdlnb.api.output`)."""
         import matplotlib.pyplot as plt
-
-        from mdlnb import report
 
         paths = []
         for name, (df, digits) in self.tables().items():
-            paths += report.save_table(df, f"{prefix}_{name}", paper_dir, digits=digits)
+            paths += output.save_table(df, f"{prefix}_{name}", paper_dir, digits=digits)
         for name, fig in (("kendall", self.plot()), ("figure1", self.figure_1())):
-            paths.append(report.save_figure(fig, f"{prefix}_{name}", paper_dir))
+            paths.append(output.save_figure(fig, f"{prefix}_{name}", paper_dir))
             plt.close(fig)
         return paths

@@ -61,8 +61,8 @@ SCORE_FIELDS = (
 )
 # Modules that only format or present results: editing them keeps cached units valid.
 _PRESENTATION = (
-    "report.py",
-    "plots.py",
+    "api/output.py",
+    "api/plots.py",
     "runner/__init__.py",
     "runner/__main__.py",
     "runner/_cli.py",
@@ -76,7 +76,7 @@ _PRESENTATION = (
     "_cli_options.py",
     "_cli_switch.py",
     "runner/_cli.py",
-    "_comparison_views.py",
+    "api/_comparison_views.py",
     "_paperdiff.py",
     "infra/_progress.py",
     "claims.py",

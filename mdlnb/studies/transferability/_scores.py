@@ -78,8 +78,8 @@ def mdl_score(
     up the first predictions to tens of nats per example.
     """
     from mdlnb import prequential, switching
+    from mdlnb.api.evaluation import Report
     from mdlnb.board import experts as _experts
-    from mdlnb.evaluation import Report
 
     if standardize not in ("subsample", "online"):
         raise ValueError(f"standardize: must be 'subsample' or 'online', got {standardize!r}")

@@ -6,7 +6,7 @@ The posterior mass of one readout (mlp1, say) splits across its neighbours
 is often unsettled where "an MLP or a linear readout" is not. This module
 sums the mass of every readout other than ``linear`` — the deeper readouts
 together — and states, per bin of examples seen (the bins of
-:func:`mdlnb.preference.readout_preference`):
+:func:`mdlnb.api.preference.readout_preference`):
 
 * ``deeper mass``: for each order r, the mean over the bin's t of
   Σ_{ρ ≠ linear} p(ρ | D_<t); then its mean over the R orders and a 95 %
@@ -143,7 +143,7 @@ def linear_or_deeper(
     mass: np.ndarray, names: list[str], edges: np.ndarray, orders: int
 ) -> LinearOrDeeper:
     """The answer from ``mass[r, b, j]`` (report r's mean posterior of readout
-    ``names[j]`` over bin b, :func:`mdlnb.preference.readout_preference`)."""
+    ``names[j]`` over bin b, :func:`mdlnb.api.preference.readout_preference`)."""
     import pandas as pd
 
     if LINEAR not in names or len(names) < 2:

@@ -5,7 +5,7 @@ per-step argmax of a digits run changes dozens of times) and its whole-run
 average depends on the example order and on the strategy. This module
 summarises it on log-spaced bins of *examples seen* t (0 … N−1: the
 prediction of example t + 1 uses t examples), and, given several
-:class:`~mdlnb.evaluation.Report` of one task (different seeds = different
+:class:`~mdlnb.api.evaluation.Report` of one task (different seeds = different
 orders), says where the preference is stable.
 
 Bins start at t = B (the batch size): before the first training step every
@@ -32,7 +32,7 @@ across mlp1, mlp2, mlp3, which code almost alike), the question a user asks
 often is settled: :attr:`ReadoutPreference.linear_or_deeper` sums the mass of
 every readout but ``linear`` and states per bin whether it is above or below
 ½ beyond the spread over orders, from which n on, and how many orders that
-needs (:mod:`mdlnb._depth`).
+needs (:mod:`mdlnb.api._depth`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import _depth
+from mdlnb.api import _depth
 from mdlnb.core._checks import check_int
 from mdlnb.core._grid import log_integers
 
@@ -76,7 +76,7 @@ class ReadoutPreference:
         adjacent stable bins.
       orders: number of distinct example orders among the reports.
       task: task name; n: N.
-      linear_or_deeper: the :class:`mdlnb._depth.LinearOrDeeper` answer on the same
+      linear_or_deeper: the :class:`mdlnb.api._depth.LinearOrDeeper` answer on the same
         bins (None for a board without a ``linear`` readout and another).
     """
 
@@ -205,7 +205,7 @@ def readout_preference(
     """Readout preference on log-spaced bins of data size, with its stability across orders.
 
     Args:
-      reports: one :class:`~mdlnb.evaluation.Report` or several of the same
+      reports: one :class:`~mdlnb.api.evaluation.Report` or several of the same
         task (same name, N and readouts), e.g. ``[evaluate(task, seed=s) for s
         in range(3)]``; different seeds give different example orders.
       per_decade: bins per factor of 10 of examples seen (:func:`log_bins`).

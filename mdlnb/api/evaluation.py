@@ -24,8 +24,8 @@ m = 11, App. A.5.1) and ``"paper-imagenet"`` (α_t = 1/t, m = 2, App. A.5.2).
 The :class:`Report` records the protocol it ran (:attr:`Report.protocol`).
 
 This module reads the arguments and runs the two stages. The :class:`Report`
-(also ``mdlnb.Report``) is :mod:`mdlnb._report`, its printout and tables
-:mod:`mdlnb._report_views`, the tidy posterior format
+(also ``mdlnb.Report``) is :mod:`mdlnb.api._report`, its printout and tables
+:mod:`mdlnb.api._report_views`, the tidy posterior format
 (:func:`posterior_frame`) :mod:`mdlnb.switching._posterior`, the strategy arguments
 shared with :func:`mdlnb.compare` :mod:`mdlnb.board._arguments`.
 """
@@ -39,15 +39,15 @@ from typing import Any
 import numpy as np
 
 from mdlnb import prequential
-from mdlnb._report import Report
-from mdlnb._signature import data_first, extra_positional
+from mdlnb.api._report import Report
+from mdlnb.api._signature import data_first, extra_positional
 from mdlnb.board._arguments import looks_like_board, resolve_protocol
 from mdlnb.core._checks import as_array, check_int
 from mdlnb.core._task import Task
-from mdlnb.switching._posterior import posterior_frame  # noqa: F401  (mdlnb.evaluation.posterior_frame)
+from mdlnb.switching._posterior import posterior_frame  # noqa: F401  (mdlnb.api.evaluation.posterior_frame)
 from mdlnb.switching.strategies import (
     DEFAULT_M,  # noqa: F401  (the default protocol's m = 2)
-    strategy_label,  # noqa: F401  (mdlnb.evaluation.strategy_label)
+    strategy_label,  # noqa: F401  (mdlnb.api.evaluation.strategy_label)
 )
 
 #: The forms :func:`evaluate` accepts, quoted by its errors.

@@ -1,6 +1,6 @@
 """Readers' names for what the figures show: encoder codes, architecture and objective
 families, sizes, tasks and (encoder, task) pairs, in words readers know
-(re-exported by :mod:`mdlnb.plots`)."""
+(re-exported by :mod:`mdlnb.api.plots`)."""
 
 from __future__ import annotations
 

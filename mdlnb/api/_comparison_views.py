@@ -1,4 +1,4 @@
-"""The views of a :class:`~mdlnb._comparison.Comparison`: the table as ``print``
+"""The views of a :class:`~mdlnb.api._comparison.Comparison`: the table as ``print``
 shows it (one "mean ± sd" cell per quantity) and its figure (codelength per
 encoder; the cumulative paired difference to the best along the stream).
 
@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from mdlnb.plots import log_spaced
+from mdlnb.api.plots import log_spaced
 
 if TYPE_CHECKING:
-    from mdlnb._comparison import Comparison
+    from mdlnb.api._comparison import Comparison
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: matplotlib, seaborn.

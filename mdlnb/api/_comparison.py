@@ -6,8 +6,8 @@ A :class:`Comparison` keeps one row per run and derives the per-encoder table
 (mean and sd over orders, the paired difference Δ_{e,s} = L_{e,s} − L_{b,s} to
 the best encoder b, where the cumulative paired difference last changes sign,
 the readout preference by data size), its notes and its printout; the printed
-table and the figure are drawn by :mod:`mdlnb._comparison_views`. The
-statistics are defined in :mod:`mdlnb._compare`'s docstring, which runs them.
+table and the figure are drawn by :mod:`mdlnb.api._comparison_views`. The
+statistics are defined in :mod:`mdlnb.api._compare`'s docstring, which runs them.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from mdlnb import _comparison_views, preference
+from mdlnb.api import _comparison_views, preference
+from mdlnb.api.output import to_markdown
 from mdlnb.core import _targets
 from mdlnb.core._task import Task
 from mdlnb.core._units import LN2
 from mdlnb.infra import _warnings
-from mdlnb.report import to_markdown
 
 
 class Rerun(NamedTuple):
@@ -200,7 +200,7 @@ class Comparison:
         """*Linear or deeper?* for ``encoder`` over its orders: the posterior mass of all
         readouts but ``linear`` together per data-size bin, its 95 % interval over orders,
         the n from which the answer holds and the orders it needs
-        (:class:`mdlnb._depth.LinearOrDeeper`); None when no readout was trained or the
+        (:class:`mdlnb.api._depth.LinearOrDeeper`); None when no readout was trained or the
         board has no linear readout beside others."""
         reps = [self.reports.get((encoder, s)) for s in self.seeds]
         first = reps[0]

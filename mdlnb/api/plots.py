@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb._labels import (  # noqa: F401  (re-exported: readers' names in figures)
+from mdlnb.api._labels import (  # noqa: F401  (re-exported: readers' names in figures)
     encoder_label,
     family_label,
     pair_label,

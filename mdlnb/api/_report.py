@@ -5,7 +5,7 @@ A Report holds the stage-1 ``LossMatrix`` L[t, k] (nats) and the stage-2
 totals in nats and bits, the best single expert and the regret bound against
 it (paper App. A.1), the posterior over experts and readouts as a function of
 data size, warnings, and plots. Its printout, summary row and table of codes
-are :mod:`mdlnb._report_views`. ``mdlnb.Report`` and ``mdlnb.evaluation.Report``
+are :mod:`mdlnb.api._report_views`. ``mdlnb.Report`` and ``mdlnb.api.evaluation.Report``
 name this class.
 """
 
@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mdlnb import _diagnostics, plots, preference, switching
-from mdlnb import _report_views as _views
+from mdlnb import switching
+from mdlnb.api import _diagnostics, plots, preference
+from mdlnb.api import _report_views as _views
 from mdlnb.board._arguments import resolve_strategy
 from mdlnb.core import _targets
 from mdlnb.core._units import Codelength
@@ -260,7 +261,7 @@ class Report(Codelength):
 
     @functools.cached_property
     def grid_edges(self) -> list:
-        """:class:`mdlnb._diagnostics.GridEdge` for each hyperparameter axis of the board on
+        """:class:`mdlnb.api._diagnostics.GridEdge` for each hyperparameter axis of the board on
         whose edge the best single expert sits (empty: every axis brackets it)."""
         return _diagnostics.grid_edges(self.losses.experts, self.losses.best_expert()[0])
 
@@ -354,7 +355,7 @@ class Report(Codelength):
         called stable)."""
         return preference.readout_preference(self, per_decade=per_decade)
 
-    # -- presentation (the words: mdlnb._report_views) ----------------------
+    # -- presentation (the words: mdlnb.api._report_views) ----------------------
     def summary(self) -> pd.DataFrame:
         """One-row DataFrame (units in the column names)."""
         return _views.summary(self)

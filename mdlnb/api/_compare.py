@@ -34,7 +34,7 @@ Reported per encoder ``e`` (codelengths L_{e,s} in nats; bits = nats / ln 2):
   n ≈ 1,004" when every order prefers one readout from there to N, else
   "no agreement" with each order's choice.
 
-When the runner-up is within :data:`~mdlnb._comparison.CLOSE_SD` paired sd
+When the runner-up is within :data:`~mdlnb.api._comparison.CLOSE_SD` paired sd
 of the best, the printout says that their order may depend on the protocol
 (input standardisation can reorder close encoders) and
 :meth:`Comparison.check_standardize` reruns the two under the other
@@ -50,14 +50,14 @@ a preset name, a Protocol, or a mapping of its fields —
 :func:`mdlnb.board._arguments.resolve_protocol`.
 
 This module is the driver: it reads the arguments (the inputs:
-:mod:`mdlnb._compare_inputs`; the protocol) and runs the encoders ×
+:mod:`mdlnb.api._compare_inputs`; the protocol) and runs the encoders ×
 orders, stage 1 of all of them as one batch of streams
 (:func:`mdlnb.prequential.run_streams`: on a CPU one after another, each
 bit-identical to its own run; on an accelerator the streams of one shape
 stacked into one compiled program), stage 2 of each as soon as its loss
-matrix is done. The result types, :class:`~mdlnb._comparison.Comparison` (also
-``mdlnb.Comparison``) and :class:`~mdlnb._comparison.StandardizeCheck`, with
-the statistics above, are :mod:`mdlnb._comparison`.
+matrix is done. The result types, :class:`~mdlnb.api._comparison.Comparison` (also
+``mdlnb.Comparison``) and :class:`~mdlnb.api._comparison.StandardizeCheck`, with
+the statistics above, are :mod:`mdlnb.api._comparison`.
 """
 
 from __future__ import annotations
@@ -71,10 +71,10 @@ import numpy as np
 import pandas as pd
 
 from mdlnb import prequential
-from mdlnb._compare_inputs import ACCEPTED_FORMS, Inputs, check_encoders, read_inputs
-from mdlnb._comparison import Comparison, Rerun
-from mdlnb._report import Report
-from mdlnb._signature import data_first, extra_positional
+from mdlnb.api._compare_inputs import ACCEPTED_FORMS, Inputs, check_encoders, read_inputs
+from mdlnb.api._comparison import Comparison, Rerun
+from mdlnb.api._report import Report
+from mdlnb.api._signature import data_first, extra_positional
 from mdlnb.board._arguments import resolve_protocol
 from mdlnb.core._task import Task
 from mdlnb.infra import _progress

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mdlnb import preference, switching
+from mdlnb import switching
+from mdlnb.api import preference
 from mdlnb.core._units import LN2
 from mdlnb.infra import _warnings
 from mdlnb.switching.strategies import strategy_label
