@@ -3,7 +3,7 @@
 Job: raw Fashion-MNIST pixels (784-d, the 60,000-image training split as the
 pool, 2,000 test images), MLP 2×512 probe, Adam 1e-4, batch 64, 20
 log-uniform sizes × 8 seeds = 160 probes, the same number of updates at every
-size, all in one vmapped compiled call (:func:`mdlnb.curves.loss_data_curve`).
+size, all in one vmapped compiled call (:func:`mdlnb.baselines.curves.loss_data_curve`).
 
 The per-update cost is isolated from compilation and the held-out evaluation
 by timing the same call at two step counts (each after a warm-up call of the
@@ -28,7 +28,8 @@ import jax.numpy as jnp
 
 from benchmarks._records import Headline
 from benchmarks._timing import best_of
-from mdlnb import curves, data
+from mdlnb import data
+from mdlnb.baselines import curves
 from mdlnb.board import readouts
 
 SIZES, SEEDS, B, WIDTH, D, C = 20, 8, 64, 512, 784, 10

@@ -36,7 +36,8 @@ import numpy as np
 import optax
 
 from benchmarks._records import Headline
-from mdlnb import finetune, prequential
+from mdlnb import prequential
+from mdlnb.baselines import finetune
 from mdlnb.data import fashion_mnist
 from mdlnb.encoders import pretrain
 

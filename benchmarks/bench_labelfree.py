@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from benchmarks._records import Headline
-from mdlnb import labelfree as lf
+from mdlnb.baselines import labelfree as lf
 
 N, D, LATENT, CLUSTERS = 10_000, 1_280, 64, 100
 

@@ -32,7 +32,7 @@ HEADLINE = [
 
 
 def main() -> dict:
-    from mdlnb import transfer as T
+    from mdlnb.baselines import transfer as T
 
     rng = np.random.default_rng(0)
     n, d, c, z = 10_000, 1_280, 10, 1_000

@@ -4,7 +4,7 @@ One scoring unit of the default profile is one zoo on one (task, N/K): 31
 checkpoints × 3 subsamples. Its softmax fits (LINEAR at β = N, the LINEAR grid,
 PT-Gauss fixed and grid, LINEAR-VALID's two folds × three β: 9 fits per
 checkpoint and subsample) run as one JAX program
-(:func:`mdlnb.transfer._batched.linear_metrics`); the scipy path they replace
+(:func:`mdlnb.baselines.transfer._batched.linear_metrics`); the scipy path they replace
 fits them one at a time. ``batched fits`` times both on the same stack of real
 features (the committed encoders' on digits; the target: the batched program
 faster than the scipy fits it replaces, in CPU seconds so that a loaded machine
@@ -66,8 +66,8 @@ def batched_fits(label: str = "vit_S", sets: int = 32) -> dict:
     full-data fits serve LINEAR, PT-Gauss and both grids, plus LINEAR-VALID's 6;
     warm-started along β) against the scipy metrics one at a time as the study called
     them (14 fits per set), both after a warm-up call (compilation)."""
-    from mdlnb import transfer
-    from mdlnb.transfer._batched import linear_metrics
+    from mdlnb.baselines import transfer
+    from mdlnb.baselines.transfer._batched import linear_metrics
 
     x, y = _real_sets(label, sets)
     k = 10
@@ -104,7 +104,7 @@ HEADLINE = [
 
 
 def main() -> dict:
-    from mdlnb import transfer
+    from mdlnb.baselines import transfer
     from mdlnb.studies import transferability as tr
     from mdlnb.studies.transferability._unit import FIT_METRICS
 

@@ -4,7 +4,7 @@ working for the 0.1 series, each with a :class:`DeprecationWarning` naming the n
 ``import mdlnb.readouts`` (or ``from mdlnb import readouts``, or ``mdlnb.readouts`` after
 ``import mdlnb``) returns the very module object of ``mdlnb.board.readouts``, so
 attributes, ``isinstance`` checks and monkeypatching behave exactly as with the new
-path; submodules follow (``mdlnb.transfer.logme`` is ``mdlnb.baselines.transfer.logme``).
+path; submodules follow (``mdlnb.baselines.transfer.logme`` is ``mdlnb.baselines.transfer.logme``).
 The aliases are served by a finder at the front of :data:`sys.meta_path`, installed by
 ``import mdlnb``; nothing is left on disk at the old paths.
 """
@@ -28,6 +28,12 @@ MOVED: dict[str, str] = {
     "mdlnb.preference": "mdlnb.api.preference",
     "mdlnb.plots": "mdlnb.api.plots",
     "mdlnb.report": "mdlnb.api.output",
+    "mdlnb.blockwise": "mdlnb.baselines.blockwise",
+    "mdlnb.probes": "mdlnb.baselines.probes",
+    "mdlnb.finetune": "mdlnb.baselines.finetune",
+    "mdlnb.transfer": "mdlnb.baselines.transfer",
+    "mdlnb.labelfree": "mdlnb.baselines.labelfree",
+    "mdlnb.curves": "mdlnb.baselines.curves",
 }
 
 _HERE = os.path.abspath(__file__)

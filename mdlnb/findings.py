@@ -75,7 +75,7 @@ def posterior_share(mass: Any, *, threshold: float, who: str, where: str) -> str
 
 def winners_compared(first: Any, second: Any, *, labels: tuple[str, str]) -> str:
     """Whether each measure's winner changes with n under two probes (``first``,
-    ``second``: :func:`mdlnb.curves.winner_changes` tables), one line per measure,
+    ``second``: :func:`mdlnb.baselines.curves.winner_changes` tables), one line per measure,
     and whether the two pictures agree."""
     a = first.groupby("measure", sort=False).agg(
         changed=("changed", "any"), winners=("winners", "first")

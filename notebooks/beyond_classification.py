@@ -79,7 +79,7 @@ print("regression tasks:", mdlnb.data.names(kind="regression"))
 # classification codes or across tasks (negative values are possible).
 #
 # Beside each MDL number, LogME's regression evidence
-# (`mdlnb.transfer.logme_regression`, nats/example, higher is better; here on
+# (`mdlnb.baselines.transfer.logme_regression`, nats/example, higher is better; here on
 # z-scored features and centred targets): the marginal likelihood of Bayesian
 # linear regression, an independent route to a ranking.
 

@@ -53,8 +53,9 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 import mdlnb
-from mdlnb import blockwise, findings
+from mdlnb import findings
 from mdlnb.api import output, plots
+from mdlnb.baselines import blockwise
 from mdlnb.studies import finish
 
 # %% [markdown]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb.blockwise import VOITA_FRACTIONS, blockwise, default_boundaries
+from mdlnb.baselines.blockwise import VOITA_FRACTIONS, blockwise, default_boundaries
 from mdlnb.board import readouts
 from mdlnb.board.experts import Expert
 

@@ -16,7 +16,7 @@ from scipy import optimize, special
 
 import mdlnb
 from mdlnb import prequential
-from mdlnb.blockwise import blockwise
+from mdlnb.baselines.blockwise import blockwise
 from mdlnb.board import readouts as R
 from mdlnb.prequential import _calibration as cal
 
@@ -300,7 +300,7 @@ def test_offline_estimators_reject_calibrated_experts():
     with pytest.raises(ValueError, match="calibrate"):
         blockwise(task, e)
     with pytest.raises(ValueError, match="calibrate"):
-        mdlnb.curves.loss_data_curve(task, e, sizes=[16, 32])
+        mdlnb.baselines.curves.loss_data_curve(task, e, sizes=[16, 32])
 
 
 # ----------------------------------------------------------------------------- the machinery

@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from mdlnb import curves
+from mdlnb.baselines import curves
+from mdlnb.baselines.curves import LossDataCurve
 from mdlnb.claims import CONSISTENT, FAILS, PASSES, SMALLER, UNDETERMINED
-from mdlnb.curves import LossDataCurve
 from mdlnb.studies.parity import parity_claims
 
 SIZES = np.array([2, 4, 8, 16, 32, 64])

@@ -1,5 +1,5 @@
 """CLID Fig. 1–2 items (claims p1–p3) of the pretraining study: the CL grid against
-:func:`mdlnb.labelfree.cluster_learnability` on real images, the robustness table and the
+:func:`mdlnb.baselines.labelfree.cluster_learnability` on real images, the robustness table and the
 claims against SciPy/NumPy re-derivations on hand-made encoder tables."""
 
 import numpy as np
@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mdlnb import data, labelfree
+from mdlnb import data
+from mdlnb.baselines import labelfree
 from mdlnb.claims import CONSISTENT, REPLICATED, REVERSED, UNDETERMINED
 from mdlnb.studies.pretraining import _clid_items as CI
 

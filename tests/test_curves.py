@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mdlnb import curves, data
+from mdlnb import data
+from mdlnb.baselines import curves
 from mdlnb.board import readouts
 from mdlnb.core import _fit
 
@@ -422,7 +423,7 @@ def test_plot_draws_eps_and_the_esc_crossing():
 
 def test_auto_chunk_by_hand():
     # linear 4 -> 3: 15 parameters, widths 3; 4 bytes × (5·15 + (3·2 + 5)·(3 + 4)) = 608 per probe
-    from mdlnb.curves._curve import auto_chunk
+    from mdlnb.baselines.curves._curve import auto_chunk
 
     assert auto_chunk(readouts.linear(), 4, 3, 2, 5, budget=6080) == 10
     assert auto_chunk(readouts.linear(), 4, 3, 2, 5, budget=100) == 1

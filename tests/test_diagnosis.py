@@ -10,8 +10,8 @@ import pytest
 from sklearn.datasets import load_digits
 
 from mdlnb import data
+from mdlnb.baselines.labelfree import rankme
 from mdlnb.encoders import features
-from mdlnb.labelfree import rankme
 from mdlnb.studies import encoders as st
 from mdlnb.studies.encoders import _diagnosis as dg
 

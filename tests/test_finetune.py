@@ -10,13 +10,14 @@ import numpy as np
 import optax
 import pytest
 
-from mdlnb import finetune, prequential, switching
+from mdlnb import prequential, switching
+from mdlnb.baselines import finetune
+from mdlnb.baselines.finetune import FinetuneReadout
 from mdlnb.board import readouts
 from mdlnb.board.experts import Expert
 from mdlnb.core._task import Task
 from mdlnb.encoders import archs
 from mdlnb.encoders.base import Encoder
-from mdlnb.finetune import FinetuneReadout
 
 B = 32
 LRS = (1e-3, 3e-3)

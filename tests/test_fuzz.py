@@ -257,7 +257,7 @@ def test_evaluate_tiny_inputs(data):
 @pytest.mark.parametrize("metric", ["hscore", "linear", "logme"])
 def test_transfer_metrics(data, metric):
     """Feature-based transferability metrics on fuzzed (features, labels)."""
-    from mdlnb import transfer
+    from mdlnb.baselines import transfer
 
     fault = data.draw(FAULTS)
     x = data.draw(feature_arrays(valid=fault != "x", max_n=8))
@@ -311,29 +311,29 @@ def _finite_float(value) -> None:
 
 
 LABELFREE = {
-    "twonn_id": (lambda x, y: mdlnb.labelfree.twonn_id(x), ("z",)),
+    "twonn_id": (lambda x, y: mdlnb.baselines.labelfree.twonn_id(x), ("z",)),
     "twonn_id_mle": (
-        lambda x, y: mdlnb.labelfree.twonn_id(x, estimator="mle", discard_fraction=0.0),
+        lambda x, y: mdlnb.baselines.labelfree.twonn_id(x, estimator="mle", discard_fraction=0.0),
         ("z",),
     ),
     "cluster_learnability": (
-        lambda x, y: mdlnb.labelfree.cluster_learnability(x, 0, n_init=2, max_iter=10),
+        lambda x, y: mdlnb.baselines.labelfree.cluster_learnability(x, 0, n_init=2, max_iter=10),
         ("z",),
     ),
-    "uniformity": (lambda x, y: mdlnb.labelfree.uniformity(x), ("z",)),
+    "uniformity": (lambda x, y: mdlnb.baselines.labelfree.uniformity(x), ("z",)),
     "alignment": (
-        lambda x, y: mdlnb.labelfree.alignment(x, x[::-1] if x.ndim else x),
+        lambda x, y: mdlnb.baselines.labelfree.alignment(x, x[::-1] if x.ndim else x),
         ("z1", "z2"),
     ),
     "coding_rate_reduction": (
-        lambda x, y: mdlnb.labelfree.coding_rate_reduction(x, y),
+        lambda x, y: mdlnb.baselines.labelfree.coding_rate_reduction(x, y),
         ("z", "labels"),
     ),
     "coding_rate_reduction_kmeans": (
-        lambda x, y: mdlnb.labelfree.coding_rate_reduction(x, key=0),
+        lambda x, y: mdlnb.baselines.labelfree.coding_rate_reduction(x, key=0),
         ("z",),
     ),
-    "rankme": (lambda x, y: mdlnb.labelfree.rankme(x), ("z",)),
+    "rankme": (lambda x, y: mdlnb.baselines.labelfree.rankme(x), ("z",)),
 }
 
 
@@ -373,7 +373,7 @@ def test_labelfree_metrics(data, fn):
 )
 def test_clid(a, b):
     try:
-        s = mdlnb.labelfree.clid(a, b)
+        s = mdlnb.baselines.labelfree.clid(a, b)
     except (ValueError, TypeError) as e:
         _check_message(e, ("cl", "intrinsic_dim"))
         return
@@ -514,7 +514,7 @@ def curve_points(draw):
     at=st.sampled_from([None, None, 1, 40, 10**6, 0, -3, 2.5]),
 )
 def test_curve_measures(curve, measure, c, eps, at):
-    from mdlnb import curves
+    from mdlnb.baselines import curves
 
     calls = {
         "va": lambda: curves.va(curve, at),
@@ -638,19 +638,25 @@ def test_notebook_invalid_parameter_fails_before_running(tmp_path, overrides, fi
 _Z = np.random.default_rng(0).normal(size=(12, 3)).astype(np.float32)
 _Y = np.arange(12) % 3
 LABELFREE_ARGS = {
-    "discard_fraction": lambda v: mdlnb.labelfree.twonn_id(_Z, discard_fraction=v),
-    "n_clusters": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, n_clusters=v, n_init=1),
-    "n_neighbors": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, n_neighbors=v, n_init=1),
-    "train_fraction": lambda v: mdlnb.labelfree.cluster_learnability(
+    "discard_fraction": lambda v: mdlnb.baselines.labelfree.twonn_id(_Z, discard_fraction=v),
+    "n_clusters": lambda v: mdlnb.baselines.labelfree.cluster_learnability(
+        _Z, 0, n_clusters=v, n_init=1
+    ),
+    "n_neighbors": lambda v: mdlnb.baselines.labelfree.cluster_learnability(
+        _Z, 0, n_neighbors=v, n_init=1
+    ),
+    "train_fraction": lambda v: mdlnb.baselines.labelfree.cluster_learnability(
         _Z, 0, train_fraction=v, n_init=1
     ),
-    "max_iter": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, max_iter=v, n_init=1),
-    "n_init": lambda v: mdlnb.labelfree.cluster_learnability(_Z, 0, n_init=v),
-    "key": lambda v: mdlnb.labelfree.cluster_learnability(_Z, v, n_init=1),
-    "t": lambda v: mdlnb.labelfree.uniformity(_Z, t=v),
-    "alpha": lambda v: mdlnb.labelfree.alignment(_Z, _Z[::-1], alpha=v),
-    "eps_sq": lambda v: mdlnb.labelfree.coding_rate_reduction(_Z, _Y, eps_sq=v),
-    "eps": lambda v: mdlnb.labelfree.rankme(_Z, eps=v),
+    "max_iter": lambda v: mdlnb.baselines.labelfree.cluster_learnability(
+        _Z, 0, max_iter=v, n_init=1
+    ),
+    "n_init": lambda v: mdlnb.baselines.labelfree.cluster_learnability(_Z, 0, n_init=v),
+    "key": lambda v: mdlnb.baselines.labelfree.cluster_learnability(_Z, v, n_init=1),
+    "t": lambda v: mdlnb.baselines.labelfree.uniformity(_Z, t=v),
+    "alpha": lambda v: mdlnb.baselines.labelfree.alignment(_Z, _Z[::-1], alpha=v),
+    "eps_sq": lambda v: mdlnb.baselines.labelfree.coding_rate_reduction(_Z, _Y, eps_sq=v),
+    "eps": lambda v: mdlnb.baselines.labelfree.rankme(_Z, eps=v),
 }
 
 
@@ -790,12 +796,12 @@ def hostile_tasks(draw, max_n=12):
 
 @settings(FUZZ, max_examples=12)
 @given(data=st.data())
-@pytest.mark.parametrize("metric", sorted(__import__("mdlnb.transfer").transfer.METRICS))
+@pytest.mark.parametrize("metric", sorted(__import__("mdlnb.baselines.transfer").transfer.METRICS))
 def test_every_transfer_metric_on_hostile_inputs(data, metric):
     """Each registered transferability metric (through ``score_all``, with source
     probabilities for those that need them): a ValueError/TypeError naming an argument,
     or a finite value (LogME's evidence is +inf only where a class is fit exactly)."""
-    from mdlnb import transfer
+    from mdlnb.baselines import transfer
 
     x, y, nc, fault = data.draw(hostile_tasks())
     n = len(x)
@@ -823,7 +829,7 @@ def test_nleep_family_is_scale_invariant(metric, how):
     fail ("ill-defined empirical covariance"), raw; N = 1 gave sklearn's own error.
     The mixture now sees features brought to unit scale by a power of two, so the value
     is the same at every scale."""
-    from mdlnb import transfer
+    from mdlnb.baselines import transfer
 
     rng = np.random.default_rng(3)
     x, y = rng.normal(size=(40, 5)), np.arange(40) % 4

@@ -10,7 +10,7 @@ import pytest
 from scipy.spatial.distance import cdist, pdist
 from scipy.special import i0e
 
-from mdlnb import labelfree as lf
+from mdlnb.baselines import labelfree as lf
 
 
 def _rotate_into(x: np.ndarray, dim: int, seed: int) -> np.ndarray:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy.linalg import eigh
 
-from mdlnb import labelfree as lf
+from mdlnb.baselines import labelfree as lf
 
 RNG = np.random.default_rng(27)
 
@@ -136,16 +136,16 @@ def test_bad_input_names_argument(call, arg):
 
 
 def test_package_shape_like_transfer():
-    """mdlnb.labelfree is a package of private ``_x.py`` modules; every name
+    """mdlnb.baselines.labelfree is a package of private ``_x.py`` modules; every name
     in ``__all__`` exists and none is a submodule."""
     import importlib
     import pkgutil
 
-    import mdlnb.labelfree as pkg
+    import mdlnb.baselines.labelfree as pkg
 
     subs = {m.name for m in pkgutil.iter_modules(pkg.__path__)}
     assert subs and all(name.startswith("_") for name in subs), subs
     for name in pkg.__all__:
         assert not hasattr(getattr(pkg, name), "__path__")
     for name in subs:
-        importlib.import_module(f"mdlnb.labelfree.{name}")
+        importlib.import_module(f"mdlnb.baselines.labelfree.{name}")

@@ -45,3 +45,12 @@ def test_a_name_that_never_existed_is_still_an_error():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert mdlnb.Task is not None  # a name that did not move: no warning
+
+
+def test_a_module_below_a_moved_package_follows_it():
+    import mdlnb.baselines.transfer._logme as new
+
+    sys.modules.pop("mdlnb.transfer._logme", None)
+    with pytest.warns(DeprecationWarning, match="mdlnb.transfer._logme moved"):
+        old = importlib.import_module("mdlnb.transfer._logme")
+    assert old is new

@@ -185,7 +185,7 @@ def test_posterior_area_colours_readouts_by_depth():
 
 
 def test_loss_data_figure_keys_its_band_hatching_and_dotted_lines():
-    from mdlnb import curves
+    from mdlnb.baselines import curves
 
     n = np.array([2, 4, 8, 16, 32])  # the parity toy's shapes, by hand
     a = curves.LossDataCurve(

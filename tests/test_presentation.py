@@ -436,7 +436,7 @@ def test_blockwise_notes_explain_the_blocks_above_the_uniform_code(digits_report
     import math
     import re
 
-    from mdlnb import blockwise
+    from mdlnb.baselines import blockwise
 
     task, rep = digits_report
     block = blockwise.blockwise(task, rep.expert(), order=rep.losses.order, epochs=20)

@@ -345,7 +345,7 @@ def test_tracking_is_kendall_tau_over_checkpoints():
     import pandas as pd
     from scipy import stats
 
-    from mdlnb import labelfree
+    from mdlnb.baselines import labelfree
 
     rng = np.random.default_rng(0)
     rows = []

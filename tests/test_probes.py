@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import probes
+from mdlnb.baselines import probes
 from mdlnb.board import readouts
 
 N, C, D = 400, 4, 6

@@ -268,7 +268,7 @@ def test_compare_regression_and_mixing_kinds():
 
 
 def test_classification_only_tools_refuse_a_regression_task():
-    from mdlnb import blockwise, curves, probes
+    from mdlnb.baselines import blockwise, curves, probes
 
     x, y = _stream(n=60)
     task = mdlnb.Task("r", x, y, kind="regression")

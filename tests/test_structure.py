@@ -167,6 +167,7 @@ LAYERS = {
     "mdlnb.data": ("mdlnb.data", *_FLOOR),
     "mdlnb.prequential": ("mdlnb.prequential", "mdlnb.board", "mdlnb.switching", *_FLOOR),
     "mdlnb.api": ("mdlnb.api", *_STAGES),
+    "mdlnb.baselines": ("mdlnb.baselines", *_STAGES),
 }
 
 

@@ -83,7 +83,7 @@ def test_regression_cell_equals_evaluate(result):
     # LogME: z-scored features, centred targets
     x = feats["pca2"].astype(np.float64)
     x = (x - x.mean(0)) / x.std(0)
-    want = mdlnb.transfer.logme_regression(x, task.y - task.y.mean())
+    want = mdlnb.baselines.transfer.logme_regression(x, task.y - task.y.mean())
     np.testing.assert_allclose(
         tab.loc[("diabetes", "pca2"), "LogME [nats/example]"], want, rtol=1e-9
     )

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mdlnb import curves
-from mdlnb.curves import LossDataCurve
+from mdlnb.baselines import curves
+from mdlnb.baselines.curves import LossDataCurve
 from mdlnb.studies import loss_data as study
 
 SIZES = np.array([10, 20, 40, 80])

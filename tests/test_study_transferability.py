@@ -280,7 +280,7 @@ def test_probe_rows_pick_beta_on_validation_and_match_a_scipy_fit(toy_study):
     is that of the scipy fit at the same β on the same standardised features."""
     from scipy.special import log_softmax
 
-    from mdlnb.transfer import _softmax
+    from mdlnb.baselines.transfer import _softmax
 
     truth, _, _, sets = toy_study
     for fs, row in zip(sets, truth.to_dict("records")):
@@ -316,7 +316,7 @@ def test_well_behaved_metrics_rank_noisy_encoders_perfectly(toy_study):
 def test_score_unit_fits_equal_the_registry_metrics(toy_study):
     """The unit's batched LINEAR-VALID (and the grids behind the grid metrics) equal the
     registry's scipy metrics on the same subsample, fold seed and checkpoint."""
-    from mdlnb import transfer
+    from mdlnb.baselines import transfer
 
     _, scores, _, sets = toy_study
     cfg = tr.TransferabilityConfig(**TOY_CFG)
@@ -644,7 +644,7 @@ def test_default_config_is_the_run_that_wrote_paper():
 def test_nleep_components_is_passed_on_or_refused():
     import inspect
 
-    from mdlnb import transfer
+    from mdlnb.baselines import transfer
 
     cfg = tr.TransferabilityConfig()
     assert tr.nleep_kwargs(cfg, ["logme", "leep"]) == {}  # no GMM metric: nothing
@@ -816,7 +816,7 @@ def test_subsample_scores_carry_the_combined_metrics_terms():
     """A checkpoint's scores on a subsample give NCTI's and ETran's terms (from their
     result objects), not the per-model sums, so the study can combine them across
     encoders."""
-    from mdlnb import transfer
+    from mdlnb.baselines import transfer
     from mdlnb.studies.transferability._unit import _per_checkpoint
 
     rng = np.random.default_rng(0)

@@ -19,7 +19,7 @@ import pytest
 from scipy.optimize import minimize, minimize_scalar
 from scipy.special import digamma, gammaln, logsumexp
 
-from mdlnb import transfer as T
+from mdlnb.baselines import transfer as T
 
 RNG = np.random.default_rng(12345)
 
@@ -667,17 +667,17 @@ def test_logme_converges_when_few_wide_features_interpolate_a_class(case):
 
 
 def test_no_exported_name_hides_a_submodule():
-    """Every public attribute of mdlnb.transfer is what it says: no function
+    """Every public attribute of mdlnb.baselines.transfer is what it says: no function
     shadows a module of the same name (modules are private ``_x.py``)."""
     import importlib
     import pkgutil
 
-    import mdlnb.transfer as pkg
+    import mdlnb.baselines.transfer as pkg
 
     subs = {m.name for m in pkgutil.iter_modules(pkg.__path__)}
     assert all(name.startswith("_") for name in subs), subs
     for name in pkg.__all__:
         assert not hasattr(getattr(pkg, name), "__path__")
     for name in subs:
-        mod = importlib.import_module(f"mdlnb.transfer.{name}")
+        mod = importlib.import_module(f"mdlnb.baselines.transfer.{name}")
         assert getattr(pkg, name, mod) is mod

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mdlnb import transfer
-from mdlnb.transfer import _softmax
-from mdlnb.transfer._batched import linear_metrics
-from mdlnb.transfer._softmax_batch import fit_batch
+from mdlnb.baselines import transfer
+from mdlnb.baselines.transfer import _softmax
+from mdlnb.baselines.transfer._batched import linear_metrics
+from mdlnb.baselines.transfer._softmax_batch import fit_batch
 
 OBJECTIVES = ("random", "supervised", "simclr", "mae")
 
@@ -90,7 +90,7 @@ def test_fit_batch_rejects_bad_input():
 
 def test_linear_metrics_match_the_scalar_metrics(digits_features):
     """LINEAR, LINEAR-VALID, PT-Gauss and both grids of a stack of subsamples, against
-    :func:`mdlnb.transfer.linear` & co. one by one (scipy L-BFGS, gtol 1e-8)."""
+    :func:`mdlnb.baselines.transfer.linear` & co. one by one (scipy L-BFGS, gtol 1e-8)."""
     x, y = digits_features
     subs = [_subsample(y, 20, s) for s in (0, 1)] + [_subsample(y, 50, 2)]
     for idx in subs:

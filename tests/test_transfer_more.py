@@ -17,7 +17,7 @@ from scipy.linalg import eigh
 from scipy.special import logsumexp
 from scipy.stats import multivariate_normal, spearmanr
 
-from mdlnb import transfer as T
+from mdlnb.baselines import transfer as T
 
 RNG = np.random.default_rng(2027)
 

@@ -9,7 +9,8 @@ import pytest
 from scipy import stats
 
 import mdlnb
-from mdlnb import data, transfer
+from mdlnb import data
+from mdlnb.baselines import transfer
 from mdlnb.core._standardize import zscore
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mdlnb import labelfree, transfer
+from mdlnb.baselines import labelfree, transfer
 from mdlnb.studies.transferability._config import TransferabilityConfig
 from mdlnb.studies.transferability._scores import _across_encoders, label_free_scores
 from mdlnb.studies.transferability._unit import _registry_scores

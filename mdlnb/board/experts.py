@@ -54,7 +54,7 @@ class Expert:
     Attributes:
       readout: the architecture: a :class:`~mdlnb.board.readouts.Readout`, or any
         :class:`~mdlnb.board.readouts.ReadoutLike` (e.g. an encoder + head trained
-        end to end, :class:`mdlnb.finetune.FinetuneReadout`).
+        end to end, :class:`mdlnb.baselines.finetune.FinetuneReadout`).
       learning_rate: AdamW step size (> 0).
       b1: AdamW first-moment decay β1 in [0, 1); β2 = 0.999, ε = 1e-8 fixed.
       weight_decay: decoupled weight decay (optax ``adamw``: the update adds

@@ -188,7 +188,7 @@ def with_matmul_dtype(readout: Any, dtype: str = "float32") -> Any:
 @runtime_checkable
 class ReadoutLike(Protocol):
     """What stage 1 needs of a readout: :class:`Readout` and
-    :class:`mdlnb.finetune.FinetuneReadout` both satisfy it.
+    :class:`mdlnb.baselines.finetune.FinetuneReadout` both satisfy it.
 
     Optional attributes read by :func:`mdlnb.prequential.run`:
     ``standardize_inputs`` (default True: the readout sees standardised

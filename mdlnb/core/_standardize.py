@@ -2,7 +2,7 @@
 
 Every place that z-scores features uses these functions: stage 1's online
 prefix statistics (:mod:`mdlnb.prequential`), block-wise MDL and the offline
-probes (:mod:`mdlnb.core._fit`, :mod:`mdlnb.probes`), and the transferability
+probes (:mod:`mdlnb.core._fit`, :mod:`mdlnb.baselines.probes`), and the transferability
 study. With per-feature mean ``μ`` and (biased) variance ``σ²`` of the rows
 the statistics are taken from,
 

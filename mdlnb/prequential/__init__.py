@@ -50,7 +50,7 @@ ever used; the zero-variance rule and the clip are :mod:`mdlnb.core._standardize
 With ``standardize="none"`` (the paper's protocols) the readouts see the
 features as given, neither shifted, scaled nor clipped. A readout whose
 ``standardize_inputs`` attribute is False (an encoder trained end to end on
-raw pixels, :class:`mdlnb.finetune.FinetuneReadout`) always sees the raw
+raw pixels, :class:`mdlnb.baselines.finetune.FinetuneReadout`) always sees the raw
 features, whatever ``standardize`` says; the others on the same board are
 unaffected.
 
@@ -111,7 +111,7 @@ expert-updates; no checkpoints are written (one device, one memory slice).
 
 A readout here is anything with ``init(key, in_dim, C)`` and
 ``apply(params, x)`` (:class:`mdlnb.board.readouts.ReadoutLike`); an encoder plus
-head trained end to end (:mod:`mdlnb.finetune`) fits the same slot, its
+head trained end to end (:mod:`mdlnb.baselines.finetune`) fits the same slot, its
 params including the encoder's. Readouts other than
 :class:`~mdlnb.board.readouts.Readout` are initialised one expert at a time on the
 host (their ``init`` may draw with NumPy) and stacked; if a readout has
@@ -146,7 +146,7 @@ summary), ``_memory`` (the memory plan), ``_slicing`` (slices run one after
 another), ``_sharding`` (the expert axis over devices), ``_prune`` (pruning the
 board as the protocol's ``mdlnb.Prune`` asks; ``mdlnb.simulate_pruning``). The
 block-wise code (Voita & Titov 2020), a comparison estimator, is its own
-module, :mod:`mdlnb.blockwise`.
+module, :mod:`mdlnb.baselines.blockwise`.
 """
 
 from mdlnb.core._standardize import CLIP_Z

@@ -11,7 +11,7 @@ block-averaged pixels, EfficientNet-Lite features, noise) — each coded by
 a codelength only up to the targets' quantisation (−log δ per example and
 output, :mod:`mdlnb.core._targets`), so its numbers compare representations of the
 same targets and nothing else. Beside it, LogME's regression evidence
-(:func:`mdlnb.transfer.logme_regression`, nats/example, higher is better; on
+(:func:`mdlnb.baselines.transfer.logme_regression`, nats/example, higher is better; on
 z-scored features and centred targets) ranks the same representations by an
 independent route (Bayesian linear regression's marginal likelihood).
 

@@ -12,8 +12,8 @@ import numpy as np
 
 import mdlnb
 from mdlnb import data, encoders
+from mdlnb.baselines.transfer import logme_regression
 from mdlnb.studies.beyond._config import BeyondConfig
-from mdlnb.transfer import logme_regression
 
 # scikit-learn and scipy.stats are imported inside the functions that use them.
 

@@ -16,7 +16,7 @@ from mdlnb.studies.beyond._config import BeyondConfig
 from mdlnb.studies.beyond._data import t_interval
 
 # Imported inside the functions that use them, so that importing this module does not load
-# them: scikit-learn, SciPy, pandas, matplotlib; mdlnb.encoders (JAX, optax); mdlnb.transfer
+# them: scikit-learn, SciPy, pandas, matplotlib; mdlnb.encoders (JAX, optax); mdlnb.baselines.transfer
 # (SciPy, threadpoolctl).
 
 

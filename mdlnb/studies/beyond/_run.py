@@ -13,7 +13,7 @@ from mdlnb.studies.beyond._data import calibration_tasks, logme, regression_repr
 from mdlnb.studies.beyond._result import BeyondResult
 
 # Imported inside the functions that use them, so that importing this module does not load
-# them: scikit-learn, SciPy, pandas, matplotlib; mdlnb.encoders (JAX, optax); mdlnb.transfer
+# them: scikit-learn, SciPy, pandas, matplotlib; mdlnb.encoders (JAX, optax); mdlnb.baselines.transfer
 # (SciPy, threadpoolctl).
 
 

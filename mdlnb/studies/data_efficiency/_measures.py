@@ -9,7 +9,7 @@ prequential protocol (same order, batch size B; nats):
 * ``from scratch`` — the same architecture from a random init (comparator).
 
 Within each method the hyperparameter grid is combined by the Bayesian
-mixture (a proper code), as :func:`mdlnb.finetune.compare` does. The
+mixture (a proper code), as :func:`mdlnb.baselines.finetune.compare` does. The
 "regret" of a method at n is its cumulative next-step loss over the first n
 examples minus that of ``from scratch`` (< 0: more data-efficient).
 :func:`zero_crossing` finds where a regret curve changes sign for good.
@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mdlnb import finetune, prequential, switching
+from mdlnb import prequential, switching
+from mdlnb.baselines import finetune
 from mdlnb.board import readouts
 from mdlnb.board.experts import expert_grid
 from mdlnb.encoders import features
@@ -48,7 +49,7 @@ def per_step_losses(
     """Each method's (N,) per-example mixture loss in stream order (nats).
 
     ``linear probe``, ``fine-tuned`` and ``from scratch`` come from
-    :func:`mdlnb.finetune.compare`; ``deep MLP`` runs MLP readouts of
+    :func:`mdlnb.baselines.finetune.compare`; ``deep MLP`` runs MLP readouts of
     ``mlp_layers`` hidden layers on the same cached frozen features, same
     order, and mixes them with the Bayesian mixture."""
     df = finetune.compare(

@@ -15,7 +15,7 @@ def run(config: DataEfficiencyConfig | None = None) -> DataEfficiencyResult:
     Every expensive step is cached on disk under a hash of its inputs: each
     pretrained encoder (:func:`mdlnb.encoders.pretrain`), its features, and the
     stage-1 loss matrices of each (encoder, task, order) (:func:`mdlnb.prequential.run`,
-    :func:`mdlnb.finetune.compare`), so a rerun or an interrupted run resumes."""
+    :func:`mdlnb.baselines.finetune.compare`), so a rerun or an interrupted run resumes."""
     config = config or DataEfficiencyConfig()
     if not isinstance(config, DataEfficiencyConfig):
         raise ValueError(f"config: expected a DataEfficiencyConfig, got {type(config).__name__}")

@@ -32,7 +32,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from mdlnb import claims as C
-from mdlnb import labelfree, ranking
+from mdlnb import ranking
+from mdlnb.baselines import labelfree
 from mdlnb.studies.encoders import _tables
 
 #: CLID Table 3, average over its 7 out-of-domain tasks: Kendall τ with transfer accuracy.

@@ -10,7 +10,7 @@ the quantities that tell the candidate explanations apart, on the features
 the grid scored (the training split, standardised per feature as stage 1
 and the probes standardise them):
 
-* **effective rank** (RankMe, Garrido et al. 2023, :func:`mdlnb.labelfree.rankme`)
+* **effective rank** (RankMe, Garrido et al. 2023, :func:`mdlnb.baselines.labelfree.rankme`)
   of the raw features (RankMe's own convention, uncentred) and of the
   standardised ones (what the readouts see). Dimensional collapse would
   show as a low rank;
@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from mdlnb import data
+from mdlnb.baselines.labelfree import rankme
 from mdlnb.core import _standardize
 from mdlnb.core._checks import (
     check_images,
@@ -52,7 +53,6 @@ from mdlnb.core._checks import (
     check_same_length,
     check_targets,
 )
-from mdlnb.labelfree import rankme
 from mdlnb.studies.transferability._features import prepare
 
 #: Image statistics whose decodability :func:`supervised_diagnosis` measures.

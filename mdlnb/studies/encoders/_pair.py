@@ -14,7 +14,7 @@ For every data order ``s`` in ``config.seeds`` (paper Sec. 4, App. A.3):
   each readout, and the cumulative switching codelength at each bin's end.
 
 Once per pair: linear and best-MLP test accuracy under the App. A.4 protocol
-(:func:`mdlnb.probes.accuracy`: 90/10 train/validation, the readout and its
+(:func:`mdlnb.baselines.probes.accuracy`: 90/10 train/validation, the readout and its
 hyperparameters chosen on validation loss within each family).
 """
 
@@ -26,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import prequential, probes
+from mdlnb import prequential
 from mdlnb.api.evaluation import Report
+from mdlnb.baselines import probes
 from mdlnb.board._arguments import resolve_protocol
 from mdlnb.core._grid import log_integers
 from mdlnb.core._task import Task

@@ -14,7 +14,7 @@ the seed-mean curve no winner changed beyond the seed spread):
   at the largest size are both *named* and differ. A winner is named only when it
   leads the runner-up by more than the seed spread of their difference,
   √(sd₁² + sd₂²) of the standard deviations over seeds (the rule of
-  :func:`mdlnb.curves.rankings` with ``spread=True``, applied to one seed's values
+  :func:`mdlnb.baselines.curves.rankings` with ``spread=True``, applied to one seed's values
   with all seeds' spread), so a change inside the noise is not counted. The effect
   is the share of seeds that change, with its exact Clopper–Pearson interval,
   against ½ (a coin) and the paper's statement taken as holding on every seed
@@ -34,7 +34,7 @@ from typing import Any
 import pandas as pd
 
 from mdlnb import claims as C
-from mdlnb.curves import LossDataCurve, measure_table, rankings, winner_changes
+from mdlnb.baselines.curves import LossDataCurve, measure_table, rankings, winner_changes
 
 _FIG2 = "Whitney et al. 2020 Sec. 5, Fig. 2"
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mdlnb import curves
+from mdlnb.baselines import curves
 from mdlnb.studies._base import save_files
 from mdlnb.studies.loss_data import _claims
 from mdlnb.studies.loss_data._config import LossDataConfig
@@ -30,7 +30,7 @@ class LossDataResult:
         (cached on disk) and to train its curve — shown, never written.
       eps0: ε from the large raw-pixel probe (Sec. 4.3); eps: ε × ``eps_scales``.
       grid: the evaluation-set sizes.
-      curves: one :class:`mdlnb.curves.LossDataCurve` per representation.
+      curves: one :class:`mdlnb.baselines.curves.LossDataCurve` per representation.
       refined: εSC on the grid and after Alg. 2, one row per representation.
     """
 
@@ -60,7 +60,7 @@ class LossDataResult:
 
     def measures(self):
         """VA, MDL, SDL, εSC of every representation at every n of the grid, each from
-        the curve up to n (:func:`mdlnb.curves.measure_table`), at every ε."""
+        the curve up to n (:func:`mdlnb.baselines.curves.measure_table`), at every ε."""
         return curves.measure_table(list(self.curves), list(self.eps), at=self.grid)
 
     def rankings(self):

@@ -7,7 +7,8 @@ import time
 
 import pandas as pd
 
-from mdlnb import curves, data, encoders
+from mdlnb import data, encoders
+from mdlnb.baselines import curves
 from mdlnb.board import readouts
 from mdlnb.studies.loss_data._config import LossDataConfig
 from mdlnb.studies.loss_data._result import LossDataResult

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from mdlnb import claims as C
-from mdlnb.curves import LossDataCurve, measure_table, rankings, winner_changes
-from mdlnb.curves._measures import as_eps
+from mdlnb.baselines.curves import LossDataCurve, measure_table, rankings, winner_changes
+from mdlnb.baselines.curves._measures import as_eps
 
 
 def _seed_curve(c: LossDataCurve, r: int) -> LossDataCurve:

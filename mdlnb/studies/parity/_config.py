@@ -12,8 +12,8 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
+from mdlnb.baselines.curves import binary_entropy
 from mdlnb.core._checks import check_int
-from mdlnb.curves import binary_entropy
 from mdlnb.studies._base import StudyConfig
 
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import curves, findings
+from mdlnb import findings
 from mdlnb.api import output
+from mdlnb.baselines import curves
 from mdlnb.studies._base import save_files
 from mdlnb.studies.parity._claims import parity_claims
 from mdlnb.studies.parity._config import ParityConfig
@@ -86,7 +87,7 @@ class ParityResult:
 
     # -- tables ----------------------------------------------------------------
     def measure_table(self, probes: str = "exact"):
-        """:func:`mdlnb.curves.measure_table` of the exact algorithms' (``"exact"``) or
+        """:func:`mdlnb.baselines.curves.measure_table` of the exact algorithms' (``"exact"``) or
         the MLP probes' (``"mlp"``) curves at :attr:`at`."""
         pair = {"exact": (self.curve_a, self.curve_b), "mlp": (self.mlp_a, self.mlp_b)}
         if probes not in pair:
@@ -94,11 +95,11 @@ class ParityResult:
         return curves.measure_table(list(pair[probes]), self.eps, at=self.at)
 
     def rankings(self, probes: str = "exact"):
-        """Which representation each measure prefers at each n (:func:`mdlnb.curves.rankings`)."""
+        """Which representation each measure prefers at each n (:func:`mdlnb.baselines.curves.rankings`)."""
         return curves.rankings(self.measure_table(probes))
 
     def winner_changes(self, probes: str = "exact"):
-        """Each measure's winners as n grows (:func:`mdlnb.curves.winner_changes`)."""
+        """Each measure's winners as n grows (:func:`mdlnb.baselines.curves.winner_changes`)."""
         return curves.winner_changes(self.rankings(probes))
 
     def switching(self):

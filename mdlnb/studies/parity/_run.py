@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import mdlnb
-from mdlnb import curves
+from mdlnb.baselines import curves
 from mdlnb.board import experts, readouts
 from mdlnb.infra._stages import Stages
 from mdlnb.studies.parity._config import ParityConfig

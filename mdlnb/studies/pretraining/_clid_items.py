@@ -34,11 +34,12 @@ from typing import Any
 import numpy as np
 
 from mdlnb import claims as C
-from mdlnb import data, labelfree, ranking
+from mdlnb import data, ranking
+from mdlnb.baselines import labelfree
+from mdlnb.baselines.labelfree._inputs import _as_key, _normalize_rows, features_matrix
+from mdlnb.baselines.labelfree._kmeans import kmeans
+from mdlnb.baselines.labelfree._neighbours import knn_accuracy
 from mdlnb.infra._io import atomic_write_text, cache_dir, content_hash
-from mdlnb.labelfree._inputs import _as_key, _normalize_rows, features_matrix
-from mdlnb.labelfree._kmeans import kmeans
-from mdlnb.labelfree._neighbours import knn_accuracy
 from mdlnb.studies.pretraining import _artifacts
 from mdlnb.studies.pretraining._config import PretrainingConfig
 from mdlnb.studies.pretraining._probe import ProbeMonitor, _features
@@ -65,7 +66,7 @@ def cl_grid(
     clusters: Sequence[int] = CLUSTERS,
 ) -> dict[tuple[int, int], float]:
     """Cluster learnability of features ``z`` at every (clusters, neighbours):
-    :func:`mdlnb.labelfree.cluster_learnability` with ``key``, cosine, half the rows to
+    :func:`mdlnb.baselines.labelfree.cluster_learnability` with ``key``, cosine, half the rows to
     train, one k-means per cluster count shared by the neighbour counts (the same
     pseudo-labels and split that function draws)."""
     import jax

@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import labelfree
 from mdlnb.api.evaluation import evaluate
+from mdlnb.baselines import labelfree
 from mdlnb.core._task import Task
 from mdlnb.encoders.augment import augment
 from mdlnb.encoders.base import _jitted, features, prepare_images

@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from mdlnb import claims as C
-from mdlnb import labelfree, ranking
+from mdlnb import ranking
 from mdlnb.api import output
+from mdlnb.baselines import labelfree
 from mdlnb.studies import _setting
 from mdlnb.studies.pretraining import _artifacts, _clid_items
 
@@ -37,7 +38,7 @@ TRACKED = (
 
 def _derived(g):
     """One encoder's curve with the derived scores: ``clid`` across its own checkpoints
-    (min–max of CL plus min–max of TwoNN ID, :func:`mdlnb.labelfree.clid`),
+    (min–max of CL plus min–max of TwoNN ID, :func:`mdlnb.baselines.labelfree.clid`),
     ``alpha_req_near_1`` and ``neg_mdl`` (see :meth:`PretrainingResult.tracking`)."""
     g = g.copy()
     ok = (
@@ -139,7 +140,7 @@ class PretrainingResult:
         """Per trained encoder and label-free score, Kendall τ_b over its checkpoints
         between the score and the probe accuracy (does the score track representation
         quality along training?). CLID is computed across each encoder's own
-        checkpoints (min–max of CL plus min–max of TwoNN ID, :func:`mdlnb.labelfree.clid`).
+        checkpoints (min–max of CL plus min–max of TwoNN ID, :func:`mdlnb.baselines.labelfree.clid`).
         α-ReQ has no better direction (α ≈ 1 is the paper's sweet spot): its τ is given
         as measured and for −|α − 1|. Checkpoints where a score is missing are left out;
         τ needs 3 checkpoints. The downstream MDL codelength (``mdl_nats_per_example``,

@@ -20,7 +20,7 @@ Protocol:
 2. *Scores* on few-shot subsamples: for each N/K in ``ratios`` the training
    split is subsampled ``repeats`` times, stratified, N = max(ratio·K, min_n)
    (:func:`subsample_indices`), the same examples for every checkpoint. On each:
-   every metric of :data:`mdlnb.transfer.METRICS` (LEEP, NCE, PT-Dir and PT-Gam
+   every metric of :data:`mdlnb.baselines.transfer.METRICS` (LEEP, NCE, PT-Dir and PT-Gam
    through a source classifier, :mod:`._source`), PT-Gauss-grid and
    LINEAR-grid with their knob picked by Kendall τ against LINEAR-VALID, the
    MDL-switching codelength, the label-free CL, TwoNN ID, CLID, RankMe, and the

@@ -66,7 +66,7 @@ class TransferabilityConfig(StudyConfig):
         and the test split together with the training split's remaining images,
         capped at ``test_size`` (all stratified).
       ratios: N/K settings; repeats: subsamples per setting; min_n: N ≥ min_n.
-      metrics: names in :data:`mdlnb.transfer.METRICS` (None = all).
+      metrics: names in :data:`mdlnb.baselines.transfer.METRICS` (None = all).
       nleep_components: Gaussian-mixture components of N-LEEP and the N-PT variants
         (``"paper"``: the PACTran code's max(min(C, 0.2N), 0.1N)).
       grid_metrics: add PT-Gauss-grid and LINEAR-grid, selected by τ vs
@@ -125,7 +125,7 @@ class TransferabilityConfig(StudyConfig):
     seed: int = 0
 
     def __post_init__(self) -> None:
-        from mdlnb import transfer
+        from mdlnb.baselines import transfer
 
         for name in (
             "encoders",

@@ -158,7 +158,7 @@ def zoo_of(spec: EncoderSpec) -> str:
 def source_probs(encoder: Any, features: np.ndarray) -> np.ndarray | None:
     """ImageNet class probabilities (N, 1000) from penultimate features, or None
     for an encoder without a source classifier."""
-    from mdlnb.transfer import source_probs_from_head
+    from mdlnb.baselines.transfer import source_probs_from_head
 
     head = encoder.params.get("classifier") if isinstance(encoder.params, Mapping) else None
     if head is None:

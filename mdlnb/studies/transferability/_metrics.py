@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-#: Scores computed by the study besides :data:`mdlnb.transfer.METRICS`: name → (sign, unit).
+#: Scores computed by the study besides :data:`mdlnb.baselines.transfer.METRICS`: name → (sign, unit).
 EXTRA_METRICS: dict[str, tuple[int, str]] = {
     "pactran_gaussian_grid": (-1, "nats/example"),
     "linear_grid": (-1, "nats/example"),
@@ -26,7 +26,7 @@ GMM_METRICS = ("nleep", "n_pactran_dirichlet", "n_pactran_gamma")
 
 def metric_sign(name: str) -> int:
     """+1 if ``name`` is higher-is-better, −1 if lower-is-better."""
-    from mdlnb import transfer
+    from mdlnb.baselines import transfer
 
     if name in transfer.METRICS:
         return transfer.METRICS[name].sign
@@ -37,7 +37,7 @@ def metric_sign(name: str) -> int:
 
 def metric_order(names: Any) -> list[str]:
     """Registry order, then the grid metrics, MDL, and the label-free ones."""
-    from mdlnb import transfer
+    from mdlnb.baselines import transfer
 
     ref = list(transfer.METRICS) + list(EXTRA_METRICS)
     names = list(names)

@@ -1,7 +1,7 @@
 """Scores on few-shot subsamples (the pieces), and the table steps that need all encoders.
 
 Per subsample and checkpoint (:mod:`._unit` assembles them): the registered
-metrics of :data:`mdlnb.transfer.METRICS` (:func:`registry_metrics`), NCTI's and
+metrics of :data:`mdlnb.baselines.transfer.METRICS` (:func:`registry_metrics`), NCTI's and
 ETran's per-model terms (:func:`combined_terms`), the label-free CL / TwoNN ID /
 RankMe (:func:`label_free_scores`) and the MDL-switching codelength (nats per
 example, :func:`mdl_score`). Across the encoders of one (zoo, task, ratio,
@@ -36,7 +36,7 @@ def label_free_scores(features: Any, *, seed: int = 0) -> dict[str, float]:
     never fire on images that small (Lite2 on CLEVR: 97 % of the rows); TwoNN ID is NaN
     when fewer than 3 rows are distinct. The metrics' τ leave such a checkpoint out
     (:mod:`._kendall`)."""
-    from mdlnb import labelfree
+    from mdlnb.baselines import labelfree
 
     f = np.asarray(features)
     dead = not np.all(np.any(f != 0, axis=1))
@@ -99,9 +99,9 @@ def mdl_score(
 
 
 def registry_metrics(config: TransferabilityConfig, has_source: bool) -> list[str]:
-    """The :data:`mdlnb.transfer.METRICS` names scored on a subsample (LINEAR-VALID is
+    """The :data:`mdlnb.baselines.transfer.METRICS` names scored on a subsample (LINEAR-VALID is
     added when grid metrics need it; source-classifier metrics only with ``has_source``)."""
-    from mdlnb import transfer
+    from mdlnb.baselines import transfer
 
     names = list(transfer.METRICS) if config.metrics is None else list(config.metrics)
     if config.grid_metrics and "linear_valid" not in names:
@@ -110,12 +110,12 @@ def registry_metrics(config: TransferabilityConfig, has_source: bool) -> list[st
 
 
 def nleep_kwargs(config: TransferabilityConfig, names: list[str]) -> dict[str, Any]:
-    """``{"nleep_components": ...}`` for :func:`mdlnb.transfer.score_all` when it takes
+    """``{"nleep_components": ...}`` for :func:`mdlnb.baselines.transfer.score_all` when it takes
     that option; ``{}`` when no GMM metric is scored. A ValueError naming
     ``nleep_components`` when a GMM metric is scored by a library that cannot
     honour the setting (silently fitting another number of components would
     change N-LEEP without saying so)."""
-    from mdlnb import transfer
+    from mdlnb.baselines import transfer
 
     if not any(m in GMM_METRICS for m in names):
         return {}
@@ -123,7 +123,7 @@ def nleep_kwargs(config: TransferabilityConfig, names: list[str]) -> dict[str, A
         return {"nleep_components": config.nleep_components}
     raise ValueError(
         f"nleep_components: {config.nleep_components!r} cannot be passed on: this "
-        f"mdlnb.transfer.score_all takes no 'nleep_components' (it fits C "
+        f"mdlnb.baselines.transfer.score_all takes no 'nleep_components' (it fits C "
         f"components); leave out {[m for m in names if m in GMM_METRICS]} via "
         f"'metrics' or use a library with the option"
     )
@@ -139,7 +139,7 @@ def combined_terms(
     features: Any, labels: Any, num_classes: int, names: list[str]
 ) -> dict[str, float]:
     """The per-model terms of the :data:`COMBINED` metrics among ``names``."""
-    from mdlnb import transfer
+    from mdlnb.baselines import transfer
 
     out: dict[str, float] = {}
     if "ncti" in names:
@@ -193,12 +193,12 @@ def _across_encoders(scores, combos):
 
 def add_combined(scores):
     """NCTI and ETran ranked as their authors rank candidate models: per (task, ratio,
-    repeat), :func:`mdlnb.transfer.ncti_combine` and :func:`~mdlnb.transfer.etran_combine`
+    repeat), :func:`mdlnb.baselines.transfer.ncti_combine` and :func:`~mdlnb.baselines.transfer.etran_combine`
     of the terms across that group's encoders replace the terms' rows (like CLID, the
     value of one encoder depends on the others it is ranked with)."""
     import pandas as pd
 
-    from mdlnb import transfer
+    from mdlnb.baselines import transfer
 
     scores = with_zoo(scores)
     terms = [t for ts in COMBINED.values() for t in ts]
@@ -223,7 +223,7 @@ def select_grid(grid, scores, reference: str = "linear_valid"):
     """
     import pandas as pd
 
-    from mdlnb.transfer import select_by_kendall
+    from mdlnb.baselines.transfer import select_by_kendall
 
     scores, grid = with_zoo(scores), with_zoo(grid)
     ref = scores[scores["metric"] == reference].set_index([*GROUP, "encoder"])["value"]
@@ -242,10 +242,10 @@ def select_grid(grid, scores, reference: str = "linear_valid"):
 
 def add_clid(scores):
     """Append CLID = min–max(CL) + min–max(ID) across the encoders of each
-    (task, ratio, repeat) (:func:`mdlnb.labelfree.clid`)."""
+    (task, ratio, repeat) (:func:`mdlnb.baselines.labelfree.clid`)."""
     import pandas as pd
 
-    from mdlnb import labelfree
+    from mdlnb.baselines import labelfree
 
     scores = with_zoo(scores)
     if not scores["metric"].isin(["cl", "twonn_id"]).any():

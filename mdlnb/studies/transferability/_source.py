@@ -8,7 +8,7 @@ discarded after pretraining and the self-supervised objectives never had one.
 Every one of them gets the same kind of source classifier instead: a
 multinomial logistic regression on its frozen features of ``size`` images of
 its pretraining data (Fashion-MNIST's training split, 10 classes; a seeded,
-stratified subsample), fitted by :func:`mdlnb.transfer._softmax_batch.fit_batch`
+stratified subsample), fitted by :func:`mdlnb.baselines.transfer._softmax_batch.fit_batch`
 (all checkpoints in one program; β = N, features standardised with the
 subsample's mean and standard deviation, the bias regularised like the
 weights). For a supervised checkpoint this stands in for the head it was
@@ -31,8 +31,8 @@ def fit_source_heads(
     """``{name: (mean, std, params)}``: the standardisation and the (D + 1, Z) logistic
     head of each encoder in ``names`` on ``size`` images of ``data_name``'s training split."""
     from mdlnb import data
+    from mdlnb.baselines.transfer._softmax_batch import fit_batch
     from mdlnb.encoders import features
-    from mdlnb.transfer._softmax_batch import fit_batch
 
     if not names:
         return {}
@@ -93,7 +93,8 @@ def source_label_free(
     ``source_accuracy``."""
     import pandas as pd
 
-    from mdlnb import data, labelfree
+    from mdlnb import data
+    from mdlnb.baselines import labelfree
     from mdlnb.encoders import features
     from mdlnb.studies.transferability._scores import label_free_scores
 

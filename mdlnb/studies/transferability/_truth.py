@@ -8,7 +8,7 @@
   regression on the frozen, standardised features of the training split for
   each β of ``beta_factors`` (in units of the training size; PACTran's weight
   decay (1/B)·{0.01 … 100}), all checkpoints of a zoo in one program
-  (:func:`mdlnb.transfer._softmax_batch.fit_batch`), β chosen by validation
+  (:func:`mdlnb.baselines.transfer._softmax_batch.fit_batch`), β chosen by validation
   cross-entropy, top-1 accuracy on the test split.
 * ``"best"``: per checkpoint, whichever of the two has the lower validation
   cross-entropy (PACTran takes the lowest *test* error over both kinds of run).
@@ -45,7 +45,7 @@ def probe_rows(
     beta_factors: Sequence[float] = (0.01, 0.1, 1.0, 10.0, 100.0),
 ) -> list[dict]:
     """The frozen-probe rows of one zoo's encoders on one task (module docstring)."""
-    from mdlnb.transfer._softmax_batch import fit_batch
+    from mdlnb.baselines.transfer._softmax_batch import fit_batch
 
     if not featuresets:
         return []

@@ -2,12 +2,12 @@
 
 Per subsample (PACTran Sec. 4.1.4: N = max(ratio·K, min_n) examples, stratified,
 the same for every checkpoint) and checkpoint: every registered metric of
-:data:`mdlnb.transfer.METRICS` that is not a softmax fit, the NCTI and ETran
+:data:`mdlnb.baselines.transfer.METRICS` that is not a softmax fit, the NCTI and ETran
 terms, the label-free CL / TwoNN ID / RankMe and the MDL-switching codelength
 (:mod:`._scores`). The metrics that are softmax fits — LINEAR (β = N),
 LINEAR-VALID, PT-Gauss (β = 10N, σ0² = 100/D) and the PT-Gauss and LINEAR
 grids — are computed for all checkpoints and all subsamples of the unit
-together (:func:`mdlnb.transfer._batched.linear_metrics`: one compiled L-BFGS
+together (:func:`mdlnb.baselines.transfer._batched.linear_metrics`: one compiled L-BFGS
 program for every fit of one shape), not one scipy fit at a time.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import transfer
+from mdlnb.baselines import transfer
 from mdlnb.studies.transferability._scores import (
     COMBINED,
     combined_terms,
@@ -50,7 +50,7 @@ def subsamples(
 
 
 def _registry_scores(f, y, sp, k: int, metrics: list, seed: int, config: Any) -> dict:
-    """:func:`mdlnb.transfer.score_all` of ``metrics``; if one of them refuses the
+    """:func:`mdlnb.baselines.transfer.score_all` of ``metrics``; if one of them refuses the
     features (a ``ValueError``: e.g. SFDA's zero within-class covariance when the
     subsample's features are all zero, as EfficientNet-Lite's at 32 px can be), each
     metric alone, the refusing ones NaN (τ leaves a NaN checkpoint out)."""
@@ -106,7 +106,7 @@ def _batched(
 ) -> tuple[dict, dict, float]:
     """``({(encoder, repeat): {metric: value}}, {(encoder, repeat): {(metric, knob):
     value}}, seconds)`` of the batched softmax fits."""
-    from mdlnb.transfer._batched import linear_metrics
+    from mdlnb.baselines.transfer._batched import linear_metrics
 
     if not wanted and not config.grid_metrics:
         return {}, {}, 0.0
