@@ -28,7 +28,7 @@ START     := $(shell date +%s)
 # Refresh the profile stamps while the Makefile is read (so `make -n` sees them too);
 # the runner rewrites a stamp only when its notebook's entry changed.
 ifneq ($(wildcard $(BIN)/python),)
-PARAMS_ERR := $(shell $(BIN)/python -m mdlnb.runner --write-params 2>&1 >/dev/null | tail -1)
+PARAMS_ERR := $(shell $(BIN)/python -m mdlnb.tools.runner --write-params 2>&1 >/dev/null | tail -1)
 $(if $(PARAMS_ERR),$(warning notebooks/profiles.yaml: $(PARAMS_ERR)))
 endif
 
@@ -59,18 +59,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[test]"
 	@touch $(STAMP)
 
-# One notebook: executed by papermill in batch mode (mdlnb.runner), written only on
+# One notebook: executed by papermill in batch mode (mdlnb.tools.runner), written only on
 # success; reruns when its source, its profile entry or any library file changed.
 # --paper: its figures and tables go into the committed paper/ (smoke: build/paper-smoke).
 $(NB_DIR)/%.ipynb: notebooks/%.py $(PARAMS)/%.json $(LIBRARY) | $(STAMP) data-packages
-	$(BIN)/python -m mdlnb.runner --profile $(PROFILE) $(if $(filter smoke,$(PROFILE)),,--paper) $*
+	$(BIN)/python -m mdlnb.tools.runner --profile $(PROFILE) $(if $(filter smoke,$(PROFILE)),,--paper) $*
 
 $(NB_DIR)/%.html: $(NB_DIR)/%.ipynb
-	$(BIN)/python -m mdlnb.runner --html $<
+	$(BIN)/python -m mdlnb.tools.runner --html $<
 
 # A fresh checkout has no stamps yet (the venv did not exist when this file was read).
 $(PARAMS)/%.json: | $(STAMP)
-	$(BIN)/python -m mdlnb.runner --write-params
+	$(BIN)/python -m mdlnb.tools.runner --write-params
 
 # objectives, scaling and readout_preference read one grid of mdlnb.studies.encoders
 # (tests/test_notebooks.py checks their overrides agree). Its pair files are written
@@ -118,13 +118,13 @@ $(NB_DIR)/transferability_baselines.ipynb: $(ENCODER_ARTIFACTS) $(wildcard artif
 # notebooks that changed, JOBS (2) at a time (most notebooks keep one core busy), merge
 # paper/claims.md and paper/README.md from what the notebooks wrote, print the
 # per-notebook wall time and the committed paper/*.csv numbers that moved beyond the
-# tolerance of mdlnb/_paperdiff.py.
+# tolerance of mdlnb/research/_paperdiff.py.
 reproduce: setup encoders
-	$(BIN)/python -m mdlnb.runner --check
+	$(BIN)/python -m mdlnb.tools.runner --check
 	@$(MAKE) --no-print-directory -j$(JOBS) notebooks
-	$(BIN)/python -m mdlnb.claims $(PAPER_DIR)
-	$(BIN)/python -m mdlnb.manifest $(PAPER_DIR)
-	@$(BIN)/python -m mdlnb.runner --summary --profile $(PROFILE) --since $(START) \
+	$(BIN)/python -m mdlnb.research.claims $(PAPER_DIR)
+	$(BIN)/python -m mdlnb.research.manifest $(PAPER_DIR)
+	@$(BIN)/python -m mdlnb.tools.runner --summary --profile $(PROFILE) --since $(START) \
 	  $(if $(filter smoke,$(PROFILE)),,--paper --compare-to-git HEAD)
 
 # Every notebook's smoke profile (seconds each) into build/notebooks/smoke and
@@ -160,7 +160,7 @@ $(LAB_STAMP): pyproject.toml | $(STAMP)
 # viewer of .py files (a double click opens a notebook, not the text editor; your own
 # ~/.jupyter settings still win); jupyter/jupyter_server_config.json saves a notebook
 # opened from a .py to the student's copy build/lab/notebooks/NAME.ipynb, outputs
-# included, never to the tracked .py (mdlnb/runner/_lab.py). Root (containers, CI
+# included, never to the tracked .py (mdlnb/tools/runner/_lab.py). Root (containers, CI
 # machines) needs --allow-root.
 LAB_ENV := JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 

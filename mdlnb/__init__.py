@@ -50,10 +50,10 @@ def _public_submodules() -> tuple[str, ...]:
 
 _SUBMODULES = _public_submodules()
 
-#: Tooling and plumbing, not library: the command line, the notebook runner, the paper/
-#: manifest, the private core (task, checks, units) and infrastructure (disk, cache,
-#: progress). ``mdlnb.runner`` etc. import as usual; ``from mdlnb import *`` leaves them out.
-_TOOLS = ("cli", "core", "infra", "manifest", "runner")
+#: Not library: the commands (``mdlnb.tools``: cli, runner, cache), the private floor
+#: (``mdlnb.core``, ``mdlnb.infra``). They import as usual; ``from mdlnb import *`` leaves
+#: them out.
+_TOOLS = ("core", "infra", "tools")
 
 # Top-level names re-exported from submodules: name -> module.
 _EXPORTS = {

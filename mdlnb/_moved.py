@@ -34,6 +34,13 @@ MOVED: dict[str, str] = {
     "mdlnb.transfer": "mdlnb.baselines.transfer",
     "mdlnb.labelfree": "mdlnb.baselines.labelfree",
     "mdlnb.curves": "mdlnb.baselines.curves",
+    "mdlnb.claims": "mdlnb.research.claims",
+    "mdlnb.findings": "mdlnb.research.findings",
+    "mdlnb.ranking": "mdlnb.research.ranking",
+    "mdlnb.manifest": "mdlnb.research.manifest",
+    "mdlnb.cli": "mdlnb.tools.cli",
+    "mdlnb.runner": "mdlnb.tools.runner",
+    "mdlnb.cache": "mdlnb.tools.cache",
 }
 
 _HERE = os.path.abspath(__file__)
@@ -94,10 +101,16 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__spec__ = self._specs.pop(module.__name__)  # it keeps its own name and spec
 
     def get_code(self, fullname):
-        """``python -m <old path>``: run the new module as ``__main__``."""
+        """``python -m <old path>``: warn from ``__main__`` (so the warning shows), then run
+        the new module as ``__main__``."""
         new = new_name(fullname)
+        old, new_cmd = fullname.removesuffix(".__main__"), new.removesuffix(".__main__")
+        message = f"python -m {old} moved to python -m {new_cmd}; the old path is removed after the 0.1 series"
         return compile(
-            f"import runpy\nrunpy.run_module({new!r}, run_name='__main__')", "<mdlnb>", "exec"
+            f"import runpy, warnings\nwarnings.warn({message!r}, DeprecationWarning)\n"
+            f"runpy.run_module({new!r}, run_name='__main__', alter_sys=True)\n",
+            "<mdlnb>",
+            "exec",
         )
 
 

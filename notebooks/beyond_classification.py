@@ -42,7 +42,7 @@ calibration_protocol = "default"  # the board run without and with calibration
 points = 60                  # log-spaced n of the curves
 
 # %%
-from mdlnb import runner
+from mdlnb.tools import runner
 
 # by hand: apply `profile`, write to build/lab
 runner.interactive_profile(globals(), "beyond_classification")

@@ -56,7 +56,7 @@ early = 128                  # "early" sample size for claim (e)
 points = 200
 
 # %%
-from mdlnb import runner
+from mdlnb.tools import runner
 
 runner.interactive_profile(globals(), "data_efficiency")   # by hand: apply `profile`, write to build/lab
 

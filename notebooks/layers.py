@@ -50,7 +50,7 @@ vit = "supervised:vit_S:trained"             # committed self-pretrained ViT (No
 vit_which = ["embed", "block0", "block1"]    # its layers, input to output
 
 # %%
-from mdlnb import runner
+from mdlnb.tools import runner
 
 runner.interactive_profile(globals(), "layers")   # by hand: apply `profile`, write to build/lab
 

@@ -60,7 +60,7 @@ refine_rounds = 1            # App. C.2: recursive grid-search rounds of εSC (0
 seed = 0                     # subsamples and the autoencoder
 
 # %%
-from mdlnb import runner
+from mdlnb.tools import runner
 
 runner.interactive_profile(globals(), "loss_data")   # by hand: apply `profile`, write to build/lab
 

@@ -32,7 +32,7 @@
 #
 # Two things the paper gets slightly wrong are corrected here: the Nemenyi q
 # it uses (3.12) is not the q for r = 6 encoders (2.589 at α = 0.1), and two
-# of the printed group thresholds are swapped (`mdlnb.ranking`); both are
+# of the printed group thresholds are swapped (`mdlnb.research.ranking`); both are
 # shown beside the correct values.
 
 # %% tags=["parameters"]
@@ -45,7 +45,7 @@ diagnose = "supervised:vit_S:trained"   # the encoder whose rank the diagnosis e
 reference = "random:vit_S:trained"      # ... against this one
 
 # %%
-from mdlnb import runner
+from mdlnb.tools import runner
 
 runner.interactive_profile(globals(), "objectives")   # by hand: apply `profile`, write to build/lab
 
@@ -54,7 +54,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from mdlnb.api import output
-from mdlnb.claims import describe
+from mdlnb.research.claims import describe
 from mdlnb.studies import encoders as st
 from mdlnb.studies import finish, pretraining
 

@@ -55,7 +55,7 @@ switching_lr = [1e-3, 3e-3]   # board for readout switching: linear, MLP-1, MLP-
 seed = 0                  # draws the secret, the data and the noise
 
 # %%
-from mdlnb import runner
+from mdlnb.tools import runner
 
 runner.interactive_profile(globals(), "parity_toy")   # by hand: apply `profile`, write to build/lab
 

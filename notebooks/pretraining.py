@@ -34,7 +34,7 @@ paper_dir = "paper"          # where tables and figures are written
 clid_grid = {}               # CLID Fig. 2's grid: neighbours, clusters, rows (default: all)
 
 # %%
-from mdlnb import runner
+from mdlnb.tools import runner
 
 runner.interactive_profile(globals(), "pretraining")   # by hand: apply `profile`, write to build/lab
 

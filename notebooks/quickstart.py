@@ -42,7 +42,7 @@ seed = 0                     # example order, initialisations, replay samples
 blockwise_epochs = 100       # epochs per block of the block-wise code (Voita & Titov)
 
 # %%
-from mdlnb import runner
+from mdlnb.tools import runner
 
 runner.interactive_profile(globals(), "quickstart")   # by hand: apply `profile`, write to build/lab
 
@@ -53,9 +53,9 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 import mdlnb
-from mdlnb import findings
 from mdlnb.api import output, plots
 from mdlnb.baselines import blockwise
+from mdlnb.research import findings
 from mdlnb.studies import finish
 
 # %% [markdown]

@@ -31,7 +31,7 @@ posterior_pairs = [["dino:vit_S:trained", "digits"], ["byol:vit_S:trained", "sci
                    ["mae:vit_S:trained", "dsprites_location"]]
 
 # %%
-from mdlnb import runner
+from mdlnb.tools import runner
 
 runner.interactive_profile(globals(), "readout_preference")   # by hand: apply `profile`, write to build/lab
 

@@ -35,7 +35,7 @@ supervised_sizes = ["supervised:vit_S:trained", "supervised:vit_L:trained"]
 alpha = 0.10
 
 # %%
-from mdlnb import runner
+from mdlnb.tools import runner
 
 runner.interactive_profile(globals(), "scaling")   # by hand: apply `profile`, write to build/lab
 

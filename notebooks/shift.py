@@ -56,7 +56,7 @@ points = 40                  # stream positions at which the cumulative code is 
 resamples = 2000             # bootstrap resamples of the rank-agreement interval
 
 # %%
-from mdlnb import runner
+from mdlnb.tools import runner
 
 runner.interactive_profile(globals(), "shift")   # by hand: apply `profile`, write to build/lab
 

@@ -42,7 +42,7 @@ alphas = [1e-4, 1e-3, 1e-2, 1e-1]   # sensitivity to a constant α
 points = 200                 # sample sizes at which curves are stored
 
 # %%
-from mdlnb import runner
+from mdlnb.tools import runner
 
 runner.interactive_profile(globals(), "switching_strategies")   # by hand: apply `profile`, write to build/lab
 

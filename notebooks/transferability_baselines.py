@@ -56,7 +56,7 @@ study = "transferability"    # mdlnb.studies.<study> holds the defaults (runner 
 overrides = {}               # {field: value} changes to those defaults (profiles.yaml)
 
 # %%
-from mdlnb import runner
+from mdlnb.tools import runner
 
 runner.interactive_profile(globals(), "transferability_baselines")   # by hand: apply `profile`, write to build/lab
 

@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import cache, cli, prequential
+from mdlnb import prequential
 from mdlnb.board import readouts
 from mdlnb.board.experts import Expert
 from mdlnb.infra import _io
 from mdlnb.prequential import _program
+from mdlnb.tools import cache, cli
 
 OLD = dt.datetime(2026, 1, 10, 12, 0).timestamp()
 NEW = dt.datetime(2026, 3, 1, 12, 0).timestamp()

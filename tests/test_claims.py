@@ -7,8 +7,16 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mdlnb import claims
-from mdlnb.claims import CONSISTENT, LARGER, REPLICATED, REVERSED, SMALLER, UNDETERMINED, Claim
+from mdlnb.research import claims
+from mdlnb.research.claims import (
+    CONSISTENT,
+    LARGER,
+    REPLICATED,
+    REVERSED,
+    SMALLER,
+    UNDETERMINED,
+    Claim,
+)
 
 
 def _decision(lo, hi, paper=0.14, n=10, **kw):

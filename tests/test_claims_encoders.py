@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mdlnb.claims import CONSISTENT, LARGER, REPLICATED, REVERSED, SMALLER, UNDETERMINED
+from mdlnb.research.claims import CONSISTENT, LARGER, REPLICATED, REVERSED, SMALLER, UNDETERMINED
 from mdlnb.studies import encoders as st
 from mdlnb.studies.encoders import _claims
 
@@ -259,7 +259,7 @@ def test_d_undetermined_without_structured_tasks_or_long_streams():
 
 
 def test_friedman_and_nemenyi_are_undefined_on_too_few_tasks():
-    from mdlnb import ranking
+    from mdlnb.research import ranking
     from mdlnb.studies.encoders import _significance
 
     mdl = {t: [1000 - 1000 * a for a in v] for t, v in MLP.items()}

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mdlnb.claims import REPLICATED, REVERSED, SMALLER, UNDETERMINED
+from mdlnb.research.claims import REPLICATED, REVERSED, SMALLER, UNDETERMINED
 from mdlnb.studies.encoders import _more_claims as M
 
 TASKS = [f"t{i}" for i in range(8)]

@@ -7,7 +7,7 @@ import pytest
 
 from mdlnb.baselines import curves
 from mdlnb.baselines.curves import LossDataCurve
-from mdlnb.claims import CONSISTENT, FAILS, PASSES, SMALLER, UNDETERMINED
+from mdlnb.research.claims import CONSISTENT, FAILS, PASSES, SMALLER, UNDETERMINED
 from mdlnb.studies.parity import parity_claims
 
 SIZES = np.array([2, 4, 8, 16, 32, 64])

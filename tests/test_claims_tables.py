@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mdlnb.claims import CONSISTENT, LARGER, REPLICATED, REVERSED, SMALLER, UNDETERMINED
+from mdlnb.research.claims import CONSISTENT, LARGER, REPLICATED, REVERSED, SMALLER, UNDETERMINED
 from mdlnb.studies.encoders import _clid_transfer as T
 from mdlnb.studies.encoders import _table_claims as TC
 

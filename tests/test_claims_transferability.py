@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mdlnb.claims import LARGER, REPLICATED, REVERSED, SMALLER, UNDETERMINED
+from mdlnb.research.claims import LARGER, REPLICATED, REVERSED, SMALLER, UNDETERMINED
 from mdlnb.studies import transferability as tr
 from mdlnb.studies.transferability import _claims
 

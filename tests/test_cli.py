@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from scipy.special import logsumexp
 
-from mdlnb import cli
+from mdlnb.tools import cli
 
 
 @pytest.fixture
@@ -132,7 +132,7 @@ def test_unknown_strategy_is_an_argparse_error(npz):
 def test_switch_subprocess(npz):
     path, L = npz
     proc = subprocess.run(
-        [sys.executable, "-m", "mdlnb.cli", "switch", str(path), "--strategy", "elementwise"],
+        [sys.executable, "-m", "mdlnb.tools.cli", "switch", str(path), "--strategy", "elementwise"],
         capture_output=True,
         text=True,
         timeout=120,

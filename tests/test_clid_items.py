@@ -9,7 +9,7 @@ from scipy import stats
 
 from mdlnb import data
 from mdlnb.baselines import labelfree
-from mdlnb.claims import CONSISTENT, REPLICATED, REVERSED, UNDETERMINED
+from mdlnb.research.claims import CONSISTENT, REPLICATED, REVERSED, UNDETERMINED
 from mdlnb.studies.pretraining import _clid_items as CI
 
 

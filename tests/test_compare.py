@@ -11,9 +11,10 @@ import pytest
 from sklearn.datasets import load_digits
 from sklearn.decomposition import PCA
 
-from mdlnb import Task, cli, prequential
+from mdlnb import Task, prequential
 from mdlnb.api._compare import compare
 from mdlnb.board._arguments import resolve_protocol
+from mdlnb.tools import cli
 
 N = 1797
 SEEDS = (0, 1, 2)

@@ -43,7 +43,7 @@ def _command(paper: Path, out: Path) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "mdlnb.runner",
+        "mdlnb.tools.runner",
         "--profile",
         PROFILE,
         NOTEBOOK,

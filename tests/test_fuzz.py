@@ -291,7 +291,7 @@ def test_transfer_metrics(data, metric):
     b=hnp.arrays(np.float64, st.integers(0, 6), elements=st.sampled_from(SPECIAL)),
 )
 def test_kendall_tau(a, b):
-    from mdlnb import ranking
+    from mdlnb.research import ranking
 
     try:
         tau = ranking.kendall_tau(a, b)
@@ -399,7 +399,7 @@ def score_tables(draw):
 @settings(FUZZ, max_examples=80)
 @given(scores=score_tables(), hib=st.booleans(), tie=st.booleans())
 def test_ranking_average_ranks_and_friedman(scores, hib, tie):
-    from mdlnb import ranking
+    from mdlnb.research import ranking
 
     try:
         r = ranking.average_ranks(scores, higher_is_better=hib)
@@ -429,7 +429,7 @@ def test_ranking_average_ranks_and_friedman(scores, hib, tie):
     alpha=st.sampled_from([0.05, 0.1, 0.0, 1.0, -0.1, np.nan, "x"]),
 )
 def test_nemenyi_cd(k, n, alpha):
-    from mdlnb import ranking
+    from mdlnb.research import ranking
 
     try:
         cd = ranking.nemenyi_cd(k, n, alpha)
@@ -443,7 +443,7 @@ def test_nemenyi_cd(k, n, alpha):
 @settings(FUZZ, max_examples=60)
 @given(data=st.data())
 def test_rank_product(data):
-    from mdlnb import ranking
+    from mdlnb.research import ranking
 
     m = data.draw(st.integers(0, 3))
     n = data.draw(st.integers(0, 5))
@@ -559,7 +559,7 @@ def test_curve_measures(curve, measure, c, eps, at):
 def test_nemenyi_cd_regressions(k, n, alpha, arg):
     """Found by test_nemenyi_cd: NaN/inf/str/None counts raised a raw
     'cannot convert float NaN to integer', OverflowError or TypeError."""
-    from mdlnb import ranking
+    from mdlnb.research import ranking
 
     with pytest.raises(ValueError, match=rf"^{arg}:"):
         ranking.nemenyi_cd(k, n, alpha)
@@ -619,7 +619,7 @@ def test_notebook_invalid_parameter_fails_before_running(tmp_path, overrides, fi
     """A notebook run with an invalid override (unknown task, encoder or protocol,
     negative size, unknown field) is refused before papermill starts a kernel, with a
     ValueError naming the parameters, the notebook and the field; nothing is written."""
-    from mdlnb import runner
+    from mdlnb.tools import runner
 
     with pytest.raises(ValueError, match=rf"^parameters: scaling\.smoke: .*{field}") as err:
         runner.run("scaling", "smoke", out_dir=tmp_path, parameters={"overrides": overrides})
@@ -689,17 +689,21 @@ def test_labelfree_arguments(arg, v):
     [
         # raw 'cannot convert float NaN to integer' / OverflowError / int() TypeError before
         (
-            lambda v: __import__("mdlnb.ranking").ranking.friedman_from_ranks([1.5, 1.5], v),
+            lambda v: __import__("mdlnb.research.ranking").ranking.friedman_from_ranks(
+                [1.5, 1.5], v
+            ),
             "n_datasets",
         ),
         # a raw 'ufunc isfinite not supported' TypeError for str/None before
         (
-            lambda v: __import__("mdlnb.ranking").ranking.cd_cliques(np.array([1.0, 2.0, 3.0]), v),
+            lambda v: __import__("mdlnb.research.ranking").ranking.cd_cliques(
+                np.array([1.0, 2.0, 3.0]), v
+            ),
             "cd",
         ),
         # NaN results (scipy read any non-bool as a rank vector) before
         (
-            lambda v: __import__("mdlnb.ranking").ranking.weighted_tau(
+            lambda v: __import__("mdlnb.research.ranking").ranking.weighted_tau(
                 [1, 2, 3.0], [3, 1, 2.0], rank=v
             ),
             "rank",
@@ -726,7 +730,7 @@ def test_argument_regressions(call, arg, v):
 def test_argument_regressions_keep_valid_values():
     from scipy import stats
 
-    from mdlnb import ranking
+    from mdlnb.research import ranking
 
     assert ranking.weighted_tau([1, 2, 3.0], [3, 1, 2.0], rank=[2, 0, 1]) == pytest.approx(
         stats.weightedtau([1, 2, 3.0], [3, 1, 2.0], rank=[2, 0, 1]).statistic
@@ -993,7 +997,7 @@ def test_cli_on_malformed_files(tmp_path, capsys, case, arg):
     -2147483648", a parquet of strings gave a raw TypeError traceback or an error naming
     nothing, an empty, truncated or .npy file for `switch`/`compare` a raw EOFError,
     BadZipFile or AttributeError traceback."""
-    from mdlnb import cli
+    from mdlnb.tools import cli
 
     rc = cli.main(_malformed(tmp_path, case))
     err = capsys.readouterr().err.strip().splitlines()
@@ -1055,7 +1059,7 @@ def test_runner_parameters_are_refused_before_any_kernel(key, value, sep):
     every check accepts. Found by this test: a negative seed, a learning rate ≤ 0 or
     NaN, ``at`` holding 0, ``eps_fraction = 0`` and an empty ``paper_dir`` (the
     repository root) were accepted and failed — or wrote — deep inside the notebook."""
-    from mdlnb import runner
+    from mdlnb.tools import runner
 
     try:
         params = runner.merged_parameters(

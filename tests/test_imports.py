@@ -111,6 +111,6 @@ def test_star_import_leaves_out_the_tooling():
         "prequential",
         "data",
     } <= set(ns)
-    import mdlnb.runner
+    import mdlnb.tools.runner
 
-    assert mdlnb.runner.__name__ == "mdlnb.runner"  # still importable by name
+    assert mdlnb.tools.runner.__name__ == "mdlnb.tools.runner"  # still importable by name

@@ -13,8 +13,8 @@ import warnings
 import nbformat
 import pytest
 
-from mdlnb import runner
 from mdlnb.infra import _warnings
+from mdlnb.tools import runner
 
 ROOT = runner.ROOT
 
@@ -306,7 +306,7 @@ def test_the_values_of_the_cell_that_ran_win_whatever_the_file_says(by_hand, cap
 
 _KERNEL_NOTEBOOK_CELLS = (
     "%s\n",
-    'from mdlnb import runner\nrunner.interactive_profile(globals(), "quickstart")\n'
+    'from mdlnb.tools import runner\nrunner.interactive_profile(globals(), "quickstart")\n'
     'print("size", size, "protocol", protocol)\n',
 )
 

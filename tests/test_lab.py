@@ -421,7 +421,7 @@ def test_lab_contents_manager_saves_a_py_notebook_to_its_copy_only(tmp_path):
             pytest.skip(f"{mod} is not installed")
     import nbformat
 
-    from mdlnb.runner._lab import LabContentsManager, kernel_metadata
+    from mdlnb.tools.runner._lab import LabContentsManager, kernel_metadata
 
     nbs = tmp_path / "notebooks"
     shutil.copytree(ROOT / "notebooks", nbs)
@@ -470,7 +470,10 @@ def test_lab_contents_manager_saves_a_py_notebook_to_its_copy_only(tmp_path):
 
 def test_make_lab_uses_the_lab_contents_manager():
     config = json.loads((ROOT / "jupyter" / "jupyter_server_config.json").read_text())
-    assert config["ServerApp"]["contents_manager_class"] == "mdlnb.runner._lab.LabContentsManager"
+    assert (
+        config["ServerApp"]["contents_manager_class"]
+        == "mdlnb.tools.runner._lab.LabContentsManager"
+    )
 
 
 def test_open_and_save_through_jupytext_changes_nothing_tracked(tmp_path):

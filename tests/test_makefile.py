@@ -4,7 +4,7 @@ and a reproduce run ends with the merge and the per-notebook table.
 
 Runs GNU make on a copy of the repository's Makefile, notebooks/ and mdlnb/ with
 a stub venv whose ``python`` logs each notebook run instead of executing it (the
-profile stamps are written by the real ``mdlnb.runner --write-params``)."""
+profile stamps are written by the real ``mdlnb.tools.runner --write-params``)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import os, subprocess, sys, time
 from pathlib import Path
 args = sys.argv[1:]
 log = Path(os.environ["STUB_LOG"])
-if args[:2] != ["-m", "mdlnb.runner"] or "--write-params" in args or "--check" in args:
+if args[:2] != ["-m", "mdlnb.tools.runner"] or "--write-params" in args or "--check" in args:
     sys.exit(subprocess.call([os.environ["REAL_PYTHON"], *args]))
 rest = args[2:]
 if "--html" in rest:
@@ -98,7 +98,7 @@ def _dry_runs(out):
     return sorted(
         ln.split()[-1]
         for ln in out.splitlines()
-        if "mdlnb.runner --profile smoke" in ln and "--summary" not in ln
+        if "mdlnb.tools.runner --profile smoke" in ln and "--summary" not in ln
     )
 
 
@@ -153,6 +153,6 @@ def test_parallel_run_orders_the_encoder_trio_and_reproduce_ends_with_the_merge(
     assert log[-1].startswith("summary --summary --profile smoke --since ")  # after all
     assert "--compare-to-git" not in log[-1]  # smoke writes no paper/ numbers
     out = _make(tree, "reproduce", dry=True, profile="default")[0]
-    assert "--compare-to-git HEAD" in out and "mdlnb.claims paper" in out
+    assert "--compare-to-git HEAD" in out and "mdlnb.research.claims paper" in out
     # the summary reads the executed notebooks where --paper runs put them
     assert "--summary --profile default" in out and "--paper --compare-to-git HEAD" in out

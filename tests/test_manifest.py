@@ -6,8 +6,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from mdlnb import manifest
 from mdlnb.api import output
+from mdlnb.research import manifest
 
 PAPER = Path(__file__).resolve().parent.parent / "paper"
 
@@ -54,18 +54,18 @@ def test_committed_readme_lists_every_file_and_each_parses():
     assert files, "paper/ has no tables or figures"
     missing = [f for f in files if f"[{f}]({f})" not in text]
     assert not missing, (
-        f"paper/README.md does not list {missing}; run python -m mdlnb.manifest paper/"
+        f"paper/README.md does not list {missing}; run python -m mdlnb.research.manifest paper/"
     )
     assert manifest.check(PAPER) == len(files)
 
 
 def test_every_committed_figure_has_a_caption_and_the_readme_shows_it():
-    from mdlnb._captions import CAPTIONS
+    from mdlnb.research._captions import CAPTIONS
 
     figures = sorted(p.name for p in PAPER.glob("*.png"))
     assert figures
     missing = [f for f in figures if f not in CAPTIONS]
-    assert not missing, f"no caption in mdlnb/_captions.py for {missing}"
+    assert not missing, f"no caption in mdlnb/research/_captions.py for {missing}"
     readme = (PAPER / "README.md").read_text()
     if "## Figures" in readme:  # written by the manifest since captions exist
         assert "(no caption)" not in readme
@@ -76,7 +76,7 @@ def test_every_committed_figure_has_a_caption_and_the_readme_shows_it():
 def test_merge_adds_the_setting_and_captions(tmp_path):
     import matplotlib
 
-    from mdlnb import claims
+    from mdlnb.research import claims
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

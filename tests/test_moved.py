@@ -54,3 +54,12 @@ def test_a_module_below_a_moved_package_follows_it():
     with pytest.warns(DeprecationWarning, match="mdlnb.transfer._logme moved"):
         old = importlib.import_module("mdlnb.transfer._logme")
     assert old is new
+
+
+def test_python_dash_m_with_an_old_path_runs_the_new_command():
+    out = subprocess.run(
+        [sys.executable, "-m", "mdlnb.runner", "--help"], capture_output=True, text=True
+    )
+    assert out.returncode == 0
+    assert out.stdout.startswith("usage: python -m mdlnb.tools.runner")
+    assert "python -m mdlnb.runner moved to python -m mdlnb.tools.runner" in out.stderr

@@ -19,8 +19,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mdlnb import claims, data, manifest, runner
+from mdlnb import data
 from mdlnb.infra import _io
+from mdlnb.research import claims, manifest
+from mdlnb.tools import runner
 
 NOTEBOOKS = runner.available()
 PAPER = runner.ROOT / "build" / "paper-smoke"

@@ -15,8 +15,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from mdlnb import findings  # noqa: E402
 from mdlnb.api import output, plots
+from mdlnb.research import findings  # noqa: E402
 
 
 def test_blockwise_sentence_takes_its_direction_from_the_numbers():

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import mdlnb
-from mdlnb import cli, prequential, switching
+from mdlnb import prequential, switching
 from mdlnb.board import readouts
 from mdlnb.board.experts import Expert
+from mdlnb.tools import cli
 
 N, D, C, B = 120, 5, 3, 16  # one shape and board for most runs: stage 1 compiles few times
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats
 
-from mdlnb import ranking as rk
+from mdlnb.research import ranking as rk
 
 matplotlib.use("Agg")
 

@@ -202,7 +202,7 @@ def test_relative_links_resolve(page):
 # The ```bash blocks of all the pages (README.md, then docs/ by name) are run the way a
 # user types them: each command line (continuation lines joined, comments dropped) in a
 # subprocess, ``.venv/bin/mdlnb`` being the venv's
-# `mdlnb` entry point (``python -m mdlnb.cli`` where there is none), in a working
+# `mdlnb` entry point (``python -m mdlnb.tools.cli`` where there is none), in a working
 # directory holding the files the commands name (real digits features, N = 150). What
 # is not run says why, below; a command of another kind fails the test until it is
 # sorted here.
@@ -215,7 +215,7 @@ NOT_RUN = {
     "the test suite or trains encoders (minutes to hours); tests/test_makefile.py "
     "checks the recipes",
 }
-#: `python -m mdlnb.runner NAME ...` executes a notebook in a kernel (tens of seconds to
+#: `python -m mdlnb.tools.runner NAME ...` executes a notebook in a kernel (tens of seconds to
 #: minutes; the smoke notebooks run in tests/test_notebooks.py). Here it runs up to the
 #: kernel: the runner's own command line, with every notebook and `-p` value checked
 #: (types included) as it does before any kernel starts; only `runner.run` is replaced.
@@ -248,7 +248,7 @@ def classify(cmd: str) -> tuple[str, list[str] | str]:
     argv = shlex.split(cmd)
     if argv[0] == ".venv/bin/mdlnb":
         return "run", argv[1:]
-    if argv[:3] == [".venv/bin/python", "-m", "mdlnb.runner"]:
+    if argv[:3] == [".venv/bin/python", "-m", "mdlnb.tools.runner"]:
         return ("run-module" if "--check" in argv else "runner"), argv[3:]
     raise AssertionError(
         f"a shell command of a kind this test does not know: {cmd!r}"
@@ -297,12 +297,12 @@ def test_readme_shell_commands_run(tmp_path, monkeypatch):
     import sys
     import time
 
-    from mdlnb import runner
+    from mdlnb.tools import runner
 
     root = ROOT
     _shell_inputs(tmp_path)
     entry = Path(sys.executable).with_name("mdlnb")
-    program = [str(entry)] if entry.exists() else [sys.executable, "-m", "mdlnb.cli"]
+    program = [str(entry)] if entry.exists() else [sys.executable, "-m", "mdlnb.tools.cli"]
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(
@@ -334,7 +334,7 @@ def test_readme_shell_commands_run(tmp_path, monkeypatch):
             checked.append(cmd)
             continue
         argv = (
-            [sys.executable, "-m", "mdlnb.runner", *what]
+            [sys.executable, "-m", "mdlnb.tools.runner", *what]
             if kind == "run-module"
             else [*program, *what]
         )

@@ -1,5 +1,5 @@
 """Reproducibility you can check: same-machine reruns write bit-identical paper files,
-and committed paper/ numbers that moved are reported (mdlnb._paperdiff)."""
+and committed paper/ numbers that moved are reported (mdlnb.research._paperdiff)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mdlnb import _paperdiff
+from mdlnb.research import _paperdiff
 
 ROOT = Path(__file__).resolve().parent.parent
 

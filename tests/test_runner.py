@@ -1,4 +1,4 @@
-"""mdlnb.runner: parameters read from the notebook, profiles checked before anything runs."""
+"""mdlnb.tools.runner: parameters read from the notebook, profiles checked before anything runs."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from mdlnb import runner
+from mdlnb.tools import runner
 
 _NOTEBOOK = """# %% tags=["parameters"]
 profile = "default"
@@ -362,7 +362,7 @@ def test_makefile_checks_the_profiles_before_the_notebooks():
 
     text = (Path(runner.ROOT) / "Makefile").read_text()
     recipe = text.split("\nreproduce: setup encoders\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert "mdlnb.runner --check" in recipe[0] and "notebooks" in recipe[1]
+    assert "mdlnb.tools.runner --check" in recipe[0] and "notebooks" in recipe[1]
 
 
 def test_only_paper_runs_write_into_paper_and_the_runner_says_where_things_go(

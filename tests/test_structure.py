@@ -168,7 +168,10 @@ LAYERS = {
     "mdlnb.prequential": ("mdlnb.prequential", "mdlnb.board", "mdlnb.switching", *_FLOOR),
     "mdlnb.api": ("mdlnb.api", *_STAGES),
     "mdlnb.baselines": ("mdlnb.baselines", *_STAGES),
+    "mdlnb.research": ("mdlnb.research", "mdlnb.api", *_FLOOR),
 }
+#: Nothing below the studies imports them or the tools.
+_TOP = ("mdlnb.studies", "mdlnb.tools")
 
 
 def test_layers_import_only_what_lies_below():
@@ -182,6 +185,14 @@ def test_layers_import_only_what_lies_below():
         if not any(dep == a or dep.startswith(a + ".") for a in allowed) and dep != "mdlnb"
     )
     assert bad == []
+    up = sorted(
+        (name, dep)
+        for name, deps in every.items()
+        if not name.startswith(_TOP)
+        for dep in deps
+        if dep.startswith(_TOP)
+    )
+    assert up == []
 
 
 def test_function_level_import_cycles_are_reported():

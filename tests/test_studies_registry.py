@@ -9,8 +9,10 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from mdlnb import claims, runner, studies
+from mdlnb import studies
+from mdlnb.research import claims
 from mdlnb.studies import StudyConfig
+from mdlnb.tools import runner
 
 
 @pytest.mark.parametrize("study", studies._SUBMODULES)

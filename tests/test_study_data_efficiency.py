@@ -139,7 +139,7 @@ def test_result_tables_findings_and_save(tmp_path):
 
 
 def test_config_checks_and_matches_the_notebook():
-    from mdlnb import runner
+    from mdlnb.tools import runner
 
     with pytest.raises(ValueError, match="task_size"):
         de.DataEfficiencyConfig(task_size=1)

@@ -174,7 +174,7 @@ def test_cd_table_uses_the_correct_q_beside_the_paper():
     assert cd.loc["all", "CD"] == pytest.approx(q * math.sqrt(6 * 7 / (6 * 19)))
     assert cd.loc["all", "CD"] == pytest.approx(cd.loc["all", "correct CD (paper r, N)"])
     assert cd.loc["all", "paper printed"] == 1.894
-    assert cd.loc["all", "CD"] == pytest.approx(1.571, abs=1e-3)  # mdlnb.ranking docstring
+    assert cd.loc["all", "CD"] == pytest.approx(1.571, abs=1e-3)  # mdlnb.research.ranking docstring
 
 
 def test_permutation_variance_gaps():

@@ -99,7 +99,7 @@ def test_data_seeds_are_distinct_and_stable():
 
 
 def test_config_checks_and_the_notebook_defaults():
-    from mdlnb import runner
+    from mdlnb.tools import runner
 
     for bad, match in (
         ({"tasks": ["dsprites_shape"]}, "tasks"),

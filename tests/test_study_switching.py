@@ -229,7 +229,7 @@ def test_result_tables_figures_and_save(tmp_path):
 
 
 def test_config_checks_and_matches_the_notebook():
-    from mdlnb import runner
+    from mdlnb.tools import runner
 
     with pytest.raises(ValueError, match="pairs"):
         study.SwitchingConfig(pairs=["digits"])

@@ -602,7 +602,7 @@ def test_differences_flag_moves_beyond_combined_half_widths():
 
 
 def test_notebook_and_profiles_hold_no_copy_of_the_config_defaults():
-    from mdlnb import runner
+    from mdlnb.tools import runner
 
     params = runner.notebook_parameters("transferability_baselines")
     assert params["study"] == "transferability" and params["overrides"] == {}
@@ -839,3 +839,16 @@ def test_subsample_scores_carry_the_combined_metrics_terms():
     assert out["ncti_seli"] == r.seli and out["ncti_vc"] == r.vc and out["ncti_ncc"] == r.ncc
     assert out["etran_energy"] == e.energy and out["etran_cls"] == e.classification
     assert "ncti" not in out and "etran" not in out and "logme" in out
+
+
+def test_the_presentation_modules_the_cache_key_leaves_out_exist():
+    """A moved or renamed module must leave the list, or its edits would go unnoticed
+    by the cached units (and a stale name would leave them out of nothing)."""
+    from pathlib import Path
+
+    from mdlnb.studies.transferability import _run
+
+    root = Path(_run.__file__).resolve().parents[2]
+    assert [p for p in _run._PRESENTATION if not (root / p).is_file()] == []
+    assert len(set(_run._PRESENTATION)) == len(_run._PRESENTATION)
+    assert len(_run.code_fingerprint()) == 16

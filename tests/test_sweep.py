@@ -1,4 +1,4 @@
-"""Sweeps (mdlnb.runner._sweep): every combination checked before any run, one executed
+"""Sweeps (mdlnb.tools.runner._sweep): every combination checked before any run, one executed
 notebook per combination, resumable, and one tidy table of what the runs saved — end to end
 on the smoke profile of the quickstart notebook."""
 
@@ -11,8 +11,8 @@ import nbformat
 import pandas as pd
 import pytest
 
-from mdlnb import runner
-from mdlnb.runner import _sweep
+from mdlnb.tools import runner
+from mdlnb.tools.runner import _sweep
 
 
 def test_parse_sweep_reads_each_value_as_yaml():

@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mdlnb import prequential, runner
-from mdlnb.runner._cli import parse_parameters, parser
-from mdlnb.runner._paths import PROFILES
+from mdlnb import prequential
+from mdlnb.tools import runner
+from mdlnb.tools.runner._cli import parse_parameters, parser
+from mdlnb.tools.runner._paths import PROFILES
 
 ROOT = Path(__file__).resolve().parents[1]
 GITHUB = ROOT / ".github"
@@ -268,7 +269,7 @@ def test_run_notebook_passes_inputs_to_the_runner_as_checked_arguments(tmp_path)
     (argv,) = _runner_argv(tmp_path, env)  # no executed notebook: no --html call
     assert argv == [
         "-m",
-        "mdlnb.runner",
+        "mdlnb.tools.runner",
         "quickstart",
         "--profile",
         "smoke",
@@ -304,7 +305,7 @@ def test_run_notebook_passes_inputs_to_the_runner_as_checked_arguments(tmp_path)
     run, html = _runner_argv(tmp_path, {**env, "PARAMETERS": "", "SWEEP": "seed=0,1; size=200,300"})
     assert run == [
         "-m",
-        "mdlnb.runner",
+        "mdlnb.tools.runner",
         "quickstart",
         "--profile",
         "smoke",
@@ -315,7 +316,7 @@ def test_run_notebook_passes_inputs_to_the_runner_as_checked_arguments(tmp_path)
         "--sweep",
         "size=200,300",
     ]
-    assert html == ["-m", "mdlnb.runner", "--html", f"{out}/seed=0/quickstart.ipynb"]
+    assert html == ["-m", "mdlnb.tools.runner", "--html", f"{out}/seed=0/quickstart.ipynb"]
 
 
 def test_run_notebook_check_runs_the_real_runner(tmp_path):

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from mdlnb import cache
 from mdlnb.infra import _io, _xla_cache
+from mdlnb.tools import cache
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = Path(__file__).with_name("_compile_worker.py")
@@ -186,11 +186,11 @@ def test_the_test_session_uses_the_shared_compilation_cache():
 
 
 def test_importing_the_cache_and_the_cli_loads_no_jax():
-    """Importing ``mdlnb.cache``, ``mdlnb.infra._xla_cache`` or ``mdlnb.cli`` loads no JAX (the
+    """Importing ``mdlnb.tools.cache``, ``mdlnb.infra._xla_cache`` or ``mdlnb.tools.cli`` loads no JAX (the
     module docstring's promise): the store's class, a subclass of JAX's
     ``CacheInterface``, is built when the cache is enabled or first named."""
     code = (
-        "import sys, mdlnb.cli, mdlnb.cache, mdlnb.infra._xla_cache as x; "
+        "import sys, mdlnb.tools.cli, mdlnb.tools.cache, mdlnb.infra._xla_cache as x; "
         "assert 'jax' not in sys.modules, 'jax imported'; "
         "C = x.AtomicFileCache; from jax._src.compilation_cache_interface import "
         "CacheInterface; assert issubclass(C, CacheInterface) and C is x.AtomicFileCache"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # After `make reproduce`: how this checkout's paper/ compares with the committed one (HEAD),
-# by mdlnb/_paperdiff.py, written to DIR (default build/paper-diff): paper-diff.txt (the
+# by mdlnb/research/_paperdiff.py, written to DIR (default build/paper-diff): paper-diff.txt (the
 # report `make reproduce` prints), paper-diff.csv (every moved cell, its tolerance and
 # whether it moved beyond the run's own spread), verdicts.csv (claims whose two-part
 # verdict changed) and paper-files.txt (every paper/ file whose bytes changed, figures too).
@@ -16,7 +16,7 @@ git diff --stat -- paper/ > "$OUT/paper-files.txt"
 import sys
 from pathlib import Path
 
-from mdlnb import _paperdiff
+from mdlnb.research import _paperdiff
 
 out = Path(sys.argv[1])
 diff = _paperdiff.paper_diff("paper", rev="HEAD")

@@ -27,9 +27,9 @@ while IFS= read -r item; do sweeps+=(--sweep "$item"); done < <(items "${SWEEP:-
 if [ ${#sweeps[@]} -eq 0 ]; then
   args+=(-p "paper_dir=$OUT/paper")   # a sweep gives each run its own paper/
 fi
-"$PYTHON" -m mdlnb.runner "$NOTEBOOK" "${args[@]}" "${sweeps[@]}" "$@"
+"$PYTHON" -m mdlnb.tools.runner "$NOTEBOOK" "${args[@]}" "${sweeps[@]}" "$@"
 # HTML beside every executed notebook (a sweep has one per run); none after --check
 if [ -d "$OUT" ]; then
   find "$OUT" -name '*.ipynb' ! -name '*.failed.ipynb' -print0 | sort -z \
-    | xargs -0 -r "$PYTHON" -m mdlnb.runner --html
+    | xargs -0 -r "$PYTHON" -m mdlnb.tools.runner --html
 fi

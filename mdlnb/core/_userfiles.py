@@ -1,5 +1,5 @@
 """Features and labels from the files people keep them in: ``.npy``, ``.npz``,
-``.parquet`` and ``.csv`` — what the command line (:mod:`mdlnb.cli`) reads.
+``.parquet`` and ``.csv`` — what the command line (:mod:`mdlnb.tools.cli`) reads.
 
 One rule for every format (:func:`read_features`, :func:`read_labels`):
 

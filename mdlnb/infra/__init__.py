@@ -2,7 +2,7 @@
 
 - :mod:`._io` — the cache directory, content hashes, atomic writes, verified reads;
   :mod:`._disk` — what a write does when the disk is full or a writer was killed;
-  :mod:`._cache` — what the cache holds and clearing it (behind :mod:`mdlnb.cache`).
+  :mod:`._cache` — what the cache holds and clearing it (behind :mod:`mdlnb.tools.cache`).
 - :mod:`._checkpoint` — one checkpoint format for long runs (stage 1, pre-training).
 - :mod:`._xla_cache` — JAX's persistent compilation cache under mdlnb's cache root.
 - :mod:`._aligned` — 64-byte-aligned float32 buffers XLA's CPU client reads in place;

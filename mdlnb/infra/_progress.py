@@ -4,7 +4,7 @@ Every long loop of the package reports through :func:`bar`, which decides
 how, from the environment variable ``MDLNB_PROGRESS``:
 
 * ``"0"`` (also ``false``/``no``/``off``) — *batch mode*, set by
-  :mod:`mdlnb.runner` for the papermill runs of ``make reproduce`` / ``make
+  :mod:`mdlnb.tools.runner` for the papermill runs of ``make reproduce`` / ``make
   smoke``: nothing is drawn while the loop runs, and a bar that is meant to
   stay (``leave=True``) prints **one line** when it closes, e.g.
   ``features: 12/12 pair in 3.4 s``. Executed notebooks stay readable (a

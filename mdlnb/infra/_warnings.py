@@ -16,7 +16,7 @@ mdlnb``) shows these as one line, ``warning: message``, without a source path:
   them), so ``rep = mdlnb.evaluate(...); print(rep)`` shows each warning once,
   in the report, and ``rep = mdlnb.evaluate(...)`` alone shows it once, after
   the cell's other output;
-* **elsewhere** (scripts) at once, on stderr; the command line (:mod:`mdlnb.cli`)
+* **elsewhere** (scripts) at once, on stderr; the command line (:mod:`mdlnb.tools.cli`)
   hides them while it runs, since it prints the report with its warnings.
 
 Other warnings, and filters (``"once"``, ``"error"``, ``pytest.warns``, which

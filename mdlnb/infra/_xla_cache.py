@@ -9,8 +9,8 @@ stage 2, pretraining and fine-tuning encoders, feature extraction, block-wise
 MDL, the probes), so every process that shares the cache root — worker
 processes, notebook kernels, the CLI, the test suite — compiles each program
 once (one subdirectory per kind of host CPU, :func:`host_tag`). It is listed
-by ``mdlnb cache`` / :func:`mdlnb.cache.usage` and cleared by
-``mdlnb.cache.clear(kind="xla")`` like any other kind (an executable still
+by ``mdlnb cache`` / :func:`mdlnb.tools.cache.usage` and cleared by
+``mdlnb.tools.cache.clear(kind="xla")`` like any other kind (an executable still
 loaded in a running process stays valid; the next process recompiles).
 
 Entries are keyed as JAX keys them (:mod:`jax._src.cache_key`: the program's
@@ -42,7 +42,7 @@ each entry carries a SHA-256 of its content, is written to a unique temporary
 file and renamed into place (``os.replace``: readers see the old entry or the
 whole new one; concurrent writers of one key write the same program, the last
 rename wins), and a damaged entry (truncated, altered, unreadable) is a miss
-with a :class:`mdlnb.cache.CacheWarning` naming the file: it is removed and
+with a :class:`mdlnb.tools.cache.CacheWarning` naming the file: it is removed and
 the program compiled and written again. An entry JAX cannot deserialize
 (JAX warns and recompiles) is replaced by the fresh compilation. If JAX's
 internals differ from what this module expects (another JAX version), JAX's

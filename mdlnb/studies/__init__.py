@@ -8,7 +8,7 @@ one copies it:
   its defaults live: the defaults are the CPU run that ``make reproduce``
   makes. The notebook's parameter cell holds ``study = "<name>"`` and
   ``overrides = {}``; ``notebooks/profiles.yaml`` lists per profile only the
-  fields that change, and :func:`mdlnb.runner.profile_parameters` rejects an
+  fields that change, and :func:`mdlnb.tools.runner.profile_parameters` rejects an
   unknown field (``Config.from_overrides``). Settings that decide a
   codelength are fields that map one to one onto a protocol.
 * **run() → result with tidy frames.** ``run(config, *, progress, cache)``
@@ -36,7 +36,7 @@ mapping of config fields (the encoder and transferability notebooks), or one
 parameter per config field, of the same name and default
 (``Config.from_parameters(globals())``: switching_strategies, data_efficiency,
 loss_data, parity_toy, layers, beyond_classification, shift). :data:`NOTEBOOKS` says which study each
-notebook runs; :func:`mdlnb.runner.check_profile` checks a profile's values
+notebook runs; :func:`mdlnb.tools.runner.check_profile` checks a profile's values
 against that study's ``Config``.
 """
 

@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mdlnb import claims, manifest
 from mdlnb.api import output
 from mdlnb.core._checks import check_int
+from mdlnb.research import claims, manifest
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: matplotlib.
@@ -111,13 +111,13 @@ def finish(
     findings: str = "",
 ) -> str:
     """A notebook's last step: write its claims (``paper_dir/claims/<notebook>.csv``,
-    :func:`mdlnb.claims.write_claims`; none when ``found`` is empty) and its setting
+    :func:`mdlnb.research.claims.write_claims`; none when ``found`` is empty) and its setting
     (``paper_dir/setting/<notebook>.csv``, rows of (aspect, the paper's, this run's),
-    :func:`mdlnb.claims.write_setting`; none when empty) and its findings beside the
+    :func:`mdlnb.research.claims.write_setting`; none when empty) and its findings beside the
     claims (``paper_dir/findings/<notebook>.md``, Markdown; none when empty), record the
     manifest of every
-    table and figure matching ``pattern`` (:func:`mdlnb.manifest.record`) and return the
-    claims as text (:func:`mdlnb.claims.describe`; "" without claims)."""
+    table and figure matching ``pattern`` (:func:`mdlnb.research.manifest.record`) and return the
+    claims as text (:func:`mdlnb.research.claims.describe`; "" without claims)."""
     found = list(found)
     if found:
         claims.write_claims(found, paper_dir, notebook)

@@ -24,9 +24,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import inputs as I  # noqa: E402
 
-from mdlnb import ranking as rk  # noqa: E402
 from mdlnb.baselines import labelfree as lf  # noqa: E402
 from mdlnb.baselines import transfer as T  # noqa: E402
+from mdlnb.research import ranking as rk  # noqa: E402
 
 EXPECTED = json.loads((HERE / "expected.json").read_text())
 CASES = {c["id"]: c for c in EXPECTED["cases"]}

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mdlnb import claims as C
+from mdlnb.research import claims as C
 from mdlnb.studies.data_efficiency._measures import SCRATCH
 
 PAPER_EFFECTS = {"e1": 0.25, "e2": 0.01, "e3": 0.01}

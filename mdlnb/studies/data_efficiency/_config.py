@@ -3,7 +3,7 @@
 The notebook ``data_efficiency`` has one parameter per field, of the same name
 and default (``tests/test_studies_registry.py`` checks that they agree);
 ``notebooks/profiles.yaml`` changes them per profile and
-:func:`mdlnb.runner.check_profile` checks those changes against this class.
+:func:`mdlnb.tools.runner.check_profile` checks those changes against this class.
 """
 
 from __future__ import annotations

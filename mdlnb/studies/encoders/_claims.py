@@ -1,10 +1,10 @@
 """The encoder study's claims (a1, a2, f, d1, d2, d3), decided on its tidy frames.
 
-Every verdict comes from a rule of :mod:`mdlnb.claims` applied to the frames of
+Every verdict comes from a rule of :mod:`mdlnb.research.claims` applied to the frames of
 :class:`EncodersResult` (``frame``, ``posterior``, ``curves``); nothing is
 decided by eye. Each rule and the paper's effect are fixed here, before any
 run, and the verdict has two parts decided by one 95 % interval
-(:func:`mdlnb.claims.effect_decision`): *direction* (replicated / reversed /
+(:func:`mdlnb.research.claims.effect_decision`): *direction* (replicated / reversed /
 undetermined against no effect) and *size* (smaller / consistent / larger than
 the paper's). The unit of replication is the task: encoders, orders and pairs
 within a task share it. Li, Bornschein & Hutter 2023, arXiv:2302.09579:
@@ -52,9 +52,9 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import claims as C
-from mdlnb import ranking
 from mdlnb.board._arguments import resolve_protocol
+from mdlnb.research import claims as C
+from mdlnb.research import ranking
 from mdlnb.studies.encoders import _paper, _significance, _tables
 
 _DEPTH = re.compile(r"^mlp(\d+)")

@@ -31,9 +31,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mdlnb import claims as C
-from mdlnb import ranking
 from mdlnb.baselines import labelfree
+from mdlnb.research import claims as C
+from mdlnb.research import ranking
 from mdlnb.studies.encoders import _tables
 
 #: CLID Table 3, average over its 7 out-of-domain tasks: Kendall τ with transfer accuracy.
@@ -71,7 +71,7 @@ def transfer_table(frame, across, *, in_domain: Sequence[str]):
     """Per out-of-domain task (the grid's tasks not in ``in_domain``): Kendall τ_b across
     the matched encoders (:func:`matched`) between their linear-probe accuracy on the
     task and each predictor: ``in-domain accuracy``, ``CLID``, ``joint`` (−rank product of
-    CLID and in-domain accuracy, :func:`mdlnb.ranking.rank_product`); ``joint − in-domain``;
+    CLID and in-domain accuracy, :func:`mdlnb.research.ranking.rank_product`); ``joint − in-domain``;
     NaN where the task's accuracy ties every encoder or fewer than 3 encoders match (no
     encoder matched: one row per task, ``encoders`` 0, no τ)."""
     import pandas as pd

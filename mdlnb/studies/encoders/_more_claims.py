@@ -2,7 +2,7 @@
 of the pretraining domain (k), and average accuracy against average rank (l).
 
 Each has its rule and the paper's effect fixed here, before any run, and a two-part
-verdict decided by one interval (:func:`mdlnb.claims.effect_decision`: direction
+verdict decided by one interval (:func:`mdlnb.research.claims.effect_decision`: direction
 replicated / reversed / undetermined, size smaller / consistent / larger than the
 paper's). Li, Bornschein & Hutter 2023, arXiv:2302.09579:
 
@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import claims as C
-from mdlnb import ranking
+from mdlnb.research import claims as C
+from mdlnb.research import ranking
 from mdlnb.studies.encoders import _tables
 
 #: Paper Table 10 (fixed-share codelength per example, 19 VTAB tasks), ViT rows.

@@ -7,7 +7,7 @@ lost in the extracted table and is DINO (Sec. 4 text and Table 2).
 
 from __future__ import annotations
 
-from mdlnb import ranking
+from mdlnb.research import ranking
 
 #: Table 1a: encoder → (linear, MLP, MDL) average rank, r = 6, N = 19.
 TABLE_1A = {

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import ranking
 from mdlnb.api import plots
 from mdlnb.api.plots import (
     depth_cmap,
@@ -17,6 +16,7 @@ from mdlnb.api.plots import (
     size_label,
     task_label,
 )
+from mdlnb.research import ranking
 from mdlnb.studies.encoders import _tables
 
 

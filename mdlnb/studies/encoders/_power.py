@@ -1,7 +1,7 @@
 """How big the encoder grid must be to decide a2, d1 and f: a power analysis from measured spreads.
 
 Each claim of :mod:`._claims` is decided by a 95 % interval over **tasks**
-against zero and the paper's effect (:func:`mdlnb.claims.effect_decision`).
+against zero and the paper's effect (:func:`mdlnb.research.claims.effect_decision`).
 An interval of half-width h over T tasks decides for sure once
 h ≤ margin · |paper effect| (default margin ½: then zero and the paper's
 effect cannot both lie inside it); with per-task standard deviation σ that

@@ -4,7 +4,7 @@ show beside the rank tables of :mod:`._tables`.
 Across tasks, Demšar (2006) as the paper (Sec. 4): Friedman's χ²_F and the
 Iman–Davenport F_F (:func:`friedman_table`), and the Nemenyi critical difference
 q_α √(k(k+1)/(6N)) with the correct q for k encoders beside the paper's printed
-thresholds (:func:`cd_table`; :mod:`mdlnb.ranking`). Across data orders, App.
+thresholds (:func:`cd_table`; :mod:`mdlnb.research.ranking`). Across data orders, App.
 A.7: each encoder's codelength sd over orders against the gap to its
 neighbours in the ranking (:func:`permutation_variance`,
 :func:`permutation_summary`).
@@ -38,7 +38,7 @@ def friedman_table(
     χ² approximation needs N > 10 or so; with N = 2 the Iman–Davenport F is a
     ratio of two rank sums that is large by construction): the row keeps N and
     k, the statistics are NaN and ``note`` says why."""
-    from mdlnb import ranking
+    from mdlnb.research import ranking
 
     scopes = [None] + ([g for g in GROUP_ORDER if g in set(frame["group"])] if groups else [])
     rows = []
@@ -84,9 +84,9 @@ def cd_table(frame, encoders: Sequence[str], *, alpha: float = 0.10, paper: str 
     """Nemenyi critical differences for this study's (k encoders, N tasks) over
     all tasks and per group, with the correct q_α; beside them the paper's
     printed threshold and the correct CD for the paper's own (r, N)
-    (:func:`mdlnb.ranking.cd_thresholds_report`; ``paper`` = ``"objectives"``
+    (:func:`mdlnb.research.ranking.cd_thresholds_report`; ``paper`` = ``"objectives"``
     (Table 1a, Table 2) or ``"scaling"`` (Table 1b))."""
-    from mdlnb import ranking
+    from mdlnb.research import ranking
 
     if paper not in ("objectives", "scaling"):
         raise ValueError(f"paper: must be 'objectives' or 'scaling', got {paper!r}")

@@ -44,8 +44,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mdlnb import claims as C
-from mdlnb import ranking
+from mdlnb.research import claims as C
+from mdlnb.research import ranking
 from mdlnb.studies.encoders import _paper, _significance, _tables
 
 #: Encoders of Table 1a and Table 2.

@@ -2,12 +2,12 @@
 
 Ranking follows Demšar (2006) as the paper does (Sec. 4): per task, rank the
 encoders by a method's score (1 = best; accuracy higher-is-better, codelength
-lower-is-better; ties averaged), average over tasks (:mod:`mdlnb.ranking`).
+lower-is-better; ties averaged), average over tasks (:mod:`mdlnb.research.ranking`).
 Every average carries its spread: the standard deviation of the per-task
 ranks, or over data orders. Whether a ranking is more than noise (Friedman,
 Nemenyi, the permutation variance of App. A.7) is :mod:`._significance`.
 
-``mdlnb.ranking`` (SciPy) is imported inside the functions that use it.
+``mdlnb.research.ranking`` (SciPy) is imported inside the functions that use it.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def rank_frame(
     methods: Sequence[str] = tuple(METHODS),
 ):
     """Tidy per-task ranks: ``method``, ``task``, ``group``, ``encoder``, ``rank`` (1 = best)."""
-    from mdlnb import ranking
+    from mdlnb.research import ranking
 
     groups = frame.drop_duplicates("task").set_index("task")["group"]
     out = []
@@ -128,7 +128,7 @@ def group_rank_table(frame, encoders: Sequence[str], *, method: str = "mdl"):
 def ranking_agreement(frame, encoders: Sequence[str]):
     """Kendall τ between the average-rank orderings of the three methods
     (do linear, best-MLP accuracy and MDL select alike?)."""
-    from mdlnb import ranking
+    from mdlnb.research import ranking
 
     t = average_rank_table(frame, encoders).set_index("encoder")
     pairs = [("linear", "mlp"), ("linear", "mdl"), ("mlp", "mdl")]

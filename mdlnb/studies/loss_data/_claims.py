@@ -33,8 +33,8 @@ from typing import Any
 
 import pandas as pd
 
-from mdlnb import claims as C
 from mdlnb.baselines.curves import LossDataCurve, measure_table, rankings, winner_changes
+from mdlnb.research import claims as C
 
 _FIG2 = "Whitney et al. 2020 Sec. 5, Fig. 2"
 

@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mdlnb import claims as C
 from mdlnb.baselines.curves import LossDataCurve, measure_table, rankings, winner_changes
 from mdlnb.baselines.curves._measures import as_eps
+from mdlnb.research import claims as C
 
 
 def _seed_curve(c: LossDataCurve, r: int) -> LossDataCurve:

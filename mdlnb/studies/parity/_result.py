@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import findings
 from mdlnb.api import output
 from mdlnb.baselines import curves
+from mdlnb.research import findings
 from mdlnb.studies._base import save_files
 from mdlnb.studies.parity._claims import parity_claims
 from mdlnb.studies.parity._config import ParityConfig

@@ -33,13 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import claims as C
-from mdlnb import data, ranking
+from mdlnb import data
 from mdlnb.baselines import labelfree
 from mdlnb.baselines.labelfree._inputs import _as_key, _normalize_rows, features_matrix
 from mdlnb.baselines.labelfree._kmeans import kmeans
 from mdlnb.baselines.labelfree._neighbours import knn_accuracy
 from mdlnb.infra._io import atomic_write_text, cache_dir, content_hash
+from mdlnb.research import claims as C
+from mdlnb.research import ranking
 from mdlnb.studies.pretraining import _artifacts
 from mdlnb.studies.pretraining._config import PretrainingConfig
 from mdlnb.studies.pretraining._probe import ProbeMonitor, _features

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb import claims as C
-from mdlnb import ranking
 from mdlnb.api import output
 from mdlnb.baselines import labelfree
+from mdlnb.research import claims as C
+from mdlnb.research import ranking
 from mdlnb.studies import _setting
 from mdlnb.studies.pretraining import _artifacts, _clid_items
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from mdlnb import claims as C
+from mdlnb.research import claims as C
 from mdlnb.studies.shift import _paper as P
 from mdlnb.studies.shift import _tables as T
 

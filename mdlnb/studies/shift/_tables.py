@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from mdlnb.claims import bootstrap_interval, t_interval
+from mdlnb.research.claims import bootstrap_interval, t_interval
 
 KEYS = ["task", "factor", "seed", "encoder"]
 #: Versions compared with the reshuffled split: column of :func:`per_example` → what it is.

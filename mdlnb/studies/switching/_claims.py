@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mdlnb import claims as C
+from mdlnb.research import claims as C
 from mdlnb.studies.switching._pair import PairResult, final_codelengths
 
 #: The qualitative sizes, as taken (module docstring).

@@ -19,7 +19,7 @@ other zoos' numbers are given beside it. Ground truth: the configured one
 * (i2, i3) CLID against its parts, TwoNN ID and CL: the paired τ difference per
   task on the whole training split; paper: Table 1's 0.75 − 0.09, 0.75 − 0.44.
 
-The verdict is :func:`mdlnb.claims.effect_decision`'s two parts (direction
+The verdict is :func:`mdlnb.research.claims.effect_decision`'s two parts (direction
 against 0, size against the paper's effect) with n = the number of tasks. A
 metric the run did not compute, or τ over fewer than :data:`MIN_ENCODERS`
 checkpoints, leaves both parts undetermined.
@@ -99,7 +99,7 @@ def _interval(frame, column: str, config: Any) -> tuple[float, float, float, int
 
 
 def _none(paper: float, why: str):
-    from mdlnb import claims as C
+    from mdlnb.research import claims as C
 
     d = C.effect_decision(
         float("nan"),
@@ -116,7 +116,7 @@ def _none(paper: float, why: str):
 def _decided(frame, column: str, paper: float, config: Any, primary: str):
     """The two-part verdict of ``frame[column]`` in zoo ``primary``; the text of every
     zoo's effect and, for the primary zoo, of each N/K, beside it."""
-    from mdlnb import claims as C
+    from mdlnb.research import claims as C
 
     own = frame[frame["zoo"] == primary]
     if own.empty:
@@ -150,7 +150,7 @@ def _primary(result) -> str:
 
 
 def _h_claim(result, cid: str, a: str, b: str):
-    from mdlnb import claims as C
+    from mdlnb.research import claims as C
 
     na, nb = _NAMES[a], _NAMES[b]
     ratios = sorted(PACTRAN_TABLE_1)
@@ -193,7 +193,7 @@ def _full_tau(result, metric: str):
 
 
 def _i_claims(result) -> list:
-    from mdlnb import claims as C
+    from mdlnb.research import claims as C
 
     primary = _primary(result)
     clid = _full_tau(result, "clid")

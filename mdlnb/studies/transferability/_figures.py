@@ -73,7 +73,7 @@ def figure_1(
     pretraining objective). Returns the Figure."""
     import matplotlib.pyplot as plt
 
-    from mdlnb.ranking import kendall_tau
+    from mdlnb.research.ranking import kendall_tau
     from mdlnb.studies.transferability._metrics import metric_order, metric_sign
 
     s = scores[(scores["zoo"] == zoo) & (scores["task"] == task) & (scores["ratio"] == ratio)]

@@ -52,7 +52,7 @@ def findings(result: Any) -> str:
     """Markdown bullets: per zoo the best metrics and their intervals, MDL's rank, the
     static baselines, how many checkpoint pairs the ground truth separates beyond noise
     and how fine-tuned and frozen-probe accuracy agree."""
-    from mdlnb.ranking import kendall_tau
+    from mdlnb.research.ranking import kendall_tau
 
     table = result.summary()
     if table.empty:

@@ -29,7 +29,7 @@ PER_REPEAT_COLUMNS = ["zoo", "task", "ratio", "metric", "repeat", "tau", "encode
 
 
 def kendall_per_repeat(scores, truth, *, readout: str = "best"):
-    """τ_b (:func:`mdlnb.ranking.kendall_tau`) of each metric's oriented values against
+    """τ_b (:func:`mdlnb.research.ranking.kendall_tau`) of each metric's oriented values against
     the ``readout`` ground-truth accuracy, across encoders, per (task, ratio, repeat).
 
     A metric constant across encoders gets τ = 0 (PACTran's definition:
@@ -42,7 +42,7 @@ def kendall_per_repeat(scores, truth, *, readout: str = "best"):
     """
     import pandas as pd
 
-    from mdlnb.ranking import kendall_tau
+    from mdlnb.research.ranking import kendall_tau
 
     if readout not in set(truth["readout"]):
         raise ValueError(f"readout: {readout!r} not in truth; has {sorted(set(truth['readout']))}")

@@ -63,7 +63,7 @@ def clid_table_1(source: Any):
     :func:`mdlnb.studies.transferability._source.source_label_free`)."""
     import pandas as pd
 
-    from mdlnb.ranking import kendall_tau
+    from mdlnb.research.ranking import kendall_tau
     from mdlnb.studies.transferability._metrics import metric_sign
 
     rows = []

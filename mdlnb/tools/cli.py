@@ -2,9 +2,9 @@
 
 Each subcommand is a pair (``add_<name>(parser)``, ``run_<name>(args) -> int``)
 registered in ``COMMANDS``; adding one is a new pair and one dict entry. The pairs
-live by family: ``switch`` in :mod:`mdlnb._cli_switch`, ``evaluate`` and
-``compare`` in :mod:`mdlnb._cli_evaluate`, ``cache`` in :mod:`mdlnb._cli_cache`;
-what they share (options, output files) in :mod:`mdlnb._cli_options`.
+live by family: ``switch`` in :mod:`mdlnb.tools._cli_switch`, ``evaluate`` and
+``compare`` in :mod:`mdlnb.tools._cli_evaluate`, ``cache`` in :mod:`mdlnb.tools._cli_cache`;
+what they share (options, output files) in :mod:`mdlnb.tools._cli_options`.
 
     mdlnb switch LOSSES.npz --strategy fixed-share --m 2 [--posterior out.csv]
     mdlnb evaluate FEATURES [--labels Y] [--kind regression] [--protocol default] [--posterior out.csv]
@@ -31,10 +31,10 @@ import sys
 from collections.abc import Callable, Sequence
 
 # the subcommands, one module per family; their names stay importable from here
-from mdlnb._cli_cache import add_cache, run_cache
-from mdlnb._cli_evaluate import add_compare, add_evaluate, run_compare, run_evaluate
-from mdlnb._cli_options import POSTERIOR_HELP  # noqa: F401
-from mdlnb._cli_switch import add_switch, run_switch
+from mdlnb.tools._cli_cache import add_cache, run_cache
+from mdlnb.tools._cli_evaluate import add_compare, add_evaluate, run_compare, run_evaluate
+from mdlnb.tools._cli_options import POSTERIOR_HELP  # noqa: F401
+from mdlnb.tools._cli_switch import add_switch, run_switch
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]
 

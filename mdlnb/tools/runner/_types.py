@@ -1,5 +1,5 @@
 """Whether a parameter's value has the type its notebook or study expects: the checks
-behind :func:`mdlnb.runner.check_profile`, on values as YAML or a Python literal give
+behind :func:`mdlnb.tools.runner.check_profile`, on values as YAML or a Python literal give
 them."""
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""``mdlnb cache``: the on-disk cache (:mod:`mdlnb.cache`): its location, its size
+"""``mdlnb cache``: the on-disk cache (:mod:`mdlnb.tools.cache`): its location, its size
 per kind, and ``--clear`` of selected entries."""
 
 from __future__ import annotations
 
 import argparse
 
-from mdlnb import cache
+from mdlnb.tools import cache
 
 
 def add_cache(p: argparse.ArgumentParser) -> None:

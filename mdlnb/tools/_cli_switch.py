@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from mdlnb._cli_options import POSTERIOR_HELP, check_table_path, strategy_options, write_table
+from mdlnb.tools._cli_options import POSTERIOR_HELP, check_table_path, strategy_options, write_table
 
 # mdlnb.switching and mdlnb.api.evaluation (JAX, pandas) are imported inside the functions
-# that use them, so that importing mdlnb.cli does not load them.
+# that use them, so that importing mdlnb.tools.cli does not load them.
 
 
 def add_switch(p: argparse.ArgumentParser) -> None:

@@ -1,6 +1,6 @@
 """Captions of the figures in ``paper/``: what is plotted and what to read from it.
 
-:func:`mdlnb.manifest.merge` prints each figure of ``paper/README.md`` with its
+:func:`mdlnb.research.manifest.merge` prints each figure of ``paper/README.md`` with its
 caption from :data:`CAPTIONS` (keyed by file name); a figure without one is listed
 with "(no caption)", which ``tests/test_manifest.py`` refuses for the committed
 ``paper/``.

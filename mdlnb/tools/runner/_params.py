@@ -1,12 +1,12 @@
 """A notebook's parameters: the names, defaults and types of its first ``parameters``
 cell, read from source text — the tracked ``notebooks/NAME.py`` for the runner's
-checks, or the cell as a kernel ran it (:mod:`mdlnb.runner._interactive`).
+checks, or the cell as a kernel ran it (:mod:`mdlnb.tools.runner._interactive`).
 
 The type a value must have (:func:`parameter_types`), in this order:
 
 * an annotation in the cell, ``size: int | None = None`` (built-in types, ``|``,
   ``list[...]``/``tuple[...]``/``dict[...]``, ``None``);
-* else the type of a literal default (:func:`mdlnb.runner._types.type_of_default`:
+* else the type of a literal default (:func:`mdlnb.tools.runner._types.type_of_default`:
   a number default takes an int or a float, ...);
 * else, for a ``None`` default, the types ``notebooks/profiles.yaml`` gives the
   parameter (``size: 300`` in a profile: an int, or None); else anything.
@@ -20,7 +20,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from mdlnb.runner._types import type_of_default
+from mdlnb.tools.runner._types import type_of_default
 
 # jupytext and yaml are imported inside the functions that use them.
 

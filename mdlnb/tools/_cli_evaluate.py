@@ -1,7 +1,7 @@
 """``mdlnb evaluate`` and ``mdlnb compare``: the MDL of labels given one
 representation's features (:func:`mdlnb.evaluate`), and the ranking of several
 on one task (:func:`mdlnb.compare`), read from user files (:mod:`mdlnb.core._userfiles`)
-with the options of :mod:`mdlnb._cli_options`.
+with the options of :mod:`mdlnb.tools._cli_options`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 import mdlnb
-from mdlnb._cli_options import (
+from mdlnb.api.output import save_figure
+from mdlnb.tools._cli_options import (
     FEATURES_HELP,
     POSTERIOR_HELP,
     PYTHON_ONLY,
@@ -26,10 +27,9 @@ from mdlnb._cli_options import (
     protocol_and_strategy,
     write_table,
 )
-from mdlnb.api.output import save_figure
 
 # mdlnb.api.evaluation and mdlnb.api._compare (JAX, optax, pandas) are imported inside the
-# functions that use them, so that importing mdlnb.cli does not load them.
+# functions that use them, so that importing mdlnb.tools.cli does not load them.
 
 
 def _read_task(args: argparse.Namespace, path: Path, name: str):

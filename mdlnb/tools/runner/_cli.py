@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mdlnb.runner._paths import PROFILES, shown
+from mdlnb.tools.runner._paths import PROFILES, shown
 
 
 def parser(description: str) -> argparse.ArgumentParser:
-    """The command line of ``python -m mdlnb.runner`` (:func:`mdlnb.runner.main`)."""
-    ap = argparse.ArgumentParser(prog="python -m mdlnb.runner", description=description)
+    """The command line of ``python -m mdlnb.tools.runner`` (:func:`mdlnb.tools.runner.main`)."""
+    ap = argparse.ArgumentParser(prog="python -m mdlnb.tools.runner", description=description)
     ap.add_argument(
         "names",
         nargs="*",
@@ -77,7 +77,7 @@ def parser(description: str) -> argparse.ArgumentParser:
         default=[],
         metavar="KEY=V1,V2,...",
         help="run the notebook once per value (repeatable: every combination) and "
-        "collect what the runs saved into one table (mdlnb.runner._sweep)",
+        "collect what the runs saved into one table (mdlnb.tools.runner._sweep)",
     )
     ap.add_argument(
         "--html",
@@ -120,7 +120,7 @@ def parse_parameters(items: Sequence[str]) -> dict[str, Any]:
 
 def _run_and_say(name: str, args: Any, overrides: Mapping[str, Any]) -> Path:
     """One notebook of :func:`main`, with where it writes said before and after."""
-    from mdlnb import runner
+    from mdlnb.tools import runner
 
     nb, figures = runner.destinations(name, args.profile, paper=args.paper, out_dir=args.out_dir)
     figures = Path(
@@ -159,12 +159,12 @@ def _run_and_say(name: str, args: Any, overrides: Mapping[str, Any]) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m mdlnb.runner``: run the named notebooks (see :mod:`mdlnb.runner`), or
+    """``python -m mdlnb.tools.runner``: run the named notebooks (see :mod:`mdlnb.tools.runner`), or
     one of the helpers (``--write-params``, ``--html``, ``--sweep``, ``--check``,
     ``--summary``); 0 on success, 2 when ``--check`` finds a bad entry.
 
-    The runner's functions are looked up on :mod:`mdlnb.runner` at call time."""
-    from mdlnb import runner
+    The runner's functions are looked up on :mod:`mdlnb.tools.runner` at call time."""
+    from mdlnb.tools import runner
 
     args = parser((runner.__doc__ or "").splitlines()[0]).parse_args(argv)
     if args.write_params:
@@ -175,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             runner.to_html(path)
         return 0
     if args.sweep:
-        from mdlnb.runner import _sweep
+        from mdlnb.tools.runner import _sweep
 
         return _sweep.main(args)
     if args.check:
@@ -205,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
     if args.compare_to_git:
-        from mdlnb import _paperdiff
+        from mdlnb.research import _paperdiff
 
         print(
             _paperdiff.report(

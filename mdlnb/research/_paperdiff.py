@@ -1,6 +1,6 @@
 """Which committed ``paper/`` numbers moved? Numeric cells of ``paper/*.csv`` against git.
 
-``make reproduce`` ends with this report (``python -m mdlnb.runner
+``make reproduce`` ends with this report (``python -m mdlnb.tools.runner
 --compare-to-git HEAD``). A cell *moved* when
 
     |new − old| > atol + rtol · |old|,   rtol = 1e-3 (0.1 %), atol = 1e-9,
@@ -23,7 +23,7 @@ column (sd over the seeds of the same row keys). A cell without a spread is
 deterministic and is beyond it as soon as it moved. :func:`verdict_changes`
 compares the claims' two-part verdicts, which must not move at all.
 
-    python -m mdlnb._paperdiff [--rev HEAD] [--rtol 1e-3] [--atol 1e-9] [paper_dir]
+    python -m mdlnb.research._paperdiff [--rev HEAD] [--rtol 1e-3] [--atol 1e-9] [paper_dir]
 """
 
 from __future__ import annotations
@@ -247,7 +247,7 @@ def report(
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m mdlnb._paperdiff", description=__doc__.splitlines()[0]
+        prog="python -m mdlnb.research._paperdiff", description=__doc__.splitlines()[0]
     )
     ap.add_argument("paper_dir", nargs="?", default="paper")
     ap.add_argument("--rev", default="HEAD")

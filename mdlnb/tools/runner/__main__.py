@@ -1,9 +1,9 @@
-"""``python -m mdlnb.runner``: :func:`mdlnb.runner.main`; a bad name, profile or
+"""``python -m mdlnb.tools.runner``: :func:`mdlnb.tools.runner.main`; a bad name, profile or
 parameter ends it with one line on stderr and status 2."""
 
 import sys
 
-from mdlnb.runner import main
+from mdlnb.tools.runner import main
 
 try:
     raise SystemExit(main())

@@ -3,7 +3,7 @@ parameters cell applied to the kernel's values, checked before any work.
 
 Every notebook calls :func:`interactive_profile` right after its parameters cell.
 Under the runner (``MDLNB_RUNNER=1``) it does nothing: papermill injected the
-profile's values already, checked by :func:`mdlnb.runner.check_profile`. By hand it
+profile's values already, checked by :func:`mdlnb.tools.runner.check_profile`. By hand it
 works on **the cell as the kernel ran it**, never on the file on disk, which may
 hold an older or newer version (saved or not):
 
@@ -13,7 +13,7 @@ hold an older or newer version (saved or not):
    of the notebook — a misspelling, ``blockwise_epoch = 5`` — is a ValueError
    that names it and the closest parameter;
 2. the values it set, as the kernel holds them, must have the parameters' types
-   (:func:`mdlnb.runner.parameter_types`: annotation, default, profiles) — a
+   (:func:`mdlnb.tools.runner.parameter_types`: annotation, default, profiles) — a
    ValueError naming the parameter otherwise;
 3. the ``profile`` set there (``"smoke"``, ``"default"``, ``"full"``) selects the
    entry of ``notebooks/profiles.yaml``, as ``--profile`` does for a batch run;
@@ -34,9 +34,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mdlnb.runner import _params
-from mdlnb.runner._paths import LAB_DIR, PROFILES, ROOT, RUNNER_ENV, shown
-from mdlnb.runner._types import article, hint_text, matches
+from mdlnb.tools.runner import _params
+from mdlnb.tools.runner._paths import LAB_DIR, PROFILES, ROOT, RUNNER_ENV, shown
+from mdlnb.tools.runner._types import article, hint_text, matches
 
 
 def ran_cell(declared: Mapping[str, Any]) -> str | None:
@@ -97,7 +97,7 @@ def interactive_profile(namespace: dict, name: str, *, cell: str | None = None) 
     source as run (default: from the kernel's history)."""
     if os.environ.get(RUNNER_ENV) == "1":
         return
-    from mdlnb import runner
+    from mdlnb.tools import runner
 
     declared = runner._declared(name)
     defaults = {k: p.default for k, p in declared.items()}

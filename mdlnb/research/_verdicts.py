@@ -1,4 +1,4 @@
-"""The verdict rules of :mod:`mdlnb.claims`: one interval, two questions.
+"""The verdict rules of :mod:`mdlnb.research.claims`: one interval, two questions.
 
 A claim of a paper is an effect with a direction (an encoder codes *shorter*,
 a metric ranks *better*, a readout is *deeper*) and a size (the paper's
@@ -20,12 +20,12 @@ the two-part judgement of replication studies (Open Science Collaboration
 direction and significance on one side, whether the original effect lies in
 the replication's interval on the other).
 
-:func:`effect_decision` decides; :mod:`mdlnb._effects` builds its interval
+:func:`effect_decision` decides; :mod:`mdlnb.research._effects` builds its interval
 from a claim's units (Student t, Welch, percentile bootstrap over units,
 Clopper–Pearson). Every
 :class:`Decision` carries the numbers and the rule clause in words, written by
 the same code that decides, so the printed rule cannot disagree with the
-verdict. Re-exported by :mod:`mdlnb.claims`.
+verdict. Re-exported by :mod:`mdlnb.research.claims`.
 """
 
 from __future__ import annotations

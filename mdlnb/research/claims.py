@@ -5,7 +5,7 @@ Hutter 2023, arXiv:2302.09579; Whitney et al. 2020, arXiv:2009.07368; Ding et al
 2022, arXiv:2203.05126; Lu et al. 2022, arXiv:2206.01251) and records one
 :class:`Claim` per claim: the statement and anchor (table/figure), the paper's
 value, ours with its 95 % interval, and the verdict in two parts decided by that
-one interval (:mod:`mdlnb._verdicts` decides, :mod:`mdlnb._effects` builds the
+one interval (:mod:`mdlnb.research._verdicts` decides, :mod:`mdlnb.research._effects` builds the
 interval; both re-exported here):
 
 * *direction*: replicated / reversed / undetermined — does the interval exclude
@@ -24,7 +24,7 @@ as implementation checks, never counted as claims.
 and :func:`write_setting` its setting (the paper's against this run's) as
 ``paper_dir/setting/<notebook>.csv``, atomically; :func:`merge_claims` builds
 ``paper_dir/claims.md`` (setting, counts, forest plot ``claims_forest.png``, the
-table) — also ``python -m mdlnb.claims paper/``.
+table) — also ``python -m mdlnb.research.claims paper/``.
 """
 
 from __future__ import annotations
@@ -35,8 +35,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from mdlnb import _claims_page, manifest
-from mdlnb._effects import (  # noqa: F401  (re-exported: the studies call claims.t_effect, ...)
+from mdlnb.api.output import _check_name
+from mdlnb.infra._io import atomic_write_text
+from mdlnb.research import _claims_page, manifest
+from mdlnb.research._effects import (  # noqa: F401  (re-exported: the studies call claims.t_effect, ...)
     bootstrap_effect,
     bootstrap_interval,
     share_effect,
@@ -44,7 +46,7 @@ from mdlnb._effects import (  # noqa: F401  (re-exported: the studies call claim
     t_interval,
     welch_effect,
 )
-from mdlnb._verdicts import (  # noqa: F401
+from mdlnb.research._verdicts import (  # noqa: F401
     CONSISTENT,
     DIRECTIONS,
     LARGER,
@@ -60,8 +62,6 @@ from mdlnb._verdicts import (  # noqa: F401
     rule_clause,
     runs_to_decide,
 )
-from mdlnb.api.output import _check_name
-from mdlnb.infra._io import atomic_write_text
 
 # pandas is imported inside the functions that use it, so that importing this module does
 # not load it.
@@ -350,7 +350,7 @@ def merge_claims(paper_dir: str | Path) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m mdlnb.claims",
+        prog="python -m mdlnb.research.claims",
         description="Merge paper/claims/*.csv and paper/setting/*.csv "
         "into paper/claims.md and paper/claims_forest.png",
     )

@@ -37,7 +37,7 @@ from typing import Any
 from jupytext.async_contentsmanager import AsyncTextFileContentsManager
 from traitlets import Unicode
 
-from mdlnb.runner._paths import LAB_DIR
+from mdlnb.tools.runner._paths import LAB_DIR
 
 CHECKPOINT = "checkpoint"
 

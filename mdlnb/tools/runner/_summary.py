@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mdlnb.runner._paths import executed_path, shown, utc
+from mdlnb.tools.runner._paths import executed_path, shown, utc
 
 # nbformat, nbconvert, pandas and mdlnb.infra._io are imported inside the functions that use
 # them, so the runner's light commands (--help, --check, --write-params) start without them.

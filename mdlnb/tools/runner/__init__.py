@@ -4,9 +4,9 @@ Each notebook's first tagged ``parameters`` cell holds the *default* profile
 (CPU, minutes). ``notebooks/profiles.yaml`` holds the overrides of the other
 profiles: ``smoke`` (CI, seconds) and ``full`` (GPU/TPU, real benchmarks)::
 
-    python -m mdlnb.runner --profile smoke quickstart parity_toy
-    python -m mdlnb.runner --profile smoke quickstart -p seed=1 -p size=400
-    python -m mdlnb.runner --profile smoke objectives -p overrides.train_size=100
+    python -m mdlnb.tools.runner --profile smoke quickstart parity_toy
+    python -m mdlnb.tools.runner --profile smoke quickstart -p seed=1 -p size=400
+    python -m mdlnb.tools.runner --profile smoke objectives -p overrides.train_size=100
 
 ``-p KEY=VALUE`` overrides one parameter (the value parsed as YAML); in Python,
 ``run(name, profile, parameters={...})``.
@@ -18,7 +18,7 @@ after each notebook (notebook, HTML page, the figure and table files written):
   ``build/notebooks/<profile>/NAME.ipynb`` (the make target) and what it saves
   (its ``paper_dir``) into the committed ``paper/`` — only when asked;
 * smoke runs (``make smoke``): ``build/notebooks/smoke/`` and ``build/paper-smoke/``;
-* any other run (``python -m mdlnb.runner quickstart -p seed=1``):
+* any other run (``python -m mdlnb.tools.runner quickstart -p seed=1``):
   ``build/runs/<profile>/NAME.ipynb`` and ``build/runs/<profile>/paper/``.
 
 An executed notebook is written only when the run succeeded, with its HTML page
@@ -40,20 +40,20 @@ parameter per field, every such parameter — must be a field of that study's
 ``Config``, of the field's annotated type, and build a valid ``Config``.
 ``--compare-to-git REV`` ends the run by listing the numbers of the
 committed ``paper/*.csv`` (at ``REV``) that moved beyond the tolerance of
-:mod:`mdlnb._paperdiff`.
+:mod:`mdlnb.research._paperdiff`.
 
 The Makefile drives it one notebook per target (``make reproduce``,
 ``make smoke``); the helpers it calls::
 
-    python -m mdlnb.runner --write-params          # profile stamps, rewritten only on change
-    python -m mdlnb.runner --html build/notebooks/default/quickstart.ipynb
-    python -m mdlnb.runner --summary --since EPOCH --compare-to-git HEAD
+    python -m mdlnb.tools.runner --write-params          # profile stamps, rewritten only on change
+    python -m mdlnb.tools.runner --html build/notebooks/default/quickstart.ipynb
+    python -m mdlnb.tools.runner --summary --since EPOCH --compare-to-git HEAD
 
 **Interactive runs** (JupyterLab, ``make lab``): every notebook calls
 :func:`interactive_profile` right after its parameters cell; by hand it checks
 the cell as the kernel ran it and applies its ``profile``
-(:mod:`mdlnb.runner._interactive`), under this runner (``MDLNB_RUNNER=1``) it
-does nothing. The lab itself: :mod:`mdlnb.runner._lab`.
+(:mod:`mdlnb.tools.runner._interactive`), under this runner (``MDLNB_RUNNER=1``) it
+does nothing. The lab itself: :mod:`mdlnb.tools.runner._lab`.
 """
 
 from __future__ import annotations
@@ -64,12 +64,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mdlnb.runner import _params
-from mdlnb.runner._cli import main, parse_parameters
-from mdlnb.runner._execute import environ as _environ  # noqa: F401 (tests use it)
-from mdlnb.runner._execute import execute
-from mdlnb.runner._interactive import interactive_profile
-from mdlnb.runner._paths import (
+from mdlnb.tools.runner import _params
+from mdlnb.tools.runner._cli import main, parse_parameters
+from mdlnb.tools.runner._execute import environ as _environ  # noqa: F401 (tests use it)
+from mdlnb.tools.runner._execute import execute
+from mdlnb.tools.runner._interactive import interactive_profile
+from mdlnb.tools.runner._paths import (
     LAB_DIR,
     PROFILES,
     ROOT,
@@ -79,8 +79,14 @@ from mdlnb.runner._paths import (
     params_path,
     shown,
 )
-from mdlnb.runner._summary import SUMMARY_COLUMNS, format_summary, notebook_title, summary, to_html
-from mdlnb.runner._types import article, field_hints, hint_text, matches
+from mdlnb.tools.runner._summary import (
+    SUMMARY_COLUMNS,
+    format_summary,
+    notebook_title,
+    summary,
+    to_html,
+)
+from mdlnb.tools.runner._types import article, field_hints, hint_text, matches
 
 __all__ = [
     "LAB_DIR",
@@ -113,7 +119,7 @@ __all__ = [
 ]
 
 # jupytext, nbformat, yaml, mdlnb.infra._io (its hashlib, tempfile, zipfile) and
-# mdlnb._paperdiff (subprocess) are imported inside the functions that use them, and the
+# mdlnb.research._paperdiff (subprocess) are imported inside the functions that use them, and the
 # studies (JAX) inside check_profile: the light commands (--help, --summary) start
 # without them.
 
@@ -128,7 +134,7 @@ def available() -> list[str]:
 
 
 def _declared(name: str) -> dict[str, Any]:
-    """The :class:`~mdlnb.runner._params.Parameter` s of notebook ``name``'s parameters cell."""
+    """The :class:`~mdlnb.tools.runner._params.Parameter` s of notebook ``name``'s parameters cell."""
     src = notebook_dir() / f"{name}.py"
     if not src.exists():
         raise ValueError(f"name: no notebook {name!r}; available: {available()}")
@@ -145,7 +151,7 @@ def notebook_parameters(name: str) -> dict[str, Any]:
 def parameter_types(name: str) -> dict[str, tuple[Any, str]]:
     """``{parameter: (type, where the type comes from)}`` of notebook ``name``: its
     annotation, its literal default's type, or for a ``None`` default the types
-    ``profiles.yaml`` gives it (:mod:`mdlnb.runner._params`)."""
+    ``profiles.yaml`` gives it (:mod:`mdlnb.tools.runner._params`)."""
     return _params.parameter_types(_declared(name), _params.profile_types(_profile_table(), name))
 
 

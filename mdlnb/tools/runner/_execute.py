@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mdlnb.infra import _progress
-from mdlnb.runner._paths import RUNNER_ENV, utc
+from mdlnb.tools.runner._paths import RUNNER_ENV, utc
 
 # jupytext, nbformat, papermill, jupyter_client and mdlnb.infra._io are imported inside the
 # functions that use them, so the runner's light commands (--help, --check, --write-params) start
@@ -35,7 +35,7 @@ def execute(
     """Execute the jupytext notebook ``src`` with papermill ``params`` in ``cwd``; write
     it, with ``metadata["mdlnb"]``, to ``nb_out`` only when the run succeeded (a failed
     run is left as ``NAME.failed.ipynb`` beside it) and return ``nb_out``.
-    :func:`mdlnb.runner.run` says what ``progress`` and ``batch`` do."""
+    :func:`mdlnb.tools.runner.run` says what ``progress`` and ``batch`` do."""
     import jupytext
     import nbformat
     import papermill as pm

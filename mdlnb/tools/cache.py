@@ -1,9 +1,9 @@
 """The on-disk cache (``$MDLNB_CACHE``, default ``~/.cache/mdlnb``): where it is,
 its size per kind, clearing it. Also on the command line: ``mdlnb cache``.
 
-    mdlnb.cache.location()                       # Path
-    mdlnb.cache.usage()                          # DataFrame: kind, files, bytes, oldest, newest
-    mdlnb.cache.clear(kind="losses", older_than="2026-01-01")   # removed entries
+    mdlnb.tools.cache.location()                       # Path
+    mdlnb.tools.cache.usage()                          # DataFrame: kind, files, bytes, oldest, newest
+    mdlnb.tools.cache.clear(kind="losses", older_than="2026-01-01")   # removed entries
 
 Entries are checksummed ``.npz`` files, and compiled programs (kind ``xla``:
 JAX's persistent compilation cache, shared by every process that uses the
@@ -11,8 +11,8 @@ same cache root; ``MDLNB_XLA_CACHE=0`` turns it off, see
 :mod:`mdlnb.infra._xla_cache`); a damaged one is recomputed with a ``CacheWarning``
 naming it, and deleting any entry is always safe.
 
-    mdlnb.cache.clear(kind="xla")                # compiled programs only
-    mdlnb.cache.compilation_cache()              # {"path": ..., "reason": ...}
+    mdlnb.tools.cache.clear(kind="xla")                # compiled programs only
+    mdlnb.tools.cache.compilation_cache()              # {"path": ..., "reason": ...}
 """
 
 from mdlnb.infra._cache import KINDS, Entry, clear, entries, human_bytes, kinds, location, usage

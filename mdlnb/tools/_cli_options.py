@@ -1,4 +1,4 @@
-"""What :mod:`mdlnb.cli`'s subcommands share. The options of ``evaluate`` and
+"""What :mod:`mdlnb.tools.cli`'s subcommands share. The options of ``evaluate`` and
 ``compare``: how to read the data (:mod:`mdlnb.core._userfiles`), what the target is
 (``--kind``), and the protocol with the fields that override it — the keyword
 arguments of :func:`mdlnb.evaluate` and :func:`mdlnb.compare`, and the few that only
@@ -19,7 +19,7 @@ import mdlnb
 from mdlnb.infra._io import atomic_write_bytes
 
 # mdlnb.board._protocol, mdlnb.board.experts and mdlnb.switching (JAX) are imported inside the functions
-# that use them: importing mdlnb.cli loads no JAX (tests/test_xla_cache.py).
+# that use them: importing mdlnb.tools.cli loads no JAX (tests/test_xla_cache.py).
 
 
 def strategy_options(args: argparse.Namespace) -> dict:
@@ -93,7 +93,7 @@ def add_data(p: argparse.ArgumentParser) -> None:
 
 def add_protocol(p: argparse.ArgumentParser) -> None:
     """The protocol and the fields of it both commands override."""
-    # heavy: keeps JAX out of import mdlnb.cli
+    # heavy: keeps JAX out of import mdlnb.tools.cli
     from mdlnb.board._protocol import STANDARDIZE
     from mdlnb.board._protocol import names as protocols
     from mdlnb.board.experts import PRESETS
@@ -166,7 +166,7 @@ def protocol_and_strategy(args: argparse.Namespace) -> tuple[Any, Any, float | N
         if args.m is not None and args.strategy not in (None, "fixed-share"):
             raise ValueError(f"strategy: option(s) --m do not apply to {args.strategy!r}")
         return proto, args.strategy, args.m
-    from mdlnb import switching  # heavy: keeps JAX out of import mdlnb.cli
+    from mdlnb import switching  # heavy: keeps JAX out of import mdlnb.tools.cli
 
     named = argparse.Namespace(**vars(args))
     named.strategy = args.strategy or "fixed-share"

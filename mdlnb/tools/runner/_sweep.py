@@ -1,9 +1,9 @@
 """Parameter sweeps: one executed notebook per combination of parameter values, and one
 tidy table of the numbers every run wrote, beside them::
 
-    python -m mdlnb.runner quickstart --profile smoke --sweep seed=0,1,2
-    python -m mdlnb.runner quickstart --profile smoke --sweep seed=0,1 --sweep size=200,300 -p protocol=small
-    python -m mdlnb.runner objectives --profile smoke --sweep "overrides.tasks=[digits],[digits, lfw_faces]"
+    python -m mdlnb.tools.runner quickstart --profile smoke --sweep seed=0,1,2
+    python -m mdlnb.tools.runner quickstart --profile smoke --sweep seed=0,1 --sweep size=200,300 -p protocol=small
+    python -m mdlnb.tools.runner objectives --profile smoke --sweep "overrides.tasks=[digits],[digits, lfw_faces]"
 
 ``--sweep KEY=V1,V2,...`` is repeatable; the runs are the cross product of the value lists,
 in the order given (the last key varies fastest). Each value is read as YAML, as ``-p``
@@ -40,10 +40,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mdlnb.runner._paths import ROOT, shown
+from mdlnb.tools.runner._paths import ROOT, shown
 
 # yaml, pandas, nbformat and mdlnb.infra._io are imported inside the functions that use them, and
-# the runner's package (mdlnb.runner: run, merged_parameters) too: it imports this module.
+# the runner's package (mdlnb.tools.runner: run, merged_parameters) too: it imports this module.
 
 RUN_COLUMNS = ["run", "status", "wall [s]", "notebook", "error"]
 VALUE_COLUMNS = ["run", "table", "row", "column", "value"]
@@ -137,10 +137,10 @@ def plan(
     out_dir: str | Path | None = None,
 ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     """``(label, swept values, parameters)`` of every run of the sweep, each checked with
-    :func:`mdlnb.runner.merged_parameters` (names, types, the study's config), so a bad
+    :func:`mdlnb.tools.runner.merged_parameters` (names, types, the study's config), so a bad
     value fails before any kernel starts. A run's ``paper_dir`` is ``<label>/paper`` in
     ``out_dir`` (or in a ``paper_dir`` given in ``parameters``) unless it is swept."""
-    from mdlnb import runner
+    from mdlnb.tools import runner
 
     fixed = dict(parameters or {})
     fields = fixed.get("overrides") if isinstance(fixed.get("overrides"), Mapping) else {}
@@ -175,7 +175,7 @@ def _recorded(path: Path, name: str, profile: str, params: Mapping[str, Any]) ->
     executed notebook only on success, with the parameters it ran)."""
     import nbformat
 
-    from mdlnb import runner
+    from mdlnb.tools import runner
 
     if not path.exists():
         return None
@@ -198,7 +198,7 @@ def sweep(
     fixing the others; collect every number the runs saved into one tidy table. See the
     module's docstring for the layout; e.g. ``sweep("quickstart", "smoke", {"seed": [0, 1,
     2]})``."""
-    from mdlnb import runner
+    from mdlnb.tools import runner
 
     runs = plan(name, profile, grid or {}, parameters=parameters, out_dir=out_dir)
     if not runs:
@@ -303,9 +303,9 @@ def values(paper_dir: str | Path, name: str):
 
 
 def main(args: Any) -> int:
-    """``python -m mdlnb.runner NOTEBOOK --sweep KEY=V1,V2 ...`` (the runner's parsed
+    """``python -m mdlnb.tools.runner NOTEBOOK --sweep KEY=V1,V2 ...`` (the runner's parsed
     arguments): run the sweep, or with ``--check`` only check every run's parameters."""
-    from mdlnb.runner._cli import parse_parameters
+    from mdlnb.tools.runner._cli import parse_parameters
 
     if len(args.names) != 1:
         raise ValueError(f"names: --sweep runs one notebook, got {args.names or 'none'}")

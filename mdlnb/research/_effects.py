@@ -3,8 +3,8 @@
 Each function takes a claim's units (tasks, encoders, seeds, orders), builds
 one interval of the effect — Student t of a mean, Welch of a difference of
 means, a percentile bootstrap of any statistic over units, Clopper–Pearson of
-a share — and hands it to :func:`mdlnb._verdicts.effect_decision`, which
-answers direction and size from it. Re-exported by :mod:`mdlnb.claims`.
+a share — and hands it to :func:`mdlnb.research._verdicts.effect_decision`, which
+answers direction and size from it. Re-exported by :mod:`mdlnb.research.claims`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from mdlnb._verdicts import (
+from mdlnb.core._checks import check_int
+from mdlnb.research._verdicts import (
     UNDETERMINED,
     Decision,
     _check_level,
@@ -23,7 +24,6 @@ from mdlnb._verdicts import (
     _fmt,
     effect_decision,
 )
-from mdlnb.core._checks import check_int
 
 
 def t_interval(samples: Any, *, level: float = 0.95) -> tuple[float, float, float]:
