@@ -73,7 +73,7 @@ config
 result = st.run(config)  # a progress bar when run interactively
 display(result.timing())
 encoders = result.select(architecture=["resnet", "vit"], size=size)
-result.encoders[result.encoders["encoder"].isin(encoders)]
+result.encoder_rows(encoders)
 
 # %% [markdown]
 # ## Average ranks by linear, best-MLP accuracy and MDL (Table 1a)

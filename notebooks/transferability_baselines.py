@@ -167,9 +167,7 @@ display(Markdown(output.to_markdown(result.per_task(), digits=3)))
 # Which knob the grid metrics chose (per zoo, task, N/K and subsample):
 
 # %%
-if result.grid_choice is not None:
-    display(result.grid_choice.groupby(["zoo", "metric", "knob"]).size()
-            .rename("times chosen").reset_index())
+result.grid_choices()
 
 # %% [markdown]
 # ## Reading the numbers

@@ -272,6 +272,8 @@ def test_run_tidy_frame_and_resume(tmp_path, tiny_run, monkeypatch):
     encs = r.select(architecture=["resnet", "vit"])
     assert encs == ["random:resnet_XS", "random:resnet_S", "random:vit_XS"]
     assert r.select(size="XS") == ["random:resnet_XS", "random:vit_XS"]
+    rows = r.encoder_rows(["random:vit_XS", "random:resnet_XS"])
+    assert list(rows["encoder"]) == ["random:resnet_XS", "random:vit_XS"]  # config order
     t = r.average_ranks(encs)
     assert t["mdl rank"].sum() == pytest.approx(6.0)  # ranks 1..3 on every task
     paths = r.save(tmp_path, parts={"ranks": t, "cd": r.plot_cd(encs)}, frame=True)

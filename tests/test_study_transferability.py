@@ -467,6 +467,11 @@ def test_result_save_writes_tables_that_read_back(toy_study, tmp_path):
     assert back["lo N/K=10"].isna().all() and (back["tasks"] == 1).all()  # one task: no interval
     t = pd.read_csv(tmp_path / "tt_truth.csv").set_index("encoder")["probe"]
     assert t.to_dict() == pytest.approx(res.truth.set_index("encoder")["accuracy"].to_dict())
+    counts = res.grid_choices()
+    assert counts["times chosen"].sum() == len(res.grid_choice)
+    assert counts.groupby(["zoo", "metric"])["times chosen"].sum().to_dict() == (
+        res.grid_choice.value_counts(["zoo", "metric"]).to_dict()
+    )
 
 
 def test_zscore_and_mdl_below_uniform_code():

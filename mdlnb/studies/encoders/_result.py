@@ -74,6 +74,11 @@ class EncodersResult:
             raise ValueError("select: no encoder matches")
         return list(t["encoder"])
 
+    def encoder_rows(self, encoders: Sequence[str]):
+        """The rows of :attr:`encoders` (architecture, objective, size, parameters, ...) of
+        the given encoder strings, in config order."""
+        return self.encoders[self.encoders["encoder"].isin(list(encoders))]
+
     @property
     def protocol_label(self) -> str:
         """The stage 1 + 2 protocol the grid ran (board size, B, strategy)."""

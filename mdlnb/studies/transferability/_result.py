@@ -53,6 +53,18 @@ class TransferabilityResult:
 
         return table_1(self.per_repeat, resamples=self.config.resamples, seed=self.config.seed)
 
+    def grid_choices(self):
+        """How often each knob of a grid metric was chosen, per (zoo, metric, knob) over
+        tasks, N/K and subsamples (None when no grid metric ran)."""
+        if self.grid_choice is None:
+            return None
+        return (
+            self.grid_choice.groupby(["zoo", "metric", "knob"])
+            .size()
+            .rename("times chosen")
+            .reset_index()
+        )
+
     def per_task(self):
         """τ per task, mean and standard deviation over repeats (PACTran Tables 4–6)."""
         return per_task_table(self.tau)
