@@ -114,3 +114,22 @@ def test_star_import_leaves_out_the_tooling():
     import mdlnb.tools.runner
 
     assert mdlnb.tools.runner.__name__ == "mdlnb.tools.runner"  # still importable by name
+
+
+def test_every_top_level_export_is_imported_for_type_checkers_and_ides():
+    """``from mdlnb import evaluate`` resolves statically ("go to definition", mypy): the
+    ``if TYPE_CHECKING:`` block of ``mdlnb/__init__.py`` imports each lazy export from
+    the module that serves it at run time, and nothing else."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(mdlnb.__file__).read_text())
+    block = next(
+        n
+        for n in tree.body
+        if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING"
+    )
+    static = {a.asname or a.name: node.module for node in block.body for a in node.names}
+    assert static == mdlnb._EXPORTS
+    for name, module in static.items():
+        assert getattr(mdlnb, name) is getattr(importlib.import_module(module), name)
