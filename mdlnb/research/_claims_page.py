@@ -244,3 +244,20 @@ def forest(claims: Any, paper_dir: str | Path) -> Path:
     path = save_figure(fig, "claims_forest", paper_dir)
     plt.close(fig)
     return path
+
+
+#: Where each notebook writes the papers' setting against its own (``paper/setting/``).
+SETTING_SUBDIR = "setting"
+
+
+def read_setting(paper_dir: str | Path):
+    """All ``paper_dir/setting/*.csv`` as one DataFrame (study, aspect, paper, this run)."""
+    import pandas as pd
+
+    files = sorted((Path(paper_dir) / SETTING_SUBDIR).glob("*.csv"))
+    frames = [pd.read_csv(f, dtype=str, keep_default_na=False) for f in files]
+    return (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=["study", "aspect", "paper", "this run"])
+    )

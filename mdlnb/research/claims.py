@@ -38,6 +38,7 @@ from pathlib import Path
 from mdlnb.api.output import _check_name
 from mdlnb.infra._io import atomic_write_text
 from mdlnb.research import _claims_page, manifest
+from mdlnb.research._claims_page import SETTING_SUBDIR, read_setting
 from mdlnb.research._effects import (  # noqa: F401  (re-exported: the studies call claims.t_effect, ...)
     bootstrap_effect,
     bootstrap_interval,
@@ -67,7 +68,6 @@ from mdlnb.research._verdicts import (  # noqa: F401
 # not load it.
 
 CLAIMS_SUBDIR = "claims"
-SETTING_SUBDIR = "setting"
 KINDS = ("claim", "check")
 #: An implementation check's outcome (its ``direction``; its ``size`` is ``"—"``).
 PASSES, FAILS = "passes", "fails"
@@ -305,19 +305,6 @@ def write_findings(text: str, paper_dir: str | Path, notebook: str) -> Path:
 def read_findings(paper_dir: str | Path) -> dict[str, str]:
     """``{notebook: Markdown}`` of every ``paper_dir/findings/*.md``, sorted."""
     return {p.stem: p.read_text() for p in sorted((Path(paper_dir) / FINDINGS_SUBDIR).glob("*.md"))}
-
-
-def read_setting(paper_dir: str | Path):
-    """All ``paper_dir/setting/*.csv`` as one DataFrame (study, aspect, paper, this run)."""
-    import pandas as pd
-
-    files = sorted((Path(paper_dir) / SETTING_SUBDIR).glob("*.csv"))
-    frames = [pd.read_csv(f, dtype=str, keep_default_na=False) for f in files]
-    return (
-        pd.concat(frames, ignore_index=True)
-        if frames
-        else pd.DataFrame(columns=["study", "aspect", "paper", "this run"])
-    )
 
 
 #: Rows that check the implementation, not the papers: properties that hold by how the

@@ -21,7 +21,7 @@ from pathlib import Path
 from mdlnb.api.output import _check_name, to_markdown
 from mdlnb.infra._io import atomic_write_text
 from mdlnb.research._captions import CAPTIONS
-from mdlnb.research._claims_page import SCALE_NOTE
+from mdlnb.research._claims_page import SCALE_NOTE, read_setting
 
 # pandas and matplotlib are imported inside the functions that use them, so that importing
 # this module does not load them.
@@ -137,10 +137,6 @@ def merge(paper_dir: str | Path) -> Path:
 
 def _setting_section(root: Path) -> str:
     """The papers' settings against this run's (``paper/setting/*.csv``), if recorded."""
-    from mdlnb.research.claims import (
-        read_setting,  # cycle: mdlnb.research.claims imports this module
-    )
-
     setting = read_setting(root)
     if not len(setting):
         return ""
