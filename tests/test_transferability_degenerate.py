@@ -10,7 +10,11 @@ import pytest
 
 from mdlnb.baselines import labelfree, transfer
 from mdlnb.studies.transferability._config import TransferabilityConfig
-from mdlnb.studies.transferability._scores import _across_encoders, label_free_scores
+from mdlnb.studies.transferability._scores import (
+    _across_encoders,
+    combined_terms,
+    label_free_scores,
+)
 from mdlnb.studies.transferability._unit import _registry_scores
 
 Y = np.repeat(np.arange(2), 10)
@@ -46,6 +50,10 @@ def test_label_free_scores_on_zero_rows():
     assert np.isnan(bad["cl"]) and np.isfinite(good["cl"])
     assert bad["twonn_id"] == labelfree.twonn_id(h)  # 18 distinct rows: TwoNN is defined
     assert np.isnan(label_free_scores(np.zeros((20, 8)) + (np.arange(20) % 2)[:, None])["twonn_id"])
+    with pytest.raises(ValueError, match="all-zero"):
+        labelfree.rankme(np.zeros((20, 8)))
+    assert np.isnan(list(label_free_scores(np.zeros((20, 8))).values())).all()
+    assert bad["rankme"] == labelfree.rankme(h)
 
 
 def test_clid_is_combined_over_the_checkpoints_where_both_terms_are_finite():
@@ -61,3 +69,21 @@ def test_clid_is_combined_over_the_checkpoints_where_both_terms_are_finite():
     want = labelfree.clid(np.array([0.2, 0.6, 0.4]), np.array([5.0, 7.0, 9.0]))
     assert np.isnan(got["e1"])
     np.testing.assert_array_equal(got[["e0", "e2", "e3"]].to_numpy(), want)
+
+
+def test_combined_terms_are_nan_where_the_metric_refuses_and_exact_elsewhere():
+    zero = np.zeros((20, 8), np.float32)
+    with pytest.raises(ValueError, match="every feature is constant"):
+        transfer.ncti_result(zero, Y, num_classes=2)
+    got = combined_terms(zero, Y, 2, ["ncti"])
+    assert set(got) == {"ncti_seli", "ncti_ncc", "ncti_vc"} and np.isnan(list(got.values())).all()
+    g = np.random.default_rng(2).normal(size=(20, 8)).astype(np.float32)
+    got = combined_terms(g, Y, 2, ["ncti", "etran"])
+    r, e = transfer.ncti_result(g, Y, num_classes=2), transfer.etran_result(g, Y, num_classes=2)
+    assert got == dict(
+        ncti_seli=r.seli,
+        ncti_ncc=r.ncc,
+        ncti_vc=r.vc,
+        etran_energy=e.energy,
+        etran_cls=e.classification,
+    )

@@ -34,7 +34,8 @@ def label_free_scores(features: Any, *, seed: int = 0) -> dict[str, float]:
     CL is NaN when a row of ``features`` is all zeros: a zero vector has no cosine
     geometry. It happens with EfficientNet-Lite at 32 px, whose last ReLU6 units mostly
     never fire on images that small (Lite2 on CLEVR: 97 % of the rows); TwoNN ID is NaN
-    when fewer than 3 rows are distinct. The metrics' τ leave such a checkpoint out
+    when fewer than 3 rows are distinct, RankMe when every row is (no spectrum). The
+    metrics' τ leave such a checkpoint out
     (:mod:`._kendall`)."""
     from mdlnb.baselines import labelfree
 
@@ -44,7 +45,7 @@ def label_free_scores(features: Any, *, seed: int = 0) -> dict[str, float]:
     return {
         "cl": float("nan") if dead else float(labelfree.cluster_learnability(features, int(seed))),
         "twonn_id": float("nan") if distinct < 3 else float(labelfree.twonn_id(features)),
-        "rankme": float(labelfree.rankme(features)),
+        "rankme": float(labelfree.rankme(features)) if np.any(f != 0) else float("nan"),
     }
 
 
@@ -138,16 +139,25 @@ COMBINED = {"ncti": ("ncti_seli", "ncti_ncc", "ncti_vc"), "etran": ("etran_energ
 def combined_terms(
     features: Any, labels: Any, num_classes: int, names: list[str]
 ) -> dict[str, float]:
-    """The per-model terms of the :data:`COMBINED` metrics among ``names``."""
+    """The per-model terms of the :data:`COMBINED` metrics among ``names``; a metric that
+    refuses the features (a ``ValueError``: NCTI's PCA when every feature is constant, as
+    EfficientNet-Lite2's all-zero 32-px features of a subsample are) has NaN terms, which
+    :func:`add_combined` leaves out of the combination across checkpoints."""
     from mdlnb.baselines import transfer
 
     out: dict[str, float] = {}
     if "ncti" in names:
-        r = transfer.ncti_result(features, labels, num_classes=num_classes)
-        out.update(ncti_seli=r.seli, ncti_ncc=r.ncc, ncti_vc=r.vc)
+        try:
+            r = transfer.ncti_result(features, labels, num_classes=num_classes)
+            out.update(ncti_seli=r.seli, ncti_ncc=r.ncc, ncti_vc=r.vc)
+        except ValueError:
+            out.update(dict.fromkeys(COMBINED["ncti"], float("nan")))
     if "etran" in names:
-        r = transfer.etran_result(features, labels, num_classes=num_classes)
-        out.update(etran_energy=r.energy, etran_cls=r.classification)
+        try:
+            r = transfer.etran_result(features, labels, num_classes=num_classes)
+            out.update(etran_energy=r.energy, etran_cls=r.classification)
+        except ValueError:
+            out.update(dict.fromkeys(COMBINED["etran"], float("nan")))
     return out
 
 
