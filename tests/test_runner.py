@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -81,6 +82,11 @@ def test_profile_parameters_checks_and_fills_defaults(fake_notebooks):
 
 
 def test_repository_profiles_are_valid():
+    # the runner finds the repository it lives in: every notebook, so the check is not vacuous
+    root = Path(__file__).resolve().parents[1]
+    assert runner.ROOT == root and runner.notebook_dir() == root / "notebooks"
+    assert runner.available() == sorted(p.stem for p in (root / "notebooks").glob("*.py"))
+    assert "quickstart" in runner.available() and len(runner.available()) >= 12
     runner.check_profiles()
 
 
@@ -263,8 +269,8 @@ def test_types_that_fit(fake_notebooks):
     checked, a list fits a tuple field, None fits an `int | None` field."""
     (fake_notebooks / "profiles.yaml").write_text(
         "toy:\n  smoke:\n    rate: 1\n    seed: null\n    steps: many\n    size: 3\n"
-        "    tags: [b, c]\n    overrides:\n      tasks: [digits]\n      train_size: null\n"
-        "      mdl_m: 2\n"
+        "    tags: [b, c]\n    overrides:\n      tasks: [digits]\n      pretrain_size: null\n"
+        "      mdl_m: 2\n      metrics: null\n"
     )
     runner.check_profiles()
 

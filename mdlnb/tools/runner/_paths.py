@@ -7,7 +7,7 @@ import datetime
 from pathlib import Path
 
 PROFILES = ("smoke", "default", "full")
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]  # mdlnb/tools/runner/_paths.py -> the repository
 RUNNER_ENV = "MDLNB_RUNNER"  # "1" in the kernels this runner starts
 LAB_DIR = ROOT / "build" / "lab"  # where interactive runs write (paper_dir = LAB_DIR / "paper")
 
