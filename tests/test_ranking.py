@@ -219,3 +219,16 @@ def test_bad_input_names_the_argument():
     for fn, name in cases:
         with pytest.raises(ValueError, match=name):
             fn()
+
+
+def test_inputs_the_fuzzer_found():
+    """Found by tests/test_fuzz.py (hypothesis, derandomized): a complex score table is
+    refused naming ``scores``; a rank product stays within [1, n] (exp(mean(log)) of a
+    single rank 3 is 3.0000000000000004)."""
+    with pytest.raises(ValueError, match="scores: entries must be real"):
+        rk.average_ranks(np.zeros((1, 2), np.complex64))
+    rp = rk.rank_product([np.array([1.0, 0.0, 0.0])], higher_is_better=False)
+    np.testing.assert_array_equal(rp, [3.0, 1.5, 1.5])
+    rp = rk.rank_product([np.arange(7.0)] * 5, higher_is_better=False)
+    assert rp.max() <= 7.0 and rp.min() >= 1.0
+    np.testing.assert_allclose(rp, np.arange(1.0, 8.0), rtol=1e-15)

@@ -87,3 +87,23 @@ def test_combined_terms_are_nan_where_the_metric_refuses_and_exact_elsewhere():
         etran_energy=e.energy,
         etran_cls=e.classification,
     )
+
+
+def test_clid_table_1_rows_of_a_predictor_with_no_finite_value_are_nan():
+    from mdlnb.studies.transferability._tables import clid_table_1
+
+    src = pd.DataFrame(
+        [
+            dict(encoder=f"e{i}", metric=m, value=v, source_accuracy=a)
+            for i, a in enumerate([0.5, 0.6, 0.8])
+            for m, v in (("cl", np.nan), ("rankme", [3.0, 4.0, 9.0][i]))
+        ]
+    )
+    t = clid_table_1(src).set_index("predictor")
+    assert (
+        t.loc["cl", "checkpoints"] == 0 and np.isnan(t.loc["cl", ["pearson", "kendall tau"]]).all()
+    )
+    assert t.loc["rankme", "kendall tau"] == 1.0
+    assert t.loc["rankme", "pearson"] == pytest.approx(
+        np.corrcoef([3, 4, 9], [0.5, 0.6, 0.8])[0, 1]
+    )

@@ -80,6 +80,8 @@ def _scores_frame(scores: Any, name: str = "scores") -> pd.DataFrame:
         raise ValueError(
             f"{name}: need >= 1 dataset (rows) and >= 2 methods (columns), got shape {df.shape}"
         )
+    if any(np.issubdtype(d, np.complexfloating) for d in df.dtypes):
+        raise ValueError(f"{name}: entries must be real numbers, got a complex dtype")
     try:
         values = df.to_numpy(dtype=np.float64)
     except (TypeError, ValueError):
@@ -359,7 +361,8 @@ def rank_product(
         if logs:
             check_same_length(a, logs[0], name, "scores[0]")
         logs.append(np.log(stats.rankdata(-a if h else a, method="average")))
-    return np.exp(np.mean(logs, axis=0))
+    # the geometric mean lies in [1, n]; exp(mean(log)) can overshoot a bound by an ulp
+    return np.clip(np.exp(np.mean(logs, axis=0)), 1.0, float(max(len(logs[0]), 1)))
 
 
 # ----------------------------------------------------------------------------

@@ -51,7 +51,8 @@ def table_1(per_repeat: Any, *, resamples: int = 2000, level: float = 0.95, seed
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
+    """Pearson ρ, NaN with fewer than 2 points or a constant side."""
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan")
     return float(np.corrcoef(x, y)[0, 1])
 
