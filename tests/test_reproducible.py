@@ -16,18 +16,20 @@ from mdlnb.research import _paperdiff
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# A tiny but complete study: two encoders (untrained ResNet and ViT), one real task,
+# A tiny but complete study: one zoo of three untrained ResNets (τ ranks the checkpoints of
+# one architecture; against the probe, since 4 fine-tuning steps leave all three at 0.1),
+# one real task,
 # fine-tuning and probe ground truth, registry and label-free metrics, the MDL code, τ,
 # tables and figures.
 _STUDY = """
 import sys
 from mdlnb.studies import transferability as tr
 cfg = tr.TransferabilityConfig(
-    encoders=("random:resnet_XS", "random:vit_XS", "random:resnet_XS:0:1"), tasks=("digits",),
+    encoders=("random:resnet_XS", "random:resnet_XS:0:1", "random:resnet_XS:0:2"), tasks=("digits",),
     train_size=80, val_size=30, test_size=40, ratios=(2,), repeats=2, min_n=20,
     metrics=("hscore", "logme", "linear_valid"), grid_metrics=False, label_free=True, mdl=True,
     ft_learning_rates=(1e-3,), ft_steps=4, ft_batch_size=16, source_size=64, resamples=100,
-    pretrain_size=64, pretrain_batch_size=32)
+    pretrain_size=64, pretrain_batch_size=32, truth="probe")
 tr.run(cfg, progress=False).save(sys.argv[1], prefix="tiny")
 """
 
@@ -57,6 +59,7 @@ def test_two_processes_write_byte_identical_paper_files(tmp_path):
     one = {p.name: p.read_bytes() for p in sorted((tmp_path / "out1").iterdir())}
     two = {p.name: p.read_bytes() for p in sorted((tmp_path / "out2").iterdir())}
     assert {"tiny_kendall.csv", "tiny_kendall.png", "tiny_scores.csv"} <= set(one)
+    assert len(pd.read_csv(tmp_path / "out1" / "tiny_kendall.csv")) > 0  # τ was computed
     assert sorted(one) == sorted(two)
     assert [n for n in one if one[n] != two[n]] == []
     scores = pd.read_csv(tmp_path / "out1" / "tiny_scores.csv")

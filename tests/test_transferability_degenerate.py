@@ -107,3 +107,13 @@ def test_clid_table_1_rows_of_a_predictor_with_no_finite_value_are_nan():
     assert t.loc["rankme", "pearson"] == pytest.approx(
         np.corrcoef([3, 4, 9], [0.5, 0.6, 0.8])[0, 1]
     )
+
+
+def test_tau_bars_of_an_empty_summary_is_a_figure_that_says_so():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from mdlnb.studies.transferability._figures import tau_bars
+
+    fig = tau_bars(pd.DataFrame(columns=["zoo", "metric"]), title="t")
+    assert "no zoo has enough checkpoints" in fig.axes[0].texts[0].get_text()

@@ -18,6 +18,12 @@ def tau_bars(table: Any, *, title: str = "") -> Any:
 
     zoos = list(dict.fromkeys(table["zoo"]))
     ratios = sorted(int(c[4:]) for c in table.columns if c.startswith("N/K="))
+    if not zoos:  # no zoo had the checkpoints τ needs: a figure that says so, not an error
+        fig, ax = plt.subplots(figsize=(7.0, 1.5))
+        ax.text(0.5, 0.5, "no zoo has enough checkpoints for Kendall τ", ha="center", va="center")
+        ax.set_axis_off()
+        ax.set_title(title)
+        return fig
     fig, axes = plt.subplots(
         len(zoos),
         1,
