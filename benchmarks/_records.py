@@ -212,8 +212,12 @@ def format_value(value: object, unit: str) -> str:
 
 
 def source_text(source: str) -> str:
-    """The table's "from" cell: a run of the benchmark, or where a seeded figure came from."""
-    return "run" if source == RUN_SOURCE else f"seeded: {source}"
+    """The table's "from" cell: a run of the benchmark, a run whose record was written by
+    hand (``source`` beginning "run" and naming where it is described), or where a
+    seeded figure came from."""
+    if source == RUN_SOURCE:
+        return "run"
+    return source if source.startswith("run ") else f"seeded: {source}"
 
 
 def table_row(record: dict, figure: dict) -> str:

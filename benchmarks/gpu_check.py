@@ -142,6 +142,7 @@ def grid() -> dict:
             timing["stage1_batch_s"] = round(time.perf_counter() - t0, 2)
         timing["stage1_compiles"] = log.summary()
         timing["stage1_streams"] = sum(len(v) for v in out.values())
+        print(f"stage 1 of the grid: {json.dumps(timing, default=str)}", flush=True)
         return out
 
     _run._stage1_batch = timed
@@ -169,11 +170,55 @@ def grid() -> dict:
     return out
 
 
+TRAIN_CUT = 40_000  # training images kept by ``pack`` (the 64 MiB carry limit)
+FILES = (
+    "train-images-idx3-ubyte",
+    "train-labels-idx1-ubyte",
+    "t10k-images-idx3-ubyte",
+    "t10k-labels-idx1-ubyte",
+)
+
+
+def pack(dest: str, src: str = "/usr/share/datasets/fashion-mnist", cut: int = TRAIN_CUT) -> None:
+    """Write Debian's Fashion-MNIST to ``dest`` as xz, the training split cut to ``cut``."""
+    import gzip
+    import lzma
+
+    os.makedirs(dest, exist_ok=True)
+    for name in FILES:
+        with gzip.open(os.path.join(src, name + ".gz"), "rb") as f:
+            raw = f.read()
+        if name.startswith("train"):
+            header = 16 if "images" in name else 8
+            per = 784 if "images" in name else 1
+            kept = raw[header : header + int(cut) * per]
+            raw = raw[:4] + int(cut).to_bytes(4, "big") + raw[8:header] + kept
+        with lzma.open(os.path.join(dest, name + ".xz"), "wb", preset=9 | lzma.PRESET_EXTREME) as f:
+            f.write(raw)
+
+
+def unpack(src: str, dest: str) -> None:
+    """Turn ``pack``'s xz files into the gzipped idx files the loader reads."""
+    import gzip
+    import lzma
+
+    os.makedirs(dest, exist_ok=True)
+    for name in FILES:
+        with lzma.open(os.path.join(src, name + ".xz"), "rb") as f:
+            raw = f.read()
+        with gzip.open(os.path.join(dest, name + ".gz"), "wb", compresslevel=1) as f:
+            f.write(raw)
+    print(f"Fashion-MNIST unpacked to {dest}", flush=True)
+
+
 PARTS = {"env": env, "evaluate": evaluate, "bits": bits, "long": long, "grid": grid}
 
 
 if __name__ == "__main__":
     part = sys.argv[1] if len(sys.argv) > 1 else "env"
+    if part in ("pack", "unpack"):
+        {"pack": pack, "unpack": unpack}[part](*sys.argv[2:])
+        raise SystemExit(0)
     if part not in PARTS:
         raise SystemExit(f"part: one of {sorted(PARTS)}, got {part!r}")
     _emit(part, PARTS[part]())

@@ -166,7 +166,9 @@ def test_every_benchmark_declares_headline_figures_and_has_a_record():
         assert rec["benchmark"] == name and rec["command"]
         for f in rec["figures"]:
             assert set(f) >= {"key", "label", "value", "unit", "target", "machine", "date"}
-            assert f["source"] == R.RUN_SOURCE or f["source"].startswith(("RESULTS.md", "never"))
+            assert f["source"] == R.RUN_SOURCE or f["source"].startswith(
+                ("RESULTS.md", "never", "run ")
+            )
             assert f["value"] is None or f["date"], (name, f["key"])  # a measurement is dated
 
 
@@ -181,8 +183,17 @@ def test_seeded_figures_name_a_section_of_the_history():
     titles = [t.split(" — ")[0] for t in re.findall(r"^### (.+)$", text, flags=re.M)]
     for name, rec in R.load_records(BENCH / "records").items():
         for f in rec["figures"]:
-            if f["source"].startswith("RESULTS.md"):
+            if re.search(r"RESULTS\.md, \d{4}-", f["source"]):
                 assert any(f"section '{t}'" in f["source"] for t in titles), (name, f["source"])
+
+
+def test_the_from_cell_tells_a_run_from_a_seeded_figure():
+    assert R.source_text(R.RUN_SOURCE) == "run"
+    hand = "run of the command, recorded by hand: RESULTS.md, 2026-11-28 section 'x'"
+    assert R.source_text(hand) == hand
+    assert R.source_text("RESULTS.md, 2026-11-26 section 'y'") == (
+        "seeded: RESULTS.md, 2026-11-26 section 'y'"
+    )
 
 
 def test_prune_headline_is_the_savings_every_task_reaches():
