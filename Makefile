@@ -72,7 +72,7 @@ $(NB_DIR)/%.html: $(NB_DIR)/%.ipynb
 $(PARAMS)/%.json: | $(STAMP)
 	$(BIN)/python -m mdlnb.tools.runner --write-params
 
-# objectives, scaling and readout_preference read one grid of mdlnb.studies.encoders
+# objectives, scaling and readout_preference read one grid of mdlnb.studies.encoder_grid
 # (tests/test_notebooks.py checks their overrides agree). Its pair files are written
 # without a lock, so under `make -j` the other two wait for objectives, which computes
 # it; they then read every pair from the cache (order-only: no extra reruns).

@@ -3,13 +3,13 @@
 Issue 23's grid target is stage 1 of the default encoder grid at ≥ 60 % of the matmul
 limit, end to end, compilation included, from an empty compilation cache. Its figure so
 far (40 %) divided the grid's FLOPs by a rate measured on another day (92 GFLOP/s, the
-constant of :mod:`mdlnb.studies.encoders._power`); this VM's speed moves by a factor of
+constant of :mod:`mdlnb.studies.encoder_grid._power`); this VM's speed moves by a factor of
 two between days. Here both sides are measured in one run:
 
 * **the grid slice**: ``MDLNB_BENCH_ENCODERS`` × ``MDLNB_BENCH_TASKS`` (default: the
   supervised ViT at S, M and L × digits and clevr_count) of ``EncodersConfig()`` — its
   ``deep`` board, N = 1,000, three orders — through the study's own stage 1 + 2
-  (:func:`mdlnb.studies.encoders._pair.mdl_rows`, no loss cache), in the study's two
+  (:func:`mdlnb.studies.encoder_grid._pair.mdl_rows`, no loss cache), in the study's two
   spawned worker processes, under a fresh ``MDLNB_CACHE`` whose compilation cache is
   empty (the features and encoders linked in from the usual cache, so only compiled
   programs and loss matrices start empty). Wall time from submitting the first pair to
@@ -21,9 +21,9 @@ two between days. Here both sides are measured in one run:
   that shape.
 
 ``of limit`` = limit seconds / the slice's wall seconds for the same FLOPs
-(:func:`mdlnb.studies.encoders._power.stream_flops`).
+(:func:`mdlnb.studies.encoder_grid._power.stream_flops`).
 
-The workers are the study's (:func:`mdlnb.studies.encoders._run.pool`): on a CPU each
+The workers are the study's (:func:`mdlnb.studies.encoder_grid._run.pool`): on a CPU each
 pinned to its own core (one XLA compute thread each; ``MDLNB_BENCH_PIN=0`` for the
 unpinned processes of before). The limit above is one process's, whose XLA threads
 share the cores; on this 2-core VM one thread runs these small matmuls almost as fast
@@ -57,7 +57,7 @@ def _env_tuple(name: str, default: tuple[str, ...]) -> tuple[str, ...]:
 
 def _mdl_pair(train, config) -> float:
     """One pair's stage 1 + 2 over all orders in a worker; its seconds."""
-    from mdlnb.studies.encoders._pair import mdl_rows
+    from mdlnb.studies.encoder_grid._pair import mdl_rows
 
     t0 = time.perf_counter()
     mdl_rows(train, config, cache=False)
@@ -88,7 +88,7 @@ def _pin() -> bool | None:
 def _cores_limit(board, shapes, b: int) -> dict:
     """Per-core limit: each (D, C, N) shape's matmul-only stream in one of ``cores``
     pinned single-core workers at once; ``{shape: seconds per stream}``."""
-    from mdlnb.studies.encoders._run import pool
+    from mdlnb.studies.encoder_grid._run import pool
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     todo = list(shapes)
@@ -131,9 +131,9 @@ HEADLINE = [
 
 def main() -> dict:
     from mdlnb.board._arguments import resolve_protocol
-    from mdlnb.studies.encoders import EncodersConfig
-    from mdlnb.studies.encoders._power import feature_dim, stream_flops
-    from mdlnb.studies.encoders._run import pool
+    from mdlnb.studies.encoder_grid import EncodersConfig
+    from mdlnb.studies.encoder_grid._power import feature_dim, stream_flops
+    from mdlnb.studies.encoder_grid._run import pool
     from mdlnb.studies.pretraining._artifacts import _machine
     from mdlnb.studies.transferability._features import prepare
 

@@ -86,7 +86,7 @@ class CompileLog(logging.Handler):
 
 def _slice():
     from mdlnb.board._arguments import resolve_protocol
-    from mdlnb.studies.encoders import EncodersConfig
+    from mdlnb.studies.encoder_grid import EncodersConfig
     from mdlnb.studies.transferability._features import prepare
 
     config = EncodersConfig.from_overrides(

@@ -127,11 +127,11 @@ def long() -> dict:
 
 def grid() -> dict:
     from benchmarks.bench_streams import CompileLog
-    from mdlnb.studies import encoders
-    from mdlnb.studies.encoders import _run
+    from mdlnb.studies import encoder_grid
+    from mdlnb.studies.encoder_grid import _run
 
     tasks = [t for t in os.environ.get("MDLNB_GPU_TASKS", ",".join(TASKS)).split(",") if t]
-    config = encoders.EncodersConfig.from_overrides({"tasks": tasks, "workers": 1})
+    config = encoder_grid.EncodersConfig.from_overrides({"tasks": tasks, "workers": 1})
     timing = {}
     batch = _run._stage1_batch
 
@@ -147,7 +147,7 @@ def grid() -> dict:
 
     _run._stage1_batch = timed
     t0 = time.perf_counter()
-    result = encoders.run(config, progress=False)
+    result = encoder_grid.run(config, progress=False)
     wall = time.perf_counter() - t0
     pairs = len(config.encoders) * len(tasks)
     out = {

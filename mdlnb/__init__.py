@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from mdlnb import _moved
 from mdlnb.core._task import Task
 from mdlnb.infra import _warnings
+from mdlnb.infra._lazy import submodule_getattr
 
 if TYPE_CHECKING:  # the lazy exports below, for type checkers (py.typed); nothing at run time
     from mdlnb.api._compare import compare as compare
@@ -77,12 +78,13 @@ _EXPORTS = {
 __all__ = ["Task", "__version__", *_EXPORTS, *(m for m in _SUBMODULES if m not in _TOOLS)]
 
 
+_submodule = submodule_getattr("mdlnb", _SUBMODULES, also=lambda n: f"mdlnb.{n}" in _moved.MOVED)
+
+
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
-    if name in _SUBMODULES or f"mdlnb.{name}" in _moved.MOVED:
-        return importlib.import_module(f"mdlnb.{name}")
-    raise AttributeError(f"module 'mdlnb' has no attribute {name!r}")
+    return _submodule(name)
 
 
 def __dir__() -> list[str]:

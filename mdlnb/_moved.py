@@ -4,7 +4,7 @@ working for the 0.1 series, each with a :class:`DeprecationWarning` naming the n
 ``import mdlnb.readouts`` (or ``from mdlnb import readouts``, or ``mdlnb.readouts`` after
 ``import mdlnb``) returns the very module object of ``mdlnb.board.readouts``, so
 attributes, ``isinstance`` checks and monkeypatching behave exactly as with the new
-path; submodules follow (``mdlnb.baselines.transfer.logme`` is ``mdlnb.baselines.transfer.logme``).
+path; submodules follow (``mdlnb.transfer._logme`` is ``mdlnb.baselines.transfer._logme``).
 The aliases are served by a finder at the front of :data:`sys.meta_path`, installed by
 ``import mdlnb``; nothing is left on disk at the old paths.
 """
@@ -41,10 +41,14 @@ MOVED: dict[str, str] = {
     "mdlnb.cli": "mdlnb.tools.cli",
     "mdlnb.runner": "mdlnb.tools.runner",
     "mdlnb.cache": "mdlnb.tools.cache",
+    # study packages that shadowed the library's package names
+    "mdlnb.studies.encoders": "mdlnb.studies.encoder_grid",
+    "mdlnb.studies.switching": "mdlnb.studies.switching_strategies",
 }
 
 _HERE = os.path.abspath(__file__)
 _INIT = os.path.join(os.path.dirname(_HERE), "__init__.py")  # mdlnb.__getattr__
+_LAZY = os.path.join(os.path.dirname(_HERE), "infra", "_lazy.py")  # the packages' __getattr__
 
 
 def new_name(fullname: str) -> str | None:
@@ -57,13 +61,13 @@ def new_name(fullname: str) -> str | None:
 
 def _stacklevel() -> int:
     """The ``stacklevel`` that points a warning at the user's import line: frames of
-    this module, of ``mdlnb.__getattr__`` and of the import machinery are skipped.
+    this module, of the packages' ``__getattr__`` and of the import machinery are skipped.
     (:func:`warnings.warn` itself does not count ``importlib._bootstrap`` frames.)"""
     frame, level = sys._getframe(1), 1
     while frame is not None:
         name = frame.f_code.co_filename
         internal = "importlib" in name and "_bootstrap" in name
-        if not (internal or name in (_HERE, _INIT) or name == importlib.__file__):
+        if not (internal or name in (_HERE, _INIT, _LAZY) or name == importlib.__file__):
             break
         frame, level = frame.f_back, level + (not internal)
     return level

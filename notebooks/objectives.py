@@ -26,7 +26,7 @@
 # pretrain`), on 17 embedded mini-VTAB tasks of the three groups (natural /
 # specialized / structured; fashion_mnist and fashion_mnist_category, on the
 # pretraining images, are the in-domain tasks). Everything is computed by
-# `mdlnb.studies.encoders` — one grid of (encoder × task) pairs shared with
+# `mdlnb.studies.encoder_grid` — one grid of (encoder × task) pairs shared with
 # the `scaling` and `readout_preference` notebooks; this notebook only
 # selects encoders, shows and saves.
 #
@@ -38,7 +38,7 @@
 # %% tags=["parameters"]
 profile = "default"          # "smoke" (CI, seconds), "default" (CPU), "full" (GPU, paper-shaped)
 paper_dir = "paper"          # where tables and figures are written
-overrides = {}               # fields of mdlnb.studies.encoders.EncodersConfig (profiles.yaml)
+overrides = {}               # fields of mdlnb.studies.encoder_grid.EncodersConfig (profiles.yaml)
 size = "S"                   # the backbone size whose objectives are compared
 alpha = 0.10                 # the paper's confidence level gamma
 diagnose = "supervised:vit_S:trained"   # the encoder whose rank the diagnosis explains ...
@@ -55,7 +55,7 @@ from IPython.display import Markdown, display
 
 from mdlnb.api import output
 from mdlnb.research.claims import describe
-from mdlnb.studies import encoders as st
+from mdlnb.studies import encoder_grid as st
 from mdlnb.studies import finish, pretraining
 
 config = st.EncodersConfig.from_overrides(overrides)
@@ -208,7 +208,7 @@ print(f"{len(paths)} files written to {paper_dir}")
 # and average rank pick different encoders (App. Table 5), (n) Table 1a's
 # pairs, (o) Table 2's groups, (p4, p5) CLID Table 3 (printed in their sections
 # above) — each verdict decided by the rule written next to it
-# (`mdlnb.studies.encoders._claims`, `._table_claims`, `._clid_transfer`),
+# (`mdlnb.studies.encoder_grid._claims`, `._table_claims`, `._clid_transfer`),
 # direction and size "undetermined" where this grid is too small for the rule to
 # decide. All of them are written to `claims/objectives.csv`.
 

@@ -19,13 +19,13 @@
 # (Sec. 4), and the posterior moves from simple to deeper readouts as data
 # grows (Fig. 9).
 #
-# Here the same statistics on the grid of `mdlnb.studies.encoders` (shared
+# Here the same statistics on the grid of `mdlnb.studies.encoder_grid` (shared
 # with the `objectives` and `scaling` notebooks).
 
 # %% tags=["parameters"]
 profile = "default"          # "smoke" (CI, seconds), "default" (CPU), "full" (GPU, paper-shaped)
 paper_dir = "paper"
-overrides = {}               # fields of mdlnb.studies.encoders.EncodersConfig (profiles.yaml)
+overrides = {}               # fields of mdlnb.studies.encoder_grid.EncodersConfig (profiles.yaml)
 posterior_pairs = [["dino:vit_S:trained", "digits"], ["byol:vit_S:trained", "sci_patches"],
                    ["supervised:vit_L:trained", "clevr_count"],
                    ["mae:vit_S:trained", "dsprites_location"]]
@@ -40,7 +40,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from mdlnb.api import output
-from mdlnb.studies import encoders as st
+from mdlnb.studies import encoder_grid as st
 from mdlnb.studies import finish
 
 config = st.EncodersConfig.from_overrides(overrides)
@@ -54,7 +54,7 @@ display(result.timing())
 # the data orders. Tasks are grouped natural | specialized | structured.
 
 # %%
-preferred = result.preferred_readouts()
+preferred = result.preferred_readouts(index=False)
 ax_heat = result.plot_preferred_readouts()
 plt.show()
 
@@ -98,7 +98,7 @@ result.protocol_label
 
 # %%
 paths = result.save(paper_dir, prefix="readout_preference", parts={
-    "preferred": preferred.reset_index(), "switching": switching, "heatmap": ax_heat,
+    "preferred": preferred, "switching": switching, "heatmap": ax_heat,
     "switching_by_group": ax_switch, "posteriors": fig_post,
     "posterior": result.posteriors([tuple(p) for p in posterior_pairs])})
 print(f"{len(paths)} files written to {paper_dir}")
@@ -109,7 +109,7 @@ print(f"{len(paths)} files written to {paper_dir}")
 # (d) the posterior moves to deeper readouts as data grows, and structured
 # tasks want deeper readouts than natural ones; (k) readouts switch more often
 # out of the pretraining domain than in it — each verdict decided by the rule
-# written next to it (`mdlnb.studies.encoders._claims`, `._more_claims`);
+# written next to it (`mdlnb.studies.encoder_grid._claims`, `._more_claims`);
 # "inconclusive" where the grid lacks a task group, an in-domain task, or
 # the streams are too short.
 

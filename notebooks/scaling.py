@@ -19,13 +19,13 @@
 # on Fashion-MNIST under two objectives, supervised and MAE, each until its
 # linear probe stopped improving (the committed artifacts of `make
 # pretrain`), on the embedded mini-VTAB tasks. The grid is the one of
-# `mdlnb.studies.encoders`, shared with the `objectives` and
+# `mdlnb.studies.encoder_grid`, shared with the `objectives` and
 # `readout_preference` notebooks.
 
 # %% tags=["parameters"]
 profile = "default"          # "smoke" (CI, seconds), "default" (CPU), "full" (GPU, paper-shaped)
 paper_dir = "paper"
-overrides = {}               # fields of mdlnb.studies.encoders.EncodersConfig (profiles.yaml)
+overrides = {}               # fields of mdlnb.studies.encoder_grid.EncodersConfig (profiles.yaml)
 encoders = ["supervised:vit_S:trained", "supervised:vit_M:trained", "supervised:vit_L:trained",
             "mae:vit_S:trained", "mae:vit_M:trained", "mae:vit_L:trained"]
 regret_a = ["supervised:vit_L:trained", "supervised:vit_S:trained"]   # [larger, smaller]
@@ -44,7 +44,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from mdlnb.api import output
-from mdlnb.studies import encoders as st
+from mdlnb.studies import encoder_grid as st
 from mdlnb.studies import finish
 
 config = st.EncodersConfig.from_overrides(overrides)
@@ -103,7 +103,7 @@ display(Markdown(result.regret_findings(*regret_b)))
 # of its size effects appears already here. The EfficientNet-Lite0/1/2
 # family (real ImageNet weights, 1,280-d features) is left out of this grid:
 # on the deep board its pairs cost as much as all the ViTs together (see
-# `mdlnb.studies.encoders._power`); the `transferability_baselines`
+# `mdlnb.studies.encoder_grid._power`); the `transferability_baselines`
 # notebook compares it.
 
 # %%
@@ -117,7 +117,7 @@ print(f"{len(paths)} files written to {paper_dir}")
 #
 # (j1) MAE keeps improving with size; (j2) size helps MAE more than supervised
 # pretraining (Table 1b, Table 10) — each decided by the rule written next to
-# it (`mdlnb.studies.encoders._more_claims`): the per-task relative
+# it (`mdlnb.studies.encoder_grid._more_claims`): the per-task relative
 # codelength reduction from the smallest to the largest encoder, against zero
 # and the paper's value; "inconclusive" where the grid lacks an encoder.
 

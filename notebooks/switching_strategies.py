@@ -52,7 +52,7 @@ from IPython.display import Markdown, display
 
 from mdlnb.api import output
 from mdlnb.studies import finish
-from mdlnb.studies import switching as study
+from mdlnb.studies import switching_strategies as study
 
 config = study.SwitchingConfig.from_parameters(globals())
 

@@ -9,8 +9,8 @@ import pytest
 from scipy import stats
 
 from mdlnb.research.claims import CONSISTENT, LARGER, REPLICATED, REVERSED, SMALLER, UNDETERMINED
-from mdlnb.studies import encoders as st
-from mdlnb.studies.encoders import _claims
+from mdlnb.studies import encoder_grid as st
+from mdlnb.studies.encoder_grid import _claims
 
 ENC = ["e0", "e1", "e2", "e3"]
 TASKS = {
@@ -260,7 +260,7 @@ def test_d_undetermined_without_structured_tasks_or_long_streams():
 
 def test_friedman_and_nemenyi_are_undefined_on_too_few_tasks():
     from mdlnb.research import ranking
-    from mdlnb.studies.encoders import _significance
+    from mdlnb.studies.encoder_grid import _significance
 
     mdl = {t: [1000 - 1000 * a for a in v] for t, v in MLP.items()}
     frame = _frame(LIN, MLP, mdl)

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from mdlnb.research.claims import REPLICATED, REVERSED, SMALLER, UNDETERMINED
-from mdlnb.studies.encoders import _more_claims as M
+from mdlnb.studies.encoder_grid import _more_claims as M
 
 TASKS = [f"t{i}" for i in range(8)]
 
@@ -121,7 +121,7 @@ def test_switching_more_frequent_out_of_domain_with_tasks_as_units():
 
 
 def test_in_domain_tasks_are_those_on_the_pretraining_images():
-    from mdlnb.studies.encoders import EncodersResult
+    from mdlnb.studies.encoder_grid import EncodersResult
 
     grid = SimpleNamespace(
         config=SimpleNamespace(pretrain_data="fashion_mnist"),

@@ -8,8 +8,8 @@ import pytest
 from scipy import stats
 
 from mdlnb.research.claims import CONSISTENT, LARGER, REPLICATED, REVERSED, SMALLER, UNDETERMINED
-from mdlnb.studies.encoders import _clid_transfer as T
-from mdlnb.studies.encoders import _table_claims as TC
+from mdlnb.studies.encoder_grid import _clid_transfer as T
+from mdlnb.studies.encoder_grid import _table_claims as TC
 
 OBJ = ["supervised", "simclr", "byol", "dino", "mae", "autoencoder", "random"]
 ENC = [f"{o}:vit_S:trained" for o in OBJ]

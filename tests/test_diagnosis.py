@@ -1,4 +1,4 @@
-"""The encoder diagnosis (mdlnb.studies.encoders._diagnosis): class separation, image
+"""The encoder diagnosis (mdlnb.studies.encoder_grid._diagnosis): class separation, image
 statistics and their decodability against closed forms and plain-NumPy re-derivations on
 real inputs (the digits pixels, Fashion-MNIST images, the committed ViT-S encoders)."""
 
@@ -12,8 +12,8 @@ from sklearn.datasets import load_digits
 from mdlnb import data
 from mdlnb.baselines.labelfree import rankme
 from mdlnb.encoders import features
-from mdlnb.studies import encoders as st
-from mdlnb.studies.encoders import _diagnosis as dg
+from mdlnb.studies import encoder_grid as st
+from mdlnb.studies.encoder_grid import _diagnosis as dg
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ import pytest
 
 from mdlnb.infra import _warnings
 from mdlnb.tools import runner
+from mdlnb.tools.runner import _notebooks
 
 ROOT = runner.ROOT
 
@@ -40,7 +41,7 @@ def by_hand(monkeypatch):
 def test_smoke_profile_in_the_parameters_cell_applies_its_overrides(by_hand, capsys):
     ns = {**_defaults("quickstart"), "profile": "smoke"}
     runner.interactive_profile(ns, "quickstart")
-    smoke = runner._profile_table()["quickstart"]["smoke"]
+    smoke = _notebooks._profile_table()["quickstart"]["smoke"]
     assert (
         (ns["size"], ns["protocol"], ns["blockwise_epochs"])
         == (smoke["size"], smoke["protocol"], smoke["blockwise_epochs"])
@@ -63,7 +64,7 @@ def test_values_edited_in_the_cell_win_over_the_profile(by_hand):
     # a study notebook: the profile's overrides, a field set in the cell on top
     ns = {**_defaults("objectives"), "profile": "smoke", "overrides": {"workers": 2}}
     runner.interactive_profile(ns, "objectives")
-    smoke = runner._profile_table()["objectives"]["smoke"]
+    smoke = _notebooks._profile_table()["objectives"]["smoke"]
     assert ns["overrides"] == {**smoke["overrides"], "workers": 2}
     assert ns["size"] == "XS"
 
@@ -243,7 +244,7 @@ def test_batch_runs_do_not_print_the_tcp_warning(tmp_path, monkeypatch, capfd):
         '# %% tags=["parameters"]\nprofile = "default"\n\n'
         '# %%\nimport os\nprint("runner:", os.environ.get("MDLNB_RUNNER"))\n'
     )
-    monkeypatch.setattr(runner, "notebook_dir", lambda: nbs)
+    monkeypatch.setattr(_notebooks, "notebook_dir", lambda: nbs)
     out = runner.run("toy", "default", out_dir=tmp_path / "out")
     captured = capfd.readouterr()
     assert "TCP" not in captured.err + captured.out

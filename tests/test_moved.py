@@ -38,6 +38,28 @@ def test_the_three_spellings_warn_at_the_callers_line():
     assert "<string>:4: DeprecationWarning: mdlnb.readouts moved to mdlnb.board.readouts" in out
 
 
+def test_the_renamed_studies_warn_at_the_callers_line():
+    code = (
+        "import warnings; warnings.simplefilter('always')\n"
+        "from mdlnb.studies import encoders\n"
+        "import mdlnb.studies\n"
+        "s = mdlnb.studies.switching\n"
+        "assert encoders is mdlnb.studies.encoder_grid\n"
+        "assert s is mdlnb.studies.switching_strategies\n"
+        "assert mdlnb.studies.NOTEBOOKS['objectives'] == 'encoder_grid'\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stderr
+    assert (
+        "<string>:2: DeprecationWarning: mdlnb.studies.encoders moved to mdlnb.studies.encoder_grid"
+    ) in out
+    assert (
+        "<string>:4: DeprecationWarning: mdlnb.studies.switching moved to "
+        "mdlnb.studies.switching_strategies"
+    ) in out
+
+
 def test_a_name_that_never_existed_is_still_an_error():
     assert _moved.new_name("mdlnb.nonesuch") is None
     with pytest.raises(AttributeError, match="nonesuch"):

@@ -845,10 +845,10 @@ def test_profiles_are_known():
 
 
 def test_encoder_notebooks_share_one_grid():
-    """objectives, scaling and readout_preference read one mdlnb.studies.encoders grid:
+    """objectives, scaling and readout_preference read one mdlnb.studies.encoder_grid grid:
     the same overrides in every profile, so CI (and make reproduce) computes it once
     (the Makefile runs objectives first)."""
-    from mdlnb.studies.encoders import EncodersConfig
+    from mdlnb.studies.encoder_grid import EncodersConfig
 
     for profile in ("smoke", "default", "full"):
         grids = [

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mdlnb.studies.encoders import _power
+from mdlnb.studies.encoder_grid import _power
 
 
 @pytest.mark.parametrize("k", [3, 4, 5, 6])
@@ -50,7 +50,7 @@ def test_stream_flops_counts_each_matmul_by_hand():
 
 
 def test_grid_cost_sums_pairs_and_orders():
-    from mdlnb.studies.encoders import EncodersConfig
+    from mdlnb.studies.encoder_grid import EncodersConfig
 
     cfg = EncodersConfig(
         encoders=("lite0@32", "random:vit_S"),

@@ -104,7 +104,7 @@ def test_codelength_legend_sits_outside_the_bars():
 def test_readout_heatmap_shows_the_mean_depth_over_orders():
     """The heatmap (its design of the encoder study's claim d2): the mean depth over orders
     per cell, to one decimal, on a colour bar from 0 (linear) to the deepest whole depth."""
-    from mdlnb.studies.encoders import _plots
+    from mdlnb.studies.encoder_grid import _plots
 
     table = pd.DataFrame(
         [[0, 1.5, 3], [2, 0, 1]],
@@ -181,7 +181,7 @@ def _scaling_inputs():
 
 
 def test_scaling_figure_titles_legends_paired_bars_and_no_colliding_labels():
-    from mdlnb.studies.encoders import _plots, _tables
+    from mdlnb.studies.encoder_grid import _plots, _tables
 
     frame, et, encs = _scaling_inputs()
     table = _tables.scaling_table(frame, et, encs)
@@ -233,7 +233,7 @@ def test_scaling_figure_titles_legends_paired_bars_and_no_colliding_labels():
 
 
 def test_regret_panel_titles_and_legend_are_readers_names():
-    from mdlnb.studies.encoders import _plots, _tables
+    from mdlnb.studies.encoder_grid import _plots, _tables
 
     curves = pd.DataFrame(
         [
@@ -267,8 +267,8 @@ def test_regret_panel_titles_and_legend_are_readers_names():
 def test_scaling_findings_name_families_and_give_the_paired_differences():
     from types import SimpleNamespace
 
-    from mdlnb.studies.encoders import _tables
-    from mdlnb.studies.encoders._result import EncodersResult
+    from mdlnb.studies.encoder_grid import _tables
+    from mdlnb.studies.encoder_grid._result import EncodersResult
 
     frame, et, encs = _scaling_inputs()
     diffs = _tables.scaling_differences(frame, et, encs).set_index("encoder")

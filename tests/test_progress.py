@@ -123,8 +123,8 @@ def test_entry_points_share_the_default():
 
     import mdlnb
     from mdlnb.studies import layers, pretraining
-    from mdlnb.studies.encoders import run as enc_run
-    from mdlnb.studies.encoders._run import run_pairs
+    from mdlnb.studies.encoder_grid import run as enc_run
+    from mdlnb.studies.encoder_grid._run import run_pairs
     from mdlnb.studies.transferability import run as tr_run
 
     for fn in (
@@ -155,7 +155,7 @@ def test_pretraining_command_line_still_prints_its_lines(monkeypatch):
 def test_run_pairs_none_follows_the_one_rule(monkeypatch, capsys):
     """The encoder study's pair loop: ``None`` draws nothing where no one watches,
     a summary line in batch mode inside a kernel (papermill)."""
-    from mdlnb.studies.encoders import _run as enc
+    from mdlnb.studies.encoder_grid import _run as enc
 
     monkeypatch.setattr(enc, "_work", lambda *a: {"value": 1})
     monkeypatch.setattr(enc, "pair_key", lambda *a: "k")

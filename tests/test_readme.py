@@ -298,6 +298,7 @@ def test_readme_shell_commands_run(tmp_path, monkeypatch):
     import time
 
     from mdlnb.tools import runner
+    from mdlnb.tools.runner import _notebooks
 
     root = ROOT
     _shell_inputs(tmp_path)
@@ -322,7 +323,7 @@ def test_readme_shell_commands_run(tmp_path, monkeypatch):
         if kind == "runner":  # everything but the kernel
             calls = []
             monkeypatch.setattr(
-                runner,
+                _notebooks,
                 "run",
                 lambda name, profile, calls=calls, **kw: (
                     calls.append((name, profile, kw.get("parameters")))

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mdlnb.tools import runner
+from mdlnb.tools.runner import _notebooks
 
 _NOTEBOOK = """# %% tags=["parameters"]
 profile = "default"
@@ -28,7 +29,7 @@ print(overrides)
 @pytest.fixture
 def fake_notebooks(tmp_path, monkeypatch):
     (tmp_path / "toy.py").write_text(_NOTEBOOK)
-    monkeypatch.setattr(runner, "notebook_dir", lambda: tmp_path)
+    monkeypatch.setattr(_notebooks, "notebook_dir", lambda: tmp_path)
     return tmp_path
 
 
@@ -94,10 +95,10 @@ def test_main_checks_all_profiles_first_and_ends_with_the_paper_diff(tmp_path, m
     import subprocess
 
     ran = []
-    monkeypatch.setattr(runner, "run", lambda name, profile, **kw: ran.append(name) or name)
+    monkeypatch.setattr(_notebooks, "run", lambda name, profile, **kw: ran.append(name) or name)
     real = runner.notebook_dir()
-    monkeypatch.setattr(runner, "notebook_dir", lambda: real)
-    monkeypatch.setattr(runner, "ROOT", tmp_path)  # paper/ of a throw-away repo
+    monkeypatch.setattr(_notebooks, "notebook_dir", lambda: real)
+    monkeypatch.setattr(_notebooks, "ROOT", tmp_path)  # paper/ of a throw-away repo
     (tmp_path / "paper").mkdir()
     (tmp_path / "paper" / "t.csv").write_text("k,v\na,1.0\n")
     env = {
@@ -151,7 +152,7 @@ def test_run_writes_only_successful_notebooks_with_their_metadata_and_html(tmp_p
     nbs.mkdir()
     (nbs / "toy.py").write_text(_RUNNABLE)
     (nbs / "profiles.yaml").write_text("toy:\n  smoke:\n    fail: true\n")
-    monkeypatch.setattr(runner, "notebook_dir", lambda: nbs)
+    monkeypatch.setattr(_notebooks, "notebook_dir", lambda: nbs)
     out_dir = tmp_path / "out"
     started = __import__("time").time()
     out = runner.run("toy", "default", out_dir=out_dir, paper=True)
@@ -317,7 +318,9 @@ def test_parameters_merge_into_the_profile_and_are_checked_before_any_run(
     with pytest.raises(ValueError, match="^parameters: toy.smoke: seed = 'x' is a str"):
         runner.merged_parameters("toy", "smoke", {"seed": "x"})
     ran = []
-    monkeypatch.setattr(runner, "run", lambda name, profile, **kw: ran.append((name, kw)) or name)
+    monkeypatch.setattr(
+        _notebooks, "run", lambda name, profile, **kw: ran.append((name, kw)) or name
+    )
     assert (
         runner.main(
             [
@@ -396,7 +399,7 @@ def test_only_paper_runs_write_into_paper_and_the_runner_says_where_things_go(
         calls.append(kw["paper"])
         return runner.destinations(name, profile, paper=kw["paper"])[0]
 
-    monkeypatch.setattr(runner, "run", fake_run)
+    monkeypatch.setattr(_notebooks, "run", fake_run)
     assert runner.main(["toy", "-p", "seed=1"]) == 0
     out = capsys.readouterr().out
     assert calls == [False] and "figures and tables to build/runs/default/paper/" in out
@@ -447,3 +450,9 @@ def test_quickstart_size_is_typed():
     assert where == "its annotation"
     with pytest.raises(ValueError, match="size = '300' is a str"):
         runner.merged_parameters("quickstart", "smoke", {"size": "300"})
+
+
+def test_the_command_line_describes_itself_with_the_packages_first_line():
+    from mdlnb.tools.runner import _cli
+
+    assert (runner.__doc__ or "").splitlines()[0] == _cli.DESCRIPTION

@@ -244,7 +244,7 @@ def test_evaluate_with_several_seeds_is_each_seed_evaluated_alone():
 
 
 def test_worker_cores_deal_the_cores_out_in_turn():
-    from mdlnb.studies.encoders._run import worker_cores
+    from mdlnb.studies.encoder_grid._run import worker_cores
 
     assert worker_cores(2, [0, 1]) == [[0], [1]]
     assert worker_cores(2, [0, 1, 2, 3, 4]) == [[0, 2, 4], [1, 3]]

@@ -25,8 +25,8 @@ def test_every_study_has_a_config(study):
 def test_unknown_study_and_notebook_lookup():
     with pytest.raises(ValueError, match="study"):
         studies.config_class("nope")
-    assert studies.study_of("objectives") == "encoders"
-    assert studies.study_of("switching_strategies") == "switching"
+    assert studies.study_of("objectives") == "encoder_grid"
+    assert studies.study_of("switching_strategies") == "switching_strategies"
     assert studies.study_of("quickstart") is None
     assert set(studies.NOTEBOOKS) <= set(runner.available())
     assert set(studies.NOTEBOOKS.values()) <= set(studies._SUBMODULES)

@@ -14,8 +14,8 @@ from scipy import stats
 
 from mdlnb import Task, prequential, switching
 from mdlnb.board._arguments import resolve_protocol
-from mdlnb.studies import encoders as st
-from mdlnb.studies.encoders import _significance, _tables
+from mdlnb.studies import encoder_grid as st
+from mdlnb.studies.encoder_grid import _significance, _tables
 
 # The notebooks' smoke profile (notebooks/profiles.yaml) is this grid: whichever runs first
 # in a session pays, the others read the cached pairs.
@@ -380,7 +380,7 @@ def test_mdl_rows_of_a_stream_of_one_batch(monkeypatch, digits_pair):
     """N ≤ B: the pair's MDL rows are the uniform code (prequential.run compiles nothing
     for it) and its preferred readout depth is NaN, not a KeyError."""
     from mdlnb.prequential import _run as stage1
-    from mdlnb.studies.encoders import _pair
+    from mdlnb.studies.encoder_grid import _pair
 
     monkeypatch.setattr(stage1, "run_pass", lambda *a, **k: pytest.fail("stage 1 ran"))
     monkeypatch.setattr(stage1._slicing, "run_pass", lambda *a, **k: pytest.fail("stage 1 ran"))

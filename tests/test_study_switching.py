@@ -10,7 +10,7 @@ from scipy import stats
 from scipy.special import logsumexp
 
 from mdlnb import switching
-from mdlnb.studies import switching as study
+from mdlnb.studies import switching_strategies as study
 
 
 def _losses(n=40, k=3, seed=0):

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from mdlnb.tools import runner
-from mdlnb.tools.runner import _sweep
+from mdlnb.tools.runner import _notebooks, _sweep
 
 
 def test_parse_sweep_reads_each_value_as_yaml():
@@ -61,7 +61,7 @@ def test_combinations_are_the_cross_product_last_key_fastest():
 
 def test_every_run_is_checked_before_any_kernel(monkeypatch, tmp_path):
     ran = []
-    monkeypatch.setattr(runner, "run", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr(_notebooks, "run", lambda *a, **k: ran.append(a))
     with pytest.raises(ValueError, match="seed = 'x' is a str"):  # the second value is bad
         _sweep.sweep("quickstart", "smoke", {"seed": [0, "x"]}, out_dir=tmp_path)
     with pytest.raises(ValueError, match="not parameters"):
@@ -90,7 +90,7 @@ def test_plan_gives_each_run_its_own_folder_and_paper_dir(tmp_path):
 
 
 def test_command_line_check_runs_nothing(capsys, monkeypatch):
-    monkeypatch.setattr(runner, "run", lambda *a, **k: pytest.fail("ran a notebook"))
+    monkeypatch.setattr(_notebooks, "run", lambda *a, **k: pytest.fail("ran a notebook"))
     assert (
         runner.main(
             [
@@ -121,7 +121,7 @@ def test_a_failed_run_is_reported_and_the_others_go_on(monkeypatch, tmp_path):
         (paper / "t.csv").write_text("k,v\na,1.5\nb,2.5\n")
         return out_dir / f"{name}.ipynb"
 
-    monkeypatch.setattr(runner, "run", fake_run)
+    monkeypatch.setattr(_notebooks, "run", fake_run)
     result = _sweep.sweep("quickstart", "smoke", {"seed": [0, 1]}, out_dir=tmp_path / "out")
     assert result.failed == ["seed=1"]
     assert list(result.runs["status"]) == ["ran", "failed"]

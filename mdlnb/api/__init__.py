@@ -17,8 +17,9 @@ Imports the stages below it (:mod:`mdlnb.prequential`, :mod:`mdlnb.board`,
 :mod:`mdlnb.switching`, :mod:`mdlnb.encoders`, :mod:`mdlnb.core`, :mod:`mdlnb.infra`).
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mdlnb.infra._lazy import submodule_getattr
 
 if TYPE_CHECKING:
     from mdlnb.api import evaluation, output, plots, preference
@@ -26,9 +27,6 @@ if TYPE_CHECKING:
 __all__ = ["evaluation", "output", "plots", "preference"]
 
 
-def __getattr__(name: str) -> Any:
-    # each imported when first used: mdlnb.api.output (pandas) must not pull JAX in with
-    # mdlnb.api.evaluation, or the command line's no-JAX start would be lost
-    if name in __all__:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# each imported when first used: mdlnb.api.output (pandas) must not pull JAX in with
+# mdlnb.api.evaluation, or the command line's no-JAX start would be lost
+__getattr__ = submodule_getattr(__name__, __all__)

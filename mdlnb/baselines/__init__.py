@@ -16,8 +16,9 @@ its own dependencies. Imports the stages (:mod:`mdlnb.prequential`, :mod:`mdlnb.
 :mod:`mdlnb.infra`), never :mod:`mdlnb.api`.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mdlnb.infra._lazy import submodule_getattr
 
 if TYPE_CHECKING:
     from mdlnb.baselines import blockwise, curves, finetune, labelfree, probes, transfer
@@ -25,7 +26,4 @@ if TYPE_CHECKING:
 __all__ = ["blockwise", "curves", "finetune", "labelfree", "probes", "transfer"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = submodule_getattr(__name__, __all__)

@@ -43,20 +43,21 @@ against that study's ``Config``.
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
+from mdlnb import _moved
+from mdlnb.infra._lazy import submodule_getattr
 from mdlnb.studies._base import StudyConfig, finish
 
 _SUBMODULES = (
     "beyond",
     "data_efficiency",
-    "encoders",
+    "encoder_grid",
     "layers",
     "loss_data",
     "parity",
     "pretraining",
     "shift",
-    "switching",
+    "switching_strategies",
     "transferability",
 )
 
@@ -66,13 +67,13 @@ NOTEBOOKS = {
     "data_efficiency": "data_efficiency",
     "layers": "layers",
     "loss_data": "loss_data",
-    "objectives": "encoders",
+    "objectives": "encoder_grid",
     "parity_toy": "parity",
     "pretraining": "pretraining",
-    "readout_preference": "encoders",
-    "scaling": "encoders",
+    "readout_preference": "encoder_grid",
+    "scaling": "encoder_grid",
     "shift": "shift",
-    "switching_strategies": "switching",
+    "switching_strategies": "switching_strategies",
     "transferability_baselines": "transferability",
 }
 
@@ -91,7 +92,7 @@ def study_of(notebook: str) -> str | None:
     return NOTEBOOKS.get(notebook)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        return importlib.import_module(f"mdlnb.studies.{name}")
-    raise AttributeError(f"module 'mdlnb.studies' has no attribute {name!r}")
+# old names (mdlnb.studies.encoders, .switching) import through mdlnb._moved, with a warning
+__getattr__ = submodule_getattr(
+    __name__, _SUBMODULES, also=lambda n: f"{__name__}.{n}" in _moved.MOVED
+)

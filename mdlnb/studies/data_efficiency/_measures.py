@@ -28,7 +28,7 @@ from mdlnb.baselines import finetune
 from mdlnb.board import readouts
 from mdlnb.board.experts import expert_grid
 from mdlnb.encoders import features
-from mdlnb.studies.switching import checkpoints
+from mdlnb.studies.switching_strategies import checkpoints
 
 SCRATCH = "from scratch"
 METHODS = ("linear probe", "deep MLP", "fine-tuned", SCRATCH)

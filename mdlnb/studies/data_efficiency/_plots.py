@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from mdlnb.api import plots
 from mdlnb.studies.data_efficiency._measures import METHODS
-from mdlnb.studies.switching import spread
+from mdlnb.studies.switching_strategies import spread
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: matplotlib.

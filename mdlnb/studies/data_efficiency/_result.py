@@ -16,7 +16,7 @@ from mdlnb.studies._base import save_files
 from mdlnb.studies.data_efficiency import _claims, _plots
 from mdlnb.studies.data_efficiency._config import DataEfficiencyConfig
 from mdlnb.studies.data_efficiency._measures import SCRATCH, regret_frames
-from mdlnb.studies.switching import spread
+from mdlnb.studies.switching_strategies import spread
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

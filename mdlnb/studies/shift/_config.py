@@ -16,7 +16,7 @@ from mdlnb import data
 from mdlnb.board._arguments import resolve_protocol
 from mdlnb.core._checks import check_int
 from mdlnb.studies._base import StudyConfig
-from mdlnb.studies.encoders._config import OBJECTIVES_SUITE
+from mdlnb.studies.encoder_grid._config import OBJECTIVES_SUITE
 from mdlnb.studies.shift._split import parse_shift
 from mdlnb.studies.transferability import parse_encoder
 

@@ -25,7 +25,7 @@ from mdlnb.board._arguments import resolve_protocol
 from mdlnb.infra import _progress
 from mdlnb.infra._io import atomic_write_text, cache_dir, content_hash
 from mdlnb.prequential import CODE_VERSION
-from mdlnb.studies.encoders._run import encoder_table
+from mdlnb.studies.encoder_grid._run import encoder_table
 from mdlnb.studies.shift._config import ShiftConfig
 from mdlnb.studies.shift._result import ShiftResult
 from mdlnb.studies.shift._split import (

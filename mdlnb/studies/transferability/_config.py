@@ -18,7 +18,7 @@ from mdlnb.studies._base import StudyConfig
 from mdlnb.studies.transferability._encoders import parse_encoder, zoo_of
 
 TRUTHS = ("finetune", "probe", "best")
-#: Kept for the studies that name a frozen-probe readout (mdlnb.studies.encoders).
+#: Kept for the studies that name a frozen-probe readout (mdlnb.studies.encoder_grid).
 TRUTH_READOUTS = ("best", "linear", "mlp")
 #: The ImageNet EfficientNet-Lite zoo: three checkpoints, one feature size (1,280-d), at
 #: 32 px (the native size of most tasks' images; fine-tuning at 64 px costs 4× as much).

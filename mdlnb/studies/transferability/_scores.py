@@ -15,7 +15,7 @@ ETran's authors' min–max combinations of their per-model terms
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -136,6 +136,16 @@ def nleep_kwargs(config: TransferabilityConfig, names: list[str]) -> dict[str, A
 COMBINED = {"ncti": ("ncti_seli", "ncti_ncc", "ncti_vc"), "etran": ("etran_energy", "etran_cls")}
 
 
+def or_nan(compute: Callable[[], dict[str, float]], keys: Iterable[str]) -> dict[str, float]:
+    """``compute()``, or NaN for each of ``keys`` where a metric refuses its input (a
+    ``ValueError``: constant features, say); τ and the combinations across checkpoints
+    leave NaN scores out."""
+    try:
+        return compute()
+    except ValueError:
+        return dict.fromkeys(keys, float("nan"))
+
+
 def combined_terms(
     features: Any, labels: Any, num_classes: int, names: list[str]
 ) -> dict[str, float]:
@@ -145,19 +155,18 @@ def combined_terms(
     :func:`add_combined` leaves out of the combination across checkpoints."""
     from mdlnb.baselines import transfer
 
+    def ncti() -> dict[str, float]:
+        r = transfer.ncti_result(features, labels, num_classes=num_classes)
+        return {"ncti_seli": r.seli, "ncti_ncc": r.ncc, "ncti_vc": r.vc}
+
+    def etran() -> dict[str, float]:
+        r = transfer.etran_result(features, labels, num_classes=num_classes)
+        return {"etran_energy": r.energy, "etran_cls": r.classification}
+
     out: dict[str, float] = {}
-    if "ncti" in names:
-        try:
-            r = transfer.ncti_result(features, labels, num_classes=num_classes)
-            out.update(ncti_seli=r.seli, ncti_ncc=r.ncc, ncti_vc=r.vc)
-        except ValueError:
-            out.update(dict.fromkeys(COMBINED["ncti"], float("nan")))
-    if "etran" in names:
-        try:
-            r = transfer.etran_result(features, labels, num_classes=num_classes)
-            out.update(etran_energy=r.energy, etran_cls=r.classification)
-        except ValueError:
-            out.update(dict.fromkeys(COMBINED["etran"], float("nan")))
+    for name, compute in (("ncti", ncti), ("etran", etran)):
+        if name in names:
+            out.update(or_nan(compute, COMBINED[name]))
     return out
 
 

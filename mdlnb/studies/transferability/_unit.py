@@ -26,6 +26,7 @@ from mdlnb.studies.transferability._scores import (
     label_free_scores,
     mdl_score,
     nleep_kwargs,
+    or_nan,
     registry_metrics,
 )
 from mdlnb.studies.transferability._subsamples import subsample_indices, subsample_seed
@@ -64,14 +65,14 @@ def _registry_scores(f, y, sp, k: int, metrics: list, seed: int, config: Any) ->
         pass
     out = {}
     for m in metrics:
-        try:
-            out.update(
-                transfer.score_all(
+        out.update(
+            or_nan(
+                lambda m=m: transfer.score_all(
                     f, y, sp, num_classes=k, metrics=[m], seed=seed, **nleep_kwargs(config, [m])
-                )
+                ),
+                [m],
             )
-        except ValueError:
-            out[m] = float("nan")
+        )
     return out
 
 

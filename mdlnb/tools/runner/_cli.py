@@ -5,14 +5,18 @@ writes."""
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mdlnb.tools.runner import _notebooks, _summary, _sweep
+from mdlnb.tools.runner._params import parse_parameters
 from mdlnb.tools.runner._paths import PROFILES, shown
+
+#: the command line's description, the first line of :mod:`mdlnb.tools.runner`'s docstring
+DESCRIPTION = "Run the experiment notebooks: jupytext ``.py`` → papermill → executed ``.ipynb``."
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -87,52 +91,21 @@ def parser(description: str) -> argparse.ArgumentParser:
     return ap
 
 
-def parse_parameters(items: Sequence[str]) -> dict[str, Any]:
-    """``["seed=1", "size=400", "overrides.train_size=100"]`` → parameters: each value
-    parsed as YAML (``1`` an int, ``0.5`` a float, ``true`` a bool, ``null`` None,
-    ``[a, b]`` a list, anything else a string); ``overrides.FIELD=VALUE`` sets one field
-    of a study notebook's ``overrides``."""
-    import yaml  # here, not at the top: --help starts without it
-
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, text = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ValueError(f"parameter: expected KEY=VALUE, got {item!r}")
-        try:
-            value = yaml.safe_load(text) if text.strip() else ""
-        except yaml.YAMLError as err:
-            raise ValueError(f"parameter: {key}: {text!r} is not valid YAML ({err})") from None
-        if isinstance(value, str) and re.fullmatch(
-            r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+", value.strip()
-        ):
-            value = float(value)  # 1e-3: a float (YAML 1.1 wants 1.0e-3)
-        if key.startswith("overrides."):
-            field = key.split(".", 1)[1]
-            if not field:
-                raise ValueError(f"parameter: expected overrides.FIELD=VALUE, got {item!r}")
-            out.setdefault("overrides", {})[field] = value
-        else:
-            out[key] = value
-    return out
-
-
 def _run_and_say(name: str, args: Any, overrides: Mapping[str, Any]) -> Path:
     """One notebook of :func:`main`, with where it writes said before and after."""
-    from mdlnb.tools import runner
-
-    nb, figures = runner.destinations(name, args.profile, paper=args.paper, out_dir=args.out_dir)
+    nb, figures = _notebooks.destinations(
+        name, args.profile, paper=args.paper, out_dir=args.out_dir
+    )
     figures = Path(
-        runner.merged_parameters(name, args.profile, overrides, paper=args.paper).get(
+        _notebooks.merged_parameters(name, args.profile, overrides, paper=args.paper).get(
             "paper_dir", figures
         )
     )
-    note = " -- into the committed paper/ (--paper)" if figures == runner.ROOT / "paper" else ""
+    note = " -- into the committed paper/ (--paper)" if figures == _notebooks.ROOT / "paper" else ""
     print(f">> {name} [{args.profile}]: figures and tables to {shown(figures)}/{note}", flush=True)
     t0, started = time.perf_counter(), time.time()
     out = Path(
-        runner.run(
+        _notebooks.run(
             name,
             args.profile,
             out_dir=args.out_dir,
@@ -163,35 +136,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     one of the helpers (``--write-params``, ``--html``, ``--sweep``, ``--check``,
     ``--summary``); 0 on success, 2 when ``--check`` finds a bad entry.
 
-    The runner's functions are looked up on :mod:`mdlnb.tools.runner` at call time."""
-    from mdlnb.tools import runner
-
-    args = parser((runner.__doc__ or "").splitlines()[0]).parse_args(argv)
+    The runner's functions are looked up on :mod:`._notebooks` at call time."""
+    args = parser(DESCRIPTION).parse_args(argv)
     if args.write_params:
-        runner.write_params()
+        _notebooks.write_params()
         return 0
     if args.html:
         for path in args.names:
-            runner.to_html(path)
+            _summary.to_html(path)
         return 0
     if args.sweep:
-        from mdlnb.tools.runner import _sweep
-
         return _sweep.main(args)
     if args.check:
         try:
-            runner.check_profiles()
+            _notebooks.check_profiles()
         except ValueError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
-        print(f"notebooks/profiles.yaml: every entry checked ({len(runner.available())} notebooks)")
+        print(
+            f"notebooks/profiles.yaml: every entry checked ({len(_notebooks.available())} notebooks)"
+        )
         return 0
-    names = args.names or runner.available()
+    names = args.names or _notebooks.available()
     overrides = parse_parameters(args.parameter)
     for name in names:  # every named notebook checked, with -p (types too), before any run
-        runner.merged_parameters(name, args.profile, overrides, paper=args.paper)
+        _notebooks.merged_parameters(name, args.profile, overrides, paper=args.paper)
     since = args.since
-    first, _ = runner.destinations(names[0], args.profile, paper=args.paper, out_dir=args.out_dir)
+    first, _ = _notebooks.destinations(
+        names[0], args.profile, paper=args.paper, out_dir=args.out_dir
+    )
     folder = first.parent
     if not args.summary:
         since = time.time()
@@ -199,8 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _run_and_say(name, args, overrides)
     if args.summary or len(names) > 1:
         print(
-            runner.format_summary(
-                runner.summary(names, args.profile, out_dir=folder, since=since), args.profile
+            _summary.format_summary(
+                _summary.summary(names, args.profile, out_dir=folder, since=since), args.profile
             ),
             flush=True,
         )
@@ -209,8 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(
             _paperdiff.report(
-                _paperdiff.paper_diff(runner.ROOT / "paper", rev=args.compare_to_git),
-                verdicts=_paperdiff.verdict_changes(runner.ROOT / "paper", rev=args.compare_to_git),
+                _paperdiff.paper_diff(_notebooks.ROOT / "paper", rev=args.compare_to_git),
+                verdicts=_paperdiff.verdict_changes(
+                    _notebooks.ROOT / "paper", rev=args.compare_to_git
+                ),
             ),
             flush=True,
         )

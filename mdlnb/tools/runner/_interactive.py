@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mdlnb.tools.runner import _params
+from mdlnb.tools.runner import _notebooks, _params
 from mdlnb.tools.runner._paths import LAB_DIR, PROFILES, ROOT, RUNNER_ENV, shown
 from mdlnb.tools.runner._types import article, hint_text, matches
 
@@ -97,21 +97,19 @@ def interactive_profile(namespace: dict, name: str, *, cell: str | None = None) 
     source as run (default: from the kernel's history)."""
     if os.environ.get(RUNNER_ENV) == "1":
         return
-    from mdlnb.tools import runner
-
-    declared = runner._declared(name)
+    declared = _notebooks._declared(name)
     defaults = {k: p.default for k, p in declared.items()}
     _check_cell(
         name,
         namespace,
         defaults,
-        runner.parameter_types(name),
+        _notebooks.parameter_types(name),
         cell if cell is not None else ran_cell(defaults),
     )
     profile = namespace.get("profile", "default")
     if profile not in PROFILES:
         raise ValueError(f"profile: must be one of {PROFILES}, got {profile!r}")
-    table = dict(runner._profile_table().get(name, {}).get(profile, {}) or {})
+    table = dict(_notebooks._profile_table().get(name, {}).get(profile, {}) or {})
 
     def edited(key: str) -> bool:
         p = declared.get(key)
@@ -137,7 +135,7 @@ def interactive_profile(namespace: dict, name: str, *, cell: str | None = None) 
             applied["paper_dir"] = str(LAB_DIR / "paper")
         elif not Path(paper_dir).is_absolute():
             applied["paper_dir"] = str(ROOT / paper_dir)
-    runner.check_profile(
+    _notebooks.check_profile(
         name,
         profile,
         {k: v for k, v in applied.items() if k != "paper_dir"},

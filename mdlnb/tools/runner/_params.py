@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from mdlnb.tools.runner._types import type_of_default
@@ -145,4 +146,35 @@ def parameter_types(
                 typing.Union[(*kinds, type(None))],
                 "the values notebooks/profiles.yaml gives it, or None",
             )
+    return out
+
+
+def parse_parameters(items: Sequence[str]) -> dict[str, Any]:
+    """``["seed=1", "size=400", "overrides.train_size=100"]`` → parameters: each value
+    parsed as YAML (``1`` an int, ``0.5`` a float, ``true`` a bool, ``null`` None,
+    ``[a, b]`` a list, anything else a string); ``overrides.FIELD=VALUE`` sets one field
+    of a study notebook's ``overrides``."""
+    import yaml  # here, not at the top: --help starts without it
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"parameter: expected KEY=VALUE, got {item!r}")
+        try:
+            value = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError as err:
+            raise ValueError(f"parameter: {key}: {text!r} is not valid YAML ({err})") from None
+        if isinstance(value, str) and re.fullmatch(
+            r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+", value.strip()
+        ):
+            value = float(value)  # 1e-3: a float (YAML 1.1 wants 1.0e-3)
+        if key.startswith("overrides."):
+            field = key.split(".", 1)[1]
+            if not field:
+                raise ValueError(f"parameter: expected overrides.FIELD=VALUE, got {item!r}")
+            out.setdefault("overrides", {})[field] = value
+        else:
+            out[key] = value
     return out

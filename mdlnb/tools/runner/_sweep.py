@@ -40,10 +40,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mdlnb.tools.runner import _notebooks
+from mdlnb.tools.runner._params import parse_parameters
 from mdlnb.tools.runner._paths import ROOT, shown
 
-# yaml, pandas, nbformat and mdlnb.infra._io are imported inside the functions that use them, and
-# the runner's package (mdlnb.tools.runner: run, merged_parameters) too: it imports this module.
+# yaml, pandas, nbformat and mdlnb.infra._io are imported inside the functions that use them.
 
 RUN_COLUMNS = ["run", "status", "wall [s]", "notebook", "error"]
 VALUE_COLUMNS = ["run", "table", "row", "column", "value"]
@@ -140,8 +141,6 @@ def plan(
     :func:`mdlnb.tools.runner.merged_parameters` (names, types, the study's config), so a bad
     value fails before any kernel starts. A run's ``paper_dir`` is ``<label>/paper`` in
     ``out_dir`` (or in a ``paper_dir`` given in ``parameters``) unless it is swept."""
-    from mdlnb.tools import runner
-
     fixed = dict(parameters or {})
     fields = fixed.get("overrides") if isinstance(fixed.get("overrides"), Mapping) else {}
     taken = {*fixed, *(f"overrides.{f}" for f in fields)}
@@ -158,7 +157,7 @@ def plan(
         if "paper_dir" not in combo:
             base = Path(fixed["paper_dir"]) / tag if "paper_dir" in fixed else root / tag / "paper"
             params["paper_dir"] = str(base if base.is_absolute() else ROOT / base)
-        runner.merged_parameters(name, profile, params)
+        _notebooks.merged_parameters(name, profile, params)
         runs.append((tag, combo, params))
     return runs
 
@@ -175,12 +174,10 @@ def _recorded(path: Path, name: str, profile: str, params: Mapping[str, Any]) ->
     executed notebook only on success, with the parameters it ran)."""
     import nbformat
 
-    from mdlnb.tools import runner
-
     if not path.exists():
         return None
     meta = dict(nbformat.read(path, as_version=4).metadata.get("mdlnb", {}))
-    now = json.loads(json.dumps(runner.merged_parameters(name, profile, params), default=str))
+    now = json.loads(json.dumps(_notebooks.merged_parameters(name, profile, params), default=str))
     return meta if meta.get("parameters") == now else None
 
 
@@ -198,8 +195,6 @@ def sweep(
     fixing the others; collect every number the runs saved into one tidy table. See the
     module's docstring for the layout; e.g. ``sweep("quickstart", "smoke", {"seed": [0, 1,
     2]})``."""
-    from mdlnb.tools import runner
-
     runs = plan(name, profile, grid or {}, parameters=parameters, out_dir=out_dir)
     if not runs:
         raise ValueError("grid: names no parameter to sweep")
@@ -222,7 +217,9 @@ def sweep(
             print(f">> {name} [{profile}] {tag} ...", flush=True)
             t0 = time.perf_counter()
             try:
-                runner.run(name, profile, out_dir=out.parent, parameters=params, progress=progress)
+                _notebooks.run(
+                    name, profile, out_dir=out.parent, parameters=params, progress=progress
+                )
                 row["status"] = "ran"
             except Exception as err:  # noqa: BLE001 - reported, and the other runs go on
                 row.update(
@@ -305,8 +302,6 @@ def values(paper_dir: str | Path, name: str):
 def main(args: Any) -> int:
     """``python -m mdlnb.tools.runner NOTEBOOK --sweep KEY=V1,V2 ...`` (the runner's parsed
     arguments): run the sweep, or with ``--check`` only check every run's parameters."""
-    from mdlnb.tools.runner._cli import parse_parameters
-
     if len(args.names) != 1:
         raise ValueError(f"names: --sweep runs one notebook, got {args.names or 'none'}")
     name, grid = args.names[0], parse_sweep(args.sweep)

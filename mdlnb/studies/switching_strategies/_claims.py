@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from mdlnb.research import claims as C
-from mdlnb.studies.switching._pair import PairResult, final_codelengths
+from mdlnb.studies.switching_strategies._pair import PairResult, final_codelengths
 
 #: The qualitative sizes, as taken (module docstring).
 PAPER_EFFECTS = {"b1": 0.10, "b2": 0.9}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mdlnb.studies.switching._config import SwitchingConfig
-from mdlnb.studies.switching._pair import pair_task, run_pair
-from mdlnb.studies.switching._result import SwitchingResult
+from mdlnb.studies.switching_strategies._config import SwitchingConfig
+from mdlnb.studies.switching_strategies._pair import pair_task, run_pair
+from mdlnb.studies.switching_strategies._result import SwitchingResult
 
 
 def run(config: SwitchingConfig | None = None) -> SwitchingResult:

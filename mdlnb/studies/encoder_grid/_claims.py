@@ -55,7 +55,7 @@ import numpy as np
 from mdlnb.board._arguments import resolve_protocol
 from mdlnb.research import claims as C
 from mdlnb.research import ranking
-from mdlnb.studies.encoders import _paper, _significance, _tables
+from mdlnb.studies.encoder_grid import _paper, _significance, _tables
 
 _DEPTH = re.compile(r"^mlp(\d+)")
 

@@ -42,9 +42,9 @@ from mdlnb.encoders.archs import param_count
 from mdlnb.infra import _progress
 from mdlnb.infra._io import atomic_write_text, cache_dir, content_hash
 from mdlnb.prequential import CODE_VERSION
-from mdlnb.studies.encoders._config import EncodersConfig, describe_encoder
-from mdlnb.studies.encoders._pair import compute_pair
-from mdlnb.studies.encoders._result import EncodersResult
+from mdlnb.studies.encoder_grid._config import EncodersConfig, describe_encoder
+from mdlnb.studies.encoder_grid._pair import compute_pair
+from mdlnb.studies.encoder_grid._result import EncodersResult
 from mdlnb.studies.transferability._features import prepare
 
 CACHE_VERSION = "encoders-pair-v1"
@@ -93,7 +93,9 @@ def pair_key(train: Any, test: Any, config: EncodersConfig) -> str:
 
 def pair_path(encoder: str, task: str, key: str):
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{encoder}-{task}")
-    return cache_dir("studies/encoders") / f"pair-{safe}-{key}.json"
+    return (
+        cache_dir("studies/encoders") / f"pair-{safe}-{key}.json"
+    )  # the name before the rename: caches stay valid
 
 
 def _work(

@@ -1,6 +1,6 @@
 """The encoder study's findings in words (Markdown), each beside the paper's
 numbers: what the notebooks print under their tables. Each function reads an
-:class:`~mdlnb.studies.encoders._result.EncodersResult`'s tables and computes
+:class:`~mdlnb.studies.encoder_grid._result.EncodersResult`'s tables and computes
 nothing of its own."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mdlnb.studies.encoders import _tables
+from mdlnb.studies.encoder_grid import _tables
 
 if TYPE_CHECKING:
-    from mdlnb.studies.encoders._result import EncodersResult
+    from mdlnb.studies.encoder_grid._result import EncodersResult
 
 
 def _f(x: float, d: int = 2) -> str:
@@ -183,7 +183,7 @@ def diagnosis_findings(
 ) -> str:
     """:meth:`diagnosis` in words (Markdown), ``encoder`` against ``reference``, after
     the two encoders' average ranks over the diagnosed encoders."""
-    from mdlnb.studies.encoders import _diagnosis
+    from mdlnb.studies.encoder_grid import _diagnosis
 
     t = result.average_ranks(list(dict.fromkeys(diagnosis["encoder"]))).set_index("encoder")
     ranks = {

@@ -35,7 +35,7 @@ import numpy as np
 
 from mdlnb.research import claims as C
 from mdlnb.research import ranking
-from mdlnb.studies.encoders import _tables
+from mdlnb.studies.encoder_grid import _tables
 
 #: Paper Table 10 (fixed-share codelength per example, 19 VTAB tasks), ViT rows.
 TABLE_10 = {

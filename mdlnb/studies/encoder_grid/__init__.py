@@ -36,16 +36,16 @@ Modules: ``_config`` (EncodersConfig), ``_pair`` (one pair's measurements),
 ``_paper`` (published values), ``_result`` (EncodersResult).
 """
 
-from mdlnb.studies.encoders._config import (
+from mdlnb.studies.encoder_grid._config import (
     OBJECTIVES_SUITE,
     SCALING_SUITE,
     EncodersConfig,
     describe_encoder,
 )
-from mdlnb.studies.encoders._pair import METRICS, compute_pair, map_switches, stream_bins
-from mdlnb.studies.encoders._result import EncodersResult
-from mdlnb.studies.encoders._run import CACHE_VERSION, FRAME_COLUMNS, pair_key, run
-from mdlnb.studies.encoders._tables import METHODS
+from mdlnb.studies.encoder_grid._pair import METRICS, compute_pair, map_switches, stream_bins
+from mdlnb.studies.encoder_grid._result import EncodersResult
+from mdlnb.studies.encoder_grid._run import CACHE_VERSION, FRAME_COLUMNS, pair_key, run
+from mdlnb.studies.encoder_grid._tables import METHODS
 
 #: The study's config class, under the name every study package uses (mdlnb.studies).
 Config = EncodersConfig

@@ -1,7 +1,7 @@
 """One (encoder, task) pair of the switching study in one example order: every frame.
 
 :func:`run_pair` runs stage 1 (cached on disk by :func:`mdlnb.prequential.run`)
-and computes every frame of :mod:`mdlnb.studies.switching._measures` from
+and computes every frame of :mod:`mdlnb.studies.switching_strategies._measures` from
 its loss matrix; :func:`gather`, :func:`final_regrets`,
 :func:`final_codelengths` and :func:`spread` combine pairs and orders.
 """
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from mdlnb import data, encoders, prequential, switching
-from mdlnb.studies.switching._measures import (
+from mdlnb.studies.switching_strategies._measures import (
     best_sequence_loss,
     bound_curves,
     fixed_share_bound,

@@ -11,15 +11,15 @@ from typing import Any
 
 from mdlnb.studies import _setting
 from mdlnb.studies._base import save_files
-from mdlnb.studies.switching import _claims, _plots
-from mdlnb.studies.switching import _tables as T
-from mdlnb.studies.switching._config import SwitchingConfig
-from mdlnb.studies.switching._pair import PairResult, final_codelengths, gather
+from mdlnb.studies.switching_strategies import _claims, _plots
+from mdlnb.studies.switching_strategies import _tables as T
+from mdlnb.studies.switching_strategies._config import SwitchingConfig
+from mdlnb.studies.switching_strategies._pair import PairResult, final_codelengths, gather
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class SwitchingResult:
-    """What :func:`mdlnb.studies.switching.run` returns.
+    """What :func:`mdlnb.studies.switching_strategies.run` returns.
 
     Attributes:
       config: the parameters it ran.

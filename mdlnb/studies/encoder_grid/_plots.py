@@ -17,7 +17,7 @@ from mdlnb.api.plots import (
     task_label,
 )
 from mdlnb.research import ranking
-from mdlnb.studies.encoders import _tables
+from mdlnb.studies.encoder_grid import _tables
 
 
 def cd_diagrams(

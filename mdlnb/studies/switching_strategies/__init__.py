@@ -20,9 +20,9 @@ Modules: ``_measures`` (the frames of one loss matrix), ``_pair`` (one
 ``_claims`` (b1, b2, c1, c2), ``_result`` (SwitchingResult).
 """
 
-from mdlnb.studies.switching._claims import claims
-from mdlnb.studies.switching._config import SwitchingConfig
-from mdlnb.studies.switching._measures import (
+from mdlnb.studies.switching_strategies._claims import claims
+from mdlnb.studies.switching_strategies._config import SwitchingConfig
+from mdlnb.studies.switching_strategies._measures import (
     BASELINE,
     best_sequence_loss,
     bound_curves,
@@ -33,7 +33,7 @@ from mdlnb.studies.switching._measures import (
     strategies,
     switch_counts,
 )
-from mdlnb.studies.switching._pair import (
+from mdlnb.studies.switching_strategies._pair import (
     PairResult,
     final_codelengths,
     final_regrets,
@@ -42,8 +42,8 @@ from mdlnb.studies.switching._pair import (
     run_pair,
     spread,
 )
-from mdlnb.studies.switching._result import SwitchingResult
-from mdlnb.studies.switching._run import run
+from mdlnb.studies.switching_strategies._result import SwitchingResult
+from mdlnb.studies.switching_strategies._run import run
 
 #: The study's config class, under the name every study package uses (mdlnb.studies).
 Config = SwitchingConfig

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mdlnb.api import output
-from mdlnb.studies.encoders import (
+from mdlnb.studies.encoder_grid import (
     _claims,
     _clid_transfer,
     _findings,
@@ -29,7 +29,7 @@ from mdlnb.studies.encoders import (
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class EncodersResult:
-    """Output of :func:`mdlnb.studies.encoders.run`.
+    """Output of :func:`mdlnb.studies.encoder_grid.run`.
 
     Attributes:
       config: the :class:`EncodersConfig`.
@@ -132,8 +132,11 @@ class EncodersResult:
     def regret(self, larger: str, smaller: str):
         return _tables.regret_along_n(self.curves, larger, smaller)
 
-    def preferred_readouts(self, encoders: Sequence[str] | None = None):
-        return _tables.preferred_readout_table(self.frame, encoders)
+    def preferred_readouts(self, encoders: Sequence[str] | None = None, *, index: bool = True):
+        """Preferred readout per (encoder, task), encoders as the index (``index=False``:
+        as the first column, the table as ``save`` writes it)."""
+        table = _tables.preferred_readout_table(self.frame, encoders)
+        return table if index else table.reset_index()
 
     def switching(self, encoders: Sequence[str] | None = None):
         return _tables.switching_by_group(self.frame, dict(self.sizes), encoders)
@@ -250,7 +253,7 @@ class EncodersResult:
     def diagnosis(self, encoders: Sequence[str] | None = None):
         """Why an encoder ranks where it does: effective rank, class separation and the
         decodability of image statistics per (encoder, task) (:mod:`._diagnosis`)."""
-        from mdlnb.studies.encoders import _diagnosis
+        from mdlnb.studies.encoder_grid import _diagnosis
 
         return _diagnosis.supervised_diagnosis(self, encoders=encoders)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mdlnb.api import plots
-from mdlnb.studies.switching import _tables as T
-from mdlnb.studies.switching._pair import PairResult
+from mdlnb.studies.switching_strategies import _tables as T
+from mdlnb.studies.switching_strategies._pair import PairResult
 
 # Imported inside the functions that use them, so that importing this module does not load
 # them: matplotlib.

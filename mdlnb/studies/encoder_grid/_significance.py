@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from mdlnb.studies.encoders._tables import GROUP_ORDER, METHODS, _subset, scores, task_order
+from mdlnb.studies.encoder_grid._tables import GROUP_ORDER, METHODS, _subset, scores, task_order
 
 #: Paper App. A.7: ResNet-50 SUP on Cifar100, 5 permutations, and the encoders
 #: ranked immediately above and below it (nats).

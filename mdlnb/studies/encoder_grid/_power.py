@@ -99,8 +99,8 @@ from mdlnb import data
 from mdlnb.board import experts as _experts
 from mdlnb.board._arguments import resolve_protocol
 from mdlnb.encoders import archs
-from mdlnb.studies.encoders import _claims
-from mdlnb.studies.encoders._claims import PAPER_EFFECTS
+from mdlnb.studies.encoder_grid import _claims
+from mdlnb.studies.encoder_grid._claims import PAPER_EFFECTS
 from mdlnb.studies.transferability import parse_encoder
 
 #: Per-task standard deviations and effects measured on the committed 2026-11-24 run.

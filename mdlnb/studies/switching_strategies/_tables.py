@@ -1,6 +1,6 @@
 """The switching study's tables: slices of the pairs' frames, spread over orders.
 
-Each takes the :class:`~mdlnb.studies.switching._pair.PairResult` of every
+Each takes the :class:`~mdlnb.studies.switching_strategies._pair.PairResult` of every
 (pair, order) and returns a tidy DataFrame; ``mean``/``std`` (ddof 1)/``min``/
 ``max``/``count`` columns are over orders (:func:`spread`).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mdlnb.studies.switching._pair import PairResult, final_regrets, gather, spread
+from mdlnb.studies.switching_strategies._pair import PairResult, final_regrets, gather, spread
 
 
 def regret_spread(results: Sequence[PairResult]):

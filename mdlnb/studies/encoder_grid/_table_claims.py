@@ -46,7 +46,7 @@ import numpy as np
 
 from mdlnb.research import claims as C
 from mdlnb.research import ranking
-from mdlnb.studies.encoders import _paper, _significance, _tables
+from mdlnb.studies.encoder_grid import _paper, _significance, _tables
 
 #: Encoders of Table 1a and Table 2.
 PAPER_R = 6

@@ -34,7 +34,7 @@ import numpy as np
 from mdlnb.baselines import labelfree
 from mdlnb.research import claims as C
 from mdlnb.research import ranking
-from mdlnb.studies.encoders import _tables
+from mdlnb.studies.encoder_grid import _tables
 
 #: CLID Table 3, average over its 7 out-of-domain tasks: Kendall τ with transfer accuracy.
 TABLE_3_AVG = {"imagenet": 0.71, "clid": 0.74}
