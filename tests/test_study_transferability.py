@@ -664,7 +664,7 @@ def test_nleep_components_is_passed_on_or_refused():
 
 
 def test_scores_are_cached_per_unit_and_read_back_exactly(monkeypatch):
-    from mdlnb.studies.transferability import _unit
+    from mdlnb.studies.transferability import _run
 
     sets = [_featureset(f"enc{i}", noise, n_train=80, seed=5) for i, noise in enumerate((0.5, 3.0))]
     cfg = tr.TransferabilityConfig(
@@ -684,7 +684,7 @@ def test_scores_are_cached_per_unit_and_read_back_exactly(monkeypatch):
     def fail(*a, **k):
         raise AssertionError("recomputed a cached unit")
 
-    monkeypatch.setattr(_unit, "score_unit", fail)
+    monkeypatch.setattr(_run, "score_unit", fail)  # where score_units looks it up
     again, _, _ = tr.score_units(sets, cfg, cache=True)
     pd.testing.assert_frame_equal(first, again, check_exact=True)
     with pytest.raises(AssertionError, match="recomputed"):  # another seed: new units

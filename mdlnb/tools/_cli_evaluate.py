@@ -16,6 +16,8 @@ import numpy as np
 
 import mdlnb
 from mdlnb.api.output import save_figure
+from mdlnb.core._userfiles import read_features, read_labels
+from mdlnb.infra._warnings import ResultWarning
 from mdlnb.tools._cli_options import (
     FEATURES_HELP,
     POSTERIOR_HELP,
@@ -34,8 +36,6 @@ from mdlnb.tools._cli_options import (
 
 def _read_task(args: argparse.Namespace, path: Path, name: str):
     """A Task of the features in ``path`` and the labels (``--labels``, else the file's)."""
-    from mdlnb.core._userfiles import read_features, read_labels
-
     got = read_features(path, x_key=args.x_key, y_key=args.y_key)
     y = read_labels(args.labels, y_key=args.y_key) if args.labels is not None else got.y
     if y is None:
@@ -131,8 +131,6 @@ def _printed_below() -> Iterator[None]:
     command prints the report (or the table) with them underneath — each once."""
     import warnings
 
-    from mdlnb.infra._warnings import ResultWarning
-
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=ResultWarning)
         warnings.filterwarnings("ignore", message=r"compare: ", category=UserWarning)
@@ -171,8 +169,6 @@ def add_compare(p: argparse.ArgumentParser) -> None:
 
 def _read_compare(args: argparse.Namespace, names: list[str]):
     """``({name: features}, labels Task)`` for :func:`mdlnb.compare`."""
-    from mdlnb.core._userfiles import read_features, read_labels
-
     feats, labels, stored = {}, None, None
     for name, path in zip(names, args.features):
         got = read_features(path, x_key=args.x_key, y_key=args.y_key)
@@ -204,7 +200,7 @@ def _read_compare(args: argparse.Namespace, names: list[str]):
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from mdlnb.api._compare import compare
+    from mdlnb.api._compare import compare  # heavy: keeps JAX out of import mdlnb.tools.cli
 
     check_output(args.table, "table", (".csv", ".parquet"))
     check_output(args.figure, "figure", (".png",))

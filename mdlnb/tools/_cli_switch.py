@@ -22,7 +22,7 @@ from mdlnb.tools._cli_options import POSTERIOR_HELP, check_table_path, strategy_
 
 
 def add_switch(p: argparse.ArgumentParser) -> None:
-    from mdlnb.switching import names
+    from mdlnb.switching import names  # heavy: keeps JAX out of import mdlnb.tools.cli
 
     p.add_argument(
         "losses",
@@ -100,7 +100,7 @@ def _expert_labels(data, k: int) -> tuple[list[str], list[str] | None]:
 
 
 def run_switch(args: argparse.Namespace) -> int:
-    from mdlnb import switching
+    from mdlnb import switching  # heavy: keeps JAX out of import mdlnb.tools.cli
 
     check_table_path(args.posterior)
     strategy = switching.get_strategy(args.strategy, **strategy_options(args))
@@ -122,7 +122,7 @@ def run_switch(args: argparse.Namespace) -> int:
         f"per example     {result.nats_per_example:.6f} nats = {result.bits_per_example:.6f} bits"
     )
     if args.posterior is not None:
-        from mdlnb.api.evaluation import posterior_frame
+        from mdlnb.api.evaluation import posterior_frame  # heavy: JAX, as above
 
         frame = posterior_frame(result.posterior, names, readouts)
         write_table(frame, args.posterior)

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mdlnb.studies.encoder_grid import _tables
+from mdlnb.api.plots import family_label, size_label
+from mdlnb.studies.encoder_grid import _diagnosis, _tables
 
 if TYPE_CHECKING:
     from mdlnb.studies.encoder_grid._result import EncodersResult
@@ -98,8 +99,6 @@ def group_findings(result: EncodersResult, encoders: Sequence[str]) -> str:
 
 def scaling_findings(result: EncodersResult, encoders: Sequence[str]) -> str:
     """Does a larger encoder of one family code shorter? (paper Table 1b, Fig. 8)."""
-    from mdlnb.api.plots import family_label, size_label
-
     t = result.scaling(encoders)
     diffs = result.scaling_differences(encoders).set_index("encoder")
     out = []
@@ -183,8 +182,6 @@ def diagnosis_findings(
 ) -> str:
     """:meth:`diagnosis` in words (Markdown), ``encoder`` against ``reference``, after
     the two encoders' average ranks over the diagnosed encoders."""
-    from mdlnb.studies.encoder_grid import _diagnosis
-
     t = result.average_ranks(list(dict.fromkeys(diagnosis["encoder"]))).set_index("encoder")
     ranks = {
         e: " / ".join(f"{t.loc[e, f'{m} rank']:.2f}" for m in ("linear", "mlp", "mdl"))

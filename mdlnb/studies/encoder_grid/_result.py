@@ -13,10 +13,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mdlnb import data
 from mdlnb.api import output
+from mdlnb.board._arguments import resolve_protocol
+from mdlnb.studies import _setting
 from mdlnb.studies.encoder_grid import (
     _claims,
     _clid_transfer,
+    _diagnosis,
     _findings,
     _more_claims,
     _paper,
@@ -82,8 +86,6 @@ class EncodersResult:
     @property
     def protocol_label(self) -> str:
         """The stage 1 + 2 protocol the grid ran (board size, B, strategy)."""
-        from mdlnb.board._arguments import resolve_protocol
-
         return repr(resolve_protocol(self.config.protocol))
 
     @property
@@ -212,8 +214,6 @@ class EncodersResult:
         """The grid's tasks in the pretraining domain: those whose images come from the same
         source as ``config.pretrain_data`` (registry ``source``; e.g. ``fashion_mnist`` and
         ``fashion_mnist_category``)."""
-        from mdlnb import data
-
         source, known = data.spec(self.config.pretrain_data).source, set(data.names())
         return [t for t in self.sizes if t in known and data.spec(t).source == source]
 
@@ -227,8 +227,6 @@ class EncodersResult:
     def setting(self, encoders: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
         """The paper's setting against this grid's (``encoders``: those the notebook
         compares, default all), rows for the claims page (:mod:`mdlnb.studies._setting`)."""
-        from mdlnb.studies import _setting
-
         e = (
             self.encoders
             if encoders is None
@@ -253,8 +251,6 @@ class EncodersResult:
     def diagnosis(self, encoders: Sequence[str] | None = None):
         """Why an encoder ranks where it does: effective rank, class separation and the
         decodability of image statistics per (encoder, task) (:mod:`._diagnosis`)."""
-        from mdlnb.studies.encoder_grid import _diagnosis
-
         return _diagnosis.supervised_diagnosis(self, encoders=encoders)
 
     def diagnosis_findings(

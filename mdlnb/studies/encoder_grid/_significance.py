@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from mdlnb.research import ranking
 from mdlnb.studies.encoder_grid._tables import GROUP_ORDER, METHODS, _subset, scores, task_order
 
 #: Paper App. A.7: ResNet-50 SUP on Cifar100, 5 permutations, and the encoders
@@ -38,8 +39,6 @@ def friedman_table(
     χ² approximation needs N > 10 or so; with N = 2 the Iman–Davenport F is a
     ratio of two rank sums that is large by construction): the row keeps N and
     k, the statistics are NaN and ``note`` says why."""
-    from mdlnb.research import ranking
-
     scopes = [None] + ([g for g in GROUP_ORDER if g in set(frame["group"])] if groups else [])
     rows = []
     for scope in scopes:
@@ -86,8 +85,6 @@ def cd_table(frame, encoders: Sequence[str], *, alpha: float = 0.10, paper: str 
     printed threshold and the correct CD for the paper's own (r, N)
     (:func:`mdlnb.research.ranking.cd_thresholds_report`; ``paper`` = ``"objectives"``
     (Table 1a, Table 2) or ``"scaling"`` (Table 1b))."""
-    from mdlnb.research import ranking
-
     if paper not in ("objectives", "scaling"):
         raise ValueError(f"paper: must be 'objectives' or 'scaling', got {paper!r}")
     ref = ranking.cd_thresholds_report(alpha)

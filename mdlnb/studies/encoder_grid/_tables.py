@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from mdlnb.research import ranking
+
 #: method → (metric of the frame, higher is better). Table 1's three columns.
 METHODS: dict[str, tuple[str, bool]] = {
     "linear": ("linear accuracy", True),
@@ -71,8 +73,6 @@ def rank_frame(
     methods: Sequence[str] = tuple(METHODS),
 ):
     """Tidy per-task ranks: ``method``, ``task``, ``group``, ``encoder``, ``rank`` (1 = best)."""
-    from mdlnb.research import ranking
-
     groups = frame.drop_duplicates("task").set_index("task")["group"]
     out = []
     for m in methods:
@@ -128,8 +128,6 @@ def group_rank_table(frame, encoders: Sequence[str], *, method: str = "mdl"):
 def ranking_agreement(frame, encoders: Sequence[str]):
     """Kendall τ between the average-rank orderings of the three methods
     (do linear, best-MLP accuracy and MDL select alike?)."""
-    from mdlnb.research import ranking
-
     t = average_rank_table(frame, encoders).set_index("encoder")
     pairs = [("linear", "mlp"), ("linear", "mdl"), ("mlp", "mdl")]
     return pd.DataFrame(

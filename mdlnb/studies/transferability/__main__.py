@@ -16,14 +16,15 @@ import dataclasses
 import sys
 from pathlib import Path
 
+from mdlnb.infra._io import cache_dir
+from mdlnb.studies.transferability import _groundtruth
+from mdlnb.studies.transferability._config import TransferabilityConfig
+from mdlnb.studies.transferability._encoders import build_encoders, parse_encoder, zoo_of
+from mdlnb.studies.transferability._features import load_splits
+
 
 def build(config, *, directory: Path | None, rebuild: bool, command: str) -> list[dict]:
     """Compute (or find) every (zoo, task) artifact of ``config``; their provenance."""
-    from mdlnb.infra._io import cache_dir
-    from mdlnb.studies.transferability import _groundtruth
-    from mdlnb.studies.transferability._encoders import build_encoders
-    from mdlnb.studies.transferability._features import load_splits
-
     _, built = build_encoders(config, progress=True)
     splits = load_splits(
         config.tasks,
@@ -58,9 +59,6 @@ def build(config, *, directory: Path | None, rebuild: bool, command: str) -> lis
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mdlnb.studies.transferability import _groundtruth
-    from mdlnb.studies.transferability._config import TransferabilityConfig
-
     ap = argparse.ArgumentParser(
         prog="python -m mdlnb.studies.transferability", description=__doc__.split("\n\n")[0]
     )
@@ -79,8 +77,6 @@ def main(argv: list[str] | None = None) -> int:
         if args.tasks:
             config = dataclasses.replace(config, tasks=tuple(args.tasks))
         if args.zoos:
-            from mdlnb.studies.transferability._encoders import parse_encoder, zoo_of
-
             config = dataclasses.replace(
                 config,
                 encoders=tuple(e for e in config.encoders if zoo_of(parse_encoder(e)) in args.zoos),

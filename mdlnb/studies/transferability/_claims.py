@@ -31,8 +31,10 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb.research import claims as C
 from mdlnb.studies.transferability._bootstrap import two_stage
 from mdlnb.studies.transferability._kendall import kendall_per_repeat, tied_truth
+from mdlnb.studies.transferability._metrics import with_zoo
 
 #: Fewest encoders a τ may be over to decide a claim: over 2, τ = ±1 is one pair's order.
 MIN_ENCODERS = 3
@@ -62,8 +64,6 @@ def paired_tau(scores, truth, a: str, b: str, *, readout: str = "finetune"):
     (zoo, task, ratio, repeat), both over the encoders where both are finite. Columns
     ``zoo``, ``task``, ``ratio``, ``repeat``, ``tau_a``, ``tau_b``, ``diff``, ``encoders``."""
     import pandas as pd
-
-    from mdlnb.studies.transferability._metrics import with_zoo
 
     cols = ["zoo", "task", "ratio", "repeat", "tau_a", "tau_b", "diff", "encoders"]
     keys = ["zoo", "encoder", "task", "ratio", "repeat"]
@@ -99,8 +99,6 @@ def _interval(frame, column: str, config: Any) -> tuple[float, float, float, int
 
 
 def _none(paper: float, why: str):
-    from mdlnb.research import claims as C
-
     d = C.effect_decision(
         float("nan"),
         float("nan"),
@@ -116,8 +114,6 @@ def _none(paper: float, why: str):
 def _decided(frame, column: str, paper: float, config: Any, primary: str):
     """The two-part verdict of ``frame[column]`` in zoo ``primary``; the text of every
     zoo's effect and, for the primary zoo, of each N/K, beside it."""
-    from mdlnb.research import claims as C
-
     own = frame[frame["zoo"] == primary]
     if own.empty:
         return _none(paper, f"no τ in the {primary} zoo")
@@ -150,8 +146,6 @@ def _primary(result) -> str:
 
 
 def _h_claim(result, cid: str, a: str, b: str):
-    from mdlnb.research import claims as C
-
     na, nb = _NAMES[a], _NAMES[b]
     ratios = sorted(PACTRAN_TABLE_1)
     paper = float(np.mean([PACTRAN_TABLE_1[r][a] - PACTRAN_TABLE_1[r][b] for r in ratios]))
@@ -193,8 +187,6 @@ def _full_tau(result, metric: str):
 
 
 def _i_claims(result) -> list:
-    from mdlnb.research import claims as C
-
     primary = _primary(result)
     clid = _full_tau(result, "clid")
     d = (

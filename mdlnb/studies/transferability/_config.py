@@ -13,9 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb.baselines import transfer
+from mdlnb.board import readouts
 from mdlnb.core._checks import check_int
 from mdlnb.studies._base import StudyConfig
 from mdlnb.studies.transferability._encoders import parse_encoder, zoo_of
+from mdlnb.studies.transferability._finetune import FinetuneSpec
+from mdlnb.studies.zoo import ZooConfig
 
 TRUTHS = ("finetune", "probe", "best")
 #: Kept for the studies that name a frozen-probe readout (mdlnb.studies.encoder_grid).
@@ -42,8 +46,6 @@ TASKS = (
 
 def zoo_encoders() -> tuple[str, ...]:
     """The ViT-S checkpoint zoo (:class:`mdlnb.studies.zoo.ZooConfig`) as encoder strings."""
-    from mdlnb.studies.zoo import ZooConfig
-
     return tuple(f"zoo:{m}" for m in ZooConfig().members())
 
 
@@ -125,8 +127,6 @@ class TransferabilityConfig(StudyConfig):
     seed: int = 0
 
     def __post_init__(self) -> None:
-        from mdlnb.baselines import transfer
-
         for name in (
             "encoders",
             "tasks",
@@ -195,8 +195,6 @@ class TransferabilityConfig(StudyConfig):
 
     def finetune_spec(self):
         """The fine-tuning protocol (:class:`~._finetune.FinetuneSpec`) of this config."""
-        from mdlnb.studies.transferability._finetune import FinetuneSpec
-
         return FinetuneSpec(
             learning_rates=self.ft_learning_rates,
             steps=self.ft_steps,
@@ -224,8 +222,6 @@ def _divisor(n: int, most: int) -> int:
 
 def readout_from_name(name: str) -> Any:
     """:func:`mdlnb.board.readouts.from_name` (``"linear"``, ``"mlp<L>"``, ``"mlp<L>x<W>"``)."""
-    from mdlnb.board import readouts
-
     try:
         return readouts.from_name(name)
     except ValueError as e:

@@ -9,7 +9,12 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb import data, encoders
+from mdlnb.baselines.transfer import source_probs_from_head
 from mdlnb.core._task import Task
+from mdlnb.encoders import OBJECTIVES, pretrain
+from mdlnb.studies import pretraining, zoo
+from mdlnb.studies.zoo import ZooConfig, parse_member
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,13 +50,9 @@ def parse_encoder(text: str) -> EncoderSpec:
     ``"objective:arch_size[:steps[:seed]]"`` (e.g. ``"simclr:resnet_S:300"``,
     ``"random:resnet_S"``), where ``steps`` may be ``trained``: the committed
     encoder of the pretraining stage (``"simclr:vit_S:trained"``)."""
-    from mdlnb.encoders import OBJECTIVES
-
     if not isinstance(text, str) or not text:
         raise ValueError(f"encoders: expected a non-empty string, got {text!r}")
     if text.startswith("zoo:"):
-        from mdlnb.studies.zoo import ZooConfig, parse_member
-
         member = text[4:]
         try:
             family, _ = parse_member(member)
@@ -98,19 +99,12 @@ def build_encoder(
 ) -> Any:
     """The :class:`mdlnb.encoders.Encoder` of ``spec`` (self-pretrained ones are
     trained on ``pretrain_data``, or loaded from the encoder cache)."""
-    from mdlnb import encoders
-
     if spec.family == "efficientnet":
         return encoders.efficientnet_lite(spec.variant, resolution=spec.resolution)
-    from mdlnb.encoders import pretrain
 
     if spec.member is not None:
-        from mdlnb.studies import zoo
-
         return zoo.load_member(spec.member, arch=spec.arch, size=spec.size, seed=spec.seed)
     if spec.trained:
-        from mdlnb.studies import pretraining
-
         return pretraining.load_encoder(spec.family, spec.arch, spec.size, spec.seed)
     if pretrain_data is None:
         raise ValueError(f"pretrain_data: needed to build the {spec.family!r} encoder")
@@ -131,8 +125,6 @@ def build_encoders(config: Any, *, progress: bool = False) -> tuple[dict, dict]:
     ``config.encoders``, self-pretrained ones on one shared pretraining set
     (``config.pretrain_data``, ``pretrain_size``, ``seed``; batch
     ``pretrain_batch_size``). Any study config with those fields will do."""
-    from mdlnb import data
-
     specs = {e: parse_encoder(e) for e in config.encoders}
     pre = None
     if any(
@@ -158,8 +150,6 @@ def zoo_of(spec: EncoderSpec) -> str:
 def source_probs(encoder: Any, features: np.ndarray) -> np.ndarray | None:
     """ImageNet class probabilities (N, 1000) from penultimate features, or None
     for an encoder without a source classifier."""
-    from mdlnb.baselines.transfer import source_probs_from_head
-
     head = encoder.params.get("classifier") if isinstance(encoder.params, Mapping) else None
     if head is None:
         return None

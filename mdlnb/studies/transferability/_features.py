@@ -13,6 +13,7 @@ import numpy as np
 
 from mdlnb import data
 from mdlnb.core._task import Task
+from mdlnb.data.splits import concat, stratified_indices
 from mdlnb.encoders import features
 from mdlnb.infra import _progress
 from mdlnb.studies.transferability._encoders import EncoderSpec, build_encoders, source_probs
@@ -68,8 +69,6 @@ def load_splits(
     ``test_size`` (each a seeded, stratified subsample; the three are disjoint). A
     training split with fewer than ``train_size + val_size + 1`` images is a ValueError
     naming ``train_size``."""
-    from mdlnb.data.splits import concat, stratified_indices
-
     out = {}
     for name in names:
         tr, te = data.load(name, split="train", seed=seed), data.load(name, split="test", seed=seed)

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb.studies.transferability._metrics import display_name
+from mdlnb.research.ranking import kendall_tau
+from mdlnb.studies.transferability._metrics import display_name, metric_order, metric_sign
 
 
 def tau_bars(table: Any, *, title: str = "") -> Any:
@@ -78,9 +79,6 @@ def figure_1(
     one panel per metric, τ in the title; points coloured by ``families`` (encoder →
     pretraining objective). Returns the Figure."""
     import matplotlib.pyplot as plt
-
-    from mdlnb.research.ranking import kendall_tau
-    from mdlnb.studies.transferability._metrics import metric_order, metric_sign
 
     s = scores[(scores["zoo"] == zoo) & (scores["task"] == task) & (scores["ratio"] == ratio)]
     mean = s.groupby(["metric", "encoder"])["value"].mean()

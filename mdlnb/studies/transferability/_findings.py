@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb.research.ranking import kendall_tau
 from mdlnb.studies.transferability._metrics import STATIC, display_name
 
 
@@ -52,8 +53,6 @@ def findings(result: Any) -> str:
     """Markdown bullets: per zoo the best metrics and their intervals, MDL's rank, the
     static baselines, how many checkpoint pairs the ground truth separates beyond noise
     and how fine-tuned and frozen-probe accuracy agree."""
-    from mdlnb.research.ranking import kendall_tau
-
     table = result.summary()
     if table.empty:
         return "* No Kendall τ could be computed (fewer than 2 encoders with values).\n"

@@ -36,7 +36,18 @@ from typing import Any
 
 import numpy as np
 
-from mdlnb.infra._io import atomic_write_bytes, atomic_write_text, cache_dir, content_hash
+from mdlnb.encoders.base import prepare_images
+from mdlnb.infra._io import (
+    atomic_savez,
+    atomic_write_bytes,
+    atomic_write_text,
+    cache_dir,
+    content_hash,
+    read_npz,
+)
+from mdlnb.studies.pretraining import ChecksumError
+from mdlnb.studies.pretraining._artifacts import _commit, _machine
+from mdlnb.studies.transferability._finetune import finetune
 
 FORMAT = "mdlnb-finetune-v1"
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
@@ -77,8 +88,6 @@ def unit_key(encoders: Sequence[Any], splits: Any, spec: Any) -> str:
 
 
 def _prepare(splits: Any, encoder: Any) -> list[tuple[np.ndarray, np.ndarray]]:
-    from mdlnb.encoders.base import prepare_images
-
     return [
         (prepare_images(s.x, encoder.input_size, encoder.channels), np.asarray(s.y)) for s in splits
     ]
@@ -100,9 +109,6 @@ def compute(
     encoders: Sequence[Any], splits: Any, spec: Any, *, key: str, label: str, progress: bool = False
 ) -> tuple[dict[str, np.ndarray], float]:
     """The arrays of one (zoo, task) ground truth and the seconds they took."""
-    from mdlnb.infra._io import atomic_savez, read_npz
-    from mdlnb.studies.transferability._finetune import finetune
-
     num_classes = int(splits[0].num_classes)
     parts, seconds, finished = {}, 0.0, []
     for g in _groups(encoders):
@@ -151,8 +157,6 @@ def _read(path: Path, prov: dict) -> dict[str, np.ndarray]:
     blob = path.read_bytes()
     got = hashlib.sha256(blob).hexdigest()
     if got != prov["sha256"]:
-        from mdlnb.studies.pretraining import ChecksumError
-
         raise ChecksumError(
             f"{path}: SHA-256 {got} differs from its provenance {prov['sha256']} "
             f"(damaged or replaced; rebuild it)"
@@ -221,8 +225,6 @@ def _provenance(path: Path) -> dict | None:
 
 
 def _write(d: Path, name: str, arrays: Mapping[str, np.ndarray], prov: dict) -> dict:
-    from mdlnb.studies.pretraining._artifacts import _commit, _machine
-
     d.mkdir(parents=True, exist_ok=True)
     blob = arrays_bytes(arrays)
     prov = {

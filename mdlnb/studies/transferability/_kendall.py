@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb.research.ranking import kendall_tau
 from mdlnb.studies.transferability._metrics import metric_order, with_zoo
 from mdlnb.studies.transferability._scores import orient
 
@@ -41,8 +42,6 @@ def kendall_per_repeat(scores, truth, *, readout: str = "best"):
     encoders τ is.
     """
     import pandas as pd
-
-    from mdlnb.research.ranking import kendall_tau
 
     if readout not in set(truth["readout"]):
         raise ValueError(f"readout: {readout!r} not in truth; has {sorted(set(truth['readout']))}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mdlnb.baselines import transfer
+
 #: Scores computed by the study besides :data:`mdlnb.baselines.transfer.METRICS`: name → (sign, unit).
 EXTRA_METRICS: dict[str, tuple[int, str]] = {
     "pactran_gaussian_grid": (-1, "nats/example"),
@@ -26,8 +28,6 @@ GMM_METRICS = ("nleep", "n_pactran_dirichlet", "n_pactran_gamma")
 
 def metric_sign(name: str) -> int:
     """+1 if ``name`` is higher-is-better, −1 if lower-is-better."""
-    from mdlnb.baselines import transfer
-
     if name in transfer.METRICS:
         return transfer.METRICS[name].sign
     if name in EXTRA_METRICS:
@@ -37,8 +37,6 @@ def metric_sign(name: str) -> int:
 
 def metric_order(names: Any) -> list[str]:
     """Registry order, then the grid metrics, MDL, and the label-free ones."""
-    from mdlnb.baselines import transfer
-
     ref = list(transfer.METRICS) + list(EXTRA_METRICS)
     names = list(names)
     return [m for m in ref if m in names] + sorted(m for m in names if m not in ref)

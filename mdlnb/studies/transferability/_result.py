@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from mdlnb.api import output
+from mdlnb.studies.transferability import _claims, _figures, _findings, _kendall, _power, _tables
 from mdlnb.studies.transferability._config import TransferabilityConfig
-from mdlnb.studies.transferability._kendall import differences, per_task_table
 from mdlnb.studies.transferability._metrics import display_name  # noqa: F401 (re-exported)
 
 
@@ -49,9 +49,9 @@ class TransferabilityResult:
     def summary(self):
         """PACTran Table 1 (and Table 7: one feature size per zoo): mean τ over tasks
         per (zoo, metric) and N/K with its two-stage bootstrap interval."""
-        from mdlnb.studies.transferability._tables import table_1
-
-        return table_1(self.per_repeat, resamples=self.config.resamples, seed=self.config.seed)
+        return _tables.table_1(
+            self.per_repeat, resamples=self.config.resamples, seed=self.config.seed
+        )
 
     def grid_choices(self):
         """How often each knob of a grid metric was chosen, per (zoo, metric, knob) over
@@ -67,29 +67,23 @@ class TransferabilityResult:
 
     def per_task(self):
         """τ per task, mean and standard deviation over repeats (PACTran Tables 4–6)."""
-        return per_task_table(self.tau)
+        return _kendall.per_task_table(self.tau)
 
     def truth_table(self):
         """Fine-tuned and frozen-probe test accuracy per (zoo, encoder, task)."""
-        from mdlnb.studies.transferability._tables import truth_table
-
-        return truth_table(self.truth)
+        return _tables.truth_table(self.truth)
 
     def clid_table_1(self):
         """CLID Table 1: label-free predictors on the source data vs source accuracy."""
-        from mdlnb.studies.transferability._tables import clid_table_1
-
-        return clid_table_1(self.source)
+        return _tables.clid_table_1(self.source)
 
     def clid_table_2(self):
         """CLID Table 2: per task, τ of each label-free predictor with the ground truth."""
-        from mdlnb.studies.transferability._tables import clid_table_2
-
         if self.full_label_free is None:
             import pandas as pd
 
             return pd.DataFrame(columns=["zoo", "predictor", "Avg"])
-        return clid_table_2(self.full_label_free, self.truth, readout=self.config.truth)
+        return _tables.clid_table_2(self.full_label_free, self.truth, readout=self.config.truth)
 
     def fig1_task(self) -> tuple[str, str]:
         """``(zoo, task)`` of PACTran Fig. 1: the largest zoo, and its task whose
@@ -100,11 +94,9 @@ class TransferabilityResult:
 
     def figure_1(self, task: str | None = None, zoo: str | None = None):
         """PACTran Fig. 1 (:func:`._figures.figure_1`) at the largest N/K."""
-        from mdlnb.studies.transferability._figures import figure_1
-
         z, t = self.fig1_task()
         fams = dict(zip(self.encoders["encoder"], self.encoders["family"]))
-        return figure_1(
+        return _figures.figure_1(
             self.scores,
             self.truth,
             zoo=zoo or z,
@@ -116,9 +108,7 @@ class TransferabilityResult:
 
     def differences(self, reference):
         """This run's per-subsample-noise table against another, difference by difference."""
-        from mdlnb.studies.transferability._kendall import average_table
-
-        return differences(average_table(self.tau), reference)
+        return _kendall.differences(_kendall.average_table(self.tau), reference)
 
     def compare_saved(self, paper_dir: str | Path = "paper", *, prefix: str = "transferability"):
         """:meth:`differences` against the ``<prefix>_kendall_noise.csv`` in ``paper_dir``
@@ -130,36 +120,25 @@ class TransferabilityResult:
 
     def findings(self) -> str:
         """What this run found, as Markdown bullets (:mod:`._findings`)."""
-        from mdlnb.studies.transferability._findings import findings
-
-        return findings(self)
+        return _findings.findings(self)
 
     def setting(self) -> list[tuple[str, str, str]]:
         """PACTran's setting against this run's (claims page rows)."""
-        from mdlnb.studies.transferability._findings import setting
-
-        return setting(self)
+        return _findings.setting(self)
 
     def claims(self) -> list:
         """The claims h1–h4 (PACTran Table 1) and i1–i3 (CLID Tables 1–2) (:mod:`._claims`)."""
-        from mdlnb.studies.transferability._claims import claims
-
-        return claims(self)
+        return _claims.claims(self)
 
     def plot(self) -> Any:
         """Mean τ per metric and N/K with the intervals, one panel per zoo (a Figure)."""
-        from mdlnb.studies.transferability._figures import tau_bars
-
-        return tau_bars(self.summary(), title=f"ground truth: {self.config.truth}")
+        return _figures.tau_bars(self.summary(), title=f"ground truth: {self.config.truth}")
 
     def tables(self) -> dict[str, tuple[Any, int]]:
         """``{name: (DataFrame, digits)}`` written as ``transferability_<name>``."""
-        from mdlnb.studies.transferability._kendall import average_table
-        from mdlnb.studies.transferability._power import plan
-
         return {
             "kendall": (self.summary(), 3),
-            "kendall_noise": (average_table(self.tau), 3),
+            "kendall_noise": (_kendall.average_table(self.tau), 3),
             "kendall_per_task": (self.per_task(), 3),
             "kendall_tidy": (self.tau, 4),
             "truth": (self.truth_table(), 4),
@@ -167,7 +146,7 @@ class TransferabilityResult:
             "clid_table1": (self.clid_table_1(), 3),
             "clid_table2": (self.clid_table_2(), 3),
             "power": (
-                plan(
+                _power.plan(
                     encoders=int(self.encoders.groupby("zoo").size().max()),
                     tasks=len(self.config.tasks),
                 ),

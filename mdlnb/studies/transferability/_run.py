@@ -27,9 +27,11 @@ import pandas as pd
 
 from mdlnb.infra import _progress
 from mdlnb.infra._io import atomic_write_text, cache_dir, content_hash
+from mdlnb.studies.transferability import _groundtruth
 from mdlnb.studies.transferability._config import TransferabilityConfig
 from mdlnb.studies.transferability._encoders import build_encoders, encoder_table
 from mdlnb.studies.transferability._features import FeatureSet, extract_splits, load_splits
+from mdlnb.studies.transferability._finetune import pairs_beyond_noise
 from mdlnb.studies.transferability._kendall import kendall_per_repeat, kendall_table
 from mdlnb.studies.transferability._result import TransferabilityResult
 from mdlnb.studies.transferability._scores import (
@@ -41,7 +43,9 @@ from mdlnb.studies.transferability._scores import (
     orient,
     select_grid,
 )
+from mdlnb.studies.transferability._source import source_label_free, with_source_probs
 from mdlnb.studies.transferability._truth import TRUTH_COLUMNS, best_rows, finetune_rows, probe_rows
+from mdlnb.studies.transferability._unit import score_unit
 
 CACHE_VERSION = "transferability-units-v2"
 #: Config fields a unit's scores depend on (besides its features, labels and the seed).
@@ -143,9 +147,6 @@ def ground_truth(
     (zoo, encoder, task) (:data:`TRUTH_COLUMNS`), and per (zoo, task) how many
     checkpoint pairs differ in fine-tuned test accuracy beyond binomial noise
     (:func:`._finetune.pairs_beyond_noise`)."""
-    from mdlnb.studies.transferability import _groundtruth
-    from mdlnb.studies.transferability._finetune import pairs_beyond_noise
-
     spec = config.finetune_spec()
     rows, noise = [], []
     for zoo, task, fsets in _zoo_sets(featuresets, config):
@@ -199,8 +200,6 @@ def score_units(
 ):
     """``(scores, grid, seconds)``: every zoo's checkpoints scored on every subsample,
     one cached unit per (zoo, task, N/K) (:func:`._unit.score_unit`)."""
-    from mdlnb.studies.transferability._unit import score_unit
-
     fields = {f: getattr(config, f) for f in SCORE_FIELDS}
     jobs = [(z, t, f, r) for z, t, f in _zoo_sets(featuresets, config) for r in config.ratios]
     bar = _progress.bar(total=len(jobs), desc="scores", unit="unit") if progress else None
@@ -280,8 +279,6 @@ def full_label_free(featuresets, config: TransferabilityConfig, *, cache: bool =
 def _source_scores(built, config: TransferabilityConfig, *, cache: bool = True):
     """:func:`._source.source_label_free` of the largest zoo without a published source
     classifier (the self-pretrained one), cached."""
-    from mdlnb.studies.transferability._source import source_label_free
-
     zoos = {z: n for z, n in config.zoos().items() if z != "lite"}
     if not zoos or not config.label_free:
         return pd.DataFrame(columns=["encoder", "metric", "value", "source_accuracy"])
@@ -311,8 +308,6 @@ def run(
 ) -> TransferabilityResult:
     """Build the zoos, extract features, compute ground truth, scores and τ (``config``
     defaults to ``TransferabilityConfig()``), each finished unit kept on disk."""
-    from mdlnb.studies.transferability._source import with_source_probs
-
     progress = _progress.wanted(progress)  # None (default): a bar when interactive
     config = TransferabilityConfig.checked(config)
     t0 = time.perf_counter()

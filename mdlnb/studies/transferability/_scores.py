@@ -20,6 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb import prequential, switching
+from mdlnb.api.evaluation import Report
+from mdlnb.baselines import labelfree, transfer
+from mdlnb.baselines.transfer import select_by_kendall
+from mdlnb.board import experts as _experts
+from mdlnb.core import _standardize
 from mdlnb.core._task import Task
 from mdlnb.studies.transferability._config import TransferabilityConfig
 from mdlnb.studies.transferability._metrics import GMM_METRICS, metric_sign, with_zoo
@@ -37,8 +43,6 @@ def label_free_scores(features: Any, *, seed: int = 0) -> dict[str, float]:
     when fewer than 3 rows are distinct, RankMe when every row is (no spectrum). The
     metrics' τ leave such a checkpoint out
     (:mod:`._kendall`)."""
-    from mdlnb.baselines import labelfree
-
     f = np.asarray(features)
     dead = not np.all(np.any(f != 0, axis=1))
     distinct = len(np.unique(f, axis=0))  # TwoNN needs 3 distinct rows (its duplicates="unique")
@@ -53,8 +57,6 @@ def zscore(features: Any) -> np.ndarray:
     """Per-feature (x − mean) / std over the rows given, float32: the library's one
     standardiser, :func:`mdlnb.core._standardize.zscore` (a feature constant up to
     round-off is only centred)."""
-    from mdlnb.core import _standardize
-
     return _standardize.zscore(np.asarray(features))
 
 
@@ -78,10 +80,6 @@ def mdl_score(
     with near-constant features (EfficientNet's 1280-d ReLU6 means) can blow
     up the first predictions to tens of nats per example.
     """
-    from mdlnb import prequential, switching
-    from mdlnb.api.evaluation import Report
-    from mdlnb.board import experts as _experts
-
     if standardize not in ("subsample", "online"):
         raise ValueError(f"standardize: must be 'subsample' or 'online', got {standardize!r}")
     x = zscore(features) if standardize == "subsample" else np.asarray(features, np.float32)
@@ -102,8 +100,6 @@ def mdl_score(
 def registry_metrics(config: TransferabilityConfig, has_source: bool) -> list[str]:
     """The :data:`mdlnb.baselines.transfer.METRICS` names scored on a subsample (LINEAR-VALID is
     added when grid metrics need it; source-classifier metrics only with ``has_source``)."""
-    from mdlnb.baselines import transfer
-
     names = list(transfer.METRICS) if config.metrics is None else list(config.metrics)
     if config.grid_metrics and "linear_valid" not in names:
         names.append("linear_valid")
@@ -116,8 +112,6 @@ def nleep_kwargs(config: TransferabilityConfig, names: list[str]) -> dict[str, A
     ``nleep_components`` when a GMM metric is scored by a library that cannot
     honour the setting (silently fitting another number of components would
     change N-LEEP without saying so)."""
-    from mdlnb.baselines import transfer
-
     if not any(m in GMM_METRICS for m in names):
         return {}
     if "nleep_components" in inspect.signature(transfer.score_all).parameters:
@@ -153,7 +147,6 @@ def combined_terms(
     refuses the features (a ``ValueError``: NCTI's PCA when every feature is constant, as
     EfficientNet-Lite2's all-zero 32-px features of a subsample are) has NaN terms, which
     :func:`add_combined` leaves out of the combination across checkpoints."""
-    from mdlnb.baselines import transfer
 
     def ncti() -> dict[str, float]:
         r = transfer.ncti_result(features, labels, num_classes=num_classes)
@@ -217,8 +210,6 @@ def add_combined(scores):
     value of one encoder depends on the others it is ranked with)."""
     import pandas as pd
 
-    from mdlnb.baselines import transfer
-
     scores = with_zoo(scores)
     terms = [t for ts in COMBINED.values() for t in ts]
     if not scores["metric"].isin(terms).any():
@@ -242,8 +233,6 @@ def select_grid(grid, scores, reference: str = "linear_valid"):
     """
     import pandas as pd
 
-    from mdlnb.baselines.transfer import select_by_kendall
-
     scores, grid = with_zoo(scores), with_zoo(grid)
     ref = scores[scores["metric"] == reference].set_index([*GROUP, "encoder"])["value"]
     rows, chosen = [], []
@@ -263,8 +252,6 @@ def add_clid(scores):
     """Append CLID = min–max(CL) + min–max(ID) across the encoders of each
     (task, ratio, repeat) (:func:`mdlnb.baselines.labelfree.clid`)."""
     import pandas as pd
-
-    from mdlnb.baselines import labelfree
 
     scores = with_zoo(scores)
     if not scores["metric"].isin(["cl", "twonn_id"]).any():

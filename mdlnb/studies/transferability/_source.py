@@ -24,22 +24,24 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb import data
+from mdlnb.baselines import labelfree
+from mdlnb.baselines.transfer._softmax_batch import fit_batch
+from mdlnb.encoders import features as extract_features
+from mdlnb.studies.transferability._scores import label_free_scores
+
 
 def fit_source_heads(
     encoders: Mapping[str, Any], names: Sequence[str], *, data_name: str, size: int, seed: int = 0
 ) -> dict[str, tuple[np.ndarray, ...]]:
     """``{name: (mean, std, params)}``: the standardisation and the (D + 1, Z) logistic
     head of each encoder in ``names`` on ``size`` images of ``data_name``'s training split."""
-    from mdlnb import data
-    from mdlnb.baselines.transfer._softmax_batch import fit_batch
-    from mdlnb.encoders import features
-
     if not names:
         return {}
     task = data.subsample(data.load(data_name, split="train", seed=seed), int(size), seed)
     xs, stats = [], []
     for n in names:
-        f = np.asarray(features(encoders[n], task).x, np.float64)
+        f = np.asarray(extract_features(encoders[n], task).x, np.float64)
         mu, sd = f.mean(0), f.std(0)
         sd = np.where(sd > 0, sd, 1.0)
         xs.append((f - mu) / sd)
@@ -93,15 +95,10 @@ def source_label_free(
     ``source_accuracy``."""
     import pandas as pd
 
-    from mdlnb import data
-    from mdlnb.baselines import labelfree
-    from mdlnb.encoders import features
-    from mdlnb.studies.transferability._scores import label_free_scores
-
     if len(names) < 2:
         return pd.DataFrame(columns=["encoder", "metric", "value", "source_accuracy"])
     task = data.subsample(data.load(data_name, split="test", seed=seed), int(size), seed)
-    vals = {n: label_free_scores(features(encoders[n], task).x, seed=seed) for n in names}
+    vals = {n: label_free_scores(extract_features(encoders[n], task).x, seed=seed) for n in names}
     clid = labelfree.clid([vals[n]["cl"] for n in names], [vals[n]["twonn_id"] for n in names])
     rows = []
     for i, n in enumerate(names):

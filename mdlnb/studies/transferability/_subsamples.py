@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from mdlnb.core._checks import check_int
+from mdlnb.data import stratified_indices
 
 
 def subsample_size(ratio: int, num_classes: int, min_n: int = 20) -> int:
@@ -29,8 +30,6 @@ def subsample_indices(
 
     Depends only on the labels and seeds, so every encoder sees the same examples.
     """
-    from mdlnb.data import stratified_indices
-
     y = np.asarray(labels)
     n = subsample_size(ratio, num_classes, min_n)
     if n > len(y):

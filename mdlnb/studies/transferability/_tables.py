@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb.research.ranking import kendall_tau
 from mdlnb.studies.transferability._bootstrap import intervals
-from mdlnb.studies.transferability._metrics import LABEL_FREE, metric_order
+from mdlnb.studies.transferability._kendall import kendall_per_repeat
+from mdlnb.studies.transferability._metrics import LABEL_FREE, metric_order, metric_sign
 
 
 def table_1(per_repeat: Any, *, resamples: int = 2000, level: float = 0.95, seed: int = 0):
@@ -50,11 +52,14 @@ def table_1(per_repeat: Any, *, resamples: int = 2000, level: float = 0.95, seed
     return out[["zoo", *[c for c in out.columns if c != "zoo"]]]
 
 
+def _correlated(x: np.ndarray, y: np.ndarray) -> bool:
+    """Whether a correlation of ``x`` and ``y`` is defined: 2 points or more, neither constant."""
+    return len(x) >= 2 and np.ptp(x) != 0 and np.ptp(y) != 0
+
+
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:
     """Pearson ρ, NaN with fewer than 2 points or a constant side."""
-    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return float("nan")
-    return float(np.corrcoef(x, y)[0, 1])
+    return float(np.corrcoef(x, y)[0, 1]) if _correlated(x, y) else float("nan")
 
 
 def clid_table_1(source: Any):
@@ -64,15 +69,12 @@ def clid_table_1(source: Any):
     :func:`mdlnb.studies.transferability._source.source_label_free`)."""
     import pandas as pd
 
-    from mdlnb.research.ranking import kendall_tau
-    from mdlnb.studies.transferability._metrics import metric_sign
-
     rows = []
     for m in [m for m in metric_order(source["metric"].unique()) if m in set(source["metric"])]:
         g = source[source["metric"] == m]
         g = g[np.isfinite(g["value"]) & np.isfinite(g["source_accuracy"])]
         x, y = metric_sign(m) * g["value"].to_numpy(float), g["source_accuracy"].to_numpy(float)
-        tau = float(kendall_tau(x, y)) if len(g) > 1 and np.ptp(x) and np.ptp(y) else np.nan
+        tau = float(kendall_tau(x, y)) if _correlated(x, y) else np.nan
         rows.append(
             {"predictor": m, "pearson": _pearson(x, y), "kendall tau": tau, "checkpoints": len(g)}
         )
@@ -90,8 +92,6 @@ def clid_table_2(
     predictor on each task's whole training split (``full``, higher-is-better in
     ``oriented``) and the ``readout`` ground truth, one column per task and ``Avg``."""
     import pandas as pd
-
-    from mdlnb.studies.transferability._kendall import kendall_per_repeat
 
     part = full[full["metric"].isin([p for p in predictors if p in LABEL_FREE])]
     if part.empty:

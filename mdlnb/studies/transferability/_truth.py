@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from mdlnb.baselines.transfer._softmax_batch import fit_batch
+
 TRUTH_COLUMNS = ["zoo", "encoder", "task", "readout", "model", "accuracy", "val_loss [nats]"]
 
 
@@ -45,8 +47,6 @@ def probe_rows(
     beta_factors: Sequence[float] = (0.01, 0.1, 1.0, 10.0, 100.0),
 ) -> list[dict]:
     """The frozen-probe rows of one zoo's encoders on one task (module docstring)."""
-    from mdlnb.baselines.transfer._softmax_batch import fit_batch
-
     if not featuresets:
         return []
     data = [_standardised(fs) for fs in featuresets]

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from mdlnb.baselines import transfer
+from mdlnb.baselines.transfer._batched import linear_metrics
 from mdlnb.studies.transferability._scores import (
     COMBINED,
     combined_terms,
@@ -107,8 +108,6 @@ def _batched(
 ) -> tuple[dict, dict, float]:
     """``({(encoder, repeat): {metric: value}}, {(encoder, repeat): {(metric, knob):
     value}}, seconds)`` of the batched softmax fits."""
-    from mdlnb.baselines.transfer._batched import linear_metrics
-
     if not wanted and not config.grid_metrics:
         return {}, {}, 0.0
     t0 = time.perf_counter()

@@ -178,7 +178,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
     if args.compare_to_git:
-        from mdlnb.research import _paperdiff
+        from mdlnb.research import (
+            _paperdiff,  # heavy: mdlnb.research (pandas), for --compare-to-git only
+        )
 
         print(
             _paperdiff.report(

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from mdlnb.infra import _progress
+from mdlnb.infra._io import atomic_write_text
 from mdlnb.tools.runner._paths import RUNNER_ENV, utc
 
-# jupytext, nbformat, papermill, jupyter_client and mdlnb.infra._io are imported inside the
+# jupytext, nbformat, papermill and jupyter_client are imported inside the
 # functions that use them, so the runner's light commands (--help, --check, --write-params) start
 # without them.
 
@@ -39,8 +40,6 @@ def execute(
     import jupytext
     import nbformat
     import papermill as pm
-
-    from mdlnb.infra._io import atomic_write_text
 
     nb_out.parent.mkdir(parents=True, exist_ok=True)
     # per process: two runs of one notebook at once (two `make reproduce` in a checkout)

@@ -37,6 +37,7 @@ from typing import Any
 from jupytext.async_contentsmanager import AsyncTextFileContentsManager
 from traitlets import Unicode
 
+from mdlnb.infra._io import atomic_write_text
 from mdlnb.tools.runner._paths import LAB_DIR
 
 CHECKPOINT = "checkpoint"
@@ -124,8 +125,6 @@ class LabContentsManager(AsyncTextFileContentsManager):
         if copy is None or model.get("type") != "notebook":
             return await super().save(model, path)
         import nbformat
-
-        from mdlnb.infra._io import atomic_write_text
 
         if "content" not in model:
             raise ValueError("model: no content to save")

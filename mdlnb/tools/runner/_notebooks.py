@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mdlnb.infra._io import atomic_write_text
 from mdlnb.tools.runner import _params
 from mdlnb.tools.runner._execute import execute
 from mdlnb.tools.runner._paths import (
@@ -27,7 +28,7 @@ from mdlnb.tools.runner._paths import (
 from mdlnb.tools.runner._summary import to_html
 from mdlnb.tools.runner._types import article, field_hints, hint_text, matches
 
-# yaml, nbformat and mdlnb.infra._io (its hashlib, tempfile, zipfile) are imported inside the
+# yaml and nbformat are imported inside the
 # functions that use them, and the studies (JAX) inside check_profile: the light commands
 # (--help, --summary) start without them.
 
@@ -191,8 +192,6 @@ def write_params(root: str | Path | None = None) -> list[Path]:
     — only where the text changed, so an edit of one notebook's profile leaves the
     other stamps' modification times (and so their notebooks) alone. Returns the
     stamps written."""
-    from mdlnb.infra._io import atomic_write_text
-
     table, written = _profile_table(), []
     for name in available():
         for profile in PROFILES:

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mdlnb.infra._io import atomic_write_text
 from mdlnb.tools.runner._paths import executed_path, shown, utc
 
-# nbformat, nbconvert, pandas and mdlnb.infra._io are imported inside the functions that use
+# nbformat, nbconvert and pandas are imported inside the functions that use
 # them, so the runner's light commands (--help, --check, --write-params) start without them.
 
 
@@ -21,8 +22,6 @@ def to_html(ipynb: str | Path) -> Path:
     title is the notebook's first heading (:func:`notebook_title`)."""
     import nbconvert
     import nbformat
-
-    from mdlnb.infra._io import atomic_write_text
 
     ipynb = Path(ipynb)
     if ipynb.suffix != ".ipynb" or not ipynb.is_file():

@@ -40,11 +40,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mdlnb.infra._io import atomic_write_text
 from mdlnb.tools.runner import _notebooks
 from mdlnb.tools.runner._params import parse_parameters
 from mdlnb.tools.runner._paths import ROOT, shown
 
-# yaml, pandas, nbformat and mdlnb.infra._io are imported inside the functions that use them.
+# yaml, pandas and nbformat are imported inside the functions that use them.
 
 RUN_COLUMNS = ["run", "status", "wall [s]", "notebook", "error"]
 VALUE_COLUMNS = ["run", "table", "row", "column", "value"]
@@ -244,8 +245,6 @@ def _write(
 ) -> Sweep:
     """Write ``runs.csv`` and ``values.csv`` under ``root``, atomically."""
     import pandas as pd
-
-    from mdlnb.infra._io import atomic_write_text
 
     keys = list(papers[0][1]) if papers else []
     runs = pd.DataFrame(rows, columns=["run", *keys, *RUN_COLUMNS[1:]])
