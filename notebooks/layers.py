@@ -84,8 +84,8 @@ for t in tasks:
 # the head) and to the best layer, and how many orders rank each layer first.
 
 # %%
-result = study.run(encoder, tasks, which=list(config.which), pooling=config.pooling,
-                   seeds=list(config.seeds), protocol=config.protocol)
+runs = study.run(config)   # the Lite0's layers, then the ViT's (none in a profile without one)
+result, vit_result = runs.lite, runs.vit
 result.save(paper_dir, points=points)
 result.table()
 
@@ -122,9 +122,6 @@ Markdown(result.findings())
 vit_encoder = config.vit_encoder()
 if vit_encoder is not None:
     print(vit_encoder.name, "layers:", mdlnb.encoders.layer_names(vit_encoder))
-    vit_result = study.run(vit_encoder, tasks, which=list(config.vit_which),
-                           pooling=config.pooling, seeds=list(config.seeds),
-                           protocol=config.protocol)
     vit_result.save(paper_dir, prefix="layers_vit", points=points)
     display(vit_result.table())
     fig_vit = vit_result.plot(points)

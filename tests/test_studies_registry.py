@@ -106,3 +106,18 @@ def test_finish_writes_claims_and_manifest(tmp_path):
     (tmp_path / "claims" / "toy.csv").unlink()
     assert studies.finish("toy", tmp_path, "smoke", pattern="toy_*") == ""
     assert not (tmp_path / "claims" / "toy.csv").exists()
+
+
+#: the pretraining notebook shows the committed encoders (``pretraining.result()``, each
+#: artifact checked against its SHA-256); training them is ``make pretrain``
+READS_ARTIFACTS = {"pretraining"}
+
+
+@pytest.mark.parametrize("notebook", sorted(set(studies.NOTEBOOKS) - READS_ARTIFACTS))
+def test_every_study_notebook_runs_its_study_as_run_config(notebook):
+    """A study notebook hands its whole config to ``run`` (no field unpacked by hand in a
+    cell), so what a profile sets is what runs."""
+    import re
+
+    source = (runner.notebook_dir() / f"{notebook}.py").read_text()
+    assert re.search(r"^\w+ = \w+\.run\(config\)", source, flags=re.M), notebook
