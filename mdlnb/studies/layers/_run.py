@@ -5,11 +5,13 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from mdlnb.api._compare import compare
 from mdlnb.encoders import layer_names, layers
+from mdlnb.infra import _progress
 from mdlnb.studies.layers._config import LayersConfig
 from mdlnb.studies.layers._result import LayersResult
 
@@ -91,7 +93,9 @@ def run(
 ) -> LayersStudy | LayersResult:
     """Run the study of ``config`` (default: the CPU run): the EfficientNet-Lite's layers
     and, unless ``config.vit`` is None, the ViT's, on the same tasks, orders and
-    protocol; returns a :class:`LayersStudy`. ``progress``: as :func:`run_encoder`'s.
+    protocol; returns a :class:`LayersStudy`. ``progress``: as :func:`run_encoder`'s,
+    except in batch mode (``None`` where nobody watches), where each encoder gets one
+    summary line instead of one line per comparison run.
 
     ``run(encoder, tasks, which=..., pooling=..., seeds=..., protocol=...)``, the form of
     before, is :func:`run_encoder`."""
@@ -107,18 +111,31 @@ def run(
         raise ValueError(f"{', '.join(given)}: set by the config, not given to run(config)")
     config = config or LayersConfig()
     tasks = config.tasks()
+    # batch mode (bars off, or nobody watching): one line per encoder
+    summary = progress is None and not (_progress.enabled() and _progress.wanted(None))
     kw = dict(
         pooling=config.pooling,
         seeds=list(config.seeds),
         protocol=config.protocol,
-        progress=progress,
+        progress=False if summary else progress,
         cache=cache,
     )
-    lite = run_encoder(config.encoder(), tasks, which=list(config.which), **kw)
+
+    def one(encoder: Any, which: Sequence[str | int]) -> LayersResult:
+        t0 = time.perf_counter()
+        result = run_encoder(encoder, tasks, which=list(which), **kw)
+        if summary:
+            print(
+                f"layers: {result.encoder}: {len(tasks)} tasks × {len(result.layers)} layers × "
+                f"{len(config.seeds)} orders in {time.perf_counter() - t0:.1f} s",
+                flush=True,
+            )
+        return result
+
     vit = config.vit_encoder()
     return LayersStudy(
-        lite=lite,
-        vit=None if vit is None else run_encoder(vit, tasks, which=list(config.vit_which), **kw),
+        lite=one(config.encoder(), config.which),
+        vit=None if vit is None else one(vit, config.vit_which),
     )
 
 
