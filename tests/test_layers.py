@@ -323,9 +323,10 @@ def test_layers_config_loads_the_committed_vit_and_checks_its_name():
             LayersConfig(vit=bad)
 
 
-def test_run_takes_a_config_like_every_study_and_keeps_the_encoder_form(monkeypatch):
+def test_run_takes_a_config_like_every_study_and_keeps_the_encoder_form(monkeypatch, capsys):
     """``run(config)`` runs both encoders of the config through :func:`run_encoder` with
-    the config's settings; ``run(encoder, tasks, ...)`` is ``run_encoder``; ``run_config``
+    the config's settings (nobody watching, as here: one summary line per encoder, the
+    comparisons quiet); ``run(encoder, tasks, ...)`` is ``run_encoder``; ``run_config``
     is ``run`` without a bar."""
     from mdlnb.studies import layers as study
     from mdlnb.studies.layers import _run
@@ -344,11 +345,20 @@ def test_run_takes_a_config_like_every_study_and_keeps_the_encoder_form(monkeypa
     both = study.run(config)
     assert isinstance(both, study.LayersStudy)
     assert (both.lite, both.vit) == ("result:lite", "result:vit")
-    shared = dict(pooling="max", seeds=[3, 4, 5], protocol="small", progress=None, cache=True)
+    shared = dict(pooling="max", seeds=[3, 4, 5], protocol="small", progress=False, cache=True)
     assert calls == [
         ("lite", ("t1", "t2"), {"which": list(config.which), **shared}),
         ("vit", ("t1", "t2"), {"which": list(config.vit_which), **shared}),
     ]
+    printed = capsys.readouterr().out.splitlines()
+    assert [line.split(" in ")[0] for line in printed] == [
+        f"layers: lite: 2 tasks × {len(config.which)} layers × 3 orders",
+        f"layers: vit: 2 tasks × {len(config.vit_which)} layers × 3 orders",
+    ]
+    calls.clear()
+    study.run(config, progress=True)  # asked for: compare's own bars, no summary line
+    assert [c[2]["progress"] for c in calls] == [True, True]
+    assert capsys.readouterr().out == ""
     calls.clear()
     assert study.run_config(study.LayersConfig(vit=None)).vit is None
     assert [c[2]["progress"] for c in calls] == [False]

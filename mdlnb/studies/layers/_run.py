@@ -126,7 +126,8 @@ def run(
         result = run_encoder(encoder, tasks, which=list(which), **kw)
         if summary:
             print(
-                f"layers: {result.encoder}: {len(tasks)} tasks × {len(result.layers)} layers × "
+                f"layers: {getattr(encoder, 'name', encoder)}: {len(tasks)} tasks × "
+                f"{len(which)} layers × "
                 f"{len(config.seeds)} orders in {time.perf_counter() - t0:.1f} s",
                 flush=True,
             )
