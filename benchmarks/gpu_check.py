@@ -30,6 +30,8 @@ import os
 import sys
 import time
 
+from mdlnb.data import fashion_mnist
+
 #: the 2-core CPU's wall seconds for these 44 pairs (benchmarks/RESULTS.md, 2026-11-26)
 CPU_44_PAIRS_S = 939.0
 H200_BEFORE_S = 358.6
@@ -171,15 +173,11 @@ def grid() -> dict:
 
 
 TRAIN_CUT = 40_000  # training images kept by ``pack`` (the 64 MiB carry limit)
-FILES = (
-    "train-images-idx3-ubyte",
-    "train-labels-idx1-ubyte",
-    "t10k-images-idx3-ubyte",
-    "t10k-labels-idx1-ubyte",
-)
+#: the four idx files, without ``.gz``, in the loader's order (train images, labels, test …)
+FILES = tuple(n.removesuffix(".gz") for pair in fashion_mnist.FILES.values() for n in pair)
 
 
-def pack(dest: str, src: str = "/usr/share/datasets/fashion-mnist", cut: int = TRAIN_CUT) -> None:
+def pack(dest: str, src: str = str(fashion_mnist.ROOT), cut: int = TRAIN_CUT) -> None:
     """Write Debian's Fashion-MNIST to ``dest`` as xz, the training split cut to ``cut``."""
     import gzip
     import lzma
